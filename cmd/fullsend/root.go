@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/version"
+)
+
+// newRootCmd builds the whole command tree. Each area registers its commands
+// here; the commands themselves stay thin: flags -> one package call -> print.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fullsend",
+		Short: "Compile, build, sign, verify and run sandboxed AI agents",
+		Long: `fullsend turns agent and skill definitions (agents/*.md, skills/*/SKILL.md)
+into NVIDIA OpenShell sandbox policies, bakes them into a reproducible,
+signed agent-sandbox image, verifies that image before a CI job runs it,
+and runs agents inside OpenShell sandboxes from within the image.`,
+		Example: `  fullsend policy compile testdata/triage
+  fullsend image build --dir testdata/triage --oci-layout out/image --sign --key cosign.key
+  fullsend verify --key cosign.pub registry.example.com/agents@sha256:...
+  fullsend run triage`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newVersionCmd())
+	// Area commands are registered below, one line each.
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print the fullsend version",
+		Example: "  fullsend version\n  fullsend version -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printVersion(cmd.OutOrStdout(), output)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func printVersion(w io.Writer, output string) error {
+	switch output {
+	case "json":
+		return writeJSON(w, map[string]string{"version": version.String()})
+	case "text":
+		_, err := fmt.Fprintln(w, version.String())
+		return err
+	}
+	return usageErrorf("unknown output format %q (want text or json)", output)
+}
+
+// usageError marks an error caused by how the command was called (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error to the process exit code: 2 for usage errors, 1 for
+// everything else. Areas with richer codes wrap an exitError.
+func exitCode(err error) int {
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// exitError carries a specific exit code (for example an agent's own exit
+// status propagated by fullsend run).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }

@@ -1,0 +1,132 @@
+package compile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+)
+
+// ManifestFile is the name of the policy manifest inside the policies directory.
+const ManifestFile = "manifest.json"
+
+// ManifestSchema identifies the manifest format.
+const ManifestSchema = "https://fullsend.dev/schemas/policy-manifest/v1"
+
+// Manifest describes a compiled project: one entry per agent, with the
+// digests that pin every policy and every source file. Its own sha256 is the
+// `dev.fullsend.policies.digest` image annotation, so a signature over the
+// image pins exactly these policies.
+type Manifest struct {
+	Schema           string                   `json:"schema"`
+	OpenShellVersion string                   `json:"openshell_version"`
+	Agents           map[string]ManifestAgent `json:"agents"`
+}
+
+// ManifestAgent is the manifest entry of one compiled agent.
+type ManifestAgent struct {
+	// Policy is the policy file name relative to the policies directory.
+	Policy       string `json:"policy"`
+	PolicySHA256 string `json:"policy_sha256"`
+	// Source is the agent definition, relative to the project root.
+	Source  string       `json:"source"`
+	Sources []SourceFile `json:"sources"`
+	// Runtime is the agent runtime: claude or opencode.
+	Runtime string `json:"runtime"`
+	Model   string `json:"model,omitempty"`
+	// Tier is the capability tier: read-only, network or full.
+	Tier   string   `json:"tier"`
+	Skills []string `json:"skills,omitempty"`
+	// Spawns lists the subagents this agent may start through Agent(...).
+	Spawns []string `json:"spawns,omitempty"`
+	// Placeholders lists the placeholders still open in the policy, to be
+	// resolved by the runner from the CI environment.
+	Placeholders []string `json:"placeholders,omitempty"`
+	// RuntimeFlags holds the command-line flags per backend derived from the
+	// tier (claude, opencode, codex, gemini): defense in depth on top of the policy.
+	RuntimeFlags map[string][]string `json:"runtime_flags"`
+}
+
+// SourceFile pins one input file by digest.
+type SourceFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// ErrDigestMismatch reports a policy or source file whose bytes do not match
+// the manifest.
+var ErrDigestMismatch = errors.New("digest mismatch")
+
+// Encode renders the manifest deterministically (sorted keys, two-space
+// indent, trailing newline).
+func (m *Manifest) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("encoding manifest: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// AgentNames returns the agent names in sorted order.
+func (m *Manifest) AgentNames() []string {
+	names := make([]string, 0, len(m.Agents))
+	for n := range m.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ReadManifest reads and decodes manifest.json from a policies directory and
+// returns it with the sha256 of its exact bytes.
+func ReadManifest(policies fs.FS) (*Manifest, string, error) {
+	data, err := fs.ReadFile(policies, ManifestFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading policy manifest: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, "", fmt.Errorf("decoding %s: %w", ManifestFile, err)
+	}
+	if m.Schema != ManifestSchema {
+		return nil, "", fmt.Errorf("%s: schema %q, want %q", ManifestFile, m.Schema, ManifestSchema)
+	}
+	return &m, SHA256Hex(data), nil
+}
+
+// VerifyPolicy checks that the named agent's policy file in policies matches
+// the manifest digest and returns its bytes.
+func (m *Manifest) VerifyPolicy(policies fs.FS, agent string) ([]byte, error) {
+	entry, ok := m.Agents[agent]
+	if !ok {
+		return nil, fmt.Errorf("agent %q is not in the policy manifest (have %v)", agent, m.AgentNames())
+	}
+	if entry.Policy != path.Base(entry.Policy) {
+		return nil, fmt.Errorf("agent %q: manifest names policy %q outside the policies directory", agent, entry.Policy)
+	}
+	data, err := fs.ReadFile(policies, entry.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", agent, err)
+	}
+	if got := SHA256Hex(data); got != entry.PolicySHA256 {
+		return nil, fmt.Errorf("agent %q: policy %s has sha256 %s, manifest says %s: %w",
+			agent, entry.Policy, got, entry.PolicySHA256, ErrDigestMismatch)
+	}
+	return data, nil
+}
+
+// SHA256Hex returns the lowercase hex sha256 of data.
+func SHA256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,88 @@
+package policycue
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxPolicyBytes is OpenShell's limit on one serialized policy (256 KiB).
+const MaxPolicyBytes = 256 << 10
+
+// Marshal encodes p as the YAML document OpenShell loads. The output is
+// byte-for-byte deterministic: struct fields in schema order, map keys sorted,
+// two-space indentation, a header comment naming the generator when given.
+func Marshal(p *Policy, header string) ([]byte, error) {
+	var buf bytes.Buffer
+	if header != "" {
+		for _, line := range bytes.Split([]byte(header), []byte("\n")) {
+			buf.WriteString("# ")
+			buf.Write(line)
+			buf.WriteByte('\n')
+		}
+	}
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encoding policy: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encoding policy: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Unmarshal decodes one policy document strictly: unknown fields are errors,
+// as they are for OpenShell's serde structs, and so is trailing content.
+func Unmarshal(data []byte) (*Policy, error) {
+	if len(data) > MaxPolicyBytes {
+		return nil, fmt.Errorf("policy is %d bytes, over OpenShell's limit of %d", len(data), MaxPolicyBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Policy
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("policy is empty")
+		}
+		return nil, fmt.Errorf("decoding policy: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("policy file holds more than one YAML document")
+	}
+	return &p, nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: a scalar glob or {any: [globs]}.
+func (q *QueryMatch) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		q.Glob = n.Value
+		return nil
+	case yaml.MappingNode:
+		var m struct {
+			Any []string `yaml:"any"`
+		}
+		// Decode through a strict decoder so keys other than any are rejected.
+		raw, err := yaml.Marshal(n)
+		if err != nil {
+			return err
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true)
+		if err := dec.Decode(&m); err != nil {
+			return fmt.Errorf("line %d: query matcher: %w", n.Line, err)
+		}
+		if len(m.Any) == 0 {
+			return fmt.Errorf("line %d: query matcher {any: [...]} needs at least one glob", n.Line)
+		}
+		q.Any = m.Any
+		return nil
+	default:
+		return fmt.Errorf("line %d: query matcher must be a glob string or {any: [globs]}", n.Line)
+	}
+}
