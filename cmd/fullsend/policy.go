@@ -1,0 +1,18 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// newPolicyCmd groups the policy commands: compile, validate, explain, lint, test.
+func newPolicyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Compile, validate, lint, test and explain OpenShell policies",
+		Example: `  fullsend policy compile testdata/triage
+  fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
+  fullsend policy lint testdata/triage/policies/*.yaml
+  fullsend policy explain triage --dir testdata/triage`,
+		Args: cobra.NoArgs,
+	}
+	// Policy subcommands are registered below, one line each.
+	return cmd
+}
