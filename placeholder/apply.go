@@ -1,0 +1,271 @@
+package placeholder
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// Values holds validated placeholder values by name.
+type Values map[string]string
+
+// Set validates value for name and stores it.
+func (v Values) Set(name, value string) error {
+	if err := Validate(name, value); err != nil {
+		return err
+	}
+	v[name] = value
+	return nil
+}
+
+// ParseSet parses KEY=VALUE assignments (the --set flag) into validated
+// Values. Later assignments of the same key win, as on a command line.
+func ParseSet(assignments []string) (Values, error) {
+	v := Values{}
+	for _, a := range assignments {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE, for example --set ISSUE_NUMBER=42", a)
+		}
+		if err := v.Set(strings.TrimSpace(name), value); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", name, err)
+		}
+	}
+	return v, nil
+}
+
+// Merge returns a copy of v overridden by each of over in turn.
+func (v Values) Merge(over ...Values) Values {
+	out := Values{}
+	for k, x := range v {
+		out[k] = x
+	}
+	for _, o := range over {
+		for k, x := range o {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// Apply substitutes values into every field of p that may hold a
+// placeholder, in place, and returns the names still open, sorted and
+// deduplicated. It fails on an unknown placeholder, a placeholder in a field
+// where it is not allowed, or a substitution that would leave an invalid value
+// (an allowed_ips entry that is not a host-sized prefix, for example). Values
+// are validated again, so Apply is safe with values from any source.
+func Apply(p *policycue.Policy, v Values) ([]string, error) {
+	for name, value := range v {
+		if err := Validate(name, value); err != nil {
+			return nil, err
+		}
+	}
+	open := map[string]bool{}
+	expand := func(where string, s *string, f Field) error {
+		out, left, err := expandField(*s, f, v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		*s = out
+		for _, n := range left {
+			open[n] = true
+		}
+		return nil
+	}
+	if fs := p.FilesystemPolicy; fs != nil {
+		for _, list := range []struct {
+			name  string
+			paths []string
+		}{{"read_only", fs.ReadOnly}, {"read_write", fs.ReadWrite}} {
+			for i := range list.paths {
+				old := list.paths[i]
+				if err := expand(fmt.Sprintf("filesystem_policy.%s[%d]", list.name, i), &list.paths[i], FieldPath); err != nil {
+					return nil, err
+				}
+				if src, ok := fs.Sources[old]; ok && old != list.paths[i] {
+					delete(fs.Sources, old)
+					fs.Sources[list.paths[i]] = src
+				}
+			}
+		}
+	}
+	for _, key := range p.PolicyKeys() {
+		np := p.NetworkPolicies[key]
+		for i := range np.Endpoints {
+			ep := &np.Endpoints[i]
+			base := fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
+			if err := expand(base+".host", &ep.Host, FieldHost); err != nil {
+				return nil, err
+			}
+			for j := range ep.AllowedIPs {
+				if err := expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], FieldAllowedIP); err != nil {
+					return nil, err
+				}
+			}
+			for j := range ep.Rules {
+				if err := expandMatch(fmt.Sprintf("%s.rules[%d].allow", base, j), &ep.Rules[j].Allow, expand); err != nil {
+					return nil, err
+				}
+			}
+			for j := range ep.DenyRules {
+				if err := expandMatch(fmt.Sprintf("%s.deny_rules[%d]", base, j), &ep.DenyRules[j], expand); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for i := range np.Binaries {
+			if err := checkNone(fmt.Sprintf("network_policies.%s.binaries[%d].path", key, i), np.Binaries[i].Path); err != nil {
+				return nil, err
+			}
+		}
+		p.NetworkPolicies[key] = np
+	}
+	names := make([]string, 0, len(open))
+	for n := range open {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Open returns the placeholders still present in p without changing it.
+func Open(p *policycue.Policy) ([]string, error) {
+	cp := clone(p)
+	return Apply(cp, nil)
+}
+
+func expandMatch(where string, m *policycue.Match, expand func(string, *string, Field) error) error {
+	if err := checkNone(where+".method", m.Method); err != nil {
+		return err
+	}
+	if err := expand(where+".path", &m.Path, FieldPath); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(m.Query))
+	for k := range m.Query {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q := m.Query[k]
+		if err := checkNone(where+".query", k); err != nil {
+			return err
+		}
+		if err := expand(where+".query."+k, &q.Glob, FieldPath); err != nil {
+			return err
+		}
+		for i := range q.Any {
+			if err := expand(fmt.Sprintf("%s.query.%s.any[%d]", where, k, i), &q.Any[i], FieldPath); err != nil {
+				return err
+			}
+		}
+		m.Query[k] = q
+	}
+	return nil
+}
+
+// checkNone rejects any placeholder in a field that may hold none.
+func checkNone(where, s string) error {
+	refs, err := Find(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if len(refs) > 0 {
+		return fmt.Errorf("%s: %w: {{%s}} may not appear here", where, ErrField, refs[0].Name)
+	}
+	return nil
+}
+
+// expandField expands s for a field kind, enforcing the per-kind shape rules:
+// in a host a placeholder must be the whole value; in allowed_ips {{HOST_IP}}
+// becomes a single-address prefix.
+func expandField(s string, f Field, v Values) (string, []string, error) {
+	refs, err := Find(s)
+	if err != nil || len(refs) == 0 {
+		return s, nil, err
+	}
+	switch f {
+	case FieldHost:
+		if len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
+			return "", nil, fmt.Errorf("%w: a host placeholder must be the whole host, got %q", ErrField, s)
+		}
+	case FieldAllowedIP:
+		if len(refs) != 1 || refs[0].Start != 0 {
+			return "", nil, fmt.Errorf("%w: write {{HOST_IP}} or {{HOST_IP}}/32 as the whole entry, got %q", ErrField, s)
+		}
+	}
+	out, open, err := Expand(s, f, v)
+	if err != nil || len(open) > 0 || f != FieldAllowedIP {
+		return out, open, err
+	}
+	return hostPrefix(out)
+}
+
+// hostPrefix turns an expanded allowed_ips entry into a single-address
+// prefix: "a.b.c.d" -> "a.b.c.d/32", and rejects any broader prefix.
+func hostPrefix(s string) (string, []string, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()).String(), nil, nil
+	}
+	pfx, err := netip.ParsePrefix(s)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %q is not an address or prefix", ErrInvalidValue, s)
+	}
+	if pfx.Bits() != pfx.Addr().BitLen() {
+		return "", nil, fmt.Errorf("%w: %q: {{HOST_IP}} stands for one host: use /%d", ErrField, s, pfx.Addr().BitLen())
+	}
+	return pfx.String(), nil, nil
+}
+
+// clone deep-copies the parts of p that Apply mutates.
+func clone(p *policycue.Policy) *policycue.Policy {
+	cp := *p
+	if p.FilesystemPolicy != nil {
+		fs := *p.FilesystemPolicy
+		fs.ReadOnly = append([]string(nil), fs.ReadOnly...)
+		fs.ReadWrite = append([]string(nil), fs.ReadWrite...)
+		fs.Sources = map[string][]policycue.Source{}
+		for k, s := range p.FilesystemPolicy.Sources {
+			fs.Sources[k] = s
+		}
+		cp.FilesystemPolicy = &fs
+	}
+	cp.NetworkPolicies = make(map[string]policycue.NetworkPolicy, len(p.NetworkPolicies))
+	for k, np := range p.NetworkPolicies {
+		eps := make([]policycue.Endpoint, len(np.Endpoints))
+		for i, ep := range np.Endpoints {
+			ep.AllowedIPs = append([]string(nil), ep.AllowedIPs...)
+			ep.Rules = append([]policycue.Rule(nil), ep.Rules...)
+			for j := range ep.Rules {
+				ep.Rules[j].Allow.Query = cloneQuery(ep.Rules[j].Allow.Query)
+			}
+			ep.DenyRules = append([]policycue.Match(nil), ep.DenyRules...)
+			for j := range ep.DenyRules {
+				ep.DenyRules[j].Query = cloneQuery(ep.DenyRules[j].Query)
+			}
+			eps[i] = ep
+		}
+		np.Endpoints = eps
+		cp.NetworkPolicies[k] = np
+	}
+	return &cp
+}
+
+func cloneQuery(q map[string]policycue.QueryMatch) map[string]policycue.QueryMatch {
+	if q == nil {
+		return nil
+	}
+	out := make(map[string]policycue.QueryMatch, len(q))
+	for k, m := range q {
+		m.Any = append([]string(nil), m.Any...)
+		out[k] = m
+	}
+	return out
+}
+
+// Clone returns a deep copy of p, so callers can substitute runtime values
+// without touching the compiled model.
+func Clone(p *policycue.Policy) *policycue.Policy { return clone(p) }
