@@ -1,0 +1,318 @@
+package forge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Scope limits what any agent may touch through the proxy, whatever its
+// sandbox policy says: one repository, writes to one issue, labels from an
+// allowlist, bounded bodies.
+type Scope struct {
+	// Owner and Repo name the only repository the proxy serves.
+	Owner string
+	Repo  string
+	// Issue is the only issue number writes may target. 0 refuses all writes.
+	Issue int
+	// Labels is the allowlist of label names agents may add. Empty refuses
+	// all label writes.
+	Labels []string
+	// MaxCommentBytes bounds a comment body (default 65536, GitHub's limit).
+	MaxCommentBytes int
+}
+
+// ErrScope marks a request that is well-formed but outside the scope. The
+// server answers 403.
+var ErrScope = errors.New("outside the proxy scope")
+
+// ErrBadRequest marks a malformed request. The server answers 400.
+var ErrBadRequest = errors.New("bad request")
+
+const (
+	defaultMaxComment = 65536
+	maxLabels         = 20
+	maxLabelBytes     = 50
+	maxSearchBytes    = 256
+	maxPerPage        = 100
+	maxPage           = 10000
+)
+
+// Validate checks the scope configuration itself.
+func (s Scope) Validate() error {
+	if !validName(s.Owner) || !validName(s.Repo) {
+		return fmt.Errorf("scope: repository %q/%q is not a valid owner/repo", s.Owner, s.Repo)
+	}
+	if s.Issue < 0 {
+		return fmt.Errorf("scope: issue %d is negative", s.Issue)
+	}
+	for _, l := range s.Labels {
+		if err := checkLabel(l); err != nil {
+			return fmt.Errorf("scope: label allowlist: %w", err)
+		}
+	}
+	if s.MaxCommentBytes < 0 {
+		return fmt.Errorf("scope: max comment size %d is negative", s.MaxCommentBytes)
+	}
+	return nil
+}
+
+func (s Scope) maxComment() int {
+	if s.MaxCommentBytes == 0 {
+		return defaultMaxComment
+	}
+	return s.MaxCommentBytes
+}
+
+// checkParams enforces the repository and, for writes, the issue number.
+func (s Scope) checkParams(rt Route, p Params) error {
+	if rt.ID == SearchIssues {
+		return nil
+	}
+	if !strings.EqualFold(p.Owner, s.Owner) || !strings.EqualFold(p.Repo, s.Repo) {
+		return fmt.Errorf("repository %s/%s: only %s/%s is served: %w", p.Owner, p.Repo, s.Owner, s.Repo, ErrScope)
+	}
+	if rt.Access == Write && (s.Issue == 0 || p.Number != s.Issue) {
+		return fmt.Errorf("writes to issue %d: only issue %d may be written: %w", p.Number, s.Issue, ErrScope)
+	}
+	return nil
+}
+
+// checkQuery validates the query string against the route's allowlist and
+// returns the canonical query to forward. For search it scopes `q` to the
+// repository.
+func (s Scope) checkQuery(rt Route, rawQuery string) (url.Values, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("query: %v: %w", err, ErrBadRequest)
+	}
+	for k, vs := range q {
+		if !slices.Contains(rt.Query, k) {
+			return nil, fmt.Errorf("query parameter %q is not accepted by %s %s: %w", k, rt.Method, rt.Path, ErrBadRequest)
+		}
+		if len(vs) != 1 {
+			return nil, fmt.Errorf("query parameter %q given %d times: %w", k, len(vs), ErrBadRequest)
+		}
+		v := vs[0]
+		if !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
+			return nil, fmt.Errorf("query parameter %q has control characters or invalid UTF-8: %w", k, ErrBadRequest)
+		}
+		switch k {
+		case "page", "per_page":
+			limit := maxPage
+			if k == "per_page" {
+				limit = maxPerPage
+			}
+			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > limit || strconv.Itoa(n) != v {
+				return nil, fmt.Errorf("query parameter %s=%q: want an integer 1..%d: %w", k, v, limit, ErrBadRequest)
+			}
+		case "q":
+			scoped, err := ScopeSearch(v, s.Owner, s.Repo)
+			if err != nil {
+				return nil, err
+			}
+			q.Set("q", scoped)
+		default:
+			if len(v) > 256 {
+				return nil, fmt.Errorf("query parameter %s is longer than 256 bytes: %w", k, ErrBadRequest)
+			}
+		}
+	}
+	if rt.ID == SearchIssues && q.Get("q") == "" {
+		return nil, fmt.Errorf("search needs a q parameter: %w", ErrBadRequest)
+	}
+	return q, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// searchQualifiers are the GitHub issue-search qualifiers an agent may use.
+// Scope qualifiers (repo, org, user, owner) are handled separately; anything
+// else with a colon is refused rather than guessed at.
+var searchQualifiers = map[string]bool{
+	"is": true, "state": true, "type": true, "in": true, "label": true, "author": true,
+	"assignee": true, "mentions": true, "commenter": true, "involves": true, "milestone": true,
+	"no": true, "created": true, "updated": true, "closed": true, "comments": true,
+	"reactions": true, "reason": true, "linked": true, "sort": true, "interactions": true,
+}
+
+// ScopeSearch confines a GitHub issue-search query to one repository. It
+// tokenizes the query (whitespace-separated, double quotes group), refuses
+// repo/org/user/owner qualifiers naming anything else, boolean operators and
+// parentheses (which could lift terms out of the repository scope),
+// unknown qualifiers and overlong queries, and appends `repo:OWNER/REPO`.
+func ScopeSearch(q, owner, repo string) (string, error) {
+	if len(q) > maxSearchBytes {
+		return "", fmt.Errorf("search query is longer than %d bytes: %w", maxSearchBytes, ErrBadRequest)
+	}
+	if !utf8.ValidString(q) || strings.ContainsFunc(q, func(r rune) bool { return isControl(r) && r != ' ' && r != '\t' }) {
+		return "", fmt.Errorf("search query has control characters or invalid UTF-8: %w", ErrBadRequest)
+	}
+	toks, err := searchTokens(q)
+	if err != nil {
+		return "", err
+	}
+	want := owner + "/" + repo
+	out := make([]string, 0, len(toks)+1)
+	for _, t := range toks {
+		if t.quoted {
+			out = append(out, t.text)
+			continue
+		}
+		switch t.text {
+		case "OR", "AND", "NOT":
+			return "", fmt.Errorf("search query: boolean operator %s is not allowed: %w", t.text, ErrScope)
+		}
+		if strings.ContainsAny(t.text, "()") {
+			return "", fmt.Errorf("search query: parentheses are not allowed: %w", ErrScope)
+		}
+		key, val, isQual := strings.Cut(strings.TrimPrefix(t.text, "-"), ":")
+		if !isQual {
+			out = append(out, t.text)
+			continue
+		}
+		key = strings.ToLower(key)
+		switch {
+		case key == "repo":
+			if strings.HasPrefix(t.text, "-") || !strings.EqualFold(strings.Trim(val, `"`), want) {
+				return "", fmt.Errorf("search query: %s: only repo:%s may be searched: %w", t.text, want, ErrScope)
+			}
+			continue // re-added below exactly once
+		case key == "org" || key == "user" || key == "owner":
+			return "", fmt.Errorf("search query: qualifier %s: is not allowed (the proxy scopes to repo:%s): %w", key, want, ErrScope)
+		case !searchQualifiers[key]:
+			return "", fmt.Errorf("search query: unknown qualifier %q (hint: quote text containing a colon): %w", key+":", ErrBadRequest)
+		}
+		out = append(out, t.text)
+	}
+	out = append(out, "repo:"+want)
+	return strings.Join(out, " "), nil
+}
+
+type searchToken struct {
+	text   string
+	quoted bool // the whole token is one quoted phrase
+}
+
+// searchTokens splits a query on whitespace outside double quotes. A token
+// may mix bare text and quotes (label:"good first issue"). An unbalanced
+// quote is an error.
+func searchTokens(q string) ([]searchToken, error) {
+	var toks []searchToken
+	var cur strings.Builder
+	inQuote, started := false, false
+	flush := func() {
+		if started {
+			t := cur.String()
+			toks = append(toks, searchToken{text: t, quoted: len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' && strings.Count(t, `"`) == 2})
+		}
+		cur.Reset()
+		started = false
+	}
+	for _, r := range q {
+		switch {
+		case r == '"':
+			inQuote = !inQuote
+			cur.WriteRune(r)
+			started = true
+		case (r == ' ' || r == '\t') && !inQuote:
+			flush()
+		default:
+			cur.WriteRune(r)
+			started = true
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("search query has an unbalanced double quote: %w", ErrBadRequest)
+	}
+	flush()
+	return toks, nil
+}
+
+// commentBody is the only JSON body a comment create accepts.
+type commentBody struct {
+	Body string `json:"body"`
+}
+
+// decodeComment strictly decodes a comment body and returns its text.
+func (s Scope) decodeComment(b []byte) (string, error) {
+	var c commentBody
+	if err := decodeStrict(b, &c); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(c.Body) == "" {
+		return "", fmt.Errorf("comment body is empty: %w", ErrBadRequest)
+	}
+	if len(c.Body) > s.maxComment() {
+		return "", fmt.Errorf("comment body is %d bytes, the limit is %d: %w", len(c.Body), s.maxComment(), ErrBadRequest)
+	}
+	if !utf8.ValidString(c.Body) || strings.ContainsRune(c.Body, 0) {
+		return "", fmt.Errorf("comment body has NUL or invalid UTF-8: %w", ErrBadRequest)
+	}
+	return c.Body, nil
+}
+
+// decodeLabels strictly decodes a labels body, either {"labels":[...]} or a
+// bare array as GitHub accepts, and checks every name against the allowlist.
+func (s Scope) decodeLabels(b []byte) ([]string, error) {
+	var labels []string
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if err := decodeStrict(trimmed, &labels); err != nil {
+			return nil, err
+		}
+	} else {
+		var body struct {
+			Labels []string `json:"labels"`
+		}
+		if err := decodeStrict(trimmed, &body); err != nil {
+			return nil, err
+		}
+		labels = body.Labels
+	}
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("labels: at least one label is needed: %w", ErrBadRequest)
+	}
+	if len(labels) > maxLabels {
+		return nil, fmt.Errorf("labels: %d labels, at most %d: %w", len(labels), maxLabels, ErrBadRequest)
+	}
+	for _, l := range labels {
+		if err := checkLabel(l); err != nil {
+			return nil, fmt.Errorf("labels: %v: %w", err, ErrBadRequest)
+		}
+		if !slices.Contains(s.Labels, l) {
+			return nil, fmt.Errorf("label %q is not in the allowlist: %w", l, ErrScope)
+		}
+	}
+	return labels, nil
+}
+
+func checkLabel(l string) error {
+	if l == "" || len(l) > maxLabelBytes || !utf8.ValidString(l) || strings.ContainsFunc(l, isControl) || strings.Contains(l, ",") {
+		return fmt.Errorf("label %q: want 1..%d bytes of UTF-8 without commas or control characters", l, maxLabelBytes)
+	}
+	return nil
+}
+
+// decodeStrict decodes exactly one JSON value into v, refusing unknown
+// fields and trailing data.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decoding JSON body: %v: %w", err, ErrBadRequest)
+	}
+	if dec.More() {
+		return fmt.Errorf("decoding JSON body: trailing data after the JSON value: %w", ErrBadRequest)
+	}
+	if _, err := dec.Token(); err == nil {
+		return fmt.Errorf("decoding JSON body: trailing data after the JSON value: %w", ErrBadRequest)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package forge
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Tier is what an agent may do on the forge: read, or read and write.
+type Tier string
+
+// Forge tiers.
+const (
+	TierRead  Tier = "read"
+	TierWrite Tier = "write"
+)
+
+// TierFromManifest maps a compiled agent tier (read-only, network, full) to
+// its forge tier. Only `full` agents write; anything else, including an
+// unknown tier, reads only (fail closed).
+func TierFromManifest(tier string) Tier {
+	if tier == "full" {
+		return TierWrite
+	}
+	return TierRead
+}
+
+// ParseTier parses "read" or "write".
+func ParseTier(s string) (Tier, error) {
+	switch Tier(s) {
+	case TierRead, TierWrite:
+		return Tier(s), nil
+	}
+	return "", fmt.Errorf("unknown forge tier %q (want read or write)", s)
+}
+
+// Identity is who holds a minted agent token.
+type Identity struct {
+	Agent string `json:"agent"`
+	Tier  Tier   `json:"tier"`
+	// Depth is 0 for an agent the runner started and parent depth + 1 for a
+	// spawned subagent.
+	Depth int `json:"depth"`
+	// Parent is the agent that spawned this one, if any.
+	Parent string `json:"parent,omitempty"`
+}
+
+// AgentTokenPrefix starts every minted agent token, so the secret scan can
+// recognise one in an outgoing body.
+const AgentTokenPrefix = "fsa_"
+
+// Errors of the token registry.
+var (
+	ErrUnknownToken = errors.New("unknown agent token")
+	ErrBadAgentName = errors.New("invalid agent name")
+)
+
+var agentNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ValidAgentName reports whether s is a well-formed agent name (lowercase
+// letters, digits and single hyphens, at most 64 bytes).
+func ValidAgentName(s string) bool {
+	return len(s) <= 64 && agentNameRE.MatchString(s)
+}
+
+// Registry maps minted agent tokens to identities. Only the sha256 of each
+// token is kept, so neither a heap dump nor a token file holds usable
+// credentials. It is safe for concurrent use.
+type Registry struct {
+	mu     sync.RWMutex
+	byHash map[[sha256.Size]byte]Identity
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{byHash: make(map[[sha256.Size]byte]Identity)}
+}
+
+// Mint creates a fresh random token for id and returns it. The caller hands
+// it to exactly one sandbox and revokes it when the sandbox is gone.
+func (r *Registry) Mint(id Identity) (string, error) {
+	if !ValidAgentName(id.Agent) {
+		return "", fmt.Errorf("minting token for %q: %w", id.Agent, ErrBadAgentName)
+	}
+	if _, err := ParseTier(string(id.Tier)); err != nil {
+		return "", fmt.Errorf("minting token for %s: %w", id.Agent, err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("minting token for %s: %w", id.Agent, err)
+	}
+	tok := AgentTokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	r.mu.Lock()
+	r.byHash[sha256.Sum256([]byte(tok))] = id
+	r.mu.Unlock()
+	return tok, nil
+}
+
+// Revoke forgets a token; later calls with it are refused.
+func (r *Registry) Revoke(token string) {
+	r.mu.Lock()
+	delete(r.byHash, sha256.Sum256([]byte(token)))
+	r.mu.Unlock()
+}
+
+// Lookup returns the identity a token was minted for. The lookup is by
+// sha256, so its timing does not depend on how much of a guess matches.
+func (r *Registry) Lookup(token string) (Identity, error) {
+	if token == "" {
+		return Identity{}, ErrUnknownToken
+	}
+	h := sha256.Sum256([]byte(token))
+	r.mu.RLock()
+	id, ok := r.byHash[h]
+	r.mu.RUnlock()
+	if !ok {
+		return Identity{}, ErrUnknownToken
+	}
+	return id, nil
+}
+
+// Len returns the number of live tokens.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.byHash)
+}
+
+// TokenFileEntry is one line of a token file: an identity and the sha256 of
+// its token, never the token itself.
+type TokenFileEntry struct {
+	Identity
+	SHA256 string `json:"sha256"`
+}
+
+// Load adds the entries of a token file (JSON lines of TokenFileEntry) to
+// the registry. name is used in error messages.
+func (r *Registry) Load(name string, rd io.Reader) error {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 4096), 64*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var e TokenFileEntry
+		if err := dec.Decode(&e); err != nil {
+			return fmt.Errorf("%s:%d: %w (hint: one JSON object per line: {\"agent\":...,\"tier\":...,\"sha256\":...})", name, line, err)
+		}
+		if !ValidAgentName(e.Agent) {
+			return fmt.Errorf("%s:%d: field agent: %q: %w", name, line, e.Agent, ErrBadAgentName)
+		}
+		if _, err := ParseTier(string(e.Tier)); err != nil {
+			return fmt.Errorf("%s:%d: field tier: %w", name, line, err)
+		}
+		sum, err := hex.DecodeString(e.SHA256)
+		if err != nil || len(sum) != sha256.Size {
+			return fmt.Errorf("%s:%d: field sha256: want 64 hex digits", name, line)
+		}
+		r.mu.Lock()
+		r.byHash[[sha256.Size]byte(sum)] = e.Identity
+		r.mu.Unlock()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	return nil
+}
+
+// TokenHash returns the hex sha256 of a token, as a token file stores it.
+func TokenHash(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// Credential is the forge token the proxy holds. It never renders: String,
+// GoString, MarshalJSON and Format all print a redaction marker.
+type Credential struct {
+	secret []byte
+}
+
+const redacted = "[REDACTED]"
+
+// NewCredential wraps a token, trimming surrounding whitespace (token files
+// often end with a newline). An empty token is an error.
+func NewCredential(token string) (Credential, error) {
+	t := strings.TrimSpace(token)
+	if t == "" {
+		return Credential{}, errors.New("forge token is empty")
+	}
+	if strings.ContainsAny(t, "\r\n\x00 ") {
+		return Credential{}, errors.New("forge token contains whitespace or control characters")
+	}
+	return Credential{secret: []byte(t)}, nil
+}
+
+// CredentialFromEnv reads the forge token from an environment variable.
+func CredentialFromEnv(name string) (Credential, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return Credential{}, fmt.Errorf("forge token: environment variable %s is not set", name)
+	}
+	c, err := NewCredential(v)
+	if err != nil {
+		return Credential{}, fmt.Errorf("forge token from $%s: %w", name, err)
+	}
+	return c, nil
+}
+
+// CredentialFromFile reads the forge token from a file (at most 16 KiB).
+func CredentialFromFile(path string) (Credential, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Credential{}, fmt.Errorf("forge token: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 16<<10+1))
+	if err != nil {
+		return Credential{}, fmt.Errorf("forge token: reading %s: %w", path, err)
+	}
+	if len(b) > 16<<10 {
+		return Credential{}, fmt.Errorf("forge token: %s is larger than 16 KiB", path)
+	}
+	c, err := NewCredential(string(b))
+	if err != nil {
+		return Credential{}, fmt.Errorf("forge token from %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// IsZero reports whether no token is held.
+func (c Credential) IsZero() bool { return len(c.secret) == 0 }
+
+// String implements fmt.Stringer without revealing the token.
+func (c Credential) String() string { return redacted }
+
+// GoString implements fmt.GoStringer without revealing the token.
+func (c Credential) GoString() string { return redacted }
+
+// MarshalJSON implements json.Marshaler without revealing the token.
+func (c Credential) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
+
+// Format implements fmt.Formatter so no verb reveals the token.
+func (c Credential) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// reveal returns the token for the one place that needs it: the upstream
+// request's authorization header.
+func (c Credential) reveal() string { return string(c.secret) }
+
+// appearsIn reports whether the token occurs in b.
+func (c Credential) appearsIn(b []byte) bool {
+	return len(c.secret) > 0 && bytes.Contains(b, c.secret)
+}
