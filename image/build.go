@@ -1,0 +1,300 @@
+// Package image builds the agent-sandbox image without a container daemon:
+// a base image (by digest) plus deterministic layers holding the fullsend
+// binary for each platform and the project's agents, skills, templates and
+// compiled policies under /opt/fullsend. Two builds of the same inputs give
+// the same digest. The result can be pushed (by digest first, tags last),
+// written as an OCI layout, or as a tarball; signing happens on the locally
+// computed digest in between.
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+)
+
+// Options are the inputs of Build. Everything that reaches the image is an
+// explicit input here, so equal Options give equal digests.
+type Options struct {
+	// Base is "scratch", an OCI layout directory, a docker/OCI tarball or a
+	// registry reference (resolved to a digest once).
+	Base string
+	// BaseName, when set, is recorded as org.opencontainers.image.base.name
+	// instead of the registry reference (useful for a local base that was
+	// saved from a known reference).
+	BaseName string
+	// Platforms to build; one gives an image, several an index.
+	Platforms []v1.Platform
+	// Project is the project directory (agents/, skills/, templates/,
+	// policies/ with a compiled manifest.json); ProjectName names it in
+	// messages.
+	Project     fs.FS
+	ProjectName string
+	// Binaries maps a platform (as v1.Platform.String()) to a prebuilt
+	// fullsend binary. Platforms without one are compiled from Source.
+	Binaries map[string]string
+	// Source is the fullsend module root to compile from (see FindSource).
+	Source string
+	// Version is stamped into compiled binaries and the version annotation.
+	Version string
+	// Revision and SourceURL fill the revision and source annotations.
+	Revision  string
+	SourceURL string
+	// Created is the timestamp of every layer entry, the config and the
+	// created annotation (see ResolveEpoch).
+	Created time.Time
+	// Title and Description fill the matching annotations (defaults apply).
+	Title       string
+	Description string
+	// CacheDir keeps compressed layers by diffID; "" disables the cache.
+	CacheDir string
+	// Remote configures registry access for a registry base.
+	Remote []remote.Option
+	// Log receives progress lines (base resolution, cache use); may be nil.
+	Log io.Writer
+}
+
+// Result is a built image or index, not yet written anywhere.
+type Result struct {
+	// Image is set for a single platform, Index for several.
+	Image v1.Image
+	Index v1.ImageIndex
+	// Digest is the manifest (or index) digest: what gets signed.
+	Digest    v1.Hash
+	MediaType types.MediaType
+	// PoliciesDigest is the hex sha256 of policies/manifest.json, also the
+	// dev.fullsend.policies.digest annotation.
+	PoliciesDigest string
+	Manifest       *compile.Manifest
+	// Platforms holds the built platforms and, in the same order, their
+	// image digests.
+	Platforms      []v1.Platform
+	PlatformDigest []v1.Hash
+	// BaseKind, BaseName and BaseDigest describe the resolved base.
+	BaseKind   string
+	BaseName   string
+	BaseDigest v1.Hash
+	// Annotations are the manifest/index annotations (also image labels).
+	Annotations map[string]string
+}
+
+// Taggable returns the image or index, for remote.Write-style APIs.
+func (r *Result) Taggable() remote.Taggable {
+	if r.Index != nil {
+		return r.Index
+	}
+	return r.Image
+}
+
+// Annotation keys written on every manifest and index.
+const (
+	AnnotationCreated        = "org.opencontainers.image.created"
+	AnnotationSource         = "org.opencontainers.image.source"
+	AnnotationRevision       = "org.opencontainers.image.revision"
+	AnnotationVersion        = "org.opencontainers.image.version"
+	AnnotationBaseName       = "org.opencontainers.image.base.name"
+	AnnotationBaseDigest     = "org.opencontainers.image.base.digest"
+	AnnotationTitle          = "org.opencontainers.image.title"
+	AnnotationDescription    = "org.opencontainers.image.description"
+	AnnotationPoliciesDigest = "dev.fullsend.policies.digest"
+	// LabelOpenShellVersion is set by the Containerfile on the heavy base;
+	// Build refuses policies compiled for another OpenShell version.
+	LabelOpenShellVersion = "dev.fullsend.openshell.version"
+)
+
+// ErrOpenShellMismatch reports policies compiled for another OpenShell
+// version than the one the base image ships.
+var ErrOpenShellMismatch = errors.New("policies target a different OpenShell version than the base image")
+
+// Build assembles the image for every platform in parallel. It reads the
+// project and the base, compiles or loads the binaries, and returns the
+// image or index with its digest; nothing is written to a registry.
+func Build(ctx context.Context, o Options) (*Result, error) {
+	if len(o.Platforms) == 0 {
+		return nil, errors.New("no platforms given (hint: --platform linux/amd64)")
+	}
+	if err := checkPlatforms(o.Platforms); err != nil {
+		return nil, err
+	}
+	if o.Project == nil {
+		return nil, errors.New("no project directory given")
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	proj, err := loadProject(o.Project, o.ProjectName)
+	if err != nil {
+		return nil, err
+	}
+	base, err := resolveBase(o.Base, o.Platforms, append([]remote.Option{remote.WithContext(ctx)}, o.Remote...))
+	if err != nil {
+		return nil, err
+	}
+	if base.kind == BaseRegistry {
+		logf("base %s resolved to %s@%s", o.Base, base.name, base.digest)
+	}
+	cache := layerCache{dir: o.CacheDir}
+
+	// The content layers are the same on every platform: build them once.
+	contentTar, err := deterministicTar(withRoot(proj.content), o.Created)
+	if err != nil {
+		return nil, fmt.Errorf("content layer: %w", err)
+	}
+	policiesTar, err := deterministicTar(proj.policies, o.Created)
+	if err != nil {
+		return nil, fmt.Errorf("policies layer: %w", err)
+	}
+	var contentLayer, policiesLayer *layer
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { contentLayer, err = cache.newLayer(contentTar); return err })
+	g.Go(func() (err error) { policiesLayer, err = cache.newLayer(policiesTar); return err })
+
+	annotations := o.annotations(base, proj)
+	images := make([]v1.Image, len(o.Platforms))
+	binLayers := make([]*layer, len(o.Platforms))
+	tmp, err := os.MkdirTemp("", "fullsend-image-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for i, p := range o.Platforms {
+		g.Go(func() error {
+			bin, err := o.binary(gctx, p, tmp)
+			if err != nil {
+				return err
+			}
+			binTar, err := deterministicTar([]file{{path: BinaryPath, data: bin, exec: true}}, o.Created)
+			if err != nil {
+				return fmt.Errorf("binary layer for %s: %w", p, err)
+			}
+			binLayers[i], err = cache.newLayer(binTar)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, p := range o.Platforms {
+		img, err := o.assemble(base.images[i], p, []*layer{binLayers[i], contentLayer, policiesLayer}, annotations, proj)
+		if err != nil {
+			return nil, fmt.Errorf("assembling %s: %w", p, err)
+		}
+		images[i] = img
+	}
+
+	res := &Result{
+		PoliciesDigest: proj.policiesDigest,
+		Manifest:       proj.manifest,
+		Platforms:      o.Platforms,
+		BaseKind:       base.kind,
+		BaseName:       annotations[AnnotationBaseName],
+		BaseDigest:     base.digest,
+		Annotations:    annotations,
+	}
+	for _, img := range images {
+		d, err := img.Digest()
+		if err != nil {
+			return nil, err
+		}
+		res.PlatformDigest = append(res.PlatformDigest, d)
+	}
+	if len(images) == 1 {
+		res.Image, res.Digest, res.MediaType = images[0], res.PlatformDigest[0], types.OCIManifestSchema1
+		return res, nil
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for i, img := range images {
+		p := o.Platforms[i]
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{MediaType: types.OCIManifestSchema1, Platform: &p},
+		})
+	}
+	idx = mutate.Annotations(idx, indexAnnotations(annotations, base)).(v1.ImageIndex)
+	if res.Digest, err = idx.Digest(); err != nil {
+		return nil, err
+	}
+	res.Index, res.MediaType = idx, types.OCIImageIndex
+	return res, nil
+}
+
+// binary returns the fullsend binary for p: the prebuilt one if given,
+// else one compiled from the source module.
+func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) ([]byte, error) {
+	if path, ok := o.Binaries[p.String()]; ok {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("binary for %s: %w", p, err)
+		}
+		return data, nil
+	}
+	if o.Source == "" {
+		return nil, fmt.Errorf("no fullsend binary for %s: %w (hint: pass --source DIR or --binary %s=PATH)", p, ErrNoSource, p)
+	}
+	out := filepath.Join(tmp, "fullsend-"+platformSlug(p))
+	if err := goBuild(ctx, o.Source, p, o.Version, out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+}
+
+// withRoot adds the /opt/fullsend directory itself, so the layer carries it
+// even for a project with no agents, skills or templates directories.
+func withRoot(files []file) []file {
+	return append(files, file{path: InstallRoot, dir: true})
+}
+
+func checkPlatforms(ps []v1.Platform) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.OS != "linux" || p.Architecture == "" {
+			return fmt.Errorf("platform %q: want linux/ARCH[/VARIANT]", p)
+		}
+		if seen[p.String()] {
+			return fmt.Errorf("platform %s given twice", p)
+		}
+		seen[p.String()] = true
+	}
+	return nil
+}
+
+// ParsePlatforms parses a comma-separated list like
+// "linux/amd64,linux/arm64" and returns the platforms sorted, so the index
+// does not depend on the order they were given in.
+func ParsePlatforms(specs []string) ([]v1.Platform, error) {
+	var ps []v1.Platform
+	for _, s := range specs {
+		p, err := v1.ParsePlatform(s)
+		if err != nil {
+			return nil, fmt.Errorf("platform %q: %w", s, err)
+		}
+		ps = append(ps, *p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].String() < ps[j].String() })
+	return ps, checkPlatforms(ps)
+}
+
+func platformSlug(p v1.Platform) string {
+	s := p.OS + "-" + p.Architecture
+	if p.Variant != "" {
+		s += "-" + p.Variant
+	}
+	return s
+}

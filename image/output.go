@@ -1,0 +1,195 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Sentinel errors for push and output callers.
+var (
+	// ErrLatestTag refuses the mutable "latest" tag unless explicitly allowed.
+	ErrLatestTag = errors.New(`refusing the mutable "latest" tag`)
+	// ErrImmutableTag reports an immutable tag that already names another digest.
+	ErrImmutableTag = errors.New("immutable tag already points at a different image")
+	// ErrTarballIndex reports a multi-platform result sent to a tarball.
+	ErrTarballIndex = errors.New("an image tarball holds one platform")
+)
+
+// PushOptions configure Push.
+type PushOptions struct {
+	// Tags are moved to the image after every repository holds it.
+	Tags []name.Tag
+	// ImmutableTags are written only if absent or already pointing at this
+	// digest; they are checked before anything is uploaded.
+	ImmutableTags []name.Tag
+	// AllowLatest permits a tag named "latest".
+	AllowLatest bool
+	Remote      RemoteConfig
+}
+
+// Push uploads the result to every repository named by the tags, by digest
+// first, and only then writes the tags: a failed push never leaves a tag
+// pointing at a partial image. It returns the repo@digest references.
+func Push(ctx context.Context, r *Result, o PushOptions) ([]name.Digest, error) {
+	all := append(append([]name.Tag(nil), o.Tags...), o.ImmutableTags...)
+	if len(all) == 0 {
+		return nil, errors.New("push: no tag given (hint: --tag REGISTRY/REPO:VERSION)")
+	}
+	for _, t := range all {
+		if t.TagStr() == "latest" && !o.AllowLatest {
+			return nil, fmt.Errorf("push %s: %w (hint: tag a version; pass --allow-latest to override)", t, ErrLatestTag)
+		}
+	}
+	ropts := RemoteOptions(ctx, o.Remote)
+	for _, t := range o.ImmutableTags {
+		desc, err := remote.Head(t, ropts...)
+		var terr *transport.Error
+		switch {
+		case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+		case err != nil:
+			return nil, fmt.Errorf("checking immutable tag %s: %w", t, err)
+		case desc.Digest != r.Digest:
+			return nil, fmt.Errorf("tag %s is %s, this build is %s: %w", t, desc.Digest, r.Digest, ErrImmutableTag)
+		}
+	}
+
+	// Phase 1: the image (blobs, then manifests) by digest, per repository.
+	var refs []name.Digest
+	seen := map[string]bool{}
+	for _, t := range all {
+		repo := t.Context()
+		if seen[repo.String()] {
+			continue
+		}
+		seen[repo.String()] = true
+		ref := repo.Digest(r.Digest.String())
+		opts := ropts
+		var wait func()
+		if o.Remote.Progress != nil {
+			var po remote.Option
+			po, wait = progressOption(o.Remote.Progress, repo.String())
+			opts = append(append([]remote.Option(nil), ropts...), po)
+		}
+		err := remote.Push(ref, r.Taggable(), opts...)
+		if wait != nil {
+			wait()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		refs = append(refs, ref)
+	}
+	// Phase 2: tags, each a manifest PUT of bytes the registry already has.
+	for _, t := range all {
+		if err := remote.Tag(t, r.Taggable(), ropts...); err != nil {
+			return refs, fmt.Errorf("tagging %s (the image itself is pushed as %s): %w", t, t.Context().Digest(r.Digest.String()), err)
+		}
+	}
+	return refs, nil
+}
+
+// ShaTag is the immutable tag for a build: "sha-" plus the first 12
+// characters of the git revision, or of the image digest without one.
+func ShaTag(revision string, digest v1.Hash) string {
+	if len(revision) >= 12 && isHex(revision) {
+		return "sha-" + strings.ToLower(revision[:12])
+	}
+	return "sha256-" + digest.Hex[:12]
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteLayout writes the result as an OCI image layout in dir. The layout is
+// written next to dir and renamed into place, so dir is never left half
+// written; an existing dir is replaced only if it is an OCI layout.
+// refName, if set, becomes the org.opencontainers.image.ref.name annotation.
+func WriteLayout(r *Result, dir, refName string) error {
+	if info, err := os.Stat(dir); err == nil {
+		if !info.IsDir() {
+			return fmt.Errorf("oci layout %s exists and is not a directory", dir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "oci-layout")); err != nil {
+			entries, _ := os.ReadDir(dir)
+			if len(entries) > 0 {
+				return fmt.Errorf("oci layout %s exists, is not empty and is not an OCI layout; refusing to replace it", dir)
+			}
+		}
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	p, err := layout.Write(tmp, empty.Index)
+	if err != nil {
+		return fmt.Errorf("writing oci layout: %w", err)
+	}
+	var opts []layout.Option
+	if refName != "" {
+		opts = append(opts, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": refName}))
+	}
+	if r.Index != nil {
+		err = p.AppendIndex(r.Index, opts...)
+	} else {
+		err = p.AppendImage(r.Image, opts...)
+	}
+	if err != nil {
+		return fmt.Errorf("writing oci layout: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dir)
+}
+
+// WriteTarball writes a single-platform result as a docker/OCI image
+// tarball (`docker load`, `podman load`) tagged ref, via a temporary file
+// renamed into place.
+func WriteTarball(r *Result, file string, ref name.Reference) error {
+	if r.Image == nil {
+		return fmt.Errorf("tarball %s: %d platforms: %w (hint: use --oci-layout for a multi-platform index)", file, len(r.Platforms), ErrTarballIndex)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tarball.Write(ref, r.Image, tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing tarball %s: %w", file, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}

@@ -1,0 +1,62 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Epoch sources, as reported by ResolveEpoch.
+const (
+	EpochFromEnv    = "SOURCE_DATE_EPOCH"
+	EpochFromCommit = "git commit time"
+	EpochZero       = "zero (no SOURCE_DATE_EPOCH, no git commit)"
+)
+
+// ResolveEpoch returns the timestamp written into the image: the
+// SOURCE_DATE_EPOCH environment value, else the commit time of HEAD in dir,
+// else the Unix epoch. An invalid SOURCE_DATE_EPOCH is an error, not a
+// silent fallback.
+func ResolveEpoch(ctx context.Context, dir string, getenv func(string) string) (time.Time, string, error) {
+	if v := getenv("SOURCE_DATE_EPOCH"); v != "" {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs < 0 {
+			return time.Time{}, "", fmt.Errorf("SOURCE_DATE_EPOCH=%q: want a non-negative integer number of seconds", v)
+		}
+		return time.Unix(secs, 0).UTC(), EpochFromEnv, nil
+	}
+	if out, err := git(ctx, dir, "log", "-1", "--format=%ct"); err == nil {
+		if secs, err := strconv.ParseInt(out, 10, 64); err == nil {
+			return time.Unix(secs, 0).UTC(), EpochFromCommit, nil
+		}
+	}
+	return time.Unix(0, 0).UTC(), EpochZero, nil
+}
+
+// GitRevision returns the full commit hash of HEAD in dir, or "" outside a
+// git work tree.
+func GitRevision(ctx context.Context, dir string) string {
+	out, err := git(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// SourceURL returns the repository URL from the CI environment (GitHub
+// Actions or GitLab CI), or "".
+func SourceURL(getenv func(string) string) string {
+	if server, repo := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"); server != "" && repo != "" {
+		return strings.TrimSuffix(server, "/") + "/" + repo
+	}
+	return getenv("CI_PROJECT_URL")
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
