@@ -1,0 +1,414 @@
+package sign
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/sigstore/cosign/v2/pkg/oci"
+	cempty "github.com/sigstore/cosign/v2/pkg/oci/empty"
+	clayout "github.com/sigstore/cosign/v2/pkg/oci/layout"
+	cmutate "github.com/sigstore/cosign/v2/pkg/oci/mutate"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+)
+
+// Sentinel errors of verification; callers branch on them with errors.Is.
+var (
+	// ErrNoSignatures: the subject carries no signature at all.
+	ErrNoSignatures = errors.New("no signatures found")
+	// ErrNoValidSignature: signatures exist, none satisfies the policy.
+	ErrNoValidSignature = errors.New("no valid signature")
+	// ErrNoAttestations: no attestation of the requested type exists.
+	ErrNoAttestations = errors.New("no attestations found")
+	// ErrNoValidAttestation: attestations exist, none satisfies the policy.
+	ErrNoValidAttestation = errors.New("no valid attestation")
+)
+
+// Entity is a subject opened for verification: its digest (computed from
+// the manifest bytes fetched by digest), its manifest annotations and
+// access to the signatures and attestations stored next to it.
+type Entity struct {
+	// Ref is repository@digest. For an OCI layout the repository is the
+	// one given to OpenLayout.
+	Ref    name.Digest
+	Digest v1.Hash
+	// Annotations are the subject manifest's annotations.
+	Annotations map[string]string
+	sigs, atts  func() (oci.Signatures, error)
+}
+
+// OpenRemote opens ref (pinned by digest) in its registry.
+func OpenRemote(ctx context.Context, ref name.Digest, opts ...remote.Option) (*Entity, error) {
+	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts...)
+	se, err := ociremote.SignedEntity(ref, ociremote.WithRemoteOptions(ropts...))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	return newEntity(ref, se, se.Signatures, se.Attestations)
+}
+
+// OpenLayout opens the signed subject of an OCI image layout in cosign's
+// format (written by fullsend image build --sign or cosign save); repo is
+// the repository the signature must name.
+func OpenLayout(path string, repo name.Repository) (*Entity, error) {
+	top, err := clayout.SignedImageIndex(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading OCI layout %s: %w", path, err)
+	}
+	var subj oci.SignedEntity
+	if ii, err := top.SignedImageIndex(v1.Hash{}); err != nil {
+		return nil, fmt.Errorf("reading OCI layout %s: %w", path, err)
+	} else if ii != nil {
+		subj = ii
+	} else if img, err := top.SignedImage(v1.Hash{}); err != nil {
+		return nil, fmt.Errorf("reading OCI layout %s: %w", path, err)
+	} else if img != nil {
+		subj = img
+	}
+	if subj == nil {
+		return nil, fmt.Errorf("OCI layout %s marks no signed image (no %q annotation): sign it with fullsend image build --sign or cosign save", path, layoutKind)
+	}
+	h, err := subj.Digest()
+	if err != nil {
+		return nil, err
+	}
+	return newEntity(repo.Digest(h.String()), subj, top.Signatures, top.Attestations)
+}
+
+type manifester interface {
+	RawManifest() ([]byte, error)
+}
+
+func newEntity(ref name.Digest, se oci.SignedEntity, sigs, atts func() (oci.Signatures, error)) (*Entity, error) {
+	h, err := se.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("digest of %s: %w", ref, err)
+	}
+	if h.String() != ref.DigestStr() {
+		return nil, fmt.Errorf("%s: content has digest %s", ref, h)
+	}
+	e := &Entity{Ref: ref, Digest: h, sigs: sigs, atts: atts, Annotations: map[string]string{}}
+	if m, ok := se.(manifester); ok {
+		raw, err := m.RawManifest()
+		if err != nil {
+			return nil, fmt.Errorf("manifest of %s: %w", ref, err)
+		}
+		var mf struct {
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := json.Unmarshal(raw, &mf); err != nil {
+			return nil, fmt.Errorf("manifest of %s: %w", ref, err)
+		}
+		if mf.Annotations != nil {
+			e.Annotations = mf.Annotations
+		}
+	}
+	return e, nil
+}
+
+// Identity is a keyless signer identity: the certificate's subject (SAN)
+// and OIDC issuer, each exact or an anchored regular expression.
+type Identity struct {
+	Subject, SubjectRegexp string
+	Issuer, IssuerRegexp   string
+}
+
+// Validate rejects identities that would match too much: both parts are
+// required and every regular expression must be anchored (^...$).
+func (id Identity) Validate() error {
+	if id.Subject == "" && id.SubjectRegexp == "" {
+		return errors.New("keyless identity: a certificate identity (or identity regexp) is required")
+	}
+	if id.Issuer == "" && id.IssuerRegexp == "" {
+		return errors.New("keyless identity: a certificate OIDC issuer (or issuer regexp) is required")
+	}
+	for flag, re := range map[string]string{"identity": id.SubjectRegexp, "issuer": id.IssuerRegexp} {
+		if re == "" {
+			continue
+		}
+		if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") || strings.HasSuffix(re, `\$`) {
+			return fmt.Errorf("keyless %s regexp %q must be anchored: start with ^ and end with $", flag, re)
+		}
+		if _, err := regexp.Compile(re); err != nil {
+			return fmt.Errorf("keyless %s regexp %q: %w", flag, re, err)
+		}
+	}
+	return nil
+}
+
+// Trust is who may sign: public keys (any one suffices) or keyless
+// identities under a trusted root, and how transparency is handled.
+type Trust struct {
+	Keys []signature.Verifier
+	// Identities and TrustedMaterial are used for keyless signatures.
+	Identities      []Identity
+	TrustedMaterial root.TrustedMaterial
+	// IgnoreTlog skips the transparency-log check (keyed offline mode).
+	IgnoreTlog bool
+	// IgnoreSCT skips the certificate-transparency check of keyless
+	// certificates (private Fulcio instances without a CT log).
+	IgnoreSCT bool
+}
+
+// SignedClaims is the verified content of a signature payload.
+type SignedClaims struct {
+	DockerReference string
+	Digest          string
+	Type            string
+	Annotations     map[string]string
+}
+
+// Verified describes one accepted signature or attestation.
+type Verified struct {
+	// Signer is "key sha256:..." or the keyless certificate identity.
+	Signer string
+	// TlogVerified is true when a Rekor bundle was verified.
+	TlogVerified bool
+	// Claims is set for signatures.
+	Claims *SignedClaims
+	// Statement is set for attestations.
+	Statement *Statement
+}
+
+type checker struct {
+	label string
+	co    *cosign.CheckOpts
+}
+
+func (t Trust) checkers() ([]checker, error) {
+	var out []checker
+	for _, k := range t.Keys {
+		id, err := KeyID(k)
+		if err != nil {
+			return nil, err
+		}
+		co := &cosign.CheckOpts{SigVerifier: k, IgnoreTlog: t.IgnoreTlog, TrustedMaterial: t.TrustedMaterial, IgnoreSCT: true, Offline: true}
+		out = append(out, checker{label: "key " + id, co: co})
+	}
+	if len(t.Identities) > 0 {
+		if t.TrustedMaterial == nil {
+			return nil, errors.New("keyless verification needs a trusted root (Fulcio CA, Rekor and CT log keys)")
+		}
+		var ids []cosign.Identity
+		for _, id := range t.Identities {
+			if err := id.Validate(); err != nil {
+				return nil, err
+			}
+			ids = append(ids, cosign.Identity{Subject: id.Subject, SubjectRegExp: id.SubjectRegexp, Issuer: id.Issuer, IssuerRegExp: id.IssuerRegexp})
+		}
+		co := &cosign.CheckOpts{Identities: ids, TrustedMaterial: t.TrustedMaterial, IgnoreTlog: t.IgnoreTlog, IgnoreSCT: t.IgnoreSCT, Offline: true}
+		out = append(out, checker{label: "keyless", co: co})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no signer to check against: give a public key or a keyless identity")
+	}
+	return out, nil
+}
+
+// CheckSignatures verifies the subject's cosign signatures against trust
+// and then claims (payload digest and type first, then the caller's
+// check). It returns every signature that passes; an error lists why each
+// one failed.
+func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*SignedClaims) error) ([]Verified, error) {
+	checkers, err := t.checkers()
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := e.sigs()
+	if err != nil {
+		return nil, fmt.Errorf("reading signatures of %s: %w", e.Ref, err)
+	}
+	var list []oci.Signature
+	if sigs != nil {
+		if list, err = sigs.Get(); err != nil {
+			return nil, fmt.Errorf("reading signatures of %s: %w", e.Ref, err)
+		}
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: %w", e.Ref, ErrNoSignatures)
+	}
+	var ok []Verified
+	var reasons []string
+	for i, sig := range list {
+		for _, c := range checkers {
+			var claims *SignedClaims
+			co := *c.co
+			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
+				cl, err := parseClaims(sig, h)
+				if err != nil {
+					return err
+				}
+				if check != nil {
+					if err := check(cl); err != nil {
+						return err
+					}
+				}
+				claims = cl
+				return nil
+			}
+			tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
+			if err != nil {
+				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, cleanErr(err)))
+				continue
+			}
+			ok = append(ok, Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims})
+			break
+		}
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("%s: %w among %d:\n  %s", e.Ref, ErrNoValidSignature, len(list), strings.Join(reasons, "\n  "))
+	}
+	return ok, nil
+}
+
+func parseClaims(sig oci.Signature, h v1.Hash) (*SignedClaims, error) {
+	raw, err := sig.Payload()
+	if err != nil {
+		return nil, err
+	}
+	var p payload.SimpleContainerImage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("signature payload is not a cosign simple-signing payload: %w", err)
+	}
+	if p.Critical.Type != payload.CosignSignatureType {
+		return nil, fmt.Errorf("signature payload type is %q, want %q", p.Critical.Type, payload.CosignSignatureType)
+	}
+	if p.Critical.Image.DockerManifestDigest != h.String() {
+		return nil, fmt.Errorf("signature claims digest %s, not %s (signature copied from another image)", p.Critical.Image.DockerManifestDigest, h)
+	}
+	cl := &SignedClaims{
+		DockerReference: p.Critical.Identity.DockerReference,
+		Digest:          p.Critical.Image.DockerManifestDigest,
+		Type:            p.Critical.Type,
+		Annotations:     map[string]string{},
+	}
+	for k, v := range p.Optional {
+		s, ok := v.(string)
+		if !ok {
+			b, _ := json.Marshal(v)
+			s = string(b)
+		}
+		cl.Annotations[k] = s
+	}
+	return cl, nil
+}
+
+// CheckAttestations verifies the subject's attestations of predicateType
+// against trust (signature, subject digest) and then check. It returns the
+// attestations that pass.
+func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType string, check func(*Statement) error) ([]Verified, error) {
+	checkers, err := t.checkers()
+	if err != nil {
+		return nil, err
+	}
+	atts, err := e.atts()
+	if err != nil {
+		return nil, fmt.Errorf("reading attestations of %s: %w", e.Ref, err)
+	}
+	var list []oci.Signature
+	if atts != nil {
+		if list, err = atts.Get(); err != nil {
+			return nil, fmt.Errorf("reading attestations of %s: %w", e.Ref, err)
+		}
+	}
+	var ok []Verified
+	var reasons []string
+	seen := 0
+	for i, att := range list {
+		st, err := attestationStatement(att)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("attestation %d: %s", i+1, err))
+			continue
+		}
+		if st.PredicateType != predicateType {
+			continue
+		}
+		seen++
+		for _, c := range checkers {
+			co := *c.co
+			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
+				for _, s := range st.Subject {
+					if "sha256:"+s.Digest["sha256"] == h.String() {
+						if check != nil {
+							return check(st)
+						}
+						return nil
+					}
+				}
+				return fmt.Errorf("attestation subject is not %s (attestation for another digest)", h)
+			}
+			one, err := cmutate.AppendSignatures(cempty.Signatures(), false, att)
+			if err != nil {
+				return nil, err
+			}
+			checked, tlog, err := cosign.VerifyImageAttestation(ctx, one, e.Digest, &co)
+			if err != nil || len(checked) == 0 {
+				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, cleanErr(err)))
+				continue
+			}
+			ok = append(ok, Verified{Signer: signerLabel(att, c.label), TlogVerified: tlog, Statement: st})
+			break
+		}
+	}
+	if seen == 0 {
+		return nil, fmt.Errorf("%s: %w of type %s", e.Ref, ErrNoAttestations, predicateType)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("%s: %w of type %s among %d:\n  %s", e.Ref, ErrNoValidAttestation, predicateType, seen, strings.Join(reasons, "\n  "))
+	}
+	return ok, nil
+}
+
+// attestationStatement decodes the in-toto statement of a DSSE attestation
+// layer (before its signature is checked: only used to select by type).
+func attestationStatement(att oci.Signature) (*Statement, error) {
+	raw, err := att.Payload()
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		PayloadType string `json:"payloadType"`
+		Payload     string `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("not a DSSE envelope: %w", err)
+	}
+	if env.PayloadType != PayloadType {
+		return nil, fmt.Errorf("DSSE payload type %q, want %q", env.PayloadType, PayloadType)
+	}
+	body, err := base64.StdEncoding.DecodeString(env.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("DSSE payload: %w", err)
+	}
+	var st Statement
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, fmt.Errorf("in-toto statement: %w", err)
+	}
+	return &st, nil
+}
+
+func signerLabel(sig oci.Signature, fallback string) string {
+	if c, err := sig.Cert(); err == nil && c != nil {
+		return CertificateIdentity(c)
+	}
+	return fallback
+}
+
+// cleanErr flattens cosign's multi-line errors into one line.
+func cleanErr(err error) string {
+	if err == nil {
+		return "rejected"
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

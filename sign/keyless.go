@@ -1,0 +1,237 @@
+package sign
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	cbundle "github.com/sigstore/cosign/v2/pkg/cosign/bundle"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	rekorclient "github.com/sigstore/rekor/pkg/client"
+	rekorgen "github.com/sigstore/rekor/pkg/generated/client"
+	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+)
+
+// Public-good Sigstore endpoints, the defaults of keyless signing.
+const (
+	DefaultFulcioURL = "https://fulcio.sigstore.dev"
+	DefaultRekorURL  = "https://rekor.sigstore.dev"
+)
+
+// ErrNoIDToken reports that no OIDC identity token could be found.
+var ErrNoIDToken = errors.New("no OIDC identity token")
+
+// KeylessOptions configures keyless signing.
+type KeylessOptions struct {
+	// FulcioURL defaults to DefaultFulcioURL.
+	FulcioURL string
+	// RekorURL defaults to DefaultRekorURL.
+	RekorURL string
+	// NoTlogUpload skips the Rekor upload. The signature then only
+	// verifies while the (10 minute) certificate is valid, or with
+	// --insecure-ignore-tlog: meant for air-gapped tests, not for CI.
+	NoTlogUpload bool
+	// IDToken is the OIDC token; empty means DiscoverIDToken.
+	IDToken string
+	// Env reads the environment for token discovery (os.Getenv when nil).
+	Env func(string) string
+	// HTTPClient is used for token discovery (http.DefaultClient when nil).
+	HTTPClient *http.Client
+	// CertificateProvider replaces the Fulcio client (for in-process CAs).
+	CertificateProvider sgsign.CertificateProvider
+}
+
+// DiscoverIDToken finds the CI's OIDC token for audience "sigstore":
+// SIGSTORE_ID_TOKEN (GitLab CI `id_tokens:` with `aud: sigstore`, or any CI
+// that provides one), else the GitHub Actions token service
+// (ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN, with `permissions: id-token: write`).
+// The token never appears in errors.
+func DiscoverIDToken(ctx context.Context, getenv func(string) string, client *http.Client) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	if tok := strings.TrimSpace(getenv("SIGSTORE_ID_TOKEN")); tok != "" {
+		return tok, nil
+	}
+	reqURL, reqTok := getenv("ACTIONS_ID_TOKEN_REQUEST_URL"), getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+	if reqURL == "" || reqTok == "" {
+		return "", fmt.Errorf("%w: set SIGSTORE_ID_TOKEN (GitLab: id_tokens: SIGSTORE_ID_TOKEN: aud: sigstore) or run in GitHub Actions with permissions: id-token: write", ErrNoIDToken)
+	}
+	u, err := url.Parse(reqURL)
+	if err != nil {
+		return "", fmt.Errorf("ACTIONS_ID_TOKEN_REQUEST_URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("audience", "sigstore")
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+reqTok)
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("requesting the GitHub Actions OIDC token: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the GitHub Actions OIDC token: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("requesting the GitHub Actions OIDC token: HTTP %d (does the job have permissions: id-token: write?)", resp.StatusCode)
+	}
+	var v struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.Value == "" {
+		return "", fmt.Errorf("%w: the GitHub Actions token service answered without a token", ErrNoIDToken)
+	}
+	return v.Value, nil
+}
+
+// NewKeyless returns a signer with an ephemeral ECDSA P-256 key certified by
+// Fulcio for the CI's OIDC identity; its signatures and attestations are
+// uploaded to Rekor (unless NoTlogUpload).
+func NewKeyless(ctx context.Context, o KeylessOptions) (*Signer, error) {
+	tok := o.IDToken
+	if tok == "" {
+		var err error
+		if tok, err = DiscoverIDToken(ctx, o.Env, o.HTTPClient); err != nil {
+			return nil, err
+		}
+	}
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating ephemeral key: %w", err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	cp := o.CertificateProvider
+	if cp == nil {
+		fu := o.FulcioURL
+		if fu == "" {
+			fu = DefaultFulcioURL
+		}
+		cp = sgsign.NewFulcio(&sgsign.FulcioOptions{BaseURL: fu, Retries: 2})
+	}
+	der, err := cp.GetCertificate(ctx, &ephemeralKeypair{priv: priv}, &sgsign.CertificateProviderOptions{IDToken: tok})
+	if err != nil {
+		return nil, fmt.Errorf("getting a signing certificate from Fulcio: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the Fulcio certificate: %w", err)
+	}
+	if cryptoutils.EqualKeys(cert.PublicKey, priv.Public()) != nil {
+		return nil, errors.New("the Fulcio certificate does not certify the key it was asked for")
+	}
+	certPEM, err := cryptoutils.MarshalCertificateToPEM(cert)
+	if err != nil {
+		return nil, err
+	}
+	s := &Signer{sv: sv, certPEM: certPEM, identity: CertificateIdentity(cert)}
+	if !o.NoTlogUpload {
+		ru := o.RekorURL
+		if ru == "" {
+			ru = DefaultRekorURL
+		}
+		c, err := rekorclient.GetRekorClient(ru)
+		if err != nil {
+			return nil, fmt.Errorf("rekor client for %s: %w", ru, err)
+		}
+		s.tlog = &transparencyLog{url: ru, client: c}
+	}
+	return s, nil
+}
+
+// CertificateIdentity renders a Fulcio certificate's identity as
+// "SUBJECT (issuer ISSUER)".
+func CertificateIdentity(cert *x509.Certificate) string {
+	subj := strings.Join(cryptoutils.GetSubjectAlternateNames(cert), ",")
+	iss := certIssuer(cert)
+	return fmt.Sprintf("%s (issuer %s)", subj, iss)
+}
+
+// certIssuer returns the OIDC issuer extension of a Fulcio certificate
+// (the v2 extension when present, else the deprecated v1 one).
+func certIssuer(cert *x509.Certificate) string {
+	ce := cosign.CertExtensions{Cert: cert}
+	return ce.GetIssuer()
+}
+
+// transparencyLog uploads to Rekor v1 (the API cosign v2's .sig/.att
+// bundles record).
+type transparencyLog struct {
+	url    string
+	client *rekorgen.Rekor
+}
+
+func (t *transparencyLog) uploadSignature(ctx context.Context, sig, payload, pub []byte) (*cbundle.RekorBundle, string, error) {
+	h := sha256.New()
+	h.Write(payload)
+	e, err := cosign.TLogUpload(ctx, t.client, sig, h, pub)
+	if err != nil {
+		return nil, "", fmt.Errorf("uploading the signature to %s: %w", t.url, err)
+	}
+	return cbundle.EntryToBundle(e), fmt.Sprintf("rekor %s (log index %d)", t.url, derefInt(e.LogIndex)), nil
+}
+
+func (t *transparencyLog) uploadAttestation(ctx context.Context, envelope, pub []byte) (*cbundle.RekorBundle, string, error) {
+	e, err := cosign.TLogUploadInTotoAttestation(ctx, t.client, envelope, pub)
+	if err != nil {
+		return nil, "", fmt.Errorf("uploading the attestation to %s: %w", t.url, err)
+	}
+	return cbundle.EntryToBundle(e), fmt.Sprintf("rekor %s (log index %d)", t.url, derefInt(e.LogIndex)), nil
+}
+
+func derefInt(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// ephemeralKeypair adapts an ECDSA key to sigstore-go's Keypair, which its
+// Fulcio client uses for the proof of possession.
+type ephemeralKeypair struct{ priv *ecdsa.PrivateKey }
+
+func (k *ephemeralKeypair) GetHashAlgorithm() protocommon.HashAlgorithm {
+	return protocommon.HashAlgorithm_SHA2_256
+}
+func (k *ephemeralKeypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
+	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
+}
+func (k *ephemeralKeypair) GetHint() []byte                { return nil }
+func (k *ephemeralKeypair) GetKeyAlgorithm() string        { return "ECDSA" }
+func (k *ephemeralKeypair) GetPublicKey() crypto.PublicKey { return k.priv.Public() }
+func (k *ephemeralKeypair) GetPublicKeyPem() (string, error) {
+	b, err := cryptoutils.MarshalPublicKeyToPEM(k.priv.Public())
+	return string(b), err
+}
+func (k *ephemeralKeypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
+	sum := sha256.Sum256(data)
+	sig, err := ecdsa.SignASN1(rand.Reader, k.priv, sum[:])
+	return sig, sum[:], err
+}

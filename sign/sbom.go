@@ -1,0 +1,367 @@
+package sign
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha1" //nolint:gosec // SPDX 2.3 requires a SHA1 checksum on every file; SHA256 is recorded too.
+	"crypto/sha256"
+	"debug/buildinfo"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultSBOMPaths are the image paths an SBOM lists by default: what
+// fullsend adds on top of the base image (the harness binary and
+// /opt/fullsend). The base image carries its own SBOM.
+var DefaultSBOMPaths = []string{"opt/fullsend/", "usr/local/bin/fullsend", "usr/bin/fullsend"}
+
+// maxBuildInfoBinary bounds how much of one executable is read into memory
+// to look for Go build info.
+const maxBuildInfoBinary = 512 << 20
+
+// SBOMOptions configures the SPDX SBOM attestation.
+type SBOMOptions struct {
+	// Paths are the path prefixes (relative, no leading slash) whose
+	// regular files are listed with checksums; nil means DefaultSBOMPaths.
+	Paths []string
+	// Created is the document creation time; zero means the image's config
+	// creation time (SOURCE_DATE_EPOCH in reproducible builds), so the SBOM
+	// is as reproducible as the image.
+	Created time.Time
+	// Tool names the creator ("fullsend-v1.2.3").
+	Tool string
+}
+
+type spdxDocument struct {
+	SPDXVersion       string             `json:"spdxVersion"`
+	DataLicense       string             `json:"dataLicense"`
+	SPDXID            string             `json:"SPDXID"`
+	Name              string             `json:"name"`
+	DocumentNamespace string             `json:"documentNamespace"`
+	CreationInfo      spdxCreationInfo   `json:"creationInfo"`
+	Packages          []spdxPackage      `json:"packages"`
+	Files             []spdxFile         `json:"files,omitempty"`
+	Relationships     []spdxRelationship `json:"relationships"`
+}
+
+type spdxCreationInfo struct {
+	Created  string   `json:"created"`
+	Creators []string `json:"creators"`
+}
+
+type spdxPackage struct {
+	SPDXID                string            `json:"SPDXID"`
+	Name                  string            `json:"name"`
+	VersionInfo           string            `json:"versionInfo,omitempty"`
+	DownloadLocation      string            `json:"downloadLocation"`
+	FilesAnalyzed         bool              `json:"filesAnalyzed"`
+	PrimaryPackagePurpose string            `json:"primaryPackagePurpose,omitempty"`
+	Checksums             []spdxChecksum    `json:"checksums,omitempty"`
+	ExternalRefs          []spdxExternalRef `json:"externalRefs,omitempty"`
+	Comment               string            `json:"comment,omitempty"`
+}
+
+type spdxFile struct {
+	SPDXID    string         `json:"SPDXID"`
+	FileName  string         `json:"fileName"`
+	Checksums []spdxChecksum `json:"checksums"`
+	Comment   string         `json:"comment,omitempty"`
+}
+
+type spdxChecksum struct {
+	Algorithm string `json:"algorithm"`
+	Value     string `json:"checksumValue"`
+}
+
+type spdxExternalRef struct {
+	Category string `json:"referenceCategory"`
+	Type     string `json:"referenceType"`
+	Locator  string `json:"referenceLocator"`
+}
+
+type spdxRelationship struct {
+	Element string `json:"spdxElementId"`
+	Type    string `json:"relationshipType"`
+	Related string `json:"relatedSpdxElement"`
+}
+
+// platformImage is one image of the subject with its platform label.
+type platformImage struct {
+	label string // "" for a single image, "linux/amd64" in an index
+	img   v1.Image
+}
+
+// imageContent is what the SBOM records of one platform image.
+type imageContent struct {
+	files   []spdxFile
+	modules map[string][]*buildinfo.BuildInfo // file SPDXID -> build info
+}
+
+func sbomStatement(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*statement, error) {
+	doc, err := buildSBOM(ctx, subj, ref, o)
+	if err != nil {
+		return nil, fmt.Errorf("building SBOM of %s: %w", ref, err)
+	}
+	return newStatement(ref, PredicateSPDX, doc), nil
+}
+
+func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*spdxDocument, error) {
+	prefixes := o.Paths
+	if prefixes == nil {
+		prefixes = DefaultSBOMPaths
+	}
+	imgs, err := platformImages(subj)
+	if err != nil {
+		return nil, err
+	}
+	contents := make([]imageContent, len(imgs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, pi := range imgs {
+		g.Go(func() error {
+			c, err := scanImage(gctx, pi, prefixes)
+			if err != nil {
+				if pi.label != "" {
+					return fmt.Errorf("%s: %w", pi.label, err)
+				}
+				return err
+			}
+			contents[i] = c
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	created := o.Created
+	if created.IsZero() && len(imgs) > 0 {
+		if cf, err := imgs[0].img.ConfigFile(); err == nil {
+			created = cf.Created.Time
+		}
+	}
+	tool := o.Tool
+	if tool == "" {
+		tool = "fullsend"
+	}
+	h, _ := hashOf(ref)
+	doc := &spdxDocument{
+		SPDXVersion:       "SPDX-2.3",
+		DataLicense:       "CC0-1.0",
+		SPDXID:            "SPDXRef-DOCUMENT",
+		Name:              ref.String(),
+		DocumentNamespace: "https://fullsend.dev/spdx/" + ref.Repository.Name() + "/" + h.Hex,
+		CreationInfo: spdxCreationInfo{
+			Created:  created.UTC().Format(time.RFC3339),
+			Creators: []string{"Tool: " + tool},
+		},
+		Packages: []spdxPackage{{
+			SPDXID:                "SPDXRef-Image",
+			Name:                  ref.Repository.Name(),
+			VersionInfo:           h.String(),
+			DownloadLocation:      "NOASSERTION",
+			FilesAnalyzed:         false,
+			PrimaryPackagePurpose: "CONTAINER",
+			Checksums:             []spdxChecksum{{Algorithm: "SHA256", Value: h.Hex}},
+			ExternalRefs: []spdxExternalRef{{
+				Category: "PACKAGE-MANAGER", Type: "purl",
+				Locator: "pkg:oci/" + path.Base(ref.Repository.RepositoryStr()) + "@" + h.String() + "?repository_url=" + ref.Repository.Name(),
+			}},
+		}},
+		Relationships: []spdxRelationship{{Element: "SPDXRef-DOCUMENT", Type: "DESCRIBES", Related: "SPDXRef-Image"}},
+	}
+	modIDs := map[string]string{} // path@version -> SPDXID
+	for _, c := range contents {
+		for _, f := range c.files {
+			doc.Files = append(doc.Files, f)
+			doc.Relationships = append(doc.Relationships, spdxRelationship{Element: "SPDXRef-Image", Type: "CONTAINS", Related: f.SPDXID})
+		}
+		for _, fileID := range sortedKeysBI(c.modules) {
+			for _, bi := range c.modules[fileID] {
+				mods := append([]*debugModule{{Path: bi.Main.Path, Version: bi.Main.Version, Sum: bi.Main.Sum}}, depsOf(bi)...)
+				for _, m := range mods {
+					if m.Path == "" {
+						continue
+					}
+					key := m.Path + "@" + m.Version
+					id, ok := modIDs[key]
+					if !ok {
+						id = "SPDXRef-GoModule-" + spdxIDSafe(key)
+						modIDs[key] = id
+						pkg := spdxPackage{
+							SPDXID: id, Name: m.Path, VersionInfo: m.Version,
+							DownloadLocation: "NOASSERTION", FilesAnalyzed: false, PrimaryPackagePurpose: "LIBRARY",
+							ExternalRefs: []spdxExternalRef{{Category: "PACKAGE-MANAGER", Type: "purl", Locator: "pkg:golang/" + m.Path + versionSuffix(m.Version)}},
+						}
+						if m.Sum != "" {
+							pkg.Comment = "go.sum " + m.Sum
+						}
+						doc.Packages = append(doc.Packages, pkg)
+					}
+					doc.Relationships = append(doc.Relationships, spdxRelationship{Element: fileID, Type: "STATIC_LINK", Related: id})
+				}
+			}
+		}
+	}
+	return doc, nil
+}
+
+type debugModule struct{ Path, Version, Sum string }
+
+func depsOf(bi *buildinfo.BuildInfo) []*debugModule {
+	var out []*debugModule
+	for _, d := range bi.Deps {
+		m := d
+		if m.Replace != nil {
+			m = m.Replace
+		}
+		out = append(out, &debugModule{Path: m.Path, Version: m.Version, Sum: m.Sum})
+	}
+	return out
+}
+
+func versionSuffix(v string) string {
+	if v == "" || v == "(devel)" {
+		return ""
+	}
+	return "@" + v
+}
+
+func platformImages(subj Subject) ([]platformImage, error) {
+	if subj.Image != nil {
+		return []platformImage{{img: subj.Image}}, nil
+	}
+	if subj.Index == nil {
+		return nil, ErrNoSubject
+	}
+	im, err := subj.Index.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	var out []platformImage
+	for _, d := range im.Manifests {
+		if !d.MediaType.IsImage() {
+			continue
+		}
+		if d.Platform != nil && d.Platform.OS == "unknown" {
+			continue // attestation manifests of BuildKit
+		}
+		img, err := subj.Index.Image(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", d.Digest, err)
+		}
+		label := d.Digest.String()
+		if d.Platform != nil {
+			label = d.Platform.String()
+		}
+		out = append(out, platformImage{label: label, img: img})
+	}
+	return out, nil
+}
+
+// scanImage lists the regular files under prefixes in the flattened image
+// filesystem, with SHA1 and SHA256, and reads Go build info from executables.
+func scanImage(ctx context.Context, pi platformImage, prefixes []string) (imageContent, error) {
+	c := imageContent{modules: map[string][]*buildinfo.BuildInfo{}}
+	rc := mutate.Extract(pi.img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		if err := ctx.Err(); err != nil {
+			return c, err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c, fmt.Errorf("reading image filesystem: %w", err)
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		p := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
+		if !hasAnyPrefix(p, prefixes) {
+			continue
+		}
+		s1, s256 := sha1.New(), sha256.New() //nolint:gosec
+		var head bytes.Buffer
+		w := io.MultiWriter(s1, s256)
+		exec := hdr.Mode&0o111 != 0 && hdr.Size <= maxBuildInfoBinary
+		if exec {
+			w = io.MultiWriter(s1, s256, &head)
+		}
+		if _, err := io.Copy(w, tr); err != nil {
+			return c, fmt.Errorf("reading /%s: %w", p, err)
+		}
+		id := "SPDXRef-File-" + spdxIDSafe(pi.label+"/"+p)
+		f := spdxFile{SPDXID: id, FileName: "./" + p, Checksums: []spdxChecksum{
+			{Algorithm: "SHA1", Value: hex.EncodeToString(s1.Sum(nil))},
+			{Algorithm: "SHA256", Value: hex.EncodeToString(s256.Sum(nil))},
+		}}
+		if pi.label != "" {
+			f.Comment = "platform " + pi.label
+		}
+		c.files = append(c.files, f)
+		if exec {
+			if bi, err := buildinfo.Read(bytes.NewReader(head.Bytes())); err == nil {
+				c.modules[id] = append(c.modules[id], bi)
+			}
+		}
+	}
+	sort.Slice(c.files, func(i, j int) bool { return c.files[i].FileName < c.files[j].FileName })
+	return c, nil
+}
+
+func hasAnyPrefix(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasSuffix(pre, "/") {
+			if strings.HasPrefix(p, pre) {
+				return true
+			}
+		} else if p == pre {
+			return true
+		}
+	}
+	return false
+}
+
+// spdxIDSafe maps s to the SPDX ID alphabet [A-Za-z0-9.-], keeping it
+// unique by appending a short hash when characters had to be replaced.
+func spdxIDSafe(s string) string {
+	var b strings.Builder
+	changed := false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+			changed = true
+		}
+	}
+	if changed {
+		b.WriteString("-" + sha256Hex([]byte(s))[:8])
+	}
+	return b.String()
+}
+
+func sortedKeysBI(m map[string][]*buildinfo.BuildInfo) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

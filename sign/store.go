@@ -1,0 +1,241 @@
+package sign
+
+import (
+	"context"
+	"crypto"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	cremote "github.com/sigstore/cosign/v2/pkg/cosign/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci"
+	cempty "github.com/sigstore/cosign/v2/pkg/oci/empty"
+	clayout "github.com/sigstore/cosign/v2/pkg/oci/layout"
+	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/options"
+)
+
+// Annotations cosign puts on the descriptors of an OCI layout's index.json
+// to tell the signed subject from its signatures and attestations
+// (cosign save / cosign verify --local-image).
+const (
+	layoutKind           = "kind"
+	layoutKindImage      = "dev.cosignproject.cosign/image"
+	layoutKindImageIndex = "dev.cosignproject.cosign/imageIndex"
+	layoutKindSigs       = "dev.cosignproject.cosign/sigs"
+	layoutKindAtts       = "dev.cosignproject.cosign/atts"
+)
+
+// Ref returns the signed repository@digest.
+func (sd *Signed) Ref() string { return sd.ref.String() }
+
+// Push writes the signature and attestations to the subject's repository
+// under cosign's tags (sha256-<hex>.sig, sha256-<hex>.att), appending to
+// what is already there. The subject must already be in the registry
+// (push the image first): the signatures are attached to what the registry
+// serves for that digest, and the digest is checked against the signed one.
+func (sd *Signed) Push(ctx context.Context, opts ...remote.Option) error {
+	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts...)
+	oopts := []ociremote.Option{ociremote.WithRemoteOptions(ropts...)}
+	se, err := ociremote.SignedEntity(sd.ref, oopts...)
+	if err != nil {
+		return fmt.Errorf("reading %s from the registry (push the image before its signatures): %w", sd.ref, err)
+	}
+	if err := sd.checkDigest(se); err != nil {
+		return err
+	}
+	se, err = sd.attach(se)
+	if err != nil {
+		return err
+	}
+	if err := ociremote.WriteSignatures(sd.ref.Repository, se, oopts...); err != nil {
+		return fmt.Errorf("writing signature of %s: %w", sd.ref, err)
+	}
+	if len(sd.atts) > 0 {
+		if err := ociremote.WriteAttestations(sd.ref.Repository, se, oopts...); err != nil {
+			return fmt.Errorf("writing attestations of %s: %w", sd.ref, err)
+		}
+	}
+	return nil
+}
+
+func (sd *Signed) checkDigest(se oci.SignedEntity) error {
+	h, err := se.Digest()
+	if err != nil {
+		return fmt.Errorf("digest of %s: %w", sd.ref, err)
+	}
+	if h.String() != sd.ref.DigestStr() {
+		return fmt.Errorf("%s: the stored subject has digest %s, not the signed %s", sd.ref.Repository, h, sd.ref.DigestStr())
+	}
+	return nil
+}
+
+// attach adds the signature and attestations to se, skipping ones that are
+// already there (same payload, verifying with the same key).
+func (sd *Signed) attach(se oci.SignedEntity) (oci.SignedEntity, error) {
+	dd := cremote.NewDupeDetector(sd.dedupe)
+	se, err := mutate.AttachSignatureToEntity(se, sd.sig, mutate.WithDupeDetector(dd))
+	if err != nil {
+		return nil, fmt.Errorf("attaching signature: %w", err)
+	}
+	for _, att := range sd.atts {
+		se, err = mutate.AttachAttestationToEntity(se, att, mutate.WithDupeDetector(dd))
+		if err != nil {
+			return nil, fmt.Errorf("attaching attestation: %w", err)
+		}
+	}
+	return se, nil
+}
+
+// AppendToLayout adds the signature and attestations to the OCI image
+// layout at path, which must already hold the signed subject (as written by
+// image.WriteLayout or cosign save). The layout ends up in cosign's format:
+// the subject's descriptor is marked as the signed image (or index) and the
+// signatures and attestations are one image each, so `cosign verify
+// --local-image` and `fullsend verify --layout` both read it. index.json is
+// replaced atomically, after every blob is in place.
+func (sd *Signed) AppendToLayout(path string) error {
+	p, err := layout.FromPath(path)
+	if err != nil {
+		return fmt.Errorf("opening OCI layout %s: %w", path, err)
+	}
+	ii, err := p.ImageIndex()
+	if err != nil {
+		return fmt.Errorf("reading OCI layout %s: %w", path, err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return fmt.Errorf("reading OCI layout %s: %w", path, err)
+	}
+	se, err := clayout.SignedImageIndex(path)
+	if err != nil {
+		return fmt.Errorf("reading OCI layout %s: %w", path, err)
+	}
+	sigs, err := se.Signatures()
+	if err != nil {
+		return fmt.Errorf("reading signatures in %s: %w", path, err)
+	}
+	atts, err := se.Attestations()
+	if err != nil {
+		return fmt.Errorf("reading attestations in %s: %w", path, err)
+	}
+	if sigs == nil {
+		sigs = cempty.Signatures()
+	}
+	if atts == nil {
+		atts = cempty.Signatures()
+	}
+
+	var kept []v1.Descriptor
+	found := false
+	for _, desc := range im.Manifests {
+		switch desc.Annotations[layoutKind] {
+		case layoutKindSigs, layoutKindAtts:
+			continue // replaced below
+		}
+		if desc.Digest.String() == sd.ref.DigestStr() {
+			found = true
+			ann := make(map[string]string, len(desc.Annotations)+1)
+			maps.Copy(ann, desc.Annotations)
+			ann[layoutKind] = layoutKindImage
+			if desc.MediaType.IsIndex() {
+				ann[layoutKind] = layoutKindImageIndex
+			}
+			desc.Annotations = ann
+		} else if k := desc.Annotations[layoutKind]; k == layoutKindImage || k == layoutKindImageIndex {
+			return fmt.Errorf("OCI layout %s already marks %s as its signed subject, not %s", path, desc.Digest, sd.ref.DigestStr())
+		}
+		kept = append(kept, desc)
+	}
+	if !found {
+		return fmt.Errorf("OCI layout %s does not hold %s: write the image there first", path, sd.ref.DigestStr())
+	}
+	dd := cremote.NewDupeDetector(sd.dedupe)
+	if sigs, err = appendDeduped(sigs, dd, sd.sig); err != nil {
+		return err
+	}
+	if atts, err = appendDeduped(atts, dd, sd.atts...); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		img  oci.Signatures
+		kind string
+	}{{sigs, layoutKindSigs}, {atts, layoutKindAtts}} {
+		if n, err := x.img.Get(); err != nil {
+			return err
+		} else if len(n) == 0 {
+			continue
+		}
+		if err := p.WriteImage(x.img); err != nil {
+			return fmt.Errorf("writing %s to %s: %w", x.kind, path, err)
+		}
+		desc, err := partial.Descriptor(x.img)
+		if err != nil {
+			return err
+		}
+		desc.Annotations = map[string]string{layoutKind: x.kind}
+		kept = append(kept, *desc)
+	}
+	im.Manifests = kept
+	raw, err := json.MarshalIndent(im, "", "   ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(path, "index.json"), raw, 0o644)
+}
+
+func appendDeduped(base oci.Signatures, dd mutate.DupeDetector, add ...oci.Signature) (oci.Signatures, error) {
+	var fresh []oci.Signature
+	for _, s := range add {
+		dup, err := dd.Find(base, s)
+		if err != nil {
+			return nil, fmt.Errorf("looking for duplicate signatures: %w", err)
+		}
+		if dup == nil {
+			fresh = append(fresh, s)
+		}
+	}
+	if len(fresh) == 0 {
+		return base, nil
+	}
+	return mutate.AppendSignatures(base, false, fresh...)
+}
+
+// writeFileAtomic replaces path with data through a temp file and rename.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".fullsend-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// signatureContext passes ctx to KMS-backed signers.
+func signatureContext(ctx context.Context) signature.SignOption {
+	return options.WithContext(ctx)
+}
+
+func marshalPublicKeyPEM(pub crypto.PublicKey) ([]byte, error) {
+	return cryptoutils.MarshalPublicKeyToPEM(pub)
+}
