@@ -102,12 +102,12 @@ type CatalogRule struct {
 
 // CatalogRuntime is the baseline of one agent runtime.
 type CatalogRuntime struct {
-	Binaries        []string                    `json:"binaries"`
-	State           []string                    `json:"state"`
-	Providers       map[string]CatalogProvider  `json:"providers"`
-	DefaultProvider string                      `json:"default_provider"`
-	Flags           map[Tier][]string           `json:"flags"`
-	Env             map[Tier]map[string]string  `json:"env,omitempty"`
+	Binaries        []string                   `json:"binaries"`
+	State           []string                   `json:"state"`
+	Providers       map[string]CatalogProvider `json:"providers"`
+	DefaultProvider string                     `json:"default_provider"`
+	Flags           map[Tier][]string          `json:"flags"`
+	Env             map[Tier]map[string]string `json:"env,omitempty"`
 }
 
 // CatalogProvider maps a model provider to the profiles reaching its API.
