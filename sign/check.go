@@ -373,6 +373,19 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 // attestationStatement decodes the in-toto statement of a DSSE attestation
 // layer (before its signature is checked: only used to select by type).
 func attestationStatement(att oci.Signature) (*Statement, error) {
+	body, err := attestationStatementBytes(att)
+	if err != nil {
+		return nil, err
+	}
+	var st Statement
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, fmt.Errorf("in-toto statement: %w", err)
+	}
+	return &st, nil
+}
+
+// attestationStatementBytes returns the DSSE payload of an attestation.
+func attestationStatementBytes(att oci.Signature) ([]byte, error) {
 	raw, err := att.Payload()
 	if err != nil {
 		return nil, err
@@ -391,11 +404,7 @@ func attestationStatement(att oci.Signature) (*Statement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DSSE payload: %w", err)
 	}
-	var st Statement
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, fmt.Errorf("in-toto statement: %w", err)
-	}
-	return &st, nil
+	return body, nil
 }
 
 func signerLabel(sig oci.Signature, fallback string) string {

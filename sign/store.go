@@ -1,6 +1,7 @@
 package sign
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 )
 
@@ -87,8 +89,9 @@ func (sd *Signed) attach(se oci.SignedEntity) (oci.SignedEntity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attaching signature: %w", err)
 	}
+	ad := attestationDupes{sd.dedupe}
 	for _, att := range sd.atts {
-		se, err = mutate.AttachAttestationToEntity(se, att, mutate.WithDupeDetector(dd))
+		se, err = mutate.AttachAttestationToEntity(se, att, mutate.WithDupeDetector(ad))
 		if err != nil {
 			return nil, fmt.Errorf("attaching attestation: %w", err)
 		}
@@ -163,7 +166,7 @@ func (sd *Signed) AppendToLayout(path string) error {
 	if sigs, err = appendDeduped(sigs, dd, sd.sig); err != nil {
 		return err
 	}
-	if atts, err = appendDeduped(atts, dd, sd.atts...); err != nil {
+	if atts, err = appendDeduped(atts, attestationDupes{sd.dedupe}, sd.atts...); err != nil {
 		return err
 	}
 	for _, x := range []struct {
@@ -208,6 +211,46 @@ func appendDeduped(base oci.Signatures, dd mutate.DupeDetector, add ...oci.Signa
 		return base, nil
 	}
 	return mutate.AppendSignatures(base, false, fresh...)
+}
+
+// attestationDupes finds an existing attestation equal to a new one: same
+// predicate type, the same in-toto statement bytes, and a DSSE signature
+// that verifies with the signer's key. (cosign's DupeDetector only knows
+// simple-signing layers.) Re-signing a reproducible build therefore does
+// not grow the .att image.
+type attestationDupes struct{ v signature.Verifier }
+
+func (d attestationDupes) Find(existing oci.Signatures, newAtt oci.Signature) (oci.Signature, error) {
+	want, err := attestationStatementBytes(newAtt)
+	if err != nil {
+		return nil, err
+	}
+	newAnn, err := newAtt.Annotations()
+	if err != nil {
+		return nil, err
+	}
+	list, err := existing.Get()
+	if err != nil {
+		return nil, err
+	}
+	for _, old := range list {
+		ann, err := old.Annotations()
+		if err != nil || ann["predicateType"] != newAnn["predicateType"] {
+			continue
+		}
+		got, err := attestationStatementBytes(old)
+		if err != nil || !bytes.Equal(got, want) {
+			continue
+		}
+		env, err := old.Payload()
+		if err != nil {
+			continue
+		}
+		if dsse.WrapVerifier(d.v).VerifySignature(bytes.NewReader(env), nil) == nil {
+			return old, nil
+		}
+	}
+	return nil, nil
 }
 
 // writeFileAtomic replaces path with data through a temp file and rename.
