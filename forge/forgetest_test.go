@@ -90,15 +90,15 @@ func (f *fakeForge) requests() []recorded {
 // testProxy is a proxy in front of a fake forge, with one read and one write
 // agent token minted.
 type testProxy struct {
-	forge         *fakeForge
-	server        *Server
-	url           string
-	audit         *bytes.Buffer
-	auditMu       *sync.Mutex
-	client        *http.Client
-	reader        string
-	writer        string
-	registry      *Registry
+	forge    *fakeForge
+	server   *Server
+	url      string
+	audit    *bytes.Buffer
+	auditMu  *sync.Mutex
+	client   *http.Client
+	reader   string
+	writer   string
+	registry *Registry
 }
 
 type lockedBuffer struct {

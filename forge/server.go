@@ -355,8 +355,11 @@ type proxyError struct {
 	Error   string `json:"error"`
 }
 
+// deniedCode is the error code of every proxy refusal.
+const deniedCode = "forge_proxy_denied"
+
 func deny(w http.ResponseWriter, status int, reason string) (int, int, string) {
-	WriteError(w, status, reason)
+	WriteError(w, status, deniedCode, reason)
 	return status, 0, reason
 }
 
@@ -365,16 +368,17 @@ func denyErr(w http.ResponseWriter, err error) (int, int, string) {
 }
 
 func fail(w http.ResponseWriter, status, forgeStatus int, reason string) (int, int, string) {
-	WriteError(w, status, reason)
+	WriteError(w, status, deniedCode, reason)
 	return status, forgeStatus, reason
 }
 
-// WriteError writes a JSON refusal: {"message": reason, "error": "forge_proxy_denied"}.
-func WriteError(w http.ResponseWriter, status int, reason string) {
+// WriteError writes a JSON refusal shaped like a GitHub error:
+// {"message": reason, "error": code}.
+func WriteError(w http.ResponseWriter, status int, code, reason string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(proxyError{Message: reason, Error: "forge_proxy_denied"})
+	_ = json.NewEncoder(w).Encode(proxyError{Message: reason, Error: code})
 }
 
 func newRequestID() string {
