@@ -1,0 +1,371 @@
+package lint
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// Decision is the verdict on one request, with the element that decided it.
+type Decision struct {
+	Allowed bool `json:"allowed"`
+	// Audit is set when an endpoint that is not enforced let through a
+	// request its rules deny: OpenShell logs it and allows it.
+	Audit  bool   `json:"audit,omitempty"`
+	Reason string `json:"reason"`
+	// Policy is the network policy key; Path the deciding element, e.g.
+	// network_policies.github.endpoints[0].rules[2].
+	Policy string `json:"policy,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// Verdict renders the decision as allow, deny or audit.
+func (d Decision) Verdict() string {
+	switch {
+	case d.Audit:
+		return "audit"
+	case d.Allowed:
+		return "allow"
+	}
+	return "deny"
+}
+
+// Ranges and ports OpenShell's SSRF guard always blocks, whatever the policy.
+var (
+	alwaysBlocked = []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.0.0/16"),
+		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("fe80::/10"), netip.MustParsePrefix("::/128"),
+	}
+	privateRanges = []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+		netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("fc00::/7"),
+	}
+	controlPlanePorts = map[int]bool{2379: true, 2380: true, 6443: true, 10250: true, 10255: true}
+)
+
+func inAny(a netip.Addr, ps []netip.Prefix) bool {
+	a = a.Unmap()
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide evaluates a request against a policy with OpenShell's semantics:
+//
+//   - the SSRF guard first: loopback, link-local (cloud metadata), 0.0.0.0
+//     and control-plane ports are always denied; a private address needs an
+//     exact host name or allowed_ips covering it;
+//   - a network policy applies when one of its endpoints matches host and
+//     port AND one of its binaries matches the process or any ancestor;
+//   - an endpoint without an L7 protocol (or protocol tcp) allows the whole
+//     connection; otherwise deny_rules win, then access presets or allow
+//     rules decide; enforcement other than "enforce" turns a deny into an
+//     audited allow.
+func Decide(p *policycue.Policy, r *Request) Decision {
+	if controlPlanePorts[r.Port] {
+		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
+	}
+	host := normHost(r.Host)
+	addr, isIP := r.Addr, r.Addr.IsValid()
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		addr, isIP = a, true
+	}
+	if isIP && inAny(addr, alwaysBlocked) {
+		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
+	}
+
+	type match struct {
+		key  string
+		i    int
+		ep   *policycue.Endpoint
+		host bool // host+port matched but no binary did
+	}
+	var matches []match
+	hostMatched := false
+	for _, key := range p.PolicyKeys() {
+		np := p.NetworkPolicies[key]
+		var eps []int
+		for i := range np.Endpoints {
+			if endpointMatches(&np.Endpoints[i], host, r.Port) {
+				eps = append(eps, i)
+			}
+		}
+		if len(eps) == 0 {
+			continue
+		}
+		hostMatched = true
+		if !binaryMatches(np.Binaries, r.Binaries()) {
+			continue
+		}
+		for _, i := range eps {
+			matches = append(matches, match{key: key, i: i, ep: &p.NetworkPolicies[key].Endpoints[i]})
+		}
+	}
+	if len(matches) == 0 {
+		if hostMatched {
+			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
+		}
+		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
+	}
+
+	// The SSRF guard for private addresses, per matching endpoint.
+	if isIP && inAny(addr, privateRanges) {
+		kept := matches[:0]
+		for _, m := range matches {
+			if privateAllowed(m.ep, addr) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == 0 {
+			return Decision{Reason: fmt.Sprintf("%s is a private address: it needs an exact host name or allowed_ips covering it", addr)}
+		}
+		matches = kept
+	} else if isIP {
+		kept := matches[:0]
+		for _, m := range matches {
+			if len(m.ep.AllowedIPs) == 0 || ipAllowed(m.ep.AllowedIPs, addr) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == 0 {
+			return Decision{Reason: fmt.Sprintf("%s is outside the endpoint's allowed_ips", addr)}
+		}
+		matches = kept
+	}
+
+	// deny_rules on any applicable endpoint win.
+	for _, m := range matches {
+		if !isL7(m.ep) {
+			continue
+		}
+		for j := range m.ep.DenyRules {
+			if requestMatches(&m.ep.DenyRules[j], r, false) {
+				d := Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
+					Reason: fmt.Sprintf("denied by deny rule %s %s", m.ep.DenyRules[j].Method, m.ep.DenyRules[j].Path)}
+				return audited(m.ep, d)
+			}
+		}
+	}
+	var denied *Decision
+	for _, m := range matches {
+		if !isL7(m.ep) {
+			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
+				Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection", m.ep.Host)}
+		}
+		if r.Method == "" {
+			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
+				Reason: "the connection is allowed; requests over it are checked against the L7 rules"}
+		}
+		if d, ok := allowedByEndpoint(m.key, m.i, m.ep, r); ok {
+			return d
+		}
+		if denied == nil {
+			d := audited(m.ep, Decision{Policy: m.key, Path: epPath(m.key, m.i),
+				Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s", m.ep.Host, r.Method, r.Path)})
+			denied = &d
+		}
+	}
+	return *denied
+}
+
+// audited turns a deny on an endpoint without enforcement: enforce into an
+// allow that OpenShell reports.
+func audited(ep *policycue.Endpoint, d Decision) Decision {
+	if ep.Enforcement != policycue.EnforcementEnforce {
+		d.Allowed, d.Audit = true, true
+		d.Reason += fmt.Sprintf(" (enforcement %q: audited, not blocked)", ep.Enforcement)
+	}
+	return d
+}
+
+func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request) (Decision, bool) {
+	if ep.Access != "" {
+		if methodInPreset(ep.Access, r.Method) {
+			return Decision{Allowed: true, Policy: key, Path: epPath(key, i) + ".access",
+				Reason: fmt.Sprintf("access %s allows %s", ep.Access, r.Method)}, true
+		}
+		return Decision{}, false
+	}
+	for j := range ep.Rules {
+		if requestMatches(&ep.Rules[j].Allow, r, true) {
+			m := ep.Rules[j].Allow
+			return Decision{Allowed: true, Policy: key, Path: fmt.Sprintf("%s.rules[%d]", epPath(key, i), j),
+				Reason: fmt.Sprintf("allowed by rule %s %s", m.Method, m.Path)}, true
+		}
+	}
+	return Decision{}, false
+}
+
+func epPath(key string, i int) string { return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i) }
+
+func isL7(ep *policycue.Endpoint) bool {
+	return ep.Protocol != "" && ep.Protocol != policycue.ProtocolTCP
+}
+
+func readMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+func methodInPreset(access, method string) bool {
+	method = strings.ToUpper(method)
+	switch access {
+	case policycue.AccessReadOnly:
+		return readMethod(method)
+	case policycue.AccessReadWrite:
+		return readMethod(method) || method == "POST" || method == "PUT" || method == "PATCH"
+	case policycue.AccessFull:
+		return true
+	}
+	return false
+}
+
+// requestMatches matches method, path and query. For allow rules a GET rule
+// also allows HEAD.
+func requestMatches(m *policycue.Match, r *Request, allow bool) bool {
+	want, got := strings.ToUpper(m.Method), strings.ToUpper(r.Method)
+	if want != "*" && want != got && !(allow && want == "GET" && got == "HEAD") {
+		return false
+	}
+	if !pathMatches(m.Path, r.Path) {
+		return false
+	}
+	for name, qm := range m.Query {
+		vals, ok := r.Query[name]
+		if !ok || !queryMatches(qm, vals) {
+			return false
+		}
+	}
+	return true
+}
+
+// pathMatches matches a rule path glob with doublestar: "**" crosses "/",
+// "*" stays within one segment. An empty pattern or "**" matches any path.
+func pathMatches(pattern, p string) bool {
+	if pattern == "" || pattern == "**" || pattern == "/**" {
+		return true
+	}
+	ok, err := doublestar.Match(pattern, p)
+	return err == nil && ok
+}
+
+// queryMatches holds when every value of the parameter matches the glob (or
+// one of the any globs): a repeated parameter cannot smuggle a second value.
+func queryMatches(qm policycue.QueryMatch, vals []string) bool {
+	globs := qm.Any
+	if len(globs) == 0 {
+		globs = []string{qm.Glob}
+	}
+	for _, v := range vals {
+		ok := false
+		for _, g := range globs {
+			if valueGlob(g).MatchString(v) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// valueGlob compiles a query value glob: "*" any run, "?" one character.
+func valueGlob(g string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, c := range g {
+		switch c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// hostMatches applies OpenShell's host globs: a wildcard only as the whole
+// first label, "*." one label, "**." one or more, never the apex.
+func hostMatches(pattern, host string) bool {
+	pattern = normHost(pattern)
+	switch {
+	case strings.HasPrefix(pattern, "**."):
+		suffix := pattern[2:]
+		return strings.HasSuffix(host, suffix) && len(host) > len(suffix) && !strings.Contains(suffix[1:], "*")
+	case strings.HasPrefix(pattern, "*."):
+		suffix := pattern[1:]
+		if !strings.HasSuffix(host, suffix) || strings.Contains(suffix[1:], "*") {
+			return false
+		}
+		label := strings.TrimSuffix(host, suffix)
+		return label != "" && !strings.Contains(label, ".")
+	}
+	return !strings.Contains(pattern, "*") && pattern == host
+}
+
+func endpointMatches(ep *policycue.Endpoint, host string, port int) bool {
+	if !hostMatches(ep.Host, host) {
+		return false
+	}
+	if ep.Port == port {
+		return true
+	}
+	for _, p := range ep.Ports {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+// binaryMatches holds when a binary glob matches the process or any ancestor.
+func binaryMatches(bins []policycue.Binary, chain []string) bool {
+	for _, b := range bins {
+		for _, exe := range chain {
+			if ok, err := doublestar.Match(b.Path, exe); err == nil && ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func privateAllowed(ep *policycue.Endpoint, a netip.Addr) bool {
+	if len(ep.AllowedIPs) > 0 {
+		return ipAllowed(ep.AllowedIPs, a)
+	}
+	return !strings.Contains(ep.Host, "*")
+}
+
+func ipAllowed(list []string, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil && p.Contains(a) {
+			return true
+		}
+		if ip, err := netip.ParseAddr(s); err == nil && ip.Unmap() == a {
+			return true
+		}
+	}
+	return false
+}

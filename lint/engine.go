@@ -1,0 +1,419 @@
+// Package lint checks OpenShell policies with OPA: an embedded, conftest-shaped
+// Rego rule set plus user rule directories, exceptions and waivers, rendered
+// as text, JSON, SARIF, GitHub annotations or GitLab Code Quality. It also
+// decides "would this request be allowed?" for `fullsend policy test`.
+package lint
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+//go:embed rules/*.rego
+var builtinRules embed.FS
+
+// BuiltinRules returns the embedded rule set (rules/*.rego, tests included),
+// for tools that want to run it elsewhere, e.g. under conftest.
+func BuiltinRules() fs.FS {
+	sub, err := fs.Sub(builtinRules, "rules")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the directory
+	}
+	return sub
+}
+
+// Severities of a finding. A rule's severity is its name prefix, as in
+// conftest: deny_* and violation_* deny, warn_* warn.
+const (
+	SeverityDeny = "deny"
+	SeverityWarn = "warn"
+)
+
+// ErrLintFailed is returned (wrapped) by callers that turn findings at or
+// above the fail-on severity into an error.
+var ErrLintFailed = errors.New("lint findings")
+
+// Options configures an Engine.
+type Options struct {
+	// RuleDirs are extra directories of *.rego rules (conftest shape); files
+	// ending in _test.rego are skipped.
+	RuleDirs []fs.FS
+	// DataPaths are JSON or YAML data files or directories, loaded like
+	// `conftest --data` / `opa eval --data` (a file's content at data's root).
+	DataPaths []string
+	// Waivers accept individual findings with a reason; they are added to
+	// the waivers listed in data.fullsend.waivers.
+	Waivers []Waiver
+	// NoBuiltin drops the embedded rule set (only RuleDirs are run).
+	NoBuiltin bool
+}
+
+// RuleInfo describes one deny_/warn_/violation_ rule the engine runs.
+type RuleInfo struct {
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	ID          string `json:"id"`
+	Severity    string `json:"severity"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// File is the rule module, for builtin rules relative to lint/rules.
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+// Engine evaluates the rule set. It is safe for concurrent use: the query is
+// prepared once in New and only evaluated afterwards.
+type Engine struct {
+	rules       []RuleInfo
+	byRef       map[string]*RuleInfo // "namespace.rule" -> info
+	query       rego.PreparedEvalQuery
+	dataContext ast.Value // data.fullsend.context from data files, if any
+	waivers     []Waiver
+}
+
+var ruleName = regexp.MustCompile(`^(deny|violation|warn)(_[a-zA-Z0-9_]+)*$`)
+
+// New loads and compiles the rules and data and prepares the lint query.
+func New(ctx context.Context, opts Options) (*Engine, error) {
+	modules := map[string]*ast.Module{}
+	if !opts.NoBuiltin {
+		if err := parseRules(builtinRules, "rules", "builtin:", modules); err != nil {
+			return nil, err
+		}
+	}
+	for i, dir := range opts.RuleDirs {
+		if err := parseRules(dir, ".", fmt.Sprintf("rules%d:", i), modules); err != nil {
+			return nil, err
+		}
+	}
+	if len(modules) == 0 {
+		return nil, errors.New("no lint rules: the builtin set is off and no rule directory holds *.rego files")
+	}
+	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
+	if compiler.Compile(modules); compiler.Failed() {
+		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
+	}
+	e := &Engine{byRef: map[string]*RuleInfo{}}
+	exceptions := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
+		mod := compiler.Modules[name]
+		ns := strings.TrimPrefix(mod.Package.Path.String(), "data.")
+		for _, r := range mod.Rules {
+			head := r.Head.Ref().String()
+			if head == "exception" {
+				exceptions[ns] = true
+				continue
+			}
+			if !ruleName.MatchString(head) {
+				continue
+			}
+			ref := ns + "." + head
+			if e.byRef[ref] != nil {
+				continue
+			}
+			info := RuleInfo{Namespace: ns, Name: head, ID: ref, Severity: prefixSeverity(head),
+				File: strings.SplitN(name, ":", 2)[1], Line: r.Location.Row}
+			for _, a := range compiler.GetAnnotationSet().GetRuleScope(r) {
+				info.Title, info.Description = a.Title, strings.TrimSpace(a.Description)
+				if id, ok := a.Custom["id"].(string); ok && id != "" {
+					info.ID = id
+				}
+			}
+			e.rules = append(e.rules, info)
+			e.byRef[ref] = &e.rules[len(e.rules)-1]
+		}
+	}
+	// byRef points into e.rules; rebuild after appends moved the backing array.
+	for i := range e.rules {
+		e.byRef[e.rules[i].Namespace+"."+e.rules[i].Name] = &e.rules[i]
+	}
+
+	data := map[string]any{}
+	if len(opts.DataPaths) > 0 {
+		res, err := loader.NewFileLoader().Filtered(opts.DataPaths, func(_ string, info fs.FileInfo, _ int) bool {
+			return !info.IsDir() && !isDataFile(info.Name())
+		})
+		if err != nil {
+			return nil, fmt.Errorf("loading lint data: %w", err)
+		}
+		data = res.Documents
+	}
+	waivers, err := waiversFromData(data)
+	if err != nil {
+		return nil, err
+	}
+	e.waivers = append(waivers, opts.Waivers...)
+	if c, ok := lookup(data, "fullsend", "context"); ok {
+		v, err := ast.InterfaceToValue(c)
+		if err != nil {
+			return nil, fmt.Errorf("data.fullsend.context: %w", err)
+		}
+		e.dataContext = v
+	}
+
+	q, err := e.buildQuery(exceptions)
+	if err != nil {
+		return nil, err
+	}
+	pq, err := rego.New(
+		rego.ParsedQuery(q),
+		rego.Compiler(compiler),
+		rego.Store(inmem.NewFromObject(data)),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("preparing lint query: %w", err)
+	}
+	e.query = pq
+	return e, nil
+}
+
+func isDataFile(name string) bool {
+	switch path.Ext(name) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
+}
+
+// parseRules parses every non-test *.rego file under dir of fsys.
+func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) error {
+	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading lint rules: %w", err)
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".rego") || strings.HasSuffix(p, "_test.rego") {
+			return nil
+		}
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return fmt.Errorf("reading lint rules: %w", err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		mod, err := ast.ParseModuleWithOpts(rel, string(src), ast.ParserOptions{
+			ProcessAnnotation: true, RegoVersion: ast.RegoV1,
+		})
+		if err != nil {
+			return fmt.Errorf("parsing lint rule %s: %w", rel, err)
+		}
+		into[prefix+rel] = mod
+		return nil
+	})
+}
+
+func prefixSeverity(rule string) string {
+	if strings.HasPrefix(rule, "warn") {
+		return SeverityWarn
+	}
+	return SeverityDeny
+}
+
+// buildQuery evaluates every rule set and exception in one query, with the
+// policy document as input and the fullsend context as data.fullsend.context:
+//
+//	r := {"ns": {"deny_x": data.ns.deny_x, ..., "exception": data.ns.exception}}
+//	  with input as input.policy with data.fullsend.context as input.context
+func (e *Engine) buildQuery(exceptions map[string]bool) (ast.Body, error) {
+	byNS := map[string][]string{}
+	for _, r := range e.rules {
+		byNS[r.Namespace] = append(byNS[r.Namespace], r.Name)
+	}
+	for ns := range exceptions {
+		if _, ok := byNS[ns]; ok {
+			byNS[ns] = append(byNS[ns], "exception")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("r := {")
+	for i, ns := range slices.Sorted(maps.Keys(byNS)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q: {", ns)
+		for j, name := range byNS[ns] {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q: data.%s.%s", name, nsRef(ns), name)
+		}
+		b.WriteString("}")
+	}
+	b.WriteString("} with input as input.policy with data.fullsend.context as input.context")
+	q, err := ast.ParseBodyWithOpts(b.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, fmt.Errorf("building lint query: %w", err)
+	}
+	return q, nil
+}
+
+// nsRef renders a package path as a reference, quoting non-identifier parts.
+func nsRef(ns string) string {
+	parts := strings.Split(ns, ".")
+	var b strings.Builder
+	for i, p := range parts {
+		if identifier.MatchString(p) {
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p)
+		} else {
+			fmt.Fprintf(&b, "[%q]", p)
+		}
+	}
+	return b.String()
+}
+
+// Rules lists the rules the engine runs, sorted by id.
+func (e *Engine) Rules() []RuleInfo {
+	out := slices.Clone(e.rules)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func lookup(m map[string]any, keys ...string) (any, bool) {
+	var cur any = m
+	for _, k := range keys {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// Lint evaluates every input and returns all findings, waivers applied.
+func (e *Engine) Lint(ctx context.Context, inputs []Input) (*Report, error) {
+	rep := &Report{Rules: e.Rules()}
+	for i := range inputs {
+		fs, err := e.lintOne(ctx, &inputs[i])
+		if err != nil {
+			return nil, err
+		}
+		rep.Findings = append(rep.Findings, fs...)
+		rep.Policies++
+	}
+	rep.sort()
+	return rep, nil
+}
+
+func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
+	if in.Policy == nil {
+		return nil, fmt.Errorf("linting %s: no policy", in.label())
+	}
+	ctxVal := in.Context.value()
+	if in.Context.IsZero() && e.dataContext != nil {
+		ctxVal = e.dataContext
+	}
+	input := ast.NewObject(
+		ast.Item(ast.InternedTerm("policy"), ast.NewTerm(DocumentValue(in.Policy))),
+		ast.Item(ast.InternedTerm("context"), ast.NewTerm(ctxVal)),
+	)
+	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		return nil, fmt.Errorf("linting %s: %w", in.label(), err)
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("linting %s: query returned %d results, want 1", in.label(), len(rs))
+	}
+	byNS, ok := rs[0].Bindings["r"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
+	}
+	var out []Finding
+	for ns, v := range byNS {
+		sets, _ := v.(map[string]any)
+		excepted := exceptionNames(sets["exception"])
+		for name, msgs := range sets {
+			if name == "exception" {
+				continue
+			}
+			info := e.byRef[ns+"."+name]
+			for _, m := range asList(msgs) {
+				f := e.finding(in, info, m)
+				if excepted[bareName(name)] {
+					f.Waived = "exception in " + ns
+				}
+				out = append(out, f)
+			}
+		}
+	}
+	for i := range out {
+		if out[i].Waived == "" {
+			out[i].Waived = matchWaiver(e.waivers, &out[i])
+		}
+	}
+	return out, nil
+}
+
+// exceptionNames flattens conftest's `exception contains rules` value (a set
+// of arrays of rule names without the deny_/warn_ prefix).
+func exceptionNames(v any) map[string]bool {
+	out := map[string]bool{}
+	for _, group := range asList(v) {
+		for _, n := range asList(group) {
+			if s, ok := n.(string); ok {
+				out[s] = true
+			}
+		}
+	}
+	return out
+}
+
+// bareName strips the deny/warn/violation prefix, as conftest does when it
+// matches exceptions: deny_foo -> foo.
+func bareName(rule string) string {
+	return strings.TrimPrefix(rulePrefix.ReplaceAllString(rule, ""), "_")
+}
+
+var rulePrefix = regexp.MustCompile(`^(deny|violation|warn)`)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return nil
+}
+
+func (e *Engine) finding(in *Input, info *RuleInfo, msg any) Finding {
+	f := Finding{
+		RuleID: info.ID, Severity: info.Severity, Title: info.Title, Rule: info.Namespace + "." + info.Name,
+		Policy: in.File, Agent: in.Name,
+	}
+	switch m := msg.(type) {
+	case string:
+		f.Message = m
+	case map[string]any:
+		f.Message, _ = m["msg"].(string)
+		if id, ok := m["id"].(string); ok && id != "" {
+			f.RuleID = id
+		}
+		f.PolicyPath, _ = m["path"].(string)
+	default:
+		f.Message = fmt.Sprint(m)
+	}
+	if src := policycue.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
+		s := src[0]
+		f.Source = &s
+	}
+	return f
+}

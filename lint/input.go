@@ -1,0 +1,256 @@
+package lint
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// Input is one policy to lint, with the fullsend context rules may use.
+type Input struct {
+	// Name is the agent name ("" when unknown).
+	Name string
+	// File is the policy file path findings name.
+	File string
+	// Policy is the policy model; rules see it as the YAML document
+	// policycue.Marshal emits (DocumentValue).
+	Policy *policycue.Policy
+	// Context is the fullsend context, data.fullsend.context to the rules.
+	Context Context
+}
+
+func (in *Input) label() string {
+	switch {
+	case in.File != "":
+		return in.File
+	case in.Name != "":
+		return "agent " + in.Name
+	}
+	return "policy"
+}
+
+// Context is what fullsend knows about a policy beyond the document: the
+// agent, its tier and subagents, where each element came from, and all other
+// agents (for privilege lifting). Rules read it as data.fullsend.context; it
+// encodes to the same JSON for `conftest --data` and `opa eval --data`.
+type Context struct {
+	Agent string `json:"agent,omitempty"`
+	// Tier is read-only, network or full.
+	Tier string `json:"tier,omitempty"`
+	// Runtime marks a policy meant to be loaded as is: no placeholder may remain.
+	Runtime bool     `json:"runtime,omitempty"`
+	Spawns  []string `json:"spawns,omitempty"`
+	Skills  []string `json:"skills,omitempty"`
+	// Placeholders are the placeholders the agent may leave open for the
+	// runner. nil means unknown (not checked); empty means none allowed.
+	Placeholders []string `json:"placeholders,omitempty"`
+	// Provenance maps policy paths to their sources (Policy.Provenance()).
+	Provenance map[string][]policycue.Source `json:"provenance,omitempty"`
+	// Env is the environment the runner passes into the sandbox.
+	Env map[string]string `json:"env,omitempty"`
+	// Agents describes every agent of the project, by name.
+	Agents map[string]AgentInfo `json:"agents,omitempty"`
+}
+
+// AgentInfo is one agent as other agents' rules see it.
+type AgentInfo struct {
+	Tier   string   `json:"tier,omitempty"`
+	Spawns []string `json:"spawns,omitempty"`
+	// Writes is true when the agent's policy lets it change state (Writes).
+	Writes bool `json:"writes"`
+}
+
+// IsZero reports whether no context is known.
+func (c *Context) IsZero() bool {
+	return c.Agent == "" && c.Tier == "" && !c.Runtime && c.Spawns == nil && c.Skills == nil &&
+		c.Placeholders == nil && c.Provenance == nil && c.Env == nil && c.Agents == nil
+}
+
+// MarshalJSON encodes the context as data.fullsend.context sees it, keeping an
+// empty (non-nil) placeholder list, which means "none allowed".
+func (c Context) MarshalJSON() ([]byte, error) {
+	type plain Context
+	raw, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	if c.Placeholders == nil || len(c.Placeholders) > 0 {
+		return raw, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	m["placeholders"] = []string{}
+	return json.Marshal(m)
+}
+
+// DataDocument wraps the context as a data file for conftest/opa --data.
+func (c Context) DataDocument() map[string]any {
+	return map[string]any{"fullsend": map[string]any{"context": c}}
+}
+
+func (c *Context) value() ast.Value {
+	if c.IsZero() {
+		return ast.NewObject()
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return ast.NewObject() // unreachable: the context is plain data
+	}
+	v, err := ast.ValueFromReader(bytes.NewReader(raw))
+	if err != nil {
+		return ast.NewObject()
+	}
+	return v
+}
+
+// Writes reports whether a policy lets any binary change state: an L4-only
+// endpoint, access read-write or full, or a rule with a write method. The
+// Rego rule set uses the same definition (lib.writes).
+func Writes(p *policycue.Policy) bool {
+	for _, np := range p.NetworkPolicies {
+		for _, ep := range np.Endpoints {
+			if endpointWrites(&ep) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func endpointWrites(ep *policycue.Endpoint) bool {
+	if ep.Protocol == "" || ep.Protocol == policycue.ProtocolTCP {
+		return true
+	}
+	switch ep.Access {
+	case policycue.AccessReadWrite, policycue.AccessFull:
+		return true
+	case policycue.AccessReadOnly:
+		return false
+	}
+	for _, r := range ep.Rules {
+		if !readMethod(r.Allow.Method) {
+			return true
+		}
+	}
+	return false
+}
+
+// DocumentValue renders a policy as the Rego value of its YAML document:
+// the same keys, omissions and shapes policycue.Marshal emits and conftest
+// parses, built directly (no YAML round trip) because it is the hot path.
+func DocumentValue(p *policycue.Policy) ast.Value {
+	doc := ast.NewObject(ast.Item(str("version"), ast.IntNumberTerm(p.Version)))
+	if fs := p.FilesystemPolicy; fs != nil {
+		doc.Insert(str("filesystem_policy"), ast.ObjectTerm(
+			ast.Item(str("include_workdir"), ast.BooleanTerm(fs.IncludeWorkdir)),
+			ast.Item(str("read_only"), strList(fs.ReadOnly)),
+			ast.Item(str("read_write"), strList(fs.ReadWrite)),
+		))
+	}
+	if l := p.Landlock; l != nil {
+		doc.Insert(str("landlock"), ast.ObjectTerm(ast.Item(str("compatibility"), str(l.Compatibility))))
+	}
+	if pr := p.Process; pr != nil {
+		doc.Insert(str("process"), ast.ObjectTerm(
+			ast.Item(str("run_as_user"), str(pr.RunAsUser)),
+			ast.Item(str("run_as_group"), str(pr.RunAsGroup)),
+		))
+	}
+	if len(p.NetworkPolicies) > 0 {
+		nps := ast.NewObject()
+		for key, np := range p.NetworkPolicies {
+			eps := make([]*ast.Term, len(np.Endpoints))
+			for i := range np.Endpoints {
+				eps[i] = endpointTerm(&np.Endpoints[i])
+			}
+			bins := make([]*ast.Term, len(np.Binaries))
+			for i, b := range np.Binaries {
+				bins[i] = ast.ObjectTerm(ast.Item(str("path"), str(b.Path)))
+			}
+			nps.Insert(str(key), ast.ObjectTerm(
+				ast.Item(str("name"), str(np.Name)),
+				ast.Item(str("endpoints"), ast.ArrayTerm(eps...)),
+				ast.Item(str("binaries"), ast.ArrayTerm(bins...)),
+			))
+		}
+		doc.Insert(str("network_policies"), ast.NewTerm(nps))
+	}
+	return doc
+}
+
+func endpointTerm(ep *policycue.Endpoint) *ast.Term {
+	o := ast.NewObject(ast.Item(str("host"), str(ep.Host)))
+	if ep.Port != 0 {
+		o.Insert(str("port"), ast.IntNumberTerm(ep.Port))
+	}
+	if len(ep.Ports) > 0 {
+		ports := make([]*ast.Term, len(ep.Ports))
+		for i, p := range ep.Ports {
+			ports[i] = ast.IntNumberTerm(p)
+		}
+		o.Insert(str("ports"), ast.ArrayTerm(ports...))
+	}
+	for _, kv := range [][2]string{
+		{"protocol", ep.Protocol}, {"tls", ep.TLS}, {"enforcement", ep.Enforcement}, {"access", ep.Access},
+	} {
+		if kv[1] != "" {
+			o.Insert(str(kv[0]), str(kv[1]))
+		}
+	}
+	if len(ep.Rules) > 0 {
+		rules := make([]*ast.Term, len(ep.Rules))
+		for i := range ep.Rules {
+			rules[i] = ast.ObjectTerm(ast.Item(str("allow"), matchTerm(&ep.Rules[i].Allow)))
+		}
+		o.Insert(str("rules"), ast.ArrayTerm(rules...))
+	}
+	if len(ep.DenyRules) > 0 {
+		rules := make([]*ast.Term, len(ep.DenyRules))
+		for i := range ep.DenyRules {
+			rules[i] = matchTerm(&ep.DenyRules[i])
+		}
+		o.Insert(str("deny_rules"), ast.ArrayTerm(rules...))
+	}
+	if len(ep.AllowedIPs) > 0 {
+		o.Insert(str("allowed_ips"), strList(ep.AllowedIPs))
+	}
+	return ast.NewTerm(o)
+}
+
+func matchTerm(m *policycue.Match) *ast.Term {
+	o := ast.NewObject(ast.Item(str("method"), str(m.Method)), ast.Item(str("path"), str(m.Path)))
+	if len(m.Query) > 0 {
+		q := ast.NewObject()
+		keys := make([]string, 0, len(m.Query))
+		for k := range m.Query {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			qm := m.Query[k]
+			if len(qm.Any) > 0 {
+				q.Insert(str(k), ast.ObjectTerm(ast.Item(str("any"), strList(qm.Any))))
+			} else {
+				q.Insert(str(k), str(qm.Glob))
+			}
+		}
+		o.Insert(str("query"), ast.NewTerm(q))
+	}
+	return ast.NewTerm(o)
+}
+
+func str(s string) *ast.Term { return ast.StringTerm(s) }
+
+func strList(list []string) *ast.Term {
+	terms := make([]*ast.Term, len(list))
+	for i, s := range list {
+		terms[i] = ast.StringTerm(s)
+	}
+	return ast.ArrayTerm(terms...)
+}

@@ -1,0 +1,187 @@
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Request is one connection or HTTP request a sandboxed process makes.
+type Request struct {
+	// Method is the HTTP method, or "" for a bare connection (CONNECT).
+	Method string `json:"method,omitempty"`
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	Path   string `json:"path,omitempty"`
+	// Query holds the decoded query parameters.
+	Query url.Values `json:"query,omitempty"`
+	// Binary is the process executable; Ancestors its parent processes,
+	// nearest first. OpenShell matches policy binaries against all of them.
+	Binary    string   `json:"binary"`
+	Ancestors []string `json:"ancestors,omitempty"`
+	// Addr is the address the host resolves to, when the test names one.
+	Addr netip.Addr `json:"addr,omitzero"`
+}
+
+// Binaries returns the process followed by its ancestors.
+func (r *Request) Binaries() []string {
+	return append([]string{r.Binary}, r.Ancestors...)
+}
+
+// String renders the request in the syntax ParseRequest reads.
+func (r *Request) String() string {
+	var b strings.Builder
+	if r.Method == "" {
+		fmt.Fprintf(&b, "CONNECT %s", net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
+	} else {
+		scheme := "https"
+		if r.Port == 80 {
+			scheme = "http"
+		}
+		u := url.URL{Scheme: scheme, Host: r.Host, Path: r.Path, RawQuery: r.Query.Encode()}
+		if (scheme == "https" && r.Port != 443) || (scheme == "http" && r.Port != 80) {
+			u.Host = net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+		}
+		fmt.Fprintf(&b, "%s %s", r.Method, u.String())
+	}
+	fmt.Fprintf(&b, " from %s", r.Binary)
+	for _, a := range r.Ancestors {
+		fmt.Fprintf(&b, " via %s", a)
+	}
+	if r.Addr.IsValid() {
+		fmt.Fprintf(&b, " at %s", r.Addr)
+	}
+	return b.String()
+}
+
+// ErrBadRequest reports request syntax ParseRequest cannot read.
+var ErrBadRequest = errors.New("bad request")
+
+const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP], or CONNECT HOST:PORT from BINARY ..."
+
+var httpMethods = map[string]bool{
+	"GET": true, "HEAD": true, "OPTIONS": true, "POST": true, "PUT": true, "PATCH": true,
+	"DELETE": true, "TRACE": true, "CONNECT": true,
+}
+
+// ParseRequest reads a request in the policy-test syntax:
+//
+//	GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh
+//	POST https://api.github.com/graphql from /usr/bin/gh via /usr/bin/bash via /usr/bin/node
+//	GET http://host.docker.internal:8081/issues from /usr/bin/curl at 172.17.0.1
+//	CONNECT 169.254.169.254:80 from /usr/bin/curl
+//
+// Scheme https implies port 443, http port 80, ws 80 and wss 443; BINARY and
+// every ANCESTOR are absolute paths; "at IP" names the resolved address.
+func ParseRequest(s string) (*Request, error) {
+	f := strings.Fields(s)
+	if len(f) < 4 {
+		return nil, fmt.Errorf("%w %q: want %s", ErrBadRequest, s, requestSyntax)
+	}
+	r := &Request{}
+	method := strings.ToUpper(f[0])
+	if !httpMethods[method] {
+		return nil, fmt.Errorf("%w %q: unknown method %q", ErrBadRequest, s, f[0])
+	}
+	if method == "CONNECT" {
+		host, port, err := net.SplitHostPort(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: CONNECT needs HOST:PORT: %v", ErrBadRequest, s, err)
+		}
+		r.Host = host
+		if r.Port, err = parsePort(port); err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+		}
+	} else {
+		r.Method = method
+		if err := r.parseURL(f[1]); err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+		}
+	}
+	if r.Host == "" || strings.ContainsAny(r.Host, "*/ ") {
+		return nil, fmt.Errorf("%w %q: host %q is not a host name or address", ErrBadRequest, s, r.Host)
+	}
+	rest := f[2:]
+	for len(rest) > 0 {
+		if len(rest) < 2 {
+			return nil, fmt.Errorf("%w %q: %q needs a value (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
+		}
+		kw, val := strings.ToLower(rest[0]), rest[1]
+		rest = rest[2:]
+		switch kw {
+		case "from":
+			if r.Binary != "" {
+				return nil, fmt.Errorf("%w %q: more than one from", ErrBadRequest, s)
+			}
+			if !strings.HasPrefix(val, "/") {
+				return nil, fmt.Errorf("%w %q: binary %q must be an absolute path", ErrBadRequest, s, val)
+			}
+			r.Binary = val
+		case "via":
+			if !strings.HasPrefix(val, "/") {
+				return nil, fmt.Errorf("%w %q: ancestor %q must be an absolute path", ErrBadRequest, s, val)
+			}
+			r.Ancestors = append(r.Ancestors, val)
+		case "at":
+			a, err := netip.ParseAddr(val)
+			if err != nil || r.Addr.IsValid() {
+				return nil, fmt.Errorf("%w %q: at needs one IP address, got %q", ErrBadRequest, s, val)
+			}
+			r.Addr = a
+		default:
+			return nil, fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
+		}
+	}
+	if r.Binary == "" {
+		return nil, fmt.Errorf("%w %q: missing \"from BINARY\": OpenShell matches every connection to a process", ErrBadRequest, s)
+	}
+	return r, nil
+}
+
+func (r *Request) parseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	defaults := map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}
+	def, ok := defaults[u.Scheme]
+	if !ok {
+		return fmt.Errorf("URL %q: scheme must be https, http, wss or ws", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("URL %q: credentials in URLs are not accepted", raw)
+	}
+	if u.Fragment != "" {
+		return fmt.Errorf("URL %q: fragments never reach the server", raw)
+	}
+	r.Host, r.Port = u.Hostname(), def
+	if p := u.Port(); p != "" {
+		if r.Port, err = parsePort(p); err != nil {
+			return err
+		}
+	}
+	r.Path = u.EscapedPath()
+	if r.Path == "" {
+		r.Path = "/"
+	}
+	r.Query, err = url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("URL %q: query: %v", raw, err)
+	}
+	if len(r.Query) == 0 {
+		r.Query = nil
+	}
+	return nil
+}
+
+func parsePort(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Errorf("port %q must be 1..65535", s)
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+# METADATA
+# title: fullsend lint helpers
+# description: |
+#   Shared helpers for the fullsend OpenShell policy rules. The input is one
+#   OpenShell policy document, exactly as conftest sees the YAML file. The
+#   fullsend context (agent, tier, spawns, provenance, all agents) is read from
+#   data.fullsend.context; rules that need it do not fire without it.
+package fullsend.lib
+
+import rego.v1
+
+# context is the fullsend context of the policy under test, or {} without one.
+default context := {}
+
+context := data.fullsend.context
+
+# finding builds a conftest-compatible structured message: conftest prints
+# msg and keeps the other keys as metadata. meta is rego.metadata.rule().
+finding(meta, path, msg) := {
+	"msg": msg,
+	"id": meta.custom.id,
+	"severity": meta.custom.severity,
+	"title": meta.title,
+	"path": path,
+}
+
+# endpoints enumerates every endpoint as [policy key, index, endpoint].
+endpoints contains [key, i, ep] if {
+	some key, np in input.network_policies
+	some i, ep in np.endpoints
+}
+
+# binaries enumerates every binary as [policy key, index, binary path].
+binaries contains [key, i, b.path] if {
+	some key, np in input.network_policies
+	some i, b in np.binaries
+}
+
+ep_path(key, i) := sprintf("network_policies.%s.endpoints[%d]", [key, i])
+
+bin_path(key, i) := sprintf("network_policies.%s.binaries[%d]", [key, i])
+
+# ports lists the ports an endpoint names (port or ports).
+ports(ep) := [ep.port] if ep.port
+
+ports(ep) := ep.ports if not ep.port
+
+# l7 holds for endpoints whose protocol makes OpenShell parse requests.
+l7(ep) if {
+	ep.protocol
+	ep.protocol != ""
+	ep.protocol != "tcp"
+}
+
+read_methods := {"GET", "HEAD", "OPTIONS"}
+
+# write_method holds for methods that change state; "*" matches them all.
+write_method(m) if not upper(m) in read_methods
+
+# allowed_methods lists the methods one endpoint allows at L7 (upper case).
+allowed_methods(ep) := {"GET", "HEAD", "OPTIONS"} if ep.access == "read-only"
+
+allowed_methods(ep) := {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"} if ep.access == "read-write"
+
+allowed_methods(ep) := {"*"} if ep.access == "full"
+
+allowed_methods(ep) := {upper(r.allow.method) | some r in ep.rules} if not ep.access
+
+# writes holds when an endpoint lets a request change state: any L4-only
+# endpoint (no request inspection), or an L7 endpoint allowing a write method.
+writes(ep) if not l7(ep)
+
+writes(ep) if {
+	l7(ep)
+	some m in allowed_methods(ep)
+	write_method(m)
+}
+
+# basename returns the last path element.
+basename(p) := regex.replace(p, `^.*/`, "")
+
+# hosts_equal compares hosts the way DNS does: case-insensitively, ignoring a trailing dot.
+norm_host(h) := trim_suffix(lower(h), ".")
+
+# cidr turns an IP literal or CIDR into a CIDR (a bare address is a /32 or /128).
+cidr(s) := s if contains(s, "/")
+
+cidr(s) := concat("", [s, "/32"]) if {
+	not contains(s, "/")
+	not contains(s, ":")
+}
+
+cidr(s) := concat("", [s, "/128"]) if {
+	not contains(s, "/")
+	contains(s, ":")
+}
+
+# ip_literal holds for hosts that are IPv4 or IPv6 literals.
+ip_literal(h) if regex.match(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`, h)
+
+ip_literal(h) if {
+	contains(h, ":")
+	regex.match(`^\[?[0-9a-fA-F:.]+\]?$`, h)
+}
+
+# strings enumerates every string in the document as [path, value], the path
+# rendered the way findings name policy elements.
+strings contains [render_path(p), v] if {
+	walk(input, [p, v])
+	is_string(v)
+}
+
+render_path(p) := concat("", [render_elem(i, e) | some i, e in p])
+
+render_elem(_, e) := sprintf("[%d]", [e]) if is_number(e)
+
+render_elem(i, e) := e if {
+	is_string(e)
+	i == 0
+}
+
+render_elem(i, e) := concat("", [".", e]) if {
+	is_string(e)
+	i > 0
+}

@@ -1,0 +1,451 @@
+# METADATA
+# title: Network rules
+# description: Egress findings on network_policies endpoints and binaries.
+package fullsend.rules.network
+
+import rego.v1
+
+import data.fullsend.lib
+
+# A wildcard OpenShell rejects or that matches far more than one service:
+# "*", "**", a wildcard outside the first label, or a wildcard over a TLD or
+# a registrable domain of two labels or fewer ("*.com", "**.co").
+bad_wildcard(h) if h in {"*", "**"}
+
+bad_wildcard(h) if {
+	contains(h, "*")
+	not regex.match(`^\*\*?\.[^*]+$`, h)
+}
+
+bad_wildcard(h) if {
+	regex.match(`^\*\*?\.[^*]+$`, h)
+	count(split(trim_suffix(h, "."), ".")) <= 2
+}
+
+# METADATA
+# title: Wildcard or TLD-wildcard host
+# description: >-
+#   A host of "*", "**", a wildcard outside the first label or a wildcard over
+#   a top-level domain opens egress to the whole internet or is rejected by
+#   OpenShell. Name the exact host.
+# custom:
+#   id: FS001
+#   severity: deny
+deny_wildcard_host contains f if {
+	some [key, i, ep] in lib.endpoints
+	bad_wildcard(ep.host)
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".host"]),
+		sprintf("host %q is a wildcard over the internet or a top-level domain", [ep.host]),
+	)
+}
+
+# METADATA
+# title: Subdomain wildcard host
+# description: >-
+#   "*.example.com" or "**.example.com" reaches every current and future
+#   subdomain. Prefer exact hosts; keep wildcards for services that shard
+#   across hostnames.
+# custom:
+#   id: FS002
+#   severity: warn
+warn_subdomain_wildcard contains f if {
+	some [key, i, ep] in lib.endpoints
+	startswith(ep.host, "*")
+	not bad_wildcard(ep.host)
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".host"]),
+		sprintf("host %q matches every subdomain", [ep.host]),
+	)
+}
+
+# METADATA
+# title: L4-only endpoint
+# description: >-
+#   Without a protocol (or with protocol tcp) OpenShell passes the connection
+#   through without inspecting requests: every method and path is allowed.
+# custom:
+#   id: FS003
+#   severity: warn
+warn_l4_only contains f if {
+	some [key, i, ep] in lib.endpoints
+	not lib.l7(ep)
+	not l7_fields(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, i),
+		sprintf("endpoint %s has no L7 protocol: requests are not inspected", [ep.host]),
+	)
+}
+
+l7_fields(ep) if ep.access
+
+l7_fields(ep) if count(object.get(ep, "rules", [])) > 0
+
+l7_fields(ep) if count(object.get(ep, "deny_rules", [])) > 0
+
+# METADATA
+# title: L7 settings without a protocol
+# description: >-
+#   access, rules or deny_rules without protocol never reach L7 parsing:
+#   OpenShell silently grants full L4 access to the host and port.
+# custom:
+#   id: FS004
+#   severity: deny
+deny_l7_without_protocol contains f if {
+	some [key, i, ep] in lib.endpoints
+	not lib.l7(ep)
+	l7_fields(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, i),
+		sprintf("endpoint %s sets access or rules without an L7 protocol: this silently grants full L4 access", [ep.host]),
+	)
+}
+
+# METADATA
+# title: Enforcement missing or not enforce
+# description: >-
+#   OpenShell treats an omitted enforcement, or any value but "enforce", as
+#   audit: denied requests are logged and allowed.
+# custom:
+#   id: FS005
+#   severity: deny
+deny_enforcement contains f if {
+	some [key, i, ep] in lib.endpoints
+	lib.l7(ep)
+	ep.protocol != "sql"
+	object.get(ep, "enforcement", "") != "enforce"
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".enforcement"]),
+		sprintf("endpoint %s has enforcement %q: OpenShell only audits it", [ep.host, object.get(ep, "enforcement", "")]),
+	)
+}
+
+# METADATA
+# title: Plaintext port 80
+# description: Port 80 carries plain HTTP; credentials and content cross the network unencrypted.
+# custom:
+#   id: FS006
+#   severity: warn
+warn_plaintext_port contains f if {
+	some [key, i, ep] in lib.endpoints
+	80 in lib.ports(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, i),
+		sprintf("endpoint %s allows plaintext port 80", [ep.host]),
+	)
+}
+
+# METADATA
+# title: tls skip on an L7 endpoint
+# description: >-
+#   tls: skip turns off TLS termination, so OpenShell cannot read HTTPS
+#   requests and its L7 rules are not applied to them.
+# custom:
+#   id: FS007
+#   severity: deny
+deny_tls_skip contains f if {
+	some [key, i, ep] in lib.endpoints
+	lib.l7(ep)
+	ep.tls == "skip"
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".tls"]),
+		sprintf("endpoint %s skips TLS termination: its L7 rules cannot see HTTPS requests", [ep.host]),
+	)
+}
+
+# METADATA
+# title: Deprecated tls mode
+# description: tls terminate and passthrough are no-ops since OpenShell v0.0.15; TLS is auto-detected. Remove the field.
+# custom:
+#   id: FS008
+#   severity: warn
+warn_tls_deprecated contains f if {
+	some [key, i, ep] in lib.endpoints
+	ep.tls in {"terminate", "passthrough"}
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".tls"]),
+		sprintf("endpoint %s sets deprecated tls: %s", [ep.host, ep.tls]),
+	)
+}
+
+# Ranges OpenShell always blocks (loopback, link-local incl. cloud metadata,
+# the unspecified network) and well-known metadata host names.
+blocked_cidrs := ["127.0.0.0/8", "169.254.0.0/16", "0.0.0.0/8", "::1/128", "fe80::/10", "::/128", "fd00:ec2::254/128"]
+
+private_cidrs := ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"]
+
+blocked_names := {"localhost", "metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
+
+blocked_host(h) if lib.norm_host(h) in blocked_names
+
+blocked_host(h) if endswith(lib.norm_host(h), ".localhost")
+
+blocked_host(h) if {
+	lib.ip_literal(h)
+	some c in blocked_cidrs
+	net.cidr_intersects(lib.cidr(trim(h, "[]")), c)
+}
+
+blocked_ip(a) if {
+	some c in blocked_cidrs
+	net.cidr_intersects(lib.cidr(a), c)
+}
+
+private_addr(a) if {
+	some c in private_cidrs
+	net.cidr_contains(c, lib.cidr(a))
+}
+
+blocked_refs contains [concat("", [lib.ep_path(key, i), ".host"]), sprintf("host %q is a loopback, link-local or metadata address", [ep.host])] if {
+	some [key, i, ep] in lib.endpoints
+	blocked_host(ep.host)
+}
+
+blocked_refs contains [sprintf("%s.allowed_ips[%d]", [lib.ep_path(key, i), j]), sprintf("allowed_ips entry %q overlaps loopback, link-local or metadata ranges", [a])] if {
+	some [key, i, ep] in lib.endpoints
+	some j, a in object.get(ep, "allowed_ips", [])
+	blocked_ip(a)
+}
+
+# METADATA
+# title: Loopback, link-local or metadata address
+# description: >-
+#   Loopback, link-local (169.254.0.0/16, cloud metadata) and 0.0.0.0 are
+#   always blocked by OpenShell, and allowed_ips overlapping them are rejected.
+#   Naming them is a mistake or an SSRF attempt.
+# custom:
+#   id: FS009
+#   severity: deny
+deny_blocked_address contains f if {
+	some [path, msg] in blocked_refs
+	f := lib.finding(rego.metadata.rule(), path, msg)
+}
+
+# METADATA
+# title: Private address
+# description: >-
+#   A private (RFC 1918, CGNAT, ULA) address reaches the internal network the
+#   sandbox runs in. Use an exact host name, or a single /32 in allowed_ips.
+# custom:
+#   id: FS010
+#   severity: warn
+warn_private_address contains f if {
+	some [key, i, ep] in lib.endpoints
+	lib.ip_literal(ep.host)
+	private_addr(trim(ep.host, "[]"))
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".host"]),
+		sprintf("host %q is a private address", [ep.host]),
+	)
+}
+
+# METADATA
+# title: allowed_ips broader than /24
+# description: >-
+#   An allowed_ips prefix wider than /24 (/64 for IPv6) lets the sandbox reach
+#   a whole internal network. Name single addresses.
+# custom:
+#   id: FS011
+#   severity: warn
+warn_broad_allowed_ips contains f if {
+	some [key, i, ep] in lib.endpoints
+	some j, a in object.get(ep, "allowed_ips", [])
+	broad(a)
+	f := lib.finding(
+		rego.metadata.rule(),
+		sprintf("%s.allowed_ips[%d]", [lib.ep_path(key, i), j]),
+		sprintf("allowed_ips entry %q is broader than /24", [a]),
+	)
+}
+
+broad(a) if {
+	not contains(a, ":")
+	to_number(split(a, "/")[1]) < 24
+}
+
+broad(a) if {
+	contains(a, ":")
+	to_number(split(a, "/")[1]) < 64
+}
+
+# METADATA
+# title: access full
+# description: access full allows every method, DELETE included. Use read-only, read-write or explicit rules.
+# custom:
+#   id: FS012
+#   severity: deny
+deny_access_full contains f if {
+	some [key, i, ep] in lib.endpoints
+	ep.access == "full"
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".access"]),
+		sprintf("endpoint %s allows every method (access: full)", [ep.host]),
+	)
+}
+
+# METADATA
+# title: DELETE allowed
+# description: A rule allows DELETE (or every method). Agents rarely need to delete; scope it to exact paths if they do.
+# custom:
+#   id: FS013
+#   severity: warn
+warn_delete contains f if {
+	some [key, i, ep] in lib.endpoints
+	some j, r in object.get(ep, "rules", [])
+	upper(r.allow.method) in {"DELETE", "*"}
+	f := lib.finding(
+		rego.metadata.rule(),
+		sprintf("%s.rules[%d]", [lib.ep_path(key, i), j]),
+		sprintf("endpoint %s allows %s %s", [ep.host, r.allow.method, r.allow.path]),
+	)
+}
+
+# METADATA
+# title: Catch-all path on a write method
+# description: A write method on "**" lets the agent change anything the credential can reach. Name the paths.
+# custom:
+#   id: FS015
+#   severity: deny
+deny_catch_all_write contains f if {
+	some [key, i, ep] in lib.endpoints
+	some j, r in object.get(ep, "rules", [])
+	lib.write_method(r.allow.method)
+	r.allow.path in {"**", "/**", "*", "/*"}
+	f := lib.finding(
+		rego.metadata.rule(),
+		sprintf("%s.rules[%d]", [lib.ep_path(key, i), j]),
+		sprintf("endpoint %s allows %s on every path", [ep.host, r.allow.method]),
+	)
+}
+
+interpreter(p) if contains(p, "*")
+
+interpreter(p) if regex.match(`^(bash|sh|dash|zsh|ksh|fish|python[0-9.]*|node|nodejs|perl|ruby|php|deno|bun)$`, lib.basename(p))
+
+# METADATA
+# title: Wildcard binary or interpreter can write
+# description: >-
+#   A binary glob or a general-purpose interpreter (bash, sh, python, node...)
+#   runs any code, so whatever it may send, the agent can send unreviewed.
+#   Grant write endpoints to the specific tool (gh, glab, git).
+# custom:
+#   id: FS016
+#   severity: deny
+deny_interpreter_writes contains f if {
+	some key, np in input.network_policies
+	some i, b in np.binaries
+	interpreter(b.path)
+	some ep in np.endpoints
+	lib.writes(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.bin_path(key, i),
+		sprintf("binary %s may write to %s", [b.path, ep.host]),
+	)
+}
+
+# Hosts that receive the credentials the runner injects. Override with
+# data.fullsend.credentialed_hosts (a list of host globs).
+default credentialed_hosts := ["api.github.com", "github.com", "uploads.github.com", "gitlab.com", "api.anthropic.com", "*.googleapis.com", "host.docker.internal"]
+
+credentialed_hosts := data.fullsend.credentialed_hosts
+
+credentialed(h) if {
+	some g in credentialed_hosts
+	glob.match(g, ["."], lib.norm_host(h))
+}
+
+raw_tool(p) if lib.basename(p) in {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet"}
+
+raw_tool_reaches(p, _) if raw_tool(p)
+
+# git only counts where requests are not inspected: over an inspected L7
+# endpoint git's HTTPS traffic is held to the method and path rules.
+raw_tool_reaches(p, ep) if {
+	lib.basename(p) == "git"
+	not lib.l7(ep)
+}
+
+# METADATA
+# title: git, ssh or nc reaching a credentialed host
+# description: >-
+#   ssh, nc, socat and friends (and git over an uninspected connection) carry
+#   arbitrary bytes to a host that holds the agent's credentials, bypassing
+#   L7 method and path rules.
+# custom:
+#   id: FS017
+#   severity: deny
+deny_raw_tool_credentialed contains f if {
+	some key, np in input.network_policies
+	some i, b in np.binaries
+	some ep in np.endpoints
+	credentialed(ep.host)
+	raw_tool_reaches(b.path, ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.bin_path(key, i),
+		sprintf("%s can reach credentialed host %s without L7 inspection", [b.path, ep.host]),
+	)
+}
+
+endpoint_keys contains [lib.norm_host(ep.host), port, key, i] if {
+	some [key, i, ep] in lib.endpoints
+	some port in lib.ports(ep)
+}
+
+settings(ep) := [object.get(ep, "protocol", ""), object.get(ep, "enforcement", ""), object.get(ep, "tls", "")]
+
+ep_at(key, i) := input.network_policies[key].endpoints[i]
+
+# METADATA
+# title: Duplicate endpoint
+# description: The same host and port appear twice in one network policy; merge them.
+# custom:
+#   id: FS025
+#   severity: warn
+warn_duplicate_endpoint contains f if {
+	some [host, port, key, i] in endpoint_keys
+	some [host2, port2, key2, j] in endpoint_keys
+	host == host2
+	port == port2
+	key == key2
+	i < j
+	settings(ep_at(key, i)) == settings(ep_at(key, j))
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, j),
+		sprintf("%s:%d repeats %s", [host, port, lib.ep_path(key, i)]),
+	)
+}
+
+# METADATA
+# title: Conflicting endpoints
+# description: >-
+#   Two endpoints for the same host and port disagree on protocol, enforcement
+#   or tls. OpenShell (v0.0.97+) rejects the policy as ambiguous.
+# custom:
+#   id: FS026
+#   severity: deny
+deny_conflicting_endpoint contains f if {
+	some [host, port, key, i] in endpoint_keys
+	some [host2, port2, key2, j] in endpoint_keys
+	host == host2
+	port == port2
+	[key, i] < [key2, j]
+	settings(ep_at(key, i)) != settings(ep_at(key2, j))
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key2, j),
+		sprintf("%s:%d conflicts with %s (protocol, enforcement or tls differ)", [host, port, lib.ep_path(key, i)]),
+	)
+}

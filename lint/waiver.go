@@ -1,0 +1,109 @@
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Waiver accepts one finding (or every finding of a rule under a policy
+// path) for a stated reason. Waived findings are still reported, marked with
+// the reason, but never fail a lint. Waivers come from --waive flags and from
+// data.fullsend.waivers in a data file:
+//
+//	{"fullsend": {"waivers": [{"id": "FS003", "agent": "triage",
+//	  "path": "network_policies.model.endpoints[0]", "reason": "..."}]}}
+type Waiver struct {
+	// ID is the rule id (FS003) or the rule reference (namespace.rule).
+	ID string `json:"id"`
+	// Agent limits the waiver to one agent's policy ("" = any).
+	Agent string `json:"agent,omitempty"`
+	// Path is a policy path; it matches that element and everything under
+	// it. "" matches every finding of the rule.
+	Path string `json:"path,omitempty"`
+	// Reason is required: a waiver without a why is not a waiver.
+	Reason string `json:"reason"`
+}
+
+// ErrBadWaiver reports a waiver that cannot be parsed or has no reason.
+var ErrBadWaiver = errors.New("bad waiver")
+
+// ParseWaiver parses the --waive syntax `ID[@AGENT][:PATH]=REASON`, e.g.
+// `FS003@triage:network_policies.model.endpoints[0]=model API is L4 by design`.
+func ParseWaiver(s string) (Waiver, error) {
+	spec, reason, ok := strings.Cut(s, "=")
+	reason = strings.TrimSpace(reason)
+	if !ok || reason == "" {
+		return Waiver{}, fmt.Errorf("%w %q: want ID[@AGENT][:PATH]=REASON, the reason is required", ErrBadWaiver, s)
+	}
+	spec, path, _ := strings.Cut(spec, ":")
+	id, agent, _ := strings.Cut(spec, "@")
+	id = strings.TrimSpace(id)
+	if id == "" || strings.ContainsAny(id, " \t") {
+		return Waiver{}, fmt.Errorf("%w %q: missing or malformed rule id", ErrBadWaiver, s)
+	}
+	return Waiver{ID: id, Agent: strings.TrimSpace(agent), Path: strings.TrimSpace(path), Reason: reason}, nil
+}
+
+func (w Waiver) matches(f *Finding) bool {
+	if w.ID != f.RuleID && w.ID != f.Rule {
+		return false
+	}
+	if w.Agent != "" && w.Agent != f.Agent {
+		return false
+	}
+	return w.Path == "" || f.PolicyPath == w.Path ||
+		strings.HasPrefix(f.PolicyPath, w.Path+".") || strings.HasPrefix(f.PolicyPath, w.Path+"[")
+}
+
+func matchWaiver(ws []Waiver, f *Finding) string {
+	for _, w := range ws {
+		if w.matches(f) {
+			return w.Reason
+		}
+	}
+	return ""
+}
+
+// waiversFromData reads data.fullsend.waivers strictly.
+func waiversFromData(data map[string]any) ([]Waiver, error) {
+	raw, ok := lookup(data, "fullsend", "waivers")
+	if !ok {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: data.fullsend.waivers must be a list", ErrBadWaiver)
+	}
+	out := make([]Waiver, 0, len(list))
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: data.fullsend.waivers[%d] must be an object", ErrBadWaiver, i)
+		}
+		var w Waiver
+		for k, v := range m {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: data.fullsend.waivers[%d].%s must be a string", ErrBadWaiver, i, k)
+			}
+			switch k {
+			case "id":
+				w.ID = s
+			case "agent":
+				w.Agent = s
+			case "path":
+				w.Path = s
+			case "reason":
+				w.Reason = s
+			default:
+				return nil, fmt.Errorf("%w: data.fullsend.waivers[%d]: unknown field %q (want id, agent, path, reason)", ErrBadWaiver, i, k)
+			}
+		}
+		if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
+			return nil, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
