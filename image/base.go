@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -59,11 +60,15 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 		}
 		return b, nil
 	}
-	if info, err := os.Stat(spec); err == nil {
+	info, err := os.Stat(spec)
+	if err == nil {
 		if info.IsDir() {
 			return layoutBase(spec, platforms)
 		}
 		return tarballBase(spec, platforms)
+	}
+	if looksLikePath(spec) {
+		return nil, fmt.Errorf("base %s: %w", spec, err)
 	}
 	ref, err := name.ParseReference(spec)
 	if err != nil {
@@ -88,6 +93,22 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 	}
 	b.images, err = singleImage(img, platforms, ref.Name())
 	return b, err
+}
+
+// looksLikePath reports a base that can only mean a local file, so a typo
+// in a path is an error instead of a registry lookup.
+func looksLikePath(spec string) bool {
+	for _, p := range []string{"/", "./", "../", "~"} {
+		if strings.HasPrefix(spec, p) {
+			return true
+		}
+	}
+	for _, s := range []string{".tar", ".tar.gz", ".tgz", "/"} {
+		if strings.HasSuffix(spec, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func layoutBase(dir string, platforms []v1.Platform) (*resolvedBase, error) {

@@ -30,6 +30,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newVersionCmd())
 	// Area commands are registered below, one line each.
 	root.AddCommand(newPolicyCmd())
+	root.AddCommand(newImageCmd())
 	return root
 }
 
