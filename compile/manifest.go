@@ -50,6 +50,13 @@ type ManifestAgent struct {
 	// RuntimeFlags holds the command-line flags per backend derived from the
 	// tier (claude, opencode, codex, gemini): defense in depth on top of the policy.
 	RuntimeFlags map[string][]string `json:"runtime_flags"`
+	// RuntimeEnv holds environment variables per backend derived from the
+	// tier, for runtimes configured through the environment (opencode).
+	RuntimeEnv map[string]map[string]string `json:"runtime_env,omitempty"`
+	// Provider is the model provider whose API the policy reaches.
+	Provider string `json:"provider,omitempty"`
+	// Outputs are the sandbox paths the runner downloads after a run.
+	Outputs []string `json:"outputs,omitempty"`
 }
 
 // SourceFile pins one input file by digest.

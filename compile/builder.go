@@ -1,0 +1,341 @@
+package compile
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// contribution is one source's claim on an endpoint: what it needs at a
+// host:port, with the binaries that need it and where it came from.
+type contribution struct {
+	host       string
+	port       int
+	protocol   string
+	access     string
+	rules      []policycue.Rule
+	allowedIPs []string
+	binaries   []string
+	from       policycue.Source
+	// baseline marks the runtime's own model API: it never raises the tier.
+	baseline bool
+}
+
+// builder accumulates one agent's capabilities from its runtime, tools,
+// skills and declarations, remembering the source of each.
+type builder struct {
+	cat      *policycue.Catalog
+	agent    *Agent
+	runtime  string
+	provider string
+
+	contribs  []contribution
+	readOnly  map[string][]policycue.Source
+	readWrite map[string][]policycue.Source
+	// netBinaries are the network-capable command binaries the agent's tools
+	// allow; declared endpoints without binaries default to them.
+	netBinaries map[string][]policycue.Source
+	spawns      []NameRef
+	outputs     []PathDecl
+	// needs records why the agent needs each tier, for cap errors.
+	needs []tierNeed
+	caps  []tierCap
+
+	diags Diagnostics
+}
+
+type tierNeed struct {
+	tier policycue.Tier
+	what string
+	pos  Pos
+}
+
+type tierCap struct {
+	tier policycue.Tier
+	pos  Pos
+}
+
+func newBuilder(cat *policycue.Catalog, a *Agent) *builder {
+	return &builder{
+		cat:         cat,
+		agent:       a,
+		readOnly:    map[string][]policycue.Source{},
+		readWrite:   map[string][]policycue.Source{},
+		netBinaries: map[string][]policycue.Source{},
+	}
+}
+
+func src(p Pos, reason string) policycue.Source {
+	return policycue.Source{File: p.File, Line: p.Line, Column: p.Column, Reason: reason}
+}
+
+func (b *builder) errorf(p Pos, field, hint, format string, args ...any) {
+	b.diags = append(b.diags, Diagnostic{Pos: p, Severity: SeverityError, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (b *builder) warnf(p Pos, field, hint, format string, args ...any) {
+	b.diags = append(b.diags, Diagnostic{Pos: p, Severity: SeverityWarning, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (b *builder) need(t policycue.Tier, p Pos, format string, args ...any) {
+	b.needs = append(b.needs, tierNeed{tier: t, what: fmt.Sprintf(format, args...), pos: p})
+}
+
+// runtimeBaseline adds the runtime's binaries' access to its model API, its
+// state directories and the catalog's filesystem baseline.
+func (b *builder) runtimeBaseline() {
+	rt := b.cat.Runtimes[b.runtime]
+	at := b.agent.NamePos
+	if b.agent.ModelPos.Line > 0 {
+		at = b.agent.ModelPos
+	}
+	prov := rt.Providers[b.provider]
+	for _, name := range prov.Profiles {
+		reason := fmt.Sprintf("runtime %s via %s (profile %s)", b.runtime, b.provider, name)
+		b.addProfile(name, at, reason, rt.Binaries, true)
+	}
+	for _, p := range b.cat.Filesystem.ReadOnly {
+		b.readOnly[p] = append(b.readOnly[p], policycue.Source{File: "catalog", Reason: "filesystem baseline"})
+	}
+	for _, p := range b.cat.Filesystem.ReadWrite {
+		b.readWrite[p] = append(b.readWrite[p], policycue.Source{File: "catalog", Reason: "filesystem baseline"})
+	}
+	for _, p := range rt.State {
+		b.readWrite[p] = append(b.readWrite[p], src(b.agent.NamePos, "runtime "+b.runtime+" state"))
+	}
+}
+
+// addProfile adds a catalog profile's endpoints. Endpoints that pin their
+// own binaries keep them; the others get bins.
+func (b *builder) addProfile(name string, at Pos, reason string, bins []string, baseline bool) bool {
+	prof, ok := b.cat.Profiles[name]
+	if !ok {
+		return false
+	}
+	for _, ep := range prof.Endpoints {
+		c := contribution{
+			host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+			allowedIPs: ep.AllowedIPs, binaries: bins, from: src(at, reason), baseline: baseline,
+		}
+		if len(ep.Binaries) > 0 {
+			c.binaries = ep.Binaries
+		}
+		for _, r := range ep.Rules {
+			c.rules = append(c.rules, policycue.Rule{Allow: catalogMatch(r), From: []policycue.Source{c.from}})
+		}
+		b.contribs = append(b.contribs, c)
+	}
+	return true
+}
+
+func catalogMatch(r policycue.CatalogRule) policycue.Match {
+	m := policycue.Match{Method: r.Method, Path: r.Path}
+	if len(r.Query) > 0 {
+		m.Query = map[string]policycue.QueryMatch{}
+		for k, v := range r.Query {
+			m.Query[k] = policycue.QueryMatch{Glob: v}
+		}
+	}
+	return m
+}
+
+// tool applies one tool rule. where names its origin for messages ("tools",
+// "skill issue-labels allowed-tools").
+func (b *builder) tool(r ToolRule, where string) {
+	name := r.Tool
+	if strings.HasPrefix(name, "mcp") {
+		name = "mcp"
+	}
+	spec, ok := b.cat.Tools[name]
+	if !ok {
+		b.errorf(r.Pos, where, "add the tool to the catalog with --catalog, or remove it",
+			"tool %q is not in the catalog", r.Tool)
+		return
+	}
+	reason := fmt.Sprintf("tool %s", r.Raw)
+	switch r.Tool {
+	case "Bash", "PowerShell":
+		b.bash(r, reason)
+		return
+	case "WebFetch":
+		b.webFetch(r, reason)
+		return
+	case "Read", "Grep", "Glob", "LS", "LSP", "NotebookRead":
+		if r.Path != "" {
+			if p, ok := b.toolPath(r); ok {
+				b.readOnly[p] = append(b.readOnly[p], src(r.Pos, reason))
+			}
+		}
+	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		if r.Path != "" {
+			if p, ok := b.toolPath(r); ok {
+				b.readWrite[p] = append(b.readWrite[p], src(r.Pos, reason))
+			}
+		}
+	case "Agent":
+		for _, n := range r.Agents {
+			b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
+		}
+	}
+	if r.Tool == "mcp" || strings.HasPrefix(r.Tool, "mcp") {
+		b.warnf(r.Pos, where, "declare the MCP server's endpoint in the sandbox: block",
+			"%s: MCP tools imply no egress", r.Raw)
+	}
+	b.need(spec.Tier, r.Pos, "%s", reason)
+}
+
+func (b *builder) bash(r ToolRule, reason string) {
+	if r.AnyCommand() {
+		b.warnf(r.Pos, "tools", "list the commands, e.g. Bash(gh,curl,jq), and declare hosts in sandbox.endpoints",
+			"%s allows any command: it implies no egress and needs the full tier", r.Raw)
+		b.need(policycue.TierFull, r.Pos, "%s (any command)", reason)
+		return
+	}
+	for _, c := range r.Commands {
+		bin, ok := b.cat.Binaries[c.Command]
+		if !ok {
+			b.warnf(r.Pos, "tools", "add the command to the binary registry with --catalog",
+				"command %q is not in the binary registry: no egress implied, assumed to need the full tier", c.Command)
+			b.need(policycue.TierFull, r.Pos, "%s (unknown command %s)", reason, c.Command)
+			continue
+		}
+		b.need(bin.Tier, r.Pos, "%s (command %s)", reason, c.Command)
+		if !bin.Network {
+			continue
+		}
+		for _, p := range bin.Paths {
+			b.netBinaries[p] = append(b.netBinaries[p], src(r.Pos, fmt.Sprintf("%s (command %s)", reason, c.Command)))
+		}
+		for _, prof := range bin.Profiles {
+			b.addProfile(prof, r.Pos, fmt.Sprintf("%s: command %s implies profile %s", reason, c.Command, prof), bin.Paths, false)
+		}
+	}
+}
+
+func (b *builder) webFetch(r ToolRule, reason string) {
+	if r.Domain == "" {
+		b.warnf(r.Pos, "tools", "use WebFetch(domain:example.com) for each site the agent reads",
+			"%s allows any URL: it implies no egress", r.Raw)
+		b.need(policycue.TierNetwork, r.Pos, "%s", reason)
+		return
+	}
+	b.need(policycue.TierNetwork, r.Pos, "%s", reason)
+	b.contribs = append(b.contribs, contribution{
+		host: r.Domain, port: 443, protocol: policycue.ProtocolREST, access: policycue.AccessReadOnly,
+		binaries: b.cat.Runtimes[b.runtime].Binaries, from: src(r.Pos, reason),
+	})
+}
+
+// toolPath maps a gitignore-style Read/Edit path to the directory the
+// sandbox policy must open: `//abs/x/**` -> /abs/x; `~/p` and `/p` and `p`
+// live in the workdir (/sandbox), which the baseline already covers.
+func (b *builder) toolPath(r ToolRule) (string, bool) {
+	p := r.Path
+	if !strings.HasPrefix(p, "//") {
+		// Relative to the home or project: inside /sandbox already.
+		return "", false
+	}
+	p = p[1:]
+	// Cut at the first glob: the policy opens the static prefix directory.
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		p = p[:i]
+	}
+	p = path.Clean(p)
+	if p == "/" {
+		b.errorf(r.Pos, "tools", "name a directory, for example Read(//opt/data/**)", "%s opens the whole filesystem", r.Raw)
+		return "", false
+	}
+	return p, true
+}
+
+// sandbox applies one `sandbox:` declaration (the agent's or a skill's).
+func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) {
+	if s == nil {
+		return
+	}
+	if s.Tier != "" {
+		b.caps = append(b.caps, tierCap{tier: policycue.Tier(s.Tier), pos: s.TierPos})
+	}
+	bins := b.declaredBinaries()
+	for _, p := range s.Profiles {
+		reason := "sandbox profile " + p.Name
+		if len(bins) == 0 {
+			b.errorf(p.Pos, "sandbox.profiles", "allow a network command such as Bash(curl *) or Bash(gh,...), or pin binaries in the profile",
+				"profile %s declared, but no tool of the agent can open connections", p.Name)
+			continue
+		}
+		if !b.addProfile(p.Name, p.Pos, reason, bins, false) {
+			b.errorf(p.Pos, "sandbox.profiles", "known profiles: "+strings.Join(profileNames(b.cat), ", "), "unknown profile %q", p.Name)
+		}
+	}
+	for _, e := range s.Endpoints {
+		c := contribution{
+			host: e.Host, port: e.Port, protocol: e.Protocol, access: e.Access,
+			allowedIPs: e.AllowedIPs, from: src(e.Pos, "sandbox endpoint "+e.Host),
+		}
+		if c.port == 0 {
+			c.port = 443
+		}
+		if c.protocol == "" {
+			c.protocol = policycue.ProtocolREST
+		}
+		for _, bd := range e.Binaries {
+			c.binaries = append(c.binaries, bd.Path)
+		}
+		if len(c.binaries) == 0 {
+			c.binaries = bins
+		}
+		if len(c.binaries) == 0 {
+			b.errorf(e.Pos, "sandbox.endpoints", "allow a network command such as Bash(curl *), or list binaries: for the endpoint",
+				"endpoint %s:%d declared, but no tool of the agent can open connections", c.host, c.port)
+			continue
+		}
+		for _, r := range e.Rules {
+			m := policycue.Match{Method: r.Method, Path: r.Path}
+			for k, v := range r.Query {
+				if m.Query == nil {
+					m.Query = map[string]policycue.QueryMatch{}
+				}
+				m.Query[k] = policycue.QueryMatch{Glob: v}
+			}
+			rs := src(r.Pos, fmt.Sprintf("sandbox rule %s %s", r.Method, r.Path))
+			m.From = []policycue.Source{rs}
+			c.rules = append(c.rules, policycue.Rule{Allow: m, From: []policycue.Source{rs}})
+		}
+		b.contribs = append(b.contribs, c)
+	}
+	for _, p := range s.ReadOnly {
+		b.readOnly[p.Path] = append(b.readOnly[p.Path], src(p.Pos, "sandbox filesystem.read_only"))
+	}
+	for _, p := range s.ReadWrite {
+		b.readWrite[p.Path] = append(b.readWrite[p.Path], src(p.Pos, "sandbox filesystem.read_write"))
+		b.need(policycue.TierFull, p.Pos, "sandbox filesystem.read_write %s", p.Path)
+	}
+	b.outputs = append(b.outputs, s.Outputs...)
+	if s.PolicyFile != "" {
+		b.fragment(s.PolicyFile, s.PolicyFilePos, baseDir, fragments)
+	}
+}
+
+// declaredBinaries returns the binaries declared endpoints default to: the
+// agent's network-capable commands, sorted.
+func (b *builder) declaredBinaries() []string {
+	bins := make([]string, 0, len(b.netBinaries))
+	for p := range b.netBinaries {
+		bins = append(bins, p)
+	}
+	sort.Strings(bins)
+	return bins
+}
+
+func profileNames(c *policycue.Catalog) []string {
+	names := make([]string, 0, len(c.Profiles))
+	for n := range c.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

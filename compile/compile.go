@@ -1,0 +1,297 @@
+package compile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// Options control a compilation.
+type Options struct {
+	// OpenShellVersion is the target OpenShell version (default
+	// policycue.DefaultOpenShellVersion).
+	OpenShellVersion string
+	// Catalog is the capability catalog (default: the built-in one).
+	Catalog *policycue.Catalog
+	// Values are compile-time placeholder values (--set).
+	Values placeholder.Values
+	// Provider is the default model provider for agents that name none
+	// (default: the runtime's default provider).
+	Provider string
+	// Checks run on every compiled agent after the policy is built (lint,
+	// expectations); their error-severity diagnostics fail the compile.
+	Checks []Check
+}
+
+// Check inspects the compiled output and reports diagnostics.
+type Check func(ctx context.Context, out *Output) (Diagnostics, error)
+
+// Compiled is one agent's compiled policy and what is known about it.
+type Compiled struct {
+	Agent    *Agent
+	Policy   *policycue.Policy
+	Tier     policycue.Tier
+	Runtime  string
+	Provider string
+	Spawns   []string
+	Skills   []string
+	Outputs  []string
+	// Placeholders are the names still open after compile-time substitution.
+	Placeholders []string
+	// Sources are the input files this agent's policy derives from.
+	Sources []string
+
+	catalog *policycue.Catalog
+}
+
+// Output is a compiled project: the policies, the manifest and the
+// diagnostics (warnings) collected on the way.
+type Output struct {
+	OpenShellVersion string
+	Agents           map[string]*Compiled
+	Manifest         *Manifest
+	// Files maps output file names (relative to the policies directory) to
+	// their exact bytes.
+	Files    map[string][]byte
+	Warnings Diagnostics
+}
+
+// AgentNames returns the compiled agent names, sorted.
+func (o *Output) AgentNames() []string {
+	names := make([]string, 0, len(o.Agents))
+	for n := range o.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrCompile wraps the diagnostics of a failed compilation.
+var ErrCompile = errors.New("compilation failed")
+
+// Compile turns a loaded project into one OpenShell policy per agent. The
+// returned error is a Diagnostics (wrapped with ErrCompile) listing every
+// problem with its position.
+func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Output, error) {
+	if opts.OpenShellVersion == "" {
+		opts.OpenShellVersion = policycue.DefaultOpenShellVersion
+	}
+	if opts.Catalog == nil {
+		cat, err := policycue.LoadCatalog(nil, "")
+		if err != nil {
+			return nil, err
+		}
+		opts.Catalog = cat
+	}
+	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
+	var diags Diagnostics
+	diags = append(diags, proj.Warnings...)
+	load := func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
+	for _, a := range proj.Agents {
+		c, ds := compileAgent(proj, a, opts, load)
+		diags = append(diags, ds...)
+		if c != nil {
+			out.Agents[a.Name] = c
+		}
+	}
+	if err := diags.Err(); err != nil {
+		return nil, compileError(diags)
+	}
+	if err := out.emit(proj); err != nil {
+		return nil, err
+	}
+	for _, check := range opts.Checks {
+		ds, err := check(ctx, out)
+		if err != nil {
+			return nil, err
+		}
+		diags = append(diags, ds...)
+	}
+	if err := diags.Err(); err != nil {
+		return nil, compileError(diags)
+	}
+	out.Warnings = diags
+	return out, nil
+}
+
+func compileError(ds Diagnostics) error {
+	sortDiagnostics(ds)
+	return fmt.Errorf("%w:\n%w", ErrCompile, ds.Errors())
+}
+
+func sortDiagnostics(ds Diagnostics) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+}
+
+func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*Compiled, Diagnostics) {
+	b := newBuilder(opts.Catalog, a)
+	b.runtime = string(a.Format)
+	if _, ok := opts.Catalog.Runtimes[b.runtime]; !ok {
+		b.errorf(a.NamePos, "", "", "runtime %q is not in the catalog", b.runtime)
+		return nil, b.diags
+	}
+	b.provider = provider(a, proj, opts, b)
+	if _, ok := opts.Catalog.Runtimes[b.runtime].Providers[b.provider]; !ok {
+		b.errorf(providerPos(a), "sandbox.provider", "known providers: "+strings.Join(providerNames(opts.Catalog, b.runtime), ", "),
+			"runtime %s has no model provider %q", b.runtime, b.provider)
+		return nil, b.diags
+	}
+	b.runtimeBaseline()
+	if a.ToolsOmitted {
+		b.warnf(a.ToolsPos, "tools", "declare tools explicitly; the sandbox grants only what they imply",
+			"agent %s lists no tools (inherits all): only the runtime baseline is granted", a.Name)
+	}
+	for _, r := range a.Tools {
+		b.tool(r, "tools")
+	}
+	var skills []*Skill
+	for _, ref := range a.Skills {
+		s, ok := proj.Skills[ref.Name]
+		if !ok {
+			b.errorf(ref.Pos, "skills", "create skills/"+ref.Name+"/SKILL.md or remove the reference", "skill %q does not exist", ref.Name)
+			continue
+		}
+		skills = append(skills, s)
+		for _, r := range s.AllowedTools {
+			b.tool(r, "skill "+s.Name+" allowed-tools")
+		}
+	}
+	b.sandbox(a.Sandbox, dirOf(a.File), load)
+	for _, s := range skills {
+		b.sandbox(s.Sandbox, s.Dir, load)
+		if s.PolicyFile != "" {
+			b.fragment(s.PolicyFile, s.PolicyFilePos, s.Dir, load)
+		}
+	}
+	nps := b.network()
+	tier := b.tier()
+	if b.diags.Err() != nil {
+		return nil, b.diags
+	}
+	pol := &policycue.Policy{
+		Version:          1,
+		FilesystemPolicy: b.filesystem(tier),
+		Landlock:         &policycue.Landlock{Compatibility: policycue.LandlockBestEffort},
+		Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
+		NetworkPolicies:  nps,
+	}
+	open, err := placeholder.Apply(pol, opts.Values)
+	if err != nil {
+		b.errorf(a.NamePos, "", "check the placeholders of the agent's declarations and --set values", "%v", err)
+		return nil, b.diags
+	}
+	c := &Compiled{
+		Agent: a, Policy: pol, Tier: tier, Runtime: b.runtime, Provider: b.provider,
+		Placeholders: open, catalog: opts.Catalog,
+	}
+	seen := map[string]bool{}
+	for _, s := range b.spawns {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			c.Spawns = append(c.Spawns, s.Name)
+		}
+	}
+	sort.Strings(c.Spawns)
+	for _, s := range skills {
+		c.Skills = append(c.Skills, s.Name)
+	}
+	sort.Strings(c.Skills)
+	for _, o := range b.outputs {
+		c.Outputs = append(c.Outputs, o.Path)
+	}
+	sort.Strings(c.Outputs)
+	c.Sources = sourceFiles(a, skills, pol)
+	return c, b.diags
+}
+
+// provider picks the model provider: the agent's sandbox.provider, then one
+// of its skills', then the model id (a Vertex model id carries "@", an
+// OpenCode model is "provider/model"), then --provider, then the runtime's
+// default.
+func provider(a *Agent, proj *Project, opts Options, b *builder) string {
+	if a.Sandbox != nil && a.Sandbox.Provider != "" {
+		return a.Sandbox.Provider
+	}
+	for _, ref := range a.Skills {
+		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
+			return s.Sandbox.Provider
+		}
+	}
+	switch a.Format {
+	case FormatClaude:
+		if strings.Contains(a.Model, "@") {
+			return "vertex"
+		}
+	case FormatOpenCode:
+		if p, _, ok := strings.Cut(a.Model, "/"); ok {
+			return p
+		}
+	}
+	if opts.Provider != "" {
+		return opts.Provider
+	}
+	return b.cat.Runtimes[b.runtime].DefaultProvider
+}
+
+func providerPos(a *Agent) Pos {
+	if a.Sandbox != nil && a.Sandbox.ProviderPos.Line > 0 {
+		return a.Sandbox.ProviderPos
+	}
+	if a.ModelPos.Line > 0 {
+		return a.ModelPos
+	}
+	return a.NamePos
+}
+
+func providerNames(c *policycue.Catalog, runtime string) []string {
+	var names []string
+	for n := range c.Runtimes[runtime].Providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// sourceFiles lists the input files a policy derives from: the agent, its
+// skills, and any file named in provenance.
+func sourceFiles(a *Agent, skills []*Skill, p *policycue.Policy) []string {
+	set := map[string]bool{a.File: true}
+	for _, s := range skills {
+		set[s.File] = true
+	}
+	for _, srcs := range p.Provenance() {
+		for _, s := range srcs {
+			if s.File != "" && s.File != "catalog" {
+				set[s.File] = true
+			}
+		}
+	}
+	files := make([]string, 0, len(set))
+	for f := range set {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func dirOf(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[:i]
+	}
+	return "."
+}

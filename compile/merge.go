@@ -1,0 +1,331 @@
+package compile
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// fragmentLoader reads a file of the project by slash path.
+type fragmentLoader func(name string) ([]byte, error)
+
+// fragment merges the network policies of an OpenShell policy fragment (the
+// form experiment 0005 and fullsend's skill `policy` field use) as
+// contributions. Its static sections are ignored with a warning: they are the
+// compiler's to emit.
+func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoader) {
+	name := path.Join(baseDir, rel)
+	if !strings.HasPrefix(rel, "/") && (name == ".." || strings.HasPrefix(name, "../")) {
+		b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
+		return
+	}
+	data, err := load(name)
+	if err != nil {
+		b.errorf(at, "sandbox", "the path is relative to the file that names it", "policy fragment %s: %v", name, err)
+		return
+	}
+	p, err := policycue.Unmarshal(data)
+	if err != nil {
+		b.errorf(Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", err)
+		return
+	}
+	if p.FilesystemPolicy != nil || p.Process != nil || p.Landlock != nil {
+		b.warnf(Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
+			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
+	}
+	for _, key := range p.PolicyKeys() {
+		np := p.NetworkPolicies[key]
+		bins := make([]string, 0, len(np.Binaries))
+		for _, bin := range np.Binaries {
+			bins = append(bins, bin.Path)
+		}
+		for _, ep := range np.Endpoints {
+			from := policycue.Source{File: name, Reason: "policy fragment network_policies." + key}
+			if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
+				b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
+					"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
+				continue
+			}
+			c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+				allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
+			for _, r := range ep.Rules {
+				r.From = []policycue.Source{from}
+				c.rules = append(c.rules, r)
+			}
+			b.contribs = append(b.contribs, c)
+		}
+	}
+}
+
+// endpointKey identifies a merged endpoint.
+type endpointKey struct {
+	host string
+	port int
+}
+
+// readPreset and readWritePreset are the methods OpenShell's access presets
+// allow; merging a preset with explicit rules spells the preset out.
+var (
+	readPreset      = []string{"GET", "HEAD", "OPTIONS"}
+	readWritePreset = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"}
+)
+
+// network merges the contributions by host:port into one network policy per
+// endpoint. Contributions that disagree on protocol are an error naming both
+// sources; access presets and rules union, binaries union.
+func (b *builder) network() map[string]policycue.NetworkPolicy {
+	groups := map[endpointKey][]contribution{}
+	var keys []endpointKey
+	for _, c := range b.contribs {
+		if c.protocol == "" {
+			c.protocol = policycue.ProtocolREST
+		}
+		if c.port == 0 {
+			c.port = 443
+		}
+		k := endpointKey{c.host, c.port}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].host != keys[j].host {
+			return keys[i].host < keys[j].host
+		}
+		return keys[i].port < keys[j].port
+	})
+	out := map[string]policycue.NetworkPolicy{}
+	for _, k := range keys {
+		cs := groups[k]
+		np, ok := b.mergeEndpoint(k, cs)
+		if !ok {
+			continue
+		}
+		key := policyKey(k)
+		if _, dup := out[key]; dup {
+			key += "_" + strconv.Itoa(len(out))
+		}
+		out[key] = np
+	}
+	return out
+}
+
+func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.NetworkPolicy, bool) {
+	first := cs[0]
+	ep := policycue.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: policycue.EnforcementEnforce}
+	bins := map[string][]policycue.Source{}
+	ips := map[string]bool{}
+	preset := ""
+	hasRules := false
+	for _, c := range cs {
+		if c.protocol != first.protocol {
+			b.errorf(posOf(c.from), "sandbox.endpoints", "use one protocol per host:port",
+				"%s:%d: protocol %q conflicts with %q from %s", k.host, k.port, c.protocol, first.protocol, first.from)
+			return policycue.NetworkPolicy{}, false
+		}
+		ep.From = append(ep.From, c.from)
+		for _, bin := range c.binaries {
+			bins[bin] = append(bins[bin], c.from)
+		}
+		for _, ip := range c.allowedIPs {
+			ips[ip] = true
+		}
+		if len(c.rules) > 0 {
+			hasRules = true
+		}
+		if c.access != "" && (preset == "" || c.access == policycue.AccessReadWrite) {
+			preset = c.access
+		}
+		if !c.baseline {
+			b.need(policycue.TierNetwork, posOf(c.from), "endpoint %s:%d (%s)", k.host, k.port, c.from.Reason)
+			if c.access == policycue.AccessReadWrite || c.access == policycue.AccessFull {
+				b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
+			}
+			for _, r := range c.rules {
+				if !isReadMethod(r.Allow.Method) {
+					b.need(policycue.TierFull, posOf(c.from), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, c.from.Reason)
+				}
+			}
+		}
+	}
+	if hasRules || preset == "" {
+		ep.Rules = mergeRules(cs)
+	} else {
+		ep.Access = preset
+	}
+	for ip := range ips {
+		ep.AllowedIPs = append(ep.AllowedIPs, ip)
+	}
+	sort.Strings(ep.AllowedIPs)
+	np := policycue.NetworkPolicy{Name: policyName(k), Endpoints: []policycue.Endpoint{ep}, From: ep.From}
+	paths := make([]string, 0, len(bins))
+	for p := range bins {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		np.Binaries = append(np.Binaries, policycue.Binary{Path: p, From: dedupeSources(bins[p])})
+	}
+	return np, true
+}
+
+// mergeRules unions the rules of all contributions, spelling out access
+// presets, and sorts them by path, then method; identical rules merge their
+// sources.
+func mergeRules(cs []contribution) []policycue.Rule {
+	type ruleKey struct{ method, path, query string }
+	merged := map[ruleKey]*policycue.Rule{}
+	add := func(r policycue.Rule) {
+		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query)}
+		if m, ok := merged[k]; ok {
+			m.From = dedupeSources(append(m.From, r.From...))
+			return
+		}
+		r.Allow.From = nil
+		merged[k] = &r
+	}
+	for _, c := range cs {
+		for _, r := range c.rules {
+			add(r)
+		}
+		methods := map[string][]string{policycue.AccessReadOnly: readPreset, policycue.AccessReadWrite: readWritePreset}[c.access]
+		for _, m := range methods {
+			add(policycue.Rule{Allow: policycue.Match{Method: m, Path: "/**"}, From: []policycue.Source{c.from}})
+		}
+	}
+	rules := make([]policycue.Rule, 0, len(merged))
+	for _, r := range merged {
+		rules = append(rules, *r)
+	}
+	sort.Slice(rules, func(i, j int) bool {
+		a, b := rules[i].Allow, rules[j].Allow
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Method != b.Method {
+			return a.Method < b.Method
+		}
+		return queryKey(a.Query) < queryKey(b.Query)
+	})
+	return rules
+}
+
+func queryKey(q map[string]policycue.QueryMatch) string {
+	if len(q) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s=%s|%s;", k, q[k].Glob, strings.Join(q[k].Any, ","))
+	}
+	return sb.String()
+}
+
+func dedupeSources(in []policycue.Source) []policycue.Source {
+	seen := map[policycue.Source]bool{}
+	out := in[:0:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+func isReadMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+func posOf(s policycue.Source) Pos { return Pos{File: s.File, Line: s.Line, Column: s.Column} }
+
+// policyKey derives a stable network policy key from host:port:
+// `*.googleapis.com:443` -> `wildcard_googleapis_com_443`.
+func policyKey(k endpointKey) string {
+	var sb strings.Builder
+	for _, r := range k.host {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			sb.WriteRune(r)
+		case r == '*':
+			sb.WriteString("wildcard")
+		case r == '{' || r == '}':
+			// placeholder braces vanish: {{FORGE_HOST}} -> forge_host
+		default:
+			sb.WriteByte('_')
+		}
+	}
+	key := strings.ToLower(strings.Trim(sb.String(), "_")) + "_" + strconv.Itoa(k.port)
+	if strings.HasPrefix(key, "_provider_") {
+		key = "ep" + key
+	}
+	return key
+}
+
+func policyName(k endpointKey) string {
+	return strings.ReplaceAll(policyKey(k), "_", "-")
+}
+
+// filesystem builds the static filesystem section.
+func (b *builder) filesystem(tier policycue.Tier) *policycue.FilesystemPolicy {
+	fs := &policycue.FilesystemPolicy{Sources: map[string][]policycue.Source{}}
+	// The workdir is writable only for agents that may write.
+	fs.IncludeWorkdir = tier == policycue.TierFull
+	if !fs.IncludeWorkdir {
+		b.readOnly["/sandbox"] = append(b.readOnly["/sandbox"], src(b.agent.NamePos, "workdir, read-only below the full tier"))
+	}
+	for p, s := range b.readWrite {
+		fs.ReadWrite = append(fs.ReadWrite, p)
+		fs.Sources[p] = dedupeSources(s)
+	}
+	for p, s := range b.readOnly {
+		if _, rw := b.readWrite[p]; rw {
+			continue
+		}
+		fs.ReadOnly = append(fs.ReadOnly, p)
+		fs.Sources[p] = dedupeSources(s)
+	}
+	sort.Strings(fs.ReadOnly)
+	sort.Strings(fs.ReadWrite)
+	return fs
+}
+
+// tier computes the agent's tier from what it needs and checks it against
+// every declared cap; a need above a cap is an error at the need's position.
+func (b *builder) tier() policycue.Tier {
+	t := policycue.TierReadOnly
+	for _, n := range b.needs {
+		if n.tier.Rank() > t.Rank() {
+			t = n.tier
+		}
+	}
+	for _, c := range b.caps {
+		for _, n := range b.needs {
+			if n.tier.Rank() > c.tier.Rank() {
+				b.errorf(n.pos, "", fmt.Sprintf("remove it, or raise sandbox.tier at %s", c.pos),
+					"%s needs tier %s, above the agent's declared tier %s", n.what, n.tier, c.tier)
+			}
+		}
+	}
+	return t
+}
