@@ -270,7 +270,9 @@ func TestBuildRefusesBadProjects(t *testing.T) {
 		wantErr error
 		wantMsg string
 	}{
-		{"policy tampered", project(func(m fstest.MapFS) { m["policies/triage.yaml"].Data = append(read("policies/triage.yaml"), "# x\n"...) }), ErrStalePolicies, "triage.yaml"},
+		{"policy tampered", project(func(m fstest.MapFS) {
+			m["policies/triage.yaml"].Data = append(read("policies/triage.yaml"), "# x\n"...)
+		}), ErrStalePolicies, "triage.yaml"},
 		{"source changed", project(func(m fstest.MapFS) { m["agents/triage.md"].Data = []byte("changed") }), ErrStalePolicies, "agents/triage.md"},
 		{"skill source missing", project(func(m fstest.MapFS) { delete(m, "skills/triage-issue/SKILL.md") }), ErrStalePolicies, "SKILL.md"},
 		{"manifest missing", project(func(m fstest.MapFS) { delete(m, "policies/manifest.json") }), fs.ErrNotExist, "policy compile"},

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // Sentinel errors for push and output callers.
@@ -24,8 +23,6 @@ var (
 	ErrLatestTag = errors.New(`refusing the mutable "latest" tag`)
 	// ErrImmutableTag reports an immutable tag that already names another digest.
 	ErrImmutableTag = errors.New("immutable tag already points at a different image")
-	// ErrTarballIndex reports a multi-platform result sent to a tarball.
-	ErrTarballIndex = errors.New("an image tarball holds one platform")
 )
 
 // PushOptions configure Push.
@@ -167,29 +164,4 @@ func WriteLayout(r *Result, dir, refName string) error {
 		return err
 	}
 	return os.Rename(tmp, dir)
-}
-
-// WriteTarball writes a single-platform result as a docker/OCI image
-// tarball (`docker load`, `podman load`) tagged ref, via a temporary file
-// renamed into place.
-func WriteTarball(r *Result, file string, ref name.Reference) error {
-	if r.Image == nil {
-		return fmt.Errorf("tarball %s: %d platforms: %w (hint: use --oci-layout for a multi-platform index)", file, len(r.Platforms), ErrTarballIndex)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tarball.Write(ref, r.Image, tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing tarball %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
 }
