@@ -1,0 +1,238 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Reporter renders the run for the CI system: collapsible log groups,
+// annotations, secret masking and a job summary.
+type Reporter interface {
+	// Group starts a collapsible log section and returns the func ending it.
+	Group(title string) (end func())
+	// Annotate raises an error, warning or notice on the job.
+	Annotate(level, title, msg string)
+	// Mask asks the CI system to hide a secret value in its logs.
+	Mask(secret string)
+	// Summary appends Markdown to the job summary, where the CI has one.
+	Summary(markdown string) error
+	// Untrusted wraps a writer that carries output the runner does not
+	// control (the agent's), so that it cannot issue CI commands. The
+	// returned func ends the protection.
+	Untrusted(w io.Writer) (io.Writer, func())
+}
+
+// NewReporter returns the Reporter for a CI system, writing to w.
+// summaryPath is $GITHUB_STEP_SUMMARY (GitHub only; may be empty).
+func NewReporter(kind CIKind, w io.Writer, summaryPath string) Reporter {
+	switch kind {
+	case CIGitHub:
+		return &githubReporter{w: w, summary: summaryPath}
+	case CIGitLab:
+		return &gitlabReporter{w: w}
+	}
+	return &plainReporter{w: w}
+}
+
+// githubReporter speaks GitHub Actions workflow commands.
+type githubReporter struct {
+	w       io.Writer
+	summary string
+}
+
+func (g *githubReporter) Group(title string) func() {
+	fmt.Fprintf(g.w, "::group::%s\n", escapeData(title))
+	return func() { fmt.Fprintln(g.w, "::endgroup::") }
+}
+
+func (g *githubReporter) Annotate(level, title, msg string) {
+	fmt.Fprintf(g.w, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+}
+
+func (g *githubReporter) Mask(secret string) {
+	for _, line := range strings.Split(secret, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			fmt.Fprintf(g.w, "::add-mask::%s\n", escapeData(line))
+		}
+	}
+}
+
+func (g *githubReporter) Summary(md string) error {
+	if g.summary == "" {
+		return nil
+	}
+	f, err := os.OpenFile(g.summary, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing job summary: %w", err)
+	}
+	_, err = io.WriteString(f, md)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Untrusted brackets the output with ::stop-commands:: and a random token
+// that the agent cannot guess, so `::add-mask::`, `::set-env::` or
+// `::error::` lines it prints are shown, not executed.
+func (g *githubReporter) Untrusted(w io.Writer) (io.Writer, func()) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	fmt.Fprintf(g.w, "::stop-commands::%s\n", token)
+	return w, func() { fmt.Fprintf(g.w, "::%s::\n", token) }
+}
+
+// escapeData and escapeProperty follow the workflow command escaping of
+// actions/toolkit (core/src/command.ts).
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func escapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// gitlabReporter speaks GitLab CI collapsible sections.
+type gitlabReporter struct {
+	w io.Writer
+	n int
+}
+
+var sectionUnsafe = regexp.MustCompile(`[^a-z0-9_.-]+`)
+
+func (g *gitlabReporter) Group(title string) func() {
+	g.n++
+	name := fmt.Sprintf("fullsend_%d_%s", g.n, strings.Trim(sectionUnsafe.ReplaceAllString(strings.ToLower(title), "_"), "_"))
+	fmt.Fprintf(g.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", time.Now().Unix(), name, oneLine(title))
+	return func() { fmt.Fprintf(g.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", time.Now().Unix(), name) }
+}
+
+func (g *gitlabReporter) Annotate(level, title, msg string) {
+	color := map[string]string{"error": "31", "warning": "33"}[level]
+	if color == "" {
+		color = "36"
+	}
+	fmt.Fprintf(g.w, "\x1b[1;%sm%s: %s\x1b[0m: %s\n", color, strings.ToUpper(level), oneLine(title), msg)
+}
+
+func (g *gitlabReporter) Mask(string) {} // GitLab masks CI/CD variables itself; our own output goes through the masker
+
+func (g *gitlabReporter) Summary(string) error { return nil }
+
+func (g *gitlabReporter) Untrusted(w io.Writer) (io.Writer, func()) { return w, func() {} }
+
+// plainReporter is for terminals and unknown CI systems.
+type plainReporter struct{ w io.Writer }
+
+func (p *plainReporter) Group(title string) func() {
+	fmt.Fprintf(p.w, "==> %s\n", oneLine(title))
+	return func() {}
+}
+
+func (p *plainReporter) Annotate(level, title, msg string) {
+	fmt.Fprintf(p.w, "%s: %s: %s\n", level, oneLine(title), msg)
+}
+
+func (p *plainReporter) Mask(string)                               {}
+func (p *plainReporter) Summary(string) error                      { return nil }
+func (p *plainReporter) Untrusted(w io.Writer) (io.Writer, func()) { return w, func() {} }
+
+func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+
+// minSecretLen is the shortest value the masker hides; shorter values would
+// garble ordinary output and are not credentials.
+const minSecretLen = 4
+
+// masker replaces known secret values in text with ***.
+type masker struct {
+	mu      sync.RWMutex
+	secrets []string
+}
+
+func (m *masker) Add(secret string) {
+	if len(secret) < minSecretLen {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.secrets = append(m.secrets, secret)
+	// Longest first, so a secret containing another is masked whole.
+	sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+}
+
+func (m *masker) String(s string) string {
+	if m == nil {
+		return s
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, sec := range m.secrets {
+		s = strings.ReplaceAll(s, sec, "***")
+	}
+	return s
+}
+
+func (m *masker) Strings(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = m.String(s)
+	}
+	return out
+}
+
+// maskWriter masks secrets in a stream, line by line, so that a secret is
+// never split across two writes unmasked. Flush writes a final partial line.
+type maskWriter struct {
+	m   *masker
+	w   io.Writer
+	mu  sync.Mutex
+	buf []byte
+}
+
+// maxLine bounds the buffered partial line; longer lines are masked and
+// written in pieces.
+const maxLine = 64 << 10
+
+func (mw *maskWriter) Write(p []byte) (int, error) {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	mw.buf = append(mw.buf, p...)
+	for {
+		i := bytes.IndexByte(mw.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := io.WriteString(mw.w, mw.m.String(string(mw.buf[:i+1]))); err != nil {
+			return len(p), err
+		}
+		mw.buf = mw.buf[i+1:]
+	}
+	if len(mw.buf) > maxLine {
+		if _, err := io.WriteString(mw.w, mw.m.String(string(mw.buf))); err != nil {
+			return len(p), err
+		}
+		mw.buf = mw.buf[:0]
+	}
+	return len(p), nil
+}
+
+func (mw *maskWriter) Flush() error {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	if len(mw.buf) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(mw.w, mw.m.String(string(mw.buf)))
+	mw.buf = mw.buf[:0]
+	return err
+}

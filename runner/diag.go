@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// finish reports the outcome: an annotation on failure, the job summary,
+// and the diagnostic bundle when the run failed.
+func (x *run) finish(err error) {
+	res := x.res
+	if err != nil {
+		title := "fullsend run " + res.Agent
+		x.rep.Annotate("error", title, fmt.Sprintf("exit %d: %s", res.ExitCode, res.Error))
+		if x.r.opts.DiagDir != "" {
+			if dir, derr := x.writeBundle(); derr != nil {
+				x.logf("writing diagnostic bundle: %v", derr)
+			} else {
+				res.DiagDir = dir
+				x.logf("diagnostic bundle: %s", dir)
+			}
+		}
+	}
+	if serr := x.rep.Summary(summaryMarkdown(res)); serr != nil {
+		x.logf("%v", serr)
+	}
+	_ = x.log.Flush()
+}
+
+// writeBundle writes what a maintainer needs to diagnose a failed run: the
+// result, every openshell call (argv, env names, exit, stderr tail; secrets
+// masked), the resolved policy, the sandbox and gateway logs.
+func (x *run) writeBundle() (string, error) {
+	name := x.res.Sandbox
+	if name == "" {
+		name = "fs-" + sanitizeFileName(x.res.Agent)
+	}
+	dir := filepath.Join(x.r.opts.DiagDir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	write := func(file string, data []byte) error {
+		return os.WriteFile(filepath.Join(dir, file), data, 0o600)
+	}
+	res := *x.res
+	res.Calls = nil
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := write("result.json", append(b, '\n')); err != nil {
+		return "", err
+	}
+	var calls strings.Builder
+	for _, c := range x.d.Calls() {
+		line, _ := json.Marshal(c)
+		calls.Write(line)
+		calls.WriteByte('\n')
+	}
+	if err := write("calls.jsonl", []byte(calls.String())); err != nil {
+		return "", err
+	}
+	if x.policy != nil {
+		if err := write("policy.yaml", x.policy); err != nil {
+			return "", err
+		}
+	}
+	for _, f := range []struct{ src, dst string }{
+		{filepath.Join(x.tmp, "sandbox.log"), "sandbox.log"},
+		{x.gatewayLog, "gateway.log"},
+	} {
+		if f.src == "" {
+			continue
+		}
+		if data, err := os.ReadFile(f.src); err == nil {
+			if err := write(f.dst, []byte(x.mask.String(string(data)))); err != nil {
+				return "", err
+			}
+		}
+	}
+	return dir, nil
+}
+
+func sanitizeFileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(s))
+}
+
+// summaryMarkdown renders the job summary table. Values were validated by
+// their placeholder rules, so they hold no Markdown control characters.
+func summaryMarkdown(res *Result) string {
+	var b strings.Builder
+	status := "succeeded"
+	if res.ExitCode != 0 {
+		status = fmt.Sprintf("failed (exit %d)", res.ExitCode)
+	}
+	fmt.Fprintf(&b, "### fullsend run `%s`: %s\n\n", res.Agent, status)
+	b.WriteString("| | |\n|---|---|\n")
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "| %s | %s |\n", k, strings.ReplaceAll(v, "|", "\\|"))
+		}
+	}
+	row("sandbox", res.Sandbox)
+	row("sandbox deleted", fmt.Sprint(res.Deleted))
+	row("openshell", res.OpenShellVersion)
+	row("manifest sha256", code(res.ManifestSHA256))
+	row("policy sha256", code(res.PolicySHA256))
+	row("resolved policy sha256", code(res.ResolvedSHA256))
+	keys := make([]string, 0, len(res.Placeholders))
+	for k := range res.Placeholders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		row("{{"+k+"}}", code(res.Placeholders[k])+" from "+res.PlaceholderFrom[k])
+	}
+	row("duration", res.Duration.Round(time.Millisecond).String())
+	if res.Error != "" {
+		row("error", strings.ReplaceAll(res.Error, "\n", "<br>"))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}

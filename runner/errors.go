@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Exit codes of `fullsend run`. The agent's own exit status is propagated
+// unchanged; the runner's own failures use codes from the sysexits range so
+// that a CI job can tell "the agent said no" from "the sandbox never started".
+const (
+	// ExitOK means the agent ran in a sandbox and exited 0.
+	ExitOK = 0
+	// ExitPreflight means OpenShell is missing, has the wrong version, or no
+	// gateway is healthy (EX_UNAVAILABLE).
+	ExitPreflight = 69
+	// ExitSandbox means the sandbox could not be created, never became Ready,
+	// did not load the policy, or could not be deleted (EX_TEMPFAIL).
+	ExitSandbox = 75
+	// ExitPolicy means the compiled project does not verify: a digest
+	// mismatch, a policy that does not load, an unresolved or invalid
+	// placeholder (EX_CONFIG).
+	ExitPolicy = 78
+	// ExitTimeout means --timeout elapsed (as timeout(1)).
+	ExitTimeout = 124
+	// ExitInterrupted means SIGINT or SIGTERM stopped the run (128+SIGINT).
+	ExitInterrupted = 130
+)
+
+// Sentinel errors; every error Run returns wraps exactly one of them, or is
+// an *AgentExitError.
+var (
+	// ErrPreflight wraps OpenShell CLI and gateway availability failures.
+	ErrPreflight = errors.New("openshell preflight failed")
+	// ErrPolicy wraps manifest, digest, policy and placeholder failures.
+	ErrPolicy = errors.New("policy check failed")
+	// ErrPlaceholder wraps unresolved or invalid runtime placeholders; it
+	// also matches ErrPolicy.
+	ErrPlaceholder = fmt.Errorf("%w: placeholder", ErrPolicy)
+	// ErrSandbox wraps sandbox lifecycle failures.
+	ErrSandbox = errors.New("sandbox failed")
+	// ErrTimeout reports that the run exceeded its timeout.
+	ErrTimeout = errors.New("run timed out")
+	// ErrInterrupted reports that the run was cancelled by a signal.
+	ErrInterrupted = errors.New("run interrupted")
+)
+
+// AgentExitError reports that the agent ran inside the sandbox and exited
+// with a non-zero status.
+type AgentExitError struct {
+	Agent string
+	Code  int
+}
+
+func (e *AgentExitError) Error() string {
+	return fmt.Sprintf("agent %s exited with status %d", e.Agent, e.Code)
+}
+
+// ExitCode maps an error returned by Run to the process exit code.
+func ExitCode(err error) int {
+	var ae *AgentExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ae):
+		return ae.Code
+	case errors.Is(err, ErrInterrupted):
+		return ExitInterrupted
+	case errors.Is(err, ErrTimeout):
+		return ExitTimeout
+	case errors.Is(err, ErrPolicy):
+		return ExitPolicy
+	case errors.Is(err, ErrPreflight):
+		return ExitPreflight
+	case errors.Is(err, ErrSandbox):
+		return ExitSandbox
+	}
+	return ExitSandbox
+}
+
+// ctxErr turns a finished context into ErrTimeout or ErrInterrupted, or
+// returns nil while the context is live.
+func ctxErr(ctx context.Context) error {
+	switch {
+	case ctx.Err() == nil:
+		return nil
+	case errors.Is(context.Cause(ctx), ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return ErrTimeout
+	}
+	return ErrInterrupted
+}

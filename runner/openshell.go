@@ -1,0 +1,443 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/mod/semver"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// versionJSONOutput is the first OpenShell release whose CLI has
+// `status -o json` and `sandbox get -o json` (read from NVIDIA/OpenShell
+// crates/openshell-cli/src/main.rs at each tag). It is a CLI flag, not a
+// policy feature, so it lives here rather than in policycue.
+const versionJSONOutput = "v0.0.92"
+
+// CallError is a non-zero exit of one openshell invocation.
+type CallError struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *CallError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if len(msg) > 600 {
+		msg = "..." + msg[len(msg)-600:]
+	}
+	if msg == "" {
+		return fmt.Sprintf("openshell %s: exit status %d", strings.Join(e.Args, " "), e.Code)
+	}
+	return fmt.Sprintf("openshell %s: exit status %d: %s", strings.Join(e.Args, " "), e.Code, msg)
+}
+
+// Call is one recorded openshell invocation (for the diagnostic bundle).
+// Argv never holds a secret; Env holds variable names only.
+type Call struct {
+	Argv       []string `json:"argv"`
+	Env        []string `json:"env"`
+	Exit       int      `json:"exit"`
+	DurationMS float64  `json:"duration_ms"`
+	Stderr     string   `json:"stderr,omitempty"`
+}
+
+// driver runs the openshell CLI. It is the only code that starts openshell.
+type driver struct {
+	bin     string
+	env     []string // the minimal environment every call gets
+	version string   // "v0.0.111", set by preflight
+	mask    *masker
+
+	mu      sync.Mutex
+	calls   []Call
+	inCalls time.Duration // wall time spent inside openshell processes
+}
+
+type callOpts struct {
+	extraEnv []string // KEY=VALUE added for this call only (credentials)
+	stdin    io.Reader
+	stdout   io.Writer // streamed; captured when nil
+	stderr   io.Writer // streamed in addition to the captured tail
+}
+
+type callResult struct {
+	stdout []byte
+	stderr []byte
+	code   int
+}
+
+// stderrTail bounds how much of a call's stderr is kept in memory.
+const stderrTail = 64 << 10
+
+func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResult, error) {
+	var res callResult
+	cmd := exec.CommandContext(ctx, d.bin, args...)
+	cmd.Env = append(append([]string(nil), d.env...), o.extraEnv...)
+	cmd.Stdin = o.stdin
+	var out bytes.Buffer
+	if o.stdout != nil {
+		cmd.Stdout = o.stdout
+	} else {
+		cmd.Stdout = &out
+	}
+	errBuf := &tailBuffer{max: stderrTail}
+	if o.stderr != nil {
+		cmd.Stderr = io.MultiWriter(errBuf, o.stderr)
+	} else {
+		cmd.Stderr = errBuf
+	}
+	setProcessGroup(cmd)
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	res.stdout, res.stderr = out.Bytes(), errBuf.Bytes()
+	res.code = 0
+	if cmd.ProcessState != nil {
+		res.code = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if res.code < 0 { // killed by a signal
+			res.code = 128 + signalNumber(ee)
+		}
+	default:
+		res.code = -1
+	}
+	d.record(args, o.extraEnv, res, elapsed)
+	if cerr := ctxErr(ctx); cerr != nil {
+		return res, cerr
+	}
+	if err != nil {
+		if res.code == -1 {
+			return res, fmt.Errorf("running %s: %w", d.bin, err)
+		}
+		return res, &CallError{Args: args, Code: res.code, Stderr: d.mask.String(string(res.stderr))}
+	}
+	return res, nil
+}
+
+func (d *driver) record(args, extraEnv []string, res callResult, elapsed time.Duration) {
+	names := envNames(d.env)
+	names = append(names, envNames(extraEnv)...)
+	c := Call{
+		Argv:       append([]string{"openshell"}, d.mask.Strings(args)...),
+		Env:        names,
+		Exit:       res.code,
+		DurationMS: float64(elapsed.Microseconds()) / 1000,
+	}
+	if res.code != 0 {
+		s := string(res.stderr)
+		if len(s) > 4096 {
+			s = s[len(s)-4096:]
+		}
+		c.Stderr = d.mask.String(s)
+	}
+	d.mu.Lock()
+	d.calls = append(d.calls, c)
+	d.inCalls += elapsed
+	d.mu.Unlock()
+}
+
+// Calls returns the recorded calls so far.
+func (d *driver) Calls() []Call {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Call(nil), d.calls...)
+}
+
+// TimeInCalls returns the wall time spent inside openshell processes.
+func (d *driver) TimeInCalls() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inCalls
+}
+
+func envNames(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		out = append(out, k)
+	}
+	return out
+}
+
+func (d *driver) supports(first string) bool {
+	return d.version != "" && semver.Compare(d.version, first) >= 0
+}
+
+// versionRE finds the version in `openshell --version` output
+// ("openshell 0.0.111", possibly "0.0.112-dev.3+gabc1234").
+var versionRE = regexp.MustCompile(`\bv?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)\b`)
+
+// ParseVersion extracts the semantic version from `openshell --version`
+// output and returns it with a leading "v".
+func ParseVersion(out string) (string, error) {
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("no version in %q", strings.TrimSpace(out))
+	}
+	v := "v" + m[1]
+	if !semver.IsValid(v) {
+		return "", fmt.Errorf("invalid version %q", m[1])
+	}
+	return v, nil
+}
+
+func (d *driver) Version(ctx context.Context) (string, error) {
+	res, err := d.run(ctx, callOpts{}, "--version")
+	if err != nil {
+		return "", err
+	}
+	return ParseVersion(string(res.stdout))
+}
+
+// Gateway status values (`openshell status -o json`, field "status").
+const (
+	statusConnected     = "connected"
+	statusConnectedHTTP = "connected_http"
+)
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
+// Status reports the gateway status. `openshell status` exits 0 even when
+// the gateway is down, so the status value is what counts.
+func (d *driver) Status(ctx context.Context) (string, error) {
+	if d.supports(versionJSONOutput) {
+		res, err := d.run(ctx, callOpts{}, "status", "-o", "json")
+		if err != nil {
+			return "", err
+		}
+		var st struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
+		if err := json.Unmarshal(res.stdout, &st); err != nil {
+			return "", fmt.Errorf("decoding `openshell status -o json`: %w", err)
+		}
+		if st.Status == "" {
+			return "", errors.New("`openshell status -o json` has no status field")
+		}
+		return st.Status, nil
+	}
+	res, err := d.run(ctx, callOpts{}, "status")
+	if err != nil {
+		return "", err
+	}
+	return parseStatusText(string(res.stdout)), nil
+}
+
+// parseStatusText reads the Status line of the table `openshell status`
+// prints before v0.0.92.
+func parseStatusText(out string) string {
+	for _, line := range strings.Split(ansiRE.ReplaceAllString(out, ""), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || k != "Status" {
+			continue
+		}
+		switch strings.TrimSpace(v) {
+		case "Connected":
+			return statusConnected
+		case "Connected (HTTP)":
+			return statusConnectedHTTP
+		case "Error":
+			return "error"
+		case "No gateway configured.":
+			return "not_configured"
+		}
+		return "disconnected"
+	}
+	return "unknown"
+}
+
+// createSpec is what `sandbox create` needs.
+type createSpec struct {
+	name      string
+	policy    string // file path
+	from      string
+	providers []string
+	cpu       string
+	memory    string
+}
+
+func (d *driver) Create(ctx context.Context, s createSpec) error {
+	args := []string{"sandbox", "create", "--name", s.name, "--policy", s.policy, "--no-auto-providers", "--no-tty"}
+	if s.from != "" {
+		args = append(args, "--from", s.from)
+	}
+	for _, p := range s.providers {
+		args = append(args, "--provider", p)
+	}
+	if s.cpu != "" {
+		args = append(args, "--cpu", s.cpu)
+	}
+	if s.memory != "" {
+		args = append(args, "--memory", s.memory)
+	}
+	if policycue.Supports(policycue.FeatureCreateCommandMain, d.version) {
+		// Since v0.0.111 the command after -- is the sandbox's main process:
+		// keep it alive and do not attach.
+		args = append(args, "--detach", "--", "sleep", "infinity")
+	} else {
+		// Before, the command ran once after Ready; `true` returns at once
+		// and the sandbox stays.
+		args = append(args, "--", "true")
+	}
+	_, err := d.run(ctx, callOpts{}, args...)
+	return err
+}
+
+// Phase returns the sandbox phase (Provisioning, Ready, Error, ...).
+func (d *driver) Phase(ctx context.Context, name string) (string, error) {
+	if d.supports(versionJSONOutput) {
+		res, err := d.run(ctx, callOpts{}, "sandbox", "get", name, "-o", "json")
+		if err != nil {
+			return "", err
+		}
+		var sb struct {
+			Phase string `json:"phase"`
+		}
+		if err := json.Unmarshal(res.stdout, &sb); err != nil {
+			return "", fmt.Errorf("decoding `openshell sandbox get -o json`: %w", err)
+		}
+		return sb.Phase, nil
+	}
+	res, err := d.run(ctx, callOpts{}, "sandbox", "get", name)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(ansiRE.ReplaceAllString(string(res.stdout), ""), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == "Phase" {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("`openshell sandbox get` printed no Phase line")
+}
+
+// ActivePolicy returns the policy the sandbox enforces now.
+func (d *driver) ActivePolicy(ctx context.Context, name string) ([]byte, error) {
+	res, err := d.run(ctx, callOpts{}, "sandbox", "get", name, "--policy-only")
+	return res.stdout, err
+}
+
+// PolicySet replaces the sandbox policy and waits for it to load. It returns
+// the CLI's exit code: 0 loaded, 1 failed, 124 still pending at the timeout.
+func (d *driver) PolicySet(ctx context.Context, name, file string, timeout time.Duration) (int, error) {
+	res, err := d.run(ctx, callOpts{}, "policy", "set", name, "--policy", file, "--wait",
+		"--timeout", strconv.Itoa(int(timeout.Seconds())))
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce.Code, err
+	}
+	return res.code, err
+}
+
+func (d *driver) Upload(ctx context.Context, name, local, dest string) error {
+	_, err := d.run(ctx, callOpts{}, "sandbox", "upload", name, local, dest)
+	return err
+}
+
+func (d *driver) Download(ctx context.Context, name, remote, dest string) error {
+	_, err := d.run(ctx, callOpts{}, "sandbox", "download", name, remote, dest)
+	return err
+}
+
+// execSpec is one command run in the sandbox.
+type execSpec struct {
+	name    string
+	workdir string
+	timeout time.Duration
+	env     []string // non-secret KEY=VALUE for the command
+	command []string
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// Exec runs a command in the sandbox and returns its exit code. A non-zero
+// remote exit is returned as the code with a nil error.
+func (d *driver) Exec(ctx context.Context, s execSpec) (code int, stderr []byte, err error) {
+	args := []string{"sandbox", "exec", "-n", s.name, "--no-tty"}
+	if s.workdir != "" {
+		args = append(args, "--workdir", s.workdir)
+	}
+	if s.timeout > 0 {
+		secs := int(s.timeout.Seconds())
+		if secs < 1 {
+			secs = 1
+		}
+		args = append(args, "--timeout", strconv.Itoa(secs))
+	}
+	for _, e := range s.env {
+		args = append(args, "--env", e)
+	}
+	args = append(args, "--")
+	args = append(args, s.command...)
+	res, err := d.run(ctx, callOpts{stdin: s.stdin, stdout: s.stdout, stderr: s.stderr}, args...)
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce.Code, res.stderr, nil
+	}
+	return res.code, res.stderr, err
+}
+
+func (d *driver) Delete(ctx context.Context, name string) error {
+	_, err := d.run(ctx, callOpts{}, "sandbox", "delete", name)
+	return err
+}
+
+// Logs returns the sandbox's recent logs (gateway and sandbox sources).
+func (d *driver) Logs(ctx context.Context, name string) ([]byte, error) {
+	res, err := d.run(ctx, callOpts{}, "logs", name, "-n", "500")
+	return append(res.stdout, res.stderr...), err
+}
+
+// ProviderCreate creates (or, when it exists, updates) a credential
+// provider. Credential values travel in the child's environment only, named
+// by bare --credential KEY flags; they never reach argv.
+func (d *driver) ProviderCreate(ctx context.Context, p Provider, values []string) error {
+	args := []string{"provider", "create", "--name", p.Name, "--type", p.Type}
+	for _, k := range p.CredentialEnv {
+		args = append(args, "--credential", k)
+	}
+	_, err := d.run(ctx, callOpts{extraEnv: values}, args...)
+	var ce *CallError
+	if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists") {
+		args = []string{"provider", "update", p.Name}
+		for _, k := range p.CredentialEnv {
+			args = append(args, "--credential", k)
+		}
+		_, err = d.run(ctx, callOpts{extraEnv: values}, args...)
+	}
+	return err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) Bytes() []byte { return t.buf }

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package runner
+
+import (
+	"os"
+	"os/exec"
+)
+
+func setProcessGroup(*exec.Cmd) {}
+
+func newProcessGroup(*exec.Cmd) {}
+
+func signalNumber(*exec.ExitError) int { return 0 }
+
+func terminate(p *os.Process) error { return p.Kill() }

@@ -1,0 +1,186 @@
+// Package runner is fullsend's in-image runner: it verifies a compiled
+// project against its manifest, resolves runtime placeholders from the CI
+// environment (GitHub Actions, GitLab CI), and runs one agent inside an
+// NVIDIA OpenShell sandbox by driving the openshell CLI. It fails closed: no
+// verified policy, no OpenShell, no healthy gateway, no sandbox, no run. The
+// sandbox is deleted on every path out, including timeouts and signals.
+package runner
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+// Agent runtimes the runner can start.
+const (
+	RuntimeClaude   = "claude"
+	RuntimeOpenCode = "opencode"
+)
+
+// Provider is an OpenShell credential provider attached to the sandbox.
+// With Type empty it names a provider that already exists on the gateway;
+// otherwise the runner creates it from the named environment variables,
+// whose values reach openshell through its environment only.
+type Provider struct {
+	Name          string
+	Type          string
+	CredentialEnv []string
+}
+
+// ParseProvider parses the --provider flag: NAME, or NAME=TYPE:ENV[,ENV...].
+func ParseProvider(s string) (Provider, error) {
+	name, spec, hasSpec := strings.Cut(s, "=")
+	if !dnsLabel.MatchString(name) {
+		return Provider{}, fmt.Errorf("--provider %q: name must be lower-case letters, digits and '-'", s)
+	}
+	if !hasSpec {
+		return Provider{Name: name}, nil
+	}
+	typ, envs, ok := strings.Cut(spec, ":")
+	if !ok || typ == "" || envs == "" {
+		return Provider{}, fmt.Errorf("--provider %q: want NAME=TYPE:ENV[,ENV...], for example anthropic=anthropic:ANTHROPIC_API_KEY", s)
+	}
+	p := Provider{Name: name, Type: typ}
+	for _, e := range strings.Split(envs, ",") {
+		if !envName.MatchString(e) {
+			return Provider{}, fmt.Errorf("--provider %q: %q is not an environment variable name", s, e)
+		}
+		p.CredentialEnv = append(p.CredentialEnv, e)
+	}
+	return p, nil
+}
+
+// Options configure a Runner; they hold what is the same for every agent
+// run in one job.
+type Options struct {
+	// Project is the compiled project root (agents/, skills/, policies/).
+	Project fs.FS
+	// PoliciesDigest, when set, must equal the manifest's sha256.
+	PoliciesDigest string
+	// OpenShell is the openshell CLI path; empty looks it up on PATH.
+	OpenShell string
+	// Gateway is the openshell-gateway path; empty looks it up on PATH.
+	Gateway string
+	// GatewayArgs are extra arguments for a gateway the runner starts.
+	GatewayArgs []string
+	// StartGateway lets the runner start openshell-gateway inside the
+	// container when none is healthy.
+	StartGateway bool
+	// GatewayTimeout bounds the wait for a started gateway to be healthy.
+	GatewayTimeout time.Duration
+	// ReadyTimeout bounds the wait for a sandbox to be Ready.
+	ReadyTimeout time.Duration
+	// PollInterval is the first delay of every backoff loop.
+	PollInterval time.Duration
+	// Env is the machine the runner reads from.
+	Env Environment
+	// Stdout receives the agent's output; Log receives the runner's.
+	Stdout io.Writer
+	Log    io.Writer
+	// Reporter renders logs for the CI; nil picks one from the environment.
+	Reporter Reporter
+	// SandboxImage is passed to `sandbox create --from`.
+	SandboxImage string
+	// CPU and Memory are passed to `sandbox create --cpu/--memory`.
+	CPU, Memory string
+	// Providers are created (when typed) and attached to every sandbox.
+	Providers []Provider
+	// DiagDir receives a diagnostic bundle when a run fails ("" = none).
+	DiagDir string
+	// TempDir holds the resolved policy and staged files ("" = os.TempDir).
+	TempDir string
+}
+
+// Request is one agent run.
+type Request struct {
+	// Agent is the agent name in the manifest.
+	Agent string
+	// Prompt is fed to the runtime on standard input.
+	Prompt string
+	// Values are explicit placeholder values; they win over the CI's.
+	Values placeholder.Values
+	// Workspace is a local directory uploaded into the sandbox; the agent
+	// runs there. Empty runs in /sandbox.
+	Workspace string
+	// Outputs are sandbox paths (absolute, or relative to the workspace)
+	// downloaded into OutputDir after the agent exits.
+	Outputs   []string
+	OutputDir string
+	// ExtraEnvFiles are local KEY=VALUE files (for example a spawn-service
+	// token) installed in the sandbox and loaded into the runtime's
+	// environment; their values never reach argv and are masked in logs.
+	ExtraEnvFiles []string
+	// Timeout bounds the whole run, cleanup excluded (0 = none).
+	Timeout time.Duration
+}
+
+// Result describes a finished run.
+type Result struct {
+	Agent            string            `json:"agent"`
+	Sandbox          string            `json:"sandbox,omitempty"`
+	CI               CIKind            `json:"ci"`
+	ExitCode         int               `json:"exit_code"`
+	Error            string            `json:"error,omitempty"`
+	ManifestSHA256   string            `json:"manifest_sha256,omitempty"`
+	PolicySHA256     string            `json:"policy_sha256,omitempty"`
+	ResolvedSHA256   string            `json:"resolved_policy_sha256,omitempty"`
+	OpenShellVersion string            `json:"openshell_version,omitempty"`
+	Placeholders     map[string]string `json:"placeholders,omitempty"`
+	PlaceholderFrom  map[string]string `json:"placeholder_sources,omitempty"`
+	Outputs          []string          `json:"outputs,omitempty"`
+	Removed          []string          `json:"removed_from_outputs,omitempty"`
+	Deleted          bool              `json:"sandbox_deleted"`
+	GatewayStarted   bool              `json:"gateway_started"`
+	DiagDir          string            `json:"diagnostics,omitempty"`
+	Duration         time.Duration     `json:"duration_ns"`
+	// InOpenShell is the time spent inside openshell processes; Duration
+	// minus InOpenShell is the runner's own overhead.
+	InOpenShell time.Duration `json:"in_openshell_ns"`
+	Calls       []Call        `json:"calls,omitempty"`
+}
+
+// Runner runs agents in OpenShell sandboxes. It holds no per-run state, so
+// one Runner may serve concurrent Run calls (the spawn service does).
+type Runner struct {
+	opts    Options
+	project *Project
+}
+
+// New verifies the project manifest (and its digest when one is pinned) and
+// returns a Runner.
+func New(opts Options) (*Runner, error) {
+	if opts.Project == nil {
+		return nil, fmt.Errorf("%w: no compiled project", ErrPolicy)
+	}
+	if opts.Env.Getenv == nil {
+		opts.Env.Getenv = MapEnv(nil)
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.GatewayTimeout <= 0 {
+		opts.GatewayTimeout = time.Minute
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 5 * time.Minute
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{opts: opts, project: p}, nil
+}
+
+// Project returns the verified project.
+func (r *Runner) Project() *Project { return r.project }

@@ -1,0 +1,14 @@
+#!/bin/sh
+# A stand-in for the claude and opencode runtimes in the runner tests. The
+# openshell fake runs it locally in the scratch dir that plays the sandbox.
+prompt=$(cat)
+echo "runtime-stub $(basename "$0") args: $*"
+echo "prompt: $prompt"
+mkdir -p out/repo/.git/hooks
+echo "triaged" > out/result.txt
+ln -s /etc/passwd out/escape
+echo "#!/bin/sh" > out/repo/.git/hooks/post-checkout
+if [ -n "$FULLSEND_TOKEN" ]; then echo "token: $FULLSEND_TOKEN"; fi
+if [ -f .stub-sleep ]; then sleep 20; fi
+if [ -f .stub-exit ]; then exit "$(cat .stub-exit)"; fi
+exit 0

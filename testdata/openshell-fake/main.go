@@ -1,0 +1,308 @@
+// Command openshell-fake is a FAKE of NVIDIA OpenShell's `openshell` CLI and
+// `openshell-gateway` service, for fullsend's runner tests. It is not
+// OpenShell and sandboxes nothing: `sandbox exec` runs the command LOCALLY in
+// a scratch directory that stands in for the sandbox, and says so on stderr.
+//
+// It follows the CLI contract in shared/reference/openshell-policy.md
+// strictly: sandbox phases, DNS-1123 names of at most 19 characters (v0.0.88+),
+// strict policy parsing (policycue.Unmarshal, which rejects unknown fields as
+// OpenShell's serde structs do), `policy set --wait` exit codes 0/1/124, exit
+// status propagation from `sandbox exec`, `status` exiting 0 even when the
+// gateway is down, and the CLI differences between v0.0.83 and v0.0.111
+// (no `-o json` on status/get and no `--detach` before v0.0.92/v0.0.111).
+//
+// Environment:
+//
+//	OPENSHELL_FAKE_STATE    state directory (required)
+//	OPENSHELL_FAKE_LOG      JSON-lines call log (default STATE/calls.jsonl):
+//	                        {"argv":[...],"env":[names only]}
+//	OPENSHELL_FAKE_VERSION  0.0.111 (default) or 0.0.83, or any x.y.z
+//	OPENSHELL_FAKE_GATEWAY  "up": report a healthy gateway without one running
+//	OPENSHELL_FAKE_READY_POLLS  `sandbox get` calls before Ready (default 1)
+//	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
+//	    create-once, never-ready, phase-error, policy-differs, policy-failed,
+//	    policy-pending, exec-exit=N, egress-403-once, gateway-down,
+//	    gateway-no-start, delete
+//
+// Run as `openshell-gateway` (a copy or link of this binary with that name)
+// it pretends to be the gateway: it writes STATE/gateway.pid and waits for
+// SIGTERM.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+type fake struct {
+	state   string
+	version [3]int
+	fails   map[string]string
+}
+
+func run(argv []string) int {
+	state := os.Getenv("OPENSHELL_FAKE_STATE")
+	if state == "" {
+		fmt.Fprintln(os.Stderr, "openshell-fake: OPENSHELL_FAKE_STATE is not set")
+		return 2
+	}
+	f := &fake{state: state, fails: map[string]string{}}
+	v := os.Getenv("OPENSHELL_FAKE_VERSION")
+	if v == "" {
+		v = "0.0.111"
+	}
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &f.version[0], &f.version[1], &f.version[2]); err != nil {
+		fmt.Fprintf(os.Stderr, "openshell-fake: bad OPENSHELL_FAKE_VERSION %q\n", v)
+		return 2
+	}
+	for _, item := range strings.Split(os.Getenv("OPENSHELL_FAKE_FAIL"), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			k, val, _ := strings.Cut(item, "=")
+			f.fails[k] = val
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(state, "sandboxes"), 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "openshell-fake:", err)
+		return 2
+	}
+	f.record(argv)
+	if filepath.Base(argv[0]) == "openshell-gateway" {
+		return f.gateway()
+	}
+	return f.dispatch(argv[1:])
+}
+
+// record appends the call to the JSON-lines log: argv and env NAMES only.
+func (f *fake) record(argv []string) {
+	logPath := os.Getenv("OPENSHELL_FAKE_LOG")
+	if logPath == "" {
+		logPath = filepath.Join(f.state, "calls.jsonl")
+	}
+	names := []string{}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	line, _ := json.Marshal(map[string]any{"argv": append([]string{filepath.Base(argv[0])}, argv[1:]...), "env": names})
+	fh, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	fh.Write(append(line, '\n'))
+}
+
+func (f *fake) atLeast(a, b, c int) bool {
+	v := f.version
+	return v[0] > a || v[0] == a && (v[1] > b || v[1] == b && v[2] >= c)
+}
+
+func (f *fake) versionString() string {
+	return fmt.Sprintf("%d.%d.%d", f.version[0], f.version[1], f.version[2])
+}
+
+// fail prints a clap/miette-like error and returns the exit code.
+func fail(code int, format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "error: "+format+"\n", args...)
+	return code
+}
+
+func (f *fake) dispatch(args []string) int {
+	if len(args) == 0 {
+		return fail(2, "a subcommand is required")
+	}
+	switch args[0] {
+	case "--version", "-V":
+		fmt.Printf("openshell %s\n", f.versionString())
+		return 0
+	case "status":
+		return f.status(args[1:])
+	case "sandbox":
+		if len(args) < 2 {
+			return fail(2, "'openshell sandbox' requires a subcommand")
+		}
+		if !f.gatewayUp() {
+			return fail(1, "failed to connect to gateway at http://127.0.0.1:8080: connection refused (openshell-fake)")
+		}
+		switch args[1] {
+		case "create":
+			return f.create(args[2:])
+		case "get":
+			return f.get(args[2:])
+		case "exec":
+			return f.exec(args[2:])
+		case "upload":
+			return f.upload(args[2:])
+		case "download":
+			return f.download(args[2:])
+		case "delete":
+			return f.delete(args[2:])
+		}
+		return fail(2, "unrecognized subcommand '%s'", args[1])
+	case "policy":
+		if len(args) < 2 || args[1] != "set" {
+			return fail(2, "openshell-fake implements only `policy set`")
+		}
+		if !f.gatewayUp() {
+			return fail(1, "failed to connect to gateway (openshell-fake)")
+		}
+		return f.policySet(args[2:])
+	case "provider":
+		if !f.gatewayUp() {
+			return fail(1, "failed to connect to gateway (openshell-fake)")
+		}
+		return f.provider(args[1:])
+	case "logs":
+		return f.logs(args[1:])
+	}
+	return fail(2, "unrecognized subcommand '%s'", args[0])
+}
+
+// gateway pretends to be openshell-gateway until SIGTERM or SIGINT.
+func (f *fake) gateway() int {
+	if _, ok := f.fails["gateway-no-start"]; ok {
+		return fail(1, "openshell-gateway (fake): failed to bind 127.0.0.1:8080: address in use")
+	}
+	pidFile := filepath.Join(f.state, "gateway.pid")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return fail(1, "%v", err)
+	}
+	fmt.Println("openshell-gateway (fake) listening on 127.0.0.1:8080")
+	<-sig
+	os.Remove(pidFile)
+	fmt.Println("openshell-gateway (fake) stopped")
+	return 0
+}
+
+func (f *fake) gatewayUp() bool {
+	if _, ok := f.fails["gateway-down"]; ok {
+		return false
+	}
+	if os.Getenv("OPENSHELL_FAKE_GATEWAY") == "up" {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(f.state, "gateway.pid"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// status exits 0 whatever the gateway's state, as the real CLI does.
+func (f *fake) status(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"-o": true, "--output": true}, 0)
+	if code != 0 {
+		return code
+	}
+	out := fl.value("-o", "--output")
+	if out != "" && !f.atLeast(0, 0, 92) {
+		return fail(2, "unexpected argument '-o' found")
+	}
+	st := "disconnected"
+	if f.gatewayUp() {
+		st = "connected"
+	}
+	if out == "json" {
+		m := map[string]any{"gateway": "openshell", "server": "http://127.0.0.1:8080", "status": st}
+		if st == "connected" {
+			m["version"] = f.versionString()
+		} else {
+			m["error"] = "transport error: connection refused"
+		}
+		b, _ := json.Marshal(m)
+		fmt.Println(string(b))
+		return 0
+	}
+	fmt.Println("\x1b[36;1mServer Status\x1b[0m")
+	fmt.Println()
+	fmt.Println("  \x1b[2mGateway:\x1b[0m openshell")
+	fmt.Println("  \x1b[2mServer:\x1b[0m http://127.0.0.1:8080")
+	if st == "connected" {
+		fmt.Println("  \x1b[2mStatus:\x1b[0m \x1b[32mConnected\x1b[0m")
+		fmt.Printf("  \x1b[2mVersion:\x1b[0m %s\n", f.versionString())
+	} else {
+		fmt.Println("  \x1b[2mStatus:\x1b[0m \x1b[31mDisconnected\x1b[0m")
+	}
+	return 0
+}
+
+// flags is a parsed command line: flag values (repeatable) and positionals.
+type flags struct {
+	vals  map[string][]string
+	pos   []string
+	after []string // after "--"
+	dash  bool
+}
+
+func (fl flags) value(names ...string) string {
+	for _, n := range names {
+		if v := fl.vals[n]; len(v) > 0 {
+			return v[len(v)-1]
+		}
+	}
+	return ""
+}
+
+func (fl flags) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := fl.vals[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// parseFlags parses args strictly: spec maps each allowed flag to whether it
+// takes a value; anything else is a usage error (exit 2), as with clap.
+func parseFlags(args []string, spec map[string]bool, maxPos int) (flags, int) {
+	fl := flags{vals: map[string][]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			fl.dash = true
+			fl.after = args[i+1:]
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			name, val, hasVal := strings.Cut(a, "=")
+			takes, ok := spec[name]
+			if !ok {
+				return fl, fail(2, "unexpected argument '%s' found", name)
+			}
+			if takes && !hasVal {
+				if i+1 >= len(args) {
+					return fl, fail(2, "a value is required for '%s <VALUE>' but none was supplied", name)
+				}
+				i++
+				val = args[i]
+			} else if !takes && hasVal {
+				return fl, fail(2, "unexpected value '%s' for '%s' found", val, name)
+			}
+			fl.vals[name] = append(fl.vals[name], val)
+			continue
+		}
+		fl.pos = append(fl.pos, a)
+	}
+	if len(fl.pos) > maxPos {
+		return fl, fail(2, "unexpected argument '%s' found", fl.pos[maxPos])
+	}
+	return fl, 0
+}

@@ -1,0 +1,523 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// sandbox is the fake's record of one sandbox.
+type sandbox struct {
+	Name      string   `json:"name"`
+	Phase     string   `json:"phase"`
+	Polls     int      `json:"polls"`
+	Policy    []byte   `json:"policy"`
+	PolicySet bool     `json:"policy_set"`
+	Providers []string `json:"providers"`
+	Main      []string `json:"main"`
+	Execs     int      `json:"execs"`
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+func (f *fake) path(name string) string { return filepath.Join(f.state, "sandboxes", name+".json") }
+
+// root is the scratch directory standing in for the sandbox filesystem.
+func (f *fake) root(name string) string { return filepath.Join(f.state, "sandboxes", name+".root") }
+
+func (f *fake) load(name string) (*sandbox, int) {
+	b, err := os.ReadFile(f.path(name))
+	if err != nil {
+		return nil, fail(1, "status: NotFound, message: \"sandbox not found\" (%s)", name)
+	}
+	var s sandbox
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fail(1, "corrupt fake state: %v", err)
+	}
+	return &s, 0
+}
+
+func (f *fake) save(s *sandbox) {
+	b, _ := json.Marshal(s)
+	os.WriteFile(f.path(s.Name), b, 0o600)
+}
+
+// counter increments and returns a named counter in the state directory.
+func (f *fake) counter(name string) int {
+	p := filepath.Join(f.state, "counter-"+name)
+	b, _ := os.ReadFile(p)
+	n, _ := strconv.Atoi(string(b))
+	n++
+	os.WriteFile(p, []byte(strconv.Itoa(n)), 0o600)
+	return n
+}
+
+func readPolicy(file string) (*policycue.Policy, []byte, int) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, fail(1, "failed to read policy file %s: %v", file, err)
+	}
+	p, err := policycue.Unmarshal(data)
+	if err != nil {
+		return nil, nil, fail(1, "failed to parse sandbox policy YAML: %v", err)
+	}
+	if p.Version != 1 {
+		return nil, nil, fail(1, "unsupported policy version %d", p.Version)
+	}
+	return p, data, 0
+}
+
+func (f *fake) create(args []string) int {
+	spec := map[string]bool{"--name": true, "--from": true, "--policy": true, "--provider": true, "--cpu": true,
+		"--memory": true, "--label": true, "--env": true, "--no-tty": false, "--tty": false,
+		"--no-auto-providers": false, "--auto-providers": false, "--keep": false}
+	if f.atLeast(0, 0, 111) {
+		spec["--detach"] = false
+	}
+	fl, code := parseFlags(args, spec, 0)
+	if code != 0 {
+		return code
+	}
+	name := fl.value("--name")
+	if name == "" {
+		return fail(2, "openshell-fake requires --name")
+	}
+	if f.atLeast(0, 0, 88) && (len(name) > 19 || !dnsLabel.MatchString(name) || strings.Contains(name, "--")) {
+		return fail(1, "invalid sandbox name %q: must be a DNS-1123 label of at most 19 characters without '--'", name)
+	}
+	if _, err := os.Stat(f.path(name)); err == nil {
+		return fail(1, "sandbox %q already exists", name)
+	}
+	var pol []byte
+	if file := fl.value("--policy"); file != "" {
+		_, data, code := readPolicy(file)
+		if code != 0 {
+			return code
+		}
+		pol = data
+	}
+	for _, p := range fl.vals["--provider"] {
+		if _, err := os.Stat(filepath.Join(f.state, "provider-"+p)); err != nil {
+			return fail(1, "provider %q not found", p)
+		}
+	}
+	if _, ok := f.fails["create"]; ok {
+		return fail(1, "failed to create sandbox: injected failure (openshell-fake)")
+	}
+	if _, ok := f.fails["create-once"]; ok && f.counter("create") == 1 {
+		return fail(1, "failed to create sandbox: injected first-attempt failure (openshell-fake)")
+	}
+	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after}
+	if err := os.MkdirAll(filepath.Join(f.root(name), "sandbox"), 0o700); err != nil {
+		return fail(1, "%v", err)
+	}
+	if _, ok := f.fails["phase-error"]; ok {
+		s.Phase = "Error"
+		f.save(s)
+		return fail(1, "sandbox %s entered phase Error (openshell-fake)", name)
+	}
+	if f.atLeast(0, 0, 111) && !fl.has("--detach") && len(fl.after) > 0 {
+		// Since v0.0.111 the command is the main process: when it ends, so
+		// does the sandbox.
+		s.Phase = "Stopped"
+	}
+	f.save(s)
+	fmt.Fprintf(os.Stderr, "Created sandbox: %s\n", name)
+	return 0
+}
+
+func (f *fake) get(args []string) int {
+	spec := map[string]bool{"--policy-only": false}
+	if f.atLeast(0, 0, 92) {
+		spec["-o"], spec["--output"] = true, true
+	}
+	fl, code := parseFlags(args, spec, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 {
+		return fail(2, "openshell-fake requires a sandbox name")
+	}
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	if fl.has("--policy-only") {
+		if fl.has("-o", "--output") {
+			return fail(2, "the argument '--policy-only' cannot be used with '--output <OUTPUT>'")
+		}
+		return f.printPolicy(s)
+	}
+	s.Polls++
+	ready := 1
+	if v, err := strconv.Atoi(os.Getenv("OPENSHELL_FAKE_READY_POLLS")); err == nil {
+		ready = v
+	}
+	if _, never := f.fails["never-ready"]; s.Phase == "Provisioning" && !never && s.Polls >= ready {
+		s.Phase = "Ready"
+	}
+	f.save(s)
+	if fl.value("-o", "--output") == "json" {
+		b, _ := json.Marshal(map[string]any{"id": "fake-" + s.Name, "name": s.Name, "workspace": "default",
+			"phase": s.Phase, "labels": map[string]string{}, "current_policy_version": 1})
+		fmt.Println(string(b))
+		return 0
+	}
+	fmt.Println("\x1b[36;1mSandbox:\x1b[0m")
+	fmt.Println()
+	fmt.Printf("  \x1b[2mId:\x1b[0m fake-%s\n  \x1b[2mName:\x1b[0m %s\n  \x1b[2mPhase:\x1b[0m %s\n", s.Name, s.Name, s.Phase)
+	return 0
+}
+
+// defaultPolicy stands for the image's default policy: what a sandbox
+// enforces when the sent policy did not load.
+var defaultPolicy = &policycue.Policy{Version: 1,
+	FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
+	Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
+	Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"}}
+
+// printPolicy prints the active policy re-serialized from its parsed form,
+// as OpenShell does from its proto, not the bytes that were sent.
+func (f *fake) printPolicy(s *sandbox) int {
+	p := defaultPolicy
+	_, differs := f.fails["policy-differs"]
+	if len(s.Policy) > 0 && (!differs || s.PolicySet) {
+		var err error
+		if p, err = policycue.Unmarshal(s.Policy); err != nil {
+			return fail(1, "%v", err)
+		}
+	}
+	b, err := policycue.Marshal(p, "")
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	os.Stdout.Write(b)
+	return 0
+}
+
+func (f *fake) policySet(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--policy": true, "--wait": false, "--timeout": true, "--global": false, "--yes": false}, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 || fl.value("--policy") == "" {
+		return fail(2, "usage: openshell policy set <NAME> --policy <FILE> [--wait] [--timeout <SECS>]")
+	}
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	p, data, code := readPolicy(fl.value("--policy"))
+	if code != 0 {
+		return code
+	}
+	if old, err := policycue.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
+		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
+		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
+		if !bytes.Equal(a, b) {
+			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
+		}
+	}
+	if _, ok := f.fails["policy-failed"]; ok {
+		return fail(1, "policy revision 2 failed to load: status FAILED (openshell-fake)")
+	}
+	if _, ok := f.fails["policy-pending"]; ok && fl.has("--wait") {
+		fmt.Fprintln(os.Stderr, "timed out waiting for policy revision 2 (status PENDING)")
+		return 124
+	}
+	s.Policy, s.PolicySet = data, true
+	f.save(s)
+	fmt.Fprintln(os.Stderr, "Policy revision 2 loaded")
+	return 0
+}
+
+// mapPath maps a sandbox path into the scratch root.
+func (f *fake) mapPath(name, p string) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		p = "/sandbox/" + p
+	}
+	clean := filepath.Clean(p)
+	if strings.Contains(p, "..") {
+		return "", errors.New("path escapes the sandbox")
+	}
+	return filepath.Join(f.root(name), clean), nil
+}
+
+func (f *fake) exec(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"-n": true, "--name": true, "--workdir": true, "--timeout": true,
+		"--tty": false, "--no-tty": false, "--env": true}, 0)
+	if code != 0 {
+		return code
+	}
+	if len(fl.after) == 0 {
+		return fail(2, "the following required arguments were not provided: <COMMAND>...")
+	}
+	s, code := f.load(fl.value("-n", "--name"))
+	if code != 0 {
+		return code
+	}
+	if s.Phase != "Ready" {
+		return fail(1, "sandbox %s is not Ready (phase %s)", s.Name, s.Phase)
+	}
+	s.Execs++
+	f.save(s)
+	if v, ok := f.fails["exec-exit"]; ok {
+		n, _ := strconv.Atoi(v)
+		fmt.Fprintf(os.Stderr, "openshell-fake: injected exit status %d\n", n)
+		return n
+	}
+	if _, ok := f.fails["egress-403-once"]; ok && s.Execs == 1 {
+		fmt.Fprintln(os.Stderr, `HTTP 403 {"error":"policy_denied","detail":"injected transient denial on first egress (openshell-fake)"}`)
+		return 1
+	}
+	workdir := fl.value("--workdir")
+	if workdir == "" {
+		workdir = "/sandbox"
+	}
+	dir, err := f.mapPath(s.Name, workdir)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fail(1, "workdir %s does not exist in the sandbox", workdir)
+	}
+	root := f.root(s.Name)
+	fmt.Fprintf(os.Stderr, "[openshell-fake] NOT A SANDBOX: running %q locally in scratch dir %s\n", fl.after[0], dir)
+	cmdArgs := make([]string, len(fl.after))
+	for i, a := range fl.after {
+		cmdArgs[i] = strings.ReplaceAll(a, "/sandbox/", root+"/sandbox/")
+	}
+	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(root, "sandbox"),
+		"OPENSHELL_FAKE_SANDBOX_ROOT=" + root, "OPENSHELL_SANDBOX=" + s.Name}
+	cmd.Env = append(cmd.Env, fl.vals["--env"]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fail(1, "exec failed: %v", err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if secs, _ := strconv.Atoi(fl.value("--timeout")); secs > 0 {
+		timeout = time.After(time.Duration(secs) * time.Second)
+	}
+	for {
+		select {
+		case err := <-done:
+			if err != nil && cmd.ProcessState == nil {
+				return fail(1, "%v", err)
+			}
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return cmd.ProcessState.ExitCode()
+		case s := <-sig:
+			cmd.Process.Signal(s)
+		case <-timeout:
+			cmd.Process.Kill()
+			<-done
+			return fail(124, "command timed out")
+		}
+	}
+}
+
+func (f *fake) upload(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--no-git-ignore": false}, 3)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) < 2 {
+		return fail(2, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
+	}
+	if _, code := f.load(fl.pos[0]); code != 0 {
+		return code
+	}
+	local, dest := fl.pos[1], "/sandbox"
+	if len(fl.pos) == 3 {
+		dest = fl.pos[2]
+	}
+	st, err := os.Lstat(local)
+	if err != nil {
+		return fail(1, "local path does not exist: %s", local)
+	}
+	target, err := f.mapPath(fl.pos[0], dest)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	// A file to a destination without a trailing slash names the file;
+	// anything else lands as DEST/basename (OpenShell's sandbox_sync_up).
+	if st.IsDir() || strings.HasSuffix(dest, "/") {
+		target = filepath.Join(target, filepath.Base(local))
+	}
+	if err := copyTree(local, target); err != nil {
+		return fail(1, "upload failed: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "Uploading %s -> sandbox:%s\n", local, dest)
+	return 0
+}
+
+func (f *fake) download(args []string) int {
+	fl, code := parseFlags(args, nil, 3)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) < 2 {
+		return fail(2, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
+	}
+	if _, code := f.load(fl.pos[0]); code != 0 {
+		return code
+	}
+	src, err := f.mapPath(fl.pos[0], fl.pos[1])
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	dest := "."
+	if len(fl.pos) == 3 {
+		dest = fl.pos[2]
+	}
+	st, err := os.Lstat(src)
+	if err != nil {
+		return fail(1, "sandbox path does not exist: %s", fl.pos[1])
+	}
+	if !st.IsDir() {
+		if d, err := os.Stat(dest); err == nil && d.IsDir() {
+			dest = filepath.Join(dest, filepath.Base(src))
+		}
+	}
+	// A directory's contents are extracted into DEST (tar -C dir .).
+	if err := copyTree(src, dest); err != nil {
+		return fail(1, "download failed: %v", err)
+	}
+	return 0
+}
+
+func (f *fake) delete(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--all": false}, 64)
+	if code != 0 {
+		return code
+	}
+	if _, ok := f.fails["delete"]; ok {
+		return fail(1, "failed to delete sandbox: injected failure (openshell-fake)")
+	}
+	for _, n := range fl.pos {
+		if _, code := f.load(n); code != 0 {
+			return code
+		}
+		os.Remove(f.path(n))
+		os.RemoveAll(f.root(n))
+		fmt.Fprintf(os.Stderr, "Deleted sandbox %s\n", n)
+	}
+	return 0
+}
+
+func (f *fake) provider(args []string) int {
+	if len(args) == 0 {
+		return fail(2, "'openshell provider' requires a subcommand")
+	}
+	spec := map[string]bool{"--credential": true, "--config": true}
+	max := 1
+	if args[0] == "create" {
+		spec["--name"], spec["--type"], max = true, true, 0
+	} else if args[0] != "update" {
+		return fail(2, "openshell-fake implements provider create and update only")
+	}
+	fl, code := parseFlags(args[1:], spec, max)
+	if code != 0 {
+		return code
+	}
+	name := fl.value("--name")
+	if args[0] == "update" && len(fl.pos) == 1 {
+		name = fl.pos[0]
+	}
+	if name == "" {
+		return fail(2, "a provider name is required")
+	}
+	for _, c := range fl.vals["--credential"] {
+		if k, _, inline := strings.Cut(c, "="); !inline && os.Getenv(k) == "" {
+			return fail(1, "credential %s: environment variable %s is not set", k, k)
+		}
+	}
+	p := filepath.Join(f.state, "provider-"+name)
+	_, err := os.Stat(p)
+	if args[0] == "create" && err == nil {
+		return fail(1, "status: AlreadyExists, message: \"provider already exists\"")
+	}
+	if args[0] == "update" && err != nil {
+		return fail(1, "provider %q not found", name)
+	}
+	os.WriteFile(p, []byte(strings.Join(fl.vals["--credential"], "\n")), 0o600)
+	return 0
+}
+
+func (f *fake) logs(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"-n": true, "--tail": false, "--since": true, "--source": true, "--level": true}, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 {
+		return fail(2, "a sandbox name is required")
+	}
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	fmt.Printf("[gateway] sandbox %s phase %s (openshell-fake log)\n[sandbox] supervisor started (openshell-fake log)\n", s.Name, s.Phase)
+	return 0
+}
+
+// copyTree copies a file or directory, keeping symlinks as symlinks.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			os.MkdirAll(filepath.Dir(out), 0o755)
+			return os.Symlink(t, out)
+		case d.IsDir():
+			return os.MkdirAll(out, 0o755)
+		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		info, _ := in.Stat()
+		o, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(o, in); err != nil {
+			o.Close()
+			return err
+		}
+		return o.Close()
+	})
+}
