@@ -1,23 +1,19 @@
 package compile
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
-
-// ProvenanceFile is the sidecar holding, per agent, the source of every
-// emitted policy element (policy path -> file:line), for lint and explain.
-const ProvenanceFile = "provenance.json"
 
 // emit renders every compiled agent's policy, the provenance sidecar and the
 // manifest into o.Files, deterministically.
 func (o *Output) emit(proj *Project) error {
 	m := &Manifest{Schema: ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]ManifestAgent{}}
-	prov := map[string]map[string][]policycue.Source{}
+	policies := map[string]*policycue.Policy{}
 	for _, name := range o.AgentNames() {
 		c := o.Agents[name]
 		file := name + ".yaml"
@@ -44,13 +40,15 @@ func (o *Output) emit(proj *Project) error {
 		}
 		entry.RuntimeFlags, entry.RuntimeEnv = runtimeFlags(c)
 		m.Agents[name] = entry
-		prov[name] = c.Policy.Provenance()
+		policies[name] = c.Policy
 	}
-	data, err := json.MarshalIndent(prov, "", "  ")
+	// The provenance sidecar lets `policy lint` and `policy explain` point at
+	// the author's lines without recompiling.
+	prov, err := lint.NewProvenanceFile(policies).Encode()
 	if err != nil {
-		return fmt.Errorf("encoding provenance: %w", err)
+		return err
 	}
-	o.Files[ProvenanceFile] = append(data, '\n')
+	o.Files[lint.ProvenanceFileName] = prov
 	manifest, err := m.Encode()
 	if err != nil {
 		return err

@@ -14,5 +14,7 @@ func newPolicyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 	}
 	// Policy subcommands are registered below, one line each.
+	cmd.AddCommand(newPolicyCompileCmd())
+	cmd.AddCommand(newPolicyExplainCmd())
 	return cmd
 }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+)
+
+// compileFlags are the flags shared by compile and explain.
+type compileFlags struct {
+	version  string
+	catalog  string
+	set      []string
+	provider string
+	rules    []string
+}
+
+func (f *compileFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.version, "openshell-version", "", "target OpenShell version (default: the version the Containerfile pins)")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog")
+	fl.StringArrayVar(&f.set, "set", nil, "resolve a placeholder at compile time, KEY=VALUE (repeatable)")
+	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
+	fl.StringArrayVar(&f.rules, "rules", nil, "extra lint rule directory (repeatable)")
+}
+
+func (f *compileFlags) options() compile.ProjectOptions {
+	return compile.ProjectOptions{
+		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
+		Provider: f.provider, RuleDirs: f.rules,
+	}
+}
+
+func newPolicyCompileCmd() *cobra.Command {
+	var (
+		flags  compileFlags
+		out    string
+		check  bool
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "compile [DIR]",
+		Short: "Compile agent and skill definitions into one OpenShell policy per agent",
+		Long: `Compile reads agents/*.md and skills/*/SKILL.md (and the .claude/ and .opencode/
+layouts) under DIR (default .), derives each agent's capabilities from its
+runtime, tools, skills and sandbox: declarations through the CUE catalog,
+validates and lints the result, and writes DIR/policies/<agent>.yaml,
+manifest.json and provenance.json. Nothing is written unless every agent
+compiles cleanly.`,
+		Example: `  fullsend policy compile testdata/triage
+  fullsend policy compile --set OWNER=fullsend-ai --set REPO_NAME=agent-sandbox .
+  fullsend policy compile --openshell-version v0.0.83 --out build/policies .
+  fullsend policy compile --check .          # CI gate: fail when policies/ is stale
+  fullsend policy compile --catalog org-catalog/ -o json .`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if out == "" {
+				out = filepath.Join(dir, "policies")
+			}
+			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
+			if err != nil {
+				return err
+			}
+			if check {
+				diffs, err := compile.Diff(out, res)
+				if err != nil {
+					return err
+				}
+				if err := printCheck(cmd.OutOrStdout(), output, out, diffs); err != nil {
+					return err
+				}
+				if len(diffs) > 0 {
+					return fmt.Errorf("%w: run `fullsend policy compile %s` and commit %s", compile.ErrStale, dir, out)
+				}
+				return nil
+			}
+			if err := compile.Write(out, res); err != nil {
+				return err
+			}
+			return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, out, res)
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/policies)")
+	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit non-zero with a diff when the output directory is stale")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+type compileSummary struct {
+	OutDir           string                           `json:"out_dir"`
+	OpenShellVersion string                           `json:"openshell_version"`
+	Agents           map[string]compile.ManifestAgent `json:"agents"`
+	Warnings         compile.Diagnostics              `json:"warnings"`
+}
+
+func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output) error {
+	if output == "json" {
+		return writeJSON(w, compileSummary{OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Warnings: nonNil(res.Warnings)})
+	}
+	for _, d := range res.Warnings {
+		fmt.Fprintln(errw, d)
+	}
+	for _, name := range res.AgentNames() {
+		a := res.Manifest.Agents[name]
+		open := ""
+		if len(a.Placeholders) > 0 {
+			open = "  open: " + strings.Join(a.Placeholders, ",")
+		}
+		fmt.Fprintf(w, "%-28s tier=%-9s runtime=%s/%s%s\n", filepath.Join(outDir, a.Policy), a.Tier, a.Runtime, a.Provider, open)
+	}
+	fmt.Fprintf(w, "compiled %d agents for OpenShell %s into %s\n", len(res.Agents), res.OpenShellVersion, outDir)
+	return nil
+}
+
+func nonNil(ds compile.Diagnostics) compile.Diagnostics {
+	if ds == nil {
+		return compile.Diagnostics{}
+	}
+	return ds
+}
+
+func printCheck(w io.Writer, output, outDir string, diffs []compile.FileDiff) error {
+	if output == "json" {
+		if diffs == nil {
+			diffs = []compile.FileDiff{}
+		}
+		return writeJSON(w, map[string]any{"out_dir": outDir, "up_to_date": len(diffs) == 0, "diffs": diffs})
+	}
+	if len(diffs) == 0 {
+		_, err := fmt.Fprintf(w, "%s is up to date\n", outDir)
+		return err
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(w, "%s: %s\n", filepath.Join(outDir, d.File), d.Change)
+		if d.Diff != "" {
+			fmt.Fprint(w, d.Diff)
+		}
+	}
+	return nil
+}
+
+// errNoAgent reports an explain request for an agent the project lacks.
+var errNoAgent = errors.New("no such agent")
+
+func newPolicyExplainCmd() *cobra.Command {
+	var (
+		flags  compileFlags
+		dir    string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "explain AGENT",
+		Short: "Show each endpoint, rule, binary and path of an agent's policy with the line that caused it",
+		Example: `  fullsend policy explain triage --dir testdata/triage
+  fullsend policy explain duplicate-detector --dir testdata/triage -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
+			if err != nil {
+				return err
+			}
+			c, ok := res.Agents[args[0]]
+			if !ok {
+				return fmt.Errorf("%w %q in %s (have: %s)", errNoAgent, args[0], dir, strings.Join(res.AgentNames(), ", "))
+			}
+			ex := compile.Explain(c)
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), ex)
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), ex.String())
+			return err
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().StringVar(&dir, "dir", ".", "project directory")
+	addOutputFlag(cmd, &output)
+	return cmd
+}

@@ -1,0 +1,156 @@
+package compile
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// ProjectOptions are the user-facing options of compiling a project
+// directory (the flags of `fullsend policy compile`).
+type ProjectOptions struct {
+	OpenShellVersion string
+	// CatalogDir holds organisation .cue files unified with the built-in catalog.
+	CatalogDir string
+	// Set holds KEY=VALUE placeholder assignments.
+	Set      []string
+	Provider string
+	// RuleDirs are extra lint rule directories.
+	RuleDirs []string
+}
+
+// CompileDir loads, compiles, validates and lints the project in dir. It
+// reads only; writing is Write's job.
+func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, error) {
+	opts, err := po.resolve()
+	if err != nil {
+		return nil, err
+	}
+	fsys := os.DirFS(dir)
+	proj, err := Load(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", dir, err)
+	}
+	engine, err := lint.New(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)})
+	if err != nil {
+		return nil, fmt.Errorf("loading lint rules: %w", err)
+	}
+	opts.Checks = []Check{ValidateCheck, LintCheck(engine)}
+	return Compile(ctx, proj, fsys, opts)
+}
+
+func (po ProjectOptions) resolve() (Options, error) {
+	var opts Options
+	if po.OpenShellVersion != "" {
+		v, err := policycue.NormalizeVersion(po.OpenShellVersion)
+		if err != nil {
+			return opts, fmt.Errorf("--openshell-version: %w", err)
+		}
+		opts.OpenShellVersion = v
+	}
+	var org fs.FS
+	if po.CatalogDir != "" {
+		if _, err := os.Stat(po.CatalogDir); err != nil {
+			return opts, fmt.Errorf("--catalog: %w", err)
+		}
+		org = os.DirFS(po.CatalogDir)
+	}
+	cat, err := policycue.LoadCatalog(org, po.CatalogDir)
+	if err != nil {
+		return opts, err
+	}
+	opts.Catalog = cat
+	if opts.Values, err = placeholder.ParseSet(po.Set); err != nil {
+		return opts, err
+	}
+	opts.Provider = po.Provider
+	return opts, nil
+}
+
+func dirFS(dirs []string) []fs.FS {
+	out := make([]fs.FS, 0, len(dirs))
+	for _, d := range dirs {
+		out = append(out, os.DirFS(d))
+	}
+	return out
+}
+
+// ValidateCheck runs the offline OpenShell validator on every emitted policy
+// for the target version. A compiled policy that fails it is a compiler bug
+// or a catalog error; either way nothing is written.
+func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
+	var ds Diagnostics
+	for _, name := range out.AgentNames() {
+		file := name + ".yaml"
+		for _, d := range policycue.Validate("policies/"+file, out.Files[file], out.OpenShellVersion) {
+			sev := SeverityWarning
+			if d.Severity == policycue.SeverityError {
+				sev = SeverityError
+			}
+			ds = append(ds, Diagnostic{
+				Pos: Pos{File: "policies/" + file, Line: d.Line, Column: d.Column}, Severity: sev,
+				Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
+			})
+		}
+	}
+	return ds, nil
+}
+
+// LintCheck runs the OPA rule set on every compiled policy with its full
+// fullsend context; deny findings fail the compile, warn findings are
+// reported. Findings point at the agent or skill line from provenance.
+func LintCheck(engine *lint.Engine) Check {
+	return func(ctx context.Context, out *Output) (Diagnostics, error) {
+		agents := map[string]lint.AgentInfo{}
+		for name, c := range out.Agents {
+			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+		}
+		var inputs []lint.Input
+		for _, name := range out.AgentNames() {
+			c := out.Agents[name]
+			inputs = append(inputs, lint.Input{
+				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
+				Context: lint.Context{
+					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
+					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(), Agents: agents,
+				},
+			})
+		}
+		report, err := engine.Lint(ctx, inputs)
+		if err != nil {
+			return nil, fmt.Errorf("linting: %w", err)
+		}
+		var ds Diagnostics
+		for _, f := range report.Findings {
+			if f.Waived != "" {
+				continue
+			}
+			d := Diagnostic{Severity: SeverityWarning, Field: f.PolicyPath,
+				Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent)}
+			if f.Severity == "deny" || f.Severity == "error" {
+				d.Severity = SeverityError
+			}
+			if f.Source != nil {
+				d.Pos = Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
+			} else {
+				d.Pos = Pos{File: f.Policy}
+			}
+			ds = append(ds, d)
+		}
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
+		return ds, nil
+	}
+}
+
+func placeholdersOrEmpty(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
+}
