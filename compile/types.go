@@ -96,6 +96,9 @@ type Skill struct {
 	// Dependencies is fullsend's `dependencies` field, kept for the manifest.
 	Dependencies []NameRef
 	Sandbox      *Sandbox
+	// Disallowed holds the parsed `disallowed-tools` (Claude Code's skill
+	// extension); matching entries were already removed from AllowedTools.
+	Disallowed []ToolRule
 }
 
 // NameRef is a name written at a position (a skill, a profile, a subagent).
@@ -132,6 +135,8 @@ type ToolRule struct {
 	Agents []string
 	// MCPServer and MCPTool split mcp__server__tool.
 	MCPServer, MCPTool string
+	// SkillName is the skill of a Skill(name) rule; empty for bare Skill.
+	SkillName string
 }
 
 // AnyCommand reports whether a Bash rule allows any command.
@@ -146,6 +151,11 @@ type CommandPattern struct {
 	// Args is the argument glob after the command (`api *`, `*`); empty when
 	// the rule names only the command (`Bash(gh,curl,jq)` allows any args).
 	Args string
+	// Wrapper is true when Command runs other programs or arbitrary code
+	// (npx, env, sudo, xargs, find, sh, python, docker, ...) and Args leave it
+	// free to do so: the pattern then allows any command. Wrappers are never
+	// stripped (Claude Code does not strip them either).
+	Wrapper bool
 }
 
 // String renders the pattern in Claude Code's `cmd args` form.

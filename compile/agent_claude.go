@@ -1,0 +1,331 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// claudeAgentKeys are the frontmatter fields of a Claude Code subagent,
+// plus fullsend's sandbox block.
+var claudeAgentKeys = []string{
+	"name", "description", "tools", "disallowedTools", "model", "permissionMode",
+	"skills", "mcpServers", "hooks", "memory", "maxTurns", "background", "effort",
+	"isolation", "color", "initialPrompt", "sandbox",
+}
+
+var (
+	// agentNameRE is Claude Code's subagent name syntax: lowercase letters,
+	// digits and hyphens, no leading hyphen (and so no ':').
+	agentNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	// modelRE accepts aliases (opus, sonnet[1m]) and full ids
+	// (claude-sonnet-4-6@default, provider/model-id).
+	modelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
+
+	permissionModes = []string{"default", "acceptEdits", "auto", "dontAsk", "bypassPermissions", "plan"}
+	memoryScopes    = []string{"user", "project", "local"}
+	effortLevels    = []string{"low", "medium", "high", "xhigh", "max"}
+)
+
+// parseClaudeAgent decodes a Claude Code subagent definition.
+func parseClaudeAgent(d *decoder, doc *document) *Agent {
+	a := &Agent{File: doc.file, Format: FormatClaude}
+	d.keyHints = openCodeKeyHints
+	f := d.fields(doc.root, "", claudeAgentKeys)
+	d.keyHints = nil
+	if v, ok := f["name"]; ok {
+		if s, good := d.str(v.value, "name"); good {
+			a.Name, a.NamePos = s, d.pos(v.value)
+			if !agentNameRE.MatchString(s) {
+				d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q", s),
+					"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
+			} else if stem := strings.TrimSuffix(path.Base(doc.file), ".md"); stem != s {
+				d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q differs from its file name %q", s, stem),
+					"name the file after the agent so both tools and people find it")
+			}
+		}
+	} else {
+		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: my-agent")
+	}
+	a.Description = requiredDescription(d, doc.root, f, 0)
+	if v, ok := f["model"]; ok {
+		if s, good := d.str(v.value, "model"); good {
+			if !modelRE.MatchString(s) {
+				d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s),
+					"sonnet, opus, haiku, inherit, or a full model id such as claude-sonnet-4-6@default")
+			} else {
+				a.Model, a.ModelPos = s, d.pos(v.value)
+			}
+		}
+	}
+	if v, ok := f["permissionMode"]; ok {
+		if s, good := d.enum(v.value, "permissionMode", permissionModes...); good {
+			a.PermissionMode = s
+			if s == "bypassPermissions" {
+				d.warnAt(d.pos(v.value), "permissionMode", "bypassPermissions turns off Claude Code's own permission checks",
+					"the sandbox policy is then the only boundary; prefer dontAsk or plan")
+			}
+		}
+	}
+	if v, ok := f["skills"]; ok {
+		a.Skills = d.nameRefs(v.value, "skills", skillNameRE, "a skill name: lowercase letters, digits and single hyphens")
+	}
+	if v, ok := f["mcpServers"]; ok {
+		if v.value.Kind != yaml.SequenceNode && v.value.Kind != yaml.MappingNode {
+			d.errAt(d.pos(v.value), "mcpServers", fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
+		} else {
+			d.warnAt(d.pos(v.key), "mcpServers", "MCP servers are not compiled into the sandbox policy",
+				"declare the servers' endpoints in sandbox.endpoints")
+		}
+	}
+	if v, ok := f["hooks"]; ok {
+		d.mapping(v.value, "hooks")
+	}
+	if v, ok := f["maxTurns"]; ok {
+		d.integer(v.value, "maxTurns", 1, 1<<20)
+	}
+	if v, ok := f["background"]; ok {
+		d.boolean(v.value, "background")
+	}
+	if v, ok := f["effort"]; ok {
+		d.enum(v.value, "effort", effortLevels...)
+	}
+	if v, ok := f["isolation"]; ok {
+		d.enum(v.value, "isolation", "worktree")
+	}
+	if v, ok := f["color"]; ok {
+		d.nonEmptyStr(v.value, "color")
+	}
+	if v, ok := f["initialPrompt"]; ok {
+		d.str(v.value, "initialPrompt")
+	}
+	if v, ok := f["sandbox"]; ok {
+		a.Sandbox = d.sandbox(v.value, "sandbox")
+	}
+
+	// Tools: disallowedTools are removed first, then tools resolve against
+	// the rest (Claude Code's order).
+	var disallowed []ToolRule
+	if v, ok := f["disallowedTools"]; ok {
+		disallowed, _ = d.toolList(v.value, "disallowedTools")
+		a.Disallowed = disallowed
+	}
+	if v, ok := f["tools"]; ok {
+		a.ToolsPos = d.pos(v.value)
+		rules, clean := d.toolList(v.value, "tools")
+		if clean && len(rules) == 0 {
+			d.errAt(a.ToolsPos, "tools", "tools is empty",
+				"list the tools the agent needs, such as Read, Grep, Bash(gh *)")
+		}
+		a.Tools = subtractTools(rules, disallowed)
+		if clean && len(rules) > 0 && len(a.Tools) == 0 {
+			d.errAt(a.ToolsPos, "tools", "tools resolve to nothing: every tool is removed by disallowedTools",
+				"remove the disallowedTools entries that cancel tools, or list the tools the agent needs")
+		}
+	} else {
+		a.ToolsOmitted = true
+		a.ToolsPos = d.pos(doc.root)
+		d.warnAt(a.ToolsPos, "tools", "tools omitted: the agent inherits all tools",
+			"declare tools explicitly; the compiler grants no tool capabilities to an agent without a tools list")
+	}
+	if v, ok := f["memory"]; ok {
+		if s, good := d.enum(v.value, "memory", memoryScopes...); good && a.Name != "" && !a.ToolsOmitted {
+			a.Tools = append(a.Tools, memoryTools(s, a.Name, d.pos(v.value))...)
+		}
+	}
+	return a
+}
+
+// memoryTools are the rules Claude Code adds for an agent's persistent
+// memory directory: Read, Write and Edit limited to that directory.
+func memoryTools(scope, agent string, pos Pos) []ToolRule {
+	dir := map[string]string{
+		"user":    "~/.claude/agent-memory/" + agent + "/**",
+		"project": ".claude/agent-memory/" + agent + "/**",
+		"local":   ".claude/agent-memory-local/" + agent + "/**",
+	}[scope]
+	var out []ToolRule
+	for _, t := range []string{"Read", "Write", "Edit"} {
+		raw := t + "(" + dir + ")"
+		out = append(out, ToolRule{Raw: raw, Pos: pos, Tool: t, Specifier: dir, HasSpecifier: true, Path: dir})
+	}
+	return out
+}
+
+// openCodeKeyHints explain OpenCode fields found in a file read as Claude Code.
+var openCodeKeyHints = map[string]string{}
+
+func init() {
+	for _, k := range []string{"permission", "mode", "temperature", "top_p", "steps", "maxSteps", "prompt", "variant", "hidden", "disable", "options"} {
+		openCodeKeyHints[k] = "this is an OpenCode field: put OpenCode agents under .opencode/agent/, or under agents/ without a name field"
+	}
+}
+
+// requiredDescription reads the required description field, at most max
+// characters when max > 0.
+func requiredDescription(d *decoder, root *yaml.Node, f map[string]field, max int) string {
+	v, ok := f["description"]
+	if !ok {
+		d.errAt(d.pos(root), "description", "missing required field description",
+			"describe what the agent or skill does and when to use it")
+		return ""
+	}
+	s, good := d.nonEmptyStr(v.value, "description")
+	if good && max > 0 && len([]rune(s)) > max {
+		d.errAt(d.pos(v.value), "description", fmt.Sprintf("description is %d characters; at most %d allowed", len([]rune(s)), max), "shorten it")
+	}
+	return s
+}
+
+// hasKey reports whether a mapping node has key k.
+func hasKey(m *yaml.Node, k string) bool {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+// nameRefs reads a list of names (or one string of comma-separated names).
+func (d *decoder) nameRefs(n *yaml.Node, name string, re *regexp.Regexp, hint string) []NameRef {
+	var items []stringItem
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		off := 0
+		for _, part := range strings.Split(n.Value, ",") {
+			s := strings.TrimSpace(part)
+			items = append(items, stringItem{value: s, node: &yaml.Node{Line: n.Line, Column: d.scalarPos(n, off+strings.Index(part, s)).Column}, field: name})
+			off += len(part) + 1
+		}
+	} else {
+		items, _ = d.stringList(n, name, false)
+	}
+	var out []NameRef
+	seen := map[string]bool{}
+	for _, it := range items {
+		p := d.pos(it.node)
+		switch {
+		case !re.MatchString(it.value):
+			d.errAt(p, it.field, fmt.Sprintf("invalid name %q", it.value), hint)
+		case seen[it.value]:
+			d.errAt(p, it.field, fmt.Sprintf("%q listed twice", it.value), "list each name once")
+		default:
+			seen[it.value] = true
+			out = append(out, NameRef{Name: it.value, Pos: p})
+		}
+	}
+	return out
+}
+
+// toolList reads a tool list: one string of comma- and/or space-separated
+// rules, or a YAML list whose elements are rules (each element may itself
+// hold several). It returns the rules and whether all parsed cleanly.
+func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
+	var elems []stringItem
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		elems = []stringItem{{value: n.Value, node: n, field: name}}
+	} else if n.Kind == yaml.SequenceNode {
+		var ok bool
+		if elems, ok = d.stringList(n, name, false); !ok {
+			return nil, false
+		}
+	} else {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a comma-separated string or a list of tool rules, got a %s", kindName(n)),
+			"write tools: Read, Grep, Bash(gh *)")
+		return nil, false
+	}
+	clean := true
+	var out []ToolRule
+	idx := 0
+	for _, el := range elems {
+		items, err := SplitToolList(el.value)
+		if err != nil {
+			var le *listError
+			off := 0
+			msg := err.Error()
+			if errors.As(err, &le) {
+				off, msg = le.off, le.msg
+			}
+			d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
+			clean = false
+			continue
+		}
+		for _, it := range items {
+			field := fieldIndex(name, idx)
+			if el.node.Kind == yaml.ScalarNode && n.Kind == yaml.SequenceNode && len(items) == 1 {
+				field = el.field
+			}
+			idx++
+			r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
+			if err != nil {
+				var re *RuleError
+				if errors.As(err, &re) {
+					d.errAt(re.Pos, field, re.Message, re.Hint)
+				} else {
+					d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
+				}
+				clean = false
+				continue
+			}
+			out = append(out, r)
+		}
+	}
+	return out, clean
+}
+
+// subtractTools removes from rules every rule that a disallowed rule
+// covers: a bare disallowed tool removes all rules of that tool; a
+// disallowed rule with a specifier removes the identical rule. Narrower
+// denials of a broader allowance cannot be subtracted here and stay in the
+// agent's Disallowed list for the runtime and explain output.
+func subtractTools(rules, disallowed []ToolRule) []ToolRule {
+	var out []ToolRule
+	for _, r := range rules {
+		removed := false
+		for _, x := range disallowed {
+			if coversRule(x, r) {
+				removed = true
+				break
+			}
+		}
+		if !removed {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// coversRule reports whether disallowed rule x removes allowed rule r.
+func coversRule(x, r ToolRule) bool {
+	if x.Tool != r.Tool {
+		return false
+	}
+	if x.Tool == "mcp" {
+		return x.MCPServer == r.MCPServer && (x.MCPTool == "" || x.MCPTool == "*" || x.MCPTool == r.MCPTool)
+	}
+	return !x.HasSpecifier || strings.TrimSpace(x.Specifier) == "*" ||
+		(r.HasSpecifier && normalizeSpecifier(x) == normalizeSpecifier(r))
+}
+
+// normalizeSpecifier renders a rule's specifier canonically, so that
+// Bash(gh api:*) and Bash(gh api *) compare equal.
+func normalizeSpecifier(r ToolRule) string {
+	if len(r.Commands) > 0 {
+		parts := make([]string, len(r.Commands))
+		for i, c := range r.Commands {
+			parts[i] = c.String()
+		}
+		return strings.Join(parts, ",")
+	}
+	if len(r.Agents) > 0 {
+		return strings.Join(r.Agents, ",")
+	}
+	return strings.TrimSpace(r.Specifier)
+}

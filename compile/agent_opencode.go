@@ -1,0 +1,388 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// openCodeAgentKeys are the frontmatter fields of an OpenCode agent, plus
+// fullsend's sandbox block. OpenCode names an agent after its file.
+var openCodeAgentKeys = []string{
+	"description", "mode", "model", "prompt", "temperature", "top_p", "steps",
+	"maxSteps", "tools", "permission", "disable", "hidden", "color", "variant",
+	"options", "sandbox",
+}
+
+// openCodeTools maps OpenCode permission and tool names to Claude Code tool
+// names. An empty value is a permission that grants no tool capability
+// (doom_loop, question) or none the compiler maps (external_directory).
+// edit covers OpenCode's write, patch and multiedit tools.
+var openCodeTools = map[string]string{
+	"read": "Read", "edit": "Edit", "glob": "Glob", "grep": "Grep", "list": "LS",
+	"bash": "Bash", "task": "Agent", "skill": "Skill", "lsp": "LSP",
+	"webfetch": "WebFetch", "websearch": "WebSearch", "codesearch": "WebSearch",
+	"todowrite": "TodoWrite", "todoread": "TodoWrite",
+	"external_directory": "", "doom_loop": "", "question": "",
+}
+
+// openCodeLegacyTools are tool names accepted only in the deprecated tools map.
+var openCodeLegacyTools = map[string]string{"write": "Edit", "patch": "Edit", "multiedit": "Edit"}
+
+// openCodePatternPerms take a pattern->action map; the others one action.
+var openCodePatternPerms = map[string]bool{
+	"read": true, "edit": true, "glob": true, "grep": true, "list": true, "bash": true,
+	"task": true, "skill": true, "lsp": true, "external_directory": true, "*": true,
+}
+
+var permActions = []string{"allow", "ask", "deny"}
+
+// permRule is one OpenCode permission rule in evaluation order.
+type permRule struct {
+	perm    string // permission key, "*" for all
+	pattern string
+	action  string // allow | deny (ask is normalized to deny)
+	pos     Pos
+	field   string
+}
+
+// grant is one effective (tool, pattern) allowance or denial.
+type grant struct {
+	tool    string
+	pattern string
+	rule    permRule
+}
+
+// parseOpenCodeAgent decodes an OpenCode agent and normalizes its tools map
+// and permission into tool rules; see docs/agent-format.md.
+func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
+	stem := strings.TrimSuffix(path.Base(doc.file), ".md")
+	a := &Agent{File: doc.file, Format: FormatOpenCode, Name: stem, NamePos: Pos{File: doc.file, Line: 1, Column: 1}}
+	if !agentNameRE.MatchString(stem) {
+		d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q (OpenCode names an agent after its file)", stem),
+			"rename the file: lowercase letters, digits and hyphens, such as reviewer.md")
+	}
+	d.keyHints = map[string]string{"name": "OpenCode names an agent after its file; remove name, or rename the file"}
+	f := d.fields(doc.root, "", openCodeAgentKeys)
+	d.keyHints = nil
+	a.Description = requiredDescription(d, doc.root, f, 0)
+	if v, ok := f["mode"]; ok {
+		a.Mode, _ = d.enum(v.value, "mode", "primary", "subagent", "all")
+	}
+	if v, ok := f["model"]; ok {
+		if s, good := d.str(v.value, "model"); good {
+			if prov, id, found := strings.Cut(s, "/"); !found || prov == "" || id == "" || !modelRE.MatchString(s) {
+				d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s), "OpenCode models are provider/model-id, such as anthropic/claude-sonnet-4-5")
+			} else {
+				a.Model, a.ModelPos = s, d.pos(v.value)
+			}
+		}
+	}
+	if v, ok := f["prompt"]; ok {
+		d.str(v.value, "prompt")
+	}
+	if v, ok := f["temperature"]; ok {
+		d.number(v.value, "temperature", 0, 2)
+	}
+	if v, ok := f["top_p"]; ok {
+		d.number(v.value, "top_p", 0, 1)
+	}
+	if v, ok := f["steps"]; ok {
+		d.integer(v.value, "steps", 1, 1<<20)
+	}
+	if v, ok := f["maxSteps"]; ok {
+		if _, good := d.integer(v.value, "maxSteps", 1, 1<<20); good {
+			d.warnAt(d.pos(v.key), "maxSteps", "maxSteps is deprecated", "use steps")
+		}
+	}
+	for _, k := range []string{"disable", "hidden"} {
+		if v, ok := f[k]; ok {
+			if b, good := d.boolean(v.value, k); good && b && k == "disable" {
+				d.warnAt(d.pos(v.value), k, "the agent is disabled; it is still compiled", "delete the file if the agent is gone")
+			}
+		}
+	}
+	for _, k := range []string{"color", "variant"} {
+		if v, ok := f[k]; ok {
+			d.nonEmptyStr(v.value, k)
+		}
+	}
+	if v, ok := f["options"]; ok {
+		d.mapping(v.value, "options")
+	}
+	if v, ok := f["sandbox"]; ok {
+		a.Sandbox = d.sandbox(v.value, "sandbox")
+	}
+
+	var rules []permRule
+	explicitDefault := false
+	if v, ok := f["tools"]; ok {
+		d.warnAt(d.pos(v.key), "tools", "the tools map is deprecated in OpenCode; it is folded into permission (true = allow, false = deny), before the permission rules",
+			"move the entries to permission")
+		rules = append(rules, d.openCodeToolsMap(v.value)...)
+	}
+	if v, ok := f["permission"]; ok {
+		perm, def := d.openCodePermission(v.value)
+		rules = append(rules, perm...)
+		explicitDefault = explicitDefault || def
+	}
+	a.Tools, a.Disallowed = d.evalPermissions(rules)
+	switch {
+	case !explicitDefault:
+		a.ToolsOmitted = true
+		a.ToolsPos = d.pos(doc.root)
+		if v, ok := f["permission"]; ok {
+			a.ToolsPos = d.pos(v.key)
+		}
+		d.warnAt(a.ToolsPos, "permission", "no \"*\" permission rule: OpenCode allows every tool not listed",
+			`start permission with "*": deny and allow what the agent needs; the compiler grants nothing to unlisted tools`)
+	case len(a.Tools) == 0 && d.nerr == 0:
+		d.errAt(d.pos(f["permission"].key), "permission", "permission resolves to no allowed tool",
+			"allow the tools the agent needs, such as read: allow")
+	default:
+		a.ToolsPos = d.pos(f["permission"].key)
+	}
+	return a
+}
+
+// openCodeToolsMap reads the deprecated `tools: {name: bool}` map.
+func (d *decoder) openCodeToolsMap(n *yaml.Node) []permRule {
+	if !d.mapping(n, "tools") {
+		return nil
+	}
+	var out []permRule
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := fieldPath("tools", k.Value)
+		_, known := openCodeTools[k.Value]
+		_, legacy := openCodeLegacyTools[k.Value]
+		if !known && !legacy {
+			d.errAt(d.pos(k), name, fmt.Sprintf("unknown OpenCode tool %q", k.Value),
+				"known tools: "+strings.Join(sortedKeys(openCodeTools, openCodeLegacyTools), ", "))
+			continue
+		}
+		b, ok := d.boolean(v, name)
+		if !ok {
+			continue
+		}
+		action := "deny"
+		if b {
+			action = "allow"
+		}
+		perm := k.Value
+		if legacy {
+			perm = "edit"
+		}
+		out = append(out, permRule{perm: perm, pattern: "*", action: action, pos: d.pos(k), field: name})
+	}
+	return out
+}
+
+// openCodePermission flattens `permission` into ordered rules. It reports
+// whether the rules set an explicit default for every tool ("*": action, or
+// a single action for the whole agent).
+func (d *decoder) openCodePermission(n *yaml.Node) ([]permRule, bool) {
+	if n.Kind == yaml.ScalarNode {
+		act, ok := d.action(n, "permission")
+		if !ok {
+			return nil, false
+		}
+		return []permRule{{perm: "*", pattern: "*", action: act, pos: d.pos(n), field: "permission"}}, true
+	}
+	if !d.mapping(n, "permission") {
+		return nil, false
+	}
+	var out []permRule
+	explicit := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := fieldPath("permission", k.Value)
+		if _, known := openCodeTools[k.Value]; !known && k.Value != "*" {
+			hint := "known permissions: *, " + strings.Join(sortedKeys(openCodeTools), ", ")
+			if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+			}
+			d.errAt(d.pos(k), name, fmt.Sprintf("unknown permission %q", k.Value), hint)
+			continue
+		}
+		if v.Kind == yaml.ScalarNode {
+			if act, ok := d.action(v, name); ok {
+				out = append(out, permRule{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name})
+				explicit = explicit || k.Value == "*"
+			}
+			continue
+		}
+		if !openCodePatternPerms[k.Value] {
+			d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+			continue
+		}
+		if !d.mapping(v, name) {
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			pk, pv := v.Content[j], v.Content[j+1]
+			pname := name + "[" + strconv.Quote(pk.Value) + "]"
+			if strings.TrimSpace(pk.Value) == "" {
+				d.errAt(d.pos(pk), pname, "empty pattern", `use "*" for everything`)
+				continue
+			}
+			if act, ok := d.action(pv, pname); ok {
+				out = append(out, permRule{perm: k.Value, pattern: pk.Value, action: act, pos: d.pos(pk), field: pname})
+				explicit = explicit || (k.Value == "*" && pk.Value == "*")
+			}
+		}
+	}
+	return out, explicit
+}
+
+// action reads allow/ask/deny; ask becomes deny because nobody can answer a
+// prompt in CI (fail closed).
+func (d *decoder) action(n *yaml.Node, name string) (string, bool) {
+	act, ok := d.enum(n, name, permActions...)
+	if !ok {
+		return "", false
+	}
+	if act == "ask" {
+		d.warnAt(d.pos(n), name, "ask is treated as deny: nobody can answer a permission prompt in CI", "write allow or deny")
+		return "deny", true
+	}
+	return act, true
+}
+
+// evalPermissions applies OpenCode's last-matching-rule-wins order: a later
+// deny removes every earlier allowance it covers (the same tool, or "*",
+// with a pattern matching the earlier pattern), and a later allow removes
+// the earlier denials it covers. What remains is converted to tool rules.
+func (d *decoder) evalPermissions(rules []permRule) (allowed, denied []ToolRule) {
+	var allows, denies []grant
+	for _, r := range rules {
+		for _, tool := range permTools(r.perm) {
+			g := grant{tool: tool, pattern: r.pattern, rule: r}
+			drop := func(list []grant) []grant {
+				out := list[:0]
+				for _, x := range list {
+					if !(x.tool == tool && wildcardMatch(r.pattern, x.pattern)) {
+						out = append(out, x)
+					}
+				}
+				return out
+			}
+			if r.action == "allow" {
+				denies = drop(denies)
+				allows = append(drop(allows), g)
+			} else {
+				allows = drop(allows)
+				denies = append(drop(denies), g)
+			}
+		}
+	}
+	for _, g := range allows {
+		if r, ok := d.grantRule(g); ok {
+			allowed = append(allowed, r)
+		}
+	}
+	for _, g := range denies {
+		if r, ok := d.grantRule(g); ok {
+			denied = append(denied, r)
+		}
+	}
+	return allowed, denied
+}
+
+// permTools lists the Claude Code tools a permission key governs.
+func permTools(perm string) []string {
+	if perm != "*" {
+		if t := openCodeTools[perm]; t != "" {
+			return []string{t}
+		}
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range sortedKeys(openCodeTools) {
+		if t := openCodeTools[k]; t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// grantRule converts a grant into the equivalent Claude Code tool rule,
+// parsed like any other, positioned at the permission entry.
+func (d *decoder) grantRule(g grant) (ToolRule, bool) {
+	raw := g.tool
+	if g.pattern != "*" {
+		switch g.tool {
+		case "WebFetch", "WebSearch", "TodoWrite", "LSP":
+			// these take one action; patterns were rejected when read
+		default:
+			raw = g.tool + "(" + g.pattern + ")"
+		}
+	}
+	p := g.rule.pos
+	p.Column = 0 // the rule is derived; point at the line
+	r, err := ParseToolRule(raw, p)
+	if err != nil && g.rule.perm == "*" {
+		// "*": {pattern: action} spans every tool; a pattern that does not
+		// fit a tool (a path pattern for bash) does not apply to it.
+		return ToolRule{}, false
+	}
+	if err != nil {
+		var re *RuleError
+		msg, hint := err.Error(), ""
+		if errors.As(err, &re) {
+			msg, hint = re.Message, re.Hint
+		}
+		d.errAt(g.rule.pos, g.rule.field, "pattern "+strconv.Quote(g.pattern)+": "+msg, hint)
+		return ToolRule{}, false
+	}
+	r.Pos = g.rule.pos
+	return r, true
+}
+
+// wildcardMatch reports whether OpenCode wildcard pattern p ('*' any run of
+// characters, '?' one character) matches s taken literally.
+func wildcardMatch(p, s string) bool {
+	// Iterative matcher with single backtrack point: linear in practice.
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// sortedKeys returns the keys of the maps, sorted and deduplicated.
+func sortedKeys(ms ...map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return sortedCopy(out)
+}

@@ -1,0 +1,119 @@
+package compile
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// fileKind is what a discovered file defines.
+type fileKind int
+
+const (
+	kindAgent fileKind = iota + 1
+	kindSkill
+)
+
+// formatAuto marks agents/ files whose dialect is decided by their content.
+const formatAuto Format = "auto"
+
+// layout is one place definitions live in a project.
+type layout struct {
+	// root is the directory the layout scans; pattern is relative to it.
+	root, pattern string
+	kind          fileKind
+	format        Format
+}
+
+// layouts lists every supported location. Claude Code scans
+// .claude/agents recursively; so do we, for agents/ as well.
+var layouts = []layout{
+	{root: "agents", pattern: "**/*.md", kind: kindAgent, format: formatAuto},
+	{root: ".claude/agents", pattern: "**/*.md", kind: kindAgent, format: FormatClaude},
+	{root: ".opencode/agent", pattern: "**/*.md", kind: kindAgent, format: FormatOpenCode},
+	{root: ".opencode/agents", pattern: "**/*.md", kind: kindAgent, format: FormatOpenCode},
+	{root: "skills", pattern: "*/*", kind: kindSkill},
+	{root: ".claude/skills", pattern: "*/*", kind: kindSkill},
+	{root: ".opencode/skill", pattern: "*/*", kind: kindSkill},
+	{root: ".opencode/skills", pattern: "*/*", kind: kindSkill},
+	{root: ".agents/skills", pattern: "*/*", kind: kindSkill},
+}
+
+// candidate is one discovered definition file.
+type candidate struct {
+	path   string
+	kind   fileKind
+	format Format
+}
+
+// excluded reports whether a path below a layout root is opted out: any
+// segment starting with '_' or '.', and README.md files (any case). These
+// are documentation, drafts or disabled definitions; everything else must
+// parse.
+func excluded(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return strings.EqualFold(path.Base(rel), "README.md")
+}
+
+// discover finds every agent and skill definition in fsys. Symbolic links
+// are reported, not followed: a link could pull in files from outside the
+// project that the manifest would then pin by a misleading path.
+func discover(fsys fs.FS) ([]candidate, Diagnostics) {
+	var out []candidate
+	var diags Diagnostics
+	for _, l := range layouts {
+		sub := l.root
+		fi, err := fs.Lstat(fsys, sub)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			diags = append(diags, Diagnostic{Pos: Pos{File: sub}, Severity: SeverityError,
+				Message: "symbolic links are not followed", Hint: "make " + sub + " a real directory inside the project"})
+			continue
+		}
+		if !fi.IsDir() {
+			continue
+		}
+		err = doublestar.GlobWalk(fsys, sub+"/"+l.pattern, func(p string, de fs.DirEntry) error {
+			rel := strings.TrimPrefix(p, sub+"/")
+			if excluded(rel) {
+				return nil
+			}
+			if de.Type()&fs.ModeSymlink != 0 {
+				diags = append(diags, Diagnostic{Pos: Pos{File: p}, Severity: SeverityError,
+					Message: "symbolic links are not followed", Hint: "copy the definition into the project, or rename the link to start with _ to exclude it"})
+				return nil
+			}
+			if de.IsDir() {
+				return nil
+			}
+			if l.kind == kindSkill {
+				base := path.Base(p)
+				if base != "SKILL.md" {
+					if strings.EqualFold(base, "SKILL.md") {
+						diags = append(diags, Diagnostic{Pos: Pos{File: p}, Severity: SeverityError,
+							Message: fmt.Sprintf("skill file named %q", base), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
+					}
+					return nil
+				}
+			}
+			out = append(out, candidate{path: p, kind: l.kind, format: l.format})
+			return nil
+		}, doublestar.WithNoFollow(), doublestar.WithFailOnIOErrors())
+		if err != nil {
+			diags = append(diags, Diagnostic{Pos: Pos{File: sub}, Severity: SeverityError,
+				Message: fmt.Sprintf("reading %s: %v", sub, err), Hint: "check the directory's permissions"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, diags
+}

@@ -1,0 +1,309 @@
+package compile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Input size limits. They bound the work a hostile or broken file can cause:
+// the whole file is never read beyond MaxFileSize+1 bytes.
+const (
+	// MaxFileSize is the largest agent or skill file accepted, in bytes.
+	MaxFileSize = 1 << 20
+	// MaxFrontmatterSize is the largest frontmatter block accepted, in bytes.
+	MaxFrontmatterSize = 256 << 10
+	// MaxYAMLDepth is the deepest nesting of YAML collections accepted in a
+	// frontmatter block. Real definitions need about six levels.
+	MaxYAMLDepth = 32
+)
+
+// Sentinel errors of the frontmatter layer, wrapped in the diagnostics'
+// messages' origin; callers of splitFrontmatter branch on them.
+var (
+	errNoFrontmatter           = errors.New("no frontmatter")
+	errUnterminatedFrontmatter = errors.New("unterminated frontmatter")
+)
+
+// document is one Markdown file split into its parsed frontmatter and body.
+type document struct {
+	file string
+	// root is the frontmatter's top-level mapping node; nil when the
+	// frontmatter could not be parsed (the diagnostics say why).
+	root *yaml.Node
+	// lineOffset is added to yaml.v3's 1-based line numbers to get file
+	// lines: the number of lines before the frontmatter's first line.
+	lineOffset int
+	// raw is the frontmatter text with CRLF normalized, for line checks.
+	raw  string
+	body string
+}
+
+// splitFrontmatter splits data into frontmatter and body. The frontmatter
+// must open on the first line with `---` and close with a line holding only
+// `---`. A UTF-8 byte order mark is dropped and CRLF line ends are accepted.
+func splitFrontmatter(data []byte) (fm, body string, err error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	first, rest, found := strings.Cut(text, "\n")
+	if strings.TrimRight(first, " \t") != "---" {
+		return "", "", errNoFrontmatter
+	}
+	if !found {
+		return "", "", errUnterminatedFrontmatter
+	}
+	for off := 0; off <= len(rest); {
+		end := strings.IndexByte(rest[off:], '\n')
+		line := rest[off:]
+		if end >= 0 {
+			line = rest[off : off+end]
+		}
+		if strings.TrimRight(line, " \t") == "---" {
+			fm = rest[:off]
+			if end >= 0 {
+				body = rest[off+end+1:]
+			}
+			return fm, body, nil
+		}
+		if end < 0 {
+			break
+		}
+		off += end + 1
+	}
+	return "", "", errUnterminatedFrontmatter
+}
+
+// yamlLineRE extracts the line from yaml.v3 error messages.
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseDocument splits and parses one file. Errors go to d.diags; the
+// returned document has a nil root when nothing usable could be parsed.
+func parseDocument(d *decoder, data []byte) *document {
+	doc := &document{file: d.file, lineOffset: 1}
+	if len(data) > MaxFileSize {
+		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
+			fmt.Sprintf("file is larger than %d bytes", MaxFileSize),
+			"agent and skill definitions are small Markdown files; move large reference material into separate files")
+		return doc
+	}
+	fm, body, err := splitFrontmatter(data)
+	switch {
+	case errors.Is(err, errNoFrontmatter):
+		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
+			"missing YAML frontmatter: the file must start with a line holding only ---",
+			"add a frontmatter block (---, name: ..., description: ..., ---), or rename the file to start with _ to exclude it")
+		return doc
+	case errors.Is(err, errUnterminatedFrontmatter):
+		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
+			"unterminated frontmatter: the --- on line 1 is never closed",
+			"end the frontmatter with a line holding only ---")
+		return doc
+	}
+	if len(fm) > MaxFrontmatterSize {
+		d.errAt(Pos{File: d.file, Line: 2, Column: 1}, "",
+			fmt.Sprintf("frontmatter is larger than %d bytes", MaxFrontmatterSize),
+			"keep prompts in the Markdown body, not in frontmatter fields")
+		return doc
+	}
+	doc.raw, doc.body = fm, body
+	d.lineOffset = doc.lineOffset
+
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(fm), &n); err != nil {
+		reportYAMLError(d, doc, err)
+		return doc
+	}
+	if n.Kind == 0 || len(n.Content) == 0 {
+		d.errAt(Pos{File: d.file, Line: 2, Column: 1}, "", "frontmatter is empty",
+			"declare at least name and description")
+		return doc
+	}
+	root := n.Content[0]
+	if !checkSafe(d, root, 1) {
+		return doc
+	}
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, "", "frontmatter must be a YAML mapping of field: value, not a %s", kindName(root))
+		return doc
+	}
+	doc.root = root
+	checkCommentTruncation(d, doc)
+	return doc
+}
+
+// reportYAMLError turns a yaml.v3 syntax error into positioned diagnostics,
+// pointing at unquoted `: ` in plain scalars when that is the cause.
+func reportYAMLError(d *decoder, doc *document, err error) {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if strings.Contains(msg, "mapping values are not allowed") {
+		if found := reportColonScalars(d, doc); found {
+			return
+		}
+	}
+	if line == 0 {
+		line = 1
+	}
+	d.errAt(Pos{File: d.file, Line: line + doc.lineOffset, Column: 1}, "",
+		"invalid YAML: "+msg, "check indentation and quote values that contain ': ', ' #', or start with a YAML indicator")
+}
+
+// plainValueRE matches `key: value` lines (optionally a list item) whose
+// value is a plain, unquoted scalar.
+var plainValueRE = regexp.MustCompile(`^(\s*(?:-\s+)?)([A-Za-z0-9_.-]+):[ \t]+([^\s'"\[{|>&*!#%@` + "`" + `].*)$`)
+
+// reportColonScalars finds plain scalars holding `: `, which YAML reads as a
+// nested mapping (yaml.v3: "mapping values are not allowed in this
+// context"), and reports each with its position and the fix.
+func reportColonScalars(d *decoder, doc *document) bool {
+	found := false
+	for i, line := range strings.Split(doc.raw, "\n") {
+		m := plainValueRE.FindStringSubmatchIndex(line)
+		if m == nil {
+			continue
+		}
+		key := line[m[4]:m[5]]
+		value := line[m[6]:m[7]]
+		if c := strings.Index(value, " #"); c >= 0 {
+			value = value[:c]
+		}
+		idx := colonSpace(value)
+		if idx < 0 {
+			continue
+		}
+		found = true
+		d.errAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + idx + 1}, key,
+			"unquoted ': ' inside a plain value: YAML reads it as a nested mapping",
+			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]])))
+	}
+	return found
+}
+
+// colonSpace returns the index of the first `:` followed by a blank in s, or -1.
+func colonSpace(s string) int {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == ':' && (s[i+1] == ' ' || s[i+1] == '\t') {
+			return i
+		}
+	}
+	return -1
+}
+
+// freeTextFields are the fields whose values are prose, where a ` #` most
+// likely was meant as text and not as a YAML comment.
+var freeTextFields = map[string]bool{
+	"description": true, "when_to_use": true, "argument-hint": true,
+	"initialPrompt": true, "prompt": true, "compatibility": true,
+}
+
+// checkCommentTruncation warns when a prose field's plain value contains
+// ` #`: YAML drops everything from there as a comment, so
+// `description: Fix issue #42` silently becomes "Fix issue".
+func checkCommentTruncation(d *decoder, doc *document) {
+	for i, line := range strings.Split(doc.raw, "\n") {
+		m := plainValueRE.FindStringSubmatchIndex(line)
+		if m == nil || m[2] != m[3] { // top-level keys only
+			continue
+		}
+		key := line[m[4]:m[5]]
+		if !freeTextFields[key] {
+			continue
+		}
+		value := line[m[6]:m[7]]
+		if c := strings.Index(value, " #"); c >= 0 {
+			d.warnAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + c + 2}, key,
+				"the text after ' #' is a YAML comment and is dropped from the value",
+				fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(value)))
+		}
+	}
+}
+
+// checkSafe rejects YAML features that have no place in a definition and
+// that enable resource attacks or ambiguity: anchors and aliases (the
+// "billion laughs" bomb; yaml.v3's Node API does not expand them but any
+// consumer that does would), merge keys, explicit tags, duplicate keys and
+// nesting deeper than MaxYAMLDepth. It reports every problem it finds.
+func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
+	ok := true
+	if depth > MaxYAMLDepth {
+		d.errorf(n, "", "YAML nesting deeper than %d levels", MaxYAMLDepth)
+		return false
+	}
+	if n.Kind == yaml.AliasNode {
+		d.errorfHint(n, "", "use plain values; anchors and aliases are not accepted in definitions",
+			"YAML alias *%s is not allowed", n.Value)
+		return false
+	}
+	if n.Anchor != "" {
+		d.errorfHint(n, "", "remove the anchor and repeat the value",
+			"YAML anchor &%s is not allowed", n.Anchor)
+		ok = false
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		d.errorfHint(n, "", "remove the tag; values are typed by their field",
+			"explicit YAML tag %s is not allowed", n.Tag)
+		ok = false
+	}
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+				if k.Tag == "!!merge" {
+					d.errorfHint(k, "", "write the keys out; merge keys are not accepted in definitions", "YAML merge key << is not allowed")
+				} else {
+					d.errorf(k, "", "mapping keys must be plain strings, not a %s", kindName(k))
+				}
+				ok = false
+				continue
+			}
+			if prev, dup := seen[k.Value]; dup {
+				d.errorfHint(k, k.Value, "remove one of them",
+					"duplicate key %q (first at line %d)", k.Value, prev.Line+d.lineOffset)
+				ok = false
+			} else {
+				seen[k.Value] = k
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if !checkSafe(d, c, depth+1) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// kindName names a YAML node kind for messages.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "boolean"
+		case "!!int", "!!float":
+			return "number"
+		}
+		return "string"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}

@@ -1,0 +1,352 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxDiagnosticsPerFile bounds the diagnostics one file can produce, so a
+// pathological input cannot flood the output.
+const maxDiagnosticsPerFile = 100
+
+// decoder reads frontmatter nodes strictly and records positioned
+// diagnostics for one file. It never stops at the first problem.
+type decoder struct {
+	file string
+	// lineOffset converts yaml.v3 lines (1-based, relative to the
+	// frontmatter) to file lines.
+	lineOffset int
+	diags      Diagnostics
+	nerr       int
+	truncated  bool
+	// keyHints, when set, replace the hint of specific unknown keys.
+	keyHints map[string]string
+}
+
+func newDecoder(file string) *decoder {
+	return &decoder{file: file, lineOffset: 1}
+}
+
+// pos returns the file position of a node.
+func (d *decoder) pos(n *yaml.Node) Pos {
+	if n == nil {
+		return Pos{File: d.file, Line: 1, Column: 1}
+	}
+	return Pos{File: d.file, Line: n.Line + d.lineOffset, Column: n.Column}
+}
+
+func (d *decoder) add(diag Diagnostic) {
+	if len(d.diags) >= maxDiagnosticsPerFile {
+		if !d.truncated {
+			d.truncated = true
+			d.diags = append(d.diags, Diagnostic{Pos: diag.Pos, Severity: SeverityError,
+				Message: fmt.Sprintf("too many problems; stopped after %d", maxDiagnosticsPerFile)})
+			d.nerr++
+		}
+		return
+	}
+	if diag.Severity == SeverityError {
+		d.nerr++
+	}
+	d.diags = append(d.diags, diag)
+}
+
+// errAt records an error at a position.
+func (d *decoder) errAt(p Pos, field, msg, hint string) {
+	d.add(Diagnostic{Pos: p, Severity: SeverityError, Field: field, Message: msg, Hint: hint})
+}
+
+// warnAt records a warning at a position.
+func (d *decoder) warnAt(p Pos, field, msg, hint string) {
+	d.add(Diagnostic{Pos: p, Severity: SeverityWarning, Field: field, Message: msg, Hint: hint})
+}
+
+func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
+	d.errAt(d.pos(n), field, fmt.Sprintf(format, args...), "")
+}
+
+func (d *decoder) errorfHint(n *yaml.Node, field, hint, format string, args ...any) {
+	d.errAt(d.pos(n), field, fmt.Sprintf(format, args...), hint)
+}
+
+// field is one key of a frontmatter mapping with its value node.
+type field struct {
+	key   *yaml.Node
+	value *yaml.Node
+}
+
+// fields returns the entries of a mapping node by key, reporting keys not
+// in known with the list of known keys and a did-you-mean hint. prefix is
+// the field path of the mapping ("" at the top level).
+func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string]field {
+	out := map[string]field{}
+	if m == nil || m.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			continue // reported by checkSafe
+		}
+		if !containsString(known, k.Value) {
+			hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
+			if s := suggest(k.Value, known); s != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+			} else if h, ok := d.keyHints[k.Value]; ok {
+				hint = h
+			}
+			d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
+			continue
+		}
+		if _, dup := out[k.Value]; !dup {
+			out[k.Value] = field{key: k, value: v}
+		}
+	}
+	return out
+}
+
+// join builds a field path.
+func fieldPath(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// index builds a field path for a list element.
+func fieldIndex(prefix string, i int) string {
+	return prefix + "[" + strconv.Itoa(i) + "]"
+}
+
+// isNull reports an explicit YAML null (`key:` or `key: ~`).
+func isNull(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// str reads a string scalar. Numbers and booleans are rejected: a
+// description of `yes` is a mistake the author should see.
+func (d *decoder) str(n *yaml.Node, name string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a string, got a %s", kindName(n)),
+			"quote the value if it is meant as text")
+		return "", false
+	}
+	return n.Value, true
+}
+
+// nonEmptyStr reads a string that must not be blank.
+func (d *decoder) nonEmptyStr(n *yaml.Node, name string) (string, bool) {
+	s, ok := d.str(n, name)
+	if ok && strings.TrimSpace(s) == "" {
+		d.errAt(d.pos(n), name, "must not be empty", "")
+		return "", false
+	}
+	return s, ok
+}
+
+// boolean reads a true/false scalar.
+func (d *decoder) boolean(n *yaml.Node, name string) (bool, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want true or false, got a %s", kindName(n)), "")
+		return false, false
+	}
+	b, err := strconv.ParseBool(n.Value)
+	if err != nil {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want true or false, got %q", n.Value), "")
+		return false, false
+	}
+	return b, true
+}
+
+// integer reads an integer scalar within [min, max].
+func (d *decoder) integer(n *yaml.Node, name string, min, max int) (int, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer, got a %s", kindName(n)), "")
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil || v < int64(min) || v > int64(max) {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer from %d to %d, got %s", min, max, n.Value), "")
+		return 0, false
+	}
+	return int(v), true
+}
+
+// number reads an integer or float scalar within [min, max].
+func (d *decoder) number(n *yaml.Node, name string, min, max float64) (float64, bool) {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a number, got a %s", kindName(n)), "")
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || v < min || v > max {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a number from %g to %g, got %s", min, max, n.Value), "")
+		return 0, false
+	}
+	return v, true
+}
+
+// enum reads a string that must be one of values.
+func (d *decoder) enum(n *yaml.Node, name string, values ...string) (string, bool) {
+	s, ok := d.str(n, name)
+	if !ok {
+		return "", false
+	}
+	if !containsString(values, s) {
+		hint := "one of: " + strings.Join(values, ", ")
+		if sg := suggest(s, values); sg != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
+		}
+		d.errAt(d.pos(n), name, fmt.Sprintf("invalid value %q", s), hint)
+		return "", false
+	}
+	return s, true
+}
+
+// stringItem is a string read from a list (or a single-string field) with
+// its own position.
+type stringItem struct {
+	value string
+	node  *yaml.Node
+	field string
+}
+
+// stringList reads a YAML list of strings. A single string is accepted as
+// a one-element list when single is true.
+func (d *decoder) stringList(n *yaml.Node, name string, single bool) ([]stringItem, bool) {
+	if single && n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		return []stringItem{{value: n.Value, node: n, field: name}}, true
+	}
+	if n.Kind != yaml.SequenceNode {
+		want := "a list of strings"
+		if single {
+			want = "a string or a list of strings"
+		}
+		d.errAt(d.pos(n), name, fmt.Sprintf("want %s, got a %s", want, kindName(n)), "")
+		return nil, false
+	}
+	out := make([]stringItem, 0, len(n.Content))
+	ok := true
+	for i, c := range n.Content {
+		f := fieldIndex(name, i)
+		s, good := d.str(c, f)
+		if !good {
+			ok = false
+			continue
+		}
+		out = append(out, stringItem{value: s, node: c, field: f})
+	}
+	return out, ok
+}
+
+// mapping checks that n is a mapping.
+func (d *decoder) mapping(n *yaml.Node, name string) bool {
+	if n.Kind != yaml.MappingNode {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a mapping, got a %s", kindName(n)), "")
+		return false
+	}
+	return true
+}
+
+// stringMap reads a mapping of string keys to string values, in order.
+func (d *decoder) stringMap(n *yaml.Node, name string) (map[string]string, bool) {
+	if !d.mapping(n, name) {
+		return nil, false
+	}
+	out := map[string]string{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		s, good := d.str(v, fieldPath(name, k.Value))
+		if !good {
+			ok = false
+			continue
+		}
+		out[k.Value] = s
+	}
+	return out, ok
+}
+
+// scalarColumn returns the file position of byte offset off inside a
+// single-line scalar node's value, for rules inside a tools string. For
+// multi-line and block scalars it returns the node position.
+func (d *decoder) scalarPos(n *yaml.Node, off int) Pos {
+	p := d.pos(n)
+	if strings.ContainsRune(n.Value, '\n') {
+		return p
+	}
+	switch n.Style {
+	case 0, yaml.FlowStyle:
+		p.Column += off
+	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
+		if !strings.ContainsAny(n.Value, `\'"`) {
+			p.Column += off + 1
+		}
+	}
+	return p
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedCopy(list []string) []string {
+	out := append([]string(nil), list...)
+	sort.Strings(out)
+	return out
+}
+
+// suggest returns the known value closest to s, or "" when none is close:
+// the same letters ignoring case, '-' and '_' (allowed_tools for
+// allowed-tools, disallowed-tools for disallowedTools), or an edit distance
+// of at most a third of the length.
+func suggest(s string, known []string) string {
+	norm := func(x string) string {
+		return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(x))
+	}
+	best, bestDist := "", -1
+	for _, k := range known {
+		if norm(k) == norm(s) {
+			return k
+		}
+		dist := levenshtein(strings.ToLower(s), strings.ToLower(k))
+		limit := max(1, min(len(k), len(s))/3)
+		if dist <= limit && (bestDist < 0 || dist < bestDist) {
+			best, bestDist = k, dist
+		}
+	}
+	return best
+}
+
+// levenshtein is the edit distance between two short strings.
+func levenshtein(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,264 @@
+package compile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Load discovers and parses every agent and skill definition under fsys,
+// the project root, and checks the references between them: skills an
+// agent preloads, subagents its Agent(...) rules spawn (which must exist and
+// must not form a cycle), skills its Skill(name) rules name.
+//
+// On success it returns the normalized project: agents sorted by name,
+// skills by name, the sha256 of every file read, and the warnings. When any
+// input is invalid it returns a nil project and a Diagnostics error listing
+// every error found, each with file:line:column, field and hint.
+//
+// Pass an fs.FS that cannot escape the project, such as os.Root.FS();
+// symbolic links inside the layouts are reported, never followed.
+func Load(fsys fs.FS) (*Project, error) {
+	cands, diags := discover(fsys)
+	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
+	agentFiles := map[string]*Agent{}
+	for _, c := range cands {
+		data, err := readLimited(fsys, c.path)
+		if err != nil {
+			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
+				Message: err.Error(), Hint: hintFor(err)})
+			continue
+		}
+		proj.Files[c.path] = SHA256Hex(data)
+		d := newDecoder(c.path)
+		doc := parseDocument(d, data)
+		if doc.root != nil {
+			switch c.kind {
+			case kindSkill:
+				if s := parseSkill(d, doc); s.Name != "" {
+					if prev, dup := proj.Skills[s.Name]; dup {
+						d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
+							"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
+					} else {
+						proj.Skills[s.Name] = s
+					}
+				}
+			case kindAgent:
+				var a *Agent
+				if agentFormat(c.format, doc) == FormatOpenCode {
+					a = parseOpenCodeAgent(d, doc)
+				} else {
+					a = parseClaudeAgent(d, doc)
+				}
+				if a.Name != "" {
+					if prev, dup := agentFiles[a.Name]; dup {
+						d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
+							"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
+					} else {
+						agentFiles[a.Name] = a
+						proj.Agents = append(proj.Agents, a)
+					}
+				}
+			}
+		}
+		diags = append(diags, d.diags...)
+	}
+	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
+	diags = append(diags, checkReferences(proj, agentFiles)...)
+	sortDiags(diags)
+	if errs := diags.Errors(); len(errs) > 0 {
+		return nil, errs
+	}
+	proj.Warnings = diags
+	return proj, nil
+}
+
+// agentFormat decides the dialect of an agents/ file: Claude Code, unless
+// the frontmatter is clearly OpenCode's (a permission or mode field and no
+// name field). Files under .claude/ and .opencode/ have a fixed dialect.
+func agentFormat(f Format, doc *document) Format {
+	if f != formatAuto {
+		return f
+	}
+	if !hasKey(doc.root, "name") && (hasKey(doc.root, "permission") || hasKey(doc.root, "mode")) {
+		return FormatOpenCode
+	}
+	return FormatClaude
+}
+
+// readLimited reads a file, refusing anything above MaxFileSize without
+// reading it whole.
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading %s: %w", name, errNotRegular)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errTooLarge, name, MaxFileSize)
+	}
+	return data, nil
+}
+
+var (
+	errNotRegular = fmt.Errorf("not a regular file")
+	errTooLarge   = fmt.Errorf("file too large")
+)
+
+func hintFor(err error) string {
+	switch {
+	case strings.Contains(err.Error(), errTooLarge.Error()):
+		return "agent and skill definitions are small Markdown files; move large reference material into separate files"
+	case strings.Contains(err.Error(), errNotRegular.Error()):
+		return "definitions must be regular files"
+	}
+	return "check that the file is readable"
+}
+
+// checkReferences verifies the names agents refer to and rejects cycles in
+// the Agent(...) spawn graph.
+func checkReferences(proj *Project, agents map[string]*Agent) Diagnostics {
+	var diags Diagnostics
+	skillNames := sortedMapKeys(proj.Skills)
+	agentNames := sortedMapKeys(agents)
+	for _, a := range proj.Agents {
+		for i, ref := range a.Skills {
+			if _, ok := proj.Skills[ref.Name]; !ok {
+				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityError, Field: fieldIndex("skills", i),
+					Message: fmt.Sprintf("skill %q does not exist", ref.Name), Hint: knownHint("skills", ref.Name, skillNames)})
+			}
+		}
+		for _, r := range a.Tools {
+			switch {
+			case r.Tool == "Agent":
+				for _, name := range r.Agents {
+					if _, ok := agents[name]; !ok {
+						diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
+							Message: fmt.Sprintf("%s names agent %q, which does not exist", r.Raw, name),
+							Hint:    knownHint("agents", name, agentNames) + "; built-in subagents are not compiled: define the agent in agents/"})
+					}
+				}
+			case r.Tool == "Skill" && r.SkillName != "":
+				if _, ok := proj.Skills[r.SkillName]; !ok {
+					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
+						Message: fmt.Sprintf("%s names skill %q, which does not exist", r.Raw, r.SkillName), Hint: knownHint("skills", r.SkillName, skillNames)})
+				}
+			}
+		}
+	}
+	return append(diags, spawnCycles(proj.Agents, agents)...)
+}
+
+// spawnCycles reports each cycle of the Agent(...) graph once, at the rule
+// that closes it.
+func spawnCycles(list []*Agent, agents map[string]*Agent) Diagnostics {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var diags Diagnostics
+	seen := map[string]bool{}
+	var visit func(a *Agent)
+	visit = func(a *Agent) {
+		color[a.Name] = grey
+		stack = append(stack, a.Name)
+		for _, r := range a.Tools {
+			if r.Tool != "Agent" {
+				continue
+			}
+			for _, next := range r.Agents {
+				b, ok := agents[next]
+				if !ok {
+					continue
+				}
+				switch color[next] {
+				case white:
+					visit(b)
+				case grey:
+					start := 0
+					for i, n := range stack {
+						if n == next {
+							start = i
+						}
+					}
+					cycle := append(append([]string(nil), stack[start:]...), next)
+					key := canonicalCycle(cycle[:len(cycle)-1])
+					if !seen[key] {
+						seen[key] = true
+						diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
+							Message: "cyclic Agent() spawn list: " + strings.Join(cycle, " -> "),
+							Hint:    "subagents must not spawn their ancestors; remove one Agent() entry of the cycle"})
+					}
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[a.Name] = black
+	}
+	for _, a := range list {
+		if color[a.Name] == white {
+			visit(a)
+		}
+	}
+	return diags
+}
+
+// canonicalCycle names a cycle independently of where it was entered.
+func canonicalCycle(c []string) string {
+	min := 0
+	for i := range c {
+		if c[i] < c[min] {
+			min = i
+		}
+	}
+	return strings.Join(append(append([]string(nil), c[min:]...), c[:min]...), ",")
+}
+
+func knownHint(what, name string, known []string) string {
+	if len(known) == 0 {
+		return "no " + what + " are defined in this project"
+	}
+	hint := "known " + what + ": " + strings.Join(known, ", ")
+	if s := suggest(name, known); s != "" {
+		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+	}
+	return hint
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortDiags orders diagnostics by file, line, column, then message.
+func sortDiags(ds Diagnostics) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return ds[i].Message < ds[j].Message
+	})
+}

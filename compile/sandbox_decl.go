@@ -1,0 +1,396 @@
+package compile
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+// Sandbox declaration vocabularies. The compiler owns the semantics (tier
+// caps, merging, catalog lookups); this file checks syntax and positions.
+var (
+	sandboxKeys    = []string{"tier", "provider", "profiles", "endpoints", "filesystem", "outputs"}
+	endpointKeys   = []string{"host", "port", "protocol", "access", "rules", "allowed_ips", "binaries"}
+	ruleKeys       = []string{"method", "path", "query"}
+	filesystemKeys = []string{"read_only", "read_write"}
+
+	// tiers, from least to most capable.
+	tiers = []string{"read-only", "network", "full"}
+	// Protocols are OpenShell's endpoint protocols (tcp needs v0.0.111+;
+	// the compiler gates it on the target version).
+	protocols = []string{"rest", "websocket", "graphql", "mcp", "json-rpc", "sql", "tcp"}
+	accesses  = []string{"read-only", "read-write", "full"}
+	// httpMethods are the methods a rule may name.
+	httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+	identRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	// hostRE is a lowercase DNS name, optionally with a leading `*.` or `**.`.
+	hostRE = regexp.MustCompile(`^(\*\*?\.)?([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// maxPathLen is OpenShell's limit on one filesystem path.
+const maxPathLen = 4096
+
+// sandbox decodes a `sandbox:` block: a mapping, or a string naming a
+// policy fragment file relative to the declaring file's directory.
+func (d *decoder) sandbox(n *yaml.Node, name string) *Sandbox {
+	sb := &Sandbox{Pos: d.pos(n)}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		if d.relPath(n, name) {
+			sb.PolicyFile, sb.PolicyFilePos = n.Value, d.pos(n)
+		}
+		return sb
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a mapping or a policy file path, got a %s", kindName(n)),
+			"write sandbox: {tier: read-only, endpoints: [...]} or sandbox: policies/agent.yaml")
+		return sb
+	}
+	f := d.fields(n, name, sandboxKeys)
+	if v, ok := f["tier"]; ok {
+		if s, good := d.enum(v.value, fieldPath(name, "tier"), tiers...); good {
+			sb.Tier, sb.TierPos = s, d.pos(v.value)
+		}
+	}
+	if v, ok := f["provider"]; ok {
+		if s, good := d.ident(v.value, fieldPath(name, "provider")); good {
+			sb.Provider, sb.ProviderPos = s, d.pos(v.value)
+		}
+	}
+	if v, ok := f["profiles"]; ok {
+		items, _ := d.stringList(v.value, fieldPath(name, "profiles"), false)
+		for _, it := range items {
+			if d.identItem(it) {
+				sb.Profiles = append(sb.Profiles, NameRef{Name: it.value, Pos: d.pos(it.node)})
+			}
+		}
+	}
+	if v, ok := f["endpoints"]; ok {
+		fname := fieldPath(name, "endpoints")
+		if v.value.Kind != yaml.SequenceNode {
+			d.errAt(d.pos(v.value), fname, fmt.Sprintf("want a list of endpoints, got a %s", kindName(v.value)), "")
+		} else {
+			for i, e := range v.value.Content {
+				if ep, ok := d.endpoint(e, fieldIndex(fname, i)); ok {
+					sb.Endpoints = append(sb.Endpoints, ep)
+				}
+			}
+		}
+	}
+	if v, ok := f["filesystem"]; ok {
+		fname := fieldPath(name, "filesystem")
+		if d.mapping(v.value, fname) {
+			ff := d.fields(v.value, fname, filesystemKeys)
+			if x, ok := ff["read_only"]; ok {
+				sb.ReadOnly = d.absPaths(x.value, fieldPath(fname, "read_only"), true)
+			}
+			if x, ok := ff["read_write"]; ok {
+				sb.ReadWrite = d.absPaths(x.value, fieldPath(fname, "read_write"), true)
+				for _, p := range sb.ReadWrite {
+					if path.Clean(p.Path) == "/" {
+						d.errAt(p.Pos, fieldPath(fname, "read_write"), "/ may not be writable", "name the directories the agent writes")
+					}
+				}
+			}
+		}
+	}
+	if v, ok := f["outputs"]; ok {
+		sb.Outputs = d.absPaths(v.value, fieldPath(name, "outputs"), true)
+	}
+	return sb
+}
+
+// ident reads a lowercase hyphenated identifier.
+func (d *decoder) ident(n *yaml.Node, name string) (string, bool) {
+	s, ok := d.str(n, name)
+	if !ok {
+		return "", false
+	}
+	return s, d.identItem(stringItem{value: s, node: n, field: name})
+}
+
+func (d *decoder) identItem(it stringItem) bool {
+	if !identRE.MatchString(it.value) {
+		d.errAt(d.pos(it.node), it.field, fmt.Sprintf("invalid name %q", it.value),
+			"lowercase letters, digits and single hyphens, such as forge-read")
+		return false
+	}
+	return true
+}
+
+// endpoint decodes one endpoint declaration.
+func (d *decoder) endpoint(n *yaml.Node, name string) (EndpointDecl, bool) {
+	ep := EndpointDecl{Pos: d.pos(n), Port: 443, Protocol: "rest"}
+	if !d.mapping(n, name) {
+		return ep, false
+	}
+	before := d.nerr
+	f := d.fields(n, name, endpointKeys)
+	if v, ok := f["host"]; ok {
+		if s, good := d.str(v.value, fieldPath(name, "host")); good && d.host(v.value, fieldPath(name, "host"), s) {
+			ep.Host = s
+		}
+	} else {
+		d.errAt(d.pos(n), fieldPath(name, "host"), "missing required field host", "add host: api.example.com")
+	}
+	if v, ok := f["port"]; ok {
+		if p, good := d.integer(v.value, fieldPath(name, "port"), 1, 65535); good {
+			ep.Port = p
+		}
+	}
+	if v, ok := f["protocol"]; ok {
+		if s, good := d.enum(v.value, fieldPath(name, "protocol"), protocols...); good {
+			ep.Protocol = s
+		}
+	}
+	if v, ok := f["access"]; ok {
+		if s, good := d.enum(v.value, fieldPath(name, "access"), accesses...); good {
+			ep.Access = s
+		}
+		if r, both := f["rules"]; both {
+			d.errAt(d.pos(r.key), fieldPath(name, "rules"), "access and rules are exclusive",
+				"use access for a preset or rules for METHOD /path allowances, not both")
+		}
+	}
+	if v, ok := f["rules"]; ok {
+		fname := fieldPath(name, "rules")
+		if v.value.Kind != yaml.SequenceNode {
+			d.errAt(d.pos(v.value), fname, fmt.Sprintf("want a list of rules, got a %s", kindName(v.value)), `write rules: ["GET /repos/**"]`)
+		} else if len(v.value.Content) == 0 {
+			d.errAt(d.pos(v.value), fname, "rules is empty", "list at least one METHOD /path rule, or use access")
+		} else {
+			for i, r := range v.value.Content {
+				if rd, good := d.rule(r, fieldIndex(fname, i)); good {
+					ep.Rules = append(ep.Rules, rd)
+				}
+			}
+		}
+	}
+	if v, ok := f["allowed_ips"]; ok {
+		items, _ := d.stringList(v.value, fieldPath(name, "allowed_ips"), false)
+		for _, it := range items {
+			if d.allowedIP(it) {
+				ep.AllowedIPs = append(ep.AllowedIPs, it.value)
+			}
+		}
+	}
+	if v, ok := f["binaries"]; ok {
+		ep.Binaries = d.absPaths(v.value, fieldPath(name, "binaries"), false)
+	}
+	return ep, d.nerr == before
+}
+
+// host validates an endpoint host: a lowercase DNS name with an optional
+// leading `*.`/`**.` label, an IP literal, or a host-typed placeholder.
+func (d *decoder) host(n *yaml.Node, name, s string) bool {
+	bad := func(msg, hint string) bool {
+		d.errAt(d.pos(n), name, msg, hint)
+		return false
+	}
+	if strings.Contains(s, "{{") {
+		if _, err := placeholder.Check(s, placeholder.FieldHost); err != nil {
+			return bad(err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}")
+		}
+		if refs, _ := placeholder.Find(s); len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
+			return bad(fmt.Sprintf("host %q mixes a placeholder with text", s), "a host placeholder must be the whole host")
+		}
+		return true
+	}
+	switch {
+	case s == "":
+		return bad("host is empty", "")
+	case strings.HasSuffix(s, "."):
+		return bad(fmt.Sprintf("host %q ends with a dot", s), "drop the trailing dot (OpenShell fails to load it)")
+	case strings.ToLower(s) != s:
+		return bad(fmt.Sprintf("host %q has upper-case letters", s), "write "+strings.ToLower(s))
+	case strings.ContainsAny(s, "/:@ ") && !isIP(s):
+		return bad(fmt.Sprintf("host %q is not a host name", s), "write the bare host; the port goes in port:, paths in rules:")
+	}
+	if isIP(s) {
+		return true
+	}
+	if len(s) > 253 || !hostRE.MatchString(s) {
+		hint := "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
+		if s == "*" || s == "**" {
+			hint = "wildcard-only hosts allow the whole internet; name the hosts"
+		}
+		return bad(fmt.Sprintf("invalid host %q", s), hint)
+	}
+	if strings.HasPrefix(s, "*") && strings.Count(s, ".") < 2 {
+		return bad(fmt.Sprintf("wildcard host %q covers a whole top-level domain", s), "wildcard hosts need at least three labels, such as *.example.com")
+	}
+	return true
+}
+
+func isIP(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// allowedIP validates an allowed_ips entry: an IP or CIDR literal, or a
+// placeholder allowed there ({{HOST_IP}}).
+func (d *decoder) allowedIP(it stringItem) bool {
+	s := it.value
+	if strings.Contains(s, "{{") {
+		if _, err := placeholder.Check(s, placeholder.FieldAllowedIP); err != nil {
+			d.errAt(d.pos(it.node), it.field, err.Error(), `write allowed_ips: ["{{HOST_IP}}"]`)
+			return false
+		}
+		return true
+	}
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	if isIP(s) {
+		return true
+	}
+	d.errAt(d.pos(it.node), it.field, fmt.Sprintf("invalid allowed_ips entry %q", s),
+		"an IP address or CIDR prefix such as 10.0.0.5/32, or {{HOST_IP}}")
+	return false
+}
+
+// rule decodes one rule: "METHOD /path" or {method, path, query}.
+func (d *decoder) rule(n *yaml.Node, name string) (RuleDecl, bool) {
+	rd := RuleDecl{Pos: d.pos(n)}
+	var methodNode, pathNode *yaml.Node
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		method, p, ok := strings.Cut(strings.TrimSpace(n.Value), " ")
+		if !ok {
+			d.errAt(d.pos(n), name, fmt.Sprintf("rule %q is not METHOD /path", n.Value), `write "GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/**"`)
+			return rd, false
+		}
+		rd.Method, rd.Path = method, strings.TrimSpace(p)
+		methodNode, pathNode = n, n
+		if strings.Contains(rd.Path, "?") {
+			d.errAt(d.pos(n), name, fmt.Sprintf("rule %q has a query string in its path", n.Value),
+				"use the mapping form: {method: GET, path: /search/issues, query: {q: \"*\"}}")
+			return rd, false
+		}
+	case n.Kind == yaml.MappingNode:
+		f := d.fields(n, name, ruleKeys)
+		m, okm := f["method"]
+		p, okp := f["path"]
+		if !okm || !okp {
+			d.errAt(d.pos(n), name, "a rule needs method and path", "write {method: GET, path: /repos/**}")
+			return rd, false
+		}
+		var good bool
+		if rd.Method, good = d.str(m.value, fieldPath(name, "method")); !good {
+			return rd, false
+		}
+		if rd.Path, good = d.str(p.value, fieldPath(name, "path")); !good {
+			return rd, false
+		}
+		methodNode, pathNode = m.value, p.value
+		if q, ok := f["query"]; ok {
+			qm, good := d.stringMap(q.value, fieldPath(name, "query"))
+			if !good {
+				return rd, false
+			}
+			for k, v := range qm {
+				if k == "" || strings.ContainsFunc(k, unicode.IsSpace) {
+					d.errAt(d.pos(q.value), fieldPath(name, "query"), fmt.Sprintf("invalid query parameter name %q", k), "")
+					return rd, false
+				}
+				if _, err := placeholder.Check(v, placeholder.FieldPath); err != nil {
+					d.errAt(d.pos(q.value), fieldPath(fieldPath(name, "query"), k), err.Error(), "")
+					return rd, false
+				}
+			}
+			rd.Query = qm
+		}
+	default:
+		d.errAt(d.pos(n), name, fmt.Sprintf("want \"METHOD /path\" or a mapping, got a %s", kindName(n)), "")
+		return rd, false
+	}
+	if !containsString(httpMethods, rd.Method) {
+		hint := "one of: " + strings.Join(httpMethods, ", ")
+		if containsString(httpMethods, strings.ToUpper(rd.Method)) {
+			hint = "methods are upper-case: " + strings.ToUpper(rd.Method)
+		}
+		d.errAt(d.pos(methodNode), fieldPath(name, "method"), fmt.Sprintf("invalid method %q", rd.Method), hint)
+		return rd, false
+	}
+	if hint, err := checkAbsPath(rd.Path, true); err != nil {
+		d.errAt(d.pos(pathNode), fieldPath(name, "path"), err.Error(), hint)
+		return rd, false
+	}
+	return rd, true
+}
+
+// absPaths reads a list of absolute paths. Placeholders are checked for
+// path fields when allowed, and rejected otherwise.
+func (d *decoder) absPaths(n *yaml.Node, name string, placeholders bool) []PathDecl {
+	items, _ := d.stringList(n, name, false)
+	var out []PathDecl
+	for _, it := range items {
+		if hint, err := checkAbsPath(it.value, placeholders); err != nil {
+			d.errAt(d.pos(it.node), it.field, err.Error(), hint)
+			continue
+		}
+		out = append(out, PathDecl{Path: it.value, Pos: d.pos(it.node)})
+	}
+	return out
+}
+
+// checkAbsPath validates an absolute path: leading '/', no '..' or '.'
+// steps, no control characters, at most maxPathLen bytes, and only known
+// path placeholders.
+func checkAbsPath(p string, placeholders bool) (string, error) {
+	switch {
+	case p == "":
+		return "write an absolute path such as /sandbox/out", fmt.Errorf("path is empty")
+	case len(p) > maxPathLen:
+		return "", fmt.Errorf("path is longer than %d bytes", maxPathLen)
+	case !strings.HasPrefix(p, "/"):
+		return "paths are absolute: start with /", fmt.Errorf("path %q is not absolute", p)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return "remove control characters", fmt.Errorf("path %q contains a control character", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." {
+			return "write the path without '.' or '..' steps", fmt.Errorf("path %q contains a %q step", p, seg)
+		}
+	}
+	if strings.Contains(p, "{{") {
+		if !placeholders {
+			return "placeholders are not allowed here", fmt.Errorf("path %q contains a placeholder", p)
+		}
+		if _, err := placeholder.Check(p, placeholder.FieldPath); err != nil {
+			return "path placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}", err
+		}
+	}
+	return "", nil
+}
+
+// relPath validates a path relative to the declaring file's directory
+// (a policy fragment): not absolute, no '..', no placeholders.
+func (d *decoder) relPath(n *yaml.Node, name string) bool {
+	p := n.Value
+	bad := func(msg, hint string) bool {
+		d.errAt(d.pos(n), name, msg, hint)
+		return false
+	}
+	switch {
+	case strings.TrimSpace(p) == "":
+		return bad("policy file path is empty", "name a policy fragment relative to this file, such as policies/triage.yaml")
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\"):
+		return bad(fmt.Sprintf("policy file %q is absolute", p), "paths are relative to the declaring file's directory")
+	case strings.ContainsFunc(p, unicode.IsControl) || strings.Contains(p, "{{") || strings.ContainsRune(p, '\\'):
+		return bad(fmt.Sprintf("invalid policy file path %q", p), "a plain slash-separated relative path")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return bad(fmt.Sprintf("policy file %q leaves its directory with '..'", p), "keep policy fragments next to or below the file that names them")
+		}
+	}
+	return true
+}

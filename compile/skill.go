@@ -1,0 +1,101 @@
+package compile
+
+import (
+	"fmt"
+	"path"
+)
+
+// skillKeys are the Agent Skills standard fields, Claude Code's extensions,
+// fullsend's dependencies and policy, and our sandbox block.
+var skillKeys = []string{
+	// Agent Skills standard
+	"name", "description", "license", "compatibility", "metadata", "allowed-tools",
+	// Claude Code
+	"when_to_use", "argument-hint", "disable-model-invocation", "user-invocable",
+	"disallowed-tools", "model", "effort", "context", "agent", "hooks", "paths", "shell",
+	// fullsend
+	"dependencies", "policy", "sandbox",
+}
+
+// Agent Skills limits.
+const (
+	maxSkillName          = 64
+	maxSkillDescription   = 1024
+	maxSkillCompatibility = 500
+)
+
+// parseSkill decodes a SKILL.md frontmatter.
+func parseSkill(d *decoder, doc *document) *Skill {
+	dir := path.Dir(doc.file)
+	s := &Skill{File: doc.file, Dir: dir}
+	f := d.fields(doc.root, "", skillKeys)
+	if v, ok := f["name"]; ok {
+		if name, good := d.str(v.value, "name"); good {
+			s.Name, s.NamePos = name, d.pos(v.value)
+			switch {
+			case len(name) == 0 || len(name) > maxSkillName || !skillNameRE.MatchString(name):
+				d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
+					"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
+			case name != path.Base(dir):
+				d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(dir)),
+					"the Agent Skills specification wants them equal")
+			}
+		}
+	} else {
+		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: "+path.Base(dir))
+	}
+	s.Description = requiredDescription(d, doc.root, f, maxSkillDescription)
+	if v, ok := f["license"]; ok {
+		d.nonEmptyStr(v.value, "license")
+	}
+	if v, ok := f["compatibility"]; ok {
+		if c, good := d.str(v.value, "compatibility"); good && len([]rune(c)) > maxSkillCompatibility {
+			d.errAt(d.pos(v.value), "compatibility", fmt.Sprintf("compatibility is %d characters; at most %d allowed", len([]rune(c)), maxSkillCompatibility), "shorten it")
+		}
+	}
+	if v, ok := f["metadata"]; ok {
+		d.stringMap(v.value, "metadata")
+	}
+	for _, k := range []string{"when_to_use", "argument-hint", "model", "context", "agent", "shell"} {
+		if v, ok := f[k]; ok {
+			d.nonEmptyStr(v.value, k)
+		}
+	}
+	for _, k := range []string{"disable-model-invocation", "user-invocable"} {
+		if v, ok := f[k]; ok {
+			d.boolean(v.value, k)
+		}
+	}
+	if v, ok := f["effort"]; ok {
+		d.enum(v.value, "effort", effortLevels...)
+	}
+	if v, ok := f["hooks"]; ok {
+		d.mapping(v.value, "hooks")
+	}
+	if v, ok := f["paths"]; ok {
+		d.stringList(v.value, "paths", true)
+	}
+	if v, ok := f["dependencies"]; ok {
+		s.Dependencies = d.nameRefs(v.value, "dependencies", skillNameRE, "a skill name: lowercase letters, digits and single hyphens")
+	}
+	if v, ok := f["policy"]; ok {
+		if _, good := d.str(v.value, "policy"); good && d.relPath(v.value, "policy") {
+			s.PolicyFile, s.PolicyFilePos = v.value.Value, d.pos(v.value)
+		}
+	}
+	if v, ok := f["sandbox"]; ok {
+		s.Sandbox = d.sandbox(v.value, "sandbox")
+	}
+	if v, ok := f["disallowed-tools"]; ok {
+		s.Disallowed, _ = d.toolList(v.value, "disallowed-tools")
+	}
+	if v, ok := f["allowed-tools"]; ok {
+		rules, clean := d.toolList(v.value, "allowed-tools")
+		s.AllowedTools = subtractTools(rules, s.Disallowed)
+		if clean && len(rules) > 0 && len(s.AllowedTools) == 0 {
+			d.errAt(d.pos(v.value), "allowed-tools", "allowed-tools resolve to nothing: every tool is removed by disallowed-tools",
+				"remove the disallowed-tools entries that cancel allowed-tools")
+		}
+	}
+	return s
+}
