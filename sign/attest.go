@@ -82,11 +82,11 @@ func (s *Signer) attest(ctx context.Context, st *statement) (oci.Signature, erro
 		opts = append(opts, static.WithCertChain(s.certPEM, s.chainPEM))
 	}
 	if s.tlog != nil {
-		b, _, err := s.tlog.uploadAttestation(ctx, envelope, s.publicMaterial())
+		e, err := s.tlog.UploadAttestation(ctx, envelope, s.publicMaterial())
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, static.WithBundle(b))
+		opts = append(opts, static.WithBundle(e.bundle()))
 	}
 	return static.NewAttestation(envelope, opts...)
 }

@@ -33,6 +33,9 @@ var (
 	ErrNoAttestations = errors.New("no attestations found")
 	// ErrNoValidAttestation: attestations exist, none satisfies the policy.
 	ErrNoValidAttestation = errors.New("no valid attestation")
+	// ErrClaims: a signature verified cryptographically but its claims
+	// (digest, repository, annotations) do not match.
+	ErrClaims = errors.New("signed claims do not match")
 )
 
 // Entity is a subject opened for verification: its digest (computed from
@@ -154,8 +157,13 @@ type Trust struct {
 	// Identities and TrustedMaterial are used for keyless signatures.
 	Identities      []Identity
 	TrustedMaterial root.TrustedMaterial
-	// IgnoreTlog skips the transparency-log check (keyed offline mode).
-	IgnoreTlog bool
+	// RequireKeyedTlog makes keyed signatures carry a Rekor bundle that
+	// verifies against TrustedMaterial; by default keyed signatures are
+	// checked offline without a transparency log.
+	RequireKeyedTlog bool
+	// IgnoreKeylessTlog skips the Rekor check of keyless signatures; the
+	// certificate must then still be valid now.
+	IgnoreKeylessTlog bool
 	// IgnoreSCT skips the certificate-transparency check of keyless
 	// certificates (private Fulcio instances without a CT log).
 	IgnoreSCT bool
@@ -182,8 +190,9 @@ type Verified struct {
 }
 
 type checker struct {
-	label string
-	co    *cosign.CheckOpts
+	label       string
+	co          *cosign.CheckOpts
+	requireTlog bool
 }
 
 func (t Trust) checkers() ([]checker, error) {
@@ -193,8 +202,11 @@ func (t Trust) checkers() ([]checker, error) {
 		if err != nil {
 			return nil, err
 		}
-		co := &cosign.CheckOpts{SigVerifier: k, IgnoreTlog: t.IgnoreTlog, TrustedMaterial: t.TrustedMaterial, IgnoreSCT: true, Offline: true}
-		out = append(out, checker{label: "key " + id, co: co})
+		if t.RequireKeyedTlog && t.TrustedMaterial == nil {
+			return nil, errors.New("checking keyed signatures against Rekor needs a trusted root (Rekor public keys)")
+		}
+		co := &cosign.CheckOpts{SigVerifier: k, IgnoreTlog: !t.RequireKeyedTlog, TrustedMaterial: t.TrustedMaterial, IgnoreSCT: true, Offline: true}
+		out = append(out, checker{label: "key " + id, co: co, requireTlog: t.RequireKeyedTlog})
 	}
 	if len(t.Identities) > 0 {
 		if t.TrustedMaterial == nil {
@@ -207,8 +219,8 @@ func (t Trust) checkers() ([]checker, error) {
 			}
 			ids = append(ids, cosign.Identity{Subject: id.Subject, SubjectRegExp: id.SubjectRegexp, Issuer: id.Issuer, IssuerRegExp: id.IssuerRegexp})
 		}
-		co := &cosign.CheckOpts{Identities: ids, TrustedMaterial: t.TrustedMaterial, IgnoreTlog: t.IgnoreTlog, IgnoreSCT: t.IgnoreSCT, Offline: true}
-		out = append(out, checker{label: "keyless", co: co})
+		co := &cosign.CheckOpts{Identities: ids, TrustedMaterial: t.TrustedMaterial, IgnoreTlog: t.IgnoreKeylessTlog, IgnoreSCT: t.IgnoreSCT, Offline: true}
+		out = append(out, checker{label: "keyless", co: co, requireTlog: !t.IgnoreKeylessTlog})
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no signer to check against: give a public key or a keyless identity")
@@ -240,19 +252,23 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 	}
 	var ok []Verified
 	var reasons []string
+	claimsFailed := false
 	for i, sig := range list {
 		for _, c := range checkers {
+			if err := c.tlogPresent(sig); err != nil {
+				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, err))
+				continue
+			}
 			var claims *SignedClaims
 			co := *c.co
 			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
 				cl, err := parseClaims(sig, h)
-				if err != nil {
-					return err
+				if err == nil && check != nil {
+					err = check(cl)
 				}
-				if check != nil {
-					if err := check(cl); err != nil {
-						return err
-					}
+				if err != nil {
+					claimsFailed = true
+					return err
 				}
 				claims = cl
 				return nil
@@ -267,9 +283,28 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 		}
 	}
 	if len(ok) == 0 {
+		if claimsFailed {
+			return nil, fmt.Errorf("%s: %w (%w) among %d:\n  %s", e.Ref, ErrNoValidSignature, ErrClaims, len(list), strings.Join(reasons, "\n  "))
+		}
 		return nil, fmt.Errorf("%s: %w among %d:\n  %s", e.Ref, ErrNoValidSignature, len(list), strings.Join(reasons, "\n  "))
 	}
 	return ok, nil
+}
+
+// tlogPresent fails early, with a clear message, when the policy requires
+// a transparency-log entry and the signature carries none.
+func (c checker) tlogPresent(sig oci.Signature) error {
+	if !c.requireTlog {
+		return nil
+	}
+	b, err := sig.Bundle()
+	if err != nil {
+		return fmt.Errorf("reading the Rekor bundle: %w", err)
+	}
+	if b == nil {
+		return errors.New("no Rekor bundle on the signature, and the policy requires a transparency-log entry (signed without tlog upload?)")
+	}
+	return nil
 }
 
 func parseClaims(sig oci.Signature, h v1.Hash) (*SignedClaims, error) {
@@ -336,6 +371,10 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 		}
 		seen++
 		for _, c := range checkers {
+			if err := c.tlogPresent(att); err != nil {
+				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, err))
+				continue
+			}
 			co := *c.co
 			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
 				for _, s := range st.Subject {
@@ -414,10 +453,18 @@ func signerLabel(sig oci.Signature, fallback string) string {
 	return fallback
 }
 
-// cleanErr flattens cosign's multi-line errors into one line.
+// cleanErr flattens cosign's multi-line errors into one line and names
+// the DSSE threshold failure for what it is.
 func cleanErr(err error) string {
 	if err == nil {
 		return "rejected"
 	}
-	return strings.Join(strings.Fields(err.Error()), " ")
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if strings.Contains(s, "accepted signatures do not match threshold") {
+		s = "invalid signature: the DSSE envelope is not signed by this signer (" + s + ")"
+	}
+	if strings.Contains(s, "leaf certificate verification failed") {
+		s += " (the certificate was not issued by a CA in the trusted root)"
+	}
+	return s
 }

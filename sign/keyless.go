@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	rekorclient "github.com/sigstore/rekor/pkg/client"
 	rekorgen "github.com/sigstore/rekor/pkg/generated/client"
+	"github.com/sigstore/rekor/pkg/generated/models"
 	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -54,6 +56,8 @@ type KeylessOptions struct {
 	HTTPClient *http.Client
 	// CertificateProvider replaces the Fulcio client (for in-process CAs).
 	CertificateProvider sgsign.CertificateProvider
+	// TransparencyLog replaces the Rekor client.
+	TransparencyLog TransparencyLog
 }
 
 // DiscoverIDToken finds the CI's OIDC token for audience "sigstore":
@@ -152,18 +156,54 @@ func NewKeyless(ctx context.Context, o KeylessOptions) (*Signer, error) {
 		return nil, err
 	}
 	s := &Signer{sv: sv, certPEM: certPEM, identity: CertificateIdentity(cert)}
+	if o.NoTlogUpload && o.TransparencyLog != nil {
+		return nil, errors.New("keyless: a transparency log was given together with NoTlogUpload")
+	}
 	if !o.NoTlogUpload {
 		ru := o.RekorURL
 		if ru == "" {
 			ru = DefaultRekorURL
 		}
-		c, err := rekorclient.GetRekorClient(ru)
-		if err != nil {
-			return nil, fmt.Errorf("rekor client for %s: %w", ru, err)
+		tl := o.TransparencyLog
+		if tl == nil {
+			var err error
+			if tl, err = NewRekor(ru); err != nil {
+				return nil, err
+			}
 		}
-		s.tlog = &transparencyLog{url: ru, client: c}
+		s.tlog = tl
 	}
 	return s, nil
+}
+
+// NewWithCertificate returns a signer whose signatures carry a
+// certificate (and optional chain, PEM) for the key sv: a certificate from
+// a private CA, verified like a keyless one against a trusted root.
+func NewWithCertificate(sv signature.SignerVerifier, certPEM, chainPEM []byte) (*Signer, error) {
+	certs, err := cryptoutils.UnmarshalCertificatesFromPEM(certPEM)
+	if err != nil || len(certs) != 1 {
+		return nil, fmt.Errorf("signing certificate: want exactly one PEM certificate (%v)", err)
+	}
+	pub, err := sv.PublicKey()
+	if err != nil {
+		return nil, err
+	}
+	if err := cryptoutils.EqualKeys(certs[0].PublicKey, pub); err != nil {
+		return nil, fmt.Errorf("signing certificate does not certify the signing key: %w", err)
+	}
+	if len(chainPEM) > 0 {
+		if _, err := cryptoutils.UnmarshalCertificatesFromPEM(chainPEM); err != nil {
+			return nil, fmt.Errorf("certificate chain: %w", err)
+		}
+	}
+	return &Signer{sv: sv, certPEM: certPEM, chainPEM: chainPEM, identity: CertificateIdentity(certs[0])}, nil
+}
+
+// WithTransparencyLog makes the signer log every signature and
+// attestation in tl (for keyed signing: --tlog-upload).
+func (s *Signer) WithTransparencyLog(tl TransparencyLog) *Signer {
+	s.tlog = tl
+	return s
 }
 
 // CertificateIdentity renders a Fulcio certificate's identity as
@@ -181,29 +221,91 @@ func certIssuer(cert *x509.Certificate) string {
 	return ce.GetIssuer()
 }
 
-// transparencyLog uploads to Rekor v1 (the API cosign v2's .sig/.att
-// bundles record).
-type transparencyLog struct {
+// TransparencyLog records signatures and attestations; Rekor v1 (the API
+// whose entries cosign v2's .sig and .att bundles carry) in production.
+type TransparencyLog interface {
+	// UploadSignature logs a signature over payload (hashedrekord).
+	UploadSignature(ctx context.Context, sig, payload, pubPEM []byte) (*TlogEntry, error)
+	// UploadAttestation logs a signed DSSE envelope (intoto).
+	UploadAttestation(ctx context.Context, envelope, pubPEM []byte) (*TlogEntry, error)
+}
+
+// TlogEntry is a logged entry with its inclusion promise.
+type TlogEntry struct {
+	// Body is the canonicalized entry body.
+	Body           []byte
+	IntegratedTime int64
+	LogIndex       int64
+	// LogID is the hex log id (SHA-256 of the log's public key).
+	LogID string
+	// SignedEntryTimestamp is the log's signature over the other fields.
+	SignedEntryTimestamp []byte
+	// Log names the log for results ("rekor https://...").
+	Log string
+}
+
+func (e *TlogEntry) bundle() *cbundle.RekorBundle {
+	return &cbundle.RekorBundle{
+		SignedEntryTimestamp: e.SignedEntryTimestamp,
+		Payload: cbundle.RekorPayload{
+			Body:           base64.StdEncoding.EncodeToString(e.Body),
+			IntegratedTime: e.IntegratedTime,
+			LogIndex:       e.LogIndex,
+			LogID:          e.LogID,
+		},
+	}
+}
+
+// NewRekor returns the Rekor v1 client at url.
+func NewRekor(url string) (TransparencyLog, error) {
+	c, err := rekorclient.GetRekorClient(url)
+	if err != nil {
+		return nil, fmt.Errorf("rekor client for %s: %w", url, err)
+	}
+	return &rekor{url: url, client: c}, nil
+}
+
+type rekor struct {
 	url    string
 	client *rekorgen.Rekor
 }
 
-func (t *transparencyLog) uploadSignature(ctx context.Context, sig, payload, pub []byte) (*cbundle.RekorBundle, string, error) {
+func (t *rekor) UploadSignature(ctx context.Context, sig, payload, pub []byte) (*TlogEntry, error) {
 	h := sha256.New()
 	h.Write(payload)
 	e, err := cosign.TLogUpload(ctx, t.client, sig, h, pub)
 	if err != nil {
-		return nil, "", fmt.Errorf("uploading the signature to %s: %w", t.url, err)
+		return nil, fmt.Errorf("uploading the signature to %s: %w", t.url, err)
 	}
-	return cbundle.EntryToBundle(e), fmt.Sprintf("rekor %s (log index %d)", t.url, derefInt(e.LogIndex)), nil
+	return t.entry(e)
 }
 
-func (t *transparencyLog) uploadAttestation(ctx context.Context, envelope, pub []byte) (*cbundle.RekorBundle, string, error) {
+func (t *rekor) UploadAttestation(ctx context.Context, envelope, pub []byte) (*TlogEntry, error) {
 	e, err := cosign.TLogUploadInTotoAttestation(ctx, t.client, envelope, pub)
 	if err != nil {
-		return nil, "", fmt.Errorf("uploading the attestation to %s: %w", t.url, err)
+		return nil, fmt.Errorf("uploading the attestation to %s: %w", t.url, err)
 	}
-	return cbundle.EntryToBundle(e), fmt.Sprintf("rekor %s (log index %d)", t.url, derefInt(e.LogIndex)), nil
+	return t.entry(e)
+}
+
+func (t *rekor) entry(e *models.LogEntryAnon) (*TlogEntry, error) {
+	b := cbundle.EntryToBundle(e)
+	if b == nil || e.IntegratedTime == nil || e.LogIndex == nil || e.LogID == nil {
+		return nil, fmt.Errorf("%s answered without an inclusion promise", t.url)
+	}
+	bodyStr, ok := e.Body.(string)
+	if !ok {
+		return nil, fmt.Errorf("%s answered with an unexpected entry body", t.url)
+	}
+	body, err := base64.StdEncoding.DecodeString(bodyStr)
+	if err != nil {
+		return nil, fmt.Errorf("%s entry body: %w", t.url, err)
+	}
+	return &TlogEntry{
+		Body: body, IntegratedTime: *e.IntegratedTime, LogIndex: *e.LogIndex, LogID: *e.LogID,
+		SignedEntryTimestamp: b.SignedEntryTimestamp,
+		Log:                  fmt.Sprintf("rekor %s (log index %d)", t.url, *e.LogIndex),
+	}, nil
 }
 
 func derefInt(p *int64) int64 {

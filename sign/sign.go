@@ -123,7 +123,7 @@ type Signer struct {
 	sv signature.SignerVerifier
 	// certPEM and chainPEM are set for keyless signing (Fulcio certificate).
 	certPEM, chainPEM []byte
-	tlog              *transparencyLog
+	tlog              TransparencyLog
 	// identity describes the signer for results: a key id or a certificate
 	// subject and issuer.
 	identity string
@@ -247,12 +247,12 @@ func (s *Signer) signPayload(ctx context.Context, body []byte) (oci.Signature, s
 	}
 	desc := "none"
 	if s.tlog != nil {
-		b, d, err := s.tlog.uploadSignature(ctx, raw, body, s.publicMaterial())
+		e, err := s.tlog.UploadSignature(ctx, raw, body, s.publicMaterial())
 		if err != nil {
 			return nil, "", err
 		}
-		opts = append(opts, static.WithBundle(b))
-		desc = d
+		opts = append(opts, static.WithBundle(e.bundle()))
+		desc = e.Log
 	}
 	sig, err := static.NewSignature(body, base64.StdEncoding.EncodeToString(raw), opts...)
 	if err != nil {

@@ -229,7 +229,7 @@ func TestSignPushCheck(t *testing.T) {
 	if got := e.Annotations[AnnotationPoliciesDigest]; got == "" {
 		t.Errorf("manifest annotations lost: %v", e.Annotations)
 	}
-	got, err := e.CheckSignatures(ctx, Trust{Keys: []signature.Verifier{v}, IgnoreTlog: true}, nil)
+	got, err := e.CheckSignatures(ctx, Trust{Keys: []signature.Verifier{v}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestSignPushCheck(t *testing.T) {
 		t.Errorf("claims %+v", cl)
 	}
 	for _, pt := range []string{PredicateSPDX, PredicateSLSAProvenance1} {
-		atts, err := e.CheckAttestations(ctx, Trust{Keys: []signature.Verifier{v}, IgnoreTlog: true}, pt, nil)
+		atts, err := e.CheckAttestations(ctx, Trust{Keys: []signature.Verifier{v}}, pt, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", pt, err)
 		}
@@ -328,14 +328,14 @@ func TestAppendToLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.CheckSignatures(ctx, Trust{Keys: []signature.Verifier{v}, IgnoreTlog: true}, nil)
+	got, err := e.CheckSignatures(ctx, Trust{Keys: []signature.Verifier{v}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 {
 		t.Errorf("%d signatures, want 1", len(got))
 	}
-	if _, err := e.CheckAttestations(ctx, Trust{Keys: []signature.Verifier{v}, IgnoreTlog: true}, PredicateSLSAProvenance1, nil); err != nil {
+	if _, err := e.CheckAttestations(ctx, Trust{Keys: []signature.Verifier{v}}, PredicateSLSAProvenance1, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A layout that does not hold the signed image is refused.

@@ -1,0 +1,164 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// safeValue is what may be written to CI files: the values verify
+// produces are references and digests; anything else (a newline, a quote)
+// could inject variables, so it is refused rather than escaped.
+var safeValue = regexp.MustCompile(`^[A-Za-z0-9._:/@+-]*$`)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// WriteText prints the human summary.
+func WriteText(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Verified %s\n", r.Ref)
+	if r.ResolvedTag != "" {
+		fmt.Fprintf(&b, "  resolved from:   %s (only the digest was used)\n", r.ResolvedTag)
+	}
+	fmt.Fprintf(&b, "  source:          %s\n", r.Source)
+	for _, s := range r.Signers {
+		fmt.Fprintf(&b, "  signer:          %s\n", s)
+	}
+	fmt.Fprintf(&b, "  transparency:    %s\n", r.Transparency)
+	if r.PoliciesDigest != "" {
+		fmt.Fprintf(&b, "  policies digest: %s\n", r.PoliciesDigest)
+	} else {
+		fmt.Fprintf(&b, "  policies digest: (none signed)\n")
+	}
+	for _, a := range r.Attestations {
+		fmt.Fprintf(&b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
+		if p := a.Provenance; p != nil {
+			fmt.Fprintf(&b, "    builder %s, source %s@%s\n", p.BuilderID, p.SourceRepo, p.SourceRevision)
+		}
+	}
+	fmt.Fprintln(&b, r.Ref)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Outputs are the key/values handed to the next CI step or job.
+func (r *Result) Outputs() ([][2]string, error) {
+	out := [][2]string{
+		{"FULLSEND_IMAGE", r.Ref},
+		{"FULLSEND_IMAGE_DIGEST", r.Digest},
+		{"FULLSEND_POLICIES_DIGEST", r.PoliciesDigest},
+	}
+	for _, kv := range out {
+		if !safeValue.MatchString(kv[1]) {
+			return nil, fmt.Errorf("refusing to export %s=%q: unexpected characters", kv[0], kv[1])
+		}
+	}
+	return out, nil
+}
+
+// githubOutputName maps our variables to GitHub step output names.
+var githubOutputName = map[string]string{
+	"FULLSEND_IMAGE":           "ref",
+	"FULLSEND_IMAGE_DIGEST":    "digest",
+	"FULLSEND_POLICIES_DIGEST": "policies-digest",
+}
+
+// WriteGitHub appends the step outputs (ref, digest, policies-digest) to
+// $GITHUB_OUTPUT and a summary table to $GITHUB_STEP_SUMMARY, when those
+// are set (GitHub Actions). It reports whether it wrote anything.
+func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
+	outFile, summary := getenv("GITHUB_OUTPUT"), getenv("GITHUB_STEP_SUMMARY")
+	if outFile == "" && summary == "" {
+		return false, nil
+	}
+	kvs, err := r.Outputs()
+	if err != nil {
+		return false, err
+	}
+	if outFile != "" {
+		var b strings.Builder
+		for _, kv := range kvs {
+			fmt.Fprintf(&b, "%s=%s\n", githubOutputName[kv[0]], kv[1])
+		}
+		if err := appendFile(outFile, b.String()); err != nil {
+			return false, fmt.Errorf("writing GITHUB_OUTPUT: %w", err)
+		}
+	}
+	if summary != "" {
+		var b strings.Builder
+		fmt.Fprintf(&b, "### fullsend verify: passed\n\n| | |\n|---|---|\n")
+		fmt.Fprintf(&b, "| image | `%s` |\n", r.Ref)
+		if r.ResolvedTag != "" {
+			fmt.Fprintf(&b, "| resolved from | `%s` |\n", mdEscape(r.ResolvedTag))
+		}
+		for _, s := range r.Signers {
+			fmt.Fprintf(&b, "| signer | %s |\n", mdEscape(s))
+		}
+		fmt.Fprintf(&b, "| transparency | %s |\n", mdEscape(r.Transparency))
+		fmt.Fprintf(&b, "| policies digest | `%s` |\n", r.PoliciesDigest)
+		for _, a := range r.Attestations {
+			fmt.Fprintf(&b, "| attestation | %s |\n", mdEscape(a.PredicateType))
+		}
+		b.WriteString("\n")
+		if err := appendFile(summary, b.String()); err != nil {
+			return false, fmt.Errorf("writing GITHUB_STEP_SUMMARY: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// WriteDotenv writes the outputs as a dotenv file (GitLab CI
+// artifacts:reports:dotenv), so a later job can use
+// `image: $FULLSEND_IMAGE` and pass FULLSEND_POLICIES_DIGEST to fullsend run.
+// The file is replaced atomically.
+func WriteDotenv(r *Result, path string) error {
+	kvs, err := r.Outputs()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, kv := range kvs {
+		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(s); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func mdEscape(s string) string {
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'")
+	return r.Replace(s)
+}

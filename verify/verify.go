@@ -1,0 +1,377 @@
+// Package verify is fullsend's verify-before-run step: the policy a CI job
+// applies to the agent-sandbox image before running it. Checks run in a
+// fixed order and fail closed: digest pinning, signer (public keys or a
+// keyless identity), signed claims (digest, repository, required
+// annotations, policy manifest digest), then attestations when asked.
+// The cryptography lives in package sign; this package decides.
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/fullsend-ai/agent-sandbox/sign"
+)
+
+// Sentinel errors callers (and the CLI's exit codes) branch on.
+var (
+	// ErrNotPinned: a tag was given under RequireDigest.
+	ErrNotPinned = errors.New("image reference is not pinned by digest")
+	// ErrPolicy: the verification policy itself is incomplete or invalid.
+	ErrPolicy = errors.New("invalid verification policy")
+	// ErrClaims: a signature verified but its claims do not match.
+	ErrClaims = sign.ErrClaims
+)
+
+// policiesDigestRE is the accepted form of the policy manifest digest.
+var policiesDigestRE = regexp.MustCompile(`^(sha256:)?[0-9a-f]{64}$`)
+
+// Options is a verification policy.
+type Options struct {
+	// Image is repo@sha256:..., or repo:tag (resolved once, then only the
+	// digest is used) unless RequireDigest. With Layout it may be a bare
+	// repository: the repository the signature must name.
+	Image string
+	// Layout is an OCI layout directory to verify instead of a registry.
+	Layout        string
+	RequireDigest bool
+	// Keys are public key files or KMS URIs; any one may have signed.
+	Keys []string
+	// Verifiers are already loaded keys (used with Keys).
+	Verifiers []signature.Verifier
+	// Identity is the keyless signer (certificate identity and issuer).
+	Identity *sign.Identity
+	// TrustedRoot is a Sigstore trusted_root.json for keyless (and for
+	// RequireTlog); TrustedMaterial overrides it.
+	TrustedRoot     string
+	TrustedMaterial root.TrustedMaterial
+	// Repository is the repository the signature must name; default: the
+	// image's own repository.
+	Repository string
+	// Annotations must all be present, with these values, in the signature.
+	Annotations map[string]string
+	// RequireTlog makes keyed signatures carry a verified Rekor bundle.
+	RequireTlog bool
+	// InsecureIgnoreTlog skips Rekor for keyless signatures.
+	InsecureIgnoreTlog bool
+	// InsecureIgnoreSCT skips the certificate transparency check (private
+	// Fulcio without a CT log).
+	InsecureIgnoreSCT bool
+	// RequireProvenance and RequireSBOM demand a verified SLSA provenance
+	// v1 / SPDX attestation for the digest, signed by the same signer.
+	RequireProvenance bool
+	RequireSBOM       bool
+	// ProvenanceBuilderID and ProvenanceSourceRepo, when set, must equal
+	// the provenance's builder id and source repository (implies
+	// RequireProvenance).
+	ProvenanceBuilderID  string
+	ProvenanceSourceRepo string
+	// Remote configures registry access.
+	Remote []remote.Option
+	// Log receives progress lines (tag resolution); may be nil.
+	Log io.Writer
+}
+
+// Result is a successful verification.
+type Result struct {
+	// Ref is the verified repository@sha256:..., what the job must run.
+	Ref        string `json:"ref"`
+	Repository string `json:"repository"`
+	Digest     string `json:"digest"`
+	// Input is the reference as given; ResolvedTag is set when a tag was
+	// resolved to Digest.
+	Input       string `json:"input"`
+	ResolvedTag string `json:"resolved_tag,omitempty"`
+	Source      string `json:"source"` // "registry" or "oci-layout"
+	// PoliciesDigest is the signed policy manifest digest
+	// (FULLSEND_POLICIES_DIGEST for fullsend run).
+	PoliciesDigest string   `json:"policies_digest,omitempty"`
+	Signers        []string `json:"signers"`
+	// Transparency says which transparency mode was used.
+	Transparency string            `json:"transparency"`
+	Annotations  map[string]string `json:"annotations"`
+	Attestations []Attestation     `json:"attestations,omitempty"`
+}
+
+// Attestation is a verified attestation.
+type Attestation struct {
+	PredicateType string                  `json:"predicate_type"`
+	Signer        string                  `json:"signer"`
+	Provenance    *sign.ProvenanceSummary `json:"provenance,omitempty"`
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// Verify applies the policy to the image and returns what was verified.
+func Verify(ctx context.Context, o Options) (*Result, error) {
+	trust, err := o.trust(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// 1. Digest pinning.
+	ent, res, err := o.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	expectRepo := ent.Ref.Repository
+	if o.Repository != "" {
+		if expectRepo, err = name.NewRepository(o.Repository); err != nil {
+			return nil, fmt.Errorf("%w: --repository %q: %v", ErrPolicy, o.Repository, err)
+		}
+	}
+	// 2 and 3. Signer, then claims.
+	check := func(cl *sign.SignedClaims) error {
+		return o.checkClaims(cl, expectRepo, ent.Annotations)
+	}
+	sigs, err := ent.CheckSignatures(ctx, trust, check)
+	if err != nil {
+		return nil, err
+	}
+	res.Annotations = sigs[0].Claims.Annotations
+	tlogAll := true
+	for _, s := range sigs {
+		res.Signers = appendUnique(res.Signers, s.Signer)
+		tlogAll = tlogAll && s.TlogVerified
+	}
+	if tlogAll {
+		res.Transparency = "rekor: signature entries verified offline (signed entry timestamps)"
+	} else {
+		res.Transparency = "none: keyed signature verified offline, transparency log skipped"
+	}
+	res.PoliciesDigest = policiesDigest(sigs[0].Claims, ent.Annotations)
+
+	// 4. Attestations.
+	type want struct {
+		pt    string
+		check func(*sign.Statement) error
+	}
+	var wants []want
+	if o.RequireProvenance || o.ProvenanceBuilderID != "" || o.ProvenanceSourceRepo != "" {
+		wants = append(wants, want{sign.PredicateSLSAProvenance1, o.checkProvenance})
+	}
+	if o.RequireSBOM {
+		wants = append(wants, want{sign.PredicateSPDX, checkSBOM})
+	}
+	for _, w := range wants {
+		atts, err := ent.CheckAttestations(ctx, trust, w.pt, w.check)
+		if err != nil {
+			return nil, err
+		}
+		a := Attestation{PredicateType: w.pt, Signer: atts[0].Signer}
+		if w.pt == sign.PredicateSLSAProvenance1 {
+			a.Provenance, _ = sign.ParseProvenance(atts[0].Statement.Predicate)
+		}
+		res.Attestations = append(res.Attestations, a)
+	}
+	return res, nil
+}
+
+// trust loads the signer half of the policy.
+func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
+	t := sign.Trust{
+		RequireKeyedTlog:  o.RequireTlog,
+		IgnoreKeylessTlog: o.InsecureIgnoreTlog,
+		IgnoreSCT:         o.InsecureIgnoreSCT,
+	}
+	t.Keys = append(t.Keys, o.Verifiers...)
+	for _, k := range o.Keys {
+		v, err := sign.LoadPublicKey(ctx, k)
+		if err != nil {
+			return t, err
+		}
+		t.Keys = append(t.Keys, v)
+	}
+	if o.Identity != nil {
+		if err := o.Identity.Validate(); err != nil {
+			return t, fmt.Errorf("%w: %v", ErrPolicy, err)
+		}
+		t.Identities = []sign.Identity{*o.Identity}
+	}
+	if len(t.Keys) == 0 && len(t.Identities) == 0 {
+		return t, fmt.Errorf("%w: no signer given: pass --key (public key or KMS URI) or --certificate-identity with --certificate-oidc-issuer", ErrPolicy)
+	}
+	if len(t.Identities) > 0 || o.RequireTlog {
+		tm := o.TrustedMaterial
+		if tm == nil {
+			var err error
+			if o.TrustedRoot != "" {
+				tm, err = root.NewTrustedRootFromPath(o.TrustedRoot)
+				if err != nil {
+					return t, fmt.Errorf("loading trusted root %s: %w", o.TrustedRoot, err)
+				}
+			} else {
+				o.logf("fetching the Sigstore public-good trusted root over TUF (pass --trusted-root to stay offline)")
+				tm, err = root.FetchTrustedRoot()
+				if err != nil {
+					return t, fmt.Errorf("fetching the Sigstore trusted root: %w (hint: --trusted-root FILE)", err)
+				}
+			}
+		}
+		t.TrustedMaterial = tm
+	}
+	return t, nil
+}
+
+// open resolves the reference (step 1) and opens the signed subject.
+func (o *Options) open(ctx context.Context) (*sign.Entity, *Result, error) {
+	res := &Result{Input: o.Image}
+	if o.Layout != "" {
+		res.Source = "oci-layout"
+		repoStr, pinned := o.Image, ""
+		if at := strings.Index(o.Image, "@"); at >= 0 {
+			repoStr, pinned = o.Image[:at], o.Image[at+1:]
+		}
+		if repoStr == "" {
+			return nil, nil, fmt.Errorf("%w: verifying an OCI layout needs the repository the signature names (IMAGE argument or --repository)", ErrPolicy)
+		}
+		repo, err := name.NewRepository(repoStr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: repository %q: %v", ErrPolicy, repoStr, err)
+		}
+		ent, err := sign.OpenLayout(o.Layout, repo)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pinned != "" && pinned != ent.Digest.String() {
+			return nil, nil, fmt.Errorf("OCI layout %s holds %s, not the pinned %s", o.Layout, ent.Digest, pinned)
+		}
+		if pinned == "" && o.RequireDigest {
+			return nil, nil, fmt.Errorf("%w: %s (hint: pass %s@%s)", ErrNotPinned, o.Image, repoStr, ent.Digest)
+		}
+		res.fill(ent.Ref)
+		return ent, res, nil
+	}
+	res.Source = "registry"
+	ref, err := name.ParseReference(o.Image)
+	if err != nil {
+		return nil, nil, fmt.Errorf("image reference %q: %w", o.Image, err)
+	}
+	dig, ok := ref.(name.Digest)
+	if !ok {
+		if o.RequireDigest {
+			return nil, nil, fmt.Errorf("%w: %s (hint: pass REPO@sha256:..., as printed by fullsend image build)", ErrNotPinned, o.Image)
+		}
+		desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, o.Remote...)...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resolving tag %s: %w", ref, err)
+		}
+		dig = ref.Context().Digest(desc.Digest.String())
+		res.ResolvedTag = ref.String()
+		o.logf("resolved %s to %s; verifying and using only the digest", ref, dig)
+	}
+	ent, err := sign.OpenRemote(ctx, dig, o.Remote...)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.fill(ent.Ref)
+	return ent, res, nil
+}
+
+func (r *Result) fill(ref name.Digest) {
+	r.Ref = ref.String()
+	r.Repository = ref.Repository.Name()
+	r.Digest = ref.DigestStr()
+}
+
+// checkClaims is step 3, run on each signature that passed step 2.
+func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, manifest map[string]string) error {
+	got, err := name.NewRepository(cl.DockerReference)
+	if err != nil || got.Name() != expect.Name() {
+		return fmt.Errorf("signature names repository %q, expected %q (signature made for another repository)", cl.DockerReference, expect.Name())
+	}
+	keys := make([]string, 0, len(o.Annotations))
+	for k := range o.Annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, ok := cl.Annotations[k]
+		if !ok {
+			return fmt.Errorf("signature lacks required annotation %s", k)
+		}
+		if v != o.Annotations[k] {
+			return fmt.Errorf("signature annotation %s=%q, required %q", k, v, o.Annotations[k])
+		}
+	}
+	signed, hasSigned := cl.Annotations[sign.AnnotationPoliciesDigest]
+	inManifest, hasManifest := manifest[sign.AnnotationPoliciesDigest]
+	if hasSigned && !policiesDigestRE.MatchString(signed) {
+		return fmt.Errorf("signature annotation %s=%q is not a sha256 digest", sign.AnnotationPoliciesDigest, signed)
+	}
+	if hasManifest && !policiesDigestRE.MatchString(inManifest) {
+		return fmt.Errorf("image annotation %s=%q is not a sha256 digest", sign.AnnotationPoliciesDigest, inManifest)
+	}
+	if hasSigned && hasManifest && normDigest(signed) != normDigest(inManifest) {
+		return fmt.Errorf("signature claims policies %s but the image manifest says %s", signed, inManifest)
+	}
+	return nil
+}
+
+// policiesDigest is the signed claim, else the manifest annotation (which
+// the signature covers through the manifest digest), normalized to sha256:hex.
+func policiesDigest(cl *sign.SignedClaims, manifest map[string]string) string {
+	if v, ok := cl.Annotations[sign.AnnotationPoliciesDigest]; ok {
+		return normDigest(v)
+	}
+	if v, ok := manifest[sign.AnnotationPoliciesDigest]; ok && policiesDigestRE.MatchString(v) {
+		return normDigest(v)
+	}
+	return ""
+}
+
+func normDigest(s string) string {
+	if strings.HasPrefix(s, "sha256:") {
+		return s
+	}
+	return "sha256:" + s
+}
+
+func (o *Options) checkProvenance(st *sign.Statement) error {
+	p, err := sign.ParseProvenance(st.Predicate)
+	if err != nil {
+		return err
+	}
+	if o.ProvenanceBuilderID != "" && p.BuilderID != o.ProvenanceBuilderID {
+		return fmt.Errorf("provenance builder id %q, required %q", p.BuilderID, o.ProvenanceBuilderID)
+	}
+	if o.ProvenanceSourceRepo != "" && p.SourceRepo != o.ProvenanceSourceRepo {
+		return fmt.Errorf("provenance source %q, required %q", p.SourceRepo, o.ProvenanceSourceRepo)
+	}
+	return nil
+}
+
+func checkSBOM(st *sign.Statement) error {
+	var doc struct {
+		SPDXVersion string `json:"spdxVersion"`
+	}
+	if err := jsonUnmarshal(st.Predicate, &doc); err != nil {
+		return fmt.Errorf("SBOM predicate: %w", err)
+	}
+	if !strings.HasPrefix(doc.SPDXVersion, "SPDX-") {
+		return fmt.Errorf("SBOM predicate is not an SPDX document (spdxVersion %q)", doc.SPDXVersion)
+	}
+	return nil
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
