@@ -1,0 +1,113 @@
+package policycue
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/load"
+)
+
+//go:embed schema/openshell/*.cue
+var openshellSchemaFS embed.FS
+
+// OpenShellSchemaDir is the directory of the OpenShell #Policy schema inside
+// OpenShellSchemaFS.
+const OpenShellSchemaDir = "schema/openshell"
+
+// OpenShellSchemaFS returns the embedded OpenShell schema files (one CUE
+// package under OpenShellSchemaDir), for `fullsend` commands that export it.
+func OpenShellSchemaFS() fs.FS { return openshellSchemaFS }
+
+// ErrNoCUEFiles is returned by LoadEmbedded for a directory without .cue files.
+var ErrNoCUEFiles = errors.New("no .cue files")
+
+// LoadEmbedded loads the single CUE package formed by the .cue files directly
+// in dir of fsys (typically an embed.FS) and builds it with ctx. Files are
+// loaded through an in-memory overlay, never from disk, in sorted order, so
+// the result does not depend on the working directory. Positions in errors
+// name the files as dir/<file>.
+func LoadEmbedded(ctx *cue.Context, fsys fs.FS, dir string) (cue.Value, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return cue.Value{}, fmt.Errorf("reading CUE directory %s: %w", dir, err)
+	}
+	// A virtual absolute root keeps the loader off the real filesystem.
+	root := path.Join("/embedded", dir)
+	overlay := map[string]load.Source{}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".cue" {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return cue.Value{}, fmt.Errorf("reading %s: %w", path.Join(dir, e.Name()), err)
+		}
+		name := path.Join(root, e.Name())
+		overlay[name] = load.FromBytes(data)
+		files = append(files, name)
+	}
+	if len(files) == 0 {
+		return cue.Value{}, fmt.Errorf("loading %s: %w", dir, ErrNoCUEFiles)
+	}
+	sort.Strings(files)
+	insts := load.Instances(files, &load.Config{Dir: root, Overlay: overlay})
+	if len(insts) != 1 {
+		return cue.Value{}, fmt.Errorf("loading %s: expected one CUE package, got %d", dir, len(insts))
+	}
+	if err := insts[0].Err; err != nil {
+		return cue.Value{}, fmt.Errorf("loading %s: %w", dir, err)
+	}
+	v := ctx.BuildInstance(insts[0])
+	if err := v.Err(); err != nil {
+		return cue.Value{}, fmt.Errorf("building %s: %w", dir, err)
+	}
+	return v, nil
+}
+
+// schemaFeatures maps the #Features fields of the CUE schema to the Go
+// features that gate them.
+var schemaFeatures = map[string]Feature{
+	"ports_list":                    FeaturePortsList,
+	"query":                         FeatureQueryMatchers,
+	"deny_rules":                    FeatureDenyRules,
+	"allow_encoded_slash":           FeatureAllowEncodedSlash,
+	"graphql":                       FeatureProtocolGraphQL,
+	"websocket":                     FeatureProtocolWebsocket,
+	"credential_rewrite":            FeatureCredentialRewrite,
+	"json_rpc":                      FeatureProtocolJSONRPC,
+	"network_middlewares":           FeatureNetworkMiddlewares,
+	"credential_binding":            FeatureCredentialBinding,
+	"allow_uninspected_credentials": FeatureUninspectedCreds,
+	"protocol_tcp":                  FeatureProtocolTCP,
+}
+
+// PolicySchema returns the closed CUE definition of an OpenShell policy at
+// version (#PolicyAt with that release's feature set), ready for
+// Value.Unify and Validate. It is what `cue vet -d '#Policy'` checks, for any
+// supported release rather than only the newest.
+func PolicySchema(ctx *cue.Context, version string) (cue.Value, error) {
+	v, err := NormalizeVersion(version)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	pkg, err := LoadEmbedded(ctx, openshellSchemaFS, OpenShellSchemaDir)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	feats := map[string]bool{}
+	for name, f := range schemaFeatures {
+		feats[name] = Supports(f, v)
+	}
+	def := pkg.LookupPath(cue.ParsePath("#PolicyAt"))
+	def = def.FillPath(cue.MakePath(cue.Def("#f")), feats)
+	if err := def.Err(); err != nil {
+		return cue.Value{}, fmt.Errorf("instantiating #PolicyAt for %s: %w", v, err)
+	}
+	return def, nil
+}

@@ -1,0 +1,225 @@
+package policycue
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Severity of a validation finding.
+type Severity string
+
+// Severities. An error means OpenShell rejects the policy, quarantines the
+// sandbox, or silently does something other than what the policy says; a
+// warning means the policy loads and behaves as written but is likely not
+// what the author meant (or is deprecated).
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Diagnostic is one validation finding with its position in the policy file.
+type Diagnostic struct {
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Path     string   `json:"path,omitempty"`
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Hint     string   `json:"hint,omitempty"`
+}
+
+// String renders the diagnostic as `file:line:col: severity[CODE]: message (hint)`.
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d:%d: %s[%s]: ", d.File, d.Line, d.Column, d.Severity, d.Code)
+	if d.Path != "" {
+		b.WriteString(d.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	if d.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(d.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func HasErrors(diags []Diagnostic) bool {
+	for _, d := range diags {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrInvalidPolicy is returned by callers that turn error diagnostics into an
+// error (see DiagnosticsError).
+var ErrInvalidPolicy = errors.New("invalid OpenShell policy")
+
+// DiagnosticsError wraps the error diagnostics of a validation run as one
+// error (nil when there are none); it matches ErrInvalidPolicy with errors.Is.
+func DiagnosticsError(diags []Diagnostic) error {
+	var lines []string
+	for _, d := range diags {
+		if d.Severity == SeverityError {
+			lines = append(lines, d.String())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w:\n%s", ErrInvalidPolicy, strings.Join(lines, "\n"))
+}
+
+// Validate checks one OpenShell policy document offline against what
+// OpenShell at version (canonical or bare, "" for DefaultOpenShellVersion)
+// accepts and does: the closed schema of that release, its load-time
+// rejections, its gateway and supervisor checks, and the traps it accepts
+// silently (audit by omission, L7 fields without a protocol, empty binaries).
+// Every diagnostic carries a line (1 when the document cannot be parsed at
+// all). Diagnostics are sorted by position. Validate never panics.
+func Validate(filename string, data []byte, version string) []Diagnostic {
+	c := &checker{file: filename}
+	v, err := NormalizeVersion(version)
+	if err != nil {
+		c.diags = append(c.diags, Diagnostic{File: filename, Line: 1, Column: 1, Severity: SeverityError,
+			Code: CodeVersionUnsupported, Message: err.Error(),
+			Hint: fmt.Sprintf("pass --openshell-version between %s and %s", MinOpenShellVersion, MaxOpenShellVersion)})
+		return c.diags
+	}
+	c.version = v
+	c.run(data)
+	sortDiagnostics(c.diags)
+	return c.diags
+}
+
+// ValidatePolicy validates an in-memory policy as OpenShell at version would
+// see it, by encoding it exactly as Marshal does and validating the bytes.
+// The diagnostics name the file "<policy>" unless name is set.
+func ValidatePolicy(p *Policy, name, version string) []Diagnostic {
+	if name == "" {
+		name = "<policy>"
+	}
+	data, err := Marshal(p, "")
+	if err != nil {
+		return []Diagnostic{{File: name, Line: 1, Column: 1, Severity: SeverityError, Code: CodeSyntax,
+			Message: err.Error()}}
+	}
+	return Validate(name, data, version)
+}
+
+func sortDiagnostics(diags []Diagnostic) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i], diags[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Code < b.Code
+	})
+}
+
+// checker accumulates the diagnostics of one Validate call.
+type checker struct {
+	file    string
+	version string
+	diags   []Diagnostic
+	budget  int // remaining node visits, bounding alias expansion
+}
+
+// maxNodeVisits bounds the work on one document: alias chains can expand a
+// 256 KiB document into billions of nodes.
+const maxNodeVisits = 200000
+
+func (c *checker) at(n *yaml.Node, path string, sev Severity, code, hint, format string, args ...any) {
+	line, col := 1, 1
+	if n != nil && n.Line > 0 {
+		line, col = n.Line, n.Column
+	}
+	c.diags = append(c.diags, Diagnostic{File: c.file, Line: line, Column: col, Path: path,
+		Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (c *checker) errorf(n *yaml.Node, path, code, hint, format string, args ...any) {
+	c.at(n, path, SeverityError, code, hint, format, args...)
+}
+
+func (c *checker) warnf(n *yaml.Node, path, code, hint, format string, args ...any) {
+	c.at(n, path, SeverityWarning, code, hint, format, args...)
+}
+
+func (c *checker) supports(f Feature) bool { return Supports(f, c.version) }
+
+func (c *checker) run(data []byte) {
+	if len(data) > MaxPolicyBytes {
+		c.errorf(nil, "", CodeTooLarge, "split the agent's access into fewer, broader rules or fewer hosts",
+			"policy is %d bytes, over OpenShell's limit of %d bytes (256 KiB)", len(data), MaxPolicyBytes)
+		return
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			c.errorf(nil, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
+			return
+		}
+		c.errorf(&yaml.Node{Line: yamlErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
+		return
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		c.errorf(&extra, "", CodeSyntax, "keep one policy per file", "policy file holds more than one YAML document")
+		return
+	} else if !errors.Is(err, io.EOF) {
+		c.errorf(&yaml.Node{Line: yamlErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
+		return
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			c.errorf(root, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
+			return
+		}
+		root = root.Content[0]
+	}
+	c.budget = maxNodeVisits
+	pol := c.walkStruct(root, "", policyDef)
+	if pol == nil {
+		return
+	}
+	c.checkPolicy(pol)
+}
+
+// yamlErrorLine extracts the line from a yaml.v3 error ("yaml: line 3: ...").
+func yamlErrorLine(err error) int {
+	var line int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		if _, scanErr := fmt.Sscanf(msg[i:], "line %d", &line); scanErr == nil && line > 0 {
+			return line
+		}
+	}
+	return 1
+}
+
+func yamlErrorMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.Index(msg, "line "); i == 0 {
+		if j := strings.Index(msg, ": "); j > 0 {
+			msg = msg[j+2:]
+		}
+	}
+	return "invalid YAML: " + msg
+}

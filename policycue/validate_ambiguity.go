@@ -1,0 +1,190 @@
+package policycue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// endpointRef is one endpoint with the policy and index it came from.
+type endpointRef struct {
+	policy string
+	index  int
+	ep     *obj
+}
+
+// checkAmbiguity reports endpoints that can match the same connection but
+// disagree on settings that need a single value. OpenShell rejects these
+// from v0.0.97; before, which endpoint's settings win is unspecified.
+//
+// The comparison follows crates/openshell-policy/src/ambiguity.rs:
+// connection settings (explicit tcp, tls, allowed_ips) must agree whenever
+// host patterns and ports overlap; request settings (protocol, enforcement,
+// encoded-slash and credential options) must agree when both endpoints carry
+// L7 configuration for the same path selector.
+func (c *checker) checkAmbiguity(eps []endpointRef) {
+	if len(eps) < 2 {
+		return
+	}
+	type norm struct {
+		ports    []int64
+		host     string
+		tcp      bool
+		tls      string
+		ips      string
+		l7       bool
+		path     string
+		protocol string
+		enforce  string
+		settings string
+	}
+	ns := make([]norm, len(eps))
+	for i, r := range eps {
+		ep := r.ep
+		var ports []int64
+		if list, _ := ep.strs("ports"); len(list) > 0 {
+			for _, s := range list {
+				if n, _ := parseYAMLInt(s); n > 0 {
+					ports = append(ports, n)
+				}
+			}
+		} else if p := ep.num("port"); p > 0 {
+			ports = []int64{p}
+		}
+		ips, _ := ep.strs("allowed_ips")
+		for j := range ips {
+			ips[j] = strings.ToLower(strings.TrimSpace(ips[j]))
+		}
+		slices.Sort(ips)
+		ips = slices.Compact(ips)
+		proto := strings.ToLower(ep.str("protocol"))
+		tls := "auto"
+		if strings.EqualFold(ep.str("tls"), TLSSkip) {
+			tls = TLSSkip
+		}
+		enforce := EnforcementAudit
+		if strings.EqualFold(ep.str("enforcement"), EnforcementEnforce) {
+			enforce = EnforcementEnforce
+		}
+		reqProto := proto
+		if proto == ProtocolTCP {
+			reqProto = ""
+		}
+		ns[i] = norm{
+			ports: ports, host: strings.ToLower(ep.str("host")), tcp: proto == ProtocolTCP, tls: tls,
+			ips:  strings.Join(ips, ","),
+			l7:   (proto != "" && proto != ProtocolTCP) || len(ips) > 0 || ep.str("tls") != "" || ep.kids["credential_binding"] != nil,
+			path: ep.str("path"), protocol: reqProto, enforce: enforce,
+			settings: fmt.Sprintf("allow_encoded_slash=%t websocket_credential_rewrite=%t request_body_credential_rewrite=%t credential_signing=%q signing_service=%q signing_region=%q credential_binding=%q",
+				ep.boolean("allow_encoded_slash"), ep.boolean("websocket_credential_rewrite"), ep.boolean("request_body_credential_rewrite"),
+				ep.str("credential_signing"), ep.str("signing_service"), ep.str("signing_region"), ep.kids["credential_binding"].str("provider")),
+		}
+	}
+	for i := 0; i < len(eps); i++ {
+		for j := i + 1; j < len(eps); j++ {
+			a, b := ns[i], ns[j]
+			var shared []string
+			for _, p := range a.ports {
+				if slices.Contains(b.ports, p) {
+					shared = append(shared, fmt.Sprint(p))
+				}
+			}
+			if len(shared) == 0 || !hostPatternsOverlap(a.host, b.host) {
+				continue
+			}
+			var conflicts []string
+			diff := func(field string, x, y any) {
+				if x != y {
+					conflicts = append(conflicts, fmt.Sprintf("%s %v vs %v", field, x, y))
+				}
+			}
+			diff("explicit tcp", a.tcp, b.tcp)
+			diff("tls", a.tls, b.tls)
+			diff("allowed_ips", "["+a.ips+"]", "["+b.ips+"]")
+			if a.l7 && b.l7 && a.path == b.path {
+				diff("protocol", quoteOrNone(a.protocol), quoteOrNone(b.protocol))
+				diff("enforcement", a.enforce, b.enforce)
+				if a.settings != b.settings {
+					conflicts = append(conflicts, "credential/encoding options differ")
+				}
+			}
+			if len(conflicts) == 0 {
+				continue
+			}
+			ra, rb := eps[i], eps[j]
+			msg := fmt.Sprintf("endpoints %s endpoints[%d] (%s) and %s endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
+				ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(shared, ","), strings.Join(conflicts, "; "))
+			hint := "make the settings agree, or merge the endpoints into one"
+			if c.supports(FeatureAmbiguityCheck) {
+				c.errorf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell rejects the policy", msg)
+			} else {
+				c.warnf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell %s applies one of them unpredictably", msg, c.version)
+			}
+		}
+	}
+}
+
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// hostPatternsOverlap reports whether two host patterns can match the same
+// name. Exact names compare case-insensitively; a wildcard label matches any
+// label, and a leading ** matches one or more labels.
+func hostPatternsOverlap(a, b string) bool {
+	if a == "" || b == "" {
+		return true
+	}
+	return labelsOverlap(strings.Split(a, "."), strings.Split(b, "."), true)
+}
+
+// labelsOverlap compares label lists; ** is special only as the first label
+// (OpenShell rejects it elsewhere), which keeps the comparison linear.
+func labelsOverlap(a, b []string, first bool) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == 0 && len(b) == 0
+	}
+	if first && a[0] == "**" && b[0] == "**" {
+		// Both span one or more leading labels: compare the common suffix.
+		n := min(len(a), len(b)) - 1
+		return labelsOverlap(a[len(a)-n:], b[len(b)-n:], false)
+	}
+	if first && b[0] == "**" {
+		a, b = b, a
+	}
+	if first && a[0] == "**" {
+		rest := a[1:]
+		if len(b) <= len(rest) {
+			return false
+		}
+		return labelsOverlap(rest, b[len(b)-len(rest):], false)
+	}
+	for i := range a {
+		if i >= len(b) || !labelOverlap(a[i], b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func labelOverlap(a, b string) bool {
+	if strings.Contains(a, "*") || strings.Contains(b, "*") {
+		if a == "*" || b == "*" {
+			return true
+		}
+		// Partial globs (api-*): compare the literal prefixes and suffixes.
+		pa, sa, _ := strings.Cut(a, "*")
+		pb, sb, _ := strings.Cut(b, "*")
+		if !strings.Contains(a, "*") {
+			return strings.HasPrefix(a, pb) && strings.HasSuffix(a, sb) && len(a) >= len(pb)+len(sb)
+		}
+		if !strings.Contains(b, "*") {
+			return strings.HasPrefix(b, pa) && strings.HasSuffix(b, sa) && len(b) >= len(pa)+len(sa)
+		}
+		return (strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)) && (strings.HasSuffix(sa, sb) || strings.HasSuffix(sb, sa))
+	}
+	return a == b
+}

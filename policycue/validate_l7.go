@@ -1,0 +1,362 @@
+package policycue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// protocolFeature gates each L7 protocol; rest and sql exist in every
+// supported release.
+var protocolFeature = map[string]Feature{
+	ProtocolGraphQL:   FeatureProtocolGraphQL,
+	ProtocolWebsocket: FeatureProtocolWebsocket,
+	ProtocolJSONRPC:   FeatureProtocolJSONRPC,
+	ProtocolMCP:       FeatureProtocolJSONRPC,
+	ProtocolTCP:       FeatureProtocolTCP,
+}
+
+var knownProtocols = []string{ProtocolREST, ProtocolSQL, ProtocolGraphQL, ProtocolWebsocket, ProtocolJSONRPC, ProtocolMCP, ProtocolTCP}
+
+// Fields that only mean something to L7 inspection; protocol tcp rejects
+// them and no protocol at all ignores them.
+var tcpForbiddenFields = []string{
+	"access", "rules", "deny_rules", "enforcement", "path", "allow_encoded_slash",
+	"websocket_credential_rewrite", "request_body_credential_rewrite", "persisted_queries",
+	"graphql_persisted_queries", "graphql_max_body_bytes", "json_rpc", "mcp",
+	"credential_signing", "signing_service", "signing_region", "credential_binding",
+}
+
+func (c *checker) protocols() string {
+	var out []string
+	for _, p := range knownProtocols {
+		if f, ok := protocolFeature[p]; !ok || c.supports(f) {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkL7 checks protocol, enforcement, access, rules and their combinations.
+func (c *checker) checkL7(ep *obj, ports []int64) {
+	proto := ep.str("protocol")
+	pn, pp := ep.pos("protocol"), ep.sub("protocol")
+	if proto != "" && !slices.Contains(knownProtocols, proto) {
+		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
+		if slices.Contains(knownProtocols, strings.ToLower(proto)) {
+			hint = "write it in lower case: " + strings.ToLower(proto)
+		}
+		if c.supports(FeatureUnknownProtocolReject) {
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
+		} else {
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
+		}
+		return
+	}
+	if f, ok := protocolFeature[proto]; ok && !c.supports(f) {
+		since, _ := Since(f)
+		c.errorf(pn, pp, CodeProtocol, fmt.Sprintf("target OpenShell %s or later, or use one of: %s", since, c.protocols()),
+			"protocol %q needs OpenShell %s; %s does not know it", proto, since, c.version)
+		return
+	}
+	c.checkTLS(ep, proto, ports)
+	switch proto {
+	case ProtocolTCP:
+		var present []string
+		for _, f := range tcpForbiddenFields {
+			if presentField(ep, f) {
+				present = append(present, f)
+			}
+		}
+		if len(present) > 0 {
+			c.errorf(ep.pos(present[0]), ep.sub(present[0]), CodeTCPL7Fields, "remove them, or pick an L7 protocol such as rest",
+				"protocol tcp does not support L7-only fields: %s", strings.Join(present, ", "))
+		}
+		return
+	case "":
+		c.checkNoProtocol(ep)
+		return
+	}
+	c.checkEnforcement(ep, proto)
+	c.checkAccessAndRules(ep, proto)
+	c.checkProtocolSpecific(ep, proto)
+}
+
+// presentField reports whether an endpoint field holds a non-default value.
+func presentField(ep *obj, name string) bool {
+	n := ep.vals[name]
+	if n == nil {
+		return false
+	}
+	switch n.Kind {
+	case yaml.SequenceNode, yaml.MappingNode:
+		return len(n.Content) > 0 || name == "graphql_persisted_queries" || name == "json_rpc" || name == "mcp" || name == "credential_binding"
+	}
+	return n.Value != "" && n.Value != "false"
+}
+
+// checkNoProtocol flags L7 settings on an endpoint without a protocol: they
+// never reach L7 parsing, so the endpoint grants full L4 access.
+func (c *checker) checkNoProtocol(ep *obj) {
+	for _, f := range []string{"access", "rules"} {
+		if presentField(ep, f) {
+			c.errorf(ep.pos(f), ep.sub(f), CodeL7WithoutProtocol, "add `protocol: rest` (and `enforcement: enforce`) so the rules are enforced",
+				"%s without a protocol is never inspected: the endpoint grants full L4 access to every method and path", f)
+			return
+		}
+	}
+	if presentField(ep, "deny_rules") {
+		c.errorf(ep.pos("deny_rules"), ep.sub("deny_rules"), CodeL7WithoutProtocol, "add `protocol: rest` and a base allow set (access or rules)",
+			"deny_rules require a protocol (L7 inspection must be enabled)")
+		return
+	}
+	if presentField(ep, "enforcement") {
+		c.warnf(ep.pos("enforcement"), ep.sub("enforcement"), CodeL7WithoutProtocol, "remove it, or add a protocol and rules",
+			"enforcement has no effect on an endpoint without a protocol")
+	}
+}
+
+func (c *checker) checkEnforcement(ep *obj, proto string) {
+	e := ep.str("enforcement")
+	n, p := ep.pos("enforcement"), ep.sub("enforcement")
+	if proto == ProtocolSQL {
+		if e == EnforcementEnforce {
+			c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
+				"protocol sql cannot be enforced")
+		} else if e != "" && e != EnforcementAudit {
+			c.errorf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
+		}
+		return
+	}
+	switch e {
+	case EnforcementEnforce:
+	case "":
+		c.errorf(n, p, CodeEnforcement, "add `enforcement: enforce`",
+			"enforcement is omitted, which means audit: denied requests are logged and allowed")
+	case EnforcementAudit:
+		c.warnf(n, p, CodeEnforcement, "use `enforcement: enforce` once the rules are settled",
+			"enforcement audit logs rule violations but allows them")
+	default:
+		c.errorf(n, p, CodeEnforcement, "write `enforcement: enforce`",
+			"unknown enforcement %q is silently treated as audit: denied requests are logged and allowed", e)
+	}
+}
+
+func (c *checker) checkTLS(ep *obj, proto string, ports []int64) {
+	t := ep.str("tls")
+	n, p := ep.pos("tls"), ep.sub("tls")
+	switch t {
+	case "":
+	case TLSSkip:
+		if proto != "" && proto != ProtocolTCP && slices.Contains(ports, 443) {
+			c.warnf(n, p, CodeTLSSkipL7, "remove tls: skip so OpenShell terminates TLS and can inspect requests",
+				"tls: skip with L7 inspection on port 443: the rules cannot see encrypted traffic")
+		}
+	case "terminate", "passthrough":
+		c.warnf(n, p, CodeTLS, "remove the tls field; use `tls: skip` only to disable termination",
+			"tls: %s is deprecated and ignored; TLS is detected and terminated automatically", t)
+	default:
+		c.errorf(n, p, CodeTLS, "remove the tls field, or write `tls: skip`",
+			"unknown tls value %q is silently treated as automatic TLS", t)
+	}
+}
+
+func (c *checker) checkAccessAndRules(ep *obj, proto string) {
+	access := ep.str("access")
+	rulesNode := ep.vals["rules"]
+	hasRules := rulesNode != nil && len(rulesNode.Content) > 0
+	denyNode := ep.vals["deny_rules"]
+	hasDeny := denyNode != nil && len(denyNode.Content) > 0
+	jsonrpc := proto == ProtocolJSONRPC || proto == ProtocolMCP
+	allowAll := ep.kids["mcp"].boolean("allow_all_known_mcp_methods")
+
+	if access != "" {
+		switch {
+		case jsonrpc:
+			hint := `use explicit rules with allow.method, e.g. method: "*"`
+			if proto == ProtocolMCP {
+				hint = "use rules/deny_rules, or set mcp.allow_all_known_mcp_methods: true"
+			}
+			c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
+		case access != AccessReadOnly && access != AccessReadWrite && access != AccessFull:
+			c.errorf(ep.pos("access"), ep.sub("access"), CodeAccess, "use read-only, read-write or full",
+				"unknown access preset %q is ignored by OpenShell, leaving no allow rule: every request is denied", access)
+		}
+		if hasRules {
+			c.errorf(ep.pos("rules"), ep.sub("rules"), CodeAccessAndRules, "keep either access or rules",
+				"access and rules are mutually exclusive")
+		}
+	}
+	if rulesNode != nil && len(rulesNode.Content) == 0 {
+		c.errorf(rulesNode, ep.sub("rules"), CodeEmptyRuleList, "remove rules, or use `access: full`", "rules list is empty and would deny all traffic")
+	}
+	if denyNode != nil && len(denyNode.Content) == 0 {
+		c.errorf(denyNode, ep.sub("deny_rules"), CodeEmptyRuleList, "remove deny_rules", "deny_rules list is empty and has no effect")
+	}
+	if !hasRules && access == "" {
+		switch {
+		case proto == ProtocolJSONRPC:
+			c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, `add rules with allow.method, e.g. method: "*"`, "protocol json-rpc requires explicit rules")
+		case proto == ProtocolMCP:
+			if !allowAll {
+				c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, "add rules, or set mcp.allow_all_known_mcp_methods: true",
+					"protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
+			}
+		default:
+			c.errorf(ep.node, ep.sub("access"), CodeNoAllowSet, "add `access: read-only` (or rules)",
+				"protocol %s requires rules or access to define allowed traffic", proto)
+		}
+	}
+	if hasDeny && !hasRules && access == "" && proto != ProtocolMCP && proto != ProtocolJSONRPC {
+		c.errorf(ep.pos("deny_rules"), ep.sub("deny_rules"), CodeNoAllowSet, "add access or rules for the base allow set",
+			"deny_rules require rules or access to define the base allow set")
+	}
+	for i, r := range ep.lists["rules"] {
+		if allow := r.kids["allow"]; allow != nil {
+			c.checkMatch(allow, proto, fmt.Sprintf("%s[%d]", ep.sub("rules"), i), true, allowAll)
+		}
+	}
+	for i, d := range ep.lists["deny_rules"] {
+		c.checkMatch(d, proto, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i), false, allowAll)
+	}
+}
+
+// methodsFor lists the request methods OpenShell recognises for a protocol.
+func methodsFor(proto string) []string {
+	if proto == ProtocolWebsocket {
+		return []string{"GET", "WEBSOCKET_TEXT", "*"}
+	}
+	return []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "*"}
+}
+
+// checkMatch checks one allow or deny match.
+func (c *checker) checkMatch(m *obj, proto, path string, allow, mcpAllowAll bool) {
+	method, rpath := m.str("method"), m.str("path")
+	toolSel := m.has("tool") || hasParamName(m)
+	if allow && method == "" && rpath == "" && m.str("command") == "" && m.str("operation_type") == "" &&
+		m.str("operation_name") == "" && !toolSel && !(proto == ProtocolMCP && mcpAllowAll) {
+		c.errorf(m.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
+			"rule has no allow condition and would deny all traffic")
+	}
+	if method != "" && (proto == ProtocolREST || proto == ProtocolWebsocket) &&
+		!slices.Contains(methodsFor(proto), strings.ToUpper(method)) {
+		c.warnf(m.pos("method"), joinPath(path, "method"), CodeRuleMethod, "standard methods: "+strings.Join(methodsFor(proto), ", "),
+			"unknown %s method %q", proto, method)
+	}
+	if rpath != "" && (proto == ProtocolREST || proto == ProtocolWebsocket) {
+		if !strings.HasPrefix(rpath, "/") && rpath != "**" && rpath != "*" {
+			c.errorf(m.pos("path"), joinPath(path, "path"), CodeRulePath, "request paths start with /: write /"+rpath,
+				"path %q does not start with / and never matches a request", rpath)
+		}
+		c.globSyntax(m.pos("path"), joinPath(path, "path"))
+	}
+	if m.str("command") != "" && proto == ProtocolREST {
+		c.warnf(m.pos("command"), joinPath(path, "command"), CodeIgnoredField, "remove command; it applies to protocol sql",
+			"command is for protocol sql and is ignored for rest")
+	}
+	if proto != ProtocolGraphQL && proto != ProtocolWebsocket {
+		for _, f := range []string{"operation_type", "operation_name", "fields"} {
+			if presentField(m, f) {
+				c.warnf(m.pos(f), joinPath(path, f), CodeIgnoredField, "remove it, or use protocol graphql",
+					"%s is ignored unless protocol is graphql or websocket", f)
+			}
+		}
+	}
+	if proto == ProtocolGraphQL {
+		if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
+			c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
+				"unknown GraphQL operation_type %q", t)
+		}
+	}
+	if (m.has("tool") || m.has("params")) && proto != ProtocolMCP && proto != ProtocolJSONRPC {
+		c.warnf(m.pos("tool"), path, CodeIgnoredField, "remove tool/params, or use protocol mcp",
+			"tool and params are ignored unless protocol is mcp or json-rpc")
+	}
+}
+
+func hasParamName(m *obj) bool {
+	n := m.vals["params"]
+	if n == nil {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolveAlias(n.Content[i]); k != nil && k.Value == "name" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
+	if mcp := ep.kids["mcp"]; mcp != nil && proto != ProtocolMCP {
+		c.errorf(ep.pos("mcp"), ep.sub("mcp"), CodeIgnoredField, "remove mcp, or use protocol mcp", "mcp options are only valid for protocol mcp")
+	}
+	if ep.kids["json_rpc"] != nil && proto != ProtocolJSONRPC && proto != ProtocolMCP {
+		c.warnf(ep.pos("json_rpc"), ep.sub("json_rpc"), CodeIgnoredField, "remove json_rpc", "json_rpc options are ignored unless protocol is json-rpc or mcp")
+	}
+	if proto != ProtocolGraphQL && proto != ProtocolWebsocket {
+		for _, f := range []string{"persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes"} {
+			if ep.has(f) {
+				c.warnf(ep.pos(f), ep.sub(f), CodeIgnoredField, "remove it, or use protocol graphql", "%s is ignored unless protocol is graphql or websocket", f)
+			}
+		}
+	}
+	if pq := ep.str("persisted_queries"); pq != "" && pq != "deny" && pq != "allow_registered" {
+		c.errorf(ep.pos("persisted_queries"), ep.sub("persisted_queries"), CodeIgnoredField, "use deny or allow_registered",
+			"persisted_queries must be deny or allow_registered, got %q", pq)
+	}
+	if ep.has("graphql_max_body_bytes") && ep.num("graphql_max_body_bytes") == 0 {
+		c.errorf(ep.pos("graphql_max_body_bytes"), ep.sub("graphql_max_body_bytes"), CodeType, "give a positive byte count", "graphql_max_body_bytes must be positive")
+	}
+	if ep.boolean("request_body_credential_rewrite") && proto != ProtocolREST {
+		c.warnf(ep.pos("request_body_credential_rewrite"), ep.sub("request_body_credential_rewrite"), CodeIgnoredField, "use protocol rest",
+			"request_body_credential_rewrite is ignored unless protocol is rest")
+	}
+	if ep.boolean("websocket_credential_rewrite") && proto != ProtocolREST && proto != ProtocolWebsocket {
+		c.warnf(ep.pos("websocket_credential_rewrite"), ep.sub("websocket_credential_rewrite"), CodeIgnoredField, "use protocol rest or websocket",
+			"websocket_credential_rewrite is ignored unless protocol is rest or websocket")
+	}
+	if cs := ep.str("credential_signing"); cs != "" {
+		if cs != "sigv4" && cs != "sigv4:body" && cs != "sigv4:no_body" {
+			c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "use sigv4, sigv4:body or sigv4:no_body",
+				"unknown credential_signing %q", cs)
+		}
+		if ep.str("signing_service") == "" {
+			c.errorf(ep.pos("credential_signing"), ep.sub("signing_service"), CodeCredentialSigning, "set signing_service, e.g. s3",
+				"credential_signing is set but signing_service is empty")
+		}
+		if ep.boolean("request_body_credential_rewrite") {
+			c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "drop one of them",
+				"credential_signing and request_body_credential_rewrite are mutually exclusive")
+		}
+	}
+}
+
+// globSyntax warns about unbalanced brackets or braces in a glob.
+func (c *checker) globSyntax(n *yaml.Node, path string) {
+	if n == nil {
+		return
+	}
+	s := n.Value
+	depthB, depthC := 0, 0
+	for _, r := range s {
+		switch r {
+		case '[':
+			depthB++
+		case ']':
+			depthB--
+		case '{':
+			depthC++
+		case '}':
+			depthC--
+		}
+		if depthB < 0 || depthC < 0 {
+			break
+		}
+	}
+	if depthB != 0 || depthC != 0 {
+		c.warnf(n, path, CodeGlobSyntax, "balance the [ ] and { } in the glob", "glob %q has unbalanced brackets or braces", s)
+	}
+}

@@ -1,0 +1,346 @@
+package policycue
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// reservedPolicyPrefix marks network policies OpenShell synthesizes from
+// providers; user policies may not use it.
+const reservedPolicyPrefix = "_provider_"
+
+// controlPlanePorts are blocked by the proxy whatever the policy says.
+var controlPlanePorts = []int64{2379, 2380, 6443, 10250, 10255}
+
+// minSafePrefixBits: allowed_ips prefixes broader than this warn upstream.
+const minSafePrefixBits = 16
+
+func (c *checker) checkNetworkPolicies(p *obj) {
+	var eps []endpointRef
+	for _, e := range p.maps["network_policies"] {
+		np := e.val
+		if strings.HasPrefix(e.key, reservedPolicyPrefix) && c.supports(FeatureReservedProviderKeys) {
+			c.errorf(e.keyNode, np.path, CodeReservedKey, "rename the key; _provider_ is reserved for provider-generated policies",
+				"network policy key %q uses the reserved prefix %q", e.key, reservedPolicyPrefix)
+		}
+		endpoints := np.lists["endpoints"]
+		if len(endpoints) == 0 && !hasItems(np, "endpoints") {
+			c.errorf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
+				"network policy %q has no endpoints, so it allows nothing", e.key)
+		}
+		binaries := np.lists["binaries"]
+		if len(binaries) == 0 && !hasItems(np, "binaries") {
+			c.errorf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
+				"network policy %q has no binaries, and an empty binaries list matches no process", e.key)
+		}
+		for _, b := range binaries {
+			c.checkBinary(b)
+		}
+		name := np.str("name")
+		if name == "" {
+			name = e.key
+		}
+		for i, ep := range endpoints {
+			c.checkEndpoint(ep)
+			eps = append(eps, endpointRef{policy: name, index: i, ep: ep})
+		}
+	}
+	c.checkAmbiguity(eps)
+}
+
+// hasItems reports whether a list field has elements (some may have failed
+// the shape check and been dropped from o.lists).
+func hasItems(o *obj, name string) bool {
+	n := o.vals[name]
+	return n != nil && len(n.Content) > 0
+}
+
+func (c *checker) checkBinary(b *obj) {
+	p := b.str("path")
+	switch {
+	case !b.has("path"):
+		// reported as a missing required field
+	case strings.TrimSpace(p) == "":
+		c.errorf(b.pos("path"), b.sub("path"), CodeBinaryPath, "give the absolute path of the executable, e.g. /usr/bin/gh", "binary path is empty and matches no process")
+	case !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "*"):
+		c.errorf(b.pos("path"), b.sub("path"), CodeBinaryPath, "binaries match the kernel-resolved absolute path: write /usr/bin/"+p,
+			"binary path %q is not absolute and matches no process", p)
+	}
+}
+
+// checkEndpoint runs the destination, SSRF and L7 checks on one endpoint.
+func (c *checker) checkEndpoint(ep *obj) {
+	ports := c.checkPorts(ep)
+	c.checkHost(ep, ports)
+	c.checkAllowedIPs(ep)
+	c.checkL7(ep, ports)
+}
+
+// checkPorts validates port/ports and returns the effective ports.
+func (c *checker) checkPorts(ep *obj) []int64 {
+	port := ep.num("port")
+	list, nodes := ep.strs("ports")
+	if port != 0 && len(list) > 0 {
+		c.errorf(ep.pos("ports"), ep.sub("ports"), CodePortAndPorts, "use only ports, listing every port",
+			"port and ports are mutually exclusive")
+	}
+	var eff []int64
+	if len(list) > 0 {
+		for i, s := range list {
+			n, _ := parseYAMLInt(s)
+			path := fmt.Sprintf("%s[%d]", ep.sub("ports"), i)
+			if n == 0 {
+				c.errorf(nodes[i], path, CodePortRange, "ports are 1..65535", "port 0 is not a destination port")
+				continue
+			}
+			if slices.Contains(eff, n) {
+				c.warnf(nodes[i], path, CodePortRange, "list each port once", "port %d is listed twice", n)
+				continue
+			}
+			eff = append(eff, n)
+		}
+	} else if port != 0 {
+		eff = []int64{port}
+	} else if ep.has("port") {
+		c.errorf(ep.pos("port"), ep.sub("port"), CodePortRange, "ports are 1..65535", "port 0 is not a destination port")
+	}
+	if len(eff) == 0 && !ep.has("port") && len(list) == 0 {
+		c.errorf(ep.node, ep.sub("port"), CodePortMissing, "add `port: 443` (or `ports: [...]`)",
+			"endpoint has no port or ports, so it matches no connection")
+	}
+	return eff
+}
+
+func (c *checker) checkHost(ep *obj, ports []int64) {
+	host := ep.str("host")
+	hn := ep.pos("host")
+	hp := ep.sub("host")
+	tcp := strings.EqualFold(ep.str("protocol"), ProtocolTCP)
+	ips, _ := ep.strs("allowed_ips")
+	if strings.TrimSpace(host) == "" {
+		switch {
+		case tcp:
+			c.errorf(hn, hp, CodeHostMissing, "name the DNS host, e.g. `host: db.example.com`", "protocol tcp requires a DNS hostname")
+		case len(ips) == 0:
+			c.errorf(hn, hp, CodeHostMissing, "name the host, e.g. `host: api.github.com` (or give allowed_ips for a host-less CIDR endpoint)",
+				"endpoint has no host and no allowed_ips")
+		}
+		c.checkControlPlanePorts(ep, ports, true)
+		return
+	}
+	lookup := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if addr, err := netip.ParseAddr(lookup); err == nil && addr.Zone() == "" {
+		if tcp {
+			c.errorf(hn, hp, CodeTCPHost, "name the DNS host; direct IP connections bypass policy DNS",
+				"protocol tcp endpoint %q must use a DNS hostname, not an IP literal", host)
+		}
+		if alwaysBlockedAddr(addr) {
+			c.errorf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
+				"host %s is an always-blocked address", host)
+		}
+		c.checkControlPlanePorts(ep, ports, true)
+		return
+	}
+	switch {
+	case host != strings.TrimSpace(host) || strings.ContainsAny(host, " \t\r\n"):
+		c.errorf(hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
+		return
+	case strings.Contains(host, "://"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
+		return
+	case strings.ContainsAny(host, "/?#@"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name; match paths with L7 rules", "host %q includes a path or user part", host)
+		return
+	case strings.Contains(host, ":"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
+		return
+	case strings.HasSuffix(host, "."):
+		c.errorf(hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
+			"host %q ends with a dot; OpenShell matches names without the root dot and such hosts have caused repeated load failures", host)
+		return
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" {
+			c.errorf(hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
+			return
+		}
+		if len(label) > 63 {
+			c.errorf(hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
+			return
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '*') {
+				c.errorf(hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
+					"host %q contains %q, which is not valid in a DNS name", host, r)
+				return
+			}
+		}
+	}
+	if len(host) > 253 {
+		c.errorf(hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
+		return
+	}
+	if strings.Contains(host, "*") {
+		c.checkHostWildcard(hn, hp, host)
+	}
+	lower := strings.ToLower(host)
+	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
+		c.errorf(hn, hp, CodeHostBlocked, "loopback is never reachable from a sandbox; expose the service on the host's address and use allowed_ips",
+			"host %q resolves to loopback, which is always blocked", host)
+	} else if lower == "metadata.google.internal" {
+		c.errorf(hn, hp, CodeHostBlocked, "cloud metadata endpoints are never reachable from a sandbox",
+			"host %q is a cloud metadata endpoint, which is always blocked", host)
+	} else if !c.supports(FeaturePrivateExactHost) && len(ips) == 0 && looksInternal(lower) {
+		c.warnf(hn, hp, CodePrivateNeedsAllow, "add allowed_ips with the host's address, e.g. [\"{{HOST_IP}}/32\"]",
+			"host %q looks internal; OpenShell %s blocks private addresses unless allowed_ips covers them (exact hosts are allowed from v0.0.53)", host, c.version)
+	}
+	c.checkControlPlanePorts(ep, ports, len(ips) > 0)
+}
+
+// checkHostWildcard applies OpenShell's host glob rules.
+func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
+	if host == "*" || host == "**" {
+		c.errorf(hn, hp, CodeHostWildcard, "name the hosts, or use a subdomain wildcard like *.example.com",
+			"host wildcard %q would match every host; OpenShell rejects it", host)
+		return
+	}
+	labels := strings.Split(host, ".")
+	first := labels[0]
+	if strings.Contains(first, "**") && first != "**" {
+		c.errorf(hn, hp, CodeHostWildcard, "use ** as a whole label: **.example.com",
+			"recursive wildcard ** must be the entire first label, got %q", host)
+		return
+	}
+	for _, l := range labels[1:] {
+		if !strings.Contains(l, "*") {
+			continue
+		}
+		if !c.supports(FeatureMiddleLabelWildcard) || l != "*" || strings.Contains(l, "**") {
+			hint := "put the wildcard in the first label, e.g. *.example.com"
+			if c.supports(FeatureMiddleLabelWildcard) {
+				hint = "a later label may only be a whole * (e.g. api.*.example.com), never ** or a partial glob"
+			}
+			c.errorf(hn, hp, CodeHostWildcard, hint, "host wildcard in a later label is not allowed in %q", host)
+			return
+		}
+	}
+	if len(labels) <= 2 {
+		c.errorf(hn, hp, CodeTLDWildcard, "wildcard below a registrable domain, e.g. *.example.com",
+			"wildcard host %q covers a top-level domain; OpenShell rejects it (and the proxy would never match it)", host)
+	}
+}
+
+// checkControlPlanePorts: the proxy refuses control-plane ports whenever
+// it validates resolved addresses, i.e. for allowed_ips and IP-literal
+// endpoints always, and for every endpoint from v0.0.53.
+func (c *checker) checkControlPlanePorts(ep *obj, ports []int64, viaAllowedIPs bool) {
+	for _, p := range ports {
+		if !slices.Contains(controlPlanePorts, p) {
+			continue
+		}
+		if viaAllowedIPs || c.supports(FeaturePrivateExactHost) {
+			c.errorf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "control-plane ports (etcd, Kubernetes API, kubelet) are never reachable from a sandbox",
+				"port %d is a blocked control-plane port", p)
+		} else {
+			c.warnf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "OpenShell v0.0.53 and later block it outright",
+				"port %d is a control-plane port, blocked whenever the destination resolves through allowed_ips", p)
+		}
+	}
+}
+
+// looksInternal reports hostnames that resolve only inside a private
+// network: single labels and reserved internal suffixes.
+func looksInternal(host string) bool {
+	if !strings.Contains(strings.Trim(host, "*."), ".") {
+		return true
+	}
+	for _, s := range []string{".internal", ".local", ".lan", ".home.arpa", ".intranet", ".corp", ".svc", ".cluster.local"} {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkAllowedIPs(ep *obj) {
+	vals, nodes := ep.strs("allowed_ips")
+	for i, s := range vals {
+		path := fmt.Sprintf("%s[%d]", ep.sub("allowed_ips"), i)
+		pfx, ok := parseAllowedIP(s)
+		if !ok {
+			hint := "write an address (10.0.0.5) or a CIDR (10.0.0.0/24)"
+			if strings.Contains(s, "{{") {
+				hint = "placeholders must be substituted before the policy reaches OpenShell"
+			}
+			c.errorf(nodes[i], path, CodeAllowedIPSyntax, hint, "allowed_ips entry %q is not an IP address or CIDR", s)
+			continue
+		}
+		if alwaysBlockedPrefix(pfx) {
+			c.errorf(nodes[i], path, CodeAllowedIPBlocked, "remove the entry; SSRF hardening blocks these destinations regardless of policy",
+				"allowed_ips entry %s overlaps an always-blocked range (loopback, link-local, unspecified)", s)
+			continue
+		}
+		if pfx.Bits() < minSafePrefixBits {
+			c.warnf(nodes[i], path, CodeAllowedIPBroad, "narrow it to the service's addresses, e.g. a /32",
+				"allowed_ips entry %s is broader than /%d and may expose control-plane services on the same network", s, minSafePrefixBits)
+		}
+	}
+}
+
+// parseAllowedIP parses a CIDR or a bare address (as a host prefix), the
+// forms OpenShell's ipnet parsing accepts.
+func parseAllowedIP(s string) (netip.Prefix, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		if p.Addr().Zone() != "" {
+			return netip.Prefix{}, false
+		}
+		return p, true
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+var (
+	v4Loopback  = netip.MustParsePrefix("127.0.0.0/8")
+	v4LinkLocal = netip.MustParsePrefix("169.254.0.0/16")
+	v6LinkLocal = netip.MustParsePrefix("fe80::/10")
+)
+
+// alwaysBlockedAddr mirrors openshell_core::net::is_always_blocked_ip.
+func alwaysBlockedAddr(a netip.Addr) bool {
+	if a.Is4In6() {
+		u := a.Unmap()
+		return u.IsLoopback() || u.IsUnspecified() || v4LinkLocal.Contains(u)
+	}
+	if a.Is4() {
+		return a.IsLoopback() || a.IsUnspecified() || v4LinkLocal.Contains(a)
+	}
+	return a.IsLoopback() || a.IsUnspecified() || v6LinkLocal.Contains(a)
+}
+
+// alwaysBlockedPrefix mirrors openshell_core::net::is_always_blocked_net.
+func alwaysBlockedPrefix(p netip.Prefix) bool {
+	p = p.Masked()
+	if p.Addr().Is4() {
+		return p.Overlaps(v4Loopback) || p.Overlaps(v4LinkLocal) || p.Addr().IsUnspecified()
+	}
+	for _, a := range []string{"::1", "::", "fe80::", "::ffff:127.0.0.1", "::ffff:169.254.0.0", "::ffff:0.0.0.0"} {
+		if p.Contains(netip.MustParseAddr(a)) {
+			return true
+		}
+	}
+	if v6LinkLocal.Contains(p.Addr()) {
+		return true
+	}
+	if p.Addr().Is4In6() {
+		return alwaysBlockedAddr(p.Addr())
+	}
+	return false
+}

@@ -1,0 +1,646 @@
+package policycue
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// kind is the YAML shape a field accepts, mirroring OpenShell's serde types.
+type kind int
+
+const (
+	kString     kind = iota // String
+	kInt                    // u16 / u32 with the field's bounds
+	kBool                   // bool
+	kStringList             // Vec<String>
+	kIntList                // Vec<u16>
+	kStruct                 // nested struct (Option<T> when nullable)
+	kList                   // Vec<T> of structs
+	kMap                    // BTreeMap<String, T> of structs
+	kMatcher                // string glob or {any: [globs]}
+	kMatcherMap             // BTreeMap<String, matcher>
+	kParamMap               // MCP params: matcher or nested map of params
+	kOpaqueMap              // BTreeMap<String, struct we do not model>
+)
+
+var kindNames = map[kind]string{
+	kString: "a string", kInt: "an integer", kBool: "a boolean (true or false)",
+	kStringList: "a list of strings", kIntList: "a list of integers", kStruct: "a mapping",
+	kList: "a list of mappings", kMap: "a mapping", kMatcher: "a glob string or {any: [globs]}",
+	kMatcherMap: "a mapping of parameter -> matcher", kParamMap: "a mapping of parameter -> matcher",
+	kOpaqueMap: "a mapping",
+}
+
+// fieldDef is one field of an OpenShell serde struct.
+type fieldDef struct {
+	name     string
+	kind     kind
+	def      *structDef // element/value struct for kStruct, kList, kMap
+	since    Feature    // "" when present in every supported release
+	required bool
+	nullable bool // Option<T>: an explicit null means absent
+	max      int64
+}
+
+// structDef is one deny_unknown_fields struct.
+type structDef struct {
+	name   string
+	fields []fieldDef
+}
+
+func (d *structDef) field(name string) *fieldDef {
+	for i := range d.fields {
+		if d.fields[i].name == name {
+			return &d.fields[i]
+		}
+	}
+	return nil
+}
+
+// The OpenShell v1 policy schema, field by field, with the release that
+// added each field. Verified against crates/openshell-policy/src/lib.rs at
+// every tag from v0.0.22 to v0.0.111; policy.cue encodes the same table and
+// TestCUESchemaMatchesGoSchema keeps the two in step.
+var (
+	matchDef = &structDef{name: "rule", fields: []fieldDef{
+		{name: "method", kind: kString},
+		{name: "path", kind: kString},
+		{name: "command", kind: kString},
+		{name: "query", kind: kMatcherMap, since: FeatureQueryMatchers},
+		{name: "operation_type", kind: kString, since: FeatureProtocolGraphQL},
+		{name: "operation_name", kind: kString, since: FeatureProtocolGraphQL},
+		{name: "fields", kind: kStringList, since: FeatureProtocolGraphQL},
+		{name: "tool", kind: kMatcher, since: FeatureProtocolJSONRPC, nullable: true},
+		{name: "params", kind: kParamMap, since: FeatureProtocolJSONRPC},
+	}}
+	ruleDef = &structDef{name: "rule", fields: []fieldDef{
+		{name: "allow", kind: kStruct, def: matchDef, required: true},
+	}}
+	graphqlOpDef = &structDef{name: "graphql operation", fields: []fieldDef{
+		{name: "operation_type", kind: kString},
+		{name: "operation_name", kind: kString},
+		{name: "fields", kind: kStringList},
+	}}
+	jsonRPCDef = &structDef{name: "json_rpc", fields: []fieldDef{
+		{name: "max_body_bytes", kind: kInt, max: math.MaxUint32},
+	}}
+	mcpDef = &structDef{name: "mcp", fields: []fieldDef{
+		{name: "max_body_bytes", kind: kInt, max: math.MaxUint32},
+		{name: "strict_tool_names", kind: kBool, nullable: true},
+		{name: "allow_all_known_mcp_methods", kind: kBool, nullable: true},
+	}}
+	credentialBindingDef = &structDef{name: "credential_binding", fields: []fieldDef{
+		{name: "provider", kind: kString, required: true},
+	}}
+	endpointDef = &structDef{name: "endpoint", fields: []fieldDef{
+		{name: "host", kind: kString},
+		{name: "path", kind: kString, since: FeatureProtocolGraphQL},
+		{name: "port", kind: kInt, max: math.MaxUint16},
+		{name: "ports", kind: kIntList, max: math.MaxUint16, since: FeaturePortsList},
+		{name: "protocol", kind: kString},
+		{name: "tls", kind: kString},
+		{name: "enforcement", kind: kString},
+		{name: "access", kind: kString},
+		{name: "rules", kind: kList, def: ruleDef},
+		{name: "allowed_ips", kind: kStringList},
+		{name: "deny_rules", kind: kList, def: matchDef, since: FeatureDenyRules},
+		{name: "allow_encoded_slash", kind: kBool, since: FeatureAllowEncodedSlash},
+		{name: "websocket_credential_rewrite", kind: kBool, since: FeatureCredentialRewrite},
+		{name: "request_body_credential_rewrite", kind: kBool, since: FeatureCredentialRewrite},
+		{name: "allow_uninspected_credentials", kind: kBool, since: FeatureUninspectedCreds},
+		{name: "persisted_queries", kind: kString, since: FeatureProtocolGraphQL},
+		{name: "graphql_persisted_queries", kind: kMap, def: graphqlOpDef, since: FeatureProtocolGraphQL},
+		{name: "graphql_max_body_bytes", kind: kInt, max: math.MaxUint32, since: FeatureProtocolGraphQL},
+		{name: "credential_signing", kind: kString, since: FeatureProtocolJSONRPC},
+		{name: "signing_service", kind: kString, since: FeatureProtocolJSONRPC},
+		{name: "signing_region", kind: kString, since: FeatureProtocolJSONRPC},
+		{name: "credential_binding", kind: kStruct, def: credentialBindingDef, nullable: true, since: FeatureCredentialBinding},
+		{name: "json_rpc", kind: kStruct, def: jsonRPCDef, nullable: true, since: FeatureProtocolJSONRPC},
+		{name: "mcp", kind: kStruct, def: mcpDef, nullable: true, since: FeatureProtocolJSONRPC},
+	}}
+	binaryDef = &structDef{name: "binary", fields: []fieldDef{
+		{name: "path", kind: kString, required: true},
+		{name: "harness", kind: kBool},
+	}}
+	networkPolicyDef = &structDef{name: "network policy", fields: []fieldDef{
+		{name: "name", kind: kString},
+		{name: "endpoints", kind: kList, def: endpointDef},
+		{name: "binaries", kind: kList, def: binaryDef},
+	}}
+	filesystemDef = &structDef{name: "filesystem_policy", fields: []fieldDef{
+		{name: "include_workdir", kind: kBool},
+		{name: "read_only", kind: kStringList},
+		{name: "read_write", kind: kStringList},
+	}}
+	landlockDef = &structDef{name: "landlock", fields: []fieldDef{
+		{name: "compatibility", kind: kString},
+	}}
+	processDef = &structDef{name: "process", fields: []fieldDef{
+		{name: "run_as_user", kind: kString},
+		{name: "run_as_group", kind: kString},
+	}}
+	policyDef = &structDef{name: "policy", fields: []fieldDef{
+		{name: "version", kind: kInt, max: math.MaxUint32, required: true},
+		{name: "filesystem_policy", kind: kStruct, def: filesystemDef, nullable: true},
+		{name: "landlock", kind: kStruct, def: landlockDef, nullable: true},
+		{name: "process", kind: kStruct, def: processDef, nullable: true},
+		{name: "network_policies", kind: kMap, def: networkPolicyDef},
+		{name: "network_middlewares", kind: kOpaqueMap, since: FeatureNetworkMiddlewares},
+	}}
+)
+
+// obj is a walked mapping: the well-typed values of its fields, with nodes
+// kept for positions.
+type obj struct {
+	node  *yaml.Node
+	path  string
+	keys  map[string]*yaml.Node // key node of every known field present
+	vals  map[string]*yaml.Node // value node of every well-typed, non-null field
+	kids  map[string]*obj       // kStruct fields
+	lists map[string][]*obj     // kList fields
+	maps  map[string][]entry    // kMap fields, in document order
+}
+
+type entry struct {
+	key     string
+	keyNode *yaml.Node
+	val     *obj
+}
+
+func (o *obj) has(name string) bool { return o != nil && o.vals[name] != nil }
+
+// str returns a string field ("" when absent).
+func (o *obj) str(name string) string {
+	if o == nil || o.vals[name] == nil {
+		return ""
+	}
+	return o.vals[name].Value
+}
+
+func (o *obj) boolean(name string) bool { return o.str(name) == "true" }
+
+// num returns an integer field (0 when absent).
+func (o *obj) num(name string) int64 {
+	if o == nil || o.vals[name] == nil {
+		return 0
+	}
+	n, _ := parseYAMLInt(o.vals[name].Value)
+	return n
+}
+
+// strs returns a list-of-strings field with the node of each element.
+func (o *obj) strs(name string) ([]string, []*yaml.Node) {
+	if o == nil || o.vals[name] == nil {
+		return nil, nil
+	}
+	var vals []string
+	var nodes []*yaml.Node
+	for _, n := range o.vals[name].Content {
+		n = resolveAlias(n)
+		vals = append(vals, n.Value)
+		nodes = append(nodes, n)
+	}
+	return vals, nodes
+}
+
+// pos returns the best node to point at for field name: its value, its key,
+// or the mapping itself when absent.
+func (o *obj) pos(name string) *yaml.Node {
+	if n := o.vals[name]; n != nil {
+		return n
+	}
+	if n := o.keys[name]; n != nil {
+		return n
+	}
+	return o.node
+}
+
+func (o *obj) sub(name string) string { return joinPath(o.path, name) }
+
+func joinPath(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func parseYAMLInt(s string) (int64, error) {
+	return strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 0, 64)
+}
+
+func (c *checker) spend() bool {
+	c.budget--
+	return c.budget >= 0
+}
+
+// scalarTag returns the resolved YAML tag of a scalar, and false for tags
+// OpenShell's serde_yml cannot decode into the policy types.
+func (c *checker) scalarTag(n *yaml.Node, path string) (string, bool) {
+	tag := n.ShortTag()
+	switch tag {
+	case "!!str", "!!int", "!!bool", "!!null", "!!float", "!!timestamp", "!!binary":
+		return tag, true
+	}
+	c.errorf(n, path, CodeYAMLFeature, "remove the tag", "custom YAML tag %s is not supported", n.Tag)
+	return "", false
+}
+
+// walkStruct type-checks a mapping against def and returns its fields. It
+// returns nil when n is not a mapping (after reporting it).
+func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
+	n = resolveAlias(n)
+	if n == nil || !c.spend() {
+		if c.budget == -1 {
+			c.errorf(n, path, CodeYAMLFeature, "expand aliases by hand", "document expands to too many nodes (alias bomb?)")
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		what := def.name
+		if path == "" {
+			c.errorf(n, path, CodeType, "start the file with `version: 1`", "policy must be a YAML mapping, got %s", describe(n))
+		} else {
+			c.errorf(n, path, CodeType, "", "%s must be a mapping, got %s", what, describe(n))
+		}
+		return nil
+	}
+	o := &obj{node: n, path: path, keys: map[string]*yaml.Node{}, vals: map[string]*yaml.Node{},
+		kids: map[string]*obj{}, lists: map[string][]*obj{}, maps: map[string][]entry{}}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolveAlias(n.Content[i]), n.Content[i+1]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			c.errorf(k, path, CodeType, "", "keys must be plain strings")
+			continue
+		}
+		name := k.Value
+		fpath := joinPath(path, name)
+		if seen[name] {
+			c.errorf(k, fpath, CodeDuplicateKey, "keep one", "duplicate key %q", name)
+			continue
+		}
+		seen[name] = true
+		f := def.field(name)
+		if f == nil {
+			hint := "OpenShell rejects unknown fields; check the spelling"
+			if name == "<<" {
+				hint = "OpenShell does not apply YAML merge keys; write the fields out"
+			} else if s := suggest(name, def); s != "" {
+				hint = fmt.Sprintf("did you mean %q?", s)
+			}
+			c.errorf(k, fpath, CodeUnknownField, hint, "unknown field %q in %s", name, def.name)
+			continue
+		}
+		o.keys[name] = k
+		if f.since != "" && !c.supports(f.since) {
+			since, _ := Since(f.since)
+			c.errorf(k, fpath, CodeFieldTooNew, fmt.Sprintf("target OpenShell %s or later, or remove the field", since),
+				"field %q needs OpenShell %s; %s rejects it as an unknown field", name, since, c.version)
+			continue
+		}
+		c.walkField(o, f, v, fpath)
+	}
+	for _, f := range def.fields {
+		if f.required && o.keys[f.name] == nil && !seen[f.name] {
+			c.errorf(n, joinPath(path, f.name), CodeRequired, requiredHint(f.name), "missing required field %q in %s", f.name, def.name)
+		}
+	}
+	return o
+}
+
+func requiredHint(name string) string {
+	switch name {
+	case "version":
+		return "add `version: 1`"
+	case "allow":
+		return "wrap the match in `allow:`, e.g. `- allow: {method: GET, path: \"/**\"}`"
+	}
+	return ""
+}
+
+// walkField checks one field value against its kind and records it on o.
+func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	v = resolveAlias(v)
+	if v == nil || !c.spend() {
+		return
+	}
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+		if f.nullable {
+			return
+		}
+		c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
+		return
+	}
+	switch f.kind {
+	case kString, kInt, kBool:
+		if c.scalar(v, path, f.kind, f.max) {
+			o.vals[f.name] = v
+		}
+	case kStringList, kIntList:
+		if v.Kind != yaml.SequenceNode {
+			c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+			return
+		}
+		ok := true
+		elem := kString
+		if f.kind == kIntList {
+			elem = kInt
+		}
+		for i, e := range v.Content {
+			e = resolveAlias(e)
+			if e == nil || !c.scalar(e, fmt.Sprintf("%s[%d]", path, i), elem, f.max) {
+				ok = false
+			}
+		}
+		if ok {
+			o.vals[f.name] = v
+		}
+	case kStruct:
+		if kid := c.walkStruct(v, path, f.def); kid != nil {
+			o.kids[f.name] = kid
+			o.vals[f.name] = v
+		}
+	case kList:
+		if v.Kind != yaml.SequenceNode {
+			c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+			return
+		}
+		items := make([]*obj, 0, len(v.Content))
+		for i, e := range v.Content {
+			if item := c.walkStruct(e, fmt.Sprintf("%s[%d]", path, i), f.def); item != nil {
+				items = append(items, item)
+			}
+		}
+		o.lists[f.name] = items
+		o.vals[f.name] = v
+	case kMap:
+		if v.Kind != yaml.MappingNode {
+			c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+			return
+		}
+		seen := map[string]bool{}
+		var entries []entry
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k := resolveAlias(v.Content[i])
+			if k == nil || k.Kind != yaml.ScalarNode {
+				c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
+				continue
+			}
+			if seen[k.Value] {
+				c.errorf(k, joinPath(path, k.Value), CodeDuplicateKey, "rename or merge the entries", "duplicate key %q", k.Value)
+				continue
+			}
+			seen[k.Value] = true
+			if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
+				entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
+			}
+		}
+		o.maps[f.name] = entries
+		o.vals[f.name] = v
+	case kMatcher:
+		if c.matcher(v, path) {
+			o.vals[f.name] = v
+		}
+	case kMatcherMap, kParamMap, kOpaqueMap:
+		if v.Kind != yaml.MappingNode {
+			c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+			return
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
+			if k == nil || val == nil {
+				continue
+			}
+			kp := joinPath(path, k.Value)
+			switch f.kind {
+			case kMatcherMap:
+				c.matcher(val, kp)
+			case kParamMap:
+				c.paramMatcher(val, kp, 0)
+			case kOpaqueMap:
+				if val.Kind != yaml.MappingNode {
+					c.errorf(val, kp, CodeType, "", "%s entries must be mappings, got %s", f.name, describe(val))
+				}
+			}
+		}
+		o.vals[f.name] = v
+	}
+}
+
+func listHint(v *yaml.Node) string {
+	if v.Kind == yaml.ScalarNode {
+		return "write a one-element list: [" + v.Value + "]"
+	}
+	return ""
+}
+
+// scalar checks a scalar against a string, integer or boolean kind.
+func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
+	if v.Kind != yaml.ScalarNode {
+		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", lastSegment(path), kindNames[k], describe(v))
+		return false
+	}
+	tag, ok := c.scalarTag(v, path)
+	if !ok {
+		return false
+	}
+	switch k {
+	case kString:
+		if tag == "!!str" || tag == "!!timestamp" {
+			return true
+		}
+		c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value),
+			"%s must be a string, got %s %s; OpenShell does not convert YAML %s to strings", lastSegment(path), tagWord(tag), v.Value, tagWord(tag))
+		return false
+	case kBool:
+		if tag == "!!bool" {
+			return true
+		}
+		c.errorf(v, path, CodeType, "write true or false", "%s must be a boolean, got %s %q", lastSegment(path), tagWord(tag), v.Value)
+		return false
+	case kInt:
+		if tag != "!!int" {
+			hint := ""
+			if tag == "!!str" {
+				hint = "remove the quotes"
+			}
+			c.errorf(v, path, CodeType, hint, "%s must be an integer, got %s %q", lastSegment(path), tagWord(tag), v.Value)
+			return false
+		}
+		n, err := parseYAMLInt(v.Value)
+		if err != nil || n < 0 || n > max {
+			c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", lastSegment(path), max, v.Value)
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// matcher checks a query/tool matcher: a glob string or {any: [globs]}.
+func (c *checker) matcher(v *yaml.Node, path string) bool {
+	v = resolveAlias(v)
+	if v == nil {
+		return false
+	}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if tag, ok := c.scalarTag(v, path); !ok || (tag != "!!str" && tag != "!!timestamp") {
+			if ok {
+				c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value), "matcher must be a glob string, got %s %s", tagWord(tag), v.Value)
+			}
+			return false
+		}
+		if v.Value == "" {
+			c.errorf(v, path, CodeQueryMatcher, `use "*" to match any value`, "empty glob matches only an empty value")
+		}
+		c.globSyntax(v, path)
+		return true
+	case yaml.MappingNode:
+		anyFound := false
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k := resolveAlias(v.Content[i])
+			if k == nil || k.Value != "any" {
+				name := ""
+				if k != nil {
+					name = k.Value
+				}
+				c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
+				return false
+			}
+			anyFound = true
+			list := resolveAlias(v.Content[i+1])
+			if list == nil || list.Kind != yaml.SequenceNode {
+				c.errorf(list, joinPath(path, "any"), CodeType, "", "any must be a list of glob strings, got %s", describe(list))
+				return false
+			}
+			if len(list.Content) == 0 {
+				c.errorf(list, joinPath(path, "any"), CodeQueryMatcher, "list at least one glob", "any: [] matches nothing")
+			}
+			for j, e := range list.Content {
+				e = resolveAlias(e)
+				if e != nil && c.scalar(e, fmt.Sprintf("%s.any[%d]", path, j), kString, 0) {
+					c.globSyntax(e, fmt.Sprintf("%s.any[%d]", path, j))
+				}
+			}
+		}
+		if !anyFound {
+			c.errorf(v, path, CodeQueryMatcher, "list at least one glob", "matcher {} matches nothing")
+		}
+		return true
+	}
+	c.errorf(v, path, CodeType, "", "matcher must be a glob string or {any: [globs]}, got %s", describe(v))
+	return false
+}
+
+// paramMatcher checks an MCP params value: a matcher or a nested map.
+func (c *checker) paramMatcher(v *yaml.Node, path string, depth int) {
+	v = resolveAlias(v)
+	if v == nil || !c.spend() {
+		return
+	}
+	if depth > 32 {
+		c.errorf(v, path, CodeType, "", "params nest deeper than 32 levels")
+		return
+	}
+	if v.Kind == yaml.MappingNode {
+		isAny := len(v.Content) == 2 && resolveAlias(v.Content[0]) != nil && resolveAlias(v.Content[0]).Value == "any"
+		if isAny {
+			c.matcher(v, path)
+			return
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k := resolveAlias(v.Content[i])
+			if k != nil {
+				c.paramMatcher(v.Content[i+1], joinPath(path, k.Value), depth+1)
+			}
+		}
+		return
+	}
+	c.matcher(v, path)
+}
+
+func describe(n *yaml.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%s %q", tagWord(n.ShortTag()), n.Value)
+	}
+	return "an unsupported node"
+}
+
+func tagWord(tag string) string {
+	switch tag {
+	case "!!str":
+		return "string"
+	case "!!int":
+		return "integer"
+	case "!!bool":
+		return "boolean"
+	case "!!float":
+		return "float"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "timestamp"
+	}
+	return strings.TrimPrefix(tag, "!!")
+}
+
+func lastSegment(path string) string {
+	if i := strings.LastIndexAny(path, "."); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// suggest returns the known field of def closest to name, if close enough.
+func suggest(name string, def *structDef) string {
+	best, bestD := "", 3
+	for _, f := range def.fields {
+		if d := editDistance(name, f.name); d < bestD {
+			best, bestD = f.name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
