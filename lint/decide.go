@@ -2,11 +2,11 @@ package lint
 
 import (
 	"fmt"
+	"net/url"
 	"net/netip"
-	"regexp"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/gobwas/glob"
 
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -143,13 +143,21 @@ func Decide(p *policycue.Policy, r *Request) Decision {
 		matches = kept
 	}
 
+	reqPath := r.Path
+	if r.Method != "" {
+		var err error
+		if reqPath, err = canonicalPath(r.Path); err != nil {
+			return Decision{Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v", r.Path, err)}
+		}
+	}
+
 	// deny_rules on any applicable endpoint win.
 	for _, m := range matches {
 		if !isL7(m.ep) {
 			continue
 		}
 		for j := range m.ep.DenyRules {
-			if requestMatches(&m.ep.DenyRules[j], r, false) {
+			if r.Method != "" && requestMatches(&m.ep.DenyRules[j], r, reqPath, false) {
 				d := Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
 					Reason: fmt.Sprintf("denied by deny rule %s %s", m.ep.DenyRules[j].Method, m.ep.DenyRules[j].Path)}
 				return audited(m.ep, d)
@@ -166,12 +174,12 @@ func Decide(p *policycue.Policy, r *Request) Decision {
 			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
 				Reason: "the connection is allowed; requests over it are checked against the L7 rules"}
 		}
-		if d, ok := allowedByEndpoint(m.key, m.i, m.ep, r); ok {
+		if d, ok := allowedByEndpoint(m.key, m.i, m.ep, r, reqPath); ok {
 			return d
 		}
 		if denied == nil {
 			d := audited(m.ep, Decision{Policy: m.key, Path: epPath(m.key, m.i),
-				Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s", m.ep.Host, r.Method, r.Path)})
+				Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s", m.ep.Host, r.Method, reqPath)})
 			denied = &d
 		}
 	}
@@ -188,7 +196,7 @@ func audited(ep *policycue.Endpoint, d Decision) Decision {
 	return d
 }
 
-func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request) (Decision, bool) {
+func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request, reqPath string) (Decision, bool) {
 	if ep.Access != "" {
 		if methodInPreset(ep.Access, r.Method) {
 			return Decision{Allowed: true, Policy: key, Path: epPath(key, i) + ".access",
@@ -197,7 +205,7 @@ func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request) (D
 		return Decision{}, false
 	}
 	for j := range ep.Rules {
-		if requestMatches(&ep.Rules[j].Allow, r, true) {
+		if requestMatches(&ep.Rules[j].Allow, r, reqPath, true) {
 			m := ep.Rules[j].Allow
 			return Decision{Allowed: true, Policy: key, Path: fmt.Sprintf("%s.rules[%d]", epPath(key, i), j),
 				Reason: fmt.Sprintf("allowed by rule %s %s", m.Method, m.Path)}, true
@@ -233,98 +241,85 @@ func methodInPreset(access, method string) bool {
 	return false
 }
 
-// requestMatches matches method, path and query. For allow rules a GET rule
-// also allows HEAD.
-func requestMatches(m *policycue.Match, r *Request, allow bool) bool {
+// requestMatches matches an allow rule (allow=true) or a deny rule. Methods
+// compare case-insensitively, "*" is any method and a GET rule also matches
+// HEAD (for deny rules too, as in OpenShell). Query: an allow rule needs
+// every listed parameter present with ALL its values matching; a deny rule
+// needs every listed parameter present with ANY value matching.
+func requestMatches(m *policycue.Match, r *Request, path string, allow bool) bool {
 	want, got := strings.ToUpper(m.Method), strings.ToUpper(r.Method)
-	if want != "*" && want != got && !(allow && want == "GET" && got == "HEAD") {
+	if want != "*" && want != got && !(want == "GET" && got == "HEAD") {
 		return false
 	}
-	if !pathMatches(m.Path, r.Path) {
+	if !pathMatches(m.Path, path) {
 		return false
 	}
 	for name, qm := range m.Query {
-		vals, ok := r.Query[name]
-		if !ok || !queryMatches(qm, vals) {
+		vals := r.Query[name]
+		if len(vals) == 0 {
+			return false
+		}
+		matched := 0
+		for _, v := range vals {
+			if queryValueMatches(qm, v) {
+				matched++
+			}
+		}
+		if (allow && matched != len(vals)) || (!allow && matched == 0) {
 			return false
 		}
 	}
 	return true
 }
 
-// pathMatches matches a rule path glob with doublestar: "**" crosses "/",
-// "*" stays within one segment. An empty pattern or "**" matches any path.
+// globMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own
+// Rego policy uses for hosts ('.'), binaries and paths ('/') and query
+// values and methods (no separator). An invalid pattern matches nothing.
+func globMatch(pattern string, value string, seps ...rune) bool {
+	g, err := glob.Compile(pattern, seps...)
+	return err == nil && g.Match(value)
+}
+
+// pathMatches matches a rule path: "**" (and an empty path) matches any
+// path; otherwise a glob with '/' as separator, so "*" stays within a
+// segment and "/x/**" needs the slash ("/x" itself does not match).
 func pathMatches(pattern, p string) bool {
-	if pattern == "" || pattern == "**" || pattern == "/**" {
+	if pattern == "" || pattern == "**" {
 		return true
 	}
-	ok, err := doublestar.Match(pattern, p)
-	return err == nil && ok
+	return globMatch(pattern, p, '/')
 }
 
-// queryMatches holds when every value of the parameter matches the glob (or
-// one of the any globs): a repeated parameter cannot smuggle a second value.
-func queryMatches(qm policycue.QueryMatch, vals []string) bool {
-	globs := qm.Any
-	if len(globs) == 0 {
-		globs = []string{qm.Glob}
-	}
-	for _, v := range vals {
-		ok := false
-		for _, g := range globs {
-			if valueGlob(g).MatchString(v) {
-				ok = true
-				break
+func queryValueMatches(qm policycue.QueryMatch, v string) bool {
+	if len(qm.Any) > 0 {
+		for _, g := range qm.Any {
+			if globMatch(g, v) {
+				return true
 			}
 		}
-		if !ok {
-			return false
-		}
+		return false
 	}
-	return len(vals) > 0
-}
-
-// valueGlob compiles a query value glob: "*" any run, "?" one character.
-func valueGlob(g string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, c := range g {
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return qm.Glob != "" && globMatch(qm.Glob, v)
 }
 
 func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 
-// hostMatches applies OpenShell's host globs: a wildcard only as the whole
-// first label, "*." one label, "**." one or more, never the apex.
+// hostMatches applies OpenShell's host matching: exact hosts compare
+// case-insensitively; patterns are globs with '.' as separator, so "*." is
+// one label and "**." one or more, and neither matches the apex.
 func hostMatches(pattern, host string) bool {
 	pattern = normHost(pattern)
-	switch {
-	case strings.HasPrefix(pattern, "**."):
-		suffix := pattern[2:]
-		return strings.HasSuffix(host, suffix) && len(host) > len(suffix) && !strings.Contains(suffix[1:], "*")
-	case strings.HasPrefix(pattern, "*."):
-		suffix := pattern[1:]
-		if !strings.HasSuffix(host, suffix) || strings.Contains(suffix[1:], "*") {
-			return false
-		}
-		label := strings.TrimSuffix(host, suffix)
-		return label != "" && !strings.Contains(label, ".")
+	if !strings.Contains(pattern, "*") {
+		return pattern == host
 	}
-	return !strings.Contains(pattern, "*") && pattern == host
+	return globMatch(pattern, host, '.')
 }
 
+// endpointMatches matches host and port. A hostless endpoint with
+// allowed_ips matches any host (the addresses are checked after resolution).
 func endpointMatches(ep *policycue.Endpoint, host string, port int) bool {
-	if !hostMatches(ep.Host, host) {
+	hostless := ep.Host == "" && len(ep.AllowedIPs) > 0
+	if !hostless && !hostMatches(ep.Host, host) {
 		return false
 	}
 	if ep.Port == port {
@@ -342,7 +337,7 @@ func endpointMatches(ep *policycue.Endpoint, host string, port int) bool {
 func binaryMatches(bins []policycue.Binary, chain []string) bool {
 	for _, b := range bins {
 		for _, exe := range chain {
-			if ok, err := doublestar.Match(b.Path, exe); err == nil && ok {
+			if b.Path == exe || (strings.Contains(b.Path, "*") && globMatch(b.Path, exe, '/')) {
 				return true
 			}
 		}
@@ -368,4 +363,37 @@ func ipAllowed(list []string, a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// canonicalPath canonicalizes a request path the way OpenShell's L7 parser
+// does before policy evaluation: percent-decoded, ";params" stripped, doubled
+// slashes collapsed, dot segments resolved; an encoded slash (%2F) is
+// rejected, as is a path that climbs above the root.
+func canonicalPath(raw string) (string, error) {
+	if strings.Contains(strings.ToLower(raw), "%2f") {
+		return "", fmt.Errorf("encoded slash %%2F")
+	}
+	dec, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", fmt.Errorf("bad percent-encoding: %w", err)
+	}
+	var segs []string
+	for _, seg := range strings.Split(dec, "/") {
+		seg, _, _ = strings.Cut(seg, ";")
+		switch seg {
+		case "", ".":
+		case "..":
+			if len(segs) == 0 {
+				return "", fmt.Errorf("path climbs above /")
+			}
+			segs = segs[:len(segs)-1]
+		default:
+			segs = append(segs, seg)
+		}
+	}
+	out := "/" + strings.Join(segs, "/")
+	if strings.HasSuffix(dec, "/") && out != "/" {
+		out += "/"
+	}
+	return out, nil
 }

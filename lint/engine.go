@@ -338,6 +338,7 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
 		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
 	}
 	var out []Finding
+	lines := newLineLocator(in.Raw)
 	for ns, v := range byNS {
 		sets, _ := v.(map[string]any)
 		excepted := exceptionNames(sets["exception"])
@@ -348,6 +349,9 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
 			info := e.byRef[ns+"."+name]
 			for _, m := range asList(msgs) {
 				f := e.finding(in, info, m)
+				if f.PolicyPath != "" {
+					f.Line = lines.line(f.PolicyPath)
+				}
 				if excepted[bareName(name)] {
 					f.Waived = "exception in " + ns
 				}

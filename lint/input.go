@@ -21,6 +21,9 @@ type Input struct {
 	Policy *policycue.Policy
 	// Context is the fullsend context, data.fullsend.context to the rules.
 	Context Context
+	// Raw is the policy file as written (optional): findings then carry the
+	// line of their policy path.
+	Raw []byte
 }
 
 func (in *Input) label() string {

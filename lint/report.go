@@ -19,6 +19,8 @@ type Finding struct {
 	Agent  string `json:"agent,omitempty"`
 	// PolicyPath names the element, e.g. network_policies.x.endpoints[0].host.
 	PolicyPath string `json:"policy_path,omitempty"`
+	// Line is the line of PolicyPath in the policy file, when Input.Raw was given.
+	Line int `json:"line,omitempty"`
 	// Source is the agent or skill line that caused the element, when known.
 	Source *policycue.Source `json:"source,omitempty"`
 	// Waived holds the reason a waiver or conftest exception accepted it.

@@ -14,6 +14,8 @@ import (
 type Request struct {
 	// Method is the HTTP method, or "" for a bare connection (CONNECT).
 	Method string `json:"method,omitempty"`
+	// Scheme is https, http, wss or ws ("" for CONNECT).
+	Scheme string `json:"scheme,omitempty"`
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
 	Path   string `json:"path,omitempty"`
@@ -38,13 +40,13 @@ func (r *Request) String() string {
 	if r.Method == "" {
 		fmt.Fprintf(&b, "CONNECT %s", net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
 	} else {
-		scheme := "https"
-		if r.Port == 80 {
-			scheme = "http"
+		scheme := r.Scheme
+		if scheme == "" {
+			scheme = "https"
 		}
-		u := url.URL{Scheme: scheme, Host: r.Host, Path: r.Path, RawQuery: r.Query.Encode()}
-		if (scheme == "https" && r.Port != 443) || (scheme == "http" && r.Port != 80) {
-			u.Host = net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+		u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: r.Query.Encode()}
+		if r.Port != defaultPorts[scheme] {
+			u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
 		}
 		fmt.Fprintf(&b, "%s %s", r.Method, u.String())
 	}
@@ -133,7 +135,7 @@ func ParseRequest(s string) (*Request, error) {
 			}
 			r.Addr = a
 		default:
-			return nil, fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
+			return nil, fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
 		}
 	}
 	if r.Binary == "" {
@@ -147,8 +149,7 @@ func (r *Request) parseURL(raw string) error {
 	if err != nil {
 		return err
 	}
-	defaults := map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}
-	def, ok := defaults[u.Scheme]
+	def, ok := defaultPorts[u.Scheme]
 	if !ok {
 		return fmt.Errorf("URL %q: scheme must be https, http, wss or ws", raw)
 	}
@@ -158,7 +159,7 @@ func (r *Request) parseURL(raw string) error {
 	if u.Fragment != "" {
 		return fmt.Errorf("URL %q: fragments never reach the server", raw)
 	}
-	r.Host, r.Port = u.Hostname(), def
+	r.Scheme, r.Host, r.Port = u.Scheme, u.Hostname(), def
 	if p := u.Port(); p != "" {
 		if r.Port, err = parsePort(p); err != nil {
 			return err
@@ -176,6 +177,15 @@ func (r *Request) parseURL(raw string) error {
 		r.Query = nil
 	}
 	return nil
+}
+
+var defaultPorts = map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}
+
+func hostForURL(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
 }
 
 func parsePort(s string) (int, error) {

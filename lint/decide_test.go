@@ -1,0 +1,173 @@
+package lint
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+func decidePolicy(t testing.TB) *policycue.Policy {
+	t.Helper()
+	data, err := os.ReadFile("testdata/decide/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policycue.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDecide is the table of OpenShell decisions: verdict, and a fragment of
+// the reason or deciding path.
+func TestDecide(t *testing.T) {
+	p := decidePolicy(t)
+	const gh = " from /usr/bin/gh"
+	const issues = "GET https://api.github.com/repos/acme/widgets/issues"
+	cases := []struct {
+		req, want, why string
+	}{
+		// Exact rules, ** across segments, GET -> HEAD.
+		{issues + "/5" + gh, "allow", "rules[0]"},
+		{issues + "/5/comments" + gh, "allow", "rules[0]"},
+		{issues + gh, "deny", "no rule"},
+		{"HEAD https://api.github.com/repos/acme/widgets/issues/5" + gh, "allow", "rules[0]"},
+		{"OPTIONS https://api.github.com/repos/acme/widgets/issues/5" + gh, "deny", "no rule"},
+		{"get https://API.GITHUB.COM./repos/acme/widgets/issues/7" + gh, "allow", "rules[0]"},
+		{"GET https://api.github.com/repos/acme/other/issues/5" + gh, "deny", "no rule"},
+		{"GET https://api.github.com/repos/acme/widgets/pulls/5" + gh, "deny", "no rule"},
+		// The orchestrator may comment on its own issue only.
+		{"POST https://api.github.com/repos/acme/widgets/issues/5/comments" + gh, "allow", "rules[1]"},
+		{"POST https://api.github.com/repos/acme/widgets/issues/6/comments" + gh, "deny", "no rule"},
+		{"POST https://api.github.com/repos/acme/widgets/issues/55/comments" + gh, "deny", "no rule"},
+		{"PATCH https://api.github.com/repos/acme/widgets/issues/5/comments" + gh, "deny", "no rule"},
+		{"DELETE https://api.github.com/repos/acme/widgets/issues/5/comments" + gh, "deny", "no rule"},
+		{"POST https://api.github.com/repos/acme/widgets/issues/5/comments/" + gh, "deny", "no rule"},
+		// Query globs, {any: [...]}, repeated parameters.
+		{"GET https://api.github.com/search/issues?q=repo:acme/widgets+is:open" + gh, "allow", "rules[2]"},
+		{"GET https://api.github.com/search/issues?q=repo:evil/x" + gh, "deny", "no rule"},
+		{"GET https://api.github.com/search/issues" + gh, "deny", "no rule"},
+		{"GET https://api.github.com/search/issues?q=repo:acme/widgets+x&q=repo:evil/x+y" + gh, "deny", "no rule"},
+		{"GET https://api.github.com/search/issues?q=repo:acme/widgets+x&page=2" + gh, "allow", "rules[2]"},
+		{"GET https://api.github.com/repos/acme/widgets/labels?per_page=100" + gh, "allow", "rules[3]"},
+		{"GET https://api.github.com/repos/acme/widgets/labels?per_page=10" + gh, "allow", "rules[3]"},
+		{"GET https://api.github.com/repos/acme/widgets/labels?per_page=50" + gh, "deny", "no rule"},
+		// Method "*" and single-segment "*".
+		{"DELETE https://api.github.com/repos/acme/widgets/git/refs/heads/fullsend/fix-1" + gh, "allow", "rules[4]"},
+		{"PUT https://api.github.com/repos/acme/widgets/git/refs/heads/fullsend/fix-1" + gh, "allow", "rules[4]"},
+		{"DELETE https://api.github.com/repos/acme/widgets/git/refs/heads/fullsend/a/b" + gh, "deny", "no rule"},
+		{"DELETE https://api.github.com/repos/acme/widgets/git/refs/heads/main" + gh, "deny", "no rule"},
+		// deny_rules win over allow rules.
+		{"PUT https://api.github.com/repos/acme/widgets/issues/5/lock" + gh, "deny", "deny_rules[0]"},
+		{issues + "/5/lock" + gh, "deny", "deny_rules[0]"},
+		// Binaries: process and ancestors.
+		{issues + "/5 from /usr/bin/curl", "deny", "allows binary"},
+		{issues + "/5 from /usr/bin/python3 via /usr/bin/gh", "allow", "rules[0]"},
+		{issues + "/5 from /usr/bin/curl via /usr/bin/bash via /usr/bin/gh", "allow", "rules[0]"},
+		{issues + "/5 from /usr/bin/curl via /usr/bin/bash", "deny", "allows binary"},
+		{issues + "/5 from /usr/bin/ghx", "deny", "allows binary"},
+		// Access presets: read-write has no DELETE.
+		{"POST https://uploads.github.com/x" + gh, "allow", "access"},
+		{"PUT https://uploads.github.com:8443/x" + gh, "allow", "access"},
+		{"PATCH https://uploads.github.com/x" + gh, "allow", "access"},
+		{"DELETE https://uploads.github.com/x" + gh, "deny", "no rule"},
+		{"GET https://uploads.github.com:444/x" + gh, "deny", "no network policy allows"},
+		// Host globs: * one label, ** one or more, never the apex.
+		{"GET https://aiplatform.googleapis.com/v1/models from /usr/local/bin/claude", "allow", "read-only"},
+		{"GET https://a.b.googleapis.com/v1 from /usr/local/bin/claude", "deny", "no network policy"},
+		{"GET https://googleapis.com/v1 from /usr/local/bin/claude", "deny", "no network policy"},
+		{"POST https://aiplatform.googleapis.com/v1/x from /usr/local/bin/claude", "deny", "no rule"},
+		{"GET https://us-docker.pkg.dev/v2/ from /usr/local/bin/claude", "allow", "read-only"},
+		{"GET https://a.b.c.pkg.dev/v2/ from /usr/local/bin/claude", "allow", "read-only"},
+		{"GET https://pkg.dev/v2/ from /usr/local/bin/claude", "deny", "no network policy"},
+		{"GET https://evilpkg.dev/ from /usr/local/bin/claude", "deny", "no network policy"},
+		// Binary globs: ** crosses /, * does not.
+		{"GET https://x.googleapis.com/ from /opt/tools/bin/deep/tool", "allow", "read-only"},
+		{"GET https://pypi.org/simple/ from /usr/bin/pip3", "allow", "read-only"},
+		{"GET https://pypi.org/simple/ from /usr/bin/pipx/sub", "deny", "allows binary"},
+		// Audit enforcement: denied requests are allowed and reported.
+		{"POST https://pypi.org/legacy/ from /usr/bin/pip", "audit", "audited"},
+		// SSRF guard and private addresses.
+		{"CONNECT 169.254.169.254:80 from /usr/bin/curl", "deny", "SSRF"},
+		{"GET http://169.254.169.254/latest/meta-data/ from /usr/bin/gh", "deny", "SSRF"},
+		{"GET http://127.0.0.1:8081/ from /usr/bin/curl", "deny", "SSRF"},
+		{"GET http://[::1]:8081/ from /usr/bin/curl", "deny", "SSRF"},
+		{"GET http://0.0.0.0:8081/ from /usr/bin/curl", "deny", "SSRF"},
+		{"GET https://api.github.com/repos/acme/widgets/issues/5 from /usr/bin/gh at 169.254.169.254", "deny", "SSRF"},
+		{"GET http://host.docker.internal:8081/repos from /usr/bin/curl at 172.17.0.1", "allow", "read-only"},
+		{"GET http://host.docker.internal:8081/repos from /usr/bin/curl at 172.17.0.2", "deny", "private address"},
+		{"GET http://host.docker.internal:8081/repos from /usr/bin/curl", "allow", "read-only"},
+		{"POST http://host.docker.internal:8081/repos from /usr/bin/curl", "deny", "no rule"},
+		{"CONNECT 10.0.0.7:5432 from /usr/bin/curl", "allow", "L4"},
+		{"CONNECT 10.0.0.8:5432 from /usr/bin/curl", "deny", "no network policy"},
+		// L4 endpoints: the whole connection, any request.
+		{"CONNECT github.com:22 from /usr/bin/ssh", "allow", "L4"},
+		{"CONNECT github.com:22 from /usr/bin/git via /usr/bin/ssh", "allow", "L4"},
+		{"DELETE https://registry.npmjs.org/anything from /usr/bin/npm", "allow", "L4"},
+		{"CONNECT github.com:443 from /usr/bin/ssh", "deny", "no network policy"},
+		// Control-plane ports are always blocked, even when listed.
+		{"CONNECT db.internal:6443 from /usr/bin/ssh", "deny", "control-plane"},
+		{"CONNECT api.github.com:10250 from /usr/bin/gh", "deny", "control-plane"},
+		// A bare connection to an L7 endpoint is allowed; requests are checked.
+		{"CONNECT api.github.com:443 from /usr/bin/gh", "allow", "connection is allowed"},
+		// Paths are canonicalized first, as OpenShell's L7 parser does.
+		{"GET https://api.github.com/repos//acme/widgets/./issues/5" + gh, "allow", "rules[0]"},
+		{"GET https://api.github.com/repos/acme/widgets/issues/5/%2e%2e/%2e%2e/pulls/1" + gh, "deny", "no rule of endpoint api.github.com allows GET /repos/acme/widgets/pulls/1"},
+		{"GET https://api.github.com/repos/acme/widgets/issues/..%2F..%2Fpulls" + gh, "deny", "encoded slash"},
+		{"GET https://api.github.com/../../etc" + gh, "deny", "climbs"},
+		{"HEAD https://api.github.com/repos/acme/widgets/issues/5/lock" + gh, "deny", "deny_rules[0]"},
+		// Unknown hosts.
+		{"GET https://example.com/ from /usr/bin/gh", "deny", "no network policy allows example.com:443"},
+	}
+	if len(cases) < 60 {
+		t.Fatalf("%d cases, want at least 60", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.req, func(t *testing.T) {
+			r, err := ParseRequest(c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := Decide(p, r)
+			if d.Verdict() != c.want {
+				t.Fatalf("verdict %s (%s at %s), want %s", d.Verdict(), d.Reason, d.Path, c.want)
+			}
+			if !strings.Contains(d.Reason+" "+d.Path, c.why) && !strings.Contains(strings.ToUpper(d.Reason), strings.ToUpper(c.why)) {
+				t.Errorf("reason %q / path %q does not mention %q", d.Reason, d.Path, c.why)
+			}
+		})
+	}
+}
+
+func TestParseRequestErrors(t *testing.T) {
+	for _, s := range []string{
+		"", "GET", "GET https://x.com/", "GET https://x.com/ from gh", "FETCH https://x.com/ from /usr/bin/gh",
+		"GET ftp://x.com/ from /usr/bin/gh", "GET https://u:p@x.com/ from /usr/bin/gh", "GET https://x.com:0/ from /b",
+		"GET https://x.com:70000/ from /b", "CONNECT x.com from /b", "GET https://x.com/ from /b via", "GET https://x.com/ from /b at nope",
+		"GET https://x.com/ from /b from /c", "GET https://*.com/ from /b", "GET https://x.com/#frag from /b",
+		"GET https://x.com/ from /b via rel", "GET https://x.com/ to /b",
+	} {
+		if _, err := ParseRequest(s); err == nil {
+			t.Errorf("ParseRequest(%q) succeeded, want an error", s)
+		}
+	}
+}
+
+func TestRequestStringRoundTrip(t *testing.T) {
+	for _, s := range []string{
+		"GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh",
+		"POST http://host.docker.internal:8081/x?a=1 from /usr/bin/curl via /usr/bin/bash at 172.17.0.1",
+		"CONNECT github.com:22 from /usr/bin/ssh",
+	} {
+		r, err := ParseRequest(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.String(); got != s {
+			t.Errorf("String() = %q, want %q", got, s)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package fullsend.rules.filesystem_test
+
+import rego.v1
+
+import data.fullsend.rules.filesystem as fs
+import data.fullsend.test as t
+
+test_fs020_system_dir_writable if {
+	t.ids(fs.deny_system_dir_writable) == {"FS020"} with input as t.fs([], ["/usr/local/bin/"])
+	t.ids(fs.deny_system_dir_writable) == {"FS020"} with input as t.fs([], ["/"])
+}
+
+test_fs020_read_only_system_dir_ok if {
+	count(fs.deny_system_dir_writable) == 0 with input as t.fs(["/usr", "/etc"], ["/sandbox", "/tmp"])
+}
+
+test_fs021_credential_store if {
+	t.ids(fs.deny_credential_store) == {"FS021"} with input as t.fs(["/home/sandbox/.aws/credentials"], [])
+	t.ids(fs.deny_credential_store) == {"FS021"} with input as t.fs([], ["/sandbox/.env.local"])
+	t.ids(fs.deny_credential_store) == {"FS021"} with input as t.fs(["/etc/tls/key.pem"], [])
+}
+
+test_fs021_ordinary_paths_ok if {
+	count(fs.deny_credential_store) == 0 with input as t.fs(["/usr", "/sandbox/.environment-notes"], ["/sandbox"])
+}
+
+test_fs022_bad_path if {
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.fs(["usr"], [])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.fs(["/sandbox/../etc"], [])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.fs([concat("", ["/", concat("", [x | some _ in numbers.range(1, 4100); x := "a"])])], [])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.policy([t.ep({})], ["gh"])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.fs([sprintf("/d/%d", [i]) | some i in numbers.range(1, 257)], [])
+}
+
+test_fs022_absolute_ok if {
+	count(fs.deny_bad_path) == 0 with input as t.fs(["/usr", "/sandbox/..data"], ["/tmp"])
+}

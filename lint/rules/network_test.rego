@@ -1,0 +1,186 @@
+package fullsend.rules.network_test
+
+import rego.v1
+
+import data.fullsend.rules.network as net
+import data.fullsend.test as t
+
+test_fs001_wildcard_host if {
+	t.ids(net.deny_wildcard_host) == {"FS001"} with input as t.policy([t.ep({"host": "*"})], ["/usr/bin/gh"])
+	t.ids(net.deny_wildcard_host) == {"FS001"} with input as t.policy([t.ep({"host": "**.com"})], ["/usr/bin/gh"])
+	t.ids(net.deny_wildcard_host) == {"FS001"} with input as t.policy([t.ep({"host": "api.*.com"})], ["/usr/bin/gh"])
+}
+
+test_fs001_exact_and_subdomain_ok if {
+	count(net.deny_wildcard_host) == 0 with input as t.clean
+	count(net.deny_wildcard_host) == 0 with input as t.policy([t.ep({"host": "*.googleapis.com"})], ["/usr/bin/gh"])
+}
+
+test_fs002_subdomain_wildcard if {
+	t.ids(net.warn_subdomain_wildcard) == {"FS002"} with input as t.policy([t.ep({"host": "*.googleapis.com"})], ["/usr/bin/gh"])
+}
+
+test_fs002_exact_ok if {
+	count(net.warn_subdomain_wildcard) == 0 with input as t.clean
+}
+
+test_fs003_l4_only if {
+	e := t.without(t.ep({}), {"protocol", "access", "enforcement"})
+	t.ids(net.warn_l4_only) == {"FS003"} with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs003_l7_ok if {
+	count(net.warn_l4_only) == 0 with input as t.clean
+}
+
+test_fs004_access_without_protocol if {
+	e := t.without(t.ep({}), {"protocol"})
+	t.ids(net.deny_l7_without_protocol) == {"FS004"} with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs004_with_protocol_ok if {
+	count(net.deny_l7_without_protocol) == 0 with input as t.clean
+}
+
+test_fs005_enforcement if {
+	t.ids(net.deny_enforcement) == {"FS005"} with input as t.policy([t.without(t.ep({}), {"enforcement"})], ["/usr/bin/gh"])
+	t.ids(net.deny_enforcement) == {"FS005"} with input as t.policy([t.ep({"enforcement": "audit"})], ["/usr/bin/gh"])
+}
+
+test_fs005_enforce_ok if {
+	count(net.deny_enforcement) == 0 with input as t.clean
+}
+
+test_fs006_port_80 if {
+	t.ids(net.warn_plaintext_port) == {"FS006"} with input as t.policy([t.ep({"port": 80})], ["/usr/bin/gh"])
+	t.ids(net.warn_plaintext_port) == {"FS006"} with input as t.policy([t.without(t.ep({"ports": [443, 80]}), {"port"})], ["/usr/bin/gh"])
+}
+
+test_fs006_port_443_ok if {
+	count(net.warn_plaintext_port) == 0 with input as t.clean
+}
+
+test_fs007_tls_skip if {
+	t.ids(net.deny_tls_skip) == {"FS007"} with input as t.policy([t.ep({"tls": "skip"})], ["/usr/bin/gh"])
+}
+
+test_fs007_no_tls_ok if {
+	count(net.deny_tls_skip) == 0 with input as t.clean
+}
+
+test_fs008_tls_deprecated if {
+	t.ids(net.warn_tls_deprecated) == {"FS008"} with input as t.policy([t.ep({"tls": "terminate"})], ["/usr/bin/gh"])
+	t.ids(net.warn_tls_deprecated) == {"FS008"} with input as t.policy([t.ep({"tls": "passthrough"})], ["/usr/bin/gh"])
+}
+
+test_fs008_skip_is_not_deprecated if {
+	count(net.warn_tls_deprecated) == 0 with input as t.policy([t.ep({"tls": "skip"})], ["/usr/bin/gh"])
+}
+
+test_fs009_blocked_address if {
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"host": "169.254.169.254"})], ["/usr/bin/gh"])
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"host": "LOCALHOST."})], ["/usr/bin/gh"])
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"host": "[::1]"})], ["/usr/bin/gh"])
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"allowed_ips": ["127.0.0.1"]})], ["/usr/bin/gh"])
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"allowed_ips": ["0.0.0.0/0"]})], ["/usr/bin/gh"])
+}
+
+test_fs009_public_ok if {
+	count(net.deny_blocked_address) == 0 with input as t.policy([t.ep({"host": "140.82.112.3", "allowed_ips": ["10.0.0.5/32"]})], ["/usr/bin/gh"])
+}
+
+test_fs010_private_address if {
+	t.ids(net.warn_private_address) == {"FS010"} with input as t.policy([t.ep({"host": "192.168.1.10"})], ["/usr/bin/gh"])
+}
+
+test_fs010_public_ok if {
+	count(net.warn_private_address) == 0 with input as t.policy([t.ep({"host": "140.82.112.3"})], ["/usr/bin/gh"])
+}
+
+test_fs011_broad_allowed_ips if {
+	t.ids(net.warn_broad_allowed_ips) == {"FS011"} with input as t.policy([t.ep({"allowed_ips": ["10.0.0.0/16"]})], ["/usr/bin/gh"])
+	t.ids(net.warn_broad_allowed_ips) == {"FS011"} with input as t.policy([t.ep({"allowed_ips": ["fd00::/48"]})], ["/usr/bin/gh"])
+}
+
+test_fs011_narrow_ok if {
+	count(net.warn_broad_allowed_ips) == 0 with input as t.policy([t.ep({"allowed_ips": ["10.0.0.5/32", "10.1.0.0/24", "fd00::1"]})], ["/usr/bin/gh"])
+}
+
+test_fs012_access_full if {
+	t.ids(net.deny_access_full) == {"FS012"} with input as t.policy([t.ep({"access": "full"})], ["/usr/bin/gh"])
+}
+
+test_fs012_read_write_ok if {
+	count(net.deny_access_full) == 0 with input as t.policy([t.ep({"access": "read-write"})], ["/usr/bin/gh"])
+}
+
+test_fs013_delete if {
+	e := t.without(t.ep({"rules": [{"allow": {"method": "delete", "path": "/repos/o/r/labels/x"}}]}), {"access"})
+	t.ids(net.warn_delete) == {"FS013"} with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs013_post_ok if {
+	e := t.without(t.ep({"rules": [{"allow": {"method": "POST", "path": "/repos/o/r/issues"}}]}), {"access"})
+	count(net.warn_delete) == 0 with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs015_catch_all_write if {
+	e := t.without(t.ep({"rules": [{"allow": {"method": "POST", "path": "/**"}}]}), {"access"})
+	t.ids(net.deny_catch_all_write) == {"FS015"} with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs015_catch_all_read_ok if {
+	e := t.without(t.ep({"rules": [{"allow": {"method": "GET", "path": "/**"}}, {"allow": {"method": "POST", "path": "/repos/o/r/issues"}}]}), {"access"})
+	count(net.deny_catch_all_write) == 0 with input as t.policy([e], ["/usr/bin/gh"])
+}
+
+test_fs016_interpreter_writes if {
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.ep({"access": "read-write"})], ["/bin/bash"])
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.ep({"access": "read-write"})], ["/usr/bin/python3.12"])
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.without(t.ep({}), {"protocol", "access", "enforcement"})], ["/usr/bin/*"])
+}
+
+test_fs016_interpreter_reads_ok if {
+	count(net.deny_interpreter_writes) == 0 with input as t.policy([t.ep({})], ["/usr/bin/node"])
+	count(net.deny_interpreter_writes) == 0 with input as t.policy([t.ep({"access": "read-write"})], ["/usr/bin/gh"])
+}
+
+test_fs017_raw_tool_credentialed if {
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "api.github.com"})], ["/usr/bin/ssh"])
+	l4 := t.without(t.ep({"host": "github.com"}), {"protocol", "access", "enforcement"})
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([l4], ["/usr/bin/git"])
+}
+
+test_fs017_inspected_git_ok if {
+	count(net.deny_raw_tool_credentialed) == 0 with input as t.policy([t.ep({"host": "github.com"})], ["/usr/bin/git"])
+	count(net.deny_raw_tool_credentialed) == 0 with input as t.policy([t.ep({})], ["/usr/bin/nc"])
+}
+
+test_fs017_credentialed_hosts_from_data if {
+	count(net.deny_raw_tool_credentialed) == 1 with input as t.policy([t.ep({})], ["/usr/bin/nc"])
+		with data.fullsend.credentialed_hosts as ["*.example.com"]
+}
+
+test_fs025_duplicate_endpoint if {
+	t.ids(net.warn_duplicate_endpoint) == {"FS025"} with input as t.policy([t.ep({}), t.ep({"host": "API.example.com"})], ["/usr/bin/gh"])
+}
+
+test_fs025_distinct_ok if {
+	count(net.warn_duplicate_endpoint) == 0 with input as t.policy([t.ep({}), t.ep({"port": 8443})], ["/usr/bin/gh"])
+}
+
+test_fs026_conflicting_endpoint if {
+	doc := {"version": 1, "network_policies": {
+		"a": {"name": "a", "endpoints": [t.ep({})], "binaries": [{"path": "/usr/bin/gh"}]},
+		"b": {"name": "b", "endpoints": [t.ep({"enforcement": "audit"})], "binaries": [{"path": "/usr/bin/curl"}]},
+	}}
+	t.ids(net.deny_conflicting_endpoint) == {"FS026"} with input as doc
+}
+
+test_fs026_same_settings_ok if {
+	doc := {"version": 1, "network_policies": {
+		"a": {"name": "a", "endpoints": [t.ep({})], "binaries": [{"path": "/usr/bin/gh"}]},
+		"b": {"name": "b", "endpoints": [t.ep({"access": "read-write"})], "binaries": [{"path": "/usr/bin/curl"}]},
+	}}
+	count(net.deny_conflicting_endpoint) == 0 with input as doc
+}

@@ -1,0 +1,119 @@
+package lint
+
+import (
+	"context"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/tester"
+)
+
+// TestRegoUnitTests runs every *_test.rego of the embedded rule set through
+// OPA's test runner, as `opa test lint/rules` does.
+func TestRegoUnitTests(t *testing.T) {
+	modules := map[string]*ast.Module{}
+	err := fs.WalkDir(BuiltinRules(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		src, err := fs.ReadFile(BuiltinRules(), p)
+		if err != nil {
+			return err
+		}
+		m, err := ast.ParseModuleWithOpts(p, string(src), ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
+		if err != nil {
+			return err
+		}
+		modules[p] = m
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := tester.NewRunner().SetModules(modules).Run(context.Background(), modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r := range ch {
+		n++
+		if r.Error != nil || r.Fail {
+			t.Errorf("%s.%s: fail=%v err=%v", r.Package, r.Name, r.Fail, r.Error)
+		}
+	}
+	if n < 2*len(testEngine(t).Rules()) {
+		t.Errorf("ran %d rego tests for %d rules, want at least two per rule", n, len(testEngine(t).Rules()))
+	}
+}
+
+// TestEveryRuleHasPositiveAndNegativeTests requires, per rule id, at least
+// two test_fsNNN_* rules in the rego tests: one that fires, one that does not.
+func TestEveryRuleHasPositiveAndNegativeTests(t *testing.T) {
+	counts := map[string]int{}
+	re := regexp.MustCompile(`(?m)^test_(fs\d{3})_`)
+	_ = fs.WalkDir(BuiltinRules(), ".", func(p string, d fs.DirEntry, _ error) error {
+		if strings.HasSuffix(p, "_test.rego") {
+			src, _ := fs.ReadFile(BuiltinRules(), p)
+			for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+				counts[strings.ToUpper(m[1])]++
+			}
+		}
+		return nil
+	})
+	for _, r := range testEngine(t).Rules() {
+		if counts[r.ID] < 2 {
+			t.Errorf("rule %s (%s) has %d rego tests, want a positive and a negative", r.ID, r.Name, counts[r.ID])
+		}
+	}
+}
+
+// TestRuleMetadata checks every builtin rule declares a unique custom id, a
+// title, a description and a severity matching its name prefix.
+func TestRuleMetadata(t *testing.T) {
+	seen := map[string]string{}
+	rules := testEngine(t).Rules()
+	if len(rules) < 27 {
+		t.Fatalf("%d builtin rules, want at least 27", len(rules))
+	}
+	for _, r := range rules {
+		ref := r.Namespace + "." + r.Name
+		if !regexp.MustCompile(`^FS\d{3}$`).MatchString(r.ID) {
+			t.Errorf("%s: id %q, want FSnnn in # METADATA custom.id", ref, r.ID)
+		}
+		if prev, ok := seen[r.ID]; ok {
+			t.Errorf("%s: id %s already used by %s", ref, r.ID, prev)
+		}
+		seen[r.ID] = ref
+		if r.Title == "" || r.Description == "" {
+			t.Errorf("%s: missing title or description", ref)
+		}
+	}
+	// Severity in metadata must match the prefix conftest uses.
+	for name, src := range ruleSources(t) {
+		for _, m := range regexp.MustCompile(`(?s)severity: (\w+)\n(deny|warn)_\w+ contains`).FindAllStringSubmatch(src, -1) {
+			if m[1] != m[2] {
+				t.Errorf("%s: severity %s on a %s_ rule", name, m[1], m[2])
+			}
+		}
+	}
+}
+
+func ruleSources(t *testing.T) map[string]string {
+	out := map[string]string{}
+	entries, err := fs.ReadDir(BuiltinRules(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		src, err := fs.ReadFile(BuiltinRules(), e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(src)
+	}
+	return out
+}
+
