@@ -76,7 +76,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			diags = append(diags, Diagnostic{Pos: Pos{File: sub}, Severity: SeverityError,
+			diags = append(diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
 				Message: "symbolic links are not followed", Hint: "make " + sub + " a real directory inside the project"})
 			continue
 		}
@@ -89,7 +89,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 				return nil
 			}
 			if de.Type()&fs.ModeSymlink != 0 {
-				diags = append(diags, Diagnostic{Pos: Pos{File: p}, Severity: SeverityError,
+				diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
 					Message: "symbolic links are not followed", Hint: "copy the definition into the project, or rename the link to start with _ to exclude it"})
 				return nil
 			}
@@ -100,7 +100,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 				base := path.Base(p)
 				if base != "SKILL.md" {
 					if strings.EqualFold(base, "SKILL.md") {
-						diags = append(diags, Diagnostic{Pos: Pos{File: p}, Severity: SeverityError,
+						diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
 							Message: fmt.Sprintf("skill file named %q", base), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
 					}
 					return nil
@@ -110,7 +110,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 			return nil
 		}, doublestar.WithNoFollow(), doublestar.WithFailOnIOErrors())
 		if err != nil {
-			diags = append(diags, Diagnostic{Pos: Pos{File: sub}, Severity: SeverityError,
+			diags = append(diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
 				Message: fmt.Sprintf("reading %s: %v", sub, err), Hint: "check the directory's permissions"})
 		}
 	}

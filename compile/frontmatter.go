@@ -240,14 +240,20 @@ func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
 		d.errorf(n, "", "YAML nesting deeper than %d levels", MaxYAMLDepth)
 		return false
 	}
-	if n.Kind == yaml.AliasNode {
-		d.errorfHint(n, "", "use plain values; anchors and aliases are not accepted in definitions",
-			"YAML alias *%s is not allowed", n.Value)
-		return false
-	}
-	if n.Anchor != "" {
-		d.errorfHint(n, "", "remove the anchor and repeat the value",
-			"YAML anchor &%s is not allowed", n.Anchor)
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		// Report the first anchor or alias only: a bomb has thousands.
+		if !d.aliasSeen {
+			d.aliasSeen = true
+			what := "anchor &" + n.Anchor
+			if n.Kind == yaml.AliasNode {
+				what = "alias *" + n.Value
+			}
+			d.errorfHint(n, "", "write plain values; anchors, aliases and merge keys are not accepted in definitions",
+				"YAML %s is not allowed", what)
+		}
+		if n.Kind == yaml.AliasNode {
+			return false
+		}
 		ok = false
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
@@ -261,7 +267,7 @@ func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
 				if k.Tag == "!!merge" {
-					d.errorfHint(k, "", "write the keys out; merge keys are not accepted in definitions", "YAML merge key << is not allowed")
+					d.errorfHint(k, "", "write the keys out; anchors, aliases and merge keys are not accepted in definitions", "YAML merge key << is not allowed")
 				} else {
 					d.errorf(k, "", "mapping keys must be plain strings, not a %s", kindName(k))
 				}

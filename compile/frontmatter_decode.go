@@ -23,6 +23,8 @@ type decoder struct {
 	diags      Diagnostics
 	nerr       int
 	truncated  bool
+	// aliasSeen is set once an anchor or alias was reported.
+	aliasSeen bool
 	// keyHints, when set, replace the hint of specific unknown keys.
 	keyHints map[string]string
 }
@@ -127,11 +129,20 @@ func isNull(n *yaml.Node) bool {
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
+// got describes a node for "want X, got Y" messages: its kind, and its
+// value when it is a short scalar.
+func got(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" && len(n.Value) <= 40 && !strings.ContainsRune(n.Value, '\n') {
+		return fmt.Sprintf("%s %q", kindName(n), n.Value)
+	}
+	return kindName(n)
+}
+
 // str reads a string scalar. Numbers and booleans are rejected: a
 // description of `yes` is a mistake the author should see.
 func (d *decoder) str(n *yaml.Node, name string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want a string, got a %s", kindName(n)),
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a string, got a %s", got(n)),
 			"quote the value if it is meant as text")
 		return "", false
 	}
@@ -151,7 +162,7 @@ func (d *decoder) nonEmptyStr(n *yaml.Node, name string) (string, bool) {
 // boolean reads a true/false scalar.
 func (d *decoder) boolean(n *yaml.Node, name string) (bool, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want true or false, got a %s", kindName(n)), "")
+		d.errAt(d.pos(n), name, fmt.Sprintf("want true or false, got a %s", got(n)), "")
 		return false, false
 	}
 	b, err := strconv.ParseBool(n.Value)
@@ -165,7 +176,7 @@ func (d *decoder) boolean(n *yaml.Node, name string) (bool, bool) {
 // integer reads an integer scalar within [min, max].
 func (d *decoder) integer(n *yaml.Node, name string, min, max int) (int, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer, got a %s", kindName(n)), "")
+		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer, got a %s", got(n)), "")
 		return 0, false
 	}
 	v, err := strconv.ParseInt(n.Value, 0, 64)
@@ -179,7 +190,7 @@ func (d *decoder) integer(n *yaml.Node, name string, min, max int) (int, bool) {
 // number reads an integer or float scalar within [min, max].
 func (d *decoder) number(n *yaml.Node, name string, min, max float64) (float64, bool) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want a number, got a %s", kindName(n)), "")
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a number, got a %s", got(n)), "")
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(n.Value, 64)
