@@ -507,6 +507,10 @@ func (x *run) runtimeCommand() []string {
 // retries once when the first egress met OpenShell's transient 403.
 func (x *run) execAgent(ctx context.Context) error {
 	cmd := x.runtimeCommand()
+	prompt := x.req.Prompt
+	if strings.TrimSpace(prompt) == "" {
+		prompt = x.defaultPrompt()
+	}
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
@@ -518,7 +522,7 @@ func (x *run) execAgent(ctx context.Context) error {
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
 			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd,
-			stdin: strings.NewReader(x.req.Prompt), stdout: w, stderr: w,
+			stdin: strings.NewReader(prompt), stdout: w, stderr: w,
 		})
 		_ = out.Flush()
 		endUntrusted()
@@ -542,6 +546,19 @@ func (x *run) execAgent(ctx context.Context) error {
 		}
 		return &AgentExitError{Agent: x.agent.Name, Code: code}
 	}
+}
+
+// defaultPrompt describes the CI context when no prompt was given.
+func (x *run) defaultPrompt() string {
+	v := x.res.Placeholders
+	msg := fmt.Sprintf("Run as the %s agent", x.agent.Name)
+	if v["OWNER"] != "" && v["REPO_NAME"] != "" {
+		msg += fmt.Sprintf(" for %s/%s", v["OWNER"], v["REPO_NAME"])
+	}
+	if v["ISSUE_NUMBER"] != "" {
+		msg += fmt.Sprintf(", item #%s", v["ISSUE_NUMBER"])
+	}
+	return msg + "."
 }
 
 // download fetches the declared outputs and strips symlinks and git hooks.

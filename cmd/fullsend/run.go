@@ -1,0 +1,217 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/runner"
+)
+
+// runFlags holds the flags of `fullsend run`.
+type runFlags struct {
+	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
+	openshell, gateway, sandboxImage, cpu, memory                                    string
+	sets, downloads, envFiles, providers, gatewayArgs                                []string
+	noStartGateway                                                                   bool
+	timeout, gatewayTimeout, readyTimeout                                            time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run AGENT",
+		Short: "Run one agent inside an OpenShell sandbox with its verified, compiled policy",
+		Long: `Run verifies the compiled project (the policy manifest and, with
+--policies-digest, that it is the signed one; every policy and agent file
+against the manifest digests), resolves the runtime placeholders from the CI
+environment (GitHub Actions, GitLab CI) and --set, checks the openshell CLI
+version and the gateway (starting openshell-gateway in the container when none
+runs), creates a sandbox with the resolved policy, confirms the sandbox
+enforces it, installs the agent, runs it with 'openshell sandbox exec',
+downloads the declared outputs and always deletes the sandbox.
+
+It never runs an agent outside a sandbox. Exit codes: the agent's own status;
+69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
+78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
+		Example: `  fullsend run triage
+  fullsend run triage --dir out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
+  FULLSEND_POLICIES_DIGEST=sha256:... fullsend run triage --provider anthropic=anthropic:ANTHROPIC_API_KEY
+  echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAgent(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "required sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST)")
+	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
+	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")
+	fl.StringVar(&f.promptFile, "prompt-file", "", "file holding the prompt ('-' for standard input)")
+	fl.StringVar(&f.workspace, "workspace", "", "directory uploaded into the sandbox as the agent's working directory (default $GITHUB_WORKSPACE or $CI_PROJECT_DIR)")
+	fl.StringArrayVar(&f.downloads, "download", nil, "sandbox path to download after the run, relative to the workspace or absolute (repeatable)")
+	fl.StringVar(&f.artifacts, "artifacts", "fullsend-out", "local directory for downloaded outputs")
+	fl.StringArrayVar(&f.envFiles, "env-file", nil, "KEY=VALUE file loaded into the agent's environment inside the sandbox, values masked (repeatable)")
+	fl.StringArrayVar(&f.providers, "provider", nil, "OpenShell credential provider: NAME (existing) or NAME=TYPE:ENV[,ENV] created from those variables (repeatable)")
+	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
+	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
+	fl.StringArrayVar(&f.gatewayArgs, "gateway-arg", nil, "argument for a gateway the runner starts (repeatable)")
+	fl.BoolVar(&f.noStartGateway, "no-start-gateway", false, "fail instead of starting openshell-gateway when none is healthy")
+	fl.DurationVar(&f.timeout, "timeout", 0, "bound on the whole run, cleanup excluded (0 = none)")
+	fl.DurationVar(&f.gatewayTimeout, "gateway-timeout", time.Minute, "wait for a started gateway to be healthy")
+	fl.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "wait for the sandbox to be Ready")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", "", "sandbox image (openshell sandbox create --from)")
+	fl.StringVar(&f.cpu, "cpu", "", "sandbox CPU limit, e.g. 2 or 500m")
+	fl.StringVar(&f.memory, "memory", "", "sandbox memory limit, e.g. 4Gi")
+	fl.StringVar(&f.diagDir, "diag-dir", "", "where a failed run leaves its diagnostic bundle (default $RUNNER_TEMP/fullsend-diag or ./fullsend-diag)")
+	fl.StringVar(&f.result, "result", "", "also write the JSON result to this file")
+	addOutputFlag(cmd, &f.output)
+	return cmd
+}
+
+func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return usageErrorf("unknown output format %q (want text or json)", f.output)
+	}
+	values, err := placeholder.ParseSet(f.sets)
+	if err != nil {
+		return exitError{code: runner.ExitPolicy, err: err}
+	}
+	var providers []runner.Provider
+	for _, p := range f.providers {
+		pr, err := runner.ParseProvider(p)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		providers = append(providers, pr)
+	}
+	prompt, err := readPrompt(cmd.InOrStdin(), f)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	// The agent's output is the command's output; with -o json the result
+	// document takes stdout and the agent's output joins the log on stderr.
+	agentOut, logOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.output == "json" {
+		agentOut = logOut
+	}
+	workspace := f.workspace
+	if workspace == "" {
+		workspace = runEnvFirst("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
+	}
+	diag := f.diagDir
+	if diag == "" {
+		diag = filepath.Join(runEnvFirst("RUNNER_TEMP"), "fullsend-diag")
+		if runEnvFirst("RUNNER_TEMP") == "" {
+			diag = "fullsend-diag"
+		}
+	}
+	r, err := runner.New(runner.Options{
+		Project:        os.DirFS(f.dir),
+		PoliciesDigest: f.digest,
+		OpenShell:      f.openshell,
+		Gateway:        f.gateway,
+		GatewayArgs:    f.gatewayArgs,
+		StartGateway:   !f.noStartGateway,
+		GatewayTimeout: f.gatewayTimeout,
+		ReadyTimeout:   f.readyTimeout,
+		Env: runner.Environment{
+			Getenv:     os.LookupEnv,
+			Environ:    os.Environ,
+			Root:       os.DirFS("/"),
+			LookupHost: net.DefaultResolver.LookupHost,
+		},
+		Stdout:       agentOut,
+		Log:          logOut,
+		SandboxImage: f.sandboxImage,
+		CPU:          f.cpu,
+		Memory:       f.memory,
+		Providers:    providers,
+		DiagDir:      diag,
+	})
+	if err != nil {
+		return exitError{code: runner.ExitCode(err), err: fmt.Errorf("%s: %w", f.dir, err)}
+	}
+	res, runErr := r.Run(cmd.Context(), runner.Request{
+		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,
+		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Timeout: f.timeout,
+	})
+	res.Calls = nil
+	if f.result != "" {
+		if err := writeRunResult(f.result, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if f.output == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil {
+		return exitError{code: runner.ExitCode(runErr), err: runErr}
+	}
+	return nil
+}
+
+// readPrompt takes --prompt, else --prompt-file, else piped standard input.
+func readPrompt(stdin io.Reader, f runFlags) (string, error) {
+	switch {
+	case f.prompt != "" && f.promptFile != "":
+		return "", fmt.Errorf("give --prompt or --prompt-file, not both")
+	case f.prompt != "":
+		return f.prompt, nil
+	case f.promptFile == "-":
+		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+		return string(b), err
+	case f.promptFile != "":
+		b, err := os.ReadFile(f.promptFile)
+		return string(b), err
+	}
+	if st, ok := stdin.(*os.File); ok {
+		if info, err := st.Stat(); err == nil && info.Mode()&(os.ModeNamedPipe) != 0 {
+			b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+			return string(b), err
+		}
+		return "", nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+	return string(b), err
+}
+
+func runEnvFirst(keys ...string) string {
+	for _, k := range keys {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// writeRunResult writes v as JSON atomically (temp file + rename).
+func writeRunResult(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/templates"
+)
+
+// newTemplatesCmd groups the CI template commands.
+func newTemplatesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "templates",
+		Short: "Write the GitHub Actions and GitLab CI templates that verify the image and run an agent",
+		Example: `  fullsend templates write github --out .github
+  fullsend templates write gitlab --out ci
+  fullsend templates list -o json`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newTemplatesWriteCmd(), newTemplatesListCmd())
+	return cmd
+}
+
+func newTemplatesWriteCmd() *cobra.Command {
+	var out, output string
+	cmd := &cobra.Command{
+		Use:   "write github|gitlab",
+		Short: "Write one CI system's templates to a directory",
+		Example: `  fullsend templates write github --out .github   # .github/fullsend.yml, .github/action/action.yml
+  fullsend templates write gitlab --out ci        # ci/fullsend.gitlab-ci.yml`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: templates.Kinds,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			written, err := templates.Write(args[0], out)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"kind": args[0], "written": written})
+			}
+			for _, p := range written {
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write into")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func newTemplatesListCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List the embedded templates",
+		Example: "  fullsend templates list\n  fullsend templates list -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			all := map[string][]string{}
+			for _, k := range templates.Kinds {
+				names, err := templates.List(k)
+				if err != nil {
+					return err
+				}
+				all[k] = names
+			}
+			switch output {
+			case "json":
+				return writeJSON(cmd.OutOrStdout(), all)
+			case "text":
+				for _, k := range templates.Kinds {
+					for _, n := range all[k] {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", k, n)
+					}
+				}
+				return nil
+			}
+			return usageErrorf("unknown output format %q (want text or json)", output)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}

@@ -1,0 +1,326 @@
+package templates
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	shaPinned = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$`)
+	verifyRef = regexp.MustCompile(`^\$\{\{ needs\.([A-Za-z0-9_-]+)\.outputs\.ref \}\}$`)
+)
+
+func readAll(t *testing.T, kind, name string) []byte {
+	t.Helper()
+	fsys, err := FS(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decodeAll decodes every YAML document of a file strictly into maps.
+func decodeAll(t *testing.T, data []byte) []map[string]any {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []map[string]any
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, m)
+	}
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asList(v any) []any         { l, _ := v.([]any); return l }
+func asString(v any) string      { s, _ := v.(string); return s }
+
+// steps returns the steps of every job of a workflow, or of a composite action.
+func steps(doc map[string]any) []map[string]any {
+	var out []map[string]any
+	collect := func(l []any) {
+		for _, s := range l {
+			out = append(out, asMap(s))
+		}
+	}
+	for _, j := range asMap(doc["jobs"]) {
+		collect(asList(asMap(j)["steps"]))
+	}
+	collect(asList(asMap(doc["runs"])["steps"]))
+	return out
+}
+
+func TestGitHubTemplates(t *testing.T) {
+	names, err := List("github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 2 {
+		t.Fatalf("github templates: %v", names)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			data := readAll(t, "github", name)
+			docs := decodeAll(t, data)
+			if len(docs) != 1 {
+				t.Fatalf("%d documents", len(docs))
+			}
+			doc := docs[0]
+			sts := steps(doc)
+			if len(sts) == 0 {
+				t.Fatal("no steps")
+			}
+			for _, s := range sts {
+				if u := asString(s["uses"]); u != "" && !shaPinned.MatchString(u) {
+					t.Errorf("uses %q is not pinned by a full commit SHA", u)
+				}
+				run := asString(s["run"])
+				if strings.Contains(run, "${{") {
+					t.Errorf("step %q interpolates an expression into its script; pass it through env:", s["name"])
+				}
+				if strings.Contains(run, "set -x") {
+					t.Errorf("step %q traces its commands (would print secrets)", s["name"])
+				}
+				for k, v := range asMap(s["env"]) {
+					if !strings.Contains(asString(v), "secrets.") {
+						continue
+					}
+					for _, line := range strings.Split(run, "\n") {
+						if regexp.MustCompile(`\b(echo|printf|cat)\b`).MatchString(line) && strings.Contains(line, "$"+k) ||
+							strings.Contains(line, "${"+k+"}") && !strings.Contains(line, "${"+k+":-}") {
+							t.Errorf("step %q may print secret %s: %s", s["name"], k, line)
+						}
+					}
+				}
+			}
+			if strings.Contains(uncommented(data), "docker.sock") {
+				t.Error("template mounts docker.sock")
+			}
+			if name != "fullsend.yml" {
+				return
+			}
+			if p := asMap(doc["permissions"]); p == nil || len(p) != 0 {
+				t.Errorf("workflow-level permissions must be {} (least privilege), got %v", doc["permissions"])
+			}
+			jobs := asMap(doc["jobs"])
+			sawContainer := false
+			for jn, j := range jobs {
+				job := asMap(j)
+				perms := asMap(job["permissions"])
+				if perms == nil {
+					t.Errorf("job %s has no explicit permissions", jn)
+				}
+				for scope, level := range perms {
+					if level != "read" && level != "none" {
+						t.Errorf("job %s: permission %s: %v (want read or none)", jn, scope, level)
+					}
+				}
+				c := asMap(job["container"])
+				if c == nil {
+					continue
+				}
+				sawContainer = true
+				img := asString(c["image"])
+				m := verifyRef.FindStringSubmatch(img)
+				if m == nil && !strings.Contains(img, "@sha256:") {
+					t.Fatalf("job %s: container image %q is neither digest-pinned nor the verify job's output", jn, img)
+				}
+				verifyJob := m[1]
+				if !contains(asList(job["needs"]), verifyJob) && asString(job["needs"]) != verifyJob {
+					t.Errorf("job %s uses %s's output but does not need it", jn, verifyJob)
+				}
+				vj := asMap(jobs[verifyJob])
+				if !strings.Contains(asString(asMap(vj["outputs"])["ref"]), "steps.verify.outputs.ref") {
+					t.Errorf("job %s: ref output does not come from the verify step", verifyJob)
+				}
+				verified := false
+				for _, s := range asList(vj["steps"]) {
+					verified = verified || strings.Contains(asString(asMap(s)["run"]), "fullsend\" verify")
+				}
+				if !verified {
+					t.Errorf("job %s does not run fullsend verify", verifyJob)
+				}
+				opts := asString(c["options"])
+				if !strings.Contains(opts, "--privileged") && !strings.Contains(opts, "NET_ADMIN") {
+					t.Errorf("job %s: container lacks the privileges the OpenShell gateway needs: %q", jn, opts)
+				}
+				ran := false
+				for _, s := range asList(job["steps"]) {
+					ran = ran || strings.Contains(asString(asMap(s)["run"]), "fullsend run")
+				}
+				if !ran {
+					t.Errorf("job %s does not run fullsend run", jn)
+				}
+			}
+			if !sawContainer {
+				t.Error("no job runs in the verified container")
+			}
+		})
+	}
+}
+
+func contains(l []any, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestGitLabTemplate(t *testing.T) {
+	data := readAll(t, "gitlab", "fullsend.gitlab-ci.yml")
+	docs := decodeAll(t, data)
+	if len(docs) != 2 {
+		t.Fatalf("want a spec document and a config document, got %d", len(docs))
+	}
+	inputs := asMap(asMap(docs[0]["spec"])["inputs"])
+	for _, in := range []string{"image", "agent", "fullsend-version", "verifier-image"} {
+		if _, ok := inputs[in]; !ok {
+			t.Errorf("input %s missing", in)
+		}
+		if _, hasDefault := asMap(inputs[in])["default"]; hasDefault {
+			t.Errorf("input %s must be given by the includer (no default)", in)
+		}
+	}
+	jobs := docs[1]
+	verify, run := asMap(jobs["fullsend-verify"]), asMap(jobs["fullsend-run"])
+	if verify == nil || run == nil {
+		t.Fatal("jobs fullsend-verify and fullsend-run missing")
+	}
+	if asString(asMap(asMap(verify["artifacts"])["reports"])["dotenv"]) == "" {
+		t.Error("verify job writes no dotenv report")
+	}
+	vscript := strings.Join(toStrings(asList(verify["script"])), "\n")
+	if !strings.Contains(vscript, "fullsend\" verify") || !strings.Contains(vscript, "*@sha256:*") {
+		t.Error("verify job must run fullsend verify in a digest-pinned image (checked)")
+	}
+	img := asMap(run["image"])
+	if asString(img["name"]) != "$FULLSEND_IMAGE" {
+		t.Errorf("run job image %v is not the verified digest", run["image"])
+	}
+	needs := asMap(asList(run["needs"])[0])
+	if needs["job"] != "fullsend-verify" || needs["artifacts"] != true {
+		t.Errorf("run job must need fullsend-verify with artifacts: %v", run["needs"])
+	}
+	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
+	if !strings.Contains(rscript, `"$CI_JOB_IMAGE" != "$FULLSEND_IMAGE"`) || !strings.Contains(rscript, "fullsend run") {
+		t.Error("run job must check its image and run fullsend run")
+	}
+	for name, j := range jobs {
+		job := asMap(j)
+		if job == nil {
+			continue
+		}
+		img := asString(job["image"])
+		if img == "" {
+			img = asString(asMap(job["image"])["name"])
+		}
+		if img != "$FULLSEND_IMAGE" && img != "$[[ inputs.verifier-image ]]" && !strings.Contains(img, "@sha256:") {
+			t.Errorf("job %s: image %q is neither digest-pinned nor verified", name, img)
+		}
+		for _, line := range toStrings(asList(job["script"])) {
+			if regexp.MustCompile(`(?i)\b(echo|printf)\b[^\n]*\$\{?[A-Z_]*(KEY|TOKEN|SECRET|PASSWORD)`).MatchString(line) {
+				t.Errorf("job %s may print a secret: %s", name, line)
+			}
+		}
+	}
+	if body := uncommented(data); strings.Contains(body, "docker.sock") || strings.Contains(body, "dind") {
+		t.Error("template uses docker.sock or Docker-in-Docker")
+	}
+}
+
+// uncommented returns the YAML without comment lines.
+func uncommented(data []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func toStrings(l []any) []string {
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		out = append(out, asString(x))
+	}
+	return out
+}
+
+func TestWrite(t *testing.T) {
+	for _, kind := range Kinds {
+		dir := t.TempDir()
+		written, err := Write(kind, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := List(kind)
+		if len(written) != len(names) {
+			t.Fatalf("%s: wrote %v", kind, written)
+		}
+		for i, p := range written {
+			got, err := os.ReadFile(p)
+			if err != nil || !bytes.Equal(got, readAll(t, kind, names[i])) {
+				t.Errorf("%s differs from the embedded template: %v", p, err)
+			}
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, "*", ".*tmp*"))
+		if len(left) > 0 {
+			t.Errorf("temp files left: %v", left)
+		}
+	}
+	if _, err := Write("jenkins", t.TempDir()); !errors.Is(err, ErrUnknownKind) {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestActionlint lints the GitHub workflow with the real actionlint
+// (installed by .ci/install.d/45-actionlint.sh).
+func TestActionlint(t *testing.T) {
+	bin, err := exec.LookPath("actionlint")
+	if err != nil {
+		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
+		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "actionlint")
+		if _, serr := os.Stat(bin); serr != nil {
+			if os.Getenv("FULLSEND_INTEGRATION") != "" {
+				t.Fatal("actionlint not installed (run .ci/install.d/45-actionlint.sh)")
+			}
+			t.Skip("actionlint not installed")
+		}
+	}
+	dir := t.TempDir()
+	wf := filepath.Join(dir, ".github", "workflows", "fullsend.yml")
+	if err := os.MkdirAll(filepath.Dir(wf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wf, readAll(t, "github", "fullsend.yml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-no-color", wf)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+}
