@@ -16,5 +16,7 @@ func newPolicyCmd() *cobra.Command {
 	// Policy subcommands are registered below, one line each.
 	cmd.AddCommand(newPolicyCompileCmd())
 	cmd.AddCommand(newPolicyExplainCmd())
+	cmd.AddCommand(newPolicyLintCmd())
+	cmd.AddCommand(newPolicyTestCmd())
 	return cmd
 }
