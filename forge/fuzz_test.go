@@ -56,7 +56,10 @@ func FuzzScopeSearch(f *testing.F) {
 			case "OR", "AND", "NOT":
 				t.Fatalf("boolean operator survived in %q", out)
 			}
-			key, _, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(tk.text, "-")), ":")
+			key, _, isQual := strings.Cut(strings.ToLower(strings.TrimPrefix(tk.text, "-")), ":")
+			if !isQual {
+				continue
+			}
 			switch key {
 			case "repo":
 				repos++

@@ -316,3 +316,12 @@ func decodeStrict(b []byte, v any) error {
 	}
 	return nil
 }
+
+// ParseRepo splits "owner/repo" and validates both names.
+func ParseRepo(s string) (owner, repo string, err error) {
+	owner, repo, ok := strings.Cut(s, "/")
+	if !ok || !validName(owner) || !validName(repo) {
+		return "", "", fmt.Errorf("repository %q: want owner/repo (letters, digits, '-', '_', '.')", s)
+	}
+	return owner, repo, nil
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -265,4 +266,35 @@ func (c Credential) reveal() string { return string(c.secret) }
 // appearsIn reports whether the token occurs in b.
 func (c Credential) appearsIn(b []byte) bool {
 	return len(c.secret) > 0 && bytes.Contains(b, c.secret)
+}
+
+// WriteTokenFile writes a minted token to path with mode 0600, atomically
+// (a temporary file in the same directory, then rename), so a sandbox
+// mounting it never reads a partial token.
+func WriteTokenFile(path, token string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("writing token file %s: %w", path, err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("writing token file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing token file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing token file %s: %w", path, err)
+	}
+	return nil
 }
