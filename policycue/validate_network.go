@@ -74,6 +74,9 @@ func (c *checker) checkBinary(b *obj) {
 
 // checkEndpoint runs the destination, SSRF and L7 checks on one endpoint.
 func (c *checker) checkEndpoint(ep *obj) {
+	if ep.broken("host") || ep.broken("port") || ep.broken("ports") || ep.broken("protocol") {
+		return // the shape error is reported; semantic checks would only echo it
+	}
 	ports := c.checkPorts(ep)
 	c.checkHost(ep, ports)
 	c.checkAllowedIPs(ep)

@@ -173,6 +173,20 @@ type entry struct {
 
 func (o *obj) has(name string) bool { return o != nil && o.vals[name] != nil }
 
+// broken reports a field that is present but failed its shape check; the
+// semantic checks skip it rather than report it as missing.
+func (o *obj) broken(name string) bool { return o != nil && o.keys[name] != nil && o.vals[name] == nil && !isNullKey(o, name) }
+
+func isNullKey(o *obj, name string) bool {
+	for i := 0; i+1 < len(o.node.Content); i += 2 {
+		if o.node.Content[i] == o.keys[name] {
+			v := resolveAlias(o.node.Content[i+1])
+			return v != nil && v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null"
+		}
+	}
+	return false
+}
+
 // str returns a string field ("" when absent).
 func (o *obj) str(name string) string {
 	if o == nil || o.vals[name] == nil {
