@@ -37,7 +37,10 @@ func WriteText(w io.Writer, r *Result) error {
 	for _, a := range r.Attestations {
 		fmt.Fprintf(&b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
 		if p := a.Provenance; p != nil {
-			fmt.Fprintf(&b, "    builder %s, source %s@%s\n", p.BuilderID, p.SourceRepo, p.SourceRevision)
+			fmt.Fprintf(&b, "    builder:       %s\n", p.BuilderID)
+			if p.SourceRepo != "" {
+				fmt.Fprintf(&b, "    source:        %s@%s\n", p.SourceRepo, p.SourceRevision)
+			}
 		}
 	}
 	fmt.Fprintln(&b, r.Ref)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/image"
+	"github.com/fullsend-ai/agent-sandbox/sign"
 )
 
 // newImageCmd groups the image commands.
@@ -27,7 +28,7 @@ func newImageCmd() *cobra.Command {
   fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newImageBuildCmd(), newImageEntrypointCmd())
+	cmd.AddCommand(newImageBuildCmd(), newImageEntrypointCmd(), newImageSignCmd(), newImageKeygenCmd())
 	return cmd
 }
 
@@ -46,6 +47,8 @@ type imageBuildFlags struct {
 	digestFile, cacheDir string
 	noCache              bool
 	output               string
+	sign                 bool
+	signing              signFlags
 }
 
 func newImageBuildCmd() *cobra.Command {
@@ -100,6 +103,8 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&f.digestFile, "digest-file", "", "write the resulting repo@sha256:... references (or the digest) to this file")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "compressed-layer cache (default: the user cache dir)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the compressed-layer cache")
+	fl.BoolVar(&f.sign, "sign", false, "sign the built digest (with SBOM and provenance attestations) and store the signature with the outputs; see fullsend image sign --help")
+	addSignFlags(fl, &f.signing)
 	addOutputFlag(cmd, &f.output)
 	return cmd
 }
@@ -115,6 +120,7 @@ type imageBuildReport struct {
 	Tags           []string            `json:"tags,omitempty"`
 	OCILayout      string              `json:"oci_layout,omitempty"`
 	Tarball        string              `json:"tarball,omitempty"`
+	Signatures     []sign.Result       `json:"signatures,omitempty"`
 }
 
 type imagePlatformJSON struct {
@@ -146,6 +152,12 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	if err != nil {
 		return err
 	}
+	var signing *buildSigning
+	if f.sign {
+		if signing, err = newBuildSigning(ctx, &f.signing, tags, f.layoutDir, f.push); err != nil {
+			return err
+		}
+	}
 
 	// LEAD: compile if stale. Before building, the lead wires the policy
 	// compiler here: when policies/manifest.json is missing or its sources
@@ -159,8 +171,13 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		return err
 	}
 
-	// Step 2: SIGN HOOK. Signing (package sign) goes here, on res.Digest,
-	// before any output is written or pushed.
+	// Step 2: sign res.Digest, before any output is written or pushed.
+	if signing != nil {
+		params := map[string]any{"base": f.base, "platforms": f.platforms, "version": opts.Version}
+		if err := signing.sign(ctx, res, tags, params); err != nil {
+			return err
+		}
+	}
 
 	// Step 3: outputs. Local files first, the registry last.
 	report := imageBuildReport{
@@ -182,6 +199,11 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		}
 		if err := image.WriteLayout(res, f.layoutDir, refName); err != nil {
 			return err
+		}
+		if signing != nil {
+			if err := signing.writeLayout(f.layoutDir); err != nil {
+				return err
+			}
 		}
 		report.OCILayout = f.layoutDir
 	}
@@ -219,6 +241,14 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		for _, t := range append(po.Tags, po.ImmutableTags...) {
 			report.Tags = append(report.Tags, t.String())
 		}
+		if signing != nil {
+			if err := signing.push(ctx, image.RemoteOptions(ctx, po.Remote)...); err != nil {
+				return err
+			}
+		}
+	}
+	if signing != nil {
+		report.Signatures = signing.results()
 	}
 	if f.digestFile != "" {
 		lines := report.Refs
@@ -238,6 +268,9 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	}
 	for _, t := range report.Tags {
 		fmt.Fprintf(stdout, "tagged %s\n", t)
+	}
+	for _, sr := range report.Signatures {
+		fmt.Fprintf(stdout, "signed %s (%s; attestations: %s)\n", sr.Ref, sr.Signer, strings.Join(sr.Attestations, ", "))
 	}
 	return nil
 }

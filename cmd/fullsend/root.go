@@ -31,6 +31,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	// Area commands are registered below, one line each.
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newImageCmd())
+	root.AddCommand(newVerifyCmd())
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newTemplatesCmd())
 	return root
