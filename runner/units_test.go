@@ -1,0 +1,180 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSandboxName(t *testing.T) {
+	seen := map[string]bool{}
+	for _, agent := range []string{"triage", "completeness-assessor", "Dup--Detector", "", "___", "a", "x-y-z-long-name-here", "日本語"} {
+		for i := 0; i < 20; i++ {
+			n := SandboxName(agent)
+			if !ValidSandboxName(n) {
+				t.Fatalf("SandboxName(%q) = %q breaks OpenShell's name rules", agent, n)
+			}
+			if seen[n] && agent == "triage" {
+				t.Fatalf("duplicate name %q", n)
+			}
+			seen[n] = true
+		}
+	}
+	for _, bad := range []string{"fs-triage-abcdef1234", "Fs-x", "fs--x", "-fs", "fs-"} {
+		if ValidSandboxName(bad) {
+			t.Errorf("ValidSandboxName(%q) = true", bad)
+		}
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"openshell 0.0.111\n":          "v0.0.111",
+		"openshell v0.0.83":            "v0.0.83",
+		"openshell 0.0.4-dev.6+g2bf99": "v0.0.4-dev.6+g2bf99",
+	} {
+		if got, err := ParseVersion(in); err != nil || got != want {
+			t.Errorf("ParseVersion(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseVersion("openshell"); err == nil {
+		t.Error("no version: want an error")
+	}
+}
+
+func TestParseStatusText(t *testing.T) {
+	for in, want := range map[string]string{
+		"Server Status\n\n  \x1b[2mStatus:\x1b[0m \x1b[32mConnected\x1b[0m\n": "connected",
+		"  Status: Disconnected\n":         "disconnected",
+		"  Status: Connected (HTTP)\n":     "connected_http",
+		"  Status: No gateway configured.": "not_configured",
+		"garbage":                          "unknown",
+	} {
+		if got := parseStatusText(in); got != want {
+			t.Errorf("parseStatusText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseProvider(t *testing.T) {
+	p, err := ParseProvider("anthropic=anthropic:ANTHROPIC_API_KEY,EXTRA")
+	if err != nil || p.Name != "anthropic" || p.Type != "anthropic" || len(p.CredentialEnv) != 2 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if p, err := ParseProvider("vertex"); err != nil || p.Type != "" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for _, bad := range []string{"Bad Name", "x=", "x=t:", "x=t:1BAD", "x=t:A=B"} {
+		if _, err := ParseProvider(bad); err == nil {
+			t.Errorf("ParseProvider(%q): want an error", bad)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "repo", ".git", "hooks"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "repo", ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "repo", "file"), []byte("ok"), 0o644))
+	must(os.Symlink("/etc/shadow", filepath.Join(dir, "repo", "abs")))
+	must(os.Symlink("file", filepath.Join(dir, "repo", "rel")))
+	must(os.Symlink("..", filepath.Join(dir, "repo", "up")))
+	removed, err := Sanitize(dir)
+	must(err)
+	if len(removed) != 4 {
+		t.Errorf("removed %v, want 3 symlinks and the hooks dir", removed)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "repo", "file")); err != nil || string(b) != "ok" {
+		t.Error("regular file lost")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repo", ".git")); err != nil {
+		t.Error(".git itself must stay")
+	}
+	// A symlink as the output root is removed too.
+	link := filepath.Join(t.TempDir(), "out")
+	must(os.Symlink("/", link))
+	if r, err := Sanitize(link); err != nil || len(r) != 1 {
+		t.Errorf("root symlink: %v %v", r, err)
+	}
+}
+
+func TestMaskWriter(t *testing.T) {
+	m := &masker{}
+	m.Add("sk-ant-0123456789")
+	m.Add("abc") // too short to mask
+	var out bytes.Buffer
+	w := &maskWriter{m: m, w: &out}
+	// The secret is split across writes; it must still be masked.
+	w.Write([]byte("key=sk-ant-01"))
+	w.Write([]byte("23456789 abc\nnext"))
+	w.Flush()
+	if got := out.String(); got != "key=*** abc\nnext" {
+		t.Errorf("masked output %q", got)
+	}
+}
+
+func TestGitHubReporter(t *testing.T) {
+	var out bytes.Buffer
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	rep := NewReporter(CIGitHub, &out, summary)
+	end := rep.Group("step\n::error::injected")
+	end()
+	rep.Annotate("error", "a:b,c", "line1\nline2 100%")
+	w, stop := rep.Untrusted(&out)
+	w.Write([]byte("::add-mask::x\n"))
+	stop()
+	if err := rep.Summary("| a | b |\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"::group::step%0A::error::injected\n", "::endgroup::\n",
+		"::error title=a%3Ab%2Cc::line1%0Aline2 100%25\n", "::stop-commands::"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	token := strings.TrimPrefix(lines[len(lines)-3], "::stop-commands::")
+	if len(token) != 32 || lines[len(lines)-1] != "::"+token+"::" {
+		t.Errorf("untrusted output not bracketed by a random token:\n%s", got)
+	}
+	if b, _ := os.ReadFile(summary); string(b) != "| a | b |\n" {
+		t.Errorf("summary %q", b)
+	}
+}
+
+func TestGitLabReporter(t *testing.T) {
+	var out bytes.Buffer
+	rep := NewReporter(CIGitLab, &out, "")
+	rep.Group("Create Sandbox!")()
+	got := out.String()
+	if !strings.Contains(got, "section_start:") || !strings.Contains(got, ":fullsend_1_create_sandbox[collapsed=true]\r\x1b[0KCreate Sandbox!\n") ||
+		!strings.Contains(got, "section_end:") {
+		t.Errorf("section markers:\n%q", got)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for err, want := range map[error]int{
+		nil:                                     0,
+		&AgentExitError{Code: 3}:                3,
+		ErrPlaceholder:                          ExitPolicy,
+		errors.Join(ErrSandbox, ErrInterrupted): ExitInterrupted,
+		ErrTimeout:                              ExitTimeout,
+		ErrPreflight:                            ExitPreflight,
+		errors.New("other"):                     ExitSandbox,
+	} {
+		if got := ExitCode(err); got != want {
+			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
+		}
+	}
+}
