@@ -286,8 +286,13 @@ func (d *decoder) evalPermissions(rules []permRule) (allowed, denied []ToolRule)
 		}
 	}
 	for _, g := range denies {
-		if r, ok := d.grantRule(g); ok {
+		// A denial never widens anything: a pattern the tool-rule syntax
+		// cannot express (a glob command such as "rm*") is kept verbatim.
+		if r, err := ParseToolRule(grantRaw(g), g.rule.pos); err == nil {
 			denied = append(denied, r)
+		} else {
+			raw := grantRaw(g)
+			denied = append(denied, ToolRule{Raw: raw, Pos: g.rule.pos, Tool: g.tool, Specifier: g.pattern, HasSpecifier: raw != g.tool})
 		}
 	}
 	return allowed, denied
@@ -303,27 +308,19 @@ func permTools(perm string) []string {
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, k := range sortedKeys(openCodeTools) {
-		if t := openCodeTools[k]; t != "" && !seen[t] {
+	for _, t := range openCodeTools {
+		if t != "" && !seen[t] {
 			seen[t] = true
 			out = append(out, t)
 		}
 	}
-	return out
+	return sortedCopy(out)
 }
 
 // grantRule converts a grant into the equivalent Claude Code tool rule,
 // parsed like any other, positioned at the permission entry.
 func (d *decoder) grantRule(g grant) (ToolRule, bool) {
-	raw := g.tool
-	if g.pattern != "*" {
-		switch g.tool {
-		case "WebFetch", "WebSearch", "TodoWrite", "LSP":
-			// these take one action; patterns were rejected when read
-		default:
-			raw = g.tool + "(" + g.pattern + ")"
-		}
-	}
+	raw := grantRaw(g)
 	p := g.rule.pos
 	p.Column = 0 // the rule is derived; point at the line
 	r, err := ParseToolRule(raw, p)
@@ -343,6 +340,19 @@ func (d *decoder) grantRule(g grant) (ToolRule, bool) {
 	}
 	r.Pos = g.rule.pos
 	return r, true
+}
+
+// grantRaw renders a grant as the equivalent Claude Code rule.
+func grantRaw(g grant) string {
+	if g.pattern == "*" {
+		return g.tool
+	}
+	switch g.tool {
+	case "WebFetch", "WebSearch", "TodoWrite", "LSP":
+		// these take one action; a "*" permission's pattern does not apply
+		return g.tool
+	}
+	return g.tool + "(" + g.pattern + ")"
 }
 
 // wildcardMatch reports whether OpenCode wildcard pattern p ('*' any run of

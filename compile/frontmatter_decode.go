@@ -96,10 +96,10 @@ func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string
 		}
 		if !containsString(known, k.Value) {
 			hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
-			if s := suggest(k.Value, known); s != "" {
-				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
-			} else if h, ok := d.keyHints[k.Value]; ok {
+			if h, ok := d.keyHints[k.Value]; ok {
 				hint = h
+			} else if s := suggest(k.Value, known); s != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
 			}
 			d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
 			continue

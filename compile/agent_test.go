@@ -1,0 +1,297 @@
+package compile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// loadOne loads a project made of the given files and fails on error.
+func loadOne(t *testing.T, files map[string]string) *Project {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, content := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	proj, err := Load(fsys)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return proj
+}
+
+func raws(rules []ToolRule) string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, r.Raw)
+	}
+	return strings.Join(out, " | ")
+}
+
+func warnings(p *Project) string {
+	var out []string
+	for _, w := range p.Warnings {
+		out = append(out, w.Pos.String()+" "+w.Field+": "+w.Message)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestClaudeAgent(t *testing.T) {
+	tests := []struct {
+		name, fm       string
+		tools, denied  string
+		omitted        bool
+		warn           string // substring of the warnings, "" = none
+		model, permMod string
+	}{
+		{name: "disallowed removed first",
+			fm:    "tools: Bash(gh *), Read, WebFetch(domain:x.io)\ndisallowedTools: WebFetch, Bash(rm *)",
+			tools: "Bash(gh *) | Read", denied: "WebFetch | Bash(rm *)"},
+		{name: "legacy prefix equals space form",
+			fm:    "tools: Bash(gh api:*), Read\ndisallowedTools: Bash(gh api *)",
+			tools: "Read", denied: "Bash(gh api *)"},
+		{name: "tools omitted",
+			fm:      "model: sonnet",
+			omitted: true, warn: "agents/a.md:2:1 tools: tools omitted: the agent inherits all tools", model: "sonnet"},
+		{name: "list with several rules per element",
+			fm:    "tools:\n  - Read, Grep\n  - Bash(gh,curl,jq)\n  - Task(b)",
+			tools: "Read | Grep | Bash(gh,curl,jq) | Task(b)"},
+		{name: "memory adds scoped file tools",
+			fm:    "tools: Bash(gh *)\nmemory: project",
+			tools: "Bash(gh *) | Read(.claude/agent-memory/a/**) | Write(.claude/agent-memory/a/**) | Edit(.claude/agent-memory/a/**)"},
+		{name: "bypassPermissions warns",
+			fm:    "tools: Read\npermissionMode: bypassPermissions",
+			tools: "Read", warn: "bypassPermissions turns off", permMod: "bypassPermissions"},
+		{name: "mcp servers warn",
+			fm:    "tools: mcp__github__get_issue\nmcpServers: [github]",
+			tools: "mcp__github__get_issue", warn: "MCP servers are not compiled"},
+		{name: "hash in description is a comment",
+			fm:    "tools: Read\nx-note: 1",
+			tools: "Read"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			content := "---\nname: a\ndescription: d\n" + tc.fm + "\n---\nbody\n"
+			content = strings.Replace(content, "x-note: 1\n", "", 1)
+			proj := loadOne(t, map[string]string{"agents/a.md": content, "agents/b.md": "---\nname: b\ndescription: d\ntools: Read\n---\n"})
+			a := proj.Agents[0]
+			if a.Format != FormatClaude || a.Name != "a" {
+				t.Fatalf("agent = %s %s", a.Format, a.Name)
+			}
+			if got := raws(a.Tools); got != tc.tools {
+				t.Errorf("tools = %q, want %q", got, tc.tools)
+			}
+			if got := raws(a.Disallowed); got != tc.denied {
+				t.Errorf("disallowed = %q, want %q", got, tc.denied)
+			}
+			if a.ToolsOmitted != tc.omitted || a.Model != tc.model || a.PermissionMode != tc.permMod {
+				t.Errorf("omitted=%v model=%q permissionMode=%q", a.ToolsOmitted, a.Model, a.PermissionMode)
+			}
+			w := warnings(proj)
+			if (tc.warn == "") != (w == "") || !strings.Contains(w, tc.warn) {
+				t.Errorf("warnings = %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}
+
+func TestWarningsWithPositions(t *testing.T) {
+	proj := loadOne(t, map[string]string{
+		"agents/triage.md":           "---\nname: triage\ndescription: Fix issue #42 quickly\ntools: Read # a real comment\n---\n",
+		"agents/other-file.md":       "---\nname: renamed\ndescription: d\ntools: Read\n---\n",
+		"skills/labels/SKILL.md":     "---\nname: issue-labels\ndescription: d\n---\n",
+		"agents/README.md":           "# not an agent",
+		"agents/_draft.md":           "not even frontmatter",
+		"agents/.hidden/x.md":        "nope",
+		"skills/_wip/SKILL.md":       "nope",
+		"agents/nested/deeper/n.md":  "---\nname: n\ndescription: d\ntools: Read\n---\n",
+		".claude/agents/README.md":   "# docs",
+		".opencode/agent/README.md":  "# docs",
+		".agents/skills/x/README.md": "# not a SKILL.md",
+	})
+	want := []string{
+		`agents/other-file.md:2:7 name: agent name "renamed" differs from its file name "other-file"`,
+		`agents/triage.md:3:24 description: the text after ' #' is a YAML comment and is dropped from the value`,
+		`skills/labels/SKILL.md:2:7 name: skill name "issue-labels" differs from its directory "labels"`,
+	}
+	if got := warnings(proj); got != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	if len(proj.Agents) != 3 || proj.Agents[0].Name != "n" || proj.Agents[0].File != "agents/nested/deeper/n.md" {
+		t.Errorf("agents = %+v", proj.Agents)
+	}
+	if proj.Agents[2].Description != "Fix issue" {
+		t.Errorf("description = %q", proj.Agents[2].Description)
+	}
+	if len(proj.Files) != 4 {
+		t.Errorf("files = %v (excluded files must not be read)", proj.Files)
+	}
+}
+
+func TestFormatDetection(t *testing.T) {
+	proj := loadOne(t, map[string]string{
+		"agents/oc.md":          "---\ndescription: d\nmode: subagent\npermission:\n  \"*\": deny\n  read: allow\n---\n",
+		"agents/cc.md":          "---\nname: cc\ndescription: d\ntools: Read\n---\n",
+		".claude/agents/x.md":   "---\nname: x\ndescription: d\ntools: Read\n---\n",
+		".opencode/agents/y.md": "---\ndescription: d\npermission:\n  \"*\": deny\n  grep: allow\n---\n",
+	})
+	got := map[string]Format{}
+	for _, a := range proj.Agents {
+		got[a.Name] = a.Format
+	}
+	want := map[string]Format{"oc": FormatOpenCode, "cc": FormatClaude, "x": FormatClaude, "y": FormatOpenCode}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: format %q, want %q", k, got[k], v)
+		}
+	}
+	// A Claude Code file with an OpenCode field gets a pointed hint.
+	_, err := Load(fstest.MapFS{"agents/z.md": {Data: []byte("---\nname: z\ndescription: d\ntools: Read\nmode: subagent\n---\n")}})
+	var ds Diagnostics
+	if !errors.As(err, &ds) || !strings.Contains(ds[0].Hint, "OpenCode field") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestOpenCodePermissions(t *testing.T) {
+	tests := []struct {
+		name, fm      string
+		tools, denied string
+		omitted       bool
+		warn          string
+	}{
+		{name: "last matching rule wins",
+			fm:    "permission:\n  \"*\": deny\n  bash:\n    \"git *\": allow\n    \"git push *\": deny\n    \"gh *\": allow\n    \"gh*\": deny",
+			tools: "", denied: "", warn: ""},
+		{name: "later deny star removes earlier allows",
+			fm:    "permission:\n  read: allow\n  bash:\n    \"git *\": allow\n    \"*\": deny\n  \"*\": deny\n  grep: allow",
+			tools: "Grep", denied: "", warn: ""},
+		{name: "narrow deny after broad allow is kept for explain",
+			fm:    "permission:\n  \"*\": deny\n  bash:\n    \"git *\": allow\n    \"git push *\": deny",
+			tools: "Bash(git *)", denied: ""},
+		{name: "ask is deny",
+			fm:    "permission:\n  \"*\": deny\n  read: allow\n  webfetch: ask",
+			tools: "Read", warn: "ask is treated as deny"},
+		{name: "tools map folds before permission",
+			fm:    "tools:\n  bash: true\n  write: true\npermission:\n  \"*\": deny\n  read: allow\n  edit: allow",
+			tools: "Read | Edit", warn: "tools map is deprecated"},
+		{name: "no star rule means unlisted tools are open",
+			fm:    "permission:\n  edit: deny\n  bash:\n    \"npm test\": allow",
+			tools: "Bash(npm test)", omitted: true, warn: `no "*" permission rule`},
+		{name: "allow all expands to every tool",
+			fm:    "permission: allow",
+			tools: "Agent | Bash | Edit | Glob | Grep | LS | LSP | Read | Skill | TodoWrite | WebFetch | WebSearch"},
+		{name: "task and skill patterns",
+			fm:    "permission:\n  \"*\": deny\n  task:\n    \"*\": deny\n    b: allow\n  skill:\n    labels: allow",
+			tools: "Agent(b) | Skill(labels)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "last matching rule wins" {
+				// gh * is allowed then denied: only git * survives, git push * stays denied.
+				tc.tools, tc.denied = "Bash(git *)", "Agent | Bash | Edit | Glob | Grep | LS | LSP | Read | Skill | TodoWrite | WebFetch | WebSearch | Bash(git push *) | Bash(gh*)"
+			}
+			proj := loadOne(t, map[string]string{
+				".opencode/agent/a.md":   "---\ndescription: d\n" + tc.fm + "\n---\n",
+				".opencode/agent/b.md":   "---\ndescription: d\npermission: {\"*\": deny, read: allow}\n---\n",
+				"skills/labels/SKILL.md": "---\nname: labels\ndescription: d\n---\n",
+			})
+			a := proj.Agents[0]
+			if got := raws(a.Tools); got != tc.tools {
+				t.Errorf("tools = %q, want %q", got, tc.tools)
+			}
+			if tc.denied != "" {
+				if got := raws(a.Disallowed); got != tc.denied {
+					t.Errorf("denied = %q, want %q", got, tc.denied)
+				}
+			}
+			if a.ToolsOmitted != tc.omitted {
+				t.Errorf("omitted = %v", a.ToolsOmitted)
+			}
+			w := warnings(proj)
+			if (tc.warn == "") != (w == "") || !strings.Contains(w, tc.warn) {
+				t.Errorf("warnings = %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}
+
+func TestSplitFrontmatter(t *testing.T) {
+	tests := []struct {
+		in, fm, body string
+		err          error
+	}{
+		{"---\na: 1\n---\nbody\n", "a: 1\n", "body\n", nil},
+		{"\ufeff---\r\na: 1\r\n---\r\nbody\r\n", "a: 1\n", "body\n", nil},
+		{"---  \na: 1\n---\t\n", "a: 1\n", "", nil},
+		{"---\na: 1\n---", "a: 1\n", "", nil},
+		{"---\n---\n", "", "", nil},
+		{"---\na: ---\n----\n---\nb\n", "a: ---\n----\n", "b\n", nil},
+		{"# title\n---\na: 1\n---\n", "", "", errNoFrontmatter},
+		{"", "", "", errNoFrontmatter},
+		{"---", "", "", errUnterminatedFrontmatter},
+		{"---\na: 1\n", "", "", errUnterminatedFrontmatter},
+		{" ---\na: 1\n---\n", "", "", errNoFrontmatter},
+	}
+	for _, tc := range tests {
+		fm, body, err := splitFrontmatter([]byte(tc.in))
+		if !errors.Is(err, tc.err) || fm != tc.fm || body != tc.body {
+			t.Errorf("splitFrontmatter(%q) = %q, %q, %v; want %q, %q, %v", tc.in, fm, body, err, tc.fm, tc.body, tc.err)
+		}
+	}
+}
+
+func TestSandboxDecl(t *testing.T) {
+	proj := loadOne(t, map[string]string{"agents/a.md": `---
+name: a
+description: d
+tools: Bash(curl *)
+sandbox:
+  tier: network
+  provider: vertex
+  profiles: [forge-read]
+  endpoints:
+    - host: "*.googleapis.com"
+    - host: 10.0.0.5
+      port: 8443
+      protocol: websocket
+      access: read-write
+      allowed_ips: [10.0.0.0/24, "{{HOST_IP}}"]
+      binaries: [/usr/bin/curl]
+    - host: "{{FORGE_HOST}}"
+      rules:
+        - GET /api/v4/projects/{{OWNER}}%2F{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}
+        - {method: GET, path: /search, query: {q: "repo:{{OWNER}}/*"}}
+  filesystem:
+    read_only: [/opt/data]
+    read_write: [/sandbox/out]
+  outputs: [/sandbox/out/report.json]
+---
+`})
+	sb := proj.Agents[0].Sandbox
+	if sb.Tier != "network" || sb.Provider != "vertex" || sb.Profiles[0].Name != "forge-read" || sb.Profiles[0].Pos.String() != "agents/a.md:8:14" {
+		t.Errorf("sandbox = %+v", sb)
+	}
+	if len(sb.Endpoints) != 3 {
+		t.Fatalf("endpoints = %+v", sb.Endpoints)
+	}
+	e0, e1, e2 := sb.Endpoints[0], sb.Endpoints[1], sb.Endpoints[2]
+	if e0.Port != 443 || e0.Protocol != "rest" || e0.Host != "*.googleapis.com" {
+		t.Errorf("defaults not applied: %+v", e0)
+	}
+	if e1.Port != 8443 || e1.Protocol != "websocket" || e1.Access != "read-write" || len(e1.AllowedIPs) != 2 || e1.Binaries[0].Path != "/usr/bin/curl" {
+		t.Errorf("endpoint 1 = %+v", e1)
+	}
+	if len(e2.Rules) != 2 || e2.Rules[1].Query["q"] != "repo:{{OWNER}}/*" || e2.Rules[0].Pos.String() != "agents/a.md:19:11" {
+		t.Errorf("endpoint 2 = %+v", e2)
+	}
+	if sb.ReadOnly[0].Path != "/opt/data" || sb.ReadWrite[0].Path != "/sandbox/out" || sb.Outputs[0].Pos.String() != "agents/a.md:24:13" {
+		t.Errorf("paths = %+v %+v %+v", sb.ReadOnly, sb.ReadWrite, sb.Outputs)
+	}
+
+	proj = loadOne(t, map[string]string{"agents/a.md": "---\nname: a\ndescription: d\ntools: Read\nsandbox: policies/a.yaml\n---\n"})
+	if sb := proj.Agents[0].Sandbox; sb.PolicyFile != "policies/a.yaml" || sb.PolicyFilePos.String() != "agents/a.md:5:10" {
+		t.Errorf("policy file sandbox = %+v", sb)
+	}
+}
