@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runner overhead: `fullsend run` end to end against the openshell FAKE,
+# compared with the time spent in the fake's calls alone (the peer here: a
+# real OpenShell cannot run on this machine). Prints per-run figures and the
+# ratio overhead / openshell. Target: overhead under 100 ms per agent run.
+#
+#   bench/runner.sh [RUNS]   (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-20}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+echo "--- building fullsend and the openshell fake"
+go build -o "$work/bin/fullsend" ./cmd/fullsend
+go build -o "$work/bin/openshell" ./testdata/openshell-fake
+ln "$work/bin/openshell" "$work/bin/openshell-gateway"
+cp runner/testdata/runtime-stub.sh "$work/bin/claude"
+chmod +x "$work/bin/claude"
+FULLSEND_RUNNER_FIXTURE_OUT="$work/project" go test -count=1 -run '^TestWriteBenchFixture$' ./runner >/dev/null
+mkdir -p "$work/ws"
+
+echo "--- go test -bench (in-process runner, $runs runs)"
+go test -run '^$' -bench '^BenchmarkRun$' -benchtime "${runs}x" ./runner | grep -E '^Benchmark'
+
+echo "--- fullsend run CLI ($runs runs, process start included)"
+export PATH="$work/bin:$PATH" OPENSHELL_FAKE_GATEWAY=up
+total_ns=0 in_ns=0 wall_ns=0
+for i in $(seq "$runs"); do
+	export OPENSHELL_FAKE_STATE="$work/state-$i"
+	start=$(date +%s%N)
+	fullsend run triage --dir "$work/project" --workspace "$work/ws" --prompt bench \
+		--set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=1 --set FORGE_HOST=api.github.com --set HOST_IP=10.0.0.1 \
+		--diag-dir "$work/diag" --result "$work/result.json" >/dev/null 2>"$work/log"
+	end=$(date +%s%N)
+	d=$(sed -n 's/.*"duration_ns": \([0-9]*\).*/\1/p' "$work/result.json")
+	o=$(sed -n 's/.*"in_openshell_ns": \([0-9]*\).*/\1/p' "$work/result.json")
+	total_ns=$((total_ns + d)) in_ns=$((in_ns + o)) wall_ns=$((wall_ns + end - start))
+done
+awk -v t="$total_ns" -v o="$in_ns" -v w="$wall_ns" -v n="$runs" 'BEGIN {
+	printf "fake calls alone:             %8.2f ms/run\n", o / n / 1e6
+	printf "runner overhead (in process): %8.2f ms/run   ratio overhead/openshell %.3f\n", (t - o) / n / 1e6, (t - o) / o
+	printf "whole CLI process:            %8.2f ms/run   ratio process/openshell  %.3f\n", w / n / 1e6, w / o
+	printf "overhead incl. process start: %8.2f ms/run   (target < 100 ms)\n", (w - o) / n / 1e6
+}'
