@@ -32,6 +32,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newImageCmd())
 	root.AddCommand(newVerifyCmd())
+	root.AddCommand(newServeCmd())
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newTemplatesCmd())
 	return root

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/forge"
+	"github.com/fullsend-ai/agent-sandbox/spawn"
+)
+
+// newServeCmd groups the host-side services sandboxes talk to.
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the host-side forge proxy and subagent-spawning services",
+		Example: `  fullsend serve forge --repo acme/widgets --issue 42 --label duplicate --mint triage:write=/run/fullsend/triage.token
+  fullsend serve agents --manifest policies/manifest.json --repo acme/widgets --issue 42 --runner "fullsend run"`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newServeForgeCmd(), newServeAgentsCmd())
+	return cmd
+}
+
+// forgeFlags are the flags of the forge proxy, shared by both commands.
+type forgeFlags struct {
+	kind, upstream, tokenEnv, tokenFile, gitlabHeader string
+	repo                                              string
+	issue, maxComment                                 int
+	labels                                            []string
+	listen, audit, agentTokens, output                string
+	upstreamTimeout                                   time.Duration
+}
+
+func (f *forgeFlags) register(cmd *cobra.Command, listenFlag string) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.kind, "forge", "github", "forge kind: github or gitlab")
+	fs.StringVar(&f.upstream, "upstream", "", "forge API base URL (default https://api.github.com or https://gitlab.com/api/v4)")
+	fs.StringVar(&f.tokenEnv, "token-env", "", "environment variable holding the forge token (default GITHUB_TOKEN, or GITLAB_TOKEN)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the forge token (instead of --token-env)")
+	fs.StringVar(&f.gitlabHeader, "gitlab-token-header", "PRIVATE-TOKEN", "GitLab auth header: PRIVATE-TOKEN or JOB-TOKEN")
+	fs.StringVar(&f.repo, "repo", os.Getenv("GITHUB_REPOSITORY"), "the only repository served, owner/repo (default $GITHUB_REPOSITORY)")
+	fs.IntVar(&f.issue, "issue", 0, "the only issue number writes may target (0 refuses all writes)")
+	fs.StringArrayVar(&f.labels, "label", nil, "a label agents may add (repeatable; none refuses label writes)")
+	fs.IntVar(&f.maxComment, "max-comment-bytes", 65536, "largest comment body")
+	fs.StringVar(&f.listen, listenFlag, forge.DefaultListen, "address the forge proxy listens on")
+	fs.StringVar(&f.audit, "audit", "-", "audit log file (JSON lines, appended); - for stderr")
+	fs.StringVar(&f.agentTokens, "agent-tokens", "", "file of agent token hashes (JSON lines: agent, tier, sha256)")
+	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", 30*time.Second, "timeout of one forge API call")
+	addOutputFlag(cmd, &f.output)
+}
+
+// build returns the forge proxy configuration and the audit file to close.
+func (f *forgeFlags) build(errw io.Writer) (forge.Config, io.Closer, error) {
+	var cfg forge.Config
+	if f.output != "text" && f.output != "json" {
+		return cfg, nil, usageErrorf("unknown output format %q (want text or json)", f.output)
+	}
+	cfg.Kind = forge.Kind(f.kind)
+	owner, repo, err := forge.ParseRepo(f.repo)
+	if err != nil {
+		return cfg, nil, usageErrorf("--repo: %v", err)
+	}
+	cfg.Scope = forge.Scope{Owner: owner, Repo: repo, Issue: f.issue, Labels: f.labels, MaxCommentBytes: f.maxComment}
+	switch {
+	case f.tokenFile != "" && f.tokenEnv != "":
+		return cfg, nil, usageErrorf("--token-file and --token-env are exclusive")
+	case f.tokenFile != "":
+		cfg.Credential, err = forge.CredentialFromFile(f.tokenFile)
+	default:
+		env := f.tokenEnv
+		if env == "" {
+			env = map[forge.Kind]string{forge.GitLab: "GITLAB_TOKEN"}[cfg.Kind]
+		}
+		if env == "" {
+			env = "GITHUB_TOKEN"
+		}
+		cfg.Credential, err = forge.CredentialFromEnv(env)
+	}
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Upstream, cfg.GitLabTokenHeader, cfg.UpstreamTimeout = f.upstream, f.gitlabHeader, f.upstreamTimeout
+	cfg.Registry = forge.NewRegistry()
+	if f.agentTokens != "" {
+		tf, err := os.Open(f.agentTokens)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--agent-tokens: %w", err)
+		}
+		err = cfg.Registry.Load(f.agentTokens, tf)
+		tf.Close()
+		if err != nil {
+			return cfg, nil, err
+		}
+	}
+	cfg.ErrorLog = log.New(errw, "fullsend serve: ", log.LstdFlags)
+	closer := io.NopCloser(nil)
+	w := errw
+	if f.audit != "-" {
+		af, err := os.OpenFile(f.audit, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--audit: %w", err)
+		}
+		w, closer = af, af
+	}
+	cfg.Audit = forge.NewAudit(w)
+	return cfg, closer, nil
+}
+
+// mintFlag is one --mint AGENT[:TIER]=FILE.
+type mintFlag struct{ agent, tier, file string }
+
+func parseMints(vals []string, tierRequired bool) ([]mintFlag, error) {
+	var out []mintFlag
+	for _, v := range vals {
+		who, file, ok := strings.Cut(v, "=")
+		agent, tier, hasTier := strings.Cut(who, ":")
+		if !ok || file == "" || agent == "" || (tierRequired && !hasTier) {
+			form := "AGENT[:TIER]=FILE"
+			if tierRequired {
+				form = "AGENT:TIER=FILE"
+			}
+			return nil, usageErrorf("--mint %q: want %s", v, form)
+		}
+		out = append(out, mintFlag{agent, tier, file})
+	}
+	return out, nil
+}
+
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w (hint: host.docker.internal resolves inside containers; on the host pass --listen with the docker bridge address, e.g. 172.17.0.1:8081)", addr, err)
+	}
+	return ln, nil
+}
+
+func newServeForgeCmd() *cobra.Command {
+	var ff forgeFlags
+	var mints []string
+	cmd := &cobra.Command{
+		Use:   "forge",
+		Short: "Serve the credential-holding forge proxy sandboxes call instead of the forge API",
+		Long: `Serve the forge proxy: it holds the forge token (from --token-env or --token-file),
+accepts only the GitHub-shaped endpoints agents need, authenticates every sandbox by
+its own minted bearer token, applies that agent's tier and the configured repository,
+issue and label scope, refuses bodies that carry credentials, and audits every call.`,
+		Example: `  GITHUB_TOKEN=... fullsend serve forge --repo acme/widgets --issue 42 \
+      --label duplicate --label needs-info --mint triage:write=/run/fullsend/triage.token
+  fullsend serve forge --forge gitlab --token-env CI_JOB_TOKEN --gitlab-token-header JOB-TOKEN \
+      --repo acme/widgets --listen 172.17.0.1:8081 --agent-tokens tokens.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ms, err := parseMints(mints, true)
+			if err != nil {
+				return err
+			}
+			cfg, closer, err := ff.build(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			srv, err := forge.New(cfg)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				tier, err := forge.ParseTier(m.tier)
+				if err != nil {
+					return usageErrorf("--mint %s: %v", m.agent, err)
+				}
+				if err := mintTo(cfg.Registry, forge.Identity{Agent: m.agent, Tier: tier}, m.file); err != nil {
+					return err
+				}
+			}
+			ln, err := listen(ff.listen)
+			if err != nil {
+				return err
+			}
+			if err := printListening(cmd.OutOrStdout(), ff.output, "forge", ln.Addr().String(), cfg); err != nil {
+				ln.Close()
+				return err
+			}
+			return srv.Serve(cmd.Context(), ln)
+		},
+	}
+	ff.register(cmd, "listen")
+	cmd.Flags().StringArrayVar(&mints, "mint", nil, "mint a token for AGENT:TIER (read or write) and write it to FILE (mode 0600); repeatable")
+	return cmd
+}
+
+func newServeAgentsCmd() *cobra.Command {
+	var (
+		ff                              forgeFlags
+		mints, passEnv                  []string
+		manifest, listenAddr, runnerCmd string
+		forgeURL, spawnURL              string
+		maxConc, maxQueue, maxDep, brst int
+		queueWait, timeout              time.Duration
+		rps                             float64
+	)
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "Serve POST /run-agent (subagents in fresh sandboxes) together with the forge proxy",
+		Long: `Serve the subagent-spawning service and, in the same process, the forge proxy. An
+orchestrator asks POST /run-agent {"agent":NAME,"prompt":TEXT} with its bearer token;
+the service checks the policy manifest's Agent(...) list of the caller, mints the
+subagent its own forge token with its own tier, runs it through --runner in a fresh
+sandbox, and answers its JSON result and exit status.`,
+		Example: `  GITHUB_TOKEN=... fullsend serve agents --manifest /opt/fullsend/policies \
+      --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
+      --mint triage=/run/fullsend/triage.token`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ms, err := parseMints(mints, false)
+			if err != nil {
+				return err
+			}
+			m, _, err := compile.ReadManifest(os.DirFS(manifest))
+			if err != nil {
+				return fmt.Errorf("--manifest: %w", err)
+			}
+			cfg, closer, err := ff.build(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			proxy, err := forge.New(cfg)
+			if err != nil {
+				return err
+			}
+			runner := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr()}
+			if err := runner.Validate(); err != nil {
+				return usageErrorf("--runner: %v", err)
+			}
+			if forgeURL == "" {
+				forgeURL = "http://" + ff.listen
+			}
+			if spawnURL == "" {
+				spawnURL = "http://" + listenAddr
+			}
+			svc, err := spawn.New(spawn.Config{
+				Manifest: m, Registry: cfg.Registry, Runner: runner, Audit: cfg.Audit, ErrorLog: cfg.ErrorLog,
+				ForgeURL: forgeURL, SpawnURL: spawnURL, MaxConcurrent: maxConc, MaxQueue: maxQueue,
+				QueueWait: queueWait, Timeout: timeout, MaxDepth: maxDep, Rate: rate.Limit(rps), Burst: brst,
+			})
+			if err != nil {
+				return err
+			}
+			for _, mt := range ms {
+				entry, ok := m.Agents[mt.agent]
+				if !ok {
+					return usageErrorf("--mint %s: not in the manifest (have %v)", mt.agent, m.AgentNames())
+				}
+				if mt.tier != "" {
+					return usageErrorf("--mint %s: the tier comes from the manifest (%s); drop :%s", mt.agent, entry.Tier, mt.tier)
+				}
+				if err := mintTo(cfg.Registry, forge.Identity{Agent: mt.agent, Tier: forge.TierFromManifest(entry.Tier)}, mt.file); err != nil {
+					return err
+				}
+			}
+			fln, err := listen(ff.listen)
+			if err != nil {
+				return err
+			}
+			sln, err := listen(listenAddr)
+			if err != nil {
+				fln.Close()
+				return err
+			}
+			out := cmd.OutOrStdout()
+			err = printListening(out, ff.output, "forge", fln.Addr().String(), cfg)
+			if err == nil {
+				err = printListening(out, ff.output, "agents", sln.Addr().String(), cfg)
+			}
+			if err != nil {
+				fln.Close()
+				sln.Close()
+				return err
+			}
+			g, ctx := errgroup.WithContext(cmd.Context())
+			g.Go(func() error { return proxy.Serve(ctx, fln) })
+			g.Go(func() error { return svc.Serve(ctx, sln) })
+			return g.Wait()
+		},
+	}
+	ff.register(cmd, "forge-listen")
+	fs := cmd.Flags()
+	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json")
+	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
+	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
+	fs.StringArrayVar(&passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")
+	fs.StringVar(&forgeURL, "forge-url", "", "forge proxy URL as sandboxes reach it (default http://<forge-listen>)")
+	fs.StringVar(&spawnURL, "spawn-url", "", "spawn service URL as sandboxes reach it (default http://<listen>)")
+	fs.IntVar(&maxConc, "max-concurrent", 4, "sandboxes running at once")
+	fs.IntVar(&maxQueue, "max-queue", 16, "spawn requests waiting for a slot; more are refused (503)")
+	fs.DurationVar(&queueWait, "queue-wait", 2*time.Minute, "longest wait for a slot")
+	fs.DurationVar(&timeout, "timeout", 15*time.Minute, "longest subagent run")
+	fs.IntVar(&maxDep, "max-depth", 1, "deepest spawn nesting (1: the orchestrator spawns, subagents do not)")
+	fs.Float64Var(&rps, "rate", 1, "spawn requests per second, across callers")
+	fs.IntVar(&brst, "burst", 8, "spawn request burst")
+	fs.StringArrayVar(&mints, "mint", nil, "mint a token for AGENT (tier from the manifest) and write it to FILE (mode 0600); repeatable")
+	return cmd
+}
+
+func mintTo(reg *forge.Registry, id forge.Identity, file string) error {
+	tok, err := reg.Mint(id)
+	if err != nil {
+		return usageErrorf("--mint: %v", err)
+	}
+	return forge.WriteTokenFile(file, tok)
+}
+
+func printListening(w io.Writer, output, service, addr string, cfg forge.Config) error {
+	repo := cfg.Scope.Owner + "/" + cfg.Scope.Repo
+	if output == "json" {
+		return writeJSON(w, map[string]any{"service": service, "listen": addr, "repo": repo, "issue": cfg.Scope.Issue, "routes": forge.Routes()})
+	}
+	_, err := fmt.Fprintf(w, "fullsend serve %s: listening on %s (repo %s, writes to issue %d)\n", service, addr, repo, cfg.Scope.Issue)
+	return err
+}

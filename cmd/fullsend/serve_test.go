@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseMints(t *testing.T) {
+	tests := []struct {
+		in      string
+		tier    bool
+		wantErr bool
+	}{
+		{"triage:write=/tmp/t", true, false},
+		{"triage=/tmp/t", false, false},
+		{"triage=/tmp/t", true, true},
+		{"triage:write", true, true},
+		{"=/tmp/t", false, true},
+		{"triage:read=", true, true},
+	}
+	for _, tc := range tests {
+		_, err := parseMints([]string{tc.in}, tc.tier)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("parseMints(%q, %v) = %v", tc.in, tc.tier, err)
+		}
+	}
+}
+
+// TestServeForgeCommand runs `fullsend serve forge` through cobra against a
+// loopback fake forge: the minted token file works, the forge token stays
+// out of stdout, stderr and the audit file, and cancelling stops the server.
+func TestServeForgeCommand(t *testing.T) {
+	const forgeToken = "ghs_cliTESTtokenNeverPrinted0123456789abc"
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+forgeToken {
+			w.WriteHeader(401)
+			return
+		}
+		io.WriteString(w, `{"number":7}`)
+	}))
+	defer upstream.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	dir := t.TempDir()
+	t.Setenv("FULLSEND_TEST_FORGE_TOKEN", forgeToken)
+	var stdout, stderr bytes.Buffer
+	root := newRootCmd()
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"serve", "forge", "--token-env", "FULLSEND_TEST_FORGE_TOKEN", "--upstream", upstream.URL,
+		"--repo", "acme/widgets", "--issue", "42", "--listen", addr, "--audit", filepath.Join(dir, "audit.jsonl"),
+		"--mint", "triage:write=" + filepath.Join(dir, "triage.token")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- root.ExecuteContext(ctx) }()
+
+	var tok []byte
+	for range 200 {
+		if tok, err = os.ReadFile(filepath.Join(dir, "triage.token")); err == nil {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "triage.token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", "http://"+addr+"/repos/acme/widgets/issues/7", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != `{"number":7}` {
+		t.Fatalf("proxied GET: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve forge: %v", err)
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if !strings.Contains(string(audit), `"decision":"allow"`) {
+		t.Errorf("audit log: %s", audit)
+	}
+	for what, s := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "audit": string(audit)} {
+		if strings.Contains(s, forgeToken) || strings.Contains(s, strings.TrimSpace(string(tok))) {
+			t.Errorf("%s holds a token", what)
+		}
+	}
+	if !strings.Contains(stdout.String(), "listening on "+addr) {
+		t.Errorf("stdout: %q", stdout.String())
+	}
+}
