@@ -241,7 +241,7 @@ func TestPush(t *testing.T) {
 		f.add(&fault{method: http.MethodPatch, pathContains: "/blobs/uploads/", status: http.StatusServiceUnavailable, remaining: 2})
 		f.add(&fault{method: http.MethodHead, pathContains: "/blobs/", remaining: 1}) // dropped connection
 		f.add(&fault{method: http.MethodPut, pathContains: "/manifests/sha256:", status: http.StatusBadGateway, remaining: 1})
-		tag := mustTag(t, host + "/acme/agents:v1.2.3")
+		tag := mustTag(t, host+"/acme/agents:v1.2.3")
 		refs, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, ImmutableTags: []name.Tag{tag.Context().Tag(ShaTag("0123456789abcdef", res.Digest))}, Remote: fastRemote()})
 		if err != nil {
 			t.Fatalf("Push: %v", err)
@@ -282,7 +282,7 @@ func TestPush(t *testing.T) {
 	t.Run("failed push writes no tag", func(t *testing.T) {
 		host, f := testRegistry(t)
 		f.add(&fault{method: http.MethodPut, pathContains: "/manifests/", status: http.StatusInternalServerError, remaining: -1})
-		tag := mustTag(t, host + "/acme/agents:v1.2.3")
+		tag := mustTag(t, host+"/acme/agents:v1.2.3")
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote()}); err == nil {
 			t.Fatal("Push succeeded against a failing registry")
 		}
@@ -299,7 +299,7 @@ func TestPush(t *testing.T) {
 	t.Run("blob upload keeps failing", func(t *testing.T) {
 		host, f := testRegistry(t)
 		f.add(&fault{method: http.MethodPut, pathContains: "/blobs/uploads/", remaining: -1}) // always dropped
-		tag := mustTag(t, host + "/acme/agents:v1")
+		tag := mustTag(t, host+"/acme/agents:v1")
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote()}); err == nil {
 			t.Fatal("Push succeeded")
 		}
@@ -312,7 +312,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("latest refused", func(t *testing.T) {
 		host, f := testRegistry(t)
-		tag := mustTag(t, host + "/acme/agents:latest")
+		tag := mustTag(t, host+"/acme/agents:latest")
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote()}); !errors.Is(err, ErrLatestTag) {
 			t.Fatalf("error %v, want ErrLatestTag", err)
 		}
@@ -326,7 +326,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("immutable tag is never moved", func(t *testing.T) {
 		host, f := testRegistry(t)
-		sha := mustTag(t, host + "/acme/agents:sha-0123456789ab")
+		sha := mustTag(t, host+"/acme/agents:sha-0123456789ab")
 		other := build(t, fixedOptions(t, amd64))
 		if _, err := Push(ctx, other, PushOptions{ImmutableTags: []name.Tag{sha}, Remote: fastRemote()}); err != nil {
 			t.Fatal(err)
@@ -514,7 +514,6 @@ func TestKeychain(t *testing.T) {
 		t.Errorf("CI_REGISTRY_USER/PASSWORD not preferred over CI_JOB_TOKEN: %+v", cfg)
 	}
 }
-
 
 func mustTag(t *testing.T, s string) name.Tag {
 	t.Helper()
