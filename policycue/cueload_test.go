@@ -57,7 +57,6 @@ func allVersions(t *testing.T) []string {
 	return out
 }
 
-
 // TestCUESchemaMatchesGoSchema keeps policy.cue and the Go field table in
 // step: for every supported release, every struct has exactly the same
 // fields in both.

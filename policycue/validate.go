@@ -105,11 +105,10 @@ func Validate(filename string, data []byte, version string) []Diagnostic {
 
 // ValidatePolicy validates an in-memory policy as OpenShell at version would
 // see it, by encoding it exactly as Marshal does and validating the bytes.
-// The diagnostics name the file "<policy>" unless name is set.
-func ValidatePolicy(p *Policy, name, version string) []Diagnostic {
-	if name == "" {
-		name = "<policy>"
-	}
+// The diagnostics name the file "<policy>"; their lines are those of the
+// Marshal output.
+func ValidatePolicy(p *Policy, version string) []Diagnostic {
+	const name = "<policy>"
 	data, err := Marshal(p, "")
 	if err != nil {
 		return []Diagnostic{{File: name, Line: 1, Column: 1, Severity: SeverityError, Code: CodeSyntax,
@@ -165,7 +164,7 @@ func (c *checker) supports(f Feature) bool { return Supports(f, c.version) }
 func (c *checker) run(data []byte) {
 	if len(data) > MaxPolicyBytes {
 		c.errorf(nil, "", CodeTooLarge, "split the agent's access into fewer, broader rules or fewer hosts",
-			"policy is %d bytes, over OpenShell's limit of %d bytes (256 KiB)", len(data), MaxPolicyBytes)
+			"policy exceeds OpenShell's limit of %d bytes (256 KiB)", MaxPolicyBytes)
 		return
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))

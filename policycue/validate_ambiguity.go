@@ -112,7 +112,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 				continue
 			}
 			ra, rb := eps[i], eps[j]
-			msg := fmt.Sprintf("endpoints %s endpoints[%d] (%s) and %s endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
+			msg := fmt.Sprintf("%s.endpoints[%d] (%s) and %s.endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
 				ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(shared, ","), strings.Join(conflicts, "; "))
 			hint := "make the settings agree, or merge the endpoints into one"
 			if c.supports(FeatureAmbiguityCheck) {

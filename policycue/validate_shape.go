@@ -175,7 +175,9 @@ func (o *obj) has(name string) bool { return o != nil && o.vals[name] != nil }
 
 // broken reports a field that is present but failed its shape check; the
 // semantic checks skip it rather than report it as missing.
-func (o *obj) broken(name string) bool { return o != nil && o.keys[name] != nil && o.vals[name] == nil && !isNullKey(o, name) }
+func (o *obj) broken(name string) bool {
+	return o != nil && o.keys[name] != nil && o.vals[name] == nil && !isNullKey(o, name)
+}
 
 func isNullKey(o *obj, name string) bool {
 	for i := 0; i+1 < len(o.node.Content); i += 2 {
@@ -475,7 +477,7 @@ func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
 			return true
 		}
 		c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value),
-			"%s must be a string, got %s %s; OpenShell does not convert YAML %s to strings", lastSegment(path), tagWord(tag), v.Value, tagWord(tag))
+			"%s must be a string, got %s %s, which OpenShell does not convert", lastSegment(path), tagWord(tag), v.Value)
 		return false
 	case kBool:
 		if tag == "!!bool" {

@@ -15,6 +15,7 @@ func newPolicyCmd() *cobra.Command {
 	}
 	// Policy subcommands are registered below, one line each.
 	cmd.AddCommand(newPolicyCompileCmd())
+	cmd.AddCommand(newPolicyValidateCmd())
 	cmd.AddCommand(newPolicyExplainCmd())
 	cmd.AddCommand(newPolicyLintCmd())
 	cmd.AddCommand(newPolicyTestCmd())

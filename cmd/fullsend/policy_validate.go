@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+func newPolicyValidateCmd() *cobra.Command {
+	var (
+		openshellVersion, output string
+		strict                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "validate [--openshell-version V] FILE...",
+		Short: "Validate OpenShell policy files offline, as a given OpenShell release would load them",
+		Long: `Validate checks OpenShell sandbox policy YAML files without a gateway: the
+closed schema of the target release (unknown or too-new fields, wrong types),
+what OpenShell rejects at load (root process ids, relative or traversing
+filesystem paths, host wildcards, port/ports, L7 field combinations, allowed_ips
+overlapping always-blocked ranges, ambiguous overlapping endpoints, ...) and the
+traps it accepts silently (enforcement omitted means audit, access or rules
+without a protocol grant full L4 access, an empty binaries list matches nothing).
+
+Each finding is printed as FILE:LINE:COL: SEVERITY[CODE]: PATH: MESSAGE (HINT).
+Exit status 1 when any file has an error (or, with --strict, a warning), 2 on
+bad usage. "-" reads a policy from standard input.`,
+		Example: `  fullsend policy validate policies/*.yaml
+  fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
+  fullsend policy validate --strict -o json policies/triage.yaml
+  openshell policy get triage --base | fullsend policy validate -`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("name at least one policy file (- reads standard input)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			version, err := policycue.NormalizeVersion(openshellVersion)
+			if err != nil {
+				return usageErrorf("--openshell-version: %v", err)
+			}
+			files := make([]policycue.FileReport, 0, len(args))
+			for _, name := range args {
+				data, err := readPolicyFile(cmd.InOrStdin(), name)
+				if err != nil {
+					return err
+				}
+				files = append(files, policycue.FileReport{File: name, Diagnostics: policycue.Validate(name, data, version)})
+			}
+			report := policycue.NewReport(version, files)
+			if output == "json" {
+				err = writeJSON(cmd.OutOrStdout(), report)
+			} else {
+				err = report.WriteText(cmd.OutOrStdout())
+			}
+			if err != nil {
+				return err
+			}
+			if report.Failed(strict) {
+				return exitError{code: 1, err: errors.New("policy validation failed")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&openshellVersion, "openshell-version", policycue.DefaultOpenShellVersion,
+		fmt.Sprintf("OpenShell release to validate against (%s..%s)", policycue.MinOpenShellVersion, policycue.MaxOpenShellVersion))
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// readPolicyFile reads one policy ("-" for stdin), at most one byte over
+// OpenShell's size limit so that an oversized file is reported, not loaded.
+func readPolicyFile(stdin io.Reader, name string) ([]byte, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, usageErrorf("policy file %s does not exist", name)
+			}
+			return nil, fmt.Errorf("reading policy: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, policycue.MaxPolicyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading policy %s: %w", name, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,68 @@
+package policycue
+
+import (
+	"fmt"
+	"io"
+)
+
+// FileReport is the validation result of one policy file.
+type FileReport struct {
+	File        string       `json:"file"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// Report is the result of validating several policy files against one
+// OpenShell release; it is what `fullsend policy validate -o json` prints.
+type Report struct {
+	OpenShellVersion string       `json:"openshell_version"`
+	Files            []FileReport `json:"files"`
+	Errors           int          `json:"errors"`
+	Warnings         int          `json:"warnings"`
+}
+
+// NewReport totals the diagnostics of files validated against version.
+func NewReport(version string, files []FileReport) *Report {
+	r := &Report{OpenShellVersion: version, Files: files}
+	for i := range r.Files {
+		if r.Files[i].Diagnostics == nil {
+			r.Files[i].Diagnostics = []Diagnostic{}
+		}
+		for _, d := range r.Files[i].Diagnostics {
+			if d.Severity == SeverityError {
+				r.Errors++
+			} else {
+				r.Warnings++
+			}
+		}
+	}
+	return r
+}
+
+// Failed reports whether the run fails: any error, or any warning when
+// strict.
+func (r *Report) Failed(strict bool) bool {
+	return r.Errors > 0 || (strict && r.Warnings > 0)
+}
+
+// WriteText writes the diagnostics grouped per file, one per line as
+// `file:line:col: severity[CODE]: path: message (hint)`, followed by a
+// summary line.
+func (r *Report) WriteText(w io.Writer) error {
+	for _, f := range r.Files {
+		for _, d := range f.Diagnostics {
+			if _, err := fmt.Fprintln(w, d.String()); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "%s checked against OpenShell %s: %s, %s\n",
+		plural(len(r.Files), "file"), r.OpenShellVersion, plural(r.Errors, "error"), plural(r.Warnings, "warning"))
+	return err
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
