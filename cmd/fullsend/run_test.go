@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/runner"
+)
+
+// runEnv builds the fullsend binary, the openshell FAKE (as openshell and
+// openshell-gateway), the runtime stub and a compiled project fixture, and
+// returns the directory holding them.
+func runEnv(t *testing.T) (bin, project string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	dir := t.TempDir()
+	bin = filepath.Join(dir, "bin")
+	for pkg, out := range map[string]string{".": "fullsend", "../../testdata/openshell-fake": "openshell"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, out), pkg)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	if err := os.Link(filepath.Join(bin, "openshell"), filepath.Join(bin, "openshell-gateway")); err != nil {
+		t.Fatal(err)
+	}
+	stub, err := os.ReadFile("../../runner/testdata/runtime-stub.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "claude"), stub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project = filepath.Join(dir, "opt-fullsend")
+	pol := &policycue.Policy{Version: 1,
+		FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
+		Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
+		Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
+		NetworkPolicies: map[string]policycue.NetworkPolicy{"forge": {Name: "forge",
+			Endpoints: []policycue.Endpoint{{Host: "{{FORGE_HOST}}", Port: 443, Protocol: "rest", Enforcement: "enforce",
+				Rules: []policycue.Rule{{Allow: policycue.Match{Method: "GET", Path: "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/**"}}}}},
+			Binaries: []policycue.Binary{{Path: "/usr/bin/gh"}}}}}
+	pb, err := policycue.Marshal(pol, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := []byte("---\nname: triage\ndescription: t\n---\nTriage.\n")
+	m := compile.Manifest{Schema: compile.ManifestSchema, OpenShellVersion: "v0.0.111", Agents: map[string]compile.ManifestAgent{
+		"triage": {Policy: "triage.yaml", PolicySHA256: compile.SHA256Hex(pb), Source: "agents/triage.md",
+			Sources: []compile.SourceFile{{Path: "agents/triage.md", SHA256: compile.SHA256Hex(agent)}},
+			Runtime: "claude", Tier: "read-only", RuntimeFlags: map[string][]string{"claude": {"--permission-mode", "plan"}}}}}
+	mb, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"policies/triage.yaml": pb, "policies/manifest.json": mb, "agents/triage.md": agent} {
+		p := filepath.Join(project, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin, project
+}
+
+func fullsendCmd(bin string, env map[string]string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(bin, "fullsend"), args...)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + os.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestRunCommandCI runs the built binary against the fake with a GitHub
+// Actions event and with a GitLab CI environment.
+func TestRunCommandCI(t *testing.T) {
+	bin, project := runEnv(t)
+	digest := compile.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want map[string]string
+	}{
+		{"github", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/widgets",
+			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": "https://api.github.com"},
+			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "42", "FORGE_HOST": "api.github.com"}},
+		{"gitlab", map[string]string{"GITLAB_CI": "true", "CI_PROJECT_NAMESPACE": "acme", "CI_PROJECT_NAME": "widgets",
+			"CI_SERVER_HOST": "gitlab.example.com", "CI_MERGE_REQUEST_IID": "7"},
+			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "7", "FORGE_HOST": "gitlab.example.com"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"OPENSHELL_FAKE_STATE": filepath.Join(dir, "state"), "FULLSEND_POLICIES_DIGEST": "sha256:" + digest}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			if tc.name == "github" {
+				ev := filepath.Join(dir, "event.json")
+				os.WriteFile(ev, []byte(`{"action":"opened","issue":{"number":42}}`), 0o644)
+				env["GITHUB_EVENT_PATH"] = ev
+				env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary.md")
+			}
+			cmd := fullsendCmd(bin, env, "run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("fullsend run: %v\n%s", err, stderr.String())
+			}
+			var res runner.Result
+			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+				t.Fatalf("result: %v\n%s", err, stdout.String())
+			}
+			for k, v := range tc.want {
+				if res.Placeholders[k] != v {
+					t.Errorf("{{%s}} = %q, want %q", k, res.Placeholders[k], v)
+				}
+			}
+			if !res.Deleted || res.ManifestSHA256 != digest || !res.GatewayStarted {
+				t.Errorf("result %+v", res)
+			}
+			if tc.name == "github" {
+				if s, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"]); !bytes.Contains(s, []byte("fullsend run `triage`: succeeded")) {
+					t.Errorf("job summary: %s", s)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCommandFailures(t *testing.T) {
+	bin, project := runEnv(t)
+	base := func(dir string) map[string]string {
+		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up"}
+	}
+	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
+	t.Run("digest mismatch", func(t *testing.T) {
+		env := base(t.TempDir())
+		env["FULLSEND_POLICIES_DIGEST"] = strings.Repeat("0", 64)
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project}, sets...)...).CombinedOutput()
+		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not the ones that were verified")) {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+	})
+	t.Run("unresolved placeholder", func(t *testing.T) {
+		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", "--dir", project).CombinedOutput()
+		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("{{ISSUE_NUMBER}} is not set")) {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+	})
+	t.Run("agent exit propagated", func(t *testing.T) {
+		env := base(t.TempDir())
+		env["OPENSHELL_FAKE_FAIL"] = "exec-exit=5"
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		if exitStatus(err) != 5 {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+	})
+	t.Run("SIGTERM mid-run", func(t *testing.T) {
+		state := t.TempDir()
+		ws := t.TempDir()
+		os.WriteFile(filepath.Join(ws, ".stub-sleep"), nil, 0o644)
+		cmd := fullsendCmd(bin, base(state), append([]string{"run", "triage", "--dir", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+			if bytes.Contains(calls, []byte(`"exec"`)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("agent never started:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		if exitStatus(err) != runner.ExitInterrupted {
+			t.Fatalf("exit %d, want %d:\n%s", exitStatus(err), runner.ExitInterrupted, out.String())
+		}
+		left, _ := filepath.Glob(filepath.Join(state, "sandboxes", "*.json"))
+		calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+		if len(left) != 0 || !bytes.Contains(calls, []byte(`"delete"`)) {
+			t.Fatalf("sandbox not deleted after SIGTERM: %v\n%s", left, calls)
+		}
+	})
+}
+
+func runMust[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
