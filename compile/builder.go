@@ -40,6 +40,9 @@ type builder struct {
 	netBinaries map[string][]policycue.Source
 	spawns      []NameRef
 	outputs     []PathDecl
+	// baselineKeys are the network policies that only the runtime's model
+	// API baseline contributed to.
+	baselineKeys []string
 	// needs records why the agent needs each tier, for cap errors.
 	needs []tierNeed
 	caps  []tierCap
@@ -124,7 +127,7 @@ func (b *builder) addProfile(name string, at Pos, reason string, bins []string, 
 			c.binaries = ep.Binaries
 		}
 		for _, r := range ep.Rules {
-			c.rules = append(c.rules, policycue.Rule{Allow: catalogMatch(r), From: []policycue.Source{c.from}})
+			c.rules = append(c.rules, policycue.Rule{Allow: catalogMatch(r), From: []policycue.Source{c.from}, Reads: r.Reads})
 		}
 		b.contribs = append(b.contribs, c)
 	}

@@ -46,6 +46,9 @@ type Compiled struct {
 	Placeholders []string
 	// Sources are the input files this agent's policy derives from.
 	Sources []string
+	// Baseline lists the network policy keys that hold only the runtime's
+	// model API: the agent's own channel, which every tier needs.
+	Baseline []string
 
 	catalog *policycue.Catalog
 }
@@ -197,7 +200,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 	}
 	c := &Compiled{
 		Agent: a, Policy: pol, Tier: tier, Runtime: b.runtime, Provider: b.provider,
-		Placeholders: open, catalog: opts.Catalog,
+		Placeholders: open, catalog: opts.Catalog, Baseline: b.baselineKeys,
 	}
 	seen := map[string]bool{}
 	for _, s := range b.spawns {

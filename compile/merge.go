@@ -111,8 +111,22 @@ func (b *builder) network() map[string]policycue.NetworkPolicy {
 			key += "_" + strconv.Itoa(len(out))
 		}
 		out[key] = np
+		if allBaseline(cs) {
+			b.baselineKeys = append(b.baselineKeys, key)
+		}
 	}
 	return out
+}
+
+// allBaseline reports whether every contribution to an endpoint is the
+// runtime's model API baseline.
+func allBaseline(cs []contribution) bool {
+	for _, c := range cs {
+		if !c.baseline {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.NetworkPolicy, bool) {
@@ -147,8 +161,12 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 				b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
 			}
 			for _, r := range c.rules {
-				if !isReadMethod(r.Allow.Method) {
-					b.need(policycue.TierFull, posOf(c.from), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, c.from.Reason)
+				if !isReadMethod(r.Allow.Method) && !r.Reads {
+					at := c.from
+					if len(r.From) > 0 {
+						at = r.From[0]
+					}
+					b.need(policycue.TierFull, posOf(at), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, at.Reason)
 				}
 			}
 		}

@@ -37,11 +37,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", dir, err)
 	}
-	engine, err := lint.New(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)})
-	if err != nil {
-		return nil, fmt.Errorf("loading lint rules: %w", err)
-	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(engine)}
+	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)})}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -82,19 +78,28 @@ func dirFS(dirs []string) []fs.FS {
 }
 
 // ValidateCheck runs the offline OpenShell validator on every emitted policy
-// for the target version. A compiled policy that fails it is a compiler bug
-// or a catalog error; either way nothing is written.
+// for the target version, with its open placeholders resolved to example
+// values: that is the document OpenShell will load. A compiled policy that
+// fails is a compiler bug or a catalog error; either way nothing is written.
 func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 	var ds Diagnostics
 	for _, name := range out.AgentNames() {
-		file := name + ".yaml"
-		for _, d := range policycue.Validate("policies/"+file, out.Files[file], out.OpenShellVersion) {
+		file := "policies/" + name + ".yaml"
+		p := placeholder.Clone(out.Agents[name].Policy)
+		if _, err := placeholder.Apply(p, placeholder.Examples()); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		data, err := policycue.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range policycue.Validate(file, data, out.OpenShellVersion) {
 			sev := SeverityWarning
 			if d.Severity == policycue.SeverityError {
 				sev = SeverityError
 			}
 			ds = append(ds, Diagnostic{
-				Pos: Pos{File: "policies/" + file, Line: d.Line, Column: d.Column}, Severity: sev,
+				Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
 				Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
 			})
 		}
@@ -105,11 +110,26 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 // LintCheck runs the OPA rule set on every compiled policy with its full
 // fullsend context; deny findings fail the compile, warn findings are
 // reported. Findings point at the agent or skill line from provenance.
-func LintCheck(engine *lint.Engine) Check {
+//
+// The runtime's model API baseline is the agent's own channel: every tier
+// needs it, it takes POSTs, and Claude Code runs as node. The compiler waives
+// the read-only-writes and interpreter-writes rules there, by name and with
+// the reason, so the waiver is visible in every lint report.
+func LintCheck(lo lint.Options) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
 		agents := map[string]lint.AgentInfo{}
 		for name, c := range out.Agents {
 			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+			for _, key := range c.Baseline {
+				for _, id := range baselineWaivedRules {
+					lo.Waivers = append(lo.Waivers, lint.Waiver{ID: id, Agent: name, Path: "network_policies." + key,
+						Reason: "runtime model API baseline (" + c.Runtime + " via " + c.Provider + ")"})
+				}
+			}
+		}
+		engine, err := lint.New(ctx, lo)
+		if err != nil {
+			return nil, fmt.Errorf("loading lint rules: %w", err)
 		}
 		var inputs []lint.Input
 		for _, name := range out.AgentNames() {
@@ -147,6 +167,10 @@ func LintCheck(engine *lint.Engine) Check {
 		return ds, nil
 	}
 }
+
+// baselineWaivedRules are the rule ids waived on the model API baseline:
+// FS014 (writes in a read-only policy) and FS016 (interpreters that write).
+var baselineWaivedRules = []string{"FS014", "FS016"}
 
 func placeholdersOrEmpty(p []string) []string {
 	if p == nil {

@@ -55,6 +55,9 @@ type spec struct {
 	fields   []Field
 	validate func(string) error
 	hint     string
+	// example is a valid value, used to check a policy's shape before its
+	// placeholders are resolved.
+	example string
 }
 
 // forgeName is GitHub's and GitLab's owner/repository name syntax, without
@@ -66,17 +69,20 @@ var hostname = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[
 
 var specs = map[string]spec{
 	Owner: {
+		example:  "fullsend-ai",
 		fields:   []Field{FieldPath},
 		validate: validateForgeName,
 		hint:     "an owner or group name such as fullsend-ai (letters, digits, '.', '_', '-')",
 	},
 	RepoName: {
+		example:  "agent-sandbox",
 		fields:   []Field{FieldPath},
 		validate: validateForgeName,
 		hint:     "a repository name such as agent-sandbox (letters, digits, '.', '_', '-')",
 	},
 	IssueNumber: {
-		fields: []Field{FieldPath},
+		example: "1",
+		fields:  []Field{FieldPath},
 		validate: func(v string) error {
 			n, err := strconv.ParseUint(v, 10, 63)
 			if err != nil || n == 0 || strconv.FormatUint(n, 10) != v {
@@ -87,7 +93,8 @@ var specs = map[string]spec{
 		hint: "a positive integer such as 42",
 	},
 	HostIP: {
-		fields: []Field{FieldHost, FieldAllowedIP},
+		example: "172.17.0.1",
+		fields:  []Field{FieldHost, FieldAllowedIP},
 		validate: func(v string) error {
 			a, err := netip.ParseAddr(v)
 			if err != nil || a.Zone() != "" {
@@ -101,7 +108,8 @@ var specs = map[string]spec{
 		hint: "the host's IP address as seen from the sandbox, such as 172.17.0.1",
 	},
 	ForgeHost: {
-		fields: []Field{FieldHost},
+		example: "api.github.com",
+		fields:  []Field{FieldHost},
 		validate: func(v string) error {
 			if len(v) > 253 || !hostname.MatchString(v) {
 				return errors.New("not a lowercase DNS host name with at least two labels")
@@ -136,6 +144,16 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Examples returns a valid example value for every known placeholder, to
+// check the shape a policy will have once its placeholders are resolved.
+func Examples() Values {
+	v := Values{}
+	for n, s := range specs {
+		v[n] = s.example
+	}
+	return v
 }
 
 // Validate checks value against the rules of the named placeholder.

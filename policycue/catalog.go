@@ -98,6 +98,8 @@ type CatalogRule struct {
 	Method string            `json:"method"`
 	Path   string            `json:"path"`
 	Query  map[string]string `json:"query,omitempty"`
+	// Reads marks a non-GET request that only reads (git-upload-pack).
+	Reads bool `json:"reads,omitempty"`
 }
 
 // CatalogRuntime is the baseline of one agent runtime.

@@ -82,6 +82,9 @@ type Rule struct {
 	Allow Match `yaml:"allow" json:"allow"`
 
 	From []Source `yaml:"-" json:"-"`
+	// Reads marks a non-GET rule that only reads (git's upload-pack POST),
+	// so it does not raise the agent's tier. Never emitted.
+	Reads bool `yaml:"-" json:"-"`
 }
 
 // Match selects requests by method, path glob and query parameter globs.

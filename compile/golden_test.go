@@ -1,0 +1,164 @@
+package compile
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// exampleSystems are the bundled agent systems, compiled into their own
+// policies/ directories, which are the golden files.
+var exampleSystems = []string{"triage", "production", "opencode"}
+
+func compileExample(t *testing.T, system string) (*Output, string) {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", system)
+	out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+	if err != nil {
+		t.Fatalf("compiling %s: %v", system, err)
+	}
+	return out, filepath.Join(dir, "policies")
+}
+
+func TestGoldenPolicies(t *testing.T) {
+	for _, system := range exampleSystems {
+		t.Run(system, func(t *testing.T) {
+			out, dir := compileExample(t, system)
+			if *update {
+				if err := Write(dir, out); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			diffs, err := Diff(dir, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range diffs {
+				t.Errorf("%s/%s %s (run go test ./compile -update):\n%s", dir, d.File, d.Change, d.Diff)
+			}
+		})
+	}
+}
+
+// nonBaseline yields the network policies an agent's tools and declarations
+// produced (not the runtime's model API).
+func nonBaseline(c *Compiled) map[string]policycue.NetworkPolicy {
+	out := map[string]policycue.NetworkPolicy{}
+	base := map[string]bool{}
+	for _, k := range c.Baseline {
+		base[k] = true
+	}
+	for k, np := range c.Policy.NetworkPolicies {
+		if !base[k] {
+			out[k] = np
+		}
+	}
+	return out
+}
+
+func TestTriageSystemSemantics(t *testing.T) {
+	out, _ := compileExample(t, "triage")
+	subagents := []string{"duplicate-detector", "completeness-assessor", "reproducibility-verifier"}
+	for _, name := range subagents {
+		c := out.Agents[name]
+		if c == nil {
+			t.Fatalf("agent %s missing", name)
+		}
+		if c.Tier == policycue.TierFull {
+			t.Errorf("%s: tier full, want read-only or network", name)
+		}
+		for key, np := range nonBaseline(c) {
+			for _, ep := range np.Endpoints {
+				if ep.Access != "" && ep.Access != policycue.AccessReadOnly {
+					t.Errorf("%s: %s access %s", name, key, ep.Access)
+				}
+				for _, r := range ep.Rules {
+					if r.Allow.Method != "GET" {
+						t.Errorf("%s: %s allows %s %s; subagents may only GET", name, key, r.Allow.Method, r.Allow.Path)
+					}
+				}
+			}
+		}
+	}
+	web := nonBaseline(out.Agents["completeness-assessor"])
+	external := 0
+	for _, np := range web {
+		for _, ep := range np.Endpoints {
+			if strings.HasPrefix(ep.Host, "host.docker.internal") {
+				continue
+			}
+			external++
+			if strings.Contains(ep.Host, "*") {
+				t.Errorf("completeness-assessor reaches wildcard host %s", ep.Host)
+			}
+			if ep.Access != policycue.AccessReadOnly {
+				t.Errorf("completeness-assessor web access to %s is %q, want read-only", ep.Host, ep.Access)
+			}
+		}
+	}
+	if external == 0 {
+		t.Error("completeness-assessor has no external web access")
+	}
+	if n := len(nonBaseline(out.Agents["reproducibility-verifier"])); n != 0 {
+		t.Errorf("reproducibility-verifier has %d network policies beyond the model API", n)
+	}
+
+	orch := out.Agents["triage"]
+	if orch.Tier != policycue.TierFull {
+		t.Errorf("triage tier = %s", orch.Tier)
+	}
+	if strings.Join(orch.Spawns, ",") != strings.Join([]string{"completeness-assessor", "duplicate-detector", "reproducibility-verifier"}, ",") {
+		t.Errorf("triage spawns = %v", orch.Spawns)
+	}
+	posts := map[string]bool{}
+	for _, np := range nonBaseline(orch) {
+		for _, ep := range np.Endpoints {
+			for _, r := range ep.Rules {
+				if r.Allow.Method != "GET" && ep.Port == 8081 {
+					posts[r.Allow.Method+" "+r.Allow.Path] = true
+				}
+				if len(r.From) == 0 {
+					t.Errorf("triage rule %s %s has no provenance", r.Allow.Method, r.Allow.Path)
+				}
+			}
+		}
+	}
+	want := map[string]bool{
+		"POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/comments": true,
+		"POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/labels":   true,
+	}
+	if len(posts) != len(want) {
+		t.Errorf("triage writes to the forge proxy = %v, want exactly %v", posts, want)
+	}
+	for p := range want {
+		if !posts[p] {
+			t.Errorf("triage cannot %s", p)
+		}
+	}
+}
+
+func TestProductionSystem(t *testing.T) {
+	out, _ := compileExample(t, "production")
+	c := out.Agents["triage"]
+	if c == nil {
+		t.Fatal("production triage agent missing")
+	}
+	np, ok := c.Policy.NetworkPolicies["api_github_com_443"]
+	if !ok {
+		t.Fatalf("no GitHub API policy: %v", c.Policy.PolicyKeys())
+	}
+	gh := false
+	for _, b := range np.Binaries {
+		gh = gh || b.Path == "/usr/bin/gh"
+	}
+	if !gh {
+		t.Errorf("gh may not reach the GitHub API: %+v", np.Binaries)
+	}
+	if got := out.Manifest.Agents["triage"].Skills; len(got) != 1 || got[0] != "issue-labels" {
+		t.Errorf("skills = %v", got)
+	}
+}
