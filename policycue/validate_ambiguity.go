@@ -29,6 +29,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 	type norm struct {
 		ports    []int64
 		host     string
+		labels   []string
 		tcp      bool
 		tls      string
 		ips      string
@@ -71,7 +72,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 			reqProto = ""
 		}
 		ns[i] = norm{
-			ports: ports, host: strings.ToLower(ep.str("host")), tcp: proto == ProtocolTCP, tls: tls,
+			ports: ports, host: strings.ToLower(ep.str("host")), labels: strings.Split(strings.ToLower(ep.str("host")), "."), tcp: proto == ProtocolTCP, tls: tls,
 			ips:  strings.Join(ips, ","),
 			l7:   (proto != "" && proto != ProtocolTCP) || len(ips) > 0 || ep.str("tls") != "" || ep.kids["credential_binding"] != nil,
 			path: ep.str("path"), protocol: reqProto, enforce: enforce,
@@ -89,7 +90,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 					shared = append(shared, fmt.Sprint(p))
 				}
 			}
-			if len(shared) == 0 || !hostPatternsOverlap(a.host, b.host) {
+			if len(shared) == 0 || !(a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true)) {
 				continue
 			}
 			var conflicts []string
@@ -131,18 +132,10 @@ func quoteOrNone(s string) string {
 	return s
 }
 
-// hostPatternsOverlap reports whether two host patterns can match the same
-// name. Exact names compare case-insensitively; a wildcard label matches any
-// label, and a leading ** matches one or more labels.
-func hostPatternsOverlap(a, b string) bool {
-	if a == "" || b == "" {
-		return true
-	}
-	return labelsOverlap(strings.Split(a, "."), strings.Split(b, "."), true)
-}
-
-// labelsOverlap compares label lists; ** is special only as the first label
-// (OpenShell rejects it elsewhere), which keeps the comparison linear.
+// labelsOverlap reports whether two host patterns, split into lower-case
+// labels, can match the same name. A * label matches any one label and a
+// partial glob its literal prefix and suffix; ** is special only as the
+// first label (OpenShell rejects it elsewhere), which keeps this linear.
 func labelsOverlap(a, b []string, first bool) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return len(a) == 0 && len(b) == 0

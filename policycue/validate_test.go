@@ -281,3 +281,31 @@ func TestValidatePolicyModel(t *testing.T) {
 		t.Fatal("DiagnosticsError returned nil for errors")
 	}
 }
+
+func TestHostPatternsOverlap(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"api.github.com", "api.github.com", true},
+		{"api.github.com", "uploads.github.com", false},
+		{"*.github.com", "api.github.com", true},
+		{"*.github.com", "github.com", false},
+		{"*.github.com", "a.b.github.com", false},
+		{"**.github.com", "a.b.github.com", true},
+		{"**.github.com", "github.com", false},
+		{"**.github.com", "**.api.github.com", true},
+		{"**.github.com", "**.gitlab.com", false},
+		{"api-*.example.com", "api-eu.example.com", true},
+		{"api-*.example.com", "web.example.com", false},
+		{"api.*.example.com", "api.eu.example.com", true},
+		{"*-eu.example.com", "api-*.example.com", true},
+	}
+	for _, tc := range tests {
+		for _, pair := range [][2]string{{tc.a, tc.b}, {tc.b, tc.a}} {
+			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], "."), true); got != tc.want {
+				t.Errorf("overlap(%q, %q) = %v, want %v", pair[0], pair[1], got, tc.want)
+			}
+		}
+	}
+}
