@@ -2,6 +2,7 @@ package compile
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +161,92 @@ func TestProductionSystem(t *testing.T) {
 	}
 	if got := out.Manifest.Agents["triage"].Skills; len(got) != 1 || got[0] != "issue-labels" {
 		t.Errorf("skills = %v", got)
+	}
+}
+
+// TestExamplesPerVersion compiles every example for each supported
+// OpenShell version: the output must pass that version's validator (the
+// ValidateCheck inside CompileDir fails the compile otherwise).
+func TestExamplesPerVersion(t *testing.T) {
+	for _, v := range policycue.SupportedVersions {
+		for _, system := range exampleSystems {
+			t.Run(v+"/"+system, func(t *testing.T) {
+				out, err := CompileDir(context.Background(), filepath.Join("..", "testdata", system), ProjectOptions{OpenShellVersion: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Manifest.OpenShellVersion != v {
+					t.Errorf("manifest version = %s", out.Manifest.OpenShellVersion)
+				}
+			})
+		}
+	}
+}
+
+func TestCompileDirOptionErrors(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "triage")
+	tests := []struct {
+		name string
+		opts ProjectOptions
+		want string
+	}{
+		{"glob owner", ProjectOptions{Set: []string{"OWNER=*"}}, "invalid placeholder value for {{OWNER}}"},
+		{"path owner", ProjectOptions{Set: []string{"OWNER=../etc"}}, "invalid placeholder value for {{OWNER}}"},
+		{"unknown placeholder", ProjectOptions{Set: []string{"BRANCH=main"}}, "unknown placeholder {{BRANCH}}"},
+		{"not an assignment", ProjectOptions{Set: []string{"OWNER"}}, "want KEY=VALUE"},
+		{"issue zero", ProjectOptions{Set: []string{"ISSUE_NUMBER=0"}}, "positive"},
+		{"unsupported version", ProjectOptions{OpenShellVersion: "v0.0.1"}, "--openshell-version"},
+		{"bad version", ProjectOptions{OpenShellVersion: "latest"}, "--openshell-version"},
+		{"missing catalog", ProjectOptions{CatalogDir: filepath.Join(t.TempDir(), "nope")}, "--catalog"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CompileDir(context.Background(), dir, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteAndCheck(t *testing.T) {
+	out, _ := compileExample(t, "production")
+	dir := t.TempDir()
+	if err := Write(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	if diffs, err := Diff(dir, out); err != nil || len(diffs) != 0 {
+		t.Fatalf("fresh output differs: %v %v", diffs, err)
+	}
+	// Tamper with a policy and leave a stale generated file behind.
+	if err := os.WriteFile(filepath.Join(dir, "triage.yaml"), []byte(generatedMarker+"\nversion: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gone.yaml"), []byte(generatedMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte("version: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := Diff(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range diffs {
+		got[d.File] = d.Change
+	}
+	want := map[string]string{"triage.yaml": "modified", "gone.yaml": "removed"}
+	if len(got) != len(want) || got["triage.yaml"] != "modified" || got["gone.yaml"] != "removed" {
+		t.Fatalf("diffs = %v, want %v", got, want)
+	}
+	if err := Write(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone.yaml")); !os.IsNotExist(err) {
+		t.Error("stale generated file was not removed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mine.yaml")); err != nil {
+		t.Error("a hand-written file was removed")
 	}
 }
