@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -105,14 +106,13 @@ func escapeProperty(s string) string {
 // gitlabReporter speaks GitLab CI collapsible sections.
 type gitlabReporter struct {
 	w io.Writer
-	n int
+	n atomic.Int64 // section counter; runs may share a reporter
 }
 
 var sectionUnsafe = regexp.MustCompile(`[^a-z0-9_.-]+`)
 
 func (g *gitlabReporter) Group(title string) func() {
-	g.n++
-	name := fmt.Sprintf("fullsend_%d_%s", g.n, strings.Trim(sectionUnsafe.ReplaceAllString(strings.ToLower(title), "_"), "_"))
+	name := fmt.Sprintf("fullsend_%d_%s", g.n.Add(1), strings.Trim(sectionUnsafe.ReplaceAllString(strings.ToLower(title), "_"), "_"))
 	fmt.Fprintf(g.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", time.Now().Unix(), name, oneLine(title))
 	return func() { fmt.Fprintf(g.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", time.Now().Unix(), name) }
 }

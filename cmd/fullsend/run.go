@@ -18,10 +18,10 @@ import (
 // runFlags holds the flags of `fullsend run`.
 type runFlags struct {
 	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
-	openshell, gateway, sandboxImage, cpu, memory                                    string
-	sets, downloads, envFiles, providers, gatewayArgs                                []string
-	noStartGateway                                                                   bool
-	timeout, gatewayTimeout, readyTimeout                                            time.Duration
+	openshell, gateway, sandboxImage, cpu, memory                                  string
+	sets, downloads, envFiles, providers, gatewayArgs                              []string
+	noStartGateway                                                                 bool
+	timeout, gatewayTimeout, readyTimeout                                          time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -176,7 +176,7 @@ func readPrompt(stdin io.Reader, f runFlags) (string, error) {
 		return string(b), err
 	}
 	if st, ok := stdin.(*os.File); ok {
-		if info, err := st.Stat(); err == nil && info.Mode()&(os.ModeNamedPipe) != 0 {
+		if info, err := st.Stat(); err == nil && (info.Mode()&os.ModeNamedPipe != 0 || info.Mode().IsRegular()) {
 			b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
 			return string(b), err
 		}
