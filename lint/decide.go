@@ -2,8 +2,8 @@ package lint
 
 import (
 	"fmt"
-	"net/url"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -214,7 +214,9 @@ func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request, re
 	return Decision{}, false
 }
 
-func epPath(key string, i int) string { return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i) }
+func epPath(key string, i int) string {
+	return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
+}
 
 func isL7(ep *policycue.Endpoint) bool {
 	return ep.Protocol != "" && ep.Protocol != policycue.ProtocolTCP

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -113,12 +114,13 @@ func (c *Context) value() ast.Value {
 }
 
 // Writes reports whether a policy lets any binary change state: an L4-only
-// endpoint, access read-write or full, or a rule with a write method. The
-// Rego rule set uses the same definition (lib.writes).
+// endpoint, access read-write or full, or a rule with a write method that is
+// not a model inference call. It is the Go twin of the Rego lib.writes (a
+// test keeps them equal).
 func Writes(p *policycue.Policy) bool {
 	for _, np := range p.NetworkPolicies {
-		for _, ep := range np.Endpoints {
-			if endpointWrites(&ep) {
+		for i := range np.Endpoints {
+			if EndpointWrites(&np.Endpoints[i]) {
 				return true
 			}
 		}
@@ -126,8 +128,9 @@ func Writes(p *policycue.Policy) bool {
 	return false
 }
 
-func endpointWrites(ep *policycue.Endpoint) bool {
-	if ep.Protocol == "" || ep.Protocol == policycue.ProtocolTCP {
+// EndpointWrites reports whether one endpoint lets a request change state.
+func EndpointWrites(ep *policycue.Endpoint) bool {
+	if !isL7(ep) {
 		return true
 	}
 	switch ep.Access {
@@ -137,7 +140,33 @@ func endpointWrites(ep *policycue.Endpoint) bool {
 		return false
 	}
 	for _, r := range ep.Rules {
-		if !readMethod(r.Allow.Method) {
+		if !readMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
+			return true
+		}
+	}
+	return false
+}
+
+// inferenceAPIs mirrors lib.inference_apis: model inference calls, which
+// send prompts and change no state. Globs over the policy's host and rule
+// path text.
+var inferenceAPIs = []struct{ host, path string }{
+	{"*.googleapis.com", "/v1/projects/*/locations/*/publishers/*/models/**"},
+	{"*.googleapis.com", "/v1/projects/*/locations/*/publishers/*/models/*"},
+	{"*.googleapis.com", "/token"},
+	{"oauth2.googleapis.com", "/token"},
+	{"api.anthropic.com", "/v1/messages"},
+	{"api.anthropic.com", "/v1/messages/**"},
+	{"api.openai.com", "/v1/responses"},
+	{"api.openai.com", "/v1/chat/completions"},
+}
+
+func inferenceRule(host string, m *policycue.Match) bool {
+	if !strings.EqualFold(m.Method, "POST") {
+		return false
+	}
+	for _, api := range inferenceAPIs {
+		if globMatch(api.host, normHost(host), '.') && globMatch(api.path, m.Path, '/') {
 			return true
 		}
 	}

@@ -2,13 +2,19 @@ package lint
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/tester"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // TestRegoUnitTests runs every *_test.rego of the embedded rule set through
@@ -117,3 +123,56 @@ func ruleSources(t *testing.T) map[string]string {
 	return out
 }
 
+// TestWritesMatchesRego keeps the Go Writes/EndpointWrites equal to the Rego
+// lib.writes on every endpoint of the corpus and the decision fixture.
+func TestWritesMatchesRego(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	pq, err := rego.New(
+		rego.Query(`w := {[k, i] | some k, np in input.network_policies; some i, ep in np.endpoints; data.fullsend.lib.writes(ep)}`),
+		rego.ParsedModule(mustParse(t, "lib.rego")),
+	).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		p, err := policycue.Unmarshal(data)
+		if err != nil {
+			continue // not a policy (or deliberately undecodable)
+		}
+		rs, err := pq.Eval(context.Background(), rego.EvalParsedInput(DocumentValue(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		regoWrites := map[string]bool{}
+		for _, pair := range rs[0].Bindings["w"].([]any) {
+			pr := pair.([]any)
+			regoWrites[fmt.Sprintf("%s/%v", pr[0], pr[1])] = true
+		}
+		for key, np := range p.NetworkPolicies {
+			for i := range np.Endpoints {
+				checked++
+				k := fmt.Sprintf("%s/%d", key, i)
+				if got := EndpointWrites(&np.Endpoints[i]); got != regoWrites[k] {
+					t.Errorf("%s %s: Go EndpointWrites=%v, rego lib.writes=%v", file, k, got, regoWrites[k])
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("checked only %d endpoints", checked)
+	}
+}
+
+func mustParse(t *testing.T, name string) *ast.Module {
+	src, err := fs.ReadFile(BuiltinRules(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ast.ParseModuleWithOpts(name, string(src), ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

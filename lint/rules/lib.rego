@@ -57,23 +57,47 @@ read_methods := {"GET", "HEAD", "OPTIONS"}
 # write_method holds for methods that change state; "*" matches them all.
 write_method(m) if not upper(m) in read_methods
 
-# allowed_methods lists the methods one endpoint allows at L7 (upper case).
-allowed_methods(ep) := {"GET", "HEAD", "OPTIONS"} if ep.access == "read-only"
+# Model inference APIs: POSTs there send prompts, they change no state the
+# agent could abuse, so they do not make an endpoint "write". Entries are
+# globs over the policy's own host and rule path text (a rule broader than
+# the API, such as "/v1/**", does not match). Override with
+# data.fullsend.inference_apis.
+default inference_apis := [
+	{"host": "*.googleapis.com", "path": "/v1/projects/*/locations/*/publishers/*/models/**"},
+	{"host": "*.googleapis.com", "path": "/v1/projects/*/locations/*/publishers/*/models/*"},
+	{"host": "*.googleapis.com", "path": "/token"},
+	{"host": "oauth2.googleapis.com", "path": "/token"},
+	{"host": "api.anthropic.com", "path": "/v1/messages"},
+	{"host": "api.anthropic.com", "path": "/v1/messages/**"},
+	{"host": "api.openai.com", "path": "/v1/responses"},
+	{"host": "api.openai.com", "path": "/v1/chat/completions"},
+]
 
-allowed_methods(ep) := {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"} if ep.access == "read-write"
+inference_apis := data.fullsend.inference_apis
 
-allowed_methods(ep) := {"*"} if ep.access == "full"
-
-allowed_methods(ep) := {upper(r.allow.method) | some r in ep.rules} if not ep.access
+inference_rule(ep, rule) if {
+	upper(rule.allow.method) == "POST"
+	some api in inference_apis
+	glob.match(api.host, ["."], norm_host(ep.host))
+	glob.match(api.path, ["/"], rule.allow.path)
+}
 
 # writes holds when an endpoint lets a request change state: any L4-only
-# endpoint (no request inspection), or an L7 endpoint allowing a write method.
+# endpoint (no request inspection), access read-write or full, or a rule
+# with a write method other than a model inference call.
 writes(ep) if not l7(ep)
 
 writes(ep) if {
 	l7(ep)
-	some m in allowed_methods(ep)
-	write_method(m)
+	ep.access in {"read-write", "full"}
+}
+
+writes(ep) if {
+	l7(ep)
+	not ep.access
+	some rule in object.get(ep, "rules", [])
+	write_method(rule.allow.method)
+	not inference_rule(ep, rule)
 }
 
 # basename returns the last path element.

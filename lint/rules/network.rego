@@ -41,12 +41,23 @@ deny_wildcard_host contains f if {
 	)
 }
 
+# inference_only holds for an endpoint whose rules are all model inference
+# calls (lib.inference_apis), such as Vertex AI's regional hosts.
+inference_only(ep) if {
+	not ep.access
+	count(object.get(ep, "rules", [])) > 0
+	every rule in ep.rules {
+		lib.inference_rule(ep, rule)
+	}
+}
+
 # METADATA
 # title: Subdomain wildcard host
 # description: >-
 #   "*.example.com" or "**.example.com" reaches every current and future
 #   subdomain. Prefer exact hosts; keep wildcards for services that shard
-#   across hostnames.
+#   across hostnames. Endpoints that only allow model inference calls (Vertex
+#   AI's regional hosts) are exempt.
 # custom:
 #   id: FS002
 #   severity: warn
@@ -54,6 +65,7 @@ warn_subdomain_wildcard contains f if {
 	some [key, i, ep] in lib.endpoints
 	startswith(ep.host, "*")
 	not bad_wildcard(ep.host)
+	not inference_only(ep)
 	f := lib.finding(
 		rego.metadata.rule(),
 		concat("", [lib.ep_path(key, i), ".host"]),

@@ -20,8 +20,10 @@ test_fs002_subdomain_wildcard if {
 	t.ids(net.warn_subdomain_wildcard) == {"FS002"} with input as t.policy([t.ep({"host": "*.googleapis.com"})], ["/usr/bin/gh"])
 }
 
-test_fs002_exact_ok if {
+test_fs002_exact_or_inference_only_ok if {
 	count(net.warn_subdomain_wildcard) == 0 with input as t.clean
+	vertex := t.without(t.ep({"host": "*.googleapis.com", "rules": [{"allow": {"method": "POST", "path": "/v1/projects/*/locations/*/publishers/anthropic/models/**"}}]}), {"access"})
+	count(net.warn_subdomain_wildcard) == 0 with input as t.policy([vertex], ["/usr/local/bin/claude"])
 }
 
 test_fs003_l4_only if {
