@@ -1,0 +1,189 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testregistry"
+	"github.com/fullsend-ai/agent-sandbox/sign"
+)
+
+// cosignBin finds the real cosign CLI (.ci/install.d/30-cosign.sh): skip
+// when missing, unless FULLSEND_INTEGRATION=1.
+func cosignBin(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("cosign"); err == nil {
+		return p
+	}
+	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gp)), "bin", "cosign")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("FULLSEND_INTEGRATION") == "1" {
+		t.Fatal("cosign not found (install with .ci/install.d/30-cosign.sh)")
+	}
+	t.Skip("cosign not installed; run .ci/install.d/30-cosign.sh (or set FULLSEND_INTEGRATION=1 to fail)")
+	return ""
+}
+
+// cosignRun runs the cosign CLI against the test registry, offline: its
+// TUF cache and home are private temp dirs, so nothing reaches Sigstore.
+func cosignRun(t *testing.T, bin string, reg *testregistry.Registry, args ...string) (string, error) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), reg.Env()...)
+	cmd.Env = append(cmd.Env, "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "COSIGN_PASSWORD="+testPassword, "COSIGN_EXPERIMENTAL=0")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// TestCosignInterop proves both directions against a real registry server
+// (TLS, htpasswd): cosign verifies what fullsend signs, and fullsend
+// verifies what cosign signs, signatures and attestations alike.
+func TestCosignInterop(t *testing.T) {
+	bin := cosignBin(t)
+	reg := testregistry.Start(t)
+	ctx := context.Background()
+	ropts := reg.RemoteOptions(ctx)
+	repo, err := name.NewRepository(reg.Ref("fullsend/agent-sandbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKeys(t)
+
+	t.Run("fullsend signs, cosign verifies", func(t *testing.T) {
+		img := newImage(t, 100)
+		h, _ := img.Digest()
+		ref := repo.Digest(h.String())
+		if err := remote.Write(ref, img, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := k.signer(t).Sign(ctx, sign.Subject{Repository: repo, Image: img}, sign.Options{
+			Claims: claims(), Provenance: provenance(), SBOM: &sign.SBOMOptions{},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sd.Push(ctx, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"verify", "--key", k.pub, "--insecure-ignore-tlog=true", "-a", sign.AnnotationPoliciesDigest + "=" + testPolicies, ref.String()},
+			{"verify-attestation", "--key", k.pub, "--insecure-ignore-tlog=true", "--type", "slsaprovenance1", ref.String()},
+			{"verify-attestation", "--key", k.pub, "--insecure-ignore-tlog=true", "--type", "spdxjson", ref.String()},
+		} {
+			out, err := cosignRun(t, bin, reg, args...)
+			if err != nil {
+				t.Fatalf("cosign %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		// And cosign rejects it under another key.
+		other := newKeys(t)
+		if out, err := cosignRun(t, bin, reg, "verify", "--key", other.pub, "--insecure-ignore-tlog=true", ref.String()); err == nil {
+			t.Fatalf("cosign verified with the wrong key:\n%s", out)
+		}
+	})
+
+	t.Run("cosign signs, fullsend verifies", func(t *testing.T) {
+		img := newImage(t, 101)
+		h, _ := img.Digest()
+		ref := repo.Digest(h.String())
+		if err := remote.Write(repo.Tag("cosign-signed"), img, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if out, err := cosignRun(t, bin, reg, "generate-key-pair", "--output-key-prefix", filepath.Join(dir, "ck")); err != nil {
+			t.Fatalf("cosign generate-key-pair: %v\n%s", err, out)
+		}
+		prov, _ := json.Marshal(map[string]any{
+			"buildDefinition": map[string]any{"buildType": "https://example/cosign", "externalParameters": map[string]any{},
+				"resolvedDependencies": []any{map[string]any{"uri": "git+https://example.com/agents", "digest": map[string]string{"gitCommit": strings.Repeat("2", 40)}}}},
+			"runDetails": map[string]any{"builder": map[string]string{"id": "https://ci.example/cosign-builder"}},
+		})
+		sbom, _ := json.Marshal(map[string]any{"spdxVersion": "SPDX-2.3", "SPDXID": "SPDXRef-DOCUMENT", "name": "x", "dataLicense": "CC0-1.0"})
+		provFile, sbomFile := filepath.Join(dir, "prov.json"), filepath.Join(dir, "sbom.json")
+		_ = os.WriteFile(provFile, prov, 0o600)
+		_ = os.WriteFile(sbomFile, sbom, 0o600)
+		key := filepath.Join(dir, "ck.key")
+		for _, args := range [][]string{
+			{"sign", "--key", key, "--tlog-upload=false", "--yes", "-a", sign.AnnotationPoliciesDigest + "=" + testPolicies, ref.String()},
+			{"attest", "--key", key, "--tlog-upload=false", "--yes", "--type", "slsaprovenance1", "--predicate", provFile, ref.String()},
+			{"attest", "--key", key, "--tlog-upload=false", "--yes", "--type", "spdxjson", "--predicate", sbomFile, ref.String()},
+		} {
+			if out, err := cosignRun(t, bin, reg, args...); err != nil {
+				t.Fatalf("cosign %s: %v\n%s", args[0], err, out)
+			}
+		}
+		// fullsend loads cosign's key files too: its private key signs a
+		// second signature next to cosign's.
+		res, err := Verify(ctx, Options{
+			Image: repo.Tag("cosign-signed").String(), Keys: []string{filepath.Join(dir, "ck.pub")}, Remote: ropts,
+			RequireProvenance: true, RequireSBOM: true, ProvenanceBuilderID: "https://ci.example/cosign-builder",
+			Annotations: map[string]string{sign.AnnotationPoliciesDigest: testPolicies},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Ref != ref.String() || res.PoliciesDigest != testPolicies || len(res.Attestations) != 2 {
+			t.Errorf("result %+v", res)
+		}
+		if _, err := Verify(ctx, Options{Image: ref.String(), Keys: []string{k.pub}, Remote: ropts}); err == nil {
+			t.Error("verified cosign's signature with another key")
+		}
+		sv, err := sign.LoadPrivateKey(ctx, key, []byte(testPassword))
+		if err != nil {
+			t.Fatalf("loading cosign's private key: %v", err)
+		}
+		if _, err := sign.NewKeyed(sv); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("OCI layouts both ways", func(t *testing.T) {
+		// fullsend signs into a layout; cosign verify --local-image reads it.
+		img := newImage(t, 102)
+		dir := filepath.Join(t.TempDir(), "layout")
+		p, err := layout.Write(dir, empty.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.AppendImage(img); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := k.signer(t).Sign(ctx, sign.Subject{Repository: repo, Image: img}, sign.Options{Claims: claims()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sd.AppendToLayout(dir); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := cosignRun(t, bin, reg, "verify", "--key", k.pub, "--insecure-ignore-tlog=true", "--local-image", dir); err != nil {
+			t.Fatalf("cosign verify --local-image: %v\n%s", err, out)
+		}
+		// cosign save writes a signed image's layout; fullsend verifies it offline.
+		h, _ := newImage(t, 100).Digest() // signed by fullsend in the first subtest
+		saved := filepath.Join(t.TempDir(), "saved")
+		if out, err := cosignRun(t, bin, reg, "save", "--dir", saved, repo.Digest(h.String()).String()); err != nil {
+			t.Fatalf("cosign save: %v\n%s", err, out)
+		}
+		if _, err := Verify(ctx, Options{Image: repo.Name(), Layout: saved, Keys: []string{k.pub}}); err != nil {
+			t.Fatalf("verifying cosign save's layout: %v", err)
+		}
+	})
+}
