@@ -244,6 +244,12 @@ func (d *decoder) stringList(n *yaml.Node, name string, single bool) ([]stringIt
 	ok := true
 	for i, c := range n.Content {
 		f := fieldIndex(name, i)
+		if c.Kind == yaml.MappingNode && len(c.Content) == 2 && n.Style&yaml.FlowStyle != 0 {
+			d.errAt(d.pos(c), f, "want a string, got a mapping: an unquoted ': ' inside a [...] list starts a key: value pair",
+				"quote the element, e.g. \"Bash(gh api: *)\"")
+			ok = false
+			continue
+		}
 		s, good := d.str(c, f)
 		if !good {
 			ok = false
