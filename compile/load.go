@@ -24,11 +24,16 @@ func Load(fsys fs.FS) (*Project, error) {
 	cands, diags := discover(fsys)
 	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
 	agentFiles := map[string]*Agent{}
+	// incomplete is set when a file yields no named definition: a reference
+	// to a missing name may then point into that broken file, so existence
+	// checks would only add noise to the errors already reported.
+	incomplete := false
 	for _, c := range cands {
 		data, err := readLimited(fsys, c.path)
 		if err != nil {
 			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
 				Message: err.Error(), Hint: hintFor(err)})
+			incomplete = true
 			continue
 		}
 		proj.Files[c.path] = SHA256Hex(data)
@@ -63,10 +68,13 @@ func Load(fsys fs.FS) (*Project, error) {
 				}
 			}
 		}
+		if doc.root == nil || d.nerr > 0 {
+			incomplete = true
+		}
 		diags = append(diags, d.diags...)
 	}
 	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
-	diags = append(diags, checkReferences(proj, agentFiles)...)
+	diags = append(diags, checkReferences(proj, agentFiles, !incomplete)...)
 	sortDiags(diags)
 	if errs := diags.Errors(); len(errs) > 0 {
 		return nil, errs
@@ -124,10 +132,13 @@ func hintFor(err error) string {
 	return "check that the file is readable"
 }
 
-// checkReferences verifies the names agents refer to and rejects cycles in
-// the Agent(...) spawn graph.
-func checkReferences(proj *Project, agents map[string]*Agent) Diagnostics {
+// checkReferences verifies the names agents refer to (when existence is
+// set) and rejects cycles in the Agent(...) spawn graph.
+func checkReferences(proj *Project, agents map[string]*Agent, existence bool) Diagnostics {
 	var diags Diagnostics
+	if !existence {
+		return spawnCycles(proj.Agents, agents)
+	}
 	skillNames := sortedMapKeys(proj.Skills)
 	agentNames := sortedMapKeys(agents)
 	for _, a := range proj.Agents {

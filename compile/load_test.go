@@ -145,3 +145,38 @@ func TestLoadReturnsDiagnostics(t *testing.T) {
 		t.Fatalf("want Diagnostics, got %T %v", err, err)
 	}
 }
+
+func TestNoCascadingReferenceErrors(t *testing.T) {
+	_, err := Load(fstest.MapFS{
+		"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Agent(b)\n---\n")},
+		"agents/b.md": {Data: []byte("---\nname: b\ndescription: d: broken\ntools: Read\n---\n")},
+	})
+	var ds Diagnostics
+	if !errors.As(err, &ds) || len(ds) != 1 || ds[0].Pos.File != "agents/b.md" {
+		t.Fatalf("want only the error in b.md, got %v", err)
+	}
+}
+
+// BenchmarkLoad measures discovery and parsing of the triage system.
+func BenchmarkLoad(b *testing.B) {
+	fsys := fstest.MapFS{}
+	base := filepath.Join("..", "testdata", "triage")
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(base, p)
+		fsys[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(fsys); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
