@@ -160,13 +160,12 @@ func (d *decoder) openCodeToolsMap(n *yaml.Node) []permRule {
 		name := fieldPath("tools", k.Value)
 		_, known := openCodeTools[k.Value]
 		_, legacy := openCodeLegacyTools[k.Value]
-		if !known && !legacy {
-			d.errAt(d.pos(k), name, fmt.Sprintf("unknown OpenCode tool %q", k.Value),
-				"known tools: "+strings.Join(sortedKeys(openCodeTools, openCodeLegacyTools), ", "))
-			continue
-		}
 		b, ok := d.boolean(v, name)
 		if !ok {
+			continue
+		}
+		if !known && !legacy {
+			d.unknownOpenCodeTool(k, name, !b, "known tools: "+strings.Join(sortedKeys(openCodeTools, openCodeLegacyTools), ", "))
 			continue
 		}
 		action := "deny"
@@ -180,6 +179,18 @@ func (d *decoder) openCodeToolsMap(n *yaml.Node) []permRule {
 		out = append(out, permRule{perm: perm, pattern: "*", action: action, pos: d.pos(k), field: name})
 	}
 	return out
+}
+
+// unknownOpenCodeTool reports a tool or permission name fullsend does not
+// know (an MCP tool such as github_*, or a typo). Denying it changes nothing
+// the compiler grants, so that is a warning; allowing it is an error.
+func (d *decoder) unknownOpenCodeTool(k *yaml.Node, name string, denyOnly bool, hint string) {
+	if denyOnly {
+		d.warnAt(d.pos(k), name, fmt.Sprintf("unknown tool %q is denied; the rule is ignored", k.Value), hint)
+		return
+	}
+	d.errAt(d.pos(k), name, fmt.Sprintf("unknown permission %q", k.Value),
+		hint+"; MCP tools are not compiled: declare their endpoints in sandbox.endpoints")
 }
 
 // openCodePermission flattens `permission` into ordered rules. It reports
@@ -206,7 +217,8 @@ func (d *decoder) openCodePermission(n *yaml.Node) ([]permRule, bool) {
 			if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
 				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
 			}
-			d.errAt(d.pos(k), name, fmt.Sprintf("unknown permission %q", k.Value), hint)
+			denyOnly := v.Kind == yaml.ScalarNode && (v.Value == "deny" || v.Value == "ask")
+			d.unknownOpenCodeTool(k, name, denyOnly, hint)
 			continue
 		}
 		if v.Kind == yaml.ScalarNode {

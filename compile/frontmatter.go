@@ -23,8 +23,8 @@ const (
 	MaxYAMLDepth = 32
 )
 
-// Sentinel errors of the frontmatter layer, wrapped in the diagnostics'
-// messages' origin; callers of splitFrontmatter branch on them.
+// Sentinel errors of splitFrontmatter; parseDocument turns each into a
+// positioned diagnostic with a hint.
 var (
 	errNoFrontmatter           = errors.New("no frontmatter")
 	errUnterminatedFrontmatter = errors.New("unterminated frontmatter")

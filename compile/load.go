@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -118,15 +119,16 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 }
 
 var (
-	errNotRegular = fmt.Errorf("not a regular file")
-	errTooLarge   = fmt.Errorf("file too large")
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
 )
 
+// hintFor suggests a fix for a readLimited error.
 func hintFor(err error) string {
 	switch {
-	case strings.Contains(err.Error(), errTooLarge.Error()):
+	case errors.Is(err, errTooLarge):
 		return "agent and skill definitions are small Markdown files; move large reference material into separate files"
-	case strings.Contains(err.Error(), errNotRegular.Error()):
+	case errors.Is(err, errNotRegular):
 		return "definitions must be regular files"
 	}
 	return "check that the file is readable"
