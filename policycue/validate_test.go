@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -306,6 +307,32 @@ func TestHostPatternsOverlap(t *testing.T) {
 			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], "."), true); got != tc.want {
 				t.Errorf("overlap(%q, %q) = %v, want %v", pair[0], pair[1], got, tc.want)
 			}
+		}
+	}
+}
+
+// TestCodesDocumented keeps docs/policy-validate.md listing every code.
+func TestCodesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "policy-validate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("validate_codes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`"(OSP\d{3})"`).FindAllStringSubmatch(string(src), -1)
+	if len(codes) < 50 {
+		t.Fatalf("found only %d codes in validate_codes.go", len(codes))
+	}
+	seen := map[string]bool{}
+	for _, m := range codes {
+		if seen[m[1]] {
+			t.Errorf("code %s defined twice", m[1])
+		}
+		seen[m[1]] = true
+		if !strings.Contains(string(doc), "| "+m[1]+" |") {
+			t.Errorf("code %s is not in the docs/policy-validate.md table", m[1])
 		}
 	}
 }
