@@ -4,6 +4,7 @@
 # and the ratios fullsend/cosign (below 1.0 = fullsend faster).
 #
 #   bench/sign.sh [ITERATIONS]    (default 10)
+#   FULLSEND_BIN=path/to/fullsend bench/sign.sh    (use a prebuilt binary)
 #
 # Needs: go, crane and cosign (.ci/install.d/20-registry.sh, 30-cosign.sh).
 # Everything stays on loopback: a throwaway `crane registry serve`, no
@@ -22,8 +23,12 @@ reg_pid=""
 cleanup() { [ -n "$reg_pid" ] && kill "$reg_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "building fullsend..."
-go build -o "$work/fullsend" ./cmd/fullsend
+if [ -n "${FULLSEND_BIN:-}" ]; then
+	cp "$FULLSEND_BIN" "$work/fullsend"
+else
+	echo "building fullsend..."
+	go build -o "$work/fullsend" ./cmd/fullsend
+fi
 
 port=$(( 20000 + RANDOM % 20000 ))
 crane registry serve --address "127.0.0.1:$port" >"$work/registry.log" 2>&1 &
@@ -56,23 +61,35 @@ time_ms() {
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 
 declare -A res
-run() { # run NAME CMD...
-	local name="$1"; shift
-	local xs=()
-	for _ in $(seq "$n"); do xs+=("$(time_ms "$@")"); done
-	res[$name]=$(printf '%s\n' "${xs[@]}" | median)
+# pair NAME: run fs_NAME and co_NAME alternately, n times each, so both
+# tools see the same machine load; keep each one's median.
+pair() {
+	local name="$1" xf=() xc=()
+	for _ in $(seq "$n"); do
+		xf+=("$(time_ms "fs_$name")")
+		xc+=("$(time_ms "co_$name")")
+	done
+	res[fs_$name]=$(printf '%s\n' "${xf[@]}" | median)
+	res[co_$name]=$(printf '%s\n' "${xc[@]}" | median)
 }
 
 fs="$work/fullsend"
-run fs_sign   "$fs" image sign --key "$work/key.key" --sbom=false --provenance=false "$ref_f"
-run co_sign   cosign sign --key "$work/key.key" --tlog-upload=false --yes "$ref_c"
-run fs_verify "$fs" verify --key "$work/key.pub" "$ref_f"
-run co_verify cosign verify --key "$work/key.pub" --insecure-ignore-tlog=true "$ref_c"
 printf '{"buildDefinition":{"buildType":"b","externalParameters":{}},"runDetails":{"builder":{"id":"https://bench"}}}' >"$work/prov.json"
-run fs_attest "$fs" image sign --key "$work/key.key" --sbom=false --provenance=true --builder-id https://bench "$ref_f"
-run co_attest sh -c "cosign sign --key '$work/key.key' --tlog-upload=false --yes '$ref_c' && cosign attest --key '$work/key.key' --tlog-upload=false --yes --type slsaprovenance1 --predicate '$work/prov.json' '$ref_c'"
-run fs_vatt   "$fs" verify --key "$work/key.pub" --require-provenance "$ref_f"
-run co_vatt   sh -c "cosign verify --key '$work/key.pub' --insecure-ignore-tlog=true '$ref_c' && cosign verify-attestation --key '$work/key.pub' --insecure-ignore-tlog=true --type slsaprovenance1 '$ref_c'"
+fs_sign()   { "$fs" image sign --key "$work/key.key" --sbom=false --provenance=false "$ref_f"; }
+co_sign()   { cosign sign --key "$work/key.key" --tlog-upload=false --yes "$ref_c"; }
+fs_verify() { "$fs" verify --key "$work/key.pub" "$ref_f"; }
+co_verify() { cosign verify --key "$work/key.pub" --insecure-ignore-tlog=true "$ref_c"; }
+fs_attest() { "$fs" image sign --key "$work/key.key" --sbom=false --provenance=true --builder-id https://bench "$ref_f"; }
+co_attest() {
+	cosign sign --key "$work/key.key" --tlog-upload=false --yes "$ref_c" &&
+		cosign attest --key "$work/key.key" --tlog-upload=false --yes --type slsaprovenance1 --predicate "$work/prov.json" "$ref_c"
+}
+fs_vatt() { "$fs" verify --key "$work/key.pub" --require-provenance "$ref_f"; }
+co_vatt() {
+	cosign verify --key "$work/key.pub" --insecure-ignore-tlog=true "$ref_c" &&
+		cosign verify-attestation --key "$work/key.pub" --insecure-ignore-tlog=true --type slsaprovenance1 "$ref_c"
+}
+for op in sign verify attest vatt; do pair "$op"; done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 echo
