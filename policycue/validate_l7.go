@@ -190,10 +190,10 @@ func (c *checker) checkAccessAndRules(ep *obj, proto string) {
 		}
 	}
 	if rulesNode != nil && len(rulesNode.Content) == 0 {
-		c.errorf(rulesNode, ep.sub("rules"), CodeEmptyRuleList, "remove rules, or use `access: full`", "rules list is empty and would deny all traffic")
+		c.warnf(rulesNode, ep.sub("rules"), CodeEmptyRuleList, "remove it; give access or at least one rule", "rules: [] is the same as omitting rules")
 	}
 	if denyNode != nil && len(denyNode.Content) == 0 {
-		c.errorf(denyNode, ep.sub("deny_rules"), CodeEmptyRuleList, "remove deny_rules", "deny_rules list is empty and has no effect")
+		c.warnf(denyNode, ep.sub("deny_rules"), CodeEmptyRuleList, "remove it", "deny_rules: [] denies nothing")
 	}
 	if !hasRules && access == "" {
 		switch {

@@ -89,7 +89,7 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 	list, nodes := ep.strs("ports")
 	if port != 0 && len(list) > 0 {
 		c.errorf(ep.pos("ports"), ep.sub("ports"), CodePortAndPorts, "use only ports, listing every port",
-			"port and ports are mutually exclusive")
+			"port and ports are mutually exclusive; OpenShell silently drops port when ports is set")
 	}
 	var eff []int64
 	if len(list) > 0 {

@@ -89,7 +89,7 @@ var invalidCases = []struct {
 	{"tls_terminate", "v0.0.111", "OSP050", SeverityWarning, 17, "deprecated and ignored"},
 	{"tls_unknown", "v0.0.111", "OSP050", SeverityError, 17, "unknown tls value \"strict\""},
 	{"tls_skip_l7_443", "v0.0.111", "OSP051", SeverityWarning, 17, "cannot see encrypted traffic"},
-	{"rules_empty", "v0.0.111", "OSP052", SeverityError, 16, "rules list is empty"},
+	{"rules_empty", "v0.0.111", "OSP052", SeverityWarning, 16, "same as omitting rules"},
 	{"rule_denies_all", "v0.0.111", "OSP053", SeverityError, 17, "would deny all traffic"},
 	{"rule_unknown_method", "v0.0.111", "OSP054", SeverityWarning, 17, "unknown rest method \"FETCH\""},
 	{"rule_path_relative", "v0.0.111", "OSP055", SeverityError, 17, "never matches a request"},
