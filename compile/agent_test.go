@@ -301,3 +301,24 @@ sandbox:
 		t.Errorf("policy file sandbox = %+v", sb)
 	}
 }
+
+func TestRulePositions(t *testing.T) {
+	tests := []struct{ tools, want string }{
+		{"tools: Read, Reed", "agents/a.md:4:14"},
+		{`tools: "Read, Reed"`, "agents/a.md:4:15"},
+		{`tools: 'Read, Reed'`, "agents/a.md:4:15"},
+		{"tools: Read,\n  Reed", "agents/a.md:4:8"},    // folded plain scalar: the node
+		{"tools: >-\n  Read, Reed", "agents/a.md:4:8"}, // block scalar: the node
+		{`tools: "Read,\u0020Reed"`, "agents/a.md:4:8"},
+		{"tools:\n  - Read\n  - Grep, Reed", "agents/a.md:6:11"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tools, func(t *testing.T) {
+			_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\n" + tc.tools + "\n---\n")}})
+			var ds Diagnostics
+			if !errors.As(err, &ds) || ds[0].Pos.String() != tc.want || !strings.Contains(ds[0].Message, `"Reed"`) {
+				t.Errorf("got %v, want an error at %s", err, tc.want)
+			}
+		})
+	}
+}

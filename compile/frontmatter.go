@@ -112,6 +112,7 @@ func parseDocument(d *decoder, data []byte) *document {
 	}
 	doc.raw, doc.body = fm, body
 	d.lineOffset = doc.lineOffset
+	d.lines = strings.Split(fm, "\n")
 
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(fm), &n); err != nil {

@@ -23,6 +23,8 @@ type decoder struct {
 	diags      Diagnostics
 	nerr       int
 	truncated  bool
+	// lines are the frontmatter's lines, to locate text inside scalars.
+	lines []string
 	// aliasSeen is set once an anchor or alias was reported.
 	aliasSeen bool
 	// keyHints, when set, replace the hint of specific unknown keys.
@@ -288,21 +290,24 @@ func (d *decoder) stringMap(n *yaml.Node, name string) (map[string]string, bool)
 	return out, ok
 }
 
-// scalarColumn returns the file position of byte offset off inside a
-// single-line scalar node's value, for rules inside a tools string. For
-// multi-line and block scalars it returns the node position.
+// scalarPos returns the file position of byte offset off inside a scalar
+// node's value, for rules inside a tools string. The value must appear
+// verbatim on the node's line (plain, or quoted without escapes); for
+// folded, multi-line and escaped scalars it returns the node's position.
 func (d *decoder) scalarPos(n *yaml.Node, off int) Pos {
 	p := d.pos(n)
-	if strings.ContainsRune(n.Value, '\n') {
+	if n.Line < 1 || n.Line > len(d.lines) || n.Column < 1 {
 		return p
 	}
-	switch n.Style {
-	case 0, yaml.FlowStyle:
-		p.Column += off
-	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
-		if !strings.ContainsAny(n.Value, `\'"`) {
-			p.Column += off + 1
-		}
+	start := n.Column - 1
+	if n.Style == yaml.SingleQuotedStyle || n.Style == yaml.DoubleQuotedStyle {
+		start++
+	} else if n.Style != 0 {
+		return p
+	}
+	line := d.lines[n.Line-1]
+	if start <= len(line) && strings.HasPrefix(line[start:], n.Value) {
+		p.Column = start + 1 + off
 	}
 	return p
 }

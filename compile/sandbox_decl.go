@@ -291,21 +291,28 @@ func (d *decoder) rule(n *yaml.Node, name string) (RuleDecl, bool) {
 		}
 		methodNode, pathNode = m.value, p.value
 		if q, ok := f["query"]; ok {
-			qm, good := d.stringMap(q.value, fieldPath(name, "query"))
-			if !good {
+			qname := fieldPath(name, "query")
+			if !d.mapping(q.value, qname) {
 				return rd, false
 			}
-			for k, v := range qm {
-				if k == "" || strings.ContainsFunc(k, unicode.IsSpace) {
-					d.errAt(d.pos(q.value), fieldPath(name, "query"), fmt.Sprintf("invalid query parameter name %q", k), "")
+			rd.Query = map[string]string{}
+			for i := 0; i+1 < len(q.value.Content); i += 2 {
+				k, v := q.value.Content[i], q.value.Content[i+1]
+				vname := fieldPath(qname, k.Value)
+				if k.Value == "" || strings.ContainsFunc(k.Value, unicode.IsSpace) {
+					d.errAt(d.pos(k), vname, fmt.Sprintf("invalid query parameter name %q", k.Value), "")
 					return rd, false
 				}
-				if _, err := placeholder.Check(v, placeholder.FieldPath); err != nil {
-					d.errAt(d.pos(q.value), fieldPath(fieldPath(name, "query"), k), err.Error(), "")
+				val, good := d.str(v, vname)
+				if !good {
 					return rd, false
 				}
+				if _, err := placeholder.Check(val, placeholder.FieldPath); err != nil {
+					d.errAt(d.pos(v), vname, err.Error(), "query placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}")
+					return rd, false
+				}
+				rd.Query[k.Value] = val
 			}
-			rd.Query = qm
 		}
 	default:
 		d.errAt(d.pos(n), name, fmt.Sprintf("want \"METHOD /path\" or a mapping, got a %s", kindName(n)), "")
