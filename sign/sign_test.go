@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -344,5 +345,61 @@ func TestAppendToLayout(t *testing.T) {
 	_ = p2.AppendImage(testImage(t, 4))
 	if err := signed.AppendToLayout(other); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Fatalf("got %v, want refusal", err)
+	}
+}
+
+// TestSBOMGoModules lists the modules of a real Go release binary (crane,
+// installed for the integration tests; go test binaries carry no
+// dependency list) placed where the fullsend binary goes.
+func TestSBOMGoModules(t *testing.T) {
+	bin := ""
+	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		bin = filepath.Join(strings.TrimSpace(string(gp)), "bin", "crane")
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
+			t.Fatalf("crane binary (from .ci/install.d/20-registry.sh): %v", err)
+		}
+		t.Skipf("crane not installed: %v", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: "usr/local/bin/fullsend", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg})
+	_, _ = tw.Write(data)
+	_ = tw.Close()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := name.NewRepository("registry.example/x")
+	doc, err := buildSBOM(context.Background(), Subject{Repository: repo, Image: img}, mustRef(t, repo, img), SBOMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, p := range doc.Packages {
+		if p.Name == "github.com/google/go-containerregistry" {
+			found = true
+			if p.VersionInfo == "" || !strings.HasPrefix(p.ExternalRefs[0].Locator, "pkg:golang/github.com/google/go-containerregistry@v") {
+				t.Errorf("module package %+v", p)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("crane's modules missing from the SBOM: %d packages", len(doc.Packages))
+	}
+	links := 0
+	for _, r := range doc.Relationships {
+		if r.Type == "STATIC_LINK" {
+			links++
+		}
+	}
+	if links < 10 {
+		t.Errorf("%d STATIC_LINK relationships, want one per module", links)
 	}
 }

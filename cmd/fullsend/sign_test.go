@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/fullsend-ai/agent-sandbox/sign"
+	"github.com/fullsend-ai/agent-sandbox/verify"
+)
+
+func TestImageKeygenCLI(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "release")
+	t.Setenv("COSIGN_PASSWORD", "")
+	if _, _, err := runFullsend(t, "image", "keygen", "--output-prefix", prefix); exitCode(err) != 2 {
+		t.Fatalf("without a password: exit %d (%v), want 2", exitCode(err), err)
+	}
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runFullsend(t, "image", "keygen", "--output-prefix", prefix, "--password-file", pwFile); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if st, err := os.Stat(prefix + ".key"); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("private key: %v %v", st, err)
+	}
+	if _, _, err := runFullsend(t, "image", "keygen", "--output-prefix", prefix, "--password-file", pwFile); !errors.Is(err, sign.ErrKeyExists) {
+		t.Fatalf("second keygen: %v, want ErrKeyExists", err)
+	}
+}
+
+func TestVerifyCLIUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no signer", []string{"verify", "example.com/a@sha256:" + strings.Repeat("0", 64)}},
+		{"unanchored regexp", []string{"verify", "--certificate-identity-regexp", "acme", "--certificate-oidc-issuer", "https://x", "example.com/a:v1"}},
+		{"identity without issuer", []string{"verify", "--certificate-identity", "me", "example.com/a:v1"}},
+		{"tlog flags contradict", []string{"verify", "--key", "k.pub", "--require-tlog", "--insecure-ignore-tlog", "example.com/a:v1"}},
+		{"bad annotation", []string{"verify", "--key", "k.pub", "-a", "novalue", "example.com/a:v1"}},
+		{"sign without signer", []string{"image", "sign", "example.com/a:v1"}},
+		{"key and keyless", []string{"image", "sign", "--key", "k", "--keyless", "example.com/a:v1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runFullsend(t, tc.args...)
+			if exitCode(err) != 2 {
+				t.Fatalf("exit %d (%v), want 2", exitCode(err), err)
+			}
+		})
+	}
+}
+
+// TestImageBuildSignCLI: build --sign pushes the signature with the image
+// (and writes it into the OCI layout); verify accepts both and exports the
+// signed policy digest; another key is rejected with exit code 1.
+func TestImageBuildSignCLI(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := t.TempDir()
+	t.Setenv("COSIGN_PASSWORD", "build-sign-test")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITLAB_CI", "")
+	for _, p := range []string{"good", "other"} {
+		if _, stderr, err := runFullsend(t, "image", "keygen", "--output-prefix", filepath.Join(dir, p)); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+	}
+	layoutDir := filepath.Join(dir, "layout")
+	tag := host + "/acme/agents:v1.2.3"
+	stdout, stderr, err := runFullsend(t, append(imageCLIArgs(t), "--tag", tag, "--push", "--oci-layout", layoutDir,
+		"--sign", "--key", filepath.Join(dir, "good.key"), "--builder-id", "https://ci.example/builder", "-o", "json")...)
+	if err != nil {
+		t.Fatalf("image build --sign: %v\n%s", err, stderr)
+	}
+	var rep imageBuildReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Signatures) != 1 || len(rep.Signatures[0].Attestations) != 2 || rep.Signatures[0].Annotations[sign.AnnotationPoliciesDigest] != rep.PoliciesDigest {
+		t.Fatalf("signatures in the report: %+v", rep.Signatures)
+	}
+
+	dotenv := filepath.Join(dir, "verify.env")
+	for _, args := range [][]string{
+		{"verify", "--key", filepath.Join(dir, "good.pub"), "--require-provenance", "--require-sbom", "--dotenv", dotenv, "-o", "json", tag},
+		{"verify", "--key", filepath.Join(dir, "good.pub"), "--layout", layoutDir, "-o", "json", host + "/acme/agents"},
+	} {
+		stdout, stderr, err := runFullsend(t, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr)
+		}
+		var res verify.Result
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Digest != rep.Digest || res.PoliciesDigest != rep.PoliciesDigest {
+			t.Errorf("verified %+v, built %s (policies %s)", res, rep.Digest, rep.PoliciesDigest)
+		}
+	}
+	env, _ := os.ReadFile(dotenv)
+	if !strings.Contains(string(env), "FULLSEND_POLICIES_DIGEST="+rep.PoliciesDigest+"\n") {
+		t.Errorf("dotenv:\n%s", env)
+	}
+	_, _, err = runFullsend(t, "verify", "--key", filepath.Join(dir, "other.pub"), tag)
+	if err == nil || exitCode(err) != 1 || !errors.Is(err, sign.ErrNoValidSignature) {
+		t.Fatalf("wrong key: exit %d (%v), want 1 and ErrNoValidSignature", exitCode(err), err)
+	}
+}
