@@ -163,12 +163,27 @@ func (a *Agent) Resolve(v placeholder.Values) (*policycue.Policy, []byte, error)
 	return pol, data, nil
 }
 
-// samePolicy compares two policy documents as parsed models: formatting,
-// comments and key order do not matter, every value does.
+// providerRulePrefix marks the network policies OpenShell composes into
+// the effective policy from attached providers (openshell-policy compose.rs).
+// User policies may not use it, so these entries never come from us.
+const providerRulePrefix = "_provider_"
+
+// samePolicy compares the policy sent with the sandbox's active policy as
+// parsed models: formatting, comments and key order do not matter, every
+// value does. Provider layers OpenShell adds to the active policy are set
+// aside first.
 func samePolicy(want []byte, got []byte) (bool, error) {
 	g, err := policycue.Unmarshal(got)
 	if err != nil {
 		return false, fmt.Errorf("active policy does not parse: %w", err)
+	}
+	for k := range g.NetworkPolicies {
+		if strings.HasPrefix(k, providerRulePrefix) {
+			delete(g.NetworkPolicies, k)
+		}
+	}
+	if len(g.NetworkPolicies) == 0 {
+		g.NetworkPolicies = nil
 	}
 	gb, err := policycue.Marshal(g, "")
 	if err != nil {

@@ -201,6 +201,22 @@ func (f *fake) printPolicy(s *sandbox) int {
 			return fail(1, "%v", err)
 		}
 	}
+	// The active policy is the effective one: OpenShell composes a
+	// _provider_<name> network policy per attached provider into it.
+	if len(s.Providers) > 0 {
+		cp := *p
+		cp.NetworkPolicies = map[string]policycue.NetworkPolicy{}
+		for k, v := range p.NetworkPolicies {
+			cp.NetworkPolicies[k] = v
+		}
+		for _, prov := range s.Providers {
+			key := "_provider_" + strings.ReplaceAll(prov, "-", "_")
+			cp.NetworkPolicies[key] = policycue.NetworkPolicy{Name: key,
+				Endpoints: []policycue.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
+				Binaries:  []policycue.Binary{{Path: "/usr/bin/*"}}}
+		}
+		p = &cp
+	}
 	b, err := policycue.Marshal(p, "")
 	if err != nil {
 		return fail(1, "%v", err)
