@@ -54,6 +54,7 @@ type run struct {
 	policyFile string
 	policy     []byte
 	agent      *Agent
+	envVars    [][2]string // from ExtraEnvFiles, validated once
 	created    bool
 }
 
@@ -182,26 +183,27 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 	}
 	for _, f := range x.req.ExtraEnvFiles {
-		vals, err := readEnvFile(f)
+		kvs, err := readEnvFile(f)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrPolicy, err)
 		}
-		for _, v := range vals {
-			x.mask.Add(v)
-			x.rep.Mask(v)
+		for _, kv := range kvs {
+			x.mask.Add(kv[1])
+			x.rep.Mask(kv[1])
 		}
+		x.envVars = append(x.envVars, kvs...)
 	}
 	return nil
 }
 
-// readEnvFile parses a KEY=VALUE file (blank lines and # comments allowed)
-// and returns the values.
-func readEnvFile(name string) ([]string, error) {
+// readEnvFile parses a KEY=VALUE file (blank lines and # comments allowed).
+// Values are taken literally: no quotes are removed, nothing is expanded.
+func readEnvFile(name string) ([][2]string, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("env file: %w", err)
 	}
-	var vals []string
+	var kvs [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -210,14 +212,14 @@ func readEnvFile(name string) ([]string, error) {
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || !envName.MatchString(k) {
-			return nil, fmt.Errorf("env file %s:%d: want KEY=VALUE", name, n)
+			return nil, fmt.Errorf("env file %s:%d: want KEY=VALUE with KEY a variable name", name, n)
 		}
-		if strings.ContainsAny(v, "'\"`$\\") {
-			return nil, fmt.Errorf("env file %s:%d: %s: quotes, $ and \\ are not allowed in values", name, n, k)
-		}
-		vals = append(vals, v)
+		kvs = append(kvs, [2]string{k, v})
 	}
-	return vals, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("env file %s: %w", name, err)
+	}
+	return kvs, nil
 }
 
 // providers creates the typed credential providers from the environment.
@@ -432,19 +434,19 @@ func (x *run) bootstrap(ctx context.Context) error {
 		return err
 	}
 	x.logf("installed %d verified file(s) under %s%s", len(targets), parent, local)
-	if len(x.req.ExtraEnvFiles) > 0 {
+	if len(x.envVars) > 0 {
+		// One canonical file written from the pairs validated in prepare,
+		// not the caller's file again.
 		envDir := filepath.Join(stage, ".fullsend")
 		if err := os.MkdirAll(filepath.Join(envDir, "env"), 0o700); err != nil {
 			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
 		}
-		for i, f := range x.req.ExtraEnvFiles {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("%w: %v", ErrSandbox, err)
-			}
-			if err := os.WriteFile(filepath.Join(envDir, "env", fmt.Sprintf("%02d.env", i)), data, 0o600); err != nil {
-				return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
-			}
+		var b strings.Builder
+		for _, kv := range x.envVars {
+			b.WriteString(kv[0] + "=" + kv[1] + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(envDir, "env", "run.env"), []byte(b.String()), 0o600); err != nil {
+			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
 		}
 		if err := x.upload(ctx, envDir, sandboxHome+"/"); err != nil {
 			return err
@@ -494,12 +496,13 @@ func (x *run) runtimeCommand() []string {
 		cmd = []string{"claude", "--print", "--agent", x.agent.Name}
 	}
 	cmd = append(cmd, e.RuntimeFlags[e.Runtime]...)
-	if len(x.req.ExtraEnvFiles) == 0 {
+	if len(x.envVars) == 0 {
 		return cmd
 	}
-	// Load the env files inside the sandbox so their values stay out of
-	// argv; readEnvFile rejected anything the shell would interpret.
-	script := "set -a; for f in " + sandboxHome + "/.fullsend/env/*.env; do . \"$f\"; done; set +a; exec \"$@\""
+	// Export the env file inside the sandbox so its values stay out of
+	// argv. `export "$line"` takes each KEY=VALUE literally: no word
+	// splitting, quoting or expansion of the value.
+	script := `while IFS= read -r line; do export "$line"; done < ` + sandboxHome + `/.fullsend/env/run.env; exec "$@"`
 	return append([]string{"sh", "-c", script, "fullsend-env"}, cmd...)
 }
 

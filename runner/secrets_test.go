@@ -25,7 +25,7 @@ func TestNoSecretLeaks(t *testing.T) {
 			h.env["OPENSHELL_FAKE_FAIL"] = fail
 			h.opts.Providers = []Provider{{Name: "anthropic", Type: "anthropic", CredentialEnv: []string{"ANTHROPIC_API_KEY"}}}
 			envFile := filepath.Join(t.TempDir(), "spawn.env")
-			if err := os.WriteFile(envFile, []byte("# spawn service\nFULLSEND_TOKEN="+token+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(envFile, []byte("# spawn service\nFULLSEND_TOKEN="+token+"\nLITERAL=a b $HOME \"q\" `id`\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			res, err := h.run(context.Background(), Request{ExtraEnvFiles: []string{envFile}, Prompt: "go"})
@@ -59,6 +59,9 @@ func TestNoSecretLeaks(t *testing.T) {
 						return nil
 					})
 				}
+			}
+			if fail == "" && !strings.Contains(h.stdout.String(), "literal value intact") {
+				t.Errorf("env file value not taken literally:\n%s", h.stdout.String())
 			}
 			if fail == "" && !strings.Contains(h.stdout.String(), "token: ***") {
 				t.Errorf("env file not delivered or not masked:\n%s", h.stdout.String())

@@ -9,6 +9,9 @@ echo "triaged" > out/result.txt
 ln -s /etc/passwd out/escape
 echo "#!/bin/sh" > out/repo/.git/hooks/post-checkout
 if [ -n "$FULLSEND_TOKEN" ]; then echo "token: $FULLSEND_TOKEN"; fi
+if [ -n "$LITERAL" ]; then
+	if [ "$LITERAL" = 'a b $HOME "q" `id`' ]; then echo "literal value intact"; else echo "literal value altered"; fi
+fi
 if [ -f .stub-sleep ]; then sleep 20; fi
 if [ -f .stub-exit ]; then exit "$(cat .stub-exit)"; fi
 exit 0
