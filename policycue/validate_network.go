@@ -60,6 +60,9 @@ func hasItems(o *obj, name string) bool {
 }
 
 func (c *checker) checkBinary(b *obj) {
+	if b.has("harness") {
+		c.warnf(b.pos("harness"), b.sub("harness"), CodeIgnoredField, "remove it", "harness is deprecated and ignored")
+	}
 	p := b.str("path")
 	switch {
 	case !b.has("path"):

@@ -268,6 +268,11 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 				c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
 				continue
 			}
+			if tag := k.ShortTag(); tag != "!!str" {
+				c.errorf(k, joinPath(path, k.Value), CodeType, fmt.Sprintf("quote it: %q", k.Value),
+					"key %s is %s, but keys of %s must be strings", k.Value, tagWord(tag), f.name)
+				continue
+			}
 			if seen[k.Value] {
 				c.errorf(k, joinPath(path, k.Value), CodeDuplicateKey, "rename or merge the entries", "duplicate key %q", k.Value)
 				continue

@@ -42,6 +42,11 @@ func (c *checker) checkStaticOmitted(p *obj) {
 		{"landlock", "landlock: {compatibility: best_effort}"},
 		{"process", "process: {run_as_user: sandbox, run_as_group: sandbox}"},
 	} {
+		if pr := p.kids["process"]; s.name == "process" && pr != nil && pr.keys["run_as_user"] == nil && pr.keys["run_as_group"] == nil {
+			c.warnf(p.pos(s.name), s.name, CodeStaticOmitted, "write it out, e.g. "+s.example,
+				"process sets neither run_as_user nor run_as_group, so the runtime picks the identity")
+			continue
+		}
 		if !p.has(s.name) {
 			c.warnf(p.pos(s.name), s.name, CodeStaticOmitted, "write it out, e.g. "+s.example,
 				"%s is omitted, so the sandbox gets the runtime's default and `policy set` cannot reproduce it", s.name)

@@ -110,6 +110,10 @@ var invalidCases = []struct {
 	{"internal_host_before_v0_0_53", "v0.0.52", "OSP065", SeverityWarning, 12, "looks internal"},
 	{"ambiguous_enforcement", "v0.0.111", "OSP070", SeverityError, 21, "conflicting settings: enforcement enforce vs audit"},
 	{"ambiguous_tcp_vs_rest", "v0.0.111", "OSP070", SeverityError, 21, "explicit tcp false vs true"},
+	{"process_empty", "v0.0.111", "OSP018", SeverityWarning, 7, "sets neither run_as_user nor run_as_group"},
+	{"binary_harness", "v0.0.111", "OSP058", SeverityWarning, 19, "harness is deprecated and ignored"},
+	{"policy_key_not_string", "v0.0.111", "OSP003", SeverityError, 9, "key 404 is integer"},
+	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", SeverityError, 14, "silently drops port"},
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
