@@ -41,6 +41,14 @@ var openCodePatternPerms = map[string]bool{
 
 var permActions = []string{"allow", "ask", "deny"}
 
+// Permission limits. Last-match-wins evaluation compares every rule with
+// the earlier ones by wildcard matching, so both bounds keep a hostile
+// definition from costing more than a fraction of a second.
+const (
+	maxPermissionRules  = 200
+	maxPermissionLength = 200
+)
+
 // permRule is one OpenCode permission rule in evaluation order.
 type permRule struct {
 	perm    string // permission key, "*" for all
@@ -242,11 +250,20 @@ func (d *decoder) openCodePermission(n *yaml.Node) ([]permRule, bool) {
 				d.errAt(d.pos(pk), pname, "empty pattern", `use "*" for everything`)
 				continue
 			}
+			if len(pk.Value) > maxPermissionLength {
+				d.errAt(d.pos(pk), name, fmt.Sprintf("pattern longer than %d bytes", maxPermissionLength), "shorten the pattern")
+				continue
+			}
 			if act, ok := d.action(pv, pname); ok {
 				out = append(out, permRule{perm: k.Value, pattern: pk.Value, action: act, pos: d.pos(pk), field: pname})
 				explicit = explicit || (k.Value == "*" && pk.Value == "*")
 			}
 		}
+	}
+	if len(out) > maxPermissionRules {
+		d.errAt(d.pos(n), "permission", fmt.Sprintf("%d permission rules; at most %d allowed", len(out), maxPermissionRules),
+			"group commands with wildcards, or split the agent")
+		return nil, explicit
 	}
 	return out, explicit
 }

@@ -322,3 +322,45 @@ func TestRulePositions(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenCodePermissionLimits(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\ndescription: d\npermission:\n  \"*\": deny\n  bash:\n")
+	for i := 0; i < maxPermissionRules+1; i++ {
+		b.WriteString("    \"" + strings.Repeat("*a", 90) + "b" + strings.Repeat("x", i%7) + jsonInt(i) + "\": allow\n")
+	}
+	b.WriteString("---\n")
+	_, err := Load(fstest.MapFS{".opencode/agent/r.md": {Data: []byte(b.String())}})
+	var ds Diagnostics
+	if !errors.As(err, &ds) || !strings.Contains(ds[0].Message, "permission rules; at most 200 allowed") {
+		t.Fatalf("err = %v", err)
+	}
+	long := "---\ndescription: d\npermission:\n  bash:\n    \"" + strings.Repeat("a", maxPermissionLength+1) + "\": allow\n---\n"
+	_, err = Load(fstest.MapFS{".opencode/agent/r.md": {Data: []byte(long)}})
+	if !errors.As(err, &ds) || !strings.Contains(ds[0].Message, "pattern longer than 200 bytes") || ds[0].Pos.String() != ".opencode/agent/r.md:5:5" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestWildcardMatch(t *testing.T) {
+	tests := []struct {
+		p, s string
+		want bool
+	}{
+		{"*", "anything at all", true},
+		{"git *", "git push *", true},
+		{"git push *", "git *", false},
+		{"gh*", "gh *", true},
+		{"g?t *", "git x", true},
+		{"*.env", "config/.env", true},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "axxbyy", false},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, tc := range tests {
+		if got := wildcardMatch(tc.p, tc.s); got != tc.want {
+			t.Errorf("wildcardMatch(%q, %q) = %v", tc.p, tc.s, got)
+		}
+	}
+}
