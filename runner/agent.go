@@ -1,0 +1,217 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// runtimeDir is where a runtime reads user-level agents and skills.
+func runtimeDir(runtime string) (local, parent string) {
+	if runtime == RuntimeOpenCode {
+		return "opencode", sandboxHome + "/.config/"
+	}
+	return ".claude", sandboxHome + "/"
+}
+
+// bootstrap uploads the verified agent and skill files, the env files and
+// the workspace.
+func (x *run) bootstrap(ctx context.Context) error {
+	stage := filepath.Join(x.tmp, "stage")
+	local, parent := runtimeDir(x.agent.Entry.Runtime)
+	cfg := filepath.Join(stage, local)
+	targets := make([]string, 0, len(x.agent.Files))
+	for t := range x.agent.Files {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		rel := t
+		if x.agent.Entry.Runtime == RuntimeOpenCode && strings.HasPrefix(t, "agents/") {
+			rel = "agent/" + strings.TrimPrefix(t, "agents/") // OpenCode's directory is singular
+		}
+		p := filepath.Join(cfg, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+		}
+		if err := os.WriteFile(p, x.agent.Files[t], 0o600); err != nil {
+			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+		}
+	}
+	if err := x.upload(ctx, cfg, parent); err != nil {
+		return err
+	}
+	x.logf("installed %d verified file(s) under %s%s", len(targets), parent, local)
+	if len(x.envVars) > 0 {
+		// One canonical file written from the pairs validated in prepare,
+		// not the caller's file again.
+		envDir := filepath.Join(stage, ".fullsend")
+		if err := os.MkdirAll(filepath.Join(envDir, "env"), 0o700); err != nil {
+			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+		}
+		var b strings.Builder
+		for _, kv := range x.envVars {
+			b.WriteString(kv[0] + "=" + kv[1] + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(envDir, "env", "run.env"), []byte(b.String()), 0o600); err != nil {
+			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+		}
+		if err := x.upload(ctx, envDir, sandboxHome+"/"); err != nil {
+			return err
+		}
+	}
+	if x.req.Workspace != "" {
+		abs, err := filepath.Abs(x.req.Workspace)
+		if err != nil {
+			return fmt.Errorf("%w: workspace: %v", ErrSandbox, err)
+		}
+		if err := x.upload(ctx, abs, sandboxHome+"/"); err != nil {
+			return err
+		}
+		x.logf("uploaded workspace %s to %s", abs, x.workdir())
+	}
+	return nil
+}
+
+func (x *run) upload(ctx context.Context, local, dest string) error {
+	if err := x.d.Upload(ctx, x.res.Sandbox, local, dest); err != nil {
+		return fmt.Errorf("%w: upload %s: %w", ErrSandbox, filepath.Base(local), errOr(ctxErr(ctx), err))
+	}
+	return nil
+}
+
+// workdir is the directory the agent runs in inside the sandbox.
+func (x *run) workdir() string {
+	if x.req.Workspace == "" {
+		return sandboxHome
+	}
+	abs, err := filepath.Abs(x.req.Workspace)
+	if err != nil {
+		return sandboxHome
+	}
+	return path.Join(sandboxHome, filepath.Base(abs))
+}
+
+// runtimeCommand is the command line of the agent runtime: the agent name
+// and the tier's flags from the manifest, never a secret.
+func (x *run) runtimeCommand() []string {
+	e := x.agent.Entry
+	var cmd []string
+	switch e.Runtime {
+	case RuntimeOpenCode:
+		cmd = []string{"opencode", "run", "--agent", x.agent.Name}
+	default:
+		cmd = []string{"claude", "--print", "--agent", x.agent.Name}
+	}
+	cmd = append(cmd, e.RuntimeFlags[e.Runtime]...)
+	if len(x.envVars) == 0 {
+		return cmd
+	}
+	// Export the env file inside the sandbox so its values stay out of
+	// argv. `export "$line"` takes each KEY=VALUE literally: no word
+	// splitting, quoting or expansion of the value.
+	script := `while IFS= read -r line; do export "$line"; done < ` + sandboxHome + `/.fullsend/env/run.env; exec "$@"`
+	return append([]string{"sh", "-c", script, "fullsend-env"}, cmd...)
+}
+
+// execAgent runs the runtime with `sandbox exec`, streaming its output, and
+// retries once when the first egress met OpenShell's transient 403.
+func (x *run) execAgent(ctx context.Context) error {
+	cmd := x.runtimeCommand()
+	prompt := x.req.Prompt
+	if strings.TrimSpace(prompt) == "" {
+		prompt = x.defaultPrompt()
+	}
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	for attempt := 1; ; attempt++ {
+		end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
+		out := &maskWriter{m: x.mask, w: x.r.opts.Stdout}
+		w, endUntrusted := x.rep.Untrusted(out)
+		started := time.Now()
+		code, stderr, err := x.d.Exec(ctx, execSpec{
+			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd,
+			stdin: strings.NewReader(prompt), stdout: w, stderr: w,
+		})
+		_ = out.Flush()
+		endUntrusted()
+		end()
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%w: exec: %w", ErrSandbox, err)
+		}
+		if code == 0 {
+			x.logf("agent %s exited 0", x.agent.Name)
+			return nil
+		}
+		if attempt == 1 && time.Since(started) < egressRaceWindow && bytes.Contains(stderr, []byte(`"policy_denied"`)) {
+			x.logf("agent failed on its first egress with policy_denied within %s (OpenShell #1942); retrying once", egressRaceWindow)
+			if err := sleep(ctx, x.r.backoff(2)); err != nil {
+				return err
+			}
+			continue
+		}
+		return &AgentExitError{Agent: x.agent.Name, Code: code}
+	}
+}
+
+// defaultPrompt describes the CI context when no prompt was given.
+func (x *run) defaultPrompt() string {
+	v := x.res.Placeholders
+	msg := fmt.Sprintf("Run as the %s agent", x.agent.Name)
+	if v["OWNER"] != "" && v["REPO_NAME"] != "" {
+		msg += fmt.Sprintf(" for %s/%s", v["OWNER"], v["REPO_NAME"])
+	}
+	if v["ISSUE_NUMBER"] != "" {
+		msg += fmt.Sprintf(", item #%s", v["ISSUE_NUMBER"])
+	}
+	return msg + "."
+}
+
+// download fetches the declared outputs and strips symlinks and git hooks.
+func (x *run) download(ctx context.Context) error {
+	if len(x.req.Outputs) == 0 {
+		return nil
+	}
+	outDir := x.req.OutputDir
+	if outDir == "" {
+		outDir = "fullsend-out"
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("%w: %v", ErrSandbox, err)
+	}
+	for _, o := range x.req.Outputs {
+		remote := o
+		if !path.IsAbs(remote) {
+			remote = path.Join(x.workdir(), remote)
+		}
+		remote = path.Clean(remote)
+		if remote == "/" || strings.Contains(o, "..") {
+			return fmt.Errorf("%w: output %q: give a path under the sandbox, without ..", ErrPolicy, o)
+		}
+		dest := filepath.Join(outDir, path.Base(remote))
+		if err := x.d.Download(ctx, x.res.Sandbox, remote, dest); err != nil {
+			return fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+		}
+		removed, err := Sanitize(dest)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrSandbox, err)
+		}
+		for _, r := range removed {
+			x.logf("removed %s from downloaded %s (symlink, special file or .git/hooks)", r, remote)
+			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r))
+		}
+		x.res.Outputs = append(x.res.Outputs, dest)
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SandboxName returns a fresh sandbox name for an agent: "fs-", up to 8
+// characters of the agent name and 6 random hex digits; at most 19
+// characters, a DNS-1123 label without "--" (OpenShell v0.0.88+ rules).
+func SandboxName(agent string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(agent) {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		switch {
+		case ok:
+			b.WriteRune(c)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 8 {
+			break
+		}
+	}
+	stem := strings.Trim(b.String(), "-")
+	if len(stem) > 8 {
+		stem = strings.TrimRight(stem[:8], "-")
+	}
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	if stem == "" {
+		return "fs-" + hex.EncodeToString(rnd[:])
+	}
+	return "fs-" + stem + "-" + hex.EncodeToString(rnd[:])
+}
+
+// ValidSandboxName reports whether name obeys OpenShell's sandbox name rules.
+func ValidSandboxName(name string) bool {
+	return len(name) <= 19 && dnsLabel.MatchString(name) && !strings.Contains(name, "--")
+}
+
+// create creates the sandbox with the resolved policy and waits for Ready,
+// retrying creation (after deleting the failed attempt).
+func (x *run) create(ctx context.Context) error {
+	name := SandboxName(x.agent.Name)
+	x.res.Sandbox = name
+	spec := createSpec{name: name, policy: x.policyFile, from: x.r.opts.SandboxImage,
+		cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
+	for _, p := range x.r.opts.Providers {
+		spec.providers = append(spec.providers, p.Name)
+	}
+	var last error
+	for attempt := 1; attempt <= createAttempts; attempt++ {
+		x.created = true // a failed create may still leave a sandbox behind
+		last = x.d.Create(ctx, spec)
+		if last == nil {
+			last = x.waitReady(ctx, name)
+			if last == nil {
+				x.logf("sandbox %s is Ready", name)
+				return nil
+			}
+		}
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		if errors.Is(last, errSandboxError) || attempt == createAttempts {
+			break
+		}
+		x.logf("create attempt %d/%d failed: %v; deleting and retrying", attempt, createAttempts, last)
+		if err := x.deleteSandbox(ctx); err != nil {
+			return fmt.Errorf("%w: sandbox %s: %w (after: %w)", ErrSandbox, name, err, last)
+		}
+		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: sandbox %s: %w", ErrSandbox, name, last)
+}
+
+var errSandboxError = errors.New("sandbox phase is Error")
+
+// waitReady polls the sandbox phase with backoff until Ready.
+func (x *run) waitReady(ctx context.Context, name string) error {
+	deadline := time.Now().Add(x.r.opts.ReadyTimeout)
+	last := ""
+	for i := 0; ; i++ {
+		phase, err := x.d.Phase(ctx, name)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		switch {
+		case err != nil:
+			last = err.Error()
+		case strings.EqualFold(phase, "Ready"):
+			return nil
+		case strings.EqualFold(phase, "Error"):
+			return errSandboxError
+		default:
+			last = phase
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not Ready after %s (last: %s)", x.r.opts.ReadyTimeout, last)
+		}
+		if err := sleep(ctx, x.r.backoff(i)); err != nil {
+			return err
+		}
+	}
+}
+
+// confirmPolicy checks that the sandbox enforces exactly the policy sent,
+// compared as parsed models. When it does not (a revision stuck Pending),
+// it sets the policy again with --wait and checks again.
+func (x *run) confirmPolicy(ctx context.Context) error {
+	name := x.res.Sandbox
+	for attempt := 1; ; attempt++ {
+		active, err := x.d.ActivePolicy(ctx, name)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		if err == nil {
+			same, cmpErr := samePolicy(x.policy, active)
+			if cmpErr == nil && same {
+				x.logf("sandbox %s enforces the compiled policy (resolved sha256 %s)", name, x.res.ResolvedSHA256)
+				return nil
+			}
+			err = cmpErr
+			if err == nil {
+				err = errors.New("the active policy differs from the one sent")
+			}
+		}
+		if attempt > policyAttempts {
+			return fmt.Errorf("%w: sandbox %s: policy not confirmed: %w", ErrSandbox, name, err)
+		}
+		x.logf("policy check %d: %v; setting it again", attempt, err)
+		code, serr := x.d.PolicySet(ctx, name, x.policyFile, 60*time.Second)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		switch code {
+		case 0:
+		case 1:
+			return fmt.Errorf("%w: sandbox %s: the policy failed to load: %w", ErrSandbox, name, serr)
+		case 124:
+			x.logf("policy revision still pending after 60s")
+		default:
+			return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
+		}
+		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+func (x *run) deleteSandbox(ctx context.Context) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		err = x.d.Delete(dctx, x.res.Sandbox)
+		cancel()
+		var ce *CallError
+		if err == nil || errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "not found") {
+			x.logf("sandbox %s deleted", x.res.Sandbox)
+			return nil
+		}
+		time.Sleep(x.r.backoff(i))
+	}
+	return fmt.Errorf("deleting sandbox %s: %w", x.res.Sandbox, err)
+}
