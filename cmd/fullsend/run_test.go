@@ -162,13 +162,13 @@ func TestRunCommandFailures(t *testing.T) {
 	t.Run("digest mismatch", func(t *testing.T) {
 		env := base(t.TempDir())
 		env["FULLSEND_POLICIES_DIGEST"] = strings.Repeat("0", 64)
-		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project}, sets...)...).CombinedOutput()
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not the ones that were verified")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
 	})
 	t.Run("unresolved placeholder", func(t *testing.T) {
-		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", "--dir", project).CombinedOutput()
+		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", "--dir", project, "--diag-dir", t.TempDir()).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("{{ISSUE_NUMBER}} is not set")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
