@@ -13,6 +13,7 @@ import (
 	"maps"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -299,16 +301,26 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 	return cur, true
 }
 
-// Lint evaluates every input and returns all findings, waivers applied.
+// Lint evaluates every input, in parallel up to GOMAXPROCS (the prepared
+// query is safe for concurrent use), and returns all findings sorted, waivers
+// applied.
 func (e *Engine) Lint(ctx context.Context, inputs []Input) (*Report, error) {
-	rep := &Report{Rules: e.Rules()}
+	per := make([][]Finding, len(inputs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range inputs {
-		fs, err := e.lintOne(ctx, &inputs[i])
-		if err != nil {
-			return nil, err
-		}
+		g.Go(func() error {
+			fs, err := e.lintOne(gctx, &inputs[i])
+			per[i] = fs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Rules: e.Rules(), Policies: len(inputs)}
+	for _, fs := range per {
 		rep.Findings = append(rep.Findings, fs...)
-		rep.Policies++
 	}
 	rep.sort()
 	return rep, nil

@@ -1,0 +1,86 @@
+package lint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// benchDir writes n policies (the corpus, cycled) into a temp directory.
+func benchDir(b *testing.B, n int) string {
+	b.Helper()
+	src, _ := filepath.Glob("testdata/bad/*.yaml")
+	src = append(src, "testdata/good/triage.yaml", "testdata/decide/policy.yaml")
+	dir := b.TempDir()
+	for i := 0; i < n; i++ {
+		data, err := os.ReadFile(src[i%len(src)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%04d.yaml", i)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkLint lints 1, 10, 100 and 1000 policy files in-process (read,
+// strict decode, evaluate with the prepared query), and, when conftest is
+// installed, runs `conftest test` with the same rules on the same files.
+func BenchmarkLint(b *testing.B) {
+	e := testEngine(b)
+	conftest, _ := exec.LookPath("conftest")
+	for _, n := range []int{1, 10, 100, 1000} {
+		dir := benchDir(b, n)
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		b.Run(fmt.Sprintf("inprocess/policies=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				inputs := make([]Input, 0, len(files))
+				for _, f := range files {
+					raw, err := os.ReadFile(f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p, err := policycue.Unmarshal(raw)
+					if err != nil {
+						b.Fatal(err)
+					}
+					inputs = append(inputs, Input{File: f, Policy: p, Raw: raw})
+				}
+				if _, err := e.Lint(context.Background(), inputs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if conftest == "" {
+			continue
+		}
+		b.Run(fmt.Sprintf("conftest/policies=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command(conftest, "test", "--all-namespaces", "--no-color", "-o", "json", "-p", "rules", dir)
+				if out, err := cmd.Output(); err != nil && len(out) == 0 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecide measures one policy-test decision.
+func BenchmarkDecide(b *testing.B) {
+	p := decidePolicy(b)
+	r, err := ParseRequest("GET https://api.github.com/search/issues?q=repo:acme/widgets+x from /usr/bin/curl via /usr/bin/bash via /usr/bin/gh")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if d := Decide(p, r); !d.Allowed {
+			b.Fatal(d.Reason)
+		}
+	}
+}
