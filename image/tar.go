@@ -71,6 +71,14 @@ func deterministicTar(files []file, mtime time.Time) ([]byte, error) {
 	sort.Strings(names)
 
 	var buf bytes.Buffer
+	size := 1024 // end-of-archive blocks
+	for _, f := range entries {
+		size += 1536 // header block, PAX headroom
+		if f != nil {
+			size += len(f.data) + 512
+		}
+	}
+	buf.Grow(size)
 	tw := tar.NewWriter(&buf)
 	for _, n := range names {
 		hdr := &tar.Header{
