@@ -37,7 +37,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", dir, err)
 	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)})}
+	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), ExpectationsCheck(fsys)}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -164,6 +164,39 @@ func LintCheck(lo lint.Options) Check {
 			ds = append(ds, d)
 		}
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
+		return ds, nil
+	}
+}
+
+// ExpectationsCheck runs the project's *.policytest.yaml expectations
+// against the compiled policies; an expectation that does not hold fails
+// the compile at its line.
+func ExpectationsCheck(fsys fs.FS) Check {
+	return func(_ context.Context, out *Output) (Diagnostics, error) {
+		files, err := lint.FindExpectations(fsys)
+		if err != nil || len(files) == 0 {
+			return nil, err
+		}
+		policies := make(map[string]*policycue.Policy, len(out.Agents))
+		for name, c := range out.Agents {
+			policies[name] = c.Policy
+		}
+		rep, err := lint.RunExpectations(fsys, files, policies, nil)
+		if err != nil {
+			return nil, err
+		}
+		var ds Diagnostics
+		for _, r := range rep.Results {
+			if r.Pass {
+				continue
+			}
+			msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
+			if r.Problem != "" {
+				msg += ": " + r.Problem
+			}
+			ds = append(ds, Diagnostic{Pos: Pos{File: r.File, Line: r.Line}, Severity: SeverityError, Field: "tests", Message: msg,
+				Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
+		}
 		return ds, nil
 	}
 }
