@@ -190,3 +190,9 @@ func TestFlowListColon(t *testing.T) {
 	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: [Read, Bash(gh api: view)]\n---\n")}})
 	checkBad(t, err, badCase{"agents/a.md:4:15", "tools[1]", "an unquoted ': ' inside a [...] list", `quote the element`, 1})
 }
+
+func TestSecondYAMLDocument(t *testing.T) {
+	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read\n...\ntools: Bash\n---\n")}})
+	checkBad(t, err, badCase{"agents/a.md:5:1", "", "more than one YAML document", "'...'", 1})
+}
+

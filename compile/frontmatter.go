@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -115,8 +116,23 @@ func parseDocument(d *decoder, data []byte) *document {
 	d.lines = strings.Split(fm, "\n")
 
 	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(fm), &n); err != nil {
+	dec := yaml.NewDecoder(strings.NewReader(fm))
+	if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
 		reportYAMLError(d, doc, err)
+		return doc
+	}
+	// A "..." document end followed by more YAML would otherwise be ignored.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := 1
+		if err == nil && len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		} else if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		d.errAt(Pos{File: d.file, Line: line + doc.lineOffset, Column: 1}, "",
+			"frontmatter holds more than one YAML document",
+			"remove the '...' or '---' line inside the frontmatter")
 		return doc
 	}
 	if n.Kind == 0 || len(n.Content) == 0 {
