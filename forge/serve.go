@@ -70,8 +70,6 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, wt time.Dur
 	return ServeHandler(ctx, ln, h, ServeOptions{WriteTimeout: wt, ErrorLog: errLog, OnShutdown: onShutdown})
 }
 
-func parseURL(raw string) (*url.URL, error) { return url.Parse(raw) }
-
 // redactURLError renders an upstream client error without its URL query (the
 // URL itself holds no credential; the query may hold agent text).
 func redactURLError(err error) string {

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -129,7 +130,7 @@ func New(cfg Config) (*Server, error) {
 // checkUpstream requires an absolute http(s) URL without credentials, query
 // or fragment; plain http only to loopback (tests, local fakes).
 func checkUpstream(raw string) error {
-	u, err := parseURL(raw)
+	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("upstream %q: %w", raw, err)
 	}
