@@ -138,7 +138,7 @@ func (x *run) execAgent(ctx context.Context) error {
 		w, endUntrusted := x.rep.Untrusted(out)
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
-			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd,
+			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
 			stdin: strings.NewReader(prompt), stdout: w, stderr: w,
 		})
 		_ = out.Flush()
@@ -178,9 +178,40 @@ func (x *run) defaultPrompt() string {
 	return msg + "."
 }
 
+// runtimeEnv is the tier's non-secret environment for the runtime, from
+// the manifest (runtime_env), as sorted KEY=VALUE pairs for `exec --env`.
+func (x *run) runtimeEnv() []string {
+	env := x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime]
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// outputs are the paths to download: the agent's declared outputs from the
+// manifest, then the request's, without duplicates.
+func (x *run) outputs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, o := range append(append([]string(nil), x.agent.Entry.Outputs...), x.req.Outputs...) {
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // download fetches the declared outputs and strips symlinks and git hooks.
 func (x *run) download(ctx context.Context) error {
-	if len(x.req.Outputs) == 0 {
+	outputs := x.outputs()
+	if len(outputs) == 0 {
 		return nil
 	}
 	outDir := x.req.OutputDir
@@ -190,7 +221,8 @@ func (x *run) download(ctx context.Context) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("%w: %v", ErrSandbox, err)
 	}
-	for _, o := range x.req.Outputs {
+	dests := map[string]string{}
+	for _, o := range outputs {
 		remote := o
 		if !path.IsAbs(remote) {
 			remote = path.Join(x.workdir(), remote)
@@ -200,6 +232,10 @@ func (x *run) download(ctx context.Context) error {
 			return fmt.Errorf("%w: output %q: give a path under the sandbox, without ..", ErrPolicy, o)
 		}
 		dest := filepath.Join(outDir, path.Base(remote))
+		if prev, ok := dests[dest]; ok {
+			return fmt.Errorf("%w: outputs %s and %s would both land in %s", ErrPolicy, prev, remote, dest)
+		}
+		dests[dest] = remote
 		if err := x.d.Download(ctx, x.res.Sandbox, remote, dest); err != nil {
 			return fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
 		}

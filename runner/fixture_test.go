@@ -112,6 +112,8 @@ func testProject(t testing.TB, version string) fstest.MapFS {
 			Runtime: "claude", Tier: "read-only", Skills: []string{"issue-labels"},
 			Placeholders: []string{"FORGE_HOST", "HOST_IP", "ISSUE_NUMBER", "OWNER", "REPO_NAME"},
 			RuntimeFlags: map[string][]string{"claude": {"--permission-mode", "plan"}},
+			RuntimeEnv:   map[string]map[string]string{"claude": {"FULLSEND_TEST_RUNTIME_ENV": "read-only"}},
+			Outputs:      []string{"/sandbox/report"},
 		},
 	}}
 	mb, err := m.Encode()

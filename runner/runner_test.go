@@ -55,7 +55,8 @@ func TestRunHappyPath(t *testing.T) {
 				"openshell sandbox create --name " + res.Sandbox + " --policy ",
 				"openshell sandbox get " + res.Sandbox + " --policy-only",
 				"openshell sandbox upload " + res.Sandbox + " ",
-				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo -- claude --print --agent triage --permission-mode plan",
+				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- claude --print --agent triage --permission-mode plan",
+				"openshell sandbox download " + res.Sandbox + " /sandbox/report " + filepath.Join(outDir, "report"),
 				"openshell sandbox download " + res.Sandbox + " /sandbox/repo/out " + filepath.Join(outDir, "out"),
 				"openshell sandbox delete " + res.Sandbox,
 			} {
@@ -84,6 +85,12 @@ func TestRunHappyPath(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(outDir, "out", "repo", ".git", "hooks")); !os.IsNotExist(err) {
 				t.Errorf(".git/hooks survived download: %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(outDir, "report", "summary.md")); err != nil || string(b) != "summary\n" {
+				t.Errorf("declared output report/summary.md = %q, %v", b, err)
+			}
+			if !strings.Contains(h.stdout.String(), "runtime env: read-only") {
+				t.Errorf("runtime_env not passed to the runtime:\n%s", h.stdout.String())
 			}
 			if len(res.Removed) != 2 {
 				t.Errorf("removed %v, want the symlink and the hooks dir", res.Removed)

@@ -6,6 +6,9 @@ echo "runtime-stub $(basename "$0") args: $*"
 echo "prompt: $prompt"
 mkdir -p out/repo/.git/hooks
 echo "triaged" > out/result.txt
+# A declared output outside the workspace (manifest outputs: /sandbox/report).
+mkdir -p "$HOME/report" && echo "summary" > "$HOME/report/summary.md"
+if [ -n "$FULLSEND_TEST_RUNTIME_ENV" ]; then echo "runtime env: $FULLSEND_TEST_RUNTIME_ENV"; fi
 ln -s /etc/passwd out/escape
 echo "#!/bin/sh" > out/repo/.git/hooks/post-checkout
 if [ -n "$FULLSEND_TOKEN" ]; then echo "token: $FULLSEND_TOKEN"; fi
