@@ -195,4 +195,3 @@ func TestSecondYAMLDocument(t *testing.T) {
 	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read\n...\ntools: Bash\n---\n")}})
 	checkBad(t, err, badCase{"agents/a.md:5:1", "", "more than one YAML document", "'...'", 1})
 }
-
