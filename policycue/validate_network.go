@@ -234,6 +234,11 @@ func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
 			return
 		}
 	}
+	if strings.Contains(labels[len(labels)-1], "*") {
+		c.errorf(hn, hp, CodeTLDWildcard, "name the top-level domain: a wildcard there matches the name under every TLD (example.evil too)",
+			"wildcard in the top-level label of %q; OpenShell accepts it, but it is a TLD wildcard", host)
+		return
+	}
 	if len(labels) <= 2 {
 		c.errorf(hn, hp, CodeTLDWildcard, "wildcard below a registrable domain, e.g. *.example.com",
 			"wildcard host %q covers a top-level domain; OpenShell rejects it (and the proxy would never match it)", host)

@@ -114,6 +114,7 @@ var invalidCases = []struct {
 	{"binary_harness", "v0.0.111", "OSP058", SeverityWarning, 19, "harness is deprecated and ignored"},
 	{"policy_key_not_string", "v0.0.111", "OSP003", SeverityError, 9, "key 404 is integer"},
 	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", SeverityError, 14, "silently drops port"},
+	{"host_wildcard_tld_label", "v0.0.111", "OSP036", SeverityError, 12, "wildcard in the top-level label"},
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
