@@ -66,10 +66,6 @@ func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler, o ServeO
 	return err
 }
 
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, wt time.Duration, errLog *log.Logger, onShutdown func()) error {
-	return ServeHandler(ctx, ln, h, ServeOptions{WriteTimeout: wt, ErrorLog: errLog, OnShutdown: onShutdown})
-}
-
 // redactURLError renders an upstream client error without its URL query (the
 // URL itself holds no credential; the query may hold agent text).
 func redactURLError(err error) string {

@@ -157,7 +157,11 @@ func (s *Server) Registry() *Registry { return s.cfg.Registry }
 // gracefully (in-flight requests get up to 10 seconds) and releases the
 // upstream connections. It returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return serveHTTP(ctx, ln, s, s.cfg.UpstreamTimeout+10*time.Second, s.cfg.ErrorLog, s.CloseIdle)
+	return ServeHandler(ctx, ln, s, ServeOptions{
+		WriteTimeout: s.cfg.UpstreamTimeout + 10*time.Second,
+		ErrorLog:     s.cfg.ErrorLog,
+		OnShutdown:   s.CloseIdle,
+	})
 }
 
 // CloseIdle releases idle upstream connections.
