@@ -165,9 +165,9 @@ func init() {
 	}
 }
 
-// requiredDescription reads the required description field, at most max
-// characters when max > 0.
-func requiredDescription(d *decoder, root *yaml.Node, f map[string]field, max int) string {
+// requiredDescription reads the required description field, at most maxLen
+// characters when maxLen > 0.
+func requiredDescription(d *decoder, root *yaml.Node, f map[string]field, maxLen int) string {
 	v, ok := f["description"]
 	if !ok {
 		d.errAt(d.pos(root), "description", "missing required field description",
@@ -175,8 +175,8 @@ func requiredDescription(d *decoder, root *yaml.Node, f map[string]field, max in
 		return ""
 	}
 	s, good := d.nonEmptyStr(v.value, "description")
-	if good && max > 0 && len([]rune(s)) > max {
-		d.errAt(d.pos(v.value), "description", fmt.Sprintf("description is %d characters; at most %d allowed", len([]rune(s)), max), "shorten it")
+	if good && maxLen > 0 && len([]rune(s)) > maxLen {
+		d.errAt(d.pos(v.value), "description", fmt.Sprintf("description is %d characters; at most %d allowed", len([]rune(s)), maxLen), "shorten it")
 	}
 	return s
 }

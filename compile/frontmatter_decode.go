@@ -175,29 +175,29 @@ func (d *decoder) boolean(n *yaml.Node, name string) (bool, bool) {
 	return b, true
 }
 
-// integer reads an integer scalar within [min, max].
-func (d *decoder) integer(n *yaml.Node, name string, min, max int) (int, bool) {
+// integer reads an integer scalar within [lo, hi].
+func (d *decoder) integer(n *yaml.Node, name string, lo, hi int) (int, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer, got a %s", got(n)), "")
 		return 0, false
 	}
 	v, err := strconv.ParseInt(n.Value, 0, 64)
-	if err != nil || v < int64(min) || v > int64(max) {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer from %d to %d, got %s", min, max, n.Value), "")
+	if err != nil || v < int64(lo) || v > int64(hi) {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want an integer from %d to %d, got %s", lo, hi, n.Value), "")
 		return 0, false
 	}
 	return int(v), true
 }
 
-// number reads an integer or float scalar within [min, max].
-func (d *decoder) number(n *yaml.Node, name string, min, max float64) (float64, bool) {
+// number reads an integer or float scalar within [lo, hi].
+func (d *decoder) number(n *yaml.Node, name string, lo, hi float64) (float64, bool) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 		d.errAt(d.pos(n), name, fmt.Sprintf("want a number, got a %s", got(n)), "")
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(n.Value, 64)
-	if err != nil || v < min || v > max {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want a number from %g to %g, got %s", min, max, n.Value), "")
+	if err != nil || v < lo || v > hi {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a number from %g to %g, got %s", lo, hi, n.Value), "")
 		return 0, false
 	}
 	return v, true

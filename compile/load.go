@@ -230,13 +230,13 @@ func spawnCycles(list []*Agent, agents map[string]*Agent) Diagnostics {
 
 // canonicalCycle names a cycle independently of where it was entered.
 func canonicalCycle(c []string) string {
-	min := 0
+	first := 0
 	for i := range c {
-		if c[i] < c[min] {
-			min = i
+		if c[i] < c[first] {
+			first = i
 		}
 	}
-	return strings.Join(append(append([]string(nil), c[min:]...), c[:min]...), ",")
+	return strings.Join(append(append([]string(nil), c[first:]...), c[:first]...), ",")
 }
 
 func knownHint(what, name string, known []string) string {
