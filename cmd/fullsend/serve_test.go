@@ -111,3 +111,76 @@ func TestServeForgeCommand(t *testing.T) {
 		t.Errorf("stdout: %q", stdout.String())
 	}
 }
+
+// TestServeAgentsCommand runs `fullsend serve agents` through cobra with a
+// shell script as the runner: the orchestrator's minted token spawns a
+// subagent, which gets the forge proxy URL and its own token but not the
+// forge token, and the service answers the script's JSON.
+func TestServeAgentsCommand(t *testing.T) {
+	const forgeToken = "ghs_cliAGENTStokenNeverPrinted0123456789"
+	dir := t.TempDir()
+	script := filepath.Join(dir, "runner.sh")
+	if err := os.WriteFile(script, []byte(`#!/bin/sh
+cat >/dev/null
+leaks=$(env | grep -c ghs_)
+printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s}' \
+  "$FULLSEND_AGENT" "$1" "$FULLSEND_FORGE_URL" "$([ -n "$FULLSEND_AGENT_TOKEN" ] && echo true || echo false)" "$leaks"
+`), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	forgeAddr, spawnAddr := free(), free()
+	t.Setenv("GITHUB_TOKEN", forgeToken)
+	var stdout, stderr bytes.Buffer
+	root := newRootCmd()
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"serve", "agents", "--manifest", "../../spawn/testdata/policies", "--repo", "acme/widgets",
+		"--issue", "42", "--upstream", "http://127.0.0.1:1", "--forge-listen", forgeAddr, "--listen", spawnAddr,
+		"--runner", script, "--audit", filepath.Join(dir, "audit.jsonl"), "--mint", "triage=" + filepath.Join(dir, "triage.token")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve agents: %v", err)
+		}
+	}()
+
+	var tok []byte
+	var err error
+	for range 200 {
+		if tok, err = os.ReadFile(filepath.Join(dir, "triage.token")); err == nil {
+			if c, err := net.Dial("tcp", spawnAddr); err == nil {
+				c.Close()
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", "http://"+spawnAddr+"/run-agent", strings.NewReader(`{"agent":"duplicate-detector","prompt":"find duplicates"}`))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `"result":{"agent":"duplicate-detector","arg":"duplicate-detector","forge":"http://` + forgeAddr + `","has_token":true,"leaks":0}`
+	if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+		t.Fatalf("run-agent: %d %s\nwant it to contain %s", resp.StatusCode, body, want)
+	}
+	if strings.Contains(stdout.String()+stderr.String(), forgeToken) {
+		t.Error("output holds the forge token")
+	}
+}
