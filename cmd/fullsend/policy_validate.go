@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +19,7 @@ func newPolicyValidateCmd() *cobra.Command {
 		strict                   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "validate [--openshell-version V] FILE...",
+		Use:   "validate [--openshell-version V] FILE|DIR...",
 		Short: "Validate OpenShell policy files offline, as a given OpenShell release would load them",
 		Long: `Validate checks OpenShell sandbox policy YAML files without a gateway: the
 closed schema of the target release (unknown or too-new fields, wrong types),
@@ -29,9 +31,10 @@ without a protocol grant full L4 access, an empty binaries list matches nothing)
 
 Each finding is printed as FILE:LINE:COL: SEVERITY[CODE]: PATH: MESSAGE (HINT).
 Exit status 1 when any file has an error (or, with --strict, a warning), 2 on
-bad usage. "-" reads a policy from standard input.`,
+bad usage. "-" reads a policy from standard input; a directory stands for
+the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 		Example: `  fullsend policy validate policies/*.yaml
-  fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
+  fullsend policy validate --openshell-version v0.0.83 policies/
   fullsend policy validate --strict -o json policies/triage.yaml
   openshell policy get triage --base | fullsend policy validate -`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -48,8 +51,12 @@ bad usage. "-" reads a policy from standard input.`,
 			if err != nil {
 				return usageErrorf("--openshell-version: %v", err)
 			}
-			files := make([]policycue.FileReport, 0, len(args))
-			for _, name := range args {
+			names, err := policyFileArgs(args)
+			if err != nil {
+				return err
+			}
+			files := make([]policycue.FileReport, 0, len(names))
+			for _, name := range names {
 				data, err := readPolicyFile(cmd.InOrStdin(), name)
 				if err != nil {
 					return err
@@ -76,6 +83,33 @@ bad usage. "-" reads a policy from standard input.`,
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
 	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+// policyFileArgs expands directory arguments into the policy files directly
+// in them, sorted; files and "-" pass through in order.
+func policyFileArgs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if a == "-" || err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		for _, pattern := range []string{"*.yaml", "*.yml"} {
+			m, err := filepath.Glob(filepath.Join(a, pattern))
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: %w", a, err)
+			}
+			found = append(found, m...)
+		}
+		if len(found) == 0 {
+			return nil, usageErrorf("directory %s holds no *.yaml or *.yml policy files", a)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
 }
 
 // readPolicyFile reads one policy ("-" for stdin), at most one byte over

@@ -81,6 +81,8 @@ func TestPolicyValidateExitCodes(t *testing.T) {
 		{"bad output", []string{"-o", "yaml", valid}, 2},
 		{"missing file", []string{"no-such-policy.yaml"}, 2},
 		{"no files", nil, 2},
+		{"directory of valid policies", []string{filepath.Join(fixtures, "valid")}, 0},
+		{"directory without policies", []string{"testdata"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
