@@ -201,16 +201,37 @@ func (c *checker) run(data []byte) {
 	c.checkPolicy(pol)
 }
 
-// yamlErrorLine extracts the line from a yaml.v3 error ("yaml: line 3: ...").
+// yamlParserProblems are the problems yaml.v3 reports as parser (not
+// scanner) errors. For those it prints the 0-based line of the enclosing
+// construct's start, so yamlErrorLine adds one; scanner errors are 1-based.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlErrorLine extracts the 1-based line from a yaml.v3 error
+// ("yaml: line 3: ...").
 func yamlErrorLine(err error) int {
 	var line int
 	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		if _, scanErr := fmt.Sscanf(msg[i:], "line %d", &line); scanErr == nil && line > 0 {
-			return line
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return 1
+	}
+	if _, scanErr := fmt.Sscanf(msg[i:], "line %d", &line); scanErr != nil || line < 0 {
+		return 1
+	}
+	for _, p := range yamlParserProblems {
+		if strings.HasSuffix(msg, p) {
+			line++
+			break
 		}
 	}
-	return 1
+	return max(line, 1)
 }
 
 func yamlErrorMessage(err error) string {

@@ -341,3 +341,26 @@ func TestCodesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateSyntaxErrorLines pins the lines reported for YAML errors:
+// yaml.v3 prints 0-based lines for parser errors and 1-based for scanner
+// errors; Validate reports 1-based lines for both.
+func TestValidateSyntaxErrorLines(t *testing.T) {
+	tests := []struct {
+		src  string
+		line int
+	}{
+		{"version: 1\nnetwork_policies: [\n  x: y\n", 2},           // parser: flow sequence opened on line 2
+		{"version: 1\nlandlock:\n  a: b\n c: d\n", 4},              // parser: block mapping key expected
+		{"version: 1\nx: \"abc\n", 2},                              // scanner: unterminated quote
+		{"version: 1\nlandlock:\n\t a: b\n", 3},                    // scanner: tab
+		{"version: 1\nlandlock: {a: b\nprocess: x\n", 2},           // parser: flow mapping opened on line 2
+		{"version: 1\nfilesystem_policy:\n  read_only: a: b\n", 3}, // scanner: mapping value
+	}
+	for _, tc := range tests {
+		diags := Validate("s.yaml", []byte(tc.src), "")
+		if len(diags) != 1 || diags[0].Code != CodeSyntax || diags[0].Line != tc.line {
+			t.Errorf("%q: want %s at line %d, got:\n%s", tc.src, CodeSyntax, tc.line, render(diags))
+		}
+	}
+}
