@@ -38,14 +38,15 @@ export COSIGN_PASSWORD="quickstart-$$-$RANDOM"
 "$fs" image keygen --output-prefix "$out/cosign"
 
 step "build the image daemonlessly, sign it, attach SBOM and provenance"
+repo=localhost/fullsend/agent-sandbox
 "$fs" image build --dir "$out/project" --base scratch --oci-layout "$out/image" \
-	--sign --key "$out/cosign.key" --builder-id "https://fullsend.dev/quickstart" \
+	--tag "$repo:quickstart" --sign --key "$out/cosign.key" --builder-id "https://fullsend.dev/quickstart" \
 	--digest-file "$out/digest.txt"
 
 step "verify before run (fails closed)"
 policies_digest="sha256:$(sha256sum "$out/project/policies/manifest.json" | cut -d' ' -f1)"
 "$fs" verify --key "$out/cosign.pub" --layout "$out/image" \
 	--policies-digest "$policies_digest" --require-provenance --require-sbom \
-	--github-output=false "$(cat "$out/digest.txt")"
+	--github-output=false "$repo@$(cat "$out/digest.txt")"
 
 step "done: image in $out/image, key pair $out/cosign.{key,pub}"
