@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,10 @@ type Config struct {
 	MaxRequestBytes int64
 	// MaxResponseBytes bounds forge responses relayed to agents (default 8 MiB).
 	MaxResponseBytes int64
+	// MaxWrites bounds the writes forwarded over the proxy's lifetime, all
+	// agents together (default 20): a prompt-injected orchestrator cannot
+	// flood the issue with comments.
+	MaxWrites int
 	// Transport overrides the upstream transport (tests); nil builds one.
 	Transport http.RoundTripper
 	// ErrorLog receives HTTP server errors; nil discards them.
@@ -55,6 +60,7 @@ type Server struct {
 	backend   backend
 	client    *http.Client
 	transport *http.Transport // owned, closed on shutdown; nil when injected
+	writes    atomic.Int64    // writes forwarded so far
 }
 
 // New validates cfg and returns a proxy.
@@ -86,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = 8 << 20
+	}
+	if cfg.MaxWrites <= 0 {
+		cfg.MaxWrites = 20
 	}
 	s := &Server{cfg: cfg}
 	switch cfg.Kind {
@@ -224,6 +233,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, e *AuditEntry) (
 	c := call{route: rt, params: params, query: query}
 	if status, reason := s.readBody(w, r, &c); status != 0 {
 		return deny(w, status, reason)
+	}
+
+	if rt.Access == Write && s.writes.Add(1) > int64(s.cfg.MaxWrites) {
+		return deny(w, http.StatusTooManyRequests, fmt.Sprintf("write budget of %d exhausted", s.cfg.MaxWrites))
 	}
 
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.UpstreamTimeout)

@@ -295,3 +295,19 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Fatalf("valid config: %v", err)
 	}
 }
+
+func TestWriteBudget(t *testing.T) {
+	p := newTestProxy(t, GitHub)
+	p.server.cfg.MaxWrites = 2
+	var got []int
+	for range 3 {
+		s, _ := p.do(t, "POST", "/repos/acme/widgets/issues/42/comments", p.writer, "application/json", `{"body":"hi"}`)
+		got = append(got, s)
+	}
+	if got[0] != 201 || got[1] != 201 || got[2] != http.StatusTooManyRequests {
+		t.Fatalf("statuses %v, want 201 201 429", got)
+	}
+	if n := len(p.forge.requests()); n != 2 {
+		t.Fatalf("forge got %d writes, want 2", n)
+	}
+}

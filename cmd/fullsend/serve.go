@@ -35,7 +35,7 @@ func newServeCmd() *cobra.Command {
 type forgeFlags struct {
 	kind, upstream, tokenEnv, tokenFile, gitlabHeader string
 	repo                                              string
-	issue, maxComment                                 int
+	issue, maxComment, maxWrites                      int
 	labels                                            []string
 	listen, audit, agentTokens, output                string
 	upstreamTimeout                                   time.Duration
@@ -52,6 +52,7 @@ func (f *forgeFlags) register(cmd *cobra.Command, listenFlag string) {
 	fs.IntVar(&f.issue, "issue", 0, "the only issue number writes may target (0 refuses all writes)")
 	fs.StringArrayVar(&f.labels, "label", nil, "a label agents may add (repeatable; none refuses label writes)")
 	fs.IntVar(&f.maxComment, "max-comment-bytes", 65536, "largest comment body")
+	fs.IntVar(&f.maxWrites, "max-writes", 20, "writes (comments, label calls) forwarded over the proxy's lifetime")
 	fs.StringVar(&f.listen, listenFlag, forge.DefaultListen, "address the forge proxy listens on")
 	fs.StringVar(&f.audit, "audit", "-", "audit log file (JSON lines, appended); - for stderr")
 	fs.StringVar(&f.agentTokens, "agent-tokens", "", "file of agent token hashes (JSON lines: agent, tier, sha256)")
@@ -90,6 +91,7 @@ func (f *forgeFlags) build(errw io.Writer) (forge.Config, io.Closer, error) {
 		return cfg, nil, err
 	}
 	cfg.Upstream, cfg.GitLabTokenHeader, cfg.UpstreamTimeout = f.upstream, f.gitlabHeader, f.upstreamTimeout
+	cfg.MaxWrites = f.maxWrites
 	cfg.Registry = forge.NewRegistry()
 	if f.agentTokens != "" {
 		tf, err := os.Open(f.agentTokens)
