@@ -211,6 +211,9 @@ func TestProxyGitLab(t *testing.T) {
 			wantFwd: "POST /projects/acme%2Fwidgets/issues/42/notes", wantBody: `{"body":"dup of #3"}`, wantResp: `"id":7`},
 		{name: "labels", method: "POST", path: "/repos/acme/widgets/issues/42/labels", token: p.writer, body: `["duplicate","triaged"]`, wantStatus: 200,
 			wantFwd: "PUT /projects/acme%2Fwidgets/issues/42", wantBody: `{"add_labels":"duplicate,triaged"}`, wantResp: `[{"name":"bug"},{"name":"triaged"}]`},
+		{name: "search sorted", method: "GET", path: "/search/issues?q=crash&sort=updated&order=asc", token: p.reader, wantStatus: 200,
+			wantFwd: "GET /projects/acme%2Fwidgets/issues?order_by=updated_at&search=crash&sort=asc", wantResp: `"items":[`},
+		{name: "search bad sort", method: "GET", path: "/search/issues?q=crash&sort=reactions", token: p.reader, wantStatus: 400},
 		{name: "unsupported search qualifier", method: "GET", path: "/search/issues?q=crash+author:bob", token: p.reader, wantStatus: 400},
 		{name: "reader write refused", method: "POST", path: "/repos/acme/widgets/issues/42/comments", token: p.reader, body: `{"body":"x"}`, wantStatus: 403},
 	}

@@ -228,9 +228,21 @@ func gitlabListQuery(in url.Values) (url.Values, error) {
 // `state`, label: becomes `labels`; other qualifiers are refused.
 func gitlabSearchQuery(in url.Values, project string) (url.Values, error) {
 	q := url.Values{}
-	for _, k := range []string{"page", "per_page"} {
-		if v := in.Get(k); v != "" {
+	for k, vs := range in {
+		v := vs[0]
+		switch k {
+		case "page", "per_page":
 			q.Set(k, v)
+		case "sort":
+			if v != "created" && v != "updated" {
+				return nil, fmt.Errorf("sort=%q: want created or updated on GitLab: %w", v, ErrBadRequest)
+			}
+			q.Set("order_by", v+"_at")
+		case "order":
+			if v != "asc" && v != "desc" {
+				return nil, fmt.Errorf("order=%q: want asc or desc: %w", v, ErrBadRequest)
+			}
+			q.Set("sort", v)
 		}
 	}
 	toks, err := searchTokens(in.Get("q"))
