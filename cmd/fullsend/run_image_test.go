@@ -21,16 +21,21 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
-// TestRunFromImage builds an agent-sandbox image (scratch base, the
-// compiled project fixture, the fullsend binary), extracts it, and runs the
-// extracted `fullsend run` against the openshell fake with a GitHub Actions
-// event and a GitLab CI environment: the binary and /opt/fullsend that ship
-// in the image resolve the placeholders and apply the compiled policy.
+// TestRunFromImage builds an agent-sandbox image from the example triage
+// system (testdata/triage with its compiled policies, the fullsend binary,
+// scratch base), extracts it, and runs the extracted `fullsend run` against
+// the openshell fake with a GitHub Actions event and a GitLab CI
+// environment: the binary and /opt/fullsend that ship in the image resolve
+// the placeholders and apply the compiled policy.
 func TestRunFromImage(t *testing.T) {
 	if os.Getenv("FULLSEND_INTEGRATION") == "" {
 		t.Skip("slow (builds an image); set FULLSEND_INTEGRATION=1")
 	}
-	bin, project := runEnv(t)
+	bin, _ := runEnv(t)
+	project, err := filepath.Abs("../../testdata/triage")
+	if err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 	lay := filepath.Join(work, "layout")
 	build := fullsendCmd(bin, map[string]string{"SOURCE_DATE_EPOCH": "0"}, "image", "build", "--base", "scratch",
@@ -52,7 +57,7 @@ func TestRunFromImage(t *testing.T) {
 	}{
 		{"github", "42", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_SERVER_URL": "https://github.com"}},
 		{"gitlab", "7", map[string]string{"GITLAB_CI": "true", "CI_PROJECT_NAMESPACE": "acme", "CI_PROJECT_NAME": "widgets",
-			"CI_SERVER_HOST": "api.github.com", "CI_MERGE_REQUEST_IID": "7"}},
+			"CI_SERVER_HOST": "gitlab.example.com", "CI_MERGE_REQUEST_IID": "7"}},
 	} {
 		t.Run(ci.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -66,7 +71,7 @@ func TestRunFromImage(t *testing.T) {
 				env["GITHUB_EVENT_PATH"] = ev
 			}
 			cmd := exec.Command(extracted, "run", "triage", "--dir", filepath.Join(root, "opt", "fullsend"),
-				"--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"))
+				"--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--set", "HOST_IP=10.0.0.9")
 			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + dir}
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+v)
@@ -95,9 +100,14 @@ func TestRunFromImage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := "/repos/acme/widgets/issues/" + ci.issue + "/**"
-			if got := p.NetworkPolicies["forge"].Endpoints[0].Rules[0].Allow.Path; got != want {
-				t.Errorf("rule path %q, want %q", got, want)
+			body := string(sent)
+			for _, want := range []string{"/repos/acme/widgets/issues/" + ci.issue + "/labels", "10.0.0.9/32"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("resolved policy lacks %q:\n%s", want, body)
+				}
+			}
+			if strings.Contains(body, "{{") || len(p.NetworkPolicies) == 0 {
+				t.Errorf("policy not fully resolved:\n%s", body)
 			}
 		})
 	}
