@@ -38,6 +38,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 		protocol string
 		enforce  string
 		settings string
+		bodies   string // protocol-specific body limits and MCP options
 	}
 	ns := make([]norm, len(eps))
 	for i, r := range eps {
@@ -71,8 +72,23 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 		if proto == ProtocolTCP {
 			reqProto = ""
 		}
+		var bodies string
+		switch reqProto {
+		case ProtocolGraphQL:
+			bodies = fmt.Sprintf("graphql_max_body_bytes=%d", bodyLimit(ep.num("graphql_max_body_bytes")))
+		case ProtocolJSONRPC:
+			bodies = fmt.Sprintf("json_rpc max_body_bytes=%d", bodyLimit(ep.kids["json_rpc"].num("max_body_bytes")))
+		case ProtocolMCP:
+			limit := ep.kids["mcp"].num("max_body_bytes")
+			if limit == 0 {
+				limit = ep.kids["json_rpc"].num("max_body_bytes")
+			}
+			strict := ep.kids["mcp"] == nil || !ep.kids["mcp"].has("strict_tool_names") || ep.kids["mcp"].boolean("strict_tool_names")
+			bodies = fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strict)
+		}
 		ns[i] = norm{
-			ports: ports, host: strings.ToLower(ep.str("host")), labels: strings.Split(strings.ToLower(ep.str("host")), "."), tcp: proto == ProtocolTCP, tls: tls,
+			bodies: bodies,
+			ports:  ports, host: strings.ToLower(ep.str("host")), labels: strings.Split(strings.ToLower(ep.str("host")), "."), tcp: proto == ProtocolTCP, tls: tls,
 			ips:  strings.Join(ips, ","),
 			l7:   (proto != "" && proto != ProtocolTCP) || len(ips) > 0 || ep.str("tls") != "" || ep.kids["credential_binding"] != nil,
 			path: ep.str("path"), protocol: reqProto, enforce: enforce,
@@ -108,6 +124,9 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 				if a.settings != b.settings {
 					conflicts = append(conflicts, "credential/encoding options differ")
 				}
+				if a.protocol == b.protocol && a.bodies != b.bodies {
+					conflicts = append(conflicts, fmt.Sprintf("%s vs %s", a.bodies, b.bodies))
+				}
 			}
 			if len(conflicts) == 0 {
 				continue
@@ -123,6 +142,14 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 			}
 		}
 	}
+}
+
+// bodyLimit normalizes an omitted body limit to OpenShell's default (64 KiB).
+func bodyLimit(n int64) int64 {
+	if n == 0 {
+		return 65536
+	}
+	return n
 }
 
 func quoteOrNone(s string) string {
