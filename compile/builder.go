@@ -19,7 +19,10 @@ type contribution struct {
 	rules      []policycue.Rule
 	allowedIPs []string
 	binaries   []string
-	from       policycue.Source
+	// binFrom adds, per binary, the sources that made it a network binary
+	// (the tool rule that allows the command), beyond from.
+	binFrom map[string][]policycue.Source
+	from    policycue.Source
 	// baseline marks the runtime's own model API: it never raises the tier.
 	baseline bool
 }
@@ -270,8 +273,12 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 				"profile %s declared, but no tool of the agent can open connections", p.Name)
 			continue
 		}
+		n := len(b.contribs)
 		if !b.addProfile(p.Name, p.Pos, reason, bins, false) {
 			b.errorf(p.Pos, "sandbox.profiles", "known profiles: "+strings.Join(profileNames(b.cat), ", "), "unknown profile %q", p.Name)
+		}
+		for i := n; i < len(b.contribs); i++ {
+			b.contribs[i].binFrom = b.netBinaries
 		}
 	}
 	for _, e := range s.Endpoints {
@@ -289,7 +296,7 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 			c.binaries = append(c.binaries, bd.Path)
 		}
 		if len(c.binaries) == 0 {
-			c.binaries = bins
+			c.binaries, c.binFrom = bins, b.netBinaries
 		}
 		if len(c.binaries) == 0 {
 			b.errorf(e.Pos, "sandbox.endpoints", "allow a network command such as Bash(curl *), or list binaries: for the endpoint",

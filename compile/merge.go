@@ -145,6 +145,7 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 		ep.From = append(ep.From, c.from)
 		for _, bin := range c.binaries {
 			bins[bin] = append(bins[bin], c.from)
+			bins[bin] = append(bins[bin], c.binFrom[bin]...)
 		}
 		for _, ip := range c.allowedIPs {
 			ips[ip] = true
