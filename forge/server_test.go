@@ -1,7 +1,9 @@
 package forge
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -312,5 +314,42 @@ func TestWriteBudget(t *testing.T) {
 	}
 	if n := len(p.forge.requests()); n != 2 {
 		t.Fatalf("forge got %d writes, want 2", n)
+	}
+}
+
+func TestServeGracefulShutdown(t *testing.T) {
+	ff := newFakeForge(t)
+	cred, _ := NewCredential(testForgeToken)
+	reg := NewRegistry()
+	srv, err := New(Config{Upstream: ff.srv.URL, Credential: cred, Scope: testScope(), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := reg.Mint(Identity{Agent: "triage", Tier: TierRead})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	tr := &http.Transport{}
+	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/repos/acme/widgets/issues/7", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	tr.CloseIdleConnections()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve after cancel: %v", err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Fatal("still accepting after shutdown")
 	}
 }
