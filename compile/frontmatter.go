@@ -228,7 +228,13 @@ var freeTextFields = map[string]bool{
 // ` #`: YAML drops everything from there as a comment, so
 // `description: Fix issue #42` silently becomes "Fix issue".
 func checkCommentTruncation(d *decoder, doc *document) {
+	if !strings.Contains(doc.raw, " #") {
+		return
+	}
 	for i, line := range strings.Split(doc.raw, "\n") {
+		if !strings.Contains(line, " #") {
+			continue
+		}
 		m := plainValueRE.FindStringSubmatchIndex(line)
 		if m == nil || m[2] != m[3] { // top-level keys only
 			continue

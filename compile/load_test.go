@@ -180,3 +180,19 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadDir loads the project in $FULLSEND_BENCH_DIR from disk; it
+// is the "ours" side of bench/load.sh and is skipped without the variable.
+func BenchmarkLoadDir(b *testing.B) {
+	dir := os.Getenv("FULLSEND_BENCH_DIR")
+	if dir == "" {
+		b.Skip("FULLSEND_BENCH_DIR not set (see bench/load.sh)")
+	}
+	fsys := os.DirFS(dir)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(fsys); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
