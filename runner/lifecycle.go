@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -188,6 +189,20 @@ func (x *run) prepare(ctx context.Context) error {
 			x.rep.Mask(kv[1])
 		}
 		x.envVars = append(x.envVars, kvs...)
+	}
+	keys := make([]string, 0, len(x.req.Env))
+	for k := range x.req.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := x.req.Env[k]
+		if !envName.MatchString(k) || strings.ContainsAny(v, "\n\r") {
+			return fmt.Errorf("%w: environment variable %q: want a variable name and a one-line value", ErrPolicy, k)
+		}
+		x.mask.Add(v)
+		x.rep.Mask(v)
+		x.envVars = append(x.envVars, [2]string{k, v})
 	}
 	return nil
 }

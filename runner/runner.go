@@ -115,6 +115,10 @@ type Request struct {
 	// token) installed in the sandbox and loaded into the runtime's
 	// environment; their values never reach argv and are masked in logs.
 	ExtraEnvFiles []string
+	// Env holds more variables for the runtime (the spawn service's
+	// FULLSEND_AGENT_TOKEN, FULLSEND_SPAWN_URL...), delivered like
+	// ExtraEnvFiles: through a file in the sandbox, never argv, masked.
+	Env map[string]string
 	// Timeout bounds the whole run, cleanup excluded (0 = none).
 	Timeout time.Duration
 }

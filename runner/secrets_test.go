@@ -18,6 +18,7 @@ import (
 func TestNoSecretLeaks(t *testing.T) {
 	const modelKey = "sk-ant-api03-SECRETVALUE-0123456789"
 	const token = "ghs_SECRETTOKEN9876543210"
+	const agentToken = "fsat_SPAWNTOKEN_abcdef123456"
 	for _, fail := range []string{"", "exec-exit=4"} {
 		t.Run("fail="+fail, func(t *testing.T) {
 			h := newHarness(t, CIGitHub)
@@ -28,12 +29,13 @@ func TestNoSecretLeaks(t *testing.T) {
 			if err := os.WriteFile(envFile, []byte("# spawn service\nFULLSEND_TOKEN="+token+"\nLITERAL=a b $HOME \"q\" `id`\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			res, err := h.run(context.Background(), Request{ExtraEnvFiles: []string{envFile}, Prompt: "go"})
+			res, err := h.run(context.Background(), Request{ExtraEnvFiles: []string{envFile}, Prompt: "go",
+				Env: map[string]string{"FULLSEND_AGENT_TOKEN": agentToken}})
 			if fail == "" && err != nil {
 				t.Fatalf("%v\n%s", err, h.log.String())
 			}
 			calls, _ := os.ReadFile(filepath.Join(h.state, "calls.jsonl"))
-			for _, secret := range []string{modelKey, token} {
+			for _, secret := range []string{modelKey, token, agentToken} {
 				if strings.Contains(string(calls), secret) {
 					t.Errorf("secret in a recorded openshell call:\n%s", calls)
 				}
@@ -62,6 +64,9 @@ func TestNoSecretLeaks(t *testing.T) {
 			}
 			if fail == "" && !strings.Contains(h.stdout.String(), "literal value intact") {
 				t.Errorf("env file value not taken literally:\n%s", h.stdout.String())
+			}
+			if fail == "" && !strings.Contains(h.stdout.String(), "agent token: ***") {
+				t.Errorf("Request.Env not delivered or not masked:\n%s", h.stdout.String())
 			}
 			if fail == "" && !strings.Contains(h.stdout.String(), "token: ***") {
 				t.Errorf("env file not delivered or not masked:\n%s", h.stdout.String())

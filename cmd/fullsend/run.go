@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ import (
 type runFlags struct {
 	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
 	openshell, gateway, sandboxImage, cpu, memory                                  string
-	sets, downloads, envFiles, providers, gatewayArgs                              []string
+	sets, downloads, envFiles, passEnv, providers, gatewayArgs                     []string
 	noStartGateway                                                                 bool
 	timeout, gatewayTimeout, readyTimeout                                          time.Duration
 }
@@ -60,6 +61,7 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	fl.StringArrayVar(&f.downloads, "download", nil, "sandbox path to download after the run, relative to the workspace or absolute (repeatable)")
 	fl.StringVar(&f.artifacts, "artifacts", "fullsend-out", "local directory for downloaded outputs")
 	fl.StringArrayVar(&f.envFiles, "env-file", nil, "KEY=VALUE file loaded into the agent's environment inside the sandbox, values masked (repeatable)")
+	fl.StringArrayVar(&f.passEnv, "pass-env", nil, "pass this variable (or every variable with this PREFIX*) from the environment to the agent, through a file in the sandbox, masked (repeatable)")
 	fl.StringArrayVar(&f.providers, "provider", nil, "OpenShell credential provider: NAME (existing) or NAME=TYPE:ENV[,ENV] created from those variables (repeatable)")
 	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
 	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
@@ -142,7 +144,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	res, runErr := r.Run(cmd.Context(), runner.Request{
 		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,
-		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Timeout: f.timeout,
+		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Env: passEnv(f.passEnv), Timeout: f.timeout,
 	})
 	res.Calls = nil
 	if f.result != "" {
@@ -159,6 +161,23 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		return exitError{code: runner.ExitCode(runErr), err: runErr}
 	}
 	return nil
+}
+
+// passEnv collects the variables named by --pass-env: NAME, or PREFIX*.
+func passEnv(patterns []string) map[string]string {
+	if len(patterns) == 0 {
+		return nil
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		for _, p := range patterns {
+			if k == p || strings.HasSuffix(p, "*") && strings.HasPrefix(k, strings.TrimSuffix(p, "*")) {
+				env[k] = v
+			}
+		}
+	}
+	return env
 }
 
 // readPrompt takes --prompt, else --prompt-file, else piped standard input.

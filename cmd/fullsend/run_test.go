@@ -173,6 +173,15 @@ func TestRunCommandFailures(t *testing.T) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
 	})
+	t.Run("pass-env reaches the agent masked", func(t *testing.T) {
+		env := base(t.TempDir())
+		env["FULLSEND_AGENT_TOKEN"] = "fsat_cli_secret_0123456789"
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir(),
+			"--pass-env", "FULLSEND_AGENT_*"}, sets...)...).CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("agent token: ***")) || bytes.Contains(out, []byte("fsat_cli_secret")) {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+	})
 	t.Run("agent exit propagated", func(t *testing.T) {
 		env := base(t.TempDir())
 		env["OPENSHELL_FAKE_FAIL"] = "exec-exit=5"

@@ -12,6 +12,7 @@ if [ -n "$FULLSEND_TEST_RUNTIME_ENV" ]; then echo "runtime env: $FULLSEND_TEST_R
 ln -s /etc/passwd out/escape
 echo "#!/bin/sh" > out/repo/.git/hooks/post-checkout
 if [ -n "$FULLSEND_TOKEN" ]; then echo "token: $FULLSEND_TOKEN"; fi
+if [ -n "$FULLSEND_AGENT_TOKEN" ]; then echo "agent token: $FULLSEND_AGENT_TOKEN"; fi
 if [ -n "$LITERAL" ]; then
 	if [ "$LITERAL" = 'a b $HOME "q" `id`' ]; then echo "literal value intact"; else echo "literal value altered"; fi
 fi
