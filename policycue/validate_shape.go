@@ -206,7 +206,7 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	if v == nil || !c.spend() {
 		return
 	}
-	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" && f.kind != kString {
 		if f.nullable {
 			return
 		}
@@ -266,11 +266,6 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 			k := resolveAlias(v.Content[i])
 			if k == nil || k.Kind != yaml.ScalarNode {
 				c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
-				continue
-			}
-			if tag := k.ShortTag(); tag != "!!str" {
-				c.errorf(k, joinPath(path, k.Value), CodeType, fmt.Sprintf("quote it: %q", k.Value),
-					"key %s is %s, but keys of %s must be strings", k.Value, tagWord(tag), f.name)
 				continue
 			}
 			if seen[k.Value] {
@@ -333,12 +328,13 @@ func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
 	}
 	switch k {
 	case kString:
-		if tag == "!!str" || tag == "!!timestamp" {
-			return true
+		// serde_yml reads any scalar into a String field verbatim: 1000 is
+		// "1000", true is "true". Only a spelled-out null is surprising.
+		if tag == "!!null" && v.Value != "" && v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+			c.warnf(v, path, CodeType, "remove the key to leave the field unset, or quote the value",
+				"%s: %s is read as the literal string %q, not as an unset field", lastSegment(path), v.Value, v.Value)
 		}
-		c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value),
-			"%s must be a string, got %s %s, which OpenShell does not convert", lastSegment(path), tagWord(tag), v.Value)
-		return false
+		return true
 	case kBool:
 		if tag == "!!bool" {
 			return true
@@ -372,10 +368,7 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 	}
 	switch v.Kind {
 	case yaml.ScalarNode:
-		if tag, ok := c.scalarTag(v, path); !ok || (tag != "!!str" && tag != "!!timestamp") {
-			if ok {
-				c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value), "matcher must be a glob string, got %s %s", tagWord(tag), v.Value)
-			}
+		if !c.globString(v, path) {
 			return false
 		}
 		if v.Value == "" {
@@ -406,7 +399,7 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 			}
 			for j, e := range list.Content {
 				e = resolveAlias(e)
-				if e != nil && c.scalar(e, fmt.Sprintf("%s.any[%d]", path, j), kString, 0) {
+				if e != nil && c.globString(e, fmt.Sprintf("%s.any[%d]", path, j)) {
 					c.globSyntax(e, fmt.Sprintf("%s.any[%d]", path, j))
 				}
 			}
@@ -418,6 +411,26 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 	}
 	c.errorf(v, path, CodeType, "", "matcher must be a glob string or {any: [globs]}, got %s", describe(v))
 	return false
+}
+
+// globString checks a matcher glob. Matchers are untagged enums in
+// OpenShell, decoded through serde's buffered content, where a YAML number or
+// boolean stays a number or boolean and matches no variant: quote it.
+func (c *checker) globString(v *yaml.Node, path string) bool {
+	if v.Kind != yaml.ScalarNode {
+		c.errorf(v, path, CodeType, "", "glob must be a string, got %s", describe(v))
+		return false
+	}
+	tag, ok := c.scalarTag(v, path)
+	if !ok {
+		return false
+	}
+	if tag != "!!str" && tag != "!!timestamp" {
+		c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value),
+			"glob must be a string, got %s %s, which matches no OpenShell matcher form", tagWord(tag), v.Value)
+		return false
+	}
+	return true
 }
 
 // paramMatcher checks an MCP params value: a matcher or a nested map.

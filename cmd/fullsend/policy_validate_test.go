@@ -40,7 +40,7 @@ func TestPolicyValidateTextGolden(t *testing.T) {
 		"invalid/ambiguous_enforcement.yaml",
 		"invalid/enforcement_omitted.yaml",
 		"invalid/host_tld_wildcard.yaml",
-		"invalid/run_as_user_unquoted_int.yaml",
+		"invalid/port_quoted.yaml",
 		"invalid/tls_terminate.yaml",
 		"invalid/unknown_field.yaml",
 	} {
