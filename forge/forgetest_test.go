@@ -74,6 +74,9 @@ func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `[{"name":"bug"}]`)
 	case strings.HasSuffix(p, "/issues"):
 		io.WriteString(w, `[]`)
+	case strings.HasSuffix(p, "/issues/404"):
+		w.WriteHeader(404)
+		io.WriteString(w, `{"message":"Not Found"}`)
 	case strings.HasSuffix(p, "/issues/666"): // a forge echoing the token back
 		io.WriteString(w, `{"body":"`+testForgeToken+`"}`)
 	default:

@@ -190,7 +190,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.ForgeStatus = forgeStatus
 	e.Reason = reason
 	switch {
-	case status < 400:
+	case status < 400, forgeStatus != 0 && status == forgeStatus:
+		// Allowed and forwarded; a forge error (say 404) is relayed as is
+		// and recorded in forge_status and reason.
 		e.Decision = DecisionAllow
 	case forgeStatus != 0 || status >= 500:
 		e.Decision = DecisionError

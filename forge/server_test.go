@@ -26,6 +26,8 @@ func TestProxyGitHub(t *testing.T) {
 			wantFwd: "GET /repos/acme/widgets/issues/7"},
 		{name: "owner case folds to configured spelling", method: "GET", path: "/repos/ACME/Widgets/issues/7", token: "reader", wantStatus: 200,
 			wantFwd: "GET /repos/acme/widgets/issues/7"},
+		{name: "forge 404 is relayed", method: "GET", path: "/repos/acme/widgets/issues/404", token: "reader", wantStatus: 404,
+			wantFwd: "GET /repos/acme/widgets/issues/404"},
 		{name: "list issues with paging", method: "GET", path: "/repos/acme/widgets/issues?state=open&per_page=50", token: "reader", wantStatus: 200,
 			wantFwd: "GET /repos/acme/widgets/issues?per_page=50&state=open"},
 		{name: "search is scoped", method: "GET", path: "/search/issues?q=crash+on+start+is:open", token: "reader", wantStatus: 200,
@@ -146,8 +148,11 @@ func TestProxyGitHub(t *testing.T) {
 			if e.Service != "forge" || e.Method == "" || e.Path == "" || e.Decision == "" || e.Status == 0 || e.Time.IsZero() {
 				t.Errorf("entry %d incomplete: %+v", i, e)
 			}
-			if (e.Status < 400) != (e.Decision == DecisionAllow) {
-				t.Errorf("entry %d: status %d with decision %s", i, e.Status, e.Decision)
+			if forwarded := e.ForgeStatus != 0; forwarded != (e.Decision == DecisionAllow) {
+				t.Errorf("entry %d: forge status %d with decision %s", i, e.ForgeStatus, e.Decision)
+			}
+			if e.ForgeStatus == 404 && (e.Status != 404 || e.Reason == "") {
+				t.Errorf("entry %d: relayed forge error not recorded: %+v", i, e)
 			}
 			if e.Decision == DecisionDeny && e.Reason == "" {
 				t.Errorf("entry %d: denial without reason", i)
