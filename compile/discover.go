@@ -63,8 +63,10 @@ func excluded(rel string) bool {
 	return strings.EqualFold(path.Base(rel), "README.md")
 }
 
-// discover finds every agent and skill definition in fsys. Symbolic links
-// are reported, not followed: a link could pull in files from outside the
+// discover finds every agent and skill definition in fsys: it walks each
+// layout directory (fs.WalkDir never follows links) and matches paths with
+// doublestar patterns. Symbolic links where definitions could be are
+// reported, not followed: a link could pull in files from outside the
 // project that the manifest would then pin by a misleading path.
 func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 	var out []candidate
@@ -83,35 +85,54 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 		if !fi.IsDir() {
 			continue
 		}
-		err = doublestar.GlobWalk(fsys, sub+"/"+l.pattern, func(p string, de fs.DirEntry) error {
+		walkErr := fs.WalkDir(fsys, sub, func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
+					Message: fmt.Sprintf("reading %s: %v", p, err), Hint: "check the permissions"})
+				return nil
+			}
+			if p == sub {
+				return nil
+			}
 			rel := strings.TrimPrefix(p, sub+"/")
+			depth := strings.Count(rel, "/") + 1
 			if excluded(rel) {
+				if de.IsDir() {
+					return fs.SkipDir
+				}
 				return nil
 			}
 			if de.Type()&fs.ModeSymlink != 0 {
-				diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
-					Message: "symbolic links are not followed", Hint: "copy the definition into the project, or rename the link to start with _ to exclude it"})
+				// Agents: any link could lead to definitions. Skills: the
+				// skill directory itself or its SKILL.md.
+				if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
+					diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
+						Message: "symbolic links are not followed", Hint: "copy the definition into the project, or rename the link to start with _ to exclude it"})
+				}
 				return nil
 			}
 			if de.IsDir() {
+				if l.kind == kindSkill && depth >= 2 {
+					return fs.SkipDir // a skill's own resources
+				}
 				return nil
 			}
-			if l.kind == kindSkill {
-				base := path.Base(p)
-				if base != "SKILL.md" {
-					if strings.EqualFold(base, "SKILL.md") {
-						diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
-							Message: fmt.Sprintf("skill file named %q", base), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
-					}
-					return nil
+			if match, _ := doublestar.Match(l.pattern, rel); !match {
+				return nil
+			}
+			if l.kind == kindSkill && path.Base(p) != "SKILL.md" {
+				if strings.EqualFold(path.Base(p), "SKILL.md") {
+					diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
+						Message: fmt.Sprintf("skill file named %q", path.Base(p)), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
 				}
+				return nil
 			}
 			out = append(out, candidate{path: p, kind: l.kind, format: l.format})
 			return nil
-		}, doublestar.WithNoFollow(), doublestar.WithFailOnIOErrors())
-		if err != nil {
+		})
+		if walkErr != nil {
 			diags = append(diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
-				Message: fmt.Sprintf("reading %s: %v", sub, err), Hint: "check the directory's permissions"})
+				Message: fmt.Sprintf("reading %s: %v", sub, walkErr), Hint: "check the directory's permissions"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })

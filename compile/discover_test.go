@@ -1,0 +1,72 @@
+package compile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSymlinksOnDisk checks that links are reported, not followed, on a
+// real directory opened through os.Root.
+func TestSymlinksOnDisk(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.md")
+	if err := os.WriteFile(secret, []byte("---\nname: s\ndescription: d\ntools: Read\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		setup func(root string) error
+		want  string
+	}{
+		{"linked agent file", func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "agents"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(secret, filepath.Join(root, "agents", "s.md"))
+		}, "agents/s.md:1:1"},
+		{"linked layout directory", func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(root, ".claude", "agents"))
+		}, ".claude/agents:1:1"},
+		{"linked skill directory", func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "skills"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(root, "skills", "s"))
+		}, "skills/s:1:1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := tc.setup(dir); err != nil {
+				t.Skipf("cannot create symlinks here: %v", err)
+			}
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			_, err = Load(root.FS())
+			var ds Diagnostics
+			if !errors.As(err, &ds) || len(ds) != 1 || ds[0].Pos.String() != tc.want || !strings.Contains(ds[0].Message, "symbolic links are not followed") {
+				t.Fatalf("got %v, want one symlink error at %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExcluded(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"a.md": false, "sub/a.md": false, "_draft.md": true, "sub/_x/a.md": true,
+		".hidden/a.md": true, "README.md": true, "sub/readme.md": true, "READMEx.md": false,
+	} {
+		if got := excluded(rel); got != want {
+			t.Errorf("excluded(%q) = %v", rel, got)
+		}
+	}
+}
