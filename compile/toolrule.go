@@ -307,8 +307,8 @@ func checkRulePath(p string) (string, error) {
 	return "", nil
 }
 
-// ListItem is one element of a tool list string, with its byte offset.
-type ListItem struct {
+// ToolListItem is one element of a tool list string, with its byte offset.
+type ToolListItem struct {
 	Text   string
 	Offset int
 }
@@ -318,14 +318,14 @@ type ListItem struct {
 // is two rules and `Bash(git:*) Read` (Agent Skills' space-separated form) is
 // two as well. An empty element between commas and unbalanced parentheses
 // are errors; the error carries the offending byte offset.
-func SplitToolList(s string) ([]ListItem, error) {
-	var out []ListItem
+func SplitToolList(s string) ([]ToolListItem, error) {
+	var out []ToolListItem
 	depth, start := 0, -1
 	lastComma := -1
 	sawItem := false
 	flush := func(end int) {
 		if start >= 0 {
-			out = append(out, ListItem{Text: s[start:end], Offset: start})
+			out = append(out, ToolListItem{Text: s[start:end], Offset: start})
 			start = -1
 			sawItem = true
 		}
