@@ -247,11 +247,11 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 	for _, el := range elems {
 		items, err := SplitToolList(el.value)
 		if err != nil {
-			var le *listError
+			var le *ToolListError
 			off := 0
 			msg := err.Error()
 			if errors.As(err, &le) {
-				off, msg = le.off, le.msg
+				off, msg = le.Offset, le.Message
 			}
 			d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
 			clean = false

@@ -317,7 +317,7 @@ type ToolListItem struct {
 // by commas and/or blanks outside parentheses, so `Bash(gh,curl,jq), Skill`
 // is two rules and `Bash(git:*) Read` (Agent Skills' space-separated form) is
 // two as well. An empty element between commas and unbalanced parentheses
-// are errors; the error carries the offending byte offset.
+// are errors (*ToolListError, with the offending byte offset).
 func SplitToolList(s string) ([]ToolListItem, error) {
 	var out []ToolListItem
 	depth, start := 0, -1
@@ -334,18 +334,18 @@ func SplitToolList(s string) ([]ToolListItem, error) {
 		switch {
 		case c == '(':
 			if start < 0 {
-				return nil, &listError{off: i, msg: "'(' without a tool name"}
+				return nil, &ToolListError{Offset: i, Message: "'(' without a tool name"}
 			}
 			depth++
 		case c == ')':
 			if depth == 0 {
-				return nil, &listError{off: i, msg: "unbalanced parentheses: ')' without '('"}
+				return nil, &ToolListError{Offset: i, Message: "unbalanced parentheses: ')' without '('"}
 			}
 			depth--
 		case depth == 0 && c == ',':
 			flush(i)
 			if !sawItem {
-				return nil, &listError{off: i, msg: "empty element in tool list"}
+				return nil, &ToolListError{Offset: i, Message: "empty element in tool list"}
 			}
 			sawItem = false
 			lastComma = i
@@ -359,19 +359,23 @@ func SplitToolList(s string) ([]ToolListItem, error) {
 		}
 	}
 	if depth > 0 {
-		return nil, &listError{off: start, msg: "unbalanced parentheses: '(' is never closed"}
+		return nil, &ToolListError{Offset: start, Message: "unbalanced parentheses: '(' is never closed"}
 	}
 	flush(len(s))
 	if lastComma >= 0 && !sawItem {
-		return nil, &listError{off: lastComma, msg: "trailing comma in tool list"}
+		return nil, &ToolListError{Offset: lastComma, Message: "trailing comma in tool list"}
 	}
 	return out, nil
 }
 
-// listError is a SplitToolList error at a byte offset.
-type listError struct {
-	off int
-	msg string
+// ToolListError is a SplitToolList error at a byte offset of the list.
+type ToolListError struct {
+	Offset  int
+	Message string
 }
 
-func (e *listError) Error() string { return fmt.Sprintf("offset %d: %s", e.off, e.msg) }
+// Error implements error.
+func (e *ToolListError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Message) }
+
+// Unwrap lets errors.Is match ErrInvalidToolRule.
+func (e *ToolListError) Unwrap() error { return ErrInvalidToolRule }
