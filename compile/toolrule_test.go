@@ -217,8 +217,9 @@ func TestSplitToolList(t *testing.T) {
 		t.Run(tc.in, func(t *testing.T) {
 			items, err := SplitToolList(tc.in)
 			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
+				var le *ToolListError
+				if !errors.As(err, &le) || !errors.Is(err, ErrInvalidToolRule) || !strings.Contains(le.Message, tc.err) || le.Offset < 0 || le.Offset > len(tc.in) {
+					t.Fatalf("err = %v, want a *ToolListError %q", err, tc.err)
 				}
 				return
 			}
