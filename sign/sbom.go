@@ -33,8 +33,9 @@ const maxBuildInfoBinary = 512 << 20
 
 // SBOMOptions configures the SPDX SBOM attestation.
 type SBOMOptions struct {
-	// Paths are the path prefixes (relative, no leading slash) whose
-	// regular files are listed with checksums; nil means DefaultSBOMPaths.
+	// Paths are the path prefixes whose regular files are listed with
+	// checksums: "dir/" for a tree, "dir/file" for one file, "/" for the
+	// whole filesystem; nil means DefaultSBOMPaths.
 	Paths []string
 	// Created is the document creation time; zero means the image's config
 	// creation time (SOURCE_DATE_EPOCH in reproducible builds), so the SBOM
@@ -118,9 +119,12 @@ func sbomStatement(ctx context.Context, subj Subject, ref name.Digest, o SBOMOpt
 }
 
 func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*spdxDocument, error) {
-	prefixes := o.Paths
-	if prefixes == nil {
-		prefixes = DefaultSBOMPaths
+	prefixes := DefaultSBOMPaths
+	if o.Paths != nil {
+		prefixes = make([]string, len(o.Paths))
+		for i, p := range o.Paths {
+			prefixes[i] = strings.TrimPrefix(p, "/") // "/opt/x/" and "opt/x/" alike; "" or "/" = everything
+		}
 	}
 	imgs, err := platformImages(subj)
 	if err != nil {
@@ -326,6 +330,9 @@ func scanImage(ctx context.Context, pi platformImage, prefixes []string) (imageC
 
 func hasAnyPrefix(p string, prefixes []string) bool {
 	for _, pre := range prefixes {
+		if pre == "" {
+			return true
+		}
 		if strings.HasSuffix(pre, "/") {
 			if strings.HasPrefix(p, pre) {
 				return true

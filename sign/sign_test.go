@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -56,21 +57,17 @@ func testKeys(t testing.TB) (priv, pub string, sv signature.SignerVerifier) {
 	return priv, pub, sv
 }
 
-// testImage is a random image plus a layer holding fullsend content: a Go
-// executable (this test binary, which carries build info) and a policy file.
-func testImage(t testing.TB, seed int64) v1.Image {
-	t.Helper()
-	img, err := random.Image(256, 1, random.WithSource(rngSource(seed)))
-	if err != nil {
-		t.Fatal(err)
-	}
+// fullsendLayer is a layer holding fullsend content: a Go executable (this
+// test binary, which carries build info) and a policy file. It is built
+// once per process: compressing a large binary is the slow part.
+var fullsendLayer = sync.OnceValues(func() (v1.Layer, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	bin, err := os.ReadFile(exe)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -84,17 +81,36 @@ func testImage(t testing.TB, seed int64) v1.Image {
 		{"etc/not-listed", 0o644, []byte("x")},
 	} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		return nil, err
+	}
+	// Compute digests now, once, so every image sharing the layer reuses them.
+	if _, err := l.Digest(); err != nil {
+		return nil, err
+	}
+	return l, nil
+})
+
+// testImage is a random image plus the fullsend layer, annotated with a
+// policy manifest digest like image.Build does.
+func testImage(t testing.TB, seed int64) v1.Image {
+	t.Helper()
+	img, err := random.Image(256, 1, random.WithSource(rngSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := fullsendLayer()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,6 +153,11 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 		res.Transparency = "none: keyed signature verified offline, transparency log skipped"
 	}
 	res.PoliciesDigest = policiesDigest(sigs[0].Claims, ent.Annotations)
+	for _, s := range sigs[1:] {
+		if d := policiesDigest(s.Claims, ent.Annotations); d != res.PoliciesDigest {
+			return nil, fmt.Errorf("%s: %w: valid signatures disagree on the policy manifest digest (%s vs %s)", ent.Ref, ErrClaims, res.PoliciesDigest, d)
+		}
+	}
 
 	// 4. Attestations.
 	type want struct {
