@@ -46,7 +46,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 		var ports []int64
 		if list, _ := ep.strs("ports"); len(list) > 0 {
 			for _, s := range list {
-				if n, _ := parseYAMLInt(s); n > 0 {
+				if n := intValue(s); n > 0 {
 					ports = append(ports, n)
 				}
 			}

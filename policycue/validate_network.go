@@ -97,7 +97,7 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 	var eff []int64
 	if len(list) > 0 {
 		for i, s := range list {
-			n, _ := parseYAMLInt(s)
+			n := intValue(s)
 			path := fmt.Sprintf("%s[%d]", ep.sub("ports"), i)
 			if n == 0 {
 				c.errorf(nodes[i], path, CodePortRange, "ports are 1..65535", "port 0 is not a destination port")

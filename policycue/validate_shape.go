@@ -2,7 +2,6 @@ package policycue
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -59,8 +58,7 @@ func (o *obj) num(name string) int64 {
 	if o == nil || o.vals[name] == nil {
 		return 0
 	}
-	n, _ := parseYAMLInt(o.vals[name].Value)
-	return n
+	return intValue(o.vals[name].Value)
 }
 
 // strs returns a list-of-strings field with the node of each element.
@@ -104,10 +102,6 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-func parseYAMLInt(s string) (int64, error) {
-	return strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 0, 64)
 }
 
 func (c *checker) spend() bool {
@@ -316,50 +310,6 @@ func listHint(v *yaml.Node) string {
 	return ""
 }
 
-// scalar checks a scalar against a string, integer or boolean kind.
-func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
-	if v.Kind != yaml.ScalarNode {
-		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", lastSegment(path), kindNames[k], describe(v))
-		return false
-	}
-	tag, ok := c.scalarTag(v, path)
-	if !ok {
-		return false
-	}
-	switch k {
-	case kString:
-		// serde_yml reads any scalar into a String field verbatim: 1000 is
-		// "1000", true is "true". Only a spelled-out null is surprising.
-		if tag == "!!null" && v.Value != "" && v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
-			c.warnf(v, path, CodeType, "remove the key to leave the field unset, or quote the value",
-				"%s: %s is read as the literal string %q, not as an unset field", lastSegment(path), v.Value, v.Value)
-		}
-		return true
-	case kBool:
-		if tag == "!!bool" {
-			return true
-		}
-		c.errorf(v, path, CodeType, "write true or false", "%s must be a boolean, got %s %q", lastSegment(path), tagWord(tag), v.Value)
-		return false
-	case kInt:
-		if tag != "!!int" {
-			hint := ""
-			if tag == "!!str" {
-				hint = "remove the quotes"
-			}
-			c.errorf(v, path, CodeType, hint, "%s must be an integer, got %s %q", lastSegment(path), tagWord(tag), v.Value)
-			return false
-		}
-		n, err := parseYAMLInt(v.Value)
-		if err != nil || n < 0 || n > max {
-			c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", lastSegment(path), max, v.Value)
-			return false
-		}
-		return true
-	}
-	return false
-}
-
 // matcher checks a query/tool matcher: a glob string or {any: [globs]}.
 func (c *checker) matcher(v *yaml.Node, path string) bool {
 	v = resolveAlias(v)
@@ -411,26 +361,6 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 	}
 	c.errorf(v, path, CodeType, "", "matcher must be a glob string or {any: [globs]}, got %s", describe(v))
 	return false
-}
-
-// globString checks a matcher glob. Matchers are untagged enums in
-// OpenShell, decoded through serde's buffered content, where a YAML number or
-// boolean stays a number or boolean and matches no variant: quote it.
-func (c *checker) globString(v *yaml.Node, path string) bool {
-	if v.Kind != yaml.ScalarNode {
-		c.errorf(v, path, CodeType, "", "glob must be a string, got %s", describe(v))
-		return false
-	}
-	tag, ok := c.scalarTag(v, path)
-	if !ok {
-		return false
-	}
-	if tag != "!!str" && tag != "!!timestamp" {
-		c.errorf(v, path, CodeType, fmt.Sprintf("quote it: %q", v.Value),
-			"glob must be a string, got %s %s, which matches no OpenShell matcher form", tagWord(tag), v.Value)
-		return false
-	}
-	return true
 }
 
 // paramMatcher checks an MCP params value: a matcher or a nested map.

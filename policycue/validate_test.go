@@ -30,7 +30,7 @@ var invalidCases = []struct {
 	{"merge_key", "v0.0.111", "OSP002", SeverityError, 12, "unknown field \"<<\""},
 	{"query_glob_not_string", "v0.0.111", "OSP003", SeverityError, 17, "glob must be a string, got integer 1"},
 	{"host_null_literal", "v0.0.111", "OSP003", SeverityWarning, 12, "read as the literal string \"null\""},
-	{"port_quoted", "v0.0.111", "OSP003", SeverityError, 13, "port must be an integer, got string \"443\""},
+	{"port_quoted", "v0.0.111", "OSP003", SeverityError, 13, "port must be an integer, got quoted \"443\""},
 	{"port_out_of_range", "v0.0.111", "OSP003", SeverityError, 13, "between 0 and 65535"},
 	{"include_workdir_not_bool", "v0.0.111", "OSP003", SeverityError, 3, "include_workdir must be a boolean"},
 	{"field_too_new_uninspected", "v0.0.83", "OSP004", SeverityError, 17, "needs OpenShell v0.0.110"},
@@ -363,6 +363,37 @@ func TestValidateSyntaxErrorLines(t *testing.T) {
 		diags := Validate("s.yaml", []byte(tc.src), "")
 		if len(diags) != 1 || diags[0].Code != CodeSyntax || diags[0].Line != tc.line {
 			t.Errorf("%q: want %s at line %d, got:\n%s", tc.src, CodeSyntax, tc.line, render(diags))
+		}
+	}
+}
+
+// TestSerdeScalars pins the serde_yml scalar rules the validator mirrors.
+func TestSerdeScalars(t *testing.T) {
+	uints := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"443", 443, true}, {"+443", 443, true}, {"0x1BB", 443, true}, {"0o673", 443, true},
+		{"0b110111011", 443, true}, {"0", 0, true}, {"0443", 0, false}, {"1_000", 0, false},
+		{"-1", 0, false}, {"0x", 0, false}, {"0x-1", 0, false}, {"4.5", 0, false}, {"", 0, false},
+		{"++1", 0, false}, {"18446744073709551616", 0, false},
+	}
+	for _, tc := range uints {
+		if got, ok := serdeUint(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("serdeUint(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	types := map[string]string{
+		"": "null", "~": "null", "null": "null", "NULL": "null", "nil": "string",
+		"true": "boolean", "False": "boolean", "yes": "string", "on": "string",
+		"1": "integer", "-1": "integer", "0x1F": "integer", "0443": "string", "1_000": "string",
+		"1.5": "float", "1e3": "float", ".inf": "float", "-.inf": "float", ".nan": "float",
+		"inf": "string", "nan": "string", "infinity": "string", "open": "string", "bug*": "string", "v1.2": "string", "0x1G": "string",
+	}
+	for in, want := range types {
+		if got := plainScalarType(in); got != want {
+			t.Errorf("plainScalarType(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
