@@ -369,8 +369,9 @@ func (c *checker) paramMatcher(v *yaml.Node, path string, depth int) {
 	if v == nil || !c.spend() {
 		return
 	}
-	if depth > 32 {
-		c.errorf(v, path, CodeType, "", "params nest deeper than 32 levels")
+	// serde_yml stops at 128 nested levels; params start about 10 deep.
+	if depth > 110 {
+		c.errorf(v, path, CodeType, "flatten the params", "params nest deeper than OpenShell's YAML recursion limit")
 		return
 	}
 	if v.Kind == yaml.MappingNode {
