@@ -153,11 +153,11 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	cache := layerCache{dir: o.CacheDir}
 
 	// The content layers are the same on every platform: build them once.
-	contentTar, err := deterministicTar(withRoot(proj.content), o.Created)
+	contentTar, err := planTar(withRoot(proj.content), o.Created)
 	if err != nil {
 		return nil, fmt.Errorf("content layer: %w", err)
 	}
-	policiesTar, err := deterministicTar(proj.policies, o.Created)
+	policiesTar, err := planTar(proj.policies, o.Created)
 	if err != nil {
 		return nil, fmt.Errorf("policies layer: %w", err)
 	}
@@ -180,7 +180,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 			if err != nil {
 				return err
 			}
-			binTar, err := deterministicTar([]file{{path: BinaryPath, data: bin, exec: true}}, o.Created)
+			binTar, err := planTar([]file{bin}, o.Created)
 			if err != nil {
 				return fmt.Errorf("binary layer for %s: %w", p, err)
 			}
@@ -235,24 +235,27 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// binary returns the fullsend binary for p: the prebuilt one if given,
-// else one compiled from the source module.
-func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) ([]byte, error) {
-	if path, ok := o.Binaries[p.String()]; ok {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("binary for %s: %w", p, err)
+// binary returns the layer entry of the fullsend binary for p: the
+// prebuilt one if given, else one compiled from the source module into tmp.
+func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, error) {
+	path, ok := o.Binaries[p.String()]
+	if !ok {
+		if o.Source == "" {
+			return file{}, fmt.Errorf("no fullsend binary for %s: %w (hint: pass --source DIR or --binary %s=PATH)", p, ErrNoSource, p)
 		}
-		return data, nil
+		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
+		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
+			return file{}, err
+		}
 	}
-	if o.Source == "" {
-		return nil, fmt.Errorf("no fullsend binary for %s: %w (hint: pass --source DIR or --binary %s=PATH)", p, ErrNoSource, p)
+	info, err := os.Stat(path)
+	if err != nil {
+		return file{}, fmt.Errorf("binary for %s: %w", p, err)
 	}
-	out := filepath.Join(tmp, "fullsend-"+platformSlug(p))
-	if err := goBuild(ctx, o.Source, p, o.Version, out); err != nil {
-		return nil, err
+	if !info.Mode().IsRegular() {
+		return file{}, fmt.Errorf("binary for %s: %s is not a regular file", p, path)
 	}
-	return os.ReadFile(out)
+	return file{path: BinaryPath, src: path, size: info.Size(), exec: true}, nil
 }
 
 // withRoot adds the /opt/fullsend directory itself, so the layer carries it

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,24 +79,34 @@ func hashOf(data []byte) v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
 }
 
-// newLayer returns the compressed layer for an uncompressed tar, from the
-// cache when it holds one for this diffID, else by compressing (and caching).
-func (c layerCache) newLayer(uncompressed []byte) (*layer, error) {
-	diffID := hashOf(uncompressed)
+// newLayer returns the compressed layer for a planned tar: from the cache
+// when it holds one for this diffID, else by compressing (and caching). The
+// tar is streamed twice at most: once to hash it, and on a cache miss once
+// more to compress it, hashing again to prove the inputs did not change.
+func (c layerCache) newLayer(plan *tarPlan) (*layer, error) {
+	h := sha256.New()
+	if err := plan.writeTo(h); err != nil {
+		return nil, err
+	}
+	diffID := v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 	if l, ok := c.lookup(diffID); ok {
 		return l, nil
 	}
 	var buf bytes.Buffer
-	buf.Grow(len(uncompressed)/2 + 512)
+	buf.Grow(plan.sizeHint()/2 + 512)
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
 		return nil, fmt.Errorf("compressing layer: %w", err)
 	}
-	if _, err := zw.Write(uncompressed); err != nil {
-		return nil, fmt.Errorf("compressing layer: %w", err)
+	h.Reset()
+	if err := plan.writeTo(io.MultiWriter(zw, h)); err != nil {
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("compressing layer: %w", err)
+	}
+	if again := hex.EncodeToString(h.Sum(nil)); again != diffID.Hex {
+		return nil, errors.New("layer inputs changed during the build; build again")
 	}
 	data := buf.Bytes()
 	l := &layer{
@@ -131,19 +142,49 @@ func (c layerCache) lookup(diffID v1.Hash) (*layer, bool) {
 	if err != nil {
 		return nil, false
 	}
-	// Check the blob against its recorded digest: a truncated or corrupted
-	// cache entry is ignored (and later overwritten), never used.
-	data, err := os.ReadFile(blobPath)
-	if err != nil || int64(len(data)) != e.Size || hashOf(data) != digest {
+	// The blob is checked against its recorded size here and against its
+	// digest whenever it is read: a corrupted entry fails the read (and a
+	// truncated one is ignored now), it is never used silently. A warm
+	// build whose blobs the registry already has never reads them.
+	if info, err := os.Stat(blobPath); err != nil || info.Size() != e.Size {
 		return nil, false
 	}
 	return &layer{
 		diffID: diffID,
 		digest: digest,
 		size:   e.Size,
-		open:   func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
+		open: func() (io.ReadCloser, error) {
+			f, err := os.Open(blobPath)
+			if err != nil {
+				return nil, err
+			}
+			return &verifyingReader{r: f, c: f, h: sha256.New(), want: digest, path: blobPath}, nil
+		},
 	}, true
 }
+
+// verifyingReader hashes what it reads and fails at EOF when the content
+// does not match the expected digest.
+type verifyingReader struct {
+	r    io.Reader
+	c    io.Closer
+	h    hash.Hash
+	want v1.Hash
+	path string
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	if errors.Is(err, io.EOF) {
+		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want.Hex {
+			return n, fmt.Errorf("layer cache entry %s is corrupt (sha256 %s, want %s); delete it and build again", v.path, got, v.want.Hex)
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) Close() error { return v.c.Close() }
 
 func (c layerCache) store(l *layer, data []byte) error {
 	if c.dir == "" {

@@ -164,7 +164,11 @@ func TestLayerCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := layerCache{dir: t.TempDir()}
-	first, err := c.newLayer(tarData)
+	plan, err := planTar([]file{{path: "/a", data: bytes.Repeat([]byte("data"), 1000)}}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.newLayer(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +188,39 @@ func TestLayerCache(t *testing.T) {
 		if _, ok := c.lookup(first.diffID); ok {
 			t.Fatal("corrupted blob served from the cache")
 		}
-		again, err := c.newLayer(tarData)
+		again, err := c.newLayer(plan)
 		if err != nil || again.digest != first.digest {
 			t.Fatalf("rebuild after corruption: %v %v", again, err)
 		}
 		if _, ok := c.lookup(first.diffID); !ok {
 			t.Fatal("cache not repaired")
+		}
+	})
+	t.Run("same-size corruption fails the read", func(t *testing.T) {
+		good, err := os.ReadFile(blobPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := bytes.Clone(good)
+		bad[len(bad)/2] ^= 0xff
+		if err := os.WriteFile(blobPath, bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l, ok := c.lookup(first.diffID)
+		if !ok {
+			t.Fatal("same-size entry not found")
+		}
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(rc)
+		rc.Close()
+		if err == nil || !strings.Contains(err.Error(), "corrupt") {
+			t.Fatalf("reading a corrupted entry: %v, want a corruption error", err)
+		}
+		if err := os.WriteFile(blobPath, good, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("foreign metadata is ignored", func(t *testing.T) {
@@ -201,7 +232,11 @@ func TestLayerCache(t *testing.T) {
 		}
 	})
 	t.Run("uncompressed content round-trips", func(t *testing.T) {
-		rc, err := first.Uncompressed()
+		hit, ok := c.lookup(first.diffID)
+		if !ok {
+			hit = first
+		}
+		rc, err := hit.Uncompressed()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -19,22 +21,30 @@ const (
 	modeExec = 0o755
 )
 
-// file is one regular file of a layer, addressed by its absolute path inside
-// the image.
+// file is one entry of a layer, addressed by its absolute path inside the
+// image. Its content is data, or the file at src on the build machine
+// (read when the tar is written, so a large binary is streamed, not held).
 type file struct {
 	path string // absolute, cleaned, e.g. /opt/fullsend/policies/triage.yaml
 	data []byte
+	src  string
+	size int64 // of src, from Stat when the layer was planned
 	exec bool
 	dir  bool // an explicit (possibly empty) directory; data is ignored
 }
 
-// deterministicTar renders files as an uncompressed PAX tar with a fixed
-// shape: entries sorted by name, every parent directory written explicitly
-// before its children, uid/gid 0, empty user and group names, fixed modes and
-// one modification time. The same files always give the same bytes.
-func deterministicTar(files []file, mtime time.Time) ([]byte, error) {
-	mtime = mtime.UTC().Truncate(time.Second)
-	entries := map[string]*file{} // name without leading slash; dirs end in "/"
+// tarPlan is a validated, sorted list of tar entries.
+type tarPlan struct {
+	names   []string         // sorted; directories end in "/"
+	entries map[string]*file // nil for directories
+	mtime   time.Time
+}
+
+// planTar validates files and lays out the tar's fixed shape: entries
+// sorted by name, every parent directory explicit and before its children.
+func planTar(files []file, mtime time.Time) (*tarPlan, error) {
+	plan := &tarPlan{entries: map[string]*file{}, mtime: mtime.UTC().Truncate(time.Second)}
+	entries := plan.entries
 	for i := range files {
 		f := &files[i]
 		p := path.Clean(f.path)
@@ -63,49 +73,92 @@ func deterministicTar(files []file, mtime time.Time) ([]byte, error) {
 			entries[dir+"/"] = nil
 		}
 	}
-	names := make([]string, 0, len(entries))
 	for n := range entries {
-		names = append(names, n)
+		plan.names = append(plan.names, n)
 	}
 	// Sorting the names puts "a/" before "a/b": parents precede children.
-	sort.Strings(names)
+	sort.Strings(plan.names)
+	return plan, nil
+}
 
-	var buf bytes.Buffer
-	size := 1024 // end-of-archive blocks
-	for _, f := range entries {
-		size += 1536 // header block, PAX headroom
+// size is the exact length of the rendered tar, for buffer sizing.
+func (p *tarPlan) sizeHint() int {
+	n := 1024
+	for _, f := range p.entries {
+		n += 1536
 		if f != nil {
-			size += len(f.data) + 512
+			n += int(max(int64(len(f.data)), f.size)) + 512
 		}
 	}
-	buf.Grow(size)
-	tw := tar.NewWriter(&buf)
-	for _, n := range names {
-		hdr := &tar.Header{
-			Name:    n,
-			ModTime: mtime,
-			Format:  tar.FormatPAX,
-		}
-		f := entries[n]
+	return n
+}
+
+// writeTo renders the plan as an uncompressed PAX tar: uid/gid 0, empty
+// user and group names, fixed modes, one modification time, no access or
+// change times. The same plan always gives the same bytes; a source file
+// that changed size since planning is an error, never a silent variation.
+func (p *tarPlan) writeTo(w io.Writer) error {
+	tw := tar.NewWriter(w)
+	for _, n := range p.names {
+		hdr := &tar.Header{Name: n, ModTime: p.mtime, Format: tar.FormatPAX}
+		f := p.entries[n]
 		if f == nil {
 			hdr.Typeflag, hdr.Mode = tar.TypeDir, modeDir
 		} else {
 			hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeReg, modeFile, int64(len(f.data))
+			if f.src != "" {
+				hdr.Size = f.size
+			}
 			if f.exec {
 				hdr.Mode = modeExec
 			}
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, fmt.Errorf("writing tar header %s: %w", n, err)
+			return fmt.Errorf("writing tar header %s: %w", n, err)
 		}
-		if f != nil {
-			if _, err := tw.Write(f.data); err != nil {
-				return nil, fmt.Errorf("writing tar entry %s: %w", n, err)
-			}
+		if f == nil {
+			continue
+		}
+		if err := writeContent(tw, f); err != nil {
+			return fmt.Errorf("writing tar entry %s: %w", n, err)
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("closing tar: %w", err)
+		return fmt.Errorf("closing tar: %w", err)
+	}
+	return nil
+}
+
+func writeContent(tw *tar.Writer, f *file) error {
+	if f.src == "" {
+		_, err := tw.Write(f.data)
+		return err
+	}
+	src, err := os.Open(f.src)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	n, err := io.Copy(tw, io.LimitReader(src, f.size+1))
+	if err != nil {
+		return err
+	}
+	if n != f.size {
+		return fmt.Errorf("%s changed size during the build (%d bytes, was %d)", f.src, n, f.size)
+	}
+	return nil
+}
+
+// deterministicTar renders files into memory (see planTar and writeTo).
+func deterministicTar(files []file, mtime time.Time) ([]byte, error) {
+	plan, err := planTar(files, mtime)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(plan.sizeHint())
+	if err := plan.writeTo(&buf); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }

@@ -315,9 +315,16 @@ func imageBuildOptions(ctx context.Context, stderr io.Writer, f *imageBuildFlags
 		o.Binaries[p[0].String()] = path
 	}
 	needSource := false
+	wanted := map[string]bool{}
 	for _, p := range platforms {
+		wanted[p.String()] = true
 		if _, ok := o.Binaries[p.String()]; !ok {
 			needSource = true
+		}
+	}
+	for p := range o.Binaries {
+		if !wanted[p] {
+			return o, usageErrorf("--binary %s: platform not in --platform %s", p, strings.Join(f.platforms, ","))
 		}
 	}
 	if needSource {
