@@ -1,0 +1,45 @@
+package compile_test
+
+import (
+	"errors"
+	"fmt"
+	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+)
+
+func ExampleParseToolRule() {
+	r, err := compile.ParseToolRule("Bash(gh api:*)", compile.Pos{File: "agents/triage.md", Line: 4, Column: 8})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Tool, r.Commands[0].Command, r.Commands[0].Args)
+	_, err = compile.ParseToolRule("Bash(/usr/bin/gh)", compile.Pos{File: "agents/triage.md", Line: 4, Column: 8})
+	fmt.Println(err)
+	// Output:
+	// Bash gh api *
+	// agents/triage.md:4:13: tool rule "Bash(/usr/bin/gh)": command "/usr/bin/gh" is a path (hint: name the program (gh), not its path; the catalog maps programs to binaries)
+}
+
+func ExampleLoad() {
+	fsys := fstest.MapFS{
+		"agents/triage.md": {Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skill\nskills: [issue-labels]\n---\nPrompt.\n")},
+		"skills/issue-labels/SKILL.md": {Data: []byte("---\nname: issue-labels\ndescription: Label taxonomy.\nallowed-tools: Bash(gh label list:*)\n---\n")},
+	}
+	proj, err := compile.Load(fsys)
+	if err != nil {
+		panic(err)
+	}
+	a := proj.Agents[0]
+	fmt.Println(a.Name, len(a.Tools), a.Tools[0].Commands, a.Skills[0].Name, a.Skills[0].Pos)
+
+	fsys["agents/triage.md"] = &fstest.MapFile{Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skil\n---\n")}
+	_, err = compile.Load(fsys)
+	var ds compile.Diagnostics
+	if errors.As(err, &ds) {
+		fmt.Println(ds[0].Pos, ds[0].Field)
+	}
+	// Output:
+	// triage 2 [gh curl jq] issue-labels agents/triage.md:5:10
+	// agents/triage.md:4:26 tools[1]
+}
