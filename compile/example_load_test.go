@@ -23,7 +23,7 @@ func ExampleParseToolRule() {
 
 func ExampleLoad() {
 	fsys := fstest.MapFS{
-		"agents/triage.md": {Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skill\nskills: [issue-labels]\n---\nPrompt.\n")},
+		"agents/triage.md":             {Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skill\nskills: [issue-labels]\n---\nPrompt.\n")},
 		"skills/issue-labels/SKILL.md": {Data: []byte("---\nname: issue-labels\ndescription: Label taxonomy.\nallowed-tools: Bash(gh label list:*)\n---\n")},
 	}
 	proj, err := compile.Load(fsys)
