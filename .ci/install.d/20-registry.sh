@@ -10,6 +10,6 @@ bash .ci/install.d/00-apt.sh docker-registry
 
 crane_version=v0.22.1
 gobin="$(go env GOPATH)/bin"
-if ! "$gobin/crane" version 2>/dev/null | grep -qx "${crane_version#v}"; then
+if ! "$gobin/crane" version 2>/dev/null | grep -qx -e "$crane_version" -e "${crane_version#v}"; then
 	go install "github.com/google/go-containerregistry/cmd/crane@${crane_version}"
 fi
