@@ -109,7 +109,9 @@ type NameRef struct {
 
 // ToolRule is one parsed tool permission rule, `Tool` or `Tool(specifier)`.
 type ToolRule struct {
-	// Raw is the rule as written.
+	// Raw is the rule as written; for an OpenCode permission entry, the
+	// equivalent Claude Code rule (`bash: {"git diff *": allow}` is
+	// `Bash(git diff *)`), positioned at the entry.
 	Raw string
 	Pos Pos
 	// Tool is the canonical Claude Code tool name: Bash, Read, Edit, Write,
