@@ -153,6 +153,8 @@ type keyless struct {
 	vs      *ca.VirtualSigstore
 	fulcio  *httptest.Server
 	trusted root.TrustedMaterial
+	// caRoot and caInter are the CA certificates (for cosign --ca-roots).
+	caRoot, caInter *x509.Certificate
 	// logTime shifts the integrated time the log records.
 	logTime atomic.Int64
 	index   atomic.Int64
@@ -179,12 +181,28 @@ func newKeyless(t testing.TB) *keyless {
 		Root: rootCert, Intermediates: []*x509.Certificate{interCert},
 		ValidityPeriodStart: time.Now().Add(-time.Hour), ValidityPeriodEnd: time.Now().Add(time.Hour), URI: k.fulcio.URL,
 	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, []root.CertificateAuthority{fca}, vs.CTLogs(), nil, vs.RekorLogs())
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, []root.CertificateAuthority{fca}, rawLogIDs(vs.CTLogs()), nil, rawLogIDs(vs.RekorLogs()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	k.trusted = tr
+	k.caRoot, k.caInter = rootCert, interCert
 	return k
+}
+
+// rawLogIDs fixes VirtualSigstore's log IDs (the hex string's bytes) to
+// the raw key hash, so the trusted root survives a JSON round trip (for
+// the cosign CLI's --trusted-root).
+func rawLogIDs(logs map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
+	out := make(map[string]*root.TransparencyLog, len(logs))
+	for id, l := range logs {
+		c := *l
+		if raw, err := hex.DecodeString(id); err == nil {
+			c.ID = raw
+		}
+		out[id] = &c
+	}
+	return out
 }
 
 // token is an (unsigned) OIDC token: the fake Fulcio trusts its claims,

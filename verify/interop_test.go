@@ -3,7 +3,9 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,6 +186,62 @@ func TestCosignInterop(t *testing.T) {
 		}
 		if _, err := Verify(ctx, Options{Image: repo.Name(), Layout: saved, Keys: []string{k.pub}}); err != nil {
 			t.Fatalf("verifying cosign save's layout: %v", err)
+		}
+	})
+
+	t.Run("keyless: cosign verifies fullsend's Fulcio signature and Rekor bundle", func(t *testing.T) {
+		kl := newKeyless(t)
+		img := newImage(t, 103)
+		h, _ := img.Digest()
+		ref := repo.Digest(h.String())
+		if err := remote.Write(ref, img, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := kl.signer(t, ghSubject, ghIssuer).Sign(ctx, sign.Subject{Repository: repo, Image: img}, sign.Options{Claims: claims(), Provenance: provenance()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sd.Push(ctx, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		trj, err := kl.trusted.(interface{ MarshalJSON() ([]byte, error) }).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		trFile := filepath.Join(t.TempDir(), "trusted_root.json")
+		if err := os.WriteFile(trFile, trj, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		id := []string{"--certificate-identity", ghSubject, "--certificate-oidc-issuer", ghIssuer, "--insecure-ignore-sct=true"}
+		if out, err := cosignRun(t, bin, reg, append(append([]string{"verify", "--trusted-root", trFile}, id...), ref.String())...); err != nil {
+			t.Fatalf("cosign verify: %v\n%s", err, out)
+		}
+		// verify-attestation takes --trusted-root only for the new bundle
+		// format: give it the CA and the Rekor key as files instead.
+		dir := t.TempDir()
+		pemFile := func(name string, der []byte, typ string) string {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		roots := pemFile("roots.pem", kl.caRoot.Raw, "CERTIFICATE")
+		inter := pemFile("inter.pem", kl.caInter.Raw, "CERTIFICATE")
+		var rekorDER []byte
+		for _, l := range kl.vs.RekorLogs() {
+			if rekorDER, err = x509.MarshalPKIXPublicKey(l.PublicKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Setenv("SIGSTORE_REKOR_PUBLIC_KEY", pemFile("rekor.pub", rekorDER, "PUBLIC KEY"))
+		args := append(append([]string{"verify-attestation", "--type", "slsaprovenance1", "--ca-roots", roots, "--ca-intermediates", inter}, id...), ref.String())
+		if out, err := cosignRun(t, bin, reg, args...); err != nil {
+			t.Fatalf("cosign %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		bad := append([]string{"verify", "--trusted-root", trFile, "--certificate-identity", "https://github.com/evil/x", "--certificate-oidc-issuer", ghIssuer, "--insecure-ignore-sct=true"}, ref.String())
+		if out, err := cosignRun(t, bin, reg, bad...); err == nil {
+			t.Fatalf("cosign accepted the wrong identity:\n%s", out)
 		}
 	})
 }
