@@ -334,6 +334,42 @@ func (d *driver) ActivePolicy(ctx context.Context, name string) ([]byte, error) 
 	return res.stdout, err
 }
 
+// policyRevision is one policy revision's load state, from
+// `openshell policy get -o json`.
+type policyRevision struct {
+	Version       int    `json:"version"`
+	ActiveVersion int    `json:"active_version"`
+	Status        string `json:"status"`
+	LoadError     string `json:"load_error"`
+}
+
+// PolicyRevision reports the load status of the sandbox's current policy
+// revision: pending, loaded, failed or superseded. Since v0.0.111 `policy
+// get` without --rev shows the effective policy (status "effective"), so the
+// revision is then asked for by number.
+func (d *driver) PolicyRevision(ctx context.Context, name string) (policyRevision, error) {
+	var rev policyRevision
+	res, err := d.run(ctx, callOpts{}, "policy", "get", name, "-o", "json")
+	if err != nil {
+		return rev, err
+	}
+	if err := json.Unmarshal(res.stdout, &rev); err != nil {
+		return rev, fmt.Errorf("decoding `openshell policy get -o json`: %w", err)
+	}
+	if rev.Status != "effective" {
+		return rev, nil
+	}
+	res, err = d.run(ctx, callOpts{}, "policy", "get", name, "--rev", strconv.Itoa(rev.Version), "-o", "json")
+	if err != nil {
+		return rev, err
+	}
+	rev = policyRevision{}
+	if err := json.Unmarshal(res.stdout, &rev); err != nil {
+		return rev, fmt.Errorf("decoding `openshell policy get --rev -o json`: %w", err)
+	}
+	return rev, nil
+}
+
 // PolicySet replaces the sandbox policy and waits for it to load. It returns
 // the CLI's exit code: 0 loaded, 1 failed, 124 still pending at the timeout.
 func (d *driver) PolicySet(ctx context.Context, name, file string, timeout time.Duration) (int, error) {

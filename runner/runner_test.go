@@ -172,6 +172,22 @@ func TestRunFailures(t *testing.T) {
 					t.Error("agent ran on an unconfirmed policy")
 				}
 			}},
+		{name: "policy load pending, recovered by policy set", fail: "load-pending", want: 0, created: true,
+			setup: func(h *harness) { h.opts.ReadyTimeout = 100 * time.Millisecond },
+			check: func(t *testing.T, h *harness, _ Result) {
+				if h.count("openshell policy set") != 1 {
+					t.Error("want one policy set to push past the pending revision")
+				}
+			}},
+		{name: "policy load failed", fail: "load-failed", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+			check: func(t *testing.T, h *harness, res Result) {
+				if h.count("openshell sandbox exec") != 0 {
+					t.Error("agent ran although the supervisor failed to load the policy")
+				}
+				if !strings.Contains(res.Error, "injected supervisor validation failure") {
+					t.Errorf("error does not carry the load error: %s", res.Error)
+				}
+			}},
 		{name: "exec non-zero", fail: "exec-exit=3", want: 3, created: true},
 		{name: "transient 403 on first egress", fail: "egress-403-once", want: 0, created: true,
 			check: func(t *testing.T, h *harness, _ Result) {

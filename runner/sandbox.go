@@ -115,28 +115,22 @@ func (x *run) waitReady(ctx context.Context, name string) error {
 	}
 }
 
-// confirmPolicy checks that the sandbox enforces exactly the policy sent,
-// compared as parsed models. When it does not (a revision stuck Pending),
-// it sets the policy again with --wait and checks again.
+// confirmPolicy gates the agent on the policy: the sandbox's active policy
+// must be the one sent (compared as parsed models, provider layers set
+// aside) and its revision must be LOADED by the supervisor. A revision that
+// stays Pending (OpenShell #2159/#2518) or an active policy that differs is
+// pushed again with `policy set --wait`; a FAILED load stops the run.
 func (x *run) confirmPolicy(ctx context.Context) error {
 	name := x.res.Sandbox
 	for attempt := 1; ; attempt++ {
-		active, err := x.d.ActivePolicy(ctx, name)
+		err := x.checkPolicy(ctx, name)
+		if err == nil {
+			return nil
+		}
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
 		}
-		if err == nil {
-			same, cmpErr := samePolicy(x.policy, active)
-			if cmpErr == nil && same {
-				x.logf("sandbox %s enforces the compiled policy (resolved sha256 %s)", name, x.res.ResolvedSHA256)
-				return nil
-			}
-			err = cmpErr
-			if err == nil {
-				err = errors.New("the active policy differs from the one sent")
-			}
-		}
-		if attempt > policyAttempts {
+		if errors.Is(err, errPolicyFailed) || attempt > policyAttempts {
 			return fmt.Errorf("%w: sandbox %s: policy not confirmed: %w", ErrSandbox, name, err)
 		}
 		x.logf("policy check %d: %v; setting it again", attempt, err)
@@ -154,6 +148,47 @@ func (x *run) confirmPolicy(ctx context.Context) error {
 			return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
 		}
 		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+var errPolicyFailed = errors.New("the supervisor failed to load the policy")
+
+// checkPolicy compares the active policy with the one sent, then waits
+// (with backoff, up to the ready timeout) for its revision to be loaded.
+func (x *run) checkPolicy(ctx context.Context, name string) error {
+	active, err := x.d.ActivePolicy(ctx, name)
+	if err != nil {
+		return err
+	}
+	same, err := samePolicy(x.policy, active)
+	if err != nil {
+		return err
+	}
+	if !same {
+		return errors.New("the active policy differs from the one sent")
+	}
+	deadline := time.Now().Add(x.r.opts.ReadyTimeout)
+	for i := 0; ; i++ {
+		rev, err := x.d.PolicyRevision(ctx, name)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		switch {
+		case err != nil:
+		case rev.Status == "loaded":
+			x.logf("sandbox %s enforces the compiled policy: revision %d loaded (resolved sha256 %s)", name, rev.Version, x.res.ResolvedSHA256)
+			return nil
+		case rev.Status == "failed":
+			return fmt.Errorf("%w: revision %d: %s", errPolicyFailed, rev.Version, rev.LoadError)
+		default:
+			err = fmt.Errorf("policy revision %d is %s", rev.Version, rev.Status)
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if err := sleep(ctx, x.r.backoff(i)); err != nil {
 			return err
 		}
 	}

@@ -21,8 +21,8 @@
 //	OPENSHELL_FAKE_READY_POLLS  `sandbox get` calls before Ready (default 1)
 //	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
 //	    create-once, never-ready, phase-error, policy-differs, policy-failed,
-//	    policy-pending, exec-exit=N, egress-403-once, gateway-down,
-//	    gateway-no-start, delete
+//	    policy-pending, load-pending, load-failed, exec-exit=N,
+//	    egress-403-once, gateway-down, gateway-no-start, delete
 //
 // Run as `openshell-gateway` (a copy or link of this binary with that name)
 // it pretends to be the gateway: it writes STATE/gateway.pid and waits for
@@ -152,11 +152,14 @@ func (f *fake) dispatch(args []string) int {
 		}
 		return fail(2, "unrecognized subcommand '%s'", args[1])
 	case "policy":
-		if len(args) < 2 || args[1] != "set" {
-			return fail(2, "openshell-fake implements only `policy set`")
+		if len(args) < 2 || args[1] != "set" && args[1] != "get" {
+			return fail(2, "openshell-fake implements only `policy set` and `policy get`")
 		}
 		if !f.gatewayUp() {
 			return fail(1, "failed to connect to gateway (openshell-fake)")
+		}
+		if args[1] == "get" {
+			return f.policyGet(args[2:])
 		}
 		return f.policySet(args[2:])
 	case "provider":

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,20 +15,19 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // sandbox is the fake's record of one sandbox.
 type sandbox struct {
-	Name      string   `json:"name"`
-	Phase     string   `json:"phase"`
-	Polls     int      `json:"polls"`
-	Policy    []byte   `json:"policy"`
-	PolicySet bool     `json:"policy_set"`
-	Providers []string `json:"providers"`
-	Main      []string `json:"main"`
-	Execs     int      `json:"execs"`
+	Name      string     `json:"name"`
+	Phase     string     `json:"phase"`
+	Polls     int        `json:"polls"`
+	Policy    []byte     `json:"policy"`
+	PolicySet bool       `json:"policy_set"`
+	Providers []string   `json:"providers"`
+	Main      []string   `json:"main"`
+	Execs     int        `json:"execs"`
+	Revisions []revision `json:"revisions"`
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -64,21 +62,6 @@ func (f *fake) counter(name string) int {
 	n++
 	os.WriteFile(p, []byte(strconv.Itoa(n)), 0o600)
 	return n
-}
-
-func readPolicy(file string) (*policycue.Policy, []byte, int) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, fail(1, "failed to read policy file %s: %v", file, err)
-	}
-	p, err := policycue.Unmarshal(data)
-	if err != nil {
-		return nil, nil, fail(1, "failed to parse sandbox policy YAML: %v", err)
-	}
-	if p.Version != 1 {
-		return nil, nil, fail(1, "unsupported policy version %d", p.Version)
-	}
-	return p, data, 0
 }
 
 func (f *fake) create(args []string) int {
@@ -122,6 +105,14 @@ func (f *fake) create(args []string) int {
 		return fail(1, "failed to create sandbox: injected first-attempt failure (openshell-fake)")
 	}
 	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after}
+	first := revision{Version: 1, Status: "loaded"}
+	if _, ok := f.fails["load-pending"]; ok {
+		first.Status = "pending"
+	}
+	if _, ok := f.fails["load-failed"]; ok {
+		first = revision{Version: 1, Status: "failed", LoadError: "injected supervisor validation failure (openshell-fake)"}
+	}
+	s.Revisions = []revision{first}
 	if err := os.MkdirAll(filepath.Join(f.root(name), "sandbox"), 0o700); err != nil {
 		return fail(1, "%v", err)
 	}
@@ -180,84 +171,6 @@ func (f *fake) get(args []string) int {
 	fmt.Println("\x1b[36;1mSandbox:\x1b[0m")
 	fmt.Println()
 	fmt.Printf("  \x1b[2mId:\x1b[0m fake-%s\n  \x1b[2mName:\x1b[0m %s\n  \x1b[2mPhase:\x1b[0m %s\n", s.Name, s.Name, s.Phase)
-	return 0
-}
-
-// defaultPolicy stands for the image's default policy: what a sandbox
-// enforces when the sent policy did not load.
-var defaultPolicy = &policycue.Policy{Version: 1,
-	FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
-	Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
-	Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"}}
-
-// printPolicy prints the active policy re-serialized from its parsed form,
-// as OpenShell does from its proto, not the bytes that were sent.
-func (f *fake) printPolicy(s *sandbox) int {
-	p := defaultPolicy
-	_, differs := f.fails["policy-differs"]
-	if len(s.Policy) > 0 && (!differs || s.PolicySet) {
-		var err error
-		if p, err = policycue.Unmarshal(s.Policy); err != nil {
-			return fail(1, "%v", err)
-		}
-	}
-	// The active policy is the effective one: OpenShell composes a
-	// _provider_<name> network policy per attached provider into it.
-	if len(s.Providers) > 0 {
-		cp := *p
-		cp.NetworkPolicies = map[string]policycue.NetworkPolicy{}
-		for k, v := range p.NetworkPolicies {
-			cp.NetworkPolicies[k] = v
-		}
-		for _, prov := range s.Providers {
-			key := "_provider_" + strings.ReplaceAll(prov, "-", "_")
-			cp.NetworkPolicies[key] = policycue.NetworkPolicy{Name: key,
-				Endpoints: []policycue.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
-				Binaries:  []policycue.Binary{{Path: "/usr/bin/*"}}}
-		}
-		p = &cp
-	}
-	b, err := policycue.Marshal(p, "")
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	os.Stdout.Write(b)
-	return 0
-}
-
-func (f *fake) policySet(args []string) int {
-	fl, code := parseFlags(args, map[string]bool{"--policy": true, "--wait": false, "--timeout": true, "--global": false, "--yes": false}, 1)
-	if code != 0 {
-		return code
-	}
-	if len(fl.pos) != 1 || fl.value("--policy") == "" {
-		return fail(2, "usage: openshell policy set <NAME> --policy <FILE> [--wait] [--timeout <SECS>]")
-	}
-	s, code := f.load(fl.pos[0])
-	if code != 0 {
-		return code
-	}
-	p, data, code := readPolicy(fl.value("--policy"))
-	if code != 0 {
-		return code
-	}
-	if old, err := policycue.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
-		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
-		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
-		if !bytes.Equal(a, b) {
-			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
-		}
-	}
-	if _, ok := f.fails["policy-failed"]; ok {
-		return fail(1, "policy revision 2 failed to load: status FAILED (openshell-fake)")
-	}
-	if _, ok := f.fails["policy-pending"]; ok && fl.has("--wait") {
-		fmt.Fprintln(os.Stderr, "timed out waiting for policy revision 2 (status PENDING)")
-		return 124
-	}
-	s.Policy, s.PolicySet = data, true
-	f.save(s)
-	fmt.Fprintln(os.Stderr, "Policy revision 2 loaded")
 	return 0
 }
 

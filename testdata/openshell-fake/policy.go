@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// revision is one policy revision and its supervisor load status.
+type revision struct {
+	Version   int    `json:"version"`
+	Status    string `json:"status"` // pending, loaded, failed, superseded
+	LoadError string `json:"load_error,omitempty"`
+}
+
+func readPolicy(file string) (*policycue.Policy, []byte, int) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, fail(1, "failed to read policy file %s: %v", file, err)
+	}
+	p, err := policycue.Unmarshal(data)
+	if err != nil {
+		return nil, nil, fail(1, "failed to parse sandbox policy YAML: %v", err)
+	}
+	if p.Version != 1 {
+		return nil, nil, fail(1, "unsupported policy version %d", p.Version)
+	}
+	return p, data, 0
+}
+
+// defaultPolicy stands for the image's default policy: what a sandbox
+// enforces when the sent policy did not load.
+var defaultPolicy = &policycue.Policy{Version: 1,
+	FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
+	Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
+	Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"}}
+
+// printPolicy prints the active policy re-serialized from its parsed form,
+// as OpenShell does from its proto, not the bytes that were sent.
+func (f *fake) printPolicy(s *sandbox) int {
+	p := defaultPolicy
+	_, differs := f.fails["policy-differs"]
+	if len(s.Policy) > 0 && (!differs || s.PolicySet) {
+		var err error
+		if p, err = policycue.Unmarshal(s.Policy); err != nil {
+			return fail(1, "%v", err)
+		}
+	}
+	// The active policy is the effective one: OpenShell composes a
+	// _provider_<name> network policy per attached provider into it.
+	if len(s.Providers) > 0 {
+		cp := *p
+		cp.NetworkPolicies = map[string]policycue.NetworkPolicy{}
+		for k, v := range p.NetworkPolicies {
+			cp.NetworkPolicies[k] = v
+		}
+		for _, prov := range s.Providers {
+			key := "_provider_" + strings.ReplaceAll(prov, "-", "_")
+			cp.NetworkPolicies[key] = policycue.NetworkPolicy{Name: key,
+				Endpoints: []policycue.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
+				Binaries:  []policycue.Binary{{Path: "/usr/bin/*"}}}
+		}
+		p = &cp
+	}
+	b, err := policycue.Marshal(p, "")
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	os.Stdout.Write(b)
+	return 0
+}
+
+func (f *fake) policySet(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--policy": true, "--wait": false, "--timeout": true, "--global": false, "--yes": false}, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 || fl.value("--policy") == "" {
+		return fail(2, "usage: openshell policy set <NAME> --policy <FILE> [--wait] [--timeout <SECS>]")
+	}
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	p, data, code := readPolicy(fl.value("--policy"))
+	if code != 0 {
+		return code
+	}
+	if old, err := policycue.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
+		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
+		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
+		if !bytes.Equal(a, b) {
+			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
+		}
+	}
+	next := revision{Version: len(s.Revisions) + 1, Status: "loaded"}
+	for i := range s.Revisions {
+		if s.Revisions[i].Status == "loaded" || s.Revisions[i].Status == "pending" {
+			s.Revisions[i].Status = "superseded"
+		}
+	}
+	if _, ok := f.fails["policy-failed"]; ok {
+		next.Status, next.LoadError = "failed", "injected load failure (openshell-fake)"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		return fail(1, "policy revision %d failed to load: status FAILED (openshell-fake)", next.Version)
+	}
+	if _, ok := f.fails["policy-pending"]; ok && fl.has("--wait") {
+		next.Status = "pending"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		fmt.Fprintf(os.Stderr, "timed out waiting for policy revision %d (status PENDING)\n", next.Version)
+		return 124
+	}
+	s.Revisions = append(s.Revisions, next)
+	s.Policy, s.PolicySet = data, true
+	f.save(s)
+	fmt.Fprintf(os.Stderr, "Policy revision %d loaded\n", next.Version)
+	return 0
+}
+
+// policyGet reports a policy revision: since v0.0.111 without --rev it
+// shows the effective policy (status "effective"), before it shows the
+// latest revision with its load status.
+func (f *fake) policyGet(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--rev": true, "-o": true, "--output": true, "--full": false, "--base": false, "--global": false}, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 {
+		return fail(2, "openshell-fake requires a sandbox name")
+	}
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	revNo, _ := strconv.Atoi(fl.value("--rev"))
+	latest := s.Revisions[len(s.Revisions)-1]
+	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
+	switch {
+	case revNo == 0 && f.atLeast(0, 0, 111):
+		obj["version"], obj["status"], obj["policy_source"] = latest.Version, "effective", "sandbox"
+	default:
+		r := latest
+		if revNo > 0 {
+			if revNo > len(s.Revisions) {
+				return fail(1, "policy revision %d not found", revNo)
+			}
+			r = s.Revisions[revNo-1]
+		}
+		obj["version"], obj["status"] = r.Version, r.Status
+		if r.LoadError != "" {
+			obj["load_error"] = r.LoadError
+		}
+	}
+	if fl.value("-o", "--output") == "json" {
+		b, _ := json.MarshalIndent(obj, "", "  ")
+		fmt.Println(string(b))
+		return 0
+	}
+	fmt.Printf("Version:      %v\nStatus:       %v\nActive:       %v\n", obj["version"], obj["status"], obj["active_version"])
+	return 0
+}
