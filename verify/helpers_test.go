@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -208,9 +209,9 @@ func rawLogIDs(logs map[string]*root.TransparencyLog) map[string]*root.Transpare
 // token is an (unsigned) OIDC token: the fake Fulcio trusts its claims,
 // as the real one would after checking the issuer's signature.
 func token(subject, issuer string) string {
-	hdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`))
+	hdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","typ":"JWT"}`))
 	body, _ := json.Marshal(map[string]string{"sub": subject, "iss": issuer, "aud": "sigstore"})
-	return hdr + "." + base64.RawURLEncoding.EncodeToString(body) + ".sig"
+	return hdr + "." + base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString([]byte("not-verified-by-the-fake-ca"))
 }
 
 func (k *keyless) signer(t testing.TB, subject, issuer string) *sign.Signer {
@@ -280,12 +281,15 @@ func (p pubSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
 	return nil, errors.New("public key only")
 }
 
-// fulcioHandler serves POST /api/v2/signingCert like Fulcio: it checks the
-// proof of possession (the token subject signed with the requested key)
-// and issues a short-lived certificate naming the subject and issuer.
+// fulcioHandler serves Fulcio's signing endpoints (POST /api/v2/signingCert,
+// as sigstore-go's client calls it, and the legacy /api/v1/signingCert the
+// cosign CLI uses): it checks the proof of possession (the token subject
+// signed with the requested key) and issues a short-lived certificate
+// naming the subject and issuer.
 func fulcioHandler(t testing.TB, rootCert, interCert *x509.Certificate, interKey crypto.Signer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/api/v2/signingCert" {
+		v1API := r.URL.Path == "/api/v1/signingCert"
+		if r.Method != http.MethodPost || (!v1API && r.URL.Path != "/api/v2/signingCert") {
 			http.NotFound(w, r)
 			return
 		}
@@ -301,26 +305,45 @@ func fulcioHandler(t testing.TB, rootCert, interCert *x509.Certificate, interKey
 			http.Error(w, "bad token claims", http.StatusUnauthorized)
 			return
 		}
-		var req struct {
-			PublicKeyRequest struct {
+		var keyPEM, pop string
+		if v1API {
+			var req struct {
 				PublicKey struct {
-					Content string `json:"content"`
+					Content []byte `json:"content"`
 				} `json:"publicKey"`
-				ProofOfPossession string `json:"proofOfPossession"`
-			} `json:"publicKeyRequest"`
+				SignedEmailAddress []byte `json:"signedEmailAddress"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			keyPEM, pop = string(req.PublicKey.Content), base64.StdEncoding.EncodeToString(req.SignedEmailAddress)
+			if !strings.Contains(keyPEM, "BEGIN") {
+				keyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: req.PublicKey.Content}))
+			}
+		} else {
+			var req struct {
+				PublicKeyRequest struct {
+					PublicKey struct {
+						Content string `json:"content"`
+					} `json:"publicKey"`
+					ProofOfPossession string `json:"proofOfPossession"`
+				} `json:"publicKeyRequest"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			keyPEM, pop = req.PublicKeyRequest.PublicKey.Content, req.PublicKeyRequest.ProofOfPossession
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(req.PublicKeyRequest.PublicKey.Content))
+		pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(keyPEM))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		pop, _ := base64.StdEncoding.DecodeString(req.PublicKeyRequest.ProofOfPossession)
+		popSig, _ := base64.StdEncoding.DecodeString(pop)
 		sum := sha256.Sum256([]byte(cl.Sub))
-		if ek, ok := pub.(*ecdsa.PublicKey); !ok || !ecdsa.VerifyASN1(ek, sum[:], pop) {
+		if ek, ok := pub.(*ecdsa.PublicKey); !ok || !ecdsa.VerifyASN1(ek, sum[:], popSig) {
 			http.Error(w, "proof of possession failed", http.StatusBadRequest)
 			return
 		}
@@ -333,6 +356,12 @@ func fulcioHandler(t testing.TB, rootCert, interCert *x509.Certificate, interKey
 		for _, c := range []*x509.Certificate{leaf, interCert, rootCert} {
 			p, _ := cryptoutils.MarshalCertificateToPEM(c)
 			chain = append(chain, string(p))
+		}
+		if v1API {
+			w.Header().Set("Content-Type", "application/pem-certificate-chain")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, strings.Join(chain, ""))
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{

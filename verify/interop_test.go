@@ -244,4 +244,44 @@ func TestCosignInterop(t *testing.T) {
 			t.Fatalf("cosign accepted the wrong identity:\n%s", out)
 		}
 	})
+
+	t.Run("keyless: fullsend verifies cosign's Fulcio signature", func(t *testing.T) {
+		kl := newKeyless(t)
+		img := newImage(t, 104)
+		h, _ := img.Digest()
+		ref := repo.Digest(h.String())
+		if err := remote.Write(ref, img, ropts...); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		roots := filepath.Join(dir, "roots.pem")
+		if err := os.WriteFile(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: kl.caRoot.Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SIGSTORE_ROOT_FILE", roots)
+		// No Rekor here: cosign signs without a tlog entry and skips the SCT
+		// check of the in-process CA's certificate.
+		tokFile := filepath.Join(dir, "token")
+		if err := os.WriteFile(tokFile, []byte(token(ghSubject, ghIssuer)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"sign", "--fulcio-url", kl.fulcio.URL, "--identity-token", tokFile,
+			"--tlog-upload=false", "--insecure-skip-verify=true", "--yes", ref.String()}
+		if out, err := cosignRun(t, bin, reg, args...); err != nil {
+			t.Fatalf("cosign sign (keyless): %v\n%s", err, out)
+		}
+		o := kl.policy(ghSubject, ghIssuer)
+		o.Image, o.Remote, o.InsecureIgnoreTlog = ref.String(), ropts, true
+		res, err := Verify(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Signers[0], ghSubject) || strings.HasPrefix(res.Transparency, "rekor") {
+			t.Errorf("result %+v", res)
+		}
+		o.Identity = &sign.Identity{Subject: "https://github.com/evil/x", Issuer: ghIssuer}
+		if _, err := Verify(ctx, o); err == nil {
+			t.Error("verified cosign's keyless signature under another identity")
+		}
+	})
 }
