@@ -49,6 +49,13 @@ type fault struct {
 
 func (f *faults) add(r *fault) { f.mu.Lock(); f.rules = append(f.rules, r); f.mu.Unlock() }
 
+// requests returns the requests served so far, as "METHOD /path".
+func (f *faults) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.seen...)
+}
+
 func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.seen = append(f.seen, r.Method+" "+r.URL.Path)
@@ -265,8 +272,8 @@ func TestPush(t *testing.T) {
 			t.Errorf("pulled index: %v", err)
 		}
 		// No tag PUT before the last digest PUT.
-		lastDigestPut, firstTagPut := -1, len(f.seen)
-		for i, s := range f.seen {
+		lastDigestPut, firstTagPut := -1, len(f.requests())
+		for i, s := range f.requests() {
 			if strings.HasPrefix(s, "PUT ") && strings.Contains(s, "/manifests/sha256:") {
 				lastDigestPut = i
 			}
@@ -303,7 +310,7 @@ func TestPush(t *testing.T) {
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote()}); err == nil {
 			t.Fatal("Push succeeded")
 		}
-		for _, s := range f.seen {
+		for _, s := range f.requests() {
 			if strings.HasPrefix(s, "PUT ") && strings.Contains(s, "/manifests/") {
 				t.Fatalf("manifest written although blobs failed: %s", s)
 			}
@@ -316,8 +323,8 @@ func TestPush(t *testing.T) {
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote()}); !errors.Is(err, ErrLatestTag) {
 			t.Fatalf("error %v, want ErrLatestTag", err)
 		}
-		if len(f.seen) != 0 {
-			t.Errorf("registry contacted before refusing: %v", f.seen)
+		if len(f.requests()) != 0 {
+			t.Errorf("registry contacted before refusing: %v", f.requests())
 		}
 		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, AllowLatest: true, Remote: fastRemote()}); err != nil {
 			t.Fatalf("with AllowLatest: %v", err)
@@ -331,12 +338,12 @@ func TestPush(t *testing.T) {
 		if _, err := Push(ctx, other, PushOptions{ImmutableTags: []name.Tag{sha}, Remote: fastRemote()}); err != nil {
 			t.Fatal(err)
 		}
-		before := len(f.seen)
+		before := len(f.requests())
 		_, err := Push(ctx, res, PushOptions{ImmutableTags: []name.Tag{sha}, Remote: fastRemote()})
 		if !errors.Is(err, ErrImmutableTag) {
 			t.Fatalf("error %v, want ErrImmutableTag", err)
 		}
-		for _, s := range f.seen[before:] {
+		for _, s := range f.requests()[before:] {
 			if !strings.HasPrefix(s, "HEAD ") && !strings.HasPrefix(s, "GET /v2/") {
 				t.Errorf("request %s after an immutable-tag conflict", s)
 			}
