@@ -99,15 +99,20 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 	}
 	for i := 0; i < len(eps); i++ {
 		for j := i + 1; j < len(eps); j++ {
-			a, b := ns[i], ns[j]
+			a, b := &ns[i], &ns[j]
+			if !portsOverlap(a.ports, b.ports) || !(a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true)) {
+				continue
+			}
+			if a.tcp == b.tcp && a.tls == b.tls && a.ips == b.ips &&
+				(!a.l7 || !b.l7 || a.path != b.path ||
+					(a.protocol == b.protocol && a.enforce == b.enforce && a.settings == b.settings && a.bodies == b.bodies)) {
+				continue // the common case: nothing to report, nothing to format
+			}
 			var shared []string
 			for _, p := range a.ports {
 				if slices.Contains(b.ports, p) {
 					shared = append(shared, fmt.Sprint(p))
 				}
-			}
-			if len(shared) == 0 || !(a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true)) {
-				continue
 			}
 			var conflicts []string
 			diff := func(field string, x, y any) {
@@ -150,6 +155,15 @@ func bodyLimit(n int64) int64 {
 		return 65536
 	}
 	return n
+}
+
+func portsOverlap(a, b []int64) bool {
+	for _, p := range a {
+		if slices.Contains(b, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func quoteOrNone(s string) string {
