@@ -364,3 +364,27 @@ func TestWildcardMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestSkillDependencies(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	good := "---\nname: s\ndescription: d\ndependencies:\n  - labels\n  - ../common/cargo/SKILL.md\n  - https://github.com/fullsend-ai/skills/security/SKILL.md#sha256=" + hash + "\n---\n"
+	proj := loadOne(t, map[string]string{"skills/s/SKILL.md": good})
+	if deps := proj.Skills["s"].Dependencies; len(deps) != 3 || deps[2].Pos.String() != "skills/s/SKILL.md:7:5" {
+		t.Errorf("dependencies = %+v", deps)
+	}
+	for dep, msg := range map[string]string{
+		"https://example.com/x/SKILL.md":               "has no integrity hash",
+		"https://example.com/x/SKILL.md#sha256=abc123": "has no integrity hash",
+		"http://example.com/x/SKILL.md#sha256=" + hash: "is not an https URL",
+		"https://user:pw@example.com/x#sha256=" + hash: "invalid dependency URL",
+		"../../../outside/SKILL.md":                    "leaves the project",
+		"/abs/SKILL.md":                                "invalid dependency path",
+		"Not A Name":                                   "invalid dependency",
+	} {
+		_, err := Load(fstest.MapFS{"skills/s/SKILL.md": {Data: []byte("---\nname: s\ndescription: d\ndependencies: [\"" + dep + "\"]\n---\n")}})
+		var ds Diagnostics
+		if !errors.As(err, &ds) || ds[0].Field != "dependencies[0]" || !strings.Contains(ds[0].Message, msg) {
+			t.Errorf("%s: got %v, want %q", dep, err, msg)
+		}
+	}
+}

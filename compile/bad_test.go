@@ -46,7 +46,7 @@ var badCases = map[string]badCase{
 	"opencode-bad-action":         {".opencode/agent/rev.md:6:14", `permission.bash["git *"]`, `invalid value "maybe"`, "allow, ask, deny", 1},
 	"opencode-unknown-permission": {".opencode/agent/rev.md:5:3", "permission.shell", `unknown permission "shell"`, "known permissions", 1},
 	"placeholder-wrong-field":     {"agents/a.md:10:21", "sandbox.endpoints[0].allowed_ips[0]", "{{OWNER}} may not appear", "{{HOST_IP}}", 1},
-	"policy-path-escape":          {"skills/s/SKILL.md:4:9", "policy", "leaves its directory", "", 1},
+	"policy-path-escape":          {"skills/s/SKILL.md:4:9", "policy", `policy file "../../../etc/policy.yaml" leaves the project`, "inside the project", 1},
 	"relative-rule-path":          {"agents/a.md:8:15", "sandbox.endpoints[0].rules[0].path", `path "repos/**" is not absolute`, "start with /", 1},
 	"self-spawn":                  {"agents/a.md:4:8", "tools", "cyclic Agent() spawn list: a -> a", "", 1},
 	"skill-description-too-long":  {"skills/long/SKILL.md:3:14", "description", "1100 characters; at most 1024", "", 1},
@@ -137,7 +137,7 @@ func TestBadGenerated(t *testing.T) {
 		{"opencode name field", ".opencode/agent/r.md", "---\nname: r\ndescription: d\npermission: {\"*\": deny, read: allow}\n---\n",
 			badCase{".opencode/agent/r.md:2:1", "name", `unknown field "name"`, "after its file", 1}},
 		{"symlinked agent", "agents/a.md", "",
-			badCase{"agents/a.md:1:1", "", "symbolic links are not followed", "", 1}},
+			badCase{"agents/a.md:1:1", "", "symbolic link to ../../etc/passwd leaves the project", "copy", 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,9 +65,8 @@ func excluded(rel string) bool {
 
 // discover finds every agent and skill definition in fsys: it walks each
 // layout directory (fs.WalkDir never follows links) and matches paths with
-// doublestar patterns. Symbolic links where definitions could be are
-// reported, not followed: a link could pull in files from outside the
-// project that the manifest would then pin by a misleading path.
+// doublestar patterns. Symbolic links are never followed; see
+// linkDiagnostics for which ones are errors.
 func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 	var out []candidate
 	var diags Diagnostics
@@ -78,8 +77,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			diags = append(diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
-				Message: "symbolic links are not followed", Hint: "make " + sub + " a real directory inside the project"})
+			diags = append(diags, linkDiagnostics(fsys, sub)...)
 			continue
 		}
 		if !fi.IsDir() {
@@ -106,8 +104,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 				// Agents: any link could lead to definitions. Skills: the
 				// skill directory itself or its SKILL.md.
 				if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
-					diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
-						Message: "symbolic links are not followed", Hint: "copy the definition into the project, or rename the link to start with _ to exclude it"})
+					diags = append(diags, linkDiagnostics(fsys, p)...)
 				}
 				return nil
 			}
@@ -137,4 +134,33 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, diags
+}
+
+// linkDiagnostics judges a symbolic link where definitions could be. A
+// relative link to a place inside the project that is itself scanned (the
+// common `.claude/skills -> ../skills`) is an alias: it is skipped, and the
+// definitions are read once through their real path. Any other link is an
+// error: it could pull in files from outside the project that the manifest
+// would pin under a misleading path, or definitions nothing else reads.
+func linkDiagnostics(fsys fs.FS, p string) Diagnostics {
+	pos := Pos{File: p, Line: 1, Column: 1}
+	target, err := fs.ReadLink(fsys, p)
+	if err != nil {
+		return Diagnostics{{Pos: pos, Severity: SeverityError, Message: "symbolic link that cannot be read: " + err.Error(),
+			Hint: "replace the link with the files it points to"}}
+	}
+	resolved := path.Clean(path.Join(path.Dir(p), target))
+	if path.IsAbs(target) || resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return Diagnostics{{Pos: pos, Severity: SeverityError, Message: fmt.Sprintf("symbolic link to %s leaves the project; it is not followed", target),
+			Hint: "copy the definitions into the project"}}
+	}
+	for _, l := range layouts {
+		if resolved == l.root || strings.HasPrefix(resolved, l.root+"/") {
+			if rel := strings.TrimPrefix(strings.TrimPrefix(resolved, l.root), "/"); rel == "" || !excluded(rel) {
+				return nil
+			}
+		}
+	}
+	return Diagnostics{{Pos: pos, Severity: SeverityError, Message: fmt.Sprintf("symbolic link to %s is not followed", resolved),
+		Hint: "move the definitions into agents/ or skills/, or rename the link to start with _ to exclude it"}}
 }

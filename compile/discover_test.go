@@ -39,6 +39,21 @@ func TestSymlinksOnDisk(t *testing.T) {
 			}
 			return os.Symlink(outside, filepath.Join(root, "skills", "s"))
 		}, "skills/s:1:1"},
+		{"relative link escaping the project", func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "agents"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink("../../x.md", filepath.Join(root, "agents", "x.md"))
+		}, "agents/x.md:1:1"},
+		{"link to an unscanned directory", func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "agents"), 0o755); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(root, "drafts"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink("../drafts", filepath.Join(root, "agents", "drafts"))
+		}, "agents/drafts:1:1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +68,7 @@ func TestSymlinksOnDisk(t *testing.T) {
 			defer root.Close()
 			_, err = Load(root.FS())
 			var ds Diagnostics
-			if !errors.As(err, &ds) || len(ds) != 1 || ds[0].Pos.String() != tc.want || !strings.Contains(ds[0].Message, "symbolic links are not followed") {
+			if !errors.As(err, &ds) || len(ds) != 1 || ds[0].Pos.String() != tc.want || !strings.Contains(ds[0].Message, "symbolic link") {
 				t.Fatalf("got %v, want one symlink error at %s", err, tc.want)
 			}
 		})
@@ -68,5 +83,40 @@ func TestExcluded(t *testing.T) {
 		if got := excluded(rel); got != want {
 			t.Errorf("excluded(%q) = %v", rel, got)
 		}
+	}
+}
+
+// TestInProjectAliasLinks accepts the common `.claude/skills -> ../skills`
+// layout: the skills are read once, through their real path.
+func TestInProjectAliasLinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"skills/labels", "agents", ".claude/agents"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "skills/labels/SKILL.md"), []byte("---\nname: labels\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents/a.md"), []byte("---\nname: a\ndescription: d\ntools: Read\nskills: [labels]\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../skills", filepath.Join(dir, ".claude/skills")); err != nil {
+		t.Skipf("cannot create symlinks here: %v", err)
+	}
+	if err := os.Symlink("../../agents/a.md", filepath.Join(dir, ".claude/agents/a.md")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	proj, err := Load(root.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(proj.Agents) != 1 || len(proj.Skills) != 1 || proj.Skills["labels"].File != "skills/labels/SKILL.md" || len(proj.Files) != 2 {
+		t.Errorf("skills = %v, files = %v", proj.Skills, proj.Files)
 	}
 }

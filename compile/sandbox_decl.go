@@ -378,8 +378,10 @@ func checkAbsPath(p string, placeholders bool) (string, error) {
 	return "", nil
 }
 
-// relPath validates a path relative to the declaring file's directory
-// (a policy fragment): not absolute, no '..', no placeholders.
+// relPath validates a path relative to the declaring file's directory (a
+// policy fragment): not absolute, no placeholders, and, once joined with
+// that directory, still inside the project ('..' steps may climb out of the
+// agent's or skill's directory, never out of the project root).
 func (d *decoder) relPath(n *yaml.Node, name string) bool {
 	p := n.Value
 	bad := func(msg, hint string) bool {
@@ -391,13 +393,11 @@ func (d *decoder) relPath(n *yaml.Node, name string) bool {
 		return bad("policy file path is empty", "name a policy fragment relative to this file, such as policies/triage.yaml")
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\"):
 		return bad(fmt.Sprintf("policy file %q is absolute", p), "paths are relative to the declaring file's directory")
-	case strings.ContainsFunc(p, unicode.IsControl) || strings.Contains(p, "{{") || strings.ContainsRune(p, '\\'):
-		return bad(fmt.Sprintf("invalid policy file path %q", p), "a plain slash-separated relative path")
+	case strings.ContainsFunc(p, unicode.IsControl) || strings.Contains(p, "{{") || strings.ContainsRune(p, '\\') || strings.Contains(p, "://"):
+		return bad(fmt.Sprintf("invalid policy file path %q", p), "a plain slash-separated relative path inside the project")
 	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return bad(fmt.Sprintf("policy file %q leaves its directory with '..'", p), "keep policy fragments next to or below the file that names them")
-		}
+	if joined := path.Join(path.Dir(d.file), p); joined == ".." || strings.HasPrefix(joined, "../") {
+		return bad(fmt.Sprintf("policy file %q leaves the project", p), "keep policy fragments inside the project")
 	}
 	return true
 }

@@ -2,7 +2,13 @@ package compile
 
 import (
 	"fmt"
+	"net/url"
 	"path"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
 )
 
 // skillKeys are the Agent Skills standard fields, Claude Code's extensions,
@@ -76,7 +82,7 @@ func parseSkill(d *decoder, doc *document) *Skill {
 		d.stringList(v.value, "paths", true)
 	}
 	if v, ok := f["dependencies"]; ok {
-		s.Dependencies = d.nameRefs(v.value, "dependencies", skillNameRE, "a skill name: lowercase letters, digits and single hyphens")
+		s.Dependencies = d.dependencies(v.value)
 	}
 	if v, ok := f["policy"]; ok {
 		if _, good := d.str(v.value, "policy"); good && d.relPath(v.value, "policy") {
@@ -98,4 +104,49 @@ func parseSkill(d *decoder, doc *document) *Skill {
 		}
 	}
 	return s
+}
+
+// integrityRE is fullsend's mandatory integrity fragment of a URL reference.
+var integrityRE = regexp.MustCompile(`^sha256=[0-9a-f]{64}$`)
+
+// dependencies reads fullsend's `dependencies`: references to other skills,
+// resolved by fullsend's runner relative to this skill. Each is a skill
+// name, a relative path (`../common/x/SKILL.md`, which must stay inside the
+// project), or an https URL pinned with `#sha256=<64 hex>`.
+func (d *decoder) dependencies(n *yaml.Node) []NameRef {
+	items, _ := d.stringList(n, "dependencies", false)
+	var out []NameRef
+	for _, it := range items {
+		v := it.value
+		bad := func(msg, hint string) { d.errAt(d.pos(it.node), it.field, msg, hint) }
+		switch {
+		case strings.HasPrefix(v, "https://"):
+			u, err := url.Parse(v)
+			if err != nil || u.Host == "" || u.User != nil {
+				bad(fmt.Sprintf("invalid dependency URL %q", v), "an https URL without credentials")
+				continue
+			}
+			if !integrityRE.MatchString(u.Fragment) {
+				bad(fmt.Sprintf("dependency URL %q has no integrity hash", v), "pin it: append #sha256=<64 lowercase hex digits of the content>")
+				continue
+			}
+		case strings.Contains(v, "://"):
+			bad(fmt.Sprintf("dependency %q is not an https URL", v), "use https:// with #sha256=..., a relative path, or a skill name")
+			continue
+		case strings.Contains(v, "/") || v == "..":
+			if strings.HasPrefix(v, "/") || strings.ContainsRune(v, '\\') || strings.ContainsFunc(v, unicode.IsControl) {
+				bad(fmt.Sprintf("invalid dependency path %q", v), "a slash-separated path relative to this skill's directory")
+				continue
+			}
+			if j := path.Join(path.Dir(d.file), v); j == ".." || strings.HasPrefix(j, "../") {
+				bad(fmt.Sprintf("dependency %q leaves the project", v), "keep local dependencies inside the project")
+				continue
+			}
+		case !skillNameRE.MatchString(v):
+			bad(fmt.Sprintf("invalid dependency %q", v), "a skill name (lowercase letters, digits, single hyphens), a relative path, or an https URL with #sha256=...")
+			continue
+		}
+		out = append(out, NameRef{Name: v, Pos: d.pos(it.node)})
+	}
+	return out
 }
