@@ -214,6 +214,11 @@ func readEnvFile(name string) ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("env file: %w", err)
 	}
+	return ParseEnvFile(name, data)
+}
+
+// ParseEnvFile parses KEY=VALUE lines; name is used in errors only.
+func ParseEnvFile(name string, data []byte) ([][2]string, error) {
 	var kvs [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
@@ -224,6 +229,9 @@ func readEnvFile(name string) ([][2]string, error) {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || !envName.MatchString(k) {
 			return nil, fmt.Errorf("env file %s:%d: want KEY=VALUE with KEY a variable name", name, n)
+		}
+		if strings.ContainsRune(v, '\r') {
+			return nil, fmt.Errorf("env file %s:%d: %s: carriage return in value", name, n, k)
 		}
 		kvs = append(kvs, [2]string{k, v})
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"regexp"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ type Provider struct {
 	CredentialEnv []string
 }
 
+var providerType = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
 // ParseProvider parses the --provider flag: NAME, or NAME=TYPE:ENV[,ENV...].
 func ParseProvider(s string) (Provider, error) {
 	name, spec, hasSpec := strings.Cut(s, "=")
@@ -44,6 +47,9 @@ func ParseProvider(s string) (Provider, error) {
 	typ, envs, ok := strings.Cut(spec, ":")
 	if !ok || typ == "" || envs == "" {
 		return Provider{}, fmt.Errorf("--provider %q: want NAME=TYPE:ENV[,ENV...], for example anthropic=anthropic:ANTHROPIC_API_KEY", s)
+	}
+	if !providerType.MatchString(typ) {
+		return Provider{}, fmt.Errorf("--provider %q: type %q must be lower-case letters, digits, '-' and '_'", s, typ)
 	}
 	p := Provider{Name: name, Type: typ}
 	for _, e := range strings.Split(envs, ",") {

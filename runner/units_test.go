@@ -67,7 +67,7 @@ func TestParseProvider(t *testing.T) {
 	if p, err := ParseProvider("vertex"); err != nil || p.Type != "" {
 		t.Fatalf("%+v %v", p, err)
 	}
-	for _, bad := range []string{"Bad Name", "x=", "x=t:", "x=t:1BAD", "x=t:A=B"} {
+	for _, bad := range []string{"Bad Name", "x=", "x=t:", "x=t:1BAD", "x=t:A=B", "x=a b:A", "x=-t:A", "x=T:A"} {
 		if _, err := ParseProvider(bad); err == nil {
 			t.Errorf("ParseProvider(%q): want an error", bad)
 		}
@@ -177,4 +177,51 @@ func TestExitCode(t *testing.T) {
 			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
 		}
 	}
+}
+
+func FuzzParseEnvFile(f *testing.F) {
+	f.Add([]byte("# c\nA=1\n\nB=x y $Z \"q\"\n"))
+	f.Add([]byte("=x\n"))
+	f.Add([]byte("A=\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kvs, err := ParseEnvFile("fuzz.env", data)
+		if err != nil {
+			return
+		}
+		for _, kv := range kvs {
+			// What reaches the sandbox file is one line per pair, KEY a name.
+			if !envName.MatchString(kv[0]) || strings.ContainsAny(kv[1], "\n\r") {
+				t.Fatalf("pair %q from %q", kv, data)
+			}
+		}
+	})
+}
+
+func FuzzParseProvider(f *testing.F) {
+	f.Add("anthropic=anthropic:ANTHROPIC_API_KEY")
+	f.Add("vertex")
+	f.Add("x=y:A,B,,C")
+	f.Add("x=a b:A")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseProvider(s)
+		if err != nil {
+			return
+		}
+		// Everything that reaches openshell argv is a plain token.
+		for _, tok := range append([]string{p.Name, p.Type}, p.CredentialEnv...) {
+			if strings.ContainsAny(tok, " \t\n=") || strings.HasPrefix(tok, "-") {
+				t.Fatalf("token %q from %q", tok, s)
+			}
+		}
+	})
+}
+
+func FuzzParseVersion(f *testing.F) {
+	f.Add("openshell 0.0.111")
+	f.Add("openshell 0.0.4-dev.6+g2bf9969")
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := ParseVersion(s); err == nil && !strings.HasPrefix(v, "v") {
+			t.Fatalf("%q -> %q", s, v)
+		}
+	})
 }
