@@ -27,7 +27,8 @@ type decoder struct {
 	lines []string
 	// aliasSeen is set once an anchor or alias was reported.
 	aliasSeen bool
-	// keyHints, when set, replace the hint of specific unknown keys.
+	// keyHints, when set, replace the hint of specific unknown keys; the
+	// "" entry prefixes the hint of any other unknown top-level key.
 	keyHints map[string]string
 }
 
@@ -102,6 +103,8 @@ func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string
 				hint = h
 			} else if s := suggest(k.Value, known); s != "" {
 				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+			} else if h, ok := d.keyHints[""]; ok && prefix == "" {
+				hint = h + "; " + hint
 			}
 			d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
 			continue

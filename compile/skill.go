@@ -34,7 +34,9 @@ const (
 func parseSkill(d *decoder, doc *document) *Skill {
 	dir := path.Dir(doc.file)
 	s := &Skill{File: doc.file, Dir: dir}
+	d.keyHints = map[string]string{"": "custom data belongs under metadata: (string values)"}
 	f := d.fields(doc.root, "", skillKeys)
+	d.keyHints = nil
 	if v, ok := f["name"]; ok {
 		if name, good := d.str(v.value, "name"); good {
 			s.Name, s.NamePos = name, d.pos(v.value)
