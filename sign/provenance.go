@@ -1,6 +1,7 @@
 package sign
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -86,7 +87,7 @@ type ProvenanceSummary struct {
 // digest (the form fullsend and the SLSA GitHub generator write).
 func ParseProvenance(predicate []byte) (*ProvenanceSummary, error) {
 	var p slsaPredicate
-	if err := jsonUnmarshalStrictish(predicate, &p); err != nil {
+	if err := json.Unmarshal(predicate, &p); err != nil {
 		return nil, fmt.Errorf("decoding SLSA provenance v1 predicate: %w", err)
 	}
 	if p.RunDetails.Builder.ID == "" {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"math/rand"
@@ -27,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -370,18 +370,12 @@ func fulcioHandler(t testing.TB, rootCert, interCert *x509.Certificate, interKey
 	})
 }
 
-var _ = fmt.Sprint
-
-var emptyImage = func() v1.Image { i, _ := random.Image(0, 0); return i }()
-
-func mutateAppend(layers []v1.Layer) (v1.Image, error) {
-	img, err := mutate.AppendLayers(emptyOCI(), layers...)
+// withLayers is an image of exactly these layers, annotated like newImage.
+func withLayers(t testing.TB, layers ...v1.Layer) v1.Image {
+	t.Helper()
+	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return mutate.Annotations(img, map[string]string{sign.AnnotationPoliciesDigest: testPolicies}).(v1.Image), nil
-}
-
-func emptyOCI() v1.Image {
-	return mutate.MediaType(emptyImage, "application/vnd.oci.image.manifest.v1+json")
+	return mutate.Annotations(img, map[string]string{sign.AnnotationPoliciesDigest: testPolicies}).(v1.Image)
 }

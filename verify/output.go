@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +13,6 @@ import (
 // produces are references and digests; anything else (a newline, a quote)
 // could inject variables, so it is refused rather than escaped.
 var safeValue = regexp.MustCompile(`^[A-Za-z0-9._:/@+-]*$`)
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // WriteText prints the human summary.
 func WriteText(w io.Writer, r *Result) error {

@@ -8,6 +8,7 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -363,7 +364,7 @@ func checkSBOM(st *sign.Statement) error {
 	var doc struct {
 		SPDXVersion string `json:"spdxVersion"`
 	}
-	if err := jsonUnmarshal(st.Predicate, &doc); err != nil {
+	if err := json.Unmarshal(st.Predicate, &doc); err != nil {
 		return fmt.Errorf("SBOM predicate: %w", err)
 	}
 	if !strings.HasPrefix(doc.SPDXVersion, "SPDX-") {

@@ -15,7 +15,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fullsend-ai/agent-sandbox/sign"
 )
@@ -70,7 +69,7 @@ func TestTamperMatrix(t *testing.T) {
 			// signature, copied along, does not cover it.
 			layers, _ := newImage(t, 4).Layers()
 			l0, _ := signedImg.Layers()
-			img := mustAppend(t, layers[0], l0[1:]...)
+			img := withLayers(t, append([]v1.Layer{layers[0]}, l0[1:]...)...)
 			ref := push(t, repo.Tag("modified"), img)
 			copyTag(t, cosignTag(signedRef, "sig"), cosignTag(ref, "sig"))
 			return keyed(ref.String(), good)
@@ -254,15 +253,6 @@ func TestTamperMatrix(t *testing.T) {
 	}
 }
 
-func mustAppend(t *testing.T, first v1.Layer, rest ...v1.Layer) v1.Image {
-	t.Helper()
-	img, err := mutateAppend(append([]v1.Layer{first}, rest...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
 // TestKeylessVerifies: the happy path of keyless signing through the
 // Fulcio client and a transparency log, with the attestations.
 func TestKeylessVerifies(t *testing.T) {
@@ -351,5 +341,3 @@ func TestLayoutAndOutputs(t *testing.T) {
 		t.Error("an output value with a newline was written")
 	}
 }
-
-var _ = remote.Write
