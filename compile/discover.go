@@ -110,7 +110,18 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 			}
 			if de.IsDir() {
 				if l.kind == kindSkill && depth >= 2 {
-					return fs.SkipDir // a skill's own resources
+					// A skill's own resources; a SKILL.md in them is a
+					// variant (fullsend: skills/<name>/<forge>/SKILL.md)
+					// that only a harness selects. Say so rather than skip
+					// it silently.
+					if depth == 2 {
+						if fi, err := fs.Stat(fsys, p+"/SKILL.md"); err == nil && fi.Mode().IsRegular() {
+							diags = append(diags, Diagnostic{Pos: Pos{File: p + "/SKILL.md", Line: 1, Column: 1}, Severity: SeverityWarning,
+								Message: "nested SKILL.md (a skill variant) is not compiled; agents get " + path.Dir(p) + "/SKILL.md",
+								Hint:    "copy the variant your agents run with to " + path.Dir(p) + "/SKILL.md"})
+						}
+					}
+					return fs.SkipDir
 				}
 				return nil
 			}

@@ -120,3 +120,19 @@ func TestInProjectAliasLinks(t *testing.T) {
 		t.Errorf("skills = %v, files = %v", proj.Skills, proj.Files)
 	}
 }
+
+func TestNestedSkillVariantsWarn(t *testing.T) {
+	proj := loadOne(t, map[string]string{
+		"skills/labels/SKILL.md":             "---\nname: labels\ndescription: d\n---\n",
+		"skills/labels/github/SKILL.md":      "---\nname: labels\ndescription: github variant\n---\n",
+		"skills/labels/scripts/run.sh":       "#!/bin/sh\n",
+		"skills/labels/github/deep/SKILL.md": "not read",
+	})
+	w := warnings(proj)
+	if w != "skills/labels/github/SKILL.md:1:1 : nested SKILL.md (a skill variant) is not compiled; agents get skills/labels/SKILL.md" {
+		t.Errorf("warnings = %q", w)
+	}
+	if len(proj.Files) != 1 {
+		t.Errorf("files = %v", proj.Files)
+	}
+}
