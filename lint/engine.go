@@ -301,20 +301,37 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 	return cur, true
 }
 
-// Lint evaluates every input, in parallel up to GOMAXPROCS (the prepared
-// query is safe for concurrent use), and returns all findings sorted, waivers
-// applied.
+// Lint evaluates every input and returns all findings sorted, waivers
+// applied. Inputs are spread over GOMAXPROCS long-lived workers (the
+// prepared query is safe for concurrent use; long-lived goroutines keep the
+// deep stacks OPA's evaluator grows).
 func (e *Engine) Lint(ctx context.Context, inputs []Input) (*Report, error) {
 	per := make([][]Finding, len(inputs))
+	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range inputs {
+	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
 		g.Go(func() error {
-			fs, err := e.lintOne(gctx, &inputs[i])
-			per[i] = fs
-			return err
+			for i := range next {
+				fs, err := e.lintOne(gctx, &inputs[i])
+				if err != nil {
+					return err
+				}
+				per[i] = fs
+			}
+			return nil
 		})
 	}
+	g.Go(func() error {
+		defer close(next)
+		for i := range inputs {
+			select {
+			case next <- i:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -350,7 +367,7 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
 		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
 	}
 	var out []Finding
-	lines := newLineLocator(in.Raw)
+	var lines *lineLocator // parsed on the first finding that needs a line
 	for ns, v := range byNS {
 		sets, _ := v.(map[string]any)
 		excepted := exceptionNames(sets["exception"])
@@ -361,7 +378,10 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
 			info := e.byRef[ns+"."+name]
 			for _, m := range asList(msgs) {
 				f := e.finding(in, info, m)
-				if f.PolicyPath != "" {
+				if f.PolicyPath != "" && len(in.Raw) > 0 {
+					if lines == nil {
+						lines = newLineLocator(in.Raw)
+					}
 					f.Line = lines.line(f.PolicyPath)
 				}
 				if excepted[bareName(name)] {

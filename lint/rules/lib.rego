@@ -101,7 +101,7 @@ writes(ep) if {
 }
 
 # basename returns the last path element.
-basename(p) := regex.replace(p, `^.*/`, "")
+basename(p) := parts[count(parts) - 1] if parts := split(p, "/")
 
 # hosts_equal compares hosts the way DNS does: case-insensitively, ignoring a trailing dot.
 norm_host(h) := trim_suffix(lower(h), ".")
@@ -127,11 +127,13 @@ ip_literal(h) if {
 	regex.match(`^\[?[0-9a-fA-F:.]+\]?$`, h)
 }
 
-# strings enumerates every string in the document as [path, value], the path
-# rendered the way findings name policy elements.
-strings contains [render_path(p), v] if {
+# strings_matching enumerates the strings of the document that match a regex
+# as [path, value], the path rendered the way findings name policy elements
+# (only matches pay for rendering).
+strings_matching(pattern) := {[render_path(p), v] |
 	walk(input, [p, v])
 	is_string(v)
+	regex.match(pattern, v)
 }
 
 render_path(p) := concat("", [render_elem(i, e) | some i, e in p])

@@ -379,6 +379,8 @@ credentialed(h) if {
 
 raw_tool(p) if lib.basename(p) in {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet"}
 
+raw_tools := {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "git"}
+
 raw_tool_reaches(p, _) if raw_tool(p)
 
 # git only counts where requests are not inspected: over an inspected L7
@@ -400,9 +402,10 @@ raw_tool_reaches(p, ep) if {
 deny_raw_tool_credentialed contains f if {
 	some key, np in input.network_policies
 	some i, b in np.binaries
+	lib.basename(b.path) in raw_tools
 	some ep in np.endpoints
-	credentialed(ep.host)
 	raw_tool_reaches(b.path, ep)
+	credentialed(ep.host)
 	f := lib.finding(
 		rego.metadata.rule(),
 		lib.bin_path(key, i),
@@ -410,7 +413,9 @@ deny_raw_tool_credentialed contains f if {
 	)
 }
 
-endpoint_keys contains [lib.norm_host(ep.host), port, key, i] if {
+# by_hostport groups endpoints by [host, port], so duplicate and conflict
+# checks compare only endpoints that share both.
+by_hostport[[lib.norm_host(ep.host), port]] contains [key, i] if {
 	some [key, i, ep] in lib.endpoints
 	some port in lib.ports(ep)
 }
@@ -426,10 +431,10 @@ ep_at(key, i) := input.network_policies[key].endpoints[i]
 #   id: FS025
 #   severity: warn
 warn_duplicate_endpoint contains f if {
-	some [host, port, key, i] in endpoint_keys
-	some [host2, port2, key2, j] in endpoint_keys
-	host == host2
-	port == port2
+	some [host, port], group in by_hostport
+	count(group) > 1
+	some [key, i] in group
+	some [key2, j] in group
 	key == key2
 	i < j
 	settings(ep_at(key, i)) == settings(ep_at(key, j))
@@ -449,10 +454,10 @@ warn_duplicate_endpoint contains f if {
 #   id: FS026
 #   severity: deny
 deny_conflicting_endpoint contains f if {
-	some [host, port, key, i] in endpoint_keys
-	some [host2, port2, key2, j] in endpoint_keys
-	host == host2
-	port == port2
+	some [host, port], group in by_hostport
+	count(group) > 1
+	some [key, i] in group
+	some [key2, j] in group
 	[key, i] < [key2, j]
 	settings(ep_at(key, i)) != settings(ep_at(key2, j))
 	f := lib.finding(

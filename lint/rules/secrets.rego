@@ -21,6 +21,13 @@ secret_patterns := {
 	"JSON web token": `eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`,
 }
 
+# secret_any is one alternation of every pattern: one regex per string
+# selects the few strings worth classifying.
+secret_any := concat("|", [p | some p in secret_patterns])
+
+# suspicious holds the strings any rule of this package looks at.
+suspicious := lib.strings_matching(concat("|", [secret_any, shell_var, placeholder_re]))
+
 # METADATA
 # title: Literal secret
 # description: >-
@@ -30,7 +37,8 @@ secret_patterns := {
 #   id: FS018
 #   severity: deny
 deny_literal_secret contains f if {
-	some [path, v] in lib.strings
+	some [path, v] in suspicious
+	regex.match(secret_any, v)
 	some kind, pattern in secret_patterns
 	regex.match(pattern, v)
 	f := lib.finding(rego.metadata.rule(), path, sprintf("%s in the policy", [kind]))
@@ -39,7 +47,7 @@ deny_literal_secret contains f if {
 shell_var := `\$\{[^}]*\}`
 
 shell_refs contains [path, sprintf("%q is not expanded by OpenShell", [v])] if {
-	some [path, v] in lib.strings
+	some [path, v] in suspicious
 	regex.match(shell_var, v)
 }
 
@@ -62,9 +70,11 @@ deny_shell_variable contains f if {
 	f := lib.finding(rego.metadata.rule(), path, msg)
 }
 
+placeholder_re := `\{\{\s*([A-Za-z0-9_]*)\s*\}\}`
+
 placeholders contains [path, name] if {
-	some [path, v] in lib.strings
-	some m in regex.find_all_string_submatch_n(`\{\{\s*([A-Za-z0-9_]*)\s*\}\}`, v, -1)
+	some [path, v] in suspicious
+	some m in regex.find_all_string_submatch_n(placeholder_re, v, -1)
 	name := m[1]
 }
 
