@@ -150,6 +150,15 @@ func (id Identity) Validate() error {
 	return nil
 }
 
+// fullMatch makes an (already anchored) expression match whole strings
+// even with a top-level alternation: "^a|b$" would otherwise accept "xb".
+func fullMatch(re string) string {
+	if re == "" {
+		return ""
+	}
+	return "^(?:" + re + ")$"
+}
+
 // Trust is who may sign: public keys (any one suffices) or keyless
 // identities under a trusted root, and how transparency is handled.
 type Trust struct {
@@ -217,7 +226,7 @@ func (t Trust) checkers() ([]checker, error) {
 			if err := id.Validate(); err != nil {
 				return nil, err
 			}
-			ids = append(ids, cosign.Identity{Subject: id.Subject, SubjectRegExp: id.SubjectRegexp, Issuer: id.Issuer, IssuerRegExp: id.IssuerRegexp})
+			ids = append(ids, cosign.Identity{Subject: id.Subject, SubjectRegExp: fullMatch(id.SubjectRegexp), Issuer: id.Issuer, IssuerRegExp: fullMatch(id.IssuerRegexp)})
 		}
 		co := &cosign.CheckOpts{Identities: ids, TrustedMaterial: t.TrustedMaterial, IgnoreTlog: t.IgnoreKeylessTlog, IgnoreSCT: t.IgnoreSCT, Offline: true}
 		out = append(out, checker{label: "keyless", co: co, requireTlog: !t.IgnoreKeylessTlog})

@@ -156,6 +156,16 @@ func TestTamperMatrix(t *testing.T) {
 			o.Image = signedRef.String()
 			return o
 		}, "must be anchored", ErrPolicy},
+		{"alternation escapes the anchors", func(t *testing.T) Options {
+			img := newImage(t, 15)
+			ref := push(t, repo.Tag("keyless-alt"), img)
+			signPush(t, kl.signer(t, "https://evil.example/release.yml", ghIssuer), repo, img, sign.Options{Claims: claims()})
+			o := kl.policy("", ghIssuer)
+			// Unwrapped, "release\.yml$" would match the end of any subject.
+			o.Identity.SubjectRegexp = "^https://github\\.com/fullsend-ai/.*|release\\.yml$"
+			o.Image = ref.String()
+			return o
+		}, "none of the expected identities matched", sign.ErrNoValidSignature},
 		{"untrusted certificate", func(t *testing.T) Options {
 			img := newImage(t, 10)
 			ref := push(t, repo.Tag("untrusted"), img)
