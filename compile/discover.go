@@ -67,9 +67,10 @@ func excluded(rel string) bool {
 // layout directory (fs.WalkDir never follows links) and matches paths with
 // doublestar patterns. Symbolic links are never followed; see
 // linkDiagnostics for which ones are errors.
-func discover(fsys fs.FS) ([]candidate, Diagnostics) {
+func discover(fsys fs.FS) ([]candidate, Diagnostics, map[string][]string) {
 	var out []candidate
 	var diags Diagnostics
+	variants := map[string][]string{} // skill directory name -> nested SKILL.md files
 	for _, l := range layouts {
 		sub := l.root
 		fi, err := fs.Lstat(fsys, sub)
@@ -116,6 +117,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 					// it silently.
 					if depth == 2 {
 						if fi, err := fs.Stat(fsys, p+"/SKILL.md"); err == nil && fi.Mode().IsRegular() {
+							variants[path.Base(path.Dir(p))] = append(variants[path.Base(path.Dir(p))], p+"/SKILL.md")
 							diags = append(diags, Diagnostic{Pos: Pos{File: p + "/SKILL.md", Line: 1, Column: 1}, Severity: SeverityWarning,
 								Message: "nested SKILL.md (a skill variant) is not compiled; agents get " + path.Dir(p) + "/SKILL.md",
 								Hint:    "copy the variant your agents run with to " + path.Dir(p) + "/SKILL.md"})
@@ -144,7 +146,7 @@ func discover(fsys fs.FS) ([]candidate, Diagnostics) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, diags
+	return out, diags, variants
 }
 
 // linkDiagnostics judges a symbolic link where definitions could be. A

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // TestSymlinksOnDisk checks that links are reported, not followed, on a
@@ -134,5 +135,16 @@ func TestNestedSkillVariantsWarn(t *testing.T) {
 	}
 	if len(proj.Files) != 1 {
 		t.Errorf("files = %v", proj.Files)
+	}
+}
+
+func TestMissingSkillWithVariants(t *testing.T) {
+	_, err := Load(fstest.MapFS{
+		"agents/a.md":                   {Data: []byte("---\nname: a\ndescription: d\ntools: Read\nskills: [labels]\n---\n")},
+		"skills/labels/github/SKILL.md": {Data: []byte("---\nname: labels\ndescription: d\n---\n")},
+	})
+	var ds Diagnostics
+	if !errors.As(err, &ds) || !strings.Contains(ds[0].Hint, "only variants exist (skills/labels/github/SKILL.md); copy the one your agents run with to skills/labels/SKILL.md") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 )
@@ -22,7 +23,7 @@ import (
 // Pass an fs.FS that cannot escape the project, such as os.Root.FS();
 // symbolic links inside the layouts are reported, never followed.
 func Load(fsys fs.FS) (*Project, error) {
-	cands, diags := discover(fsys)
+	cands, diags, variants := discover(fsys)
 	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
 	agentFiles := map[string]*Agent{}
 	// incomplete is set when a file yields no named definition: a reference
@@ -75,7 +76,7 @@ func Load(fsys fs.FS) (*Project, error) {
 		diags = append(diags, d.diags...)
 	}
 	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
-	diags = append(diags, checkReferences(proj, agentFiles, !incomplete)...)
+	diags = append(diags, checkReferences(proj, agentFiles, variants, !incomplete)...)
 	sortDiags(diags)
 	if errs := diags.Errors(); len(errs) > 0 {
 		return nil, errs
@@ -136,7 +137,7 @@ func hintFor(err error) string {
 
 // checkReferences verifies the names agents refer to (when existence is
 // set) and rejects cycles in the Agent(...) spawn graph.
-func checkReferences(proj *Project, agents map[string]*Agent, existence bool) Diagnostics {
+func checkReferences(proj *Project, agents map[string]*Agent, variants map[string][]string, existence bool) Diagnostics {
 	var diags Diagnostics
 	if !existence {
 		return spawnCycles(proj.Agents, agents)
@@ -146,8 +147,12 @@ func checkReferences(proj *Project, agents map[string]*Agent, existence bool) Di
 	for _, a := range proj.Agents {
 		for i, ref := range a.Skills {
 			if _, ok := proj.Skills[ref.Name]; !ok {
+				hint := knownHint("skills", ref.Name, skillNames)
+				if vs := variants[ref.Name]; len(vs) > 0 {
+					hint = fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
+				}
 				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityError, Field: fieldIndex("skills", i),
-					Message: fmt.Sprintf("skill %q does not exist", ref.Name), Hint: knownHint("skills", ref.Name, skillNames)})
+					Message: fmt.Sprintf("skill %q does not exist", ref.Name), Hint: hint})
 			}
 		}
 		for _, r := range a.Tools {
