@@ -382,4 +382,3 @@ func writeExpectReport(w io.Writer, rep *lint.ExpectReport, output string) error
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
