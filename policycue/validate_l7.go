@@ -213,13 +213,32 @@ func (c *checker) checkAccessAndRules(ep *obj, proto string) {
 		c.errorf(ep.pos("deny_rules"), ep.sub("deny_rules"), CodeNoAllowSet, "add access or rules for the base allow set",
 			"deny_rules require rules or access to define the base allow set")
 	}
-	for i, r := range ep.lists["rules"] {
-		if allow := r.kids["allow"]; allow != nil {
-			c.checkMatch(allow, proto, fmt.Sprintf("%s[%d]", ep.sub("rules"), i), true, allowAll)
+	rules := ep.lists["rules"]
+	empty := 0
+	for _, r := range rules {
+		if allow := r.kids["allow"]; allow != nil && emptyAllow(allow, proto, allowAll) {
+			empty++
 		}
 	}
+	for i, r := range rules {
+		allow := r.kids["allow"]
+		if allow == nil {
+			continue
+		}
+		path := fmt.Sprintf("%s[%d]", ep.sub("rules"), i)
+		if emptyAllow(allow, proto, allowAll) {
+			if empty == len(rules) {
+				c.errorf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
+					"no rule has an allow condition: the endpoint would deny all traffic")
+			} else {
+				c.warnf(allow.node, path, CodeRuleDeniesAll, "remove it, or give it a method and path",
+					"rule has no allow condition and matches nothing")
+			}
+		}
+		c.checkMatch(allow, proto, path)
+	}
 	for i, d := range ep.lists["deny_rules"] {
-		c.checkMatch(d, proto, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i), false, allowAll)
+		c.checkMatch(d, proto, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i))
 	}
 }
 
@@ -232,14 +251,8 @@ func methodsFor(proto string) []string {
 }
 
 // checkMatch checks one allow or deny match.
-func (c *checker) checkMatch(m *obj, proto, path string, allow, mcpAllowAll bool) {
+func (c *checker) checkMatch(m *obj, proto, path string) {
 	method, rpath := m.str("method"), m.str("path")
-	toolSel := m.has("tool") || hasParamName(m)
-	if allow && method == "" && rpath == "" && m.str("command") == "" && m.str("operation_type") == "" &&
-		m.str("operation_name") == "" && !toolSel && !(proto == ProtocolMCP && mcpAllowAll) {
-		c.errorf(m.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
-			"rule has no allow condition and would deny all traffic")
-	}
 	if method != "" && (proto == ProtocolREST || proto == ProtocolWebsocket) &&
 		!slices.Contains(methodsFor(proto), strings.ToUpper(method)) {
 		c.warnf(m.pos("method"), joinPath(path, "method"), CodeRuleMethod, "standard methods: "+strings.Join(methodsFor(proto), ", "),
@@ -274,6 +287,14 @@ func (c *checker) checkMatch(m *obj, proto, path string, allow, mcpAllowAll bool
 		c.warnf(m.pos("tool"), path, CodeIgnoredField, "remove tool/params, or use protocol mcp",
 			"tool and params are ignored unless protocol is mcp or json-rpc")
 	}
+}
+
+// emptyAllow reports an allow match without any condition, which OpenShell
+// treats as matching nothing (MCP with allow_all_known_mcp_methods excepted).
+func emptyAllow(m *obj, proto string, mcpAllowAll bool) bool {
+	return m.str("method") == "" && m.str("path") == "" && m.str("command") == "" &&
+		m.str("operation_type") == "" && m.str("operation_name") == "" &&
+		!m.has("tool") && !hasParamName(m) && !(proto == ProtocolMCP && mcpAllowAll)
 }
 
 func hasParamName(m *obj) bool {

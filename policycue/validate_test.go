@@ -116,6 +116,7 @@ var invalidCases = []struct {
 	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", SeverityError, 14, "silently drops port"},
 	{"host_wildcard_tld_label", "v0.0.111", "OSP036", SeverityError, 12, "wildcard in the top-level label"},
 	{"ambiguous_mcp_options", "v0.0.111", "OSP070", SeverityError, 15, "mcp.strict_tool_names=true vs max_body_bytes=65536 mcp.strict_tool_names=false"},
+	{"rule_dead", "v0.0.111", "OSP053", SeverityWarning, 18, "rule has no allow condition and matches nothing"},
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
