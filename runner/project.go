@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -211,14 +210,4 @@ func union(a, b []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// errIs reports whether err wraps any of targets.
-func errIs(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
