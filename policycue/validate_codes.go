@@ -64,11 +64,12 @@ const (
 	CodeCredentialSigning = "OSP059" // credential_signing value/service/rewrite conflicts
 
 	// SSRF guard.
-	CodeAllowedIPSyntax    = "OSP060" // allowed_ips entry not an IP or CIDR
-	CodeAllowedIPBlocked   = "OSP061" // allowed_ips overlaps loopback/link-local/0.0.0.0
-	CodeAllowedIPBroad     = "OSP062" // allowed_ips prefix broader than /16
-	CodeHostBlocked        = "OSP063" // host is always blocked (loopback, link-local, metadata)
-	CodeControlPlanePort   = "OSP064" // port 2379, 2380, 6443, 10250 or 10255
-	CodePrivateNeedsAllow  = "OSP065" // internal hostname without allowed_ips before v0.0.53
-	CodeAmbiguousEndpoints = "OSP070" // same host:port with disagreeing settings
+	CodeAllowedIPSyntax       = "OSP060" // allowed_ips entry not an IP or CIDR
+	CodeAllowedIPBlocked      = "OSP061" // allowed_ips overlaps loopback/link-local/0.0.0.0
+	CodeAllowedIPBroad        = "OSP062" // allowed_ips prefix broader than /16
+	CodeHostBlocked           = "OSP063" // host is always blocked (loopback, link-local, metadata)
+	CodeControlPlanePort      = "OSP064" // port 2379, 2380, 6443, 10250 or 10255
+	CodePrivateNeedsAllow     = "OSP065" // internal hostname without allowed_ips before v0.0.53
+	CodeHostOutsideAllowedIPs = "OSP066" // IP-literal host not covered by its own allowed_ips
+	CodeAmbiguousEndpoints    = "OSP070" // same host:port with disagreeing settings
 )

@@ -148,6 +148,10 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 			c.errorf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
 				"host %s is an always-blocked address", host)
 		}
+		if len(ips) > 0 && !alwaysBlockedAddr(addr) && !anyPrefixContains(ips, addr) {
+			c.errorf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
+				"host %s is outside the endpoint's allowed_ips, which replace the implicit allowance for an IP literal: every connection is rejected", host)
+		}
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
@@ -300,6 +304,16 @@ func (c *checker) checkAllowedIPs(ep *obj) {
 				"allowed_ips entry %s is broader than /%d and may expose control-plane services on the same network", s, minSafePrefixBits)
 		}
 	}
+}
+
+// anyPrefixContains reports whether a well-formed entry of ips contains a.
+func anyPrefixContains(ips []string, a netip.Addr) bool {
+	for _, s := range ips {
+		if p, ok := parseAllowedIP(s); ok && p.Masked().Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseAllowedIP parses a CIDR or a bare address (as a host prefix), the
