@@ -166,7 +166,14 @@ func TestGitHubTemplates(t *testing.T) {
 				}
 				ran := false
 				for _, s := range asList(job["steps"]) {
-					ran = ran || strings.Contains(asString(asMap(s)["run"]), "fullsend run")
+					script := asString(asMap(s)["run"])
+					if strings.Contains(script, "fullsend run") {
+						ran = true
+						if !strings.Contains(script, `[ -z "$FULLSEND_POLICIES_DIGEST" ]`) ||
+							!strings.Contains(asString(asMap(asMap(s)["env"])["FULLSEND_POLICIES_DIGEST"]), "needs."+verifyJob+".outputs.policies-digest") {
+							t.Errorf("job %s: fullsend run must get, and require, the verified policies digest", jn)
+						}
+					}
 				}
 				if !ran {
 					t.Errorf("job %s does not run fullsend run", jn)
@@ -224,7 +231,8 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Errorf("run job must need fullsend-verify with artifacts: %v", run["needs"])
 	}
 	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
-	if !strings.Contains(rscript, `"$CI_JOB_IMAGE" != "$FULLSEND_IMAGE"`) || !strings.Contains(rscript, "fullsend run") {
+	if !strings.Contains(rscript, `"$CI_JOB_IMAGE" != "$FULLSEND_IMAGE"`) || !strings.Contains(rscript, "fullsend run") ||
+		!strings.Contains(rscript, `[ -z "${FULLSEND_POLICIES_DIGEST:-}" ]`) {
 		t.Error("run job must check its image and run fullsend run")
 	}
 	for name, j := range jobs {
