@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // instruction is one Containerfile instruction with continuation lines
@@ -171,6 +173,10 @@ func TestContainerfilePins(t *testing.T) {
 	t.Run("openshell version matches the compiler default", func(t *testing.T) {
 		if got := args["OPENSHELL_VERSION"]; got != DefaultOpenShellVersion {
 			t.Errorf("Containerfile pins OPENSHELL_VERSION=%q, image.DefaultOpenShellVersion is %q", got, DefaultOpenShellVersion)
+		}
+		if DefaultOpenShellVersion != policycue.DefaultOpenShellVersion {
+			t.Errorf("image.DefaultOpenShellVersion %q, policycue.DefaultOpenShellVersion (the compiler default) %q",
+				DefaultOpenShellVersion, policycue.DefaultOpenShellVersion)
 		}
 		if !strings.Contains(labels, LabelOpenShellVersion+`="${OPENSHELL_VERSION}"`) {
 			t.Errorf("Containerfile does not set LABEL %s from OPENSHELL_VERSION", LabelOpenShellVersion)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -89,4 +92,39 @@ func TestRegistryRequiresAuthAndTrust(t *testing.T) {
 			t.Fatalf("push with keychain: %v", err)
 		}
 	})
+}
+
+// TestRegistryCLIEnv: a CLI tool (crane) reaches the TLS+htpasswd registry
+// with nothing but Env(): the CA through SSL_CERT_FILE, the credentials
+// through DOCKER_CONFIG.
+func TestRegistryCLIEnv(t *testing.T) {
+	crane, err := exec.LookPath("crane")
+	if err != nil {
+		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
+			t.Fatalf("crane not found (install with .ci/install.d/20-registry.sh): %v", err)
+		}
+		t.Skip("crane not installed")
+	}
+	reg := testregistry.Start(t)
+	img, err := random.Image(128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(reg.Ref("test/cli:v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, reg.RemoteOptions(context.Background())...); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(crane, "digest", ref.String())
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, reg.Env()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("crane digest: %v\n%s", err, out)
+	}
+	want, _ := img.Digest()
+	if got := strings.TrimSpace(string(out)); got != want.String() {
+		t.Errorf("crane digest %s, want %s", got, want)
+	}
 }
