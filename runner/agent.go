@@ -161,8 +161,24 @@ func (x *run) execAgent(ctx context.Context) error {
 			}
 			continue
 		}
+		// The CLI exits non-zero for its own failures too (the sandbox
+		// went away, the gateway dropped): only a sandbox still Ready makes
+		// the status the agent's.
+		if phase, perr := x.d.Phase(ctx, x.res.Sandbox); perr != nil || !strings.EqualFold(phase, "Ready") {
+			if cerr := ctxErr(ctx); cerr != nil {
+				return cerr
+			}
+			return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
+				ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
+		}
 		return &AgentExitError{Agent: x.agent.Name, Code: code}
 	}
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // defaultPrompt describes the CI context when no prompt was given.

@@ -189,6 +189,7 @@ func TestRunFailures(t *testing.T) {
 				}
 			}},
 		{name: "exec non-zero", fail: "exec-exit=3", want: 3, created: true},
+		{name: "sandbox lost during the run", fail: "sandbox-lost", want: ExitSandbox, wantErr: ErrSandbox, created: true},
 		{name: "transient 403 on first egress", fail: "egress-403-once", want: 0, created: true,
 			check: func(t *testing.T, h *harness, _ Result) {
 				if n := h.count("openshell sandbox exec"); n != 2 {

@@ -22,7 +22,7 @@
 //	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
 //	    create-once, never-ready, phase-error, policy-differs, policy-failed,
 //	    policy-pending, load-pending, load-failed, exec-exit=N,
-//	    egress-403-once, gateway-down, gateway-no-start, delete
+//	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete
 //
 // Run as `openshell-gateway` (a copy or link of this binary with that name)
 // it pretends to be the gateway: it writes STATE/gateway.pid and waits for

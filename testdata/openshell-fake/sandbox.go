@@ -209,6 +209,11 @@ func (f *fake) exec(args []string) int {
 		fmt.Fprintf(os.Stderr, "openshell-fake: injected exit status %d\n", n)
 		return n
 	}
+	if _, ok := f.fails["sandbox-lost"]; ok {
+		s.Phase = "Error"
+		f.save(s)
+		return fail(1, "exec stream closed: sandbox %s terminated (openshell-fake)", s.Name)
+	}
 	if _, ok := f.fails["egress-403-once"]; ok && s.Execs == 1 {
 		fmt.Fprintln(os.Stderr, `HTTP 403 {"error":"policy_denied","detail":"injected transient denial on first egress (openshell-fake)"}`)
 		return 1
