@@ -32,10 +32,18 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("project directory: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("project directory %s is not a directory", dir)
+	}
 	fsys := os.DirFS(dir)
 	proj, err := Load(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", dir, err)
+	}
+	if len(proj.Agents) == 0 {
+		return nil, fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
 	}
 	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), ExpectationsCheck(fsys)}
 	return Compile(ctx, proj, fsys, opts)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func execCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// copyTree copies a directory of the repository into a temporary one.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestPolicyCompileCLI(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "testdata", "production"))
+	out, err := execCLI(t, "policy", "compile", dir, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var summary struct {
+		Agents map[string]struct {
+			Tier   string `json:"tier"`
+			Policy string `json:"policy"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal([]byte(out), &summary); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if summary.Agents["triage"].Policy != "triage.yaml" {
+		t.Fatalf("summary = %+v", summary)
+	}
+	if out, err := execCLI(t, "policy", "compile", "--check", dir); err != nil {
+		t.Fatalf("fresh output reported stale: %v\n%s", err, out)
+	}
+	// Change the agent: --check must fail and show the diff, and write nothing.
+	agent := filepath.Join(dir, "agents", "triage.md")
+	data, _ := os.ReadFile(agent)
+	if err := os.WriteFile(agent, []byte(strings.Replace(string(data), "Bash(gh,curl,jq)", "Bash(gh,jq)", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "policies", "manifest.json"))
+	out, err = execCLI(t, "policy", "compile", "--check", dir)
+	if err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("--check on stale output: err = %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "manifest.json: modified") {
+		t.Errorf("--check output lacks the diff:\n%s", out)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "policies", "manifest.json"))
+	if !bytes.Equal(before, after) {
+		t.Error("--check wrote output")
+	}
+}
+
+func TestPolicyCompileCLIErrors(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "testdata", "production"))
+	out := filepath.Join(t.TempDir(), "out")
+	tests := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"bad set", []string{"policy", "compile", "--out", out, "--set", "OWNER=*", dir}, "invalid placeholder value", 1},
+		{"bad output", []string{"policy", "compile", "--out", out, "-o", "yaml", dir}, "unknown output format", 2},
+		{"missing dir", []string{"policy", "compile", "--out", out, filepath.Join(dir, "nope")}, "nope", 1},
+		{"explain unknown agent", []string{"policy", "explain", "--dir", dir, "nobody"}, "no such agent", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := execCLI(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("exit code %d, want %d", got, tt.code)
+			}
+			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+				t.Error("a failed compile wrote output")
+			}
+		})
+	}
+}
+
+func TestPolicyExplainCLI(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "triage")
+	out, err := execCLI(t, "policy", "explain", "--dir", dir, "triage")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"allow POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/comments",
+		"<- agents/triage.md:",
+		"may spawn: completeness-assessor, duplicate-detector, reproducibility-verifier",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, out)
+		}
+	}
+}
