@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -131,4 +134,42 @@ func ProjectInputs(policies fs.FS, dir string, agents []AgentEntry) ([]Input, er
 		inputs[i].Context.Agents = all
 	}
 	return inputs, nil
+}
+
+// WriteContextFiles writes each input's context as a conftest/opa data file,
+// DIR/<agent>.context.json ({"fullsend": {"context": ...}}), so the same
+// rules see the same context under `conftest test --data` and
+// `opa eval --data`. Files are written atomically (temp file and rename).
+func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
+	var written []string
+	for _, in := range inputs {
+		name := in.Name
+		if name == "" {
+			name = strings.TrimSuffix(path.Base(filepath.ToSlash(in.File)), path.Ext(in.File))
+		}
+		if name == "" || name != path.Base(name) || strings.HasPrefix(name, ".") {
+			return written, fmt.Errorf("cannot name a context file for %q", in.label())
+		}
+		data, err := json.MarshalIndent(in.Context.DataDocument(), "", "  ")
+		if err != nil {
+			return written, fmt.Errorf("encoding context of %s: %w", name, err)
+		}
+		dst := filepath.Join(dir, name+".context.json")
+		tmp, err := os.CreateTemp(dir, "."+name+".context.*.tmp")
+		if err != nil {
+			return written, fmt.Errorf("writing %s: %w", dst, err)
+		}
+		_, werr := tmp.Write(append(data, '\n'))
+		cerr := tmp.Close()
+		if werr != nil || cerr != nil {
+			os.Remove(tmp.Name())
+			return written, fmt.Errorf("writing %s: %w", dst, errors.Join(werr, cerr))
+		}
+		if err := os.Rename(tmp.Name(), dst); err != nil {
+			os.Remove(tmp.Name())
+			return written, fmt.Errorf("writing %s: %w", dst, err)
+		}
+		written = append(written, dst)
+	}
+	return written, nil
 }

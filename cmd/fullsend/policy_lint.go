@@ -24,6 +24,7 @@ func newPolicyLintCmd() *cobra.Command {
 		noBuiltin, runtime bool
 		listRules          bool
 		output, failOn     string
+		writeContext       string
 	)
 	cmd := &cobra.Command{
 		Use:   "lint [POLICY.yaml|POLICIES_DIR]...",
@@ -42,7 +43,8 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
   fullsend policy lint -o github --fail-on warn policies/triage.yaml
   fullsend policy lint --rules org-rules/ --data org-data.json policies/
   fullsend policy lint --waive 'FS003@triage:network_policies.git.endpoints[0]=git needs L4' policies/
-  fullsend policy lint --list-rules`,
+  fullsend policy lint --list-rules
+  fullsend policy lint --write-context ctx/ policies/ && conftest test --all-namespaces -p lint/rules --data ctx/triage.context.json policies/triage.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !contains(lint.Formats, output) {
 				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(lint.Formats, ", "))
@@ -78,6 +80,13 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 			if err != nil {
 				return err
 			}
+			if writeContext != "" {
+				files, err := lint.WriteContextFiles(writeContext, inputs)
+				for _, f := range files {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				return err
+			}
 			rep, err := engine.Lint(cmd.Context(), inputs)
 			if err != nil {
 				return err
@@ -100,6 +109,7 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 	fl.BoolVar(&noBuiltin, "no-builtin", false, "run only the --rules directories, not the embedded rule set")
 	fl.BoolVar(&runtime, "runtime", false, "the policies are meant to be loaded as they are: no placeholder may remain")
 	fl.BoolVar(&listRules, "list-rules", false, "list the rules (id, severity, title) and exit")
+	fl.StringVar(&writeContext, "write-context", "", "write each policy's context to DIR/<agent>.context.json for conftest/opa --data, and exit")
 	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(lint.Formats, ", "))
 	fl.StringVar(&failOn, "fail-on", lint.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(lint.Formats, cobra.ShellCompDirectiveNoFileComp))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,37 @@ func TestPolicyLintAndTestCompiledProject(t *testing.T) {
 	}
 	if _, code := runCLI(t, "", "policy", "test", "--policy", filepath.Join(pol, "triage.yaml"), "--request", "GET https://x.com/ from /b"); code != 2 {
 		t.Errorf("open placeholders: exit %d, want 2", code)
+	}
+}
+
+func TestPolicyLintWriteContext(t *testing.T) {
+	pol, ctx := t.TempDir(), t.TempDir()
+	if out, code := runCLI(t, "", "policy", "compile", "--set", "HOST_IP=172.17.0.1", "--out", pol, "../../testdata/triage"); code != 0 {
+		t.Fatalf("compile: exit %d\n%s", code, out)
+	}
+	out, code := runCLI(t, "", "policy", "lint", "--write-context", ctx, pol)
+	if code != 0 || strings.Count(out, ".context.json") != 4 {
+		t.Fatalf("write-context: exit %d\n%s", code, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(ctx, "triage.context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Fullsend struct {
+			Context struct {
+				Agent      string                     `json:"agent"`
+				Tier       string                     `json:"tier"`
+				Provenance map[string]json.RawMessage `json:"provenance"`
+				Agents     map[string]json.RawMessage `json:"agents"`
+			} `json:"context"`
+		} `json:"fullsend"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Fullsend.Context
+	if c.Agent != "triage" || c.Tier != "full" || len(c.Provenance) == 0 || len(c.Agents) != 4 {
+		t.Fatalf("context %+v", c)
 	}
 }
