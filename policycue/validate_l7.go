@@ -45,12 +45,13 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 	pn, pp := ep.pos("protocol"), ep.sub("protocol")
 	if proto != "" && !slices.Contains(knownProtocols, proto) {
 		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
-		if slices.Contains(knownProtocols, strings.ToLower(proto)) {
-			hint = "write it in lower case: " + strings.ToLower(proto)
-		}
-		if c.supports(FeatureUnknownProtocolReject) {
+		switch {
+		case slices.Contains(knownProtocols, strings.ToLower(proto)):
+			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
+				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
+		case c.supports(FeatureUnknownProtocolReject):
 			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
-		} else {
+		default:
 			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
 		}
 		return

@@ -70,7 +70,7 @@ var invalidCases = []struct {
 	{"host_url", "v0.0.111", "OSP038", SeverityError, 12, "includes a URL scheme"},
 	{"host_with_port", "v0.0.111", "OSP038", SeverityError, 12, "includes a port"},
 	{"protocol_unknown", "v0.0.111", "OSP040", SeverityError, 14, "unknown protocol \"https\""},
-	{"protocol_uppercase", "v0.0.111", "OSP040", SeverityError, 14, "unknown protocol \"REST\""},
+	{"protocol_uppercase", "v0.0.111", "OSP040", SeverityError, 14, "protocol \"REST\" is not lower case"},
 	{"protocol_tcp_v0_0_83", "v0.0.83", "OSP040", SeverityError, 14, "needs OpenShell v0.0.111"},
 	{"protocol_mcp_before_v0_0_72", "v0.0.53", "OSP040", SeverityError, 14, "needs OpenShell v0.0.72"},
 	{"enforcement_omitted", "v0.0.111", "OSP041", SeverityError, 12, "enforcement is omitted, which means audit"},
