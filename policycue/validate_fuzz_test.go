@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // FuzzValidate: Validate never panics, and every diagnostic names the file,
@@ -32,6 +34,13 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, v uint8) {
 		version := versions[int(v)%len(versions)]
 		diags := Validate("fuzz.yaml", data, version)
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil && !HasErrors(diags) {
+			t.Fatalf("YAML that does not parse (%v) passed validation", err)
+		}
+		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode && !HasErrors(diags) {
+			t.Fatal("a document that is not a mapping passed validation")
+		}
 		for _, d := range diags {
 			if d.File != "fuzz.yaml" || d.Line < 1 || d.Column < 1 || d.Code == "" || d.Message == "" ||
 				(d.Severity != SeverityError && d.Severity != SeverityWarning) {
