@@ -80,6 +80,13 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 		c.checkNoProtocol(ep)
 		return
 	}
+	if p := ep.str("path"); p != "" {
+		if !strings.HasPrefix(p, "/") && p != "**" {
+			c.errorf(ep.pos("path"), ep.sub("path"), CodeRulePath, "write /"+p+", or ** for every path",
+				"endpoint path must start with / or be **, got %q", p)
+		}
+		c.globSyntax(ep.pos("path"), ep.sub("path"))
+	}
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
 	c.checkProtocolSpecific(ep, proto)

@@ -118,6 +118,7 @@ var invalidCases = []struct {
 	{"ambiguous_mcp_options", "v0.0.111", "OSP070", SeverityError, 15, "mcp.strict_tool_names=true vs max_body_bytes=65536 mcp.strict_tool_names=false"},
 	{"rule_dead", "v0.0.111", "OSP053", SeverityWarning, 18, "rule has no allow condition and matches nothing"},
 	{"host_ip_outside_allowed_ips", "v0.0.111", "OSP066", SeverityError, 12, "outside the endpoint's allowed_ips"},
+	{"endpoint_path_relative", "v0.0.111", "OSP055", SeverityError, 17, "endpoint path must start with / or be **"},
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
