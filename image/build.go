@@ -134,6 +134,9 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if o.Project == nil {
 		return nil, errors.New("no project directory given")
 	}
+	if o.Created.IsZero() {
+		o.Created = time.Unix(0, 0).UTC() // never year 1 in a tar header
+	}
 	logf := func(format string, args ...any) {
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, format+"\n", args...)

@@ -339,3 +339,16 @@ func pseudoRandomBinary(n int, seed string) []byte {
 	}
 	return out
 }
+
+func TestFindSource(t *testing.T) {
+	root, err := FindSource("testdata/project")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "fullsend")); err != nil {
+		t.Errorf("FindSource returned %s, which has no cmd/fullsend: %v", root, err)
+	}
+	if _, err := FindSource(t.TempDir()); !errors.Is(err, ErrNoSource) {
+		t.Errorf("outside the module: %v, want ErrNoSource", err)
+	}
+}

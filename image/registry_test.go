@@ -317,6 +317,19 @@ func TestPush(t *testing.T) {
 		}
 	})
 
+	t.Run("progress", func(t *testing.T) {
+		host, _ := testRegistry(t)
+		var progress strings.Builder
+		cfg := fastRemote()
+		cfg.Progress = &progress
+		if _, err := Push(ctx, res, PushOptions{Tags: []name.Tag{mustTag(t, host+"/acme/agents:v1")}, Remote: cfg}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(progress.String(), "100%") {
+			t.Errorf("progress output %q has no 100%% line", progress.String())
+		}
+	})
+
 	t.Run("latest refused", func(t *testing.T) {
 		host, f := testRegistry(t)
 		tag := mustTag(t, host+"/acme/agents:latest")
