@@ -173,7 +173,7 @@ func TestBuildContent(t *testing.T) {
 		if cf.Architecture != o.Platforms[i].Architecture || cf.OS != "linux" {
 			t.Errorf("config platform %s/%s", cf.OS, cf.Architecture)
 		}
-		if strings.Join(cf.Config.Entrypoint, " ") != strings.Join(Entrypoint, " ") || len(cf.Config.Cmd) != 0 {
+		if strings.Join(cf.Config.Entrypoint, " ") != strings.Join(Entrypoint(), " ") || len(cf.Config.Cmd) != 0 {
 			t.Errorf("entrypoint %q cmd %q", cf.Config.Entrypoint, cf.Config.Cmd)
 		}
 		if cf.Config.Labels[AnnotationPoliciesDigest] != wantPolicies {

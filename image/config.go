@@ -10,12 +10,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Entrypoint is the image entrypoint: a dispatcher inside the fullsend
+// Entrypoint returns the image entrypoint: a dispatcher inside the fullsend
 // binary. `docker run IMAGE run AGENT` runs `fullsend run AGENT`; any
 // argument list whose first word is not a fullsend command (a GitLab CI
 // `image:` job's `sh -c ...`, `bash`, `/bin/sh`) is exec'd unchanged, so the
 // entrypoint never swallows a job script. See docs/image.md.
-var Entrypoint = []string{BinaryPath, "image", "entrypoint", "--"}
+func Entrypoint() []string { return []string{BinaryPath, "image", "entrypoint", "--"} }
 
 // defaultPath is PATH for a base that sets none (scratch).
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -110,7 +110,7 @@ func (o *Options) assemble(base v1.Image, p v1.Platform, layers []*layer, shared
 	cf = cf.DeepCopy()
 	cf.Created = v1.Time{Time: o.Created.UTC()}
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
-	cf.Config.Entrypoint = append([]string(nil), Entrypoint...)
+	cf.Config.Entrypoint = Entrypoint()
 	cf.Config.Cmd = nil
 	cf.Config.Env = withEnv(cf.Config.Env, "FULLSEND_HOME", InstallRoot)
 	cf.Config.Env = ensurePath(cf.Config.Env)
