@@ -104,7 +104,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 				continue
 			}
 			if a.tcp == b.tcp && a.tls == b.tls && a.ips == b.ips &&
-				(!a.l7 || !b.l7 || a.path != b.path ||
+				(!a.l7 || !b.l7 || !pathsCompete(a.path, b.path) ||
 					(a.protocol == b.protocol && a.enforce == b.enforce && a.settings == b.settings && a.bodies == b.bodies)) {
 				continue // the common case: nothing to report, nothing to format
 			}
@@ -123,7 +123,7 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 			diff("explicit tcp", a.tcp, b.tcp)
 			diff("tls", a.tls, b.tls)
 			diff("allowed_ips", "["+a.ips+"]", "["+b.ips+"]")
-			if a.l7 && b.l7 && a.path == b.path {
+			if a.l7 && b.l7 && pathsCompete(a.path, b.path) {
 				diff("protocol", quoteOrNone(a.protocol), quoteOrNone(b.protocol))
 				diff("enforcement", a.enforce, b.enforce)
 				if a.settings != b.settings {
@@ -155,6 +155,139 @@ func bodyLimit(n int64) int64 {
 		return 65536
 	}
 	return n
+}
+
+// pathsCompete reports whether two endpoint path selectors compete for the
+// same request: they overlap and neither is more specific (OpenShell routes a
+// request to the endpoint whose path has more literal characters).
+func pathsCompete(a, b string) bool {
+	if pathSpecificity(a) != pathSpecificity(b) {
+		return false
+	}
+	if a == "" || b == "" || a == "**" || a == "/**" || b == "**" || b == "/**" || a == b {
+		return true
+	}
+	ta, okA := pathGlobTokens(a)
+	tb, okB := pathGlobTokens(b)
+	if !okA || !okB || len(ta)*len(tb) > 1<<16 {
+		// Malformed globs are reported elsewhere, and absurdly long ones are
+		// not worth a quadratic walk: stay conservative.
+		return true
+	}
+	return globsIntersect(ta, tb)
+}
+
+func pathSpecificity(p string) int {
+	return len(p) - strings.Count(p, "*")
+}
+
+// globToken is one element of a path glob: a literal byte, ? (any one
+// character), a [class], or a star. In OpenShell's path matcher both * and
+// ** cross /.
+type globToken struct {
+	kind  byte // 'l' literal, '?' any, '[' class, '*' star
+	lit   byte
+	class string
+	neg   bool
+}
+
+func pathGlobTokens(p string) ([]globToken, bool) {
+	var out []globToken
+	for i := 0; i < len(p); {
+		switch p[i] {
+		case '?':
+			out = append(out, globToken{kind: '?'})
+			i++
+		case '*':
+			j := i
+			for j < len(p) && p[j] == '*' {
+				j++
+			}
+			if j-i > 2 {
+				return nil, false
+			}
+			if j-i == 2 && !((i == 0 || p[i-1] == '/') && (j == len(p) || p[j] == '/')) {
+				return nil, false
+			}
+			out = append(out, globToken{kind: '*'})
+			i = j
+		case '[':
+			neg := i+1 < len(p) && p[i+1] == '!'
+			start := i + 1
+			if neg {
+				start++
+			}
+			end := strings.IndexByte(p[start:], ']')
+			if end <= 0 {
+				return nil, false
+			}
+			out = append(out, globToken{kind: '[', class: p[start : start+end], neg: neg})
+			i = start + end + 1
+		default:
+			out = append(out, globToken{kind: 'l', lit: p[i]})
+			i++
+		}
+	}
+	return out, true
+}
+
+// globsIntersect reports whether some string matches both token lists: a
+// memoized walk over (i, j) where a star either ends or absorbs one token of
+// the other side.
+func globsIntersect(a, b []globToken) bool {
+	seen := make(map[[2]int]bool)
+	var walk func(i, j int) bool
+	walk = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := seen[key]; ok {
+			return v
+		}
+		seen[key] = false
+		var ok bool
+		switch {
+		case i == len(a) && j == len(b):
+			ok = true
+		case i < len(a) && a[i].kind == '*':
+			ok = walk(i+1, j) || (j < len(b) && walk(i, j+1))
+		case j < len(b) && b[j].kind == '*':
+			ok = walk(i, j+1) || (i < len(a) && walk(i+1, j))
+		case i < len(a) && j < len(b):
+			ok = tokensCompatible(a[i], b[j]) && walk(i+1, j+1)
+		}
+		seen[key] = ok
+		return ok
+	}
+	return walk(0, 0)
+}
+
+func tokensCompatible(x, y globToken) bool {
+	if x.kind == 'l' && y.kind == 'l' {
+		return x.lit == y.lit
+	}
+	if x.kind == '[' && y.kind == 'l' {
+		x, y = y, x
+	}
+	if x.kind == 'l' && y.kind == '[' {
+		return classContains(y, x.lit) != y.neg
+	}
+	return true // ? matches anything; two classes are assumed to share a byte
+}
+
+func classContains(c globToken, b byte) bool {
+	s := c.class
+	for i := 0; i < len(s); i++ {
+		if i+2 < len(s) && s[i+1] == '-' {
+			if s[i] <= b && b <= s[i+2] {
+				return true
+			}
+			i += 2
+			continue
+		}
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
 }
 
 func portsOverlap(a, b []int64) bool {

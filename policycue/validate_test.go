@@ -400,3 +400,31 @@ func TestSerdeScalars(t *testing.T) {
 		}
 	}
 }
+
+func TestPathsCompete(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true},
+		{"/graphql", "/graphql", true},
+		{"", "/graphql", false},       // the more specific path wins
+		{"/api/*", "/api/v1", false},  // different specificity
+		{"/api/*", "/*/v1/", true},    // same specificity, both match /api/v1/
+		{"/api/*", "/web/*", false},   // same specificity, disjoint
+		{"/a/[xy]z", "/a/yz", false},  // specificity 8 vs 5: brackets count
+		{"/a/[xy]", "/a/[!x]", true},  // classes assumed to share a byte
+		{"/a/[xy]b", "/a/zzb", false}, // specificity 8 vs 6
+		{"/a?c", "/abc", true},
+		{"/a?c", "/abd", false},
+		{"/ab/***", "/abc", true}, // malformed: conservative
+	}
+	for _, tc := range tests {
+		if got := pathsCompete(tc.a, tc.b); got != tc.want {
+			t.Errorf("pathsCompete(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := pathsCompete(tc.b, tc.a); got != tc.want {
+			t.Errorf("pathsCompete(%q, %q) = %v, want %v", tc.b, tc.a, got, tc.want)
+		}
+	}
+}
