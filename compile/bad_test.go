@@ -195,3 +195,46 @@ func TestSecondYAMLDocument(t *testing.T) {
 	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read\n...\ntools: Bash\n---\n")}})
 	checkBad(t, err, badCase{"agents/a.md:5:1", "", "more than one YAML document", "'...'", 1})
 }
+
+// TestFieldTypes checks the typed readers through real fields.
+func TestFieldTypes(t *testing.T) {
+	tests := []struct {
+		file, fm, pos, field, msg string
+	}{
+		{"agents/a.md", "name: a\ndescription: 42\ntools: Read", "3:14", "description", `want a string, got a number "42"`},
+		{"agents/a.md", "name: a\ndescription: \"  \"\ntools: Read", "3:14", "description", "must not be empty"},
+		{"agents/a.md", "name: a\ndescription: d\ntools: Read\nbackground: maybe", "5:13", "background", `want true or false, got a string "maybe"`},
+		{"agents/a.md", "name: a\ndescription: d\ntools: Read\ncolor: ~", "5:8", "color", "want a string, got a null"},
+		{"agents/a.md", "name: a\ndescription: d\ntools: 7", "4:8", "tools", "want a comma-separated string or a list of tool rules, got a number"},
+		{"agents/a.md", "name: a\ndescription: d\ntools: [Read, 7]", "4:15", "tools[1]", `want a string, got a number "7"`},
+		{"agents/a.md", "name: a\ndescription: d\ntools: Read\nhooks: [x]", "5:8", "hooks", "want a mapping, got a list"},
+		{"agents/a.md", "name: a\ndescription: d\ntools: Read\nskills: {a: b}", "5:9", "skills", "want a list of strings, got a mapping"},
+		{".opencode/agent/r.md", "description: d\npermission: {\"*\": deny, read: allow}\ntemperature: hot", "4:14", "temperature", `want a number, got a string "hot"`},
+		{".opencode/agent/r.md", "description: d\npermission: {\"*\": deny, read: allow}\ntop_p: 1.5", "4:8", "top_p", "want a number from 0 to 1, got 1.5"},
+		{".opencode/agent/r.md", "description: d\npermission: {\"*\": deny, webfetch: {x: allow}}", "3:35", "permission.webfetch", "webfetch takes one action"},
+		{".opencode/agent/r.md", "description: d\npermission: [read]", "3:13", "permission", "want a mapping, got a list"},
+		{"skills/s/SKILL.md", "name: s\ndescription: d\nmetadata: {a: 1}", "4:15", "metadata.a", `want a string, got a number "1"`},
+		{"skills/s/SKILL.md", "name: s\ndescription: d\nuser-invocable: 1", "4:17", "user-invocable", "want true or false"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.field, func(t *testing.T) {
+			_, err := Load(fstest.MapFS{tc.file: {Data: []byte("---\n" + tc.fm + "\n---\n")}})
+			checkBad(t, err, badCase{tc.file + ":" + tc.pos, tc.field, tc.msg, "", 1})
+		})
+	}
+}
+
+// TestDiagnosticsCap bounds the output of a file with many problems.
+func TestDiagnosticsCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\nname: a\ndescription: d\ntools: Read\n")
+	for i := 0; i < 300; i++ {
+		b.WriteString("unknown" + strings.Repeat("x", i%5) + jsonInt(i) + ": 1\n")
+	}
+	b.WriteString("---\n")
+	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte(b.String())}})
+	var ds Diagnostics
+	if !errors.As(err, &ds) || len(ds) != maxDiagnosticsPerFile+1 || !strings.Contains(ds[len(ds)-1].Message, "too many problems") {
+		t.Fatalf("got %d diagnostics", len(ds))
+	}
+}

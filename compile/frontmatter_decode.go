@@ -129,11 +129,6 @@ func fieldIndex(prefix string, i int) string {
 	return prefix + "[" + strconv.Itoa(i) + "]"
 }
 
-// isNull reports an explicit YAML null (`key:` or `key: ~`).
-func isNull(n *yaml.Node) bool {
-	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
 // got describes a node for "want X, got Y" messages: its kind, and its
 // value when it is a short scalar.
 func got(n *yaml.Node) string {
