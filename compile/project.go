@@ -146,7 +146,8 @@ func LintCheck(lo lint.Options) Check {
 				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
 				Context: lint.Context{
 					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
-					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(), Agents: agents,
+					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
+					Agents: reachable(agents, name),
 				},
 			})
 		}
@@ -174,6 +175,25 @@ func LintCheck(lo lint.Options) Check {
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
 		return ds, nil
 	}
+}
+
+// reachable returns the agents name can start through Agent(), directly or
+// transitively, itself included: what the privilege-lifting rule looks at.
+// Passing only these keeps linting linear in the number of agents.
+func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.AgentInfo {
+	out := map[string]lint.AgentInfo{}
+	queue := []string{name}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		info, ok := agents[n]
+		if _, seen := out[n]; seen || !ok {
+			continue
+		}
+		out[n] = info
+		queue = append(queue, info.Spawns...)
+	}
+	return out
 }
 
 // ExpectationsCheck runs the project's *.policytest.yaml expectations
