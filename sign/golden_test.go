@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -88,5 +90,46 @@ func TestAttestationGolden(t *testing.T) {
 	p, err := ParseProvenance(raw)
 	if err != nil || p.SourceRevision != "0123456789abcdef0123456789abcdef01234567" || p.SourceRepo != "git+https://github.com/acme/agents" {
 		t.Errorf("ParseProvenance: %+v %v", p, err)
+	}
+}
+
+// TestSBOMOwnLayers: on an image built by fullsend (history marks its
+// layers), only those layers are read; AllLayers reads the base too.
+func TestSBOMOwnLayers(t *testing.T) {
+	layerOf := func(path string) v1.Layer {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		_ = tw.WriteHeader(&tar.Header{Name: path, Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+		_, _ = tw.Write([]byte("x"))
+		_ = tw.Close()
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	img, err := mutate.Append(empty.Image,
+		mutate.Addendum{Layer: layerOf("opt/fullsend/from-base"), History: v1.History{CreatedBy: "RUN base"}},
+		mutate.Addendum{Layer: layerOf("opt/fullsend/policies/p.yaml"), History: v1.History{CreatedBy: LayerHistoryPrefix + " /opt/fullsend/policies"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := name.NewRepository("ghcr.io/acme/agents")
+	for _, tc := range []struct {
+		all  bool
+		want string
+	}{{false, "./opt/fullsend/policies/p.yaml"}, {true, "./opt/fullsend/from-base ./opt/fullsend/policies/p.yaml"}} {
+		doc, err := buildSBOM(context.Background(), Subject{Repository: repo, Image: img}, mustRef(t, repo, img), SBOMOptions{AllLayers: tc.all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range doc.Files {
+			got = append(got, f.FileName)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("AllLayers=%v: files %v, want %s", tc.all, got, tc.want)
+		}
 	}
 }

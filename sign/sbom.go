@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"golang.org/x/sync/errgroup"
 )
@@ -43,7 +44,17 @@ type SBOMOptions struct {
 	Created time.Time
 	// Tool names the creator ("fullsend-v1.2.3").
 	Tool string
+	// AllLayers lists files from every layer. By default, when the image
+	// history marks layers as added by `fullsend image build`, only those
+	// layers are read: the base image's files are its own SBOM's business,
+	// and a signing step need not download a gigabyte base to describe
+	// what fullsend added.
+	AllLayers bool
 }
+
+// LayerHistoryPrefix starts the history entry (created_by) of every layer
+// `fullsend image build` adds.
+const LayerHistoryPrefix = "fullsend image build:"
 
 type spdxDocument struct {
 	SPDXVersion       string             `json:"spdxVersion"`
@@ -60,6 +71,7 @@ type spdxDocument struct {
 type spdxCreationInfo struct {
 	Created  string   `json:"created"`
 	Creators []string `json:"creators"`
+	Comment  string   `json:"comment,omitempty"`
 }
 
 type spdxPackage struct {
@@ -106,8 +118,10 @@ type platformImage struct {
 
 // imageContent is what the SBOM records of one platform image.
 type imageContent struct {
-	files   []spdxFile
-	modules map[string][]*buildinfo.BuildInfo // file SPDXID -> build info
+	// ownLayers is true when only fullsend's layers were read.
+	ownLayers bool
+	files     []spdxFile
+	modules   map[string][]*buildinfo.BuildInfo // file SPDXID -> build info
 }
 
 func sbomStatement(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*statement, error) {
@@ -134,7 +148,7 @@ func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions
 	g, gctx := errgroup.WithContext(ctx)
 	for i, pi := range imgs {
 		g.Go(func() error {
-			c, err := scanImage(gctx, pi, prefixes)
+			c, err := scanImage(gctx, pi, prefixes, o.AllLayers)
 			if err != nil {
 				if pi.label != "" {
 					return fmt.Errorf("%s: %w", pi.label, err)
@@ -184,6 +198,16 @@ func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions
 			}},
 		}},
 		Relationships: []spdxRelationship{{Element: "SPDXRef-DOCUMENT", Type: "DESCRIBES", Related: "SPDXRef-Image"}},
+	}
+	own := len(contents) > 0
+	for _, c := range contents {
+		own = own && c.ownLayers
+	}
+	scope := "files under " + strings.Join(prefixes, ", ")
+	if own {
+		doc.CreationInfo.Comment = scope + " in the layers added by fullsend image build; the base image is described by its own SBOM"
+	} else {
+		doc.CreationInfo.Comment = scope + " in the image filesystem (all layers)"
 	}
 	modIDs := map[string]string{} // path@version -> SPDXID
 	for _, c := range contents {
@@ -276,9 +300,19 @@ func platformImages(subj Subject) ([]platformImage, error) {
 
 // scanImage lists the regular files under prefixes in the flattened image
 // filesystem, with SHA1 and SHA256, and reads Go build info from executables.
-func scanImage(ctx context.Context, pi platformImage, prefixes []string) (imageContent, error) {
+func scanImage(ctx context.Context, pi platformImage, prefixes []string, allLayers bool) (imageContent, error) {
 	c := imageContent{modules: map[string][]*buildinfo.BuildInfo{}}
-	rc := mutate.Extract(pi.img)
+	src := pi.img
+	if !allLayers {
+		own, err := ownLayers(pi.img)
+		if err != nil {
+			return c, err
+		}
+		if own != nil {
+			src, c.ownLayers = own, true
+		}
+	}
+	rc := mutate.Extract(src)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	for {
@@ -326,6 +360,39 @@ func scanImage(ctx context.Context, pi platformImage, prefixes []string) (imageC
 	}
 	sort.Slice(c.files, func(i, j int) bool { return c.files[i].FileName < c.files[j].FileName })
 	return c, nil
+}
+
+// ownLayers returns an image of only the layers whose history says
+// `fullsend image build` added them, or nil when there are none or the
+// history does not map onto the layers.
+func ownLayers(img v1.Image) (v1.Image, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("reading image config: %w", err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, fmt.Errorf("reading image layers: %w", err)
+	}
+	var hist []v1.History
+	for _, h := range cf.History {
+		if !h.EmptyLayer {
+			hist = append(hist, h)
+		}
+	}
+	if len(hist) != len(layers) {
+		return nil, nil
+	}
+	var own []v1.Layer
+	for i, h := range hist {
+		if strings.HasPrefix(h.CreatedBy, LayerHistoryPrefix) {
+			own = append(own, layers[i])
+		}
+	}
+	if len(own) == 0 {
+		return nil, nil
+	}
+	return mutate.AppendLayers(empty.Image, own...)
 }
 
 func hasAnyPrefix(p string, prefixes []string) bool {

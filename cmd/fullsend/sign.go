@@ -38,6 +38,7 @@ type signFlags struct {
 	revision          string
 	sbom, provenance  bool
 	sbomPaths         []string
+	sbomAllLayers     bool
 	builderID         string
 }
 
@@ -54,6 +55,7 @@ func addSignFlags(fl *pflag.FlagSet, f *signFlags) {
 	fl.StringVar(&f.revision, "git-revision", "", "git revision to sign as a claim (default: the image's revision annotation, else GITHUB_SHA / CI_COMMIT_SHA)")
 	fl.BoolVar(&f.sbom, "sbom", true, "attach an SPDX SBOM attestation (files under --sbom-path, Go modules of the binaries)")
 	fl.StringSliceVar(&f.sbomPaths, "sbom-path", nil, "image path prefixes the SBOM lists (default: opt/fullsend/, usr/local/bin/fullsend, usr/bin/fullsend)")
+	fl.BoolVar(&f.sbomAllLayers, "sbom-all-layers", false, "list files from every layer, not only the layers fullsend image build added (reads the whole base image)")
 	fl.BoolVar(&f.provenance, "provenance", true, "attach a SLSA provenance v1 attestation")
 	fl.StringVar(&f.builderID, "builder-id", "", "SLSA builder id (default: the CI workflow / runner; required outside CI with --provenance)")
 }
@@ -150,7 +152,7 @@ func (f *signFlags) options(annotations map[string]string, params map[string]any
 		Extra:           extra,
 	}}
 	if f.sbom {
-		o.SBOM = &sign.SBOMOptions{Paths: f.sbomPaths, Tool: "fullsend-" + version.String()}
+		o.SBOM = &sign.SBOMOptions{Paths: f.sbomPaths, Tool: "fullsend-" + version.String(), AllLayers: f.sbomAllLayers}
 	}
 	if f.provenance {
 		builder := f.builderID
