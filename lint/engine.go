@@ -113,6 +113,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{byRef: map[string]*RuleInfo{}}
 	exceptions := map[string]bool{}
+	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
 		mod := compiler.Modules[name]
 		ns := strings.TrimPrefix(mod.Package.Path.String(), "data.")
@@ -122,14 +123,13 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 				exceptions[ns] = true
 				continue
 			}
-			if !ruleName.MatchString(head) {
+			// A rule may have several bodies (or files): the first one found
+			// in module order carries its metadata.
+			if !ruleName.MatchString(head) || seen[ns+"."+head] {
 				continue
 			}
-			ref := ns + "." + head
-			if e.byRef[ref] != nil {
-				continue
-			}
-			info := RuleInfo{Namespace: ns, Name: head, ID: ref, Severity: prefixSeverity(head),
+			seen[ns+"."+head] = true
+			info := RuleInfo{Namespace: ns, Name: head, ID: ns + "." + head, Severity: prefixSeverity(head),
 				File: strings.SplitN(name, ":", 2)[1], Line: r.Location.Row}
 			for _, a := range compiler.GetAnnotationSet().GetRuleScope(r) {
 				info.Title, info.Description = a.Title, strings.TrimSpace(a.Description)
@@ -138,10 +138,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 				}
 			}
 			e.rules = append(e.rules, info)
-			e.byRef[ref] = &e.rules[len(e.rules)-1]
 		}
 	}
-	// byRef points into e.rules; rebuild after appends moved the backing array.
 	for i := range e.rules {
 		e.byRef[e.rules[i].Namespace+"."+e.rules[i].Name] = &e.rules[i]
 	}
