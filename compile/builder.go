@@ -201,6 +201,10 @@ func (b *builder) bash(r ToolRule, reason string) {
 		return
 	}
 	for _, c := range r.Commands {
+		if c.Wrapper {
+			b.warnf(r.Pos, "tools", "narrow the arguments, or rely on the sandbox: its filesystem and network policy bound what any command can do",
+				"%s: %s can run other programs, so this rule allows any command", r.Raw, c.Command)
+		}
 		bin, ok := b.cat.Binaries[c.Command]
 		if !ok {
 			b.warnf(r.Pos, "tools", "add the command to the binary registry with --catalog",

@@ -3,6 +3,7 @@ package compile
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -221,5 +222,55 @@ func TestCompileDeterministic(t *testing.T) {
 				t.Fatalf("run %d: %s differs", i, name)
 			}
 		}
+	}
+}
+
+// TestPolicyFragment merges an experiment-0005-style OpenShell policy
+// fragment named in sandbox:, resolved next to the agent or from the root.
+func TestPolicyFragment(t *testing.T) {
+	frag := []byte(`version: 1
+network_policies:
+  forge:
+    name: forge
+    endpoints:
+      - host: host.docker.internal
+        port: 8081
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: "/repos/{{OWNER}}/{{REPO_NAME}}/issues/**"}
+        allowed_ips: ["{{HOST_IP}}"]
+    binaries:
+      - path: /usr/bin/curl
+`)
+	for _, tt := range []struct{ name, file, ref string }{
+		{"root relative", "policies/triage.yaml", "policies/triage.yaml"},
+		{"file relative", "agents/frag.yaml", "frag.yaml"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{PolicyFile: tt.ref, PolicyFilePos: pos(6)})
+			fsys := fstest.MapFS{tt.file: {Data: frag}}
+			proj := project(a)
+			proj.Files[tt.file] = strings.Repeat("1", 64)
+			out, err := Compile(context.Background(), proj, fsys, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := out.Agents["a"]
+			np, ok := c.Policy.NetworkPolicies["host_docker_internal_8081"]
+			if !ok {
+				t.Fatalf("fragment not merged: %v", c.Policy.PolicyKeys())
+			}
+			if got := np.Endpoints[0].From[0].File; got != tt.file {
+				t.Errorf("provenance file = %q, want %q", got, tt.file)
+			}
+			if !slices.Contains(out.Manifest.Agents["a"].Sources, SourceFile{Path: tt.file, SHA256: strings.Repeat("1", 64)}) {
+				t.Errorf("fragment missing from manifest sources: %+v", out.Manifest.Agents["a"].Sources)
+			}
+		})
+	}
+	a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{PolicyFile: "../outside.yaml", PolicyFilePos: pos(6)})
+	if _, err := Compile(context.Background(), project(a), fstest.MapFS{}, Options{}); err == nil || !strings.Contains(err.Error(), "leaves the project") {
+		t.Fatalf("fragment outside the project: err = %v", err)
 	}
 }

@@ -98,7 +98,7 @@ func claudeAllowedTools(flags []string, c *Compiled) []string {
 			own = append(own, r.Raw)
 		}
 	}
-	if c.Tier == policycue.TierReadOnly || len(own) == 0 {
+	if len(own) == 0 {
 		return flags
 	}
 	for i := 0; i+1 < len(flags); i++ {

@@ -18,14 +18,26 @@ type fragmentLoader func(name string) ([]byte, error)
 // contributions. Its static sections are ignored with a warning: they are the
 // compiler's to emit.
 func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoader) {
-	name := path.Join(baseDir, rel)
-	if !strings.HasPrefix(rel, "/") && (name == ".." || strings.HasPrefix(name, "../")) {
-		b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
-		return
+	// A fragment path is relative to the file that names it; experiment 0005
+	// wrote them relative to the project root, which is tried second.
+	var (
+		name string
+		data []byte
+		err  error
+	)
+	for _, cand := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
+		if strings.HasPrefix(rel, "/") || cand == ".." || strings.HasPrefix(cand, "../") {
+			b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
+			return
+		}
+		name = cand
+		if data, err = load(name); err == nil {
+			break
+		}
 	}
-	data, err := load(name)
 	if err != nil {
-		b.errorf(at, "sandbox", "the path is relative to the file that names it", "policy fragment %s: %v", name, err)
+		b.errorf(at, "sandbox", "the path is relative to the file that names it, or to the project root",
+			"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
 		return
 	}
 	p, err := policycue.Unmarshal(data)
