@@ -147,7 +147,27 @@ func TestRunFailures(t *testing.T) {
 					t.Errorf("%d create attempts, want %d", n, createAttempts)
 				}
 			}},
-		{name: "create fails once then succeeds", fail: "create-once", want: 0, created: true},
+		{name: "create fails once then succeeds", fail: "create-once", want: 0, created: true,
+			check: func(t *testing.T, h *harness, _ Result) {
+				if n := h.count("openshell sandbox delete"); n != 2 {
+					t.Errorf("%d deletes, want the failed attempt's and the final one", n)
+				}
+			}},
+		{name: "name taken by another run", fail: "name-taken-once", want: 0, created: true,
+			check: func(t *testing.T, h *harness, res Result) {
+				var names []string
+				for _, c := range h.calls() {
+					if len(c.Argv) > 4 && c.Argv[1] == "sandbox" && c.Argv[2] == "create" {
+						names = append(names, c.Argv[4])
+					}
+				}
+				if len(names) != 2 || names[0] == names[1] || names[1] != res.Sandbox {
+					t.Errorf("create names %v, want a fresh name after the clash", names)
+				}
+				if n := h.count("openshell sandbox delete " + names[0]); n != 0 {
+					t.Error("deleted a sandbox that belongs to another run")
+				}
+			}},
 		{name: "never ready", fail: "never-ready", want: ExitSandbox, wantErr: ErrSandbox, created: true,
 			setup: func(h *harness) { h.opts.ReadyTimeout = 50 * time.Millisecond }},
 		{name: "phase error", fail: "phase-error", want: ExitSandbox, wantErr: ErrSandbox, created: true},

@@ -47,24 +47,26 @@ func ValidSandboxName(name string) bool {
 	return len(name) <= 19 && dnsLabel.MatchString(name) && !strings.Contains(name, "--")
 }
 
-// create creates the sandbox with the resolved policy and waits for Ready,
-// retrying creation (after deleting the failed attempt).
+// create creates the sandbox with the resolved policy and waits for Ready.
+// A failed attempt is deleted and the next one uses a fresh name; a name
+// that already exists belongs to someone else and is never deleted.
 func (x *run) create(ctx context.Context) error {
-	name := SandboxName(x.agent.Name)
-	x.res.Sandbox = name
-	spec := createSpec{name: name, policy: x.policyFile, from: x.r.opts.SandboxImage,
-		cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
+	spec := createSpec{policy: x.policyFile, from: x.r.opts.SandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
 	for _, p := range x.r.opts.Providers {
 		spec.providers = append(spec.providers, p.Name)
 	}
 	var last error
 	for attempt := 1; attempt <= createAttempts; attempt++ {
+		spec.name = SandboxName(x.agent.Name)
+		x.res.Sandbox = spec.name
 		x.created = true // a failed create may still leave a sandbox behind
 		last = x.d.Create(ctx, spec)
-		if last == nil {
-			last = x.waitReady(ctx, name)
-			if last == nil {
-				x.logf("sandbox %s is Ready", name)
+		var ce *CallError
+		if errors.As(last, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists") {
+			x.created = false
+		} else if last == nil {
+			if last = x.waitReady(ctx, spec.name); last == nil {
+				x.logf("sandbox %s is Ready", spec.name)
 				return nil
 			}
 		}
@@ -74,15 +76,18 @@ func (x *run) create(ctx context.Context) error {
 		if errors.Is(last, errSandboxError) || attempt == createAttempts {
 			break
 		}
-		x.logf("create attempt %d/%d failed: %v; deleting and retrying", attempt, createAttempts, last)
-		if err := x.deleteSandbox(ctx); err != nil {
-			return fmt.Errorf("%w: sandbox %s: %w (after: %w)", ErrSandbox, name, err, last)
+		x.logf("create attempt %d/%d failed: %v; retrying with a new name", attempt, createAttempts, last)
+		if x.created {
+			if err := x.deleteSandbox(ctx); err != nil {
+				return fmt.Errorf("%w: sandbox %s: %w (after: %w)", ErrSandbox, spec.name, err, last)
+			}
+			x.created = false
 		}
 		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("%w: sandbox %s: %w", ErrSandbox, name, last)
+	return fmt.Errorf("%w: sandbox %s: %w", ErrSandbox, x.res.Sandbox, last)
 }
 
 var errSandboxError = errors.New("sandbox phase is Error")

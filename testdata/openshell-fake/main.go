@@ -20,7 +20,7 @@
 //	OPENSHELL_FAKE_GATEWAY  "up": report a healthy gateway without one running
 //	OPENSHELL_FAKE_READY_POLLS  `sandbox get` calls before Ready (default 1)
 //	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
-//	    create-once, never-ready, phase-error, policy-differs, policy-failed,
+//	    create-once, name-taken-once, never-ready, phase-error, policy-differs, policy-failed,
 //	    policy-pending, load-pending, load-failed, exec-exit=N,
 //	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete
 //

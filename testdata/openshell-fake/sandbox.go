@@ -85,6 +85,9 @@ func (f *fake) create(args []string) int {
 	if _, err := os.Stat(f.path(name)); err == nil {
 		return fail(1, "sandbox %q already exists", name)
 	}
+	if _, ok := f.fails["name-taken-once"]; ok && f.counter("name-taken") == 1 {
+		return fail(1, "status: AlreadyExists, message: \"sandbox %s already exists\" (openshell-fake: taken by another run)", name)
+	}
 	var pol []byte
 	if file := fl.value("--policy"); file != "" {
 		_, data, code := readPolicy(file)
