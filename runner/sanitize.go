@@ -10,8 +10,8 @@ import (
 // Sanitize makes files downloaded from a sandbox safe to hand to later CI
 // steps: it removes every symbolic link (a link can point anywhere on the
 // runner, and the agent chose it) and every .git/hooks directory (hooks run
-// on the next git command outside the sandbox). It returns what it removed,
-// relative to root.
+// on the next git command outside the sandbox), and clears setuid, setgid,
+// sticky and world-write bits. It returns what it removed, relative to root.
 func Sanitize(root string) ([]string, error) {
 	var removed []string
 	info, err := os.Lstat(root)
@@ -47,6 +47,18 @@ func Sanitize(root string) ([]string, error) {
 				return err
 			}
 			removed = append(removed, rel)
+		default:
+			// No setuid, setgid or sticky bits, no world-writable files.
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			mode := info.Mode()
+			if mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || mode.Perm()&0o002 != 0 {
+				if err := os.Chmod(p, mode.Perm()&^0o002); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})

@@ -88,6 +88,8 @@ func TestSanitize(t *testing.T) {
 	must(os.Symlink("/etc/shadow", filepath.Join(dir, "repo", "abs")))
 	must(os.Symlink("file", filepath.Join(dir, "repo", "rel")))
 	must(os.Symlink("..", filepath.Join(dir, "repo", "up")))
+	must(os.WriteFile(filepath.Join(dir, "repo", "suid"), []byte("x"), 0o755))
+	must(os.Chmod(filepath.Join(dir, "repo", "suid"), 0o4777|os.ModeSetuid))
 	removed, err := Sanitize(dir)
 	must(err)
 	if len(removed) != 4 {
@@ -95,6 +97,9 @@ func TestSanitize(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "repo", "file")); err != nil || string(b) != "ok" {
 		t.Error("regular file lost")
+	}
+	if info, err := os.Stat(filepath.Join(dir, "repo", "suid")); err != nil || info.Mode()&os.ModeSetuid != 0 || info.Mode().Perm() != 0o775 {
+		t.Errorf("setuid/world-write bits survived: %v %v", info.Mode(), err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "repo", ".git")); err != nil {
 		t.Error(".git itself must stay")

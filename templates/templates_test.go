@@ -153,9 +153,14 @@ func TestGitHubTemplates(t *testing.T) {
 				if !strings.Contains(asString(asMap(vj["outputs"])["ref"]), "steps.verify.outputs.ref") {
 					t.Errorf("job %s: ref output does not come from the verify step", verifyJob)
 				}
-				verified := false
+				verified, pinned := false, false
 				for _, s := range asList(vj["steps"]) {
-					verified = verified || strings.Contains(asString(asMap(s)["run"]), "fullsend\" verify")
+					script := asString(asMap(s)["run"])
+					verified = verified || strings.Contains(script, "fullsend\" verify")
+					pinned = pinned || strings.Contains(script, "go install") && strings.Contains(script, `'^v[0-9]+\.[0-9]+\.[0-9]+$'`)
+				}
+				if !pinned {
+					t.Errorf("job %s installs fullsend without requiring a release tag", verifyJob)
 				}
 				if !verified {
 					t.Errorf("job %s does not run fullsend verify", verifyJob)
@@ -219,7 +224,8 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Error("verify job writes no dotenv report")
 	}
 	vscript := strings.Join(toStrings(asList(verify["script"])), "\n")
-	if !strings.Contains(vscript, "fullsend\" verify") || !strings.Contains(vscript, "*@sha256:*") {
+	if !strings.Contains(vscript, "fullsend\" verify") || !strings.Contains(vscript, "*@sha256:*") ||
+		!strings.Contains(vscript, `'^v[0-9]+\.[0-9]+\.[0-9]+$'`) {
 		t.Error("verify job must run fullsend verify in a digest-pinned image (checked)")
 	}
 	img := asMap(run["image"])
