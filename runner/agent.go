@@ -71,6 +71,10 @@ func (x *run) bootstrap(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: workspace: %v", ErrSandbox, err)
 		}
+		switch filepath.Base(abs) {
+		case ".claude", ".config", ".fullsend", "/":
+			return fmt.Errorf("%w: workspace %s would land on the runner's own /sandbox/%s", ErrPolicy, abs, filepath.Base(abs))
+		}
 		if err := x.upload(ctx, abs, sandboxHome+"/"); err != nil {
 			return err
 		}
