@@ -33,6 +33,7 @@ func newImageCmd() *cobra.Command {
 }
 
 type imageBuildFlags struct {
+	compile              bool
 	base, baseName       string
 	platforms            []string
 	dir, source          string
@@ -87,6 +88,7 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&f.baseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
 	fl.StringSliceVar(&f.platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
 	fl.StringVar(&f.dir, "dir", ".", "project directory holding agents/, skills/, templates/ and a compiled policies/")
+	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
 	fl.StringVar(&f.source, "source", "", "fullsend module root to compile the binary from (default: found from the current directory)")
 	fl.StringArrayVar(&f.binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
 	fl.StringVar(&f.version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
@@ -159,11 +161,14 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		}
 	}
 
-	// LEAD: compile if stale. Before building, the lead wires the policy
-	// compiler here: when policies/manifest.json is missing or its sources
-	// changed, run the compile step for opts.Project and continue. Until
-	// then image.Build refuses missing or stale policies with
-	// image.ErrStalePolicies and a hint to run `fullsend policy compile`.
+	// Step 0: the policies. --dir is compiled when policies/ is missing or
+	// stale (deterministic, so a current policies/ is left byte-for-byte
+	// alone); with --compile=false image.Build refuses stale policies.
+	if f.compile {
+		if err := compileIfStale(ctx, f.dir, stderr); err != nil {
+			return err
+		}
+	}
 
 	// Step 1: build. Nothing is written anywhere yet.
 	res, err := image.Build(ctx, opts)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -150,6 +152,30 @@ func printCheck(w io.Writer, output, outDir string, diffs []compile.FileDiff) er
 			fmt.Fprint(w, d.Diff)
 		}
 	}
+	return nil
+}
+
+// compileIfStale compiles the project in dir into dir/policies when that
+// output is missing or differs from a fresh compile, keeping the OpenShell
+// version the existing manifest targets.
+func compileIfStale(ctx context.Context, dir string, log io.Writer) error {
+	out := filepath.Join(dir, "policies")
+	var po compile.ProjectOptions
+	if m, _, err := compile.ReadManifest(os.DirFS(out)); err == nil {
+		po.OpenShellVersion = m.OpenShellVersion
+	}
+	res, err := compile.CompileDir(ctx, dir, po)
+	if err != nil {
+		return err
+	}
+	diffs, err := compile.Diff(out, res)
+	if err != nil || len(diffs) == 0 {
+		return err
+	}
+	if err := compile.Write(out, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "compiled %d agents into %s (%d files were missing or stale)\n", len(res.Agents), out, len(diffs))
 	return nil
 }
 

@@ -132,3 +132,32 @@ func TestPolicyExplainCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestImageBuildCompilesStalePolicies: image build compiles a project whose
+// policies/ is missing, and with --compile=false refuses to build it.
+func TestImageBuildCompilesStalePolicies(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "testdata", "production"))
+	if err := os.RemoveAll(filepath.Join(dir, "policies")); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "fullsend")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"image", "build", "--base", "scratch", "--platform", "linux/amd64", "--binary", "linux/amd64=" + bin,
+		"--dir", dir, "--version", "v0.0.0", "--revision", "0123456789abcdef0123456789abcdef01234567", "--no-cache",
+		"--oci-layout", filepath.Join(t.TempDir(), "layout")}
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	if out, err := execCLI(t, append(args, "--compile=false")...); err == nil {
+		t.Fatalf("--compile=false built a project without policies:\n%s", out)
+	}
+	if out, err := execCLI(t, args...); err != nil {
+		t.Fatalf("image build: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "policies", "manifest.json")); err != nil {
+		t.Fatalf("policies were not compiled: %v", err)
+	}
+	if out, err := execCLI(t, "policy", "compile", "--check", dir); err != nil {
+		t.Fatalf("compiled policies are not current: %v\n%s", err, out)
+	}
+}
