@@ -116,7 +116,7 @@ func TestGitHubTemplates(t *testing.T) {
 			if strings.Contains(uncommented(data), "docker.sock") {
 				t.Error("template mounts docker.sock")
 			}
-			if name != "fullsend.yml" {
+			if name != "workflows/fullsend.yml" {
 				return
 			}
 			if p := asMap(doc["permissions"]); p == nil || len(p) != 0 {
@@ -329,7 +329,7 @@ func TestActionlint(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(wf), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(wf, readAll(t, "github", "fullsend.yml"), 0o644); err != nil {
+	if err := os.WriteFile(wf, readAll(t, "github", "workflows/fullsend.yml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-no-color", wf)

@@ -27,7 +27,7 @@ func newTemplatesWriteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "write github|gitlab",
 		Short: "Write one CI system's templates to a directory",
-		Example: `  fullsend templates write github --out .github   # .github/fullsend.yml, .github/action/action.yml
+		Example: `  fullsend templates write github --out .github   # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
   fullsend templates write gitlab --out ci        # ci/fullsend.gitlab-ci.yml`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: templates.Kinds,
