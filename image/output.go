@@ -35,6 +35,11 @@ type PushOptions struct {
 	// AllowLatest permits a tag named "latest".
 	AllowLatest bool
 	Remote      RemoteConfig
+	// BeforeTag runs after every repository holds the image by digest and
+	// before any tag is written: signatures and attestations are pushed
+	// there, so no tag ever points at an unsigned image. An error stops
+	// the push before tagging.
+	BeforeTag func(ctx context.Context, refs []name.Digest) error
 }
 
 // Push uploads the result to every repository named by the tags, by digest
@@ -88,6 +93,11 @@ func Push(ctx context.Context, r *Result, o PushOptions) ([]name.Digest, error) 
 			return nil, fmt.Errorf("pushing %s: %w", ref, err)
 		}
 		refs = append(refs, ref)
+	}
+	if o.BeforeTag != nil {
+		if err := o.BeforeTag(ctx, refs); err != nil {
+			return refs, fmt.Errorf("before tagging (the image is pushed by digest, no tag was written): %w", err)
+		}
 	}
 	// Phase 2: tags, each a manifest PUT of bytes the registry already has.
 	for _, t := range all {

@@ -286,6 +286,33 @@ func TestPush(t *testing.T) {
 		}
 	})
 
+	t.Run("BeforeTag runs between the digest push and the tags", func(t *testing.T) {
+		host, _ := testRegistry(t)
+		tag := mustTag(t, host+"/acme/agents:v1.2.3")
+		hookErr := errors.New("signing failed")
+		var seen []name.Digest
+		_, err := Push(ctx, res, PushOptions{Tags: []name.Tag{tag}, Remote: fastRemote(),
+			BeforeTag: func(ctx context.Context, refs []name.Digest) error {
+				seen = refs
+				// The image must already be there by digest for a signer.
+				if _, err := remote.Head(refs[0], ropts(t)...); err != nil {
+					t.Errorf("image not pushed before BeforeTag: %v", err)
+				}
+				return hookErr
+			}})
+		if !errors.Is(err, hookErr) {
+			t.Fatalf("Push err = %v, want the hook's error", err)
+		}
+		if len(seen) != 1 || seen[0].DigestStr() != res.Digest.String() {
+			t.Fatalf("hook refs = %v", seen)
+		}
+		_, err = remote.Head(tag, ropts(t)...)
+		var terr *transport.Error
+		if !errors.As(err, &terr) || terr.StatusCode != http.StatusNotFound {
+			t.Fatalf("tag exists after a failed BeforeTag: %v", err)
+		}
+	})
+
 	t.Run("failed push writes no tag", func(t *testing.T) {
 		host, f := testRegistry(t)
 		f.add(&fault{method: http.MethodPut, pathContains: "/manifests/", status: http.StatusInternalServerError, remaining: -1})

@@ -236,6 +236,13 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		if f.shaTag {
 			po.ImmutableTags = shaTags(tags, image.ShaTag(opts.Revision, res.Digest))
 		}
+		if signing != nil {
+			// Signatures go up after the image and before any tag, so a
+			// tag never names an unsigned image.
+			po.BeforeTag = func(ctx context.Context, _ []name.Digest) error {
+				return signing.push(ctx, image.RemoteOptions(ctx, po.Remote)...)
+			}
+		}
 		refs, err := image.Push(ctx, res, po)
 		for _, r := range refs {
 			report.Refs = append(report.Refs, r.String())
@@ -245,11 +252,6 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		}
 		for _, t := range append(po.Tags, po.ImmutableTags...) {
 			report.Tags = append(report.Tags, t.String())
-		}
-		if signing != nil {
-			if err := signing.push(ctx, image.RemoteOptions(ctx, po.Remote)...); err != nil {
-				return err
-			}
 		}
 	}
 	if signing != nil {
