@@ -25,8 +25,41 @@ secret_patterns := {
 # selects the few strings worth classifying.
 secret_any := concat("|", [p | some p in secret_patterns])
 
-# suspicious holds the strings any rule of this package looks at.
-suspicious := lib.strings_matching(concat("|", [secret_any, shell_var, placeholder_re]))
+# doc_text is the whole document as JSON: one regex over it tells whether
+# any string can match, so clean policies skip the walk. Every pattern
+# matches runs of characters JSON does not escape, so this never hides a match.
+doc_text := json.marshal(input)
+
+secret_or_shell := concat("|", [secret_any, shell_var])
+
+default suspicious := set()
+
+# Literal fragments every secret_patterns/shell_var match contains: a few
+# substring checks spare the regexes on clean documents.
+hints := ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "ASIA", "AIza", "sk-", "-----BEGIN", "eyJ", "${"]
+
+hinted if {
+	some h in hints
+	contains(doc_text, h)
+}
+
+# suspicious holds the strings that may hold a secret or a shell variable.
+suspicious := lib.strings_matching(secret_or_shell) if {
+	hinted
+	regex.match(secret_or_shell, doc_text)
+}
+
+# Placeholders only matter with a context that says which are allowed.
+placeholder_context if lib.context.runtime == true
+
+placeholder_context if is_array(lib.context.placeholders)
+
+default with_placeholders := set()
+
+with_placeholders := lib.strings_matching(placeholder_re) if {
+	placeholder_context
+	contains(doc_text, "{{")
+}
 
 # METADATA
 # title: Literal secret
@@ -73,7 +106,7 @@ deny_shell_variable contains f if {
 placeholder_re := `\{\{\s*([A-Za-z0-9_]*)\s*\}\}`
 
 placeholders contains [path, name] if {
-	some [path, v] in suspicious
+	some [path, v] in with_placeholders
 	some m in regex.find_all_string_submatch_n(placeholder_re, v, -1)
 	name := m[1]
 }
