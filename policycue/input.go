@@ -121,7 +121,7 @@ func (v *InputValidator) Validate(kind InputKind, file string, data []byte) erro
 	if err := doc.Err(); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInputSchema, file, err)
 	}
-	if err := def.Unify(doc).Validate(cue.Concrete(true), cue.Final()); err != nil {
+	if err := doc.Unify(def).Validate(cue.Concrete(true), cue.Final()); err != nil {
 		return fmt.Errorf("%w: %s as %s:\n%s", ErrInputSchema, file, kind.Definition(), cueerrors.Details(err, nil))
 	}
 	return nil

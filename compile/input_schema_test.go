@@ -1,0 +1,464 @@
+package compile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// These tests cross-check the CUE input schemas (policycue/schema/input)
+// against this package's frontmatter parser, which stays the authority:
+// the examples validate against both, the key lists and enums are the same
+// sets, and invalid frontmatter is rejected by both, for the same field.
+
+// inputSchema is the compiled input package; tests share it read-only
+// (a cue.Context is not safe for concurrent use, and these tests do not
+// run in parallel).
+var inputSchema = sync.OnceValues(func() (cue.Value, error) {
+	return policycue.InputSchema(cuecontext.New())
+})
+
+func schemaDef(t *testing.T, def string) cue.Value {
+	t.Helper()
+	pkg, err := inputSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := pkg.LookupPath(cue.ParsePath(def))
+	if !v.Exists() {
+		t.Fatalf("input schema has no %s", def)
+	}
+	return v
+}
+
+// inputKind is the schema definition the Go parser would use for a file,
+// decided as Load decides it.
+func inputKind(c candidate, doc *document) policycue.InputKind {
+	switch {
+	case c.kind == kindSkill:
+		return policycue.InputSkill
+	case agentFormat(c.format, doc) == FormatOpenCode:
+		return policycue.InputOpenCodeAgent
+	}
+	return policycue.InputClaudeAgent
+}
+
+// cueCheck validates the frontmatter of one Markdown file with the CUE
+// schema, choosing the definition as Load would.
+func cueCheck(t *testing.T, c candidate, data []byte) error {
+	t.Helper()
+	fm, _, err := splitFrontmatter(data)
+	if err != nil {
+		return err
+	}
+	doc := parseDocument(newDecoder(c.path), data)
+	if doc.root == nil {
+		return errors.New("frontmatter does not parse")
+	}
+	return policycue.ValidateInput(inputKind(c, doc), c.path, []byte(fm))
+}
+
+// TestInputSchemaAcceptsExamples: every definition the examples and the
+// compile fixtures hold loads in Go and validates against its CUE
+// definition.
+func TestInputSchemaAcceptsExamples(t *testing.T) {
+	dirs := []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project"}
+	seen := map[policycue.InputKind]int{}
+	for _, dir := range dirs {
+		fsys := os.DirFS(dir)
+		if _, err := Load(fsys); err != nil {
+			t.Fatalf("%s: Go parser rejects the example: %v", dir, err)
+		}
+		cands, _, _ := discover(fsys)
+		if len(cands) == 0 {
+			t.Fatalf("%s: no definitions found", dir)
+		}
+		for _, c := range cands {
+			t.Run(path.Join(path.Base(dir), c.path), func(t *testing.T) {
+				data, err := fs.ReadFile(fsys, c.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cueCheck(t, c, data); err != nil {
+					t.Errorf("CUE rejects what Go accepts: %v", err)
+				}
+				seen[inputKind(c, parseDocument(newDecoder(c.path), data))]++
+			})
+		}
+	}
+	for _, k := range []policycue.InputKind{policycue.InputClaudeAgent, policycue.InputOpenCodeAgent, policycue.InputSkill} {
+		if seen[k] == 0 {
+			t.Errorf("no example exercises %s", k.Definition())
+		}
+	}
+}
+
+// cueFields lists the regular (optional and required) fields of a
+// definition.
+func cueFields(t *testing.T, def string) []string {
+	t.Helper()
+	it, err := schemaDef(t, def).Fields(cue.Optional(true))
+	if err != nil {
+		t.Fatalf("%s: %v", def, err)
+	}
+	var out []string
+	for it.Next() {
+		out = append(out, it.Selector().Unquoted())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cueEnum lists the string values of a disjunction of literals (following
+// references such as #Effort).
+func cueEnum(t *testing.T, v cue.Value) []string {
+	t.Helper()
+	if v.IsConcrete() {
+		s, err := v.String()
+		if err != nil {
+			t.Fatalf("%v is not a string enum", v)
+		}
+		return []string{s}
+	}
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		if d := cue.Dereference(v); d != v {
+			return cueEnum(t, d)
+		}
+		t.Fatalf("%v is not a disjunction of strings (op %v)", v, op)
+	}
+	var out []string
+	for _, a := range args {
+		out = append(out, cueEnum(t, a)...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cueList reads a definition holding a list of strings.
+func cueList(t *testing.T, def string) []string {
+	t.Helper()
+	var out []string
+	if err := schemaDef(t, def).Decode(&out); err != nil {
+		t.Fatalf("%s: %v", def, err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func cueField(t *testing.T, def, name string) cue.Value {
+	t.Helper()
+	v := schemaDef(t, def).LookupPath(cue.MakePath(cue.Str(name).Optional()))
+	if !v.Exists() {
+		v = schemaDef(t, def).LookupPath(cue.MakePath(cue.Str(name).Required()))
+	}
+	if !v.Exists() {
+		t.Fatalf("%s has no field %s", def, name)
+	}
+	return v
+}
+
+// TestInputSchemaKeySets: the CUE field names and enums are exactly the
+// Go parser's lists.
+func TestInputSchemaKeySets(t *testing.T) {
+	keys := []struct {
+		def string
+		go_ []string
+	}{
+		{"#ClaudeAgent", claudeAgentKeys},
+		{"#OpenCodeAgent", openCodeAgentKeys},
+		{"#Skill", skillKeys},
+		{"#SandboxBlock", sandboxKeys},
+		{"#Endpoint", endpointKeys},
+		{"#RuleMap", ruleKeys},
+		{"#Filesystem", filesystemKeys},
+	}
+	for _, tc := range keys {
+		t.Run("keys "+tc.def, func(t *testing.T) {
+			if got, want := strings.Join(cueFields(t, tc.def), " "), strings.Join(sortedCopy(tc.go_), " "); got != want {
+				t.Errorf("CUE fields:\n  %s\nGo known keys:\n  %s", got, want)
+			}
+		})
+	}
+
+	var singlePerms, patternPerms []string
+	for k := range openCodeTools {
+		if openCodePatternPerms[k] {
+			patternPerms = append(patternPerms, k)
+		} else {
+			singlePerms = append(singlePerms, k)
+		}
+	}
+	patternPerms = append(patternPerms, "*")
+	enums := []struct {
+		name string
+		cue  func(t *testing.T) []string
+		go_  []string
+	}{
+		{"permissionMode", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "permissionMode")) }, permissionModes},
+		{"memory", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "memory")) }, memoryScopes},
+		{"claude effort", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "effort")) }, effortLevels},
+		{"skill effort", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Skill", "effort")) }, effortLevels},
+		{"isolation", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "isolation")) }, []string{"worktree"}},
+		// parseOpenCodeAgent spells the modes inline.
+		{"opencode mode", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#OpenCodeAgent", "mode")) }, []string{"primary", "subagent", "all"}},
+		{"opencode action", func(t *testing.T) []string { return cueEnum(t, schemaDef(t, "#OpenCodeAction")) }, permActions},
+		{"opencode pattern permissions", func(t *testing.T) []string { return cueList(t, "#OpenCodePatternPermissions") }, patternPerms},
+		{"opencode single permissions", func(t *testing.T) []string { return cueList(t, "#OpenCodeSinglePermissions") }, singlePerms},
+		{"opencode legacy tools", func(t *testing.T) []string { return cueList(t, "#OpenCodeLegacyTools") }, sortedKeys(openCodeLegacyTools)},
+		{"tier", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#SandboxBlock", "tier")) }, tiers},
+		{"protocol", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Endpoint", "protocol")) }, protocols},
+		{"access", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Endpoint", "access")) }, accesses},
+		{"method", func(t *testing.T) []string { return cueEnum(t, schemaDef(t, "#HTTPMethod")) }, httpMethods},
+	}
+	for _, tc := range enums {
+		t.Run("enum "+tc.name, func(t *testing.T) {
+			if got, want := strings.Join(tc.cue(t), " "), strings.Join(sortedCopy(tc.go_), " "); got != want {
+				t.Errorf("CUE values:\n  %s\nGo values:\n  %s", got, want)
+			}
+		})
+	}
+}
+
+// goCheck loads one file with the Go parser and returns its error
+// diagnostics.
+func goCheck(file, frontmatter string) Diagnostics {
+	_, err := Load(fstest.MapFS{file: {Data: []byte("---\n" + frontmatter + "---\nbody\n")}})
+	var ds Diagnostics
+	if err != nil && !errors.As(err, &ds) {
+		return Diagnostics{{Message: err.Error()}}
+	}
+	return ds
+}
+
+// goFieldRE splits Go's field paths (sandbox.endpoints[0].host,
+// permission.bash["gh *"]) into labels.
+var goFieldRE = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]|\["([^"]*)"\]`)
+
+// cuePath renders a Go field path as CUE prints it in errors.
+func cuePath(goField string) string {
+	var sels []cue.Selector
+	for _, m := range goFieldRE.FindAllStringSubmatch(goField, -1) {
+		switch {
+		case m[1] != "":
+			sels = append(sels, cue.Str(m[1]))
+		case m[2] != "":
+			i, _ := strconv.Atoi(m[2])
+			sels = append(sels, cue.Index(i))
+		default:
+			sels = append(sels, cue.Str(m[3]))
+		}
+	}
+	// CUE's error messages print list indexes as labels: endpoints.0.
+	return cueIndexRE.ReplaceAllString(cue.MakePath(sels...).String(), ".$1")
+}
+
+var cueIndexRE = regexp.MustCompile(`\[(\d+)\]`)
+
+const (
+	claudeFile   = "agents/a.md"
+	openCodeFile = ".opencode/agent/r.md"
+	skillFile    = "skills/s/SKILL.md"
+	claudeBase   = "name: a\ndescription: d\ntools: Read\n"
+	openCodeBase = "description: d\n"
+	skillBase    = "name: s\ndescription: d\n"
+)
+
+// candidateFor is the discovery result for one of the files above.
+func candidateFor(file string) candidate {
+	switch file {
+	case claudeFile:
+		return candidate{path: file, kind: kindAgent, format: formatAuto}
+	case openCodeFile:
+		return candidate{path: file, kind: kindAgent, format: FormatOpenCode}
+	}
+	return candidate{path: file, kind: kindSkill}
+}
+
+// TestInputSchemaRejectsLikeGo: each snippet is rejected by the Go parser
+// with an error on field, and by the CUE schema with an error on the same
+// path (cue, when CUE reports it on an enclosing path).
+func TestInputSchemaRejectsLikeGo(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n) }
+	hash := strings.Repeat("a", 64)
+	tests := []struct {
+		name, file, fm string
+		field          string // the Go diagnostic's field
+		cue            string // the CUE error's path; "" = cuePath(field)
+	}{
+		// Claude Code agents.
+		{"wrong enum permissionMode", claudeFile, claudeBase + "permissionMode: yolo\n", "permissionMode", ""},
+		{"unknown key", claudeFile, claudeBase + "colour: red\n", "colour", ""},
+		{"opencode key in claude agent", claudeFile, claudeBase + "temperature: 1\n", "temperature", ""},
+		{"bad name leading hyphen", claudeFile, "name: -a\ndescription: d\ntools: Read\n", "name", ""},
+		{"bad name upper case", claudeFile, "name: A\ndescription: d\ntools: Read\n", "name", ""},
+		{"name too long", claudeFile, "name: a" + strings.Repeat("b", 64) + "\ndescription: d\ntools: Read\n", "name", ""},
+		{"name is a number", claudeFile, "name: 7\ndescription: d\ntools: Read\n", "name", ""},
+		{"missing name", claudeFile, "description: d\ntools: Read\n", "name", ""},
+		{"missing description", claudeFile, "name: a\ntools: Read\n", "description", ""},
+		{"blank description", claudeFile, "name: a\ndescription: \"  \"\ntools: Read\n", "description", ""},
+		{"null description", claudeFile, "name: a\ndescription:\ntools: Read\n", "description", ""},
+		{"maxTurns string", claudeFile, claudeBase + "maxTurns: \"3\"\n", "maxTurns", ""},
+		{"maxTurns zero", claudeFile, claudeBase + "maxTurns: 0\n", "maxTurns", ""},
+		{"maxTurns float", claudeFile, claudeBase + "maxTurns: 2.5\n", "maxTurns", ""},
+		{"background string", claudeFile, claudeBase + "background: \"true\"\n", "background", ""},
+		{"bad model", claudeFile, claudeBase + "model: \"-x\"\n", "model", ""},
+		{"model with blank", claudeFile, claudeBase + "model: claude sonnet\n", "model", ""},
+		{"bad effort", claudeFile, claudeBase + "effort: extreme\n", "effort", ""},
+		{"bad isolation", claudeFile, claudeBase + "isolation: container\n", "isolation", ""},
+		{"bad memory", claudeFile, claudeBase + "memory: global\n", "memory", ""},
+		{"bad skill name in string", claudeFile, claudeBase + "skills: Bad_Name\n", "skills", ""},
+		{"skill listed twice", claudeFile, claudeBase + "skills: [x, x]\n", "skills[1]", "skills"},
+		{"skill listed twice in string", claudeFile, claudeBase + "skills: x, x\n", "skills", "_skillsUnique"},
+		{"empty tools list", claudeFile, "name: a\ndescription: d\ntools: []\n", "tools", ""},
+		{"empty tools string", claudeFile, "name: a\ndescription: d\ntools: \"\"\n", "tools", ""},
+		{"tools number", claudeFile, "name: a\ndescription: d\ntools: 42\n", "tools", ""},
+		{"tools mapping", claudeFile, "name: a\ndescription: d\ntools: {Read: true}\n", "tools", ""},
+		{"disallowedTools number", claudeFile, claudeBase + "disallowedTools: 1\n", "disallowedTools", ""},
+		{"hooks list", claudeFile, claudeBase + "hooks: []\n", "hooks", ""},
+		{"mcpServers string", claudeFile, claudeBase + "mcpServers: github\n", "mcpServers", ""},
+		{"blank color", claudeFile, claudeBase + "color: \"\"\n", "color", ""},
+		{"initialPrompt list", claudeFile, claudeBase + "initialPrompt: [a]\n", "initialPrompt", ""},
+
+		// The sandbox block, shared by agents and skills.
+		{"sandbox absolute path", claudeFile, claudeBase + "sandbox: /etc/p.yaml\n", "sandbox", ""},
+		{"sandbox path with placeholder", claudeFile, claudeBase + "sandbox: \"p/{{OWNER}}.yaml\"\n", "sandbox", ""},
+		{"sandbox URL", claudeFile, claudeBase + "sandbox: https://x.example.com/p.yaml\n", "sandbox", ""},
+		{"sandbox blank path", claudeFile, claudeBase + "sandbox: \" \"\n", "sandbox", ""},
+		{"sandbox number", claudeFile, claudeBase + "sandbox: 3\n", "sandbox", ""},
+		{"sandbox list", claudeFile, claudeBase + "sandbox: [a]\n", "sandbox", ""},
+		{"bad tier", claudeFile, claudeBase + "sandbox: {tier: max}\n", "sandbox.tier", ""},
+		{"unknown sandbox key", claudeFile, claudeBase + "sandbox: {tiers: full}\n", "sandbox.tiers", ""},
+		{"bad provider", claudeFile, claudeBase + "sandbox: {provider: x_y}\n", "sandbox.provider", ""},
+		{"bad profile", claudeFile, claudeBase + "sandbox: {profiles: [Forge]}\n", "sandbox.profiles[0]", ""},
+		{"profiles string", claudeFile, claudeBase + "sandbox: {profiles: forge}\n", "sandbox.profiles", ""},
+		{"endpoints mapping", claudeFile, claudeBase + "sandbox: {endpoints: {host: a.example.com}}\n", "sandbox.endpoints", ""},
+		{"endpoint missing host", claudeFile, claudeBase + "sandbox: {endpoints: [{port: 443}]}\n", "sandbox.endpoints[0].host", ""},
+		{"unknown endpoint key", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, hosts: x}]}\n", "sandbox.endpoints[0].hosts", ""},
+		{"upper-case host", claudeFile, claudeBase + "sandbox: {endpoints: [{host: API.example.com}]}\n", "sandbox.endpoints[0].host", ""},
+		{"host with port", claudeFile, claudeBase + "sandbox: {endpoints: [{host: \"a.example.com:443\"}]}\n", "sandbox.endpoints[0].host", ""},
+		{"host with trailing dot", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com.}]}\n", "sandbox.endpoints[0].host", ""},
+		{"wildcard over a TLD", claudeFile, claudeBase + "sandbox: {endpoints: [{host: \"*.com\"}]}\n", "sandbox.endpoints[0].host", ""},
+		{"wildcard-only host", claudeFile, claudeBase + "sandbox: {endpoints: [{host: \"*\"}]}\n", "sandbox.endpoints[0].host", ""},
+		{"host placeholder with text", claudeFile, claudeBase + "sandbox: {endpoints: [{host: \"api.{{FORGE_HOST}}\"}]}\n", "sandbox.endpoints[0].host", ""},
+		{"path placeholder in host", claudeFile, claudeBase + "sandbox: {endpoints: [{host: \"{{OWNER}}\"}]}\n", "sandbox.endpoints[0].host", ""},
+		{"port out of range", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, port: 70000}]}\n", "sandbox.endpoints[0].port", ""},
+		{"port string", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, port: \"443\"}]}\n", "sandbox.endpoints[0].port", ""},
+		{"bad protocol", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, protocol: http}]}\n", "sandbox.endpoints[0].protocol", ""},
+		{"bad access", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, access: write}]}\n", "sandbox.endpoints[0].access", ""},
+		{"access and rules", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, access: full, rules: [\"GET /\"]}]}\n", "sandbox.endpoints[0].rules", ""},
+		{"empty rules", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: []}]}\n", "sandbox.endpoints[0].rules", ""},
+		{"lower-case method", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"get /x\"]}]}\n", "sandbox.endpoints[0].rules[0].method", "sandbox.endpoints.0.rules.0"},
+		{"relative rule path", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"GET x/y\"]}]}\n", "sandbox.endpoints[0].rules[0].path", "sandbox.endpoints.0.rules.0"},
+		{"query in rule string", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"GET /x?q=1\"]}]}\n", "sandbox.endpoints[0].rules[0]", ""},
+		{"dot-dot in rule path", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"GET /a/../b\"]}]}\n", "sandbox.endpoints[0].rules[0].path", "sandbox.endpoints.0.rules.0"},
+		{"unknown placeholder in rule", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"GET /{{BRANCH}}\"]}]}\n", "sandbox.endpoints[0].rules[0].path", "sandbox.endpoints.0.rules.0"},
+		{"host placeholder in rule path", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [\"GET /{{HOST_IP}}\"]}]}\n", "sandbox.endpoints[0].rules[0].path", "sandbox.endpoints.0.rules.0"},
+		{"rule without path", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [{method: GET}]}]}\n", "sandbox.endpoints[0].rules[0]", "sandbox.endpoints.0.rules.0.path"},
+		{"unknown rule key", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [{method: GET, path: /, body: x}]}]}\n", "sandbox.endpoints[0].rules[0].body", ""},
+		{"query value number", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [{method: GET, path: /, query: {q: 1}}]}]}\n", "sandbox.endpoints[0].rules[0].query.q", "sandbox.endpoints.0.rules.0.query"},
+		{"rule number", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, rules: [1]}]}\n", "sandbox.endpoints[0].rules[0]", ""},
+		{"bad allowed_ips", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, allowed_ips: [example]}]}\n", "sandbox.endpoints[0].allowed_ips[0]", ""},
+		{"wrong placeholder in allowed_ips", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, allowed_ips: [\"{{FORGE_HOST}}\"]}]}\n", "sandbox.endpoints[0].allowed_ips[0]", ""},
+		{"placeholder in binary", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, binaries: [\"/usr/bin/{{OWNER}}\"]}]}\n", "sandbox.endpoints[0].binaries[0]", ""},
+		{"relative binary", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, binaries: [gh]}]}\n", "sandbox.endpoints[0].binaries[0]", ""},
+		{"writable root", claudeFile, claudeBase + "sandbox: {filesystem: {read_write: [/]}}\n", "sandbox.filesystem.read_write", "sandbox.filesystem.read_write.0"},
+		{"relative read_only path", claudeFile, claudeBase + "sandbox: {filesystem: {read_only: [etc]}}\n", "sandbox.filesystem.read_only[0]", ""},
+		{"unknown filesystem key", claudeFile, claudeBase + "sandbox: {filesystem: {write: [/tmp]}}\n", "sandbox.filesystem.write", ""},
+		{"dot step in output", claudeFile, claudeBase + "sandbox: {outputs: [/a/./b]}\n", "sandbox.outputs[0]", ""},
+		{"control character in output", claudeFile, claudeBase + "sandbox: {outputs: [\"/a\\tb\"]}\n", "sandbox.outputs[0]", ""},
+
+		// OpenCode agents.
+		{"opencode name", openCodeFile, openCodeBase + "name: r\n", "name", ""},
+		{"opencode missing description", openCodeFile, "mode: subagent\n", "description", ""},
+		{"opencode bad mode", openCodeFile, openCodeBase + "mode: boss\n", "mode", ""},
+		{"opencode model without provider", openCodeFile, openCodeBase + "model: sonnet\n", "model", ""},
+		{"opencode model with empty id", openCodeFile, openCodeBase + "model: anthropic/\n", "model", ""},
+		{"temperature too high", openCodeFile, openCodeBase + "temperature: 3\n", "temperature", ""},
+		{"top_p string", openCodeFile, openCodeBase + "top_p: \"0.5\"\n", "top_p", ""},
+		{"steps float", openCodeFile, openCodeBase + "steps: 1.5\n", "steps", ""},
+		{"maxSteps zero", openCodeFile, openCodeBase + "maxSteps: 0\n", "maxSteps", ""},
+		{"bad permission action", openCodeFile, openCodeBase + "permission: maybe\n", "permission", ""},
+		{"bad action in map", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: yes}\n", "permission.read", ""},
+		{"unknown permission allowed", openCodeFile, openCodeBase + "permission: {\"*\": deny, github_x: allow}\n", "permission.github_x", ""},
+		{"pattern map on a single-action permission", openCodeFile, openCodeBase + "permission: {\"*\": deny, webfetch: {\"*\": allow}}\n", "permission.webfetch", ""},
+		{"blank pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\" \": allow}}\n", "permission.bash[\" \"]", "permission.bash"},
+		{"pattern too long", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"" + long(201) + "\": allow}}\n", "permission.bash", ""},
+		{"bad action for pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"gh *\": always}}\n", "permission.bash[\"gh *\"]", ""},
+		{"permission list", openCodeFile, openCodeBase + "permission: [read]\n", "permission", ""},
+		{"unknown tool switched on", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {github_x: true}\n", "tools.github_x", ""},
+		{"tool switch not a boolean", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {read: \"yes\"}\n", "tools.read", ""},
+		{"hidden number", openCodeFile, openCodeBase + "hidden: 1\n", "hidden", ""},
+		{"options list", openCodeFile, openCodeBase + "options: []\n", "options", ""},
+		{"blank variant", openCodeFile, openCodeBase + "variant: \"\"\n", "variant", ""},
+		{"opencode bad sandbox", openCodeFile, openCodeBase + "sandbox: {tier: all}\n", "sandbox.tier", ""},
+
+		// Skills.
+		{"skill upper-case name", skillFile, "name: S\ndescription: d\n", "name", ""},
+		{"skill double hyphen", skillFile, "name: a--b\ndescription: d\n", "name", ""},
+		{"skill trailing hyphen", skillFile, "name: s-\ndescription: d\n", "name", ""},
+		{"skill name too long", skillFile, "name: " + strings.Repeat("s", 65) + "\ndescription: d\n", "name", ""},
+		{"skill empty name", skillFile, "name: \"\"\ndescription: d\n", "name", ""},
+		{"skill missing description", skillFile, "name: s\n", "description", ""},
+		{"skill description too long", skillFile, "name: s\ndescription: " + long(1025) + "\n", "description", ""},
+		{"skill description too long in runes", skillFile, "name: s\ndescription: " + strings.Repeat("é", 1025) + "\n", "description", ""},
+		{"compatibility too long", skillFile, skillBase + "compatibility: " + long(501) + "\n", "compatibility", ""},
+		{"metadata number value", skillFile, skillBase + "metadata: {a: 1}\n", "metadata.a", ""},
+		{"metadata list", skillFile, skillBase + "metadata: [a]\n", "metadata", ""},
+		{"blank license", skillFile, skillBase + "license: \"\"\n", "license", ""},
+		{"boolean as string", skillFile, skillBase + "disable-model-invocation: \"true\"\n", "disable-model-invocation", ""},
+		{"user-invocable number", skillFile, skillBase + "user-invocable: 1\n", "user-invocable", ""},
+		{"paths number", skillFile, skillBase + "paths: 3\n", "paths", ""},
+		{"bad skill effort", skillFile, skillBase + "effort: big\n", "effort", ""},
+		{"allowed-tools mapping", skillFile, skillBase + "allowed-tools: {a: b}\n", "allowed-tools", ""},
+		{"blank when_to_use", skillFile, skillBase + "when_to_use: \" \"\n", "when_to_use", ""},
+		{"skill unknown key", skillFile, skillBase + "owner: me\n", "owner", ""},
+		{"unpinned dependency URL", skillFile, skillBase + "dependencies: [\"https://x.example.com/s\"]\n", "dependencies[0]", ""},
+		{"dependency URL with credentials", skillFile, skillBase + "dependencies: [\"https://u:p@x.example.com/s#sha256=" + hash + "\"]\n", "dependencies[0]", ""},
+		{"http dependency", skillFile, skillBase + "dependencies: [\"http://x.example.com/s#sha256=" + hash + "\"]\n", "dependencies[0]", ""},
+		{"absolute dependency", skillFile, skillBase + "dependencies: [/skills/x]\n", "dependencies[0]", ""},
+		{"bad dependency name", skillFile, skillBase + "dependencies: [Other]\n", "dependencies[0]", ""},
+		{"dependencies string", skillFile, skillBase + "dependencies: other\n", "dependencies", ""},
+		{"absolute policy", skillFile, skillBase + "policy: /p.yaml\n", "policy", ""},
+		{"policy with backslash", skillFile, skillBase + "policy: 'p\\x.yaml'\n", "policy", ""},
+		{"skill bad sandbox endpoint", skillFile, skillBase + "sandbox: {endpoints: [{host: a.example.com, port: 0}]}\n", "sandbox.endpoints[0].port", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := goCheck(tc.file, tc.fm)
+			var fields []string
+			found := false
+			for _, d := range ds {
+				fields = append(fields, d.Field)
+				found = found || d.Field == tc.field
+			}
+			if !found {
+				t.Errorf("Go: want an error on %q, got %v: %v", tc.field, fields, ds)
+			}
+			want := tc.cue
+			if want == "" {
+				want = cuePath(tc.field)
+			}
+			err := cueCheck(t, candidateFor(tc.file), []byte("---\n"+tc.fm+"---\n"))
+			if err == nil {
+				t.Fatalf("CUE accepts what Go rejects")
+			}
+			if !strings.Contains(err.Error(), "\n"+want+":") && !strings.Contains(err.Error(), " "+want+":") {
+				t.Errorf("CUE: want an error on %s, got:\n%v", want, err)
+			}
+		})
+	}
+}
