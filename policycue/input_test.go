@@ -60,7 +60,7 @@ func TestValidateInput(t *testing.T) {
 		{"sandbox path", InputSandbox, "policies/a.yaml\n", ""},
 		{"sandbox absolute path", InputSandbox, "/etc/policy.yaml\n", "sandbox"},
 		{"sandbox block", InputSandbox, "tier: network\nendpoints: [{host: api.github.com, rules: [\"GET /repos/{{OWNER}}/**\"]}]\n", ""},
-		{"sandbox access and rules", InputSandbox, "endpoints: [{host: a.example.com, access: full, rules: [\"GET /\"]}]\n", "matchN"},
+		{"sandbox access and rules", InputSandbox, "endpoints: [{host: a.example.com, access: full, rules: [\"GET /\"]}]\n", "access and rules are exclusive"},
 		{"sandbox unknown placeholder", InputSandbox, "endpoints: [{host: a.example.com, rules: [\"GET /{{BRANCH}}\"]}]\n", "rules.0"},
 		{"invalid yaml", InputSkill, "name: [\n", "invalid YAML"},
 	}
