@@ -233,10 +233,14 @@ func TestInputSchemaKeySets(t *testing.T) {
 	}
 }
 
-// goCheck loads one file with the Go parser and returns its error
-// diagnostics.
+// goCheck loads one file with the Go parser, next to a skill named s that
+// agents may preload, and returns the error diagnostics.
 func goCheck(file, frontmatter string) Diagnostics {
-	_, err := Load(fstest.MapFS{file: {Data: []byte("---\n" + frontmatter + "---\nbody\n")}})
+	fsys := fstest.MapFS{file: {Data: []byte("---\n" + frontmatter + "---\nbody\n")}}
+	if file != skillFile {
+		fsys[skillFile] = &fstest.MapFile{Data: []byte("---\n" + skillBase + "---\n")}
+	}
+	_, err := Load(fsys)
 	var ds Diagnostics
 	if err != nil && !errors.As(err, &ds) {
 		return Diagnostics{{Message: err.Error()}}
@@ -458,6 +462,92 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "\n"+want+":") && !strings.Contains(err.Error(), " "+want+":") {
 				t.Errorf("CUE: want an error on %s, got:\n%v", want, err)
+			}
+		})
+	}
+}
+
+// TestInputSchemaAcceptsLikeGo: valid frontmatter, exercising every field
+// and the less common forms, is accepted by both.
+func TestInputSchemaAcceptsLikeGo(t *testing.T) {
+	hash := strings.Repeat("0f", 32)
+	tests := []struct{ name, file, fm string }{
+		{"claude every field", claudeFile, "name: a\ndescription: d\ntools: [\"Read, Grep\", \"Bash(gh issue view *)\"]\ndisallowedTools: WebFetch\n" +
+			"model: claude-sonnet-4-6@default\npermissionMode: dontAsk\nskills: s\nmcpServers: {github: {command: gh}}\nhooks: {Stop: []}\n" +
+			"memory: local\nmaxTurns: 40\nbackground: true\neffort: xhigh\nisolation: worktree\ncolor: cyan\ninitialPrompt: start\nsandbox: policies/a.yaml\n"},
+		{"claude model alias with context size", claudeFile, claudeBase + "model: sonnet[1m]\n"},
+		{"claude provider model id", claudeFile, claudeBase + "model: bedrock/anthropic.claude-sonnet-4\n"},
+		{"claude skills list", claudeFile, claudeBase + "skills: [s]\n"},
+		{"claude tools omitted", claudeFile, "name: a\ndescription: d\n"},
+		{"claude empty initialPrompt", claudeFile, claudeBase + "initialPrompt: \"\"\n"},
+		{"sandbox block", claudeFile, claudeBase + "sandbox:\n  tier: network\n  provider: github\n  profiles: [forge-read]\n" +
+			"  endpoints:\n" +
+			"    - host: api.github.com\n      rules:\n        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ ISSUE_NUMBER }}/**\n        - {method: GET, path: /search/issues, query: {q: \"repo:{{OWNER}}/*\"}}\n" +
+			"      binaries: [/usr/bin/gh]\n" +
+			"    - host: \"{{HOST_IP}}\"\n      port: 8080\n      protocol: websocket\n      access: read-write\n      allowed_ips: [\"{{HOST_IP}}\", 10.0.0.0/8, \"fd00::1\"]\n" +
+			"    - host: \"**.svc.example.com\"\n      protocol: tcp\n" +
+			"    - host: 192.0.2.7\n" +
+			"    - host: \"{{FORGE_HOST}}\"\n      access: read-only\n" +
+			"  filesystem: {read_only: [/etc/ssl], read_write: [\"/sandbox/{{REPO_NAME}}\"]}\n  outputs: [/sandbox/out]\n"},
+		{"sandbox fragment climbing to the root", claudeFile, claudeBase + "sandbox: ../policies/a.yaml\n"},
+		{"opencode every field", openCodeFile, "description: d\nmode: all\nmodel: anthropic/claude-sonnet-4-5\nprompt: \"{file:./p.md}\"\ntemperature: 0.2\ntop_p: 1\nsteps: 30\nmaxSteps: 30\n" +
+			"tools: {write: false, github_create_issue: false, read: true}\n" +
+			"permission:\n  \"*\": deny\n  read: allow\n  bash: {\"*\": deny, \"gh issue view *\": allow, \"rm *\": ask}\n  webfetch: deny\n  github_*: deny\n  external_directory: {\"/tmp/*\": allow}\n" +
+			"disable: false\nhidden: true\ncolor: \"#ff0000\"\nvariant: high\noptions: {reasoningEffort: high}\nsandbox: {tier: read-only}\n"},
+		{"opencode single action", openCodeFile, openCodeBase + "permission: allow\n"},
+		{"opencode integer temperature", openCodeFile, openCodeBase + "temperature: 1\n"},
+		{"skill every field", skillFile, "name: s\ndescription: d\nlicense: Apache-2.0\ncompatibility: \"\"\nmetadata: {author: me, version: \"1.0\"}\n" +
+			"allowed-tools: Read Grep\nwhen_to_use: always\nargument-hint: \"[issue]\"\ndisable-model-invocation: true\nuser-invocable: false\n" +
+			"disallowed-tools: [WebFetch]\nmodel: opus\neffort: low\ncontext: fork\nagent: Explore\nhooks: {}\npaths: \"**/*.go\"\nshell: bash\n" +
+			"dependencies: [other, ../other/SKILL.md, \"https://skills.example.com/x/SKILL.md#sha256=" + hash + "\"]\npolicy: policy.yaml\nsandbox: {tier: full}\n"},
+		{"skill paths list", skillFile, skillBase + "paths: [\"*.go\", \"*.md\"]\n"},
+		{"skill name of 64 characters", "skills/" + strings.Repeat("s", 64) + "/SKILL.md", "name: " + strings.Repeat("s", 64) + "\ndescription: d\n"},
+		{"skill description of 1024 characters", skillFile, "name: s\ndescription: " + strings.Repeat("é", 1024) + "\n"},
+		{"skill compatibility of 500 characters", skillFile, skillBase + "compatibility: " + strings.Repeat("x", 500) + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if ds := goCheck(tc.file, tc.fm); len(ds) > 0 {
+				t.Fatalf("Go rejects the snippet (fix the test): %v", ds)
+			}
+			c := candidateFor(tc.file)
+			if strings.HasPrefix(tc.file, "skills/") {
+				c = candidate{path: tc.file, kind: kindSkill}
+			}
+			if err := cueCheck(t, c, []byte("---\n"+tc.fm+"---\n")); err != nil {
+				t.Errorf("CUE rejects what Go accepts: %v", err)
+			}
+		})
+	}
+}
+
+// TestInputSchemaGoOnly pins the boundary: these snippets are rejected by
+// the Go parser and loader only, because the check needs the tool-rule
+// grammar, other files, the file's location, or evaluation order. If the
+// schema starts rejecting one, move it to TestInputSchemaRejectsLikeGo.
+func TestInputSchemaGoOnly(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(openCodeBase + "permission:\n  \"*\": deny\n  bash:\n")
+	for i := range maxPermissionRules + 1 {
+		many.WriteString("    \"cmd" + strconv.Itoa(i) + " *\": allow\n")
+	}
+	tests := []struct{ name, file, fm, why string }{
+		{"unbalanced parentheses", claudeFile, "name: a\ndescription: d\ntools: Bash(gh *\n", "tool-rule grammar"},
+		{"unknown tool", claudeFile, "name: a\ndescription: d\ntools: Frobnicate\n", "tool names"},
+		{"tools cancelled by disallowedTools", claudeFile, "name: a\ndescription: d\ntools: Read\ndisallowedTools: Read\n", "evaluation"},
+		{"missing preloaded skill", claudeFile, claudeBase + "skills: [nowhere]\n", "other files"},
+		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},
+		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
+		{"too many permission rules", openCodeFile, many.String(), "rule count"},
+		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if ds := goCheck(tc.file, tc.fm); len(ds) == 0 {
+				t.Errorf("Go accepts the snippet; want a rejection (%s)", tc.why)
+			}
+			if err := cueCheck(t, candidateFor(tc.file), []byte("---\n"+tc.fm+"---\n")); err != nil {
+				t.Errorf("CUE now rejects it (%s); move the case to TestInputSchemaRejectsLikeGo: %v", tc.why, err)
 			}
 		})
 	}
