@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -676,4 +678,73 @@ func FuzzInputSchemaScalarsAgree(f *testing.F) {
 			}
 		}
 	})
+}
+
+// cueCLI finds the cue CLI: skipped when missing, fatal when missing under
+// FULLSEND_INTEGRATION=1 (.ci/install.d/60-cue.sh installs it).
+func cueCLI(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("cue"); err == nil {
+		return p
+	}
+	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "cue")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("FULLSEND_INTEGRATION") == "1" {
+		t.Fatal("cue CLI not found; run .ci/install.d/60-cue.sh")
+	}
+	t.Skip("cue CLI not found (set FULLSEND_INTEGRATION=1 to require it)")
+	return ""
+}
+
+// TestInputSchemaCUEVetExamples runs the documented `cue vet` command on
+// the frontmatter of every example definition: the schema works standalone.
+func TestInputSchemaCUEVetExamples(t *testing.T) {
+	cueBin := cueCLI(t)
+	schema, err := filepath.Glob(filepath.Join("..", "policycue", "schema", "input", "*.cue"))
+	if err != nil || len(schema) == 0 {
+		t.Fatalf("schema files: %v %v", schema, err)
+	}
+	tmp := t.TempDir()
+	byKind := map[policycue.InputKind][]string{}
+	for _, dir := range []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project"} {
+		fsys := os.DirFS(dir)
+		cands, _, _ := discover(fsys)
+		for _, c := range cands {
+			data, err := fs.ReadFile(fsys, c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fm, _, err := splitFrontmatter(data)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", dir, c.path, err)
+			}
+			kind := inputKind(c, parseDocument(newDecoder(c.path), data))
+			out := filepath.Join(tmp, strconv.Itoa(len(byKind[kind]))+"-"+strings.NewReplacer("/", "_", ".", "_").Replace(path.Join(path.Base(dir), c.path))+".yaml")
+			if err := os.WriteFile(out, []byte(fm), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			byKind[kind] = append(byKind[kind], out)
+		}
+	}
+	for kind, files := range byKind {
+		t.Run(string(kind), func(t *testing.T) {
+			args := append(append(append([]string{"vet", "-c"}, schema...), files...), "-d", kind.Definition())
+			if out, err := exec.Command(cueBin, args...).CombinedOutput(); err != nil {
+				t.Errorf("cue vet %s on %d files: %v\n%s", kind.Definition(), len(files), err, out)
+			}
+		})
+	}
+	// The command fails on an invalid document, so the runs above can fail.
+	bad := filepath.Join(tmp, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: a\ndescription: d\npermissionMode: yolo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"vet", "-c"}, schema...), bad, "-d", "#ClaudeAgent")
+	if out, err := exec.Command(cueBin, args...).CombinedOutput(); err == nil {
+		t.Errorf("cue vet accepts an invalid permissionMode:\n%s", out)
+	}
 }
