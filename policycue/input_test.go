@@ -2,10 +2,12 @@ package policycue
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -80,6 +82,35 @@ func TestValidateInput(t *testing.T) {
 				t.Errorf("error = %v, want ErrInputSchema containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestValidateInputConcurrent: one validator serves concurrent callers
+// (run with -race).
+func TestValidateInputConcurrent(t *testing.T) {
+	v, err := NewInputValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			doc, want := "name: a\ndescription: d\n", true
+			if i%2 == 1 {
+				doc, want = "name: a\ndescription: d\nfoo: 1\n", false
+			}
+			if err := v.Validate(InputClaudeAgent, "c.yaml", []byte(doc)); (err == nil) != want {
+				errs <- fmt.Errorf("goroutine %d: ok=%v, want %v: %v", i, err == nil, want, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
