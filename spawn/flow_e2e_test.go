@@ -296,8 +296,14 @@ func TestTriageFlowRealRunner(t *testing.T) {
 				t.Errorf("forge request %q did not carry the forge token", reqs[i])
 			}
 		}
-		denied := map[string]bool{}
+		denied, spawned := map[string]bool{}, map[string]bool{}
 		for _, en := range auditEntries(t, auditLog.String()) {
+			if en.Service == "spawn" {
+				if en.Decision != forge.DecisionAllow || en.Agent != "triage" || en.ExitCode == nil || *en.ExitCode != 0 {
+					t.Errorf("unexpected spawn audit entry %+v", en)
+				}
+				spawned[en.Target] = true
+			}
 			if en.Service == "forge" && en.Decision == forge.DecisionDeny {
 				if en.Status != 403 || en.Method != "POST" || !strings.HasSuffix(en.Path, "/comments") {
 					t.Errorf("unexpected denial %+v", en)
@@ -307,6 +313,9 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		}
 		if len(denied) != 3 || !denied["duplicate-detector"] || !denied["completeness-assessor"] || !denied["reproducibility-verifier"] {
 			t.Errorf("audited forge denials by agent: %v, want the three subagents' comments", denied)
+		}
+		if len(spawned) != 3 || !spawned["duplicate-detector"] || !spawned["completeness-assessor"] || !spawned["reproducibility-verifier"] {
+			t.Errorf("audited spawns: %v, want the three subagents", spawned)
 		}
 		if n := reg.Len(); n != 1 {
 			t.Errorf("%d live agent tokens after the run, want 1 (the orchestrator's): subagent tokens must be revoked", n)
