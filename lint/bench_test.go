@@ -3,6 +3,7 @@ package lint
 import (
 	"context"
 	"fmt"
+	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,9 @@ func benchDir(b *testing.B, n int) string {
 func BenchmarkLint(b *testing.B) {
 	e := testEngine(b)
 	conftest, _ := exec.LookPath("conftest")
+	if gobin := filepath.Join(build.Default.GOPATH, "bin", "conftest"); conftest == "" && fileExists(gobin) {
+		conftest = gobin
+	}
 	for _, n := range []int{1, 10, 100, 1000} {
 		dir := benchDir(b, n)
 		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))

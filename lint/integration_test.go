@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/build"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -21,7 +22,8 @@ func needTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", name); fileExists(gobin) {
+		// .ci/install.d/40-opa.sh installs into GOPATH/bin, which may not be on PATH.
+		if gobin := filepath.Join(build.Default.GOPATH, "bin", name); fileExists(gobin) {
 			return gobin
 		}
 		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
