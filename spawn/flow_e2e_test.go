@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,19 +185,17 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	served := make(chan error, 2)
 	go func() { served <- proxy.Serve(ctx, fln) }()
 	go func() { served <- svc.Serve(ctx, sln) }()
-	shutdown := func() {
+	// shutdown stops both services and waits until they have returned (the
+	// spawn service only after its runs have ended); it runs once.
+	shutdown := sync.OnceFunc(func() {
 		stop()
 		for range 2 {
 			if err := <-served; err != nil {
 				t.Errorf("serve: %v", err)
 			}
 		}
-	}
-	defer func() {
-		if stop != nil {
-			shutdown()
-		}
-	}()
+	})
+	defer shutdown()
 
 	// The orchestrator's token, minted as `serve agents --mint triage=FILE`
 	// does (tier from the manifest), reaches its run through the variables
@@ -213,12 +213,13 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	defer cancel()
 	orch := exec.CommandContext(rctx, e.runArgs()[0], append(e.runArgs()[1:], "triage")...)
 	orch.Env = orchEnv
+	// Like CommandRunner: SIGTERM first, so the runner deletes its sandbox.
+	orch.Cancel = func() error { return orch.Process.Signal(syscall.SIGTERM) }
 	orch.WaitDelay = 15 * time.Second
 	var orchOut, orchErr bytes.Buffer
 	orch.Stdout, orch.Stderr = &orchOut, &orchErr
 	runErr := orch.Run()
 	shutdown()
-	stop = nil
 	if runErr != nil {
 		t.Fatalf("fullsend run triage: %v\nstdout:\n%s\nstderr:\n%s\nsubagent runs:\n%s", runErr, orchOut.String(), orchErr.String(), runLog.String())
 	}
