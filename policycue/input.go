@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/encoding/yaml"
@@ -113,7 +114,7 @@ func (v *InputValidator) Validate(kind InputKind, file string, data []byte) erro
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	expr, err := yaml.Extract(file, data)
+	expr, err := extractYAML(file, data)
 	if err != nil {
 		return fmt.Errorf("%w: %s: invalid YAML: %v", ErrInputSchema, file, err)
 	}
@@ -125,6 +126,18 @@ func (v *InputValidator) Validate(kind InputKind, file string, data []byte) erro
 		return fmt.Errorf("%w: %s as %s:\n%s", ErrInputSchema, file, kind.Definition(), cueerrors.Details(err, nil))
 	}
 	return nil
+}
+
+// extractYAML decodes YAML into a CUE file. CUE v0.17.1's decoder panics on
+// some malformed input (lone carriage returns: "\r\r0"); that is turned into
+// an error, so that bad input never crashes the caller.
+func extractYAML(file string, data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("the YAML decoder failed: %v", r)
+		}
+	}()
+	return yaml.Extract(file, data)
 }
 
 // defaultInputValidator is compiled on first use and immutable afterwards

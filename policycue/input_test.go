@@ -65,6 +65,8 @@ func TestValidateInput(t *testing.T) {
 		{"sandbox access and rules", InputSandbox, "endpoints: [{host: a.example.com, access: full, rules: [\"GET /\"]}]\n", "access and rules are exclusive"},
 		{"sandbox unknown placeholder", InputSandbox, "endpoints: [{host: a.example.com, rules: [\"GET /{{BRANCH}}\"]}]\n", "rules.0"},
 		{"invalid yaml", InputSkill, "name: [\n", "invalid YAML"},
+		// CUE's YAML decoder panics on this (found by FuzzValidateInput).
+		{"lone carriage returns", InputSkill, "\r\r0", "invalid YAML"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
