@@ -138,14 +138,19 @@ func (x *run) execAgent(ctx context.Context) error {
 	}
 	for attempt := 1; ; attempt++ {
 		end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
+		// The agent's stdout is its result; its stderr (and the CLI's) is
+		// log, kept apart so a caller reading the result gets only the
+		// agent's output.
 		out := &maskWriter{m: x.mask, w: x.r.opts.Stdout}
+		errOut := &maskWriter{m: x.mask, w: x.r.opts.Log}
 		w, endUntrusted := x.rep.Untrusted(out)
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
 			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
-			stdin: strings.NewReader(prompt), stdout: w, stderr: w,
+			stdin: strings.NewReader(prompt), stdout: w, stderr: errOut,
 		})
 		_ = out.Flush()
+		_ = errOut.Flush()
 		endUntrusted()
 		end()
 		if cerr := ctxErr(ctx); cerr != nil {

@@ -262,10 +262,9 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	})
 
 	// The spawn service documents the result as the subagent's stdout, JSON
-	// when that is JSON. Through the real `fullsend run` it is not (yet):
-	// see knownResultDefects. The assertions stay here, ready to run.
+	// when that is JSON: through the real `fullsend run` too, with the
+	// runtime's stderr kept out of it and non-secret variables unmasked.
 	t.Run("result contract", func(t *testing.T) {
-		t.Skip(knownResultDefects)
 		for _, sub := range flowSubagents {
 			var resp RunAgentResponse
 			readJSON(t, filepath.Join(e.evidence, "spawn-"+sub+".json"), &resp)
@@ -454,15 +453,6 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	})
 }
 
-// knownResultDefects is why the "result contract" subtest is skipped: two
-// defects in the real path, found by this test and left to their owners.
-const knownResultDefects = "known defects in the runner path (see the issue 7 report): " +
-	"(1) runner.execAgent sends the runtime's stderr, and the openshell CLI's own stderr, to the same writer as its stdout, " +
-	"so `fullsend run` stdout (the spawn result) is not the agent's JSON whenever anything is written to stderr " +
-	"(here the fake's NOT A SANDBOX banner); " +
-	"(2) --pass-env masks every passed value, including the non-secret FULLSEND_AGENT, FULLSEND_RUN_ID and the URLs, " +
-	"so every occurrence of the agent's own name in its output (and in sandbox names in the logs) becomes ***"
-
 // stubResult is what the runtime stand-in prints as its result.
 type stubResult struct {
 	Agent          string `json:"agent"`
@@ -470,21 +460,11 @@ type stubResult struct {
 	CommentAttempt int    `json:"comment_attempt"`
 }
 
-// agentResult reads the stand-in's result from a spawn result: the JSON
-// object itself or, while knownResultDefects stand, a JSON string whose last
-// line is that object.
+// agentResult decodes the stand-in's result: the agent's own JSON object.
 func agentResult(raw json.RawMessage) (stubResult, error) {
 	var res stubResult
-	if err := json.Unmarshal(raw, &res); err == nil {
-		return res, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return res, fmt.Errorf("result %s is neither a JSON object nor a string: %w", raw, err)
-	}
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		return res, fmt.Errorf("result %q does not end with the agent's JSON: %w", s, err)
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return res, fmt.Errorf("result %s is not the agent's JSON object: %w", raw, err)
 	}
 	return res, nil
 }
