@@ -294,6 +294,16 @@ func candidateFor(file string) candidate {
 	return candidate{path: file, kind: kindSkill}
 }
 
+// manyRules is an OpenCode permission of n+1 rules.
+func manyRules(n int) string {
+	var b strings.Builder
+	b.WriteString(openCodeBase + "permission:\n  \"*\": deny\n  bash:\n")
+	for i := range n {
+		b.WriteString("    \"cmd" + strconv.Itoa(i) + " *\": allow\n")
+	}
+	return b.String()
+}
+
 // TestInputSchemaRejectsLikeGo: each snippet is rejected by the Go parser
 // with an error on field, and by the CUE schema with an error on the same
 // path (cue, when CUE reports it on an enclosing path).
@@ -404,6 +414,7 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"blank pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\" \": allow}}\n", "permission.bash[\" \"]", "permission.bash"},
 		{"pattern too long", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"" + long(201) + "\": allow}}\n", "permission.bash", ""},
 		{"bad action for pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"gh *\": always}}\n", "permission.bash[\"gh *\"]", ""},
+		{"too many permission rules", openCodeFile, manyRules(maxPermissionRules), "permission", "permission._rules"},
 		{"permission list", openCodeFile, openCodeBase + "permission: [read]\n", "permission", ""},
 		{"unknown tool switched on", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {github_x: true}\n", "tools.github_x", ""},
 		{"tool switch not a boolean", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {read: \"yes\"}\n", "tools.read", ""},
@@ -497,6 +508,7 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 			"permission:\n  \"*\": deny\n  read: allow\n  bash: {\"*\": deny, \"gh issue view *\": allow, \"rm *\": ask}\n  webfetch: deny\n  github_*: deny\n  external_directory: {\"/tmp/*\": allow}\n" +
 			"disable: false\nhidden: true\ncolor: \"#ff0000\"\nvariant: high\noptions: {reasoningEffort: high}\nsandbox: {tier: read-only}\n"},
 		{"opencode single action", openCodeFile, openCodeBase + "permission: allow\n"},
+		{"opencode with the most permission rules", openCodeFile, manyRules(maxPermissionRules - 1)},
 		{"opencode integer temperature", openCodeFile, openCodeBase + "temperature: 1\n"},
 		{"skill every field", skillFile, "name: s\ndescription: d\nlicense: Apache-2.0\ncompatibility: \"\"\nmetadata: {author: me, version: \"1.0\"}\n" +
 			"allowed-tools: Read Grep\nwhen_to_use: always\nargument-hint: \"[issue]\"\ndisable-model-invocation: true\nuser-invocable: false\n" +
@@ -528,11 +540,6 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 // grammar, other files, the file's location, or evaluation order. If the
 // schema starts rejecting one, move it to TestInputSchemaRejectsLikeGo.
 func TestInputSchemaGoOnly(t *testing.T) {
-	var many strings.Builder
-	many.WriteString(openCodeBase + "permission:\n  \"*\": deny\n  bash:\n")
-	for i := range maxPermissionRules + 1 {
-		many.WriteString("    \"cmd" + strconv.Itoa(i) + " *\": allow\n")
-	}
 	tests := []struct{ name, file, fm, why string }{
 		{"unbalanced parentheses", claudeFile, "name: a\ndescription: d\ntools: Bash(gh *\n", "tool-rule grammar"},
 		{"unknown tool", claudeFile, "name: a\ndescription: d\ntools: Frobnicate\n", "tool names"},
@@ -540,7 +547,6 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"missing preloaded skill", claudeFile, claudeBase + "skills: [nowhere]\n", "other files"},
 		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},
 		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
-		{"too many permission rules", openCodeFile, many.String(), "rule count"},
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
 		{"tools of blank elements", claudeFile, "name: a\ndescription: d\ntools: [\"\", \" \"]\n", "tool-rule splitting"},
 		{"YAML anchor and alias", claudeFile, "name: a\ndescription: &d d\ncolor: *d\ntools: Read\n", "YAML safety (the CUE decoder expands aliases)"},
