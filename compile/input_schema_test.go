@@ -340,6 +340,7 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"skill listed twice", claudeFile, claudeBase + "skills: [x, x]\n", "skills[1]", "skills"},
 		{"skill listed twice in string", claudeFile, claudeBase + "skills: x, x\n", "skills", "_skillsUnique"},
 		{"empty tools list", claudeFile, "name: a\ndescription: d\ntools: []\n", "tools", ""},
+		{"tools of blank elements", claudeFile, "name: a\ndescription: d\ntools: [\"\", \" \"]\n", "tools", ""},
 		{"empty tools string", claudeFile, "name: a\ndescription: d\ntools: \"\"\n", "tools", ""},
 		{"tools number", claudeFile, "name: a\ndescription: d\ntools: 42\n", "tools", ""},
 		{"tools mapping", claudeFile, "name: a\ndescription: d\ntools: {Read: true}\n", "tools", ""},
@@ -490,6 +491,7 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 			"memory: local\nmaxTurns: 40\nbackground: true\neffort: xhigh\nisolation: worktree\ncolor: cyan\ninitialPrompt: start\nsandbox: policies/a.yaml\n"},
 		{"claude model alias with context size", claudeFile, claudeBase + "model: sonnet[1m]\n"},
 		{"claude provider model id", claudeFile, claudeBase + "model: bedrock/anthropic.claude-sonnet-4\n"},
+		{"claude tools with a blank element", claudeFile, "name: a\ndescription: d\ntools: [\"\", Read]\n"},
 		{"claude skills list", claudeFile, claudeBase + "skills: [s]\n"},
 		{"claude tools omitted", claudeFile, "name: a\ndescription: d\n"},
 		{"claude empty initialPrompt", claudeFile, claudeBase + "initialPrompt: \"\"\n"},
@@ -548,7 +550,6 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},
 		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
-		{"tools of blank elements", claudeFile, "name: a\ndescription: d\ntools: [\"\", \" \"]\n", "tool-rule splitting"},
 		{"YAML anchor and alias", claudeFile, "name: a\ndescription: &d d\ncolor: *d\ntools: Read\n", "YAML safety (the CUE decoder expands aliases)"},
 	}
 	for _, tc := range tests {
