@@ -190,6 +190,10 @@ func (h *harness) run(ctx context.Context, req Request) (Result, error) {
 	if req.Prompt == "" {
 		req.Prompt = "Triage the issue."
 	}
+	if req.OutputDir == "" {
+		// Never download into the package directory.
+		req.OutputDir = filepath.Join(h.t.TempDir(), "out")
+	}
 	return r.Run(ctx, req)
 }
 
