@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"sort"
 	"strconv"
 	"strings"
@@ -325,48 +326,5 @@ func sortedCopy(list []string) []string {
 	return out
 }
 
-// suggest returns the known value closest to s, or "" when none is close:
-// the same letters ignoring case, '-' and '_' (allowed_tools for
-// allowed-tools, disallowed-tools for disallowedTools), or an edit distance
-// of at most a third of the length.
-func suggest(s string, known []string) string {
-	norm := func(x string) string {
-		return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(x))
-	}
-	best, bestDist := "", -1
-	for _, k := range known {
-		if norm(k) == norm(s) {
-			return k
-		}
-		dist := levenshtein(strings.ToLower(s), strings.ToLower(k))
-		limit := max(1, min(len(k), len(s))/3)
-		if dist <= limit && (bestDist < 0 || dist < bestDist) {
-			best, bestDist = k, dist
-		}
-	}
-	return best
-}
-
-// levenshtein is the edit distance between two short strings.
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// suggest returns the known value closest to s, or "" when none is close.
+func suggest(s string, known []string) string { return suggestpkg.Closest(s, known) }

@@ -2,6 +2,7 @@ package policycue
 
 import (
 	"fmt"
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -433,34 +434,9 @@ func lastSegment(path string) string {
 
 // suggest returns the known field of def closest to name, if close enough.
 func suggest(name string, def *structDef) string {
-	best, bestD := "", 3
-	for _, f := range def.fields {
-		if d := editDistance(name, f.name); d < bestD {
-			best, bestD = f.name, d
-		}
+	names := make([]string, len(def.fields))
+	for i, f := range def.fields {
+		names[i] = f.name
 	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggestpkg.Closest(name, names)
 }
