@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // generatedMarker starts the header of every policy file the compiler
@@ -36,7 +38,7 @@ func Write(dir string, out *Output) error {
 	// The manifest goes last: it pins the others.
 	sort.SliceStable(names, func(i, j int) bool { return names[j] == ManifestFile })
 	for _, n := range names {
-		if err := writeAtomic(filepath.Join(dir, n), out.Files[n]); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, n), out.Files[n], 0o644); err != nil {
 			return err
 		}
 	}
@@ -48,29 +50,6 @@ func Write(dir string, out *Output) error {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil {
 			return fmt.Errorf("removing stale %s: %w", f, err)
 		}
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -15,6 +13,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // WriteTarball writes the result as an image archive in the format
@@ -25,22 +25,11 @@ import (
 // plain OCI archive for podman, skopeo, crane and containerd). The archive is
 // deterministic and written via a temporary file renamed into place.
 func WriteTarball(r *Result, file string, ref name.Reference) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	err := atomicfile.WriteFunc(file, 0o644, func(w io.Writer) error { return writeArchive(w, r, ref) })
 	if err != nil {
-		return err
+		return fmt.Errorf("writing tarball: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := writeArchive(tmp, r, ref); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing tarball %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	return nil
 }
 
 // blob is one content-addressed file of the archive.

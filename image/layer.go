@@ -15,6 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // compression identifies the compressor and its settings. It is part of the
@@ -200,27 +202,5 @@ func (c layerCache) store(l *layer, data []byte) error {
 		return err
 	}
 	// Blob first, then the metadata that makes it visible.
-	return errors.Join(writeFileAtomic(blobPath, data, 0o600), writeFileAtomic(metaPath, meta, 0o600))
-}
-
-// writeFileAtomic writes data to a temporary file in the target's directory
-// and renames it into place, so readers never see a partial file.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return errors.Join(atomicfile.Write(blobPath, data, 0o600), atomicfile.Write(metaPath, meta, 0o600))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -24,6 +23,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/options"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // Annotations cosign puts on the descriptors of an OCI layout's index.json
@@ -193,7 +194,7 @@ func (sd *Signed) AppendToLayout(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(path, "index.json"), raw, 0o644)
+	return atomicfile.Write(filepath.Join(path, "index.json"), raw, 0o644)
 }
 
 func appendDeduped(base oci.Signatures, dd mutate.DupeDetector, add ...oci.Signature) (oci.Signatures, error) {
@@ -251,27 +252,6 @@ func (d attestationDupes) Find(existing oci.Signatures, newAtt oci.Signature) (o
 		}
 	}
 	return nil, nil
-}
-
-// writeFileAtomic replaces path with data through a temp file and rename.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fullsend-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // signatureContext passes ctx to KMS-backed signers.

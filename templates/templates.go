@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 //go:embed github gitlab
@@ -81,21 +82,5 @@ func writeAtomic(dst string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", dst, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+path.Base(filepath.ToSlash(dst))+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	return os.Rename(tmp.Name(), dst)
+	return atomicfile.Write(dst, data, 0o644)
 }

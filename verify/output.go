@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // safeValue is what may be written to CI files: the values verify
@@ -124,26 +125,7 @@ func WriteDotenv(r *Result, path string) error {
 	for _, kv := range kvs {
 		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, []byte(b.String()), 0o644)
 }
 
 func appendFile(path, s string) error {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/sign"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // newImageCmd groups the image commands.
@@ -262,7 +264,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		if len(lines) == 0 {
 			lines = []string{report.Digest}
 		}
-		if err := writeImageFileAtomic(f.digestFile, []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		if err := atomicfile.Write(f.digestFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			return fmt.Errorf("writing digest file: %w", err)
 		}
 	}
@@ -413,26 +415,6 @@ func imageIsTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-// writeImageFileAtomic writes data via a temporary file renamed into place.
-func writeImageFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // newImageEntrypointCmd is the image's ENTRYPOINT (see image.Entrypoint): it
