@@ -118,22 +118,11 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 // LintCheck runs the OPA rule set on every compiled policy with its full
 // fullsend context; deny findings fail the compile, warn findings are
 // reported. Findings point at the agent or skill line from provenance.
-//
-// The runtime's model API baseline is the agent's own channel: every tier
-// needs it, it takes POSTs, and Claude Code runs as node. The compiler waives
-// the read-only-writes and interpreter-writes rules there, by name and with
-// the reason, so the waiver is visible in every lint report.
 func LintCheck(lo lint.Options) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
 		agents := map[string]lint.AgentInfo{}
 		for name, c := range out.Agents {
 			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
-			for _, key := range c.Baseline {
-				for _, id := range baselineWaivedRules {
-					lo.Waivers = append(lo.Waivers, lint.Waiver{ID: id, Agent: name, Path: "network_policies." + key,
-						Reason: "runtime model API baseline (" + c.Runtime + " via " + c.Provider + ")"})
-				}
-			}
 		}
 		engine, err := lint.New(ctx, lo)
 		if err != nil {
@@ -228,10 +217,6 @@ func ExpectationsCheck(fsys fs.FS) Check {
 		return ds, nil
 	}
 }
-
-// baselineWaivedRules are the rule ids waived on the model API baseline:
-// FS014 (writes in a read-only policy) and FS016 (interpreters that write).
-var baselineWaivedRules = []string{"FS014", "FS016"}
 
 func placeholdersOrEmpty(p []string) []string {
 	if p == nil {
