@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/build"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,27 +13,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
-// needTool finds a CLI for an integration test: skipped when missing unless
-// FULLSEND_INTEGRATION=1, where a missing tool fails the test.
+// needTool finds a CLI for an integration test (.ci/install.d/40-opa.sh
+// installs opa and conftest).
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		// .ci/install.d/40-opa.sh installs into GOPATH/bin, which may not be on PATH.
-		if gobin := filepath.Join(build.Default.GOPATH, "bin", name); fileExists(gobin) {
-			return gobin
-		}
-		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-			t.Fatalf("%s not found (run .ci/install.d/40-opa.sh)", name)
-		}
-		t.Skipf("%s not installed; set FULLSEND_INTEGRATION=1 to require it", name)
-	}
-	return p
+	return testtool.Find(t, name, ".ci/install.d/40-opa.sh")
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // corpusFiles lists every policy the parity tests compare.
 func corpusFiles(t *testing.T) []string {
@@ -217,3 +205,5 @@ func TestOPAParity(t *testing.T) {
 		})
 	}
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -1,31 +1,17 @@
 package policycue
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
-// cueCLI finds the cue CLI: skipped when missing, fatal when missing under
-// FULLSEND_INTEGRATION=1 (.ci/install.d/60-cue.sh installs it).
+// cueCLI finds the cue CLI (.ci/install.d/60-cue.sh installs it).
 func cueCLI(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("cue"); err == nil {
-		return p
-	}
-	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "cue")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-		t.Fatal("cue CLI not found; run .ci/install.d/60-cue.sh")
-	}
-	t.Skip("cue CLI not found (set FULLSEND_INTEGRATION=1 to require it)")
-	return ""
+	return testtool.Find(t, "cue", ".ci/install.d/60-cue.sh")
 }
 
 // TestCUEVetCLI checks that the schema works with the cue CLI on its own,

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 const testPassword = "correct horse battery staple"
@@ -368,16 +369,9 @@ func TestAppendToLayout(t *testing.T) {
 // installed for the integration tests; go test binaries carry no
 // dependency list) placed where the fullsend binary goes.
 func TestSBOMGoModules(t *testing.T) {
-	bin := ""
-	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		bin = filepath.Join(strings.TrimSpace(string(gp)), "bin", "crane")
-	}
-	data, err := os.ReadFile(bin)
+	data, err := os.ReadFile(testtool.Find(t, "crane", ".ci/install.d/20-registry.sh"))
 	if err != nil {
-		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-			t.Fatalf("crane binary (from .ci/install.d/20-registry.sh): %v", err)
-		}
-		t.Skipf("crane not installed: %v", err)
+		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)

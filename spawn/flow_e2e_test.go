@@ -24,6 +24,8 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/forge"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 // This file drives the scoped-tools triage flow end to end with real
@@ -129,12 +131,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		t.Skip("builds fullsend and the openshell fake and runs four sandboxes")
 	}
 	for _, tool := range []string{"go", "curl", "sh", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-				t.Fatalf("%s is required: %v", tool, err)
-			}
-			t.Skipf("%s not found (set FULLSEND_INTEGRATION=1 to fail instead)", tool)
-		}
+		testtool.Find(t, tool, ".ci/install.d/70-spawn-flow.sh")
 	}
 	e := newFlowEnv(t)
 	env := e.ciEnv()

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 var (
@@ -313,17 +315,7 @@ func TestWrite(t *testing.T) {
 // TestActionlint lints the GitHub workflow with the real actionlint
 // (installed by .ci/install.d/45-actionlint.sh).
 func TestActionlint(t *testing.T) {
-	bin, err := exec.LookPath("actionlint")
-	if err != nil {
-		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
-		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "actionlint")
-		if _, serr := os.Stat(bin); serr != nil {
-			if os.Getenv("FULLSEND_INTEGRATION") != "" {
-				t.Fatal("actionlint not installed (run .ci/install.d/45-actionlint.sh)")
-			}
-			t.Skip("actionlint not installed")
-		}
-	}
+	bin := testtool.Find(t, "actionlint", ".ci/install.d/45-actionlint.sh")
 	dir := t.TempDir()
 	wf := filepath.Join(dir, ".github", "workflows", "fullsend.yml")
 	if err := os.MkdirAll(filepath.Dir(wf), 0o755); err != nil {

@@ -19,26 +19,14 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/internal/testregistry"
 	"github.com/fullsend-ai/agent-sandbox/sign"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
-// cosignBin finds the real cosign CLI (.ci/install.d/30-cosign.sh): skip
-// when missing, unless FULLSEND_INTEGRATION=1.
+// cosignBin finds the real cosign CLI (.ci/install.d/30-cosign.sh).
 func cosignBin(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("cosign"); err == nil {
-		return p
-	}
-	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gp)), "bin", "cosign")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-		t.Fatal("cosign not found (install with .ci/install.d/30-cosign.sh)")
-	}
-	t.Skip("cosign not installed; run .ci/install.d/30-cosign.sh (or set FULLSEND_INTEGRATION=1 to fail)")
-	return ""
+	return testtool.Find(t, "cosign", ".ci/install.d/30-cosign.sh")
 }
 
 // cosignRun runs the cosign CLI against the test registry, offline: its

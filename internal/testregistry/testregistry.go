@@ -34,6 +34,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 // Binary is the registry server executable installed by the Debian package.
@@ -137,15 +139,7 @@ func Start(t testing.TB, opts ...Option) *Registry {
 // when it is missing (failing it under FULLSEND_INTEGRATION=1).
 func RequireBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath(Binary)
-	if err == nil {
-		return bin
-	}
-	if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-		t.Fatalf("testregistry: %s not found (install with .ci/install.d/20-registry.sh): %v", Binary, err)
-	}
-	t.Skipf("testregistry: %s not installed; run .ci/install.d/20-registry.sh (or set FULLSEND_INTEGRATION=1 to fail)", Binary)
-	return ""
+	return testtool.Find(t, Binary, ".ci/install.d/20-registry.sh")
 }
 
 func (r *Registry) launch(t testing.TB, bin, dir, auth string) error {

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/fullsend-ai/agent-sandbox/internal/testregistry"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 func TestRegistryRoundTrip(t *testing.T) {
@@ -98,13 +100,7 @@ func TestRegistryRequiresAuthAndTrust(t *testing.T) {
 // with nothing but Env(): the CA through SSL_CERT_FILE, the credentials
 // through DOCKER_CONFIG.
 func TestRegistryCLIEnv(t *testing.T) {
-	crane, err := exec.LookPath("crane")
-	if err != nil {
-		if os.Getenv("FULLSEND_INTEGRATION") == "1" {
-			t.Fatalf("crane not found (install with .ci/install.d/20-registry.sh): %v", err)
-		}
-		t.Skip("crane not installed")
-	}
+	crane := testtool.Find(t, "crane", ".ci/install.d/20-registry.sh")
 	reg := testregistry.Start(t)
 	img, err := random.Image(128, 1)
 	if err != nil {
