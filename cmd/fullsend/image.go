@@ -89,7 +89,7 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&f.base, "base", "", "base image: registry reference (resolved to a digest), OCI layout dir, image tarball, or scratch (required)")
 	fl.StringVar(&f.baseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
 	fl.StringSliceVar(&f.platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
-	fl.StringVar(&f.dir, "dir", ".", "project directory holding agents/, skills/, templates/ and a compiled policies/")
+	fl.StringVar(&f.dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
 	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
 	fl.StringVar(&f.source, "source", "", "fullsend module root to compile the binary from (default: found from the current directory)")
 	fl.StringArrayVar(&f.binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
