@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -16,13 +18,13 @@ type contribution struct {
 	port       int
 	protocol   string
 	access     string
-	rules      []policycue.Rule
+	rules      []openshell.Rule
 	allowedIPs []string
 	binaries   []string
 	// binFrom adds, per binary, the sources that made it a network binary
 	// (the tool rule that allows the command), beyond from.
-	binFrom map[string][]policycue.Source
-	from    policycue.Source
+	binFrom map[string][]bundle.Source
+	from    bundle.Source
 	// baseline marks the runtime's own model API: it never raises the tier.
 	baseline bool
 }
@@ -36,11 +38,11 @@ type builder struct {
 	provider string
 
 	contribs  []contribution
-	readOnly  map[string][]policycue.Source
-	readWrite map[string][]policycue.Source
+	readOnly  map[string][]bundle.Source
+	readWrite map[string][]bundle.Source
 	// netBinaries are the network-capable command binaries the agent's tools
 	// allow; declared endpoints without binaries default to them.
-	netBinaries map[string][]policycue.Source
+	netBinaries map[string][]bundle.Source
 	spawns      []NameRef
 	outputs     []PathDecl
 	// baselineKeys are the network policies that only the runtime's model
@@ -68,14 +70,14 @@ func newBuilder(cat *policycue.Catalog, a *Agent) *builder {
 	return &builder{
 		cat:         cat,
 		agent:       a,
-		readOnly:    map[string][]policycue.Source{},
-		readWrite:   map[string][]policycue.Source{},
-		netBinaries: map[string][]policycue.Source{},
+		readOnly:    map[string][]bundle.Source{},
+		readWrite:   map[string][]bundle.Source{},
+		netBinaries: map[string][]bundle.Source{},
 	}
 }
 
-func src(p Pos, reason string) policycue.Source {
-	return policycue.Source{File: p.File, Line: p.Line, Column: p.Column, Reason: reason}
+func src(p Pos, reason string) bundle.Source {
+	return bundle.Source{File: p.File, Line: p.Line, Column: p.Column, Reason: reason}
 }
 
 func (b *builder) errorf(p Pos, field, hint, format string, args ...any) {
@@ -104,10 +106,10 @@ func (b *builder) runtimeBaseline() {
 		b.addProfile(name, at, reason, rt.Binaries, true)
 	}
 	for _, p := range b.cat.Filesystem.ReadOnly {
-		b.readOnly[p] = append(b.readOnly[p], policycue.Source{File: "catalog", Reason: "filesystem baseline"})
+		b.readOnly[p] = append(b.readOnly[p], bundle.Source{File: "catalog", Reason: "filesystem baseline"})
 	}
 	for _, p := range b.cat.Filesystem.ReadWrite {
-		b.readWrite[p] = append(b.readWrite[p], policycue.Source{File: "catalog", Reason: "filesystem baseline"})
+		b.readWrite[p] = append(b.readWrite[p], bundle.Source{File: "catalog", Reason: "filesystem baseline"})
 	}
 	for _, p := range rt.State {
 		b.readWrite[p] = append(b.readWrite[p], src(b.agent.NamePos, "runtime "+b.runtime+" state"))
@@ -130,19 +132,19 @@ func (b *builder) addProfile(name string, at Pos, reason string, bins []string, 
 			c.binaries = ep.Binaries
 		}
 		for _, r := range ep.Rules {
-			c.rules = append(c.rules, policycue.Rule{Allow: catalogMatch(r), From: []policycue.Source{c.from}, Reads: r.Reads})
+			c.rules = append(c.rules, openshell.Rule{Allow: catalogMatch(r), From: []bundle.Source{c.from}, Reads: r.Reads})
 		}
 		b.contribs = append(b.contribs, c)
 	}
 	return true
 }
 
-func catalogMatch(r policycue.CatalogRule) policycue.Match {
-	m := policycue.Match{Method: r.Method, Path: r.Path}
+func catalogMatch(r policycue.CatalogRule) openshell.Match {
+	m := openshell.Match{Method: r.Method, Path: r.Path}
 	if len(r.Query) > 0 {
-		m.Query = map[string]policycue.QueryMatch{}
+		m.Query = map[string]openshell.QueryMatch{}
 		for k, v := range r.Query {
-			m.Query[k] = policycue.QueryMatch{Glob: v}
+			m.Query[k] = openshell.QueryMatch{Glob: v}
 		}
 	}
 	return m
@@ -234,7 +236,7 @@ func (b *builder) webFetch(r ToolRule, reason string) {
 	}
 	b.need(policycue.TierNetwork, r.Pos, "%s", reason)
 	b.contribs = append(b.contribs, contribution{
-		host: r.Domain, port: 443, protocol: policycue.ProtocolREST, access: policycue.AccessReadOnly,
+		host: r.Domain, port: 443, protocol: openshell.ProtocolREST, access: openshell.AccessReadOnly,
 		binaries: b.cat.Runtimes[b.runtime].Binaries, from: src(r.Pos, reason),
 	})
 }
@@ -294,7 +296,7 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 			c.port = 443
 		}
 		if c.protocol == "" {
-			c.protocol = policycue.ProtocolREST
+			c.protocol = openshell.ProtocolREST
 		}
 		for _, bd := range e.Binaries {
 			c.binaries = append(c.binaries, bd.Path)
@@ -308,16 +310,16 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 			continue
 		}
 		for _, r := range e.Rules {
-			m := policycue.Match{Method: r.Method, Path: r.Path}
+			m := openshell.Match{Method: r.Method, Path: r.Path}
 			for k, v := range r.Query {
 				if m.Query == nil {
-					m.Query = map[string]policycue.QueryMatch{}
+					m.Query = map[string]openshell.QueryMatch{}
 				}
-				m.Query[k] = policycue.QueryMatch{Glob: v}
+				m.Query[k] = openshell.QueryMatch{Glob: v}
 			}
 			rs := src(r.Pos, fmt.Sprintf("sandbox rule %s %s", r.Method, r.Path))
-			m.From = []policycue.Source{rs}
-			c.rules = append(c.rules, policycue.Rule{Allow: m, From: []policycue.Source{rs}})
+			m.From = []bundle.Source{rs}
+			c.rules = append(c.rules, openshell.Rule{Allow: m, From: []bundle.Source{rs}})
 		}
 		b.contribs = append(b.contribs, c)
 	}

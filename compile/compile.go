@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -15,7 +17,7 @@ import (
 // Options control a compilation.
 type Options struct {
 	// OpenShellVersion is the target OpenShell version (default
-	// policycue.DefaultOpenShellVersion).
+	// openshell.DefaultOpenShellVersion).
 	OpenShellVersion string
 	// Catalog is the capability catalog (default: the built-in one).
 	Catalog *policycue.Catalog
@@ -35,7 +37,7 @@ type Check func(ctx context.Context, out *Output) (Diagnostics, error)
 // Compiled is one agent's compiled policy and what is known about it.
 type Compiled struct {
 	Agent    *Agent
-	Policy   *policycue.Policy
+	Policy   *openshell.Policy
 	Tier     policycue.Tier
 	Runtime  string
 	Provider string
@@ -58,7 +60,7 @@ type Compiled struct {
 type Output struct {
 	OpenShellVersion string
 	Agents           map[string]*Compiled
-	Manifest         *Manifest
+	Manifest         *bundle.Manifest
 	// Files maps output file names (relative to the policies directory) to
 	// their exact bytes.
 	Files    map[string][]byte
@@ -83,7 +85,7 @@ var ErrCompile = errors.New("compilation failed")
 // problem with its position.
 func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Output, error) {
 	if opts.OpenShellVersion == "" {
-		opts.OpenShellVersion = policycue.DefaultOpenShellVersion
+		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
 	}
 	if opts.Catalog == nil {
 		cat, err := policycue.LoadCatalog(nil, "")
@@ -186,11 +188,11 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 	if b.diags.Err() != nil {
 		return nil, b.diags
 	}
-	pol := &policycue.Policy{
+	pol := &openshell.Policy{
 		Version:          1,
 		FilesystemPolicy: b.filesystem(tier),
-		Landlock:         &policycue.Landlock{Compatibility: policycue.LandlockBestEffort},
-		Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
+		Landlock:         &openshell.Landlock{Compatibility: openshell.LandlockBestEffort},
+		Process:          &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
 		NetworkPolicies:  nps,
 	}
 	open, err := placeholder.Apply(pol, opts.Values)
@@ -272,7 +274,7 @@ func providerNames(c *policycue.Catalog, runtime string) []string {
 
 // sourceFiles lists the input files a policy derives from: the agent, its
 // skills, and any file named in provenance.
-func sourceFiles(a *Agent, skills []*Skill, p *policycue.Policy) []string {
+func sourceFiles(a *Agent, skills []*Skill, p *openshell.Policy) []string {
 	set := map[string]bool{a.File: true}
 	for _, s := range skills {
 		set[s.File] = true

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -92,7 +94,7 @@ func TestCompileSemantics(t *testing.T) {
 			tools: []string{"WebFetch(domain:docs.github.com)"},
 			check: func(t *testing.T, c *Compiled) {
 				ep := c.Policy.NetworkPolicies["docs_github_com_443"].Endpoints[0]
-				if ep.Access != policycue.AccessReadOnly || ep.Protocol != "rest" || ep.Enforcement != "enforce" {
+				if ep.Access != openshell.AccessReadOnly || ep.Protocol != "rest" || ep.Enforcement != "enforce" {
 					t.Errorf("endpoint = %+v", ep)
 				}
 			},
@@ -264,7 +266,7 @@ network_policies:
 			if got := np.Endpoints[0].From[0].File; got != tt.file {
 				t.Errorf("provenance file = %q, want %q", got, tt.file)
 			}
-			if !slices.Contains(out.Manifest.Agents["a"].Sources, SourceFile{Path: tt.file, SHA256: strings.Repeat("1", 64)}) {
+			if !slices.Contains(out.Manifest.Agents["a"].Sources, bundle.SourceFile{Path: tt.file, SHA256: strings.Repeat("1", 64)}) {
 				t.Errorf("fragment missing from manifest sources: %+v", out.Manifest.Agents["a"].Sources)
 			}
 		})

@@ -5,28 +5,29 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // emit renders every compiled agent's policy, the provenance sidecar and the
 // manifest into o.Files, deterministically.
 func (o *Output) emit(proj *Project) error {
-	m := &Manifest{Schema: ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]ManifestAgent{}}
-	policies := map[string]*policycue.Policy{}
+	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}}
+	prov := &bundle.ProvenanceFile{Schema: bundle.ProvenanceSchema, Agents: map[string]map[string][]bundle.Source{}}
 	for _, name := range o.AgentNames() {
 		c := o.Agents[name]
 		file := name + ".yaml"
-		data, err := policycue.Marshal(c.Policy, header(c, o.OpenShellVersion))
+		data, err := openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
-		if len(data) > policycue.MaxPolicyBytes {
-			return fmt.Errorf("agent %s: policy is %d bytes, over OpenShell's limit of %d", name, len(data), policycue.MaxPolicyBytes)
+		if len(data) > openshell.MaxPolicyBytes {
+			return fmt.Errorf("agent %s: policy is %d bytes, over OpenShell's limit of %d", name, len(data), openshell.MaxPolicyBytes)
 		}
 		o.Files[file] = data
-		entry := ManifestAgent{
-			Policy: file, PolicySHA256: SHA256Hex(data), Source: c.Agent.File,
+		entry := bundle.ManifestAgent{
+			Policy: file, PolicySHA256: bundle.SHA256Hex(data), Source: c.Agent.File,
 			Runtime: c.Runtime, Model: c.Agent.Model, Tier: string(c.Tier), Provider: c.Provider,
 			Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
 		}
@@ -35,24 +36,24 @@ func (o *Output) emit(proj *Project) error {
 			if !ok {
 				return fmt.Errorf("agent %s: source %s was not read by the loader", name, f)
 			}
-			entry.Sources = append(entry.Sources, SourceFile{Path: f, SHA256: sum})
+			entry.Sources = append(entry.Sources, bundle.SourceFile{Path: f, SHA256: sum})
 		}
 		entry.RuntimeFlags, entry.RuntimeEnv = runtimeFlags(c)
 		m.Agents[name] = entry
-		policies[name] = c.Policy
+		prov.Agents[name] = c.Policy.Provenance()
 	}
 	// The provenance sidecar lets `policy lint` and `policy explain` point at
 	// the author's lines without recompiling.
-	prov, err := lint.NewProvenanceFile(policies).Encode()
+	provData, err := prov.Encode()
 	if err != nil {
 		return err
 	}
-	o.Files[lint.ProvenanceFileName] = prov
+	o.Files[bundle.ProvenanceFileName] = provData
 	manifest, err := m.Encode()
 	if err != nil {
 		return err
 	}
-	o.Files[ManifestFile] = manifest
+	o.Files[bundle.ManifestFile] = manifest
 	o.Manifest = m
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // Explanation lists every element of an agent's policy with the source
@@ -24,20 +24,20 @@ type Explanation struct {
 
 // ExplainedEndpoint is one endpoint with its rules and binaries.
 type ExplainedEndpoint struct {
-	Policy   string             `json:"policy"`
-	Host     string             `json:"host"`
-	Port     int                `json:"port"`
-	Protocol string             `json:"protocol"`
-	Access   string             `json:"access,omitempty"`
-	From     []policycue.Source `json:"from"`
-	Rules    []ExplainedItem    `json:"rules,omitempty"`
-	Binaries []ExplainedItem    `json:"binaries"`
+	Policy   string          `json:"policy"`
+	Host     string          `json:"host"`
+	Port     int             `json:"port"`
+	Protocol string          `json:"protocol"`
+	Access   string          `json:"access,omitempty"`
+	From     []bundle.Source `json:"from"`
+	Rules    []ExplainedItem `json:"rules,omitempty"`
+	Binaries []ExplainedItem `json:"binaries"`
 }
 
 // ExplainedItem is one rule, binary or path with its sources.
 type ExplainedItem struct {
-	Value string             `json:"value"`
-	From  []policycue.Source `json:"from"`
+	Value string          `json:"value"`
+	From  []bundle.Source `json:"from"`
 }
 
 // Explain builds the explanation of a compiled agent.
@@ -73,7 +73,7 @@ func Explain(c *Compiled) *Explanation {
 		}
 		if fs.IncludeWorkdir {
 			e.ReadWrite = append(e.ReadWrite, ExplainedItem{Value: "/sandbox (include_workdir)",
-				From: []policycue.Source{{File: c.Agent.File, Line: c.Agent.NamePos.Line, Reason: "tier full"}}})
+				From: []bundle.Source{{File: c.Agent.File, Line: c.Agent.NamePos.Line, Reason: "tier full"}}})
 		}
 	}
 	return e
@@ -119,7 +119,7 @@ func (e *Explanation) String() string {
 	return b.String()
 }
 
-func writeFrom(b *strings.Builder, indent string, from []policycue.Source) {
+func writeFrom(b *strings.Builder, indent string, from []bundle.Source) {
 	for _, s := range from {
 		fmt.Fprintf(b, "%s<- %s\n", indent, s)
 	}

@@ -2,10 +2,11 @@ package compile
 
 import (
 	"fmt"
-	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"sort"
 	"strconv"
 	"strings"
+
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 
 	"gopkg.in/yaml.v3"
 )

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -47,8 +48,8 @@ func TestGoldenPolicies(t *testing.T) {
 
 // nonBaseline yields the network policies an agent's tools and declarations
 // produced (not the runtime's model API).
-func nonBaseline(c *Compiled) map[string]policycue.NetworkPolicy {
-	out := map[string]policycue.NetworkPolicy{}
+func nonBaseline(c *Compiled) map[string]openshell.NetworkPolicy {
+	out := map[string]openshell.NetworkPolicy{}
 	base := map[string]bool{}
 	for _, k := range c.Baseline {
 		base[k] = true
@@ -74,7 +75,7 @@ func TestTriageSystemSemantics(t *testing.T) {
 		}
 		for key, np := range nonBaseline(c) {
 			for _, ep := range np.Endpoints {
-				if ep.Access != "" && ep.Access != policycue.AccessReadOnly {
+				if ep.Access != "" && ep.Access != openshell.AccessReadOnly {
 					t.Errorf("%s: %s access %s", name, key, ep.Access)
 				}
 				for _, r := range ep.Rules {
@@ -96,7 +97,7 @@ func TestTriageSystemSemantics(t *testing.T) {
 			if strings.Contains(ep.Host, "*") {
 				t.Errorf("completeness-assessor reaches wildcard host %s", ep.Host)
 			}
-			if ep.Access != policycue.AccessReadOnly {
+			if ep.Access != openshell.AccessReadOnly {
 				t.Errorf("completeness-assessor web access to %s is %q, want read-only", ep.Host, ep.Access)
 			}
 		}
@@ -168,7 +169,7 @@ func TestProductionSystem(t *testing.T) {
 // OpenShell version: the output must pass that version's validator (the
 // ValidateCheck inside CompileDir fails the compile otherwise).
 func TestExamplesPerVersion(t *testing.T) {
-	for _, v := range policycue.SupportedVersions {
+	for _, v := range openshell.SupportedVersions {
 		for _, system := range exampleSystems {
 			t.Run(v+"/"+system, func(t *testing.T) {
 				out, err := CompileDir(context.Background(), filepath.Join("..", "testdata", system), ProjectOptions{OpenShellVersion: v})

@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // Load discovers and parses every agent and skill definition under fsys,
@@ -38,7 +40,7 @@ func Load(fsys fs.FS) (*Project, error) {
 			incomplete = true
 			continue
 		}
-		proj.Files[c.path] = SHA256Hex(data)
+		proj.Files[c.path] = bundle.SHA256Hex(data)
 		d := newDecoder(c.path)
 		doc := parseDocument(d, data)
 		if doc.root != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -40,7 +42,7 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 			"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
 		return
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		b.errorf(Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", err)
 		return
@@ -56,7 +58,7 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 			bins = append(bins, bin.Path)
 		}
 		for _, ep := range np.Endpoints {
-			from := policycue.Source{File: name, Reason: "policy fragment network_policies." + key}
+			from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
 			if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
 				b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
 					"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
@@ -65,7 +67,7 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 			c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
 				allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
 			for _, r := range ep.Rules {
-				r.From = []policycue.Source{from}
+				r.From = []bundle.Source{from}
 				c.rules = append(c.rules, r)
 			}
 			b.contribs = append(b.contribs, c)
@@ -89,12 +91,12 @@ var (
 // network merges the contributions by host:port into one network policy per
 // endpoint. Contributions that disagree on protocol are an error naming both
 // sources; access presets and rules union, binaries union.
-func (b *builder) network() map[string]policycue.NetworkPolicy {
+func (b *builder) network() map[string]openshell.NetworkPolicy {
 	groups := map[endpointKey][]contribution{}
 	var keys []endpointKey
 	for _, c := range b.contribs {
 		if c.protocol == "" {
-			c.protocol = policycue.ProtocolREST
+			c.protocol = openshell.ProtocolREST
 		}
 		if c.port == 0 {
 			c.port = 443
@@ -111,7 +113,7 @@ func (b *builder) network() map[string]policycue.NetworkPolicy {
 		}
 		return keys[i].port < keys[j].port
 	})
-	out := map[string]policycue.NetworkPolicy{}
+	out := map[string]openshell.NetworkPolicy{}
 	for _, k := range keys {
 		cs := groups[k]
 		np, ok := b.mergeEndpoint(k, cs)
@@ -141,10 +143,10 @@ func allBaseline(cs []contribution) bool {
 	return true
 }
 
-func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.NetworkPolicy, bool) {
+func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
 	first := cs[0]
-	ep := policycue.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: policycue.EnforcementEnforce}
-	bins := map[string][]policycue.Source{}
+	ep := openshell.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce}
+	bins := map[string][]bundle.Source{}
 	ips := map[string]bool{}
 	preset := ""
 	hasRules := false
@@ -152,7 +154,7 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 		if c.protocol != first.protocol {
 			b.errorf(posOf(c.from), "sandbox.endpoints", "use one protocol per host:port",
 				"%s:%d: protocol %q conflicts with %q from %s", k.host, k.port, c.protocol, first.protocol, first.from)
-			return policycue.NetworkPolicy{}, false
+			return openshell.NetworkPolicy{}, false
 		}
 		ep.From = append(ep.From, c.from)
 		for _, bin := range c.binaries {
@@ -165,12 +167,12 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 		if len(c.rules) > 0 {
 			hasRules = true
 		}
-		if c.access != "" && (preset == "" || c.access == policycue.AccessReadWrite) {
+		if c.access != "" && (preset == "" || c.access == openshell.AccessReadWrite) {
 			preset = c.access
 		}
 		if !c.baseline {
 			b.need(policycue.TierNetwork, posOf(c.from), "endpoint %s:%d (%s)", k.host, k.port, c.from.Reason)
-			if c.access == policycue.AccessReadWrite || c.access == policycue.AccessFull {
+			if c.access == openshell.AccessReadWrite || c.access == openshell.AccessFull {
 				b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
 			}
 			for _, r := range c.rules {
@@ -193,14 +195,14 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 		ep.AllowedIPs = append(ep.AllowedIPs, ip)
 	}
 	sort.Strings(ep.AllowedIPs)
-	np := policycue.NetworkPolicy{Name: policyName(k), Endpoints: []policycue.Endpoint{ep}, From: ep.From}
+	np := openshell.NetworkPolicy{Name: policyName(k), Endpoints: []openshell.Endpoint{ep}, From: ep.From}
 	paths := make([]string, 0, len(bins))
 	for p := range bins {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		np.Binaries = append(np.Binaries, policycue.Binary{Path: p, From: dedupeSources(bins[p])})
+		np.Binaries = append(np.Binaries, openshell.Binary{Path: p, From: dedupeSources(bins[p])})
 	}
 	return np, true
 }
@@ -208,10 +210,10 @@ func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (policycue.Net
 // mergeRules unions the rules of all contributions, spelling out access
 // presets, and sorts them by path, then method; identical rules merge their
 // sources.
-func mergeRules(cs []contribution) []policycue.Rule {
+func mergeRules(cs []contribution) []openshell.Rule {
 	type ruleKey struct{ method, path, query string }
-	merged := map[ruleKey]*policycue.Rule{}
-	add := func(r policycue.Rule) {
+	merged := map[ruleKey]*openshell.Rule{}
+	add := func(r openshell.Rule) {
 		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query)}
 		if m, ok := merged[k]; ok {
 			m.From = dedupeSources(append(m.From, r.From...))
@@ -224,12 +226,12 @@ func mergeRules(cs []contribution) []policycue.Rule {
 		for _, r := range c.rules {
 			add(r)
 		}
-		methods := map[string][]string{policycue.AccessReadOnly: readPreset, policycue.AccessReadWrite: readWritePreset}[c.access]
+		methods := map[string][]string{openshell.AccessReadOnly: readPreset, openshell.AccessReadWrite: readWritePreset}[c.access]
 		for _, m := range methods {
-			add(policycue.Rule{Allow: policycue.Match{Method: m, Path: "/**"}, From: []policycue.Source{c.from}})
+			add(openshell.Rule{Allow: openshell.Match{Method: m, Path: "/**"}, From: []bundle.Source{c.from}})
 		}
 	}
-	rules := make([]policycue.Rule, 0, len(merged))
+	rules := make([]openshell.Rule, 0, len(merged))
 	for _, r := range merged {
 		rules = append(rules, *r)
 	}
@@ -246,7 +248,7 @@ func mergeRules(cs []contribution) []policycue.Rule {
 	return rules
 }
 
-func queryKey(q map[string]policycue.QueryMatch) string {
+func queryKey(q map[string]openshell.QueryMatch) string {
 	if len(q) == 0 {
 		return ""
 	}
@@ -262,8 +264,8 @@ func queryKey(q map[string]policycue.QueryMatch) string {
 	return sb.String()
 }
 
-func dedupeSources(in []policycue.Source) []policycue.Source {
-	seen := map[policycue.Source]bool{}
+func dedupeSources(in []bundle.Source) []bundle.Source {
+	seen := map[bundle.Source]bool{}
 	out := in[:0:0]
 	for _, s := range in {
 		if !seen[s] {
@@ -288,7 +290,7 @@ func isReadMethod(m string) bool {
 	return false
 }
 
-func posOf(s policycue.Source) Pos { return Pos{File: s.File, Line: s.Line, Column: s.Column} }
+func posOf(s bundle.Source) Pos { return Pos{File: s.File, Line: s.Line, Column: s.Column} }
 
 // policyKey derives a stable network policy key from host:port:
 // `*.googleapis.com:443` -> `wildcard_googleapis_com_443`.
@@ -318,8 +320,8 @@ func policyName(k endpointKey) string {
 }
 
 // filesystem builds the static filesystem section.
-func (b *builder) filesystem(tier policycue.Tier) *policycue.FilesystemPolicy {
-	fs := &policycue.FilesystemPolicy{Sources: map[string][]policycue.Source{}}
+func (b *builder) filesystem(tier policycue.Tier) *openshell.FilesystemPolicy {
+	fs := &openshell.FilesystemPolicy{Sources: map[string][]bundle.Source{}}
 	// The workdir is writable only for agents that may write.
 	fs.IncludeWorkdir = tier == policycue.TierFull
 	if !fs.IncludeWorkdir {

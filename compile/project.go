@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -52,7 +53,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 func (po ProjectOptions) resolve() (Options, error) {
 	var opts Options
 	if po.OpenShellVersion != "" {
-		v, err := policycue.NormalizeVersion(po.OpenShellVersion)
+		v, err := openshell.NormalizeVersion(po.OpenShellVersion)
 		if err != nil {
 			return opts, fmt.Errorf("--openshell-version: %w", err)
 		}
@@ -97,13 +98,13 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 		if _, err := placeholder.Apply(p, placeholder.Examples()); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		data, err := policycue.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
+		data, err := openshell.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range policycue.Validate(file, data, out.OpenShellVersion) {
+		for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
 			sev := SeverityWarning
-			if d.Severity == policycue.SeverityError {
+			if d.Severity == openshell.SeverityError {
 				sev = SeverityError
 			}
 			ds = append(ds, Diagnostic{
@@ -194,7 +195,7 @@ func ExpectationsCheck(fsys fs.FS) Check {
 		if err != nil || len(files) == 0 {
 			return nil, err
 		}
-		policies := make(map[string]*policycue.Policy, len(out.Agents))
+		policies := make(map[string]*openshell.Policy, len(out.Agents))
 		for name, c := range out.Agents {
 			policies[name] = c.Policy
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
@@ -36,7 +37,7 @@ func Write(dir string, out *Output) error {
 	}
 	sort.Strings(names)
 	// The manifest goes last: it pins the others.
-	sort.SliceStable(names, func(i, j int) bool { return names[j] == ManifestFile })
+	sort.SliceStable(names, func(i, j int) bool { return names[j] == bundle.ManifestFile })
 	for _, n := range names {
 		if err := atomicfile.Write(filepath.Join(dir, n), out.Files[n], 0o644); err != nil {
 			return err

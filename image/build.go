@@ -18,14 +18,13 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/fullsend-ai/agent-sandbox/compile"
 )
 
 // Options are the inputs of Build. Everything that reaches the image is an
@@ -80,7 +79,7 @@ type Result struct {
 	// PoliciesDigest is the hex sha256 of policies/manifest.json, also the
 	// dev.fullsend.policies.digest annotation.
 	PoliciesDigest string
-	Manifest       *compile.Manifest
+	Manifest       *bundle.Manifest
 	// Platforms holds the built platforms and, in the same order, their
 	// image digests.
 	Platforms      []v1.Platform

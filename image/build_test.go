@@ -15,11 +15,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
-
-	"github.com/fullsend-ai/agent-sandbox/compile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.json with the digests of this build")
@@ -128,7 +127,7 @@ func TestBuildContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPolicies := "sha256:" + compile.SHA256Hex(manifestBytes)
+	wantPolicies := "sha256:" + bundle.SHA256Hex(manifestBytes)
 
 	im, err := res.Index.IndexManifest()
 	if err != nil {

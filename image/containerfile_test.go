@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // instruction is one Containerfile instruction with continuation lines
@@ -174,9 +174,9 @@ func TestContainerfilePins(t *testing.T) {
 		if got := args["OPENSHELL_VERSION"]; got != DefaultOpenShellVersion {
 			t.Errorf("Containerfile pins OPENSHELL_VERSION=%q, image.DefaultOpenShellVersion is %q", got, DefaultOpenShellVersion)
 		}
-		if DefaultOpenShellVersion != policycue.DefaultOpenShellVersion {
-			t.Errorf("image.DefaultOpenShellVersion %q, policycue.DefaultOpenShellVersion (the compiler default) %q",
-				DefaultOpenShellVersion, policycue.DefaultOpenShellVersion)
+		if DefaultOpenShellVersion != openshell.DefaultOpenShellVersion {
+			t.Errorf("image.DefaultOpenShellVersion %q, openshell.DefaultOpenShellVersion (the compiler default) %q",
+				DefaultOpenShellVersion, openshell.DefaultOpenShellVersion)
 		}
 		if !strings.Contains(labels, LabelOpenShellVersion+`="${OPENSHELL_VERSION}"`) {
 			t.Errorf("Containerfile does not set LABEL %s from OPENSHELL_VERSION", LabelOpenShellVersion)

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"path"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // InstallRoot is where the project content lives inside the image.
@@ -28,7 +28,7 @@ var ErrStalePolicies = errors.New("compiled policies are stale or were modified"
 
 // project is the checked content of a project directory.
 type project struct {
-	manifest       *compile.Manifest
+	manifest       *bundle.Manifest
 	policiesDigest string
 	content        []file // agents, skills, templates
 	policies       []file
@@ -41,12 +41,12 @@ func loadProject(fsys fs.FS, name string) (*project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
-	m, digest, err := compile.ReadManifest(policies)
+	m, digest, err := bundle.ReadManifest(policies)
 	if err != nil {
 		return nil, fmt.Errorf("project %s: %w (hint: run `fullsend policy compile %s` first)", name, err, name)
 	}
 	if len(m.Agents) == 0 {
-		return nil, fmt.Errorf("project %s: %s/%s lists no agents", name, policiesDir, compile.ManifestFile)
+		return nil, fmt.Errorf("project %s: %s/%s lists no agents", name, policiesDir, bundle.ManifestFile)
 	}
 	for _, agent := range m.AgentNames() {
 		if _, err := m.VerifyPolicy(policies, agent); err != nil {
@@ -72,7 +72,7 @@ func loadProject(fsys fs.FS, name string) (*project, error) {
 	return p, nil
 }
 
-func checkSource(fsys fs.FS, src compile.SourceFile) error {
+func checkSource(fsys fs.FS, src bundle.SourceFile) error {
 	if !fs.ValidPath(src.Path) {
 		return fmt.Errorf("manifest source path %q is not a clean path inside the project", src.Path)
 	}
@@ -80,8 +80,8 @@ func checkSource(fsys fs.FS, src compile.SourceFile) error {
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src.Path, err)
 	}
-	if got := compile.SHA256Hex(data); got != src.SHA256 {
-		return fmt.Errorf("source %s has sha256 %s, manifest says %s: %w", src.Path, got, src.SHA256, compile.ErrDigestMismatch)
+	if got := bundle.SHA256Hex(data); got != src.SHA256 {
+		return fmt.Errorf("source %s has sha256 %s, manifest says %s: %w", src.Path, got, src.SHA256, bundle.ErrDigestMismatch)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // benchDir writes n policies (the corpus, cycled) into a temp directory.
@@ -50,7 +50,7 @@ func BenchmarkLint(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					p, err := policycue.Unmarshal(raw)
+					p, err := openshell.Unmarshal(raw)
 					if err != nil {
 						b.Fatal(err)
 					}

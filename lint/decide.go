@@ -6,9 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/gobwas/glob"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // Decision is the verdict on one request, with the element that decided it.
@@ -71,7 +70,7 @@ func inAny(a netip.Addr, ps []netip.Prefix) bool {
 //     connection; otherwise deny_rules win, then access presets or allow
 //     rules decide; enforcement other than "enforce" turns a deny into an
 //     audited allow.
-func Decide(p *policycue.Policy, r *Request) Decision {
+func Decide(p *openshell.Policy, r *Request) Decision {
 	if controlPlanePorts[r.Port] {
 		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
 	}
@@ -87,7 +86,7 @@ func Decide(p *policycue.Policy, r *Request) Decision {
 	type match struct {
 		key  string
 		i    int
-		ep   *policycue.Endpoint
+		ep   *openshell.Endpoint
 		host bool // host+port matched but no binary did
 	}
 	var matches []match
@@ -188,15 +187,15 @@ func Decide(p *policycue.Policy, r *Request) Decision {
 
 // audited turns a deny on an endpoint without enforcement: enforce into an
 // allow that OpenShell reports.
-func audited(ep *policycue.Endpoint, d Decision) Decision {
-	if ep.Enforcement != policycue.EnforcementEnforce {
+func audited(ep *openshell.Endpoint, d Decision) Decision {
+	if ep.Enforcement != openshell.EnforcementEnforce {
 		d.Allowed, d.Audit = true, true
 		d.Reason += fmt.Sprintf(" (enforcement %q: audited, not blocked)", ep.Enforcement)
 	}
 	return d
 }
 
-func allowedByEndpoint(key string, i int, ep *policycue.Endpoint, r *Request, reqPath string) (Decision, bool) {
+func allowedByEndpoint(key string, i int, ep *openshell.Endpoint, r *Request, reqPath string) (Decision, bool) {
 	if ep.Access != "" {
 		if methodInPreset(ep.Access, r.Method) {
 			return Decision{Allowed: true, Policy: key, Path: epPath(key, i) + ".access",
@@ -218,8 +217,8 @@ func epPath(key string, i int) string {
 	return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
 }
 
-func isL7(ep *policycue.Endpoint) bool {
-	return ep.Protocol != "" && ep.Protocol != policycue.ProtocolTCP
+func isL7(ep *openshell.Endpoint) bool {
+	return ep.Protocol != "" && ep.Protocol != openshell.ProtocolTCP
 }
 
 func readMethod(m string) bool {
@@ -233,11 +232,11 @@ func readMethod(m string) bool {
 func methodInPreset(access, method string) bool {
 	method = strings.ToUpper(method)
 	switch access {
-	case policycue.AccessReadOnly:
+	case openshell.AccessReadOnly:
 		return readMethod(method)
-	case policycue.AccessReadWrite:
+	case openshell.AccessReadWrite:
 		return readMethod(method) || method == "POST" || method == "PUT" || method == "PATCH"
-	case policycue.AccessFull:
+	case openshell.AccessFull:
 		return true
 	}
 	return false
@@ -248,7 +247,7 @@ func methodInPreset(access, method string) bool {
 // HEAD (for deny rules too, as in OpenShell). Query: an allow rule needs
 // every listed parameter present with ALL its values matching; a deny rule
 // needs every listed parameter present with ANY value matching.
-func requestMatches(m *policycue.Match, r *Request, path string, allow bool) bool {
+func requestMatches(m *openshell.Match, r *Request, path string, allow bool) bool {
 	want, got := strings.ToUpper(m.Method), strings.ToUpper(r.Method)
 	if want != "*" && want != got && !(want == "GET" && got == "HEAD") {
 		return false
@@ -292,7 +291,7 @@ func pathMatches(pattern, p string) bool {
 	return globMatch(pattern, p, '/')
 }
 
-func queryValueMatches(qm policycue.QueryMatch, v string) bool {
+func queryValueMatches(qm openshell.QueryMatch, v string) bool {
 	if len(qm.Any) > 0 {
 		for _, g := range qm.Any {
 			if globMatch(g, v) {
@@ -319,7 +318,7 @@ func hostMatches(pattern, host string) bool {
 
 // endpointMatches matches host and port. A hostless endpoint with
 // allowed_ips matches any host (the addresses are checked after resolution).
-func endpointMatches(ep *policycue.Endpoint, host string, port int) bool {
+func endpointMatches(ep *openshell.Endpoint, host string, port int) bool {
 	hostless := ep.Host == "" && len(ep.AllowedIPs) > 0
 	if !hostless && !hostMatches(ep.Host, host) {
 		return false
@@ -336,7 +335,7 @@ func endpointMatches(ep *policycue.Endpoint, host string, port int) bool {
 }
 
 // binaryMatches holds when a binary glob matches the process or any ancestor.
-func binaryMatches(bins []policycue.Binary, chain []string) bool {
+func binaryMatches(bins []openshell.Binary, chain []string) bool {
 	for _, b := range bins {
 		for _, exe := range chain {
 			if b.Path == exe || (strings.Contains(b.Path, "*") && globMatch(b.Path, exe, '/')) {
@@ -347,7 +346,7 @@ func binaryMatches(bins []policycue.Binary, chain []string) bool {
 	return false
 }
 
-func privateAllowed(ep *policycue.Endpoint, a netip.Addr) bool {
+func privateAllowed(ep *openshell.Endpoint, a netip.Addr) bool {
 	if len(ep.AllowedIPs) > 0 {
 		return ipAllowed(ep.AllowedIPs, a)
 	}

@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
-func decidePolicy(t testing.TB) *policycue.Policy {
+func decidePolicy(t testing.TB) *openshell.Policy {
 	t.Helper()
 	data, err := os.ReadFile("testdata/decide/policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		t.Fatal(err)
 	}

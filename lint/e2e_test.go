@@ -9,7 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/lint"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // TestExampleSystems compiles the example agent systems under testdata/ with
@@ -29,7 +29,7 @@ func TestExampleSystems(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compiling %s: %v", c.dir, err)
 			}
-			policies := map[string]*policycue.Policy{}
+			policies := map[string]*openshell.Policy{}
 			for name, a := range out.Agents {
 				policies[name] = a.Policy
 			}
@@ -100,7 +100,7 @@ func TestExpectationsCatchAWrongPolicy(t *testing.T) {
 		t.Fatal("fixture changed: could not flip the expectation")
 	}
 	fsys := fstest.MapFS{"d.policytest.yaml": {Data: []byte(flipped)}}
-	policies := map[string]*policycue.Policy{"duplicate-detector": out.Agents["duplicate-detector"].Policy}
+	policies := map[string]*openshell.Policy{"duplicate-detector": out.Agents["duplicate-detector"].Policy}
 	rep, err := lint.RunExpectations(fsys, []string{"d.policytest.yaml"}, policies, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -18,13 +18,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 //go:embed rules/*.rego
@@ -445,7 +444,7 @@ func (e *Engine) finding(in *Input, info *RuleInfo, msg any) Finding {
 	default:
 		f.Message = fmt.Sprint(m)
 	}
-	if src := policycue.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
+	if src := bundle.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
 		s := src[0]
 		f.Source = &s
 	}

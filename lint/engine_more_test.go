@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 func TestUserRulesAndNoBuiltin(t *testing.T) {
@@ -140,7 +142,7 @@ func TestProjectInputs(t *testing.T) {
 		"lead.yaml":   {Data: pol},
 		"reader.yaml": {Data: pol},
 		"writer.yaml": {Data: writer},
-		"provenance.json": {Data: []byte(`{"schema": "` + ProvenanceSchema + `", "agents": {"reader": {
+		"provenance.json": {Data: []byte(`{"schema": "` + bundle.ProvenanceSchema + `", "agents": {"reader": {
 			"network_policies.forge": [{"file": "agents/reader.md", "line": 9, "reason": "sandbox: endpoint"}]}}}`)},
 	}
 	inputs, err := ProjectInputs(fsys, "policies", []AgentEntry{

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 var (
@@ -40,7 +40,7 @@ func corpusInput(t testing.TB, file string) (Input, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // ExpectSuffix names expectation files: agents/triage.policytest.yaml.
@@ -210,7 +210,7 @@ var ErrExpectationsFailed = errors.New("policy expectations failed")
 // substituted on a copy of the policy from the file's set: values overridden
 // by set; a placeholder a test needs but nobody sets is an error, as is an
 // agent with no policy.
-func RunExpectations(fsys fs.FS, files []string, policies map[string]*policycue.Policy, set placeholder.Values) (*ExpectReport, error) {
+func RunExpectations(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values) (*ExpectReport, error) {
 	rep := &ExpectReport{Results: []CaseResult{}}
 	for _, name := range files {
 		data, err := fs.ReadFile(fsys, name)
@@ -253,7 +253,7 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*policycue.
 	return rep, nil
 }
 
-func sortedPolicyNames(m map[string]*policycue.Policy) []string {
+func sortedPolicyNames(m map[string]*openshell.Policy) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

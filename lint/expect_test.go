@@ -6,8 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 const expectOK = `agent: triage
@@ -71,7 +71,7 @@ func TestRunExpectations(t *testing.T) {
 	np := withHolder.NetworkPolicies["github"]
 	np.Endpoints[0].Rules[1].Allow.Path = "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/comments"
 	withHolder.NetworkPolicies["github"] = np
-	policies := map[string]*policycue.Policy{"triage": withHolder}
+	policies := map[string]*openshell.Policy{"triage": withHolder}
 	failing := strings.Replace(expectOK, "expect: deny", "expect: allow", 1)
 	fsys := fstest.MapFS{
 		"agents/triage.policytest.yaml":  {Data: []byte(expectOK)},
@@ -116,12 +116,12 @@ func TestRunExpectationsErrors(t *testing.T) {
 	holder.NetworkPolicies["github"] = np
 	noSet := "agent: triage\ntests:\n  - request: GET https://x.com/ from /b\n    expect: deny\n"
 	for name, c := range map[string]struct {
-		policies map[string]*policycue.Policy
+		policies map[string]*openshell.Policy
 		src      string
 		want     string
 	}{
-		"unknown agent": {map[string]*policycue.Policy{"other": p}, expectOK, `agent "triage" has no compiled policy (have other)`},
-		"open holder":   {map[string]*policycue.Policy{"triage": holder}, noSet, "still has placeholders OWNER"},
+		"unknown agent": {map[string]*openshell.Policy{"other": p}, expectOK, `agent "triage" has no compiled policy (have other)`},
+		"open holder":   {map[string]*openshell.Policy{"triage": holder}, noSet, "still has placeholders OWNER"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{"a.policytest.yaml": {Data: []byte(c.src)}}

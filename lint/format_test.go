@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -31,7 +30,7 @@ func formatReport(t *testing.T) *Report {
 	}
 	withProv, _ := corpusInput(t, "testdata/bad/access-full.yaml")
 	withProv.Name, withProv.File = "triage", "policies/triage.yaml"
-	withProv.Context = Context{Agent: "triage", Tier: "network", Provenance: map[string][]policycue.Source{
+	withProv.Context = Context{Agent: "triage", Tier: "network", Provenance: map[string][]bundle.Source{
 		"network_policies.model":              {{File: "agents/triage.md", Line: 4, Reason: "runtime baseline claude/vertex"}},
 		"network_policies.model.endpoints[0]": {{File: "agents/triage.md", Line: 12, Column: 5, Reason: "sandbox: endpoint"}},
 		"network_policies.forge":              {{File: "skills/forge/SKILL.md", Line: 3, Reason: "tool Bash(gh issue view:*)"}},

@@ -8,7 +8,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // Input is one policy to lint, with the fullsend context rules may use.
@@ -18,8 +19,8 @@ type Input struct {
 	// File is the policy file path findings name.
 	File string
 	// Policy is the policy model; rules see it as the YAML document
-	// policycue.Marshal emits (DocumentValue).
-	Policy *policycue.Policy
+	// openshell.Marshal emits (DocumentValue).
+	Policy *openshell.Policy
 	// Context is the fullsend context, data.fullsend.context to the rules.
 	Context Context
 	// Raw is the policy file as written (optional): findings then carry the
@@ -53,7 +54,7 @@ type Context struct {
 	// runner. nil means unknown (not checked); empty means none allowed.
 	Placeholders []string `json:"placeholders,omitempty"`
 	// Provenance maps policy paths to their sources (Policy.Provenance()).
-	Provenance map[string][]policycue.Source `json:"provenance,omitempty"`
+	Provenance map[string][]bundle.Source `json:"provenance,omitempty"`
 	// Env is the environment the runner passes into the sandbox.
 	Env map[string]string `json:"env,omitempty"`
 	// Agents describes every agent of the project, by name.
@@ -117,7 +118,7 @@ func (c *Context) value() ast.Value {
 // endpoint, access read-write or full, or a rule with a write method that is
 // not a model inference call. It is the Go twin of the Rego lib.writes (a
 // test keeps them equal).
-func Writes(p *policycue.Policy) bool {
+func Writes(p *openshell.Policy) bool {
 	for _, np := range p.NetworkPolicies {
 		for i := range np.Endpoints {
 			if EndpointWrites(&np.Endpoints[i]) {
@@ -129,14 +130,14 @@ func Writes(p *policycue.Policy) bool {
 }
 
 // EndpointWrites reports whether one endpoint lets a request change state.
-func EndpointWrites(ep *policycue.Endpoint) bool {
+func EndpointWrites(ep *openshell.Endpoint) bool {
 	if !isL7(ep) {
 		return true
 	}
 	switch ep.Access {
-	case policycue.AccessReadWrite, policycue.AccessFull:
+	case openshell.AccessReadWrite, openshell.AccessFull:
 		return true
-	case policycue.AccessReadOnly:
+	case openshell.AccessReadOnly:
 		return false
 	}
 	for _, r := range ep.Rules {
@@ -161,7 +162,7 @@ var inferenceAPIs = []struct{ host, path string }{
 	{"api.openai.com", "/v1/chat/completions"},
 }
 
-func inferenceRule(host string, m *policycue.Match) bool {
+func inferenceRule(host string, m *openshell.Match) bool {
 	if !strings.EqualFold(m.Method, "POST") {
 		return false
 	}
@@ -174,9 +175,9 @@ func inferenceRule(host string, m *policycue.Match) bool {
 }
 
 // DocumentValue renders a policy as the Rego value of its YAML document:
-// the same keys, omissions and shapes policycue.Marshal emits and conftest
+// the same keys, omissions and shapes openshell.Marshal emits and conftest
 // parses, built directly (no YAML round trip) because it is the hot path.
-func DocumentValue(p *policycue.Policy) ast.Value {
+func DocumentValue(p *openshell.Policy) ast.Value {
 	doc := ast.NewObject(ast.Item(str("version"), ast.IntNumberTerm(p.Version)))
 	if fs := p.FilesystemPolicy; fs != nil {
 		doc.Insert(str("filesystem_policy"), ast.ObjectTerm(
@@ -216,7 +217,7 @@ func DocumentValue(p *policycue.Policy) ast.Value {
 	return doc
 }
 
-func endpointTerm(ep *policycue.Endpoint) *ast.Term {
+func endpointTerm(ep *openshell.Endpoint) *ast.Term {
 	o := ast.NewObject(ast.Item(str("host"), str(ep.Host)))
 	if ep.Port != 0 {
 		o.Insert(str("port"), ast.IntNumberTerm(ep.Port))
@@ -255,7 +256,7 @@ func endpointTerm(ep *policycue.Endpoint) *ast.Term {
 	return ast.NewTerm(o)
 }
 
-func matchTerm(m *policycue.Match) *ast.Term {
+func matchTerm(m *openshell.Match) *ast.Term {
 	o := ast.NewObject(ast.Item(str("method"), str(m.Method)), ast.Item(str("path"), str(m.Path)))
 	if len(m.Query) > 0 {
 		q := ast.NewObject()

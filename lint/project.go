@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,81 +11,24 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
-// ProvenanceFileName is the sidecar the compiler writes next to manifest.json.
-const ProvenanceFileName = "provenance.json"
-
-// ProvenanceSchema identifies the provenance sidecar format.
-const ProvenanceSchema = "https://fullsend.dev/schemas/policy-provenance/v1"
-
-// ProvenanceFile is policies/provenance.json: for every agent, the sources of
-// every element of its policy, keyed by policy path as Policy.Provenance()
-// returns them. It lets `fullsend policy lint` point findings at the agent
-// or skill line without recompiling.
-type ProvenanceFile struct {
-	Schema string                                   `json:"schema"`
-	Agents map[string]map[string][]policycue.Source `json:"agents"`
-}
-
-// NewProvenanceFile collects Provenance() of each agent's policy.
-func NewProvenanceFile(policies map[string]*policycue.Policy) *ProvenanceFile {
-	pf := &ProvenanceFile{Schema: ProvenanceSchema, Agents: map[string]map[string][]policycue.Source{}}
-	for name, p := range policies {
-		pf.Agents[name] = p.Provenance()
-	}
-	return pf
-}
-
-// Encode renders the sidecar deterministically (sorted keys, two-space indent).
-func (pf *ProvenanceFile) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(pf); err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", ProvenanceFileName, err)
-	}
-	return buf.Bytes(), nil
-}
-
-// ReadProvenance reads provenance.json from a policies directory; a missing
-// file yields nil and no error.
-func ReadProvenance(policies fs.FS) (*ProvenanceFile, error) {
-	data, err := fs.ReadFile(policies, ProvenanceFileName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", ProvenanceFileName, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var pf ProvenanceFile
-	if err := dec.Decode(&pf); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", ProvenanceFileName, err)
-	}
-	if pf.Schema != ProvenanceSchema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", ProvenanceFileName, pf.Schema, ProvenanceSchema)
-	}
-	return &pf, nil
-}
-
 // ReadPolicy reads and strictly decodes one policy file.
-func ReadPolicy(fsys fs.FS, name string) (*policycue.Policy, error) {
+func ReadPolicy(fsys fs.FS, name string) (*openshell.Policy, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading policy: %w", err)
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
 }
 
-// AgentEntry is what lint needs from one manifest entry (compile.ManifestAgent).
+// AgentEntry is what lint needs from one manifest entry (bundle.ManifestAgent).
 type AgentEntry struct {
 	Name         string
 	Policy       string // file name in the policies directory
@@ -102,7 +44,7 @@ type AgentEntry struct {
 // policies write) for privilege-lifting checks. dir prefixes file names in
 // findings.
 func ProjectInputs(policies fs.FS, dir string, agents []AgentEntry) ([]Input, error) {
-	prov, err := ReadProvenance(policies)
+	prov, err := bundle.ReadProvenance(policies)
 	if err != nil {
 		return nil, err
 	}

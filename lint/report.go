@@ -3,7 +3,7 @@ package lint
 import (
 	"sort"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // Finding is one rule result on one policy.
@@ -22,7 +22,7 @@ type Finding struct {
 	// Line is the line of PolicyPath in the policy file, when Input.Raw was given.
 	Line int `json:"line,omitempty"`
 	// Source is the agent or skill line that caused the element, when known.
-	Source *policycue.Source `json:"source,omitempty"`
+	Source *bundle.Source `json:"source,omitempty"`
 	// Waived holds the reason a waiver or conftest exception accepted it.
 	Waived string `json:"waived,omitempty"`
 }

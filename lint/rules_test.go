@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/tester"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // TestRegoUnitTests runs every *_test.rego of the embedded rule set through
@@ -137,7 +136,7 @@ func TestWritesMatchesRego(t *testing.T) {
 	checked := 0
 	for _, file := range files {
 		data, _ := os.ReadFile(file)
-		p, err := policycue.Unmarshal(data)
+		p, err := openshell.Unmarshal(data)
 		if err != nil {
 			continue // not a policy (or deliberately undecodable)
 		}

@@ -6,7 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // Values holds validated placeholder values by name.
@@ -57,7 +58,7 @@ func (v Values) Merge(over ...Values) Values {
 // where it is not allowed, or a substitution that would leave an invalid value
 // (an allowed_ips entry that is not a host-sized prefix, for example). Values
 // are validated again, so Apply is safe with values from any source.
-func Apply(p *policycue.Policy, v Values) ([]string, error) {
+func Apply(p *openshell.Policy, v Values) ([]string, error) {
 	for name, value := range v {
 		if err := Validate(name, value); err != nil {
 			return nil, err
@@ -132,12 +133,12 @@ func Apply(p *policycue.Policy, v Values) ([]string, error) {
 }
 
 // Open returns the placeholders still present in p without changing it.
-func Open(p *policycue.Policy) ([]string, error) {
+func Open(p *openshell.Policy) ([]string, error) {
 	cp := clone(p)
 	return Apply(cp, nil)
 }
 
-func expandMatch(where string, m *policycue.Match, expand func(string, *string, Field) error) error {
+func expandMatch(where string, m *openshell.Match, expand func(string, *string, Field) error) error {
 	if err := checkNone(where+".method", m.Method); err != nil {
 		return err
 	}
@@ -221,28 +222,28 @@ func hostPrefix(s string) (string, []string, error) {
 }
 
 // clone deep-copies the parts of p that Apply mutates.
-func clone(p *policycue.Policy) *policycue.Policy {
+func clone(p *openshell.Policy) *openshell.Policy {
 	cp := *p
 	if p.FilesystemPolicy != nil {
 		fs := *p.FilesystemPolicy
 		fs.ReadOnly = append([]string(nil), fs.ReadOnly...)
 		fs.ReadWrite = append([]string(nil), fs.ReadWrite...)
-		fs.Sources = map[string][]policycue.Source{}
+		fs.Sources = map[string][]bundle.Source{}
 		for k, s := range p.FilesystemPolicy.Sources {
 			fs.Sources[k] = s
 		}
 		cp.FilesystemPolicy = &fs
 	}
-	cp.NetworkPolicies = make(map[string]policycue.NetworkPolicy, len(p.NetworkPolicies))
+	cp.NetworkPolicies = make(map[string]openshell.NetworkPolicy, len(p.NetworkPolicies))
 	for k, np := range p.NetworkPolicies {
-		eps := make([]policycue.Endpoint, len(np.Endpoints))
+		eps := make([]openshell.Endpoint, len(np.Endpoints))
 		for i, ep := range np.Endpoints {
 			ep.AllowedIPs = append([]string(nil), ep.AllowedIPs...)
-			ep.Rules = append([]policycue.Rule(nil), ep.Rules...)
+			ep.Rules = append([]openshell.Rule(nil), ep.Rules...)
 			for j := range ep.Rules {
 				ep.Rules[j].Allow.Query = cloneQuery(ep.Rules[j].Allow.Query)
 			}
-			ep.DenyRules = append([]policycue.Match(nil), ep.DenyRules...)
+			ep.DenyRules = append([]openshell.Match(nil), ep.DenyRules...)
 			for j := range ep.DenyRules {
 				ep.DenyRules[j].Query = cloneQuery(ep.DenyRules[j].Query)
 			}
@@ -254,11 +255,11 @@ func clone(p *policycue.Policy) *policycue.Policy {
 	return &cp
 }
 
-func cloneQuery(q map[string]policycue.QueryMatch) map[string]policycue.QueryMatch {
+func cloneQuery(q map[string]openshell.QueryMatch) map[string]openshell.QueryMatch {
 	if q == nil {
 		return nil
 	}
-	out := make(map[string]policycue.QueryMatch, len(q))
+	out := make(map[string]openshell.QueryMatch, len(q))
 	for k, m := range q {
 		m.Any = append([]string(nil), m.Any...)
 		out[k] = m
@@ -268,4 +269,4 @@ func cloneQuery(q map[string]policycue.QueryMatch) map[string]policycue.QueryMat
 
 // Clone returns a deep copy of p, so callers can substitute runtime values
 // without touching the compiled model.
-func Clone(p *policycue.Policy) *policycue.Policy { return clone(p) }
+func Clone(p *openshell.Policy) *openshell.Policy { return clone(p) }

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 func TestValidate(t *testing.T) {
@@ -97,30 +98,30 @@ func TestFindAndCheck(t *testing.T) {
 
 var errAny = errors.New("any error")
 
-func samplePolicy() *policycue.Policy {
-	return &policycue.Policy{
+func samplePolicy() *openshell.Policy {
+	return &openshell.Policy{
 		Version: 1,
-		FilesystemPolicy: &policycue.FilesystemPolicy{
+		FilesystemPolicy: &openshell.FilesystemPolicy{
 			ReadOnly:  []string{"/usr"},
 			ReadWrite: []string{"/sandbox/{{REPO_NAME}}"},
-			Sources:   map[string][]policycue.Source{"/sandbox/{{REPO_NAME}}": {{File: "agents/a.md", Line: 3}}},
+			Sources:   map[string][]bundle.Source{"/sandbox/{{REPO_NAME}}": {{File: "agents/a.md", Line: 3}}},
 		},
-		NetworkPolicies: map[string]policycue.NetworkPolicy{
+		NetworkPolicies: map[string]openshell.NetworkPolicy{
 			"forge": {
 				Name: "forge",
-				Endpoints: []policycue.Endpoint{{
+				Endpoints: []openshell.Endpoint{{
 					Host: "{{FORGE_HOST}}", Port: 443, Protocol: "rest", Enforcement: "enforce",
-					Rules: []policycue.Rule{{Allow: policycue.Match{
+					Rules: []openshell.Rule{{Allow: openshell.Match{
 						Method: "POST", Path: "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/comments",
-						Query: map[string]policycue.QueryMatch{"n": {Any: []string{"{{ISSUE_NUMBER}}"}}},
+						Query: map[string]openshell.QueryMatch{"n": {Any: []string{"{{ISSUE_NUMBER}}"}}},
 					}}},
 				}},
-				Binaries: []policycue.Binary{{Path: "/usr/bin/curl"}},
+				Binaries: []openshell.Binary{{Path: "/usr/bin/curl"}},
 			},
 			"host": {
 				Name:      "host",
-				Endpoints: []policycue.Endpoint{{Host: "host.docker.internal", Port: 8081, AllowedIPs: []string{"{{HOST_IP}}"}}},
-				Binaries:  []policycue.Binary{{Path: "/usr/bin/curl"}},
+				Endpoints: []openshell.Endpoint{{Host: "host.docker.internal", Port: 8081, AllowedIPs: []string{"{{HOST_IP}}"}}},
+				Binaries:  []openshell.Binary{{Path: "/usr/bin/curl"}},
 			},
 		},
 	}
@@ -170,28 +171,28 @@ func TestApply(t *testing.T) {
 func TestApplyRejects(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(p *policycue.Policy)
+		mutate func(p *openshell.Policy)
 		values []string
 		want   error
 	}{
 		{"glob owner", nil, []string{"OWNER=*"}, ErrInvalidValue},
 		{"path owner", nil, []string{"OWNER=a/b"}, ErrInvalidValue},
-		{"unknown in path", func(p *policycue.Policy) {
+		{"unknown in path", func(p *openshell.Policy) {
 			p.NetworkPolicies["forge"].Endpoints[0].Rules[0].Allow.Path = "/x/{{BRANCH}}"
 		}, nil, ErrUnknown},
-		{"partial host", func(p *policycue.Policy) {
+		{"partial host", func(p *openshell.Policy) {
 			p.NetworkPolicies["forge"].Endpoints[0].Host = "api.{{FORGE_HOST}}"
 		}, nil, ErrField},
-		{"issue in host", func(p *policycue.Policy) {
+		{"issue in host", func(p *openshell.Policy) {
 			p.NetworkPolicies["forge"].Endpoints[0].Host = "{{ISSUE_NUMBER}}"
 		}, nil, ErrField},
-		{"broad host ip", func(p *policycue.Policy) {
+		{"broad host ip", func(p *openshell.Policy) {
 			p.NetworkPolicies["host"].Endpoints[0].AllowedIPs[0] = "{{HOST_IP}}/8"
 		}, []string{"HOST_IP=10.1.2.3"}, ErrField},
-		{"placeholder in method", func(p *policycue.Policy) {
+		{"placeholder in method", func(p *openshell.Policy) {
 			p.NetworkPolicies["forge"].Endpoints[0].Rules[0].Allow.Method = "{{OWNER}}"
 		}, nil, ErrField},
-		{"placeholder in binary", func(p *policycue.Policy) {
+		{"placeholder in binary", func(p *openshell.Policy) {
 			p.NetworkPolicies["forge"].Binaries[0].Path = "/usr/bin/{{OWNER}}"
 		}, nil, ErrField},
 	}

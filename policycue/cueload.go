@@ -10,6 +10,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/load"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 //go:embed schema/openshell/*.cue
@@ -72,19 +73,19 @@ func LoadEmbedded(ctx *cue.Context, fsys fs.FS, dir string) (cue.Value, error) {
 
 // schemaFeatures maps the #Features fields of the CUE schema to the Go
 // features that gate them.
-var schemaFeatures = map[string]Feature{
-	"ports_list":                    FeaturePortsList,
-	"query":                         FeatureQueryMatchers,
-	"deny_rules":                    FeatureDenyRules,
-	"allow_encoded_slash":           FeatureAllowEncodedSlash,
-	"graphql":                       FeatureProtocolGraphQL,
-	"websocket":                     FeatureProtocolWebsocket,
-	"credential_rewrite":            FeatureCredentialRewrite,
-	"json_rpc":                      FeatureProtocolJSONRPC,
-	"network_middlewares":           FeatureNetworkMiddlewares,
-	"credential_binding":            FeatureCredentialBinding,
-	"allow_uninspected_credentials": FeatureUninspectedCreds,
-	"protocol_tcp":                  FeatureProtocolTCP,
+var schemaFeatures = map[string]openshell.Feature{
+	"ports_list":                    openshell.FeaturePortsList,
+	"query":                         openshell.FeatureQueryMatchers,
+	"deny_rules":                    openshell.FeatureDenyRules,
+	"allow_encoded_slash":           openshell.FeatureAllowEncodedSlash,
+	"graphql":                       openshell.FeatureProtocolGraphQL,
+	"websocket":                     openshell.FeatureProtocolWebsocket,
+	"credential_rewrite":            openshell.FeatureCredentialRewrite,
+	"json_rpc":                      openshell.FeatureProtocolJSONRPC,
+	"network_middlewares":           openshell.FeatureNetworkMiddlewares,
+	"credential_binding":            openshell.FeatureCredentialBinding,
+	"allow_uninspected_credentials": openshell.FeatureUninspectedCreds,
+	"protocol_tcp":                  openshell.FeatureProtocolTCP,
 }
 
 // PolicySchema returns the closed CUE definition of an OpenShell policy at
@@ -92,7 +93,7 @@ var schemaFeatures = map[string]Feature{
 // Value.Unify and Validate. It is what `cue vet -d '#Policy'` checks, for any
 // supported release rather than only the newest.
 func PolicySchema(ctx *cue.Context, version string) (cue.Value, error) {
-	v, err := NormalizeVersion(version)
+	v, err := openshell.NormalizeVersion(version)
 	if err != nil {
 		return cue.Value{}, err
 	}
@@ -102,7 +103,7 @@ func PolicySchema(ctx *cue.Context, version string) (cue.Value, error) {
 	}
 	feats := map[string]bool{}
 	for name, f := range schemaFeatures {
-		feats[name] = Supports(f, v)
+		feats[name] = openshell.Supports(f, v)
 	}
 	def := pkg.LookupPath(cue.ParsePath("#PolicyAt"))
 	def = def.FillPath(cue.MakePath(cue.Def("#f")), feats)

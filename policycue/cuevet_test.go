@@ -33,7 +33,7 @@ func TestCUEVetCLI(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file+" "+tc.def, func(t *testing.T) {
-			out, err := exec.Command(cue, "vet", "-c", schema, filepath.Join("testdata", "validate", tc.file), "-d", tc.def).CombinedOutput()
+			out, err := exec.Command(cue, "vet", "-c", schema, filepath.Join("..", "openshell", "testdata", "validate", tc.file), "-d", tc.def).CombinedOutput()
 			if (err == nil) != tc.ok {
 				t.Errorf("cue vet ok=%v, want %v:\n%s", err == nil, tc.ok, out)
 			}

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // TestOpenShellFake checks that the fake keeps the CLI contract strictly,
 // so that the runner tests cannot pass against a lenient stand-in.
 func TestOpenShellFake(t *testing.T) {
 	bin := filepath.Join(fakeBin(t), "openshell")
-	good, err := policycue.Marshal(testPolicy(), "")
+	good, err := openshell.Marshal(testPolicy(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestOpenShellFake(t *testing.T) {
 	os.WriteFile(badFile, append(append([]byte(nil), good...), []byte("no_such_field: 1\n")...), 0o600)
 	changed := testPolicy()
 	changed.Process.RunAsUser = "1000"
-	changedBytes, _ := policycue.Marshal(changed, "")
+	changedBytes, _ := openshell.Marshal(changed, "")
 	changedFile := filepath.Join(dir, "changed.yaml")
 	os.WriteFile(changedFile, changedBytes, 0o600)
 

@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"golang.org/x/mod/semver"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // lookPath finds an executable on the PATH of the injected environment.
@@ -88,7 +87,7 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 		return stop, fmt.Errorf("%w: reading openshell version: %w", ErrPreflight, errOr(ctxErr(ctx), err))
 	}
 	x.res.OpenShellVersion = v
-	want, err := policycue.NormalizeVersion(r.project.Manifest.OpenShellVersion)
+	want, err := openshell.NormalizeVersion(r.project.Manifest.OpenShellVersion)
 	if err != nil || r.project.Manifest.OpenShellVersion == "" {
 		return stop, fmt.Errorf("%w: manifest openshell_version %q: %v", ErrPolicy, r.project.Manifest.OpenShellVersion, err)
 	}

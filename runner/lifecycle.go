@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // Sandbox paths. The sandbox user's home is /sandbox; runtimes read their
@@ -165,7 +165,7 @@ func (x *run) prepare(ctx context.Context) error {
 		return err
 	}
 	x.policy = data
-	x.res.ResolvedSHA256 = compile.SHA256Hex(data)
+	x.res.ResolvedSHA256 = bundle.SHA256Hex(data)
 	x.policyFile = filepath.Join(x.tmp, "policy.yaml")
 	if err := os.WriteFile(x.policyFile, data, 0o600); err != nil {
 		return fmt.Errorf("%w: writing resolved policy: %v", ErrPolicy, err)

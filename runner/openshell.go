@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"golang.org/x/mod/semver"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // versionJSONOutput is the first OpenShell release whose CLI has
@@ -288,7 +287,7 @@ func (d *driver) Create(ctx context.Context, s createSpec) error {
 	if s.memory != "" {
 		args = append(args, "--memory", s.memory)
 	}
-	if policycue.Supports(policycue.FeatureCreateCommandMain, d.version) {
+	if openshell.Supports(openshell.FeatureCreateCommandMain, d.version) {
 		// Since v0.0.111 the command after -- is the sandbox's main process:
 		// keep it alive and do not attach.
 		args = append(args, "--detach", "--", "sleep", "infinity")

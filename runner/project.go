@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // Project is a compiled project as baked into the image: agents/, skills/
@@ -20,7 +20,7 @@ type Project struct {
 	fsys     fs.FS
 	policies fs.FS
 	// Manifest is the decoded policies/manifest.json.
-	Manifest *compile.Manifest
+	Manifest *bundle.Manifest
 	// ManifestSHA256 is the sha256 of manifest.json's exact bytes.
 	ManifestSHA256 string
 }
@@ -34,7 +34,7 @@ func LoadProject(fsys fs.FS, wantDigest string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}
-	m, sum, err := compile.ReadManifest(policies)
+	m, sum, err := bundle.ReadManifest(policies)
 	if err != nil {
 		return nil, fmt.Errorf("%w: policies/%v", ErrPolicy, err)
 	}
@@ -45,7 +45,7 @@ func LoadProject(fsys fs.FS, wantDigest string) (*Project, error) {
 		}
 		if subtle.ConstantTimeCompare([]byte(want), []byte(sum)) != 1 {
 			return nil, fmt.Errorf("%w: policies/%s has sha256 %s, the signed image says %s: %w; the files in this image are not the ones that were verified",
-				ErrPolicy, compile.ManifestFile, sum, want, compile.ErrDigestMismatch)
+				ErrPolicy, bundle.ManifestFile, sum, want, bundle.ErrDigestMismatch)
 		}
 	}
 	return &Project{fsys: fsys, policies: policies, Manifest: m, ManifestSHA256: sum}, nil
@@ -54,11 +54,11 @@ func LoadProject(fsys fs.FS, wantDigest string) (*Project, error) {
 // Agent is one agent of a verified project, ready to run.
 type Agent struct {
 	Name  string
-	Entry compile.ManifestAgent
+	Entry bundle.ManifestAgent
 	// PolicySHA256 is the digest of the compiled (unresolved) policy file.
 	PolicySHA256 string
 	// Policy is the decoded compiled policy, placeholders still open.
-	Policy *policycue.Policy
+	Policy *openshell.Policy
 	// Open lists the placeholders the policy needs at run time.
 	Open []string
 	// Files are the verified agent and skill files to install in the
@@ -76,7 +76,7 @@ func (p *Project) Agent(name string) (*Agent, error) {
 		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
 	entry := p.Manifest.Agents[name]
-	pol, err := policycue.Unmarshal(data)
+	pol, err := openshell.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: policies/%s: %w", ErrPolicy, entry.Policy, err)
 	}
@@ -112,7 +112,7 @@ func (p *Project) Agent(name string) (*Agent, error) {
 	return a, nil
 }
 
-func (p *Project) verifySource(src compile.SourceFile) ([]byte, error) {
+func (p *Project) verifySource(src bundle.SourceFile) ([]byte, error) {
 	clean := path.Clean(src.Path)
 	if !fs.ValidPath(clean) || clean != src.Path {
 		return nil, fmt.Errorf("manifest names source %q outside the project", src.Path)
@@ -121,8 +121,8 @@ func (p *Project) verifySource(src compile.SourceFile) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", clean, err)
 	}
-	if got := compile.SHA256Hex(b); got != src.SHA256 {
-		return nil, fmt.Errorf("%s has sha256 %s, manifest says %s: %w", clean, got, src.SHA256, compile.ErrDigestMismatch)
+	if got := bundle.SHA256Hex(b); got != src.SHA256 {
+		return nil, fmt.Errorf("%s has sha256 %s, manifest says %s: %w", clean, got, src.SHA256, bundle.ErrDigestMismatch)
 	}
 	return b, nil
 }
@@ -130,7 +130,7 @@ func (p *Project) verifySource(src compile.SourceFile) ([]byte, error) {
 // installPath maps a pinned source file to where the runtime finds it:
 // the agent definition to agents/NAME.md, a skill file to skills/SKILL/...
 // Other sources (catalog overrides) are not installed.
-func installPath(src string, entry compile.ManifestAgent, name string) (string, bool) {
+func installPath(src string, entry bundle.ManifestAgent, name string) (string, bool) {
 	if src == entry.Source {
 		return "agents/" + name + ".md", true
 	}
@@ -145,7 +145,7 @@ func installPath(src string, entry compile.ManifestAgent, name string) (string, 
 
 // Resolve substitutes runtime values into a copy of the agent's policy and
 // returns it encoded. Any placeholder left open is an error.
-func (a *Agent) Resolve(v placeholder.Values) (*policycue.Policy, []byte, error) {
+func (a *Agent) Resolve(v placeholder.Values) (*openshell.Policy, []byte, error) {
 	pol := placeholder.Clone(a.Policy)
 	open, err := placeholder.Apply(pol, v)
 	if err != nil {
@@ -155,7 +155,7 @@ func (a *Agent) Resolve(v placeholder.Values) (*policycue.Policy, []byte, error)
 		return nil, nil, fmt.Errorf("%w: agent %s: placeholders still open after substitution: %s",
 			ErrPlaceholder, a.Name, strings.Join(open, ", "))
 	}
-	data, err := policycue.Marshal(pol, "")
+	data, err := openshell.Marshal(pol, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
@@ -172,7 +172,7 @@ const providerRulePrefix = "_provider_"
 // value does. Provider layers OpenShell adds to the active policy are set
 // aside first.
 func samePolicy(want []byte, got []byte) (bool, error) {
-	g, err := policycue.Unmarshal(got)
+	g, err := openshell.Unmarshal(got)
 	if err != nil {
 		return false, fmt.Errorf("active policy does not parse: %w", err)
 	}
@@ -184,15 +184,15 @@ func samePolicy(want []byte, got []byte) (bool, error) {
 	if len(g.NetworkPolicies) == 0 {
 		g.NetworkPolicies = nil
 	}
-	gb, err := policycue.Marshal(g, "")
+	gb, err := openshell.Marshal(g, "")
 	if err != nil {
 		return false, err
 	}
-	w, err := policycue.Unmarshal(want)
+	w, err := openshell.Unmarshal(want)
 	if err != nil {
 		return false, err
 	}
-	wb, err := policycue.Marshal(w, "")
+	wb, err := openshell.Marshal(w, "")
 	if err != nil {
 		return false, err
 	}

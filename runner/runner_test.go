@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 func TestRunHappyPath(t *testing.T) {
@@ -112,7 +112,7 @@ func TestRunAppliesResolvedPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/time/rate"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/forge"
 )
 
@@ -94,9 +94,9 @@ func (f *fakeGitHub) requests() ([]string, []string) {
 	return append([]string(nil), f.reqs...), append([]string(nil), f.auth...)
 }
 
-func loadManifest(t testing.TB) *compile.Manifest {
+func loadManifest(t testing.TB) *bundle.Manifest {
 	t.Helper()
-	m, _, err := compile.ReadManifest(os.DirFS("testdata/policies"))
+	m, _, err := bundle.ReadManifest(os.DirFS("testdata/policies"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/forge"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
@@ -157,7 +157,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest, _, err := compile.ReadManifest(os.DirFS(filepath.Join(e.project, "policies")))
+	manifest, _, err := bundle.ReadManifest(os.DirFS(filepath.Join(e.project, "policies")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/forge"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // TestCompiledExamplePoliciesMatchTheServices checks the compiled example
@@ -18,7 +18,7 @@ import (
 // and the spawn endpoint (:8082) is reachable only by agents that may spawn.
 func TestCompiledExamplePoliciesMatchTheServices(t *testing.T) {
 	dir := os.DirFS("../testdata/triage/policies")
-	m, _, err := compile.ReadManifest(dir)
+	m, _, err := bundle.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestCompiledExamplePoliciesMatchTheServices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := policycue.Unmarshal(data)
+			p, err := openshell.Unmarshal(data)
 			if err != nil {
 				t.Fatal(err)
 			}

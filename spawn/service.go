@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/forge"
 )
 
@@ -31,7 +31,7 @@ const Path = "/run-agent"
 // Config configures the spawn service. Zero limits take the defaults noted.
 type Config struct {
 	// Manifest is the compiled policy manifest: agents, tiers, Spawns lists.
-	Manifest *compile.Manifest
+	Manifest *bundle.Manifest
 	// Registry authenticates callers and mints subagent tokens; share it
 	// with the forge proxy so the proxy knows every subagent.
 	Registry *forge.Registry

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 )
 
@@ -103,10 +104,10 @@ compiles cleanly.`,
 }
 
 type compileSummary struct {
-	OutDir           string                           `json:"out_dir"`
-	OpenShellVersion string                           `json:"openshell_version"`
-	Agents           map[string]compile.ManifestAgent `json:"agents"`
-	Warnings         compile.Diagnostics              `json:"warnings"`
+	OutDir           string                          `json:"out_dir"`
+	OpenShellVersion string                          `json:"openshell_version"`
+	Agents           map[string]bundle.ManifestAgent `json:"agents"`
+	Warnings         compile.Diagnostics             `json:"warnings"`
 }
 
 func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output) error {
@@ -161,7 +162,7 @@ func printCheck(w io.Writer, output, outDir string, diffs []compile.FileDiff) er
 func compileIfStale(ctx context.Context, dir string, log io.Writer) error {
 	out := filepath.Join(dir, "policies")
 	var po compile.ProjectOptions
-	if m, _, err := compile.ReadManifest(os.DirFS(out)); err == nil {
+	if m, _, err := bundle.ReadManifest(os.DirFS(out)); err == nil {
 		po.OpenShellVersion = m.OpenShellVersion
 	}
 	res, err := compile.CompileDir(ctx, dir, po)

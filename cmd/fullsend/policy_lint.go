@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 func newPolicyLintCmd() *cobra.Command {
@@ -172,7 +172,7 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 			inputs = append(inputs, in)
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(arg, compile.ManifestFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
 			entries, err := manifestEntries(os.DirFS(arg))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
@@ -207,7 +207,7 @@ func fileInput(name string) (lint.Input, error) {
 	if err != nil {
 		return lint.Input{}, err
 	}
-	p, err := policycue.Unmarshal(raw)
+	p, err := openshell.Unmarshal(raw)
 	if err != nil {
 		return lint.Input{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -216,7 +216,7 @@ func fileInput(name string) (lint.Input, error) {
 
 // manifestEntries adapts compile's manifest to what lint needs.
 func manifestEntries(policies fs.FS) ([]lint.AgentEntry, error) {
-	m, _, err := compile.ReadManifest(policies)
+	m, _, err := bundle.ReadManifest(policies)
 	if err != nil {
 		return nil, err
 	}
@@ -314,13 +314,13 @@ decision for each request. Request syntax:
 	return cmd
 }
 
-func projectPolicies(dir string) (map[string]*policycue.Policy, error) {
+func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 	fsys := os.DirFS(dir)
 	entries, err := manifestEntries(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (compile first: fullsend policy compile)", dir, err)
 	}
-	out := map[string]*policycue.Policy{}
+	out := map[string]*openshell.Policy{}
 	for _, e := range entries {
 		p, err := lint.ReadPolicy(fsys, e.Policy)
 		if err != nil {

@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/spf13/cobra"
-
-	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 func newPolicyValidateCmd() *cobra.Command {
@@ -47,7 +46,7 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			if output != "text" && output != "json" {
 				return usageErrorf("unknown output format %q (want text or json)", output)
 			}
-			version, err := policycue.NormalizeVersion(openshellVersion)
+			version, err := openshell.NormalizeVersion(openshellVersion)
 			if err != nil {
 				return usageErrorf("--openshell-version: %v", err)
 			}
@@ -55,15 +54,15 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			if err != nil {
 				return err
 			}
-			files := make([]policycue.FileReport, 0, len(names))
+			files := make([]openshell.FileReport, 0, len(names))
 			for _, name := range names {
 				data, err := readPolicyFile(cmd.InOrStdin(), name)
 				if err != nil {
 					return err
 				}
-				files = append(files, policycue.FileReport{File: name, Diagnostics: policycue.Validate(name, data, version)})
+				files = append(files, openshell.FileReport{File: name, Diagnostics: openshell.Validate(name, data, version)})
 			}
-			report := policycue.NewReport(version, files)
+			report := openshell.NewReport(version, files)
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {
@@ -78,8 +77,8 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&openshellVersion, "openshell-version", policycue.DefaultOpenShellVersion,
-		fmt.Sprintf("OpenShell release to validate against (%s..%s)", policycue.MinOpenShellVersion, policycue.MaxOpenShellVersion))
+	cmd.Flags().StringVar(&openshellVersion, "openshell-version", openshell.DefaultOpenShellVersion,
+		fmt.Sprintf("OpenShell release to validate against (%s..%s)", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion))
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
 	addOutputFlag(cmd, &output)
 	return cmd
@@ -127,7 +126,7 @@ func readPolicyFile(stdin io.Reader, name string) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, policycue.MaxPolicyBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, openshell.MaxPolicyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading policy %s: %w", name, err)
 	}

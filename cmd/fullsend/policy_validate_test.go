@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 var updateValidateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -103,20 +103,20 @@ func TestPolicyValidateJSONAndStdin(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
 	}
-	var r policycue.Report
+	var r openshell.Report
 	if err := json.NewDecoder(bytes.NewBufferString(out)).Decode(&r); err != nil {
 		t.Fatalf("output is not a JSON report: %v\n%s", err, out)
 	}
 	if r.OpenShellVersion != "v0.0.83" || len(r.Files) != 1 || r.Files[0].File != "-" || r.Errors != 1 ||
-		r.Files[0].Diagnostics[0].Code != policycue.CodeSQLEnforce {
+		r.Files[0].Diagnostics[0].Code != openshell.CodeSQLEnforce {
 		t.Fatalf("unexpected report: %+v", r)
 	}
 }
 
 func TestReadPolicyFileLimit(t *testing.T) {
-	big := bytes.Repeat([]byte("#"), policycue.MaxPolicyBytes*2)
+	big := bytes.Repeat([]byte("#"), openshell.MaxPolicyBytes*2)
 	data, err := readPolicyFile(bytes.NewReader(big), "-")
-	if err != nil || len(data) != policycue.MaxPolicyBytes+1 {
+	if err != nil || len(data) != openshell.MaxPolicyBytes+1 {
 		t.Fatalf("read %d bytes, %v", len(data), err)
 	}
 	if _, err := readPolicyFile(nil, filepath.Join(t.TempDir(), "none.yaml")); !errors.As(err, new(usageError)) {

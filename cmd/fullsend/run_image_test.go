@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
@@ -96,7 +96,7 @@ func TestRunFromImage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := policycue.Unmarshal(sent)
+			p, err := openshell.Unmarshal(sent)
 			if err != nil {
 				t.Fatal(err)
 			}

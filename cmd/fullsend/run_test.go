@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
@@ -44,22 +44,22 @@ func runEnv(t *testing.T) (bin, project string) {
 		t.Fatal(err)
 	}
 	project = filepath.Join(dir, "opt-fullsend")
-	pol := &policycue.Policy{Version: 1,
-		FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
-		Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
-		Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
-		NetworkPolicies: map[string]policycue.NetworkPolicy{"forge": {Name: "forge",
-			Endpoints: []policycue.Endpoint{{Host: "{{FORGE_HOST}}", Port: 443, Protocol: "rest", Enforcement: "enforce",
-				Rules: []policycue.Rule{{Allow: policycue.Match{Method: "GET", Path: "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/**"}}}}},
-			Binaries: []policycue.Binary{{Path: "/usr/bin/gh"}}}}}
-	pb, err := policycue.Marshal(pol, "")
+	pol := &openshell.Policy{Version: 1,
+		FilesystemPolicy: &openshell.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
+		Landlock:         &openshell.Landlock{Compatibility: "best_effort"},
+		Process:          &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
+		NetworkPolicies: map[string]openshell.NetworkPolicy{"forge": {Name: "forge",
+			Endpoints: []openshell.Endpoint{{Host: "{{FORGE_HOST}}", Port: 443, Protocol: "rest", Enforcement: "enforce",
+				Rules: []openshell.Rule{{Allow: openshell.Match{Method: "GET", Path: "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/**"}}}}},
+			Binaries: []openshell.Binary{{Path: "/usr/bin/gh"}}}}}
+	pb, err := openshell.Marshal(pol, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	agent := []byte("---\nname: triage\ndescription: t\n---\nTriage.\n")
-	m := compile.Manifest{Schema: compile.ManifestSchema, OpenShellVersion: "v0.0.111", Agents: map[string]compile.ManifestAgent{
-		"triage": {Policy: "triage.yaml", PolicySHA256: compile.SHA256Hex(pb), Source: "agents/triage.md",
-			Sources: []compile.SourceFile{{Path: "agents/triage.md", SHA256: compile.SHA256Hex(agent)}},
+	m := bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: "v0.0.111", Agents: map[string]bundle.ManifestAgent{
+		"triage": {Policy: "triage.yaml", PolicySHA256: bundle.SHA256Hex(pb), Source: "agents/triage.md",
+			Sources: []bundle.SourceFile{{Path: "agents/triage.md", SHA256: bundle.SHA256Hex(agent)}},
 			Runtime: "claude", Tier: "read-only", RuntimeFlags: map[string][]string{"claude": {"--permission-mode", "plan"}}}}}
 	mb, err := m.Encode()
 	if err != nil {
@@ -101,7 +101,7 @@ func exitStatus(err error) int {
 // Actions event and with a GitLab CI environment.
 func TestRunCommandCI(t *testing.T) {
 	bin, project := runEnv(t)
-	digest := compile.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
+	digest := bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
 	for _, tc := range []struct {
 		name string
 		env  map[string]string

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/forge"
 	"github.com/fullsend-ai/agent-sandbox/spawn"
 )
@@ -227,7 +227,7 @@ sandbox, and answers its JSON result and exit status.`,
 			if err != nil {
 				return err
 			}
-			m, _, err := compile.ReadManifest(os.DirFS(manifest))
+			m, _, err := bundle.ReadManifest(os.DirFS(manifest))
 			if err != nil {
 				return fmt.Errorf("--manifest: %w", err)
 			}

@@ -5,7 +5,7 @@
 //
 // It follows the CLI contract in shared/reference/openshell-policy.md
 // strictly: sandbox phases, DNS-1123 names of at most 19 characters (v0.0.88+),
-// strict policy parsing (policycue.Unmarshal, which rejects unknown fields as
+// strict policy parsing (openshell.Unmarshal, which rejects unknown fields as
 // OpenShell's serde structs do), `policy set --wait` exit codes 0/1/124, exit
 // status propagation from `sandbox exec`, `status` exiting 0 even when the
 // gateway is down, and the CLI differences between v0.0.83 and v0.0.111

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // revision is one policy revision and its supervisor load status.
@@ -18,12 +18,12 @@ type revision struct {
 	LoadError string `json:"load_error,omitempty"`
 }
 
-func readPolicy(file string) (*policycue.Policy, []byte, int) {
+func readPolicy(file string) (*openshell.Policy, []byte, int) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, fail(1, "failed to read policy file %s: %v", file, err)
 	}
-	p, err := policycue.Unmarshal(data)
+	p, err := openshell.Unmarshal(data)
 	if err != nil {
 		return nil, nil, fail(1, "failed to parse sandbox policy YAML: %v", err)
 	}
@@ -35,10 +35,10 @@ func readPolicy(file string) (*policycue.Policy, []byte, int) {
 
 // defaultPolicy stands for the image's default policy: what a sandbox
 // enforces when the sent policy did not load.
-var defaultPolicy = &policycue.Policy{Version: 1,
-	FilesystemPolicy: &policycue.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
-	Landlock:         &policycue.Landlock{Compatibility: "best_effort"},
-	Process:          &policycue.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"}}
+var defaultPolicy = &openshell.Policy{Version: 1,
+	FilesystemPolicy: &openshell.FilesystemPolicy{IncludeWorkdir: true, ReadOnly: []string{"/usr"}, ReadWrite: []string{"/sandbox", "/tmp"}},
+	Landlock:         &openshell.Landlock{Compatibility: "best_effort"},
+	Process:          &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"}}
 
 // printPolicy prints the active policy re-serialized from its parsed form,
 // as OpenShell does from its proto, not the bytes that were sent.
@@ -47,7 +47,7 @@ func (f *fake) printPolicy(s *sandbox) int {
 	_, differs := f.fails["policy-differs"]
 	if len(s.Policy) > 0 && (!differs || s.PolicySet) {
 		var err error
-		if p, err = policycue.Unmarshal(s.Policy); err != nil {
+		if p, err = openshell.Unmarshal(s.Policy); err != nil {
 			return fail(1, "%v", err)
 		}
 	}
@@ -55,19 +55,19 @@ func (f *fake) printPolicy(s *sandbox) int {
 	// _provider_<name> network policy per attached provider into it.
 	if len(s.Providers) > 0 {
 		cp := *p
-		cp.NetworkPolicies = map[string]policycue.NetworkPolicy{}
+		cp.NetworkPolicies = map[string]openshell.NetworkPolicy{}
 		for k, v := range p.NetworkPolicies {
 			cp.NetworkPolicies[k] = v
 		}
 		for _, prov := range s.Providers {
 			key := "_provider_" + strings.ReplaceAll(prov, "-", "_")
-			cp.NetworkPolicies[key] = policycue.NetworkPolicy{Name: key,
-				Endpoints: []policycue.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
-				Binaries:  []policycue.Binary{{Path: "/usr/bin/*"}}}
+			cp.NetworkPolicies[key] = openshell.NetworkPolicy{Name: key,
+				Endpoints: []openshell.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
+				Binaries:  []openshell.Binary{{Path: "/usr/bin/*"}}}
 		}
 		p = &cp
 	}
-	b, err := policycue.Marshal(p, "")
+	b, err := openshell.Marshal(p, "")
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -91,7 +91,7 @@ func (f *fake) policySet(args []string) int {
 	if code != 0 {
 		return code
 	}
-	if old, err := policycue.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
+	if old, err := openshell.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
 		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
 		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
 		if !bytes.Equal(a, b) {

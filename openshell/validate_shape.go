@@ -1,9 +1,10 @@
-package policycue
+package openshell
 
 import (
 	"fmt"
-	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"strings"
+
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 
 	"gopkg.in/yaml.v3"
 )

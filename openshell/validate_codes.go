@@ -1,4 +1,4 @@
-package policycue
+package openshell
 
 // Stable diagnostic codes of the offline validator. Codes never change
 // meaning; retired codes are not reused. docs/policy-validate.md lists them.

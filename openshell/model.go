@@ -2,12 +2,13 @@
 // with provenance, the embedded CUE (input schemas, the OpenShell #Policy per
 // version, the tool catalog), strict YAML decoding and deterministic encoding,
 // and offline validation.
-package policycue
+package openshell
 
 import (
 	"fmt"
 	"sort"
-	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // Policy mirrors one OpenShell sandbox policy document (version 1).
@@ -30,7 +31,7 @@ type FilesystemPolicy struct {
 	ReadWrite      []string `yaml:"read_write" json:"read_write"`
 
 	// Sources maps each path in ReadOnly or ReadWrite to what caused it.
-	Sources map[string][]Source `yaml:"-" json:"-"`
+	Sources map[string][]bundle.Source `yaml:"-" json:"-"`
 }
 
 // Landlock selects how strictly Landlock must be available on the host.
@@ -58,7 +59,7 @@ type NetworkPolicy struct {
 	Endpoints []Endpoint `yaml:"endpoints" json:"endpoints"`
 	Binaries  []Binary   `yaml:"binaries" json:"binaries"`
 
-	From []Source `yaml:"-" json:"-"`
+	From []bundle.Source `yaml:"-" json:"-"`
 }
 
 // Endpoint is one host (and port or ports) with its L7 settings.
@@ -74,14 +75,14 @@ type Endpoint struct {
 	DenyRules   []Match  `yaml:"deny_rules,omitempty" json:"deny_rules,omitempty"`
 	AllowedIPs  []string `yaml:"allowed_ips,omitempty" json:"allowed_ips,omitempty"`
 
-	From []Source `yaml:"-" json:"-"`
+	From []bundle.Source `yaml:"-" json:"-"`
 }
 
 // Rule is one L7 allow rule. OpenShell wraps the match in `allow:`.
 type Rule struct {
 	Allow Match `yaml:"allow" json:"allow"`
 
-	From []Source `yaml:"-" json:"-"`
+	From []bundle.Source `yaml:"-" json:"-"`
 	// Reads marks a non-GET rule that only reads (git's upload-pack POST),
 	// so it does not raise the agent's tier. Never emitted.
 	Reads bool `yaml:"-" json:"-"`
@@ -93,7 +94,7 @@ type Match struct {
 	Path   string                `yaml:"path" json:"path"`
 	Query  map[string]QueryMatch `yaml:"query,omitempty" json:"query,omitempty"`
 
-	From []Source `yaml:"-" json:"-"`
+	From []bundle.Source `yaml:"-" json:"-"`
 }
 
 // QueryMatch matches one query parameter: a single glob, or any of several.
@@ -115,7 +116,7 @@ func (q QueryMatch) MarshalYAML() (any, error) {
 type Binary struct {
 	Path string `yaml:"path" json:"path"`
 
-	From []Source `yaml:"-" json:"-"`
+	From []bundle.Source `yaml:"-" json:"-"`
 }
 
 // Enumerations of the OpenShell schema that the compiler emits or checks.
@@ -138,40 +139,15 @@ const (
 	TLSSkip = "skip"
 )
 
-// Source is the provenance of one emitted element: the file and position the
-// author wrote, and why it produced the element (a tool rule, a sandbox
-// declaration, a profile, a runtime baseline).
-type Source struct {
-	File   string `json:"file"`
-	Line   int    `json:"line,omitempty"`
-	Column int    `json:"column,omitempty"`
-	Reason string `json:"reason"`
-}
-
-// String renders the source as file:line:column (reason).
-func (s Source) String() string {
-	pos := s.File
-	if s.Line > 0 {
-		pos = fmt.Sprintf("%s:%d", pos, s.Line)
-		if s.Column > 0 {
-			pos = fmt.Sprintf("%s:%d", pos, s.Column)
-		}
-	}
-	if s.Reason == "" {
-		return pos
-	}
-	return pos + " (" + s.Reason + ")"
-}
-
 // Provenance flattens every element's sources into a map keyed by policy
 // path, the same dotted/indexed path lint findings use, for example
 // `network_policies.github_api.endpoints[0].rules[1]` or
 // `filesystem_policy.read_only[2]`.
-func (p *Policy) Provenance() map[string][]Source {
-	out := map[string][]Source{}
-	add := func(path string, src []Source) {
+func (p *Policy) Provenance() map[string][]bundle.Source {
+	out := map[string][]bundle.Source{}
+	add := func(path string, src []bundle.Source) {
 		if len(src) > 0 {
-			out[path] = append([]Source(nil), src...)
+			out[path] = append([]bundle.Source(nil), src...)
 		}
 	}
 	if fs := p.FilesystemPolicy; fs != nil {
@@ -212,21 +188,4 @@ func (p *Policy) PolicyKeys() []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// LookupSources returns the sources recorded for a policy path, walking up to
-// the nearest ancestor that has provenance (a host field inherits its
-// endpoint's sources).
-func LookupSources(prov map[string][]Source, path string) []Source {
-	for p := path; p != ""; {
-		if s, ok := prov[p]; ok {
-			return s
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i < 0 {
-			break
-		}
-		p = p[:i]
-	}
-	return nil
 }

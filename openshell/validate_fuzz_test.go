@@ -1,4 +1,4 @@
-package policycue
+package openshell
 
 import (
 	"bytes"

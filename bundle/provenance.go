@@ -1,0 +1,101 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// ProvenanceFileName is the sidecar the compiler writes next to manifest.json.
+const ProvenanceFileName = "provenance.json"
+
+// ProvenanceSchema identifies the provenance sidecar format.
+const ProvenanceSchema = "https://fullsend.dev/schemas/policy-provenance/v1"
+
+// ProvenanceFile is policies/provenance.json: for every agent, the sources of
+// every element of its policy, keyed by policy path as Policy.Provenance()
+// returns them. It lets `fullsend policy lint` point findings at the agent
+// or skill line without recompiling.
+type ProvenanceFile struct {
+	Schema string                         `json:"schema"`
+	Agents map[string]map[string][]Source `json:"agents"`
+}
+
+// Encode renders the sidecar deterministically (sorted keys, two-space indent).
+func (pf *ProvenanceFile) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(pf); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", ProvenanceFileName, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// ReadProvenance reads provenance.json from a policies directory; a missing
+// file yields nil and no error.
+func ReadProvenance(policies fs.FS) (*ProvenanceFile, error) {
+	data, err := fs.ReadFile(policies, ProvenanceFileName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", ProvenanceFileName, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var pf ProvenanceFile
+	if err := dec.Decode(&pf); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", ProvenanceFileName, err)
+	}
+	if pf.Schema != ProvenanceSchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", ProvenanceFileName, pf.Schema, ProvenanceSchema)
+	}
+	return &pf, nil
+}
+
+// Source is the provenance of one emitted element: the file and position the
+// author wrote, and why it produced the element (a tool rule, a sandbox
+// declaration, a profile, a runtime baseline).
+type Source struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// String renders the source as file:line:column (reason).
+func (s Source) String() string {
+	pos := s.File
+	if s.Line > 0 {
+		pos = fmt.Sprintf("%s:%d", pos, s.Line)
+		if s.Column > 0 {
+			pos = fmt.Sprintf("%s:%d", pos, s.Column)
+		}
+	}
+	if s.Reason == "" {
+		return pos
+	}
+	return pos + " (" + s.Reason + ")"
+}
+
+// LookupSources returns the sources recorded for a policy path, walking up to
+// the nearest ancestor that has provenance (a host field inherits its
+// endpoint's sources).
+func LookupSources(prov map[string][]Source, path string) []Source {
+	for p := path; p != ""; {
+		if s, ok := prov[p]; ok {
+			return s
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return nil
+}
