@@ -195,7 +195,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		Process:          &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
 		NetworkPolicies:  nps,
 	}
-	open, err := placeholder.Apply(pol, opts.Values)
+	open, err := openshell.ApplyPlaceholders(pol, opts.Values)
 	if err != nil {
 		b.errorf(a.NamePos, "", "check the placeholders of the agent's declarations and --set values", "%v", err)
 		return nil, b.diags

@@ -94,8 +94,8 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 	var ds Diagnostics
 	for _, name := range out.AgentNames() {
 		file := "policies/" + name + ".yaml"
-		p := placeholder.Clone(out.Agents[name].Policy)
-		if _, err := placeholder.Apply(p, placeholder.Examples()); err != nil {
+		p := out.Agents[name].Policy.Clone()
+		if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		data, err := openshell.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
@@ -191,7 +191,7 @@ func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.Ag
 // the compile at its line.
 func ExpectationsCheck(fsys fs.FS) Check {
 	return func(_ context.Context, out *Output) (Diagnostics, error) {
-		files, err := lint.FindExpectations(fsys)
+		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
 		}
@@ -199,7 +199,7 @@ func ExpectationsCheck(fsys fs.FS) Check {
 		for name, c := range out.Agents {
 			policies[name] = c.Policy
 		}
-		rep, err := lint.RunExpectations(fsys, files, policies, nil)
+		rep, err := openshell.RunExpectations(fsys, files, policies, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -34,11 +34,11 @@ func TestExampleSystems(t *testing.T) {
 				policies[name] = a.Policy
 			}
 			project := os.DirFS(c.dir)
-			files, err := lint.FindExpectations(project)
+			files, err := openshell.FindExpectations(project)
 			if err != nil || len(files) == 0 {
 				t.Fatalf("expectation files: %v, %v", files, err)
 			}
-			rep, err := lint.RunExpectations(project, files, policies, nil)
+			rep, err := openshell.RunExpectations(project, files, policies, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestExpectationsCatchAWrongPolicy(t *testing.T) {
 	}
 	fsys := fstest.MapFS{"d.policytest.yaml": {Data: []byte(flipped)}}
 	policies := map[string]*openshell.Policy{"duplicate-detector": out.Agents["duplicate-detector"].Policy}
-	rep, err := lint.RunExpectations(fsys, []string{"d.policytest.yaml"}, policies, nil)
+	rep, err := openshell.RunExpectations(fsys, []string{"d.policytest.yaml"}, policies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

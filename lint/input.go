@@ -131,7 +131,7 @@ func Writes(p *openshell.Policy) bool {
 
 // EndpointWrites reports whether one endpoint lets a request change state.
 func EndpointWrites(ep *openshell.Endpoint) bool {
-	if !isL7(ep) {
+	if !openshell.IsL7(ep) {
 		return true
 	}
 	switch ep.Access {
@@ -141,7 +141,7 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 		return false
 	}
 	for _, r := range ep.Rules {
-		if !readMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
+		if !openshell.IsReadMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
 			return true
 		}
 	}
@@ -167,7 +167,7 @@ func inferenceRule(host string, m *openshell.Match) bool {
 		return false
 	}
 	for _, api := range inferenceAPIs {
-		if globMatch(api.host, normHost(host), '.') && globMatch(api.path, m.Path, '/') {
+		if openshell.GlobMatch(api.host, openshell.NormalizeHost(host), '.') && openshell.GlobMatch(api.path, m.Path, '/') {
 			return true
 		}
 	}

@@ -80,7 +80,7 @@ func (p *Project) Agent(name string) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: policies/%s: %w", ErrPolicy, entry.Policy, err)
 	}
-	open, err := placeholder.Open(pol)
+	open, err := openshell.OpenPlaceholders(pol)
 	if err != nil {
 		return nil, fmt.Errorf("%w: policies/%s: %w", ErrPolicy, entry.Policy, err)
 	}
@@ -146,8 +146,8 @@ func installPath(src string, entry bundle.ManifestAgent, name string) (string, b
 // Resolve substitutes runtime values into a copy of the agent's policy and
 // returns it encoded. Any placeholder left open is an error.
 func (a *Agent) Resolve(v placeholder.Values) (*openshell.Policy, []byte, error) {
-	pol := placeholder.Clone(a.Policy)
-	open, err := placeholder.Apply(pol, v)
+	pol := a.Policy.Clone()
+	open, err := openshell.ApplyPlaceholders(pol, v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: agent %s: %w", ErrPlaceholder, a.Name, err)
 	}

@@ -285,14 +285,14 @@ decision for each request. Request syntax:
 			if err != nil {
 				return err
 			}
-			files, err := lint.FindExpectations(os.DirFS(dir))
+			files, err := openshell.FindExpectations(os.DirFS(dir))
 			if err != nil {
 				return err
 			}
 			if len(files) == 0 {
-				return usageErrorf("no *%s files under %s", lint.ExpectSuffix, dir)
+				return usageErrorf("no *%s files under %s", openshell.ExpectSuffix, dir)
 			}
-			rep, err := lint.RunExpectations(os.DirFS(dir), files, policies, values)
+			rep, err := openshell.RunExpectations(os.DirFS(dir), files, policies, values)
 			if err != nil {
 				return err
 			}
@@ -300,7 +300,7 @@ decision for each request. Request syntax:
 				return err
 			}
 			if n := rep.Failed(); n > 0 {
-				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", lint.ErrExpectationsFailed, n, len(rep.Results))}
+				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", openshell.ErrExpectationsFailed, n, len(rep.Results))}
 			}
 			return nil
 		},
@@ -337,7 +337,7 @@ func adHocDecisions(w io.Writer, file string, requests []string, values placehol
 		return err
 	}
 	p := in.Policy
-	open, err := placeholder.Apply(p, values)
+	open, err := openshell.ApplyPlaceholders(p, values)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -345,16 +345,16 @@ func adHocDecisions(w io.Writer, file string, requests []string, values placehol
 		return usageErrorf("%s still has placeholders %s: give them with --set KEY=VALUE", file, strings.Join(open, ", "))
 	}
 	type result struct {
-		Request  string        `json:"request"`
-		Decision lint.Decision `json:"decision"`
+		Request  string             `json:"request"`
+		Decision openshell.Decision `json:"decision"`
 	}
 	var results []result
 	for _, s := range requests {
-		r, err := lint.ParseRequest(s)
+		r, err := openshell.ParseRequest(s)
 		if err != nil {
 			return usageErrorf("--request: %v", err)
 		}
-		results = append(results, result{Request: r.String(), Decision: lint.Decide(p, r)})
+		results = append(results, result{Request: r.String(), Decision: openshell.Decide(p, r)})
 	}
 	if output == "json" {
 		return writeJSON(w, results)
@@ -372,7 +372,7 @@ func adHocDecisions(w io.Writer, file string, requests []string, values placehol
 	return nil
 }
 
-func writeExpectReport(w io.Writer, rep *lint.ExpectReport, output string) error {
+func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output string) error {
 	if output == "json" {
 		return writeJSON(w, map[string]any{"files": rep.Files, "failed": rep.Failed(), "results": rep.Results})
 	}

@@ -1,4 +1,4 @@
-package lint
+package openshell
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -67,11 +66,11 @@ func TestParseExpectFileErrors(t *testing.T) {
 
 func TestRunExpectations(t *testing.T) {
 	p := decidePolicy(t)
-	withHolder := placeholder.Clone(p)
+	withHolder := p.Clone()
 	np := withHolder.NetworkPolicies["github"]
 	np.Endpoints[0].Rules[1].Allow.Path = "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/comments"
 	withHolder.NetworkPolicies["github"] = np
-	policies := map[string]*openshell.Policy{"triage": withHolder}
+	policies := map[string]*Policy{"triage": withHolder}
 	failing := strings.Replace(expectOK, "expect: deny", "expect: allow", 1)
 	fsys := fstest.MapFS{
 		"agents/triage.policytest.yaml":  {Data: []byte(expectOK)},
@@ -110,18 +109,18 @@ func TestRunExpectations(t *testing.T) {
 
 func TestRunExpectationsErrors(t *testing.T) {
 	p := decidePolicy(t)
-	holder := placeholder.Clone(p)
+	holder := p.Clone()
 	np := holder.NetworkPolicies["github"]
 	np.Endpoints[0].Rules[0].Allow.Path = "/repos/{{OWNER}}/x"
 	holder.NetworkPolicies["github"] = np
 	noSet := "agent: triage\ntests:\n  - request: GET https://x.com/ from /b\n    expect: deny\n"
 	for name, c := range map[string]struct {
-		policies map[string]*openshell.Policy
+		policies map[string]*Policy
 		src      string
 		want     string
 	}{
-		"unknown agent": {map[string]*openshell.Policy{"other": p}, expectOK, `agent "triage" has no compiled policy (have other)`},
-		"open holder":   {map[string]*openshell.Policy{"triage": holder}, noSet, "still has placeholders OWNER"},
+		"unknown agent": {map[string]*Policy{"other": p}, expectOK, `agent "triage" has no compiled policy (have other)`},
+		"open holder":   {map[string]*Policy{"triage": holder}, noSet, "still has placeholders OWNER"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{"a.policytest.yaml": {Data: []byte(c.src)}}

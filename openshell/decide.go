@@ -1,12 +1,12 @@
-package lint
+package openshell
 
 import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/gobwas/glob"
 )
 
@@ -46,7 +46,6 @@ var (
 		netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
 		netip.MustParsePrefix("fc00::/7"),
 	}
-	controlPlanePorts = map[int]bool{2379: true, 2380: true, 6443: true, 10250: true, 10255: true}
 )
 
 func inAny(a netip.Addr, ps []netip.Prefix) bool {
@@ -70,11 +69,11 @@ func inAny(a netip.Addr, ps []netip.Prefix) bool {
 //     connection; otherwise deny_rules win, then access presets or allow
 //     rules decide; enforcement other than "enforce" turns a deny into an
 //     audited allow.
-func Decide(p *openshell.Policy, r *Request) Decision {
-	if controlPlanePorts[r.Port] {
+func Decide(p *Policy, r *Request) Decision {
+	if slices.Contains(controlPlanePorts, int64(r.Port)) {
 		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
 	}
-	host := normHost(r.Host)
+	host := NormalizeHost(r.Host)
 	addr, isIP := r.Addr, r.Addr.IsValid()
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addr, isIP = a, true
@@ -86,7 +85,7 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 	type match struct {
 		key  string
 		i    int
-		ep   *openshell.Endpoint
+		ep   *Endpoint
 		host bool // host+port matched but no binary did
 	}
 	var matches []match
@@ -152,7 +151,7 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 
 	// deny_rules on any applicable endpoint win.
 	for _, m := range matches {
-		if !isL7(m.ep) {
+		if !IsL7(m.ep) {
 			continue
 		}
 		for j := range m.ep.DenyRules {
@@ -165,7 +164,7 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 	}
 	var denied *Decision
 	for _, m := range matches {
-		if !isL7(m.ep) {
+		if !IsL7(m.ep) {
 			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
 				Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection", m.ep.Host)}
 		}
@@ -187,15 +186,15 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 
 // audited turns a deny on an endpoint without enforcement: enforce into an
 // allow that OpenShell reports.
-func audited(ep *openshell.Endpoint, d Decision) Decision {
-	if ep.Enforcement != openshell.EnforcementEnforce {
+func audited(ep *Endpoint, d Decision) Decision {
+	if ep.Enforcement != EnforcementEnforce {
 		d.Allowed, d.Audit = true, true
 		d.Reason += fmt.Sprintf(" (enforcement %q: audited, not blocked)", ep.Enforcement)
 	}
 	return d
 }
 
-func allowedByEndpoint(key string, i int, ep *openshell.Endpoint, r *Request, reqPath string) (Decision, bool) {
+func allowedByEndpoint(key string, i int, ep *Endpoint, r *Request, reqPath string) (Decision, bool) {
 	if ep.Access != "" {
 		if methodInPreset(ep.Access, r.Method) {
 			return Decision{Allowed: true, Policy: key, Path: epPath(key, i) + ".access",
@@ -217,11 +216,15 @@ func epPath(key string, i int) string {
 	return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
 }
 
-func isL7(ep *openshell.Endpoint) bool {
-	return ep.Protocol != "" && ep.Protocol != openshell.ProtocolTCP
+// IsL7 reports whether OpenShell inspects the endpoint's requests: it has a
+// protocol other than tcp.
+func IsL7(ep *Endpoint) bool {
+	return ep.Protocol != "" && ep.Protocol != ProtocolTCP
 }
 
-func readMethod(m string) bool {
+// IsReadMethod reports whether method is one of the read-only methods of
+// OpenShell's read-only access preset.
+func IsReadMethod(m string) bool {
 	switch strings.ToUpper(m) {
 	case "GET", "HEAD", "OPTIONS":
 		return true
@@ -232,11 +235,11 @@ func readMethod(m string) bool {
 func methodInPreset(access, method string) bool {
 	method = strings.ToUpper(method)
 	switch access {
-	case openshell.AccessReadOnly:
-		return readMethod(method)
-	case openshell.AccessReadWrite:
-		return readMethod(method) || method == "POST" || method == "PUT" || method == "PATCH"
-	case openshell.AccessFull:
+	case AccessReadOnly:
+		return IsReadMethod(method)
+	case AccessReadWrite:
+		return IsReadMethod(method) || method == "POST" || method == "PUT" || method == "PATCH"
+	case AccessFull:
 		return true
 	}
 	return false
@@ -247,7 +250,7 @@ func methodInPreset(access, method string) bool {
 // HEAD (for deny rules too, as in OpenShell). Query: an allow rule needs
 // every listed parameter present with ALL its values matching; a deny rule
 // needs every listed parameter present with ANY value matching.
-func requestMatches(m *openshell.Match, r *Request, path string, allow bool) bool {
+func requestMatches(m *Match, r *Request, path string, allow bool) bool {
 	want, got := strings.ToUpper(m.Method), strings.ToUpper(r.Method)
 	if want != "*" && want != got && !(want == "GET" && got == "HEAD") {
 		return false
@@ -273,10 +276,10 @@ func requestMatches(m *openshell.Match, r *Request, path string, allow bool) boo
 	return true
 }
 
-// globMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own
+// GlobMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own
 // Rego policy uses for hosts ('.'), binaries and paths ('/') and query
 // values and methods (no separator). An invalid pattern matches nothing.
-func globMatch(pattern string, value string, seps ...rune) bool {
+func GlobMatch(pattern string, value string, seps ...rune) bool {
 	g, err := glob.Compile(pattern, seps...)
 	return err == nil && g.Match(value)
 }
@@ -288,37 +291,39 @@ func pathMatches(pattern, p string) bool {
 	if pattern == "" || pattern == "**" {
 		return true
 	}
-	return globMatch(pattern, p, '/')
+	return GlobMatch(pattern, p, '/')
 }
 
-func queryValueMatches(qm openshell.QueryMatch, v string) bool {
+func queryValueMatches(qm QueryMatch, v string) bool {
 	if len(qm.Any) > 0 {
 		for _, g := range qm.Any {
-			if globMatch(g, v) {
+			if GlobMatch(g, v) {
 				return true
 			}
 		}
 		return false
 	}
-	return qm.Glob != "" && globMatch(qm.Glob, v)
+	return qm.Glob != "" && GlobMatch(qm.Glob, v)
 }
 
-func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+// NormalizeHost lower-cases h and drops a trailing dot, as OpenShell compares
+// host names.
+func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 
 // hostMatches applies OpenShell's host matching: exact hosts compare
 // case-insensitively; patterns are globs with '.' as separator, so "*." is
 // one label and "**." one or more, and neither matches the apex.
 func hostMatches(pattern, host string) bool {
-	pattern = normHost(pattern)
+	pattern = NormalizeHost(pattern)
 	if !strings.Contains(pattern, "*") {
 		return pattern == host
 	}
-	return globMatch(pattern, host, '.')
+	return GlobMatch(pattern, host, '.')
 }
 
 // endpointMatches matches host and port. A hostless endpoint with
 // allowed_ips matches any host (the addresses are checked after resolution).
-func endpointMatches(ep *openshell.Endpoint, host string, port int) bool {
+func endpointMatches(ep *Endpoint, host string, port int) bool {
 	hostless := ep.Host == "" && len(ep.AllowedIPs) > 0
 	if !hostless && !hostMatches(ep.Host, host) {
 		return false
@@ -335,10 +340,10 @@ func endpointMatches(ep *openshell.Endpoint, host string, port int) bool {
 }
 
 // binaryMatches holds when a binary glob matches the process or any ancestor.
-func binaryMatches(bins []openshell.Binary, chain []string) bool {
+func binaryMatches(bins []Binary, chain []string) bool {
 	for _, b := range bins {
 		for _, exe := range chain {
-			if b.Path == exe || (strings.Contains(b.Path, "*") && globMatch(b.Path, exe, '/')) {
+			if b.Path == exe || (strings.Contains(b.Path, "*") && GlobMatch(b.Path, exe, '/')) {
 				return true
 			}
 		}
@@ -346,7 +351,7 @@ func binaryMatches(bins []openshell.Binary, chain []string) bool {
 	return false
 }
 
-func privateAllowed(ep *openshell.Endpoint, a netip.Addr) bool {
+func privateAllowed(ep *Endpoint, a netip.Addr) bool {
 	if len(ep.AllowedIPs) > 0 {
 		return ipAllowed(ep.AllowedIPs, a)
 	}

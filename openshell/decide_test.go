@@ -1,20 +1,18 @@
-package lint
+package openshell
 
 import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
-func decidePolicy(t testing.TB) *openshell.Policy {
+func decidePolicy(t testing.TB) *Policy {
 	t.Helper()
 	data, err := os.ReadFile("testdata/decide/policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := openshell.Unmarshal(data)
+	p, err := Unmarshal(data)
 	if err != nil {
 		t.Fatal(err)
 	}

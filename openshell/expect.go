@@ -1,4 +1,4 @@
-package lint
+package openshell
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -210,7 +209,7 @@ var ErrExpectationsFailed = errors.New("policy expectations failed")
 // substituted on a copy of the policy from the file's set: values overridden
 // by set; a placeholder a test needs but nobody sets is an error, as is an
 // agent with no policy.
-func RunExpectations(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values) (*ExpectReport, error) {
+func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, set placeholder.Values) (*ExpectReport, error) {
 	rep := &ExpectReport{Results: []CaseResult{}}
 	for _, name := range files {
 		data, err := fs.ReadFile(fsys, name)
@@ -225,8 +224,8 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*openshell.
 		if !ok {
 			return nil, fmt.Errorf("%s: agent %q has no compiled policy (have %s)", name, ef.Agent, strings.Join(sortedPolicyNames(policies), ", "))
 		}
-		resolved := placeholder.Clone(p)
-		open, err := placeholder.Apply(resolved, ef.Set.Merge(set))
+		resolved := p.Clone()
+		open, err := ApplyPlaceholders(resolved, ef.Set.Merge(set))
 		if err != nil {
 			return nil, fmt.Errorf("%s: substituting placeholders into %s's policy: %w", name, ef.Agent, err)
 		}
@@ -253,7 +252,7 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*openshell.
 	return rep, nil
 }
 
-func sortedPolicyNames(m map[string]*openshell.Policy) []string {
+func sortedPolicyNames(m map[string]*Policy) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

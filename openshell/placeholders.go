@@ -1,71 +1,28 @@
-package placeholder
+package openshell
 
 import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
-	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
-// Values holds validated placeholder values by name.
-type Values map[string]string
-
-// Set validates value for name and stores it.
-func (v Values) Set(name, value string) error {
-	if err := Validate(name, value); err != nil {
-		return err
-	}
-	v[name] = value
-	return nil
-}
-
-// ParseSet parses KEY=VALUE assignments (the --set flag) into validated
-// Values. Later assignments of the same key win, as on a command line.
-func ParseSet(assignments []string) (Values, error) {
-	v := Values{}
-	for _, a := range assignments {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--set %q: want KEY=VALUE, for example --set ISSUE_NUMBER=42", a)
-		}
-		if err := v.Set(strings.TrimSpace(name), value); err != nil {
-			return nil, fmt.Errorf("--set %s: %w", name, err)
-		}
-	}
-	return v, nil
-}
-
-// Merge returns a copy of v overridden by each of over in turn.
-func (v Values) Merge(over ...Values) Values {
-	out := Values{}
-	for k, x := range v {
-		out[k] = x
-	}
-	for _, o := range over {
-		for k, x := range o {
-			out[k] = x
-		}
-	}
-	return out
-}
-
-// Apply substitutes values into every field of p that may hold a
+// ApplyPlaceholders substitutes values into every field of p that may hold a
 // placeholder, in place, and returns the names still open, sorted and
 // deduplicated. It fails on an unknown placeholder, a placeholder in a field
 // where it is not allowed, or a substitution that would leave an invalid value
 // (an allowed_ips entry that is not a host-sized prefix, for example). Values
-// are validated again, so Apply is safe with values from any source.
-func Apply(p *openshell.Policy, v Values) ([]string, error) {
+// are validated again, so ApplyPlaceholders is safe with values from any source.
+func ApplyPlaceholders(p *Policy, v placeholder.Values) ([]string, error) {
 	for name, value := range v {
-		if err := Validate(name, value); err != nil {
+		if err := placeholder.Validate(name, value); err != nil {
 			return nil, err
 		}
 	}
 	open := map[string]bool{}
-	expand := func(where string, s *string, f Field) error {
+	expand := func(where string, s *string, f placeholder.Field) error {
 		out, left, err := expandField(*s, f, v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
@@ -83,7 +40,7 @@ func Apply(p *openshell.Policy, v Values) ([]string, error) {
 		}{{"read_only", fs.ReadOnly}, {"read_write", fs.ReadWrite}} {
 			for i := range list.paths {
 				old := list.paths[i]
-				if err := expand(fmt.Sprintf("filesystem_policy.%s[%d]", list.name, i), &list.paths[i], FieldPath); err != nil {
+				if err := expand(fmt.Sprintf("filesystem_policy.%s[%d]", list.name, i), &list.paths[i], placeholder.FieldPath); err != nil {
 					return nil, err
 				}
 				if src, ok := fs.Sources[old]; ok && old != list.paths[i] {
@@ -98,11 +55,11 @@ func Apply(p *openshell.Policy, v Values) ([]string, error) {
 		for i := range np.Endpoints {
 			ep := &np.Endpoints[i]
 			base := fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
-			if err := expand(base+".host", &ep.Host, FieldHost); err != nil {
+			if err := expand(base+".host", &ep.Host, placeholder.FieldHost); err != nil {
 				return nil, err
 			}
 			for j := range ep.AllowedIPs {
-				if err := expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], FieldAllowedIP); err != nil {
+				if err := expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], placeholder.FieldAllowedIP); err != nil {
 					return nil, err
 				}
 			}
@@ -132,17 +89,17 @@ func Apply(p *openshell.Policy, v Values) ([]string, error) {
 	return names, nil
 }
 
-// Open returns the placeholders still present in p without changing it.
-func Open(p *openshell.Policy) ([]string, error) {
-	cp := clone(p)
-	return Apply(cp, nil)
+// OpenPlaceholders returns the placeholders still present in p without
+// changing it.
+func OpenPlaceholders(p *Policy) ([]string, error) {
+	return ApplyPlaceholders(p.Clone(), nil)
 }
 
-func expandMatch(where string, m *openshell.Match, expand func(string, *string, Field) error) error {
+func expandMatch(where string, m *Match, expand func(string, *string, placeholder.Field) error) error {
 	if err := checkNone(where+".method", m.Method); err != nil {
 		return err
 	}
-	if err := expand(where+".path", &m.Path, FieldPath); err != nil {
+	if err := expand(where+".path", &m.Path, placeholder.FieldPath); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(m.Query))
@@ -155,11 +112,11 @@ func expandMatch(where string, m *openshell.Match, expand func(string, *string, 
 		if err := checkNone(where+".query", k); err != nil {
 			return err
 		}
-		if err := expand(where+".query."+k, &q.Glob, FieldPath); err != nil {
+		if err := expand(where+".query."+k, &q.Glob, placeholder.FieldPath); err != nil {
 			return err
 		}
 		for i := range q.Any {
-			if err := expand(fmt.Sprintf("%s.query.%s.any[%d]", where, k, i), &q.Any[i], FieldPath); err != nil {
+			if err := expand(fmt.Sprintf("%s.query.%s.any[%d]", where, k, i), &q.Any[i], placeholder.FieldPath); err != nil {
 				return err
 			}
 		}
@@ -170,12 +127,12 @@ func expandMatch(where string, m *openshell.Match, expand func(string, *string, 
 
 // checkNone rejects any placeholder in a field that may hold none.
 func checkNone(where, s string) error {
-	refs, err := Find(s)
+	refs, err := placeholder.Find(s)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	if len(refs) > 0 {
-		return fmt.Errorf("%s: %w: {{%s}} may not appear here", where, ErrField, refs[0].Name)
+		return fmt.Errorf("%s: %w: {{%s}} may not appear here", where, placeholder.ErrField, refs[0].Name)
 	}
 	return nil
 }
@@ -183,23 +140,23 @@ func checkNone(where, s string) error {
 // expandField expands s for a field kind, enforcing the per-kind shape rules:
 // in a host a placeholder must be the whole value; in allowed_ips {{HOST_IP}}
 // becomes a single-address prefix.
-func expandField(s string, f Field, v Values) (string, []string, error) {
-	refs, err := Find(s)
+func expandField(s string, f placeholder.Field, v placeholder.Values) (string, []string, error) {
+	refs, err := placeholder.Find(s)
 	if err != nil || len(refs) == 0 {
 		return s, nil, err
 	}
 	switch f {
-	case FieldHost:
+	case placeholder.FieldHost:
 		if len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
-			return "", nil, fmt.Errorf("%w: a host placeholder must be the whole host, got %q", ErrField, s)
+			return "", nil, fmt.Errorf("%w: a host placeholder must be the whole host, got %q", placeholder.ErrField, s)
 		}
-	case FieldAllowedIP:
+	case placeholder.FieldAllowedIP:
 		if len(refs) != 1 || refs[0].Start != 0 {
-			return "", nil, fmt.Errorf("%w: write {{HOST_IP}} or {{HOST_IP}}/32 as the whole entry, got %q", ErrField, s)
+			return "", nil, fmt.Errorf("%w: write {{HOST_IP}} or {{HOST_IP}}/32 as the whole entry, got %q", placeholder.ErrField, s)
 		}
 	}
-	out, open, err := Expand(s, f, v)
-	if err != nil || len(open) > 0 || f != FieldAllowedIP {
+	out, open, err := placeholder.Expand(s, f, v)
+	if err != nil || len(open) > 0 || f != placeholder.FieldAllowedIP {
 		return out, open, err
 	}
 	return hostPrefix(out)
@@ -213,16 +170,18 @@ func hostPrefix(s string) (string, []string, error) {
 	}
 	pfx, err := netip.ParsePrefix(s)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: %q is not an address or prefix", ErrInvalidValue, s)
+		return "", nil, fmt.Errorf("%w: %q is not an address or prefix", placeholder.ErrInvalidValue, s)
 	}
 	if pfx.Bits() != pfx.Addr().BitLen() {
-		return "", nil, fmt.Errorf("%w: %q: {{HOST_IP}} stands for one host: use /%d", ErrField, s, pfx.Addr().BitLen())
+		return "", nil, fmt.Errorf("%w: %q: {{HOST_IP}} stands for one host: use /%d", placeholder.ErrField, s, pfx.Addr().BitLen())
 	}
 	return pfx.String(), nil, nil
 }
 
-// clone deep-copies the parts of p that Apply mutates.
-func clone(p *openshell.Policy) *openshell.Policy {
+// Clone returns a deep copy of the parts of p that ApplyPlaceholders
+// mutates, so callers can substitute runtime values without touching the
+// compiled model.
+func (p *Policy) Clone() *Policy {
 	cp := *p
 	if p.FilesystemPolicy != nil {
 		fs := *p.FilesystemPolicy
@@ -234,16 +193,16 @@ func clone(p *openshell.Policy) *openshell.Policy {
 		}
 		cp.FilesystemPolicy = &fs
 	}
-	cp.NetworkPolicies = make(map[string]openshell.NetworkPolicy, len(p.NetworkPolicies))
+	cp.NetworkPolicies = make(map[string]NetworkPolicy, len(p.NetworkPolicies))
 	for k, np := range p.NetworkPolicies {
-		eps := make([]openshell.Endpoint, len(np.Endpoints))
+		eps := make([]Endpoint, len(np.Endpoints))
 		for i, ep := range np.Endpoints {
 			ep.AllowedIPs = append([]string(nil), ep.AllowedIPs...)
-			ep.Rules = append([]openshell.Rule(nil), ep.Rules...)
+			ep.Rules = append([]Rule(nil), ep.Rules...)
 			for j := range ep.Rules {
 				ep.Rules[j].Allow.Query = cloneQuery(ep.Rules[j].Allow.Query)
 			}
-			ep.DenyRules = append([]openshell.Match(nil), ep.DenyRules...)
+			ep.DenyRules = append([]Match(nil), ep.DenyRules...)
 			for j := range ep.DenyRules {
 				ep.DenyRules[j].Query = cloneQuery(ep.DenyRules[j].Query)
 			}
@@ -255,18 +214,14 @@ func clone(p *openshell.Policy) *openshell.Policy {
 	return &cp
 }
 
-func cloneQuery(q map[string]openshell.QueryMatch) map[string]openshell.QueryMatch {
+func cloneQuery(q map[string]QueryMatch) map[string]QueryMatch {
 	if q == nil {
 		return nil
 	}
-	out := make(map[string]openshell.QueryMatch, len(q))
+	out := make(map[string]QueryMatch, len(q))
 	for k, m := range q {
 		m.Any = append([]string(nil), m.Any...)
 		out[k] = m
 	}
 	return out
 }
-
-// Clone returns a deep copy of p, so callers can substitute runtime values
-// without touching the compiled model.
-func Clone(p *openshell.Policy) *openshell.Policy { return clone(p) }
