@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/fullsend" ./cmd/fullsend)
 echo "load average: $(cut -d" " -f1-3 /proc/loadavg)"
 
-mapfile -t corpus < <(ls "$root"/lint/testdata/bad/*.yaml "$root"/lint/testdata/good/*.yaml "$root"/lint/testdata/decide/policy.yaml)
+mapfile -t corpus < <(ls "$root"/lint/testdata/bad/*.yaml "$root"/lint/testdata/good/*.yaml "$root"/openshell/testdata/decide/policy.yaml)
 
 # best CMD...: "WALL_MS CPU_MS", each the minimum over $RUNS runs (exit status
 # ignored: both tools exit 1 when they find something).

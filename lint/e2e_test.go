@@ -10,6 +10,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 // TestExampleSystems compiles the example agent systems under testdata/ with
@@ -71,7 +72,7 @@ func TestExampleSystems(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lrep.Failed(lint.SeverityDeny) {
+			if lrep.Failed(report.SeverityDeny) {
 				t.Errorf("compiled policies have deny findings: %+v", lrep.Findings)
 			}
 			for _, f := range lrep.Findings {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/report"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -39,13 +40,6 @@ func BuiltinRules() fs.FS {
 	return sub
 }
 
-// Severities of a finding. A rule's severity is its name prefix, as in
-// conftest: deny_* and violation_* deny, warn_* warn.
-const (
-	SeverityDeny = "deny"
-	SeverityWarn = "warn"
-)
-
 // ErrLintFailed is returned (wrapped) by callers that turn findings at or
 // above the fail-on severity into an error.
 var ErrLintFailed = errors.New("lint findings")
@@ -65,24 +59,11 @@ type Options struct {
 	NoBuiltin bool
 }
 
-// RuleInfo describes one deny_/warn_/violation_ rule the engine runs.
-type RuleInfo struct {
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
-	ID          string `json:"id"`
-	Severity    string `json:"severity"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// File is the rule module, for builtin rules relative to lint/rules.
-	File string `json:"file"`
-	Line int    `json:"line"`
-}
-
 // Engine evaluates the rule set. It is safe for concurrent use: the query is
 // prepared once in New and only evaluated afterwards.
 type Engine struct {
-	rules       []RuleInfo
-	byRef       map[string]*RuleInfo // "namespace.rule" -> info
+	rules       []report.Rule
+	byRef       map[string]*report.Rule // "namespace.rule" -> info
 	query       rego.PreparedEvalQuery
 	dataContext ast.Value // data.fullsend.context from data files, if any
 	waivers     []Waiver
@@ -110,7 +91,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if compiler.Compile(modules); compiler.Failed() {
 		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
 	}
-	e := &Engine{byRef: map[string]*RuleInfo{}}
+	e := &Engine{byRef: map[string]*report.Rule{}}
 	exceptions := map[string]bool{}
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
@@ -128,7 +109,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 				continue
 			}
 			seen[ns+"."+head] = true
-			info := RuleInfo{Namespace: ns, Name: head, ID: ns + "." + head, Severity: prefixSeverity(head),
+			info := report.Rule{Namespace: ns, Name: head, ID: ns + "." + head, Severity: prefixSeverity(head),
 				File: strings.SplitN(name, ":", 2)[1], Line: r.Location.Row}
 			for _, a := range compiler.GetAnnotationSet().GetRuleScope(r) {
 				info.Title, info.Description = a.Title, strings.TrimSpace(a.Description)
@@ -217,9 +198,9 @@ func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) err
 
 func prefixSeverity(rule string) string {
 	if strings.HasPrefix(rule, "warn") {
-		return SeverityWarn
+		return report.SeverityWarn
 	}
-	return SeverityDeny
+	return report.SeverityDeny
 }
 
 // buildQuery evaluates every rule set and exception in one query, with the
@@ -278,7 +259,7 @@ func nsRef(ns string) string {
 }
 
 // Rules lists the rules the engine runs, sorted by id.
-func (e *Engine) Rules() []RuleInfo {
+func (e *Engine) Rules() []report.Rule {
 	out := slices.Clone(e.rules)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -302,8 +283,8 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 // applied. Inputs are spread over GOMAXPROCS long-lived workers (the
 // prepared query is safe for concurrent use; long-lived goroutines keep the
 // deep stacks OPA's evaluator grows).
-func (e *Engine) Lint(ctx context.Context, inputs []Input) (*Report, error) {
-	per := make([][]Finding, len(inputs))
+func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, error) {
+	per := make([][]report.Finding, len(inputs))
 	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
@@ -332,15 +313,15 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*Report, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Rules: e.Rules(), Policies: len(inputs)}
+	rep := &report.Report{Rules: e.Rules(), Policies: len(inputs)}
 	for _, fs := range per {
 		rep.Findings = append(rep.Findings, fs...)
 	}
-	rep.sort()
+	rep.Sort()
 	return rep, nil
 }
 
-func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
+func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, error) {
 	if in.Policy == nil {
 		return nil, fmt.Errorf("linting %s: no policy", in.label())
 	}
@@ -363,7 +344,7 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]Finding, error) {
 	if !ok {
 		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
 	}
-	var out []Finding
+	var out []report.Finding
 	var lines *lineLocator // parsed on the first finding that needs a line
 	for ns, v := range byNS {
 		sets, _ := v.(map[string]any)
@@ -427,8 +408,8 @@ func asList(v any) []any {
 	return nil
 }
 
-func (e *Engine) finding(in *Input, info *RuleInfo, msg any) Finding {
-	f := Finding{
+func (e *Engine) finding(in *Input, info *report.Rule, msg any) report.Finding {
+	f := report.Finding{
 		RuleID: info.ID, Severity: info.Severity, Title: info.Title, Rule: info.Namespace + "." + info.Name,
 		Policy: in.File, Agent: in.Name,
 	}

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 func TestUserRulesAndNoBuiltin(t *testing.T) {
@@ -31,10 +32,10 @@ func TestUserRulesAndNoBuiltin(t *testing.T) {
 		t.Fatalf("findings %v", got)
 	}
 	for _, f := range rep.Findings {
-		if f.RuleID == "main.deny" && (f.Severity != SeverityDeny || f.Message != "policy version must be 1") {
+		if f.RuleID == "main.deny" && (f.Severity != report.SeverityDeny || f.Message != "policy version must be 1") {
 			t.Errorf("string message finding %+v", f)
 		}
-		if f.RuleID == "ORG001" && (f.Severity != SeverityWarn || f.Title != "Network policy without an owning team") {
+		if f.RuleID == "ORG001" && (f.Severity != report.SeverityWarn || f.Title != "Network policy without an owning team") {
 			t.Errorf("object message finding %+v", f)
 		}
 	}
@@ -70,7 +71,7 @@ func TestDataFileWaiversAndContext(t *testing.T) {
 }
 
 func TestWaivers(t *testing.T) {
-	f := Finding{RuleID: "FS003", Rule: "fullsend.rules.network.warn_l4_only", Agent: "triage", PolicyPath: "network_policies.git.endpoints[0]"}
+	f := report.Finding{RuleID: "FS003", Rule: "fullsend.rules.network.warn_l4_only", Agent: "triage", PolicyPath: "network_policies.git.endpoints[0]"}
 	for spec, want := range map[string]bool{
 		"FS003=ok":                                   true,
 		"fullsend.rules.network.warn_l4_only=ok":     true,
@@ -107,7 +108,7 @@ func TestExceptionInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Findings) != 1 || rep.Findings[0].Waived != "exception in fullsend.rules.network" || rep.Failed(SeverityWarn) {
+	if len(rep.Findings) != 1 || rep.Findings[0].Waived != "exception in fullsend.rules.network" || rep.Failed(report.SeverityWarn) {
 		t.Fatalf("findings %+v", rep.Findings)
 	}
 }

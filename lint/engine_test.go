@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 var (
@@ -64,7 +65,7 @@ func corpusInput(t testing.TB, file string) (Input, []string) {
 	return in, want
 }
 
-func ids(fs []Finding) []string {
+func ids(fs []report.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		if !slices.Contains(out, f.RuleID) {
@@ -114,7 +115,7 @@ func TestGoodPolicyHasNoDeny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed(SeverityDeny) {
+	if rep.Failed(report.SeverityDeny) {
 		t.Fatalf("good policy fails: %+v", rep.Findings)
 	}
 	if got := ids(rep.Findings); !slices.Equal(got, []string{"FS002"}) {

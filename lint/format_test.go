@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/report"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -20,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/gol
 // formatReport lints two corpus policies: one with provenance (findings point
 // at agent source lines) and a waiver, one plain file with raw bytes (findings
 // point at policy lines).
-func formatReport(t *testing.T) *Report {
+func formatReport(t *testing.T) *report.Report {
 	t.Helper()
 	e, err := New(context.Background(), Options{Waivers: []Waiver{
 		{ID: "FS002", Agent: "triage", Path: "network_policies.model", Reason: "Vertex AI serves from regional hosts"},
@@ -50,10 +51,10 @@ func formatReport(t *testing.T) *Report {
 
 func TestFormatsGolden(t *testing.T) {
 	rep := formatReport(t)
-	for _, format := range Formats {
+	for _, format := range report.Formats() {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := rep.Write(&buf, format, WriteOptions{ToolVersion: "v0.0.0-test"}); err != nil {
+			if err := rep.Write(&buf, format, report.WriteOptions{ToolVersion: "v0.0.0-test"}); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "golden", "report."+format)
@@ -79,8 +80,8 @@ func TestFormatsGolden(t *testing.T) {
 func TestTextColorOnlyWhenAsked(t *testing.T) {
 	rep := formatReport(t)
 	var plain, color bytes.Buffer
-	_ = rep.Write(&plain, "text", WriteOptions{})
-	_ = rep.Write(&color, "text", WriteOptions{Color: true})
+	_ = rep.Write(&plain, "text", report.WriteOptions{})
+	_ = rep.Write(&color, "text", report.WriteOptions{Color: true})
 	if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {
 		t.Error("plain text output has ANSI escapes")
 	}
@@ -94,7 +95,7 @@ func TestTextColorOnlyWhenAsked(t *testing.T) {
 // the agent source line when provenance is known.
 func TestSARIFValidates(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "sarif", WriteOptions{ToolVersion: "v1.2.3"}); err != nil {
+	if err := formatReport(t).Write(&buf, "sarif", report.WriteOptions{ToolVersion: "v1.2.3"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
@@ -161,7 +162,7 @@ func TestSARIFValidates(t *testing.T) {
 
 func TestGitHubAnnotations(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "github", WriteOptions{}); err != nil {
+	if err := formatReport(t).Write(&buf, "github", report.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile(`^::(error|warning) file=[^,:]+(,line=\d+)?,title=FS\d{3} [^:]*::.+$`)
@@ -182,7 +183,7 @@ func TestGitHubAnnotations(t *testing.T) {
 
 func TestGitLabCodeQuality(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "gitlab", WriteOptions{}); err != nil {
+	if err := formatReport(t).Write(&buf, "gitlab", report.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var issues []struct {
@@ -223,7 +224,7 @@ func TestGitLabCodeQuality(t *testing.T) {
 }
 
 func TestWriteUnknownFormat(t *testing.T) {
-	if err := (&Report{}).Write(&bytes.Buffer{}, "xml", WriteOptions{}); err == nil {
+	if err := (&report.Report{}).Write(&bytes.Buffer{}, "xml", report.WriteOptions{}); err == nil {
 		t.Fatal("unknown format accepted")
 	}
 }

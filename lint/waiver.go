@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 // Waiver accepts one finding (or every finding of a rule under a policy
@@ -45,7 +47,7 @@ func ParseWaiver(s string) (Waiver, error) {
 	return Waiver{ID: id, Agent: strings.TrimSpace(agent), Path: strings.TrimSpace(path), Reason: reason}, nil
 }
 
-func (w Waiver) matches(f *Finding) bool {
+func (w Waiver) matches(f *report.Finding) bool {
 	if w.ID != f.RuleID && w.ID != f.Rule {
 		return false
 	}
@@ -56,7 +58,7 @@ func (w Waiver) matches(f *Finding) bool {
 		strings.HasPrefix(f.PolicyPath, w.Path+".") || strings.HasPrefix(f.PolicyPath, w.Path+"[")
 }
 
-func matchWaiver(ws []Waiver, f *Finding) string {
+func matchWaiver(ws []Waiver, f *report.Finding) string {
 	for _, w := range ws {
 		if w.matches(f) {
 			return w.Reason

@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 func newPolicyLintCmd() *cobra.Command {
@@ -47,10 +48,10 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
   fullsend policy lint --list-rules
   fullsend policy lint --write-context ctx/ policies/ && conftest test --all-namespaces -p lint/rules --data ctx/triage.context.json policies/triage.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !contains(lint.Formats, output) {
-				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(lint.Formats, ", "))
+			if !contains(report.Formats(), output) {
+				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(report.Formats(), ", "))
 			}
-			if failOn != lint.SeverityDeny && failOn != lint.SeverityWarn {
+			if failOn != report.SeverityDeny && failOn != report.SeverityWarn {
 				return usageErrorf("--fail-on %q: want deny or warn", failOn)
 			}
 			opts := lint.Options{DataPaths: data, NoBuiltin: noBuiltin}
@@ -94,12 +95,12 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if err := rep.Write(w, output, lint.WriteOptions{Color: colorOK(w), ToolVersion: version.String()}); err != nil {
+			if err := rep.Write(w, output, report.WriteOptions{Color: colorOK(w), ToolVersion: version.String()}); err != nil {
 				return err
 			}
 			if rep.Failed(failOn) {
 				return exitError{code: 1, err: fmt.Errorf("%w: %d deny, %d warn (--fail-on %s)",
-					lint.ErrLintFailed, rep.Count(lint.SeverityDeny), rep.Count(lint.SeverityWarn), failOn)}
+					lint.ErrLintFailed, rep.Count(report.SeverityDeny), rep.Count(report.SeverityWarn), failOn)}
 			}
 			return nil
 		},
@@ -112,9 +113,9 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 	fl.BoolVar(&runtime, "runtime", false, "the policies are meant to be loaded as they are: no placeholder may remain")
 	fl.BoolVar(&listRules, "list-rules", false, "list the rules (id, severity, title) and exit")
 	fl.StringVar(&writeContext, "write-context", "", "write each policy's context to DIR/<agent>.context.json for conftest/opa --data, and exit")
-	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(lint.Formats, ", "))
-	fl.StringVar(&failOn, "fail-on", lint.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(lint.Formats, cobra.ShellCompDirectiveNoFileComp))
+	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVar(&failOn, "fail-on", report.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -142,7 +143,7 @@ func colorOK(w io.Writer) bool {
 	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
 }
 
-func printRules(w io.Writer, rules []lint.RuleInfo, output string) error {
+func printRules(w io.Writer, rules []report.Rule, output string) error {
 	if output == "json" {
 		return writeJSON(w, rules)
 	}

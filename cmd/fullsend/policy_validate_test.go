@@ -14,7 +14,7 @@ import (
 
 var updateValidateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-const fixtures = "../../policycue/testdata/validate"
+const fixtures = "../../openshell/testdata/validate"
 
 // runCLI runs the fullsend command tree with args and returns stdout and
 // the process exit code main would use.

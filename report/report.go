@@ -1,10 +1,31 @@
-package lint
+package report
 
 import (
 	"sort"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
+
+// Severities of a finding. A rule's severity is its name prefix, as in
+// conftest: deny_* and violation_* deny, warn_* warn.
+const (
+	SeverityDeny = "deny"
+	SeverityWarn = "warn"
+)
+
+// Rule describes one rule a linter runs: its Rego reference, its id,
+// severity and title from the rule's METADATA, and where it is written.
+type Rule struct {
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	ID          string `json:"id"`
+	Severity    string `json:"severity"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// File is the rule module, for builtin rules relative to lint/rules.
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
 
 // Finding is one rule result on one policy.
 type Finding struct {
@@ -29,12 +50,14 @@ type Finding struct {
 
 // Report is the result of linting a set of policies.
 type Report struct {
-	Policies int        `json:"policies"`
-	Findings []Finding  `json:"findings"`
-	Rules    []RuleInfo `json:"-"`
+	Policies int       `json:"policies"`
+	Findings []Finding `json:"findings"`
+	Rules    []Rule    `json:"-"`
 }
 
-func (r *Report) sort() {
+// Sort orders the findings by policy, agent, policy path, rule id and
+// message, so every output is deterministic.
+func (r *Report) Sort() {
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := &r.Findings[i], &r.Findings[j]
 		if a.Policy != b.Policy {

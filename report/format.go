@@ -1,4 +1,4 @@
-package lint
+package report
 
 import (
 	"crypto/sha256"
@@ -9,9 +9,6 @@ import (
 	"strings"
 )
 
-// Formats lists the output formats Write accepts.
-var Formats = []string{"text", "json", "sarif", "github", "gitlab"}
-
 // WriteOptions tunes rendering.
 type WriteOptions struct {
 	// Color enables ANSI colours in text output (set it only for a TTY).
@@ -20,21 +17,39 @@ type WriteOptions struct {
 	ToolVersion string
 }
 
+// formatter renders a report in one output format.
+type formatter struct {
+	name  string
+	write func(r *Report, w io.Writer, opts WriteOptions) error
+}
+
+// formatters is the table of output formats, in the order help texts list
+// them. A new format is one more entry.
+var formatters = []formatter{
+	{"text", func(r *Report, w io.Writer, o WriteOptions) error { return r.writeText(w, o.Color) }},
+	{"json", func(r *Report, w io.Writer, _ WriteOptions) error { return r.writeJSON(w) }},
+	{"sarif", func(r *Report, w io.Writer, o WriteOptions) error { return r.writeSARIF(w, o.ToolVersion) }},
+	{"github", func(r *Report, w io.Writer, _ WriteOptions) error { return r.writeGitHub(w) }},
+	{"gitlab", func(r *Report, w io.Writer, _ WriteOptions) error { return r.writeGitLab(w) }},
+}
+
+// Formats lists the output formats Write accepts.
+func Formats() []string {
+	names := make([]string, len(formatters))
+	for i, f := range formatters {
+		names[i] = f.name
+	}
+	return names
+}
+
 // Write renders the report in one of Formats.
 func (r *Report) Write(w io.Writer, format string, opts WriteOptions) error {
-	switch format {
-	case "text":
-		return r.writeText(w, opts.Color)
-	case "json":
-		return r.writeJSON(w)
-	case "sarif":
-		return r.writeSARIF(w, opts.ToolVersion)
-	case "github":
-		return r.writeGitHub(w)
-	case "gitlab":
-		return r.writeGitLab(w)
+	for _, f := range formatters {
+		if f.name == format {
+			return f.write(r, w, opts)
+		}
 	}
-	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
 // location is where a finding points: the agent or skill line that caused
