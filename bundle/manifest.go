@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 )
 
@@ -65,10 +63,6 @@ type SourceFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-// ErrDigestMismatch reports a policy or source file whose bytes do not match
-// the manifest.
-var ErrDigestMismatch = errors.New("digest mismatch")
-
 // Encode renders the manifest deterministically (sorted keys, two-space
 // indent, trailing newline).
 func (m *Manifest) Encode() ([]byte, error) {
@@ -93,43 +87,23 @@ func (m *Manifest) AgentNames() []string {
 }
 
 // ReadManifest reads and decodes manifest.json from a policies directory and
-// returns it with the sha256 of its exact bytes.
+// returns it with the sha256 of its exact bytes; its errors wrap ErrManifest.
+// It checks no file against the manifest: use Open for that.
 func ReadManifest(policies fs.FS) (*Manifest, string, error) {
 	data, err := fs.ReadFile(policies, ManifestFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading policy manifest: %w", err)
+		return nil, "", fmt.Errorf("%w: %w", ErrManifest, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
-		return nil, "", fmt.Errorf("decoding %s: %w", ManifestFile, err)
+		return nil, "", fmt.Errorf("%w: decoding %s: %w", ErrManifest, ManifestFile, err)
 	}
 	if m.Schema != ManifestSchema {
-		return nil, "", fmt.Errorf("%s: schema %q, want %q", ManifestFile, m.Schema, ManifestSchema)
+		return nil, "", fmt.Errorf("%w: %s: schema %q, want %q", ErrManifest, ManifestFile, m.Schema, ManifestSchema)
 	}
 	return &m, SHA256Hex(data), nil
-}
-
-// VerifyPolicy checks that the named agent's policy file in policies matches
-// the manifest digest and returns its bytes.
-func (m *Manifest) VerifyPolicy(policies fs.FS, agent string) ([]byte, error) {
-	entry, ok := m.Agents[agent]
-	if !ok {
-		return nil, fmt.Errorf("agent %q is not in the policy manifest (have %v)", agent, m.AgentNames())
-	}
-	if entry.Policy != path.Base(entry.Policy) {
-		return nil, fmt.Errorf("agent %q: manifest names policy %q outside the policies directory", agent, entry.Policy)
-	}
-	data, err := fs.ReadFile(policies, entry.Policy)
-	if err != nil {
-		return nil, fmt.Errorf("agent %q: %w", agent, err)
-	}
-	if got := SHA256Hex(data); got != entry.PolicySHA256 {
-		return nil, fmt.Errorf("agent %q: policy %s has sha256 %s, manifest says %s: %w",
-			agent, entry.Policy, got, entry.PolicySHA256, ErrDigestMismatch)
-	}
-	return data, nil
 }
 
 // SHA256Hex returns the lowercase hex sha256 of data.

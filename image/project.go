@@ -37,28 +37,16 @@ type project struct {
 // loadProject reads the project, refusing policies that do not match
 // policies/manifest.json or whose sources changed since they were compiled.
 func loadProject(fsys fs.FS, name string) (*project, error) {
-	policies, err := fs.Sub(fsys, policiesDir)
-	if err != nil {
-		return nil, fmt.Errorf("project %s: %w", name, err)
-	}
-	m, digest, err := bundle.ReadManifest(policies)
-	if err != nil {
+	b, err := bundle.Open(fsys, policiesDir, bundle.WithSources(nil))
+	switch {
+	case errors.Is(err, bundle.ErrManifest):
 		return nil, fmt.Errorf("project %s: %w (hint: run `fullsend policy compile %s` first)", name, err, name)
-	}
-	if len(m.Agents) == 0 {
+	case err != nil:
+		return nil, fmt.Errorf("project %s: %w: %w (hint: run `fullsend policy compile %s`)", name, ErrStalePolicies, err, name)
+	case len(b.Manifest.Agents) == 0:
 		return nil, fmt.Errorf("project %s: %s/%s lists no agents", name, policiesDir, bundle.ManifestFile)
 	}
-	for _, agent := range m.AgentNames() {
-		if _, err := m.VerifyPolicy(policies, agent); err != nil {
-			return nil, fmt.Errorf("project %s: %w: %w (hint: run `fullsend policy compile %s`)", name, ErrStalePolicies, err, name)
-		}
-		for _, src := range m.Agents[agent].Sources {
-			if err := checkSource(fsys, src); err != nil {
-				return nil, fmt.Errorf("project %s: agent %q: %w: %w (hint: run `fullsend policy compile %s`)", name, agent, ErrStalePolicies, err, name)
-			}
-		}
-	}
-	p := &project{manifest: m, policiesDigest: digest}
+	p := &project{manifest: b.Manifest, policiesDigest: b.ManifestSHA256}
 	for _, dir := range contentDirs {
 		files, err := readTree(fsys, dir)
 		if err != nil {
@@ -70,20 +58,6 @@ func loadProject(fsys fs.FS, name string) (*project, error) {
 		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
 	return p, nil
-}
-
-func checkSource(fsys fs.FS, src bundle.SourceFile) error {
-	if !fs.ValidPath(src.Path) {
-		return fmt.Errorf("manifest source path %q is not a clean path inside the project", src.Path)
-	}
-	data, err := fs.ReadFile(fsys, src.Path)
-	if err != nil {
-		return fmt.Errorf("source %s: %w", src.Path, err)
-	}
-	if got := bundle.SHA256Hex(data); got != src.SHA256 {
-		return fmt.Errorf("source %s has sha256 %s, manifest says %s: %w", src.Path, got, src.SHA256, bundle.ErrDigestMismatch)
-	}
-	return nil
 }
 
 // readTree reads every regular file under dir (a missing dir is empty).

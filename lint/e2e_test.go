@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -54,13 +55,11 @@ func TestExampleSystems(t *testing.T) {
 			for name, data := range out.Files {
 				fsys[name] = &fstest.MapFile{Data: data}
 			}
-			var entries []lint.AgentEntry
-			for _, name := range out.AgentNames() {
-				a := out.Manifest.Agents[name]
-				entries = append(entries, lint.AgentEntry{Name: name, Policy: a.Policy, Tier: a.Tier,
-					Spawns: a.Spawns, Skills: a.Skills, Placeholders: a.Placeholders})
+			b, err := bundle.Open(fsys, ".")
+			if err != nil {
+				t.Fatalf("compiled output does not match its own manifest: %v", err)
 			}
-			inputs, err := lint.ProjectInputs(fsys, "policies", entries)
+			inputs, err := lint.ProjectInputs(fsys, "policies", b.Manifest)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -28,47 +27,38 @@ func ReadPolicy(fsys fs.FS, name string) (*openshell.Policy, error) {
 	return p, nil
 }
 
-// AgentEntry is what lint needs from one manifest entry (bundle.ManifestAgent).
-type AgentEntry struct {
-	Name         string
-	Policy       string // file name in the policies directory
-	Tier         string
-	Spawns       []string
-	Skills       []string
-	Placeholders []string
-}
-
-// ProjectInputs reads every agent's policy from a compiled policies
-// directory and builds its context: tier, spawns, declared placeholders,
-// provenance from provenance.json, and all agents (with whether their
-// policies write) for privilege-lifting checks. dir prefixes file names in
-// findings.
-func ProjectInputs(policies fs.FS, dir string, agents []AgentEntry) ([]Input, error) {
+// ProjectInputs reads every agent's policy of a compiled policies directory
+// and builds its context from the manifest: tier, spawns, declared
+// placeholders, provenance from provenance.json, and all agents (with
+// whether their policies write) for privilege-lifting checks. dir prefixes
+// file names in findings. It does not check the policies against the
+// manifest's digests: callers open the bundle with bundle.Open first.
+func ProjectInputs(policies fs.FS, dir string, m *bundle.Manifest) ([]Input, error) {
 	prov, err := bundle.ReadProvenance(policies)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(agents, func(i, j int) bool { return agents[i].Name < agents[j].Name })
 	all := map[string]AgentInfo{}
-	inputs := make([]Input, 0, len(agents))
-	for _, a := range agents {
+	inputs := make([]Input, 0, len(m.Agents))
+	for _, name := range m.AgentNames() {
+		a := m.Agents[name]
 		if a.Policy != path.Base(a.Policy) {
-			return nil, fmt.Errorf("agent %s: policy %q is outside the policies directory", a.Name, a.Policy)
+			return nil, fmt.Errorf("agent %s: policy %q is outside the policies directory", name, a.Policy)
 		}
 		p, err := ReadPolicy(policies, a.Policy)
 		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+			return nil, fmt.Errorf("agent %s: %w", name, err)
 		}
-		all[a.Name] = AgentInfo{Tier: a.Tier, Spawns: a.Spawns, Writes: Writes(p)}
+		all[name] = AgentInfo{Tier: a.Tier, Spawns: a.Spawns, Writes: Writes(p)}
 		placeholders := a.Placeholders
 		if placeholders == nil {
 			placeholders = []string{}
 		}
-		in := Input{Name: a.Name, File: path.Join(dir, a.Policy), Policy: p, Context: Context{
-			Agent: a.Name, Tier: a.Tier, Spawns: a.Spawns, Skills: a.Skills, Placeholders: placeholders,
+		in := Input{Name: name, File: path.Join(dir, a.Policy), Policy: p, Context: Context{
+			Agent: name, Tier: a.Tier, Spawns: a.Spawns, Skills: a.Skills, Placeholders: placeholders,
 		}}
 		if prov != nil {
-			in.Context.Provenance = prov.Agents[a.Name]
+			in.Context.Provenance = prov.Agents[name]
 		}
 		inputs = append(inputs, in)
 	}

@@ -2,10 +2,9 @@ package runner
 
 import (
 	"bytes"
-	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 	"strings"
 
@@ -17,38 +16,29 @@ import (
 // Project is a compiled project as baked into the image: agents/, skills/
 // and policies/ (with manifest.json) under one root, /opt/fullsend by default.
 type Project struct {
-	fsys     fs.FS
-	policies fs.FS
+	fsys fs.FS
 	// Manifest is the decoded policies/manifest.json.
 	Manifest *bundle.Manifest
 	// ManifestSHA256 is the sha256 of manifest.json's exact bytes.
 	ManifestSHA256 string
 }
 
+// policiesDir holds the compiled policies and manifest.json in a project.
+const policiesDir = "policies"
+
 // LoadProject reads the manifest of a compiled project. When wantDigest is
 // not empty (the policies digest `fullsend verify` read from the signed image
 // annotation), the manifest's own sha256 must equal it: the files inside the
 // running image are then exactly the ones that were signed.
 func LoadProject(fsys fs.FS, wantDigest string) (*Project, error) {
-	policies, err := fs.Sub(fsys, "policies")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
+	b, err := bundle.Open(fsys, policiesDir, bundle.WithDigest(wantDigest), bundle.WithAgents())
+	switch {
+	case errors.Is(err, bundle.ErrDigestMismatch):
+		return nil, fmt.Errorf("%w: %w; the files in this image are not the ones that were verified", ErrPolicy, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
-	m, sum, err := bundle.ReadManifest(policies)
-	if err != nil {
-		return nil, fmt.Errorf("%w: policies/%v", ErrPolicy, err)
-	}
-	if wantDigest != "" {
-		want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(wantDigest), "sha256:"))
-		if len(want) != 64 || strings.Trim(want, "0123456789abcdef") != "" {
-			return nil, fmt.Errorf("%w: policies digest %q is not a sha256 hex digest", ErrPolicy, wantDigest)
-		}
-		if subtle.ConstantTimeCompare([]byte(want), []byte(sum)) != 1 {
-			return nil, fmt.Errorf("%w: policies/%s has sha256 %s, the signed image says %s: %w; the files in this image are not the ones that were verified",
-				ErrPolicy, bundle.ManifestFile, sum, want, bundle.ErrDigestMismatch)
-		}
-	}
-	return &Project{fsys: fsys, policies: policies, Manifest: m, ManifestSHA256: sum}, nil
+	return &Project{fsys: fsys, Manifest: b.Manifest, ManifestSHA256: b.ManifestSHA256}, nil
 }
 
 // Agent is one agent of a verified project, ready to run.
@@ -71,12 +61,17 @@ type Agent struct {
 // digest, the policy's strict decode, and every source file the manifest
 // pins (the files later installed in the sandbox are these bytes).
 func (p *Project) Agent(name string) (*Agent, error) {
-	data, err := p.Manifest.VerifyPolicy(p.policies, name)
+	// The manifest is pinned to the one LoadProject read.
+	b, err := bundle.Open(p.fsys, policiesDir, bundle.WithDigest(p.ManifestSHA256), bundle.WithAgents(name),
+		bundle.WithSources(func(agent string, entry bundle.ManifestAgent, src bundle.SourceFile) bool {
+			_, ok := installPath(src.Path, entry, agent)
+			return ok
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
-	entry := p.Manifest.Agents[name]
-	pol, err := openshell.Unmarshal(data)
+	entry := b.Manifest.Agents[name]
+	pol, err := openshell.Unmarshal(b.Policies[name])
 	if err != nil {
 		return nil, fmt.Errorf("%w: policies/%s: %w", ErrPolicy, entry.Policy, err)
 	}
@@ -91,40 +86,18 @@ func (p *Project) Agent(name string) (*Agent, error) {
 		return nil, fmt.Errorf("%w: agent %s: runtime %q is not supported by the runner (want %s or %s)",
 			ErrPolicy, name, entry.Runtime, RuntimeClaude, RuntimeOpenCode)
 	}
-	a := &Agent{Name: name, Entry: entry, PolicySHA256: entry.PolicySHA256, Policy: pol, Open: open, Files: map[string][]byte{}}
-	sawSource := false
-	for _, src := range entry.Sources {
-		target, ok := installPath(src.Path, entry, name)
-		if !ok {
-			continue
-		}
-		b, err := p.verifySource(src)
-		if err != nil {
-			return nil, fmt.Errorf("%w: agent %s: %w", ErrPolicy, name, err)
-		}
-		a.Files[target] = b
-		sawSource = sawSource || src.Path == entry.Source
-	}
-	if !sawSource {
+	if _, ok := b.Sources[entry.Source]; !ok {
 		return nil, fmt.Errorf("%w: agent %s: manifest pins no digest for its source %s; refusing to install an unverified definition",
 			ErrPolicy, name, entry.Source)
 	}
+	a := &Agent{Name: name, Entry: entry, PolicySHA256: entry.PolicySHA256, Policy: pol, Open: open, Files: map[string][]byte{}}
+	for _, src := range entry.Sources {
+		if data, ok := b.Sources[src.Path]; ok {
+			target, _ := installPath(src.Path, entry, name)
+			a.Files[target] = data
+		}
+	}
 	return a, nil
-}
-
-func (p *Project) verifySource(src bundle.SourceFile) ([]byte, error) {
-	clean := path.Clean(src.Path)
-	if !fs.ValidPath(clean) || clean != src.Path {
-		return nil, fmt.Errorf("manifest names source %q outside the project", src.Path)
-	}
-	b, err := fs.ReadFile(p.fsys, clean)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", clean, err)
-	}
-	if got := bundle.SHA256Hex(b); got != src.SHA256 {
-		return nil, fmt.Errorf("%s has sha256 %s, manifest says %s: %w", clean, got, src.SHA256, bundle.ErrDigestMismatch)
-	}
-	return b, nil
 }
 
 // installPath maps a pinned source file to where the runtime finds it:

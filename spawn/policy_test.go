@@ -18,10 +18,11 @@ import (
 // and the spawn endpoint (:8082) is reachable only by agents that may spawn.
 func TestCompiledExamplePoliciesMatchTheServices(t *testing.T) {
 	dir := os.DirFS("../testdata/triage/policies")
-	m, _, err := bundle.ReadManifest(dir)
+	b, err := bundle.Open(dir, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := b.Manifest
 	if got := m.Agents["triage"].Spawns; !slices.Equal(got, []string{"completeness-assessor", "duplicate-detector", "reproducibility-verifier"}) {
 		t.Fatalf("triage spawns %v", got)
 	}
@@ -32,11 +33,7 @@ func TestCompiledExamplePoliciesMatchTheServices(t *testing.T) {
 	forgeRules := 0
 	for _, name := range m.AgentNames() {
 		t.Run(name, func(t *testing.T) {
-			data, err := m.VerifyPolicy(dir, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := openshell.Unmarshal(data)
+			p, err := openshell.Unmarshal(b.Policies[name])
 			if err != nil {
 				t.Fatal(err)
 			}

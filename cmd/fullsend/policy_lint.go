@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -174,11 +173,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
-			entries, err := manifestEntries(os.DirFS(arg))
+			b, err := bundle.Open(os.DirFS(arg), ".")
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
-			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, entries)
+			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b.Manifest)
 			if err != nil {
 				return nil, err
 			}
@@ -213,24 +212,6 @@ func fileInput(name string) (lint.Input, error) {
 		return lint.Input{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return lint.Input{File: name, Policy: p, Raw: raw}, nil
-}
-
-// manifestEntries adapts compile's manifest to what lint needs.
-func manifestEntries(policies fs.FS) ([]lint.AgentEntry, error) {
-	m, _, err := bundle.ReadManifest(policies)
-	if err != nil {
-		return nil, err
-	}
-	var out []lint.AgentEntry
-	for _, name := range m.AgentNames() {
-		a := m.Agents[name]
-		if _, err := m.VerifyPolicy(policies, name); err != nil {
-			return nil, err
-		}
-		out = append(out, lint.AgentEntry{Name: name, Policy: a.Policy, Tier: a.Tier, Spawns: a.Spawns,
-			Skills: a.Skills, Placeholders: a.Placeholders})
-	}
-	return out, nil
 }
 
 func newPolicyTestCmd() *cobra.Command {
@@ -316,18 +297,17 @@ decision for each request. Request syntax:
 }
 
 func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
-	fsys := os.DirFS(dir)
-	entries, err := manifestEntries(fsys)
+	b, err := bundle.Open(os.DirFS(dir), ".")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (compile first: fullsend policy compile)", dir, err)
 	}
 	out := map[string]*openshell.Policy{}
-	for _, e := range entries {
-		p, err := lint.ReadPolicy(fsys, e.Policy)
+	for _, name := range b.Manifest.AgentNames() {
+		p, err := openshell.Unmarshal(b.Policies[name])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, err)
 		}
-		out[e.Name] = p
+		out[name] = p
 	}
 	return out, nil
 }
