@@ -38,10 +38,10 @@ func (x *run) bootstrap(ctx context.Context) error {
 		}
 		p := filepath.Join(cfg, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 		if err := os.WriteFile(p, x.agent.Files[t], 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 	}
 	if err := x.upload(ctx, cfg, parent); err != nil {
@@ -53,14 +53,14 @@ func (x *run) bootstrap(ctx context.Context) error {
 		// not the caller's file again.
 		envDir := filepath.Join(stage, ".fullsend")
 		if err := os.MkdirAll(filepath.Join(envDir, "env"), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 		var b strings.Builder
 		for _, kv := range x.envVars {
 			b.WriteString(kv[0] + "=" + kv[1] + "\n")
 		}
 		if err := os.WriteFile(filepath.Join(envDir, "env", "run.env"), []byte(b.String()), 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 		if err := x.upload(ctx, envDir, sandboxHome+"/"); err != nil {
 			return err
@@ -69,7 +69,7 @@ func (x *run) bootstrap(ctx context.Context) error {
 	if x.req.Workspace != "" {
 		abs, err := filepath.Abs(x.req.Workspace)
 		if err != nil {
-			return fmt.Errorf("%w: workspace: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: workspace: %w", ErrSandbox, err)
 		}
 		switch filepath.Base(abs) {
 		case ".claude", ".config", ".fullsend", "/":
@@ -177,6 +177,7 @@ func (x *run) execAgent(ctx context.Context) error {
 			if cerr := ctxErr(ctx); cerr != nil {
 				return cerr
 			}
+			// perr is nil when the phase is not Ready: %v, not %w.
 			return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
 				ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
 		}
@@ -244,7 +245,7 @@ func (x *run) download(ctx context.Context) error {
 		outDir = "fullsend-out"
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("%w: %v", ErrSandbox, err)
+		return fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	dests := map[string]string{}
 	for _, o := range outputs {
@@ -266,7 +267,7 @@ func (x *run) download(ctx context.Context) error {
 		}
 		removed, err := Sanitize(dest)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrSandbox, err)
+			return fmt.Errorf("%w: %w", ErrSandbox, err)
 		}
 		for _, r := range removed {
 			x.logf("removed %s from downloaded %s (symlink, special file or .git/hooks)", r, remote)

@@ -28,8 +28,9 @@ const (
 	ExitInterrupted = 130
 )
 
-// Sentinel errors; every error Run returns wraps exactly one of them, or is
-// an *AgentExitError.
+// Sentinel errors; every error Run returns wraps at least one of them, or is
+// an *AgentExitError. Causes are wrapped too (`%w: %w`), so an error may
+// carry several sentinels; ExitCode decides by the most specific.
 var (
 	// ErrPreflight wraps OpenShell CLI and gateway availability failures.
 	ErrPreflight = errors.New("openshell preflight failed")
@@ -57,7 +58,12 @@ func (e *AgentExitError) Error() string {
 	return fmt.Sprintf("agent %s exited with status %d", e.Agent, e.Code)
 }
 
-// ExitCode maps an error returned by Run to the process exit code.
+// ExitCode maps an error returned by Run to the process exit code. An error
+// may wrap several sentinels (a step cut short by --timeout wraps ErrSandbox
+// and ErrTimeout; a failed sandbox delete is joined to the run's error), so
+// the most specific is tested first: the agent's own exit status, then
+// interruption and timeout (they explain any failure they cut short), then
+// policy, preflight and sandbox failures.
 func ExitCode(err error) int {
 	var ae *AgentExitError
 	switch {

@@ -79,7 +79,7 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 	stop = func() {}
 	bin, err := r.lookPath(r.opts.OpenShell, "openshell")
 	if err != nil {
-		return stop, fmt.Errorf("%w: %v; the runner never runs an agent outside a sandbox", ErrPreflight, err)
+		return stop, fmt.Errorf("%w: %w; the runner never runs an agent outside a sandbox", ErrPreflight, err)
 	}
 	x.d.bin = bin
 	v, err := x.d.Version(ctx)
@@ -87,9 +87,13 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 		return stop, fmt.Errorf("%w: reading openshell version: %w", ErrPreflight, errOr(ctxErr(ctx), err))
 	}
 	x.res.OpenShellVersion = v
-	want, err := openshell.NormalizeVersion(r.project.Manifest.OpenShellVersion)
-	if err != nil || r.project.Manifest.OpenShellVersion == "" {
-		return stop, fmt.Errorf("%w: manifest openshell_version %q: %v", ErrPolicy, r.project.Manifest.OpenShellVersion, err)
+	compiledFor := r.project.Manifest.OpenShellVersion
+	if compiledFor == "" {
+		return stop, fmt.Errorf("%w: manifest openshell_version is empty", ErrPolicy)
+	}
+	want, err := openshell.NormalizeVersion(compiledFor)
+	if err != nil {
+		return stop, fmt.Errorf("%w: manifest openshell_version %q: %w", ErrPolicy, compiledFor, err)
 	}
 	if semver.Compare(v, want) != 0 || semver.Prerelease(v) != "" || semver.Build(v) != "" {
 		return stop, fmt.Errorf("%w: openshell %s is installed (%s) but the policies were compiled for %s; "+
@@ -117,12 +121,12 @@ func (r *Runner) startGateway(ctx context.Context, x *run) (func(), error) {
 	noop := func() {}
 	bin, err := r.lookPath(r.opts.Gateway, "openshell-gateway")
 	if err != nil {
-		return noop, fmt.Errorf("%w: no gateway is running and %v", ErrPreflight, err)
+		return noop, fmt.Errorf("%w: no gateway is running and %w", ErrPreflight, err)
 	}
 	logPath := filepath.Join(x.tmp, "gateway.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return noop, fmt.Errorf("%w: %v", ErrPreflight, err)
+		return noop, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	cmd := exec.Command(bin, r.opts.GatewayArgs...)
 	cmd.Env = x.d.env
@@ -130,7 +134,7 @@ func (r *Runner) startGateway(ctx context.Context, x *run) (func(), error) {
 	newProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return noop, fmt.Errorf("%w: starting %s: %v", ErrPreflight, bin, err)
+		return noop, fmt.Errorf("%w: starting %s: %w", ErrPreflight, bin, err)
 	}
 	x.gatewayLog = logPath
 	x.res.GatewayStarted = true
@@ -154,6 +158,7 @@ func (r *Runner) startGateway(ctx context.Context, x *run) (func(), error) {
 		select {
 		case err := <-exited:
 			exited <- err
+			// err is nil when the gateway exited 0: %v, not %w.
 			return stop, fmt.Errorf("%w: openshell-gateway exited before it was healthy (%v); see %s", ErrPreflight, err, logPath)
 		default:
 		}

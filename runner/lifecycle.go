@@ -92,7 +92,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	}
 	x.tmp, err = os.MkdirTemp(r.opts.TempDir, "fullsend-run-")
 	if err != nil {
-		return res, fmt.Errorf("%w: %v", ErrSandbox, err)
+		return res, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	defer os.RemoveAll(x.tmp)
 
@@ -168,7 +168,7 @@ func (x *run) prepare(ctx context.Context) error {
 	x.res.ResolvedSHA256 = bundle.SHA256Hex(data)
 	x.policyFile = filepath.Join(x.tmp, "policy.yaml")
 	if err := os.WriteFile(x.policyFile, data, 0o600); err != nil {
-		return fmt.Errorf("%w: writing resolved policy: %v", ErrPolicy, err)
+		return fmt.Errorf("%w: writing resolved policy: %w", ErrPolicy, err)
 	}
 	// Collect every secret before anything is logged or run.
 	for _, p := range x.r.opts.Providers {
@@ -182,7 +182,7 @@ func (x *run) prepare(ctx context.Context) error {
 	for _, f := range x.req.ExtraEnvFiles {
 		kvs, err := readEnvFile(f)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrPolicy, err)
+			return fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
 		for _, kv := range kvs {
 			x.mask.Add(kv[1])
