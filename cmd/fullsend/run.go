@@ -87,7 +87,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {
-		return exitError{code: runner.ExitPolicy, err: err}
+		return exitError{code: runner.ExitPolicy, err: setFlagError(err)}
 	}
 	var providers []runner.Provider
 	for _, p := range f.providers {
