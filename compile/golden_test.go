@@ -2,12 +2,14 @@ package compile
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -196,15 +198,25 @@ func TestCompileDirOptionErrors(t *testing.T) {
 		{"unknown placeholder", ProjectOptions{Set: []string{"BRANCH=main"}}, "unknown placeholder {{BRANCH}}"},
 		{"not an assignment", ProjectOptions{Set: []string{"OWNER"}}, "want KEY=VALUE"},
 		{"issue zero", ProjectOptions{Set: []string{"ISSUE_NUMBER=0"}}, "positive"},
-		{"unsupported version", ProjectOptions{OpenShellVersion: "v0.0.1"}, "--openshell-version"},
-		{"bad version", ProjectOptions{OpenShellVersion: "latest"}, "--openshell-version"},
-		{"missing catalog", ProjectOptions{CatalogDir: filepath.Join(t.TempDir(), "nope")}, "--catalog"},
+		// The CLI names its flags (--openshell-version, --catalog, --set) in
+		// their place: cmd/fullsend TestPolicyCompileFlagErrors.
+		{"unsupported version", ProjectOptions{OpenShellVersion: "v0.0.1"}, "OpenShellVersion: "},
+		{"bad version", ProjectOptions{OpenShellVersion: "latest"}, "OpenShellVersion: "},
+		{"missing catalog", ProjectOptions{CatalogDir: filepath.Join(t.TempDir(), "nope")}, "CatalogDir: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := CompileDir(context.Background(), dir, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("library error names a flag: %v", err)
+			}
+			var oe *OptionError
+			var ae *placeholder.AssignmentError
+			if !errors.As(err, &oe) && !errors.As(err, &ae) {
+				t.Errorf("err = %T, want an *OptionError or a *placeholder.AssignmentError", err)
 			}
 		})
 	}

@@ -26,8 +26,21 @@ type ProjectOptions struct {
 	RuleDirs []string
 }
 
+// OptionError reports an invalid ProjectOptions field. Option is the
+// field's name (OpenShellVersion, CatalogDir), so that a CLI can name its
+// own flag instead.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // CompileDir loads, compiles, validates and lints the project in dir. It
-// reads only; writing is Write's job.
+// reads only; writing is Write's job. An invalid option is an *OptionError
+// (a refused Set assignment a *placeholder.AssignmentError).
 func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, error) {
 	opts, err := po.resolve()
 	if err != nil {
@@ -55,14 +68,14 @@ func (po ProjectOptions) resolve() (Options, error) {
 	if po.OpenShellVersion != "" {
 		v, err := openshell.NormalizeVersion(po.OpenShellVersion)
 		if err != nil {
-			return opts, fmt.Errorf("--openshell-version: %w", err)
+			return opts, &OptionError{Option: "OpenShellVersion", Err: err}
 		}
 		opts.OpenShellVersion = v
 	}
 	var org fs.FS
 	if po.CatalogDir != "" {
 		if _, err := os.Stat(po.CatalogDir); err != nil {
-			return opts, fmt.Errorf("--catalog: %w", err)
+			return opts, &OptionError{Option: "CatalogDir", Err: err}
 		}
 		org = os.DirFS(po.CatalogDir)
 	}

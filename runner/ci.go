@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"net/url"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -44,27 +44,28 @@ func MapEnvironment(m map[string]string, root fs.FS) Environment {
 	}
 }
 
-// CIKind names the CI system the runner is in.
-type CIKind string
+// CIKind names the CI system the runner is in (cienv.Kind).
+type CIKind = cienv.Kind
 
 // CI systems the runner adapts to.
 const (
-	CIGitHub CIKind = "github"
-	CIGitLab CIKind = "gitlab"
-	CILocal  CIKind = "local"
+	CIGitHub = cienv.GitHubActions
+	CIGitLab = cienv.GitLabCI
+	CILocal  = cienv.Local
 )
 
-// DetectCI tells GitHub Actions, GitLab CI and anything else apart by their
-// documented marker variables.
-func DetectCI(getenv Getenv) CIKind {
-	if v, _ := getenv("GITHUB_ACTIONS"); v == "true" {
-		return CIGitHub
+// value reads one variable for cienv: empty when unset.
+func (g Getenv) value(k string) string {
+	if g == nil {
+		return ""
 	}
-	if v, _ := getenv("GITLAB_CI"); v == "true" {
-		return CIGitLab
-	}
-	return CILocal
+	v, _ := g(k)
+	return v
 }
+
+// DetectCI tells GitHub Actions, GitLab CI and anything else apart by their
+// documented marker variables (cienv.Detect).
+func DetectCI(getenv Getenv) CIKind { return cienv.Detect(getenv.value).Kind() }
 
 // Environment is everything the runner reads from the machine it runs on,
 // injected so that tests can run in memory.
@@ -80,6 +81,27 @@ type Environment struct {
 	// LookupHost resolves a host name (net.DefaultResolver.LookupHost); nil
 	// skips the host.docker.internal lookup.
 	LookupHost func(ctx context.Context, host string) ([]string, error)
+	// Explicit is how the caller spells the explicit placeholder values it
+	// passes to Resolve (the CLI's "--set"): it names their origin in
+	// Resolution.From and prefixes NAME=VALUE in hints. Empty names them
+	// "explicit" and hints a plain NAME=VALUE.
+	Explicit string
+}
+
+// CI is the CI environment the runner is in, read through Getenv.
+func (e Environment) CI() cienv.Env { return cienv.Detect(e.Getenv.value) }
+
+// explicitFrom is the origin of an explicit value in Resolution.From.
+func (e Environment) explicitFrom() string {
+	if e.Explicit == "" {
+		return "explicit"
+	}
+	return e.Explicit
+}
+
+// assign spells an explicit assignment for a hint: "--set NAME=VALUE".
+func (e Environment) assign(name, value string) string {
+	return strings.TrimSpace(e.Explicit + " " + name + "=" + value)
 }
 
 // hostDockerInternal is the name Docker Desktop and `--add-host
@@ -100,35 +122,26 @@ type Resolution struct {
 // rules. Any name left unresolved or invalid is an error wrapping
 // ErrPlaceholder that lists all of them with a hint.
 func (e Environment) Resolve(ctx context.Context, names []string, set placeholder.Values) (*Resolution, error) {
-	res := &Resolution{CI: DetectCI(e.Getenv), Values: placeholder.Values{}, From: map[string]string{}}
+	env := e.CI()
+	res := &Resolution{CI: env.Kind(), Values: placeholder.Values{}, From: map[string]string{}}
 	var problems []string
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
-	var ci map[string]found
+	var offered map[string]found
 	for _, name := range sorted {
 		if v, ok := set[name]; ok {
 			if err := res.Values.Set(name, v); err != nil {
 				problems = append(problems, err.Error())
 				continue
 			}
-			res.From[name] = "--set"
+			res.From[name] = e.explicitFrom()
 			continue
 		}
-		if ci == nil {
-			ci = e.fromCI(ctx, res.CI, sorted)
+		if offered == nil {
+			offered = e.fromCI(ctx, env, sorted)
 		}
-		f, ok := ci[name]
-		switch {
-		case !ok || (f.value == "" && f.err == nil):
-			problems = append(problems, fmt.Sprintf("{{%s}} is not set: %s", name, hint(res.CI, name)))
-		case f.err != nil:
-			problems = append(problems, fmt.Sprintf("{{%s}}: %v (from %s); pass --set %s=VALUE to override", name, f.err, f.from, name))
-		default:
-			if err := res.Values.Set(name, f.value); err != nil {
-				problems = append(problems, fmt.Sprintf("%v (from %s); pass --set %s=VALUE to override", err, f.from, name))
-				continue
-			}
-			res.From[name] = f.from
+		if p := e.take(res, name, offered[name]); p != "" {
+			problems = append(problems, p)
 		}
 	}
 	if len(problems) > 0 {
@@ -138,82 +151,68 @@ func (e Environment) Resolve(ctx context.Context, names []string, set placeholde
 	return res, nil
 }
 
+// take stores the value the CI offered for name in res, or returns the
+// problem with it.
+func (e Environment) take(res *Resolution, name string, f found) string {
+	switch {
+	case f.value == "" && f.err == nil:
+		return fmt.Sprintf("{{%s}} is not set: %s", name, e.hint(res.CI, name))
+	case f.err != nil:
+		return fmt.Sprintf("{{%s}}: %v (from %s); pass %s to override", name, f.err, f.from, e.assign(name, "VALUE"))
+	}
+	if err := res.Values.Set(name, f.value); err != nil {
+		return fmt.Sprintf("%v (from %s); pass %s to override", err, f.from, e.assign(name, "VALUE"))
+	}
+	res.From[name] = f.from
+	return ""
+}
+
 type found struct {
 	value string
 	from  string
 	err   error
 }
 
-// fromCI reads the values the CI system offers for the wanted names.
-func (e Environment) fromCI(ctx context.Context, kind CIKind, names []string) map[string]found {
+// fromCI reads the values the CI system offers for the wanted names; every
+// value read is trimmed of white space.
+func (e Environment) fromCI(ctx context.Context, env cienv.Env, names []string) map[string]found {
 	out := map[string]found{}
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
-	get := func(k string) string {
-		if e.Getenv == nil {
-			return ""
+	env = env.Trim()
+	for name, v := range map[string]cienv.Value{
+		placeholder.Owner: env.Owner(), placeholder.RepoName: env.RepoName(), placeholder.ForgeHost: env.ForgeAPIHost(),
+	} {
+		if v.Found() {
+			out[name] = found{value: v.Value, from: v.From, err: v.Err}
 		}
-		v, _ := e.Getenv(k)
-		return strings.TrimSpace(v)
 	}
-	switch kind {
-	case CIGitHub:
-		if repo := get("GITHUB_REPOSITORY"); repo != "" {
-			owner, name, ok := strings.Cut(repo, "/")
-			if !ok || strings.Contains(name, "/") {
-				err := fmt.Errorf("GITHUB_REPOSITORY %q is not OWNER/REPO", repo)
-				out[placeholder.Owner] = found{from: "GITHUB_REPOSITORY", err: err}
-				out[placeholder.RepoName] = found{from: "GITHUB_REPOSITORY", err: err}
-			} else {
-				out[placeholder.Owner] = found{value: owner, from: "GITHUB_REPOSITORY"}
-				out[placeholder.RepoName] = found{value: name, from: "GITHUB_REPOSITORY"}
-			}
-		}
-		if want[placeholder.IssueNumber] {
-			if p := get("GITHUB_EVENT_PATH"); p != "" {
-				n, err := e.githubIssue(p)
-				out[placeholder.IssueNumber] = found{value: n, from: "GITHUB_EVENT_PATH " + p, err: err}
-			}
-		}
-		if api := get("GITHUB_API_URL"); api != "" {
-			h, err := urlHost(api)
-			out[placeholder.ForgeHost] = found{value: h, from: "GITHUB_API_URL", err: err}
-		} else if srv := get("GITHUB_SERVER_URL"); srv != "" {
-			h, err := urlHost(srv)
-			if h == "github.com" {
-				h = "api.github.com" // github.com serves its REST API from api.github.com
-			}
-			out[placeholder.ForgeHost] = found{value: h, from: "GITHUB_SERVER_URL", err: err}
-		}
-	case CIGitLab:
-		if ns := get("CI_PROJECT_NAMESPACE"); ns != "" {
-			f := found{value: ns, from: "CI_PROJECT_NAMESPACE"}
-			if strings.Contains(ns, "/") {
-				f = found{from: "CI_PROJECT_NAMESPACE", err: fmt.Errorf("namespace %q is a subgroup path; {{OWNER}} is one path segment", ns)}
-			}
-			out[placeholder.Owner] = f
-		}
-		if name := get("CI_PROJECT_NAME"); name != "" {
-			out[placeholder.RepoName] = found{value: name, from: "CI_PROJECT_NAME"}
-		}
-		if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
-			out[placeholder.IssueNumber] = found{value: iid, from: "CI_MERGE_REQUEST_IID"}
-		} else if want[placeholder.IssueNumber] {
-			if p := get("TRIGGER_PAYLOAD"); p != "" {
-				n, err := e.gitlabIID(p)
-				out[placeholder.IssueNumber] = found{value: n, from: "TRIGGER_PAYLOAD " + p, err: err}
-			}
-		}
-		if h := get("CI_SERVER_HOST"); h != "" {
-			out[placeholder.ForgeHost] = found{value: strings.ToLower(h), from: "CI_SERVER_HOST"}
-		}
+	if o, ok := out[placeholder.Owner]; ok && env.Kind() == cienv.GitLabCI && strings.Contains(o.value, "/") {
+		out[placeholder.Owner] = found{from: o.from, err: fmt.Errorf("namespace %q is a subgroup path; {{OWNER}} is one path segment", o.value)}
+	}
+	src := env.IssueSource()
+	switch {
+	case src.Number.Value != "":
+		out[placeholder.IssueNumber] = found{value: src.Number.Value, from: src.Number.From}
+	case want[placeholder.IssueNumber] && src.Payload.Value != "":
+		p := src.Payload.Value
+		n, err := e.payloadIssue(env.Kind(), p)
+		out[placeholder.IssueNumber] = found{value: n, from: src.Payload.From + " " + p, err: err}
 	}
 	if want[placeholder.HostIP] {
 		out[placeholder.HostIP] = e.hostIP(ctx)
 	}
 	return out
+}
+
+// payloadIssue reads the issue number from the webhook payload at p.
+func (e Environment) payloadIssue(kind CIKind, p string) (string, error) {
+	if kind == CIGitLab {
+		return e.gitlabIID(p)
+	}
+	return e.githubIssue(p)
 }
 
 func (e Environment) readAbs(p string) ([]byte, error) {
@@ -278,35 +277,27 @@ func (e Environment) hostIP(ctx context.Context) found {
 	return found{value: gw.String(), from: "default route (/proc/net/route)"}
 }
 
-func urlHost(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		return "", fmt.Errorf("%q is not an absolute URL", raw)
-	}
-	return strings.ToLower(u.Hostname()), nil
-}
-
 // hint tells the user where a placeholder's value is expected to come from.
-func hint(kind CIKind, name string) string {
+func (e Environment) hint(kind CIKind, name string) string {
 	src := map[CIKind]map[string]string{
 		CIGitHub: {
-			placeholder.Owner:       "GITHUB_REPOSITORY",
-			placeholder.RepoName:    "GITHUB_REPOSITORY",
+			placeholder.Owner:       cienv.GitHubRepository,
+			placeholder.RepoName:    cienv.GitHubRepository,
 			placeholder.IssueNumber: "the event payload (issue.number, pull_request.number or inputs.issue_number)",
-			placeholder.ForgeHost:   "GITHUB_API_URL or GITHUB_SERVER_URL",
+			placeholder.ForgeHost:   cienv.GitHubAPIURL + " or " + cienv.GitHubServerURL,
 		},
 		CIGitLab: {
-			placeholder.Owner:       "CI_PROJECT_NAMESPACE",
-			placeholder.RepoName:    "CI_PROJECT_NAME",
-			placeholder.IssueNumber: "CI_MERGE_REQUEST_IID or the TRIGGER_PAYLOAD iid",
-			placeholder.ForgeHost:   "CI_SERVER_HOST",
+			placeholder.Owner:       cienv.GitLabNamespace,
+			placeholder.RepoName:    cienv.GitLabProjectName,
+			placeholder.IssueNumber: cienv.GitLabMergeRequest + " or the " + cienv.GitLabTriggerPayload + " iid",
+			placeholder.ForgeHost:   cienv.GitLabServerHost,
 		},
 	}
 	if s, ok := src[kind][name]; ok {
-		return fmt.Sprintf("expected from %s; pass --set %s=VALUE", s, name)
+		return fmt.Sprintf("expected from %s; pass %s", s, e.assign(name, "VALUE"))
 	}
 	if name == placeholder.HostIP {
-		return "host.docker.internal did not resolve and no default route was found; pass --set HOST_IP=ADDRESS"
+		return "host.docker.internal did not resolve and no default route was found; pass " + e.assign(placeholder.HostIP, "ADDRESS")
 	}
-	return fmt.Sprintf("not derivable in %s CI; pass --set %s=VALUE", kind, name)
+	return fmt.Sprintf("not derivable in %s CI; pass %s", kind, e.assign(name, "VALUE"))
 }

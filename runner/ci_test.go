@@ -206,3 +206,44 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestResolveExplicitSpelling: the caller names its explicit values (the
+// CLI's --set) in Resolution.From and in hints; the library names no flag.
+func TestResolveExplicitSpelling(t *testing.T) {
+	root := fstest.MapFS{"proc/net/route": {Data: []byte(route)}}
+	gh := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/*", "GITHUB_SERVER_URL": "https://github.com"}
+	names := []string{"ISSUE_NUMBER", "OWNER", "REPO_NAME"}
+	set := placeholder.Values{"OWNER": "acme"}
+	for _, tc := range []struct {
+		explicit, from string
+		want           []string
+	}{
+		{"--set", "--set", []string{
+			"{{ISSUE_NUMBER}} is not set: expected from the event payload (issue.number, pull_request.number or inputs.issue_number); pass --set ISSUE_NUMBER=VALUE",
+			`(from GITHUB_REPOSITORY); pass --set REPO_NAME=VALUE to override`,
+		}},
+		{"", "explicit", []string{
+			"{{ISSUE_NUMBER}} is not set: expected from the event payload (issue.number, pull_request.number or inputs.issue_number); pass ISSUE_NUMBER=VALUE",
+			`(from GITHUB_REPOSITORY); pass REPO_NAME=VALUE to override`,
+		}},
+	} {
+		e := Environment{Getenv: MapEnv(gh), Root: root, Explicit: tc.explicit}
+		res, err := e.Resolve(context.Background(), names, set)
+		if err == nil || !errors.Is(err, ErrPlaceholder) {
+			t.Fatalf("%q: error %v, want ErrPlaceholder", tc.explicit, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error\n%v\nwant it to contain %q", tc.explicit, err, w)
+			}
+		}
+		if res.From["OWNER"] != tc.from {
+			t.Errorf("%q: OWNER from %q, want %q", tc.explicit, res.From["OWNER"], tc.from)
+		}
+		e.Getenv = MapEnv(nil)
+		if _, err := e.Resolve(context.Background(), []string{"HOST_IP", "FORGE_HOST"}, nil); err == nil ||
+			!strings.Contains(err.Error(), "not derivable in local CI; pass "+strings.TrimSpace(tc.explicit+" FORGE_HOST=VALUE")) {
+			t.Errorf("%q: local error %v", tc.explicit, err)
+		}
+	}
+}

@@ -33,7 +33,8 @@ type Reporter interface {
 }
 
 // NewReporter returns the Reporter for a CI system, writing to w.
-// summaryPath is $GITHUB_STEP_SUMMARY (GitHub only; may be empty).
+// summaryPath is the job summary file, cienv.Env.StepSummary (GitHub only;
+// may be empty).
 func NewReporter(kind CIKind, w io.Writer, summaryPath string) Reporter {
 	switch kind {
 	case CIGitHub:

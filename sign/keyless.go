@@ -27,6 +27,8 @@ import (
 	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 )
 
 // Public-good Sigstore endpoints, the defaults of keyless signing.
@@ -72,16 +74,17 @@ func DiscoverIDToken(ctx context.Context, getenv func(string) string, client *ht
 	if client == nil {
 		client = http.DefaultClient
 	}
-	if tok := strings.TrimSpace(getenv("SIGSTORE_ID_TOKEN")); tok != "" {
+	if tok := strings.TrimSpace(getenv(cienv.SigstoreIDToken)); tok != "" {
 		return tok, nil
 	}
-	reqURL, reqTok := getenv("ACTIONS_ID_TOKEN_REQUEST_URL"), getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+	reqURL, reqTok := getenv(cienv.ActionsIDTokenRequestURL), getenv(cienv.ActionsIDTokenRequestToken)
 	if reqURL == "" || reqTok == "" {
-		return "", fmt.Errorf("%w: set SIGSTORE_ID_TOKEN (GitLab: id_tokens: SIGSTORE_ID_TOKEN: aud: sigstore) or run in GitHub Actions with permissions: id-token: write", ErrNoIDToken)
+		return "", fmt.Errorf("%w: set %s (GitLab: id_tokens: %[2]s: aud: sigstore) or run in GitHub Actions with permissions: id-token: write",
+			ErrNoIDToken, cienv.SigstoreIDToken)
 	}
 	u, err := url.Parse(reqURL)
 	if err != nil {
-		return "", fmt.Errorf("ACTIONS_ID_TOKEN_REQUEST_URL: %w", err)
+		return "", fmt.Errorf("%s: %w", cienv.ActionsIDTokenRequestURL, err)
 	}
 	q := u.Query()
 	q.Set("audience", "sigstore")

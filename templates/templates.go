@@ -13,14 +13,15 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 //go:embed github gitlab
 var files embed.FS
 
-// Kinds are the CI systems with templates.
-var Kinds = []string{"github", "gitlab"}
+// Kinds are the CI systems with templates, named as cienv names them.
+var Kinds = []string{string(cienv.GitHubActions), string(cienv.GitLabCI)}
 
 // ErrUnknownKind reports a CI system without templates.
 var ErrUnknownKind = errors.New("unknown template kind")

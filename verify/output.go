@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
@@ -70,9 +71,11 @@ var githubOutputName = map[string]string{
 
 // WriteGitHub appends the step outputs (ref, digest, policies-digest) to
 // $GITHUB_OUTPUT and a summary table to $GITHUB_STEP_SUMMARY, when those
-// are set (GitHub Actions). It reports whether it wrote anything.
+// are set (GitHub Actions; read through getenv by cienv). It reports
+// whether it wrote anything.
 func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
-	outFile, summary := getenv("GITHUB_OUTPUT"), getenv("GITHUB_STEP_SUMMARY")
+	ci := cienv.Detect(getenv)
+	outFile, summary := ci.OutputFile(), ci.StepSummary()
 	if outFile == "" && summary == "" {
 		return false, nil
 	}
@@ -86,30 +89,36 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 			fmt.Fprintf(&b, "%s=%s\n", githubOutputName[kv[0]], kv[1])
 		}
 		if err := appendFile(outFile, b.String()); err != nil {
-			return false, fmt.Errorf("writing GITHUB_OUTPUT: %w", err)
+			return false, fmt.Errorf("writing %s: %w", cienv.GitHubOutput, err)
 		}
 	}
 	if summary != "" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "### fullsend verify: passed\n\n| | |\n|---|---|\n")
-		fmt.Fprintf(&b, "| image | `%s` |\n", r.Ref)
-		if r.ResolvedTag != "" {
-			fmt.Fprintf(&b, "| resolved from | `%s` |\n", mdEscape(r.ResolvedTag))
-		}
-		for _, s := range r.Signers {
-			fmt.Fprintf(&b, "| signer | %s |\n", mdEscape(s))
-		}
-		fmt.Fprintf(&b, "| transparency | %s |\n", mdEscape(r.Transparency))
-		fmt.Fprintf(&b, "| policies digest | `%s` |\n", r.PoliciesDigest)
-		for _, a := range r.Attestations {
-			fmt.Fprintf(&b, "| attestation | %s |\n", mdEscape(a.PredicateType))
-		}
-		b.WriteString("\n")
-		if err := appendFile(summary, b.String()); err != nil {
-			return false, fmt.Errorf("writing GITHUB_STEP_SUMMARY: %w", err)
+		if err := appendFile(summary, githubSummary(r)); err != nil {
+			return false, fmt.Errorf("writing %s: %w", cienv.GitHubStepSummary, err)
 		}
 	}
 	return true, nil
+}
+
+// githubSummary is the Markdown table of a verified image for the job
+// summary.
+func githubSummary(r *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### fullsend verify: passed\n\n| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| image | `%s` |\n", r.Ref)
+	if r.ResolvedTag != "" {
+		fmt.Fprintf(&b, "| resolved from | `%s` |\n", mdEscape(r.ResolvedTag))
+	}
+	for _, s := range r.Signers {
+		fmt.Fprintf(&b, "| signer | %s |\n", mdEscape(s))
+	}
+	fmt.Fprintf(&b, "| transparency | %s |\n", mdEscape(r.Transparency))
+	fmt.Fprintf(&b, "| policies digest | `%s` |\n", r.PoliciesDigest)
+	for _, a := range r.Attestations {
+		fmt.Fprintf(&b, "| attestation | %s |\n", mdEscape(a.PredicateType))
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // WriteDotenv writes the outputs as a dotenv file (GitLab CI

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // compileFlags are the flags shared by compile and explain.
@@ -38,6 +39,40 @@ func (f *compileFlags) options() compile.ProjectOptions {
 		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
 		Provider: f.provider, RuleDirs: f.rules,
 	}
+}
+
+// optionFlag is the flag of a compile.ProjectOptions field.
+func optionFlag(option string) string {
+	switch option {
+	case "OpenShellVersion":
+		return "--openshell-version"
+	case "CatalogDir":
+		return "--catalog"
+	}
+	return ""
+}
+
+// flagError names the flag in an option error of compile.CompileDir, as
+// the user typed it: "--catalog: ...", "--set OWNER: ...".
+func flagError(err error) error {
+	if e, ok := err.(*compile.OptionError); ok {
+		if flag := optionFlag(e.Option); flag != "" {
+			return fmt.Errorf("%s: %w", flag, e.Err)
+		}
+	}
+	return setFlagError(err)
+}
+
+// setFlagError names --set in an assignment placeholder.ParseSet refused.
+func setFlagError(err error) error {
+	e, ok := err.(*placeholder.AssignmentError)
+	switch {
+	case !ok:
+		return err
+	case errors.Is(e.Err, placeholder.ErrNotAssignment):
+		return fmt.Errorf("--set %q: want KEY=VALUE, for example --set ISSUE_NUMBER=42", e.Assignment)
+	}
+	return fmt.Errorf("--set %s: %w", e.Name, e.Err)
 }
 
 func newPolicyCompileCmd() *cobra.Command {
@@ -75,7 +110,7 @@ compiles cleanly.`,
 			}
 			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			if check {
 				diffs, err := compile.Diff(out, res)
@@ -167,7 +202,7 @@ func compileIfStale(ctx context.Context, dir string, log io.Writer) error {
 	}
 	res, err := compile.CompileDir(ctx, dir, po)
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	diffs, err := compile.Diff(out, res)
 	if err != nil || len(diffs) == 0 {
@@ -201,7 +236,7 @@ func newPolicyExplainCmd() *cobra.Command {
 			}
 			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			c, ok := res.Agents[args[0]]
 			if !ok {

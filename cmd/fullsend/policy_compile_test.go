@@ -96,6 +96,16 @@ func TestPolicyCompileCLIErrors(t *testing.T) {
 		code int
 	}{
 		{"bad set", []string{"policy", "compile", "--out", out, "--set", "OWNER=*", dir}, "invalid placeholder value", 1},
+		// The library names no flag; the CLI names its own (moved from
+		// compile TestCompileDirOptionErrors).
+		{"bad set names the flag", []string{"policy", "compile", "--out", out, "--set", "OWNER=*", dir}, "--set OWNER: invalid placeholder value for {{OWNER}}", 1},
+		{"not an assignment", []string{"policy", "compile", "--out", out, "--set", "OWNER", dir}, `--set "OWNER": want KEY=VALUE, for example --set ISSUE_NUMBER=42`, 1},
+		{"bad version", []string{"policy", "compile", "--out", out, "--openshell-version", "latest", dir}, `--openshell-version: unsupported OpenShell version "latest"`, 1},
+		{"unsupported version", []string{"policy", "compile", "--out", out, "--openshell-version", "v0.0.1", dir}, "--openshell-version: unsupported OpenShell version v0.0.1", 1},
+		{"missing catalog", []string{"policy", "compile", "--out", out, "--catalog", filepath.Join(dir, "nope"), dir}, "--catalog: ", 1},
+		{"explain missing catalog", []string{"policy", "explain", "--dir", dir, "--catalog", filepath.Join(dir, "nope"), "triage"}, "--catalog: ", 1},
+		{"explain bad set", []string{"policy", "explain", "--dir", dir, "--set", "ISSUE_NUMBER=0", "triage"}, "--set ISSUE_NUMBER: invalid placeholder value", 1},
+		{"policy test bad set", []string{"policy", "test", "--set", "=x", dir}, `--set "=x": want KEY=VALUE, for example --set ISSUE_NUMBER=42`, 2},
 		{"bad output", []string{"policy", "compile", "--out", out, "-o", "yaml", dir}, "unknown output format", 2},
 		{"missing dir", []string{"policy", "compile", "--out", out, filepath.Join(dir, "nope")}, "nope", 1},
 		{"explain unknown agent", []string{"policy", "explain", "--dir", dir, "nobody"}, "no such agent", 1},

@@ -247,7 +247,7 @@ decision for each request. Request syntax:
 			}
 			values, err := placeholder.ParseSet(set)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return usageErrorf("%v", setFlagError(err))
 			}
 			w := cmd.OutOrStdout()
 			if len(requests) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 
@@ -87,7 +88,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {
-		return exitError{code: runner.ExitPolicy, err: err}
+		return exitError{code: runner.ExitPolicy, err: setFlagError(err)}
 	}
 	var providers []runner.Provider
 	for _, p := range f.providers {
@@ -107,17 +108,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if f.output == "json" {
 		agentOut = logOut
 	}
-	workspace := f.workspace
-	if workspace == "" {
-		workspace = runEnvFirst("GITHUB_WORKSPACE", "CI_PROJECT_DIR")
-	}
-	diag := f.diagDir
-	if diag == "" {
-		diag = filepath.Join(runEnvFirst("RUNNER_TEMP"), "fullsend-diag")
-		if runEnvFirst("RUNNER_TEMP") == "" {
-			diag = "fullsend-diag"
-		}
-	}
+	workspace, diag := runDirs(f, cienv.Detect(os.Getenv))
 	r, err := runner.New(runner.Options{
 		Project:        os.DirFS(f.dir),
 		PoliciesDigest: f.digest,
@@ -132,6 +123,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 			Environ:    os.Environ,
 			Root:       os.DirFS("/"),
 			LookupHost: net.DefaultResolver.LookupHost,
+			Explicit:   "--set",
 		},
 		Stdout:       agentOut,
 		Log:          logOut,
@@ -163,6 +155,22 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		return exitError{code: runner.ExitCode(runErr), err: runErr}
 	}
 	return nil
+}
+
+// runDirs are the agent's workspace and the diagnostic bundle directory:
+// the flags, else the CI job's checkout and temporary directory.
+func runDirs(f runFlags, ci cienv.Env) (workspace, diag string) {
+	workspace, diag = f.workspace, f.diagDir
+	if workspace == "" {
+		workspace = ci.Workspace()
+	}
+	if diag == "" {
+		diag = "fullsend-diag"
+		if tmp := ci.TempDir(); tmp != "" {
+			diag = filepath.Join(tmp, "fullsend-diag")
+		}
+	}
+	return workspace, diag
 }
 
 // passEnv collects the variables named by --pass-env: NAME, or PREFIX*.
@@ -205,15 +213,6 @@ func readPrompt(stdin io.Reader, f runFlags) (string, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
 	return string(b), err
-}
-
-func runEnvFirst(keys ...string) string {
-	for _, k := range keys {
-		if v := os.Getenv(k); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // writeRunResult writes v as JSON atomically (temp file + rename).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
@@ -231,4 +232,25 @@ func runMust[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestRunDirs: the flags win, else the CI job's checkout and temporary
+// directory (cienv), else the defaults.
+func TestRunDirs(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		f               runFlags
+		env             map[string]string
+		workspace, diag string
+	}{
+		{"terminal", runFlags{}, nil, "", "fullsend-diag"},
+		{"github", runFlags{}, map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": "/w", "RUNNER_TEMP": "/rt", "CI_PROJECT_DIR": "/gl"}, "/w", "/rt/fullsend-diag"},
+		{"gitlab", runFlags{}, map[string]string{"GITLAB_CI": "true", "CI_PROJECT_DIR": "/builds/acme/w"}, "/builds/acme/w", "fullsend-diag"},
+		{"flags win", runFlags{workspace: "ws", diagDir: "dd"}, map[string]string{"GITHUB_WORKSPACE": "/w", "RUNNER_TEMP": "/rt"}, "ws", "dd"},
+	} {
+		ws, diag := runDirs(tc.f, cienv.Detect(func(k string) string { return tc.env[k] }))
+		if ws != tc.workspace || diag != tc.diag {
+			t.Errorf("%s: %q %q, want %q %q", tc.name, ws, diag, tc.workspace, tc.diag)
+		}
+	}
 }
