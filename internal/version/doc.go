@@ -1,0 +1,7 @@
+// Package version reports the fullsend build version.
+//
+// The version is stamped at link time (-X .../version.Version, as
+// `fullsend image build` does when it compiles the binary) or read from the
+// module's build information. The CLI, forge and spawn report it. It is a
+// leaf: the standard library only.
+package version
