@@ -1,10 +1,3 @@
-// Package forge is the credential-holding forge proxy: a small host-side
-// REST server that holds the GitHub or GitLab token, exposes the few
-// GitHub-shaped endpoints sandboxed agents need, and forwards each allowed
-// call to the forge API with the token added. Agents never see the token;
-// each sandbox authenticates with its own minted bearer token, and the proxy
-// applies that agent's tier and the configured repository, issue and label
-// scope on top of the sandbox's L7 policy (defense in depth).
 package forge
 
 import (

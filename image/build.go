@@ -1,10 +1,3 @@
-// Package image builds the agent-sandbox image without a container daemon:
-// a base image (by digest) plus deterministic layers holding the fullsend
-// binary for each platform and the project's agents, skills, templates and
-// compiled policies under /opt/fullsend. Two builds of the same inputs give
-// the same digest. The result can be pushed (by digest first, tags last),
-// written as an OCI layout, or as a tarball; signing happens on the locally
-// computed digest in between.
 package image
 
 import (

@@ -1,7 +1,3 @@
-// Package lint checks OpenShell policies with OPA: an embedded, conftest-shaped
-// Rego rule set plus user rule directories, exceptions and waivers, rendered
-// as text, JSON, SARIF, GitHub annotations or GitLab Code Quality. It also
-// decides "would this request be allowed?" for `fullsend policy test`.
 package lint
 
 import (

@@ -1,7 +1,3 @@
-// Package policycue owns the OpenShell policy language: the Go policy model
-// with provenance, the embedded CUE (input schemas, the OpenShell #Policy per
-// version, the tool catalog), strict YAML decoding and deterministic encoding,
-// and offline validation.
 package openshell
 
 import (

@@ -1,10 +1,3 @@
-// Package placeholder implements fullsend's typed policy placeholders such as
-// {{OWNER}} and {{ISSUE_NUMBER}}.
-//
-// Placeholders are values, not text: each name has a validator and a set of
-// policy fields where it may appear, and substitution happens on the decoded
-// policy model, never on YAML text. A value can therefore never inject YAML,
-// widen a glob or escape a path.
 package placeholder
 
 import (

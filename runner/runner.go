@@ -1,9 +1,3 @@
-// Package runner is fullsend's in-image runner: it verifies a compiled
-// project against its manifest, resolves runtime placeholders from the CI
-// environment (GitHub Actions, GitLab CI), and runs one agent inside an
-// NVIDIA OpenShell sandbox by driving the openshell CLI. It fails closed: no
-// verified policy, no OpenShell, no healthy gateway, no sandbox, no run. The
-// sandbox is deleted on every path out, including timeouts and signals.
 package runner
 
 import (

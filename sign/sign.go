@@ -1,15 +1,3 @@
-// Package sign is fullsend's signing layer and the only package that imports
-// cosign: cosign v2 signatures and in-toto attestations (SPDX SBOM, SLSA
-// provenance v1) over an image digest computed locally, stored the cosign way
-// (the sha256-<hex>.sig and .att tags, or the cosign OCI-layout annotations),
-// keyed (cosign key files, KMS) or keyless (Fulcio certificate from the CI's
-// OIDC token, Rekor upload). It also holds the cryptographic half of
-// verification (CheckSignatures, CheckAttestations); the verify package
-// builds the verify-before-run policy on top of it.
-//
-// Keeping every cosign import here makes a move to cosign v3 an import-path
-// change. Keys are loaded with sigstore/sigstore, never with
-// cosign/v2/pkg/signature (which links Kubernetes client-go).
 package sign
 
 import (

@@ -1,8 +1,3 @@
-// Package spawn is the subagent-spawning service: an orchestrator agent,
-// inside its sandbox, asks for a subagent by name (POST /run-agent); the
-// service checks the caller's bearer token and its compiled Agent(...) list,
-// runs the subagent in a fresh sandbox through a Runner with its own minted
-// forge token and tier, and returns the subagent's structured result.
 package spawn
 
 import (

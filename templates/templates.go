@@ -1,7 +1,3 @@
-// Package templates holds fullsend's CI templates, embedded in the binary:
-// a GitHub Actions reusable workflow and composite action, and a GitLab CI
-// include template. Each verifies the agent-sandbox image in one job and runs
-// `fullsend run` in the verified digest in the next.
 package templates
 
 import (

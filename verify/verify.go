@@ -1,9 +1,3 @@
-// Package verify is fullsend's verify-before-run step: the policy a CI job
-// applies to the agent-sandbox image before running it. Checks run in a
-// fixed order and fail closed: digest pinning, signer (public keys or a
-// keyless identity), signed claims (digest, repository, required
-// annotations, policy manifest digest), then attestations when asked.
-// The cryptography lives in package sign; this package decides.
 package verify
 
 import (

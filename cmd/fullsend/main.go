@@ -1,6 +1,3 @@
-// Command fullsend compiles agent definitions into OpenShell sandbox
-// policies, builds and signs the agent-sandbox image, verifies it before a CI
-// job runs it, and runs agents inside OpenShell sandboxes.
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Package atomicfile writes files so that a reader never sees a partial
-// one: the bytes go to a temporary file in the target's directory, which is
-// renamed into place only once complete.
 package atomicfile
 
 import (

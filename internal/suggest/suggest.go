@@ -1,5 +1,3 @@
-// Package suggest finds the known name a user most likely meant, for the
-// "did you mean" hints of every strict parser in fullsend.
 package suggest
 
 import "strings"

@@ -1,7 +1,3 @@
-// Package testtool finds the real command-line tools integration tests run
-// (cosign, conftest, opa, cue, crane, actionlint, docker-registry, curl):
-// a missing tool skips the test on a developer machine and fails it under
-// FULLSEND_INTEGRATION=1, which .ci/run sets after installing every tool.
 package testtool
 
 import (

@@ -1,4 +1,3 @@
-// Package version reports the fullsend build version.
 package version
 
 import "runtime/debug"

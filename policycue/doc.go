@@ -1,0 +1,15 @@
+// Package policycue is the CUE side of the policy language. It owns the
+// capability catalog embedded in the binary (tool classes and tiers, the
+// binary registry, named profiles, runtime baselines per runtime and
+// provider), unified with an organisation's own .cue files by LoadCatalog (a
+// conflicting value is an error naming both positions), and the CUE
+// schemas: the frontmatter input schemas (InputSchema, ValidateInput) and
+// the OpenShell #Policy per version (PolicySchema).
+//
+// In the pipeline only compile uses it: the Catalog is the knowledge the
+// compiler applies to agent definitions. It is the only package that
+// imports cuelang.org/go; of this module it imports only openshell (the
+// version gates that instantiate #PolicyAt). It must never import OPA,
+// lint or compile, nor anything of the build or run side, which must not
+// link CUE.
+package policycue

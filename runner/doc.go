@@ -1,0 +1,17 @@
+// Package runner is fullsend's in-image runner: it verifies a compiled
+// project against its manifest, resolves runtime placeholders from the CI
+// environment (GitHub Actions, GitLab CI), and runs one agent inside an
+// NVIDIA OpenShell sandbox by driving the openshell CLI. It fails closed: no
+// verified policy, no OpenShell, no healthy gateway, no sandbox, no run. The
+// sandbox is deleted on every path out, including timeouts and signals.
+//
+// It is the last stage of the pipeline, inside the image `fullsend verify`
+// approved: LoadProject checks the bundle's manifest against the policies
+// digest verify exported (FULLSEND_POLICIES_DIGEST), and Project.Agent the
+// agent's policy and source files against the manifest, through package
+// bundle; policies are parsed, resolved and
+// re-encoded with package openshell and the values checked with package
+// placeholder. It must never import compile, policycue or lint, nor link
+// CUE or OPA, and never sign or verify: signatures were checked by the job
+// before, the digest chain carries that check into the image.
+package runner
