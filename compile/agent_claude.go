@@ -10,14 +10,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// claudeAgentKeys are the frontmatter fields of a Claude Code subagent,
-// plus fullsend's sandbox block.
-var claudeAgentKeys = []string{
-	"name", "description", "tools", "disallowedTools", "model", "permissionMode",
-	"skills", "mcpServers", "hooks", "memory", "maxTurns", "background", "effort",
-	"isolation", "color", "initialPrompt", "sandbox",
-}
-
 var (
 	// agentNameRE is Claude Code's subagent name syntax: lowercase letters,
 	// digits and hyphens, no leading hyphen (and so no ':').
@@ -25,10 +17,6 @@ var (
 	// modelRE accepts aliases (opus, sonnet[1m]) and full ids
 	// (claude-sonnet-4-6@default, provider/model-id).
 	modelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
-
-	permissionModes = []string{"default", "acceptEdits", "auto", "dontAsk", "bypassPermissions", "plan"}
-	memoryScopes    = []string{"user", "project", "local"}
-	effortLevels    = []string{"low", "medium", "high", "xhigh", "max"}
 )
 
 // parseClaudeAgent decodes a Claude Code subagent definition.
@@ -95,7 +83,7 @@ func parseClaudeAgent(d *decoder, doc *document) *Agent {
 		d.enum(v.value, "effort", effortLevels...)
 	}
 	if v, ok := f["isolation"]; ok {
-		d.enum(v.value, "isolation", "worktree")
+		d.enum(v.value, "isolation", isolationModes...)
 	}
 	if v, ok := f["color"]; ok {
 		d.nonEmptyStr(v.value, "color")

@@ -10,37 +10,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// openCodeAgentKeys are the frontmatter fields of an OpenCode agent, plus
-// fullsend's sandbox block. OpenCode names an agent after its file.
-var openCodeAgentKeys = []string{
-	"description", "mode", "model", "prompt", "temperature", "top_p", "steps",
-	"maxSteps", "tools", "permission", "disable", "hidden", "color", "variant",
-	"options", "sandbox",
-}
-
-// openCodeTools maps OpenCode permission and tool names to Claude Code tool
-// names. An empty value is a permission that grants no tool capability
-// (doom_loop, question) or none the compiler maps (external_directory).
-// edit covers OpenCode's write, patch and multiedit tools.
-var openCodeTools = map[string]string{
-	"read": "Read", "edit": "Edit", "glob": "Glob", "grep": "Grep", "list": "LS",
-	"bash": "Bash", "task": "Agent", "skill": "Skill", "lsp": "LSP",
-	"webfetch": "WebFetch", "websearch": "WebSearch", "codesearch": "WebSearch",
-	"todowrite": "TodoWrite", "todoread": "TodoWrite",
-	"external_directory": "", "doom_loop": "", "question": "",
-}
-
-// openCodeLegacyTools are tool names accepted only in the deprecated tools map.
-var openCodeLegacyTools = map[string]string{"write": "Edit", "patch": "Edit", "multiedit": "Edit"}
-
-// openCodePatternPerms take a pattern->action map; the others one action.
-var openCodePatternPerms = map[string]bool{
-	"read": true, "edit": true, "glob": true, "grep": true, "list": true, "bash": true,
-	"task": true, "skill": true, "lsp": true, "external_directory": true, "*": true,
-}
-
-var permActions = []string{"allow", "ask", "deny"}
-
 // Permission limits. Last-match-wins evaluation compares every rule with
 // the earlier ones by wildcard matching, so both bounds keep a hostile
 // definition from costing more than a fraction of a second.
@@ -79,7 +48,7 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 	d.keyHints = nil
 	a.Description = requiredDescription(d, doc.root, f, 0)
 	if v, ok := f["mode"]; ok {
-		a.Mode, _ = d.enum(v.value, "mode", "primary", "subagent", "all")
+		a.Mode, _ = d.enum(v.value, "mode", openCodeModes...)
 	}
 	if v, ok := f["model"]; ok {
 		if s, good := d.str(v.value, "model"); good {

@@ -217,13 +217,6 @@ func colonSpace(s string) int {
 	return -1
 }
 
-// freeTextFields are the fields whose values are prose, where a ` #` most
-// likely was meant as text and not as a YAML comment.
-var freeTextFields = map[string]bool{
-	"description": true, "when_to_use": true, "argument-hint": true,
-	"initialPrompt": true, "prompt": true, "compatibility": true,
-}
-
 // checkCommentTruncation warns when a prose field's plain value contains
 // ` #`: YAML drops everything from there as a comment, so
 // `description: Fix issue #42` silently becomes "Fix issue".

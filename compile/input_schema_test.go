@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,9 +23,12 @@ import (
 )
 
 // These tests cross-check the CUE input schemas (policycue/schema/input)
-// against this package's frontmatter parser, which stays the authority:
-// the examples validate against both, the key lists and enums are the same
-// sets, and invalid frontmatter is rejected by both, for the same field.
+// against this package's frontmatter parser, which stays the authority for
+// positions, hints and what a schema cannot see: the examples validate
+// against both, and invalid frontmatter is rejected by both, for the same
+// field. The key lists and enums need no comparison: they are generated
+// from the schemas (zz_generated_input.go, kept current by
+// internal/schemagen's tests).
 
 // inputSchema is the compiled input package; tests share it read-only
 // (a cue.Context is not safe for concurrent use, and these tests do not
@@ -34,19 +36,6 @@ import (
 var inputSchema = sync.OnceValues(func() (cue.Value, error) {
 	return policycue.InputSchema(cuecontext.New())
 })
-
-func schemaDef(t *testing.T, def string) cue.Value {
-	t.Helper()
-	pkg, err := inputSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := pkg.LookupPath(cue.ParsePath(def))
-	if !v.Exists() {
-		t.Fatalf("input schema has no %s", def)
-	}
-	return v
-}
 
 // inputKind is the schema definition the Go parser would use for a file,
 // decided as Load decides it.
@@ -106,133 +95,6 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 		if seen[k] == 0 {
 			t.Errorf("no example exercises %s", k.Definition())
 		}
-	}
-}
-
-// cueFields lists the regular (optional and required) fields of a
-// definition.
-func cueFields(t *testing.T, def string) []string {
-	t.Helper()
-	it, err := schemaDef(t, def).Fields(cue.Optional(true))
-	if err != nil {
-		t.Fatalf("%s: %v", def, err)
-	}
-	var out []string
-	for it.Next() {
-		out = append(out, it.Selector().Unquoted())
-	}
-	sort.Strings(out)
-	return out
-}
-
-// cueEnum lists the string values of a disjunction of literals (following
-// references such as #Effort).
-func cueEnum(t *testing.T, v cue.Value) []string {
-	t.Helper()
-	if v.IsConcrete() {
-		s, err := v.String()
-		if err != nil {
-			t.Fatalf("%v is not a string enum", v)
-		}
-		return []string{s}
-	}
-	op, args := v.Expr()
-	if op != cue.OrOp {
-		if d := cue.Dereference(v); d != v {
-			return cueEnum(t, d)
-		}
-		t.Fatalf("%v is not a disjunction of strings (op %v)", v, op)
-	}
-	var out []string
-	for _, a := range args {
-		out = append(out, cueEnum(t, a)...)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// cueList reads a definition holding a list of strings.
-func cueList(t *testing.T, def string) []string {
-	t.Helper()
-	var out []string
-	if err := schemaDef(t, def).Decode(&out); err != nil {
-		t.Fatalf("%s: %v", def, err)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func cueField(t *testing.T, def, name string) cue.Value {
-	t.Helper()
-	v := schemaDef(t, def).LookupPath(cue.MakePath(cue.Str(name).Optional()))
-	if !v.Exists() {
-		v = schemaDef(t, def).LookupPath(cue.MakePath(cue.Str(name).Required()))
-	}
-	if !v.Exists() {
-		t.Fatalf("%s has no field %s", def, name)
-	}
-	return v
-}
-
-// TestInputSchemaKeySets: the CUE field names and enums are exactly the
-// Go parser's lists.
-func TestInputSchemaKeySets(t *testing.T) {
-	keys := []struct {
-		def string
-		go_ []string
-	}{
-		{"#ClaudeAgent", claudeAgentKeys},
-		{"#OpenCodeAgent", openCodeAgentKeys},
-		{"#Skill", skillKeys},
-		{"#SandboxBlock", sandboxKeys},
-		{"#Endpoint", endpointKeys},
-		{"#RuleMap", ruleKeys},
-		{"#Filesystem", filesystemKeys},
-	}
-	for _, tc := range keys {
-		t.Run("keys "+tc.def, func(t *testing.T) {
-			if got, want := strings.Join(cueFields(t, tc.def), " "), strings.Join(sortedCopy(tc.go_), " "); got != want {
-				t.Errorf("CUE fields:\n  %s\nGo known keys:\n  %s", got, want)
-			}
-		})
-	}
-
-	var singlePerms, patternPerms []string
-	for k := range openCodeTools {
-		if openCodePatternPerms[k] {
-			patternPerms = append(patternPerms, k)
-		} else {
-			singlePerms = append(singlePerms, k)
-		}
-	}
-	patternPerms = append(patternPerms, "*")
-	enums := []struct {
-		name string
-		cue  func(t *testing.T) []string
-		go_  []string
-	}{
-		{"permissionMode", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "permissionMode")) }, permissionModes},
-		{"memory", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "memory")) }, memoryScopes},
-		{"claude effort", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "effort")) }, effortLevels},
-		{"skill effort", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Skill", "effort")) }, effortLevels},
-		{"isolation", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#ClaudeAgent", "isolation")) }, []string{"worktree"}},
-		// parseOpenCodeAgent spells the modes inline.
-		{"opencode mode", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#OpenCodeAgent", "mode")) }, []string{"primary", "subagent", "all"}},
-		{"opencode action", func(t *testing.T) []string { return cueEnum(t, schemaDef(t, "#OpenCodeAction")) }, permActions},
-		{"opencode pattern permissions", func(t *testing.T) []string { return cueList(t, "#OpenCodePatternPermissions") }, patternPerms},
-		{"opencode single permissions", func(t *testing.T) []string { return cueList(t, "#OpenCodeSinglePermissions") }, singlePerms},
-		{"opencode legacy tools", func(t *testing.T) []string { return cueList(t, "#OpenCodeLegacyTools") }, sortedKeys(openCodeLegacyTools)},
-		{"tier", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#SandboxBlock", "tier")) }, tiers},
-		{"protocol", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Endpoint", "protocol")) }, protocols},
-		{"access", func(t *testing.T) []string { return cueEnum(t, cueField(t, "#Endpoint", "access")) }, accesses},
-		{"method", func(t *testing.T) []string { return cueEnum(t, schemaDef(t, "#HTTPMethod")) }, httpMethods},
-	}
-	for _, tc := range enums {
-		t.Run("enum "+tc.name, func(t *testing.T) {
-			if got, want := strings.Join(tc.cue(t), " "), strings.Join(sortedCopy(tc.go_), " "); got != want {
-				t.Errorf("CUE values:\n  %s\nGo values:\n  %s", got, want)
-			}
-		})
 	}
 }
 

@@ -13,23 +13,11 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
-// Sandbox declaration vocabularies. The compiler owns the semantics (tier
-// caps, merging, catalog lookups); this file checks syntax and positions.
+// Sandbox declaration syntax. The compiler owns the semantics (tier caps,
+// merging, catalog lookups); this file checks syntax and positions. The
+// vocabularies (keys, tiers, protocols, ...) are generated from the input
+// schemas (zz_generated_input.go).
 var (
-	sandboxKeys    = []string{"tier", "provider", "profiles", "endpoints", "filesystem", "outputs"}
-	endpointKeys   = []string{"host", "port", "protocol", "access", "rules", "allowed_ips", "binaries"}
-	ruleKeys       = []string{"method", "path", "query"}
-	filesystemKeys = []string{"read_only", "read_write"}
-
-	// tiers, from least to most capable.
-	tiers = []string{"read-only", "network", "full"}
-	// Protocols are OpenShell's endpoint protocols (tcp needs v0.0.111+;
-	// the compiler gates it on the target version).
-	protocols = []string{"rest", "websocket", "graphql", "mcp", "json-rpc", "sql", "tcp"}
-	accesses  = []string{"read-only", "read-write", "full"}
-	// httpMethods are the methods a rule may name.
-	httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-
 	identRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	// hostRE is a lowercase DNS name, optionally with a leading `*.` or `**.`.
 	hostRE = regexp.MustCompile(`^(\*\*?\.)?([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)

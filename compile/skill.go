@@ -11,18 +11,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// skillKeys are the Agent Skills standard fields, Claude Code's extensions,
-// fullsend's dependencies and policy, and our sandbox block.
-var skillKeys = []string{
-	// Agent Skills standard
-	"name", "description", "license", "compatibility", "metadata", "allowed-tools",
-	// Claude Code
-	"when_to_use", "argument-hint", "disable-model-invocation", "user-invocable",
-	"disallowed-tools", "model", "effort", "context", "agent", "hooks", "paths", "shell",
-	// fullsend
-	"dependencies", "policy", "sandbox",
-}
-
 // Agent Skills limits.
 const (
 	maxSkillName          = 64

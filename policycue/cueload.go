@@ -71,21 +71,23 @@ func LoadEmbedded(ctx *cue.Context, fsys fs.FS, dir string) (cue.Value, error) {
 	return v, nil
 }
 
-// schemaFeatures maps the #Features fields of the CUE schema to the Go
-// features that gate them.
-var schemaFeatures = map[string]openshell.Feature{
-	"ports_list":                    openshell.FeaturePortsList,
-	"query":                         openshell.FeatureQueryMatchers,
-	"deny_rules":                    openshell.FeatureDenyRules,
-	"allow_encoded_slash":           openshell.FeatureAllowEncodedSlash,
-	"graphql":                       openshell.FeatureProtocolGraphQL,
-	"websocket":                     openshell.FeatureProtocolWebsocket,
-	"credential_rewrite":            openshell.FeatureCredentialRewrite,
-	"json_rpc":                      openshell.FeatureProtocolJSONRPC,
-	"network_middlewares":           openshell.FeatureNetworkMiddlewares,
-	"credential_binding":            openshell.FeatureCredentialBinding,
-	"allow_uninspected_credentials": openshell.FeatureUninspectedCreds,
-	"protocol_tcp":                  openshell.FeatureProtocolTCP,
+// featureSwitches maps each #Features switch of the OpenShell schema to the
+// openshell.Feature its @feature(name) attribute names.
+func featureSwitches(pkg cue.Value) (map[string]openshell.Feature, error) {
+	it, err := pkg.LookupPath(cue.ParsePath("#Features")).Fields()
+	if err != nil {
+		return nil, fmt.Errorf("reading #Features: %w", err)
+	}
+	out := map[string]openshell.Feature{}
+	for it.Next() {
+		attr := it.Value().Attribute("feature")
+		name, err := attr.String(0)
+		if err != nil || name == "" {
+			return nil, fmt.Errorf("#Features.%s: no @feature(name) attribute", it.Selector().Unquoted())
+		}
+		out[it.Selector().Unquoted()] = openshell.Feature(name)
+	}
+	return out, nil
 }
 
 // PolicySchema returns the closed CUE definition of an OpenShell policy at
@@ -101,8 +103,12 @@ func PolicySchema(ctx *cue.Context, version string) (cue.Value, error) {
 	if err != nil {
 		return cue.Value{}, err
 	}
+	switches, err := featureSwitches(pkg)
+	if err != nil {
+		return cue.Value{}, err
+	}
 	feats := map[string]bool{}
-	for name, f := range schemaFeatures {
+	for name, f := range switches {
 		feats[name] = openshell.Supports(f, v)
 	}
 	def := pkg.LookupPath(cue.ParsePath("#PolicyAt"))

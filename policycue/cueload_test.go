@@ -2,10 +2,8 @@ package policycue
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,7 +12,6 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	cueyaml "cuelang.org/go/encoding/yaml"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
-	"golang.org/x/mod/semver"
 )
 
 func TestLoadEmbedded(t *testing.T) {
@@ -44,70 +41,41 @@ func TestLoadEmbedded(t *testing.T) {
 	}
 }
 
-// allVersions lists every release between MinOpenShellVersion and
-// MaxOpenShellVersion.
-func allVersions(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	for p := 0; p < 1000; p++ {
-		v := fmt.Sprintf("v0.0.%d", p)
-		if semver.Compare(v, openshell.MinOpenShellVersion) >= 0 && semver.Compare(v, openshell.MaxOpenShellVersion) <= 0 {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// TestCUESchemaMatchesGoSchema keeps policy.cue and the Go field table in
-// step: for every supported release, every struct has exactly the same
-// fields in both.
-func TestCUESchemaMatchesGoSchema(t *testing.T) {
+// TestPolicySchemaFeatures: every #Features switch names a known
+// openshell.Feature, and PolicySchema turns the switches off for the
+// releases before it (the field-by-field comparison with the generated
+// validator table is openshell's TestCUESchemaMatchesGoSchema).
+func TestPolicySchemaFeatures(t *testing.T) {
 	ctx := cuecontext.New()
-	for _, v := range allVersions(t) {
-		schema, err := PolicySchema(ctx, v)
-		if err != nil {
-			t.Fatalf("%s: %v", v, err)
-		}
-		compareStruct(t, v, "policy", openshell.SchemaFields(), schema)
-	}
-}
-
-func compareStruct(t *testing.T, version, path string, fields []openshell.SchemaField, v cue.Value) {
-	t.Helper()
-	var goFields []string
-	for _, f := range fields {
-		if f.Since == "" || openshell.Supports(f.Since, version) {
-			goFields = append(goFields, f.Name)
-		}
-	}
-	var cueFields []string
-	it, err := v.Fields(cue.Optional(true))
+	pkg, err := LoadEmbedded(ctx, openshellSchemaFS, OpenShellSchemaDir)
 	if err != nil {
-		t.Fatalf("%s %s: %v", version, path, err)
+		t.Fatal(err)
 	}
-	for it.Next() {
-		cueFields = append(cueFields, it.Selector().Unquoted())
+	switches, err := featureSwitches(pkg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(goFields)
-	slices.Sort(cueFields)
-	if !slices.Equal(goFields, cueFields) {
-		t.Errorf("%s %s: Go fields %v, CUE fields %v", version, path, goFields, cueFields)
-		return
+	if len(switches) < 10 {
+		t.Fatalf("only %d feature switches: %v", len(switches), switches)
 	}
-	for _, f := range fields {
-		if f.Nested == openshell.NestNone || (f.Since != "" && !openshell.Supports(f.Since, version)) {
-			continue
+	for name, f := range switches {
+		if _, ok := openshell.Since(f); !ok {
+			t.Errorf("#Features.%s: @feature(%s) is not an openshell.Feature", name, f)
 		}
-		fv := v.LookupPath(cue.MakePath(cue.Str(f.Name).Optional()))
-		switch f.Nested {
-		case openshell.NestList:
-			fv = fv.LookupPath(cue.MakePath(cue.AnyIndex))
-		case openshell.NestMap:
-			fv = fv.LookupPath(cue.MakePath(cue.AnyString))
-		case openshell.NestStruct:
-			fv = fv.Unify(v.Context().CompileString("{}"))
+	}
+	endpoint := func(version string) cue.Value {
+		schema, err := PolicySchema(ctx, version)
+		if err != nil {
+			t.Fatal(err)
 		}
-		compareStruct(t, version, path+"."+f.Name, f.Fields, fv)
+		return schema.LookupPath(cue.ParsePath("#Endpoint"))
+	}
+	binding := cue.MakePath(cue.Str("credential_binding").Optional())
+	if !endpoint("v0.0.111").LookupPath(binding).Exists() || endpoint("v0.0.83").LookupPath(binding).Exists() {
+		t.Error("credential_binding must exist for v0.0.111 and not for v0.0.83")
+	}
+	if _, err := featureSwitches(ctx.CompileString("#Features: {a: *true | bool}")); err == nil {
+		t.Error("a switch without @feature was accepted")
 	}
 }
 
