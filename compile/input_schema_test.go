@@ -463,11 +463,22 @@ func TestInputSchemaCUEVetExamples(t *testing.T) {
 			byKind[kind] = append(byKind[kind], out)
 		}
 	}
+	// The one file `fullsend policy schema input` prints vets them too.
+	merged, err := policycue.InputSchemaCUE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := filepath.Join(tmp, "input.cue")
+	if err := os.WriteFile(printed, merged, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for kind, files := range byKind {
 		t.Run(string(kind), func(t *testing.T) {
-			args := append(append(append([]string{"vet", "-c"}, schema...), files...), "-d", kind.Definition())
-			if out, err := exec.Command(cueBin, args...).CombinedOutput(); err != nil {
-				t.Errorf("cue vet %s on %d files: %v\n%s", kind.Definition(), len(files), err, out)
+			for _, schema := range [][]string{schema, {printed}} {
+				args := append(append(append([]string{"vet", "-c"}, schema...), files...), "-d", kind.Definition())
+				if out, err := exec.Command(cueBin, args...).CombinedOutput(); err != nil {
+					t.Errorf("cue vet %s (%s) on %d files: %v\n%s", kind.Definition(), filepath.Base(schema[0]), len(files), err, out)
+				}
 			}
 		})
 	}

@@ -16,13 +16,9 @@ import (
 //go:embed schema/openshell/*.cue
 var openshellSchemaFS embed.FS
 
-// OpenShellSchemaDir is the directory of the OpenShell #Policy schema inside
-// OpenShellSchemaFS.
+// OpenShellSchemaDir is the directory of the embedded OpenShell #Policy
+// schema (one CUE package); OpenShellSchemaCUE prints it.
 const OpenShellSchemaDir = "schema/openshell"
-
-// OpenShellSchemaFS returns the embedded OpenShell schema files (one CUE
-// package under OpenShellSchemaDir), for `fullsend` commands that export it.
-func OpenShellSchemaFS() fs.FS { return openshellSchemaFS }
 
 // ErrNoCUEFiles is returned by LoadEmbedded for a directory without .cue files.
 var ErrNoCUEFiles = errors.New("no .cue files")

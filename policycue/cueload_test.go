@@ -139,7 +139,7 @@ func TestCUESchemaAgreesOnFixtures(t *testing.T) {
 
 // BenchmarkCUEValidate measures checking one typical policy with the CUE
 // schema (compiled once) - the alternative to Validate's Go walk, for the
-// record: it is why Validate uses the Go table cross-checked against CUE.
+// record: it is why Validate walks a Go table generated from the CUE.
 func BenchmarkCUEValidate(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join("..", "openshell", "testdata", "validate", "valid", "v0.0.111.yaml"))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -17,13 +16,9 @@ import (
 //go:embed schema/input/*.cue
 var inputSchemaFS embed.FS
 
-// InputSchemaDir is the directory of the frontmatter input schemas (CUE
-// package input) inside InputSchemaFS.
+// InputSchemaDir is the directory of the embedded frontmatter input schemas
+// (CUE package input); InputSchemaCUE prints them as one file.
 const InputSchemaDir = "schema/input"
-
-// InputSchemaFS returns the embedded frontmatter input schema files, for
-// commands that export them and for `cue vet`.
-func InputSchemaFS() fs.FS { return inputSchemaFS }
 
 // InputKind names one frontmatter definition of the input schema.
 type InputKind string

@@ -117,13 +117,16 @@ func TestValidateInputConcurrent(t *testing.T) {
 }
 
 // TestInputCUEVetCLI checks the schema standalone with the cue CLI, as the
-// package doc shows it.
+// package doc shows it: the source files, and the one file `fullsend policy
+// schema input` prints (InputSchemaCUE).
 func TestInputCUEVetCLI(t *testing.T) {
 	cue := cueCLI(t)
 	files, err := filepath.Glob(filepath.Join("schema", "input", "*.cue"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("schema files: %v %v", files, err)
 	}
+	merged, err := InputSchemaCUE()
+	printed := writeSchema(t, "input.cue", merged, err)
 	tests := []struct {
 		def, yaml string
 		ok        bool
@@ -134,6 +137,9 @@ func TestInputCUEVetCLI(t *testing.T) {
 		{"#OpenCodeAgent", "description: d\nmode: boss\n", false},
 		{"#Skill", "name: s\ndescription: d\ncompatibility: linux\n", true},
 		{"#Skill", "name: s\ndescription: d\ncompatibility: " + strings.Repeat("x", 501) + "\n", false},
+		{"#OpenCodeAgent", "description: d\npermission: {webfetch: {\"*\": allow}}\n", false},
+		{"#OpenCodeAgent", "description: d\npermission: {bash: {\"gh *\": allow}}\ntools: {write: false, github_x: false}\n", true},
+		{"#OpenCodeAgent", "description: d\ntools: {github_x: true}\n", false},
 	}
 	dir := t.TempDir()
 	for i, tc := range tests {
@@ -142,10 +148,12 @@ func TestInputCUEVetCLI(t *testing.T) {
 			if err := os.WriteFile(f, []byte(tc.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			args := append(append([]string{"vet", "-c"}, files...), f, "-d", tc.def)
-			out, err := exec.Command(cue, args...).CombinedOutput()
-			if (err == nil) != tc.ok {
-				t.Errorf("cue vet ok=%v, want %v:\n%s", err == nil, tc.ok, out)
+			for _, schema := range [][]string{files, {printed}} {
+				args := append(append([]string{"vet", "-c"}, schema...), f, "-d", tc.def)
+				out, err := exec.Command(cue, args...).CombinedOutput()
+				if (err == nil) != tc.ok {
+					t.Errorf("cue vet %v: ok=%v, want %v:\n%s", schema, err == nil, tc.ok, out)
+				}
 			}
 			// The Go API agrees with the CLI.
 			goErr := ValidateInput(InputKind(strings.TrimPrefix(tc.def, "#")), f, []byte(tc.yaml))

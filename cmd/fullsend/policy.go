@@ -2,7 +2,8 @@ package main
 
 import "github.com/spf13/cobra"
 
-// newPolicyCmd groups the policy commands: compile, validate, explain, lint, test.
+// newPolicyCmd groups the policy commands: compile, validate, explain, lint,
+// test and schema.
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -10,7 +11,8 @@ func newPolicyCmd() *cobra.Command {
 		Example: `  fullsend policy compile testdata/triage
   fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
   fullsend policy lint testdata/triage/policies/*.yaml
-  fullsend policy explain triage --dir testdata/triage`,
+  fullsend policy explain triage --dir testdata/triage
+  fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}
 	// Policy subcommands are registered below, one line each.
@@ -19,5 +21,6 @@ func newPolicyCmd() *cobra.Command {
 	cmd.AddCommand(newPolicyExplainCmd())
 	cmd.AddCommand(newPolicyLintCmd())
 	cmd.AddCommand(newPolicyTestCmd())
+	cmd.AddCommand(newPolicySchemaCmd())
 	return cmd
 }
