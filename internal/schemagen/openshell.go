@@ -179,7 +179,7 @@ func (g *osGen) build(v cue.Value, path, goName, field string) (*osStruct, error
 			goName = camel(ref) + "Def"
 		}
 	}
-	if _, seen := g.byName[goName]; !seen && !slices.Contains(g.order, goName) {
+	if !slices.Contains(g.order, goName) {
 		g.order = append(g.order, goName)
 	}
 	s := &osStruct{goName: goName, name: display}
