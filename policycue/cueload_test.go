@@ -193,3 +193,35 @@ func onlyShapeErrors(diags []openshell.Diagnostic, shape map[string]bool) bool {
 	}
 	return errs > 0
 }
+
+// TestNamedReleaseDefinitions: the named per-release definitions users pass
+// to `cue vet -d` (#Policy, #Policy_v0_0_83) switch exactly the features
+// PolicySchema switches for that release. #Policy_v0_0_83 once left
+// network_middlewares (v0.0.86) on, so cue vet accepted what v0.0.83 refuses.
+func TestNamedReleaseDefinitions(t *testing.T) {
+	ctx := cuecontext.New()
+	pkg, err := LoadEmbedded(ctx, openshellSchemaFS, OpenShellSchemaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switches, err := featureSwitches(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for def, version := range map[string]string{"#Policy": openshell.DefaultOpenShellVersion, "#Policy_v0_0_83": "v0.0.83"} {
+		f := pkg.LookupPath(cue.ParsePath(def + ".#f"))
+		if err := f.Err(); err != nil {
+			t.Fatalf("%s: %v", def, err)
+		}
+		for name, feature := range switches {
+			got, _ := f.LookupPath(cue.ParsePath(name)).Default()
+			on, err := got.Bool()
+			if err != nil {
+				t.Fatalf("%s.#f.%s: %v", def, name, err)
+			}
+			if want := openshell.Supports(feature, version); on != want {
+				t.Errorf("%s: %s is %v, but OpenShell %s supports it: %v", def, name, on, version, want)
+			}
+		}
+	}
+}
