@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
@@ -37,6 +39,72 @@ const (
 	layoutKindSigs       = "dev.cosignproject.cosign/sigs"
 	layoutKindAtts       = "dev.cosignproject.cosign/atts"
 )
+
+// ErrNoLayoutSubject reports an OCI layout without one unambiguous image
+// (or index) to sign.
+var ErrNoLayoutSubject = errors.New("no unambiguous image in the OCI layout")
+
+// isSignatureKind reports whether a layout descriptor's kind annotation
+// marks cosign signatures or attestations rather than a subject.
+func isSignatureKind(kind string) bool { return kind == layoutKindSigs || kind == layoutKindAtts }
+
+// LayoutSubject reads the image (or index) of the OCI layout at dir to
+// sign for repo, with its manifest annotations. Signatures and
+// attestations already in the layout are skipped; digest, when set
+// ("sha256:..."), selects the manifest when the layout holds several.
+func LayoutSubject(dir string, repo name.Repository, digest string) (Subject, map[string]string, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("opening OCI layout %s: %w", dir, err)
+	}
+	ii, err := p.ImageIndex()
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
+	}
+	var cands []v1.Descriptor
+	for _, d := range im.Manifests {
+		if isSignatureKind(d.Annotations[layoutKind]) {
+			continue
+		}
+		if digest == "" || d.Digest.String() == digest {
+			cands = append(cands, d)
+		}
+	}
+	if len(cands) != 1 {
+		return Subject{}, nil, fmt.Errorf("%s: %w (%d candidates; pass REPO@sha256:... to pick one)", dir, ErrNoLayoutSubject, len(cands))
+	}
+	subj := Subject{Repository: repo}
+	var raw []byte
+	if cands[0].MediaType.IsIndex() {
+		if subj.Index, err = ii.ImageIndex(cands[0].Digest); err == nil {
+			raw, err = subj.Index.RawManifest()
+		}
+	} else {
+		if subj.Image, err = ii.Image(cands[0].Digest); err == nil {
+			raw, err = subj.Image.RawManifest()
+		}
+	}
+	if err != nil {
+		return subj, nil, fmt.Errorf("reading %s in %s: %w", cands[0].Digest, dir, err)
+	}
+	return subj, ManifestAnnotations(raw), nil
+}
+
+// ManifestAnnotations returns the annotations of a raw image manifest or
+// index, or an empty map.
+func ManifestAnnotations(raw []byte) map[string]string {
+	var m struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Annotations == nil {
+		return map[string]string{}
+	}
+	return m.Annotations
+}
 
 // Ref returns the signed repository@digest.
 func (sd *Signed) Ref() string { return sd.ref.String() }
@@ -142,8 +210,7 @@ func (sd *Signed) AppendToLayout(path string) error {
 	var kept []v1.Descriptor
 	found := false
 	for _, desc := range im.Manifests {
-		switch desc.Annotations[layoutKind] {
-		case layoutKindSigs, layoutKindAtts:
+		if isSignatureKind(desc.Annotations[layoutKind]) {
 			continue // replaced below
 		}
 		if desc.Digest.String() == sd.ref.DigestStr() {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -272,7 +268,7 @@ func remoteSubject(log io.Writer, ref string, ropts []remote.Option) (sign.Subje
 	if err != nil {
 		return subj, nil, fmt.Errorf("reading %s: %w", r, err)
 	}
-	return subj, manifestAnnotations(desc.Manifest), nil
+	return subj, sign.ManifestAnnotations(desc.Manifest), nil
 }
 
 func printSignResult(w io.Writer, output string, r *sign.Result) error {
@@ -337,22 +333,9 @@ func baseRef(ann map[string]string) string {
 	return ""
 }
 
-func manifestAnnotations(raw []byte) map[string]string {
-	var m struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if json.Unmarshal(raw, &m) != nil || m.Annotations == nil {
-		return map[string]string{}
-	}
-	return m.Annotations
-}
-
 func sortedAnnotationKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
-
-// errNoLayoutSubject reports a layout without one unambiguous image.
-var errNoLayoutSubject = errors.New("no unambiguous image in the OCI layout")
 
 // layoutSubject reads the image (or index) of an OCI layout to sign. ref
 // names the repository the signature is for; with @sha256:... it also
@@ -363,46 +346,7 @@ func layoutSubject(dir, ref string) (sign.Subject, map[string]string, error) {
 	if err != nil {
 		return sign.Subject{}, nil, usageErrorf("repository %q: %v (with --oci-layout, IMAGE names the repository the signature is for)", repoStr, err)
 	}
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("opening OCI layout %s: %w", dir, err)
-	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
-	}
-	im, err := ii.IndexManifest()
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
-	}
-	var cands []v1.Descriptor
-	for _, d := range im.Manifests {
-		switch d.Annotations["kind"] {
-		case "dev.cosignproject.cosign/sigs", "dev.cosignproject.cosign/atts":
-			continue
-		}
-		if want == "" || d.Digest.String() == want {
-			cands = append(cands, d)
-		}
-	}
-	if len(cands) != 1 {
-		return sign.Subject{}, nil, fmt.Errorf("%s: %w (%d candidates; pass REPO@sha256:... to pick one)", dir, errNoLayoutSubject, len(cands))
-	}
-	subj := sign.Subject{Repository: repo}
-	var raw []byte
-	if cands[0].MediaType.IsIndex() {
-		if subj.Index, err = ii.ImageIndex(cands[0].Digest); err == nil {
-			raw, err = subj.Index.RawManifest()
-		}
-	} else {
-		if subj.Image, err = ii.Image(cands[0].Digest); err == nil {
-			raw, err = subj.Image.RawManifest()
-		}
-	}
-	if err != nil {
-		return subj, nil, fmt.Errorf("reading %s in %s: %w", cands[0].Digest, dir, err)
-	}
-	return subj, manifestAnnotations(raw), nil
+	return sign.LayoutSubject(dir, repo, want)
 }
 
 // buildSigning is `image build --sign`: the signer is ready before the
