@@ -21,6 +21,8 @@ import (
 var (
 	// ErrLatestTag refuses the mutable "latest" tag unless explicitly allowed.
 	ErrLatestTag = errors.New(`refusing the mutable "latest" tag`)
+	// ErrNoTag reports a push without any tag to push to.
+	ErrNoTag = errors.New("no tag given")
 	// ErrImmutableTag reports an immutable tag that already names another digest.
 	ErrImmutableTag = errors.New("immutable tag already points at a different image")
 )
@@ -48,11 +50,11 @@ type PushOptions struct {
 func Push(ctx context.Context, r *Result, o PushOptions) ([]name.Digest, error) {
 	all := append(append([]name.Tag(nil), o.Tags...), o.ImmutableTags...)
 	if len(all) == 0 {
-		return nil, errors.New("push: no tag given (hint: --tag REGISTRY/REPO:VERSION)")
+		return nil, fmt.Errorf("push: %w", ErrNoTag)
 	}
 	for _, t := range all {
 		if t.TagStr() == "latest" && !o.AllowLatest {
-			return nil, fmt.Errorf("push %s: %w (hint: tag a version; pass --allow-latest to override)", t, ErrLatestTag)
+			return nil, fmt.Errorf("push %s: %w", t, ErrLatestTag)
 		}
 	}
 	ropts := RemoteOptions(ctx, o.Remote)

@@ -44,6 +44,14 @@ const (
 // (or index) to sign.
 var ErrNoLayoutSubject = errors.New("no unambiguous image in the OCI layout")
 
+// UnsignedLayoutError reports an OCI layout whose index marks no signed
+// subject: it was not written by a signing tool (or cosign save).
+type UnsignedLayoutError struct{ Path string }
+
+func (e *UnsignedLayoutError) Error() string {
+	return fmt.Sprintf("OCI layout %s marks no signed image (no %q annotation)", e.Path, layoutKind)
+}
+
 // isSignatureKind reports whether a layout descriptor's kind annotation
 // marks cosign signatures or attestations rather than a subject.
 func isSignatureKind(kind string) bool { return kind == layoutKindSigs || kind == layoutKindAtts }

@@ -82,7 +82,7 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
   fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runImageBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f)
+			return cliError(runImageBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f))
 		},
 	}
 	fl := cmd.Flags()

@@ -195,7 +195,7 @@ the fullsend version and the CI run URL.`,
 			}
 			res, err := runImageSign(cmd.Context(), cmd.ErrOrStderr(), &f, args[0], layoutDir)
 			if err != nil {
-				return err
+				return cliError(err)
 			}
 			return printSignResult(cmd.OutOrStdout(), output, res)
 		},
@@ -309,7 +309,7 @@ overwritten.`,
 			}
 			priv, pub := prefix+".key", prefix+".pub"
 			if err := sign.GenerateKeyPair(priv, pub, pass); err != nil {
-				return err
+				return cliError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "private key: %s (mode 0600, encrypted)\npublic key:  %s\n", priv, pub)
 			return nil
