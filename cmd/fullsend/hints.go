@@ -2,14 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/image"
+	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 	"github.com/fullsend-ai/agent-sandbox/verify"
 )
 
-// The libraries (image, sign, verify) report errors without CLI
+// The libraries (image, sign, verify, publish) report errors without CLI
 // flag names; this file is where the CLI words them with its flags.
 
 // hintedError is a library error with the CLI's wording; errors.Is and
@@ -21,6 +23,47 @@ type hintedError struct {
 
 func (e hintedError) Error() string { return e.msg }
 func (e hintedError) Unwrap() error { return e.err }
+
+// optionText words a publish.OptionError (by its Kind) with the flags;
+// platforms are the --platform values, for the one message naming them.
+var optionText = map[error]func(e *publish.OptionError, platforms []string) string{
+	publish.ErrNoBase:       fixed("--base is required (a registry reference, an OCI layout dir, an image tarball, or scratch)"),
+	publish.ErrPushNeedsTag: fixed("--push needs at least one --tag REGISTRY/REPO:TAG"),
+	publish.ErrTag: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("--tag %q: %v (want REGISTRY/REPO:TAG)", e.Value, e.Err)
+	},
+	publish.ErrPlatform: func(e *publish.OptionError, _ []string) string { return fmt.Sprintf("--platform: %v", e.Err) },
+	publish.ErrNotDir: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("--dir %s: not a directory", e.Value)
+	},
+	publish.ErrEpoch: func(e *publish.OptionError, _ []string) string { return e.Err.Error() },
+	publish.ErrBinarySpec: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("--binary %q: want PLATFORM=PATH, e.g. linux/amd64=dist/fullsend", e.Value)
+	},
+	publish.ErrBinaryPlatform: func(e *publish.OptionError, platforms []string) string {
+		return fmt.Sprintf("--binary %s: platform not in --platform %s", e.Value, strings.Join(platforms, ","))
+	},
+	publish.ErrSignNeedsTag:      fixed("--sign needs --tag REGISTRY/REPO:TAG: the signature names the repository"),
+	publish.ErrSignNeedsOutput:   fixed("--sign needs --push or --oci-layout to store the signature"),
+	publish.ErrNoSigner:          fixed("choose a signer: --key cosign.key (or a KMS URI) or --keyless"),
+	publish.ErrKeyAndKeyless:     fixed("--key and --keyless are exclusive"),
+	publish.ErrTlogUploadKeyless: fixed("--tlog-upload is for --key; --keyless always uploads (see --insecure-skip-tlog-upload)"),
+	publish.ErrSkipTlogKeyed:     fixed("--insecure-skip-tlog-upload is for --keyless"),
+	publish.ErrAnnotation: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("--annotation %q: want KEY=VALUE", e.Value)
+	},
+	sign.ErrNoBuilderID: fixed("--provenance needs a builder id outside GitHub Actions / GitLab CI: pass --builder-id URI (or --provenance=false)"),
+	publish.ErrImageRef: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("image reference %q: %v", e.Value, e.Err)
+	},
+	publish.ErrLayoutRepository: func(e *publish.OptionError, _ []string) string {
+		return fmt.Sprintf("repository %q: %v (with --oci-layout, IMAGE names the repository the signature is for)", e.Value, e.Err)
+	},
+}
+
+func fixed(text string) func(*publish.OptionError, []string) string {
+	return func(*publish.OptionError, []string) string { return text }
+}
 
 // hint finds its library error in err and returns the text to replace
 // (old; "" appends at the end) and its replacement.
@@ -84,11 +127,20 @@ func after(sentinel error, text string) hint {
 	}
 }
 
-// cliError words a library error for the command line: known library
-// errors get their flag hint.
-func cliError(err error) error {
+// cliError words a library error for the command line: invalid options
+// become usage errors (exit 2) worded with the flags, and known library
+// errors get their flag hint. platforms are the --platform values of image
+// build (nil elsewhere).
+func cliError(err error, platforms []string) error {
 	if err == nil {
 		return nil
+	}
+	var oe *publish.OptionError
+	if errors.As(err, &oe) {
+		if text, ok := optionText[oe.Kind]; ok {
+			return usageError{replaceText(err, oe.Error(), text(oe, platforms))}
+		}
+		return usageError{err}
 	}
 	for _, h := range hints {
 		if old, new, ok := h(err); ok {

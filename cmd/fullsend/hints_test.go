@@ -7,15 +7,19 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/image"
+	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 	"github.com/fullsend-ai/agent-sandbox/verify"
 )
 
 // TestCLIErrorText: library errors carry no flag names; cliError words them
-// exactly as the CLI did when the flags were named in the libraries, and
-// keeps the library error in the chain.
+// exactly as the CLI did when the flags were named in the libraries, keeps
+// the library error in the chain, and makes invalid options usage errors.
 func TestCLIErrorText(t *testing.T) {
 	parseErr := errors.New("parse failure")
+	opt := func(kind error, value string, err error) error {
+		return &publish.OptionError{Kind: kind, Value: value, Err: err}
+	}
 	tests := []struct {
 		name  string
 		err   error
@@ -23,6 +27,27 @@ func TestCLIErrorText(t *testing.T) {
 		is    error
 		usage bool
 	}{
+		// publish options (usage errors)
+		{"no base", opt(publish.ErrNoBase, "", nil), "--base is required (a registry reference, an OCI layout dir, an image tarball, or scratch)", publish.ErrNoBase, true},
+		{"push without tag", opt(publish.ErrPushNeedsTag, "", nil), "--push needs at least one --tag REGISTRY/REPO:TAG", publish.ErrPushNeedsTag, true},
+		{"bad tag", opt(publish.ErrTag, "x", parseErr), `--tag "x": parse failure (want REGISTRY/REPO:TAG)`, parseErr, true},
+		{"bad platform", opt(publish.ErrPlatform, "", parseErr), "--platform: parse failure", publish.ErrPlatform, true},
+		{"not a dir", opt(publish.ErrNotDir, "proj", nil), "--dir proj: not a directory", publish.ErrNotDir, true},
+		{"bad epoch", opt(publish.ErrEpoch, "", errors.New(`SOURCE_DATE_EPOCH="x": want a non-negative integer number of seconds`)),
+			`SOURCE_DATE_EPOCH="x": want a non-negative integer number of seconds`, publish.ErrEpoch, true},
+		{"bad binary", opt(publish.ErrBinarySpec, "linux/amd64", nil), `--binary "linux/amd64": want PLATFORM=PATH, e.g. linux/amd64=dist/fullsend`, publish.ErrBinarySpec, true},
+		{"binary platform", opt(publish.ErrBinaryPlatform, "linux/arm64", nil), "--binary linux/arm64: platform not in --platform linux/amd64,linux/riscv64", publish.ErrBinaryPlatform, true},
+		{"sign without tag", opt(publish.ErrSignNeedsTag, "", nil), "--sign needs --tag REGISTRY/REPO:TAG: the signature names the repository", publish.ErrSignNeedsTag, true},
+		{"sign without output", opt(publish.ErrSignNeedsOutput, "", nil), "--sign needs --push or --oci-layout to store the signature", publish.ErrSignNeedsOutput, true},
+		{"no signer", opt(publish.ErrNoSigner, "", nil), "choose a signer: --key cosign.key (or a KMS URI) or --keyless", publish.ErrNoSigner, true},
+		{"key and keyless", opt(publish.ErrKeyAndKeyless, "", nil), "--key and --keyless are exclusive", publish.ErrKeyAndKeyless, true},
+		{"tlog keyless", opt(publish.ErrTlogUploadKeyless, "", nil), "--tlog-upload is for --key; --keyless always uploads (see --insecure-skip-tlog-upload)", publish.ErrTlogUploadKeyless, true},
+		{"skip tlog keyed", opt(publish.ErrSkipTlogKeyed, "", nil), "--insecure-skip-tlog-upload is for --keyless", publish.ErrSkipTlogKeyed, true},
+		{"bad annotation", opt(publish.ErrAnnotation, "novalue", nil), `--annotation "novalue": want KEY=VALUE`, publish.ErrAnnotation, true},
+		{"no builder id", opt(sign.ErrNoBuilderID, "", nil), "--provenance needs a builder id outside GitHub Actions / GitLab CI: pass --builder-id URI (or --provenance=false)", sign.ErrNoBuilderID, true},
+		{"bad image ref", opt(publish.ErrImageRef, "X:v1", parseErr), `image reference "X:v1": parse failure`, publish.ErrImageRef, true},
+		{"bad layout repo", opt(publish.ErrLayoutRepository, "X", parseErr), `repository "X": parse failure (with --oci-layout, IMAGE names the repository the signature is for)`, publish.ErrLayoutRepository, true},
+
 		// image
 		{"no fullsend binary", fmt.Errorf("no fullsend binary for %s: %w", "linux/amd64", &image.BinaryError{Platform: "linux/amd64", Err: image.ErrNoSource}),
 			"no fullsend binary for linux/amd64: fullsend source module not found (hint: pass --source DIR or --binary linux/amd64=PATH)", image.ErrNoSource, false},
@@ -63,7 +88,7 @@ func TestCLIErrorText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := cliError(tt.err)
+			got := cliError(tt.err, []string{"linux/amd64", "linux/riscv64"})
 			if got.Error() != tt.want {
 				t.Errorf("text\n got %s\nwant %s", got, tt.want)
 			}
@@ -75,7 +100,7 @@ func TestCLIErrorText(t *testing.T) {
 			}
 		})
 	}
-	if cliError(nil) != nil {
+	if cliError(nil, nil) != nil {
 		t.Error("cliError(nil) != nil")
 	}
 }

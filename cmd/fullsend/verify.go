@@ -149,7 +149,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, im
 	}
 	res, err := verify.Verify(ctx, o)
 	if err != nil {
-		return cliError(fmt.Errorf("verification FAILED: %w", err))
+		return cliError(fmt.Errorf("verification FAILED: %w", err), nil)
 	}
 	if f.githubOutput {
 		if _, err := verify.WriteGitHub(res, os.Getenv); err != nil {
