@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -86,21 +87,7 @@ func TestRunSignsBeforeTagging(t *testing.T) {
 		t.Fatalf("signatures %+v", res.Signatures)
 	}
 
-	reqs := rec.requests()
-	isPut := func(suffix string) func(string) bool {
-		return func(r string) bool { return strings.HasPrefix(r, "PUT ") && strings.HasSuffix(r, suffix) }
-	}
-	byDigest := firstIndex(reqs, isPut("/manifests/"+digest.String()))
-	sig := firstIndex(reqs, isPut("/manifests/sha256-"+digest.Hex+".sig"))
-	att := firstIndex(reqs, isPut("/manifests/sha256-"+digest.Hex+".att"))
-	tag := firstIndex(reqs, isPut("/manifests/v1.2.3"))
-	sha := firstIndex(reqs, isPut("/manifests/sha-0123456789ab"))
-	if byDigest < 0 || sig < 0 || att < 0 || tag < 0 || sha < 0 {
-		t.Fatalf("missing uploads (image %d, sig %d, att %d, tag %d, sha %d):\n%s", byDigest, sig, att, tag, sha, strings.Join(reqs, "\n"))
-	}
-	if !(byDigest < sig && sig < tag && att < tag && sig < sha && att < sha) {
-		t.Errorf("order image %d, sig %d, att %d, tag %d, sha-tag %d: a tag was written before the signatures", byDigest, sig, att, tag, sha)
-	}
+	assertSignedBeforeTagged(t, rec.requests(), digest)
 
 	for _, vo := range []verify.Options{
 		{Image: o.Tags[0], Keys: []string{publicKey(t)}, RequireProvenance: true, RequireSBOM: true},
@@ -113,6 +100,23 @@ func TestRunSignsBeforeTagging(t *testing.T) {
 		if vr.Digest != digest.String() || vr.PoliciesDigest != "sha256:"+res.Image.PoliciesDigest {
 			t.Errorf("verified %+v", vr)
 		}
+	}
+}
+
+// assertSignedBeforeTagged checks the registry saw the image by digest,
+// then its signature and attestations, and only then the tags.
+func assertSignedBeforeTagged(t *testing.T, reqs []string, digest v1.Hash) {
+	t.Helper()
+	put := func(suffix string) int {
+		return firstIndex(reqs, func(r string) bool { return strings.HasPrefix(r, "PUT ") && strings.HasSuffix(r, "/manifests/"+suffix) })
+	}
+	byDigest, sig, att := put(digest.String()), put("sha256-"+digest.Hex+".sig"), put("sha256-"+digest.Hex+".att")
+	tag, sha := put("v1.2.3"), put("sha-0123456789ab")
+	if min(byDigest, sig, att, tag, sha) < 0 {
+		t.Fatalf("missing uploads (image %d, sig %d, att %d, tag %d, sha %d):\n%s", byDigest, sig, att, tag, sha, strings.Join(reqs, "\n"))
+	}
+	if byDigest > sig || max(sig, att) > min(tag, sha) {
+		t.Errorf("order image %d, sig %d, att %d, tag %d, sha-tag %d: a tag was written before the signatures", byDigest, sig, att, tag, sha)
 	}
 }
 

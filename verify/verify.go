@@ -183,6 +183,14 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	// 4. Attestations.
+	if res.Attestations, err = o.attestations(ctx, ent, trust); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// attestations checks the attestations the policy asks for (step 4).
+func (o *Options) attestations(ctx context.Context, ent *sign.Entity, trust sign.Trust) ([]Attestation, error) {
 	type want struct {
 		pt    string
 		check func(*sign.Statement) error
@@ -194,6 +202,7 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	if o.RequireSBOM {
 		wants = append(wants, want{sign.PredicateSPDX, checkSBOM})
 	}
+	var out []Attestation
 	for _, w := range wants {
 		atts, err := ent.CheckAttestations(ctx, trust, w.pt, w.check)
 		if err != nil {
@@ -203,9 +212,9 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 		if w.pt == sign.PredicateSLSAProvenance1 {
 			a.Provenance, _ = sign.ParseProvenance(atts[0].Statement.Predicate)
 		}
-		res.Attestations = append(res.Attestations, a)
+		out = append(out, a)
 	}
-	return res, nil
+	return out, nil
 }
 
 // trust loads the signer half of the policy.
