@@ -51,13 +51,23 @@ func goldenDigest(t *testing.T, which string) string {
 	return golden[which]
 }
 
-// testKey is a cosign key pair written once per test binary.
-var testKey = sync.OnceValues(func() (string, error) {
+// keyDir holds the cosign key pair of the tests (see TestMain).
+var keyDir string
+
+func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "publish-test-key-")
 	if err != nil {
-		return "", err
+		panic(err)
 	}
-	prefix := filepath.Join(dir, "cosign")
+	keyDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testKey is a cosign key pair written once per test binary.
+var testKey = sync.OnceValues(func() (string, error) {
+	prefix := filepath.Join(keyDir, "cosign")
 	return prefix, sign.GenerateKeyPair(prefix+".key", prefix+".pub", []byte(testPassword))
 })
 
