@@ -20,6 +20,10 @@ import (
 // Scratch is the --base value for an empty base image.
 const Scratch = "scratch"
 
+// ErrNoBase reports Options without a base image (a registry reference,
+// an OCI layout directory, an image tarball or "scratch").
+var ErrNoBase = errors.New("no base image given")
+
 // ErrPlatformNotInBase reports a requested platform the base does not provide.
 var ErrPlatformNotInBase = errors.New("platform not provided by the base image")
 
@@ -47,7 +51,7 @@ type resolvedBase struct {
 // selects one image per platform.
 func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*resolvedBase, error) {
 	if spec == "" {
-		return nil, errors.New("no base image given (hint: --base REF, an OCI layout dir, a tarball or scratch)")
+		return nil, ErrNoBase
 	}
 	if spec == Scratch {
 		b := &resolvedBase{kind: BaseScratch}

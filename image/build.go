@@ -113,12 +113,29 @@ const (
 // version than the one the base image ships.
 var ErrOpenShellMismatch = errors.New("policies target a different OpenShell version than the base image")
 
+// OpenShellMismatchError is ErrOpenShellMismatch with the two versions:
+// the policies must be recompiled for Base.
+type OpenShellMismatchError struct {
+	// Policies is the version the policies were compiled for, Base the
+	// version the base image ships.
+	Policies, Base string
+}
+
+func (e *OpenShellMismatchError) Error() string {
+	return fmt.Sprintf("policies compiled for OpenShell %s, base ships %s: %v", e.Policies, e.Base, ErrOpenShellMismatch)
+}
+
+func (e *OpenShellMismatchError) Unwrap() error { return ErrOpenShellMismatch }
+
+// ErrNoPlatforms reports Options without a target platform.
+var ErrNoPlatforms = errors.New("no platforms given")
+
 // Build assembles the image for every platform in parallel. It reads the
 // project and the base, compiles or loads the binaries, and returns the
 // image or index with its digest; nothing is written to a registry.
 func Build(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Platforms) == 0 {
-		return nil, errors.New("no platforms given (hint: --platform linux/amd64)")
+		return nil, ErrNoPlatforms
 	}
 	if err := checkPlatforms(o.Platforms); err != nil {
 		return nil, err
@@ -236,7 +253,7 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 	path, ok := o.Binaries[p.String()]
 	if !ok {
 		if o.Source == "" {
-			return file{}, fmt.Errorf("no fullsend binary for %s: %w (hint: pass --source DIR or --binary %s=PATH)", p, ErrNoSource, p)
+			return file{}, fmt.Errorf("no fullsend binary for %s: %w", p, &BinaryError{Platform: p.String(), Err: ErrNoSource})
 		}
 		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
 		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {

@@ -79,7 +79,7 @@ func (o *Options) assemble(base v1.Image, p v1.Platform, layers []*layer, shared
 		return nil, fmt.Errorf("reading base config: %w", err)
 	}
 	if want, have := proj.manifest.OpenShellVersion, cf.Config.Labels[LabelOpenShellVersion]; have != "" && want != "" && want != have {
-		return nil, fmt.Errorf("policies compiled for OpenShell %s, base ships %s: %w (hint: fullsend policy compile --openshell-version %s)", want, have, ErrOpenShellMismatch, have)
+		return nil, &OpenShellMismatchError{Policies: want, Base: have}
 	}
 
 	// Our layers go on an OCI manifest; base layers keep their media types.

@@ -28,6 +28,21 @@ const versionVar = ModulePath + "/internal/version.Version"
 // the binary from.
 var ErrNoSource = errors.New("fullsend source module not found")
 
+// ErrNoToolchain reports that the go toolchain needed to compile the
+// fullsend binary is not on PATH.
+var ErrNoToolchain = errors.New("the go toolchain is not on PATH")
+
+// BinaryError reports why there is no fullsend binary for Platform: Err is
+// ErrNoSource or ErrNoToolchain. Its text is Err's; callers that know how
+// binaries are supplied add their hint after it.
+type BinaryError struct {
+	Platform string
+	Err      error
+}
+
+func (e *BinaryError) Error() string { return e.Err.Error() }
+func (e *BinaryError) Unwrap() error { return e.Err }
+
 // FindSource returns the root of the fullsend module containing dir or one
 // of its parents: the module the running binary was built from.
 func FindSource(dir string) (string, error) {
@@ -48,7 +63,7 @@ func FindSource(dir string) (string, error) {
 			break
 		}
 	}
-	return "", fmt.Errorf("no go.mod for module %s in %s or its parents: %w (hint: pass --source DIR or --binary PLATFORM=PATH)", want, abs, ErrNoSource)
+	return "", fmt.Errorf("no go.mod for module %s in %s or its parents: %w", want, abs, ErrNoSource)
 }
 
 // goBuild cross-compiles the fullsend binary for p from the module at src
@@ -57,7 +72,7 @@ func FindSource(dir string) (string, error) {
 func goBuild(ctx context.Context, src string, p v1.Platform, version, out string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return fmt.Errorf("building fullsend for %s: the go toolchain is not on PATH (hint: install Go or pass --binary %s=PATH): %w", p, p, err)
+		return fmt.Errorf("building fullsend for %s: %w: %w", p, &BinaryError{Platform: p.String(), Err: ErrNoToolchain}, err)
 	}
 	data, err := os.ReadFile(filepath.Join(src, "go.mod"))
 	if err != nil {

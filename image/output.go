@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 var (
 	// ErrLatestTag refuses the mutable "latest" tag unless explicitly allowed.
 	ErrLatestTag = errors.New(`refusing the mutable "latest" tag`)
+	// ErrNoTag reports a push without any tag to push to.
+	ErrNoTag = errors.New("no tag given")
 	// ErrImmutableTag reports an immutable tag that already names another digest.
 	ErrImmutableTag = errors.New("immutable tag already points at a different image")
 )
@@ -48,51 +51,21 @@ type PushOptions struct {
 func Push(ctx context.Context, r *Result, o PushOptions) ([]name.Digest, error) {
 	all := append(append([]name.Tag(nil), o.Tags...), o.ImmutableTags...)
 	if len(all) == 0 {
-		return nil, errors.New("push: no tag given (hint: --tag REGISTRY/REPO:VERSION)")
+		return nil, fmt.Errorf("push: %w", ErrNoTag)
 	}
 	for _, t := range all {
 		if t.TagStr() == "latest" && !o.AllowLatest {
-			return nil, fmt.Errorf("push %s: %w (hint: tag a version; pass --allow-latest to override)", t, ErrLatestTag)
+			return nil, fmt.Errorf("push %s: %w", t, ErrLatestTag)
 		}
 	}
 	ropts := RemoteOptions(ctx, o.Remote)
-	for _, t := range o.ImmutableTags {
-		desc, err := remote.Head(t, ropts...)
-		var terr *transport.Error
-		switch {
-		case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
-		case err != nil:
-			return nil, fmt.Errorf("checking immutable tag %s: %w", t, err)
-		case desc.Digest != r.Digest:
-			return nil, fmt.Errorf("tag %s is %s, this build is %s: %w", t, desc.Digest, r.Digest, ErrImmutableTag)
-		}
+	if err := checkImmutable(r, o.ImmutableTags, ropts); err != nil {
+		return nil, err
 	}
-
 	// Phase 1: the image (blobs, then manifests) by digest, per repository.
-	var refs []name.Digest
-	seen := map[string]bool{}
-	for _, t := range all {
-		repo := t.Context()
-		if seen[repo.String()] {
-			continue
-		}
-		seen[repo.String()] = true
-		ref := repo.Digest(r.Digest.String())
-		opts := ropts
-		var wait func()
-		if o.Remote.Progress != nil {
-			var po remote.Option
-			po, wait = progressOption(o.Remote.Progress, repo.String())
-			opts = append(append([]remote.Option(nil), ropts...), po)
-		}
-		err := remote.Push(ref, r.Taggable(), opts...)
-		if wait != nil {
-			wait()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("pushing %s: %w", ref, err)
-		}
-		refs = append(refs, ref)
+	refs, err := pushByDigest(r, all, o.Remote.Progress, ropts)
+	if err != nil {
+		return nil, err
 	}
 	if o.BeforeTag != nil {
 		if err := o.BeforeTag(ctx, refs); err != nil {
@@ -104,6 +77,53 @@ func Push(ctx context.Context, r *Result, o PushOptions) ([]name.Digest, error) 
 		if err := remote.Tag(t, r.Taggable(), ropts...); err != nil {
 			return refs, fmt.Errorf("tagging %s (the image itself is pushed as %s): %w", t, t.Context().Digest(r.Digest.String()), err)
 		}
+	}
+	return refs, nil
+}
+
+// checkImmutable refuses immutable tags that already name another digest.
+func checkImmutable(r *Result, tags []name.Tag, ropts []remote.Option) error {
+	for _, t := range tags {
+		desc, err := remote.Head(t, ropts...)
+		var terr *transport.Error
+		switch {
+		case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+		case err != nil:
+			return fmt.Errorf("checking immutable tag %s: %w", t, err)
+		case desc.Digest != r.Digest:
+			return fmt.Errorf("tag %s is %s, this build is %s: %w", t, desc.Digest, r.Digest, ErrImmutableTag)
+		}
+	}
+	return nil
+}
+
+// pushByDigest uploads the image to every repository of tags, once each,
+// by digest only, and returns the repo@digest references.
+func pushByDigest(r *Result, tags []name.Tag, progress io.Writer, ropts []remote.Option) ([]name.Digest, error) {
+	var refs []name.Digest
+	seen := map[string]bool{}
+	for _, t := range tags {
+		repo := t.Context()
+		if seen[repo.String()] {
+			continue
+		}
+		seen[repo.String()] = true
+		ref := repo.Digest(r.Digest.String())
+		opts := ropts
+		var wait func()
+		if progress != nil {
+			var po remote.Option
+			po, wait = progressOption(progress, repo.String())
+			opts = append(append([]remote.Option(nil), ropts...), po)
+		}
+		err := remote.Push(ref, r.Taggable(), opts...)
+		if wait != nil {
+			wait()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		refs = append(refs, ref)
 	}
 	return refs, nil
 }

@@ -80,7 +80,7 @@ func OpenLayout(path string, repo name.Repository) (*Entity, error) {
 		subj = img
 	}
 	if subj == nil {
-		return nil, fmt.Errorf("OCI layout %s marks no signed image (no %q annotation): sign it with fullsend image build --sign or cosign save", path, layoutKind)
+		return nil, &UnsignedLayoutError{Path: path}
 	}
 	h, err := subj.Digest()
 	if err != nil {

@@ -42,7 +42,7 @@ func GenerateKeyPair(privPath, pubPath string, password []byte) error {
 	}
 	for _, p := range []string{privPath, pubPath} {
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("generating key pair: %s: %w (remove it first or pick another --output-prefix)", p, ErrKeyExists)
+			return fmt.Errorf("generating key pair: %s: %w", p, ErrKeyExists)
 		}
 	}
 	keys, err := cosign.GenerateKeyPair(func(bool) ([]byte, error) { return password, nil })
@@ -109,7 +109,7 @@ func LoadPrivateKey(ctx context.Context, ref string, password []byte) (signature
 	sv, err := cosign.LoadPrivateKey(data, password, nil)
 	if err != nil {
 		if len(password) == 0 {
-			return nil, fmt.Errorf("loading private key %s: %w: set COSIGN_PASSWORD or pass --password-file (%v)", ref, ErrNoPassword, err)
+			return nil, fmt.Errorf("loading private key %s: %w: set COSIGN_PASSWORD (%w)", ref, ErrNoPassword, err)
 		}
 		return nil, fmt.Errorf("loading private key %s: %w (wrong password, or not a cosign private key)", ref, err)
 	}

@@ -13,6 +13,10 @@ import (
 // BuildTypeImage is the SLSA buildType of `fullsend image build`.
 const BuildTypeImage = "https://fullsend.dev/attestations/image-build/v1"
 
+// ErrNoBuilderID reports a provenance without a builder id (outside
+// GitHub Actions and GitLab CI, the builder must be named explicitly).
+var ErrNoBuilderID = errors.New("a builder id is required")
+
 // Provenance holds the facts of a SLSA provenance v1 predicate
 // (https://slsa.dev/spec/v1.0/provenance).
 type Provenance struct {
@@ -105,7 +109,7 @@ func ParseProvenance(predicate []byte) (*ProvenanceSummary, error) {
 
 func provenanceStatement(ref name.Digest, p Provenance) (*statement, error) {
 	if p.BuilderID == "" {
-		return nil, errors.New("provenance: a builder id is required (--builder-id, or run in GitHub Actions / GitLab CI)")
+		return nil, fmt.Errorf("provenance: %w", ErrNoBuilderID)
 	}
 	bt := p.BuildType
 	if bt == "" {

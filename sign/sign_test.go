@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -411,5 +412,71 @@ func TestSBOMGoModules(t *testing.T) {
 	}
 	if links < 10 {
 		t.Errorf("%d STATIC_LINK relationships, want one per module", links)
+	}
+}
+
+// TestLayoutSubject reads the one image of a layout, before and after its
+// signature is added (signatures and attestations are not candidates), and
+// picks by digest when the layout holds several.
+func TestLayoutSubject(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	img, img2 := testImage(t, 5), testImage(t, 6)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "v1"})); err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := name.NewRepository("registry.example/fullsend/agent-sandbox")
+	d, _ := img.Digest()
+	d2, _ := img2.Digest()
+	check := func(want v1.Hash, digest string) {
+		t.Helper()
+		subj, ann, err := LayoutSubject(dir, repo, digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := subj.Digest(); got != want || subj.Repository != repo || ann == nil {
+			t.Errorf("subject %s (repo %s, annotations %v), want %s", got, subj.Repository, ann, want)
+		}
+	}
+	check(d, "")
+	_, _, sv := testKeys(t)
+	s, _ := NewKeyed(sv)
+	signed, err := s.Sign(ctx, Subject{Repository: repo, Image: img}, Options{Claims: testClaims(), Provenance: &Provenance{BuilderID: "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := signed.AppendToLayout(dir); err != nil {
+		t.Fatal(err)
+	}
+	check(d, "")
+	check(d, d.String())
+	if err := p.AppendImage(img2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LayoutSubject(dir, repo, ""); !errors.Is(err, ErrNoLayoutSubject) {
+		t.Errorf("two images, no digest: %v, want ErrNoLayoutSubject", err)
+	}
+	check(d2, d2.String())
+	if _, _, err := LayoutSubject(dir, repo, "sha256:"+strings.Repeat("0", 64)); !errors.Is(err, ErrNoLayoutSubject) {
+		t.Errorf("unknown digest: %v, want ErrNoLayoutSubject", err)
+	}
+}
+
+func TestManifestAnnotations(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want map[string]string
+	}{
+		{`{"annotations":{"a":"b"}}`, map[string]string{"a": "b"}},
+		{`{}`, map[string]string{}},
+		{`not json`, map[string]string{}},
+	} {
+		if got := ManifestAnnotations([]byte(tt.raw)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ManifestAnnotations(%s) = %v, want %v", tt.raw, got, tt.want)
+		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
@@ -37,6 +39,80 @@ const (
 	layoutKindSigs       = "dev.cosignproject.cosign/sigs"
 	layoutKindAtts       = "dev.cosignproject.cosign/atts"
 )
+
+// ErrNoLayoutSubject reports an OCI layout without one unambiguous image
+// (or index) to sign.
+var ErrNoLayoutSubject = errors.New("no unambiguous image in the OCI layout")
+
+// UnsignedLayoutError reports an OCI layout whose index marks no signed
+// subject: it was not written by a signing tool (or cosign save).
+type UnsignedLayoutError struct{ Path string }
+
+func (e *UnsignedLayoutError) Error() string {
+	return fmt.Sprintf("OCI layout %s marks no signed image (no %q annotation)", e.Path, layoutKind)
+}
+
+// isSignatureKind reports whether a layout descriptor's kind annotation
+// marks cosign signatures or attestations rather than a subject.
+func isSignatureKind(kind string) bool { return kind == layoutKindSigs || kind == layoutKindAtts }
+
+// LayoutSubject reads the image (or index) of the OCI layout at dir to
+// sign for repo, with its manifest annotations. Signatures and
+// attestations already in the layout are skipped; digest, when set
+// ("sha256:..."), selects the manifest when the layout holds several.
+func LayoutSubject(dir string, repo name.Repository, digest string) (Subject, map[string]string, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("opening OCI layout %s: %w", dir, err)
+	}
+	ii, err := p.ImageIndex()
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
+	}
+	var cands []v1.Descriptor
+	for _, d := range im.Manifests {
+		if isSignatureKind(d.Annotations[layoutKind]) {
+			continue
+		}
+		if digest == "" || d.Digest.String() == digest {
+			cands = append(cands, d)
+		}
+	}
+	if len(cands) != 1 {
+		return Subject{}, nil, fmt.Errorf("%s: %w (%d candidates; pass REPO@sha256:... to pick one)", dir, ErrNoLayoutSubject, len(cands))
+	}
+	subj := Subject{Repository: repo}
+	var raw []byte
+	if cands[0].MediaType.IsIndex() {
+		if subj.Index, err = ii.ImageIndex(cands[0].Digest); err == nil {
+			raw, err = subj.Index.RawManifest()
+		}
+	} else {
+		if subj.Image, err = ii.Image(cands[0].Digest); err == nil {
+			raw, err = subj.Image.RawManifest()
+		}
+	}
+	if err != nil {
+		return subj, nil, fmt.Errorf("reading %s in %s: %w", cands[0].Digest, dir, err)
+	}
+	return subj, ManifestAnnotations(raw), nil
+}
+
+// ManifestAnnotations returns the annotations of a raw image manifest or
+// index, or an empty map.
+func ManifestAnnotations(raw []byte) map[string]string {
+	var m struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Annotations == nil {
+		return map[string]string{}
+	}
+	return m.Annotations
+}
 
 // Ref returns the signed repository@digest.
 func (sd *Signed) Ref() string { return sd.ref.String() }
@@ -120,48 +196,13 @@ func (sd *Signed) AppendToLayout(path string) error {
 	if err != nil {
 		return fmt.Errorf("reading OCI layout %s: %w", path, err)
 	}
-	se, err := clayout.SignedImageIndex(path)
+	sigs, atts, err := layoutSignatures(path)
 	if err != nil {
-		return fmt.Errorf("reading OCI layout %s: %w", path, err)
+		return err
 	}
-	sigs, err := se.Signatures()
+	kept, err := sd.markSubject(path, im.Manifests)
 	if err != nil {
-		return fmt.Errorf("reading signatures in %s: %w", path, err)
-	}
-	atts, err := se.Attestations()
-	if err != nil {
-		return fmt.Errorf("reading attestations in %s: %w", path, err)
-	}
-	if sigs == nil {
-		sigs = cempty.Signatures()
-	}
-	if atts == nil {
-		atts = cempty.Signatures()
-	}
-
-	var kept []v1.Descriptor
-	found := false
-	for _, desc := range im.Manifests {
-		switch desc.Annotations[layoutKind] {
-		case layoutKindSigs, layoutKindAtts:
-			continue // replaced below
-		}
-		if desc.Digest.String() == sd.ref.DigestStr() {
-			found = true
-			ann := make(map[string]string, len(desc.Annotations)+1)
-			maps.Copy(ann, desc.Annotations)
-			ann[layoutKind] = layoutKindImage
-			if desc.MediaType.IsIndex() {
-				ann[layoutKind] = layoutKindImageIndex
-			}
-			desc.Annotations = ann
-		} else if k := desc.Annotations[layoutKind]; k == layoutKindImage || k == layoutKindImageIndex {
-			return fmt.Errorf("OCI layout %s already marks %s as its signed subject, not %s", path, desc.Digest, sd.ref.DigestStr())
-		}
-		kept = append(kept, desc)
-	}
-	if !found {
-		return fmt.Errorf("OCI layout %s does not hold %s: write the image there first", path, sd.ref.DigestStr())
+		return err
 	}
 	dd := cremote.NewDupeDetector(sd.dedupe)
 	if sigs, err = appendDeduped(sigs, dd, sd.sig); err != nil {
@@ -174,20 +215,9 @@ func (sd *Signed) AppendToLayout(path string) error {
 		img  oci.Signatures
 		kind string
 	}{{sigs, layoutKindSigs}, {atts, layoutKindAtts}} {
-		if n, err := x.img.Get(); err != nil {
-			return err
-		} else if len(n) == 0 {
-			continue
-		}
-		if err := p.WriteImage(x.img); err != nil {
-			return fmt.Errorf("writing %s to %s: %w", x.kind, path, err)
-		}
-		desc, err := partial.Descriptor(x.img)
-		if err != nil {
+		if kept, err = appendSignatureImage(p, path, kept, x.img, x.kind); err != nil {
 			return err
 		}
-		desc.Annotations = map[string]string{layoutKind: x.kind}
-		kept = append(kept, *desc)
 	}
 	im.Manifests = kept
 	raw, err := json.MarshalIndent(im, "", "   ")
@@ -195,6 +225,79 @@ func (sd *Signed) AppendToLayout(path string) error {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(path, "index.json"), raw, 0o644)
+}
+
+// layoutSignatures reads the signatures and attestations already in the
+// layout at path (empty ones when there are none).
+func layoutSignatures(path string) (sigs, atts oci.Signatures, err error) {
+	se, err := clayout.SignedImageIndex(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading OCI layout %s: %w", path, err)
+	}
+	if sigs, err = se.Signatures(); err != nil {
+		return nil, nil, fmt.Errorf("reading signatures in %s: %w", path, err)
+	}
+	if atts, err = se.Attestations(); err != nil {
+		return nil, nil, fmt.Errorf("reading attestations in %s: %w", path, err)
+	}
+	if sigs == nil {
+		sigs = cempty.Signatures()
+	}
+	if atts == nil {
+		atts = cempty.Signatures()
+	}
+	return sigs, atts, nil
+}
+
+// markSubject returns the layout's descriptors without its signatures and
+// attestations (they are rewritten), the signed subject marked with
+// cosign's kind annotation. The layout must hold the subject and mark no
+// other one.
+func (sd *Signed) markSubject(path string, manifests []v1.Descriptor) ([]v1.Descriptor, error) {
+	var kept []v1.Descriptor
+	found := false
+	for _, desc := range manifests {
+		if isSignatureKind(desc.Annotations[layoutKind]) {
+			continue // replaced by the caller
+		}
+		if desc.Digest.String() == sd.ref.DigestStr() {
+			found = true
+			ann := make(map[string]string, len(desc.Annotations)+1)
+			maps.Copy(ann, desc.Annotations)
+			ann[layoutKind] = layoutKindImage
+			if desc.MediaType.IsIndex() {
+				ann[layoutKind] = layoutKindImageIndex
+			}
+			desc.Annotations = ann
+		} else if k := desc.Annotations[layoutKind]; k == layoutKindImage || k == layoutKindImageIndex {
+			return nil, fmt.Errorf("OCI layout %s already marks %s as its signed subject, not %s", path, desc.Digest, sd.ref.DigestStr())
+		}
+		kept = append(kept, desc)
+	}
+	if !found {
+		return nil, fmt.Errorf("OCI layout %s does not hold %s: write the image there first", path, sd.ref.DigestStr())
+	}
+	return kept, nil
+}
+
+// appendSignatureImage writes img (signatures or attestations, per kind)
+// into the layout and appends its descriptor to kept; an empty img is
+// left out.
+func appendSignatureImage(p layout.Path, path string, kept []v1.Descriptor, img oci.Signatures, kind string) ([]v1.Descriptor, error) {
+	if n, err := img.Get(); err != nil {
+		return kept, err
+	} else if len(n) == 0 {
+		return kept, nil
+	}
+	if err := p.WriteImage(img); err != nil {
+		return kept, fmt.Errorf("writing %s to %s: %w", kind, path, err)
+	}
+	desc, err := partial.Descriptor(img)
+	if err != nil {
+		return kept, err
+	}
+	desc.Annotations = map[string]string{layoutKind: kind}
+	return append(kept, *desc), nil
 }
 
 func appendDeduped(base oci.Signatures, dd mutate.DupeDetector, add ...oci.Signature) (oci.Signatures, error) {

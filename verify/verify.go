@@ -26,7 +26,29 @@ var (
 	ErrPolicy = errors.New("invalid verification policy")
 	// ErrClaims: a signature verified but its claims do not match.
 	ErrClaims = sign.ErrClaims
+	// ErrNoSigner: neither a public key nor a keyless identity was given
+	// (wrapped with ErrPolicy).
+	ErrNoSigner = errors.New("no signer given")
+	// ErrNoRepository: an OCI layout is verified without the repository
+	// the signature must name (wrapped with ErrPolicy).
+	ErrNoRepository = errors.New("verifying an OCI layout needs the repository the signature names")
+	// ErrFetchTrustedRoot: the Sigstore public-good trusted root could not
+	// be fetched over TUF (a local trusted root avoids the fetch).
+	ErrFetchTrustedRoot = errors.New("fetching the Sigstore trusted root")
 )
+
+// RepositoryError reports an Options.Repository that is not a repository
+// name (wrapped with ErrPolicy).
+type RepositoryError struct {
+	Repository string
+	Err        error
+}
+
+func (e *RepositoryError) Error() string {
+	return fmt.Sprintf("repository %q: %v", e.Repository, e.Err)
+}
+
+func (e *RepositoryError) Unwrap() error { return e.Err }
 
 // policiesDigestRE is the accepted form of the policy manifest digest.
 var policiesDigestRE = regexp.MustCompile(`^(sha256:)?[0-9a-f]{64}$`)
@@ -125,7 +147,7 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	expectRepo := ent.Ref.Repository
 	if o.Repository != "" {
 		if expectRepo, err = name.NewRepository(o.Repository); err != nil {
-			return nil, fmt.Errorf("%w: --repository %q: %v", ErrPolicy, o.Repository, err)
+			return nil, fmt.Errorf("%w: %w", ErrPolicy, &RepositoryError{Repository: o.Repository, Err: err})
 		}
 	}
 	// 2 and 3. Signer, then claims.
@@ -155,6 +177,14 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	// 4. Attestations.
+	if res.Attestations, err = o.attestations(ctx, ent, trust); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// attestations checks the attestations the policy asks for (step 4).
+func (o *Options) attestations(ctx context.Context, ent *sign.Entity, trust sign.Trust) ([]Attestation, error) {
 	type want struct {
 		pt    string
 		check func(*sign.Statement) error
@@ -166,6 +196,7 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	if o.RequireSBOM {
 		wants = append(wants, want{sign.PredicateSPDX, checkSBOM})
 	}
+	var out []Attestation
 	for _, w := range wants {
 		atts, err := ent.CheckAttestations(ctx, trust, w.pt, w.check)
 		if err != nil {
@@ -175,9 +206,9 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 		if w.pt == sign.PredicateSLSAProvenance1 {
 			a.Provenance, _ = sign.ParseProvenance(atts[0].Statement.Predicate)
 		}
-		res.Attestations = append(res.Attestations, a)
+		out = append(out, a)
 	}
-	return res, nil
+	return out, nil
 }
 
 // trust loads the signer half of the policy.
@@ -197,12 +228,12 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 	}
 	if o.Identity != nil {
 		if err := o.Identity.Validate(); err != nil {
-			return t, fmt.Errorf("%w: %v", ErrPolicy, err)
+			return t, fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
 		t.Identities = []sign.Identity{*o.Identity}
 	}
 	if len(t.Keys) == 0 && len(t.Identities) == 0 {
-		return t, fmt.Errorf("%w: no signer given: pass --key (public key or KMS URI) or --certificate-identity with --certificate-oidc-issuer", ErrPolicy)
+		return t, fmt.Errorf("%w: %w", ErrPolicy, ErrNoSigner)
 	}
 	if len(t.Identities) > 0 || o.RequireTlog {
 		tm := o.TrustedMaterial
@@ -217,7 +248,7 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 				o.logf("fetching the Sigstore public-good trusted root over TUF (pass --trusted-root to stay offline)")
 				tm, err = root.FetchTrustedRoot()
 				if err != nil {
-					return t, fmt.Errorf("fetching the Sigstore trusted root: %w (hint: --trusted-root FILE)", err)
+					return t, fmt.Errorf("%w: %w", ErrFetchTrustedRoot, err)
 				}
 			}
 		}
@@ -236,11 +267,11 @@ func (o *Options) open(ctx context.Context) (*sign.Entity, *Result, error) {
 			repoStr, pinned = o.Image[:at], o.Image[at+1:]
 		}
 		if repoStr == "" {
-			return nil, nil, fmt.Errorf("%w: verifying an OCI layout needs the repository the signature names (IMAGE argument or --repository)", ErrPolicy)
+			return nil, nil, fmt.Errorf("%w: %w", ErrPolicy, ErrNoRepository)
 		}
 		repo, err := name.NewRepository(repoStr)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: repository %q: %v", ErrPolicy, repoStr, err)
+			return nil, nil, fmt.Errorf("%w: repository %q: %w", ErrPolicy, repoStr, err)
 		}
 		ent, err := sign.OpenLayout(o.Layout, repo)
 		if err != nil {

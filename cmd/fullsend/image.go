@@ -7,18 +7,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
-	"github.com/fullsend-ai/agent-sandbox/image"
+	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
-
-	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
 // newImageCmd groups the image commands.
@@ -34,24 +30,15 @@ func newImageCmd() *cobra.Command {
 	return cmd
 }
 
+// imageBuildFlags are the flags of image build: the publish options
+// themselves, plus what only the CLI decides (compiling stale policies,
+// the output format, whether to sign).
 type imageBuildFlags struct {
-	compile              bool
-	base, baseName       string
-	platforms            []string
-	dir, source          string
-	binaries             []string
-	version, revision    string
-	sourceURL            string
-	title, description   string
-	tags                 []string
-	push, allowLatest    bool
-	shaTag               bool
-	layoutDir, tarball   string
-	digestFile, cacheDir string
-	noCache              bool
-	output               string
-	sign                 bool
-	signing              signFlags
+	opts    publish.Options
+	compile bool
+	output  string
+	sign    bool
+	signing signFlags
 }
 
 func newImageBuildCmd() *cobra.Command {
@@ -85,28 +72,29 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 			return runImageBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f)
 		},
 	}
+	o := &f.opts
 	fl := cmd.Flags()
-	fl.StringVar(&f.base, "base", "", "base image: registry reference (resolved to a digest), OCI layout dir, image tarball, or scratch (required)")
-	fl.StringVar(&f.baseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
-	fl.StringSliceVar(&f.platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
-	fl.StringVar(&f.dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
+	fl.StringVar(&o.Base, "base", "", "base image: registry reference (resolved to a digest), OCI layout dir, image tarball, or scratch (required)")
+	fl.StringVar(&o.BaseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
+	fl.StringSliceVar(&o.Platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
+	fl.StringVar(&o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
 	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
-	fl.StringVar(&f.source, "source", "", "fullsend module root to compile the binary from (default: found from the current directory)")
-	fl.StringArrayVar(&f.binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
-	fl.StringVar(&f.version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
-	fl.StringVar(&f.revision, "revision", "", "source revision annotation (default: git HEAD of --dir)")
-	fl.StringVar(&f.sourceURL, "source-url", "", "source repository annotation (default: from GITHUB_* or CI_PROJECT_URL)")
-	fl.StringVar(&f.title, "title", "", "title annotation")
-	fl.StringVar(&f.description, "description", "", "description annotation")
-	fl.StringArrayVarP(&f.tags, "tag", "t", nil, "image reference REGISTRY/REPO:TAG (repeatable; pushed with --push)")
-	fl.BoolVar(&f.push, "push", false, "push to the registries of --tag: by digest first, tags last")
-	fl.BoolVar(&f.allowLatest, "allow-latest", false, `permit the mutable "latest" tag`)
-	fl.BoolVar(&f.shaTag, "sha-tag", true, "with --push, also write the immutable sha-<commit> tag (never moved once written)")
-	fl.StringVar(&f.layoutDir, "oci-layout", "", "write an OCI image layout to this directory")
-	fl.StringVar(&f.tarball, "tarball", "", "write a docker/OCI image tarball to this file (single platform)")
-	fl.StringVar(&f.digestFile, "digest-file", "", "write the resulting repo@sha256:... references (or the digest) to this file")
-	fl.StringVar(&f.cacheDir, "cache-dir", "", "compressed-layer cache (default: the user cache dir)")
-	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the compressed-layer cache")
+	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile the binary from (default: found from the current directory)")
+	fl.StringArrayVar(&o.Binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
+	fl.StringVar(&o.Version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
+	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of --dir)")
+	fl.StringVar(&o.SourceURL, "source-url", "", "source repository annotation (default: from GITHUB_* or CI_PROJECT_URL)")
+	fl.StringVar(&o.Title, "title", "", "title annotation")
+	fl.StringVar(&o.Description, "description", "", "description annotation")
+	fl.StringArrayVarP(&o.Tags, "tag", "t", nil, "image reference REGISTRY/REPO:TAG (repeatable; pushed with --push)")
+	fl.BoolVar(&o.Push, "push", false, "push to the registries of --tag: by digest first, tags last")
+	fl.BoolVar(&o.AllowLatest, "allow-latest", false, `permit the mutable "latest" tag`)
+	fl.BoolVar(&o.ShaTag, "sha-tag", true, "with --push, also write the immutable sha-<commit> tag (never moved once written)")
+	fl.StringVar(&o.OCILayout, "oci-layout", "", "write an OCI image layout to this directory")
+	fl.StringVar(&o.Tarball, "tarball", "", "write a docker/OCI image tarball to this file (single platform)")
+	fl.StringVar(&o.DigestFile, "digest-file", "", "write the resulting repo@sha256:... references (or the digest) to this file")
+	fl.StringVar(&o.CacheDir, "cache-dir", "", "compressed-layer cache (default: the user cache dir)")
+	fl.BoolVar(&o.NoCache, "no-cache", false, "do not read or write the compressed-layer cache")
 	fl.BoolVar(&f.sign, "sign", false, "sign the built digest (with SBOM and provenance attestations) and store the signature with the outputs; see fullsend image sign --help")
 	addSignFlags(fl, &f.signing)
 	addOutputFlag(cmd, &f.output)
@@ -138,136 +126,31 @@ type imageBaseJSON struct {
 	Digest string `json:"digest,omitempty"`
 }
 
+// runImageBuild is flags -> publish.Options -> publish.Run -> print.
 func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildFlags) error {
 	if f.output != "text" && f.output != "json" {
 		return usageErrorf("unknown output format %q (want text or json)", f.output)
 	}
-	if f.base == "" {
-		return usageErrorf("--base is required (a registry reference, an OCI layout dir, an image tarball, or scratch)")
+	o := f.opts
+	o.Getenv, o.Log = os.Getenv, stderr
+	if imageIsTerminal(stderr) {
+		o.Progress = stderr
 	}
-	if f.push && len(f.tags) == 0 {
-		return usageErrorf("--push needs at least one --tag REGISTRY/REPO:TAG")
-	}
-	tags, err := parseTags(f.tags)
-	if err != nil {
-		return err
-	}
-	opts, err := imageBuildOptions(ctx, stderr, f)
-	if err != nil {
-		return err
-	}
-	var signing *buildSigning
 	if f.sign {
-		if signing, err = newBuildSigning(ctx, &f.signing, tags, f.layoutDir, f.push); err != nil {
-			return err
-		}
+		so := f.signing.options()
+		o.Sign = &so
 	}
-
-	// Step 0: the policies. --dir is compiled when policies/ is missing or
-	// stale (deterministic, so a current policies/ is left byte-for-byte
-	// alone); with --compile=false image.Build refuses stale policies.
+	// --dir is compiled when policies/ is missing or stale (deterministic,
+	// so a current policies/ is left byte-for-byte alone); with
+	// --compile=false image.Build refuses stale policies.
 	if f.compile {
-		if err := compileIfStale(ctx, f.dir, stderr); err != nil {
-			return err
-		}
+		o.Prepare = func(ctx context.Context) error { return compileIfStale(ctx, o.Dir, stderr) }
 	}
-
-	// Step 1: build. Nothing is written anywhere yet.
-	res, err := image.Build(ctx, opts)
+	res, err := publish.Run(ctx, o)
 	if err != nil {
-		return err
+		return cliError(err, o.Platforms)
 	}
-
-	// Step 2: sign res.Digest, before any output is written or pushed.
-	if signing != nil {
-		params := map[string]any{"base": f.base, "platforms": f.platforms, "version": opts.Version}
-		if err := signing.sign(ctx, res, tags, params); err != nil {
-			return err
-		}
-	}
-
-	// Step 3: outputs. Local files first, the registry last.
-	report := imageBuildReport{
-		Digest:         res.Digest.String(),
-		MediaType:      string(res.MediaType),
-		PoliciesDigest: "sha256:" + res.PoliciesDigest,
-		Base:           imageBaseJSON{Kind: res.BaseKind, Name: res.BaseName},
-	}
-	if res.BaseDigest.Hex != "" {
-		report.Base.Digest = res.BaseDigest.String()
-	}
-	for i, p := range res.Platforms {
-		report.Platforms = append(report.Platforms, imagePlatformJSON{Platform: p.String(), Digest: res.PlatformDigest[i].String()})
-	}
-	if f.layoutDir != "" {
-		refName := ""
-		if len(tags) > 0 {
-			refName = tags[0].TagStr()
-		}
-		if err := image.WriteLayout(res, f.layoutDir, refName); err != nil {
-			return err
-		}
-		if signing != nil {
-			if err := signing.writeLayout(f.layoutDir); err != nil {
-				return err
-			}
-		}
-		report.OCILayout = f.layoutDir
-	}
-	if f.tarball != "" {
-		var ref name.Reference
-		if len(tags) > 0 {
-			ref = tags[0]
-		} else if ref, err = name.NewTag("fullsend/agent-sandbox:" + tarballTag(opts.Version)); err != nil {
-			return err
-		}
-		if err := image.WriteTarball(res, f.tarball, ref); err != nil {
-			return err
-		}
-		report.Tarball = f.tarball
-	}
-	if f.push {
-		po := image.PushOptions{
-			Tags:        tags,
-			AllowLatest: f.allowLatest,
-			Remote:      image.RemoteConfig{Keychain: image.Keychain(os.Getenv)},
-		}
-		if imageIsTerminal(stderr) {
-			po.Remote.Progress = stderr
-		}
-		if f.shaTag {
-			po.ImmutableTags = shaTags(tags, image.ShaTag(opts.Revision, res.Digest))
-		}
-		if signing != nil {
-			// Signatures go up after the image and before any tag, so a
-			// tag never names an unsigned image.
-			po.BeforeTag = func(ctx context.Context, _ []name.Digest) error {
-				return signing.push(ctx, image.RemoteOptions(ctx, po.Remote)...)
-			}
-		}
-		refs, err := image.Push(ctx, res, po)
-		for _, r := range refs {
-			report.Refs = append(report.Refs, r.String())
-		}
-		if err != nil {
-			return err
-		}
-		for _, t := range append(po.Tags, po.ImmutableTags...) {
-			report.Tags = append(report.Tags, t.String())
-		}
-	}
-	if signing != nil {
-		report.Signatures = signing.results()
-	}
-	if f.digestFile != "" {
-		lines := report.Refs
-		if len(lines) == 0 {
-			lines = []string{report.Digest}
-		}
-		if err := atomicfile.Write(f.digestFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-			return fmt.Errorf("writing digest file: %w", err)
-		}
-	}
+	report := newImageBuildReport(res)
 	if f.output == "json" {
 		return writeJSON(stdout, report)
 	}
@@ -284,128 +167,26 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	return nil
 }
 
-// imageBuildOptions turns flags (and git / CI defaults) into image.Options.
-func imageBuildOptions(ctx context.Context, stderr io.Writer, f *imageBuildFlags) (image.Options, error) {
-	platforms, err := image.ParsePlatforms(f.platforms)
-	if err != nil {
-		return image.Options{}, usageErrorf("--platform: %v", err)
+func newImageBuildReport(res *publish.Result) imageBuildReport {
+	img := res.Image
+	report := imageBuildReport{
+		Digest:         img.Digest.String(),
+		MediaType:      string(img.MediaType),
+		PoliciesDigest: "sha256:" + img.PoliciesDigest,
+		Base:           imageBaseJSON{Kind: img.BaseKind, Name: img.BaseName},
+		Refs:           res.Refs,
+		Tags:           res.Tags,
+		OCILayout:      res.OCILayout,
+		Tarball:        res.Tarball,
+		Signatures:     res.Signatures,
 	}
-	info, err := os.Stat(f.dir)
-	if err != nil || !info.IsDir() {
-		return image.Options{}, usageErrorf("--dir %s: not a directory", f.dir)
+	if img.BaseDigest.Hex != "" {
+		report.Base.Digest = img.BaseDigest.String()
 	}
-	created, source, err := image.ResolveEpoch(ctx, f.dir, os.Getenv)
-	if err != nil {
-		return image.Options{}, usageErrorf("%v", err)
+	for i, p := range img.Platforms {
+		report.Platforms = append(report.Platforms, imagePlatformJSON{Platform: p.String(), Digest: img.PlatformDigest[i].String()})
 	}
-	fmt.Fprintf(stderr, "timestamps: %s (%s)\n", created.Format("2006-01-02T15:04:05Z"), source)
-	o := image.Options{
-		Base:        f.base,
-		BaseName:    f.baseName,
-		Platforms:   platforms,
-		Project:     os.DirFS(f.dir),
-		ProjectName: f.dir,
-		Binaries:    map[string]string{},
-		Version:     f.version,
-		Revision:    f.revision,
-		SourceURL:   f.sourceURL,
-		Created:     created,
-		Title:       f.title,
-		Description: f.description,
-		Remote:      image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(os.Getenv)}),
-		Log:         stderr,
-	}
-	for _, b := range f.binaries {
-		plat, path, ok := strings.Cut(b, "=")
-		p, perr := image.ParsePlatforms([]string{plat})
-		if !ok || path == "" || perr != nil {
-			return o, usageErrorf("--binary %q: want PLATFORM=PATH, e.g. linux/amd64=dist/fullsend", b)
-		}
-		o.Binaries[p[0].String()] = path
-	}
-	needSource := false
-	wanted := map[string]bool{}
-	for _, p := range platforms {
-		wanted[p.String()] = true
-		if _, ok := o.Binaries[p.String()]; !ok {
-			needSource = true
-		}
-	}
-	for p := range o.Binaries {
-		if !wanted[p] {
-			return o, usageErrorf("--binary %s: platform not in --platform %s", p, strings.Join(f.platforms, ","))
-		}
-	}
-	if needSource {
-		start := f.source
-		if start == "" {
-			start = "."
-		}
-		if o.Source, err = image.FindSource(start); err != nil {
-			return o, err
-		}
-	}
-	if o.Revision == "" {
-		o.Revision = image.GitRevision(ctx, f.dir)
-	}
-	if o.SourceURL == "" {
-		o.SourceURL = image.SourceURL(os.Getenv)
-	}
-	if o.Version == "" {
-		o.Version = gitDescribe(ctx, f.dir)
-	}
-	if !f.noCache {
-		o.CacheDir = f.cacheDir
-		if o.CacheDir == "" {
-			if dir, err := os.UserCacheDir(); err == nil {
-				o.CacheDir = filepath.Join(dir, "fullsend", "layers")
-			}
-		}
-	}
-	return o, nil
-}
-
-func parseTags(specs []string) ([]name.Tag, error) {
-	var tags []name.Tag
-	for _, s := range specs {
-		t, err := name.NewTag(s, name.StrictValidation)
-		if err != nil {
-			return nil, usageErrorf("--tag %q: %v (want REGISTRY/REPO:TAG)", s, err)
-		}
-		tags = append(tags, t)
-	}
-	return tags, nil
-}
-
-// shaTags returns the immutable tag in every repository named by tags.
-func shaTags(tags []name.Tag, tag string) []name.Tag {
-	var out []name.Tag
-	seen := map[string]bool{}
-	for _, t := range tags {
-		repo := t.Context()
-		if seen[repo.String()] {
-			continue
-		}
-		seen[repo.String()] = true
-		out = append(out, repo.Tag(tag))
-	}
-	return out
-}
-
-func gitDescribe(ctx context.Context, dir string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "describe", "--tags", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// tarballTag is the tag written into a tarball without --tag.
-func tarballTag(version string) string {
-	if _, err := name.NewTag("x:"+version, name.StrictValidation); version != "" && err == nil {
-		return version
-	}
-	return "build"
+	return report
 }
 
 func imageIsTerminal(w io.Writer) bool {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,53 +9,56 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fullsend-ai/agent-sandbox/image"
-	"github.com/fullsend-ai/agent-sandbox/internal/version"
+	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 )
 
 // signFlags are the signing flags shared by `image sign` and
-// `image build --sign`.
+// `image build --sign`: the publish signing options, plus the files the
+// secrets are read from.
 type signFlags struct {
-	key               string
-	keyless           bool
+	opts              publish.SignOptions
 	passwordFile      string
-	fulcioURL         string
-	rekorURL          string
-	tlogUpload        bool
-	insecureNoTlog    bool
 	identityTokenFile string
-	annotations       []string
-	revision          string
-	sbom, provenance  bool
-	sbomPaths         []string
-	sbomAllLayers     bool
-	builderID         string
 }
 
 func addSignFlags(fl *pflag.FlagSet, f *signFlags) {
-	fl.StringVar(&f.key, "key", "", "cosign private key file, or KMS URI (scheme://...; see docs/sign-verify.md); password from COSIGN_PASSWORD or --password-file")
-	fl.BoolVar(&f.keyless, "keyless", false, "sign keylessly: Fulcio certificate for the CI's OIDC identity, Rekor entry")
+	o := &f.opts
+	fl.StringVar(&o.Key, "key", "", "cosign private key file, or KMS URI (scheme://...; see docs/sign-verify.md); password from COSIGN_PASSWORD or --password-file")
+	fl.BoolVar(&o.Keyless, "keyless", false, "sign keylessly: Fulcio certificate for the CI's OIDC identity, Rekor entry")
 	fl.StringVar(&f.passwordFile, "password-file", "", "file holding the private key password (default: $COSIGN_PASSWORD)")
-	fl.StringVar(&f.fulcioURL, "fulcio-url", sign.DefaultFulcioURL, "Fulcio instance for --keyless")
-	fl.StringVar(&f.rekorURL, "rekor-url", sign.DefaultRekorURL, "Rekor instance (--keyless, or --key with --tlog-upload)")
-	fl.BoolVar(&f.tlogUpload, "tlog-upload", false, "with --key: also record the signature in Rekor (public log; keyless always does)")
-	fl.BoolVar(&f.insecureNoTlog, "insecure-skip-tlog-upload", false, "with --keyless: do not record in Rekor (signatures then verify only while the 10-minute certificate is valid)")
+	fl.StringVar(&o.FulcioURL, "fulcio-url", sign.DefaultFulcioURL, "Fulcio instance for --keyless")
+	fl.StringVar(&o.RekorURL, "rekor-url", sign.DefaultRekorURL, "Rekor instance (--keyless, or --key with --tlog-upload)")
+	fl.BoolVar(&o.TlogUpload, "tlog-upload", false, "with --key: also record the signature in Rekor (public log; keyless always does)")
+	fl.BoolVar(&o.InsecureSkipTlogUpload, "insecure-skip-tlog-upload", false, "with --keyless: do not record in Rekor (signatures then verify only while the 10-minute certificate is valid)")
 	fl.StringVar(&f.identityTokenFile, "identity-token-file", "", "file holding the OIDC token for --keyless (default: SIGSTORE_ID_TOKEN, or the GitHub Actions token service)")
-	fl.StringArrayVarP(&f.annotations, "annotation", "a", nil, "extra signed annotation KEY=VALUE (repeatable)")
-	fl.StringVar(&f.revision, "git-revision", "", "git revision to sign as a claim (default: the image's revision annotation, else GITHUB_SHA / CI_COMMIT_SHA)")
-	fl.BoolVar(&f.sbom, "sbom", true, "attach an SPDX SBOM attestation (files under --sbom-path, Go modules of the binaries)")
-	fl.StringSliceVar(&f.sbomPaths, "sbom-path", nil, "image path prefixes the SBOM lists (default: opt/fullsend/, usr/local/bin/fullsend, usr/bin/fullsend)")
-	fl.BoolVar(&f.sbomAllLayers, "sbom-all-layers", false, "list files from every layer, not only the layers fullsend image build added (reads the whole base image)")
-	fl.BoolVar(&f.provenance, "provenance", true, "attach a SLSA provenance v1 attestation")
-	fl.StringVar(&f.builderID, "builder-id", "", "SLSA builder id (default: the CI workflow / runner; required outside CI with --provenance)")
+	fl.StringArrayVarP(&o.Annotations, "annotation", "a", nil, "extra signed annotation KEY=VALUE (repeatable)")
+	fl.StringVar(&o.GitRevision, "git-revision", "", "git revision to sign as a claim (default: the image's revision annotation, else GITHUB_SHA / CI_COMMIT_SHA)")
+	fl.BoolVar(&o.SBOM, "sbom", true, "attach an SPDX SBOM attestation (files under --sbom-path, Go modules of the binaries)")
+	fl.StringSliceVar(&o.SBOMPaths, "sbom-path", nil, "image path prefixes the SBOM lists (default: opt/fullsend/, usr/local/bin/fullsend, usr/bin/fullsend)")
+	fl.BoolVar(&o.SBOMAllLayers, "sbom-all-layers", false, "list files from every layer, not only the layers fullsend image build added (reads the whole base image)")
+	fl.BoolVar(&o.Provenance, "provenance", true, "attach a SLSA provenance v1 attestation")
+	fl.StringVar(&o.BuilderID, "builder-id", "", "SLSA builder id (default: the CI workflow / runner; required outside CI with --provenance)")
+}
+
+// options returns the signing options, with the password and the OIDC
+// token read from the flags' files when the signer is made.
+func (f *signFlags) options() publish.SignOptions {
+	o := f.opts
+	o.Password = f.readPassword
+	if f.identityTokenFile != "" {
+		o.IDToken = func() (string, error) {
+			b, err := os.ReadFile(f.identityTokenFile)
+			if err != nil {
+				return "", fmt.Errorf("reading --identity-token-file: %w", err)
+			}
+			return strings.TrimSpace(string(b)), nil
+		}
+	}
+	return o
 }
 
 // readPassword returns the private key password from --password-file or
@@ -71,107 +72,6 @@ func (f *signFlags) readPassword() ([]byte, error) {
 		return []byte(strings.TrimRight(string(b), "\r\n")), nil
 	}
 	return []byte(os.Getenv("COSIGN_PASSWORD")), nil
-}
-
-func (f *signFlags) validate() error {
-	switch {
-	case f.key == "" && !f.keyless:
-		return usageErrorf("choose a signer: --key cosign.key (or a KMS URI) or --keyless")
-	case f.key != "" && f.keyless:
-		return usageErrorf("--key and --keyless are exclusive")
-	case f.keyless && f.tlogUpload:
-		return usageErrorf("--tlog-upload is for --key; --keyless always uploads (see --insecure-skip-tlog-upload)")
-	case !f.keyless && f.insecureNoTlog:
-		return usageErrorf("--insecure-skip-tlog-upload is for --keyless")
-	}
-	return nil
-}
-
-// signer loads the key or obtains the keyless certificate.
-func (f *signFlags) signer(ctx context.Context) (*sign.Signer, error) {
-	if err := f.validate(); err != nil {
-		return nil, err
-	}
-	if f.keyless {
-		o := sign.KeylessOptions{FulcioURL: f.fulcioURL, RekorURL: f.rekorURL, NoTlogUpload: f.insecureNoTlog}
-		if f.identityTokenFile != "" {
-			b, err := os.ReadFile(f.identityTokenFile)
-			if err != nil {
-				return nil, fmt.Errorf("reading --identity-token-file: %w", err)
-			}
-			o.IDToken = strings.TrimSpace(string(b))
-		}
-		return sign.NewKeyless(ctx, o)
-	}
-	pass, err := f.readPassword()
-	if err != nil {
-		return nil, err
-	}
-	sv, err := sign.LoadPrivateKey(ctx, f.key, pass)
-	if err != nil {
-		return nil, err
-	}
-	s, err := sign.NewKeyed(sv)
-	if err != nil {
-		return nil, err
-	}
-	if f.tlogUpload {
-		tl, err := sign.NewRekor(f.rekorURL)
-		if err != nil {
-			return nil, err
-		}
-		s.WithTransparencyLog(tl)
-	}
-	return s, nil
-}
-
-// options builds the claims and attestation requests for a subject whose
-// manifest carries annotations.
-func (f *signFlags) options(annotations map[string]string, params map[string]any, baseImage string) (sign.Options, error) {
-	extra := map[string]string{}
-	for _, a := range f.annotations {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" {
-			return sign.Options{}, usageErrorf("--annotation %q: want KEY=VALUE", a)
-		}
-		extra[k] = v
-	}
-	ci := sign.DetectCI(os.Getenv)
-	rev := f.revision
-	if rev == "" {
-		rev = annotations[image.AnnotationRevision]
-	}
-	if rev == "" {
-		rev = ci.Revision
-	}
-	o := sign.Options{Claims: sign.Claims{
-		PoliciesDigest:  annotations[image.AnnotationPoliciesDigest],
-		GitRevision:     rev,
-		FullsendVersion: version.String(),
-		RunURL:          ci.RunURL,
-		Extra:           extra,
-	}}
-	if f.sbom {
-		o.SBOM = &sign.SBOMOptions{Paths: f.sbomPaths, Tool: "fullsend-" + version.String(), AllLayers: f.sbomAllLayers}
-	}
-	if f.provenance {
-		builder := f.builderID
-		if builder == "" {
-			builder = ci.BuilderID
-		}
-		if builder == "" {
-			return o, usageErrorf("--provenance needs a builder id outside GitHub Actions / GitLab CI: pass --builder-id URI (or --provenance=false)")
-		}
-		src := ci.SourceRepo
-		if src == "" && annotations[image.AnnotationSource] != "" {
-			src = "git+" + annotations[image.AnnotationSource]
-		}
-		o.Provenance = &sign.Provenance{
-			BuilderID: builder, SourceRepo: src, SourceRevision: rev, SourceRef: ci.Ref,
-			Parameters: params, BaseImage: baseImage, InvocationID: ci.RunURL, FullsendVersion: version.String(),
-		}
-	}
-	return o, nil
 }
 
 func newImageSignCmd() *cobra.Command {
@@ -210,69 +110,15 @@ the fullsend version and the CI run URL.`,
 	return cmd
 }
 
+// runImageSign is flags -> publish.SignImageOptions -> publish.SignImage.
 func runImageSign(ctx context.Context, stderr io.Writer, f *signFlags, ref, layoutDir string) (*sign.Result, error) {
-	if err := f.validate(); err != nil {
-		return nil, err
-	}
-	ropts := image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(os.Getenv)})
-	var subj sign.Subject
-	var ann map[string]string
-	var err error
-	if layoutDir != "" {
-		subj, ann, err = layoutSubject(layoutDir, ref)
-	} else {
-		subj, ann, err = remoteSubject(stderr, ref, ropts)
-	}
+	res, err := publish.SignImage(ctx, publish.SignImageOptions{
+		Image: ref, OCILayout: layoutDir, Sign: f.options(), Getenv: os.Getenv, Log: stderr,
+	})
 	if err != nil {
-		return nil, err
+		return nil, cliError(err, nil)
 	}
-	opts, err := f.options(ann, nil, baseRef(ann))
-	if err != nil {
-		return nil, err
-	}
-	s, err := f.signer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	signed, err := s.Sign(ctx, subj, opts)
-	if err != nil {
-		return nil, err
-	}
-	if layoutDir != "" {
-		err = signed.AppendToLayout(layoutDir)
-	} else {
-		err = signed.Push(ctx, ropts...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &signed.Result, nil
-}
-
-// remoteSubject resolves ref (a tag once, logged) and reads the image or
-// index it names.
-func remoteSubject(log io.Writer, ref string, ropts []remote.Option) (sign.Subject, map[string]string, error) {
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		return sign.Subject{}, nil, usageErrorf("image reference %q: %v", ref, err)
-	}
-	desc, err := remote.Get(r, ropts...)
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("reading %s: %w", r, err)
-	}
-	if _, pinned := r.(name.Digest); !pinned {
-		fmt.Fprintf(log, "resolved %s to %s@%s; signing the digest\n", r, r.Context().Name(), desc.Digest)
-	}
-	subj := sign.Subject{Repository: r.Context()}
-	if desc.MediaType.IsIndex() {
-		subj.Index, err = desc.ImageIndex()
-	} else {
-		subj.Image, err = desc.Image()
-	}
-	if err != nil {
-		return subj, nil, fmt.Errorf("reading %s: %w", r, err)
-	}
-	return subj, manifestAnnotations(desc.Manifest), nil
+	return res, nil
 }
 
 func printSignResult(w io.Writer, output string, r *sign.Result) error {
@@ -280,7 +126,7 @@ func printSignResult(w io.Writer, output string, r *sign.Result) error {
 		return writeJSON(w, r)
 	}
 	fmt.Fprintf(w, "signed %s\n  signer:       %s\n  transparency: %s\n", r.Ref, r.Signer, r.Transparency)
-	for _, k := range sortedAnnotationKeys(r.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
 		fmt.Fprintf(w, "  claim:        %s=%s\n", k, r.Annotations[k])
 	}
 	for _, a := range r.Attestations {
@@ -313,7 +159,7 @@ overwritten.`,
 			}
 			priv, pub := prefix+".key", prefix+".pub"
 			if err := sign.GenerateKeyPair(priv, pub, pass); err != nil {
-				return err
+				return cliError(err, nil)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "private key: %s (mode 0600, encrypted)\npublic key:  %s\n", priv, pub)
 			return nil
@@ -322,159 +168,4 @@ overwritten.`,
 	cmd.Flags().StringVar(&prefix, "output-prefix", "cosign", "write PREFIX.key and PREFIX.pub")
 	cmd.Flags().StringVar(&passwordFile, "password-file", "", "file holding the password (default: $COSIGN_PASSWORD)")
 	return cmd
-}
-
-// baseRef is the base image by digest, from the base.name and
-// base.digest annotations, or "" when they are not both present.
-func baseRef(ann map[string]string) string {
-	n, d := ann[image.AnnotationBaseName], ann[image.AnnotationBaseDigest]
-	if n == "" || d == "" {
-		return ""
-	}
-	if r, err := name.ParseReference(n); err == nil {
-		return r.Context().Name() + "@" + d
-	}
-	return ""
-}
-
-func manifestAnnotations(raw []byte) map[string]string {
-	var m struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if json.Unmarshal(raw, &m) != nil || m.Annotations == nil {
-		return map[string]string{}
-	}
-	return m.Annotations
-}
-
-func sortedAnnotationKeys(m map[string]string) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// errNoLayoutSubject reports a layout without one unambiguous image.
-var errNoLayoutSubject = errors.New("no unambiguous image in the OCI layout")
-
-// layoutSubject reads the image (or index) of an OCI layout to sign. ref
-// names the repository the signature is for; with @sha256:... it also
-// selects the manifest when the layout holds several.
-func layoutSubject(dir, ref string) (sign.Subject, map[string]string, error) {
-	repoStr, want, _ := strings.Cut(ref, "@")
-	repo, err := name.NewRepository(repoStr)
-	if err != nil {
-		return sign.Subject{}, nil, usageErrorf("repository %q: %v (with --oci-layout, IMAGE names the repository the signature is for)", repoStr, err)
-	}
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("opening OCI layout %s: %w", dir, err)
-	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
-	}
-	im, err := ii.IndexManifest()
-	if err != nil {
-		return sign.Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
-	}
-	var cands []v1.Descriptor
-	for _, d := range im.Manifests {
-		switch d.Annotations["kind"] {
-		case "dev.cosignproject.cosign/sigs", "dev.cosignproject.cosign/atts":
-			continue
-		}
-		if want == "" || d.Digest.String() == want {
-			cands = append(cands, d)
-		}
-	}
-	if len(cands) != 1 {
-		return sign.Subject{}, nil, fmt.Errorf("%s: %w (%d candidates; pass REPO@sha256:... to pick one)", dir, errNoLayoutSubject, len(cands))
-	}
-	subj := sign.Subject{Repository: repo}
-	var raw []byte
-	if cands[0].MediaType.IsIndex() {
-		if subj.Index, err = ii.ImageIndex(cands[0].Digest); err == nil {
-			raw, err = subj.Index.RawManifest()
-		}
-	} else {
-		if subj.Image, err = ii.Image(cands[0].Digest); err == nil {
-			raw, err = subj.Image.RawManifest()
-		}
-	}
-	if err != nil {
-		return subj, nil, fmt.Errorf("reading %s in %s: %w", cands[0].Digest, dir, err)
-	}
-	return subj, manifestAnnotations(raw), nil
-}
-
-// buildSigning is `image build --sign`: the signer is ready before the
-// build (a wrong password fails fast), the signatures are made on the
-// locally computed digest right after it, and written with the outputs:
-// into the OCI layout before any push, and to each registry after the image.
-type buildSigning struct {
-	f      *signFlags
-	signer *sign.Signer
-	signed []*sign.Signed
-}
-
-func newBuildSigning(ctx context.Context, f *signFlags, tags []name.Tag, layoutDir string, push bool) (*buildSigning, error) {
-	if len(tags) == 0 {
-		return nil, usageErrorf("--sign needs --tag REGISTRY/REPO:TAG: the signature names the repository")
-	}
-	if !push && layoutDir == "" {
-		return nil, usageErrorf("--sign needs --push or --oci-layout to store the signature")
-	}
-	s, err := f.signer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &buildSigning{f: f, signer: s}, nil
-}
-
-// sign signs the build once per repository named by tags.
-func (b *buildSigning) sign(ctx context.Context, res *image.Result, tags []name.Tag, params map[string]any) error {
-	if b.f.revision == "" {
-		b.f.revision = res.Annotations[image.AnnotationRevision]
-	}
-	base := ""
-	if res.BaseDigest.Hex != "" && res.BaseName != "" {
-		base = baseRef(map[string]string{image.AnnotationBaseName: res.BaseName, image.AnnotationBaseDigest: res.BaseDigest.String()})
-	}
-	opts, err := b.f.options(res.Annotations, params, base)
-	if err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, t := range tags {
-		repo := t.Context()
-		if seen[repo.Name()] {
-			continue
-		}
-		seen[repo.Name()] = true
-		sd, err := b.signer.Sign(ctx, sign.Subject{Repository: repo, Image: res.Image, Index: res.Index}, opts)
-		if err != nil {
-			return err
-		}
-		b.signed = append(b.signed, sd)
-	}
-	return nil
-}
-
-// writeLayout stores the first repository's signature in the OCI layout.
-func (b *buildSigning) writeLayout(dir string) error { return b.signed[0].AppendToLayout(dir) }
-
-// push writes every repository's signature next to the pushed image.
-func (b *buildSigning) push(ctx context.Context, ropts ...remote.Option) error {
-	for _, sd := range b.signed {
-		if err := sd.Push(ctx, ropts...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (b *buildSigning) results() []sign.Result {
-	var out []sign.Result
-	for _, sd := range b.signed {
-		out = append(out, sd.Result)
-	}
-	return out
 }

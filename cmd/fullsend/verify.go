@@ -101,21 +101,16 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
 func (f *verifyFlags) options(ctx context.Context, stderr io.Writer, img string) (verify.Options, error) {
 	o := verify.Options{
 		Image: img, Layout: f.layout, RequireDigest: f.requireDigest, Keys: f.keys,
-		TrustedRoot: f.trustedRoot, Repository: f.repository, Annotations: map[string]string{},
+		TrustedRoot: f.trustedRoot, Repository: f.repository,
 		RequireTlog: f.requireTlog, InsecureIgnoreTlog: f.ignoreTlog, InsecureIgnoreSCT: f.ignoreSCT,
 		RequireProvenance: f.requireProvenance, RequireSBOM: f.requireSBOM,
 		ProvenanceBuilderID: f.builderID, ProvenanceSourceRepo: f.sourceRepo,
 		Remote: image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(os.Getenv)}),
 		Log:    stderr,
 	}
-	if f.identity != "" || f.identityR != "" || f.issuer != "" || f.issuerR != "" {
-		if (f.identity != "" && f.identityR != "") || (f.issuer != "" && f.issuerR != "") {
-			return o, usageErrorf("give either the exact value or the regexp for the certificate identity and issuer, not both")
-		}
-		o.Identity = &sign.Identity{Subject: f.identity, SubjectRegexp: f.identityR, Issuer: f.issuer, IssuerRegexp: f.issuerR}
-		if err := o.Identity.Validate(); err != nil {
-			return o, usageErrorf("%v", err)
-		}
+	var err error
+	if o.Identity, err = f.keylessIdentity(); err != nil {
+		return o, err
 	}
 	if len(f.keys) == 0 && o.Identity == nil {
 		return o, usageErrorf("no signer: pass --key cosign.pub (repeatable) or --certificate-identity and --certificate-oidc-issuer")
@@ -123,20 +118,43 @@ func (f *verifyFlags) options(ctx context.Context, stderr io.Writer, img string)
 	if f.ignoreTlog && f.requireTlog {
 		return o, usageErrorf("--require-tlog and --insecure-ignore-tlog contradict each other")
 	}
+	o.Annotations, err = f.requiredAnnotations()
+	return o, err
+}
+
+// keylessIdentity is the certificate identity and issuer of the flags, or
+// nil when none is given.
+func (f *verifyFlags) keylessIdentity() (*sign.Identity, error) {
+	if f.identity == "" && f.identityR == "" && f.issuer == "" && f.issuerR == "" {
+		return nil, nil
+	}
+	if (f.identity != "" && f.identityR != "") || (f.issuer != "" && f.issuerR != "") {
+		return nil, usageErrorf("give either the exact value or the regexp for the certificate identity and issuer, not both")
+	}
+	id := &sign.Identity{Subject: f.identity, SubjectRegexp: f.identityR, Issuer: f.issuer, IssuerRegexp: f.issuerR}
+	if err := id.Validate(); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return id, nil
+}
+
+// requiredAnnotations are the -a KEY=VALUE claims, with --policies-digest.
+func (f *verifyFlags) requiredAnnotations() (map[string]string, error) {
+	out := map[string]string{}
 	for _, a := range f.annotations {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
-			return o, usageErrorf("--annotation %q: want KEY=VALUE", a)
+			return out, usageErrorf("--annotation %q: want KEY=VALUE", a)
 		}
-		o.Annotations[k] = v
+		out[k] = v
 	}
 	if f.policiesDigest != "" {
-		if old, ok := o.Annotations[sign.AnnotationPoliciesDigest]; ok && old != f.policiesDigest {
-			return o, usageErrorf("--policies-digest and -a %s disagree", sign.AnnotationPoliciesDigest)
+		if old, ok := out[sign.AnnotationPoliciesDigest]; ok && old != f.policiesDigest {
+			return out, usageErrorf("--policies-digest and -a %s disagree", sign.AnnotationPoliciesDigest)
 		}
-		o.Annotations[sign.AnnotationPoliciesDigest] = f.policiesDigest
+		out[sign.AnnotationPoliciesDigest] = f.policiesDigest
 	}
-	return o, nil
+	return out, nil
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, img string) error {
@@ -149,7 +167,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, im
 	}
 	res, err := verify.Verify(ctx, o)
 	if err != nil {
-		return fmt.Errorf("verification FAILED: %w", err)
+		return cliError(fmt.Errorf("verification FAILED: %w", err), nil)
 	}
 	if f.githubOutput {
 		if _, err := verify.WriteGitHub(res, os.Getenv); err != nil {
