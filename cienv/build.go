@@ -54,18 +54,26 @@ func (e Env) RunURL() string {
 	return ""
 }
 
-// SourceRepo is the repository in SLSA's URI form, git+https://HOST/PATH:
-// GitHub's GITHUB_SERVER_URL and GITHUB_REPOSITORY; GitLab's CI_PROJECT_URL.
-func (e Env) SourceRepo() string {
+// RepositoryURL is the web address of the job's repository, as the OCI
+// org.opencontainers.image.source annotation wants it: GitHub's
+// GITHUB_SERVER_URL/GITHUB_REPOSITORY; GitLab's CI_PROJECT_URL.
+func (e Env) RepositoryURL() string {
 	switch e.Kind() {
 	case GitHubActions:
 		if repo := e.get(GitHubRepository); repo != "" {
-			return "git+" + e.githubServer() + "/" + repo
+			return e.githubServer() + "/" + repo
 		}
 	case GitLabCI:
-		if u := e.get(GitLabProjectURL); u != "" {
-			return "git+" + u
-		}
+		return e.get(GitLabProjectURL)
+	}
+	return ""
+}
+
+// SourceRepo is the repository in SLSA's URI form, git+https://HOST/PATH
+// (RepositoryURL with the git+ scheme prefix).
+func (e Env) SourceRepo() string {
+	if u := e.RepositoryURL(); u != "" {
+		return "git+" + u
 	}
 	return ""
 }

@@ -240,3 +240,29 @@ func fmtFacts(f facts) string {
 	}
 	return b.String()
 }
+
+// TestRepositoryURL: the OCI source annotation is the repository's web
+// address, and SLSA's source is the same address with git+.
+func TestRepositoryURL(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"github", githubEnv(), "https://github.com/octocat/Hello-World"},
+		{"github enterprise", with(githubEnv(), "GITHUB_SERVER_URL", "https://ghe.example.com/"), "https://ghe.example.com/octocat/Hello-World"},
+		{"gitlab", gitlabEnv(), gitlabEnv()["CI_PROJECT_URL"]},
+		{"local", map[string]string{"GITHUB_REPOSITORY": "o/r", "CI_PROJECT_URL": "https://x"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := detect(tt.env)
+			if got := e.RepositoryURL(); got != tt.want {
+				t.Errorf("RepositoryURL() = %q, want %q", got, tt.want)
+			}
+			if want := "git+" + tt.want; tt.want != "" && e.SourceRepo() != want {
+				t.Errorf("SourceRepo() = %q, want %q", e.SourceRepo(), want)
+			}
+		})
+	}
+}

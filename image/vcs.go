@@ -46,15 +46,6 @@ func GitRevision(ctx context.Context, dir string) string {
 	return out
 }
 
-// SourceURL returns the repository URL from the CI environment (GitHub
-// Actions or GitLab CI), or "".
-func SourceURL(getenv func(string) string) string {
-	if server, repo := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"); server != "" && repo != "" {
-		return strings.TrimSuffix(server, "/") + "/" + repo
-	}
-	return getenv("CI_PROJECT_URL")
-}
-
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	out, err := cmd.Output()

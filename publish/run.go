@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 	"github.com/fullsend-ai/agent-sandbox/sign"
@@ -221,7 +222,7 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 		bo.Revision = image.GitRevision(ctx, o.Dir)
 	}
 	if bo.SourceURL == "" {
-		bo.SourceURL = image.SourceURL(o.getenv)
+		bo.SourceURL = cienv.Detect(o.getenv).RepositoryURL()
 	}
 	if bo.Version == "" {
 		bo.Version = DefaultVersion(ctx, o.Dir)

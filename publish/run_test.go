@@ -181,7 +181,7 @@ func TestImageOptionsDefaults(t *testing.T) {
 	o := goldenOptions(t)
 	o.Version, o.Revision, o.SourceURL, o.CacheDir = "", "", "", ""
 	o.NoCache = true
-	o.Getenv = env(map[string]string{"SOURCE_DATE_EPOCH": "0", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/agents"})
+	o.Getenv = env(map[string]string{"SOURCE_DATE_EPOCH": "0", "GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/agents"})
 	dir := t.TempDir()
 	o.Dir = dir // not a git work tree
 	bo, err := o.ImageOptions(context.Background())
