@@ -234,7 +234,10 @@ func (x *run) outputs() []string {
 	return out
 }
 
-// download fetches the declared outputs and strips symlinks and git hooks.
+// download fetches the declared outputs. Outputs are untrusted data: each
+// lands in a private staging directory, is sanitized there (Sanitize) and
+// only then renamed into OutputDir/<basename>; a failed download leaves
+// nothing of that output behind.
 func (x *run) download(ctx context.Context) error {
 	outputs := x.outputs()
 	if len(outputs) == 0 {
@@ -262,18 +265,84 @@ func (x *run) download(ctx context.Context) error {
 			return fmt.Errorf("%w: outputs %s and %s would both land in %s", ErrPolicy, prev, remote, dest)
 		}
 		dests[dest] = remote
-		if err := x.d.Download(ctx, x.res.Sandbox, remote, dest); err != nil {
-			return fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+		if err := x.refuseReplacing(dest); err != nil {
+			return err
 		}
-		removed, err := Sanitize(dest)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrSandbox, err)
-		}
+		removed, err := x.fetchOutput(ctx, remote, dest)
 		for _, r := range removed {
-			x.logf("removed %s from downloaded %s (symlink, special file or .git/hooks)", r, remote)
-			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r))
+			x.logf("removed %q from downloaded %s: %s", r.path, remote, r.why)
+			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r.path))
 		}
-		x.res.Outputs = append(x.res.Outputs, dest)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Lstat(dest); err == nil {
+			x.res.Outputs = append(x.res.Outputs, dest)
+		}
+	}
+	return nil
+}
+
+// fetchOutput downloads remote into a staging directory (0700) created in
+// dest's directory, so that the final rename stays on one file system,
+// sanitizes it and renames it to dest, replacing what was there. On any
+// error it removes the staging directory: no partial or unsanitized tree is
+// ever at dest, and none is left next to it.
+func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []removal, err error) {
+	stage, err := os.MkdirTemp(filepath.Dir(dest), ".fullsend-download-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, err)
+	}
+	defer func() {
+		if rerr := removeTree(stage); rerr != nil && err == nil {
+			err = fmt.Errorf("%w: download %s: removing the staging directory: %w", ErrSandbox, remote, rerr)
+		}
+	}()
+	staged := filepath.Join(stage, filepath.Base(dest))
+	if err := x.d.Download(ctx, x.res.Sandbox, remote, staged); err != nil {
+		return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+	}
+	removed, err = sanitize(staged)
+	if err != nil {
+		return removed, fmt.Errorf("%w: %w", ErrSandbox, err)
+	}
+	if _, err := os.Lstat(staged); os.IsNotExist(err) {
+		return removed, nil // the whole output was removed
+	}
+	// A previous output of the same name is replaced, not merged into: it
+	// moves into the staging directory and goes with it.
+	if _, err := os.Lstat(dest); err == nil {
+		if err := os.Rename(dest, filepath.Join(stage, "previous")); err != nil {
+			return removed, fmt.Errorf("%w: download %s: replacing %s: %w", ErrSandbox, remote, dest, err)
+		}
+	}
+	if err := os.Rename(staged, dest); err != nil {
+		return removed, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, err)
+	}
+	return removed, nil
+}
+
+// refuseReplacing stops an output that would replace the workspace or a
+// directory holding the current directory: outputs replace what was at
+// their destination, and that is never the job's own checkout.
+func (x *run) refuseReplacing(dest string) error {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return fmt.Errorf("%w: output %s: %w", ErrSandbox, dest, err)
+	}
+	var keep []string
+	if wd, err := os.Getwd(); err == nil {
+		keep = append(keep, wd)
+	}
+	if x.req.Workspace != "" {
+		if ws, err := filepath.Abs(x.req.Workspace); err == nil {
+			keep = append(keep, ws)
+		}
+	}
+	for _, k := range keep {
+		if k == abs || strings.HasPrefix(k, abs+string(filepath.Separator)) {
+			return fmt.Errorf("%w: output %s would replace %s: choose another artifacts directory", ErrPolicy, dest, k)
+		}
 	}
 	return nil
 }

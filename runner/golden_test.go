@@ -17,6 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // rewrite them after an intended change).
 func TestCallTranscript(t *testing.T) {
 	runDir := regexp.MustCompile(`fullsend-run-[0-9]+`)
+	stageDir := regexp.MustCompile(`\.fullsend-download-[0-9]+`)
 	for _, version := range []string{"0.0.83", "0.0.111"} {
 		t.Run(version, func(t *testing.T) {
 			h := newHarness(t, CIGitHub)
@@ -40,6 +41,7 @@ func TestCallTranscript(t *testing.T) {
 				c = strings.ReplaceAll(c, wsRoot, "$WS")
 				c = strings.ReplaceAll(c, out, "$OUT")
 				c = runDir.ReplaceAllString(c, "fullsend-run-N")
+				c = stageDir.ReplaceAllString(c, ".fullsend-download-N")
 				b.WriteString(c + "\n")
 			}
 			golden := filepath.Join("testdata", "golden", "calls-v"+version+".txt")

@@ -56,8 +56,10 @@ func TestRunHappyPath(t *testing.T) {
 				"openshell sandbox get " + res.Sandbox + " --policy-only",
 				"openshell sandbox upload " + res.Sandbox + " ",
 				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- claude --print --agent triage --permission-mode plan",
-				"openshell sandbox download " + res.Sandbox + " /sandbox/report " + filepath.Join(outDir, "report"),
-				"openshell sandbox download " + res.Sandbox + " /sandbox/repo/out " + filepath.Join(outDir, "out"),
+				// Outputs land in a private staging directory next to their
+				// destination first, and are renamed into place once sanitized.
+				"openshell sandbox download " + res.Sandbox + " /sandbox/report " + filepath.Join(outDir, ".fullsend-download-"),
+				"openshell sandbox download " + res.Sandbox + " /sandbox/repo/out " + filepath.Join(outDir, ".fullsend-download-"),
 				"openshell sandbox delete " + res.Sandbox,
 			} {
 				if !strings.Contains(calls, want) {
@@ -83,8 +85,8 @@ func TestRunHappyPath(t *testing.T) {
 			if _, err := os.Lstat(filepath.Join(outDir, "out", "escape")); !os.IsNotExist(err) {
 				t.Errorf("symlink survived download: %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(outDir, "out", "repo", ".git", "hooks")); !os.IsNotExist(err) {
-				t.Errorf(".git/hooks survived download: %v", err)
+			if _, err := os.Stat(filepath.Join(outDir, "out", "repo", ".git")); !os.IsNotExist(err) {
+				t.Errorf(".git survived download: %v", err)
 			}
 			if b, err := os.ReadFile(filepath.Join(outDir, "report", "summary.md")); err != nil || string(b) != "summary\n" {
 				t.Errorf("declared output report/summary.md = %q, %v", b, err)
@@ -93,7 +95,7 @@ func TestRunHappyPath(t *testing.T) {
 				t.Errorf("runtime_env not passed to the runtime:\n%s", h.stdout.String())
 			}
 			if len(res.Removed) != 2 {
-				t.Errorf("removed %v, want the symlink and the hooks dir", res.Removed)
+				t.Errorf("removed %v, want the symlink and the .git dir", res.Removed)
 			}
 		})
 	}

@@ -22,7 +22,8 @@
 //	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
 //	    create-once, name-taken-once, never-ready, phase-error, policy-differs, policy-failed,
 //	    policy-pending, load-pending, load-failed, exec-exit=N,
-//	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete
+//	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete,
+//	    download-partial[=SANDBOX_PATH] (the files land, then the download fails)
 //
 // Run as `openshell-gateway` (a copy or link of this binary with that name)
 // it pretends to be the gateway: it writes STATE/gateway.pid and waits for

@@ -342,6 +342,10 @@ func (f *fake) download(args []string) int {
 	if err := copyTree(src, dest); err != nil {
 		return fail(1, "download failed: %v", err)
 	}
+	// download-partial[=PATH]: the tar stream breaks after the files landed.
+	if p, ok := f.fails["download-partial"]; ok && (p == "" || p == fl.pos[1]) {
+		return fail(1, "download failed: connection reset by peer (injected)")
+	}
 	return 0
 }
 
