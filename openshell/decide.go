@@ -294,21 +294,29 @@ func requestMatches(m *Match, r *Request, path string, allow bool) bool {
 		return false
 	}
 	for name, qm := range m.Query {
-		vals := r.Query[name]
-		if len(vals) == 0 {
-			return false
-		}
-		matched := 0
-		for _, v := range vals {
-			if queryValueMatches(qm, v) {
-				matched++
-			}
-		}
-		if (allow && matched != len(vals)) || (!allow && matched == 0) {
+		if !queryParamMatches(qm, r.Query[name], allow) {
 			return false
 		}
 	}
 	return true
+}
+
+// queryParamMatches matches the values of one query parameter: present,
+// and all of them (allow rules) or any of them (deny rules) matching.
+func queryParamMatches(qm QueryMatch, vals []string, allow bool) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	matched := 0
+	for _, v := range vals {
+		if queryValueMatches(qm, v) {
+			matched++
+		}
+	}
+	if allow {
+		return matched == len(vals)
+	}
+	return matched > 0
 }
 
 // GlobMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own

@@ -43,38 +43,13 @@ func (c *checker) protocols() string {
 func (c *checker) checkL7(ep *obj, ports []int64) {
 	proto := ep.str("protocol")
 	pn, pp := ep.pos("protocol"), ep.sub("protocol")
-	if proto != "" && !slices.Contains(knownProtocols, proto) {
-		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
-		switch {
-		case slices.Contains(knownProtocols, strings.ToLower(proto)):
-			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
-				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
-		case c.supports(FeatureUnknownProtocolReject):
-			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
-		default:
-			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
-		}
-		return
-	}
-	if f, ok := protocolFeature[proto]; ok && !c.supports(f) {
-		since, _ := Since(f)
-		c.errorf(pn, pp, CodeProtocol, fmt.Sprintf("target OpenShell %s or later, or use one of: %s", since, c.protocols()),
-			"protocol %q needs OpenShell %s; %s does not know it", proto, since, c.version)
+	if !c.checkProtocol(pn, pp, proto) {
 		return
 	}
 	c.checkTLS(ep, proto, ports)
 	switch proto {
 	case ProtocolTCP:
-		var present []string
-		for _, f := range tcpForbiddenFields {
-			if presentField(ep, f) {
-				present = append(present, f)
-			}
-		}
-		if len(present) > 0 {
-			c.errorf(ep.pos(present[0]), ep.sub(present[0]), CodeTCPL7Fields, "remove them, or pick an L7 protocol such as rest",
-				"protocol tcp does not support L7-only fields: %s", strings.Join(present, ", "))
-		}
+		c.checkTCPFields(ep)
 		return
 	case "":
 		c.checkNoProtocol(ep)
@@ -90,6 +65,45 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
 	c.checkProtocolSpecific(ep, proto)
+}
+
+// checkProtocol reports an unknown protocol, or one the target version
+// does not know; false when it reported one.
+func (c *checker) checkProtocol(pn *yaml.Node, pp, proto string) bool {
+	if proto != "" && !slices.Contains(knownProtocols, proto) {
+		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
+		switch {
+		case slices.Contains(knownProtocols, strings.ToLower(proto)):
+			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
+				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
+		case c.supports(FeatureUnknownProtocolReject):
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
+		default:
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
+		}
+		return false
+	}
+	if f, ok := protocolFeature[proto]; ok && !c.supports(f) {
+		since, _ := Since(f)
+		c.errorf(pn, pp, CodeProtocol, fmt.Sprintf("target OpenShell %s or later, or use one of: %s", since, c.protocols()),
+			"protocol %q needs OpenShell %s; %s does not know it", proto, since, c.version)
+		return false
+	}
+	return true
+}
+
+// checkTCPFields reports L7-only fields on a protocol tcp endpoint.
+func (c *checker) checkTCPFields(ep *obj) {
+	var present []string
+	for _, f := range tcpForbiddenFields {
+		if presentField(ep, f) {
+			present = append(present, f)
+		}
+	}
+	if len(present) > 0 {
+		c.errorf(ep.pos(present[0]), ep.sub(present[0]), CodeTCPL7Fields, "remove them, or pick an L7 protocol such as rest",
+			"protocol tcp does not support L7-only fields: %s", strings.Join(present, ", "))
+	}
 }
 
 // presentField reports whether an endpoint field holds a non-default value.
@@ -310,14 +324,19 @@ func (c *checker) checkMatch(m *obj, proto, path string) {
 		c.checkIgnoredGraphQLMatch(m, path)
 	}
 	if proto == ProtocolGraphQL {
-		if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
-			c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
-				"unknown GraphQL operation_type %q", t)
-		}
+		c.checkOperationType(m, path)
 	}
 	if (m.has("tool") || m.has("params")) && proto != ProtocolMCP && proto != ProtocolJSONRPC {
 		c.warnf(m.pos("tool"), path, CodeIgnoredField, "remove tool/params, or use protocol mcp",
 			"tool and params are ignored unless protocol is mcp or json-rpc")
+	}
+}
+
+// checkOperationType checks the operation_type of a GraphQL match.
+func (c *checker) checkOperationType(m *obj, path string) {
+	if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
+		c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
+			"unknown GraphQL operation_type %q", t)
 	}
 }
 

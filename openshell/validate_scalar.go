@@ -186,22 +186,27 @@ func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
 		c.errorf(v, path, CodeType, "write true or false, unquoted", "%s must be a boolean, got %s", field, describe(v))
 		return false
 	case kInt:
-		if !isPlain(v) {
-			c.errorf(v, path, CodeType, "remove the quotes", "%s must be an integer, got quoted %q", field, v.Value)
-			return false
-		}
-		n, ok := serdeUint(v.Value)
-		if !ok {
-			c.errorf(v, path, CodeType, "write a plain decimal number", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
-			return false
-		}
-		if n > uint64(max) {
-			c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
-			return false
-		}
-		return true
+		return c.intScalar(v, path, field, max)
 	}
 	return false
+}
+
+// intScalar checks a plain unsigned integer of at most max.
+func (c *checker) intScalar(v *yaml.Node, path, field string, max int64) bool {
+	if !isPlain(v) {
+		c.errorf(v, path, CodeType, "remove the quotes", "%s must be an integer, got quoted %q", field, v.Value)
+		return false
+	}
+	n, ok := serdeUint(v.Value)
+	if !ok {
+		c.errorf(v, path, CodeType, "write a plain decimal number", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
+		return false
+	}
+	if n > uint64(max) {
+		c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
+		return false
+	}
+	return true
 }
 
 // globString checks a matcher glob. Matchers are untagged enums in
