@@ -271,13 +271,7 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 	for _, el := range elems {
 		items, err := SplitToolList(el.value)
 		if err != nil {
-			var le *ToolListError
-			off := 0
-			msg := err.Error()
-			if errors.As(err, &le) {
-				off, msg = le.Offset, le.Message
-			}
-			d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
+			d.toolListError(el, err)
 			clean = false
 			continue
 		}
@@ -287,14 +281,8 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 				field = el.field
 			}
 			idx++
-			r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
-			if err != nil {
-				var re *RuleError
-				if errors.As(err, &re) {
-					d.errAt(re.Pos, field, re.Message, re.Hint)
-				} else {
-					d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
-				}
+			r, ok := d.toolRule(el, it, field)
+			if !ok {
 				clean = false
 				continue
 			}
@@ -302,6 +290,33 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 		}
 	}
 	return out, clean
+}
+
+// toolListError reports a tool list string that does not split into rules.
+func (d *decoder) toolListError(el stringItem, err error) {
+	var le *ToolListError
+	off := 0
+	msg := err.Error()
+	if errors.As(err, &le) {
+		off, msg = le.Offset, le.Message
+	}
+	d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
+}
+
+// toolRule parses one rule of a tool list element, reporting it as field
+// when it does not parse.
+func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (ToolRule, bool) {
+	r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
+	if err == nil {
+		return r, true
+	}
+	var re *RuleError
+	if errors.As(err, &re) {
+		d.errAt(re.Pos, field, re.Message, re.Hint)
+	} else {
+		d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
+	}
+	return ToolRule{}, false
 }
 
 // subtractTools removes from rules every rule that a disallowed rule
