@@ -26,106 +26,130 @@ func parseClaudeAgent(d *decoder, doc *document) *Agent {
 	f := d.fields(doc.root, "", claudeAgentKeys)
 	d.keyHints = nil
 	if v, ok := f["name"]; ok {
-		if s, good := d.str(v.value, "name"); good {
-			a.Name, a.NamePos = s, d.pos(v.value)
-			if !agentNameRE.MatchString(s) {
-				d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q", s),
-					"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
-			} else if stem := strings.TrimSuffix(path.Base(doc.file), ".md"); stem != s {
-				d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q differs from its file name %q", s, stem),
-					"name the file after the agent so both tools and people find it")
-			}
-		}
+		d.claudeAgentName(a, doc, v)
 	} else {
 		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: my-agent")
 	}
 	a.Description = requiredDescription(d, doc.root, f, 0)
 	if v, ok := f["model"]; ok {
-		if s, good := d.str(v.value, "model"); good {
-			if !modelRE.MatchString(s) {
-				d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s),
-					"sonnet, opus, haiku, inherit, or a full model id such as claude-sonnet-4-6@default")
-			} else {
-				a.Model, a.ModelPos = s, d.pos(v.value)
-			}
-		}
+		d.claudeModel(a, v)
 	}
 	if v, ok := f["permissionMode"]; ok {
-		if s, good := d.enum(v.value, "permissionMode", permissionModes...); good {
-			a.PermissionMode = s
-			if s == "bypassPermissions" {
-				d.warnAt(d.pos(v.value), "permissionMode", "bypassPermissions turns off Claude Code's own permission checks",
-					"the sandbox policy is then the only boundary; prefer dontAsk or plan")
-			}
-		}
+		d.claudePermissionMode(a, v)
 	}
 	if v, ok := f["skills"]; ok {
 		a.Skills = d.nameRefs(v.value, "skills", skillNameRE, "a skill name: lowercase letters, digits and single hyphens")
 	}
-	if v, ok := f["mcpServers"]; ok {
-		if v.value.Kind != yaml.SequenceNode && v.value.Kind != yaml.MappingNode {
-			d.errAt(d.pos(v.value), "mcpServers", fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
-		} else {
-			d.warnAt(d.pos(v.key), "mcpServers", "MCP servers are not compiled into the sandbox policy",
-				"declare the servers' endpoints in sandbox.endpoints")
-		}
-	}
-	if v, ok := f["hooks"]; ok {
-		d.mapping(v.value, "hooks")
-	}
-	if v, ok := f["maxTurns"]; ok {
-		d.integer(v.value, "maxTurns", 1, 1<<20)
-	}
-	if v, ok := f["background"]; ok {
-		d.boolean(v.value, "background")
-	}
-	if v, ok := f["effort"]; ok {
-		d.enum(v.value, "effort", effortLevels...)
-	}
-	if v, ok := f["isolation"]; ok {
-		d.enum(v.value, "isolation", isolationModes...)
-	}
-	if v, ok := f["color"]; ok {
-		d.nonEmptyStr(v.value, "color")
-	}
-	if v, ok := f["initialPrompt"]; ok {
-		d.str(v.value, "initialPrompt")
-	}
+	d.checkFields(f, claudeAgentChecks)
 	if v, ok := f["sandbox"]; ok {
 		a.Sandbox = d.sandbox(v.value, "sandbox")
 	}
-
-	// Tools: disallowedTools are removed first, then tools resolve against
-	// the rest (Claude Code's order).
-	var disallowed []ToolRule
-	if v, ok := f["disallowedTools"]; ok {
-		disallowed, _ = d.toolList(v.value, "disallowedTools")
-		a.Disallowed = disallowed
-	}
-	if v, ok := f["tools"]; ok {
-		a.ToolsPos = d.pos(v.value)
-		rules, clean := d.toolList(v.value, "tools")
-		if clean && len(rules) == 0 {
-			d.errAt(a.ToolsPos, "tools", "tools is empty",
-				"list the tools the agent needs, such as Read, Grep, Bash(gh *)")
-		}
-		a.Tools = subtractTools(rules, disallowed)
-		if clean && len(rules) > 0 && len(a.Tools) == 0 {
-			d.errAt(a.ToolsPos, "tools", "tools resolve to nothing: every tool is removed by disallowedTools",
-				"remove the disallowedTools entries that cancel tools, or list the tools the agent needs")
-		}
-	} else {
-		a.ToolsOmitted = true
-		a.ToolsPos = d.pos(doc.root)
-		d.warnAt(a.ToolsPos, "tools", "tools omitted: the agent inherits all tools",
-			"declare tools explicitly; the compiler grants no tool capabilities to an agent without a tools list")
-	}
+	d.claudeTools(a, doc, f)
 	if v, ok := f["memory"]; ok {
 		if s, good := d.enum(v.value, "memory", memoryScopes...); good && a.Name != "" && !a.ToolsOmitted {
 			a.Tools = append(a.Tools, memoryTools(s, a.Name, d.pos(v.value))...)
 		}
 	}
 	return a
+}
+
+// claudeAgentChecks check the subagent fields the compiler does not read,
+// in the order they are reported.
+var claudeAgentChecks = []fieldCheck{
+	{"mcpServers", checkMCPServers},
+	{"hooks", checkMapping},
+	{"maxTurns", checkInteger(1, 1<<20)},
+	{"background", checkBoolean},
+	{"effort", checkEnum(effortLevels...)},
+	{"isolation", checkEnum(isolationModes...)},
+	{"color", checkNonEmpty},
+	{"initialPrompt", checkString},
+}
+
+// claudeAgentName reads the agent's name: Claude Code's name syntax, and
+// (a warning) the same as the file's name.
+func (d *decoder) claudeAgentName(a *Agent, doc *document, v field) {
+	s, good := d.str(v.value, "name")
+	if !good {
+		return
+	}
+	a.Name, a.NamePos = s, d.pos(v.value)
+	if !agentNameRE.MatchString(s) {
+		d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q", s),
+			"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
+	} else if stem := strings.TrimSuffix(path.Base(doc.file), ".md"); stem != s {
+		d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q differs from its file name %q", s, stem),
+			"name the file after the agent so both tools and people find it")
+	}
+}
+
+// claudeModel reads a model alias or full model id.
+func (d *decoder) claudeModel(a *Agent, v field) {
+	s, good := d.str(v.value, "model")
+	if !good {
+		return
+	}
+	if !modelRE.MatchString(s) {
+		d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s),
+			"sonnet, opus, haiku, inherit, or a full model id such as claude-sonnet-4-6@default")
+		return
+	}
+	a.Model, a.ModelPos = s, d.pos(v.value)
+}
+
+// claudePermissionMode reads permissionMode, warning about
+// bypassPermissions.
+func (d *decoder) claudePermissionMode(a *Agent, v field) {
+	s, good := d.enum(v.value, "permissionMode", permissionModes...)
+	if !good {
+		return
+	}
+	a.PermissionMode = s
+	if s == "bypassPermissions" {
+		d.warnAt(d.pos(v.value), "permissionMode", "bypassPermissions turns off Claude Code's own permission checks",
+			"the sandbox policy is then the only boundary; prefer dontAsk or plan")
+	}
+}
+
+// checkMCPServers checks that mcpServers is a list or mapping, and warns
+// that the servers are not compiled.
+func checkMCPServers(d *decoder, v field, name string) {
+	if v.value.Kind != yaml.SequenceNode && v.value.Kind != yaml.MappingNode {
+		d.errAt(d.pos(v.value), name, fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
+		return
+	}
+	d.warnAt(d.pos(v.key), name, "MCP servers are not compiled into the sandbox policy",
+		"declare the servers' endpoints in sandbox.endpoints")
+}
+
+// claudeTools resolves tools against disallowedTools: disallowedTools are
+// removed first, then tools resolve against the rest (Claude Code's order).
+// Omitted tools inherit every tool, which the compiler does not grant.
+func (d *decoder) claudeTools(a *Agent, doc *document, f map[string]field) {
+	var disallowed []ToolRule
+	if v, ok := f["disallowedTools"]; ok {
+		disallowed, _ = d.toolList(v.value, "disallowedTools")
+		a.Disallowed = disallowed
+	}
+	v, ok := f["tools"]
+	if !ok {
+		a.ToolsOmitted = true
+		a.ToolsPos = d.pos(doc.root)
+		d.warnAt(a.ToolsPos, "tools", "tools omitted: the agent inherits all tools",
+			"declare tools explicitly; the compiler grants no tool capabilities to an agent without a tools list")
+		return
+	}
+	a.ToolsPos = d.pos(v.value)
+	rules, clean := d.toolList(v.value, "tools")
+	if clean && len(rules) == 0 {
+		d.errAt(a.ToolsPos, "tools", "tools is empty",
+			"list the tools the agent needs, such as Read, Grep, Bash(gh *)")
+	}
+	a.Tools = subtractTools(rules, disallowed)
+	if clean && len(rules) > 0 && len(a.Tools) == 0 {
+		d.errAt(a.ToolsPos, "tools", "tools resolve to nothing: every tool is removed by disallowedTools",
+			"remove the disallowedTools entries that cancel tools, or list the tools the agent needs")
+	}
 }
 
 // memoryTools are the rules Claude Code adds for an agent's persistent
@@ -235,13 +259,7 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 	for _, el := range elems {
 		items, err := SplitToolList(el.value)
 		if err != nil {
-			var le *ToolListError
-			off := 0
-			msg := err.Error()
-			if errors.As(err, &le) {
-				off, msg = le.Offset, le.Message
-			}
-			d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
+			d.toolListError(el, err)
 			clean = false
 			continue
 		}
@@ -251,14 +269,8 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 				field = el.field
 			}
 			idx++
-			r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
-			if err != nil {
-				var re *RuleError
-				if errors.As(err, &re) {
-					d.errAt(re.Pos, field, re.Message, re.Hint)
-				} else {
-					d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
-				}
+			r, ok := d.toolRule(el, it, field)
+			if !ok {
 				clean = false
 				continue
 			}
@@ -266,6 +278,33 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 		}
 	}
 	return out, clean
+}
+
+// toolListError reports a tool list string that does not split into rules.
+func (d *decoder) toolListError(el stringItem, err error) {
+	var le *ToolListError
+	off := 0
+	msg := err.Error()
+	if errors.As(err, &le) {
+		off, msg = le.Offset, le.Message
+	}
+	d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
+}
+
+// toolRule parses one rule of a tool list element, reporting it as field
+// when it does not parse.
+func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (ToolRule, bool) {
+	r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
+	if err == nil {
+		return r, true
+	}
+	var re *RuleError
+	if errors.As(err, &re) {
+		d.errAt(re.Pos, field, re.Message, re.Hint)
+	} else {
+		d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
+	}
+	return ToolRule{}, false
 }
 
 // subtractTools removes from rules every rule that a disallowed rule

@@ -51,50 +51,62 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 		a.Mode, _ = d.enum(v.value, "mode", openCodeModes...)
 	}
 	if v, ok := f["model"]; ok {
-		if s, good := d.str(v.value, "model"); good {
-			if prov, id, found := strings.Cut(s, "/"); !found || prov == "" || id == "" || !modelRE.MatchString(s) {
-				d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s), "OpenCode models are provider/model-id, such as anthropic/claude-sonnet-4-5")
-			} else {
-				a.Model, a.ModelPos = s, d.pos(v.value)
-			}
-		}
+		d.openCodeModel(a, v)
 	}
-	if v, ok := f["prompt"]; ok {
-		d.str(v.value, "prompt")
-	}
-	if v, ok := f["temperature"]; ok {
-		d.number(v.value, "temperature", 0, 2)
-	}
-	if v, ok := f["top_p"]; ok {
-		d.number(v.value, "top_p", 0, 1)
-	}
-	if v, ok := f["steps"]; ok {
-		d.integer(v.value, "steps", 1, 1<<20)
-	}
-	if v, ok := f["maxSteps"]; ok {
-		if _, good := d.integer(v.value, "maxSteps", 1, 1<<20); good {
-			d.warnAt(d.pos(v.key), "maxSteps", "maxSteps is deprecated", "use steps")
-		}
-	}
-	for _, k := range []string{"disable", "hidden"} {
-		if v, ok := f[k]; ok {
-			if b, good := d.boolean(v.value, k); good && b && k == "disable" {
-				d.warnAt(d.pos(v.value), k, "the agent is disabled; it is still compiled", "delete the file if the agent is gone")
-			}
-		}
-	}
-	for _, k := range []string{"color", "variant"} {
-		if v, ok := f[k]; ok {
-			d.nonEmptyStr(v.value, k)
-		}
-	}
-	if v, ok := f["options"]; ok {
-		d.mapping(v.value, "options")
-	}
+	d.checkFields(f, openCodeAgentChecks)
 	if v, ok := f["sandbox"]; ok {
 		a.Sandbox = d.sandbox(v.value, "sandbox")
 	}
+	d.openCodeToolRules(a, doc, f)
+	return a
+}
 
+// openCodeAgentChecks check the agent fields the compiler does not read, in
+// the order they are reported.
+var openCodeAgentChecks = []fieldCheck{
+	{"prompt", checkString},
+	{"temperature", checkNumber(0, 2)},
+	{"top_p", checkNumber(0, 1)},
+	{"steps", checkInteger(1, 1<<20)},
+	{"maxSteps", checkMaxSteps},
+	{"disable", checkDisable},
+	{"hidden", checkBoolean},
+	{"color", checkNonEmpty},
+	{"variant", checkNonEmpty},
+	{"options", checkMapping},
+}
+
+// checkMaxSteps checks the deprecated maxSteps and warns that it is.
+func checkMaxSteps(d *decoder, v field, name string) {
+	if _, good := d.integer(v.value, name, 1, 1<<20); good {
+		d.warnAt(d.pos(v.key), name, "maxSteps is deprecated", "use steps")
+	}
+}
+
+// checkDisable checks disable and warns when the agent is disabled.
+func checkDisable(d *decoder, v field, name string) {
+	if b, good := d.boolean(v.value, name); good && b {
+		d.warnAt(d.pos(v.value), name, "the agent is disabled; it is still compiled", "delete the file if the agent is gone")
+	}
+}
+
+// openCodeModel reads a provider/model-id model.
+func (d *decoder) openCodeModel(a *Agent, v field) {
+	s, good := d.str(v.value, "model")
+	if !good {
+		return
+	}
+	if prov, id, found := strings.Cut(s, "/"); !found || prov == "" || id == "" || !modelRE.MatchString(s) {
+		d.errAt(d.pos(v.value), "model", fmt.Sprintf("invalid model %q", s), "OpenCode models are provider/model-id, such as anthropic/claude-sonnet-4-5")
+		return
+	}
+	a.Model, a.ModelPos = s, d.pos(v.value)
+}
+
+// openCodeToolRules folds the deprecated tools map and permission into tool
+// rules, and reports an agent without an explicit "*" default (OpenCode
+// allows every unlisted tool) or one that allows nothing.
+func (d *decoder) openCodeToolRules(a *Agent, doc *document, f map[string]field) {
 	var rules []permRule
 	explicitDefault := false
 	if v, ok := f["tools"]; ok {
@@ -102,28 +114,28 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 			"move the entries to permission")
 		rules = append(rules, d.openCodeToolsMap(v.value)...)
 	}
-	if v, ok := f["permission"]; ok {
-		perm, def := d.openCodePermission(v.value)
-		rules = append(rules, perm...)
-		explicitDefault = explicitDefault || def
+	perm, hasPerm := f["permission"]
+	if hasPerm {
+		rules2, def := d.openCodePermission(perm.value)
+		rules = append(rules, rules2...)
+		explicitDefault = def
 	}
 	a.Tools, a.Disallowed = d.evalPermissions(rules)
 	switch {
 	case !explicitDefault:
 		a.ToolsOmitted = true
 		a.ToolsPos = d.pos(doc.root)
-		if v, ok := f["permission"]; ok {
-			a.ToolsPos = d.pos(v.key)
+		if hasPerm {
+			a.ToolsPos = d.pos(perm.key)
 		}
 		d.warnAt(a.ToolsPos, "permission", "no \"*\" permission rule: OpenCode allows every tool not listed",
 			`start permission with "*": deny and allow what the agent needs; the compiler grants nothing to unlisted tools`)
 	case len(a.Tools) == 0 && d.nerr == 0:
-		d.errAt(d.pos(f["permission"].key), "permission", "permission resolves to no allowed tool",
+		d.errAt(d.pos(perm.key), "permission", "permission resolves to no allowed tool",
 			"allow the tools the agent needs, such as read: allow")
 	default:
-		a.ToolsPos = d.pos(f["permission"].key)
+		a.ToolsPos = d.pos(perm.key)
 	}
-	return a
 }
 
 // openCodeToolsMap reads the deprecated `tools: {name: bool}` map.
@@ -187,52 +199,68 @@ func (d *decoder) openCodePermission(n *yaml.Node) ([]permRule, bool) {
 	var out []permRule
 	explicit := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		name := fieldPath("permission", k.Value)
-		if _, known := openCodeTools[k.Value]; !known && k.Value != "*" {
-			hint := "known permissions: *, " + strings.Join(sortedKeys(openCodeTools), ", ")
-			if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
-				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
-			}
-			denyOnly := v.Kind == yaml.ScalarNode && (v.Value == "deny" || v.Value == "ask")
-			d.unknownOpenCodeTool(k, name, denyOnly, hint)
-			continue
-		}
-		if v.Kind == yaml.ScalarNode {
-			if act, ok := d.action(v, name); ok {
-				out = append(out, permRule{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name})
-				explicit = explicit || k.Value == "*"
-			}
-			continue
-		}
-		if !openCodePatternPerms[k.Value] {
-			d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
-			continue
-		}
-		if !d.mapping(v, name) {
-			continue
-		}
-		for j := 0; j+1 < len(v.Content); j += 2 {
-			pk, pv := v.Content[j], v.Content[j+1]
-			pname := name + "[" + strconv.Quote(pk.Value) + "]"
-			if strings.TrimSpace(pk.Value) == "" {
-				d.errAt(d.pos(pk), pname, "empty pattern", `use "*" for everything`)
-				continue
-			}
-			if len(pk.Value) > maxPermissionLength {
-				d.errAt(d.pos(pk), name, fmt.Sprintf("pattern longer than %d bytes", maxPermissionLength), "shorten the pattern")
-				continue
-			}
-			if act, ok := d.action(pv, pname); ok {
-				out = append(out, permRule{perm: k.Value, pattern: pk.Value, action: act, pos: d.pos(pk), field: pname})
-				explicit = explicit || (k.Value == "*" && pk.Value == "*")
-			}
-		}
+		rules, def := d.openCodePermissionEntry(n.Content[i], n.Content[i+1])
+		out = append(out, rules...)
+		explicit = explicit || def
 	}
 	if len(out) > maxPermissionRules {
 		d.errAt(d.pos(n), "permission", fmt.Sprintf("%d permission rules; at most %d allowed", len(out), maxPermissionRules),
 			"group commands with wildcards, or split the agent")
 		return nil, explicit
+	}
+	return out, explicit
+}
+
+// openCodePermissionEntry reads one `permission` entry, key: action or key:
+// {pattern: action}, and reports whether it sets the "*" default.
+func (d *decoder) openCodePermissionEntry(k, v *yaml.Node) ([]permRule, bool) {
+	name := fieldPath("permission", k.Value)
+	if _, known := openCodeTools[k.Value]; !known && k.Value != "*" {
+		hint := "known permissions: *, " + strings.Join(sortedKeys(openCodeTools), ", ")
+		if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+		}
+		denyOnly := v.Kind == yaml.ScalarNode && (v.Value == "deny" || v.Value == "ask")
+		d.unknownOpenCodeTool(k, name, denyOnly, hint)
+		return nil, false
+	}
+	if v.Kind == yaml.ScalarNode {
+		act, ok := d.action(v, name)
+		if !ok {
+			return nil, false
+		}
+		return []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}, k.Value == "*"
+	}
+	if !openCodePatternPerms[k.Value] {
+		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+		return nil, false
+	}
+	if !d.mapping(v, name) {
+		return nil, false
+	}
+	return d.openCodePatterns(k.Value, name, v)
+}
+
+// openCodePatterns reads the {pattern: action} map of permission perm, and
+// reports whether it sets the "*" default ("*": {"*": action}).
+func (d *decoder) openCodePatterns(perm, name string, v *yaml.Node) ([]permRule, bool) {
+	var out []permRule
+	explicit := false
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		pk, pv := v.Content[j], v.Content[j+1]
+		pname := name + "[" + strconv.Quote(pk.Value) + "]"
+		if strings.TrimSpace(pk.Value) == "" {
+			d.errAt(d.pos(pk), pname, "empty pattern", `use "*" for everything`)
+			continue
+		}
+		if len(pk.Value) > maxPermissionLength {
+			d.errAt(d.pos(pk), name, fmt.Sprintf("pattern longer than %d bytes", maxPermissionLength), "shorten the pattern")
+			continue
+		}
+		if act, ok := d.action(pv, pname); ok {
+			out = append(out, permRule{perm: perm, pattern: pk.Value, action: act, pos: d.pos(pk), field: pname})
+			explicit = explicit || (perm == "*" && pk.Value == "*")
+		}
 	}
 	return out, explicit
 }

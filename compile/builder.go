@@ -172,27 +172,30 @@ func (b *builder) tool(r ToolRule, where string) {
 		b.webFetch(r, reason)
 		return
 	case "Read", "Grep", "Glob", "LS", "LSP", "NotebookRead":
-		if r.Path != "" {
-			if p, ok := b.toolPath(r); ok {
-				b.readOnly[p] = append(b.readOnly[p], src(r.Pos, reason))
-			}
-		}
+		b.toolDir(b.readOnly, r, reason)
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		if r.Path != "" {
-			if p, ok := b.toolPath(r); ok {
-				b.readWrite[p] = append(b.readWrite[p], src(r.Pos, reason))
-			}
-		}
+		b.toolDir(b.readWrite, r, reason)
 	case "Agent":
 		for _, n := range r.Agents {
 			b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
 		}
 	}
-	if r.Tool == "mcp" || strings.HasPrefix(r.Tool, "mcp") {
+	if strings.HasPrefix(r.Tool, "mcp") {
 		b.warnf(r.Pos, where, "declare the MCP server's endpoint in the sandbox: block",
 			"%s: MCP tools imply no egress", r.Raw)
 	}
 	b.need(spec.Tier, r.Pos, "%s", reason)
+}
+
+// toolDir opens the directory of a Read/Edit-style rule's path, if it names
+// one outside the workdir, in dirs (the read-only or read-write set).
+func (b *builder) toolDir(dirs map[string][]bundle.Source, r ToolRule, reason string) {
+	if r.Path == "" {
+		return
+	}
+	if p, ok := b.toolPath(r); ok {
+		dirs[p] = append(dirs[p], src(r.Pos, reason))
+	}
 }
 
 func (b *builder) bash(r ToolRule, reason string) {
@@ -273,55 +276,10 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 	}
 	bins := b.declaredBinaries()
 	for _, p := range s.Profiles {
-		reason := "sandbox profile " + p.Name
-		if len(bins) == 0 {
-			b.errorf(p.Pos, "sandbox.profiles", "allow a network command such as Bash(curl *) or Bash(gh,...), or pin binaries in the profile",
-				"profile %s declared, but no tool of the agent can open connections", p.Name)
-			continue
-		}
-		n := len(b.contribs)
-		if !b.addProfile(p.Name, p.Pos, reason, bins, false) {
-			b.errorf(p.Pos, "sandbox.profiles", "known profiles: "+strings.Join(profileNames(b.cat), ", "), "unknown profile %q", p.Name)
-		}
-		for i := n; i < len(b.contribs); i++ {
-			b.contribs[i].binFrom = b.netBinaries
-		}
+		b.sandboxProfile(p, bins)
 	}
 	for _, e := range s.Endpoints {
-		c := contribution{
-			host: e.Host, port: e.Port, protocol: e.Protocol, access: e.Access,
-			allowedIPs: e.AllowedIPs, from: src(e.Pos, "sandbox endpoint "+e.Host),
-		}
-		if c.port == 0 {
-			c.port = 443
-		}
-		if c.protocol == "" {
-			c.protocol = openshell.ProtocolREST
-		}
-		for _, bd := range e.Binaries {
-			c.binaries = append(c.binaries, bd.Path)
-		}
-		if len(c.binaries) == 0 {
-			c.binaries, c.binFrom = bins, b.netBinaries
-		}
-		if len(c.binaries) == 0 {
-			b.errorf(e.Pos, "sandbox.endpoints", "allow a network command such as Bash(curl *), or list binaries: for the endpoint",
-				"endpoint %s:%d declared, but no tool of the agent can open connections", c.host, c.port)
-			continue
-		}
-		for _, r := range e.Rules {
-			m := openshell.Match{Method: r.Method, Path: r.Path}
-			for k, v := range r.Query {
-				if m.Query == nil {
-					m.Query = map[string]openshell.QueryMatch{}
-				}
-				m.Query[k] = openshell.QueryMatch{Glob: v}
-			}
-			rs := src(r.Pos, fmt.Sprintf("sandbox rule %s %s", r.Method, r.Path))
-			m.From = []bundle.Source{rs}
-			c.rules = append(c.rules, openshell.Rule{Allow: m, From: []bundle.Source{rs}})
-		}
-		b.contribs = append(b.contribs, c)
+		b.sandboxEndpoint(e, bins)
 	}
 	for _, p := range s.ReadOnly {
 		b.readOnly[p.Path] = append(b.readOnly[p.Path], src(p.Pos, "sandbox filesystem.read_only"))
@@ -334,6 +292,68 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 	if s.PolicyFile != "" {
 		b.fragment(s.PolicyFile, s.PolicyFilePos, baseDir, fragments)
 	}
+}
+
+// sandboxProfile applies a declared capability profile to the agent's
+// network binaries bins.
+func (b *builder) sandboxProfile(p NameRef, bins []string) {
+	reason := "sandbox profile " + p.Name
+	if len(bins) == 0 {
+		b.errorf(p.Pos, "sandbox.profiles", "allow a network command such as Bash(curl *) or Bash(gh,...), or pin binaries in the profile",
+			"profile %s declared, but no tool of the agent can open connections", p.Name)
+		return
+	}
+	n := len(b.contribs)
+	if !b.addProfile(p.Name, p.Pos, reason, bins, false) {
+		b.errorf(p.Pos, "sandbox.profiles", "known profiles: "+strings.Join(profileNames(b.cat), ", "), "unknown profile %q", p.Name)
+	}
+	for i := n; i < len(b.contribs); i++ {
+		b.contribs[i].binFrom = b.netBinaries
+	}
+}
+
+// sandboxEndpoint adds a declared endpoint as a contribution: its own
+// binaries, else the agent's network binaries bins.
+func (b *builder) sandboxEndpoint(e EndpointDecl, bins []string) {
+	c := contribution{
+		host: e.Host, port: e.Port, protocol: e.Protocol, access: e.Access,
+		allowedIPs: e.AllowedIPs, from: src(e.Pos, "sandbox endpoint "+e.Host),
+	}
+	if c.port == 0 {
+		c.port = 443
+	}
+	if c.protocol == "" {
+		c.protocol = openshell.ProtocolREST
+	}
+	for _, bd := range e.Binaries {
+		c.binaries = append(c.binaries, bd.Path)
+	}
+	if len(c.binaries) == 0 {
+		c.binaries, c.binFrom = bins, b.netBinaries
+	}
+	if len(c.binaries) == 0 {
+		b.errorf(e.Pos, "sandbox.endpoints", "allow a network command such as Bash(curl *), or list binaries: for the endpoint",
+			"endpoint %s:%d declared, but no tool of the agent can open connections", c.host, c.port)
+		return
+	}
+	for _, r := range e.Rules {
+		c.rules = append(c.rules, declaredRule(r))
+	}
+	b.contribs = append(b.contribs, c)
+}
+
+// declaredRule converts a sandbox rule declaration to an OpenShell rule.
+func declaredRule(r RuleDecl) openshell.Rule {
+	m := openshell.Match{Method: r.Method, Path: r.Path}
+	for k, v := range r.Query {
+		if m.Query == nil {
+			m.Query = map[string]openshell.QueryMatch{}
+		}
+		m.Query[k] = openshell.QueryMatch{Glob: v}
+	}
+	rs := src(r.Pos, fmt.Sprintf("sandbox rule %s %s", r.Method, r.Path))
+	m.From = []bundle.Source{rs}
+	return openshell.Rule{Allow: m, From: []bundle.Source{rs}}
 }
 
 // declaredBinaries returns the binaries declared endpoints default to: the

@@ -145,15 +145,7 @@ func sortDiagnostics(ds Diagnostics) {
 
 func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*Compiled, Diagnostics) {
 	b := newBuilder(opts.Catalog, a)
-	b.runtime = string(a.Format)
-	if _, ok := opts.Catalog.Runtimes[b.runtime]; !ok {
-		b.errorf(a.NamePos, "", "", "runtime %q is not in the catalog", b.runtime)
-		return nil, b.diags
-	}
-	b.provider = provider(a, proj, opts, b)
-	if _, ok := opts.Catalog.Runtimes[b.runtime].Providers[b.provider]; !ok {
-		b.errorf(providerPos(a), "sandbox.provider", "known providers: "+strings.Join(providerNames(opts.Catalog, b.runtime), ", "),
-			"runtime %s has no model provider %q", b.runtime, b.provider)
+	if !b.selectRuntime(proj, a, opts) {
 		return nil, b.diags
 	}
 	b.runtimeBaseline()
@@ -164,18 +156,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 	for _, r := range a.Tools {
 		b.tool(r, "tools")
 	}
-	var skills []*Skill
-	for _, ref := range a.Skills {
-		s, ok := proj.Skills[ref.Name]
-		if !ok {
-			b.errorf(ref.Pos, "skills", "create skills/"+ref.Name+"/SKILL.md or remove the reference", "skill %q does not exist", ref.Name)
-			continue
-		}
-		skills = append(skills, s)
-		for _, r := range s.AllowedTools {
-			b.tool(r, "skill "+s.Name+" allowed-tools")
-		}
-	}
+	skills := b.skills(proj, a)
 	b.sandbox(a.Sandbox, dirOf(a.File), load)
 	for _, s := range skills {
 		b.sandbox(s.Sandbox, s.Dir, load)
@@ -204,6 +185,48 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		Agent: a, Policy: pol, Tier: tier, Runtime: b.runtime, Provider: b.provider,
 		Placeholders: open, catalog: opts.Catalog, Baseline: b.baselineKeys,
 	}
+	b.summarize(c, skills)
+	c.Sources = sourceFiles(a, skills, pol)
+	return c, b.diags
+}
+
+// selectRuntime sets the agent's runtime (its format) and model provider;
+// false when the catalog has either not.
+func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
+	b.runtime = string(a.Format)
+	if _, ok := opts.Catalog.Runtimes[b.runtime]; !ok {
+		b.errorf(a.NamePos, "", "", "runtime %q is not in the catalog", b.runtime)
+		return false
+	}
+	b.provider = provider(a, proj, opts, b)
+	if _, ok := opts.Catalog.Runtimes[b.runtime].Providers[b.provider]; !ok {
+		b.errorf(providerPos(a), "sandbox.provider", "known providers: "+strings.Join(providerNames(opts.Catalog, b.runtime), ", "),
+			"runtime %s has no model provider %q", b.runtime, b.provider)
+		return false
+	}
+	return true
+}
+
+// skills resolves the agent's skills and applies their allowed tools.
+func (b *builder) skills(proj *Project, a *Agent) []*Skill {
+	var skills []*Skill
+	for _, ref := range a.Skills {
+		s, ok := proj.Skills[ref.Name]
+		if !ok {
+			b.errorf(ref.Pos, "skills", "create skills/"+ref.Name+"/SKILL.md or remove the reference", "skill %q does not exist", ref.Name)
+			continue
+		}
+		skills = append(skills, s)
+		for _, r := range s.AllowedTools {
+			b.tool(r, "skill "+s.Name+" allowed-tools")
+		}
+	}
+	return skills
+}
+
+// summarize records on c what the agent spawns, its skills and its
+// outputs, each sorted (spawns deduplicated).
+func (b *builder) summarize(c *Compiled, skills []*Skill) {
 	seen := map[string]bool{}
 	for _, s := range b.spawns {
 		if !seen[s.Name] {
@@ -220,8 +243,6 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		c.Outputs = append(c.Outputs, o.Path)
 	}
 	sort.Strings(c.Outputs)
-	c.Sources = sourceFiles(a, skills, pol)
-	return c, b.diags
 }
 
 // provider picks the model provider: the agent's sandbox.provider, then one

@@ -68,85 +68,109 @@ func excluded(rel string) bool {
 // doublestar patterns. Symbolic links are never followed; see
 // linkDiagnostics for which ones are errors.
 func discover(fsys fs.FS) ([]candidate, Diagnostics, map[string][]string) {
-	var out []candidate
-	var diags Diagnostics
-	variants := map[string][]string{} // skill directory name -> nested SKILL.md files
+	dc := &discovery{fsys: fsys, variants: map[string][]string{}}
 	for _, l := range layouts {
-		sub := l.root
-		fi, err := fs.Lstat(fsys, sub)
-		if err != nil {
-			continue
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			diags = append(diags, linkDiagnostics(fsys, sub)...)
-			continue
-		}
-		if !fi.IsDir() {
-			continue
-		}
-		walkErr := fs.WalkDir(fsys, sub, func(p string, de fs.DirEntry, err error) error {
-			if err != nil {
-				diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
-					Message: fmt.Sprintf("reading %s: %v", p, err), Hint: "check the permissions"})
-				return nil
-			}
-			if p == sub {
-				return nil
-			}
-			rel := strings.TrimPrefix(p, sub+"/")
-			depth := strings.Count(rel, "/") + 1
-			if excluded(rel) {
-				if de.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if de.Type()&fs.ModeSymlink != 0 {
-				// Agents: any link could lead to definitions. Skills: the
-				// skill directory itself or its SKILL.md.
-				if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
-					diags = append(diags, linkDiagnostics(fsys, p)...)
-				}
-				return nil
-			}
-			if de.IsDir() {
-				if l.kind == kindSkill && depth >= 2 {
-					// A skill's own resources; a SKILL.md in them is a
-					// variant (fullsend: skills/<name>/<forge>/SKILL.md)
-					// that only a harness selects. Say so rather than skip
-					// it silently.
-					if depth == 2 {
-						if fi, err := fs.Stat(fsys, p+"/SKILL.md"); err == nil && fi.Mode().IsRegular() {
-							variants[path.Base(path.Dir(p))] = append(variants[path.Base(path.Dir(p))], p+"/SKILL.md")
-							diags = append(diags, Diagnostic{Pos: Pos{File: p + "/SKILL.md", Line: 1, Column: 1}, Severity: SeverityWarning,
-								Message: "nested SKILL.md (a skill variant) is not compiled; agents get " + path.Dir(p) + "/SKILL.md",
-								Hint:    "copy the variant your agents run with to " + path.Dir(p) + "/SKILL.md"})
-						}
-					}
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if match, _ := doublestar.Match(l.pattern, rel); !match {
-				return nil
-			}
-			if l.kind == kindSkill && path.Base(p) != "SKILL.md" {
-				if strings.EqualFold(path.Base(p), "SKILL.md") {
-					diags = append(diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
-						Message: fmt.Sprintf("skill file named %q", path.Base(p)), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
-				}
-				return nil
-			}
-			out = append(out, candidate{path: p, kind: l.kind, format: l.format})
-			return nil
-		})
-		if walkErr != nil {
-			diags = append(diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
-				Message: fmt.Sprintf("reading %s: %v", sub, walkErr), Hint: "check the directory's permissions"})
-		}
+		dc.scan(l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, diags, variants
+	sort.Slice(dc.out, func(i, j int) bool { return dc.out[i].path < dc.out[j].path })
+	return dc.out, dc.diags, dc.variants
+}
+
+// discovery collects what discover finds.
+type discovery struct {
+	fsys     fs.FS
+	out      []candidate
+	diags    Diagnostics
+	variants map[string][]string // skill directory name -> nested SKILL.md files
+}
+
+// scan walks one layout's root directory, if it exists; a root that is a
+// symbolic link is judged, never followed.
+func (dc *discovery) scan(l layout) {
+	sub := l.root
+	fi, err := fs.Lstat(dc.fsys, sub)
+	if err != nil {
+		return
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		dc.diags = append(dc.diags, linkDiagnostics(dc.fsys, sub)...)
+		return
+	}
+	if !fi.IsDir() {
+		return
+	}
+	walkErr := fs.WalkDir(dc.fsys, sub, func(p string, de fs.DirEntry, err error) error {
+		return dc.visit(l, p, de, err)
+	})
+	if walkErr != nil {
+		dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: sub, Line: 1, Column: 1}, Severity: SeverityError,
+			Message: fmt.Sprintf("reading %s: %v", sub, walkErr), Hint: "check the directory's permissions"})
+	}
+}
+
+// visit handles one entry of a layout's walk.
+func (dc *discovery) visit(l layout, p string, de fs.DirEntry, err error) error {
+	if err != nil {
+		dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
+			Message: fmt.Sprintf("reading %s: %v", p, err), Hint: "check the permissions"})
+		return nil
+	}
+	if p == l.root {
+		return nil
+	}
+	rel := strings.TrimPrefix(p, l.root+"/")
+	depth := strings.Count(rel, "/") + 1
+	switch {
+	case excluded(rel):
+		if de.IsDir() {
+			return fs.SkipDir
+		}
+	case de.Type()&fs.ModeSymlink != 0:
+		// Agents: any link could lead to definitions. Skills: the
+		// skill directory itself or its SKILL.md.
+		if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
+			dc.diags = append(dc.diags, linkDiagnostics(dc.fsys, p)...)
+		}
+	case de.IsDir():
+		if l.kind == kindSkill && depth >= 2 {
+			dc.skillResources(p, depth)
+			return fs.SkipDir
+		}
+	default:
+		dc.file(l, p, rel)
+	}
+	return nil
+}
+
+// skillResources handles a directory of a skill's own resources; a SKILL.md
+// in them is a variant (fullsend: skills/<name>/<forge>/SKILL.md) that only
+// a harness selects. Say so rather than skip it silently.
+func (dc *discovery) skillResources(p string, depth int) {
+	if depth != 2 {
+		return
+	}
+	if fi, err := fs.Stat(dc.fsys, p+"/SKILL.md"); err == nil && fi.Mode().IsRegular() {
+		dc.variants[path.Base(path.Dir(p))] = append(dc.variants[path.Base(path.Dir(p))], p+"/SKILL.md")
+		dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: p + "/SKILL.md", Line: 1, Column: 1}, Severity: SeverityWarning,
+			Message: "nested SKILL.md (a skill variant) is not compiled; agents get " + path.Dir(p) + "/SKILL.md",
+			Hint:    "copy the variant your agents run with to " + path.Dir(p) + "/SKILL.md"})
+	}
+}
+
+// file records a regular file that matches the layout's pattern; a skill
+// file must be named SKILL.md exactly.
+func (dc *discovery) file(l layout, p, rel string) {
+	if match, _ := doublestar.Match(l.pattern, rel); !match {
+		return
+	}
+	if l.kind == kindSkill && path.Base(p) != "SKILL.md" {
+		if strings.EqualFold(path.Base(p), "SKILL.md") {
+			dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: p, Line: 1, Column: 1}, Severity: SeverityError,
+				Message: fmt.Sprintf("skill file named %q", path.Base(p)), Hint: "name it SKILL.md (upper case), as the Agent Skills specification requires"})
+		}
+		return
+	}
+	dc.out = append(dc.out, candidate{path: p, kind: l.kind, format: l.format})
 }
 
 // linkDiagnostics judges a symbolic link where definitions could be. A

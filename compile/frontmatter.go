@@ -93,16 +93,7 @@ func parseDocument(d *decoder, data []byte) *document {
 		return doc
 	}
 	fm, body, err := splitFrontmatter(data)
-	switch {
-	case errors.Is(err, errNoFrontmatter):
-		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
-			"missing YAML frontmatter: the file must start with a line holding only ---",
-			"add a frontmatter block (---, name: ..., description: ..., ---), or rename the file to start with _ to exclude it")
-		return doc
-	case errors.Is(err, errUnterminatedFrontmatter):
-		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
-			"unterminated frontmatter: the --- on line 1 is never closed",
-			"end the frontmatter with a line holding only ---")
+	if !frontmatterFound(d, err) {
 		return doc
 	}
 	if len(fm) > MaxFrontmatterSize {
@@ -121,18 +112,7 @@ func parseDocument(d *decoder, data []byte) *document {
 		reportYAMLError(d, doc, err)
 		return doc
 	}
-	// A "..." document end followed by more YAML would otherwise be ignored.
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := 1
-		if err == nil && len(extra.Content) > 0 {
-			line = extra.Content[0].Line
-		} else if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		d.errAt(Pos{File: d.file, Line: line + doc.lineOffset, Column: 1}, "",
-			"frontmatter holds more than one YAML document",
-			"remove the '...' or '---' line inside the frontmatter")
+	if !singleDocument(d, doc, dec) {
 		return doc
 	}
 	if n.Kind == 0 || len(n.Content) == 0 {
@@ -151,6 +131,45 @@ func parseDocument(d *decoder, data []byte) *document {
 	doc.root = root
 	checkCommentTruncation(d, doc)
 	return doc
+}
+
+// frontmatterFound reports a missing or unterminated frontmatter block
+// (err from splitFrontmatter); false when it reported one.
+func frontmatterFound(d *decoder, err error) bool {
+	switch {
+	case errors.Is(err, errNoFrontmatter):
+		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
+			"missing YAML frontmatter: the file must start with a line holding only ---",
+			"add a frontmatter block (---, name: ..., description: ..., ---), or rename the file to start with _ to exclude it")
+		return false
+	case errors.Is(err, errUnterminatedFrontmatter):
+		d.errAt(Pos{File: d.file, Line: 1, Column: 1}, "",
+			"unterminated frontmatter: the --- on line 1 is never closed",
+			"end the frontmatter with a line holding only ---")
+		return false
+	}
+	return true
+}
+
+// singleDocument reports a second YAML document after the first in the
+// frontmatter: a "..." document end followed by more YAML would otherwise
+// be ignored. False when it reported one.
+func singleDocument(d *decoder, doc *document, dec *yaml.Decoder) bool {
+	var extra yaml.Node
+	err := dec.Decode(&extra)
+	if errors.Is(err, io.EOF) {
+		return true
+	}
+	line := 1
+	if err == nil && len(extra.Content) > 0 {
+		line = extra.Content[0].Line
+	} else if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	d.errAt(Pos{File: d.file, Line: line + doc.lineOffset, Column: 1}, "",
+		"frontmatter holds more than one YAML document",
+		"remove the '...' or '---' line inside the frontmatter")
+	return false
 }
 
 // reportYAMLError turns a yaml.v3 syntax error into positioned diagnostics,
@@ -257,16 +276,7 @@ func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
 		return false
 	}
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		// Report the first anchor or alias only: a bomb has thousands.
-		if !d.aliasSeen {
-			d.aliasSeen = true
-			what := "anchor &" + n.Anchor
-			if n.Kind == yaml.AliasNode {
-				what = "alias *" + n.Value
-			}
-			d.errorfHint(n, "", "write plain values; anchors, aliases and merge keys are not accepted in definitions",
-				"YAML %s is not allowed", what)
-		}
+		reportAnchor(d, n)
 		if n.Kind == yaml.AliasNode {
 			return false
 		}
@@ -277,31 +287,52 @@ func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
 			"explicit YAML tag %s is not allowed", n.Tag)
 		ok = false
 	}
-	if n.Kind == yaml.MappingNode {
-		seen := map[string]*yaml.Node{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				if k.Tag == "!!merge" {
-					d.errorfHint(k, "", "write the keys out; anchors, aliases and merge keys are not accepted in definitions", "YAML merge key << is not allowed")
-				} else {
-					d.errorf(k, "", "mapping keys must be plain strings, not a %s", kindName(k))
-				}
-				ok = false
-				continue
-			}
-			if prev, dup := seen[k.Value]; dup {
-				d.errorfHint(k, k.Value, "remove one of them",
-					"duplicate key %q (first at line %d)", k.Value, prev.Line+d.lineOffset)
-				ok = false
-			} else {
-				seen[k.Value] = k
-			}
-		}
+	if n.Kind == yaml.MappingNode && !checkKeys(d, n) {
+		ok = false
 	}
 	for _, c := range n.Content {
 		if !checkSafe(d, c, depth+1) {
 			ok = false
+		}
+	}
+	return ok
+}
+
+// reportAnchor reports the first anchor or alias only: a bomb has
+// thousands.
+func reportAnchor(d *decoder, n *yaml.Node) {
+	if d.aliasSeen {
+		return
+	}
+	d.aliasSeen = true
+	what := "anchor &" + n.Anchor
+	if n.Kind == yaml.AliasNode {
+		what = "alias *" + n.Value
+	}
+	d.errorfHint(n, "", "write plain values; anchors, aliases and merge keys are not accepted in definitions",
+		"YAML %s is not allowed", what)
+}
+
+// checkKeys reports mapping keys that are not plain strings (merge keys
+// included) and duplicate keys, every one of them.
+func checkKeys(d *decoder, n *yaml.Node) bool {
+	ok := true
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		switch {
+		case k.Tag == "!!merge":
+			d.errorfHint(k, "", "write the keys out; anchors, aliases and merge keys are not accepted in definitions", "YAML merge key << is not allowed")
+			ok = false
+		case k.Kind != yaml.ScalarNode:
+			d.errorf(k, "", "mapping keys must be plain strings, not a %s", kindName(k))
+			ok = false
+		case seen[k.Value] != nil:
+			d.errorfHint(k, k.Value, "remove one of them",
+				"duplicate key %q (first at line %d)", k.Value, seen[k.Value].Line+d.lineOffset)
+			ok = false
+		default:
+			seen[k.Value] = k
 		}
 	}
 	return ok

@@ -20,26 +20,8 @@ type fragmentLoader func(name string) ([]byte, error)
 // contributions. Its static sections are ignored with a warning: they are the
 // compiler's to emit.
 func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoader) {
-	// A fragment path is relative to the file that names it; experiment 0005
-	// wrote them relative to the project root, which is tried second.
-	var (
-		name string
-		data []byte
-		err  error
-	)
-	for _, cand := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
-		if strings.HasPrefix(rel, "/") || cand == ".." || strings.HasPrefix(cand, "../") {
-			b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
-			return
-		}
-		name = cand
-		if data, err = load(name); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		b.errorf(at, "sandbox", "the path is relative to the file that names it, or to the project root",
-			"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
+	name, data, ok := b.loadFragment(rel, at, baseDir, load)
+	if !ok {
 		return
 	}
 	p, err := openshell.Unmarshal(data)
@@ -52,26 +34,59 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
 	}
 	for _, key := range p.PolicyKeys() {
-		np := p.NetworkPolicies[key]
-		bins := make([]string, 0, len(np.Binaries))
-		for _, bin := range np.Binaries {
-			bins = append(bins, bin.Path)
+		b.fragmentPolicy(name, key, p.NetworkPolicies[key])
+	}
+}
+
+// loadFragment reads a fragment by a path relative to the file that names
+// it; experiment 0005 wrote them relative to the project root, which is
+// tried second. It returns the name the fragment was found under.
+func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragmentLoader) (string, []byte, bool) {
+	var (
+		name string
+		data []byte
+		err  error
+	)
+	for _, cand := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
+		if strings.HasPrefix(rel, "/") || cand == ".." || strings.HasPrefix(cand, "../") {
+			b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
+			return "", nil, false
 		}
-		for _, ep := range np.Endpoints {
-			from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
-			if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
-				b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
-					"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
-				continue
-			}
-			c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
-				allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
-			for _, r := range ep.Rules {
-				r.From = []bundle.Source{from}
-				c.rules = append(c.rules, r)
-			}
-			b.contribs = append(b.contribs, c)
+		name = cand
+		if data, err = load(name); err == nil {
+			break
 		}
+	}
+	if err != nil {
+		b.errorf(at, "sandbox", "the path is relative to the file that names it, or to the project root",
+			"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
+		return "", nil, false
+	}
+	return name, data, true
+}
+
+// fragmentPolicy adds the endpoints of one network policy of fragment name
+// as contributions; endpoints with what the compiler does not merge (ports,
+// tls, deny_rules) are errors.
+func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
+	bins := make([]string, 0, len(np.Binaries))
+	for _, bin := range np.Binaries {
+		bins = append(bins, bin.Path)
+	}
+	for _, ep := range np.Endpoints {
+		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
+		if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
+			b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
+				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
+			continue
+		}
+		c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+			allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
+		for _, r := range ep.Rules {
+			r.From = []bundle.Source{from}
+			c.rules = append(c.rules, r)
+		}
+		b.contribs = append(b.contribs, c)
 	}
 }
 
@@ -145,66 +160,93 @@ func allBaseline(cs []contribution) bool {
 
 func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
 	first := cs[0]
-	ep := openshell.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce}
-	bins := map[string][]bundle.Source{}
-	ips := map[string]bool{}
-	preset := ""
-	hasRules := false
+	m := endpointMerge{
+		ep:   openshell.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
+		bins: map[string][]bundle.Source{},
+		ips:  map[string]bool{},
+	}
 	for _, c := range cs {
 		if c.protocol != first.protocol {
 			b.errorf(posOf(c.from), "sandbox.endpoints", "use one protocol per host:port",
 				"%s:%d: protocol %q conflicts with %q from %s", k.host, k.port, c.protocol, first.protocol, first.from)
 			return openshell.NetworkPolicy{}, false
 		}
-		ep.From = append(ep.From, c.from)
-		for _, bin := range c.binaries {
-			bins[bin] = append(bins[bin], c.from)
-			bins[bin] = append(bins[bin], c.binFrom[bin]...)
-		}
-		for _, ip := range c.allowedIPs {
-			ips[ip] = true
-		}
-		if len(c.rules) > 0 {
-			hasRules = true
-		}
-		if c.access != "" && (preset == "" || c.access == openshell.AccessReadWrite) {
-			preset = c.access
-		}
+		m.add(c)
 		if !c.baseline {
-			b.need(policycue.TierNetwork, posOf(c.from), "endpoint %s:%d (%s)", k.host, k.port, c.from.Reason)
-			if c.access == openshell.AccessReadWrite || c.access == openshell.AccessFull {
-				b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
-			}
-			for _, r := range c.rules {
-				if !isReadMethod(r.Allow.Method) && !r.Reads {
-					at := c.from
-					if len(r.From) > 0 {
-						at = r.From[0]
-					}
-					b.need(policycue.TierFull, posOf(at), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, at.Reason)
-				}
-			}
+			b.needEndpoint(k, c)
 		}
 	}
-	if hasRules || preset == "" {
+	return m.policy(k, cs), true
+}
+
+// endpointMerge accumulates the contributions to one endpoint.
+type endpointMerge struct {
+	ep       openshell.Endpoint
+	bins     map[string][]bundle.Source
+	ips      map[string]bool
+	preset   string // the widest access preset
+	hasRules bool
+}
+
+func (m *endpointMerge) add(c contribution) {
+	m.ep.From = append(m.ep.From, c.from)
+	for _, bin := range c.binaries {
+		m.bins[bin] = append(m.bins[bin], c.from)
+		m.bins[bin] = append(m.bins[bin], c.binFrom[bin]...)
+	}
+	for _, ip := range c.allowedIPs {
+		m.ips[ip] = true
+	}
+	if len(c.rules) > 0 {
+		m.hasRules = true
+	}
+	if c.access != "" && (m.preset == "" || c.access == openshell.AccessReadWrite) {
+		m.preset = c.access
+	}
+}
+
+// policy builds the merged network policy: rules (presets spelled out)
+// when any contribution has rules or none has a preset, else the preset;
+// allowed_ips and binaries sorted.
+func (m *endpointMerge) policy(k endpointKey, cs []contribution) openshell.NetworkPolicy {
+	ep := m.ep
+	if m.hasRules || m.preset == "" {
 		ep.Rules = mergeRules(cs)
 	} else {
-		ep.Access = preset
+		ep.Access = m.preset
 	}
-	for ip := range ips {
+	for ip := range m.ips {
 		ep.AllowedIPs = append(ep.AllowedIPs, ip)
 	}
 	sort.Strings(ep.AllowedIPs)
 	np := openshell.NetworkPolicy{Name: policyName(k), Endpoints: []openshell.Endpoint{ep}, From: ep.From}
-	paths := make([]string, 0, len(bins))
-	for p := range bins {
+	paths := make([]string, 0, len(m.bins))
+	for p := range m.bins {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		np.Binaries = append(np.Binaries, openshell.Binary{Path: p, From: dedupeSources(bins[p])})
+		np.Binaries = append(np.Binaries, openshell.Binary{Path: p, From: dedupeSources(m.bins[p])})
 	}
-	return np, true
+	return np
+}
+
+// needEndpoint records the tiers a contribution needs: network for the
+// endpoint, full for a writing access preset or rule.
+func (b *builder) needEndpoint(k endpointKey, c contribution) {
+	b.need(policycue.TierNetwork, posOf(c.from), "endpoint %s:%d (%s)", k.host, k.port, c.from.Reason)
+	if c.access == openshell.AccessReadWrite || c.access == openshell.AccessFull {
+		b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
+	}
+	for _, r := range c.rules {
+		if !isReadMethod(r.Allow.Method) && !r.Reads {
+			at := c.from
+			if len(r.From) > 0 {
+				at = r.From[0]
+			}
+			b.need(policycue.TierFull, posOf(at), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, at.Reason)
+		}
+	}
 }
 
 // mergeRules unions the rules of all contributions, spelling out access

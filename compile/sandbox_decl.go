@@ -53,46 +53,65 @@ func (d *decoder) sandbox(n *yaml.Node, name string) *Sandbox {
 		}
 	}
 	if v, ok := f["profiles"]; ok {
-		items, _ := d.stringList(v.value, fieldPath(name, "profiles"), false)
-		for _, it := range items {
-			if d.identItem(it) {
-				sb.Profiles = append(sb.Profiles, NameRef{Name: it.value, Pos: d.pos(it.node)})
-			}
-		}
+		sb.Profiles = d.profiles(v.value, fieldPath(name, "profiles"))
 	}
 	if v, ok := f["endpoints"]; ok {
-		fname := fieldPath(name, "endpoints")
-		if v.value.Kind != yaml.SequenceNode {
-			d.errAt(d.pos(v.value), fname, fmt.Sprintf("want a list of endpoints, got a %s", kindName(v.value)), "")
-		} else {
-			for i, e := range v.value.Content {
-				if ep, ok := d.endpoint(e, fieldIndex(fname, i)); ok {
-					sb.Endpoints = append(sb.Endpoints, ep)
-				}
-			}
-		}
+		sb.Endpoints = d.endpoints(v.value, fieldPath(name, "endpoints"))
 	}
 	if v, ok := f["filesystem"]; ok {
-		fname := fieldPath(name, "filesystem")
-		if d.mapping(v.value, fname) {
-			ff := d.fields(v.value, fname, filesystemKeys)
-			if x, ok := ff["read_only"]; ok {
-				sb.ReadOnly = d.absPaths(x.value, fieldPath(fname, "read_only"), true)
-			}
-			if x, ok := ff["read_write"]; ok {
-				sb.ReadWrite = d.absPaths(x.value, fieldPath(fname, "read_write"), true)
-				for _, p := range sb.ReadWrite {
-					if path.Clean(p.Path) == "/" {
-						d.errAt(p.Pos, fieldPath(fname, "read_write"), "/ may not be writable", "name the directories the agent writes")
-					}
-				}
-			}
-		}
+		d.filesystem(sb, v.value, fieldPath(name, "filesystem"))
 	}
 	if v, ok := f["outputs"]; ok {
 		sb.Outputs = d.absPaths(v.value, fieldPath(name, "outputs"), true)
 	}
 	return sb
+}
+
+// profiles reads a list of capability profile names.
+func (d *decoder) profiles(n *yaml.Node, name string) []NameRef {
+	var out []NameRef
+	items, _ := d.stringList(n, name, false)
+	for _, it := range items {
+		if d.identItem(it) {
+			out = append(out, NameRef{Name: it.value, Pos: d.pos(it.node)})
+		}
+	}
+	return out
+}
+
+// endpoints reads a list of endpoint declarations, keeping the valid ones.
+func (d *decoder) endpoints(n *yaml.Node, name string) []EndpointDecl {
+	if n.Kind != yaml.SequenceNode {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a list of endpoints, got a %s", kindName(n)), "")
+		return nil
+	}
+	var out []EndpointDecl
+	for i, e := range n.Content {
+		if ep, ok := d.endpoint(e, fieldIndex(name, i)); ok {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// filesystem reads the read_only and read_write paths; / may not be
+// writable.
+func (d *decoder) filesystem(sb *Sandbox, n *yaml.Node, name string) {
+	if !d.mapping(n, name) {
+		return
+	}
+	ff := d.fields(n, name, filesystemKeys)
+	if x, ok := ff["read_only"]; ok {
+		sb.ReadOnly = d.absPaths(x.value, fieldPath(name, "read_only"), true)
+	}
+	if x, ok := ff["read_write"]; ok {
+		sb.ReadWrite = d.absPaths(x.value, fieldPath(name, "read_write"), true)
+		for _, p := range sb.ReadWrite {
+			if path.Clean(p.Path) == "/" {
+				d.errAt(p.Pos, fieldPath(name, "read_write"), "/ may not be writable", "name the directories the agent writes")
+			}
+		}
+	}
 }
 
 // ident reads a lowercase hyphenated identifier.
@@ -139,35 +158,13 @@ func (d *decoder) endpoint(n *yaml.Node, name string) (EndpointDecl, bool) {
 		}
 	}
 	if v, ok := f["access"]; ok {
-		if s, good := d.enum(v.value, fieldPath(name, "access"), accesses...); good {
-			ep.Access = s
-		}
-		if r, both := f["rules"]; both {
-			d.errAt(d.pos(r.key), fieldPath(name, "rules"), "access and rules are exclusive",
-				"use access for a preset or rules for METHOD /path allowances, not both")
-		}
+		d.endpointAccess(&ep, f, v, name)
 	}
 	if v, ok := f["rules"]; ok {
-		fname := fieldPath(name, "rules")
-		if v.value.Kind != yaml.SequenceNode {
-			d.errAt(d.pos(v.value), fname, fmt.Sprintf("want a list of rules, got a %s", kindName(v.value)), `write rules: ["GET /repos/**"]`)
-		} else if len(v.value.Content) == 0 {
-			d.errAt(d.pos(v.value), fname, "rules is empty", "list at least one METHOD /path rule, or use access")
-		} else {
-			for i, r := range v.value.Content {
-				if rd, good := d.rule(r, fieldIndex(fname, i)); good {
-					ep.Rules = append(ep.Rules, rd)
-				}
-			}
-		}
+		ep.Rules = d.rules(v.value, fieldPath(name, "rules"))
 	}
 	if v, ok := f["allowed_ips"]; ok {
-		items, _ := d.stringList(v.value, fieldPath(name, "allowed_ips"), false)
-		for _, it := range items {
-			if d.allowedIP(it) {
-				ep.AllowedIPs = append(ep.AllowedIPs, it.value)
-			}
-		}
+		ep.AllowedIPs = d.allowedIPs(v.value, fieldPath(name, "allowed_ips"))
 	}
 	if v, ok := f["binaries"]; ok {
 		ep.Binaries = d.absPaths(v.value, fieldPath(name, "binaries"), false)
@@ -175,46 +172,100 @@ func (d *decoder) endpoint(n *yaml.Node, name string) (EndpointDecl, bool) {
 	return ep, d.nerr == before
 }
 
+// endpointAccess reads an access preset, which excludes rules.
+func (d *decoder) endpointAccess(ep *EndpointDecl, f map[string]field, v field, name string) {
+	if s, good := d.enum(v.value, fieldPath(name, "access"), accesses...); good {
+		ep.Access = s
+	}
+	if r, both := f["rules"]; both {
+		d.errAt(d.pos(r.key), fieldPath(name, "rules"), "access and rules are exclusive",
+			"use access for a preset or rules for METHOD /path allowances, not both")
+	}
+}
+
+// rules reads a non-empty list of rules, keeping the valid ones.
+func (d *decoder) rules(n *yaml.Node, name string) []RuleDecl {
+	if n.Kind != yaml.SequenceNode {
+		d.errAt(d.pos(n), name, fmt.Sprintf("want a list of rules, got a %s", kindName(n)), `write rules: ["GET /repos/**"]`)
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errAt(d.pos(n), name, "rules is empty", "list at least one METHOD /path rule, or use access")
+		return nil
+	}
+	var out []RuleDecl
+	for i, r := range n.Content {
+		if rd, good := d.rule(r, fieldIndex(name, i)); good {
+			out = append(out, rd)
+		}
+	}
+	return out
+}
+
+// allowedIPs reads the allowed_ips list, keeping the valid entries.
+func (d *decoder) allowedIPs(n *yaml.Node, name string) []string {
+	var out []string
+	items, _ := d.stringList(n, name, false)
+	for _, it := range items {
+		if d.allowedIP(it) {
+			out = append(out, it.value)
+		}
+	}
+	return out
+}
+
 // host validates an endpoint host: a lowercase DNS name with an optional
 // leading `*.`/`**.` label, an IP literal, or a host-typed placeholder.
 func (d *decoder) host(n *yaml.Node, name, s string) bool {
-	bad := func(msg, hint string) bool {
+	var msg, hint string
+	if strings.Contains(s, "{{") {
+		msg, hint = placeholderHostProblem(s)
+	} else {
+		msg, hint = hostProblem(s)
+	}
+	if msg != "" {
 		d.errAt(d.pos(n), name, msg, hint)
 		return false
 	}
-	if strings.Contains(s, "{{") {
-		if _, err := placeholder.Check(s, placeholder.FieldHost); err != nil {
-			return bad(err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}")
-		}
-		if refs, _ := placeholder.Find(s); len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
-			return bad(fmt.Sprintf("host %q mixes a placeholder with text", s), "a host placeholder must be the whole host")
-		}
-		return true
+	return true
+}
+
+// placeholderHostProblem returns what is wrong with a host holding a
+// placeholder, with a hint; "" when it is one host placeholder.
+func placeholderHostProblem(s string) (msg, hint string) {
+	if _, err := placeholder.Check(s, placeholder.FieldHost); err != nil {
+		return err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}"
 	}
+	if refs, _ := placeholder.Find(s); len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
+		return fmt.Sprintf("host %q mixes a placeholder with text", s), "a host placeholder must be the whole host"
+	}
+	return "", ""
+}
+
+// hostProblem returns what is wrong with a literal host, with a hint; ""
+// for a valid DNS name or IP literal.
+func hostProblem(s string) (msg, hint string) {
 	switch {
 	case s == "":
-		return bad("host is empty", "")
+		return "host is empty", ""
 	case strings.HasSuffix(s, "."):
-		return bad(fmt.Sprintf("host %q ends with a dot", s), "drop the trailing dot (OpenShell fails to load it)")
+		return fmt.Sprintf("host %q ends with a dot", s), "drop the trailing dot (OpenShell fails to load it)"
 	case strings.ToLower(s) != s:
-		return bad(fmt.Sprintf("host %q has upper-case letters", s), "write "+strings.ToLower(s))
-	case strings.ContainsAny(s, "/:@ ") && !isIP(s):
-		return bad(fmt.Sprintf("host %q is not a host name", s), "write the bare host; the port goes in port:, paths in rules:")
-	}
-	if isIP(s) {
-		return true
-	}
-	if len(s) > 253 || !hostRE.MatchString(s) {
+		return fmt.Sprintf("host %q has upper-case letters", s), "write " + strings.ToLower(s)
+	case isIP(s):
+		return "", ""
+	case strings.ContainsAny(s, "/:@ "):
+		return fmt.Sprintf("host %q is not a host name", s), "write the bare host; the port goes in port:, paths in rules:"
+	case len(s) > 253 || !hostRE.MatchString(s):
 		hint := "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
 		if s == "*" || s == "**" {
 			hint = "wildcard-only hosts allow the whole internet; name the hosts"
 		}
-		return bad(fmt.Sprintf("invalid host %q", s), hint)
+		return fmt.Sprintf("invalid host %q", s), hint
+	case strings.HasPrefix(s, "*") && strings.Count(s, ".") < 2:
+		return fmt.Sprintf("wildcard host %q covers a whole top-level domain", s), "wildcard hosts need at least three labels, such as *.example.com"
 	}
-	if strings.HasPrefix(s, "*") && strings.Count(s, ".") < 2 {
-		return bad(fmt.Sprintf("wildcard host %q covers a whole top-level domain", s), "wildcard hosts need at least three labels, such as *.example.com")
-	}
-	return true
+	return "", ""
 }
 
 func isIP(s string) bool {
@@ -246,64 +297,20 @@ func (d *decoder) allowedIP(it stringItem) bool {
 
 // rule decodes one rule: "METHOD /path" or {method, path, query}.
 func (d *decoder) rule(n *yaml.Node, name string) (RuleDecl, bool) {
-	rd := RuleDecl{Pos: d.pos(n)}
+	var rd RuleDecl
 	var methodNode, pathNode *yaml.Node
+	var ok bool
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
-		method, p, ok := strings.Cut(strings.TrimSpace(n.Value), " ")
-		if !ok {
-			d.errAt(d.pos(n), name, fmt.Sprintf("rule %q is not METHOD /path", n.Value), `write "GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/**"`)
-			return rd, false
-		}
-		rd.Method, rd.Path = method, strings.TrimSpace(p)
+		rd, ok = d.ruleString(n, name)
 		methodNode, pathNode = n, n
-		if strings.Contains(rd.Path, "?") {
-			d.errAt(d.pos(n), name, fmt.Sprintf("rule %q has a query string in its path", n.Value),
-				"use the mapping form: {method: GET, path: /search/issues, query: {q: \"*\"}}")
-			return rd, false
-		}
 	case n.Kind == yaml.MappingNode:
-		f := d.fields(n, name, ruleKeys)
-		m, okm := f["method"]
-		p, okp := f["path"]
-		if !okm || !okp {
-			d.errAt(d.pos(n), name, "a rule needs method and path", "write {method: GET, path: /repos/**}")
-			return rd, false
-		}
-		var good bool
-		if rd.Method, good = d.str(m.value, fieldPath(name, "method")); !good {
-			return rd, false
-		}
-		if rd.Path, good = d.str(p.value, fieldPath(name, "path")); !good {
-			return rd, false
-		}
-		methodNode, pathNode = m.value, p.value
-		if q, ok := f["query"]; ok {
-			qname := fieldPath(name, "query")
-			if !d.mapping(q.value, qname) {
-				return rd, false
-			}
-			rd.Query = map[string]string{}
-			for i := 0; i+1 < len(q.value.Content); i += 2 {
-				k, v := q.value.Content[i], q.value.Content[i+1]
-				vname := fieldPath(qname, k.Value)
-				if k.Value == "" || strings.ContainsFunc(k.Value, unicode.IsSpace) {
-					d.errAt(d.pos(k), vname, fmt.Sprintf("invalid query parameter name %q", k.Value), "")
-					return rd, false
-				}
-				val, good := d.str(v, vname)
-				if !good {
-					return rd, false
-				}
-				if _, err := placeholder.Check(val, placeholder.FieldPath); err != nil {
-					d.errAt(d.pos(v), vname, err.Error(), "query placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}")
-					return rd, false
-				}
-				rd.Query[k.Value] = val
-			}
-		}
+		rd, methodNode, pathNode, ok = d.ruleMapping(n, name)
 	default:
 		d.errAt(d.pos(n), name, fmt.Sprintf("want \"METHOD /path\" or a mapping, got a %s", kindName(n)), "")
+		return RuleDecl{Pos: d.pos(n)}, false
+	}
+	if !ok {
 		return rd, false
 	}
 	if !containsString(httpMethods, rd.Method) {
@@ -319,6 +326,75 @@ func (d *decoder) rule(n *yaml.Node, name string) (RuleDecl, bool) {
 		return rd, false
 	}
 	return rd, true
+}
+
+// ruleString decodes the "METHOD /path" form of a rule, which has no query.
+func (d *decoder) ruleString(n *yaml.Node, name string) (RuleDecl, bool) {
+	rd := RuleDecl{Pos: d.pos(n)}
+	method, p, ok := strings.Cut(strings.TrimSpace(n.Value), " ")
+	if !ok {
+		d.errAt(d.pos(n), name, fmt.Sprintf("rule %q is not METHOD /path", n.Value), `write "GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/**"`)
+		return rd, false
+	}
+	rd.Method, rd.Path = method, strings.TrimSpace(p)
+	if strings.Contains(rd.Path, "?") {
+		d.errAt(d.pos(n), name, fmt.Sprintf("rule %q has a query string in its path", n.Value),
+			"use the mapping form: {method: GET, path: /search/issues, query: {q: \"*\"}}")
+		return rd, false
+	}
+	return rd, true
+}
+
+// ruleMapping decodes the {method, path, query} form of a rule, with the
+// nodes of its method and path.
+func (d *decoder) ruleMapping(n *yaml.Node, name string) (rd RuleDecl, methodNode, pathNode *yaml.Node, ok bool) {
+	rd = RuleDecl{Pos: d.pos(n)}
+	f := d.fields(n, name, ruleKeys)
+	m, okm := f["method"]
+	p, okp := f["path"]
+	if !okm || !okp {
+		d.errAt(d.pos(n), name, "a rule needs method and path", "write {method: GET, path: /repos/**}")
+		return rd, nil, nil, false
+	}
+	if rd.Method, ok = d.str(m.value, fieldPath(name, "method")); !ok {
+		return rd, nil, nil, false
+	}
+	if rd.Path, ok = d.str(p.value, fieldPath(name, "path")); !ok {
+		return rd, nil, nil, false
+	}
+	if q, has := f["query"]; has {
+		if rd.Query, ok = d.ruleQuery(q.value, fieldPath(name, "query")); !ok {
+			return rd, nil, nil, false
+		}
+	}
+	return rd, m.value, p.value, true
+}
+
+// ruleQuery decodes a rule's query: parameter name -> glob, where the glob
+// may hold path placeholders. On error it returns the entries read so far.
+func (d *decoder) ruleQuery(n *yaml.Node, qname string) (map[string]string, bool) {
+	if !d.mapping(n, qname) {
+		return nil, false
+	}
+	query := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		vname := fieldPath(qname, k.Value)
+		if k.Value == "" || strings.ContainsFunc(k.Value, unicode.IsSpace) {
+			d.errAt(d.pos(k), vname, fmt.Sprintf("invalid query parameter name %q", k.Value), "")
+			return query, false
+		}
+		val, good := d.str(v, vname)
+		if !good {
+			return query, false
+		}
+		if _, err := placeholder.Check(val, placeholder.FieldPath); err != nil {
+			d.errAt(d.pos(v), vname, err.Error(), "query placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}")
+			return query, false
+		}
+		query[k.Value] = val
+	}
+	return query, true
 }
 
 // absPaths reads a list of absolute paths. Placeholders are checked for

@@ -26,51 +26,12 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	f := d.fields(doc.root, "", skillKeys)
 	d.keyHints = nil
 	if v, ok := f["name"]; ok {
-		if name, good := d.str(v.value, "name"); good {
-			s.Name, s.NamePos = name, d.pos(v.value)
-			switch {
-			case len(name) == 0 || len(name) > maxSkillName || !skillNameRE.MatchString(name):
-				d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
-					"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
-			case name != path.Base(dir):
-				d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(dir)),
-					"the Agent Skills specification wants them equal")
-			}
-		}
+		d.skillName(s, v)
 	} else {
 		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: "+path.Base(dir))
 	}
 	s.Description = requiredDescription(d, doc.root, f, maxSkillDescription)
-	if v, ok := f["license"]; ok {
-		d.nonEmptyStr(v.value, "license")
-	}
-	if v, ok := f["compatibility"]; ok {
-		if c, good := d.str(v.value, "compatibility"); good && len([]rune(c)) > maxSkillCompatibility {
-			d.errAt(d.pos(v.value), "compatibility", fmt.Sprintf("compatibility is %d characters; at most %d allowed", len([]rune(c)), maxSkillCompatibility), "shorten it")
-		}
-	}
-	if v, ok := f["metadata"]; ok {
-		d.stringMap(v.value, "metadata")
-	}
-	for _, k := range []string{"when_to_use", "argument-hint", "model", "context", "agent", "shell"} {
-		if v, ok := f[k]; ok {
-			d.nonEmptyStr(v.value, k)
-		}
-	}
-	for _, k := range []string{"disable-model-invocation", "user-invocable"} {
-		if v, ok := f[k]; ok {
-			d.boolean(v.value, k)
-		}
-	}
-	if v, ok := f["effort"]; ok {
-		d.enum(v.value, "effort", effortLevels...)
-	}
-	if v, ok := f["hooks"]; ok {
-		d.mapping(v.value, "hooks")
-	}
-	if v, ok := f["paths"]; ok {
-		d.stringList(v.value, "paths", true)
-	}
+	d.checkFields(f, skillChecks)
 	if v, ok := f["dependencies"]; ok {
 		s.Dependencies = d.dependencies(v.value)
 	}
@@ -82,18 +43,69 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	if v, ok := f["sandbox"]; ok {
 		s.Sandbox = d.sandbox(v.value, "sandbox")
 	}
+	d.skillTools(s, f)
+	return s
+}
+
+// skillChecks check the skill fields the compiler does not read, in the
+// order they are reported.
+var skillChecks = []fieldCheck{
+	{"license", checkNonEmpty},
+	{"compatibility", checkCompatibility},
+	{"metadata", checkStringMap},
+	{"when_to_use", checkNonEmpty},
+	{"argument-hint", checkNonEmpty},
+	{"model", checkNonEmpty},
+	{"context", checkNonEmpty},
+	{"agent", checkNonEmpty},
+	{"shell", checkNonEmpty},
+	{"disable-model-invocation", checkBoolean},
+	{"user-invocable", checkBoolean},
+	{"effort", checkEnum(effortLevels...)},
+	{"hooks", checkMapping},
+	{"paths", checkStringList},
+}
+
+// skillName reads the skill's name: the Agent Skills name syntax, and (a
+// warning) the same as its directory's name.
+func (d *decoder) skillName(s *Skill, v field) {
+	name, good := d.str(v.value, "name")
+	if !good {
+		return
+	}
+	s.Name, s.NamePos = name, d.pos(v.value)
+	switch {
+	case len(name) == 0 || len(name) > maxSkillName || !skillNameRE.MatchString(name):
+		d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
+			"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
+	case name != path.Base(s.Dir):
+		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(s.Dir)),
+			"the Agent Skills specification wants them equal")
+	}
+}
+
+// checkCompatibility checks the length of compatibility.
+func checkCompatibility(d *decoder, v field, name string) {
+	if c, good := d.str(v.value, name); good && len([]rune(c)) > maxSkillCompatibility {
+		d.errAt(d.pos(v.value), name, fmt.Sprintf("compatibility is %d characters; at most %d allowed", len([]rune(c)), maxSkillCompatibility), "shorten it")
+	}
+}
+
+// skillTools resolves allowed-tools against disallowed-tools.
+func (d *decoder) skillTools(s *Skill, f map[string]field) {
 	if v, ok := f["disallowed-tools"]; ok {
 		s.Disallowed, _ = d.toolList(v.value, "disallowed-tools")
 	}
-	if v, ok := f["allowed-tools"]; ok {
-		rules, clean := d.toolList(v.value, "allowed-tools")
-		s.AllowedTools = subtractTools(rules, s.Disallowed)
-		if clean && len(rules) > 0 && len(s.AllowedTools) == 0 {
-			d.errAt(d.pos(v.value), "allowed-tools", "allowed-tools resolve to nothing: every tool is removed by disallowed-tools",
-				"remove the disallowed-tools entries that cancel allowed-tools")
-		}
+	v, ok := f["allowed-tools"]
+	if !ok {
+		return
 	}
-	return s
+	rules, clean := d.toolList(v.value, "allowed-tools")
+	s.AllowedTools = subtractTools(rules, s.Disallowed)
+	if clean && len(rules) > 0 && len(s.AllowedTools) == 0 {
+		d.errAt(d.pos(v.value), "allowed-tools", "allowed-tools resolve to nothing: every tool is removed by disallowed-tools",
+			"remove the disallowed-tools entries that cancel allowed-tools")
+	}
 }
 
 // integrityRE is fullsend's mandatory integrity fragment of a URL reference.
@@ -107,36 +119,52 @@ func (d *decoder) dependencies(n *yaml.Node) []NameRef {
 	items, _ := d.stringList(n, "dependencies", false)
 	var out []NameRef
 	for _, it := range items {
-		v := it.value
-		bad := func(msg, hint string) { d.errAt(d.pos(it.node), it.field, msg, hint) }
-		switch {
-		case strings.HasPrefix(v, "https://"):
-			u, err := url.Parse(v)
-			if err != nil || u.Host == "" || u.User != nil {
-				bad(fmt.Sprintf("invalid dependency URL %q", v), "an https URL without credentials")
-				continue
-			}
-			if !integrityRE.MatchString(u.Fragment) {
-				bad(fmt.Sprintf("dependency URL %q has no integrity hash", v), "pin it: append #sha256=<64 lowercase hex digits of the content>")
-				continue
-			}
-		case strings.Contains(v, "://"):
-			bad(fmt.Sprintf("dependency %q is not an https URL", v), "use https:// with #sha256=..., a relative path, or a skill name")
-			continue
-		case strings.Contains(v, "/") || v == "..":
-			if strings.HasPrefix(v, "/") || strings.ContainsRune(v, '\\') || strings.ContainsFunc(v, unicode.IsControl) {
-				bad(fmt.Sprintf("invalid dependency path %q", v), "a slash-separated path relative to this skill's directory")
-				continue
-			}
-			if j := path.Join(path.Dir(d.file), v); j == ".." || strings.HasPrefix(j, "../") {
-				bad(fmt.Sprintf("dependency %q leaves the project", v), "keep local dependencies inside the project")
-				continue
-			}
-		case !skillNameRE.MatchString(v):
-			bad(fmt.Sprintf("invalid dependency %q", v), "a skill name (lowercase letters, digits, single hyphens), a relative path, or an https URL with #sha256=...")
+		if msg, hint := d.checkDependency(it.value); msg != "" {
+			d.errAt(d.pos(it.node), it.field, msg, hint)
 			continue
 		}
-		out = append(out, NameRef{Name: v, Pos: d.pos(it.node)})
+		out = append(out, NameRef{Name: it.value, Pos: d.pos(it.node)})
 	}
 	return out
+}
+
+// checkDependency returns what is wrong with dependency v, with a hint; an
+// empty message when it is well-formed.
+func (d *decoder) checkDependency(v string) (msg, hint string) {
+	switch {
+	case strings.HasPrefix(v, "https://"):
+		return checkDependencyURL(v)
+	case strings.Contains(v, "://"):
+		return fmt.Sprintf("dependency %q is not an https URL", v), "use https:// with #sha256=..., a relative path, or a skill name"
+	case strings.Contains(v, "/") || v == "..":
+		return d.checkDependencyPath(v)
+	case !skillNameRE.MatchString(v):
+		return fmt.Sprintf("invalid dependency %q", v), "a skill name (lowercase letters, digits, single hyphens), a relative path, or an https URL with #sha256=..."
+	}
+	return "", ""
+}
+
+// checkDependencyURL checks an https dependency: no credentials, pinned with
+// an integrity hash.
+func checkDependencyURL(v string) (msg, hint string) {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.User != nil {
+		return fmt.Sprintf("invalid dependency URL %q", v), "an https URL without credentials"
+	}
+	if !integrityRE.MatchString(u.Fragment) {
+		return fmt.Sprintf("dependency URL %q has no integrity hash", v), "pin it: append #sha256=<64 lowercase hex digits of the content>"
+	}
+	return "", ""
+}
+
+// checkDependencyPath checks a relative path dependency: slash-separated,
+// and inside the project.
+func (d *decoder) checkDependencyPath(v string) (msg, hint string) {
+	if strings.HasPrefix(v, "/") || strings.ContainsRune(v, '\\') || strings.ContainsFunc(v, unicode.IsControl) {
+		return fmt.Sprintf("invalid dependency path %q", v), "a slash-separated path relative to this skill's directory"
+	}
+	if j := path.Join(path.Dir(d.file), v); j == ".." || strings.HasPrefix(j, "../") {
+		return fmt.Sprintf("dependency %q leaves the project", v), "keep local dependencies inside the project"
+	}
+	return "", ""
 }

@@ -102,57 +102,41 @@ var (
 // ParseToolRule parses one rule, `Tool` or `Tool(specifier)`, written at
 // pos. Errors are *RuleError values with a hint.
 func ParseToolRule(raw string, pos Pos) (ToolRule, error) {
-	r := ToolRule{Raw: raw, Pos: pos}
-	fail := func(off int, hint, format string, args ...any) (ToolRule, error) {
-		p := pos
-		if p.Column > 0 {
-			p.Column += off
-		}
-		return ToolRule{}, &RuleError{Pos: p, Message: fmt.Sprintf("tool rule %q: ", raw) + fmt.Sprintf(format, args...), Hint: hint}
-	}
-	s := raw
-	if strings.TrimSpace(s) == "" {
-		return fail(0, "name a tool such as Read or Bash(gh *)", "empty tool rule")
-	}
-	if s != strings.TrimSpace(s) {
-		return fail(0, "remove the surrounding blanks", "leading or trailing blanks")
-	}
-	name, spec, hasSpec := s, "", false
-	if open := strings.IndexByte(s, '('); open >= 0 {
-		if !strings.HasSuffix(s, ")") {
-			if strings.Count(s, "(") > strings.Count(s, ")") {
-				return fail(open, "close the parenthesis: Tool(specifier)", "unbalanced parentheses")
-			}
-			return fail(strings.LastIndexByte(s, ')')+1, "nothing may follow the closing parenthesis", "text after the specifier")
-		}
-		name, spec, hasSpec = s[:open], s[open+1:len(s)-1], true
-		if depth := parenDepthOK(spec); !depth {
-			return fail(open, "balance the parentheses inside the specifier", "unbalanced parentheses")
-		}
-	} else if i := strings.IndexByte(s, ')'); i >= 0 {
-		return fail(i, "open the parenthesis: Tool(specifier)", "unbalanced parentheses")
-	}
-	if strings.HasPrefix(name, "mcp__") {
-		m := mcpRE.FindStringSubmatch(name)
-		if m == nil {
-			return fail(0, "write mcp__<server>__<tool>, e.g. mcp__github__get_issue", "malformed MCP tool name")
-		}
-		if hasSpec {
-			return fail(len(name), "MCP tools take no specifier", "unexpected specifier")
-		}
-		r.Tool, r.MCPServer, r.MCPTool = "mcp", m[1], m[2]
+	r, f := parseToolRule(ToolRule{Raw: raw, Pos: pos})
+	if f == nil {
 		return r, nil
 	}
-	if !toolNameRE.MatchString(name) {
-		return fail(0, "a tool name is letters, digits and '_', such as Bash or WebFetch", "malformed tool name %q", name)
+	p := pos
+	if p.Column > 0 {
+		p.Column += f.off
 	}
-	kind, known := claudeTools[name]
-	if !known {
-		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
-		if sg := suggest(name, KnownTools()); sg != "" {
-			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
-		}
-		return fail(0, hint, "unknown tool %q", name)
+	return ToolRule{}, &RuleError{Pos: p, Message: fmt.Sprintf("tool rule %q: ", raw) + f.msg, Hint: f.hint}
+}
+
+// ruleFailure is a tool-rule error at a byte offset of the rule, before it
+// is placed at the rule's position.
+type ruleFailure struct {
+	off  int
+	hint string
+	msg  string
+}
+
+func failAt(off int, hint, format string, args ...any) *ruleFailure {
+	return &ruleFailure{off: off, hint: hint, msg: fmt.Sprintf(format, args...)}
+}
+
+// parseToolRule parses r.Raw into r.
+func parseToolRule(r ToolRule) (ToolRule, *ruleFailure) {
+	name, spec, hasSpec, f := splitToolRule(r.Raw)
+	if f != nil {
+		return ToolRule{}, f
+	}
+	if strings.HasPrefix(name, "mcp__") {
+		return parseMCPRule(r, name, hasSpec)
+	}
+	kind, f := lookupTool(name)
+	if f != nil {
+		return ToolRule{}, f
 	}
 	r.Tool = name
 	if name == "Task" {
@@ -163,62 +147,140 @@ func ParseToolRule(raw string, pos Pos) (ToolRule, error) {
 	}
 	specOff := len(name) + 1
 	if strings.TrimSpace(spec) == "" {
-		return fail(specOff, fmt.Sprintf("write %s without parentheses to allow it unrestricted, or put a specifier inside", name), "empty specifier")
+		return ToolRule{}, failAt(specOff, fmt.Sprintf("write %s without parentheses to allow it unrestricted, or put a specifier inside", name), "empty specifier")
 	}
 	r.Specifier, r.HasSpecifier = spec, true
+	if f := parseSpecifier(&r, kind, name, spec, specOff); f != nil {
+		return ToolRule{}, f
+	}
+	return r, nil
+}
+
+// splitToolRule splits `Tool` or `Tool(specifier)` into the name and the
+// specifier, checking blanks and parentheses.
+func splitToolRule(s string) (name, spec string, hasSpec bool, f *ruleFailure) {
+	if strings.TrimSpace(s) == "" {
+		return "", "", false, failAt(0, "name a tool such as Read or Bash(gh *)", "empty tool rule")
+	}
+	if s != strings.TrimSpace(s) {
+		return "", "", false, failAt(0, "remove the surrounding blanks", "leading or trailing blanks")
+	}
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		if i := strings.IndexByte(s, ')'); i >= 0 {
+			return "", "", false, failAt(i, "open the parenthesis: Tool(specifier)", "unbalanced parentheses")
+		}
+		return s, "", false, nil
+	}
+	if !strings.HasSuffix(s, ")") {
+		if strings.Count(s, "(") > strings.Count(s, ")") {
+			return "", "", false, failAt(open, "close the parenthesis: Tool(specifier)", "unbalanced parentheses")
+		}
+		return "", "", false, failAt(strings.LastIndexByte(s, ')')+1, "nothing may follow the closing parenthesis", "text after the specifier")
+	}
+	spec = s[open+1 : len(s)-1]
+	if !parenDepthOK(spec) {
+		return "", "", false, failAt(open, "balance the parentheses inside the specifier", "unbalanced parentheses")
+	}
+	return s[:open], spec, true, nil
+}
+
+// parseMCPRule parses mcp__<server>[__<tool>], which takes no specifier.
+func parseMCPRule(r ToolRule, name string, hasSpec bool) (ToolRule, *ruleFailure) {
+	m := mcpRE.FindStringSubmatch(name)
+	if m == nil {
+		return ToolRule{}, failAt(0, "write mcp__<server>__<tool>, e.g. mcp__github__get_issue", "malformed MCP tool name")
+	}
+	if hasSpec {
+		return ToolRule{}, failAt(len(name), "MCP tools take no specifier", "unexpected specifier")
+	}
+	r.Tool, r.MCPServer, r.MCPTool = "mcp", m[1], m[2]
+	return r, nil
+}
+
+// lookupTool returns the specifier kind of a known Claude Code tool.
+func lookupTool(name string) (specKind, *ruleFailure) {
+	if !toolNameRE.MatchString(name) {
+		return specNone, failAt(0, "a tool name is letters, digits and '_', such as Bash or WebFetch", "malformed tool name %q", name)
+	}
+	kind, known := claudeTools[name]
+	if !known {
+		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
+		if sg := suggest(name, KnownTools()); sg != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
+		}
+		return specNone, failAt(0, hint, "unknown tool %q", name)
+	}
+	return kind, nil
+}
+
+// parseSpecifier parses the non-empty specifier of tool name by its kind
+// into r; specOff is the specifier's offset in the rule.
+func parseSpecifier(r *ToolRule, kind specKind, name, spec string, specOff int) *ruleFailure {
 	switch kind {
 	case specNone:
-		return fail(specOff, fmt.Sprintf("write plain %s", name), "%s takes no specifier", name)
+		return failAt(specOff, fmt.Sprintf("write plain %s", name), "%s takes no specifier", name)
 	case specCommand:
 		cmds, off, hint, err := parseCommands(spec)
 		if err != nil {
-			return fail(specOff+off, hint, "%v", err)
+			return failAt(specOff+off, hint, "%v", err)
 		}
 		r.Commands = cmds
 	case specPath:
 		if hint, err := checkRulePath(spec); err != nil {
-			return fail(specOff, hint, "%v", err)
+			return failAt(specOff, hint, "%v", err)
 		}
 		r.Path = spec
 	case specDomain:
-		host, ok := strings.CutPrefix(spec, "domain:")
-		if !ok {
-			return fail(specOff, "write WebFetch(domain:example.com) or WebFetch(domain:*.example.com)", "WebFetch specifier must start with domain:")
-		}
-		if !domainRE.MatchString(host) || len(host) > 253 {
-			hint := "a lowercase host name with at least two labels; *.example.com matches subdomains only"
-			if strings.ToLower(host) != host {
-				hint = "host names are lowercase: " + strings.ToLower(host)
-			}
-			return fail(specOff+len("domain:"), hint, "invalid domain %q", host)
-		}
-		r.Domain = host
+		return parseDomainSpec(r, spec, specOff)
 	case specAgents:
-		if strings.TrimSpace(spec) == "*" {
-			break // any subagent
-		}
-		off := specOff
-		for _, part := range strings.Split(spec, ",") {
-			a := strings.TrimSpace(part)
-			if !agentRefRE.MatchString(a) {
-				return fail(off+strings.Index(part, a), "list agent names separated by commas: Agent(reviewer, tester)", "invalid agent name %q", a)
-			}
-			if containsString(r.Agents, a) {
-				return fail(off+strings.Index(part, a), "list each agent once", "agent %q listed twice", a)
-			}
-			r.Agents = append(r.Agents, a)
-			off += len(part) + 1
-		}
+		return parseAgentsSpec(r, spec, specOff)
 	case specSkill:
 		n := strings.TrimSpace(spec)
 		n = strings.TrimSuffix(strings.TrimSuffix(n, ":*"), " *")
 		if !skillNameRE.MatchString(n) {
-			return fail(specOff, "a skill name: lowercase letters, digits and single hyphens", "invalid skill name %q", n)
+			return failAt(specOff, "a skill name: lowercase letters, digits and single hyphens", "invalid skill name %q", n)
 		}
 		r.SkillName = n
-	case specAny:
 	}
-	return r, nil
+	return nil
+}
+
+// parseDomainSpec parses WebFetch(domain:host).
+func parseDomainSpec(r *ToolRule, spec string, specOff int) *ruleFailure {
+	host, ok := strings.CutPrefix(spec, "domain:")
+	if !ok {
+		return failAt(specOff, "write WebFetch(domain:example.com) or WebFetch(domain:*.example.com)", "WebFetch specifier must start with domain:")
+	}
+	if !domainRE.MatchString(host) || len(host) > 253 {
+		hint := "a lowercase host name with at least two labels; *.example.com matches subdomains only"
+		if strings.ToLower(host) != host {
+			hint = "host names are lowercase: " + strings.ToLower(host)
+		}
+		return failAt(specOff+len("domain:"), hint, "invalid domain %q", host)
+	}
+	r.Domain = host
+	return nil
+}
+
+// parseAgentsSpec parses Agent(*) or Agent(a, b): distinct agent names.
+func parseAgentsSpec(r *ToolRule, spec string, specOff int) *ruleFailure {
+	if strings.TrimSpace(spec) == "*" {
+		return nil // any subagent
+	}
+	off := specOff
+	for _, part := range strings.Split(spec, ",") {
+		a := strings.TrimSpace(part)
+		if !agentRefRE.MatchString(a) {
+			return failAt(off+strings.Index(part, a), "list agent names separated by commas: Agent(reviewer, tester)", "invalid agent name %q", a)
+		}
+		if containsString(r.Agents, a) {
+			return failAt(off+strings.Index(part, a), "list each agent once", "agent %q listed twice", a)
+		}
+		r.Agents = append(r.Agents, a)
+		off += len(part) + 1
+	}
+	return nil
 }
 
 // parenDepthOK reports whether parentheses in s are balanced.
@@ -255,38 +317,57 @@ func parseCommands(spec string) ([]CommandPattern, int, string, error) {
 		item := strings.TrimSpace(part)
 		itemOff := off + strings.Index(part, item)
 		off += len(part) + 1
-		if item == "" {
-			return nil, itemOff, "separate commands with single commas: Bash(gh,curl,jq)", errors.New("empty command in list")
+		cp, errOff, hint, err := parseCommand(item)
+		if err != nil {
+			return nil, itemOff + errOff, hint, err
 		}
-		if item == "*" {
-			return nil, itemOff, "write Bash or Bash(*) alone to allow any command", errors.New("'*' inside a command list")
-		}
-		for _, op := range shellOperators {
-			if i := strings.Index(item, op); i >= 0 {
-				return nil, itemOff + i, "a rule names one command and its arguments; write one rule per command", fmt.Errorf("shell operator %q in command pattern", op)
-			}
-		}
-		if i := strings.Index(item, ":*"); i >= 0 {
-			if i != len(item)-2 {
-				return nil, itemOff + i, "':*' may only end the pattern, as in Bash(gh api:*)", errors.New("':*' in the middle of a command pattern")
-			}
-			item = strings.TrimSpace(item[:i]) + " *"
-		}
-		cmd, args, _ := strings.Cut(item, " ")
-		args = strings.Join(strings.Fields(args), " ")
-		switch {
-		case strings.ContainsRune(cmd, '/'):
-			return nil, itemOff, "name the program (gh), not its path; the catalog maps programs to binaries", fmt.Errorf("command %q is a path", cmd)
-		case strings.ContainsAny(cmd, "*?[]{}"):
-			return nil, itemOff, "name the program exactly; globs are allowed in the arguments only", fmt.Errorf("command %q is a glob", cmd)
-		case strings.ContainsRune(cmd, '='):
-			return nil, itemOff, "environment assignments cannot be allowed by a rule; name the program", fmt.Errorf("command %q is an environment assignment", cmd)
-		case !commandRE.MatchString(cmd):
-			return nil, itemOff, "a program name is letters, digits, '.', '_', '+' and '-'", fmt.Errorf("invalid command %q", cmd)
-		}
-		out = append(out, CommandPattern{Command: cmd, Args: args, Wrapper: wrapperCommands[cmd] && (args == "" || strings.ContainsAny(args, "*?["))})
+		out = append(out, cp)
 	}
 	return out, 0, "", nil
+}
+
+// parseCommand parses one item of a Bash specifier, `cmd args` or
+// `cmd args:*`. On error it returns the byte offset inside item and a hint.
+func parseCommand(item string) (CommandPattern, int, string, error) {
+	if item == "" {
+		return CommandPattern{}, 0, "separate commands with single commas: Bash(gh,curl,jq)", errors.New("empty command in list")
+	}
+	if item == "*" {
+		return CommandPattern{}, 0, "write Bash or Bash(*) alone to allow any command", errors.New("'*' inside a command list")
+	}
+	for _, op := range shellOperators {
+		if i := strings.Index(item, op); i >= 0 {
+			return CommandPattern{}, i, "a rule names one command and its arguments; write one rule per command", fmt.Errorf("shell operator %q in command pattern", op)
+		}
+	}
+	if i := strings.Index(item, ":*"); i >= 0 {
+		if i != len(item)-2 {
+			return CommandPattern{}, i, "':*' may only end the pattern, as in Bash(gh api:*)", errors.New("':*' in the middle of a command pattern")
+		}
+		item = strings.TrimSpace(item[:i]) + " *"
+	}
+	cmd, args, _ := strings.Cut(item, " ")
+	args = strings.Join(strings.Fields(args), " ")
+	if hint, err := checkCommandName(cmd); err != nil {
+		return CommandPattern{}, 0, hint, err
+	}
+	return CommandPattern{Command: cmd, Args: args, Wrapper: wrapperCommands[cmd] && (args == "" || strings.ContainsAny(args, "*?["))}, 0, "", nil
+}
+
+// checkCommandName rejects a command that is not a plain program name: a
+// path, a glob, an environment assignment.
+func checkCommandName(cmd string) (string, error) {
+	switch {
+	case strings.ContainsRune(cmd, '/'):
+		return "name the program (gh), not its path; the catalog maps programs to binaries", fmt.Errorf("command %q is a path", cmd)
+	case strings.ContainsAny(cmd, "*?[]{}"):
+		return "name the program exactly; globs are allowed in the arguments only", fmt.Errorf("command %q is a glob", cmd)
+	case strings.ContainsRune(cmd, '='):
+		return "environment assignments cannot be allowed by a rule; name the program", fmt.Errorf("command %q is an environment assignment", cmd)
+	case !commandRE.MatchString(cmd):
+		return "a program name is letters, digits, '.', '_', '+' and '-'", fmt.Errorf("invalid command %q", cmd)
+	}
+	return "", nil
 }
 
 // checkRulePath validates a Read/Edit-style gitignore path.
@@ -319,53 +400,71 @@ type ToolListItem struct {
 // two as well. An empty element between commas and unbalanced parentheses
 // are errors (*ToolListError, with the offending byte offset).
 func SplitToolList(s string) ([]ToolListItem, error) {
-	var out []ToolListItem
-	depth, start := 0, -1
-	lastComma := -1
-	sawItem := false
-	flush := func(end int) {
-		if start >= 0 {
-			out = append(out, ToolListItem{Text: s[start:end], Offset: start})
-			start = -1
-			sawItem = true
-		}
-	}
+	sp := toolListSplitter{s: s, start: -1, lastComma: -1}
 	for i, c := range s {
-		switch {
-		case c == '(':
-			if start < 0 {
-				return nil, &ToolListError{Offset: i, Message: "'(' without a tool name"}
-			}
-			depth++
-		case c == ')':
-			if depth == 0 {
-				return nil, &ToolListError{Offset: i, Message: "unbalanced parentheses: ')' without '('"}
-			}
-			depth--
-		case depth == 0 && c == ',':
-			flush(i)
-			if !sawItem {
-				return nil, &ToolListError{Offset: i, Message: "empty element in tool list"}
-			}
-			sawItem = false
-			lastComma = i
-			continue
-		case depth == 0 && unicode.IsSpace(c):
-			flush(i)
-			continue
-		}
-		if start < 0 {
-			start = i
+		if err := sp.next(i, c); err != nil {
+			return nil, err
 		}
 	}
-	if depth > 0 {
-		return nil, &ToolListError{Offset: start, Message: "unbalanced parentheses: '(' is never closed"}
+	if sp.depth > 0 {
+		return nil, &ToolListError{Offset: sp.start, Message: "unbalanced parentheses: '(' is never closed"}
 	}
-	flush(len(s))
-	if lastComma >= 0 && !sawItem {
-		return nil, &ToolListError{Offset: lastComma, Message: "trailing comma in tool list"}
+	sp.flush(len(s))
+	if sp.lastComma >= 0 && !sp.sawItem {
+		return nil, &ToolListError{Offset: sp.lastComma, Message: "trailing comma in tool list"}
 	}
-	return out, nil
+	return sp.out, nil
+}
+
+// toolListSplitter is the state of SplitToolList: the items so far, the
+// parenthesis depth, the start of the current item (-1 between items).
+type toolListSplitter struct {
+	s         string
+	out       []ToolListItem
+	depth     int
+	start     int
+	lastComma int
+	sawItem   bool // an item since the last comma
+}
+
+// flush ends the current item, if any, at end.
+func (sp *toolListSplitter) flush(end int) {
+	if sp.start >= 0 {
+		sp.out = append(sp.out, ToolListItem{Text: sp.s[sp.start:end], Offset: sp.start})
+		sp.start = -1
+		sp.sawItem = true
+	}
+}
+
+// next consumes the rune c at byte offset i.
+func (sp *toolListSplitter) next(i int, c rune) error {
+	switch {
+	case c == '(':
+		if sp.start < 0 {
+			return &ToolListError{Offset: i, Message: "'(' without a tool name"}
+		}
+		sp.depth++
+	case c == ')':
+		if sp.depth == 0 {
+			return &ToolListError{Offset: i, Message: "unbalanced parentheses: ')' without '('"}
+		}
+		sp.depth--
+	case sp.depth == 0 && c == ',':
+		sp.flush(i)
+		if !sp.sawItem {
+			return &ToolListError{Offset: i, Message: "empty element in tool list"}
+		}
+		sp.sawItem = false
+		sp.lastComma = i
+		return nil
+	case sp.depth == 0 && unicode.IsSpace(c):
+		sp.flush(i)
+		return nil
+	}
+	if sp.start < 0 {
+		sp.start = i
+	}
+	return nil
 }
 
 // ToolListError is a SplitToolList error at a byte offset of the list.

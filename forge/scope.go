@@ -93,41 +93,58 @@ func (s Scope) checkQuery(rt Route, rawQuery string) (url.Values, error) {
 		return nil, fmt.Errorf("query: %v: %w", err, ErrBadRequest)
 	}
 	for k, vs := range q {
-		if !slices.Contains(rt.Query, k) {
-			return nil, fmt.Errorf("query parameter %q is not accepted by %s %s: %w", k, rt.Method, rt.Path, ErrBadRequest)
-		}
-		if len(vs) != 1 {
-			return nil, fmt.Errorf("query parameter %q given %d times: %w", k, len(vs), ErrBadRequest)
-		}
-		v := vs[0]
-		if !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
-			return nil, fmt.Errorf("query parameter %q has control characters or invalid UTF-8: %w", k, ErrBadRequest)
-		}
-		switch k {
-		case "page", "per_page":
-			limit := maxPage
-			if k == "per_page" {
-				limit = maxPerPage
-			}
-			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > limit || strconv.Itoa(n) != v {
-				return nil, fmt.Errorf("query parameter %s=%q: want an integer 1..%d: %w", k, v, limit, ErrBadRequest)
-			}
-		case "q":
-			scoped, err := ScopeSearch(v, s.Owner, s.Repo)
-			if err != nil {
-				return nil, err
-			}
-			q.Set("q", scoped)
-		default:
-			if len(v) > 256 {
-				return nil, fmt.Errorf("query parameter %s is longer than 256 bytes: %w", k, ErrBadRequest)
-			}
+		if err := s.checkParam(rt, q, k, vs); err != nil {
+			return nil, err
 		}
 	}
 	if rt.ID == SearchIssues && q.Get("q") == "" {
 		return nil, fmt.Errorf("search needs a q parameter: %w", ErrBadRequest)
 	}
 	return q, nil
+}
+
+// checkParam validates query parameter k (values vs) of q: allowed by the
+// route, given once, plain text, and well-formed for its kind; a search q is
+// replaced in q by its scoped form.
+func (s Scope) checkParam(rt Route, q url.Values, k string, vs []string) error {
+	if !slices.Contains(rt.Query, k) {
+		return fmt.Errorf("query parameter %q is not accepted by %s %s: %w", k, rt.Method, rt.Path, ErrBadRequest)
+	}
+	if len(vs) != 1 {
+		return fmt.Errorf("query parameter %q given %d times: %w", k, len(vs), ErrBadRequest)
+	}
+	v := vs[0]
+	if !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
+		return fmt.Errorf("query parameter %q has control characters or invalid UTF-8: %w", k, ErrBadRequest)
+	}
+	switch k {
+	case "page", "per_page":
+		return checkPageParam(k, v)
+	case "q":
+		scoped, err := ScopeSearch(v, s.Owner, s.Repo)
+		if err != nil {
+			return err
+		}
+		q.Set("q", scoped)
+	default:
+		if len(v) > 256 {
+			return fmt.Errorf("query parameter %s is longer than 256 bytes: %w", k, ErrBadRequest)
+		}
+	}
+	return nil
+}
+
+// checkPageParam validates page or per_page: a canonical integer within
+// its limit.
+func checkPageParam(k, v string) error {
+	limit := maxPage
+	if k == "per_page" {
+		limit = maxPerPage
+	}
+	if n, err := strconv.Atoi(v); err != nil || n < 1 || n > limit || strconv.Itoa(n) != v {
+		return fmt.Errorf("query parameter %s=%q: want an integer 1..%d: %w", k, v, limit, ErrBadRequest)
+	}
+	return nil
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
@@ -161,38 +178,49 @@ func ScopeSearch(q, owner, repo string) (string, error) {
 	want := owner + "/" + repo
 	out := make([]string, 0, len(toks)+1)
 	for _, t := range toks {
-		if t.quoted {
+		keep, err := scopeToken(t, want)
+		if err != nil {
+			return "", err
+		}
+		if keep {
 			out = append(out, t.text)
-			continue
 		}
-		switch t.text {
-		case "OR", "AND", "NOT":
-			return "", fmt.Errorf("search query: boolean operator %s is not allowed: %w", t.text, ErrScope)
-		}
-		if strings.ContainsAny(t.text, "()") {
-			return "", fmt.Errorf("search query: parentheses are not allowed: %w", ErrScope)
-		}
-		key, val, isQual := strings.Cut(strings.TrimPrefix(t.text, "-"), ":")
-		if !isQual {
-			out = append(out, t.text)
-			continue
-		}
-		key = strings.ToLower(key)
-		switch {
-		case key == "repo":
-			if strings.HasPrefix(t.text, "-") || !strings.EqualFold(strings.Trim(val, `"`), want) {
-				return "", fmt.Errorf("search query: %s: only repo:%s may be searched: %w", t.text, want, ErrScope)
-			}
-			continue // re-added below exactly once
-		case key == "org" || key == "user" || key == "owner":
-			return "", fmt.Errorf("search query: qualifier %s: is not allowed (the proxy scopes to repo:%s): %w", key, want, ErrScope)
-		case !searchQualifiers[key]:
-			return "", fmt.Errorf("search query: unknown qualifier %q (hint: quote text containing a colon): %w", key+":", ErrBadRequest)
-		}
-		out = append(out, t.text)
 	}
 	out = append(out, "repo:"+want)
 	return strings.Join(out, " "), nil
+}
+
+// scopeToken judges one search token against the scope repository want: it
+// is kept, dropped (the scope's own repo qualifier, re-added once), or
+// refused.
+func scopeToken(t searchToken, want string) (bool, error) {
+	if t.quoted {
+		return true, nil
+	}
+	switch t.text {
+	case "OR", "AND", "NOT":
+		return false, fmt.Errorf("search query: boolean operator %s is not allowed: %w", t.text, ErrScope)
+	}
+	if strings.ContainsAny(t.text, "()") {
+		return false, fmt.Errorf("search query: parentheses are not allowed: %w", ErrScope)
+	}
+	key, val, isQual := strings.Cut(strings.TrimPrefix(t.text, "-"), ":")
+	if !isQual {
+		return true, nil
+	}
+	key = strings.ToLower(key)
+	switch {
+	case key == "repo":
+		if strings.HasPrefix(t.text, "-") || !strings.EqualFold(strings.Trim(val, `"`), want) {
+			return false, fmt.Errorf("search query: %s: only repo:%s may be searched: %w", t.text, want, ErrScope)
+		}
+		return false, nil // re-added by the caller exactly once
+	case key == "org" || key == "user" || key == "owner":
+		return false, fmt.Errorf("search query: qualifier %s: is not allowed (the proxy scopes to repo:%s): %w", key, want, ErrScope)
+	case !searchQualifiers[key]:
+		return false, fmt.Errorf("search query: unknown qualifier %q (hint: quote text containing a colon): %w", key+":", ErrBadRequest)
+	}
+	return true, nil
 }
 
 type searchToken struct {

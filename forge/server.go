@@ -65,66 +65,17 @@ type Server struct {
 
 // New validates cfg and returns a proxy.
 func New(cfg Config) (*Server, error) {
-	if cfg.Kind == "" {
-		cfg.Kind = GitHub
+	if err := cfg.complete(); err != nil {
+		return nil, err
 	}
-	if cfg.Upstream == "" {
-		cfg.Upstream = DefaultUpstream(cfg.Kind)
+	b, err := newBackend(cfg)
+	if err != nil {
+		return nil, err
 	}
-	cfg.Upstream = strings.TrimRight(cfg.Upstream, "/")
-	if cfg.Credential.IsZero() {
-		return nil, errors.New("forge proxy: no forge token (hint: --token-env or --token-file)")
-	}
-	if cfg.Registry == nil {
-		return nil, errors.New("forge proxy: no agent token registry")
-	}
-	if err := cfg.Scope.Validate(); err != nil {
-		return nil, fmt.Errorf("forge proxy: %w", err)
-	}
-	if err := checkUpstream(cfg.Upstream); err != nil {
-		return nil, fmt.Errorf("forge proxy: %w", err)
-	}
-	if cfg.UpstreamTimeout <= 0 {
-		cfg.UpstreamTimeout = 30 * time.Second
-	}
-	if cfg.MaxRequestBytes <= 0 {
-		cfg.MaxRequestBytes = 128 << 10
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = 8 << 20
-	}
-	if cfg.MaxWrites <= 0 {
-		cfg.MaxWrites = 20
-	}
-	s := &Server{cfg: cfg}
-	switch cfg.Kind {
-	case GitHub:
-		s.backend = githubBackend{base: cfg.Upstream, owner: cfg.Scope.Owner, repo: cfg.Scope.Repo, credential: cfg.Credential}
-	case GitLab:
-		h := cfg.GitLabTokenHeader
-		if h == "" {
-			h = "PRIVATE-TOKEN"
-		}
-		if h != "PRIVATE-TOKEN" && h != "JOB-TOKEN" {
-			return nil, fmt.Errorf("forge proxy: GitLab token header %q: want PRIVATE-TOKEN or JOB-TOKEN", h)
-		}
-		s.backend = gitlabBackend{base: cfg.Upstream, owner: cfg.Scope.Owner, repo: cfg.Scope.Repo, credential: cfg.Credential, tokenHeader: h}
-	default:
-		return nil, fmt.Errorf("forge proxy: unknown forge kind %q (want github or gitlab)", cfg.Kind)
-	}
+	s := &Server{cfg: cfg, backend: b}
 	rt := cfg.Transport
 	if rt == nil {
-		s.transport = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          64,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: cfg.UpstreamTimeout,
-			ExpectContinueTimeout: time.Second,
-		}
+		s.transport = newTransport(cfg.UpstreamTimeout)
 		rt = s.transport
 	}
 	s.client = &http.Client{
@@ -134,6 +85,75 @@ func New(cfg Config) (*Server, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return s, nil
+}
+
+// complete fills in the defaults of cfg and validates it.
+func (cfg *Config) complete() error {
+	if cfg.Kind == "" {
+		cfg.Kind = GitHub
+	}
+	if cfg.Upstream == "" {
+		cfg.Upstream = DefaultUpstream(cfg.Kind)
+	}
+	cfg.Upstream = strings.TrimRight(cfg.Upstream, "/")
+	if cfg.Credential.IsZero() {
+		return errors.New("forge proxy: no forge token (hint: --token-env or --token-file)")
+	}
+	if cfg.Registry == nil {
+		return errors.New("forge proxy: no agent token registry")
+	}
+	if err := cfg.Scope.Validate(); err != nil {
+		return fmt.Errorf("forge proxy: %w", err)
+	}
+	if err := checkUpstream(cfg.Upstream); err != nil {
+		return fmt.Errorf("forge proxy: %w", err)
+	}
+	cfg.UpstreamTimeout = positiveOr(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.MaxRequestBytes = positiveOr(cfg.MaxRequestBytes, 128<<10)
+	cfg.MaxResponseBytes = positiveOr(cfg.MaxResponseBytes, 8<<20)
+	cfg.MaxWrites = positiveOr(cfg.MaxWrites, 20)
+	return nil
+}
+
+// positiveOr returns v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// newBackend returns the backend of the forge kind.
+func newBackend(cfg Config) (backend, error) {
+	switch cfg.Kind {
+	case GitHub:
+		return githubBackend{base: cfg.Upstream, owner: cfg.Scope.Owner, repo: cfg.Scope.Repo, credential: cfg.Credential}, nil
+	case GitLab:
+		h := cfg.GitLabTokenHeader
+		if h == "" {
+			h = "PRIVATE-TOKEN"
+		}
+		if h != "PRIVATE-TOKEN" && h != "JOB-TOKEN" {
+			return nil, fmt.Errorf("forge proxy: GitLab token header %q: want PRIVATE-TOKEN or JOB-TOKEN", h)
+		}
+		return gitlabBackend{base: cfg.Upstream, owner: cfg.Scope.Owner, repo: cfg.Scope.Repo, credential: cfg.Credential, tokenHeader: h}, nil
+	}
+	return nil, fmt.Errorf("forge proxy: unknown forge kind %q (want github or gitlab)", cfg.Kind)
+}
+
+// newTransport is the proxy's own upstream transport.
+func newTransport(responseTimeout time.Duration) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: responseTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
 }
 
 // checkUpstream requires an absolute http(s) URL without credentials, query
@@ -206,41 +226,58 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handle serves one request and returns the status sent, the forge status
 // (0 when not forwarded) and the reason for the audit log.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, e *AuditEntry) (int, int, string) {
+	c, status, forgeStatus, reason := s.admit(w, r, e)
+	if status != 0 {
+		return status, forgeStatus, reason
+	}
+	return s.forward(w, r, c)
+}
+
+// admit checks a request against the route table, the caller's token and
+// tier, the scope, the body rules and the write budget. It returns the call
+// to forward, or the refusal already sent (a non-zero status).
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, e *AuditEntry) (call, int, int, string) {
+	refuse := func(status, forgeStatus int, reason string) (call, int, int, string) {
+		return call{}, status, forgeStatus, reason
+	}
 	rt, params, allow, err := Match(r.Method, r.URL.EscapedPath())
 	switch {
 	case errors.Is(err, ErrMethodNotAllowed):
 		w.Header().Set("Allow", allow)
-		return deny(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on this path")
+		return refuse(deny(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on this path"))
 	case err != nil:
-		return deny(w, http.StatusNotFound, "no such endpoint on the forge proxy")
+		return refuse(deny(w, http.StatusNotFound, "no such endpoint on the forge proxy"))
 	}
 	e.Route = rt.ID
 
 	id, err := s.authenticate(r)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fullsend-forge"`)
-		return deny(w, http.StatusUnauthorized, err.Error())
+		return refuse(deny(w, http.StatusUnauthorized, err.Error()))
 	}
 	e.Agent = id.Agent
 	if rt.Access == Write && id.Tier != TierWrite {
-		return deny(w, http.StatusForbidden, fmt.Sprintf("agent %s has the %s tier and may not write", id.Agent, id.Tier))
+		return refuse(deny(w, http.StatusForbidden, fmt.Sprintf("agent %s has the %s tier and may not write", id.Agent, id.Tier)))
 	}
 	if err := s.cfg.Scope.checkParams(rt, params); err != nil {
-		return denyErr(w, err)
+		return refuse(denyErr(w, err))
 	}
 	query, err := s.cfg.Scope.checkQuery(rt, r.URL.RawQuery)
 	if err != nil {
-		return denyErr(w, err)
+		return refuse(denyErr(w, err))
 	}
 	c := call{route: rt, params: params, query: query}
 	if status, reason := s.readBody(w, r, &c); status != 0 {
-		return deny(w, status, reason)
+		return refuse(deny(w, status, reason))
 	}
-
 	if rt.Access == Write && s.writes.Add(1) > int64(s.cfg.MaxWrites) {
-		return deny(w, http.StatusTooManyRequests, fmt.Sprintf("write budget of %d exhausted", s.cfg.MaxWrites))
+		return refuse(deny(w, http.StatusTooManyRequests, fmt.Sprintf("write budget of %d exhausted", s.cfg.MaxWrites)))
 	}
+	return c, 0, 0, ""
+}
 
+// forward sends an admitted call to the forge and relays the answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, c call) (int, int, string) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.UpstreamTimeout)
 	defer cancel()
 	req, err := s.backend.request(ctx, c)
@@ -253,20 +290,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, e *AuditEntry) (
 		return deny(w, http.StatusBadGateway, "forge API unreachable: "+redactURLError(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxResponseBytes+1))
-	if err != nil {
-		return fail(w, http.StatusBadGateway, resp.StatusCode, "reading forge response: "+redactURLError(err))
-	}
-	if int64(len(body)) > s.cfg.MaxResponseBytes {
-		return fail(w, http.StatusBadGateway, resp.StatusCode, fmt.Sprintf("forge response is larger than %d bytes", s.cfg.MaxResponseBytes))
-	}
-	if s.cfg.Credential.appearsIn(body) {
-		return fail(w, http.StatusBadGateway, resp.StatusCode, "forge response contained the forge token; withheld")
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if body, err = s.backend.response(c, body); err != nil {
-			return fail(w, http.StatusBadGateway, resp.StatusCode, err.Error())
-		}
+	body, reason := s.upstreamBody(c, resp)
+	if reason != "" {
+		return fail(w, http.StatusBadGateway, resp.StatusCode, reason)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" || s.cfg.Kind == GitLab {
@@ -276,11 +302,32 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, e *AuditEntry) (
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
-	reason := ""
 	if resp.StatusCode >= 400 {
 		reason = "forge API answered " + resp.Status
 	}
 	return resp.StatusCode, resp.StatusCode, reason
+}
+
+// upstreamBody reads the forge's answer within the size limit, withholds it
+// when it holds the forge token, and converts a success to the GitHub shape.
+// A non-empty reason says why the answer is not relayed.
+func (s *Server) upstreamBody(c call, resp *http.Response) ([]byte, string) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return nil, "reading forge response: " + redactURLError(err)
+	}
+	if int64(len(body)) > s.cfg.MaxResponseBytes {
+		return nil, fmt.Sprintf("forge response is larger than %d bytes", s.cfg.MaxResponseBytes)
+	}
+	if s.cfg.Credential.appearsIn(body) {
+		return nil, "forge response contained the forge token; withheld"
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if body, err = s.backend.response(c, body); err != nil {
+			return nil, err.Error()
+		}
+	}
+	return body, ""
 }
 
 // authenticate resolves the caller's bearer token.
@@ -338,7 +385,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) (int,
 	if s.cfg.Credential.appearsIn(raw) {
 		return http.StatusForbidden, "refusing to post a credential (the forge token)"
 	}
+	return s.writeBody(c, raw)
+}
+
+// writeBody decodes the body of a comment or label write strictly into c
+// and refuses text that holds a credential.
+func (s *Server) writeBody(c *call, raw []byte) (int, string) {
 	var text string
+	var err error
 	switch c.route.ID {
 	case CommentCreate:
 		c.comment, err = s.cfg.Scope.decodeComment(raw)

@@ -227,6 +227,41 @@ func gitlabListQuery(in url.Values) (url.Values, error) {
 // issue-list parameters: free text becomes `search`, is:/state: becomes
 // `state`, label: becomes `labels`; other qualifiers are refused.
 func gitlabSearchQuery(in url.Values, project string) (url.Values, error) {
+	q, err := gitlabSearchParams(in)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := searchTokens(in.Get("q"))
+	if err != nil {
+		return nil, err
+	}
+	var terms, labels []string
+	for _, t := range toks {
+		key, val, isQual := strings.Cut(t.text, ":")
+		if t.quoted || !isQual {
+			terms = append(terms, strings.Trim(t.text, `"`))
+			continue
+		}
+		label, err := gitlabQualifier(q, t.text, key, strings.Trim(val, `"`), project)
+		if err != nil {
+			return nil, err
+		}
+		if label != "" {
+			labels = append(labels, label)
+		}
+	}
+	if len(terms) > 0 {
+		q.Set("search", strings.Join(terms, " "))
+	}
+	if len(labels) > 0 {
+		q.Set("labels", strings.Join(labels, ","))
+	}
+	return q, nil
+}
+
+// gitlabSearchParams maps the paging and ordering parameters of a GitHub
+// search to GitLab's.
+func gitlabSearchParams(in url.Values) (url.Values, error) {
 	q := url.Values{}
 	for k, vs := range in {
 		v := vs[0]
@@ -245,48 +280,36 @@ func gitlabSearchQuery(in url.Values, project string) (url.Values, error) {
 			q.Set("sort", v)
 		}
 	}
-	toks, err := searchTokens(in.Get("q"))
-	if err != nil {
-		return nil, err
-	}
-	var terms, labels []string
-	for _, t := range toks {
-		key, val, isQual := strings.Cut(t.text, ":")
-		if t.quoted || !isQual {
-			terms = append(terms, strings.Trim(t.text, `"`))
-			continue
-		}
-		val = strings.Trim(val, `"`)
-		switch strings.ToLower(key) {
-		case "repo":
-			if !strings.EqualFold(val, project) {
-				return nil, fmt.Errorf("search: repo:%s is out of scope: %w", val, ErrScope)
-			}
-		case "is", "state":
-			switch val {
-			case "open", "closed":
-				q.Set("state", gitlabState[val])
-			case "issue":
-			default:
-				return nil, fmt.Errorf("search: %s is not supported on GitLab: %w", t.text, ErrBadRequest)
-			}
-		case "type":
-			if val != "issue" {
-				return nil, fmt.Errorf("search: %s is not supported on GitLab: %w", t.text, ErrBadRequest)
-			}
-		case "label":
-			labels = append(labels, val)
-		default:
-			return nil, fmt.Errorf("search: qualifier %s: is not supported on GitLab: %w", key, ErrBadRequest)
-		}
-	}
-	if len(terms) > 0 {
-		q.Set("search", strings.Join(terms, " "))
-	}
-	if len(labels) > 0 {
-		q.Set("labels", strings.Join(labels, ","))
-	}
 	return q, nil
+}
+
+// gitlabQualifier applies one key:val qualifier (token tok) of a search
+// query to q, or returns the label it names; qualifiers GitLab cannot
+// express are refused.
+func gitlabQualifier(q url.Values, tok, key, val, project string) (label string, err error) {
+	switch strings.ToLower(key) {
+	case "repo":
+		if !strings.EqualFold(val, project) {
+			return "", fmt.Errorf("search: repo:%s is out of scope: %w", val, ErrScope)
+		}
+	case "is", "state":
+		switch val {
+		case "open", "closed":
+			q.Set("state", gitlabState[val])
+		case "issue":
+		default:
+			return "", fmt.Errorf("search: %s is not supported on GitLab: %w", tok, ErrBadRequest)
+		}
+	case "type":
+		if val != "issue" {
+			return "", fmt.Errorf("search: %s is not supported on GitLab: %w", tok, ErrBadRequest)
+		}
+	case "label":
+		return val, nil
+	default:
+		return "", fmt.Errorf("search: qualifier %s: is not supported on GitLab: %w", key, ErrBadRequest)
+	}
+	return "", nil
 }
 
 type glUser struct {
@@ -365,57 +388,71 @@ func (n glNote) github() ghComment {
 }
 
 func (gitlabBackend) response(c call, body []byte) ([]byte, error) {
-	var out any
-	switch c.route.ID {
-	case IssueGet:
-		var i glIssue
-		if err := json.Unmarshal(body, &i); err != nil {
-			return nil, fmt.Errorf("decoding GitLab issue: %w", err)
-		}
-		out = i.github()
-	case IssueList, SearchIssues:
-		var is []glIssue
-		if err := json.Unmarshal(body, &is); err != nil {
-			return nil, fmt.Errorf("decoding GitLab issue list: %w", err)
-		}
-		items := make([]ghIssue, len(is))
-		for j, i := range is {
-			items[j] = i.github()
-		}
-		out = items
-		if c.route.ID == SearchIssues {
-			out = map[string]any{"total_count": len(items), "incomplete_results": false, "items": items}
-		}
-	case CommentList:
-		var ns []glNote
-		if err := json.Unmarshal(body, &ns); err != nil {
-			return nil, fmt.Errorf("decoding GitLab notes: %w", err)
-		}
-		items := make([]ghComment, 0, len(ns))
-		for _, n := range ns {
-			if !n.System { // system notes ("added label") are not comments on GitHub
-				items = append(items, n.github())
-			}
-		}
-		out = items
-	case CommentCreate:
-		var n glNote
-		if err := json.Unmarshal(body, &n); err != nil {
-			return nil, fmt.Errorf("decoding GitLab note: %w", err)
-		}
-		out = n.github()
-	case LabelsAdd:
-		var i glIssue
-		if err := json.Unmarshal(body, &i); err != nil {
-			return nil, fmt.Errorf("decoding GitLab issue: %w", err)
-		}
-		out = i.github().Labels
-	default:
+	convert, ok := gitlabResponses[c.route.ID]
+	if !ok {
 		return body, nil
+	}
+	out, err := convert(body)
+	if err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encoding GitHub-shaped response: %w", err)
 	}
 	return b, nil
+}
+
+// gitlabResponses convert GitLab response bodies to the GitHub shape, by
+// route; other routes' bodies pass through unchanged.
+var gitlabResponses = map[RouteID]func(body []byte) (any, error){
+	IssueGet: func(body []byte) (any, error) {
+		i, err := decodeGitLab[glIssue](body, "issue")
+		return i.github(), err
+	},
+	IssueList: func(body []byte) (any, error) { return gitlabIssues(body) },
+	SearchIssues: func(body []byte) (any, error) {
+		items, err := gitlabIssues(body)
+		return map[string]any{"total_count": len(items), "incomplete_results": false, "items": items}, err
+	},
+	CommentList: func(body []byte) (any, error) {
+		ns, err := decodeGitLab[[]glNote](body, "notes")
+		items := make([]ghComment, 0, len(ns))
+		for _, n := range ns {
+			if !n.System { // system notes ("added label") are not comments on GitHub
+				items = append(items, n.github())
+			}
+		}
+		return items, err
+	},
+	CommentCreate: func(body []byte) (any, error) {
+		n, err := decodeGitLab[glNote](body, "note")
+		return n.github(), err
+	},
+	LabelsAdd: func(body []byte) (any, error) {
+		i, err := decodeGitLab[glIssue](body, "issue")
+		return i.github().Labels, err
+	},
+}
+
+// decodeGitLab decodes a GitLab response body; what names it in errors.
+func decodeGitLab[T any](body []byte, what string) (T, error) {
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		return v, fmt.Errorf("decoding GitLab %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// gitlabIssues converts a GitLab issue list.
+func gitlabIssues(body []byte) ([]ghIssue, error) {
+	is, err := decodeGitLab[[]glIssue](body, "issue list")
+	if err != nil {
+		return nil, err
+	}
+	items := make([]ghIssue, len(is))
+	for j, i := range is {
+		items[j] = i.github()
+	}
+	return items, nil
 }

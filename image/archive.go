@@ -46,69 +46,119 @@ func rawBlob(data []byte) blob {
 }
 
 func writeArchive(w io.Writer, r *Result, ref name.Reference) error {
-	blobs := map[v1.Hash]blob{}
-	addImage := func(img v1.Image) error {
-		raw, err := img.RawManifest()
-		if err != nil {
-			return err
-		}
-		cfg, err := img.RawConfigFile()
-		if err != nil {
-			return err
-		}
-		for _, b := range []blob{rawBlob(raw), rawBlob(cfg)} {
-			blobs[b.digest] = b
-		}
-		layers, err := img.Layers()
-		if err != nil {
-			return err
-		}
-		for _, l := range layers {
-			d, err := l.Digest()
-			if err != nil {
-				return err
-			}
-			size, err := l.Size()
-			if err != nil {
-				return err
-			}
-			blobs[d] = blob{digest: d, size: size, open: l.Compressed}
-		}
-		return nil
+	blobs := blobSet{}
+	top, topType, err := blobs.addResult(r)
+	if err != nil {
+		return err
 	}
-	var top []byte
-	var topType types.MediaType
-	var err error
-	if r.Index != nil {
-		topType = types.OCIImageIndex
-		if top, err = r.Index.RawManifest(); err != nil {
-			return err
-		}
-		im, err := r.Index.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, d := range im.Manifests {
-			img, err := r.Index.Image(d.Digest)
-			if err != nil {
-				return err
-			}
-			if err := addImage(img); err != nil {
-				return err
-			}
-		}
-		b := rawBlob(top)
-		blobs[b.digest] = b
-	} else {
-		topType = types.OCIManifestSchema1
-		if top, err = r.Image.RawManifest(); err != nil {
-			return err
-		}
-		if err := addImage(r.Image); err != nil {
+	files, err := archiveFiles(r, ref, top, topType)
+	if err != nil {
+		return err
+	}
+	aw := &archiveWriter{tw: tar.NewWriter(w), epoch: time.Unix(0, 0).UTC()}
+	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
+		if err := aw.header(dir, 0, true); err != nil {
 			return err
 		}
 	}
+	for _, d := range blobs.sorted() {
+		if err := aw.blob(blobs[d]); err != nil {
+			return err
+		}
+	}
+	for _, n := range []string{"index.json", "manifest.json", "oci-layout"} {
+		if data, ok := files[n]; ok {
+			if err := aw.file(n, data); err != nil {
+				return err
+			}
+		}
+	}
+	return aw.tw.Close()
+}
 
+// blobSet is the archive's blobs by digest.
+type blobSet map[v1.Hash]blob
+
+func (bs blobSet) add(b blob) { bs[b.digest] = b }
+
+// addResult adds the blobs of the result (an index and its images, or one
+// image) and returns the top-level manifest and its media type.
+func (bs blobSet) addResult(r *Result) ([]byte, types.MediaType, error) {
+	if r.Index == nil {
+		top, err := r.Image.RawManifest()
+		if err != nil {
+			return nil, "", err
+		}
+		if err := bs.addImage(r.Image); err != nil {
+			return nil, "", err
+		}
+		return top, types.OCIManifestSchema1, nil
+	}
+	top, err := r.Index.RawManifest()
+	if err != nil {
+		return nil, "", err
+	}
+	im, err := r.Index.IndexManifest()
+	if err != nil {
+		return nil, "", err
+	}
+	for _, d := range im.Manifests {
+		img, err := r.Index.Image(d.Digest)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := bs.addImage(img); err != nil {
+			return nil, "", err
+		}
+	}
+	bs.add(rawBlob(top))
+	return top, types.OCIImageIndex, nil
+}
+
+// addImage adds an image's manifest, config and layers.
+func (bs blobSet) addImage(img v1.Image) error {
+	raw, err := img.RawManifest()
+	if err != nil {
+		return err
+	}
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return err
+	}
+	bs.add(rawBlob(raw))
+	bs.add(rawBlob(cfg))
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return err
+		}
+		size, err := l.Size()
+		if err != nil {
+			return err
+		}
+		bs.add(blob{digest: d, size: size, open: l.Compressed})
+	}
+	return nil
+}
+
+// sorted returns the digests in order.
+func (bs blobSet) sorted() []v1.Hash {
+	digests := make([]v1.Hash, 0, len(bs))
+	for d := range bs {
+		digests = append(digests, d)
+	}
+	sort.Slice(digests, func(i, j int) bool { return digests[i].String() < digests[j].String() })
+	return digests
+}
+
+// archiveFiles returns the archive's metadata files: the OCI index.json
+// naming the top manifest under ref, oci-layout, and for a single image the
+// docker manifest.json.
+func archiveFiles(r *Result, ref name.Reference, top []byte, topType types.MediaType) (map[string][]byte, error) {
 	refName := ""
 	if t, ok := ref.(name.Tag); ok {
 		refName = t.TagStr()
@@ -128,78 +178,77 @@ func writeArchive(w io.Writer, r *Result, ref name.Reference) error {
 	}
 	indexJSON, err := json.Marshal(index)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files := map[string][]byte{
 		"index.json": indexJSON,
 		"oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`),
 	}
-	if r.Image != nil {
-		m, err := r.Image.Manifest()
-		if err != nil {
-			return err
-		}
-		desc := tarball.Descriptor{Config: "blobs/sha256/" + m.Config.Digest.Hex, RepoTags: []string{ref.Name()}}
-		for _, l := range m.Layers {
-			desc.Layers = append(desc.Layers, "blobs/sha256/"+l.Digest.Hex)
-		}
-		if files["manifest.json"], err = json.Marshal(tarball.Manifest{desc}); err != nil {
-			return err
-		}
+	if r.Image == nil {
+		return files, nil
 	}
+	if files["manifest.json"], err = dockerManifest(r.Image, ref); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
 
-	digests := make([]v1.Hash, 0, len(blobs))
-	for d := range blobs {
-		digests = append(digests, d)
+// dockerManifest renders the `docker load` manifest.json of one image.
+func dockerManifest(img v1.Image, ref name.Reference) ([]byte, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(digests, func(i, j int) bool { return digests[i].String() < digests[j].String() })
+	desc := tarball.Descriptor{Config: "blobs/sha256/" + m.Config.Digest.Hex, RepoTags: []string{ref.Name()}}
+	for _, l := range m.Layers {
+		desc.Layers = append(desc.Layers, "blobs/sha256/"+l.Digest.Hex)
+	}
+	return json.Marshal(tarball.Manifest{desc})
+}
 
-	tw := tar.NewWriter(w)
-	epoch := time.Unix(0, 0).UTC()
-	header := func(name string, size int64, dir bool) error {
-		h := &tar.Header{Name: name, Size: size, Mode: modeFile, ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if dir {
-			h.Mode, h.Typeflag = modeDir, tar.TypeDir
-		}
-		return tw.WriteHeader(h)
+// archiveWriter writes deterministic tar entries: epoch times, fixed modes.
+type archiveWriter struct {
+	tw    *tar.Writer
+	epoch time.Time
+}
+
+func (aw *archiveWriter) header(name string, size int64, dir bool) error {
+	h := &tar.Header{Name: name, Size: size, Mode: modeFile, ModTime: aw.epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	if dir {
+		h.Mode, h.Typeflag = modeDir, tar.TypeDir
 	}
-	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
-		if err := header(dir, 0, true); err != nil {
-			return err
-		}
+	return aw.tw.WriteHeader(h)
+}
+
+// blob writes one blob under blobs/sha256/, checking its size.
+func (aw *archiveWriter) blob(b blob) error {
+	d := b.digest
+	if d.Algorithm != "sha256" {
+		return fmt.Errorf("blob %s: only sha256 digests are supported", d)
 	}
-	for _, d := range digests {
-		b := blobs[d]
-		if d.Algorithm != "sha256" {
-			return fmt.Errorf("blob %s: only sha256 digests are supported", d)
-		}
-		if err := header("blobs/sha256/"+d.Hex, b.size, false); err != nil {
-			return err
-		}
-		rc, err := b.open()
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(tw, rc)
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("blob %s: %w", d, err)
-		}
-		if n != b.size {
-			return fmt.Errorf("blob %s: %d bytes, descriptor says %d", d, n, b.size)
-		}
+	if err := aw.header("blobs/sha256/"+d.Hex, b.size, false); err != nil {
+		return err
 	}
-	for _, n := range []string{"index.json", "manifest.json", "oci-layout"} {
-		data, ok := files[n]
-		if !ok {
-			continue
-		}
-		if err := header(n, int64(len(data)), false); err != nil {
-			return err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return err
-		}
+	rc, err := b.open()
+	if err != nil {
+		return err
 	}
-	return tw.Close()
+	n, err := io.Copy(aw.tw, rc)
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", d, err)
+	}
+	if n != b.size {
+		return fmt.Errorf("blob %s: %d bytes, descriptor says %d", d, n, b.size)
+	}
+	return nil
+}
+
+// file writes one metadata file.
+func (aw *archiveWriter) file(name string, data []byte) error {
+	if err := aw.header(name, int64(len(data)), false); err != nil {
+		return err
+	}
+	_, err := aw.tw.Write(data)
+	return err
 }

@@ -69,6 +69,42 @@ var ruleName = regexp.MustCompile(`^(deny|violation|warn)(_[a-zA-Z0-9_]+)*$`)
 
 // New loads and compiles the rules and data and prepares the lint query.
 func New(ctx context.Context, opts Options) (*Engine, error) {
+	modules, err := loadModules(opts)
+	if err != nil {
+		return nil, err
+	}
+	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
+	if compiler.Compile(modules); compiler.Failed() {
+		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
+	}
+	e := &Engine{byRef: map[string]*report.Rule{}}
+	exceptions := e.collectRules(compiler)
+	data, err := loadData(opts.DataPaths)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.useData(data, opts.Waivers); err != nil {
+		return nil, err
+	}
+	q, err := e.buildQuery(exceptions)
+	if err != nil {
+		return nil, err
+	}
+	pq, err := rego.New(
+		rego.ParsedQuery(q),
+		rego.Compiler(compiler),
+		rego.Store(inmem.NewFromObject(data)),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("preparing lint query: %w", err)
+	}
+	e.query = pq
+	return e, nil
+}
+
+// loadModules parses the builtin rules (unless turned off) and those of the
+// rule directories.
+func loadModules(opts Options) (map[string]*ast.Module, error) {
 	modules := map[string]*ast.Module{}
 	if !opts.NoBuiltin {
 		if err := parseRules(builtinRules, "rules", "builtin:", modules); err != nil {
@@ -83,11 +119,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if len(modules) == 0 {
 		return nil, errors.New("no lint rules: the builtin set is off and no rule directory holds *.rego files")
 	}
-	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
-	if compiler.Compile(modules); compiler.Failed() {
-		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
-	}
-	e := &Engine{byRef: map[string]*report.Rule{}}
+	return modules, nil
+}
+
+// collectRules records the compiled deny/violation/warn rules with their
+// metadata, and returns the namespaces that define exceptions.
+func (e *Engine) collectRules(compiler *ast.Compiler) map[string]bool {
 	exceptions := map[string]bool{}
 	seen := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
@@ -105,58 +142,59 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 				continue
 			}
 			seen[ns+"."+head] = true
-			info := report.Rule{Namespace: ns, Name: head, ID: ns + "." + head, Severity: prefixSeverity(head),
-				File: strings.SplitN(name, ":", 2)[1], Line: r.Location.Row}
-			for _, a := range compiler.GetAnnotationSet().GetRuleScope(r) {
-				info.Title, info.Description = a.Title, strings.TrimSpace(a.Description)
-				if id, ok := a.Custom["id"].(string); ok && id != "" {
-					info.ID = id
-				}
-			}
-			e.rules = append(e.rules, info)
+			e.rules = append(e.rules, ruleInfo(compiler, name, ns, head, r))
 		}
 	}
 	for i := range e.rules {
 		e.byRef[e.rules[i].Namespace+"."+e.rules[i].Name] = &e.rules[i]
 	}
+	return exceptions
+}
 
-	data := map[string]any{}
-	if len(opts.DataPaths) > 0 {
-		res, err := loader.NewFileLoader().Filtered(opts.DataPaths, func(_ string, info fs.FileInfo, _ int) bool {
-			return !info.IsDir() && !isDataFile(info.Name())
-		})
-		if err != nil {
-			return nil, fmt.Errorf("loading lint data: %w", err)
+// ruleInfo describes rule r (head) of namespace ns in module name, with the
+// title, description and id of its annotations.
+func ruleInfo(compiler *ast.Compiler, name, ns, head string, r *ast.Rule) report.Rule {
+	info := report.Rule{Namespace: ns, Name: head, ID: ns + "." + head, Severity: prefixSeverity(head),
+		File: strings.SplitN(name, ":", 2)[1], Line: r.Location.Row}
+	for _, a := range compiler.GetAnnotationSet().GetRuleScope(r) {
+		info.Title, info.Description = a.Title, strings.TrimSpace(a.Description)
+		if id, ok := a.Custom["id"].(string); ok && id != "" {
+			info.ID = id
 		}
-		data = res.Documents
 	}
+	return info
+}
+
+// loadData loads the data files, like `conftest --data`.
+func loadData(paths []string) (map[string]any, error) {
+	if len(paths) == 0 {
+		return map[string]any{}, nil
+	}
+	res, err := loader.NewFileLoader().Filtered(paths, func(_ string, info fs.FileInfo, _ int) bool {
+		return !info.IsDir() && !isDataFile(info.Name())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading lint data: %w", err)
+	}
+	return res.Documents, nil
+}
+
+// useData takes the waivers (data.fullsend.waivers, then extra) and the
+// default context (data.fullsend.context) from data.
+func (e *Engine) useData(data map[string]any, extra []Waiver) error {
 	waivers, err := waiversFromData(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	e.waivers = append(waivers, opts.Waivers...)
+	e.waivers = append(waivers, extra...)
 	if c, ok := lookup(data, "fullsend", "context"); ok {
 		v, err := ast.InterfaceToValue(c)
 		if err != nil {
-			return nil, fmt.Errorf("data.fullsend.context: %w", err)
+			return fmt.Errorf("data.fullsend.context: %w", err)
 		}
 		e.dataContext = v
 	}
-
-	q, err := e.buildQuery(exceptions)
-	if err != nil {
-		return nil, err
-	}
-	pq, err := rego.New(
-		rego.ParsedQuery(q),
-		rego.Compiler(compiler),
-		rego.Store(inmem.NewFromObject(data)),
-	).PrepareForEval(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("preparing lint query: %w", err)
-	}
-	e.query = pq
-	return e, nil
+	return nil
 }
 
 func isDataFile(name string) bool {
@@ -318,27 +356,9 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 }
 
 func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, error) {
-	if in.Policy == nil {
-		return nil, fmt.Errorf("linting %s: no policy", in.label())
-	}
-	ctxVal := in.Context.value()
-	if in.Context.IsZero() && e.dataContext != nil {
-		ctxVal = e.dataContext
-	}
-	input := ast.NewObject(
-		ast.Item(ast.InternedTerm("policy"), ast.NewTerm(DocumentValue(in.Policy))),
-		ast.Item(ast.InternedTerm("context"), ast.NewTerm(ctxVal)),
-	)
-	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(input))
+	byNS, err := e.eval(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("linting %s: %w", in.label(), err)
-	}
-	if len(rs) != 1 {
-		return nil, fmt.Errorf("linting %s: query returned %d results, want 1", in.label(), len(rs))
-	}
-	byNS, ok := rs[0].Bindings["r"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
+		return nil, err
 	}
 	var out []report.Finding
 	var lines *lineLocator // parsed on the first finding that needs a line
@@ -371,6 +391,34 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, erro
 		}
 	}
 	return out, nil
+}
+
+// eval runs the lint query on one input and returns its result: rule
+// namespace -> rule name -> messages (and exceptions).
+func (e *Engine) eval(ctx context.Context, in *Input) (map[string]any, error) {
+	if in.Policy == nil {
+		return nil, fmt.Errorf("linting %s: no policy", in.label())
+	}
+	ctxVal := in.Context.value()
+	if in.Context.IsZero() && e.dataContext != nil {
+		ctxVal = e.dataContext
+	}
+	input := ast.NewObject(
+		ast.Item(ast.InternedTerm("policy"), ast.NewTerm(DocumentValue(in.Policy))),
+		ast.Item(ast.InternedTerm("context"), ast.NewTerm(ctxVal)),
+	)
+	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		return nil, fmt.Errorf("linting %s: %w", in.label(), err)
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("linting %s: query returned %d results, want 1", in.label(), len(rs))
+	}
+	byNS, ok := rs[0].Bindings["r"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("linting %s: unexpected query result %T", in.label(), rs[0].Bindings["r"])
+	}
+	return byNS, nil
 }
 
 // exceptionNames flattens conftest's `exception contains rules` value (a set

@@ -79,33 +79,43 @@ func waiversFromData(data map[string]any) ([]Waiver, error) {
 	}
 	out := make([]Waiver, 0, len(list))
 	for i, item := range list {
-		m, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: data.fullsend.waivers[%d] must be an object", ErrBadWaiver, i)
-		}
-		var w Waiver
-		for k, v := range m {
-			s, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("%w: data.fullsend.waivers[%d].%s must be a string", ErrBadWaiver, i, k)
-			}
-			switch k {
-			case "id":
-				w.ID = s
-			case "agent":
-				w.Agent = s
-			case "path":
-				w.Path = s
-			case "reason":
-				w.Reason = s
-			default:
-				return nil, fmt.Errorf("%w: data.fullsend.waivers[%d]: unknown field %q (want id, agent, path, reason)", ErrBadWaiver, i, k)
-			}
-		}
-		if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
-			return nil, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+		w, err := waiverFromData(i, item)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// waiverFromData reads entry i of data.fullsend.waivers: an object of
+// string fields id, agent, path and reason, with an id and a reason.
+func waiverFromData(i int, item any) (Waiver, error) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] must be an object", ErrBadWaiver, i)
+	}
+	var w Waiver
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d].%s must be a string", ErrBadWaiver, i, k)
+		}
+		switch k {
+		case "id":
+			w.ID = s
+		case "agent":
+			w.Agent = s
+		case "path":
+			w.Path = s
+		case "reason":
+			w.Reason = s
+		default:
+			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d]: unknown field %q (want id, agent, path, reason)", ErrBadWaiver, i, k)
+		}
+	}
+	if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
+		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+	}
+	return w, nil
 }

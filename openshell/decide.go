@@ -81,14 +81,44 @@ func Decide(p *Policy, r *Request) Decision {
 	if isIP && inAny(addr, alwaysBlocked) {
 		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
 	}
-
-	type match struct {
-		key  string
-		i    int
-		ep   *Endpoint
-		host bool // host+port matched but no binary did
+	matches, hostMatched := matchEndpoints(p, host, r)
+	if len(matches) == 0 {
+		if hostMatched {
+			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
+		}
+		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
 	}
-	var matches []match
+	if isIP {
+		var d Decision
+		if matches, d = filterByAddr(matches, addr); len(matches) == 0 {
+			return d
+		}
+	}
+	reqPath := r.Path
+	if r.Method != "" {
+		var err error
+		if reqPath, err = canonicalPath(r.Path); err != nil {
+			return Decision{Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v", r.Path, err)}
+		}
+	}
+	if d, ok := deniedByRules(matches, r, reqPath); ok {
+		return d
+	}
+	return decideRequest(matches, r, reqPath)
+}
+
+// endpointMatch is an endpoint that applies to a request: its host and port
+// match, and so does a binary of its network policy.
+type endpointMatch struct {
+	key string
+	i   int
+	ep  *Endpoint
+}
+
+// matchEndpoints returns the endpoints that apply to the request, in policy
+// key order, and whether any endpoint matched host and port at all.
+func matchEndpoints(p *Policy, host string, r *Request) ([]endpointMatch, bool) {
+	var matches []endpointMatch
 	hostMatched := false
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
@@ -106,62 +136,67 @@ func Decide(p *Policy, r *Request) Decision {
 			continue
 		}
 		for _, i := range eps {
-			matches = append(matches, match{key: key, i: i, ep: &p.NetworkPolicies[key].Endpoints[i]})
+			matches = append(matches, endpointMatch{key: key, i: i, ep: &p.NetworkPolicies[key].Endpoints[i]})
 		}
 	}
-	if len(matches) == 0 {
-		if hostMatched {
-			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
-		}
-		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
-	}
+	return matches, hostMatched
+}
 
-	// The SSRF guard for private addresses, per matching endpoint.
-	if isIP && inAny(addr, privateRanges) {
-		kept := matches[:0]
-		for _, m := range matches {
-			if privateAllowed(m.ep, addr) {
-				kept = append(kept, m)
-			}
-		}
-		if len(kept) == 0 {
-			return Decision{Reason: fmt.Sprintf("%s is a private address: it needs an exact host name or allowed_ips covering it", addr)}
-		}
-		matches = kept
-	} else if isIP {
-		kept := matches[:0]
-		for _, m := range matches {
-			if len(m.ep.AllowedIPs) == 0 || ipAllowed(m.ep.AllowedIPs, addr) {
-				kept = append(kept, m)
-			}
-		}
-		if len(kept) == 0 {
-			return Decision{Reason: fmt.Sprintf("%s is outside the endpoint's allowed_ips", addr)}
-		}
-		matches = kept
-	}
-
-	reqPath := r.Path
-	if r.Method != "" {
-		var err error
-		if reqPath, err = canonicalPath(r.Path); err != nil {
-			return Decision{Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v", r.Path, err)}
+// filterByAddr applies the SSRF guard to an IP destination, per matching
+// endpoint: a private address needs an exact host or allowed_ips covering it,
+// any other address must be inside the endpoint's allowed_ips when it has
+// some. It returns the endpoints kept, and the denial when none is.
+func filterByAddr(matches []endpointMatch, addr netip.Addr) ([]endpointMatch, Decision) {
+	private := inAny(addr, privateRanges)
+	kept := matches[:0]
+	for _, m := range matches {
+		if addrAllowed(m.ep, addr, private) {
+			kept = append(kept, m)
 		}
 	}
+	switch {
+	case len(kept) > 0:
+		return kept, Decision{}
+	case private:
+		return nil, Decision{Reason: fmt.Sprintf("%s is a private address: it needs an exact host name or allowed_ips covering it", addr)}
+	}
+	return nil, Decision{Reason: fmt.Sprintf("%s is outside the endpoint's allowed_ips", addr)}
+}
 
-	// deny_rules on any applicable endpoint win.
+// addrAllowed applies the SSRF guard for addr to one endpoint.
+func addrAllowed(ep *Endpoint, addr netip.Addr, private bool) bool {
+	if private {
+		return privateAllowed(ep, addr)
+	}
+	return len(ep.AllowedIPs) == 0 || ipAllowed(ep.AllowedIPs, addr)
+}
+
+// deniedByRules returns the decision of the first deny rule, on any
+// applicable L7 endpoint, that matches the request: deny_rules win.
+func deniedByRules(matches []endpointMatch, r *Request, reqPath string) (Decision, bool) {
+	if r.Method == "" {
+		return Decision{}, false
+	}
 	for _, m := range matches {
 		if !IsL7(m.ep) {
 			continue
 		}
 		for j := range m.ep.DenyRules {
-			if r.Method != "" && requestMatches(&m.ep.DenyRules[j], r, reqPath, false) {
+			if requestMatches(&m.ep.DenyRules[j], r, reqPath, false) {
 				d := Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
 					Reason: fmt.Sprintf("denied by deny rule %s %s", m.ep.DenyRules[j].Method, m.ep.DenyRules[j].Path)}
-				return audited(m.ep, d)
+				return audited(m.ep, d), true
 			}
 		}
 	}
+	return Decision{}, false
+}
+
+// decideRequest decides a request no deny rule matched: the first endpoint
+// that allows it (an L4 endpoint allows the connection, an L7 endpoint a
+// connection-level request or one its rules allow), else the denial of the
+// first endpoint.
+func decideRequest(matches []endpointMatch, r *Request, reqPath string) Decision {
 	var denied *Decision
 	for _, m := range matches {
 		if !IsL7(m.ep) {
@@ -259,21 +294,29 @@ func requestMatches(m *Match, r *Request, path string, allow bool) bool {
 		return false
 	}
 	for name, qm := range m.Query {
-		vals := r.Query[name]
-		if len(vals) == 0 {
-			return false
-		}
-		matched := 0
-		for _, v := range vals {
-			if queryValueMatches(qm, v) {
-				matched++
-			}
-		}
-		if (allow && matched != len(vals)) || (!allow && matched == 0) {
+		if !queryParamMatches(qm, r.Query[name], allow) {
 			return false
 		}
 	}
 	return true
+}
+
+// queryParamMatches matches the values of one query parameter: present,
+// and all of them (allow rules) or any of them (deny rules) matching.
+func queryParamMatches(qm QueryMatch, vals []string, allow bool) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	matched := 0
+	for _, v := range vals {
+		if queryValueMatches(qm, v) {
+			matched++
+		}
+	}
+	if allow {
+		return matched == len(vals)
+	}
+	return matched > 0
 }
 
 // GlobMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own

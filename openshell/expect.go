@@ -100,25 +100,34 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 	}
 	for i := range raw.Tests {
 		n := &raw.Tests[i]
-		var rc rawCase
-		if err := decodeStrict(n, &rc); err != nil {
-			return nil, bad(n.Line, "tests[%d]: %v", i, err)
-		}
-		if rc.Request == "" {
-			return nil, bad(n.Line, "tests[%d]: missing request:", i)
-		}
-		r, err := ParseRequest(rc.Request)
+		c, err := parseExpectCase(n)
 		if err != nil {
 			return nil, bad(n.Line, "tests[%d]: %v", i, err)
 		}
-		switch rc.Expect {
-		case "allow", "deny", "audit":
-		default:
-			return nil, bad(n.Line, "tests[%d]: expect %q, want allow, deny or audit", i, rc.Expect)
-		}
-		ef.Tests = append(ef.Tests, ExpectCase{Line: n.Line, Name: rc.Name, Request: r, Expect: rc.Expect, Reason: rc.Reason})
+		ef.Tests = append(ef.Tests, c)
 	}
 	return ef, nil
+}
+
+// parseExpectCase parses one test case: a known request and verdict.
+func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
+	var rc rawCase
+	if err := decodeStrict(n, &rc); err != nil {
+		return ExpectCase{}, err
+	}
+	if rc.Request == "" {
+		return ExpectCase{}, errors.New("missing request:")
+	}
+	r, err := ParseRequest(rc.Request)
+	if err != nil {
+		return ExpectCase{}, err
+	}
+	switch rc.Expect {
+	case "allow", "deny", "audit":
+	default:
+		return ExpectCase{}, fmt.Errorf("expect %q, want allow, deny or audit", rc.Expect)
+	}
+	return ExpectCase{Line: n.Line, Name: rc.Name, Request: r, Expect: rc.Expect, Reason: rc.Reason}, nil
 }
 
 // decodeStrict decodes one node with unknown keys rejected (Node.Decode
@@ -220,36 +229,52 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, se
 		if err != nil {
 			return nil, err
 		}
-		p, ok := policies[ef.Agent]
-		if !ok {
-			return nil, fmt.Errorf("%s: agent %q has no compiled policy (have %s)", name, ef.Agent, strings.Join(sortedPolicyNames(policies), ", "))
-		}
-		resolved := p.Clone()
-		open, err := ApplyPlaceholders(resolved, ef.Set.Merge(set))
+		resolved, err := resolvePolicy(ef, policies, set)
 		if err != nil {
-			return nil, fmt.Errorf("%s: substituting placeholders into %s's policy: %w", name, ef.Agent, err)
-		}
-		if len(open) > 0 {
-			return nil, fmt.Errorf("%s: %s's policy still has placeholders %s: give them under set: or with --set KEY=VALUE",
-				name, ef.Agent, strings.Join(open, ", "))
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		rep.Files++
 		for _, c := range ef.Tests {
-			d := Decide(resolved, c.Request)
-			res := CaseResult{File: path.Clean(name), Line: c.Line, Agent: ef.Agent, Name: c.Name,
-				Request: c.Request.String(), Expect: c.Expect, Decision: d, Pass: d.Verdict() == c.Expect}
-			if c.Expect == "allow" && d.Audit {
-				res.Pass = false
-				res.Problem = "allowed only because the endpoint is not enforced (expect: audit to accept that)"
-			}
-			if res.Pass && c.Reason != "" && !strings.Contains(d.Reason, c.Reason) {
-				res.Pass = false
-				res.Problem = fmt.Sprintf("reason %q does not contain %q", d.Reason, c.Reason)
-			}
-			rep.Results = append(rep.Results, res)
+			rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, resolved, c))
 		}
 	}
 	return rep, nil
+}
+
+// resolvePolicy returns a copy of the policy of the file's agent with every
+// placeholder substituted: the file's set, overridden by set.
+func resolvePolicy(ef *ExpectFile, policies map[string]*Policy, set placeholder.Values) (*Policy, error) {
+	p, ok := policies[ef.Agent]
+	if !ok {
+		return nil, fmt.Errorf("agent %q has no compiled policy (have %s)", ef.Agent, strings.Join(sortedPolicyNames(policies), ", "))
+	}
+	resolved := p.Clone()
+	open, err := ApplyPlaceholders(resolved, ef.Set.Merge(set))
+	if err != nil {
+		return nil, fmt.Errorf("substituting placeholders into %s's policy: %w", ef.Agent, err)
+	}
+	if len(open) > 0 {
+		return nil, fmt.Errorf("%s's policy still has placeholders %s: give them under set: or with --set KEY=VALUE",
+			ef.Agent, strings.Join(open, ", "))
+	}
+	return resolved, nil
+}
+
+// runExpectCase decides one case's request and judges the verdict (an
+// audited allow does not satisfy expect: allow) and the reason.
+func runExpectCase(file, agent string, p *Policy, c ExpectCase) CaseResult {
+	d := Decide(p, c.Request)
+	res := CaseResult{File: path.Clean(file), Line: c.Line, Agent: agent, Name: c.Name,
+		Request: c.Request.String(), Expect: c.Expect, Decision: d, Pass: d.Verdict() == c.Expect}
+	if c.Expect == "allow" && d.Audit {
+		res.Pass = false
+		res.Problem = "allowed only because the endpoint is not enforced (expect: audit to accept that)"
+	}
+	if res.Pass && c.Reason != "" && !strings.Contains(d.Reason, c.Reason) {
+		res.Pass = false
+		res.Problem = fmt.Sprintf("reason %q does not contain %q", d.Reason, c.Reason)
+	}
+	return res
 }
 
 func sortedPolicyNames(m map[string]*Policy) []string {

@@ -21,72 +21,107 @@ func ApplyPlaceholders(p *Policy, v placeholder.Values) ([]string, error) {
 			return nil, err
 		}
 	}
-	open := map[string]bool{}
-	expand := func(where string, s *string, f placeholder.Field) error {
-		out, left, err := expandField(*s, f, v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		*s = out
-		for _, n := range left {
-			open[n] = true
-		}
-		return nil
-	}
+	e := &expander{values: v, open: map[string]bool{}}
 	if fs := p.FilesystemPolicy; fs != nil {
-		for _, list := range []struct {
-			name  string
-			paths []string
-		}{{"read_only", fs.ReadOnly}, {"read_write", fs.ReadWrite}} {
-			for i := range list.paths {
-				old := list.paths[i]
-				if err := expand(fmt.Sprintf("filesystem_policy.%s[%d]", list.name, i), &list.paths[i], placeholder.FieldPath); err != nil {
-					return nil, err
-				}
-				if src, ok := fs.Sources[old]; ok && old != list.paths[i] {
-					delete(fs.Sources, old)
-					fs.Sources[list.paths[i]] = src
-				}
-			}
+		if err := e.filesystem(fs); err != nil {
+			return nil, err
 		}
 	}
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
-		for i := range np.Endpoints {
-			ep := &np.Endpoints[i]
-			base := fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
-			if err := expand(base+".host", &ep.Host, placeholder.FieldHost); err != nil {
-				return nil, err
-			}
-			for j := range ep.AllowedIPs {
-				if err := expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], placeholder.FieldAllowedIP); err != nil {
-					return nil, err
-				}
-			}
-			for j := range ep.Rules {
-				if err := expandMatch(fmt.Sprintf("%s.rules[%d].allow", base, j), &ep.Rules[j].Allow, expand); err != nil {
-					return nil, err
-				}
-			}
-			for j := range ep.DenyRules {
-				if err := expandMatch(fmt.Sprintf("%s.deny_rules[%d]", base, j), &ep.DenyRules[j], expand); err != nil {
-					return nil, err
-				}
-			}
-		}
-		for i := range np.Binaries {
-			if err := checkNone(fmt.Sprintf("network_policies.%s.binaries[%d].path", key, i), np.Binaries[i].Path); err != nil {
-				return nil, err
-			}
+		if err := e.networkPolicy(key, &np); err != nil {
+			return nil, err
 		}
 		p.NetworkPolicies[key] = np
 	}
-	names := make([]string, 0, len(open))
-	for n := range open {
+	names := make([]string, 0, len(e.open))
+	for n := range e.open {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// expander substitutes values into the fields of one policy and collects the
+// names left open.
+type expander struct {
+	values placeholder.Values
+	open   map[string]bool
+}
+
+// expand substitutes into *s as a field of kind f; where names the field in
+// errors.
+func (e *expander) expand(where string, s *string, f placeholder.Field) error {
+	out, left, err := expandField(*s, f, e.values)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	*s = out
+	for _, n := range left {
+		e.open[n] = true
+	}
+	return nil
+}
+
+// filesystem expands the read-only and read-write paths, moving the
+// provenance of a changed path to its new spelling.
+func (e *expander) filesystem(fs *FilesystemPolicy) error {
+	for _, list := range []struct {
+		name  string
+		paths []string
+	}{{"read_only", fs.ReadOnly}, {"read_write", fs.ReadWrite}} {
+		for i := range list.paths {
+			old := list.paths[i]
+			if err := e.expand(fmt.Sprintf("filesystem_policy.%s[%d]", list.name, i), &list.paths[i], placeholder.FieldPath); err != nil {
+				return err
+			}
+			if src, ok := fs.Sources[old]; ok && old != list.paths[i] {
+				delete(fs.Sources, old)
+				fs.Sources[list.paths[i]] = src
+			}
+		}
+	}
+	return nil
+}
+
+// networkPolicy expands the endpoints of one network policy and rejects
+// placeholders in its binaries.
+func (e *expander) networkPolicy(key string, np *NetworkPolicy) error {
+	for i := range np.Endpoints {
+		if err := e.endpoint(fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i), &np.Endpoints[i]); err != nil {
+			return err
+		}
+	}
+	for i := range np.Binaries {
+		if err := checkNone(fmt.Sprintf("network_policies.%s.binaries[%d].path", key, i), np.Binaries[i].Path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endpoint expands the host, allowed_ips and rule matches of one endpoint;
+// base is its path in errors.
+func (e *expander) endpoint(base string, ep *Endpoint) error {
+	if err := e.expand(base+".host", &ep.Host, placeholder.FieldHost); err != nil {
+		return err
+	}
+	for j := range ep.AllowedIPs {
+		if err := e.expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], placeholder.FieldAllowedIP); err != nil {
+			return err
+		}
+	}
+	for j := range ep.Rules {
+		if err := expandMatch(fmt.Sprintf("%s.rules[%d].allow", base, j), &ep.Rules[j].Allow, e.expand); err != nil {
+			return err
+		}
+	}
+	for j := range ep.DenyRules {
+		if err := expandMatch(fmt.Sprintf("%s.deny_rules[%d]", base, j), &ep.DenyRules[j], e.expand); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenPlaceholders returns the placeholders still present in p without

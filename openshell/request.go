@@ -89,20 +89,8 @@ func ParseRequest(s string) (*Request, error) {
 	if !httpMethods[method] {
 		return nil, fmt.Errorf("%w %q: unknown method %q", ErrBadRequest, s, f[0])
 	}
-	if method == "CONNECT" {
-		host, port, err := net.SplitHostPort(f[1])
-		if err != nil {
-			return nil, fmt.Errorf("%w %q: CONNECT needs HOST:PORT: %v", ErrBadRequest, s, err)
-		}
-		r.Host = host
-		if r.Port, err = parsePort(port); err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
-		}
-	} else {
-		r.Method = method
-		if err := r.parseURL(f[1]); err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
-		}
+	if err := r.parseTarget(s, method, f[1]); err != nil {
+		return nil, err
 	}
 	if r.Host == "" || strings.ContainsAny(r.Host, "*/ ") {
 		return nil, fmt.Errorf("%w %q: host %q is not a host name or address", ErrBadRequest, s, r.Host)
@@ -112,36 +100,65 @@ func ParseRequest(s string) (*Request, error) {
 		if len(rest) < 2 {
 			return nil, fmt.Errorf("%w %q: %q needs a value (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
 		}
-		kw, val := strings.ToLower(rest[0]), rest[1]
-		rest = rest[2:]
-		switch kw {
-		case "from":
-			if r.Binary != "" {
-				return nil, fmt.Errorf("%w %q: more than one from", ErrBadRequest, s)
-			}
-			if !strings.HasPrefix(val, "/") {
-				return nil, fmt.Errorf("%w %q: binary %q must be an absolute path", ErrBadRequest, s, val)
-			}
-			r.Binary = val
-		case "via":
-			if !strings.HasPrefix(val, "/") {
-				return nil, fmt.Errorf("%w %q: ancestor %q must be an absolute path", ErrBadRequest, s, val)
-			}
-			r.Ancestors = append(r.Ancestors, val)
-		case "at":
-			a, err := netip.ParseAddr(val)
-			if err != nil || r.Addr.IsValid() {
-				return nil, fmt.Errorf("%w %q: at needs one IP address, got %q", ErrBadRequest, s, val)
-			}
-			r.Addr = a
-		default:
-			return nil, fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
+		if err := r.parseClause(s, strings.ToLower(rest[0]), rest[1]); err != nil {
+			return nil, err
 		}
+		rest = rest[2:]
 	}
 	if r.Binary == "" {
 		return nil, fmt.Errorf("%w %q: missing \"from BINARY\": OpenShell matches every connection to a process", ErrBadRequest, s)
 	}
 	return r, nil
+}
+
+// parseTarget reads the target of request s: HOST:PORT for CONNECT, a URL
+// for every other method.
+func (r *Request) parseTarget(s, method, target string) error {
+	if method != "CONNECT" {
+		r.Method = method
+		if err := r.parseURL(target); err != nil {
+			return fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return fmt.Errorf("%w %q: CONNECT needs HOST:PORT: %v", ErrBadRequest, s, err)
+	}
+	r.Host = host
+	if r.Port, err = parsePort(port); err != nil {
+		return fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+	}
+	return nil
+}
+
+// parseClause reads one "from BINARY", "via ANCESTOR" or "at IP" clause of
+// request s.
+func (r *Request) parseClause(s, kw, val string) error {
+	switch kw {
+	case "from":
+		if r.Binary != "" {
+			return fmt.Errorf("%w %q: more than one from", ErrBadRequest, s)
+		}
+		if !strings.HasPrefix(val, "/") {
+			return fmt.Errorf("%w %q: binary %q must be an absolute path", ErrBadRequest, s, val)
+		}
+		r.Binary = val
+	case "via":
+		if !strings.HasPrefix(val, "/") {
+			return fmt.Errorf("%w %q: ancestor %q must be an absolute path", ErrBadRequest, s, val)
+		}
+		r.Ancestors = append(r.Ancestors, val)
+	case "at":
+		a, err := netip.ParseAddr(val)
+		if err != nil || r.Addr.IsValid() {
+			return fmt.Errorf("%w %q: at needs one IP address, got %q", ErrBadRequest, s, val)
+		}
+		r.Addr = a
+	default:
+		return fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
+	}
+	return nil
 }
 
 func (r *Request) parseURL(raw string) error {

@@ -26,127 +26,197 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 	if len(eps) < 2 {
 		return
 	}
-	type norm struct {
-		ports    []int64
-		host     string
-		labels   []string
-		tcp      bool
-		tls      string
-		ips      string
-		l7       bool
-		path     string
-		protocol string
-		enforce  string
-		settings string
-		bodies   string // protocol-specific body limits and MCP options
-	}
-	ns := make([]norm, len(eps))
+	ns := make([]endpointNorm, len(eps))
 	for i, r := range eps {
-		ep := r.ep
-		var ports []int64
-		if list, _ := ep.strs("ports"); len(list) > 0 {
-			for _, s := range list {
-				if n := intValue(s); n > 0 {
-					ports = append(ports, n)
-				}
-			}
-		} else if p := ep.num("port"); p > 0 {
-			ports = []int64{p}
-		}
-		ips, _ := ep.strs("allowed_ips")
-		for j := range ips {
-			ips[j] = strings.ToLower(strings.TrimSpace(ips[j]))
-		}
-		slices.Sort(ips)
-		ips = slices.Compact(ips)
-		proto := strings.ToLower(ep.str("protocol"))
-		tls := "auto"
-		if strings.EqualFold(ep.str("tls"), TLSSkip) {
-			tls = TLSSkip
-		}
-		enforce := EnforcementAudit
-		if strings.EqualFold(ep.str("enforcement"), EnforcementEnforce) {
-			enforce = EnforcementEnforce
-		}
-		reqProto := proto
-		if proto == ProtocolTCP {
-			reqProto = ""
-		}
-		var bodies string
-		switch reqProto {
-		case ProtocolGraphQL:
-			bodies = fmt.Sprintf("graphql_max_body_bytes=%d", bodyLimit(ep.num("graphql_max_body_bytes")))
-		case ProtocolJSONRPC:
-			bodies = fmt.Sprintf("json_rpc max_body_bytes=%d", bodyLimit(ep.kids["json_rpc"].num("max_body_bytes")))
-		case ProtocolMCP:
-			limit := ep.kids["mcp"].num("max_body_bytes")
-			if limit == 0 {
-				limit = ep.kids["json_rpc"].num("max_body_bytes")
-			}
-			strict := ep.kids["mcp"] == nil || !ep.kids["mcp"].has("strict_tool_names") || ep.kids["mcp"].boolean("strict_tool_names")
-			bodies = fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strict)
-		}
-		ns[i] = norm{
-			bodies: bodies,
-			ports:  ports, host: strings.ToLower(ep.str("host")), labels: strings.Split(strings.ToLower(ep.str("host")), "."), tcp: proto == ProtocolTCP, tls: tls,
-			ips:  strings.Join(ips, ","),
-			l7:   (proto != "" && proto != ProtocolTCP) || len(ips) > 0 || ep.str("tls") != "" || ep.kids["credential_binding"] != nil,
-			path: ep.str("path"), protocol: reqProto, enforce: enforce,
-			settings: fmt.Sprintf("allow_encoded_slash=%t websocket_credential_rewrite=%t request_body_credential_rewrite=%t credential_signing=%q signing_service=%q signing_region=%q credential_binding=%q",
-				ep.boolean("allow_encoded_slash"), ep.boolean("websocket_credential_rewrite"), ep.boolean("request_body_credential_rewrite"),
-				ep.str("credential_signing"), ep.str("signing_service"), ep.str("signing_region"), ep.kids["credential_binding"].str("provider")),
-		}
+		ns[i] = normalizeEndpoint(r.ep)
 	}
 	for i := 0; i < len(eps); i++ {
 		for j := i + 1; j < len(eps); j++ {
 			a, b := &ns[i], &ns[j]
-			if !portsOverlap(a.ports, b.ports) || !(a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true)) {
-				continue
-			}
-			if a.tcp == b.tcp && a.tls == b.tls && a.ips == b.ips &&
-				(!a.l7 || !b.l7 || !pathsCompete(a.path, b.path) ||
-					(a.protocol == b.protocol && a.enforce == b.enforce && a.settings == b.settings && a.bodies == b.bodies)) {
+			if !a.overlaps(b) || a.agrees(b) {
 				continue // the common case: nothing to report, nothing to format
 			}
-			var shared []string
-			for _, p := range a.ports {
-				if slices.Contains(b.ports, p) {
-					shared = append(shared, fmt.Sprint(p))
-				}
-			}
-			var conflicts []string
-			diff := func(field string, x, y any) {
-				if x != y {
-					conflicts = append(conflicts, fmt.Sprintf("%s %v vs %v", field, x, y))
-				}
-			}
-			diff("explicit tcp", a.tcp, b.tcp)
-			diff("tls", a.tls, b.tls)
-			diff("allowed_ips", "["+a.ips+"]", "["+b.ips+"]")
-			if a.l7 && b.l7 && pathsCompete(a.path, b.path) {
-				diff("protocol", quoteOrNone(a.protocol), quoteOrNone(b.protocol))
-				diff("enforcement", a.enforce, b.enforce)
-				if a.settings != b.settings {
-					conflicts = append(conflicts, "credential/encoding options differ")
-				}
-				if a.protocol == b.protocol && a.bodies != b.bodies {
-					conflicts = append(conflicts, fmt.Sprintf("%s vs %s", a.bodies, b.bodies))
-				}
-			}
-			if len(conflicts) == 0 {
-				continue
-			}
-			ra, rb := eps[i], eps[j]
-			msg := fmt.Sprintf("%s.endpoints[%d] (%s) and %s.endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
-				ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(shared, ","), strings.Join(conflicts, "; "))
-			hint := "make the settings agree, or merge the endpoints into one"
-			if c.supports(FeatureAmbiguityCheck) {
-				c.errorf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell rejects the policy", msg)
-			} else {
-				c.warnf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell %s applies one of them unpredictably", msg, c.version)
+			if conflicts := a.conflicts(b); len(conflicts) > 0 {
+				c.reportAmbiguity(eps[i], eps[j], a, b, conflicts)
 			}
 		}
 	}
+}
+
+// reportAmbiguity reports two overlapping endpoints with conflicting settings
+// on the second one: an error where OpenShell rejects them, else a warning.
+func (c *checker) reportAmbiguity(ra, rb endpointRef, a, b *endpointNorm, conflicts []string) {
+	msg := fmt.Sprintf("%s.endpoints[%d] (%s) and %s.endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
+		ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(sharedPorts(a.ports, b.ports), ","), strings.Join(conflicts, "; "))
+	hint := "make the settings agree, or merge the endpoints into one"
+	if c.supports(FeatureAmbiguityCheck) {
+		c.errorf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell rejects the policy", msg)
+	} else {
+		c.warnf(rb.ep.node, rb.ep.path, CodeAmbiguousEndpoints, hint, "%s; OpenShell %s applies one of them unpredictably", msg, c.version)
+	}
+}
+
+// endpointNorm is an endpoint reduced to what the ambiguity check compares.
+type endpointNorm struct {
+	ports    []int64
+	host     string
+	labels   []string
+	tcp      bool
+	tls      string
+	ips      string
+	l7       bool
+	path     string
+	protocol string
+	enforce  string
+	settings string
+	bodies   string // protocol-specific body limits and MCP options
+}
+
+func normalizeEndpoint(ep *obj) endpointNorm {
+	ips := normalizedIPs(ep)
+	proto := strings.ToLower(ep.str("protocol"))
+	reqProto := proto
+	if proto == ProtocolTCP {
+		reqProto = ""
+	}
+	host := strings.ToLower(ep.str("host"))
+	return endpointNorm{
+		bodies:   bodySettings(ep, reqProto),
+		ports:    endpointPorts(ep),
+		host:     host,
+		labels:   strings.Split(host, "."),
+		tcp:      proto == ProtocolTCP,
+		tls:      tlsMode(ep),
+		ips:      strings.Join(ips, ","),
+		l7:       (proto != "" && proto != ProtocolTCP) || len(ips) > 0 || ep.str("tls") != "" || ep.kids["credential_binding"] != nil,
+		path:     ep.str("path"),
+		protocol: reqProto,
+		enforce:  enforcementMode(ep),
+		settings: credentialSettings(ep),
+	}
+}
+
+// endpointPorts returns the positive ports of an endpoint: its ports list,
+// else its single port.
+func endpointPorts(ep *obj) []int64 {
+	var ports []int64
+	if list, _ := ep.strs("ports"); len(list) > 0 {
+		for _, s := range list {
+			if n := intValue(s); n > 0 {
+				ports = append(ports, n)
+			}
+		}
+	} else if p := ep.num("port"); p > 0 {
+		ports = []int64{p}
+	}
+	return ports
+}
+
+// normalizedIPs returns allowed_ips lower-cased, trimmed, sorted and unique.
+func normalizedIPs(ep *obj) []string {
+	ips, _ := ep.strs("allowed_ips")
+	for j := range ips {
+		ips[j] = strings.ToLower(strings.TrimSpace(ips[j]))
+	}
+	slices.Sort(ips)
+	return slices.Compact(ips)
+}
+
+func tlsMode(ep *obj) string {
+	if strings.EqualFold(ep.str("tls"), TLSSkip) {
+		return TLSSkip
+	}
+	return "auto"
+}
+
+func enforcementMode(ep *obj) string {
+	if strings.EqualFold(ep.str("enforcement"), EnforcementEnforce) {
+		return EnforcementEnforce
+	}
+	return EnforcementAudit
+}
+
+// bodySettings renders the protocol-specific body limits and MCP options.
+func bodySettings(ep *obj, reqProto string) string {
+	switch reqProto {
+	case ProtocolGraphQL:
+		return fmt.Sprintf("graphql_max_body_bytes=%d", bodyLimit(ep.num("graphql_max_body_bytes")))
+	case ProtocolJSONRPC:
+		return fmt.Sprintf("json_rpc max_body_bytes=%d", bodyLimit(ep.kids["json_rpc"].num("max_body_bytes")))
+	case ProtocolMCP:
+		mcp := ep.kids["mcp"]
+		limit := mcp.num("max_body_bytes")
+		if limit == 0 {
+			limit = ep.kids["json_rpc"].num("max_body_bytes")
+		}
+		strict := mcp == nil || !mcp.has("strict_tool_names") || mcp.boolean("strict_tool_names")
+		return fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strict)
+	}
+	return ""
+}
+
+// credentialSettings renders the encoding and credential options.
+func credentialSettings(ep *obj) string {
+	return fmt.Sprintf("allow_encoded_slash=%t websocket_credential_rewrite=%t request_body_credential_rewrite=%t credential_signing=%q signing_service=%q signing_region=%q credential_binding=%q",
+		ep.boolean("allow_encoded_slash"), ep.boolean("websocket_credential_rewrite"), ep.boolean("request_body_credential_rewrite"),
+		ep.str("credential_signing"), ep.str("signing_service"), ep.str("signing_region"), ep.kids["credential_binding"].str("provider"))
+}
+
+// overlaps reports whether two endpoints can match the same connection.
+func (a *endpointNorm) overlaps(b *endpointNorm) bool {
+	return portsOverlap(a.ports, b.ports) && (a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true))
+}
+
+// requestsCompete reports whether both endpoints carry L7 configuration for
+// competing path selectors.
+func (a *endpointNorm) requestsCompete(b *endpointNorm) bool {
+	return a.l7 && b.l7 && pathsCompete(a.path, b.path)
+}
+
+// agrees reports whether two overlapping endpoints agree on every setting
+// that needs a single value.
+func (a *endpointNorm) agrees(b *endpointNorm) bool {
+	if a.tcp != b.tcp || a.tls != b.tls || a.ips != b.ips {
+		return false
+	}
+	return !a.requestsCompete(b) ||
+		(a.protocol == b.protocol && a.enforce == b.enforce && a.settings == b.settings && a.bodies == b.bodies)
+}
+
+// conflicts lists the settings two overlapping endpoints disagree on.
+func (a *endpointNorm) conflicts(b *endpointNorm) []string {
+	var conflicts []string
+	diff := func(field string, x, y any) {
+		if x != y {
+			conflicts = append(conflicts, fmt.Sprintf("%s %v vs %v", field, x, y))
+		}
+	}
+	diff("explicit tcp", a.tcp, b.tcp)
+	diff("tls", a.tls, b.tls)
+	diff("allowed_ips", "["+a.ips+"]", "["+b.ips+"]")
+	if !a.requestsCompete(b) {
+		return conflicts
+	}
+	diff("protocol", quoteOrNone(a.protocol), quoteOrNone(b.protocol))
+	diff("enforcement", a.enforce, b.enforce)
+	if a.settings != b.settings {
+		conflicts = append(conflicts, "credential/encoding options differ")
+	}
+	if a.protocol == b.protocol && a.bodies != b.bodies {
+		conflicts = append(conflicts, fmt.Sprintf("%s vs %s", a.bodies, b.bodies))
+	}
+	return conflicts
+}
+
+// sharedPorts lists the ports of a that b also has, as text.
+func sharedPorts(a, b []int64) []string {
+	var shared []string
+	for _, p := range a {
+		if slices.Contains(b, p) {
+			shared = append(shared, fmt.Sprint(p))
+		}
+	}
+	return shared
 }
 
 // bodyLimit normalizes an omitted body limit to OpenShell's default (64 KiB).
@@ -194,41 +264,57 @@ type globToken struct {
 func pathGlobTokens(p string) ([]globToken, bool) {
 	var out []globToken
 	for i := 0; i < len(p); {
-		switch p[i] {
-		case '?':
-			out = append(out, globToken{kind: '?'})
-			i++
-		case '*':
-			j := i
-			for j < len(p) && p[j] == '*' {
-				j++
-			}
-			if j-i > 2 {
-				return nil, false
-			}
-			if j-i == 2 && !((i == 0 || p[i-1] == '/') && (j == len(p) || p[j] == '/')) {
-				return nil, false
-			}
-			out = append(out, globToken{kind: '*'})
-			i = j
-		case '[':
-			neg := i+1 < len(p) && p[i+1] == '!'
-			start := i + 1
-			if neg {
-				start++
-			}
-			end := strings.IndexByte(p[start:], ']')
-			if end <= 0 {
-				return nil, false
-			}
-			out = append(out, globToken{kind: '[', class: p[start : start+end], neg: neg})
-			i = start + end + 1
-		default:
-			out = append(out, globToken{kind: 'l', lit: p[i]})
-			i++
+		tok, next, ok := pathGlobToken(p, i)
+		if !ok {
+			return nil, false
 		}
+		out = append(out, tok)
+		i = next
 	}
 	return out, true
+}
+
+// pathGlobToken reads the token of p at i and returns it with the index
+// after it; false for a malformed star run or class.
+func pathGlobToken(p string, i int) (globToken, int, bool) {
+	switch p[i] {
+	case '?':
+		return globToken{kind: '?'}, i + 1, true
+	case '*':
+		return pathGlobStar(p, i)
+	case '[':
+		return pathGlobClass(p, i)
+	}
+	return globToken{kind: 'l', lit: p[i]}, i + 1, true
+}
+
+// pathGlobStar reads a run of stars: * anywhere, ** only as a whole segment.
+func pathGlobStar(p string, i int) (globToken, int, bool) {
+	j := i
+	for j < len(p) && p[j] == '*' {
+		j++
+	}
+	if j-i > 2 {
+		return globToken{}, 0, false
+	}
+	if j-i == 2 && !((i == 0 || p[i-1] == '/') && (j == len(p) || p[j] == '/')) {
+		return globToken{}, 0, false
+	}
+	return globToken{kind: '*'}, j, true
+}
+
+// pathGlobClass reads a [class] or [!class].
+func pathGlobClass(p string, i int) (globToken, int, bool) {
+	neg := i+1 < len(p) && p[i+1] == '!'
+	start := i + 1
+	if neg {
+		start++
+	}
+	end := strings.IndexByte(p[start:], ']')
+	if end <= 0 {
+		return globToken{}, 0, false
+	}
+	return globToken{kind: '[', class: p[start : start+end], neg: neg}, start + end + 1, true
 }
 
 // globsIntersect reports whether some string matches both token lists: a

@@ -43,38 +43,13 @@ func (c *checker) protocols() string {
 func (c *checker) checkL7(ep *obj, ports []int64) {
 	proto := ep.str("protocol")
 	pn, pp := ep.pos("protocol"), ep.sub("protocol")
-	if proto != "" && !slices.Contains(knownProtocols, proto) {
-		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
-		switch {
-		case slices.Contains(knownProtocols, strings.ToLower(proto)):
-			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
-				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
-		case c.supports(FeatureUnknownProtocolReject):
-			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
-		default:
-			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
-		}
-		return
-	}
-	if f, ok := protocolFeature[proto]; ok && !c.supports(f) {
-		since, _ := Since(f)
-		c.errorf(pn, pp, CodeProtocol, fmt.Sprintf("target OpenShell %s or later, or use one of: %s", since, c.protocols()),
-			"protocol %q needs OpenShell %s; %s does not know it", proto, since, c.version)
+	if !c.checkProtocol(pn, pp, proto) {
 		return
 	}
 	c.checkTLS(ep, proto, ports)
 	switch proto {
 	case ProtocolTCP:
-		var present []string
-		for _, f := range tcpForbiddenFields {
-			if presentField(ep, f) {
-				present = append(present, f)
-			}
-		}
-		if len(present) > 0 {
-			c.errorf(ep.pos(present[0]), ep.sub(present[0]), CodeTCPL7Fields, "remove them, or pick an L7 protocol such as rest",
-				"protocol tcp does not support L7-only fields: %s", strings.Join(present, ", "))
-		}
+		c.checkTCPFields(ep)
 		return
 	case "":
 		c.checkNoProtocol(ep)
@@ -90,6 +65,45 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
 	c.checkProtocolSpecific(ep, proto)
+}
+
+// checkProtocol reports an unknown protocol, or one the target version
+// does not know; false when it reported one.
+func (c *checker) checkProtocol(pn *yaml.Node, pp, proto string) bool {
+	if proto != "" && !slices.Contains(knownProtocols, proto) {
+		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
+		switch {
+		case slices.Contains(knownProtocols, strings.ToLower(proto)):
+			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
+				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
+		case c.supports(FeatureUnknownProtocolReject):
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
+		default:
+			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
+		}
+		return false
+	}
+	if f, ok := protocolFeature[proto]; ok && !c.supports(f) {
+		since, _ := Since(f)
+		c.errorf(pn, pp, CodeProtocol, fmt.Sprintf("target OpenShell %s or later, or use one of: %s", since, c.protocols()),
+			"protocol %q needs OpenShell %s; %s does not know it", proto, since, c.version)
+		return false
+	}
+	return true
+}
+
+// checkTCPFields reports L7-only fields on a protocol tcp endpoint.
+func (c *checker) checkTCPFields(ep *obj) {
+	var present []string
+	for _, f := range tcpForbiddenFields {
+		if presentField(ep, f) {
+			present = append(present, f)
+		}
+	}
+	if len(present) > 0 {
+		c.errorf(ep.pos(present[0]), ep.sub(present[0]), CodeTCPL7Fields, "remove them, or pick an L7 protocol such as rest",
+			"protocol tcp does not support L7-only fields: %s", strings.Join(present, ", "))
+	}
 }
 
 // presentField reports whether an endpoint field holds a non-default value.
@@ -171,56 +185,94 @@ func (c *checker) checkTLS(ep *obj, proto string, ports []int64) {
 	}
 }
 
-func (c *checker) checkAccessAndRules(ep *obj, proto string) {
-	access := ep.str("access")
-	rulesNode := ep.vals["rules"]
-	hasRules := rulesNode != nil && len(rulesNode.Content) > 0
-	denyNode := ep.vals["deny_rules"]
-	hasDeny := denyNode != nil && len(denyNode.Content) > 0
-	jsonrpc := proto == ProtocolJSONRPC || proto == ProtocolMCP
-	allowAll := ep.kids["mcp"].boolean("allow_all_known_mcp_methods")
+// ruleSet is what an endpoint's access preset and rule lists amount to.
+type ruleSet struct {
+	access   string
+	rules    *yaml.Node // the rules list, nil when absent
+	deny     *yaml.Node // the deny_rules list, nil when absent
+	hasRules bool
+	hasDeny  bool
+	allowAll bool // mcp.allow_all_known_mcp_methods
+}
 
-	if access != "" {
-		switch {
-		case jsonrpc:
-			hint := `use explicit rules with allow.method, e.g. method: "*"`
-			if proto == ProtocolMCP {
-				hint = "use rules/deny_rules, or set mcp.allow_all_known_mcp_methods: true"
-			}
-			c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
-		case access != AccessReadOnly && access != AccessReadWrite && access != AccessFull:
-			c.errorf(ep.pos("access"), ep.sub("access"), CodeAccess, "use read-only, read-write or full",
-				"unknown access preset %q is ignored by OpenShell, leaving no allow rule: every request is denied", access)
-		}
-		if hasRules {
-			c.errorf(ep.pos("rules"), ep.sub("rules"), CodeAccessAndRules, "keep either access or rules",
-				"access and rules are mutually exclusive")
-		}
+func (c *checker) checkAccessAndRules(ep *obj, proto string) {
+	rulesNode := ep.vals["rules"]
+	denyNode := ep.vals["deny_rules"]
+	rs := ruleSet{
+		access:   ep.str("access"),
+		rules:    rulesNode,
+		deny:     denyNode,
+		hasRules: rulesNode != nil && len(rulesNode.Content) > 0,
+		hasDeny:  denyNode != nil && len(denyNode.Content) > 0,
+		allowAll: ep.kids["mcp"].boolean("allow_all_known_mcp_methods"),
 	}
-	if rulesNode != nil && len(rulesNode.Content) == 0 {
-		c.warnf(rulesNode, ep.sub("rules"), CodeEmptyRuleList, "remove it; give access or at least one rule", "rules: [] is the same as omitting rules")
+	if rs.access != "" {
+		c.checkAccess(ep, proto, rs)
 	}
-	if denyNode != nil && len(denyNode.Content) == 0 {
-		c.warnf(denyNode, ep.sub("deny_rules"), CodeEmptyRuleList, "remove it", "deny_rules: [] denies nothing")
+	c.checkEmptyRuleLists(ep, rs)
+	if !rs.hasRules && rs.access == "" {
+		c.checkNoAllowSet(ep, proto, rs)
 	}
-	if !hasRules && access == "" {
-		switch {
-		case proto == ProtocolJSONRPC:
-			c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, `add rules with allow.method, e.g. method: "*"`, "protocol json-rpc requires explicit rules")
-		case proto == ProtocolMCP:
-			if !allowAll {
-				c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, "add rules, or set mcp.allow_all_known_mcp_methods: true",
-					"protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
-			}
-		default:
-			c.errorf(ep.node, ep.sub("access"), CodeNoAllowSet, "add `access: read-only` (or rules)",
-				"protocol %s requires rules or access to define allowed traffic", proto)
-		}
-	}
-	if hasDeny && !hasRules && access == "" && proto != ProtocolMCP && proto != ProtocolJSONRPC {
+	if rs.hasDeny && !rs.hasRules && rs.access == "" && proto != ProtocolMCP && proto != ProtocolJSONRPC {
 		c.errorf(ep.pos("deny_rules"), ep.sub("deny_rules"), CodeNoAllowSet, "add access or rules for the base allow set",
 			"deny_rules require rules or access to define the base allow set")
 	}
+	c.checkRules(ep, proto, rs.allowAll)
+	for i, d := range ep.lists["deny_rules"] {
+		c.checkMatch(d, proto, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i))
+	}
+}
+
+// checkAccess checks an access preset: known, supported by the protocol,
+// and not combined with rules.
+func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
+	switch {
+	case proto == ProtocolJSONRPC || proto == ProtocolMCP:
+		hint := `use explicit rules with allow.method, e.g. method: "*"`
+		if proto == ProtocolMCP {
+			hint = "use rules/deny_rules, or set mcp.allow_all_known_mcp_methods: true"
+		}
+		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
+	case rs.access != AccessReadOnly && rs.access != AccessReadWrite && rs.access != AccessFull:
+		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccess, "use read-only, read-write or full",
+			"unknown access preset %q is ignored by OpenShell, leaving no allow rule: every request is denied", rs.access)
+	}
+	if rs.hasRules {
+		c.errorf(ep.pos("rules"), ep.sub("rules"), CodeAccessAndRules, "keep either access or rules",
+			"access and rules are mutually exclusive")
+	}
+}
+
+// checkEmptyRuleLists warns about rules: [] and deny_rules: [].
+func (c *checker) checkEmptyRuleLists(ep *obj, rs ruleSet) {
+	if rs.rules != nil && len(rs.rules.Content) == 0 {
+		c.warnf(rs.rules, ep.sub("rules"), CodeEmptyRuleList, "remove it; give access or at least one rule", "rules: [] is the same as omitting rules")
+	}
+	if rs.deny != nil && len(rs.deny.Content) == 0 {
+		c.warnf(rs.deny, ep.sub("deny_rules"), CodeEmptyRuleList, "remove it", "deny_rules: [] denies nothing")
+	}
+}
+
+// checkNoAllowSet reports an endpoint with neither access nor rules, which
+// each protocol handles its own way.
+func (c *checker) checkNoAllowSet(ep *obj, proto string, rs ruleSet) {
+	switch {
+	case proto == ProtocolJSONRPC:
+		c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, `add rules with allow.method, e.g. method: "*"`, "protocol json-rpc requires explicit rules")
+	case proto == ProtocolMCP:
+		if !rs.allowAll {
+			c.errorf(ep.node, ep.sub("rules"), CodeNoAllowSet, "add rules, or set mcp.allow_all_known_mcp_methods: true",
+				"protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
+		}
+	default:
+		c.errorf(ep.node, ep.sub("access"), CodeNoAllowSet, "add `access: read-only` (or rules)",
+			"protocol %s requires rules or access to define allowed traffic", proto)
+	}
+}
+
+// checkRules checks each allow rule: rules without a condition (an error
+// when every rule is one, the endpoint denying everything) and its match.
+func (c *checker) checkRules(ep *obj, proto string, allowAll bool) {
 	rules := ep.lists["rules"]
 	empty := 0
 	for _, r := range rules {
@@ -235,19 +287,20 @@ func (c *checker) checkAccessAndRules(ep *obj, proto string) {
 		}
 		path := fmt.Sprintf("%s[%d]", ep.sub("rules"), i)
 		if emptyAllow(allow, proto, allowAll) {
-			if empty == len(rules) {
-				c.errorf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
-					"no rule has an allow condition: the endpoint would deny all traffic")
-			} else {
-				c.warnf(allow.node, path, CodeRuleDeniesAll, "remove it, or give it a method and path",
-					"rule has no allow condition and matches nothing")
-			}
+			c.reportEmptyAllow(allow, path, empty == len(rules))
 		}
 		c.checkMatch(allow, proto, path)
 	}
-	for i, d := range ep.lists["deny_rules"] {
-		c.checkMatch(d, proto, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i))
+}
+
+func (c *checker) reportEmptyAllow(allow *obj, path string, all bool) {
+	if all {
+		c.errorf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
+			"no rule has an allow condition: the endpoint would deny all traffic")
+		return
 	}
+	c.warnf(allow.node, path, CodeRuleDeniesAll, "remove it, or give it a method and path",
+		"rule has no allow condition and matches nothing")
 }
 
 // methodsFor lists the request methods OpenShell recognises for a protocol.
@@ -260,40 +313,58 @@ func methodsFor(proto string) []string {
 
 // checkMatch checks one allow or deny match.
 func (c *checker) checkMatch(m *obj, proto, path string) {
-	method, rpath := m.str("method"), m.str("path")
-	if method != "" && (proto == ProtocolREST || proto == ProtocolWebsocket) &&
-		!slices.Contains(methodsFor(proto), strings.ToUpper(method)) {
-		c.warnf(m.pos("method"), joinPath(path, "method"), CodeRuleMethod, "standard methods: "+strings.Join(methodsFor(proto), ", "),
-			"unknown %s method %q", proto, method)
-	}
-	if rpath != "" && (proto == ProtocolREST || proto == ProtocolWebsocket) {
-		if !strings.HasPrefix(rpath, "/") && rpath != "**" && rpath != "*" {
-			c.errorf(m.pos("path"), joinPath(path, "path"), CodeRulePath, "request paths start with /: write /"+rpath,
-				"path %q does not start with / and never matches a request", rpath)
-		}
-		c.globSyntax(m.pos("path"), joinPath(path, "path"))
+	if proto == ProtocolREST || proto == ProtocolWebsocket {
+		c.checkHTTPMatch(m, proto, path)
 	}
 	if m.str("command") != "" && proto == ProtocolREST {
 		c.warnf(m.pos("command"), joinPath(path, "command"), CodeIgnoredField, "remove command; it applies to protocol sql",
 			"command is for protocol sql and is ignored for rest")
 	}
 	if proto != ProtocolGraphQL && proto != ProtocolWebsocket {
-		for _, f := range []string{"operation_type", "operation_name", "fields"} {
-			if presentField(m, f) {
-				c.warnf(m.pos(f), joinPath(path, f), CodeIgnoredField, "remove it, or use protocol graphql",
-					"%s is ignored unless protocol is graphql or websocket", f)
-			}
-		}
+		c.checkIgnoredGraphQLMatch(m, path)
 	}
 	if proto == ProtocolGraphQL {
-		if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
-			c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
-				"unknown GraphQL operation_type %q", t)
-		}
+		c.checkOperationType(m, path)
 	}
 	if (m.has("tool") || m.has("params")) && proto != ProtocolMCP && proto != ProtocolJSONRPC {
 		c.warnf(m.pos("tool"), path, CodeIgnoredField, "remove tool/params, or use protocol mcp",
 			"tool and params are ignored unless protocol is mcp or json-rpc")
+	}
+}
+
+// checkOperationType checks the operation_type of a GraphQL match.
+func (c *checker) checkOperationType(m *obj, path string) {
+	if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
+		c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
+			"unknown GraphQL operation_type %q", t)
+	}
+}
+
+// checkHTTPMatch checks the method and path of a rest or websocket match.
+func (c *checker) checkHTTPMatch(m *obj, proto, path string) {
+	method, rpath := m.str("method"), m.str("path")
+	if method != "" && !slices.Contains(methodsFor(proto), strings.ToUpper(method)) {
+		c.warnf(m.pos("method"), joinPath(path, "method"), CodeRuleMethod, "standard methods: "+strings.Join(methodsFor(proto), ", "),
+			"unknown %s method %q", proto, method)
+	}
+	if rpath == "" {
+		return
+	}
+	if !strings.HasPrefix(rpath, "/") && rpath != "**" && rpath != "*" {
+		c.errorf(m.pos("path"), joinPath(path, "path"), CodeRulePath, "request paths start with /: write /"+rpath,
+			"path %q does not start with / and never matches a request", rpath)
+	}
+	c.globSyntax(m.pos("path"), joinPath(path, "path"))
+}
+
+// checkIgnoredGraphQLMatch warns about GraphQL match fields on a protocol
+// that ignores them.
+func (c *checker) checkIgnoredGraphQLMatch(m *obj, path string) {
+	for _, f := range []string{"operation_type", "operation_name", "fields"} {
+		if presentField(m, f) {
+			c.warnf(m.pos(f), joinPath(path, f), CodeIgnoredField, "remove it, or use protocol graphql",
+				"%s is ignored unless protocol is graphql or websocket", f)
+		}
 	}
 }
 
@@ -325,6 +396,16 @@ func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 	if ep.kids["json_rpc"] != nil && proto != ProtocolJSONRPC && proto != ProtocolMCP {
 		c.warnf(ep.pos("json_rpc"), ep.sub("json_rpc"), CodeIgnoredField, "remove json_rpc", "json_rpc options are ignored unless protocol is json-rpc or mcp")
 	}
+	c.checkGraphQLOptions(ep, proto)
+	c.checkCredentialRewrite(ep, proto)
+	if cs := ep.str("credential_signing"); cs != "" {
+		c.checkCredentialSigning(ep, cs)
+	}
+}
+
+// checkGraphQLOptions checks the endpoint-level GraphQL options: ignored
+// outside graphql and websocket, and well-formed.
+func (c *checker) checkGraphQLOptions(ep *obj, proto string) {
 	if proto != ProtocolGraphQL && proto != ProtocolWebsocket {
 		for _, f := range []string{"persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes"} {
 			if ep.has(f) {
@@ -339,6 +420,10 @@ func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 	if ep.has("graphql_max_body_bytes") && ep.num("graphql_max_body_bytes") == 0 {
 		c.errorf(ep.pos("graphql_max_body_bytes"), ep.sub("graphql_max_body_bytes"), CodeType, "give a positive byte count", "graphql_max_body_bytes must be positive")
 	}
+}
+
+// checkCredentialRewrite warns about credential rewrites a protocol ignores.
+func (c *checker) checkCredentialRewrite(ep *obj, proto string) {
 	if ep.boolean("request_body_credential_rewrite") && proto != ProtocolREST {
 		c.warnf(ep.pos("request_body_credential_rewrite"), ep.sub("request_body_credential_rewrite"), CodeIgnoredField, "use protocol rest",
 			"request_body_credential_rewrite is ignored unless protocol is rest")
@@ -347,19 +432,22 @@ func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 		c.warnf(ep.pos("websocket_credential_rewrite"), ep.sub("websocket_credential_rewrite"), CodeIgnoredField, "use protocol rest or websocket",
 			"websocket_credential_rewrite is ignored unless protocol is rest or websocket")
 	}
-	if cs := ep.str("credential_signing"); cs != "" {
-		if cs != "sigv4" && cs != "sigv4:body" && cs != "sigv4:no_body" {
-			c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "use sigv4, sigv4:body or sigv4:no_body",
-				"unknown credential_signing %q", cs)
-		}
-		if ep.str("signing_service") == "" {
-			c.errorf(ep.pos("credential_signing"), ep.sub("signing_service"), CodeCredentialSigning, "set signing_service, e.g. s3",
-				"credential_signing is set but signing_service is empty")
-		}
-		if ep.boolean("request_body_credential_rewrite") {
-			c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "drop one of them",
-				"credential_signing and request_body_credential_rewrite are mutually exclusive")
-		}
+}
+
+// checkCredentialSigning checks a non-empty credential_signing: a known
+// scheme, a signing service, and no request-body rewrite beside it.
+func (c *checker) checkCredentialSigning(ep *obj, cs string) {
+	if cs != "sigv4" && cs != "sigv4:body" && cs != "sigv4:no_body" {
+		c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "use sigv4, sigv4:body or sigv4:no_body",
+			"unknown credential_signing %q", cs)
+	}
+	if ep.str("signing_service") == "" {
+		c.errorf(ep.pos("credential_signing"), ep.sub("signing_service"), CodeCredentialSigning, "set signing_service, e.g. s3",
+			"credential_signing is set but signing_service is empty")
+	}
+	if ep.boolean("request_body_credential_rewrite") {
+		c.errorf(ep.pos("credential_signing"), ep.sub("credential_signing"), CodeCredentialSigning, "drop one of them",
+			"credential_signing and request_body_credential_rewrite are mutually exclusive")
 	}
 }
 

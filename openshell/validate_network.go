@@ -128,67 +128,18 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 	tcp := strings.EqualFold(ep.str("protocol"), ProtocolTCP)
 	ips, _ := ep.strs("allowed_ips")
 	if strings.TrimSpace(host) == "" {
-		switch {
-		case tcp:
-			c.errorf(hn, hp, CodeHostMissing, "name the DNS host, e.g. `host: db.example.com`", "protocol tcp requires a DNS hostname")
-		case len(ips) == 0:
-			c.errorf(hn, hp, CodeHostMissing, "name the host, e.g. `host: api.github.com` (or give allowed_ips for a host-less CIDR endpoint)",
-				"endpoint has no host and no allowed_ips")
-		}
+		c.checkNoHost(hn, hp, tcp, ips)
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
 	lookup := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if addr, err := netip.ParseAddr(lookup); err == nil && addr.Zone() == "" {
-		if tcp {
-			c.errorf(hn, hp, CodeTCPHost, "name the DNS host; direct IP connections bypass policy DNS",
-				"protocol tcp endpoint %q must use a DNS hostname, not an IP literal", host)
-		}
-		if alwaysBlockedAddr(addr) {
-			c.errorf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
-				"host %s is an always-blocked address", host)
-		}
-		if len(ips) > 0 && !alwaysBlockedAddr(addr) && !anyPrefixContains(ips, addr) {
-			c.errorf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
-				"host %s is outside the endpoint's allowed_ips, which replace the implicit allowance for an IP literal: every connection is rejected", host)
-		}
+		c.checkIPHost(hn, hp, host, addr, tcp, ips)
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
-	switch {
-	case host != strings.TrimSpace(host) || strings.ContainsAny(host, " \t\r\n"):
-		c.errorf(hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
+	if !c.checkHostSyntax(hn, hp, host) || !c.checkHostLabels(hn, hp, host) {
 		return
-	case strings.Contains(host, "://"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
-		return
-	case strings.ContainsAny(host, "/?#@"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name; match paths with L7 rules", "host %q includes a path or user part", host)
-		return
-	case strings.Contains(host, ":"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
-		return
-	case strings.HasSuffix(host, "."):
-		c.errorf(hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
-			"host %q ends with a dot; OpenShell matches names without the root dot and such hosts have caused repeated load failures", host)
-		return
-	}
-	for _, label := range strings.Split(host, ".") {
-		if label == "" {
-			c.errorf(hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
-			return
-		}
-		if len(label) > 63 {
-			c.errorf(hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
-			return
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '*') {
-				c.errorf(hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
-					"host %q contains %q, which is not valid in a DNS name", host, r)
-				return
-			}
-		}
 	}
 	if len(host) > 253 {
 		c.errorf(hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
@@ -197,18 +148,112 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 	if strings.Contains(host, "*") {
 		c.checkHostWildcard(hn, hp, host)
 	}
+	c.checkHostReachable(hn, hp, host, ips)
+	c.checkControlPlanePorts(ep, ports, len(ips) > 0)
+}
+
+// checkNoHost reports an endpoint without a host that needs one.
+func (c *checker) checkNoHost(hn *yaml.Node, hp string, tcp bool, ips []string) {
+	switch {
+	case tcp:
+		c.errorf(hn, hp, CodeHostMissing, "name the DNS host, e.g. `host: db.example.com`", "protocol tcp requires a DNS hostname")
+	case len(ips) == 0:
+		c.errorf(hn, hp, CodeHostMissing, "name the host, e.g. `host: api.github.com` (or give allowed_ips for a host-less CIDR endpoint)",
+			"endpoint has no host and no allowed_ips")
+	}
+}
+
+// checkIPHost checks an IP-literal host: not with protocol tcp, not an
+// always-blocked address, and inside allowed_ips when those are given.
+func (c *checker) checkIPHost(hn *yaml.Node, hp, host string, addr netip.Addr, tcp bool, ips []string) {
+	if tcp {
+		c.errorf(hn, hp, CodeTCPHost, "name the DNS host; direct IP connections bypass policy DNS",
+			"protocol tcp endpoint %q must use a DNS hostname, not an IP literal", host)
+	}
+	if alwaysBlockedAddr(addr) {
+		c.errorf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
+			"host %s is an always-blocked address", host)
+	}
+	if len(ips) > 0 && !alwaysBlockedAddr(addr) && !anyPrefixContains(ips, addr) {
+		c.errorf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
+			"host %s is outside the endpoint's allowed_ips, which replace the implicit allowance for an IP literal: every connection is rejected", host)
+	}
+}
+
+// checkHostSyntax reports a host that is not a bare name (whitespace, a
+// scheme, a path, a port, a trailing dot); false when it reported one.
+func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
+	switch {
+	case host != strings.TrimSpace(host) || strings.ContainsAny(host, " \t\r\n"):
+		c.errorf(hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
+	case strings.Contains(host, "://"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
+	case strings.ContainsAny(host, "/?#@"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name; match paths with L7 rules", "host %q includes a path or user part", host)
+	case strings.Contains(host, ":"):
+		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
+	case strings.HasSuffix(host, "."):
+		c.errorf(hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
+			"host %q ends with a dot; OpenShell matches names without the root dot and such hosts have caused repeated load failures", host)
+	default:
+		return true
+	}
+	return false
+}
+
+// checkHostLabels reports the first malformed DNS label of host; false when
+// it reported one.
+func (c *checker) checkHostLabels(hn *yaml.Node, hp, host string) bool {
+	for _, label := range strings.Split(host, ".") {
+		if label == "" {
+			c.errorf(hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
+			return false
+		}
+		if len(label) > 63 {
+			c.errorf(hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
+			return false
+		}
+		if !c.checkHostLabelRunes(hn, hp, host, label) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkHostLabelRunes reports the first rune of label not valid in a DNS
+// name; false when it reported one.
+func (c *checker) checkHostLabelRunes(hn *yaml.Node, hp, host, label string) bool {
+	for _, r := range label {
+		if !isHostLabelRune(r) {
+			c.errorf(hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
+				"host %q contains %q, which is not valid in a DNS name", host, r)
+			return false
+		}
+	}
+	return true
+}
+
+// isHostLabelRune reports the runes a host label may hold: letters, digits,
+// '-', '_' and the wildcard '*'.
+func isHostLabelRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '*'
+}
+
+// checkHostReachable reports host names that are never reachable (loopback,
+// cloud metadata) or that need allowed_ips in older releases.
+func (c *checker) checkHostReachable(hn *yaml.Node, hp, host string, ips []string) {
 	lower := strings.ToLower(host)
-	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
+	switch {
+	case lower == "localhost" || strings.HasSuffix(lower, ".localhost"):
 		c.errorf(hn, hp, CodeHostBlocked, "loopback is never reachable from a sandbox; expose the service on the host's address and use allowed_ips",
 			"host %q resolves to loopback, which is always blocked", host)
-	} else if lower == "metadata.google.internal" {
+	case lower == "metadata.google.internal":
 		c.errorf(hn, hp, CodeHostBlocked, "cloud metadata endpoints are never reachable from a sandbox",
 			"host %q is a cloud metadata endpoint, which is always blocked", host)
-	} else if !c.supports(FeaturePrivateExactHost) && len(ips) == 0 && looksInternal(lower) {
+	case !c.supports(FeaturePrivateExactHost) && len(ips) == 0 && looksInternal(lower):
 		c.warnf(hn, hp, CodePrivateNeedsAllow, "add allowed_ips with the host's address, e.g. [\"{{HOST_IP}}/32\"]",
 			"host %q looks internal; OpenShell %s blocks private addresses unless allowed_ips covers them (exact hosts are allowed from v0.0.53)", host, c.version)
 	}
-	c.checkControlPlanePorts(ep, ports, len(ips) > 0)
 }
 
 // checkHostWildcard applies OpenShell's host glob rules.

@@ -23,34 +23,50 @@ import (
 // serdeUint parses a plain scalar the way serde_yml parses unsigned integers.
 func serdeUint(s string) (uint64, bool) {
 	u := strings.TrimPrefix(s, "+")
-	for _, p := range []struct {
-		prefix string
-		base   int
-	}{{"0x", 16}, {"0o", 8}, {"0b", 2}} {
-		if rest, ok := strings.CutPrefix(u, p.prefix); ok {
-			if rest == "" || rest[0] == '+' || rest[0] == '-' {
-				return 0, false
-			}
-			n, err := strconv.ParseUint(rest, p.base, 64)
-			if err != nil {
-				return 0, false
-			}
-			return n, true
-		}
+	if n, ok, prefixed := serdeRadixUint(u); prefixed {
+		return n, ok
 	}
-	if u == "" || u[0] == '+' || u[0] == '-' || u[0] == '_' || digitsButNotNumber(s) {
+	if u == "" || u[0] == '+' || u[0] == '-' || u[0] == '_' || digitsButNotNumber(s) || !allDigits(u) {
 		return 0, false
-	}
-	for _, r := range u {
-		if r < '0' || r > '9' {
-			return 0, false
-		}
 	}
 	n, err := strconv.ParseUint(u, 10, 64)
 	if err != nil {
 		return 0, false
 	}
 	return n, true
+}
+
+// serdeRadixUint parses the 0x, 0o and 0b forms; prefixed is false when u
+// has none of those prefixes.
+func serdeRadixUint(u string) (n uint64, ok, prefixed bool) {
+	for _, p := range []struct {
+		prefix string
+		base   int
+	}{{"0x", 16}, {"0o", 8}, {"0b", 2}} {
+		rest, found := strings.CutPrefix(u, p.prefix)
+		if !found {
+			continue
+		}
+		if rest == "" || rest[0] == '+' || rest[0] == '-' {
+			return 0, false, true
+		}
+		n, err := strconv.ParseUint(rest, p.base, 64)
+		if err != nil {
+			return 0, false, true
+		}
+		return n, true, true
+	}
+	return 0, false, false
+}
+
+// allDigits reports whether s holds only the digits 0-9.
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // digitsButNotNumber: leading zeros followed by digits is a string in YAML 1.2.
@@ -88,33 +104,47 @@ func serdeNull(s string) bool {
 // plainScalarType is what serde_yml makes of a plain scalar in an untagged
 // position: "null", "boolean", "integer", "float" or "string".
 func plainScalarType(s string) string {
-	switch {
-	case serdeNull(s):
+	if serdeNull(s) {
 		return "null"
-	case func() bool { _, ok := serdeBool(s); return ok }():
+	}
+	if _, ok := serdeBool(s); ok {
 		return "boolean"
 	}
-	if _, ok := serdeUint(s); ok {
+	if serdeInt(s) {
 		return "integer"
 	}
-	if strings.HasPrefix(s, "-") {
-		if _, ok := serdeUint(s[1:]); ok && !strings.HasPrefix(s, "--") {
-			return "integer"
-		}
-	}
-	if !digitsButNotNumber(s) {
-		switch strings.TrimPrefix(s, "+") {
-		case ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN":
-			return "float"
-		}
-		if s == "-.inf" || s == "-.Inf" || s == "-.INF" {
-			return "float"
-		}
-		if f, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64); err == nil && !strings.ContainsAny(s, "_xXpP") && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return "float"
-		}
+	if !digitsButNotNumber(s) && serdeFloat(s) {
+		return "float"
 	}
 	return "string"
+}
+
+// serdeInt reports a plain scalar serde_yml reads as an integer: unsigned,
+// or one minus sign before an unsigned integer.
+func serdeInt(s string) bool {
+	if _, ok := serdeUint(s); ok {
+		return true
+	}
+	if !strings.HasPrefix(s, "-") || strings.HasPrefix(s, "--") {
+		return false
+	}
+	_, ok := serdeUint(s[1:])
+	return ok
+}
+
+// serdeFloat reports a plain scalar serde_yml reads as a float: the YAML
+// infinities and NaNs, or a finite decimal float without _, hex or binary
+// exponent forms.
+func serdeFloat(s string) bool {
+	switch strings.TrimPrefix(s, "+") {
+	case ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN":
+		return true
+	}
+	if s == "-.inf" || s == "-.Inf" || s == "-.INF" {
+		return true
+	}
+	f, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+	return err == nil && !strings.ContainsAny(s, "_xXpP") && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 func isPlain(v *yaml.Node) bool {
@@ -156,22 +186,27 @@ func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
 		c.errorf(v, path, CodeType, "write true or false, unquoted", "%s must be a boolean, got %s", field, describe(v))
 		return false
 	case kInt:
-		if !isPlain(v) {
-			c.errorf(v, path, CodeType, "remove the quotes", "%s must be an integer, got quoted %q", field, v.Value)
-			return false
-		}
-		n, ok := serdeUint(v.Value)
-		if !ok {
-			c.errorf(v, path, CodeType, "write a plain decimal number", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
-			return false
-		}
-		if n > uint64(max) {
-			c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
-			return false
-		}
-		return true
+		return c.intScalar(v, path, field, max)
 	}
 	return false
+}
+
+// intScalar checks a plain unsigned integer of at most max.
+func (c *checker) intScalar(v *yaml.Node, path, field string, max int64) bool {
+	if !isPlain(v) {
+		c.errorf(v, path, CodeType, "remove the quotes", "%s must be an integer, got quoted %q", field, v.Value)
+		return false
+	}
+	n, ok := serdeUint(v.Value)
+	if !ok {
+		c.errorf(v, path, CodeType, "write a plain decimal number", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
+		return false
+	}
+	if n > uint64(max) {
+		c.errorf(v, path, CodeType, "", "%s must be an integer between 0 and %d, got %s", field, max, v.Value)
+		return false
+	}
+	return true
 }
 
 // globString checks a matcher glob. Matchers are untagged enums in

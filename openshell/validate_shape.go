@@ -134,49 +134,14 @@ func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		what := def.name
-		if path == "" {
-			c.errorf(n, path, CodeType, "start the file with `version: 1`", "policy must be a YAML mapping, got %s", describe(n))
-		} else {
-			c.errorf(n, path, CodeType, "", "%s must be a mapping, got %s", what, describe(n))
-		}
+		c.notMapping(n, path, def)
 		return nil
 	}
 	o := &obj{node: n, path: path, keys: map[string]*yaml.Node{}, vals: map[string]*yaml.Node{},
 		kids: map[string]*obj{}, lists: map[string][]*obj{}, maps: map[string][]entry{}}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolveAlias(n.Content[i]), n.Content[i+1]
-		if k == nil || k.Kind != yaml.ScalarNode {
-			c.errorf(k, path, CodeType, "", "keys must be plain strings")
-			continue
-		}
-		name := k.Value
-		fpath := joinPath(path, name)
-		if seen[name] {
-			c.errorf(k, fpath, CodeDuplicateKey, "keep one", "duplicate key %q", name)
-			continue
-		}
-		seen[name] = true
-		f := def.field(name)
-		if f == nil {
-			hint := "OpenShell rejects unknown fields; check the spelling"
-			if name == "<<" {
-				hint = "OpenShell does not apply YAML merge keys; write the fields out"
-			} else if s := suggest(name, def); s != "" {
-				hint = fmt.Sprintf("did you mean %q?", s)
-			}
-			c.errorf(k, fpath, CodeUnknownField, hint, "unknown field %q in %s", name, def.name)
-			continue
-		}
-		o.keys[name] = k
-		if f.since != "" && !c.supports(f.since) {
-			since, _ := Since(f.since)
-			c.errorf(k, fpath, CodeFieldTooNew, fmt.Sprintf("target OpenShell %s or later, or remove the field", since),
-				"field %q needs OpenShell %s; %s rejects it as an unknown field", name, since, c.version)
-			continue
-		}
-		c.walkField(o, f, v, fpath)
+		c.walkStructField(o, def, seen, n.Content[i], n.Content[i+1])
 	}
 	for _, f := range def.fields {
 		if f.required && o.keys[f.name] == nil && !seen[f.name] {
@@ -184,6 +149,56 @@ func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
 		}
 	}
 	return o
+}
+
+// notMapping reports a struct whose node is not a mapping.
+func (c *checker) notMapping(n *yaml.Node, path string, def *structDef) {
+	if path == "" {
+		c.errorf(n, path, CodeType, "start the file with `version: 1`", "policy must be a YAML mapping, got %s", describe(n))
+		return
+	}
+	c.errorf(n, path, CodeType, "", "%s must be a mapping, got %s", def.name, describe(n))
+}
+
+// walkStructField checks one key/value pair of a struct mapping: the key is a
+// known, unique field available in the target version, then its value.
+func (c *checker) walkStructField(o *obj, def *structDef, seen map[string]bool, key, v *yaml.Node) {
+	path := o.path
+	k := resolveAlias(key)
+	if k == nil || k.Kind != yaml.ScalarNode {
+		c.errorf(k, path, CodeType, "", "keys must be plain strings")
+		return
+	}
+	name := k.Value
+	fpath := joinPath(path, name)
+	if seen[name] {
+		c.errorf(k, fpath, CodeDuplicateKey, "keep one", "duplicate key %q", name)
+		return
+	}
+	seen[name] = true
+	f := def.field(name)
+	if f == nil {
+		c.errorf(k, fpath, CodeUnknownField, unknownFieldHint(name, def), "unknown field %q in %s", name, def.name)
+		return
+	}
+	o.keys[name] = k
+	if f.since != "" && !c.supports(f.since) {
+		since, _ := Since(f.since)
+		c.errorf(k, fpath, CodeFieldTooNew, fmt.Sprintf("target OpenShell %s or later, or remove the field", since),
+			"field %q needs OpenShell %s; %s rejects it as an unknown field", name, since, c.version)
+		return
+	}
+	c.walkField(o, f, v, fpath)
+}
+
+func unknownFieldHint(name string, def *structDef) string {
+	if name == "<<" {
+		return "OpenShell does not apply YAML merge keys; write the fields out"
+	}
+	if s := suggest(name, def); s != "" {
+		return fmt.Sprintf("did you mean %q?", s)
+	}
+	return "OpenShell rejects unknown fields; check the spelling"
 }
 
 func requiredHint(name string) string {
@@ -202,11 +217,7 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	if v == nil || !c.spend() {
 		return
 	}
-	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" && f.kind != kString {
-		if f.nullable {
-			return
-		}
-		c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
+	if c.nullField(f, v, path) {
 		return
 	}
 	switch f.kind {
@@ -215,93 +226,129 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 			o.vals[f.name] = v
 		}
 	case kStringList, kIntList:
-		if v.Kind != yaml.SequenceNode {
-			c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
-			return
-		}
-		ok := true
-		elem := kString
-		if f.kind == kIntList {
-			elem = kInt
-		}
-		for i, e := range v.Content {
-			e = resolveAlias(e)
-			if e == nil || !c.scalar(e, fmt.Sprintf("%s[%d]", path, i), elem, f.max) {
-				ok = false
-			}
-		}
-		if ok {
-			o.vals[f.name] = v
-		}
+		c.walkScalarList(o, f, v, path)
 	case kStruct:
 		if kid := c.walkStruct(v, path, f.def); kid != nil {
 			o.kids[f.name] = kid
 			o.vals[f.name] = v
 		}
 	case kList:
-		if v.Kind != yaml.SequenceNode {
-			c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
-			return
-		}
-		items := make([]*obj, 0, len(v.Content))
-		for i, e := range v.Content {
-			if item := c.walkStruct(e, fmt.Sprintf("%s[%d]", path, i), f.def); item != nil {
-				items = append(items, item)
-			}
-		}
-		o.lists[f.name] = items
-		o.vals[f.name] = v
+		c.walkList(o, f, v, path)
 	case kMap:
-		if v.Kind != yaml.MappingNode {
-			c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
-			return
-		}
-		seen := map[string]bool{}
-		var entries []entry
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k := resolveAlias(v.Content[i])
-			if k == nil || k.Kind != yaml.ScalarNode {
-				c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
-				continue
-			}
-			if seen[k.Value] {
-				c.errorf(k, joinPath(path, k.Value), CodeDuplicateKey, "rename or merge the entries", "duplicate key %q", k.Value)
-				continue
-			}
-			seen[k.Value] = true
-			if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
-				entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
-			}
-		}
-		o.maps[f.name] = entries
-		o.vals[f.name] = v
+		c.walkMap(o, f, v, path)
 	case kMatcher:
 		if c.matcher(v, path) {
 			o.vals[f.name] = v
 		}
 	case kMatcherMap, kParamMap, kOpaqueMap:
-		if v.Kind != yaml.MappingNode {
-			c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
-			return
+		c.walkValueMap(o, f, v, path)
+	}
+}
+
+// nullField reports whether v is a null the field cannot hold as a value:
+// skipped when the field is nullable, an error otherwise. Strings take null
+// as a scalar.
+func (c *checker) nullField(f *fieldDef, v *yaml.Node, path string) bool {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!null" || f.kind == kString {
+		return false
+	}
+	if !f.nullable {
+		c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
+	}
+	return true
+}
+
+// walkScalarList checks a list of strings or integers.
+func (c *checker) walkScalarList(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if v.Kind != yaml.SequenceNode {
+		c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+		return
+	}
+	ok := true
+	elem := kString
+	if f.kind == kIntList {
+		elem = kInt
+	}
+	for i, e := range v.Content {
+		e = resolveAlias(e)
+		if e == nil || !c.scalar(e, fmt.Sprintf("%s[%d]", path, i), elem, f.max) {
+			ok = false
 		}
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
-			if k == nil || val == nil {
-				continue
-			}
-			kp := joinPath(path, k.Value)
-			switch f.kind {
-			case kMatcherMap:
-				c.matcher(val, kp)
-			case kParamMap:
-				c.paramMatcher(val, kp, 0)
-			case kOpaqueMap:
-				if val.Kind != yaml.MappingNode {
-					c.errorf(val, kp, CodeType, "", "%s entries must be mappings, got %s", f.name, describe(val))
-				}
-			}
-		}
+	}
+	if ok {
 		o.vals[f.name] = v
+	}
+}
+
+// walkList checks a list of structs.
+func (c *checker) walkList(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if v.Kind != yaml.SequenceNode {
+		c.errorf(v, path, CodeType, listHint(v), "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+		return
+	}
+	items := make([]*obj, 0, len(v.Content))
+	for i, e := range v.Content {
+		if item := c.walkStruct(e, fmt.Sprintf("%s[%d]", path, i), f.def); item != nil {
+			items = append(items, item)
+		}
+	}
+	o.lists[f.name] = items
+	o.vals[f.name] = v
+}
+
+// walkMap checks a map of structs keyed by name, keeping document order.
+func (c *checker) walkMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if v.Kind != yaml.MappingNode {
+		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+		return
+	}
+	seen := map[string]bool{}
+	var entries []entry
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := resolveAlias(v.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
+			continue
+		}
+		if seen[k.Value] {
+			c.errorf(k, joinPath(path, k.Value), CodeDuplicateKey, "rename or merge the entries", "duplicate key %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
+			entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
+		}
+	}
+	o.maps[f.name] = entries
+	o.vals[f.name] = v
+}
+
+// walkValueMap checks a map of matchers, MCP params or opaque mappings.
+func (c *checker) walkValueMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if v.Kind != yaml.MappingNode {
+		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
+		if k != nil && val != nil {
+			c.walkMapValue(f, val, joinPath(path, k.Value))
+		}
+	}
+	o.vals[f.name] = v
+}
+
+// walkMapValue checks one value of a matcher, params or opaque map.
+func (c *checker) walkMapValue(f *fieldDef, val *yaml.Node, kp string) {
+	switch f.kind {
+	case kMatcherMap:
+		c.matcher(val, kp)
+	case kParamMap:
+		c.paramMatcher(val, kp, 0)
+	case kOpaqueMap:
+		if val.Kind != yaml.MappingNode {
+			c.errorf(val, kp, CodeType, "", "%s entries must be mappings, got %s", f.name, describe(val))
+		}
 	}
 }
 
@@ -329,40 +376,53 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 		c.globSyntax(v, path)
 		return true
 	case yaml.MappingNode:
-		anyFound := false
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k := resolveAlias(v.Content[i])
-			if k == nil || k.Value != "any" {
-				name := ""
-				if k != nil {
-					name = k.Value
-				}
-				c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
-				return false
-			}
-			anyFound = true
-			list := resolveAlias(v.Content[i+1])
-			if list == nil || list.Kind != yaml.SequenceNode {
-				c.errorf(list, joinPath(path, "any"), CodeType, "", "any must be a list of glob strings, got %s", describe(list))
-				return false
-			}
-			if len(list.Content) == 0 {
-				c.errorf(list, joinPath(path, "any"), CodeQueryMatcher, "list at least one glob", "any: [] matches nothing")
-			}
-			for j, e := range list.Content {
-				e = resolveAlias(e)
-				if e != nil && c.globString(e, fmt.Sprintf("%s.any[%d]", path, j)) {
-					c.globSyntax(e, fmt.Sprintf("%s.any[%d]", path, j))
-				}
-			}
-		}
-		if !anyFound {
-			c.errorf(v, path, CodeQueryMatcher, "list at least one glob", "matcher {} matches nothing")
-		}
-		return true
+		return c.anyMatcher(v, path)
 	}
 	c.errorf(v, path, CodeType, "", "matcher must be a glob string or {any: [globs]}, got %s", describe(v))
 	return false
+}
+
+// anyMatcher checks the mapping form of a matcher, {any: [globs]}.
+func (c *checker) anyMatcher(v *yaml.Node, path string) bool {
+	anyFound := false
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := resolveAlias(v.Content[i])
+		if k == nil || k.Value != "any" {
+			name := ""
+			if k != nil {
+				name = k.Value
+			}
+			c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
+			return false
+		}
+		anyFound = true
+		if !c.anyGlobs(resolveAlias(v.Content[i+1]), path) {
+			return false
+		}
+	}
+	if !anyFound {
+		c.errorf(v, path, CodeQueryMatcher, "list at least one glob", "matcher {} matches nothing")
+	}
+	return true
+}
+
+// anyGlobs checks the list of an {any: [globs]} matcher; false when it is not
+// a list.
+func (c *checker) anyGlobs(list *yaml.Node, path string) bool {
+	if list == nil || list.Kind != yaml.SequenceNode {
+		c.errorf(list, joinPath(path, "any"), CodeType, "", "any must be a list of glob strings, got %s", describe(list))
+		return false
+	}
+	if len(list.Content) == 0 {
+		c.errorf(list, joinPath(path, "any"), CodeQueryMatcher, "list at least one glob", "any: [] matches nothing")
+	}
+	for j, e := range list.Content {
+		e = resolveAlias(e)
+		if e != nil && c.globString(e, fmt.Sprintf("%s.any[%d]", path, j)) {
+			c.globSyntax(e, fmt.Sprintf("%s.any[%d]", path, j))
+		}
+	}
+	return true
 }
 
 // paramMatcher checks an MCP params value: a matcher or a nested map.

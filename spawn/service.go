@@ -90,34 +90,17 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ForgeURL == "" {
 		return nil, errors.New("spawn service: no forge proxy URL for sandboxes")
 	}
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&cfg.MaxConcurrent, 4)
-	def(&cfg.MaxQueue, 16)
-	def(&cfg.MaxDepth, 1)
-	def(&cfg.Burst, 8)
-	def(&cfg.MaxResultBytes, 1<<20)
-	if cfg.QueueWait <= 0 {
-		cfg.QueueWait = 2 * time.Minute
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 15 * time.Minute
-	}
-	if cfg.Rate <= 0 {
-		cfg.Rate = 1
-	}
-	if cfg.MaxRequestBytes <= 0 {
-		cfg.MaxRequestBytes = 64 << 10
-	}
-	for name, a := range cfg.Manifest.Agents {
-		for _, sub := range a.Spawns {
-			if _, ok := cfg.Manifest.Agents[sub]; !ok {
-				return nil, fmt.Errorf("spawn service: manifest: agent %s spawns %q, which is not in the manifest", name, sub)
-			}
-		}
+	cfg.MaxConcurrent = positiveOr(cfg.MaxConcurrent, 4)
+	cfg.MaxQueue = positiveOr(cfg.MaxQueue, 16)
+	cfg.MaxDepth = positiveOr(cfg.MaxDepth, 1)
+	cfg.Burst = positiveOr(cfg.Burst, 8)
+	cfg.MaxResultBytes = positiveOr(cfg.MaxResultBytes, 1<<20)
+	cfg.QueueWait = positiveOr(cfg.QueueWait, 2*time.Minute)
+	cfg.Timeout = positiveOr(cfg.Timeout, 15*time.Minute)
+	cfg.Rate = positiveOr(cfg.Rate, 1)
+	cfg.MaxRequestBytes = positiveOr(cfg.MaxRequestBytes, 64<<10)
+	if err := checkSpawns(cfg.Manifest); err != nil {
+		return nil, err
 	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{
@@ -127,6 +110,27 @@ func New(cfg Config) (*Service, error) {
 		base:    base,
 		stop:    stop,
 	}, nil
+}
+
+// positiveOr returns v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration | rate.Limit](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// checkSpawns requires every agent a manifest agent spawns to be in the
+// manifest.
+func checkSpawns(m *bundle.Manifest) error {
+	for name, a := range m.Agents {
+		for _, sub := range a.Spawns {
+			if _, ok := m.Agents[sub]; !ok {
+				return fmt.Errorf("spawn service: manifest: agent %s spawns %q, which is not in the manifest", name, sub)
+			}
+		}
+	}
+	return nil
 }
 
 // Serve serves the service on ln until ctx is cancelled; then it cancels
@@ -177,24 +181,15 @@ func (s *Service) handle(w http.ResponseWriter, r *http.Request, e *forge.AuditE
 		w.Header().Set("Allow", http.MethodPost)
 		return refuse(w, http.StatusMethodNotAllowed, "use POST")
 	}
-	tok, ok := forge.BearerToken(r)
-	if !ok {
+	caller, reason := s.authenticate(r)
+	if reason != "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fullsend-spawn"`)
-		return refuse(w, http.StatusUnauthorized, "missing bearer token")
-	}
-	caller, err := s.cfg.Registry.Lookup(tok)
-	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="fullsend-spawn"`)
-		return refuse(w, http.StatusUnauthorized, "invalid bearer token")
+		return refuse(w, http.StatusUnauthorized, reason)
 	}
 	e.Agent = caller.Agent
 	req, err := DecodeRunAgent(http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes), s.cfg.MaxRequestBytes)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.Is(err, ErrTooLarge) || errors.As(err, &mbe) {
-			return refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body is larger than %d bytes", s.cfg.MaxRequestBytes))
-		}
-		return refuse(w, http.StatusBadRequest, err.Error())
+		return s.refuseBody(w, err)
 	}
 	e.Target = req.Agent
 	child, err := s.authorize(caller, req.Agent)
@@ -212,6 +207,30 @@ func (s *Service) handle(w http.ResponseWriter, r *http.Request, e *forge.AuditE
 	}
 	defer release()
 	return s.run(w, r.Context(), e, req, child)
+}
+
+// authenticate resolves the caller's bearer token; a non-empty reason says
+// why it cannot.
+func (s *Service) authenticate(r *http.Request) (forge.Identity, string) {
+	tok, ok := forge.BearerToken(r)
+	if !ok {
+		return forge.Identity{}, "missing bearer token"
+	}
+	caller, err := s.cfg.Registry.Lookup(tok)
+	if err != nil {
+		return forge.Identity{}, "invalid bearer token"
+	}
+	return caller, ""
+}
+
+// refuseBody refuses a request body that does not decode: too large, or
+// malformed.
+func (s *Service) refuseBody(w http.ResponseWriter, err error) (int, string) {
+	var mbe *http.MaxBytesError
+	if errors.Is(err, ErrTooLarge) || errors.As(err, &mbe) {
+		return refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body is larger than %d bytes", s.cfg.MaxRequestBytes))
+	}
+	return refuse(w, http.StatusBadRequest, err.Error())
 }
 
 // authorize checks the caller may spawn target and returns the child's identity.
