@@ -37,7 +37,7 @@ func goList(t *testing.T, args ...string) []string {
 // read a compiled bundle (or the OpenShell model) pull in neither CUE nor
 // OPA: evaluating CUE or Rego is compile's and lint's business.
 func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
-	for _, pkg := range []string{"runner", "image", "spawn", "bundle", "openshell", "placeholder", "report"} {
+	for _, pkg := range []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "placeholder", "report"} {
 		t.Run(pkg, func(t *testing.T) {
 			deps := goList(t, "-deps", module+"/"+pkg)
 			for _, banned := range []string{"cuelang.org/go", "github.com/open-policy-agent/opa", module + "/compile", module + "/policycue", module + "/lint"} {
@@ -55,11 +55,15 @@ func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
 	}
 }
 
-// TestBundleIsALeaf checks that bundle imports the standard library only.
-func TestBundleIsALeaf(t *testing.T) {
-	deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/bundle")
-	if !slices.Equal(deps, []string{module + "/bundle"}) {
-		t.Errorf("bundle depends on %v outside the standard library; it must stay a leaf", deps)
+// TestLeaves checks that the packages any other package may use (the
+// compiled bundle, the CI-environment adapter) import the standard library
+// only.
+func TestLeaves(t *testing.T) {
+	for _, pkg := range []string{"bundle", "cienv"} {
+		deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg)
+		if !slices.Equal(deps, []string{module + "/" + pkg}) {
+			t.Errorf("%s depends on %v outside the standard library; it must stay a leaf", pkg, deps)
+		}
 	}
 }
 
