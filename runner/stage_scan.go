@@ -92,10 +92,18 @@ type needle struct {
 // encoded as a basic credential or at any alignment) and token-shaped
 // strings in files. It never keeps or reports a matched value: a finding
 // says what was found, not the bytes.
+//
+// It reads every byte once: a bitset of the patterns' first two bytes
+// picks the positions worth a closer look.
 type tokenScanner struct {
 	needles []needle
 	overlap int
+	bits    [1 << 10]uint64        // set for each two-byte pattern start
+	cands   map[uint16][]candidate // the patterns starting with those bytes
 }
+
+// candidate is a needle (shape < 0) or a token shape (needle < 0).
+type candidate struct{ needle, shape int }
 
 // newTokenScanner builds a scanner for the values of the named variables.
 func newTokenScanner(getenv Getenv, names []string) *tokenScanner {
@@ -116,13 +124,22 @@ func newTokenScanner(getenv Getenv, names []string) *tokenScanner {
 		}
 	}
 	s.overlap = 64
-	for _, n := range s.needles {
+	s.cands = map[uint16][]candidate{}
+	for i, n := range s.needles {
 		s.overlap = max(s.overlap, len(n.b))
+		s.index(n.b, candidate{needle: i, shape: -1})
 	}
-	for _, t := range tokenShapes {
+	for i, t := range tokenShapes {
 		s.overlap = max(s.overlap, len(t.prefix)+t.min+1)
+		s.index([]byte(t.prefix), candidate{needle: -1, shape: i})
 	}
 	return s
+}
+
+func (s *tokenScanner) index(p []byte, c candidate) {
+	k := uint16(p[0])<<8 | uint16(p[1])
+	s.bits[k>>6] |= 1 << (k & 63)
+	s.cands[k] = append(s.cands[k], c)
 }
 
 func (s *tokenScanner) add(b []byte, what string) {
@@ -173,7 +190,7 @@ func (s *tokenScanner) scan(r io.Reader) ([]finding, error) {
 		if err != nil && !eof {
 			return nil, err
 		}
-		s.scanBuf(buf, eof, found)
+		s.scanBuf(buf, found)
 		if eof {
 			break
 		}
@@ -189,32 +206,35 @@ func (s *tokenScanner) scan(r io.Reader) ([]finding, error) {
 	return out, nil
 }
 
-func (s *tokenScanner) scanBuf(buf []byte, eof bool, found map[finding]bool) {
-	for _, n := range s.needles {
-		if bytes.Contains(buf, n.b) {
-			found[finding{what: n.what, exact: true}] = true
+func (s *tokenScanner) scanBuf(buf []byte, found map[finding]bool) {
+	for i := 0; i+1 < len(buf); i++ {
+		k := uint16(buf[i])<<8 | uint16(buf[i+1])
+		if s.bits[k>>6]&(1<<(k&63)) == 0 {
+			continue
 		}
-	}
-	for _, t := range tokenShapes {
-		for off := 0; ; {
-			i := bytes.Index(buf[off:], []byte(t.prefix))
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + 1
-			if i > 0 && !notLetter(buf[i-1]) {
-				continue
-			}
-			run := 0
-			for j := i + len(t.prefix); j < len(buf) && t.alpha(buf[j]) && run < t.min; j++ {
-				run++
-			}
-			// Near the end of a chunk a short run may continue in the
-			// next one; it is seen again there, in the kept tail.
-			if run >= t.min {
+		for _, c := range s.cands[k] {
+			if c.needle >= 0 {
+				if n := s.needles[c.needle]; bytes.HasPrefix(buf[i:], n.b) {
+					found[finding{what: n.what, exact: true}] = true
+				}
+			} else if t := tokenShapes[c.shape]; shapeAt(buf, i, t) {
 				found[finding{what: t.what}] = true
 			}
 		}
 	}
+}
+
+// shapeAt reports whether a token of shape t starts at buf[i]: its prefix,
+// not inside a longer word, then at least t.min bytes of its alphabet.
+// Near the end of a chunk a short run may continue in the next one; it is
+// seen again there, in the kept tail.
+func shapeAt(buf []byte, i int, t tokenShape) bool {
+	if !bytes.HasPrefix(buf[i:], []byte(t.prefix)) || i > 0 && !notLetter(buf[i-1]) {
+		return false
+	}
+	run := 0
+	for j := i + len(t.prefix); j < len(buf) && t.alpha(buf[j]) && run < t.min; j++ {
+		run++
+	}
+	return run >= t.min
 }
