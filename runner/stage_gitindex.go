@@ -32,7 +32,8 @@ func readGitIndex(data []byte, hashLen int) (*gitIndex, error) {
 		return nil, fmt.Errorf("%w: version %d", errGitIndex, version)
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
-	idx := &gitIndex{blobs: make(map[string][]byte, min(count, 1<<20)), hashLen: hashLen}
+	// Every entry takes at least 62 bytes: no larger map than the data allows.
+	idx := &gitIndex{blobs: make(map[string][]byte, min(int(count), len(data)/62)), hashLen: hashLen}
 	p, prev := 12, []byte(nil)
 	for range count {
 		start := p
