@@ -20,8 +20,9 @@ func runtimeDir(runtime string) (local, parent string) {
 	return ".claude", sandboxHome + "/"
 }
 
-// bootstrap uploads the verified agent and skill files, the env files and
-// the workspace.
+// bootstrap uploads the verified agent and skill files, the runner's own
+// files (env file, the Claude Code --agents definition) and the staged
+// workspace.
 func (x *run) bootstrap(ctx context.Context) error {
 	stage := filepath.Join(x.tmp, "stage")
 	local, parent := runtimeDir(x.agent.Entry.Runtime)
@@ -48,39 +49,59 @@ func (x *run) bootstrap(ctx context.Context) error {
 		return err
 	}
 	x.logf("installed %d verified file(s) under %s%s", len(targets), parent, local)
-	if len(x.envVars) > 0 {
-		// One canonical file written from the pairs validated in prepare,
-		// not the caller's file again.
-		envDir := filepath.Join(stage, ".fullsend")
-		if err := os.MkdirAll(filepath.Join(envDir, "env"), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
+	if err := x.installRunnerFiles(ctx, filepath.Join(stage, ".fullsend")); err != nil {
+		return err
+	}
+	if x.staged != nil {
+		if err := x.upload(ctx, x.staged.dir, sandboxHome+"/"); err != nil {
+			return err
 		}
+		x.logf("uploaded the staged workspace to %s", x.workdir())
+	}
+	return nil
+}
+
+// Files the runner installs under /sandbox/.fullsend for the runtime
+// command line.
+const (
+	runnerDir  = sandboxHome + "/.fullsend"
+	envFile    = runnerDir + "/env/run.env"
+	agentsFile = runnerDir + "/agents.json"
+)
+
+// installRunnerFiles writes and uploads /sandbox/.fullsend: the env file
+// (one canonical file written from the pairs validated in prepare, not the
+// caller's file again) and, for Claude Code, the verified definition as
+// --agents JSON.
+func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
+	var files [][2]string
+	if len(x.envVars) > 0 {
 		var b strings.Builder
 		for _, kv := range x.envVars {
 			b.WriteString(kv[0] + "=" + kv[1] + "\n")
 		}
-		if err := os.WriteFile(filepath.Join(envDir, "env", "run.env"), []byte(b.String()), 0o600); err != nil {
+		files = append(files, [2]string{"env/run.env", b.String()})
+	}
+	if x.agent.Entry.Runtime != RuntimeOpenCode {
+		def, err := claudeAgentsJSON(x.agent.Name, x.agent.Files["agents/"+x.agent.Name+".md"])
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrPolicy, err)
+		}
+		files = append(files, [2]string{"agents.json", string(def)})
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f[0]))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
-		if err := x.upload(ctx, envDir, sandboxHome+"/"); err != nil {
-			return err
+		if err := os.WriteFile(p, []byte(f[1]), 0o600); err != nil {
+			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 	}
-	if x.req.Workspace != "" {
-		abs, err := filepath.Abs(x.req.Workspace)
-		if err != nil {
-			return fmt.Errorf("%w: workspace: %w", ErrSandbox, err)
-		}
-		switch filepath.Base(abs) {
-		case ".claude", ".config", ".fullsend", "/":
-			return fmt.Errorf("%w: workspace %s would land on the runner's own /sandbox/%s", ErrPolicy, abs, filepath.Base(abs))
-		}
-		if err := x.upload(ctx, abs, sandboxHome+"/"); err != nil {
-			return err
-		}
-		x.logf("uploaded workspace %s to %s", abs, x.workdir())
-	}
-	return nil
+	return x.upload(ctx, dir, sandboxHome+"/")
 }
 
 func (x *run) upload(ctx context.Context, local, dest string) error {
@@ -103,25 +124,48 @@ func (x *run) workdir() string {
 }
 
 // runtimeCommand is the command line of the agent runtime: the agent name
-// and the tier's flags from the manifest, never a secret.
+// and the tier's flags from the manifest, never a secret. The verified
+// definition wins over anything in the workspace:
+//   - Claude Code loads user-level settings only (--setting-sources user:
+//     not the project's .claude/settings.json or settings.local.json with
+//     their hooks, permissions and env), no MCP server from any
+//     configuration (--strict-mcp-config: not .mcp.json), and gets the
+//     definition as --agents JSON, which it ranks above project and user
+//     agents. The JSON is read from the file the runner installed, inside
+//     the sandbox, so the call records stay short.
+//   - OpenCode runs with OPENCODE_DISABLE_PROJECT_CONFIG and
+//     OPENCODE_DISABLE_CLAUDE_CODE (runtimeEnv), so neither the project's
+//     opencode.json, .opencode/ and AGENTS.md nor CLAUDE.md and
+//     .claude/skills are read; the user-level definition is the only one.
+//
+// The project's runtime config is also left out of the staged workspace.
 func (x *run) runtimeCommand() []string {
 	e := x.agent.Entry
-	var cmd []string
+	var cmd, script []string
 	switch e.Runtime {
 	case RuntimeOpenCode:
 		cmd = []string{"opencode", "run", "--agent", x.agent.Name}
 	default:
-		cmd = []string{"claude", "--print", "--agent", x.agent.Name}
+		cmd = []string{"claude", "--print", "--agent", x.agent.Name, "--setting-sources", "user", "--strict-mcp-config"}
 	}
 	cmd = append(cmd, e.RuntimeFlags[e.Runtime]...)
-	if len(x.envVars) == 0 {
+	if len(x.envVars) > 0 {
+		// Export the env file inside the sandbox so its values stay out of
+		// argv. `export "$line"` takes each KEY=VALUE literally: no word
+		// splitting, quoting or expansion of the value.
+		script = append(script, `while IFS= read -r line; do export "$line"; done < `+envFile)
+	}
+	switch {
+	case e.Runtime != RuntimeOpenCode:
+		// --agents goes right after the program name, before the tier's
+		// flags (one of which may take several values).
+		script = append(script, `a=$(cat `+agentsFile+`) || exit 70`, `c=$1`, `shift`, `exec "$c" --agents "$a" "$@"`)
+	case len(script) > 0:
+		script = append(script, `exec "$@"`)
+	default:
 		return cmd
 	}
-	// Export the env file inside the sandbox so its values stay out of
-	// argv. `export "$line"` takes each KEY=VALUE literally: no word
-	// splitting, quoting or expansion of the value.
-	script := `while IFS= read -r line; do export "$line"; done < ` + sandboxHome + `/.fullsend/env/run.env; exec "$@"`
-	return append([]string{"sh", "-c", script, "fullsend-env"}, cmd...)
+	return append([]string{"sh", "-c", strings.Join(script, "; "), "fullsend-env"}, cmd...)
 }
 
 // execAgent runs the runtime with `sandbox exec`, streaming its output, and
@@ -204,10 +248,24 @@ func (x *run) defaultPrompt() string {
 	return msg + "."
 }
 
+// openCodeEnv is set for every OpenCode run, over the manifest's
+// runtime_env: no project config (opencode.json, .opencode/, AGENTS.md)
+// and no Claude Code compatibility (CLAUDE.md, .claude/skills).
+var openCodeEnv = map[string]string{"OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1"}
+
 // runtimeEnv is the tier's non-secret environment for the runtime, from
-// the manifest (runtime_env), as sorted KEY=VALUE pairs for `exec --env`.
+// the manifest (runtime_env) and the runner's own settings, as sorted
+// KEY=VALUE pairs for `exec --env`.
 func (x *run) runtimeEnv() []string {
-	env := x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime]
+	env := map[string]string{}
+	for k, v := range x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime] {
+		env[k] = v
+	}
+	if x.agent.Entry.Runtime == RuntimeOpenCode {
+		for k, v := range openCodeEnv {
+			env[k] = v
+		}
+	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

@@ -52,6 +52,7 @@ type run struct {
 	policy     []byte
 	agent      *Agent
 	envVars    [][2]string // from ExtraEnvFiles, validated once
+	staged     *stagedWorkspace
 	created    bool
 }
 
@@ -111,6 +112,13 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	defer func() { stopGateway() }()
 	if err = x.step("fullsend: verify "+req.Agent, func() error { return x.prepare(ctx) }); err != nil {
 		return res, err
+	}
+	// The workspace is staged (and refused when it carries a credential)
+	// before any sandbox exists.
+	if req.Workspace != "" {
+		if err = x.step("fullsend: stage workspace", x.stageWorkspace); err != nil {
+			return res, err
+		}
 	}
 	if err = x.step("fullsend: openshell preflight", func() error {
 		var perr error

@@ -55,7 +55,9 @@ func TestRunHappyPath(t *testing.T) {
 				"openshell sandbox create --name " + res.Sandbox + " --policy ",
 				"openshell sandbox get " + res.Sandbox + " --policy-only",
 				"openshell sandbox upload " + res.Sandbox + " ",
-				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- claude --print --agent triage --permission-mode plan",
+				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- sh -c " +
+					`a=$(cat /sandbox/.fullsend/agents.json) || exit 70; c=$1; shift; exec "$c" --agents "$a" "$@" fullsend-env ` +
+					"claude --print --agent triage --setting-sources user --strict-mcp-config --permission-mode plan",
 				// Outputs land in a private staging directory next to their
 				// destination first, and are renamed into place once sanitized.
 				"openshell sandbox download " + res.Sandbox + " /sandbox/report " + filepath.Join(outDir, ".fullsend-download-"),

@@ -3,6 +3,7 @@ package spawn
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +42,9 @@ import (
 //     service's own checks, plus that every sandbox was created with its own
 //     compiled policy, resolved with the CI values, and deleted afterwards.
 //   - testdata/flow/claude-standin.sh stands in for the claude runtime: it
-//     plays the model, scripted (see its header).
+//     plays the model, scripted (see its header). A wrapper in front of it
+//     copies the runtime's working directory, the workspace as uploaded,
+//     into the evidence directory.
 
 const (
 	flowForgeToken = "ghs_FlowE2EforgeTOKENneverInASandbox01234"
@@ -56,8 +59,32 @@ var flowSubagents = []string{"completeness-assessor", "duplicate-detector", "rep
 // flowEnv is the machine the flow runs on: binaries, the compiled project,
 // the CI files and the fake's state.
 type flowEnv struct {
-	dir, bin, project, evidence, state, event, summary, diag, artifacts string
+	dir, bin, project, evidence, state, event, summary, diag, artifacts, workspace string
 }
+
+// flowBasicCredential is what actions/checkout (persist-credentials: true,
+// its default) writes into .git/config as http.<origin>.extraheader.
+var flowBasicCredential = base64.StdEncoding.EncodeToString([]byte("x-access-token:" + flowForgeToken))
+
+// flowCheckout is the job's checkout of acme/widgets as actions/checkout
+// leaves it: the forge token in .git/config.
+var flowCheckout = map[string]string{
+	".git/HEAD": "ref: refs/heads/main\n",
+	".git/config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n" +
+		"[remote \"origin\"]\n\turl = https://github.com/acme/widgets\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n" +
+		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic " + flowBasicCredential + "\n",
+	"README.md": "widgets\n",
+}
+
+// runtimeWrapper runs in front of the stand-in: it copies the working
+// directory (the uploaded workspace, when the run has one) into the
+// evidence directory, then runs the stand-in.
+const runtimeWrapper = `#!/bin/sh
+agent=; prev=
+for a in "$@"; do [ "$prev" = --agent ] && agent=$a; prev=$a; done
+if [ "$PWD" != "$HOME" ]; then cp -R "$PWD" "$(cd "$(dirname "$0")/.." && pwd)/evidence/$agent.uploaded-workspace"; fi
+exec "$(dirname "$0")/claude-standin" "$@"
+`
 
 // newFlowEnv builds fullsend and the openshell fake, installs the runtime
 // stand-in, and copies the compiled triage project.
@@ -67,7 +94,7 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	e := &flowEnv{dir: dir, bin: filepath.Join(dir, "bin"), project: filepath.Join(dir, "opt-fullsend"),
 		evidence: filepath.Join(dir, "evidence"), state: filepath.Join(dir, "openshell-state"),
 		event: filepath.Join(dir, "event.json"), summary: filepath.Join(dir, "step-summary.md"),
-		diag: filepath.Join(dir, "diag"), artifacts: filepath.Join(dir, "artifacts")}
+		diag: filepath.Join(dir, "diag"), artifacts: filepath.Join(dir, "artifacts"), workspace: filepath.Join(dir, "checkout", flowRepo)}
 	for _, d := range []string{e.bin, e.evidence, e.state, filepath.Join(dir, "home")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -83,8 +110,20 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(e.bin, "claude"), standin, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(e.bin, "claude-standin"), standin, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.bin, "claude"), []byte(runtimeWrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range flowCheckout {
+		p := filepath.Join(e.workspace, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.CopyFS(e.project, os.DirFS("../testdata/triage")); err != nil {
 		t.Fatal(err)
@@ -104,7 +143,9 @@ func (e *flowEnv) runArgs() []string {
 
 // ciEnv is the GitHub Actions job environment both the spawn service and
 // the orchestrator's `fullsend run` see. GITHUB_TOKEN holds the forge token,
-// as a workflow hands it to the forge proxy.
+// as a workflow hands it to the forge proxy; GITHUB_WORKSPACE is the
+// checkout, uploaded by the orchestrator's run (the spawn service passes
+// it to no subagent).
 func (e *flowEnv) ciEnv() map[string]string {
 	return map[string]string{
 		"PATH":                   e.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
@@ -116,6 +157,7 @@ func (e *flowEnv) ciEnv() map[string]string {
 		"GITHUB_SERVER_URL":      "https://github.com",
 		"GITHUB_STEP_SUMMARY":    e.summary,
 		"GITHUB_TOKEN":           flowForgeToken,
+		"GITHUB_WORKSPACE":       e.workspace,
 		"OPENSHELL_FAKE_STATE":   e.state,
 		"OPENSHELL_FAKE_GATEWAY": "up",
 	}
@@ -388,11 +430,32 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		}
 	})
 
+	t.Run("uploaded workspace", func(t *testing.T) {
+		// The orchestrator's runtime worked in the checkout as uploaded:
+		// its files, its repository without the checkout's credential; the
+		// checkout itself unchanged.
+		up := filepath.Join(e.evidence, "triage.uploaded-workspace")
+		if got := readFile(t, filepath.Join(up, "README.md")); got != flowCheckout["README.md"] {
+			t.Fatalf("the orchestrator did not run in the uploaded checkout (README.md %q)", got)
+		}
+		cfg := readFile(t, filepath.Join(up, ".git", "config"))
+		if !strings.Contains(cfg, "https://github.com/acme/widgets") || strings.Contains(strings.ToLower(cfg), "extraheader") {
+			t.Errorf("uploaded .git/config: want the remote and no extraheader:\n%s", cfg)
+		}
+		for name, want := range flowCheckout {
+			if got := readFile(t, filepath.Join(e.workspace, filepath.FromSlash(name))); got != want {
+				t.Errorf("the job's checkout changed: %s", name)
+			}
+		}
+	})
+
 	t.Run("no token leaks", func(t *testing.T) {
 		// Every place a token could surface: the fake's call records (argv
-		// and environment names), what each runtime received (the env file
-		// and its environment), the audit and server logs, every `fullsend
-		// run` log and stdout, the job summary and any diagnostic bundle.
+		// and environment names), what each runtime received (the env file,
+		// its environment and the uploaded workspace), the audit and server
+		// logs, every `fullsend run` log and stdout, the job summary, the
+		// artifacts and any diagnostic bundle. The token is looked for as
+		// it is and as the checkout's basic credential.
 		places := map[string]string{
 			"openshell call records":           readFile(t, filepath.Join(e.state, "calls.jsonl")),
 			"audit log":                        auditLog.String(),
@@ -413,7 +476,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 			places["job summary"] = string(s)
 		}
 		for where, text := range places {
-			if strings.Contains(text, flowForgeToken) {
+			if strings.Contains(text, flowForgeToken) || strings.Contains(text, flowBasicCredential) {
 				t.Errorf("the forge token appears in %s", where)
 			}
 		}

@@ -1,0 +1,448 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ErrWorkspaceCredential reports that the workspace would carry a
+// credential into the sandbox; it matches ErrPolicy (exit 78).
+var ErrWorkspaceCredential = fmt.Errorf("%w: credentials in the workspace", ErrPolicy)
+
+// Project-level runtime configuration, at any depth of the workspace: by
+// the runtimes' documented precedence it would override or extend the
+// verified definition (Claude Code: .claude/ holds agents, settings with
+// hooks, permissions and env, skills, commands; .mcp.json adds MCP
+// servers; CLAUDE.md and CLAUDE.local.md are loaded as instructions.
+// OpenCode: .opencode/ and opencode.json[c] hold agents, config and
+// plugins; AGENTS.md is loaded as instructions; .agents/skills/ holds
+// skills). It is left out of the staged workspace.
+var (
+	runtimeConfigDirs  = map[string]bool{".claude": true, ".opencode": true}
+	runtimeConfigFiles = map[string]bool{"CLAUDE.md": true, "CLAUDE.local.md": true, ".mcp.json": true,
+		"opencode.json": true, "opencode.jsonc": true, ".opencode.json": true, "AGENTS.md": true}
+)
+
+// stagedWorkspace is a private copy of the workspace made for upload: no
+// project runtime configuration, git metadata without credentials or
+// commands, and what the token scan found.
+type stagedWorkspace struct {
+	dir string
+	// stripped is the project runtime configuration left out.
+	stripped []string
+	// gitDropped names, per rewritten git config file, the variables
+	// dropped or cleaned.
+	gitDropped map[string][]string
+	// skipped are entries not copied: git hooks, .git links that point
+	// outside the workspace, sockets, pipes and devices.
+	skipped []string
+	// blocking are the files holding a credential; committed are files
+	// whose token-shaped strings are their committed content.
+	blocking, committed map[string][]finding
+	files               int
+	bytes               int64
+}
+
+// stager walks the job's checkout (read only) into the staging directory.
+type stager struct {
+	root, dst string
+	scan      *tokenScanner
+	gitDirs   map[string]bool // source dirs known to be (or not be) git dirs
+	found     map[string][]finding
+	res       *stagedWorkspace
+}
+
+// stageWorkspace copies the workspace src into parent/<basename of src>
+// and returns the copy with its report. It never writes to src.
+func stageWorkspace(src, parent string, scan *tokenScanner) (*stagedWorkspace, error) {
+	root, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a directory", src)
+	}
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("staging the workspace: %w", err)
+	}
+	s := &stager{root: root, dst: filepath.Join(parent, filepath.Base(src)), scan: scan,
+		gitDirs: map[string]bool{}, found: map[string][]finding{},
+		res: &stagedWorkspace{gitDropped: map[string][]string{}, blocking: map[string][]finding{}, committed: map[string][]finding{}}}
+	s.res.dir = s.dst
+	if err := filepath.WalkDir(root, s.visit); err != nil {
+		return nil, fmt.Errorf("staging the workspace: %w", err)
+	}
+	s.judge()
+	return s.res, nil
+}
+
+func (s *stager) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(s.root, p)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(s.dst, rel)
+	if rel == "." {
+		return os.Mkdir(out, 0o755)
+	}
+	slash := filepath.ToSlash(rel)
+	if done, err := s.leaveOut(p, slash, out, d); done || err != nil {
+		return err
+	}
+	return s.copyEntry(p, slash, out, d)
+}
+
+// leaveOut handles what is not copied as it is: project runtime config,
+// git hooks and .git links. done reports that the entry was handled; err
+// may be fs.SkipDir.
+func (s *stager) leaveOut(p, slash, out string, d fs.DirEntry) (done bool, err error) {
+	inGit := s.insideGitDir(slash)
+	switch {
+	case !inGit && s.runtimeConfig(slash, d):
+		s.res.stripped = append(s.res.stripped, slash+dirSuffix(d))
+		return true, skipIfDir(d)
+	case inGit && d.IsDir() && d.Name() == "hooks" && s.isGitDir(filepath.Dir(p)):
+		s.res.skipped = append(s.res.skipped, slash+"/")
+		return true, fs.SkipDir
+	case !inGit && d.Name() == ".git" && !d.IsDir():
+		return true, s.gitLink(p, slash, out, d)
+	}
+	return false, nil
+}
+
+// copyEntry copies a directory, a symlink (as a link) or a regular file;
+// a git config file is rewritten, anything else is skipped.
+func (s *stager) copyEntry(p, slash, out string, d fs.DirEntry) error {
+	switch t := d.Type(); {
+	case d.IsDir():
+		return os.Mkdir(out, 0o755)
+	case t&fs.ModeSymlink != 0:
+		// Uploaded as a link, never followed: its target stays on the runner.
+		target, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, out)
+	case !t.IsRegular():
+		s.res.skipped = append(s.res.skipped, slash)
+		return nil
+	}
+	if (d.Name() == "config" || d.Name() == "config.worktree") && s.insideGitDir(slash) && s.isGitDir(filepath.Dir(p)) {
+		return s.gitConfig(p, slash, out)
+	}
+	return s.copyFile(p, slash, out, !s.inGitObjects(p, slash))
+}
+
+func dirSuffix(d fs.DirEntry) string {
+	if d.IsDir() {
+		return "/"
+	}
+	return ""
+}
+
+func skipIfDir(d fs.DirEntry) error {
+	if d.IsDir() {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+// runtimeConfig reports whether a work-tree entry is project runtime
+// configuration.
+func (s *stager) runtimeConfig(slash string, d fs.DirEntry) bool {
+	name := d.Name()
+	if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+		if runtimeConfigDirs[name] || name == "skills" && path.Base(path.Dir(slash)) == ".agents" {
+			return true
+		}
+	}
+	return !d.IsDir() && runtimeConfigFiles[name]
+}
+
+// insideGitDir reports whether a path lies inside a .git directory.
+func (s *stager) insideGitDir(slash string) bool {
+	parts := strings.Split(slash, "/")
+	for _, c := range parts[:len(parts)-1] {
+		if c == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitDir reports whether a source directory is a git directory (holds
+// HEAD): .git itself, .git/modules/NAME, .git/worktrees/NAME.
+func (s *stager) isGitDir(dir string) bool {
+	v, ok := s.gitDirs[dir]
+	if !ok {
+		st, err := os.Lstat(filepath.Join(dir, "HEAD"))
+		v = err == nil && st.Mode().IsRegular()
+		s.gitDirs[dir] = v
+	}
+	return v
+}
+
+// inGitObjects reports whether a file is in a git object store, whose
+// compressed content a byte scan cannot read.
+func (s *stager) inGitObjects(p, slash string) bool {
+	if !s.insideGitDir(slash) {
+		return false
+	}
+	for dir := filepath.Dir(p); len(dir) > len(s.root); dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == "objects" && s.isGitDir(filepath.Dir(dir)) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitLink copies a .git file ("gitdir: PATH", a submodule or worktree)
+// only when PATH is relative and stays inside the workspace; a link to a
+// repository elsewhere on the runner (or a symlink named .git) is dropped.
+func (s *stager) gitLink(p, slash, out string, d fs.DirEntry) error {
+	if d.Type().IsRegular() {
+		if info, err := d.Info(); err == nil && info.Size() <= 4096 {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if ok && !filepath.IsAbs(target) && !strings.ContainsAny(target, "\n\r") {
+				joined := path.Join(path.Dir(slash), filepath.ToSlash(target))
+				if joined != ".." && !strings.HasPrefix(joined, "../") {
+					return s.copyFile(p, slash, out, true)
+				}
+			}
+		}
+	}
+	s.res.skipped = append(s.res.skipped, slash)
+	return nil
+}
+
+// gitConfig writes the allowlisted rewrite of a repository's config.
+func (s *stager) gitConfig(p, slash, out string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	clean, dropped := sanitizeGitConfig(data)
+	if len(dropped) > 0 {
+		s.res.gitDropped[slash] = dropped
+	}
+	if err := os.WriteFile(out, clean, 0o644); err != nil {
+		return err
+	}
+	return s.record(slash, bytes.NewReader(clean), int64(len(clean)))
+}
+
+// copyFile copies a regular file, scanning its bytes on the way.
+func (s *stager) copyFile(p, slash, out string, scan bool) error {
+	in, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	o, err := os.OpenFile(out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, st.Mode().Perm()&0o755|0o600)
+	if err != nil {
+		return err
+	}
+	if scan {
+		err = s.record(slash, io.TeeReader(in, o), st.Size())
+	} else {
+		_, err = io.Copy(o, in)
+		s.res.files++
+		s.res.bytes += st.Size()
+	}
+	if err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
+
+// record scans a staged file's bytes (reading r to its end).
+func (s *stager) record(slash string, r io.Reader, size int64) error {
+	f, err := s.scan.scan(r)
+	if err != nil {
+		return err
+	}
+	if len(f) > 0 {
+		s.found[slash] = f
+	}
+	s.res.files++
+	s.res.bytes += size
+	return nil
+}
+
+// judge sorts the findings: one of the job's own values always blocks; a
+// token shape blocks unless the file is exactly its committed content
+// (the repository's own text, which anyone who can read the repository
+// has, like the test fixtures of a secret scanner).
+func (s *stager) judge() {
+	var idx *gitIndex
+	loaded := false
+	for rel, fl := range s.found {
+		exact := false
+		for _, f := range fl {
+			exact = exact || f.exact
+		}
+		if !exact {
+			if !loaded {
+				idx, loaded = s.loadIndex(), true
+			}
+			if idx != nil && idx.committed(rel, filepath.Join(s.dst, filepath.FromSlash(rel))) {
+				s.res.committed[rel] = fl
+				continue
+			}
+		}
+		s.res.blocking[rel] = fl
+	}
+}
+
+// loadIndex reads the workspace repository's index, if any.
+func (s *stager) loadIndex() *gitIndex {
+	data, err := os.ReadFile(filepath.Join(s.root, ".git", "index"))
+	if err != nil {
+		return nil
+	}
+	hashLen := 20
+	if cfg, err := os.ReadFile(filepath.Join(s.root, ".git", "config")); err == nil {
+		entries, _ := parseGitConfig(cfg)
+		for _, e := range entries {
+			if e.section == "extensions" && e.key == "objectformat" && strings.EqualFold(e.value, "sha256") {
+				hashLen = 32
+			}
+		}
+	}
+	idx, err := readGitIndex(data, hashLen)
+	if err != nil {
+		return nil
+	}
+	return idx
+}
+
+// err is the refusal when a credential was found: it names the files and
+// what kind of credential each holds, never a value.
+func (w *stagedWorkspace) err() error {
+	if len(w.blocking) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: refusing to upload it: %s; remove them from the workspace before the run (the checkout itself was not changed)",
+		ErrWorkspaceCredential, describeFindings(w.blocking))
+}
+
+// describeFindings lists files with what was found, at most 10.
+func describeFindings(m map[string][]finding) string {
+	files := make([]string, 0, len(m))
+	for f := range m {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	var parts []string
+	for _, f := range files {
+		var what []string
+		for _, x := range m[f] {
+			what = append(what, x.what)
+		}
+		parts = append(parts, quoteShort(f)+" ("+strings.Join(what, "; ")+")")
+	}
+	return listShort(parts, 10)
+}
+
+// quoteShort quotes an untrusted name for a log line: escaped (no control
+// characters reach the log) and cut to 96 bytes.
+func quoteShort(s string) string {
+	const limit = 96
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// listShort joins at most n items and says how many more there were.
+func listShort(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
+// logStaging writes what staging changed, names only.
+func (x *run) logStaging(w *stagedWorkspace) {
+	x.logf("staged the workspace for upload: %d file(s), %d bytes", w.files, w.bytes)
+	if len(w.stripped) > 0 {
+		q := make([]string, len(w.stripped))
+		for i, s := range w.stripped {
+			q[i] = quoteShort(s)
+		}
+		x.logf("left out project runtime config (the verified definition runs instead): %s", listShort(q, 10))
+	}
+	files := make([]string, 0, len(w.gitDropped))
+	for f := range w.gitDropped {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		x.logf("rewrote %s from an allowlist; dropped: %s", quoteShort(f), listShort(w.gitDropped[f], 10))
+	}
+	if len(w.skipped) > 0 {
+		q := make([]string, len(w.skipped))
+		for i, s := range w.skipped {
+			q[i] = quoteShort(s)
+		}
+		x.logf("not uploaded (git hooks, .git links out of the workspace, special files): %s", listShort(q, 10))
+	}
+	if len(w.committed) > 0 {
+		x.logf("token-shaped strings in committed files, uploaded as the repository's own content: %s", describeFindings(w.committed))
+	}
+}
+
+// stageWorkspace stages the request's workspace and refuses to go on when
+// the staged copy holds a credential.
+func (x *run) stageWorkspace() error {
+	abs, err := filepath.Abs(x.req.Workspace)
+	if err != nil {
+		return fmt.Errorf("%w: workspace: %w", ErrSandbox, err)
+	}
+	switch filepath.Base(abs) {
+	case ".claude", ".config", ".fullsend", "/":
+		return fmt.Errorf("%w: workspace %s would land on the runner's own /sandbox/%s", ErrPolicy, abs, filepath.Base(abs))
+	}
+	names := append([]string(nil), jobCredentialEnv...)
+	for _, p := range x.r.opts.Providers {
+		names = append(names, p.CredentialEnv...)
+	}
+	w, err := stageWorkspace(abs, filepath.Join(x.tmp, "workspace"), newTokenScanner(x.r.opts.Env.Getenv, names))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			// A path from the checkout: quoted, never raw, in the error.
+			err = fmt.Errorf("staging the workspace: %s %s: %w", pe.Op, quoteShort(pe.Path), pe.Err)
+		}
+		return fmt.Errorf("%w: %w", ErrSandbox, err)
+	}
+	x.staged = w
+	x.logStaging(w)
+	return w.err()
+}

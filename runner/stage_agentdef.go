@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// claudeAgentFields are the subagent fields `claude --agents` takes (the
+// frontmatter fields of a file-based subagent; the Markdown body becomes
+// "prompt"). Other frontmatter keys (name, fullsend's own) are left out.
+var claudeAgentFields = map[string]bool{
+	"description": true, "tools": true, "disallowedTools": true, "model": true, "permissionMode": true,
+	"mcpServers": true, "hooks": true, "maxTurns": true, "skills": true, "initialPrompt": true,
+	"memory": true, "effort": true, "background": true, "isolation": true, "color": true,
+}
+
+// claudeListFields may be written as a comma-separated string in
+// frontmatter; --agents wants a JSON array.
+var claudeListFields = map[string]bool{"tools": true, "disallowedTools": true, "skills": true}
+
+// claudeAgentsJSON turns the verified definition of a Claude Code agent
+// (YAML frontmatter and a Markdown body) into the JSON object of `claude
+// --agents`: {"NAME": {fields..., "prompt": BODY}}. Claude Code ranks
+// --agents above the project's .claude/agents/ and the user's
+// ~/.claude/agents/ (only managed settings rank higher), so the verified
+// definition wins whatever the workspace holds. Key order is kept.
+func claudeAgentsJSON(name string, def []byte) ([]byte, error) {
+	front, body, err := splitFrontmatter(def)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil {
+		return nil, fmt.Errorf("agent %s: frontmatter: %w", name, err)
+	}
+	m := &doc
+	if m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = m.Content[0]
+	}
+	if m.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("agent %s: frontmatter is not a mapping", name)
+	}
+	var b bytes.Buffer
+	key, _ := json.Marshal(name)
+	b.WriteString("{" + string(key) + ":{")
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i].Value, m.Content[i+1]
+		if !claudeAgentFields[k] {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if claudeListFields[k] && v.Kind == yaml.ScalarNode {
+			lb, _ := json.Marshal(splitTopLevel(v.Value))
+			b.Write(lb)
+		} else if err := nodeJSON(&b, v, 0); err != nil {
+			return nil, fmt.Errorf("agent %s: frontmatter %s: %w", name, k, err)
+		}
+		b.WriteByte(',')
+	}
+	pb, _ := json.Marshal(string(body))
+	b.WriteString(`"prompt":` + string(pb) + "}}")
+	return b.Bytes(), nil
+}
+
+// splitFrontmatter splits "---\nYAML\n---\nBODY".
+func splitFrontmatter(def []byte) (front, body []byte, err error) {
+	s := strings.ReplaceAll(string(def), "\r\n", "\n")
+	rest, ok := strings.CutPrefix(s, "---\n")
+	if !ok {
+		return nil, nil, errors.New("agent definition has no frontmatter")
+	}
+	if strings.HasPrefix(rest, "---\n") || rest == "---" {
+		return nil, []byte(strings.TrimPrefix(strings.TrimPrefix(rest, "---"), "\n")), nil
+	}
+	i := strings.Index(rest, "\n---\n")
+	if i < 0 {
+		if !strings.HasSuffix(rest, "\n---") {
+			return nil, nil, errors.New("agent definition: frontmatter is not closed")
+		}
+		return []byte(strings.TrimSuffix(rest, "\n---")), nil, nil
+	}
+	return []byte(rest[:i+1]), []byte(rest[i+len("\n---\n"):]), nil
+}
+
+// splitTopLevel splits "Bash(gh,curl), Read" at the commas outside
+// parentheses.
+func splitTopLevel(s string) []string {
+	out := []string{}
+	depth, start := 0, 0
+	add := func(p string) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth = max(0, depth-1)
+		case ',':
+			if depth == 0 {
+				add(s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	add(s[start:])
+	return out
+}
+
+// nodeJSON writes a YAML node as JSON, mappings in their key order.
+func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
+	if depth > 64 {
+		return errors.New("nested too deep")
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) != 1 {
+			return errors.New("empty document")
+		}
+		return nodeJSON(b, n.Content[0], depth+1)
+	case yaml.AliasNode:
+		return nodeJSON(b, n.Alias, depth+1)
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			kb, _ := json.Marshal(n.Content[i].Value)
+			b.Write(kb)
+			b.WriteByte(':')
+			if err := nodeJSON(b, n.Content[i+1], depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := nodeJSON(b, c, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	default:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return err
+		}
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b.Write(vb)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+)
+
+// gitIndex maps the paths of a git index (.git/index, versions 2 to 4) to
+// their stage-0 blob ids. The runner reads it only to tell a file that is
+// exactly its committed content from one the job wrote.
+type gitIndex struct {
+	blobs   map[string][]byte
+	hashLen int
+}
+
+var errGitIndex = errors.New("unsupported git index")
+
+// readGitIndex parses an index file; hashLen is 20 (sha1) or 32 (sha256).
+func readGitIndex(data []byte, hashLen int) (*gitIndex, error) {
+	if len(data) < 12 || string(data[:4]) != "DIRC" {
+		return nil, errGitIndex
+	}
+	version := binary.BigEndian.Uint32(data[4:8])
+	if version < 2 || version > 4 {
+		return nil, fmt.Errorf("%w: version %d", errGitIndex, version)
+	}
+	count := binary.BigEndian.Uint32(data[8:12])
+	// Every entry takes at least 62 bytes: no larger map than the data allows.
+	idx := &gitIndex{blobs: make(map[string][]byte, min(int(count), len(data)/62)), hashLen: hashLen}
+	p, prev := 12, []byte(nil)
+	for range count {
+		start := p
+		if p+40+hashLen+2 > len(data) {
+			return nil, errGitIndex
+		}
+		p += 40 // ctime, mtime, dev, ino, mode, uid, gid, size
+		id := data[p : p+hashLen]
+		p += hashLen
+		flags := binary.BigEndian.Uint16(data[p:])
+		p += 2
+		if flags&0x4000 != 0 { // extended flags (v3+)
+			if version < 3 || p+2 > len(data) {
+				return nil, errGitIndex
+			}
+			p += 2
+		}
+		name, next, err := indexEntryName(data, start, p, version, prev)
+		if err != nil {
+			return nil, err
+		}
+		p = next
+		prev = name
+		if flags>>12&3 == 0 { // merge stage 0
+			idx.blobs[string(name)] = id
+		}
+	}
+	return idx, nil
+}
+
+// indexEntryName reads the path of the entry that starts at start and
+// whose name starts at p: v4 prefix-compressed against the previous path,
+// v2 and v3 NUL-terminated and padded to a multiple of 8 bytes. It returns
+// the path and where the next entry starts.
+func indexEntryName(data []byte, start, p int, version uint32, prev []byte) ([]byte, int, error) {
+	if version == 4 {
+		strip, n := gitVarint(data[p:])
+		if n == 0 || int(strip) > len(prev) {
+			return nil, 0, errGitIndex
+		}
+		p += n
+		end := bytes.IndexByte(data[p:], 0)
+		if end < 0 {
+			return nil, 0, errGitIndex
+		}
+		name := append(append([]byte(nil), prev[:len(prev)-int(strip)]...), data[p:p+end]...)
+		return name, p + end + 1, nil
+	}
+	end := bytes.IndexByte(data[p:], 0)
+	if end < 0 {
+		return nil, 0, errGitIndex
+	}
+	return data[p : p+end], start + (p-start+end+8)&^7, nil
+}
+
+// gitVarint decodes git's offset varint (read-cache.c decode_varint).
+func gitVarint(b []byte) (uint64, int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	c := b[0]
+	v, n := uint64(c&127), 1
+	for c&128 != 0 {
+		if n >= len(b) || n > 9 {
+			return 0, 0
+		}
+		c = b[n]
+		n++
+		v = (v+1)<<7 | uint64(c&127)
+	}
+	return v, n
+}
+
+// committed reports whether the file at path (slash-separated, relative to
+// the work tree) holds exactly the blob the index records for it.
+func (x *gitIndex) committed(rel, file string) bool {
+	want, ok := x.blobs[rel]
+	if !ok {
+		return false
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	var h hash.Hash = sha1.New()
+	if x.hashLen == sha256.Size {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", st.Size())
+	if n, err := io.Copy(h, f); err != nil || n != st.Size() {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), want)
+}
