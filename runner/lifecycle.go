@@ -45,7 +45,7 @@ type run struct {
 	d          *driver
 	rep        Reporter
 	mask       *masker
-	log        *maskWriter
+	log        *runLog // the only writer of the runner's own lines
 	tmp        string
 	gatewayLog string
 	policyFile string
@@ -55,8 +55,10 @@ type run struct {
 	created    bool
 }
 
+// logf writes one line of the runner's log: format is the runner's own
+// text, every argument is untrusted and escaped for the CI (runLog).
 func (x *run) logf(format string, args ...any) {
-	fmt.Fprintf(x.log, format+"\n", args...)
+	x.log.Printf(format, args...)
 }
 
 // step runs fn inside a collapsible log group.
@@ -78,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	start := time.Now()
 	res = Result{Agent: req.Agent, CI: DetectCI(r.opts.Env.Getenv), ManifestSHA256: r.project.ManifestSHA256}
 	mask := &masker{}
-	x := &run{r: r, req: req, res: &res, mask: mask, log: &maskWriter{m: mask, w: r.opts.Log}}
+	x := &run{r: r, req: req, res: &res, mask: mask, log: newRunLog(res.CI, mask, r.opts.Log)}
 	x.rep = r.opts.Reporter
 	if x.rep == nil {
 		summary, _ := r.opts.Env.Getenv("GITHUB_STEP_SUMMARY")

@@ -108,7 +108,8 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if f.output == "json" {
 		agentOut = logOut
 	}
-	workspace, diag := runDirs(f, cienv.Detect(os.Getenv))
+	ci := cienv.Detect(os.Getenv)
+	workspace, diag := runDirs(f, ci)
 	r, err := runner.New(runner.Options{
 		Project:        os.DirFS(f.dir),
 		PoliciesDigest: f.digest,
@@ -152,10 +153,33 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		}
 	}
 	if runErr != nil {
-		return exitError{code: runner.ExitCode(runErr), err: runErr}
+		return exitError{code: runner.ExitCode(runErr), err: logSafe(ci, res, runErr)}
 	}
 	return nil
 }
+
+// logSafe returns the run error to print: in CI its message quotes
+// openshell and the sandbox, so it is printed masked (Result.Error) and
+// escaped like every line of the run's log.
+func logSafe(ci cienv.Env, res runner.Result, err error) error {
+	if !ci.IsCI() {
+		return err
+	}
+	msg := res.Error
+	if msg == "" {
+		msg = err.Error()
+	}
+	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), msg)}
+}
+
+// logSafeError is a run error whose message is printed as msg.
+type logSafeError struct {
+	err error
+	msg string
+}
+
+func (e logSafeError) Error() string { return e.msg }
+func (e logSafeError) Unwrap() error { return e.err }
 
 // runDirs are the agent's workspace and the diagnostic bundle directory:
 // the flags, else the CI job's checkout and temporary directory.
