@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -192,29 +191,8 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 		x.envVars = append(x.envVars, kvs...)
 	}
-	keys := make([]string, 0, len(x.req.Env))
-	for k := range x.req.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := x.req.Env[k]
-		if !envName.MatchString(k) || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("%w: environment variable %q: want a variable name and a one-line value", ErrPolicy, k)
-		}
-		// Values of secret-looking names are masked; the rest (agent
-		// names, run ids, service URLs) stay readable in logs and results.
-		if secretEnvName.MatchString(k) {
-			x.mask.Add(v)
-			x.rep.Mask(v)
-		}
-		x.envVars = append(x.envVars, [2]string{k, v})
-	}
-	return nil
+	return x.collectEnv()
 }
-
-// secretEnvName matches variable names whose values are credentials.
-var secretEnvName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|(^|_)KEY($|_)|PRIVATE)`)
 
 // readEnvFile parses a KEY=VALUE file (blank lines and # comments allowed).
 // Values are taken literally: no quotes are removed, nothing is expanded.
