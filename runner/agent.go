@@ -184,14 +184,15 @@ func (x *run) execAgent(ctx context.Context) error {
 		end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
 		// The agent's stdout is its result; its stderr (and the CLI's) is
 		// log, kept apart so a caller reading the result gets only the
-		// agent's output.
-		out := &maskWriter{m: x.mask, w: x.r.opts.Stdout}
-		errOut := &maskWriter{m: x.mask, w: x.r.opts.Log}
-		w, endUntrusted := x.rep.Untrusted(out)
+		// agent's output. Both are untrusted: masked first (a secret must
+		// be matched as the agent wrote it), then fenced for the CI.
+		stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
+		out := &maskWriter{m: x.mask, w: stdoutW}
+		errOut := &maskWriter{m: x.mask, w: stderrW}
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
 			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
-			stdin: strings.NewReader(prompt), stdout: w, stderr: errOut,
+			stdin: strings.NewReader(prompt), stdout: out, stderr: errOut,
 		})
 		_ = out.Flush()
 		_ = errOut.Flush()

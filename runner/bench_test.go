@@ -47,7 +47,7 @@ func BenchmarkPrepare(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		x := &run{r: r, req: Request{Agent: "triage"}, res: &Result{}, mask: &masker{}, rep: &plainReporter{w: &h.log}, tmp: b.TempDir()}
-		x.log = &maskWriter{m: x.mask, w: &h.log}
+		x.log = newRunLog(CILocal, x.mask, &h.log)
 		if err := x.prepare(context.Background()); err != nil {
 			b.Fatal(err)
 		}

@@ -16,7 +16,8 @@ import (
 )
 
 // Reporter renders the run for the CI system: collapsible log groups,
-// annotations, secret masking and a job summary.
+// annotations, secret masking and a job summary. Titles and messages may
+// hold untrusted text: a Reporter escapes them for its CI.
 type Reporter interface {
 	// Group starts a collapsible log section and returns the func ending it.
 	Group(title string) (end func())
@@ -26,10 +27,11 @@ type Reporter interface {
 	Mask(secret string)
 	// Summary appends Markdown to the job summary, where the CI has one.
 	Summary(markdown string) error
-	// Untrusted wraps a writer that carries output the runner does not
-	// control (the agent's), so that it cannot issue CI commands. The
-	// returned func ends the protection.
-	Untrusted(w io.Writer) (io.Writer, func())
+	// Untrusted wraps the writers that carry output the runner does not
+	// control (the agent's stdout and stderr), so that nothing in it can
+	// issue CI commands. The returned func ends the protection after the
+	// last write; it writes a last partial line, ended by a newline.
+	Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func())
 }
 
 // NewReporter returns the Reporter for a CI system, writing to w.
@@ -52,14 +54,16 @@ type githubReporter struct {
 }
 
 func (g *githubReporter) Group(title string) func() {
-	fmt.Fprintf(g.w, "::group::%s\n", escapeData(title))
+	fmt.Fprintf(g.w, "::group::%s\n", escapeGitHub(title))
 	return func() { fmt.Fprintln(g.w, "::endgroup::") }
 }
 
 func (g *githubReporter) Annotate(level, title, msg string) {
-	fmt.Fprintf(g.w, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+	fmt.Fprintf(g.w, "::%s title=%s::%s\n", level, escapeProperty(title), escapeGitHub(msg))
 }
 
+// Mask sends each line of the secret with the plain data encoding: GitHub
+// decodes it back to the exact value it must hide.
 func (g *githubReporter) Mask(secret string) {
 	for _, line := range strings.Split(secret, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -83,19 +87,34 @@ func (g *githubReporter) Summary(md string) error {
 	return err
 }
 
-// Untrusted brackets the output with ::stop-commands:: and a random token
-// that the agent cannot guess, so `::add-mask::`, `::set-env::` or
-// `::error::` lines it prints are shown, not executed.
-func (g *githubReporter) Untrusted(w io.Writer) (io.Writer, func()) {
+// Untrusted fences the agent's output twice. It stops workflow commands
+// with a token the agent cannot guess (random per call, made after the
+// agent's files and environment were staged, never passed to the sandbox):
+// `::stop-commands::TOKEN` ... `::TOKEN::`
+// (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands#stopping-and-starting-workflow-commands).
+// And it defuses, line by line, whatever in either stream GitHub would read
+// as a command (defuseGitHub), because the fence alone does not hold:
+// actions/runner reads a step's stdout and stderr on two threads and, in
+// each batch, handles the stderr lines first (ProcessInvoker.ProcessOutput),
+// so the agent's last stdout lines can be read after a `::TOKEN::` written
+// to stderr. The end func writes each stream's partial last line ended by a
+// newline, so that `::TOKEN::` starts a line of its own.
+func (g *githubReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 	fmt.Fprintf(g.w, "::stop-commands::%s\n", token)
-	return w, func() { fmt.Fprintf(g.w, "::%s::\n", token) }
+	out, errOut := newLineFilters(stdout, stderr, defuseGitHub)
+	return out, errOut, func() {
+		_ = out.Close()
+		_ = errOut.Close()
+		fmt.Fprintf(g.w, "::%s::\n", token)
+	}
 }
 
 // escapeData and escapeProperty follow the workflow command escaping of
-// actions/toolkit (core/src/command.ts).
+// actions/toolkit (core/src/command.ts): data and property values of the
+// runner's own commands.
 func escapeData(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
 }
@@ -114,7 +133,7 @@ var sectionUnsafe = regexp.MustCompile(`[^a-z0-9_.-]+`)
 
 func (g *gitlabReporter) Group(title string) func() {
 	name := fmt.Sprintf("fullsend_%d_%s", g.n.Add(1), strings.Trim(sectionUnsafe.ReplaceAllString(strings.ToLower(title), "_"), "_"))
-	fmt.Fprintf(g.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", time.Now().Unix(), name, oneLine(title))
+	fmt.Fprintf(g.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", time.Now().Unix(), name, escapeText(title))
 	return func() { fmt.Fprintf(g.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", time.Now().Unix(), name) }
 }
 
@@ -123,32 +142,42 @@ func (g *gitlabReporter) Annotate(level, title, msg string) {
 	if color == "" {
 		color = "36"
 	}
-	fmt.Fprintf(g.w, "\x1b[1;%sm%s: %s\x1b[0m: %s\n", color, strings.ToUpper(level), oneLine(title), msg)
+	fmt.Fprintf(g.w, "\x1b[1;%sm%s: %s\x1b[0m: %s\n", color, strings.ToUpper(level), escapeText(title), escapeText(msg))
 }
 
 func (g *gitlabReporter) Mask(string) {} // GitLab masks CI/CD variables itself; our own output goes through the masker
 
 func (g *gitlabReporter) Summary(string) error { return nil }
 
-func (g *gitlabReporter) Untrusted(w io.Writer) (io.Writer, func()) { return w, func() {} }
+// Untrusted defuses the agent's output line by line: GitLab has no way to
+// stop interpreting a log, so CR and escape sequences other than colours
+// are shown escaped (defuseGitLab), and no section marker can be formed.
+func (g *gitlabReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
+	out, errOut := newLineFilters(stdout, stderr, defuseGitLab)
+	return out, errOut, func() {
+		_ = out.Close()
+		_ = errOut.Close()
+	}
+}
 
-// plainReporter is for terminals and unknown CI systems.
+// plainReporter is for terminals and unknown CI systems. The agent's output
+// reaches the terminal as it is.
 type plainReporter struct{ w io.Writer }
 
 func (p *plainReporter) Group(title string) func() {
-	fmt.Fprintf(p.w, "==> %s\n", oneLine(title))
+	fmt.Fprintf(p.w, "==> %s\n", escapeText(title))
 	return func() {}
 }
 
 func (p *plainReporter) Annotate(level, title, msg string) {
-	fmt.Fprintf(p.w, "%s: %s: %s\n", level, oneLine(title), msg)
+	fmt.Fprintf(p.w, "%s: %s: %s\n", level, escapeText(title), escapeText(msg))
 }
 
-func (p *plainReporter) Mask(string)                               {}
-func (p *plainReporter) Summary(string) error                      { return nil }
-func (p *plainReporter) Untrusted(w io.Writer) (io.Writer, func()) { return w, func() {} }
-
-func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+func (p *plainReporter) Mask(string)          {}
+func (p *plainReporter) Summary(string) error { return nil }
+func (p *plainReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
+	return stdout, stderr, func() {}
+}
 
 // minSecretLen is the shortest value the masker hides; shorter values would
 // garble ordinary output and are not credentials.

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // finish reports the outcome: an annotation on failure, the job summary,
@@ -92,46 +94,93 @@ func sanitizeFileName(s string) string {
 	}, strings.ToLower(s))
 }
 
-// summaryMarkdown renders the job summary table. Values were validated by
-// their placeholder rules, so they hold no Markdown control characters.
+// summaryMarkdown renders the job summary table. Every value is rendered
+// literally (mdText, mdCode): an error message quotes openshell and the
+// sandbox, and must not add links, images or HTML to the summary.
 func summaryMarkdown(res *Result) string {
 	var b strings.Builder
 	status := "succeeded"
 	if res.ExitCode != 0 {
 		status = fmt.Sprintf("failed (exit %d)", res.ExitCode)
 	}
-	fmt.Fprintf(&b, "### fullsend run `%s`: %s\n\n", res.Agent, status)
+	fmt.Fprintf(&b, "### fullsend run %s: %s\n\n", mdCode(res.Agent), status)
 	b.WriteString("| | |\n|---|---|\n")
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "| %s | %s |\n", k, strings.ReplaceAll(v, "|", "\\|"))
+			fmt.Fprintf(&b, "| %s | %s |\n", k, v)
 		}
 	}
-	row("sandbox", res.Sandbox)
+	row("sandbox", mdText(res.Sandbox))
 	row("sandbox deleted", fmt.Sprint(res.Deleted))
-	row("openshell", res.OpenShellVersion)
-	row("manifest sha256", code(res.ManifestSHA256))
-	row("policy sha256", code(res.PolicySHA256))
-	row("resolved policy sha256", code(res.ResolvedSHA256))
+	row("openshell", mdText(res.OpenShellVersion))
+	row("manifest sha256", mdCode(res.ManifestSHA256))
+	row("policy sha256", mdCode(res.PolicySHA256))
+	row("resolved policy sha256", mdCode(res.ResolvedSHA256))
 	keys := make([]string, 0, len(res.Placeholders))
 	for k := range res.Placeholders {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		row("{{"+k+"}}", code(res.Placeholders[k])+" from "+res.PlaceholderFrom[k])
+		row(mdText("{{"+k+"}}"), mdCode(res.Placeholders[k])+" from "+mdText(res.PlaceholderFrom[k]))
 	}
 	row("duration", res.Duration.Round(time.Millisecond).String())
-	if res.Error != "" {
-		row("error", strings.ReplaceAll(res.Error, "\n", "<br>"))
-	}
+	row("error", mdText(res.Error))
 	b.WriteString("\n")
 	return b.String()
 }
 
-func code(s string) string {
+// mdText renders s as literal text in a Markdown table cell: every ASCII
+// punctuation character backslash-escaped (CommonMark allows it for all of
+// them; it also keeps `|` from ending the cell and stops autolinks), line
+// breaks as <br>, hidden characters (hidden) as U+FFFD.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ReplaceAll(s, "\r\n", "\n") {
+		switch {
+		case r == '\n':
+			b.WriteString("<br>")
+		case r < utf8.RuneSelf && unicode.IsPunct(r) || r < utf8.RuneSelf && unicode.IsSymbol(r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case hidden(r):
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode renders s as a code span in a table cell: fenced by one backtick
+// more than its longest run of backticks, `|` escaped (GFM splits cells
+// before it parses spans), line breaks and hidden characters replaced.
+func mdCode(s string) string {
 	if s == "" {
 		return ""
 	}
-	return "`" + s + "`"
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r':
+			return ' '
+		case hidden(r):
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+	s = strings.ReplaceAll(s, "|", "\\|")
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -45,7 +44,7 @@ type run struct {
 	d          *driver
 	rep        Reporter
 	mask       *masker
-	log        *maskWriter
+	log        *runLog // the only writer of the runner's own lines
 	tmp        string
 	gatewayLog string
 	policyFile string
@@ -56,8 +55,10 @@ type run struct {
 	created    bool
 }
 
+// logf writes one line of the runner's log: format is the runner's own
+// text, every argument is untrusted and escaped for the CI (runLog).
 func (x *run) logf(format string, args ...any) {
-	fmt.Fprintf(x.log, format+"\n", args...)
+	x.log.Printf(format, args...)
 }
 
 // step runs fn inside a collapsible log group.
@@ -79,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	start := time.Now()
 	res = Result{Agent: req.Agent, CI: DetectCI(r.opts.Env.Getenv), ManifestSHA256: r.project.ManifestSHA256}
 	mask := &masker{}
-	x := &run{r: r, req: req, res: &res, mask: mask, log: &maskWriter{m: mask, w: r.opts.Log}}
+	x := &run{r: r, req: req, res: &res, mask: mask, log: newRunLog(res.CI, mask, r.opts.Log)}
 	x.rep = r.opts.Reporter
 	if x.rep == nil {
 		summary, _ := r.opts.Env.Getenv("GITHUB_STEP_SUMMARY")
@@ -198,29 +199,8 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 		x.envVars = append(x.envVars, kvs...)
 	}
-	keys := make([]string, 0, len(x.req.Env))
-	for k := range x.req.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := x.req.Env[k]
-		if !envName.MatchString(k) || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("%w: environment variable %q: want a variable name and a one-line value", ErrPolicy, k)
-		}
-		// Values of secret-looking names are masked; the rest (agent
-		// names, run ids, service URLs) stay readable in logs and results.
-		if secretEnvName.MatchString(k) {
-			x.mask.Add(v)
-			x.rep.Mask(v)
-		}
-		x.envVars = append(x.envVars, [2]string{k, v})
-	}
-	return nil
+	return x.collectEnv()
 }
-
-// secretEnvName matches variable names whose values are credentials.
-var secretEnvName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|(^|_)KEY($|_)|PRIVATE)`)
 
 // readEnvFile parses a KEY=VALUE file (blank lines and # comments allowed).
 // Values are taken literally: no quotes are removed, nothing is expanded.

@@ -116,9 +116,14 @@ type Request struct {
 	// environment; their values never reach argv and are masked in logs.
 	ExtraEnvFiles []string
 	// Env holds more variables for the runtime (the spawn service's
-	// FULLSEND_AGENT_TOKEN, FULLSEND_SPAWN_URL...), delivered like
-	// ExtraEnvFiles: through a file in the sandbox, never argv, masked.
+	// FULLSEND_AGENT_TOKEN...), delivered like ExtraEnvFiles: through a
+	// file in the sandbox, never argv; every value is masked.
 	Env map[string]string
+	// PublicEnv holds variables delivered like Env whose values are not
+	// secret and stay readable in logs (FULLSEND_AGENT, FULLSEND_SPAWN_URL).
+	// A name may not be in both, and a credential (IsCredentialEnv) may not
+	// be public.
+	PublicEnv map[string]string
 	// Timeout bounds the whole run, cleanup excluded (0 = none).
 	Timeout time.Duration
 }

@@ -134,7 +134,7 @@ func TestGitHubReporter(t *testing.T) {
 	end := rep.Group("step\n::error::injected")
 	end()
 	rep.Annotate("error", "a:b,c", "line1\nline2 100%")
-	w, stop := rep.Untrusted(&out)
+	w, _, stop := rep.Untrusted(&out, &out)
 	w.Write([]byte("::add-mask::x\n"))
 	stop()
 	if err := rep.Summary("| a | b |\n"); err != nil {
@@ -142,7 +142,7 @@ func TestGitHubReporter(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{"::group::step%0A::error::injected\n", "::endgroup::\n",
-		"::error title=a%3Ab%2Cc::line1%0Aline2 100%25\n", "::stop-commands::"} {
+		"::error title=a%3Ab%2Cc::line1%0Aline2 100%25\n", "::stop-commands::", "\n%3A:add-mask::x\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}

@@ -23,7 +23,7 @@ import (
 type runFlags struct {
 	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
 	openshell, gateway, sandboxImage, cpu, memory                                  string
-	sets, downloads, envFiles, passEnv, providers, gatewayArgs                     []string
+	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs          []string
 	noStartGateway                                                                 bool
 	timeout, gatewayTimeout, readyTimeout                                          time.Duration
 }
@@ -48,7 +48,8 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 		Example: `  fullsend run triage
   fullsend run triage --dir out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
   FULLSEND_POLICIES_DIGEST=sha256:... fullsend run triage --provider anthropic=anthropic:ANTHROPIC_API_KEY
-  echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json`,
+  echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json
+  fullsend run triage --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAgent(cmd, args[0], f)
@@ -64,7 +65,8 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	fl.StringArrayVar(&f.downloads, "download", nil, "sandbox path to download after the run, relative to the workspace or absolute (repeatable)")
 	fl.StringVar(&f.artifacts, "artifacts", "fullsend-out", "local directory for downloaded outputs")
 	fl.StringArrayVar(&f.envFiles, "env-file", nil, "KEY=VALUE file loaded into the agent's environment inside the sandbox, values masked (repeatable)")
-	fl.StringArrayVar(&f.passEnv, "pass-env", nil, "pass this variable (or every variable with this PREFIX*) from the environment to the agent, through a file in the sandbox, masked (repeatable)")
+	fl.StringArrayVar(&f.passEnv, "pass-env", nil, "pass this variable (or every variable with this PREFIX*) from the environment to the agent, through a file in the sandbox, its value masked in every log (repeatable); a PREFIX* never passes a forge or CI credential such as GITHUB_TOKEN or CI_JOB_TOKEN: name one to pass it")
+	fl.StringArrayVar(&f.publicEnv, "public-env", nil, "pass this variable like --pass-env but leave its value readable in logs, for values that are not secret (a NAME, not a pattern; never a credential; repeatable)")
 	fl.StringArrayVar(&f.providers, "provider", nil, "OpenShell credential provider: NAME (existing) or NAME=TYPE:ENV[,ENV] created from those variables (repeatable)")
 	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
 	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
@@ -108,7 +110,12 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if f.output == "json" {
 		agentOut = logOut
 	}
-	workspace, diag := runDirs(f, cienv.Detect(os.Getenv))
+	env, public, err := runEnvVars(cmd.ErrOrStderr(), os.Environ(), f.passEnv, f.publicEnv)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ci := cienv.Detect(os.Getenv)
+	workspace, diag := runDirs(f, ci)
 	r, err := runner.New(runner.Options{
 		Project:        os.DirFS(f.dir),
 		PoliciesDigest: f.digest,
@@ -138,7 +145,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	res, runErr := r.Run(cmd.Context(), runner.Request{
 		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,
-		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Env: passEnv(f.passEnv), Timeout: f.timeout,
+		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Env: env, PublicEnv: public, Timeout: f.timeout,
 	})
 	res.Calls = nil
 	if f.result != "" {
@@ -152,10 +159,33 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		}
 	}
 	if runErr != nil {
-		return exitError{code: runner.ExitCode(runErr), err: runErr}
+		return exitError{code: runner.ExitCode(runErr), err: logSafe(ci, res, runErr)}
 	}
 	return nil
 }
+
+// logSafe returns the run error to print: in CI its message quotes
+// openshell and the sandbox, so it is printed masked (Result.Error) and
+// escaped like every line of the run's log.
+func logSafe(ci cienv.Env, res runner.Result, err error) error {
+	if !ci.IsCI() {
+		return err
+	}
+	msg := res.Error
+	if msg == "" {
+		msg = err.Error()
+	}
+	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), msg)}
+}
+
+// logSafeError is a run error whose message is printed as msg.
+type logSafeError struct {
+	err error
+	msg string
+}
+
+func (e logSafeError) Error() string { return e.msg }
+func (e logSafeError) Unwrap() error { return e.err }
 
 // runDirs are the agent's workspace and the diagnostic bundle directory:
 // the flags, else the CI job's checkout and temporary directory.
@@ -173,21 +203,31 @@ func runDirs(f runFlags, ci cienv.Env) (workspace, diag string) {
 	return workspace, diag
 }
 
-// passEnv collects the variables named by --pass-env: NAME, or PREFIX*.
-func passEnv(patterns []string) map[string]string {
-	if len(patterns) == 0 {
-		return nil
+// runEnvVars collects the variables of --pass-env (masked) and
+// --public-env (shown) from environ; a --public-env name wins over a
+// --pass-env pattern. It tells w which credentials the patterns left out.
+func runEnvVars(w io.Writer, environ, pass, public []string) (env, pub map[string]string, err error) {
+	env, skipped, err := runner.SelectEnv(environ, pass)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--pass-env %w", err)
 	}
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		for _, p := range patterns {
-			if k == p || strings.HasSuffix(p, "*") && strings.HasPrefix(k, strings.TrimSuffix(p, "*")) {
-				env[k] = v
-			}
+	for _, n := range public {
+		if strings.Contains(n, "*") {
+			return nil, nil, fmt.Errorf("--public-env %q: give a variable name, not a pattern", n)
 		}
 	}
-	return env
+	pub, _, err = runner.SelectEnv(environ, public)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--public-env %w", err)
+	}
+	for k := range pub {
+		delete(env, k)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "fullsend: --pass-env patterns leave out %s (forge or CI credentials); name one with --pass-env NAME to pass it\n",
+			strings.Join(skipped, ", "))
+	}
+	return env, pub, nil
 }
 
 // readPrompt takes --prompt, else --prompt-file, else piped standard input.

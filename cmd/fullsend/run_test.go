@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,4 +254,70 @@ func TestRunDirs(t *testing.T) {
 			t.Errorf("%s: %q %q, want %q %q", tc.name, ws, diag, tc.workspace, tc.diag)
 		}
 	}
+}
+
+// TestAttackPassEnvStarForgeToken: `--pass-env '*'` handed the job's forge
+// and CI tokens to the agent. A pattern never selects a credential; naming
+// one on its own still passes it, masked; --public-env shows a value and
+// never takes a credential or a pattern.
+func TestAttackPassEnvStarForgeToken(t *testing.T) {
+	bin, project := runEnv(t)
+	creds := map[string]string{"GITHUB_TOKEN": "ghs_jobtoken0123456789", "GH_TOKEN": "gho_cli0123456789",
+		"CI_JOB_TOKEN": "glcbt-job0123456789", "ACTIONS_RUNTIME_TOKEN": "runtime0123456789", "CI_JOB_JWT_V2": "eyJjwt0123456789",
+		"GITLAB_TOKEN": "glpat-0123456789", "GH_PAT": "ghp_pat0123456789"}
+	ws := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(ws, 0o755)
+	var script strings.Builder
+	for _, k := range append(sortedKeys(creds), "FULLSEND_AGENT", "FULLSEND_AGENT_TOKEN") {
+		script.WriteString("echo \"saw " + k + "=${" + k + ":-unset}\"\n")
+	}
+	os.WriteFile(filepath.Join(ws, ".stub-script"), []byte(script.String()), 0o644)
+	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		exit  int
+		want  map[string]string // variable: what the agent saw
+	}{
+		{"star", []string{"--pass-env", "*"}, 0, map[string]string{"GITHUB_TOKEN": "unset", "GH_TOKEN": "unset", "CI_JOB_TOKEN": "unset",
+			"ACTIONS_RUNTIME_TOKEN": "unset", "CI_JOB_JWT_V2": "unset", "GITLAB_TOKEN": "unset", "GH_PAT": "unset"}},
+		{"prefix", []string{"--pass-env", "GITHUB_*", "--pass-env", "CI_*"}, 0, map[string]string{"GITHUB_TOKEN": "unset", "CI_JOB_TOKEN": "unset", "CI_JOB_JWT_V2": "unset"}},
+		{"named one by one", []string{"--pass-env", "GITHUB_TOKEN", "--pass-env", "*"}, 0, map[string]string{"GITHUB_TOKEN": "***", "CI_JOB_TOKEN": "unset"}},
+		{"public", []string{"--pass-env", "FULLSEND_*", "--public-env", "FULLSEND_AGENT"}, 0,
+			map[string]string{"FULLSEND_AGENT": "helper-agent", "FULLSEND_AGENT_TOKEN": "***"}},
+		{"public credential", []string{"--public-env", "GITHUB_TOKEN"}, runner.ExitPolicy, nil},
+		{"public pattern", []string{"--public-env", "FULLSEND_*"}, 2, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up",
+				"FULLSEND_AGENT": "helper-agent", "FULLSEND_AGENT_TOKEN": "fsat_0123456789"}
+			for k, v := range creds {
+				env[k] = v
+			}
+			args := append([]string{"run", "triage", "--dir", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)
+			out, err := fullsendCmd(bin, env, append(args, tc.flags...)...).CombinedOutput()
+			if exitStatus(err) != tc.exit {
+				t.Fatalf("exit %d, want %d:\n%s", exitStatus(err), tc.exit, out)
+			}
+			for k, want := range tc.want {
+				if !bytes.Contains(out, []byte("saw "+k+"="+want+"\n")) {
+					t.Errorf("the agent should see %s=%s:\n%s", k, want, out)
+				}
+			}
+			for k, v := range creds {
+				if bytes.Contains(out, []byte(v)) {
+					t.Errorf("%s value in the output:\n%s", k, out)
+				}
+			}
+		})
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -16,6 +16,8 @@ if [ -n "$FULLSEND_AGENT_TOKEN" ]; then echo "agent token: $FULLSEND_AGENT_TOKEN
 if [ -n "$LITERAL" ]; then
 	if [ "$LITERAL" = 'a b $HOME "q" `id`' ]; then echo "literal value intact"; else echo "literal value altered"; fi
 fi
+# A test may drop a script into the workspace: it runs as the agent would.
+if [ -f .stub-script ]; then . ./.stub-script; fi
 if [ -f .stub-sleep ]; then sleep 20; fi
 if [ -f .stub-exit ]; then exit "$(cat .stub-exit)"; fi
 exit 0
