@@ -137,7 +137,10 @@ func newFlowEnv(t *testing.T) *flowEnv {
 // runArgs is `fullsend run` as the spawn service and the CI job call it;
 // the agent name comes last.
 func (e *flowEnv) runArgs() []string {
-	return []string{filepath.Join(e.bin, "fullsend"), "run", "--dir", e.project, "--pass-env", "FULLSEND_*",
+	// The agent's token is a secret (masked in every log); the agent name,
+	// run id and service URLs are not, and stay readable in the result.
+	return []string{filepath.Join(e.bin, "fullsend"), "run", "--dir", e.project, "--pass-env", "FULLSEND_AGENT_TOKEN",
+		"--public-env", "FULLSEND_AGENT", "--public-env", "FULLSEND_RUN_ID", "--public-env", "FULLSEND_FORGE_URL", "--public-env", "FULLSEND_SPAWN_URL",
 		"--set", "HOST_IP=" + flowHostIP, "--diag-dir", e.diag, "--artifacts", e.artifacts, "--timeout", "50s"}
 }
 
@@ -238,7 +241,8 @@ func TestTriageFlowRealRunner(t *testing.T) {
 
 	// The orchestrator's token, minted as `serve agents --mint triage=FILE`
 	// does (tier from the manifest), reaches its run through the variables
-	// --pass-env 'FULLSEND_*' hands to the sandbox.
+	// --pass-env FULLSEND_AGENT_TOKEN (masked) and --public-env hand to the
+	// sandbox.
 	triageTok, err := reg.Mint(forge.Identity{Agent: "triage", Tier: forge.TierFromManifest(manifest.Agents["triage"].Tier)})
 	if err != nil {
 		t.Fatal(err)
