@@ -82,7 +82,9 @@ var ErrCompile = errors.New("compilation failed")
 
 // Compile turns a loaded project into one OpenShell policy per agent. The
 // returned error is a Diagnostics (wrapped with ErrCompile) listing every
-// problem with its position.
+// problem with its position. fsys is the project root the policy fragments
+// are read from; pass one that cannot escape the project, such as
+// os.Root.FS(). Fragments that are or lie under a symbolic link are refused.
 func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Output, error) {
 	if opts.OpenShellVersion == "" {
 		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
@@ -97,7 +99,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
 	var diags Diagnostics
 	diags = append(diags, proj.Warnings...)
-	load := func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) }
+	load := func(name string) ([]byte, error) { return readNoLinks(fsys, name) }
 	for _, a := range proj.Agents {
 		c, ds := compileAgent(proj, a, opts, load)
 		diags = append(diags, ds...)

@@ -121,9 +121,34 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 	return data, nil
 }
 
+// readNoLinks reads a project file named by a path from the project's
+// text (a policy fragment), refusing it when the file or any directory on
+// its way is a symbolic link: links are not followed, even inside the
+// project, so the error names the link and never shows the bytes of what it
+// points to.
+func readNoLinks(fsys fs.FS, name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, fmt.Errorf("reading %s: %w", name, fs.ErrInvalid)
+	}
+	for i := range len(name) + 1 {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		fi, err := fs.Lstat(fsys, name[:i])
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a %w", name[:i], errSymlink)
+		}
+	}
+	return readLimited(fsys, name)
+}
+
 var (
 	errNotRegular = errors.New("not a regular file")
 	errTooLarge   = errors.New("file too large")
+	errSymlink    = errors.New("symbolic link, which is not followed")
 )
 
 // hintFor suggests a fix for a readLimited error.

@@ -1,7 +1,9 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strconv"
@@ -40,29 +42,33 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 
 // loadFragment reads a fragment by a path relative to the file that names
 // it; experiment 0005 wrote them relative to the project root, which is
-// tried second. It returns the name the fragment was found under.
+// tried second. It returns the name the fragment was found under. A
+// fragment that is, or lies under, a symbolic link is refused (see
+// readNoLinks).
 func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragmentLoader) (string, []byte, bool) {
-	var (
-		name string
-		data []byte
-		err  error
-	)
-	for _, cand := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
-		if strings.HasPrefix(rel, "/") || cand == ".." || strings.HasPrefix(cand, "../") {
+	for _, name := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
+		if strings.HasPrefix(rel, "/") || name == ".." || strings.HasPrefix(name, "../") {
 			b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
 			return "", nil, false
 		}
-		name = cand
-		if data, err = load(name); err == nil {
-			break
+		data, err := load(name)
+		switch {
+		case err == nil:
+			return name, data, true
+		case !errors.Is(err, fs.ErrNotExist):
+			// Name the path only: a fragment that cannot be read (a
+			// link, a special file) may not be the project's.
+			hint := "a policy fragment must be a regular file of the project"
+			if errors.Is(err, errSymlink) {
+				hint = "copy the fragment into the project instead of linking it"
+			}
+			b.errorf(at, "sandbox", hint, "policy fragment %s: %v", rel, err)
+			return "", nil, false
 		}
 	}
-	if err != nil {
-		b.errorf(at, "sandbox", "the path is relative to the file that names it, or to the project root",
-			"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
-		return "", nil, false
-	}
-	return name, data, true
+	b.errorf(at, "sandbox", "the path is relative to the file that names it, or to the project root",
+		"policy fragment %s: not found next to %s or in the project root", rel, baseDir)
+	return "", nil, false
 }
 
 // fragmentPolicy adds the endpoints of one network policy of fragment name

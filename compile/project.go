@@ -39,7 +39,8 @@ func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // CompileDir loads, compiles, validates and lints the project in dir. It
-// reads only; writing is Write's job. An invalid option is an *OptionError
+// reads only, through an os.Root on dir so that no symbolic link leads out
+// of the project; writing is Write's job. An invalid option is an *OptionError
 // (a refused Set assignment a *placeholder.AssignmentError).
 func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, error) {
 	opts, err := po.resolve()
@@ -51,7 +52,13 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("project directory %s is not a directory", dir)
 	}
-	fsys := os.DirFS(dir)
+	// Every project input is read through the root: no link leads out.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory: %w", err)
+	}
+	defer root.Close()
+	fsys := root.FS()
 	proj, err := Load(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", dir, err)

@@ -34,7 +34,10 @@ type Options struct {
 	Platforms []v1.Platform
 	// Project is the project directory (agents/, skills/, templates/,
 	// policies/ with a compiled manifest.json); ProjectName names it in
-	// messages.
+	// messages. Pass an os.Root's FS, so that no path leads out of the
+	// project; any symbolic link in those directories (or one of them
+	// being a link) fails the build, which needs Project to report links
+	// (fs.ReadLinkFS, as os.Root.FS and os.DirFS do).
 	Project     fs.FS
 	ProjectName string
 	// Binaries maps a platform (as v1.Platform.String()) to a prebuilt

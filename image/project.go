@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
@@ -36,7 +39,23 @@ type project struct {
 
 // loadProject reads the project, refusing policies that do not match
 // policies/manifest.json or whose sources changed since they were compiled.
+// The directories that go into the image are read first, refusing every
+// symbolic link (see readTree), so nothing is read through one; the
+// manifest then checks the very bytes that were read.
 func loadProject(fsys fs.FS, name string) (*project, error) {
+	p := &project{}
+	for _, dir := range contentDirs {
+		files, err := readTree(fsys, dir)
+		if err != nil {
+			return nil, fmt.Errorf("project %s: %w", name, err)
+		}
+		p.content = append(p.content, files...)
+	}
+	policies, err := readTree(fsys, policiesDir)
+	if err != nil {
+		return nil, fmt.Errorf("project %s: %w", name, err)
+	}
+	p.policies = policies
 	b, err := bundle.Open(fsys, policiesDir, bundle.WithSources(nil))
 	switch {
 	case errors.Is(err, bundle.ErrManifest):
@@ -46,29 +65,56 @@ func loadProject(fsys fs.FS, name string) (*project, error) {
 	case len(b.Manifest.Agents) == 0:
 		return nil, fmt.Errorf("project %s: %s/%s lists no agents", name, policiesDir, bundle.ManifestFile)
 	}
-	p := &project{manifest: b.Manifest, policiesDigest: b.ManifestSHA256}
-	for _, dir := range contentDirs {
-		files, err := readTree(fsys, dir)
-		if err != nil {
-			return nil, fmt.Errorf("project %s: %w", name, err)
-		}
-		p.content = append(p.content, files...)
+	if err := samePolicies(p.policies, b); err != nil {
+		return nil, fmt.Errorf("project %s: %w: %w", name, ErrStalePolicies, err)
 	}
-	if p.policies, err = readTree(fsys, policiesDir); err != nil {
-		return nil, fmt.Errorf("project %s: %w", name, err)
-	}
+	p.manifest, p.policiesDigest = b.Manifest, b.ManifestSHA256
 	return p, nil
 }
 
+// samePolicies checks that the policies layer holds the bytes the bundle
+// verified: the manifest and every agent's policy.
+func samePolicies(files []file, b *bundle.Bundle) error {
+	want := map[string]string{bundle.ManifestFile: b.ManifestSHA256}
+	for agent, data := range b.Policies {
+		want[b.Manifest.Agents[agent].Policy] = bundle.SHA256Hex(data)
+	}
+	for _, f := range files {
+		rel := strings.TrimPrefix(f.path, InstallRoot+"/"+policiesDir+"/")
+		if sum, ok := want[rel]; ok {
+			if bundle.SHA256Hex(f.data) != sum {
+				return fmt.Errorf("%s/%s changed while the project was read; build again", policiesDir, rel)
+			}
+			delete(want, rel)
+		}
+	}
+	if len(want) > 0 {
+		missing := slices.Sorted(maps.Keys(want))
+		return fmt.Errorf("%s/%s changed while the project was read; build again", policiesDir, missing[0])
+	}
+	return nil
+}
+
 // readTree reads every regular file under dir (a missing dir is empty).
-// Symbolic links and special files are refused: they could point outside the
-// project or mean different things on the build and the run machine.
+// Symbolic links are refused wherever they are, dir itself included, even
+// when they point inside the project: the signed image holds the project's
+// own files, and a link could pull in a file of the build machine or mean
+// something else on the run machine. Special files are refused too. fsys
+// must report links (fs.ReadLinkFS, as os.DirFS and os.Root.FS do).
 func readTree(fsys fs.FS, dir string) ([]file, error) {
-	if _, err := fs.Stat(fsys, dir); errors.Is(err, fs.ErrNotExist) {
+	fi, err := fs.Lstat(fsys, dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s is a symbolic link; copy the files into the project instead", dir)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s is not a directory (mode %s)", dir, fi.Mode().Type())
 	}
 	var files []file
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

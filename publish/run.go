@@ -190,6 +190,12 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 	if info, err := os.Stat(o.Dir); err != nil || !info.IsDir() {
 		return image.Options{}, invalid(ErrNotDir, o.Dir, nil)
 	}
+	// The project is read through a root: no link leads out of it. The
+	// root lives as long as the options (closed when collected).
+	project, err := os.OpenRoot(o.Dir)
+	if err != nil {
+		return image.Options{}, invalid(ErrNotDir, o.Dir, err)
+	}
 	created, source, err := image.ResolveEpoch(ctx, o.Dir, o.getenv)
 	if err != nil {
 		return image.Options{}, invalid(ErrEpoch, "", err)
@@ -199,7 +205,7 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 		Base:        o.Base,
 		BaseName:    o.BaseName,
 		Platforms:   platforms,
-		Project:     os.DirFS(o.Dir),
+		Project:     project.FS(),
 		ProjectName: o.Dir,
 		Version:     o.Version,
 		Revision:    o.Revision,
