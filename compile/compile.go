@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
 	"strings"
 
@@ -99,7 +100,19 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
 	var diags Diagnostics
 	diags = append(diags, proj.Warnings...)
-	load := func(name string) ([]byte, error) { return readNoLinks(fsys, name) }
+	// Policy fragments are inputs too: the manifest pins them with the
+	// agent and skill files the loader read.
+	files := maps.Clone(proj.Files)
+	if files == nil {
+		files = map[string]string{}
+	}
+	load := func(name string) ([]byte, error) {
+		data, err := readNoLinks(fsys, name)
+		if err == nil {
+			files[name] = bundle.SHA256Hex(data)
+		}
+		return data, err
+	}
 	for _, a := range proj.Agents {
 		c, ds := compileAgent(proj, a, opts, load)
 		diags = append(diags, ds...)
@@ -110,7 +123,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if err := diags.Err(); err != nil {
 		return nil, compileError(diags)
 	}
-	if err := out.emit(proj); err != nil {
+	if err := out.emit(files); err != nil {
 		return nil, err
 	}
 	for _, check := range opts.Checks {

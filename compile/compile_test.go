@@ -252,9 +252,7 @@ network_policies:
 		t.Run(tt.name, func(t *testing.T) {
 			a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{PolicyFile: tt.ref, PolicyFilePos: pos(6)})
 			fsys := fstest.MapFS{tt.file: {Data: frag}}
-			proj := project(a)
-			proj.Files[tt.file] = strings.Repeat("1", 64)
-			out, err := Compile(context.Background(), proj, fsys, Options{})
+			out, err := Compile(context.Background(), project(a), fsys, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +264,7 @@ network_policies:
 			if got := np.Endpoints[0].From[0].File; got != tt.file {
 				t.Errorf("provenance file = %q, want %q", got, tt.file)
 			}
-			if !slices.Contains(out.Manifest.Agents["a"].Sources, bundle.SourceFile{Path: tt.file, SHA256: strings.Repeat("1", 64)}) {
+			if !slices.Contains(out.Manifest.Agents["a"].Sources, bundle.SourceFile{Path: tt.file, SHA256: bundle.SHA256Hex(frag)}) {
 				t.Errorf("fragment missing from manifest sources: %+v", out.Manifest.Agents["a"].Sources)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 
 // emit renders every compiled agent's policy, the provenance sidecar and the
 // manifest into o.Files, deterministically.
-func (o *Output) emit(proj *Project) error {
+func (o *Output) emit(files map[string]string) error {
 	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}}
 	prov := &bundle.ProvenanceFile{Schema: bundle.ProvenanceSchema, Agents: map[string]map[string][]bundle.Source{}}
 	for _, name := range o.AgentNames() {
@@ -32,7 +32,7 @@ func (o *Output) emit(proj *Project) error {
 			Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
 		}
 		for _, f := range c.Sources {
-			sum, ok := proj.Files[f]
+			sum, ok := files[f]
 			if !ok {
 				return fmt.Errorf("agent %s: source %s was not read by the loader", name, f)
 			}
