@@ -2,6 +2,8 @@ module github.com/fullsend-ai/agent-sandbox
 
 go 1.26.8
 
+toolchain go1.26.11
+
 require (
 	cuelang.org/go v0.17.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
