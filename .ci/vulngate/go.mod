@@ -1,0 +1,3 @@
+module vulngate
+
+go 1.26
