@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -142,8 +144,14 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 			continue
 		}
 		key := policyKey(k)
-		if _, dup := out[key]; dup {
-			key += "_" + strconv.Itoa(len(out))
+		for i := 0; ; i++ {
+			if _, dup := out[key]; !dup {
+				break
+			}
+			// Two hosts that spell the same key (a-b.io and a.b.io): the
+			// suffix comes from the endpoint itself, so the key stays the
+			// same whatever else the policy holds.
+			key = policyKey(k) + "_" + endpointHash(k, i)
 		}
 		out[key] = np
 		if allBaseline(cs) {
@@ -341,10 +349,11 @@ func isReadMethod(m string) bool {
 func posOf(s bundle.Source) Pos { return Pos{File: s.File, Line: s.Line, Column: s.Column} }
 
 // policyKey derives a stable network policy key from host:port:
-// `*.googleapis.com:443` -> `wildcard_googleapis_com_443`.
+// `*.googleapis.com:443` -> `wildcard_googleapis_com_443`, and a placeholder
+// host from the placeholder's name: `{{FORGE_HOST}}:443` -> `forge_host_443`.
 func policyKey(k endpointKey) string {
 	var sb strings.Builder
-	for _, r := range k.host {
+	for _, r := range strings.ToLower(k.host) {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
 			sb.WriteRune(r)
@@ -356,11 +365,18 @@ func policyKey(k endpointKey) string {
 			sb.WriteByte('_')
 		}
 	}
-	key := strings.ToLower(strings.Trim(sb.String(), "_")) + "_" + strconv.Itoa(k.port)
+	key := strings.Trim(sb.String(), "_") + "_" + strconv.Itoa(k.port)
 	if strings.HasPrefix(key, "_provider_") {
 		key = "ep" + key
 	}
 	return key
+}
+
+// endpointHash is a short digest of host:port (and a round, should two
+// digests ever meet) that tells apart hosts spelling the same key.
+func endpointHash(k endpointKey, round int) string {
+	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + "#" + strconv.Itoa(round)))
+	return hex.EncodeToString(sum[:4])
 }
 
 func policyName(k endpointKey) string {
