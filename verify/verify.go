@@ -261,30 +261,7 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 func (o *Options) open(ctx context.Context) (*sign.Entity, *Result, error) {
 	res := &Result{Input: o.Image}
 	if o.Layout != "" {
-		res.Source = "oci-layout"
-		repoStr, pinned := o.Image, ""
-		if at := strings.Index(o.Image, "@"); at >= 0 {
-			repoStr, pinned = o.Image[:at], o.Image[at+1:]
-		}
-		if repoStr == "" {
-			return nil, nil, fmt.Errorf("%w: %w", ErrPolicy, ErrNoRepository)
-		}
-		repo, err := name.NewRepository(repoStr)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: repository %q: %w", ErrPolicy, repoStr, err)
-		}
-		ent, err := sign.OpenLayout(o.Layout, repo)
-		if err != nil {
-			return nil, nil, err
-		}
-		if pinned != "" && pinned != ent.Digest.String() {
-			return nil, nil, fmt.Errorf("OCI layout %s holds %s, not the pinned %s", o.Layout, ent.Digest, pinned)
-		}
-		if pinned == "" && o.RequireDigest {
-			return nil, nil, fmt.Errorf("%w: %s (hint: pass %s@%s)", ErrNotPinned, o.Image, repoStr, ent.Digest)
-		}
-		res.fill(ent.Ref)
-		return ent, res, nil
+		return o.openLayout(res)
 	}
 	res.Source = "registry"
 	ref, err := name.ParseReference(o.Image)

@@ -67,7 +67,8 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
   fullsend verify --certificate-identity https://github.com/acme/agents/.github/workflows/release.yml@refs/heads/main \
     --certificate-oidc-issuer https://token.actions.githubusercontent.com ghcr.io/acme/agents@sha256:...
   fullsend verify --key cosign.pub --dotenv verify.env registry.gitlab.com/acme/agents@sha256:...
-  fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents     # offline, OCI layout`,
+  fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents     # offline, OCI layout
+  fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents:v1.2.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVerify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args[0])
@@ -91,7 +92,7 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
 	fl.BoolVar(&f.requireTlog, "require-tlog", false, "keyed signatures must carry a Rekor entry verified against the trusted root")
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: skip the Rekor check (the certificate must then be valid now)")
 	fl.BoolVar(&f.ignoreSCT, "insecure-ignore-sct", false, "keyless: skip the certificate-transparency check (private Fulcio without a CT log)")
-	fl.StringVar(&f.layout, "layout", "", "verify the image in this OCI layout directory (offline) instead of the registry")
+	fl.StringVar(&f.layout, "layout", "", "verify the image in this OCI layout directory (offline) instead of the registry; IMAGE is then REPO, REPO:TAG (checked against the layout's tag) or REPO@sha256:...")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write FULLSEND_IMAGE, FULLSEND_IMAGE_DIGEST, FULLSEND_POLICIES_DIGEST to this dotenv file (GitLab artifacts:reports:dotenv)")
 	fl.BoolVar(&f.githubOutput, "github-output", true, "in GitHub Actions, append to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY")
 	addOutputFlag(cmd, &f.output)
