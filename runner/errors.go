@@ -39,6 +39,10 @@ var (
 	// ErrPlaceholder wraps unresolved or invalid runtime placeholders; it
 	// also matches ErrPolicy.
 	ErrPlaceholder = fmt.Errorf("%w: placeholder", ErrPolicy)
+	// ErrUnpinned reports a run in CI without a pinned policies digest: the
+	// project could be anything, not the signed one the verify step checked.
+	// It also matches ErrPolicy.
+	ErrUnpinned = fmt.Errorf("%w: no policies digest pinned", ErrPolicy)
 	// ErrSandbox wraps sandbox lifecycle failures.
 	ErrSandbox = errors.New("sandbox failed")
 	// ErrTimeout reports that the run exceeded its timeout.

@@ -143,6 +143,9 @@ type harness struct {
 	log     bytes.Buffer
 	stdout  bytes.Buffer
 	opts    Options
+	// unpinned runs without the policies digest the harness otherwise
+	// pins in CI.
+	unpinned bool
 }
 
 func newHarness(t testing.TB, ci CIKind) *harness {
@@ -180,6 +183,11 @@ func (h *harness) run(ctx context.Context, req Request) (Result, error) {
 	opts := h.opts
 	opts.Project = h.project
 	opts.Env = MapEnvironment(h.env, h.root)
+	if opts.PoliciesDigest == "" && !h.unpinned && DetectCI(opts.Env.Getenv) != CILocal {
+		// In CI the runner runs only a pinned project, as the verify step
+		// pins it.
+		opts.PoliciesDigest = "sha256:" + bundle.SHA256Hex(h.project["policies/manifest.json"].Data)
+	}
 	r, err := New(opts)
 	if err != nil {
 		return Result{ExitCode: ExitCode(err), Error: err.Error()}, err

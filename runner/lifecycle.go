@@ -158,6 +158,9 @@ func (x *run) prepare(ctx context.Context) error {
 	x.res.PolicySHA256 = a.PolicySHA256
 	x.logf("agent %s: runtime %s, tier %s, policy %s (sha256 %s) matches manifest %s",
 		a.Name, a.Entry.Runtime, a.Entry.Tier, a.Entry.Policy, a.PolicySHA256, x.r.project.ManifestSHA256)
+	if x.r.opts.PoliciesDigest == "" {
+		x.logf("warning: policies digest not pinned: manifest %s is used as found, not checked against a signed image (refused in CI)", x.r.project.ManifestSHA256)
+	}
 	resolution, err := x.r.opts.Env.Resolve(ctx, a.Open, x.req.Values)
 	if resolution != nil {
 		x.res.Placeholders, x.res.PlaceholderFrom = map[string]string{}, resolution.From

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -60,7 +61,10 @@ func ParseProvider(s string) (Provider, error) {
 type Options struct {
 	// Project is the compiled project root (agents/, skills/, policies/).
 	Project fs.FS
-	// PoliciesDigest, when set, must equal the manifest's sha256.
+	// PoliciesDigest must equal the manifest's sha256 (the digest the verify
+	// step read from the signed image). It is required in CI (GitHub
+	// Actions, GitLab CI: New fails with ErrUnpinned); elsewhere an empty
+	// one runs the project as found, and each run logs that.
 	PoliciesDigest string
 	// OpenShell is the openshell CLI path; empty looks it up on PATH.
 	OpenShell string
@@ -160,8 +164,8 @@ type Runner struct {
 	project *Project
 }
 
-// New verifies the project manifest (and its digest when one is pinned) and
-// returns a Runner.
+// New verifies the project manifest (and its digest when one is pinned; in
+// CI one must be) and returns a Runner.
 func New(opts Options) (*Runner, error) {
 	if opts.Project == nil {
 		return nil, fmt.Errorf("%w: no compiled project", ErrPolicy)
@@ -183,6 +187,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
+	}
+	if ci := cienv.Detect(opts.Env.Getenv.value); opts.PoliciesDigest == "" && ci.IsCI() {
+		return nil, fmt.Errorf("%w: in CI (%s) only the signed project the verify step checked may run, named by its policies digest", ErrUnpinned, ci.Kind())
 	}
 	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
 	if err != nil {

@@ -20,11 +20,17 @@ import (
 // Args + [agent name] as argv, the prompt on stdin, and an environment made
 // of only PassEnv (from the service's own environment) plus Request.Env:
 // nothing else of the service's environment, so the forge token the service
-// holds never reaches it. Its stdout is the result; its exit status is the
-// subagent's.
+// holds never reaches it; and PoliciesDigest as FULLSEND_POLICIES_DIGEST, so
+// every child runs the same signed project the service was pinned to. Its
+// stdout is the result; its exit status is the subagent's.
 type CommandRunner struct {
 	// Args is the command and its leading arguments, e.g. ["fullsend", "run"].
 	Args []string
+	// PoliciesDigest is the sha256 of the policy manifest the service was
+	// pinned to (what `fullsend verify` exported). Every child gets it as
+	// EnvPoliciesDigest, which wins over PassEnv and Request.Env; empty
+	// sets nothing.
+	PoliciesDigest string
 	// PassEnv names variables copied from the service's environment
 	// (default PATH, HOME, TMPDIR, LANG). Names that look like credentials
 	// are refused by Validate.
@@ -37,6 +43,11 @@ type CommandRunner struct {
 	// sandbox up before it is killed (default 30s).
 	GracePeriod time.Duration
 }
+
+// EnvPoliciesDigest carries CommandRunner.PoliciesDigest to the runner
+// command (`fullsend run` reads it as its --policies-digest default). It is
+// for the runner, not the sandbox.
+const EnvPoliciesDigest = "FULLSEND_POLICIES_DIGEST"
 
 // DefaultPassEnv is what a CommandRunner passes from its own environment
 // when PassEnv is empty.
@@ -117,7 +128,8 @@ func (c *CommandRunner) Run(ctx context.Context, req Request) (Result, error) {
 }
 
 // environ builds the command environment: the pass-through variables, then
-// the request's, sorted for reproducibility.
+// the request's, then the pinned policies digest, sorted for
+// reproducibility.
 func (c *CommandRunner) environ(reqEnv map[string]string) []string {
 	pass := c.PassEnv
 	if len(pass) == 0 {
@@ -131,6 +143,9 @@ func (c *CommandRunner) environ(reqEnv map[string]string) []string {
 	}
 	for k, v := range reqEnv {
 		m[k] = v
+	}
+	if c.PoliciesDigest != "" {
+		m[EnvPoliciesDigest] = c.PoliciesDigest
 	}
 	env := make([]string, 0, len(m))
 	for k, v := range m {

@@ -87,3 +87,43 @@ func TestCommandRunnerCancelAndLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestSpawnedChildrenInheritThePinnedDigest is the red-team finding "`serve
+// agents` never passes the digest to the children it spawns": every child
+// runner gets the service's policies digest, and neither the pass-through
+// environment nor the request can replace it.
+func TestSpawnedChildrenInheritThePinnedDigest(t *testing.T) {
+	const pinned = "sha256:" + "ab" + "cd"
+	t.Setenv(EnvPoliciesDigest, "sha256:from-the-service-environment")
+	script := `env; exit 0`
+	for _, tc := range []struct {
+		name    string
+		pass    []string
+		reqEnv  map[string]string
+		digest  string
+		want    string
+		notWant string
+	}{
+		{name: "pinned", digest: pinned, want: EnvPoliciesDigest + "=" + pinned + "\n"},
+		{name: "pass-through cannot replace it", digest: pinned, pass: []string{"PATH", EnvPoliciesDigest},
+			want: EnvPoliciesDigest + "=" + pinned + "\n", notWant: "from-the-service-environment"},
+		{name: "request cannot replace it", digest: pinned, reqEnv: map[string]string{EnvPoliciesDigest: "sha256:forged"},
+			want: EnvPoliciesDigest + "=" + pinned + "\n", notWant: "forged"},
+		{name: "unpinned sets nothing", notWant: EnvPoliciesDigest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &CommandRunner{Args: []string{"/bin/sh", "-c", script, "sh"}, PassEnv: tc.pass, PoliciesDigest: tc.digest}
+			res, err := c.Run(context.Background(), Request{Agent: "a", Prompt: "p", Env: tc.reqEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(res.Output)
+			if tc.want != "" && !strings.Contains(out, tc.want) {
+				t.Errorf("child environment lacks %q:\n%s", tc.want, out)
+			}
+			if tc.notWant != "" && strings.Contains(out, tc.notWant) {
+				t.Errorf("child environment holds %q:\n%s", tc.notWant, out)
+			}
+		})
+	}
+}

@@ -150,6 +150,7 @@ func (e *flowEnv) runArgs() []string {
 // checkout, uploaded by the orchestrator's run (the spawn service passes
 // it to no subagent).
 func (e *flowEnv) ciEnv() map[string]string {
+	manifest, _ := os.ReadFile(filepath.Join(e.project, "policies", "manifest.json"))
 	return map[string]string{
 		"PATH":                   e.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME":                   filepath.Join(e.dir, "home"),
@@ -163,6 +164,8 @@ func (e *flowEnv) ciEnv() map[string]string {
 		"GITHUB_WORKSPACE":       e.workspace,
 		"OPENSHELL_FAKE_STATE":   e.state,
 		"OPENSHELL_FAKE_GATEWAY": "up",
+		// The policies digest the verify job exports; CI runs need it.
+		EnvPoliciesDigest: "sha256:" + bundle.SHA256Hex(manifest),
 	}
 }
 
@@ -215,7 +218,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		fln.Close()
 		t.Fatal(err)
 	}
-	cr := &CommandRunner{Args: e.runArgs(), Stderr: runLog, GracePeriod: 10 * time.Second,
+	cr := &CommandRunner{Args: e.runArgs(), Stderr: runLog, GracePeriod: 10 * time.Second, PoliciesDigest: env[EnvPoliciesDigest],
 		PassEnv: []string{"PATH", "HOME", "TMPDIR", "GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH",
 			"GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "OPENSHELL_FAKE_STATE", "OPENSHELL_FAKE_GATEWAY"}}
 	svc, err := New(Config{Manifest: manifest, Registry: reg, Runner: cr, Audit: audit, ErrorLog: log.New(errLog, "fullsend serve: ", 0),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/publish"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 	"github.com/fullsend-ai/agent-sandbox/verify"
 )
@@ -118,7 +119,14 @@ var hints = []hint{
 	func(err error) (string, string, bool) {
 		return "", " (hint: --trusted-root FILE)", errors.Is(err, verify.ErrFetchTrustedRoot)
 	},
+	func(err error) (string, string, bool) { return "", unpinnedHint, errors.Is(err, runner.ErrUnpinned) },
 }
+
+// unpinnedHint says where the policies digest that run and serve agents
+// need in CI comes from.
+const unpinnedHint = " (hint: set FULLSEND_POLICIES_DIGEST, or pass --policies-digest, to the policies-digest that" +
+	" fullsend verify exported in the verify step: needs.verify.outputs.policies-digest on GitHub," +
+	" the fullsend-verify job's dotenv report on GitLab)"
 
 // after is the hint that follows the text of sentinel.
 func after(sentinel error, text string) hint {

@@ -34,7 +34,7 @@ func newRunCmd() *cobra.Command {
 		Use:   "run AGENT",
 		Short: "Run one agent inside an OpenShell sandbox with its verified, compiled policy",
 		Long: `Run verifies the compiled project (the policy manifest and, with
---policies-digest, that it is the signed one; every policy and agent file
+--policies-digest, required in CI, that it is the signed one; every policy and agent file
 against the manifest digests), resolves the runtime placeholders from the CI
 environment (GitHub Actions, GitLab CI) and --set, checks the openshell CLI
 version and the gateway (starting openshell-gateway in the container when none
@@ -57,7 +57,7 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
-	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "required sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST)")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
 	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")
 	fl.StringVar(&f.promptFile, "prompt-file", "", "file holding the prompt ('-' for standard input)")
@@ -141,7 +141,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		DiagDir:      diag,
 	})
 	if err != nil {
-		return exitError{code: runner.ExitCode(err), err: fmt.Errorf("%s: %w", f.dir, err)}
+		return exitError{code: runner.ExitCode(err), err: cliError(fmt.Errorf("%s: %w", f.dir, err), nil)}
 	}
 	res, runErr := r.Run(cmd.Context(), runner.Request{
 		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
@@ -61,7 +62,9 @@ func TestRunFromImage(t *testing.T) {
 	} {
 		t.Run(ci.name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "OPENSHELL_FAKE_FAIL": "exec-exit=3"}
+			env := map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "OPENSHELL_FAKE_FAIL": "exec-exit=3",
+				// In CI the run needs the digest the verify step exports.
+				"FULLSEND_POLICIES_DIGEST": "sha256:" + bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(root, "opt", "fullsend", "policies", "manifest.json"))))}
 			for k, v := range ci.env {
 				env[k] = v
 			}

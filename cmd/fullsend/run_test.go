@@ -169,6 +169,29 @@ func TestRunCommandFailures(t *testing.T) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
 	})
+	// The red-team finding "digest pinning is optional": in CI a run without
+	// the verify step's digest stops before openshell runs, with a hint.
+	for _, ci := range []string{"GITHUB_ACTIONS", "GITLAB_CI"} {
+		t.Run("unpinned in CI "+ci, func(t *testing.T) {
+			state := t.TempDir()
+			env := base(state)
+			env[ci] = "true"
+			out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+			if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("no policies digest pinned")) ||
+				!bytes.Contains(out, []byte("hint: set FULLSEND_POLICIES_DIGEST")) {
+				t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+			}
+			if _, err := os.Stat(filepath.Join(state, "calls.jsonl")); !os.IsNotExist(err) {
+				t.Errorf("openshell ran for an unpinned run in CI")
+			}
+		})
+	}
+	t.Run("unpinned outside CI says so", func(t *testing.T) {
+		out, err := fullsendCmd(bin, base(t.TempDir()), append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("warning: policies digest not pinned")) {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+	})
 	t.Run("unresolved placeholder", func(t *testing.T) {
 		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", "--dir", project, "--diag-dir", t.TempDir()).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("{{ISSUE_NUMBER}} is not set")) {

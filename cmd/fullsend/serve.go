@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -14,7 +15,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/forge"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/fullsend-ai/agent-sandbox/spawn"
 )
 
@@ -205,6 +208,7 @@ func newServeAgentsCmd() *cobra.Command {
 		ff                              forgeFlags
 		mints, passEnv                  []string
 		manifest, listenAddr, runnerCmd string
+		digest                          string
 		forgeURL, spawnURL              string
 		maxConc, maxQueue, maxDep, brst int
 		queueWait, timeout              time.Duration
@@ -217,8 +221,13 @@ func newServeAgentsCmd() *cobra.Command {
 orchestrator asks POST /run-agent {"agent":NAME,"prompt":TEXT} with its bearer token;
 the service checks the policy manifest's Agent(...) list of the caller, mints the
 subagent its own forge token with its own tier, runs it through --runner in a fresh
-sandbox, and answers its JSON result and exit status.`,
-		Example: `  GITHUB_TOKEN=... fullsend serve agents --manifest /opt/fullsend/policies \
+sandbox, and answers its JSON result and exit status.
+
+The manifest is pinned by --policies-digest (FULLSEND_POLICIES_DIGEST, the digest
+fullsend verify exported): its sha256 must match, and every subagent run gets the
+same digest as FULLSEND_POLICIES_DIGEST. In CI (GitHub Actions, GitLab CI) the
+service refuses to start without one (exit 78).`,
+		Example: `  GITHUB_TOKEN=... FULLSEND_POLICIES_DIGEST=sha256:... fullsend serve agents --manifest /opt/fullsend/policies \
       --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
       --mint triage=/run/fullsend/triage.token`,
 		Args: cobra.NoArgs,
@@ -227,9 +236,9 @@ sandbox, and answers its JSON result and exit status.`,
 			if err != nil {
 				return err
 			}
-			m, _, err := bundle.ReadManifest(os.DirFS(manifest))
+			m, err := pinnedManifest(cmd.ErrOrStderr(), manifest, digest, cienv.Detect(os.Getenv))
 			if err != nil {
-				return fmt.Errorf("--manifest: %w", err)
+				return err
 			}
 			cfg, closer, err := ff.build(cmd.ErrOrStderr())
 			if err != nil {
@@ -240,8 +249,8 @@ sandbox, and answers its JSON result and exit status.`,
 			if err != nil {
 				return err
 			}
-			runner := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr()}
-			if err := runner.Validate(); err != nil {
+			cr := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr(), PoliciesDigest: digest}
+			if err := cr.Validate(); err != nil {
 				return usageErrorf("--runner: %v", err)
 			}
 			if forgeURL == "" {
@@ -251,7 +260,7 @@ sandbox, and answers its JSON result and exit status.`,
 				spawnURL = "http://" + listenAddr
 			}
 			svc, err := spawn.New(spawn.Config{
-				Manifest: m, Registry: cfg.Registry, Runner: runner, Audit: cfg.Audit, ErrorLog: cfg.ErrorLog,
+				Manifest: m, Registry: cfg.Registry, Runner: cr, Audit: cfg.Audit, ErrorLog: cfg.ErrorLog,
 				ForgeURL: forgeURL, SpawnURL: spawnURL, MaxConcurrent: maxConc, MaxQueue: maxQueue,
 				QueueWait: queueWait, Timeout: timeout, MaxDepth: maxDep, Rate: rate.Limit(rps), Burst: brst,
 			})
@@ -298,6 +307,7 @@ sandbox, and answers its JSON result and exit status.`,
 	ff.register(cmd, "forge-listen")
 	fs := cmd.Flags()
 	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json")
+	fs.StringVar(&digest, "policies-digest", os.Getenv(spawn.EnvPoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
 	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
 	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
 	fs.StringArrayVar(&passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")
@@ -312,6 +322,28 @@ sandbox, and answers its JSON result and exit status.`,
 	fs.IntVar(&brst, "burst", 8, "spawn request burst")
 	fs.StringArrayVar(&mints, "mint", nil, "mint a token for AGENT (tier from the manifest) and write it to FILE (mode 0600); repeatable")
 	return cmd
+}
+
+// pinnedManifest reads the manifest the service authorizes spawns from.
+// Pinned, its sha256 must equal digest (what the verify step exported), and
+// the children get the same digest; unpinned is refused in CI and said
+// elsewhere.
+func pinnedManifest(errw io.Writer, dir, digest string, ci cienv.Env) (*bundle.Manifest, error) {
+	if digest == "" {
+		if ci.IsCI() {
+			err := fmt.Errorf("%w: in CI (%s) the service spawns only the signed project the verify step checked, named by its policies digest", runner.ErrUnpinned, ci.Kind())
+			return nil, exitError{code: runner.ExitPolicy, err: cliError(err, nil)}
+		}
+		fmt.Fprintf(errw, "fullsend serve agents: warning: policies digest not pinned: %s is used as found and subagents run unpinned (refused in CI)\n", dir)
+	}
+	b, err := bundle.Open(os.DirFS(dir), ".", bundle.WithDigest(digest), bundle.WithAgents())
+	switch {
+	case errors.Is(err, bundle.ErrDigestMismatch), errors.Is(err, bundle.ErrInvalidDigest):
+		return nil, exitError{code: runner.ExitPolicy, err: fmt.Errorf("--manifest %s: %w", dir, err)}
+	case err != nil:
+		return nil, fmt.Errorf("--manifest: %w", err)
+	}
+	return b.Manifest, nil
 }
 
 func mintTo(reg *forge.Registry, id forge.Identity, file string) error {

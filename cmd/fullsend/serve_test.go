@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
 func TestParseMints(t *testing.T) {
@@ -123,8 +126,8 @@ func TestServeAgentsCommand(t *testing.T) {
 	if err := os.WriteFile(script, []byte(`#!/bin/sh
 cat >/dev/null
 leaks=$(env | grep -c ghs_)
-printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s}' \
-  "$FULLSEND_AGENT" "$1" "$FULLSEND_FORGE_URL" "$([ -n "$FULLSEND_AGENT_TOKEN" ] && echo true || echo false)" "$leaks"
+printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s,"digest":"%s"}' \
+  "$FULLSEND_AGENT" "$1" "$FULLSEND_FORGE_URL" "$([ -n "$FULLSEND_AGENT_TOKEN" ] && echo true || echo false)" "$leaks" "$FULLSEND_POLICIES_DIGEST"
 `), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +145,11 @@ printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s}' \
 	root := newRootCmd()
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
+	// Pinned, as in CI: the subagent's runner gets the same digest.
+	digest := "sha256:" + testManifestDigest(t)
 	root.SetArgs([]string{"serve", "agents", "--manifest", "../../spawn/testdata/policies", "--repo", "acme/widgets",
 		"--issue", "42", "--upstream", "http://127.0.0.1:1", "--forge-listen", forgeAddr, "--listen", spawnAddr,
-		"--runner", script, "--audit", filepath.Join(dir, "audit.jsonl"), "--mint", "triage=" + filepath.Join(dir, "triage.token")})
+		"--policies-digest", digest, "--runner", script, "--audit", filepath.Join(dir, "audit.jsonl"), "--mint", "triage=" + filepath.Join(dir, "triage.token")})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- root.ExecuteContext(ctx) }()
@@ -176,11 +181,77 @@ printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s}' \
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	want := `"result":{"agent":"duplicate-detector","arg":"duplicate-detector","forge":"http://` + forgeAddr + `","has_token":true,"leaks":0}`
+	want := `"result":{"agent":"duplicate-detector","arg":"duplicate-detector","forge":"http://` + forgeAddr + `","has_token":true,"leaks":0,"digest":"` + digest + `"}`
 	if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 		t.Fatalf("run-agent: %d %s\nwant it to contain %s", resp.StatusCode, body, want)
 	}
 	if strings.Contains(stdout.String()+stderr.String(), forgeToken) {
 		t.Error("output holds the forge token")
+	}
+}
+
+// testManifestDigest is the sha256 of spawn/testdata/policies/manifest.json.
+func testManifestDigest(t *testing.T) string {
+	t.Helper()
+	_, sum, err := bundle.ReadManifest(os.DirFS("../../spawn/testdata/policies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestServeAgentsPinning is the red-team finding "digest pinning is
+// optional" for the spawn service: in CI it refuses to start without the
+// verify step's digest, a digest must match the manifest it authorizes
+// spawns from, and outside CI an unpinned service says so.
+func TestServeAgentsPinning(t *testing.T) {
+	good := "sha256:" + testManifestDigest(t)
+	for _, tc := range []struct {
+		name, ci, digest, runner string
+		wantCode                 int
+		want                     []string
+	}{
+		{name: "unpinned in GitHub Actions", ci: "GITHUB_ACTIONS", wantCode: runner.ExitPolicy,
+			want: []string{"no policies digest pinned", "in CI (github)", "hint: set FULLSEND_POLICIES_DIGEST"}},
+		{name: "unpinned in GitLab CI", ci: "GITLAB_CI", wantCode: runner.ExitPolicy,
+			want: []string{"no policies digest pinned", "in CI (gitlab)"}},
+		{name: "another manifest than the pinned one", ci: "GITHUB_ACTIONS", digest: "sha256:" + strings.Repeat("ab", 32),
+			wantCode: runner.ExitPolicy, want: []string{"digest mismatch"}},
+		{name: "pinned in CI passes the pin check", ci: "GITHUB_ACTIONS", digest: good, runner: " ", wantCode: 2,
+			want: []string{"--runner"}},
+		{name: "unpinned outside CI says so", digest: "", runner: " ", wantCode: 2,
+			want: []string{"warning: policies digest not pinned", "--runner"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GITHUB_ACTIONS", "")
+			t.Setenv("GITLAB_CI", "")
+			t.Setenv("FULLSEND_POLICIES_DIGEST", "")
+			if tc.ci != "" {
+				t.Setenv(tc.ci, "true")
+			}
+			t.Setenv("GITHUB_TOKEN", "ghs_pinningTESTtoken0123456789abcdefgh")
+			args := []string{"serve", "agents", "--manifest", "../../spawn/testdata/policies", "--repo", "acme/widgets",
+				"--forge-listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--policies-digest", tc.digest}
+			if tc.runner != "" {
+				args = append(args, "--runner", tc.runner)
+			}
+			var stdout, stderr bytes.Buffer
+			root := newRootCmd()
+			root.SetOut(&stdout)
+			root.SetErr(&stderr)
+			root.SetArgs(args)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := root.ExecuteContext(ctx)
+			if err == nil || exitCode(err) != tc.wantCode {
+				t.Fatalf("exit %d (%v), want %d", exitCode(err), err, tc.wantCode)
+			}
+			got := err.Error() + "\n" + stderr.String()
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+		})
 	}
 }
