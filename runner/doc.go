@@ -3,11 +3,14 @@
 // environment (GitHub Actions, GitLab CI), and runs one agent inside an
 // NVIDIA OpenShell sandbox by driving the openshell CLI. It fails closed: no
 // verified policy, no OpenShell, no healthy gateway, no sandbox, no run. The
-// sandbox is deleted on every path out, including timeouts and signals.
+// sandbox is deleted on every path out, including timeouts and signals;
+// the sandbox of a run killed outright (SIGKILL) is reaped by the next run,
+// through its fullsend labels and the owner record it left (reap.go).
 //
 // It is the last stage of the pipeline, inside the image `fullsend verify`
 // approved: LoadProject checks the bundle's manifest against the policies
-// digest verify exported (FULLSEND_POLICIES_DIGEST), and Project.Agent the
+// digest verify exported (FULLSEND_POLICIES_DIGEST; New requires one in CI),
+// and Project.Agent the
 // agent's policy and source files against the manifest, through package
 // bundle; policies are parsed, resolved and
 // re-encoded with package openshell and the values checked with package

@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func TestCallTranscript(t *testing.T) {
 	runDir := regexp.MustCompile(`fullsend-run-[0-9]+`)
 	stageDir := regexp.MustCompile(`\.fullsend-download-[0-9]+`)
+	runLabel := regexp.MustCompile(`fullsend-run=[0-9a-f]{16}`)
 	for _, version := range []string{"0.0.83", "0.0.111"} {
 		t.Run(version, func(t *testing.T) {
 			h := newHarness(t, CIGitHub)
@@ -42,6 +43,7 @@ func TestCallTranscript(t *testing.T) {
 				c = strings.ReplaceAll(c, out, "$OUT")
 				c = runDir.ReplaceAllString(c, "fullsend-run-N")
 				c = stageDir.ReplaceAllString(c, ".fullsend-download-N")
+				c = runLabel.ReplaceAllString(c, "fullsend-run=$$RUN")
 				b.WriteString(c + "\n")
 			}
 			golden := filepath.Join("testdata", "golden", "calls-v"+version+".txt")

@@ -128,6 +128,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	}); err != nil {
 		return res, err
 	}
+	x.reap(ctx) // sandboxes that killed runs left
 	if err = x.step("fullsend: credential providers", func() error { return x.providers(ctx) }); err != nil {
 		return res, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -271,6 +272,7 @@ type createSpec struct {
 	providers []string
 	cpu       string
 	memory    string
+	labels    map[string]string
 }
 
 func (d *driver) Create(ctx context.Context, s createSpec) error {
@@ -280,6 +282,9 @@ func (d *driver) Create(ctx context.Context, s createSpec) error {
 	}
 	for _, p := range s.providers {
 		args = append(args, "--provider", p)
+	}
+	for _, k := range sortedKeys(s.labels) {
+		args = append(args, "--label", k+"="+s.labels[k])
 	}
 	if s.cpu != "" {
 		args = append(args, "--cpu", s.cpu)
@@ -298,6 +303,31 @@ func (d *driver) Create(ctx context.Context, s createSpec) error {
 	}
 	_, err := d.run(ctx, callOpts{}, args...)
 	return err
+}
+
+// listedSandbox is one entry of `sandbox list -o json` (sandbox_to_json in
+// NVIDIA/OpenShell crates/openshell-cli/src/run.rs, v0.0.83:3427 and
+// v0.0.111:2088; both have these fields).
+type listedSandbox struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+	Phase  string            `json:"phase"`
+}
+
+// List returns the sandboxes carrying every label of selector
+// ("k1=v1,k2=v2"): `sandbox list --selector S -o json`, which both v0.0.83
+// and v0.0.111 have (crates/openshell-cli/src/main.rs v0.0.83:1363-1386,
+// v0.0.111:1497-1525); the JSON is an array, "[]" when none match.
+func (d *driver) List(ctx context.Context, selector string) ([]listedSandbox, error) {
+	res, err := d.run(ctx, callOpts{}, "sandbox", "list", "--selector", selector, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var out []listedSandbox
+	if err := json.Unmarshal(res.stdout, &out); err != nil {
+		return nil, fmt.Errorf("decoding `openshell sandbox list -o json`: %w", err)
+	}
+	return out, nil
 }
 
 // Phase returns the sandbox phase (Provisioning, Ready, Error, ...).
@@ -459,6 +489,15 @@ func (d *driver) ProviderCreate(ctx context.Context, p Provider, values []string
 		_, err = d.run(ctx, callOpts{extraEnv: values}, args...)
 	}
 	return err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // tailBuffer keeps the last max bytes written to it.

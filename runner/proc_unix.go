@@ -3,9 +3,12 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -42,4 +45,44 @@ func terminate(p *os.Process) error {
 // terminal's SIGINT reaches the runner first and the runner decides.
 func newProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// processAlive reports whether a process with this pid exists (signal 0;
+// EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// processStart returns a process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat), which tells a reused pid apart; "" where
+// /proc does not say.
+func processStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19] // field 22: fields[0] is field 3
+}
+
+// pidNamespace names this process's pid namespace ("pid:[4026531836]" on
+// Linux), "" where unknown: pids mean something only within one.
+func pidNamespace() string {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return ns
 }

@@ -98,6 +98,10 @@ type Options struct {
 	DiagDir string
 	// TempDir holds the resolved policy and staged files ("" = os.TempDir).
 	TempDir string
+	// StateDir holds the owner records of the sandboxes this runner created
+	// and has not deleted yet, so that a later run reaps those a killed run
+	// left ("" = DefaultStateDir of Env).
+	StateDir string
 }
 
 // Request is one agent run.
@@ -155,13 +159,16 @@ type Result struct {
 	// minus InOpenShell is the runner's own overhead.
 	InOpenShell time.Duration `json:"in_openshell_ns"`
 	Calls       []Call        `json:"calls,omitempty"`
+	// Reaped are sandboxes of earlier, killed runs this run deleted.
+	Reaped []string `json:"reaped_sandboxes,omitempty"`
 }
 
 // Runner runs agents in OpenShell sandboxes. It holds no per-run state, so
 // one Runner may serve concurrent Run calls (the spawn service does).
 type Runner struct {
-	opts    Options
-	project *Project
+	opts     Options
+	project  *Project
+	stateDir string
 }
 
 // New verifies the project manifest (and its digest when one is pinned; in
@@ -195,7 +202,11 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{opts: opts, project: p}, nil
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		stateDir = DefaultStateDir(opts.Env.Getenv)
+	}
+	return &Runner{opts: opts, project: p, stateDir: stateDir}, nil
 }
 
 // Project returns the verified project.

@@ -53,6 +53,8 @@ func TestRunHappyPath(t *testing.T) {
 			for _, want := range []string{
 				"openshell --version",
 				"openshell sandbox create --name " + res.Sandbox + " --policy ",
+				// Marked as fullsend's, for reaping should this run be killed.
+				"--no-tty --label app.kubernetes.io/managed-by=fullsend --label fullsend-run=",
 				"openshell sandbox get " + res.Sandbox + " --policy-only",
 				"openshell sandbox upload " + res.Sandbox + " ",
 				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- sh -c " +
@@ -74,7 +76,7 @@ func TestRunHappyPath(t *testing.T) {
 			if got := strings.Contains(calls, "--detach -- sleep infinity"); got != newCLI {
 				t.Errorf("--detach used = %v on v%s", got, tc.version)
 			}
-			if !newCLI && !strings.Contains(calls, "--no-tty -- true") {
+			if !newCLI && !strings.Contains(calls, " -- true\n") {
 				t.Errorf("v0.0.83 create should end with -- true:\n%s", calls)
 			}
 			if !strings.Contains(h.stdout.String(), "prompt: Triage the issue.") {

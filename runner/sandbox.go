@@ -60,10 +60,12 @@ func (x *run) create(ctx context.Context) error {
 		spec.name = SandboxName(x.agent.Name)
 		x.res.Sandbox = spec.name
 		x.created = true // a failed create may still leave a sandbox behind
+		spec.labels = x.claim(spec.name)
 		last = x.d.Create(ctx, spec)
 		var ce *CallError
 		if errors.As(last, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists") {
 			x.created = false
+			x.release(spec.name)
 		} else if last == nil {
 			if last = x.waitReady(ctx, spec.name); last == nil {
 				x.logf("sandbox %s is Ready", spec.name)
@@ -205,9 +207,9 @@ func (x *run) deleteSandbox(ctx context.Context) error {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		err = x.d.Delete(dctx, x.res.Sandbox)
 		cancel()
-		var ce *CallError
-		if err == nil || errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "not found") {
+		if err == nil || isNotFound(err) {
 			x.logf("sandbox %s deleted", x.res.Sandbox)
+			x.release(x.res.Sandbox)
 			return nil
 		}
 		time.Sleep(x.r.backoff(i))

@@ -10,6 +10,9 @@
 // status propagation from `sandbox exec`, `status` exiting 0 even when the
 // gateway is down, and the CLI differences between v0.0.83 and v0.0.111
 // (no `-o json` on status/get and no `--detach` before v0.0.92/v0.0.111).
+// Sandboxes keep their `create --label` pairs (validated as the gateway
+// does), and `sandbox list` filters by --selector and prints the table,
+// --names, --ids or `-o json` (see list.go for the OpenShell sources).
 //
 // Environment:
 //

@@ -120,6 +120,8 @@ func (f *fake) dispatch(args []string) int {
 			return f.download(args[2:])
 		case "delete":
 			return f.delete(args[2:])
+		case "list":
+			return f.list(args[2:])
 		}
 		return fail(2, "unrecognized subcommand '%s'", args[1])
 	case "policy":

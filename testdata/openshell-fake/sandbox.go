@@ -28,6 +28,9 @@ type sandbox struct {
 	Main      []string   `json:"main"`
 	Execs     int        `json:"execs"`
 	Revisions []revision `json:"revisions"`
+	// Labels are the create --label pairs; CreatedMS the creation time.
+	Labels    map[string]string `json:"labels,omitempty"`
+	CreatedMS int64             `json:"created_ms,omitempty"`
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -88,18 +91,9 @@ func (f *fake) create(args []string) int {
 	if _, ok := f.fails["name-taken-once"]; ok && f.counter("name-taken") == 1 {
 		return fail(1, "status: AlreadyExists, message: \"sandbox %s already exists\" (openshell-fake: taken by another run)", name)
 	}
-	var pol []byte
-	if file := fl.value("--policy"); file != "" {
-		_, data, code := readPolicy(file)
-		if code != 0 {
-			return code
-		}
-		pol = data
-	}
-	for _, p := range fl.vals["--provider"] {
-		if _, err := os.Stat(filepath.Join(f.state, "provider-"+p)); err != nil {
-			return fail(1, "provider %q not found", p)
-		}
+	pol, labels, code := f.createInputs(fl)
+	if code != 0 {
+		return code
 	}
 	if _, ok := f.fails["create"]; ok {
 		return fail(1, "failed to create sandbox: injected failure (openshell-fake)")
@@ -107,7 +101,8 @@ func (f *fake) create(args []string) int {
 	if _, ok := f.fails["create-once"]; ok && f.counter("create") == 1 {
 		return fail(1, "failed to create sandbox: injected first-attempt failure (openshell-fake)")
 	}
-	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after}
+	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after,
+		Labels: labels, CreatedMS: time.Now().UnixMilli()}
 	first := revision{Version: 1, Status: "loaded"}
 	if _, ok := f.fails["load-pending"]; ok {
 		first.Status = "pending"
@@ -132,6 +127,25 @@ func (f *fake) create(args []string) int {
 	f.save(s)
 	fmt.Fprintf(os.Stderr, "Created sandbox: %s\n", name)
 	return 0
+}
+
+// createInputs reads what `sandbox create` takes besides the name: the
+// labels, the policy file and the providers, which must exist.
+func (f *fake) createInputs(fl flags) (pol []byte, labels map[string]string, code int) {
+	if labels, code = parseLabels(fl.vals["--label"]); code != 0 {
+		return nil, nil, code
+	}
+	if file := fl.value("--policy"); file != "" {
+		if _, pol, code = readPolicy(file); code != 0 {
+			return nil, nil, code
+		}
+	}
+	for _, p := range fl.vals["--provider"] {
+		if _, err := os.Stat(filepath.Join(f.state, "provider-"+p)); err != nil {
+			return nil, nil, fail(1, "provider %q not found", p)
+		}
+	}
+	return pol, labels, 0
 }
 
 func (f *fake) get(args []string) int {
@@ -166,8 +180,7 @@ func (f *fake) get(args []string) int {
 	}
 	f.save(s)
 	if fl.value("-o", "--output") == "json" {
-		b, _ := json.Marshal(map[string]any{"id": "fake-" + s.Name, "name": s.Name, "workspace": "default",
-			"phase": s.Phase, "labels": map[string]string{}, "current_policy_version": 1})
+		b, _ := json.Marshal(f.sandboxJSON(s))
 		fmt.Println(string(b))
 		return 0
 	}
