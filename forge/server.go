@@ -63,6 +63,9 @@ type Server struct {
 	writes    atomic.Int64    // writes forwarded so far
 }
 
+// ErrNoCredential reports a proxy configured without the forge token it holds.
+var ErrNoCredential = errors.New("no forge token")
+
 // New validates cfg and returns a proxy.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.complete(); err != nil {
@@ -97,7 +100,7 @@ func (cfg *Config) complete() error {
 	}
 	cfg.Upstream = strings.TrimRight(cfg.Upstream, "/")
 	if cfg.Credential.IsZero() {
-		return errors.New("forge proxy: no forge token (hint: --token-env or --token-file)")
+		return fmt.Errorf("forge proxy: %w", ErrNoCredential)
 	}
 	if cfg.Registry == nil {
 		return errors.New("forge proxy: no agent token registry")

@@ -30,26 +30,27 @@ type Provider struct {
 
 var providerType = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
-// ParseProvider parses the --provider flag: NAME, or NAME=TYPE:ENV[,ENV...].
+// ParseProvider parses a provider spec: NAME, or NAME=TYPE:ENV[,ENV...].
+// Errors quote the spec and name no flag; the CLI adds its own.
 func ParseProvider(s string) (Provider, error) {
 	name, spec, hasSpec := strings.Cut(s, "=")
 	if !dnsLabel.MatchString(name) {
-		return Provider{}, fmt.Errorf("--provider %q: name must be lower-case letters, digits and '-'", s)
+		return Provider{}, fmt.Errorf("%q: name must be lower-case letters, digits and '-'", s)
 	}
 	if !hasSpec {
 		return Provider{Name: name}, nil
 	}
 	typ, envs, ok := strings.Cut(spec, ":")
 	if !ok || typ == "" || envs == "" {
-		return Provider{}, fmt.Errorf("--provider %q: want NAME=TYPE:ENV[,ENV...], for example anthropic=anthropic:ANTHROPIC_API_KEY", s)
+		return Provider{}, fmt.Errorf("%q: want NAME=TYPE:ENV[,ENV...], for example anthropic=anthropic:ANTHROPIC_API_KEY", s)
 	}
 	if !providerType.MatchString(typ) {
-		return Provider{}, fmt.Errorf("--provider %q: type %q must be lower-case letters, digits, '-' and '_'", s, typ)
+		return Provider{}, fmt.Errorf("%q: type %q must be lower-case letters, digits, '-' and '_'", s, typ)
 	}
 	p := Provider{Name: name, Type: typ}
 	for _, e := range strings.Split(envs, ",") {
 		if !envName.MatchString(e) {
-			return Provider{}, fmt.Errorf("--provider %q: %q is not an environment variable name", s, e)
+			return Provider{}, fmt.Errorf("%q: %q is not an environment variable name", s, e)
 		}
 		p.CredentialEnv = append(p.CredentialEnv, e)
 	}

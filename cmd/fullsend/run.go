@@ -96,7 +96,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	for _, p := range f.providers {
 		pr, err := runner.ParseProvider(p)
 		if err != nil {
-			return usageErrorf("%v", err)
+			return usageErrorf("--provider %v", err)
 		}
 		providers = append(providers, pr)
 	}

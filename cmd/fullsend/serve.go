@@ -175,6 +175,9 @@ issue and label scope, refuses bodies that carry credentials, and audits every c
 			}
 			defer closer.Close()
 			srv, err := forge.New(cfg)
+			if errors.Is(err, forge.ErrNoCredential) {
+				return fmt.Errorf("%w (hint: --token-env or --token-file)", err)
+			}
 			if err != nil {
 				return err
 			}
