@@ -55,11 +55,15 @@ func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
 	}
 }
 
-// TestBundleIsALeaf checks that bundle imports the standard library only.
+// TestBundleIsALeaf checks that the leaf packages import the standard
+// library only: bundle, and secretscan (the secret rule set, generated from
+// gitleaks' configuration rather than importing gitleaks).
 func TestBundleIsALeaf(t *testing.T) {
-	deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/bundle")
-	if !slices.Equal(deps, []string{module + "/bundle"}) {
-		t.Errorf("bundle depends on %v outside the standard library; it must stay a leaf", deps)
+	for _, pkg := range []string{"bundle", "secretscan"} {
+		deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg)
+		if !slices.Equal(deps, []string{module + "/" + pkg}) {
+			t.Errorf("%s depends on %v outside the standard library; it must stay a leaf", pkg, deps)
+		}
 	}
 }
 
