@@ -117,6 +117,9 @@ func (s Scope) checkParam(rt Route, q url.Values, k string, vs []string) error {
 	if !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
 		return fmt.Errorf("query parameter %q has control characters or invalid UTF-8: %w", k, ErrBadRequest)
 	}
+	if kind := ScanSecrets(v); kind != "" {
+		return fmt.Errorf("query parameter %q holds a credential (%s): %w", k, kind, ErrScope)
+	}
 	switch k {
 	case "page", "per_page":
 		return checkPageParam(k, v)
