@@ -152,3 +152,35 @@ func TestAuditTruncatesLongCleanFields(t *testing.T) {
 	}
 }
 
+// TestAttackNBSPQualifiedSearch: a qualifier value followed by a
+// non-breaking (or other Unicode) space and repo:other/x was one token to
+// the proxy, and two to the search engine, which then searched the other
+// repository too.
+func TestAttackNBSPQualifiedSearch(t *testing.T) {
+	for name, sep := range map[string]string{
+		"nbsp": "\u00a0", "en quad": "\u2000", "hair space": "\u200a", "ideographic space": "\u3000",
+		"narrow nbsp": "\u202f", "line separator": "\u2028", "next line": "\u0085", "zero-width space": "\u200b",
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := "crash label:bug" + sep + "repo:evil/secrets"
+			if _, err := ScopeSearch(q, "acme", "widgets"); err == nil {
+				t.Fatalf("ScopeSearch(%q) accepted a smuggled repo qualifier", q)
+			}
+			p := newTestProxy(t, GitHub)
+			status, _ := p.do(t, "GET", "/search/issues?q="+url.QueryEscape(q), p.reader, "", "")
+			if status != 403 && status != 400 {
+				t.Fatalf("status %d, want a refusal", status)
+			}
+			for _, r := range p.forge.requests() {
+				t.Fatalf("forwarded: %+v", r)
+			}
+		})
+	}
+}
+
+func TestSearchSplitsOnUnicodeSpace(t *testing.T) {
+	got, err := ScopeSearch("crash\u00a0on\u3000start", "acme", "widgets")
+	if err != nil || got != "crash on start repo:acme/widgets" {
+		t.Fatalf("ScopeSearch = %q, %v", got, err)
+	}
+}
