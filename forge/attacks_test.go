@@ -2,6 +2,7 @@ package forge
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -182,5 +183,25 @@ func TestSearchSplitsOnUnicodeSpace(t *testing.T) {
 	got, err := ScopeSearch("crash\u00a0on\u3000start", "acme", "widgets")
 	if err != nil || got != "crash on start repo:acme/widgets" {
 		t.Fatalf("ScopeSearch = %q, %v", got, err)
+	}
+}
+
+// TestAttackNegativeDepthTokenFile: a token file entry with a negative
+// depth let its holder nest spawns below the orchestrator, past the limit;
+// a huge one overflowed depth + 1.
+func TestAttackNegativeDepthTokenFile(t *testing.T) {
+	for _, depth := range []string{"-1", "-1000", "9223372036854775807", "65"} {
+		line := `{"agent":"triage","tier":"write","depth":` + depth + `,"sha256":"` + TokenHash("x") + `"}`
+		err := NewRegistry().Load("tokens.jsonl", strings.NewReader(line))
+		if !errors.Is(err, ErrBadDepth) {
+			t.Errorf("depth %s: Load = %v, want ErrBadDepth", depth, err)
+		}
+	}
+	if _, err := NewRegistry().Mint(Identity{Agent: "triage", Tier: TierRead, Depth: -1}); !errors.Is(err, ErrBadDepth) {
+		t.Errorf("Mint with depth -1 = %v, want ErrBadDepth", err)
+	}
+	ok := `{"agent":"triage","tier":"write","depth":64,"sha256":"` + TokenHash("x") + `"}`
+	if err := NewRegistry().Load("tokens.jsonl", strings.NewReader(ok)); err != nil {
+		t.Errorf("depth 64: %v", err)
 	}
 }
