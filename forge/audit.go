@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -16,8 +17,9 @@ const (
 )
 
 // AuditEntry is one line of the audit log. It never holds a credential:
-// headers are not recorded, and denied paths or reasons that look like a
-// secret are redacted before writing.
+// headers are not recorded, and every field an agent controls (method,
+// path, target, reason, which may quote a query) is redacted when it holds
+// a credential, before it is truncated.
 type AuditEntry struct {
 	Time      time.Time `json:"time"`
 	Service   string    `json:"service"`
@@ -57,13 +59,15 @@ func NewAudit(w io.Writer) *Audit {
 
 const maxAuditField = 512
 
-// Log writes one entry. Fields an agent controls are truncated, and redacted
-// when they look like a credential.
+// Log writes one entry. Fields an agent controls are redacted when they
+// hold a credential, then truncated.
 func (a *Audit) Log(e AuditEntry) {
 	if a == nil {
 		return
 	}
+	e.Method = sanitize(e.Method)
 	e.Path = sanitize(e.Path)
+	e.Target = sanitize(e.Target)
 	e.Reason = sanitize(e.Reason)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -82,12 +86,19 @@ func (a *Audit) Err() error {
 	return a.err
 }
 
+// sanitize redacts s when it, or its percent-decoded form, holds a
+// credential, and truncates it otherwise. Redaction comes first: a secret
+// cut by the truncation would no longer be recognised.
 func sanitize(s string) string {
+	kind := ScanSecrets(s)
+	if u, err := url.PathUnescape(s); kind == "" && err == nil && u != s {
+		kind = ScanSecrets(u)
+	}
+	if kind != "" {
+		return "[redacted: looked like a " + kind + "]"
+	}
 	if len(s) > maxAuditField {
 		s = s[:maxAuditField] + "...(truncated)"
-	}
-	if p := ScanSecrets(s); p != "" {
-		return "[redacted: looked like a " + p + "]"
 	}
 	return s
 }

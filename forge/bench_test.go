@@ -2,6 +2,7 @@ package forge
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +22,7 @@ func benchServer(b *testing.B) (*Server, string, string) {
 	cred, _ := NewCredential(testForgeToken)
 	reg := NewRegistry()
 	s, err := New(Config{Upstream: "https://forge.invalid", Credential: cred, Scope: testScope(), Registry: reg,
-		Audit: NewAudit(io.Discard), Transport: staticTransport{}})
+		Audit: NewAudit(io.Discard), Transport: staticTransport{}, MaxWrites: math.MaxInt})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,5 +74,22 @@ func BenchmarkHandlerComment(b *testing.B) {
 		if w.Code != 200 {
 			b.Fatalf("status %d", w.Code)
 		}
+	}
+}
+
+// BenchmarkScanSecrets measures the outgoing-text scan alone: a clean
+// comment (the common case) and one with a newline-split key.
+func BenchmarkScanSecrets(b *testing.B) {
+	comment := strings.Repeat("This looks like a duplicate of #3. ", 25)
+	for name, text := range map[string]string{
+		"clean":     comment,
+		"split-key": comment + anthropicKey[:40] + "\n" + anthropicKey[40:],
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ScanSecrets(text)
+			}
+		})
 	}
 }

@@ -8,8 +8,9 @@
 //
 // It runs beside the run stage (`fullsend serve forge`), and package spawn
 // shares its token Registry. It holds a credential, so it stays small: of
-// this module it imports only internal/version, and takes an agent's tier as
-// the manifest's string (TierFromManifest). It must never import the policy
+// this module it imports only internal/version and secretscan (the leaf
+// holding the secret rules its body scan and audit redaction apply), and
+// takes an agent's tier as the manifest's string (TierFromManifest). It must never import the policy
 // side (compile, policycue, lint, CUE, OPA), the image or signing side, or
 // runner.
 package forge

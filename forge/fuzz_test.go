@@ -32,7 +32,7 @@ func FuzzMatch(f *testing.F) {
 }
 
 func FuzzScopeSearch(f *testing.F) {
-	for _, s := range []string{"crash on start", `"a b" is:open label:"x y"`, "repo:o/r x", "a OR b", `"unbalanced`, "org:o", "-repo:o/r"} {
+	for _, s := range []string{"crash on start", `"a b" is:open label:"x y"`, "repo:o/r x", "a OR b", `"unbalanced`, "org:o", "-repo:o/r", "label:bug\u00a0repo:x/y", "x\u3000y\u200bz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {

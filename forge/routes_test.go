@@ -130,7 +130,7 @@ func TestScanSecrets(t *testing.T) {
 		{"-----BEGIN RSA PRIVATE KEY-----", "private-key"},
 		{"-----BEGIN PRIVATE KEY-----", "private-key"},
 		{"-----BEGIN PGP PRIVATE KEY BLOCK-----", "private-key"},
-		{"AIza" + strings.Repeat("Q", 35), "google-api-key"},
+		{"AIza" + strings.Repeat("Q", 35), "gcp-api-key"},
 		{"xoxb-1234567890-abc", "slack-token"},
 		{"fsa_" + strings.Repeat("k", 43), "fullsend-agent-token"},
 		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"},

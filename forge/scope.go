@@ -9,7 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/fullsend-ai/agent-sandbox/secretscan"
 )
 
 // Scope limits what any agent may touch through the proxy, whatever its
@@ -117,6 +120,9 @@ func (s Scope) checkParam(rt Route, q url.Values, k string, vs []string) error {
 	if !utf8.ValidString(v) || strings.ContainsFunc(v, isControl) {
 		return fmt.Errorf("query parameter %q has control characters or invalid UTF-8: %w", k, ErrBadRequest)
 	}
+	if kind := ScanSecrets(v); kind != "" {
+		return fmt.Errorf("query parameter %q holds a credential (%s): %w", k, kind, ErrScope)
+	}
 	switch k {
 	case "page", "per_page":
 		return checkPageParam(k, v)
@@ -160,16 +166,22 @@ var searchQualifiers = map[string]bool{
 }
 
 // ScopeSearch confines a GitHub issue-search query to one repository. It
-// tokenizes the query (whitespace-separated, double quotes group), refuses
-// repo/org/user/owner qualifiers naming anything else, boolean operators and
-// parentheses (which could lift terms out of the repository scope),
-// unknown qualifiers and overlong queries, and appends `repo:OWNER/REPO`.
+// tokenizes the query (separated by any Unicode white space, NBSP and the
+// ideographic space included, as the search engine may split on them;
+// double quotes group), refuses invisible format characters (which could
+// hide a separator), repo/org/user/owner qualifiers naming anything else,
+// boolean operators and parentheses (which could lift terms out of the
+// repository scope), unknown qualifiers and overlong queries, and appends
+// `repo:OWNER/REPO`.
 func ScopeSearch(q, owner, repo string) (string, error) {
 	if len(q) > maxSearchBytes {
 		return "", fmt.Errorf("search query is longer than %d bytes: %w", maxSearchBytes, ErrBadRequest)
 	}
 	if !utf8.ValidString(q) || strings.ContainsFunc(q, func(r rune) bool { return isControl(r) && r != ' ' && r != '\t' }) {
 		return "", fmt.Errorf("search query has control characters or invalid UTF-8: %w", ErrBadRequest)
+	}
+	if strings.ContainsFunc(q, secretscan.IsIgnorable) {
+		return "", fmt.Errorf("search query has invisible format characters: %w", ErrBadRequest)
 	}
 	toks, err := searchTokens(q)
 	if err != nil {
@@ -228,9 +240,10 @@ type searchToken struct {
 	quoted bool // the whole token is one quoted phrase
 }
 
-// searchTokens splits a query on whitespace outside double quotes. A token
-// may mix bare text and quotes (label:"good first issue"). An unbalanced
-// quote is an error.
+// searchTokens splits a query on white space (unicode.IsSpace: NBSP,
+// U+2000..U+200A, U+3000 and the rest, not only ' ' and '\t') outside
+// double quotes. A token may mix bare text and quotes (label:"good first
+// issue"). An unbalanced quote is an error.
 func searchTokens(q string) ([]searchToken, error) {
 	var toks []searchToken
 	var cur strings.Builder
@@ -249,7 +262,7 @@ func searchTokens(q string) ([]searchToken, error) {
 			inQuote = !inQuote
 			cur.WriteRune(r)
 			started = true
-		case (r == ' ' || r == '\t') && !inQuote:
+		case unicode.IsSpace(r) && !inQuote:
 			flush()
 		default:
 			cur.WriteRune(r)

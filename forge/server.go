@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/secretscan"
 )
 
 // DefaultListen is where compiled policies expect the proxy: the host as
@@ -87,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 		// Never follow a redirect: the proxy talks to one API and nothing else.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	secretscan.Default() // compile the secret rules now rather than on the first request
 	return s, nil
 }
 

@@ -50,11 +50,17 @@ type Identity struct {
 	Agent string `json:"agent"`
 	Tier  Tier   `json:"tier"`
 	// Depth is 0 for an agent the runner started and parent depth + 1 for a
-	// spawned subagent.
+	// spawned subagent; 0..MaxDepth.
 	Depth int `json:"depth"`
 	// Parent is the agent that spawned this one, if any.
 	Parent string `json:"parent,omitempty"`
 }
+
+// MaxDepth bounds Identity.Depth. Spawn nesting is limited far lower by
+// configuration; the bound keeps a token file from naming a depth that is
+// negative (below the orchestrator, so its holder could nest deeper than
+// the limit) or so large that depth + 1 overflows.
+const MaxDepth = 64
 
 // AgentTokenPrefix starts every minted agent token, so the secret scan can
 // recognise one in an outgoing body.
@@ -64,6 +70,8 @@ const AgentTokenPrefix = "fsa_"
 var (
 	ErrUnknownToken = errors.New("unknown agent token")
 	ErrBadAgentName = errors.New("invalid agent name")
+	// ErrBadDepth marks an identity whose depth is outside 0..MaxDepth.
+	ErrBadDepth = errors.New("spawn depth out of range")
 )
 
 var agentNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -95,6 +103,9 @@ func (r *Registry) Mint(id Identity) (string, error) {
 	}
 	if _, err := ParseTier(string(id.Tier)); err != nil {
 		return "", fmt.Errorf("minting token for %s: %w", id.Agent, err)
+	}
+	if id.Depth < 0 || id.Depth > MaxDepth {
+		return "", fmt.Errorf("minting token for %s: depth %d (want 0..%d): %w", id.Agent, id.Depth, MaxDepth, ErrBadDepth)
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -167,6 +178,9 @@ func (r *Registry) Load(name string, rd io.Reader) error {
 		}
 		if _, err := ParseTier(string(e.Tier)); err != nil {
 			return fmt.Errorf("%s:%d: field tier: %w", name, line, err)
+		}
+		if e.Depth < 0 || e.Depth > MaxDepth {
+			return fmt.Errorf("%s:%d: field depth: %d (want 0..%d): %w", name, line, e.Depth, MaxDepth, ErrBadDepth)
 		}
 		sum, err := hex.DecodeString(e.SHA256)
 		if err != nil || len(sum) != sha256.Size {

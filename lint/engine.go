@@ -23,6 +23,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// rules/secretrules.rego is the secretscan rule set as Rego data, for FS018.
+//go:generate go run ../secretscan/internal/genrego -o rules/secretrules.rego
+
 //go:embed rules/*.rego
 var builtinRules embed.FS
 
@@ -86,6 +89,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.useData(data, opts.Waivers); err != nil {
 		return nil, err
 	}
+	if !opts.NoBuiltin {
+		if err := addSecretRules(data); err != nil {
+			return nil, err
+		}
+	}
 	q, err := e.buildQuery(exceptions)
 	if err != nil {
 		return nil, err
@@ -93,7 +101,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	pq, err := rego.New(
 		rego.ParsedQuery(q),
 		rego.Compiler(compiler),
-		rego.Store(inmem.NewFromObject(data)),
+		rego.Store(inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))),
 	).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("preparing lint query: %w", err)
@@ -213,6 +221,9 @@ func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) err
 		}
 		if d.IsDir() || !strings.HasSuffix(p, ".rego") || strings.HasSuffix(p, "_test.rego") {
 			return nil
+		}
+		if prefix == "builtin:" && p == dir+"/"+secretRulesFile {
+			return nil // stored as data instead (see secretRulesData)
 		}
 		src, err := fs.ReadFile(fsys, p)
 		if err != nil {

@@ -55,11 +55,12 @@ func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
 	}
 }
 
-// TestLeaves checks that the packages any other package may use (the
-// compiled bundle, the CI-environment adapter) import the standard library
-// only.
+// TestLeaves checks that the packages any other package may use import the
+// standard library only: the compiled bundle, the CI-environment adapter and
+// the secret rule set (generated from gitleaks' configuration rather than
+// importing gitleaks).
 func TestLeaves(t *testing.T) {
-	for _, pkg := range []string{"bundle", "cienv"} {
+	for _, pkg := range []string{"bundle", "cienv", "secretscan"} {
 		deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg)
 		if !slices.Equal(deps, []string{module + "/" + pkg}) {
 			t.Errorf("%s depends on %v outside the standard library; it must stay a leaf", pkg, deps)

@@ -6,48 +6,204 @@ package fullsend.rules.secrets
 import rego.v1
 
 import data.fullsend.lib
+import data.fullsend.lib.secretrules as sr
 
-# Token shapes of the credentials agents handle, and PEM private key headers.
-secret_patterns := {
-	"GitHub token": `gh[pousr]_[A-Za-z0-9]{36,}`,
-	"GitHub fine-grained token": `github_pat_[A-Za-z0-9_]{22,}`,
-	"GitLab token": `glpat-[A-Za-z0-9_-]{20,}`,
-	"Slack token": `xox[abposr]-[A-Za-z0-9-]{10,}`,
-	"AWS access key id": `(AKIA|ASIA)[0-9A-Z]{16}`,
-	"Google API key": `AIza[0-9A-Za-z_-]{35}`,
-	"Anthropic API key": `sk-ant-[A-Za-z0-9_-]{20,}`,
-	"OpenAI API key": `sk-(proj-)?[A-Za-z0-9]{32,}`,
-	"private key": `-----BEGIN ([A-Z]+ )?PRIVATE KEY-----`,
-	"JSON web token": `eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`,
-}
-
-# secret_any is one alternation of every pattern: one regex per string
-# selects the few strings worth classifying.
-secret_any := concat("|", [p | some p in secret_patterns])
-
-# doc_text is the whole document as JSON: one regex over it tells whether
-# any string can match, so clean policies skip the walk. Every pattern
-# matches runs of characters JSON does not escape, so this never hides a match.
+# doc_text is the whole document as JSON: one substring check on it spares
+# the walks for "${" and "{{" on documents without them.
 doc_text := json.marshal(input)
 
-secret_or_shell := concat("|", [secret_any, shell_var])
+# Literal secrets: the rule set of secretscan (data in secretrules.rego,
+# generated from Go), applied the way the Go scanner applies it to every
+# string: normalised (invisible characters removed), then once more with
+# white space removed by the joinable rules. A rule runs when one of its
+# keywords is in the lowercased string, its regex matches, the secret
+# (capture group) is above its entropy threshold and no allowlist takes it.
 
-default suspicious := set()
+# texts holds every string of the document as [path, normalised value].
+texts := [[p, n] |
+	walk(input, [p, v])
+	is_string(v)
+	n := regex.replace(v, sr.ignorable, "")
+]
 
-# Literal fragments every secret_patterns/shell_var match contains: a few
-# substring checks spare the regexes on clean documents.
-hints := ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "ASIA", "AIza", "sk-", "-----BEGIN", "eyJ", "${"]
+# joined_texts holds the strings that have white space, without it.
+joined_texts := [[p, j] |
+	some [p, n] in texts
+	j := regex.replace(n, sr.space, "")
+	j != n
+]
 
-hinted if {
-	some h in hints
-	contains(doc_text, h)
+# A keyword anywhere in the document selects the rules worth trying; each
+# string is checked for a keyword of the rule again when its regex matches.
+candidates contains i if {
+	text := lower(concat("\n", [n | some [_, n] in texts]))
+	some k, rules in sr.keyword_rules
+	contains(text, k)
+	some i in rules
 }
 
-# suspicious holds the strings that may hold a secret or a shell variable.
-suspicious := lib.strings_matching(secret_or_shell) if {
-	hinted
-	regex.match(secret_or_shell, doc_text)
+candidates contains i if {
+	some i, r in sr.rules
+	count(r.keywords) == 0
 }
+
+joined_candidates contains i if {
+	count(joined_texts) > 0
+	text := lower(concat("\n", [j | some [_, j] in joined_texts]))
+	some k, rules in sr.joinable_keyword_rules
+	contains(text, k)
+	some i in rules
+}
+
+joined_candidates contains i if {
+	count(joined_texts) > 0
+	some i, r in sr.rules
+	r.joinable
+	count(r.keywords) == 0
+}
+
+candidate(r, _) if count(r.keywords) == 0
+
+candidate(r, text) if {
+	some k in r.keywords
+	contains(text, k)
+}
+
+# literal_secrets holds [path, kind] for every string a rule fires on.
+literal_secrets contains [lib.render_path(p), r.id] if {
+	some i in candidates
+	r := sr.rules[i]
+	some [p, n] in texts
+	fires(r, n)
+}
+
+literal_secrets contains [lib.render_path(p), r.id] if {
+	some i in joined_candidates
+	r := sr.rules[i]
+	some [p, j] in joined_texts
+	fires(r, j)
+}
+
+fires(r, s) if {
+	regex.match(r.regex, s)
+	candidate(r, lower(s))
+	some m in regex.find_all_string_submatch_n(r.regex, s, -1)
+	match := trim(m[0], "\n")
+	secret := secret_of(r, match)
+	entropy_ok(r, secret)
+	not allowed(r, secret, match, line_of(s, m[0]))
+}
+
+# secret_of picks the secret out of a match: the rule's capture group, or
+# the first non-empty one, or the whole match.
+secret_of(r, match) := match if count(groups(r, match)) < 2
+
+secret_of(r, match) := groups(r, match)[r.secret_group] if {
+	count(groups(r, match)) >= 2
+	r.secret_group > 0
+}
+
+secret_of(r, match) := first_group(groups(r, match), match) if {
+	count(groups(r, match)) >= 2
+	r.secret_group == 0
+}
+
+groups(r, match) := ms[0] if {
+	ms := regex.find_all_string_submatch_n(r.regex, match, 1)
+	count(ms) > 0
+} else := []
+
+first_group(g, match) := xs[0] if {
+	xs := [x | some i, x in g; i > 0; x != ""]
+	count(xs) > 0
+} else := match
+
+# line_of returns the line(s) of s around the first occurrence of match.
+line_of(s, match) := concat("", [before[count(before) - 1], match, after[0]]) if {
+	i := indexof(s, match)
+	before := split(substring(s, 0, i), "\n")
+	after := split(substring(s, i + count(match), -1), "\n")
+}
+
+entropy_ok(r, _) if r.entropy == 0
+
+entropy_ok(r, s) if {
+	r.entropy > 0
+	entropy(s) > r.entropy
+}
+
+# OPA has no logarithm: secrets longer than the table count as random.
+entropy_ok(r, s) if {
+	r.entropy > 0
+	count(s) >= count(sr.xlog2x)
+}
+
+# entropy is the Shannon entropy of s in bits per character:
+# log2(n) - sum(c log2 c)/n over the character counts c.
+entropy(s) := (sr.xlog2x[n] - sum([sr.xlog2x[c] | some ch in {x | some x in chars}; c := count([1 | some x in chars; x == ch])])) / n if {
+	chars := split(s, "")
+	n := count(chars)
+	n > 0
+}
+
+allowed(r, secret, match, line) if {
+	r.global_allow
+	some a in sr.global_allow
+	allows(a, secret, match, line)
+}
+
+allowed(r, secret, match, line) if {
+	some a in r.allow
+	allows(a, secret, match, line)
+}
+
+allows(a, secret, match, line) if {
+	not a.require_all
+	regex_hit(a, target(a, secret, match, line))
+}
+
+allows(a, secret, _, _) if {
+	not a.require_all
+	stop_hit(a, secret)
+}
+
+allows(a, secret, match, line) if {
+	a.require_all
+	regex_ok(a, target(a, secret, match, line))
+	stop_ok(a, secret)
+}
+
+target(a, secret, _, _) := secret if a.target == ""
+
+target(a, _, match, _) := match if a.target == "match"
+
+target(a, _, _, line) := line if a.target == "line"
+
+regex_hit(a, t) if {
+	t != ""
+	some p in a.regexes
+	regex.match(p, t)
+}
+
+stop_hit(a, secret) if {
+	secret != ""
+	l := lower(secret)
+	some w in a.stop_words
+	contains(l, w)
+}
+
+regex_ok(a, _) if count(a.regexes) == 0
+
+regex_ok(a, t) if regex_hit(a, t)
+
+stop_ok(a, _) if count(a.stop_words) == 0
+
+stop_ok(a, secret) if stop_hit(a, secret)
+
+default shell_strings := set()
+
+# shell_strings holds the strings that may hold a shell variable.
+shell_strings := lib.strings_matching(shell_var) if contains(doc_text, "${")
 
 # Placeholders only matter with a context that says which are allowed.
 placeholder_context if lib.context.runtime == true
@@ -70,17 +226,15 @@ with_placeholders := lib.strings_matching(placeholder_re) if {
 #   id: FS018
 #   severity: deny
 deny_literal_secret contains f if {
-	some [path, v] in suspicious
-	regex.match(secret_any, v)
-	some kind, pattern in secret_patterns
-	regex.match(pattern, v)
-	f := lib.finding(rego.metadata.rule(), path, sprintf("%s in the policy", [kind]))
+	some path in {p | some [p, _] in literal_secrets}
+	kinds := sort({k | some [q, k] in literal_secrets; q == path})
+	f := lib.finding(rego.metadata.rule(), path, sprintf("literal secret in the policy (%s)", [concat(", ", kinds)]))
 }
 
 shell_var := `\$\{[^}]*\}`
 
 shell_refs contains [path, sprintf("%q is not expanded by OpenShell", [v])] if {
-	some [path, v] in suspicious
+	some [path, v] in shell_strings
 	regex.match(shell_var, v)
 }
 
