@@ -22,9 +22,9 @@ var (
 // parseClaudeAgent decodes a Claude Code subagent definition.
 func parseClaudeAgent(d *decoder, doc *document) *Agent {
 	a := &Agent{File: doc.file, Format: FormatClaude}
-	d.keyHints = openCodeKeyHints
+	d.keyHints, d.keyErrors, d.lenient = openCodeKeyHints, openCodeKeyErrors, true
 	f := d.fields(doc.root, "", claudeAgentKeys)
-	d.keyHints = nil
+	d.keyHints, d.keyErrors, d.lenient = nil, nil, false
 	if v, ok := f["name"]; ok {
 		d.claudeAgentName(a, doc, v)
 	} else {
@@ -168,12 +168,21 @@ func memoryTools(scope, agent string, pos Pos) []ToolRule {
 	return out
 }
 
-// openCodeKeyHints explain OpenCode fields found in a file read as Claude Code.
-var openCodeKeyHints = map[string]string{}
+// openCodeKeyHints explain OpenCode fields found in a file read as Claude
+// Code; openCodeKeyErrors keep them errors: the file is read in the wrong
+// dialect, and its OpenCode restrictions (permission) would be dropped.
+var openCodeKeyHints, openCodeKeyErrors = map[string]string{}, map[string]bool{}
 
 func init() {
 	for _, k := range []string{"permission", "mode", "temperature", "top_p", "steps", "maxSteps", "prompt", "variant", "hidden", "disable", "options"} {
 		openCodeKeyHints[k] = "this is an OpenCode field: put OpenCode agents under .opencode/agent/, or under agents/ without a name field"
+		openCodeKeyErrors[k] = true
+	}
+	// A skill's allowed-tools in an agent: Claude Code ignores it, and the
+	// agent inherits every tool.
+	for _, k := range []string{"allowed-tools", "allowed_tools", "allowedTools"} {
+		openCodeKeyHints[k] = "a Claude Code agent lists its tools under tools: (allowed-tools is a skill field)"
+		openCodeKeyErrors[k] = true
 	}
 }
 

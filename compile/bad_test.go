@@ -227,14 +227,32 @@ func TestFieldTypes(t *testing.T) {
 // TestDiagnosticsCap bounds the output of a file with many problems.
 func TestDiagnosticsCap(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("---\nname: a\ndescription: d\ntools: Read\n")
+	b.WriteString("---\nname: a\ndescription: d\ntools: Read\nsandbox:\n")
 	for i := 0; i < 300; i++ {
-		b.WriteString("unknown" + strings.Repeat("x", i%5) + jsonInt(i) + ": 1\n")
+		b.WriteString("  unknown" + strings.Repeat("x", i%5) + jsonInt(i) + ": 1\n")
 	}
 	b.WriteString("---\n")
 	_, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte(b.String())}})
 	var ds Diagnostics
 	if !errors.As(err, &ds) || len(ds) != maxDiagnosticsPerFile+1 || !strings.Contains(ds[len(ds)-1].Message, "too many problems") {
 		t.Fatalf("got %d diagnostics", len(ds))
+	}
+}
+
+// TestWarningsCap bounds the warnings of a file with many unknown keys,
+// which still loads.
+func TestWarningsCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\nname: a\ndescription: d\ntools: Read\n")
+	for i := 0; i < 300; i++ {
+		b.WriteString("extra" + strings.Repeat("x", i%5) + jsonInt(i) + ": 1\n")
+	}
+	b.WriteString("---\n")
+	proj, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte(b.String())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(proj.Warnings); n != maxDiagnosticsPerFile+1 || !strings.Contains(proj.Warnings[n-1].Message, "too many warnings") {
+		t.Fatalf("got %d warnings", n)
 	}
 }

@@ -180,7 +180,6 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 	}{
 		// Claude Code agents.
 		{"wrong enum permissionMode", claudeFile, claudeBase + "permissionMode: yolo\n", "permissionMode", ""},
-		{"unknown key", claudeFile, claudeBase + "colour: red\n", "colour", ""},
 		{"opencode key in claude agent", claudeFile, claudeBase + "temperature: 1\n", "temperature", ""},
 		{"bad name leading hyphen", claudeFile, "name: -a\ndescription: d\ntools: Read\n", "name", ""},
 		{"bad name upper case", claudeFile, "name: A\ndescription: d\ntools: Read\n", "name", ""},
@@ -306,7 +305,6 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"bad skill effort", skillFile, skillBase + "effort: big\n", "effort", ""},
 		{"allowed-tools mapping", skillFile, skillBase + "allowed-tools: {a: b}\n", "allowed-tools", ""},
 		{"blank when_to_use", skillFile, skillBase + "when_to_use: \" \"\n", "when_to_use", ""},
-		{"skill unknown key", skillFile, skillBase + "owner: me\n", "owner", ""},
 		{"unpinned dependency URL", skillFile, skillBase + "dependencies: [\"https://x.example.com/s\"]\n", "dependencies[0]", ""},
 		{"dependency URL with credentials", skillFile, skillBase + "dependencies: [\"https://u:p@x.example.com/s#sha256=" + hash + "\"]\n", "dependencies[0]", ""},
 		{"http dependency", skillFile, skillBase + "dependencies: [\"http://x.example.com/s#sha256=" + hash + "\"]\n", "dependencies[0]", ""},
@@ -383,6 +381,9 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 		{"skill name of 64 characters", "skills/" + strings.Repeat("s", 64) + "/SKILL.md", "name: " + strings.Repeat("s", 64) + "\ndescription: d\n"},
 		{"skill description of 1024 characters", skillFile, "name: s\ndescription: " + strings.Repeat("é", 1024) + "\n"},
 		{"skill compatibility of 500 characters", skillFile, skillBase + "compatibility: " + strings.Repeat("x", 500) + "\n"},
+		{"claude extra metadata keys", claudeFile, claudeBase + "category: quality\nauthor: me\nversion: 1.0\ntags: [a, b]\nid: x\ntype: agent\n"},
+		{"opencode extra key", openCodeFile, openCodeBase + "category: x\n"},
+		{"skill unknown key", skillFile, skillBase + "owner: me\nversion: 1.0\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -408,6 +409,10 @@ func TestInputSchemaGoOnly(t *testing.T) {
 	tests := []struct{ name, file, fm, why string }{
 		{"unbalanced parentheses", claudeFile, "name: a\ndescription: d\ntools: Bash(gh *\n", "tool-rule grammar"},
 		{"unknown tool", claudeFile, "name: a\ndescription: d\ntools: Frobnicate\n", "tool names"},
+		{"misspelt key", claudeFile, claudeBase + "colour: red\n", "edit distance to the known keys"},
+		{"misspelt tools", claudeFile, "name: a\ndescription: d\ntool: Read\n", "edit distance to the known keys"},
+		{"misspelt skill key", skillFile, skillBase + "allowed_tools: Read\n", "edit distance to the known keys"},
+		{"misspelt permission", openCodeFile, openCodeBase + "permissions: {\"*\": deny}\n", "edit distance to the known keys"},
 		{"tools cancelled by disallowedTools", claudeFile, "name: a\ndescription: d\ntools: Read\ndisallowedTools: Read\n", "evaluation"},
 		{"missing preloaded skill", claudeFile, claudeBase + "skills: [nowhere]\n", "other files"},
 		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},

@@ -22,9 +22,9 @@ const (
 func parseSkill(d *decoder, doc *document) *Skill {
 	dir := path.Dir(doc.file)
 	s := &Skill{File: doc.file, Dir: dir}
-	d.keyHints = map[string]string{"": "custom data belongs under metadata: (string values)"}
+	d.keyHints, d.lenient = map[string]string{"": "custom data belongs under metadata: (string values)"}, true
 	f := d.fields(doc.root, "", skillKeys)
-	d.keyHints = nil
+	d.keyHints, d.lenient = nil, false
 	if v, ok := f["name"]; ok {
 		d.skillName(s, v)
 	} else {
