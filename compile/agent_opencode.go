@@ -48,7 +48,7 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 	d.keyHints, d.keyErrors, d.lenient = map[string]string{"name": "OpenCode names an agent after its file; remove name, or rename the file"}, map[string]bool{"name": true}, true
 	f := d.fields(doc.root, "", openCodeAgentKeys)
 	d.keyHints, d.keyErrors, d.lenient = nil, nil, false
-	a.Description = requiredDescription(d, doc.root, f, 0)
+	a.Description = requiredDescription(d, doc.root, f)
 	if v, ok := f["mode"]; ok {
 		a.Mode, _ = d.enum(v.value, "mode", openCodeModes...)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // TestUnknownKeys: an unknown top-level key the runtimes ignore or pass
@@ -100,5 +102,109 @@ func TestStrict(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("Strict: no error on category: %v", ds)
+	}
+}
+
+// TestParserToolsInCatalog: every tool name the parser accepts is in the
+// built-in catalog (Task is Agent's old name), so no accepted rule fails
+// later with "not in the catalog".
+func TestParserToolsInCatalog(t *testing.T) {
+	cat, err := policycue.LoadCatalog(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range KnownTools() {
+		if name == "Task" {
+			continue
+		}
+		if _, ok := cat.Tools[name]; !ok {
+			t.Errorf("tool %s is accepted by the parser but not in catalog/tools.cue", name)
+		}
+	}
+}
+
+// TestLocalTools: Claude Code's local-only tools compile at the read-only
+// tier with no egress.
+func TestLocalTools(t *testing.T) {
+	const tools = "BashOutput, KillShell, AskUserQuestion, SlashCommand, SendMessage, TeamCreate, TeamDelete, Read"
+	fsys := fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: " + tools + "\n---\nbody\n")}}
+	proj, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Compile(context.Background(), proj, fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Agents["a"]; c.Tier != policycue.TierReadOnly {
+		t.Errorf("tier = %s, want read-only", c.Tier)
+	}
+}
+
+// TestToleratedSpecViolations: what the runtimes load although a
+// specification forbids it is a warning at its position; the file loads.
+func TestToleratedSpecViolations(t *testing.T) {
+	long := strings.Repeat("x", 1025)
+	tests := []struct {
+		name, file, fm  string
+		pos, field, msg string
+	}{
+		{"unknown tool", "agents/a.md", "name: a\ndescription: d\ntools: Read, Reed\n",
+			"agents/a.md:4:14", "tools[1]", `unknown tool "Reed" grants nothing`},
+		{"unknown tool only", "agents/a.md", "name: a\ndescription: d\ntools: [Frobnicate]\n",
+			"agents/a.md:4:9", "tools[0]", `unknown tool "Frobnicate" grants nothing`},
+		{"unknown disallowed tool", "agents/a.md", "name: a\ndescription: d\ntools: Read\ndisallowedTools: Frob\n",
+			"agents/a.md:5:18", "disallowedTools[0]", `unknown tool "Frob"`},
+		{"unknown allowed-tool in a skill", "skills/s/SKILL.md", "name: s\ndescription: d\nallowed-tools: Read Frob\n",
+			"skills/s/SKILL.md:4:21", "allowed-tools[1]", `unknown tool "Frob"`},
+		{"non-kebab skill name", "skills/pdf/SKILL.md", "name: PDF Processing\ndescription: d\n",
+			"skills/pdf/SKILL.md:2:7", "name", `skill name "PDF Processing" is not an Agent Skills name`},
+		{"skill name of 65 characters", "skills/s/SKILL.md", "name: " + strings.Repeat("s", 65) + "\ndescription: d\n",
+			"skills/s/SKILL.md:2:7", "name", "is not an Agent Skills name"},
+		{"skill description over 1024", "skills/s/SKILL.md", "name: s\ndescription: " + long + "\n",
+			"skills/s/SKILL.md:3:14", "description", "description is 1025 characters; the Agent Skills specification allows 1024"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			proj, err := Load(fstest.MapFS{tc.file: {Data: []byte("---\n" + tc.fm + "---\nbody\n")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got Diagnostics
+			for _, d := range proj.Warnings {
+				if strings.HasPrefix(d.Field, strings.SplitN(tc.field, "[", 2)[0]) && strings.Contains(d.Message, tc.msg) {
+					got = append(got, d)
+				}
+			}
+			if len(got) != 1 || got[0].Pos.String() != tc.pos || got[0].Field != tc.field {
+				t.Errorf("want one warning at %s on %s containing %q, got %v (all: %v)", tc.pos, tc.field, tc.msg, got, proj.Warnings)
+			}
+		})
+	}
+}
+
+// TestNoTools: tools: [] is an agent with no tools: it compiles to the
+// runtime's baseline at the read-only tier; a blank tools string is still
+// an error.
+func TestNoTools(t *testing.T) {
+	fsys := fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: []\n---\nbody\n")}}
+	proj, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := proj.Agents[0]; a.ToolsOmitted || len(a.Tools) != 0 {
+		t.Fatalf("agent = %+v", a)
+	}
+	out, err := Compile(context.Background(), proj, fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Agents["a"]; c.Tier != policycue.TierReadOnly {
+		t.Errorf("tier = %s, want read-only", c.Tier)
+	}
+	for _, fm := range []string{"tools: \"\"\n", "tools: [\"\", \" \"]\n"} {
+		if _, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\n" + fm + "---\n")}}); err == nil || !strings.Contains(err.Error(), "tools is empty") {
+			t.Errorf("%q: want tools is empty, got %v", fm, err)
+		}
 	}
 }

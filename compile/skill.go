@@ -30,7 +30,12 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	} else {
 		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: "+path.Base(dir))
 	}
-	s.Description = requiredDescription(d, doc.root, f, maxSkillDescription)
+	s.Description = requiredDescription(d, doc.root, f)
+	if n := len([]rune(s.Description)); n > maxSkillDescription {
+		d.warnAt(d.pos(f["description"].value), "description",
+			fmt.Sprintf("description is %d characters; the Agent Skills specification allows %d", n, maxSkillDescription),
+			"shorten it: runtimes may truncate it")
+	}
 	d.checkFields(f, skillChecks)
 	if v, ok := f["dependencies"]; ok {
 		s.Dependencies = d.dependencies(v.value)
@@ -75,9 +80,13 @@ func (d *decoder) skillName(s *Skill, v field) {
 	}
 	s.Name, s.NamePos = name, d.pos(v.value)
 	switch {
-	case len(name) == 0 || len(name) > maxSkillName || !skillNameRE.MatchString(name):
+	case strings.TrimSpace(name) == "" || strings.ContainsFunc(name, unicode.IsControl) || strings.Contains(name, "/"):
 		d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
 			"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
+	case len([]rune(name)) > maxSkillName || !skillNameRE.MatchString(name):
+		// The runtimes load such a skill; agents cannot preload it by name.
+		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q is not an Agent Skills name", name),
+			"the specification wants 1-64 lowercase letters, digits and single hyphens, such as "+path.Base(s.Dir))
 	case name != path.Base(s.Dir):
 		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(s.Dir)),
 			"the Agent Skills specification wants them equal")
