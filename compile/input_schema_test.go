@@ -67,7 +67,10 @@ func cueCheck(t *testing.T, c candidate, data []byte) error {
 // compile fixtures hold loads in Go and validates against its CUE
 // definition.
 func TestInputSchemaAcceptsExamples(t *testing.T) {
-	dirs := []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project"}
+	dirs := []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project",
+		// Public files with keys and names the runtimes tolerate (warnings in Go).
+		"testdata/realworld/wshobson-teensy-expert", "testdata/realworld/wshobson-conductor-validator",
+		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security"}
 	seen := map[policycue.InputKind]int{}
 	for _, dir := range dirs {
 		fsys := os.DirFS(dir)
