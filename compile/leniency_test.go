@@ -29,6 +29,8 @@ func TestUnknownKeys(t *testing.T) {
 			".opencode/agent/r.md:4:1", "version", `unknown field "version" is ignored`, "", false},
 		{"skill tags", "skills/s/SKILL.md", "name: s\ndescription: d\ntags: [a]\n",
 			"skills/s/SKILL.md:4:1", "tags", `unknown field "tags" is ignored`, "under metadata", false},
+		{"tools in a skill", "skills/s/SKILL.md", "name: s\ndescription: d\ntools: Read\n",
+			"skills/s/SKILL.md:4:1", "tools", `unknown field "tools" is ignored`, "allowed-tools", false},
 		{"tool for tools", "agents/a.md", "name: a\ndescription: d\ntool: Read\n",
 			"agents/a.md:4:1", "tool", `unknown field "tool"`, `did you mean "tools"?`, true},
 		{"disallowed-tools in an agent", "agents/a.md", "name: a\ndescription: d\ntools: Read\ndisallowed-tools: Bash\n",

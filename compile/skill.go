@@ -22,7 +22,7 @@ const (
 func parseSkill(d *decoder, doc *document) *Skill {
 	dir := path.Dir(doc.file)
 	s := &Skill{File: doc.file, Dir: dir}
-	d.keyHints, d.lenient = map[string]string{"": "custom data belongs under metadata: (string values)"}, true
+	d.keyHints, d.lenient = skillKeyHints, true
 	f := d.fields(doc.root, "", skillKeys)
 	d.keyHints, d.lenient = nil, false
 	if v, ok := f["name"]; ok {
@@ -50,6 +50,14 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	}
 	d.skillTools(s, f)
 	return s
+}
+
+// skillKeyHints explain unknown skill fields: an agent's tools field, which
+// a skill spells allowed-tools (the runtimes ignore tools: the skill
+// pre-approves nothing), and custom data, which belongs under metadata.
+var skillKeyHints = map[string]string{
+	"tools": "a skill pre-approves tools with allowed-tools",
+	"":      "custom data belongs under metadata: (string values)",
 }
 
 // skillChecks check the skill fields the compiler does not read, in the
