@@ -22,15 +22,15 @@ var (
 // parseClaudeAgent decodes a Claude Code subagent definition.
 func parseClaudeAgent(d *decoder, doc *document) *Agent {
 	a := &Agent{File: doc.file, Format: FormatClaude}
-	d.keyHints = openCodeKeyHints
+	d.keyHints, d.keyErrors, d.lenient = openCodeKeyHints, openCodeKeyErrors, true
 	f := d.fields(doc.root, "", claudeAgentKeys)
-	d.keyHints = nil
+	d.keyHints, d.keyErrors, d.lenient = nil, nil, false
 	if v, ok := f["name"]; ok {
 		d.claudeAgentName(a, doc, v)
 	} else {
 		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: my-agent")
 	}
-	a.Description = requiredDescription(d, doc.root, f, 0)
+	a.Description = requiredDescription(d, doc.root, f)
 	if v, ok := f["model"]; ok {
 		d.claudeModel(a, v)
 	}
@@ -141,15 +141,34 @@ func (d *decoder) claudeTools(a *Agent, doc *document, f map[string]field) {
 	}
 	a.ToolsPos = d.pos(v.value)
 	rules, clean := d.toolList(v.value, "tools")
-	if clean && len(rules) == 0 {
+	// tools: [] is an agent with no tools (it gets the runtime's baseline
+	// only); a blank string or blank elements are a mistake.
+	if clean && len(rules) == 0 && blankTools(v.value) {
 		d.errAt(a.ToolsPos, "tools", "tools is empty",
-			"list the tools the agent needs, such as Read, Grep, Bash(gh *)")
+			"list the tools the agent needs, such as Read, Grep, Bash(gh *), or write tools: [] for an agent with no tools")
 	}
 	a.Tools = subtractTools(rules, disallowed)
 	if clean && len(rules) > 0 && len(a.Tools) == 0 {
 		d.errAt(a.ToolsPos, "tools", "tools resolve to nothing: every tool is removed by disallowedTools",
 			"remove the disallowedTools entries that cancel tools, or list the tools the agent needs")
 	}
+}
+
+// blankTools reports whether a tools value holds only blank text: a blank
+// string, or a non-empty list of blank strings.
+func blankTools(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strings.TrimSpace(n.Value) == ""
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			if e.Kind != yaml.ScalarNode || strings.TrimSpace(e.Value) != "" {
+				return false
+			}
+		}
+		return len(n.Content) > 0
+	}
+	return false
 }
 
 // memoryTools are the rules Claude Code adds for an agent's persistent
@@ -168,28 +187,33 @@ func memoryTools(scope, agent string, pos Pos) []ToolRule {
 	return out
 }
 
-// openCodeKeyHints explain OpenCode fields found in a file read as Claude Code.
-var openCodeKeyHints = map[string]string{}
+// openCodeKeyHints explain OpenCode fields found in a file read as Claude
+// Code; openCodeKeyErrors keep them errors: the file is read in the wrong
+// dialect, and its OpenCode restrictions (permission) would be dropped.
+var openCodeKeyHints, openCodeKeyErrors = map[string]string{}, map[string]bool{}
 
 func init() {
 	for _, k := range []string{"permission", "mode", "temperature", "top_p", "steps", "maxSteps", "prompt", "variant", "hidden", "disable", "options"} {
 		openCodeKeyHints[k] = "this is an OpenCode field: put OpenCode agents under .opencode/agent/, or under agents/ without a name field"
+		openCodeKeyErrors[k] = true
+	}
+	// A skill's allowed-tools in an agent: Claude Code ignores it, and the
+	// agent inherits every tool.
+	for _, k := range []string{"allowed-tools", "allowed_tools", "allowedTools"} {
+		openCodeKeyHints[k] = "a Claude Code agent lists its tools under tools: (allowed-tools is a skill field)"
+		openCodeKeyErrors[k] = true
 	}
 }
 
-// requiredDescription reads the required description field, at most maxLen
-// characters when maxLen > 0.
-func requiredDescription(d *decoder, root *yaml.Node, f map[string]field, maxLen int) string {
+// requiredDescription reads the required description field.
+func requiredDescription(d *decoder, root *yaml.Node, f map[string]field) string {
 	v, ok := f["description"]
 	if !ok {
 		d.errAt(d.pos(root), "description", "missing required field description",
 			"describe what the agent or skill does and when to use it")
 		return ""
 	}
-	s, good := d.nonEmptyStr(v.value, "description")
-	if good && maxLen > 0 && len([]rune(s)) > maxLen {
-		d.errAt(d.pos(v.value), "description", fmt.Sprintf("description is %d characters; at most %d allowed", len([]rune(s)), maxLen), "shorten it")
-	}
+	s, _ := d.nonEmptyStr(v.value, "description")
 	return s
 }
 
@@ -269,9 +293,9 @@ func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
 				field = el.field
 			}
 			idx++
-			r, ok := d.toolRule(el, it, field)
+			r, ok, unknown := d.toolRule(el, it, field)
 			if !ok {
-				clean = false
+				clean = clean && unknown
 				continue
 			}
 			out = append(out, r)
@@ -292,19 +316,25 @@ func (d *decoder) toolListError(el stringItem, err error) {
 }
 
 // toolRule parses one rule of a tool list element, reporting it as field
-// when it does not parse.
-func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (ToolRule, bool) {
+// when it does not parse. A well-formed rule naming a tool fullsend does
+// not know is a warning and is dropped (unknown): the runtimes ignore it,
+// so it grants nothing.
+func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (r ToolRule, ok, unknown bool) {
 	r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
 	if err == nil {
-		return r, true
+		return r, true, false
 	}
 	var re *RuleError
-	if errors.As(err, &re) {
+	switch {
+	case errors.As(err, &re) && re.UnknownTool:
+		d.warnAt(re.Pos, field, re.Message+" grants nothing; the rule is ignored", re.Hint)
+		return ToolRule{}, false, true
+	case errors.As(err, &re):
 		d.errAt(re.Pos, field, re.Message, re.Hint)
-	} else {
+	default:
 		d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
 	}
-	return ToolRule{}, false
+	return ToolRule{}, false, false
 }
 
 // subtractTools removes from rules every rule that a disallowed rule

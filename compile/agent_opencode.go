@@ -43,10 +43,12 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 		d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q (OpenCode names an agent after its file)", stem),
 			"rename the file: lowercase letters, digits and hyphens, such as reviewer.md")
 	}
-	d.keyHints = map[string]string{"name": "OpenCode names an agent after its file; remove name, or rename the file"}
+	// A name field is an error: the agent would silently be named after
+	// its file instead.
+	d.keyHints, d.keyErrors, d.lenient = map[string]string{"name": "OpenCode names an agent after its file; remove name, or rename the file"}, map[string]bool{"name": true}, true
 	f := d.fields(doc.root, "", openCodeAgentKeys)
-	d.keyHints = nil
-	a.Description = requiredDescription(d, doc.root, f, 0)
+	d.keyHints, d.keyErrors, d.lenient = nil, nil, false
+	a.Description = requiredDescription(d, doc.root, f)
 	if v, ok := f["mode"]; ok {
 		a.Mode, _ = d.enum(v.value, "mode", openCodeModes...)
 	}

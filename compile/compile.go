@@ -30,6 +30,8 @@ type Options struct {
 	// Checks run on every compiled agent after the policy is built (lint,
 	// expectations); their error-severity diagnostics fail the compile.
 	Checks []Check
+	// Strict makes every warning an error.
+	Strict bool
 }
 
 // Check inspects the compiled output and reports diagnostics.
@@ -100,6 +102,11 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
 	var diags Diagnostics
 	diags = append(diags, proj.Warnings...)
+	strict := func() {
+		if opts.Strict {
+			diags = diags.Strict()
+		}
+	}
 	// Policy fragments are inputs too: the manifest pins them with the
 	// agent and skill files the loader read.
 	files := maps.Clone(proj.Files)
@@ -120,6 +127,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 			out.Agents[a.Name] = c
 		}
 	}
+	strict()
 	if err := diags.Err(); err != nil {
 		return nil, compileError(diags)
 	}
@@ -133,6 +141,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		}
 		diags = append(diags, ds...)
 	}
+	strict()
 	if err := diags.Err(); err != nil {
 		return nil, compileError(diags)
 	}

@@ -3,6 +3,7 @@ package compile_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/compile"
@@ -33,13 +34,24 @@ func ExampleLoad() {
 	a := proj.Agents[0]
 	fmt.Println(a.Name, len(a.Tools), a.Tools[0].Commands, a.Skills[0].Name, a.Skills[0].Pos)
 
+	// An unknown tool grants nothing: a warning, with a hint.
 	fsys["agents/triage.md"] = &fstest.MapFile{Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skil\n---\n")}
+	proj, err = compile.Load(fsys)
+	if err != nil {
+		panic(err)
+	}
+	w := proj.Warnings[0]
+	fmt.Println(w.Pos, w.Field, w.Severity, strings.HasPrefix(w.Hint, `did you mean "Skill"?`))
+
+	// A malformed tool name is an error.
+	fsys["agents/triage.md"] = &fstest.MapFile{Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), 9kill\n---\n")}
 	_, err = compile.Load(fsys)
 	var ds compile.Diagnostics
 	if errors.As(err, &ds) {
-		fmt.Println(ds[0].Pos, ds[0].Field)
+		fmt.Println(ds[0].Pos, ds[0].Field, ds[0].Severity)
 	}
 	// Output:
 	// triage 2 [gh curl jq] issue-labels agents/triage.md:5:10
-	// agents/triage.md:4:26 tools[1]
+	// agents/triage.md:4:26 tools[1] warning true
+	// agents/triage.md:4:26 tools[1] error
 }

@@ -25,6 +25,8 @@ type decoder struct {
 	diags      Diagnostics
 	nerr       int
 	truncated  bool
+	// warnTruncated is set once dropped warnings were noted.
+	warnTruncated bool
 	// lines are the frontmatter's lines, to locate text inside scalars.
 	lines []string
 	// aliasSeen is set once an anchor or alias was reported.
@@ -32,6 +34,13 @@ type decoder struct {
 	// keyHints, when set, replace the hint of specific unknown keys; the
 	// "" entry prefixes the hint of any other unknown top-level key.
 	keyHints map[string]string
+	// lenient makes an unknown top-level key a warning, as the runtimes
+	// ignore or pass it through, unless it is close to a known key (a
+	// misspelling silently changes meaning) or keyErrors lists it.
+	lenient bool
+	// keyErrors are unknown keys that stay errors when lenient: another
+	// dialect's fields, whose presence means the file is misread.
+	keyErrors map[string]bool
 }
 
 func newDecoder(file string) *decoder {
@@ -48,11 +57,17 @@ func (d *decoder) pos(n *yaml.Node) Pos {
 
 func (d *decoder) add(diag Diagnostic) {
 	if len(d.diags) >= maxDiagnosticsPerFile {
-		if !d.truncated {
+		// A dropped error still fails the file; dropped warnings do not.
+		switch {
+		case diag.Severity == SeverityError && !d.truncated:
 			d.truncated = true
 			d.diags = append(d.diags, Diagnostic{Pos: diag.Pos, Severity: SeverityError,
 				Message: fmt.Sprintf("too many problems; stopped after %d", maxDiagnosticsPerFile)})
 			d.nerr++
+		case diag.Severity != SeverityError && !d.warnTruncated:
+			d.warnTruncated = true
+			d.diags = append(d.diags, Diagnostic{Pos: diag.Pos, Severity: SeverityWarning,
+				Message: fmt.Sprintf("too many warnings; stopped after %d", maxDiagnosticsPerFile)})
 		}
 		return
 	}
@@ -100,15 +115,7 @@ func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string
 			continue // reported by checkSafe
 		}
 		if !containsString(known, k.Value) {
-			hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
-			if h, ok := d.keyHints[k.Value]; ok {
-				hint = h
-			} else if s := suggest(k.Value, known); s != "" {
-				hint = fmt.Sprintf("did you mean %q? %s", s, hint)
-			} else if h, ok := d.keyHints[""]; ok && prefix == "" {
-				hint = h + "; " + hint
-			}
-			d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
+			d.unknownKey(k, prefix, known)
 			continue
 		}
 		if _, dup := out[k.Value]; !dup {
@@ -116,6 +123,26 @@ func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string
 		}
 	}
 	return out
+}
+
+// unknownKey reports a key not in known: an error, or a warning for an
+// unknown top-level key of a lenient decoder that is neither close to a
+// known key nor listed in keyErrors.
+func (d *decoder) unknownKey(k *yaml.Node, prefix string, known []string) {
+	hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
+	s := suggest(k.Value, known)
+	if h, ok := d.keyHints[k.Value]; ok {
+		hint = h
+	} else if s != "" {
+		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+	} else if h, ok := d.keyHints[""]; ok && prefix == "" {
+		hint = h + "; " + hint
+	}
+	if d.lenient && prefix == "" && s == "" && !d.keyErrors[k.Value] {
+		d.warnAt(d.pos(k), k.Value, fmt.Sprintf("unknown field %q is ignored", k.Value), hint)
+		return
+	}
+	d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
 }
 
 // join builds a field path.

@@ -24,6 +24,8 @@ type ProjectOptions struct {
 	Provider string
 	// RuleDirs are extra lint rule directories.
 	RuleDirs []string
+	// Strict makes every warning an error.
+	Strict bool
 }
 
 // OptionError reports an invalid ProjectOptions field. Option is the
@@ -94,7 +96,7 @@ func (po ProjectOptions) resolve() (Options, error) {
 	if opts.Values, err = placeholder.ParseSet(po.Set); err != nil {
 		return opts, err
 	}
-	opts.Provider = po.Provider
+	opts.Provider, opts.Strict = po.Provider, po.Strict
 	return opts, nil
 }
 

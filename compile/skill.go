@@ -22,15 +22,20 @@ const (
 func parseSkill(d *decoder, doc *document) *Skill {
 	dir := path.Dir(doc.file)
 	s := &Skill{File: doc.file, Dir: dir}
-	d.keyHints = map[string]string{"": "custom data belongs under metadata: (string values)"}
+	d.keyHints, d.lenient = skillKeyHints, true
 	f := d.fields(doc.root, "", skillKeys)
-	d.keyHints = nil
+	d.keyHints, d.lenient = nil, false
 	if v, ok := f["name"]; ok {
 		d.skillName(s, v)
 	} else {
 		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: "+path.Base(dir))
 	}
-	s.Description = requiredDescription(d, doc.root, f, maxSkillDescription)
+	s.Description = requiredDescription(d, doc.root, f)
+	if n := len([]rune(s.Description)); n > maxSkillDescription {
+		d.warnAt(d.pos(f["description"].value), "description",
+			fmt.Sprintf("description is %d characters; the Agent Skills specification allows %d", n, maxSkillDescription),
+			"shorten it: runtimes may truncate it")
+	}
 	d.checkFields(f, skillChecks)
 	if v, ok := f["dependencies"]; ok {
 		s.Dependencies = d.dependencies(v.value)
@@ -45,6 +50,14 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	}
 	d.skillTools(s, f)
 	return s
+}
+
+// skillKeyHints explain unknown skill fields: an agent's tools field, which
+// a skill spells allowed-tools (the runtimes ignore tools: the skill
+// pre-approves nothing), and custom data, which belongs under metadata.
+var skillKeyHints = map[string]string{
+	"tools": "a skill pre-approves tools with allowed-tools",
+	"":      "custom data belongs under metadata: (string values)",
 }
 
 // skillChecks check the skill fields the compiler does not read, in the
@@ -75,9 +88,13 @@ func (d *decoder) skillName(s *Skill, v field) {
 	}
 	s.Name, s.NamePos = name, d.pos(v.value)
 	switch {
-	case len(name) == 0 || len(name) > maxSkillName || !skillNameRE.MatchString(name):
+	case strings.TrimSpace(name) == "" || strings.ContainsFunc(name, unicode.IsControl) || strings.Contains(name, "/"):
 		d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
 			"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
+	case len([]rune(name)) > maxSkillName || !skillNameRE.MatchString(name):
+		// The runtimes load such a skill; agents cannot preload it by name.
+		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q is not an Agent Skills name", name),
+			"the specification wants 1-64 lowercase letters, digits and single hyphens, such as "+path.Base(s.Dir))
 	case name != path.Base(s.Dir):
 		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(s.Dir)),
 			"the Agent Skills specification wants them equal")

@@ -17,6 +17,10 @@ type RuleError struct {
 	Pos     Pos
 	Message string
 	Hint    string
+	// UnknownTool is set when the rule is well formed but names a tool
+	// fullsend does not know: the runtimes ignore it, so the rule grants
+	// nothing.
+	UnknownTool bool
 }
 
 // Error implements error.
@@ -62,6 +66,7 @@ var claudeTools = map[string]specKind{
 	"TaskCreate": specNone, "TaskGet": specNone, "TaskList": specNone,
 	"TaskUpdate": specNone, "TaskOutput": specNone, "TaskStop": specNone,
 	"ExitPlanMode": specNone, "AskUserQuestion": specNone, "SlashCommand": specNone,
+	"SendMessage": specNone, "TeamCreate": specNone, "TeamDelete": specNone,
 }
 
 // KnownTools returns the Claude Code tool names accepted in tool rules,
@@ -110,15 +115,16 @@ func ParseToolRule(raw string, pos Pos) (ToolRule, error) {
 	if p.Column > 0 {
 		p.Column += f.off
 	}
-	return ToolRule{}, &RuleError{Pos: p, Message: fmt.Sprintf("tool rule %q: ", raw) + f.msg, Hint: f.hint}
+	return ToolRule{}, &RuleError{Pos: p, Message: fmt.Sprintf("tool rule %q: ", raw) + f.msg, Hint: f.hint, UnknownTool: f.unknownTool}
 }
 
 // ruleFailure is a tool-rule error at a byte offset of the rule, before it
 // is placed at the rule's position.
 type ruleFailure struct {
-	off  int
-	hint string
-	msg  string
+	off         int
+	hint        string
+	msg         string
+	unknownTool bool
 }
 
 func failAt(off int, hint, format string, args ...any) *ruleFailure {
@@ -209,7 +215,9 @@ func lookupTool(name string) (specKind, *ruleFailure) {
 		if sg := suggest(name, KnownTools()); sg != "" {
 			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
 		}
-		return specNone, failAt(0, hint, "unknown tool %q", name)
+		f := failAt(0, hint, "unknown tool %q", name)
+		f.unknownTool = true
+		return specNone, f
 	}
 	return kind, nil
 }

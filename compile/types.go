@@ -285,6 +285,21 @@ func (ds Diagnostics) Errors() Diagnostics {
 	return out
 }
 
+// Strict returns the diagnostics with every warning made an error, for
+// projects that want every warning (an unknown field, an unknown tool, a
+// skill-spec violation the runtimes tolerate) enforced.
+func (ds Diagnostics) Strict() Diagnostics {
+	out := make(Diagnostics, len(ds))
+	for i, d := range ds {
+		if d.Severity == SeverityWarning {
+			d.Severity = SeverityError
+			d.Message += " (strict: warnings are errors)"
+		}
+		out[i] = d
+	}
+	return out
+}
+
 // Err returns the error-severity diagnostics as an error, or nil when there are none.
 func (ds Diagnostics) Err() error {
 	if errs := ds.Errors(); len(errs) > 0 {

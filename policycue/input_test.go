@@ -43,20 +43,22 @@ func TestValidateInput(t *testing.T) {
 		{"claude minimal", InputClaudeAgent, "name: a\ndescription: d\n", ""},
 		{"claude full", InputClaudeAgent, "name: a\ndescription: d\ntools: [Read, 'Bash(gh *)']\ndisallowedTools: WebFetch\nmodel: sonnet[1m]\npermissionMode: dontAsk\nskills: x, y\nmemory: project\nmaxTurns: 3\nbackground: false\neffort: high\nisolation: worktree\ncolor: blue\ninitialPrompt: ''\nhooks: {}\nmcpServers: [github]\nsandbox: policies/a.yaml\n", ""},
 		{"claude missing description", InputClaudeAgent, "name: a\n", "description: field is required"},
-		{"claude unknown key", InputClaudeAgent, "name: a\ndescription: d\nmode: subagent\n", "mode: field not allowed"},
+		{"claude opencode key", InputClaudeAgent, "name: a\ndescription: d\nmode: subagent\n", "mode: this is an OpenCode field"},
+		{"claude extra metadata key", InputClaudeAgent, "name: a\ndescription: d\ncategory: quality\n", ""},
 		{"claude bad permission mode", InputClaudeAgent, "name: a\ndescription: d\npermissionMode: yolo\n", "permissionMode"},
 		{"claude blank description", InputClaudeAgent, "name: a\ndescription: \"  \"\n", "description"},
 		{"claude number as description", InputClaudeAgent, "name: a\ndescription: 42\n", "description"},
 		{"claude duplicate skills string", InputClaudeAgent, "name: a\ndescription: d\nskills: x, x\n", "UniqueItems"},
 		{"opencode", InputOpenCodeAgent, "description: d\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5\npermission:\n  \"*\": deny\n  bash: {\"gh *\": allow}\n  webfetch: ask\n  github_*: deny\ntools: {write: false, github_x: false}\n", ""},
-		{"opencode name", InputOpenCodeAgent, "name: r\ndescription: d\n", "name: field not allowed"},
+		{"opencode name", InputOpenCodeAgent, "name: r\ndescription: d\n", "name: OpenCode names an agent after its file"},
 		{"opencode model without provider", InputOpenCodeAgent, "description: d\nmodel: sonnet\n", "model"},
 		{"opencode unknown permission allowed", InputOpenCodeAgent, "description: d\npermission: {github_x: allow}\n", "github_x"},
 		{"opencode pattern map on single-action permission", InputOpenCodeAgent, "description: d\npermission: {webfetch: {\"*\": allow}}\n", "webfetch"},
 		{"opencode pattern too long", InputOpenCodeAgent, "description: d\npermission: {bash: {\"" + strings.Repeat("x", 201) + "\": allow}}\n", "_tooLong"},
 		{"skill", InputSkill, "name: s\ndescription: d\nmetadata: {a: b}\nallowed-tools: Read\ndependencies: [other, ../x/SKILL.md, \"https://e.com/s#sha256=" + strings.Repeat("a", 64) + "\"]\n", ""},
-		{"skill bad name", InputSkill, "name: S--x\ndescription: d\n", "name"},
-		{"skill description too long", InputSkill, "name: s\ndescription: " + strings.Repeat("x", 1025) + "\n", "MaxRunes"},
+		{"skill bad name", InputSkill, "name: s/x\ndescription: d\n", "name"},
+		{"skill non-kebab name", InputSkill, "name: S--x\ndescription: d\n", ""},
+		{"skill description over 1024", InputSkill, "name: s\ndescription: " + strings.Repeat("x", 1025) + "\n", ""},
 		{"skill metadata number", InputSkill, "name: s\ndescription: d\nmetadata: {a: 1}\n", "metadata.a"},
 		{"skill unpinned URL", InputSkill, "name: s\ndescription: d\ndependencies: [\"https://e.com/s\"]\n", "dependencies.0"},
 		{"sandbox path", InputSandbox, "policies/a.yaml\n", ""},
@@ -102,7 +104,7 @@ func TestValidateInputConcurrent(t *testing.T) {
 			defer wg.Done()
 			doc, want := "name: a\ndescription: d\n", true
 			if i%2 == 1 {
-				doc, want = "name: a\ndescription: d\nfoo: 1\n", false
+				doc, want = "name: a\ndescription: d\nmode: all\n", false
 			}
 			if err := v.Validate(InputClaudeAgent, "c.yaml", []byte(doc)); (err == nil) != want {
 				errs <- fmt.Errorf("goroutine %d: ok=%v, want %v: %v", i, err == nil, want, err)
@@ -132,7 +134,8 @@ func TestInputCUEVetCLI(t *testing.T) {
 		ok        bool
 	}{
 		{"#ClaudeAgent", "name: a\ndescription: d\ntools: Read, Grep\nsandbox: {tier: read-only}\n", true},
-		{"#ClaudeAgent", "name: a\ndescription: d\ntools: Read\nfoo: 1\n", false},
+		{"#ClaudeAgent", "name: a\ndescription: d\ntools: Read\npermission: allow\n", false},
+		{"#ClaudeAgent", "name: a\ndescription: d\ntools: Read\nfoo: 1\n", true},
 		{"#OpenCodeAgent", "description: d\npermission: {\"*\": deny, read: allow}\n", true},
 		{"#OpenCodeAgent", "description: d\nmode: boss\n", false},
 		{"#Skill", "name: s\ndescription: d\ncompatibility: linux\n", true},

@@ -23,6 +23,7 @@ type compileFlags struct {
 	set      []string
 	provider string
 	rules    []string
+	strict   bool
 }
 
 func (f *compileFlags) register(cmd *cobra.Command) {
@@ -32,12 +33,13 @@ func (f *compileFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.set, "set", nil, "resolve a placeholder at compile time, KEY=VALUE (repeatable)")
 	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringArrayVar(&f.rules, "rules", nil, "extra lint rule directory (repeatable)")
+	fl.BoolVar(&f.strict, "strict", false, "make every warning an error (unknown fields and tools, skill-spec violations the runtimes tolerate)")
 }
 
 func (f *compileFlags) options() compile.ProjectOptions {
 	return compile.ProjectOptions{
 		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
-		Provider: f.provider, RuleDirs: f.rules,
+		Provider: f.provider, RuleDirs: f.rules, Strict: f.strict,
 	}
 }
 
@@ -95,6 +97,7 @@ compiles cleanly.`,
   fullsend policy compile --set OWNER=fullsend-ai --set REPO_NAME=agent-sandbox .
   fullsend policy compile --openshell-version v0.0.83 --out build/policies .
   fullsend policy compile --check .          # CI gate: fail when policies/ is stale
+  fullsend policy compile --strict .         # every warning is an error
   fullsend policy compile --catalog org-catalog/ -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

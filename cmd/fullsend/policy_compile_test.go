@@ -171,3 +171,17 @@ func TestImageBuildCompilesStalePolicies(t *testing.T) {
 		t.Fatalf("compiled policies are not current: %v\n%s", err, out)
 	}
 }
+
+// TestPolicyCompileStrict: a project with warnings (an extra metadata key)
+// compiles, and fails under --strict with the warning as an error.
+func TestPolicyCompileStrict(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "compile", "testdata", "realworld", "wshobson-teensy-expert"))
+	out, err := execCLI(t, "policy", "compile", dir)
+	if err != nil || !strings.Contains(out, `unknown field "triggers" is ignored`) {
+		t.Fatalf("without --strict: %v\n%s", err, out)
+	}
+	out, err = execCLI(t, "policy", "compile", "--strict", "--out", t.TempDir(), dir)
+	if err == nil || !strings.Contains(err.Error(), `triggers: unknown field "triggers" is ignored (strict: warnings are errors)`) {
+		t.Fatalf("with --strict: want an error on triggers, got %v\n%s", err, out)
+	}
+}

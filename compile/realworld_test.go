@@ -1,0 +1,83 @@
+package compile
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+)
+
+// TestRealWorld compiles public agent and skill files the runtimes load
+// (testdata/realworld, sources in its README), each in isolation: they
+// compile, with exactly the expected warnings ("file:line:column field").
+// With Strict they fail.
+func TestRealWorld(t *testing.T) {
+	tests := []struct {
+		dir      string
+		tier     policycue.Tier // of the agent, when the project has one
+		warnings []string
+	}{
+		{"wshobson-teensy-expert", policycue.TierReadOnly, []string{
+			"agents/teensy-expert.md:7:1 triggers",
+		}},
+		// Bare Bash: the compiler's own advice, not a leniency warning.
+		{"wshobson-conductor-validator", policycue.TierFull, []string{
+			"agents/conductor-validator.md:29:5 tools",
+		}},
+		{"agentgraph-pdf", "", []string{
+			"skills/pdf/SKILL.md:2:1 id",
+			"skills/pdf/SKILL.md:3:7 name",
+			"skills/pdf/SKILL.md:5:1 version",
+		}},
+		{"rcore-security", "", []string{
+			"skills/security/SKILL.md:2:7 name",
+			"skills/security/SKILL.md:4:1 version",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join("testdata", "realworld", tc.dir)
+			if tc.tier == "" {
+				proj, err := Load(os.DirFS(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkWarnings(t, proj.Warnings, tc.warnings)
+				return
+			}
+			out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkWarnings(t, out.Warnings, tc.warnings)
+			for _, c := range out.Agents {
+				if c.Tier != tc.tier {
+					t.Errorf("%s: tier %s, want %s", c.Agent.Name, c.Tier, tc.tier)
+				}
+			}
+			if len(tc.warnings) > 0 {
+				if _, err := CompileDir(context.Background(), dir, ProjectOptions{Strict: true}); err == nil {
+					t.Errorf("Strict: compiles despite %d warnings", len(tc.warnings))
+				}
+			}
+		})
+	}
+}
+
+// checkWarnings compares the warnings' "position field" with want.
+func checkWarnings(t *testing.T, ds Diagnostics, want []string) {
+	t.Helper()
+	var got []string
+	for _, d := range ds {
+		if d.Severity != SeverityWarning {
+			t.Errorf("not a warning: %s", d)
+		}
+		got = append(got, d.Pos.String()+" "+d.Field)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%v\nwant:\n%v\nall:\n%v", got, want, ds)
+	}
+}
