@@ -100,6 +100,9 @@ func TestGitHubTemplates(t *testing.T) {
 				if strings.Contains(run, "${{") {
 					t.Errorf("step %q interpolates an expression into its script; pass it through env:", s["name"])
 				}
+				if strings.Contains(run, "fullsend run ") && !lastCommandExecs(run) {
+					t.Errorf("step %q: fullsend run must be exec'd as the step's last command", s["name"])
+				}
 				if strings.Contains(run, "set -x") {
 					t.Errorf("step %q traces its commands (would print secrets)", s["name"])
 				}
@@ -176,6 +179,9 @@ func TestGitHubTemplates(t *testing.T) {
 					script := asString(asMap(s)["run"])
 					if strings.Contains(script, "fullsend run") {
 						ran = true
+						if !lastCommandExecs(script) {
+							t.Errorf("job %s: fullsend run must be exec'd as the step's last command", jn)
+						}
 						if !strings.Contains(script, `[ -z "$FULLSEND_POLICIES_DIGEST" ]`) ||
 							!strings.Contains(asString(asMap(asMap(s)["env"])["FULLSEND_POLICIES_DIGEST"]), "needs."+verifyJob+".outputs.policies-digest") {
 							t.Errorf("job %s: fullsend run must get, and require, the verified policies digest", jn)
@@ -185,11 +191,56 @@ func TestGitHubTemplates(t *testing.T) {
 				if !ran {
 					t.Errorf("job %s does not run fullsend run", jn)
 				}
+				checkOutputsUpload(t, jn, asList(job["steps"]))
+				checkVerifyToken(t, verifyJob, vj)
 			}
 			if !sawContainer {
 				t.Error("no job runs in the verified container")
 			}
 		})
+	}
+}
+
+// checkVerifyToken checks that the verify step can read a private ghcr.io
+// image: GITHUB_TOKEN from github.token, with packages: read on the job.
+func checkVerifyToken(t *testing.T, name string, job map[string]any) {
+	t.Helper()
+	if asMap(job["permissions"])["packages"] != "read" {
+		t.Errorf("job %s: permissions %v lack packages: read", name, job["permissions"])
+	}
+	for _, s := range asList(job["steps"]) {
+		st := asMap(s)
+		if strings.Contains(asString(st["run"]), "fullsend\" verify") &&
+			asString(asMap(st["env"])["GITHUB_TOKEN"]) != "${{ github.token }}" {
+			t.Errorf("job %s: the verify step gets no GITHUB_TOKEN (private ghcr.io images)", name)
+		}
+	}
+}
+
+// checkOutputsUpload checks that the run's outputs are uploaded whatever the
+// outcome, without the private staging directory or hidden files.
+func checkOutputsUpload(t *testing.T, name string, steps []any) {
+	t.Helper()
+	found := false
+	for _, s := range steps {
+		st := asMap(s)
+		with := asMap(st["with"])
+		if !strings.HasPrefix(asString(st["uses"]), "actions/upload-artifact@") || !strings.HasSuffix(asString(with["name"]), "-outputs") {
+			continue
+		}
+		found = true
+		if !strings.HasPrefix(asString(st["if"]), "always()") {
+			t.Errorf("job %s: outputs upload if %q, want always()", name, st["if"])
+		}
+		if !strings.Contains(asString(with["path"]), "!fullsend-out/.fullsend-download-*") {
+			t.Errorf("job %s: outputs upload does not exclude the staging directory: %q", name, with["path"])
+		}
+		if _, ok := with["include-hidden-files"]; ok {
+			t.Errorf("job %s: outputs upload must keep skipping hidden files", name)
+		}
+	}
+	if !found {
+		t.Errorf("job %s uploads no outputs", name)
 	}
 }
 
@@ -222,8 +273,13 @@ func TestGitLabTemplate(t *testing.T) {
 	if verify == nil || run == nil {
 		t.Fatal("jobs fullsend-verify and fullsend-run missing")
 	}
-	if asString(asMap(asMap(verify["artifacts"])["reports"])["dotenv"]) == "" {
+	vart := asMap(verify["artifacts"])
+	if asString(asMap(vart["reports"])["dotenv"]) == "" {
 		t.Error("verify job writes no dotenv report")
+	}
+	// A CI/CD variable can replace a dotenv value, never a file from needs:.
+	if !contains(asList(vart["paths"]), verifiedFile) {
+		t.Errorf("verify job must keep %s as an artifact file: %v", verifiedFile, vart["paths"])
 	}
 	vscript := strings.Join(toStrings(asList(verify["script"])), "\n")
 	if !strings.Contains(vscript, "fullsend\" verify") || !strings.Contains(vscript, "*@sha256:*") ||
@@ -231,7 +287,7 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Error("verify job must run fullsend verify in a digest-pinned image (checked)")
 	}
 	img := asMap(run["image"])
-	if asString(img["name"]) != "$FULLSEND_IMAGE" {
+	if asString(img["name"]) != verifiedImage {
 		t.Errorf("run job image %v is not the verified digest", run["image"])
 	}
 	needs := asMap(asList(run["needs"])[0])
@@ -239,9 +295,31 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Errorf("run job must need fullsend-verify with artifacts: %v", run["needs"])
 	}
 	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
-	if !strings.Contains(rscript, `"$CI_JOB_IMAGE" != "$FULLSEND_IMAGE"`) || !strings.Contains(rscript, "fullsend run") ||
-		!strings.Contains(rscript, `[ -z "${FULLSEND_POLICIES_DIGEST:-}" ]`) {
-		t.Error("run job must check its image and run fullsend run")
+	for _, want := range []string{
+		"done < " + verifiedFile,                                        // the check reads the artifact file,
+		`[ "$CI_JOB_IMAGE" != "$verified_image" ]`,                      // compares the job image with it,
+		`[ -z "$verified_policies" ]`,                                   // requires the signed policies digest
+		`--policies-digest "$verified_policies"`,                        // and pins fullsend run to it
+		"for kv in $FULLSEND_SET; do set -- \"$@\" --set \"$kv\"; done", // explicit placeholder values
+	} {
+		if !strings.Contains(rscript, want) {
+			t.Errorf("run job script lacks %s", want)
+		}
+	}
+	if strings.Contains(uncommented(data), "$FULLSEND_IMAGE") || strings.Contains(rscript, "$FULLSEND_POLICIES_DIGEST") {
+		t.Error("run job trusts FULLSEND_IMAGE or FULLSEND_POLICIES_DIGEST, which a CI/CD variable can set")
+	}
+	if !lastCommandExecs(rscript) {
+		t.Errorf("run job: fullsend run must be exec'd as the script's last command:\n%s", rscript)
+	}
+	rart := asMap(run["artifacts"])
+	if rart["when"] != "always" {
+		t.Errorf("run job artifacts must be kept on failure too: when %v", rart["when"])
+	}
+	for name, art := range map[string]map[string]any{"fullsend-verify": vart, "fullsend-run": rart} {
+		if art["access"] != "developer" {
+			t.Errorf("job %s: artifacts access %v, want developer", name, art["access"])
+		}
 	}
 	for name, j := range jobs {
 		job := asMap(j)
@@ -252,7 +330,7 @@ func TestGitLabTemplate(t *testing.T) {
 		if img == "" {
 			img = asString(asMap(job["image"])["name"])
 		}
-		if img != "$FULLSEND_IMAGE" && img != "$[[ inputs.verifier-image ]]" && !strings.Contains(img, "@sha256:") {
+		if img != verifiedImage && img != "$[[ inputs.verifier-image ]]" && !strings.Contains(img, "@sha256:") {
 			t.Errorf("job %s: image %q is neither digest-pinned nor verified", name, img)
 		}
 		for _, line := range toStrings(asList(job["script"])) {
@@ -264,6 +342,19 @@ func TestGitLabTemplate(t *testing.T) {
 	if body := uncommented(data); strings.Contains(body, "docker.sock") || strings.Contains(body, "dind") {
 		t.Error("template uses docker.sock or Docker-in-Docker")
 	}
+}
+
+const (
+	verifiedImage = "$FULLSEND_VERIFIED_IMAGE"
+	verifiedFile  = "fullsend-verified.env"
+)
+
+// lastCommandExecs reports whether the last command of a shell script is
+// `exec fullsend run ...`, so that a cancellation signal reaches fullsend.
+func lastCommandExecs(script string) bool {
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	return strings.HasPrefix(last, "exec fullsend run ") && strings.Count(script, "fullsend run ") == 1
 }
 
 // uncommented returns the YAML without comment lines.
