@@ -49,6 +49,7 @@ func TestResolve(t *testing.T) {
 		name    string
 		env     map[string]string
 		set     placeholder.Values
+		names   []string // default allNames
 		lookup  []string
 		want    map[string]string
 		wantErr string
@@ -78,6 +79,15 @@ func TestResolve(t *testing.T) {
 			want: map[string]string{"ISSUE_NUMBER": "5"}},
 		{name: "gitlab subgroup", env: with(gl, "CI_PROJECT_NAMESPACE", "acme/team"), wantErr: "subgroup"},
 		{name: "gitlab no iid", env: with(gl, "CI_MERGE_REQUEST_IID", ""), wantErr: "CI_MERGE_REQUEST_IID or the TRIGGER_PAYLOAD iid"},
+		// Only an agent whose policy uses {{OWNER}} or {{ISSUE_NUMBER}} needs them.
+		{name: "gitlab subgroup, agent without OWNER", env: with(gl, "CI_PROJECT_NAMESPACE", "acme/team"),
+			names: []string{"FORGE_HOST", "REPO_NAME"}, want: map[string]string{"REPO_NAME": "widgets", "FORGE_HOST": "gitlab.example.com"}},
+		{name: "gitlab subgroup, OWNER given explicitly", env: with(gl, "CI_PROJECT_NAMESPACE", "acme/team"),
+			set: placeholder.Values{"OWNER": "team"}, want: map[string]string{"OWNER": "team"}},
+		{name: "gitlab no iid, agent without ISSUE_NUMBER", env: with(gl, "CI_MERGE_REQUEST_IID", ""),
+			names: []string{"OWNER", "REPO_NAME"}, want: map[string]string{"OWNER": "acme", "REPO_NAME": "widgets"}},
+		{name: "gitlab no iid, ISSUE_NUMBER given explicitly", env: with(gl, "CI_MERGE_REQUEST_IID", ""),
+			set: placeholder.Values{"ISSUE_NUMBER": "4"}, want: map[string]string{"ISSUE_NUMBER": "4"}},
 		{name: "local needs --set", env: map[string]string{}, wantErr: "4 runtime placeholder(s) unresolved"},
 		{name: "invalid --set", env: gh("/ev/issue.json"), set: placeholder.Values{"ISSUE_NUMBER": "0"}, wantErr: "positive"},
 	} {
@@ -86,7 +96,11 @@ func TestResolve(t *testing.T) {
 			if tc.lookup != nil {
 				e.LookupHost = func(context.Context, string) ([]string, error) { return tc.lookup, nil }
 			}
-			res, err := e.Resolve(context.Background(), allNames, tc.set)
+			names := allNames
+			if tc.names != nil {
+				names = tc.names
+			}
+			res, err := e.Resolve(context.Background(), names, tc.set)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrPlaceholder) {
 					t.Fatalf("error %v, want %q wrapping ErrPlaceholder", err, tc.wantErr)

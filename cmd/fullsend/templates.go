@@ -13,8 +13,8 @@ func newTemplatesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "templates",
 		Short: "Write the GitHub Actions and GitLab CI templates that verify the image and run an agent",
-		Example: `  fullsend templates write github --out .github
-  fullsend templates write gitlab --out ci
+		Example: `  fullsend templates write github .github
+  fullsend templates write gitlab ci
   fullsend templates list -o json`,
 		Args: cobra.NoArgs,
 	}
@@ -25,15 +25,22 @@ func newTemplatesCmd() *cobra.Command {
 func newTemplatesWriteCmd() *cobra.Command {
 	var out, output string
 	cmd := &cobra.Command{
-		Use:   "write github|gitlab",
-		Short: "Write one CI system's templates to a directory",
-		Example: `  fullsend templates write github --out .github   # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
-  fullsend templates write gitlab --out ci        # ci/fullsend.gitlab-ci.yml`,
-		Args:      cobra.ExactArgs(1),
+		Use:   "write github|gitlab [DIR]",
+		Short: "Write one CI system's templates to a directory (DIR, or --out, default .)",
+		Example: `  fullsend templates write github .github   # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
+  fullsend templates write gitlab ci        # ci/fullsend.gitlab-ci.yml
+  fullsend templates write gitlab --out ci  # the same`,
+		Args:      cobra.RangeArgs(1, 2),
 		ValidArgs: templates.Kinds,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			if len(args) == 2 {
+				if cmd.Flags().Changed("out") && out != args[1] {
+					return usageErrorf("directory given twice: %q and --out %q", args[1], out)
+				}
+				out = args[1]
 			}
 			written, err := templates.Write(args[0], out)
 			if err != nil {
@@ -48,7 +55,7 @@ func newTemplatesWriteCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", ".", "directory to write into")
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write into (same as DIR)")
 	addOutputFlag(cmd, &output)
 	return cmd
 }

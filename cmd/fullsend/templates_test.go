@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTemplatesWriteDir(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    func(dir string) []string
+		want    string // file expected under dir
+		wantErr string
+	}{
+		{name: "github positional DIR", args: func(d string) []string { return []string{"github", d} },
+			want: "workflows/fullsend.yml"},
+		{name: "gitlab positional DIR", args: func(d string) []string { return []string{"gitlab", d} },
+			want: "fullsend.gitlab-ci.yml"},
+		{name: "github --out", args: func(d string) []string { return []string{"github", "--out", d} },
+			want: "actions/fullsend-run/action.yml"},
+		{name: "DIR and the same --out", args: func(d string) []string { return []string{"gitlab", d, "--out", d} },
+			want: "fullsend.gitlab-ci.yml"},
+		{name: "DIR and another --out", args: func(d string) []string { return []string{"gitlab", d, "--out", d + "x"} },
+			wantErr: "directory given twice"},
+		{name: "too many arguments", args: func(d string) []string { return []string{"gitlab", d, d} },
+			wantErr: "accepts between 1 and 2 arg(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			stdout, _, err := runFullsend(t, append([]string{"templates", "write"}, tc.args(dir)...)...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, filepath.FromSlash(tc.want))
+			if _, err := os.Stat(p); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stdout, p) {
+				t.Errorf("stdout %q does not list %s", stdout, p)
+			}
+		})
+	}
+}
