@@ -93,30 +93,7 @@ func TestGitHubTemplates(t *testing.T) {
 				t.Fatal("no steps")
 			}
 			for _, s := range sts {
-				if u := asString(s["uses"]); u != "" && !shaPinned.MatchString(u) {
-					t.Errorf("uses %q is not pinned by a full commit SHA", u)
-				}
-				run := asString(s["run"])
-				if strings.Contains(run, "${{") {
-					t.Errorf("step %q interpolates an expression into its script; pass it through env:", s["name"])
-				}
-				if strings.Contains(run, "fullsend run ") && !lastCommandExecs(run) {
-					t.Errorf("step %q: fullsend run must be exec'd as the step's last command", s["name"])
-				}
-				if strings.Contains(run, "set -x") {
-					t.Errorf("step %q traces its commands (would print secrets)", s["name"])
-				}
-				for k, v := range asMap(s["env"]) {
-					if !strings.Contains(asString(v), "secrets.") {
-						continue
-					}
-					for _, line := range strings.Split(run, "\n") {
-						if regexp.MustCompile(`\b(echo|printf|cat)\b`).MatchString(line) && strings.Contains(line, "$"+k) ||
-							strings.Contains(line, "${"+k+"}") && !strings.Contains(line, "${"+k+":-}") {
-							t.Errorf("step %q may print secret %s: %s", s["name"], k, line)
-						}
-					}
-				}
+				checkStep(t, s)
 			}
 			if strings.Contains(uncommented(data), "docker.sock") {
 				t.Error("template mounts docker.sock")
@@ -140,59 +117,9 @@ func TestGitHubTemplates(t *testing.T) {
 						t.Errorf("job %s: permission %s: %v (want read or none)", jn, scope, level)
 					}
 				}
-				c := asMap(job["container"])
-				if c == nil {
-					continue
+				if checkContainerJob(t, jobs, jn, job) {
+					sawContainer = true
 				}
-				sawContainer = true
-				img := asString(c["image"])
-				m := verifyRef.FindStringSubmatch(img)
-				if m == nil && !strings.Contains(img, "@sha256:") {
-					t.Fatalf("job %s: container image %q is neither digest-pinned nor the verify job's output", jn, img)
-				}
-				verifyJob := m[1]
-				if !contains(asList(job["needs"]), verifyJob) && asString(job["needs"]) != verifyJob {
-					t.Errorf("job %s uses %s's output but does not need it", jn, verifyJob)
-				}
-				vj := asMap(jobs[verifyJob])
-				if !strings.Contains(asString(asMap(vj["outputs"])["ref"]), "steps.verify.outputs.ref") {
-					t.Errorf("job %s: ref output does not come from the verify step", verifyJob)
-				}
-				verified, pinned := false, false
-				for _, s := range asList(vj["steps"]) {
-					script := asString(asMap(s)["run"])
-					verified = verified || strings.Contains(script, "fullsend\" verify")
-					pinned = pinned || strings.Contains(script, "go install") && strings.Contains(script, `'^v[0-9]+\.[0-9]+\.[0-9]+$'`)
-				}
-				if !pinned {
-					t.Errorf("job %s installs fullsend without requiring a release tag", verifyJob)
-				}
-				if !verified {
-					t.Errorf("job %s does not run fullsend verify", verifyJob)
-				}
-				opts := asString(c["options"])
-				if !strings.Contains(opts, "--privileged") && !strings.Contains(opts, "NET_ADMIN") {
-					t.Errorf("job %s: container lacks the privileges the OpenShell gateway needs: %q", jn, opts)
-				}
-				ran := false
-				for _, s := range asList(job["steps"]) {
-					script := asString(asMap(s)["run"])
-					if strings.Contains(script, "fullsend run") {
-						ran = true
-						if !lastCommandExecs(script) {
-							t.Errorf("job %s: fullsend run must be exec'd as the step's last command", jn)
-						}
-						if !strings.Contains(script, `[ -z "$FULLSEND_POLICIES_DIGEST" ]`) ||
-							!strings.Contains(asString(asMap(asMap(s)["env"])["FULLSEND_POLICIES_DIGEST"]), "needs."+verifyJob+".outputs.policies-digest") {
-							t.Errorf("job %s: fullsend run must get, and require, the verified policies digest", jn)
-						}
-					}
-				}
-				if !ran {
-					t.Errorf("job %s does not run fullsend run", jn)
-				}
-				checkOutputsUpload(t, jn, asList(job["steps"]))
-				checkVerifyToken(t, verifyJob, vj)
 			}
 			if !sawContainer {
 				t.Error("no job runs in the verified container")
@@ -242,6 +169,97 @@ func checkOutputsUpload(t *testing.T, name string, steps []any) {
 	if !found {
 		t.Errorf("job %s uploads no outputs", name)
 	}
+}
+
+// checkStep checks one step's hygiene: pinned actions, no expression in a
+// script, exec'd fullsend run, no tracing, no secret printed.
+func checkStep(t *testing.T, s map[string]any) {
+	t.Helper()
+	if u := asString(s["uses"]); u != "" && !shaPinned.MatchString(u) {
+		t.Errorf("uses %q is not pinned by a full commit SHA", u)
+	}
+	run := asString(s["run"])
+	if strings.Contains(run, "${{") {
+		t.Errorf("step %q interpolates an expression into its script; pass it through env:", s["name"])
+	}
+	if strings.Contains(run, "fullsend run ") && !lastCommandExecs(run) {
+		t.Errorf("step %q: fullsend run must be exec'd as the step's last command", s["name"])
+	}
+	if strings.Contains(run, "set -x") {
+		t.Errorf("step %q traces its commands (would print secrets)", s["name"])
+	}
+	for k, v := range asMap(s["env"]) {
+		if !strings.Contains(asString(v), "secrets.") {
+			continue
+		}
+		for _, line := range strings.Split(run, "\n") {
+			if regexp.MustCompile(`\b(echo|printf|cat)\b`).MatchString(line) && strings.Contains(line, "$"+k) ||
+				strings.Contains(line, "${"+k+"}") && !strings.Contains(line, "${"+k+":-}") {
+				t.Errorf("step %q may print secret %s: %s", s["name"], k, line)
+			}
+		}
+	}
+}
+
+// checkContainerJob checks a job that runs in a container: the verified
+// digest, a verify job that pins fullsend and verifies, the privileges the
+// gateway needs, and fullsend run with the verified policies digest. It
+// reports whether the job runs in a container.
+func checkContainerJob(t *testing.T, jobs map[string]any, jn string, job map[string]any) bool {
+	t.Helper()
+	c := asMap(job["container"])
+	if c == nil {
+		return false
+	}
+	img := asString(c["image"])
+	m := verifyRef.FindStringSubmatch(img)
+	if m == nil && !strings.Contains(img, "@sha256:") {
+		t.Fatalf("job %s: container image %q is neither digest-pinned nor the verify job's output", jn, img)
+	}
+	verifyJob := m[1]
+	if !contains(asList(job["needs"]), verifyJob) && asString(job["needs"]) != verifyJob {
+		t.Errorf("job %s uses %s's output but does not need it", jn, verifyJob)
+	}
+	vj := asMap(jobs[verifyJob])
+	if !strings.Contains(asString(asMap(vj["outputs"])["ref"]), "steps.verify.outputs.ref") {
+		t.Errorf("job %s: ref output does not come from the verify step", verifyJob)
+	}
+	verified, pinned := false, false
+	for _, s := range asList(vj["steps"]) {
+		script := asString(asMap(s)["run"])
+		verified = verified || strings.Contains(script, "fullsend\" verify")
+		pinned = pinned || strings.Contains(script, "go install") && strings.Contains(script, `'^v[0-9]+\.[0-9]+\.[0-9]+$'`)
+	}
+	if !pinned {
+		t.Errorf("job %s installs fullsend without requiring a release tag", verifyJob)
+	}
+	if !verified {
+		t.Errorf("job %s does not run fullsend verify", verifyJob)
+	}
+	opts := asString(c["options"])
+	if !strings.Contains(opts, "--privileged") && !strings.Contains(opts, "NET_ADMIN") {
+		t.Errorf("job %s: container lacks the privileges the OpenShell gateway needs: %q", jn, opts)
+	}
+	ran := false
+	for _, s := range asList(job["steps"]) {
+		script := asString(asMap(s)["run"])
+		if strings.Contains(script, "fullsend run") {
+			ran = true
+			if !lastCommandExecs(script) {
+				t.Errorf("job %s: fullsend run must be exec'd as the step's last command", jn)
+			}
+			if !strings.Contains(script, `[ -z "$FULLSEND_POLICIES_DIGEST" ]`) ||
+				!strings.Contains(asString(asMap(asMap(s)["env"])["FULLSEND_POLICIES_DIGEST"]), "needs."+verifyJob+".outputs.policies-digest") {
+				t.Errorf("job %s: fullsend run must get, and require, the verified policies digest", jn)
+			}
+		}
+	}
+	if !ran {
+		t.Errorf("job %s does not run fullsend run", jn)
+	}
+	checkOutputsUpload(t, jn, asList(job["steps"]))
+	checkVerifyToken(t, verifyJob, vj)
+	return true
 }
 
 func contains(l []any, s string) bool {
@@ -294,33 +312,7 @@ func TestGitLabTemplate(t *testing.T) {
 	if needs["job"] != "fullsend-verify" || needs["artifacts"] != true {
 		t.Errorf("run job must need fullsend-verify with artifacts: %v", run["needs"])
 	}
-	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
-	for _, want := range []string{
-		"done < " + verifiedFile,                                        // the check reads the artifact file,
-		`[ "$CI_JOB_IMAGE" != "$verified_image" ]`,                      // compares the job image with it,
-		`[ -z "$verified_policies" ]`,                                   // requires the signed policies digest
-		`--policies-digest "$verified_policies"`,                        // and pins fullsend run to it
-		"for kv in $FULLSEND_SET; do set -- \"$@\" --set \"$kv\"; done", // explicit placeholder values
-	} {
-		if !strings.Contains(rscript, want) {
-			t.Errorf("run job script lacks %s", want)
-		}
-	}
-	if strings.Contains(uncommented(data), "$FULLSEND_IMAGE") || strings.Contains(rscript, "$FULLSEND_POLICIES_DIGEST") {
-		t.Error("run job trusts FULLSEND_IMAGE or FULLSEND_POLICIES_DIGEST, which a CI/CD variable can set")
-	}
-	if !lastCommandExecs(rscript) {
-		t.Errorf("run job: fullsend run must be exec'd as the script's last command:\n%s", rscript)
-	}
-	rart := asMap(run["artifacts"])
-	if rart["when"] != "always" {
-		t.Errorf("run job artifacts must be kept on failure too: when %v", rart["when"])
-	}
-	for name, art := range map[string]map[string]any{"fullsend-verify": vart, "fullsend-run": rart} {
-		if art["access"] != "developer" {
-			t.Errorf("job %s: artifacts access %v, want developer", name, art["access"])
-		}
-	}
+	checkGitLabRun(t, data, vart, run)
 	for name, j := range jobs {
 		job := asMap(j)
 		if job == nil {
@@ -355,6 +347,40 @@ func lastCommandExecs(script string) bool {
 	lines := strings.Split(strings.TrimSpace(script), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	return strings.HasPrefix(last, "exec fullsend run ") && strings.Count(script, "fullsend run ") == 1
+}
+
+// checkGitLabRun checks the run job's script and artifacts: the image and
+// the policies digest come from the verify job's artifact file, fullsend run
+// is exec'd, and the artifacts are kept on failure, for developers only.
+func checkGitLabRun(t *testing.T, data []byte, vart, run map[string]any) {
+	t.Helper()
+	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
+	for _, want := range []string{
+		"done < " + verifiedFile,                                        // the check reads the artifact file,
+		`[ "$CI_JOB_IMAGE" != "$verified_image" ]`,                      // compares the job image with it,
+		`[ -z "$verified_policies" ]`,                                   // requires the signed policies digest
+		`--policies-digest "$verified_policies"`,                        // and pins fullsend run to it
+		"for kv in $FULLSEND_SET; do set -- \"$@\" --set \"$kv\"; done", // explicit placeholder values
+	} {
+		if !strings.Contains(rscript, want) {
+			t.Errorf("run job script lacks %s", want)
+		}
+	}
+	if strings.Contains(uncommented(data), "$FULLSEND_IMAGE") || strings.Contains(rscript, "$FULLSEND_POLICIES_DIGEST") {
+		t.Error("run job trusts FULLSEND_IMAGE or FULLSEND_POLICIES_DIGEST, which a CI/CD variable can set")
+	}
+	if !lastCommandExecs(rscript) {
+		t.Errorf("run job: fullsend run must be exec'd as the script's last command:\n%s", rscript)
+	}
+	rart := asMap(run["artifacts"])
+	if rart["when"] != "always" {
+		t.Errorf("run job artifacts must be kept on failure too: when %v", rart["when"])
+	}
+	for name, art := range map[string]map[string]any{"fullsend-verify": vart, "fullsend-run": rart} {
+		if art["access"] != "developer" {
+			t.Errorf("job %s: artifacts access %v, want developer", name, art["access"])
+		}
+	}
 }
 
 // uncommented returns the YAML without comment lines.
