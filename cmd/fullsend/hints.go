@@ -126,7 +126,7 @@ var hints = []hint{
 // need in CI comes from.
 const unpinnedHint = " (hint: set FULLSEND_POLICIES_DIGEST, or pass --policies-digest, to the policies-digest that" +
 	" fullsend verify exported in the verify step: needs.verify.outputs.policies-digest on GitHub," +
-	" the fullsend-verify job's dotenv report on GitLab)"
+	" the fullsend-verified.env artifact of the fullsend-verify job on GitLab)"
 
 // after is the hint that follows the text of sentinel.
 func after(sentinel error, text string) hint {
