@@ -54,7 +54,7 @@ exits non-zero:
      required -a KEY=VALUE annotations, and the policy manifest digest
   4. attestations, when asked: SLSA provenance v1 and/or SPDX SBOM for this
      digest, signed by the same signer; a provenance from a local build
-     (builder id `+sign.LocalBuilderID+`, signed outside CI) passes only
+     (builder id ` + sign.LocalBuilderID + `, signed outside CI) passes only
      when --provenance-builder-id names it or the -regexp matches it
 
 Keyed signatures are checked offline without a transparency log unless
