@@ -78,12 +78,22 @@ func (e Env) SourceRepo() string {
 	return ""
 }
 
+// LocalBuilderID is the SLSA builder id of a build outside CI (a laptop, a
+// workstation): a constant URN, so that it names no user or host (a
+// provenance is public) and can never be mistaken for a CI builder, which
+// is always an https URL (a GitHub workflow or a GitLab runner). A
+// verifier that requires a CI builder id refuses it.
+const LocalBuilderID = "urn:fullsend:builder:local:v1"
+
 // BuilderID identifies what builds, for SLSA provenance: GitHub's workflow,
 // SERVER/GITHUB_WORKFLOW_REF (owner/repo/.github/workflows/f.yml@ref);
-// GitLab's runner, CI_SERVER_URL/CI_PROJECT_PATH/-/runners/CI_RUNNER_ID.
-// It is empty outside CI or when a variable is missing.
+// GitLab's runner, CI_SERVER_URL/CI_PROJECT_PATH/-/runners/CI_RUNNER_ID;
+// LocalBuilderID outside CI. It is empty in CI when a variable is missing
+// (a CI build never claims to be local).
 func (e Env) BuilderID() string {
 	switch e.Kind() {
+	case Local:
+		return LocalBuilderID
 	case GitHubActions:
 		if wf := e.get(GitHubWorkflowRef); wf != "" {
 			return e.githubServer() + "/" + wf

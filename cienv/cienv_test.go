@@ -166,8 +166,8 @@ func TestDetect(t *testing.T) {
 		}},
 		// A terminal: only the files a user points at are read.
 		{"local", map[string]string{"CI": "true", "GITHUB_SHA": "abc", "CI_COMMIT_SHA": "def", "GITHUB_OUTPUT": "out", "CI_PROJECT_DIR": "/src"},
-			facts{kind: Local, output: "out", workspace: "/src"}},
-		{"GITHUB_ACTIONS must be exactly true", map[string]string{"GITHUB_ACTIONS": "1", "GITHUB_REPOSITORY": "o/r"}, facts{kind: Local}},
+			facts{kind: Local, output: "out", workspace: "/src", builder: LocalBuilderID}},
+		{"GITHUB_ACTIONS must be exactly true", map[string]string{"GITHUB_ACTIONS": "1", "GITHUB_REPOSITORY": "o/r"}, facts{kind: Local, builder: LocalBuilderID}},
 		{"github wins over gitlab", with(gh, "GITLAB_CI", "true"), read(detect(gh))},
 	}
 	for _, tc := range tests {
@@ -215,9 +215,38 @@ func TestTrim(t *testing.T) {
 
 func TestZeroAndNil(t *testing.T) {
 	for name, e := range map[string]Env{"zero": {}, "nil getenv": Detect(nil), "trimmed nil": Detect(nil).Trim()} {
-		if got := read(e); got != (facts{kind: Local}) {
+		if got := read(e); got != (facts{kind: Local, builder: LocalBuilderID}) {
 			t.Errorf("%s: %+v", name, got)
 		}
+	}
+}
+
+// TestBuilderID: the SLSA builder id per environment. Outside CI it is the
+// local constant, which no CI builder id can equal; in CI a missing
+// variable leaves it empty rather than claiming a local build.
+func TestBuilderID(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"local", nil, LocalBuilderID},
+		{"local with stray CI variables", map[string]string{"CI": "true", "GITHUB_WORKFLOW_REF": "o/r/.github/workflows/w.yml@refs/heads/main", "CI_RUNNER_ID": "1"}, LocalBuilderID},
+		{"github", githubEnv(), "https://github.com/octocat/hello-world/.github/workflows/my-workflow.yml@refs/heads/my_branch"},
+		{"github without GITHUB_WORKFLOW_REF", with(githubEnv(), "GITHUB_WORKFLOW_REF", ""), ""},
+		{"gitlab", gitlabEnv(), "https://gitlab.com/gitlab-org/gitlab-foss/-/runners/12270837"},
+		{"gitlab without CI_RUNNER_ID", with(gitlabEnv(), "CI_RUNNER_ID", ""), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := detect(tc.env).BuilderID()
+			if got != tc.want {
+				t.Errorf("BuilderID() = %q, want %q", got, tc.want)
+			}
+			if tc.want != LocalBuilderID && strings.HasPrefix(got, "urn:") {
+				t.Errorf("a CI builder id %q looks local", got)
+			}
+		})
 	}
 }
 

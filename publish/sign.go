@@ -85,8 +85,10 @@ func (s *SignOptions) keyed(ctx context.Context) (*sign.Signer, error) {
 //   - the revision claim: GitRevision, else the image's revision
 //     annotation, else the CI's commit;
 //   - the provenance builder: BuilderID, else the CI workflow (GitHub
-//     Actions) or runner (GitLab CI); without one, Resolve fails with an
-//     *OptionError of Kind sign.ErrNoBuilderID;
+//     Actions) or runner (GitLab CI), else, outside CI (ci.Name empty),
+//     sign.LocalBuilderID; in CI without one, Resolve fails with an
+//     *OptionError of Kind sign.ErrNoBuilderID (a CI build never claims to
+//     be local);
 //   - the provenance source: the CI's repository, else the image's source
 //     annotation.
 //
@@ -114,6 +116,9 @@ func (s *SignOptions) Resolve(annotations map[string]string, ci sign.CI, params 
 	}
 	if s.Provenance {
 		builder := firstNonEmpty(s.BuilderID, ci.BuilderID)
+		if builder == "" && ci.Name == "" {
+			builder = sign.LocalBuilderID
+		}
 		if builder == "" {
 			return o, invalid(sign.ErrNoBuilderID, "", nil)
 		}

@@ -70,6 +70,8 @@ func TestResolve(t *testing.T) {
 		"GITHUB_SHA": ciRev, "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": "7",
 		"GITHUB_WORKFLOW_REF": "acme/agents/.github/workflows/release.yml@refs/heads/main",
 	}))
+	githubNoWorkflow := github
+	githubNoWorkflow.BuilderID = ""
 	gitlab := sign.DetectCI(env(map[string]string{
 		"GITLAB_CI": "true", "CI_COMMIT_SHA": ciRev, "CI_COMMIT_REF_NAME": "main", "CI_JOB_URL": "https://gitlab.example/acme/agents/-/jobs/9",
 		"CI_PROJECT_URL": "https://gitlab.example/acme/agents", "CI_SERVER_URL": "https://gitlab.example",
@@ -89,8 +91,15 @@ func TestResolve(t *testing.T) {
 		{name: "local, builder given: revision and source from the image",
 			o: SignOptions{Provenance: true, SBOM: true, BuilderID: "https://ci.example/b"}, ann: ann,
 			wantRev: imgRev, wantBuilder: "https://ci.example/b", wantSource: "git+https://github.com/acme/agents", wantSBOM: true, wantProvenance: true},
-		{name: "local, no builder: refused",
-			o: SignOptions{Provenance: true}, ann: ann, wantErr: sign.ErrNoBuilderID},
+		{name: "local, no builder: the local builder id",
+			o: SignOptions{Provenance: true}, ann: ann,
+			wantRev: imgRev, wantBuilder: sign.LocalBuilderID, wantSource: "git+https://github.com/acme/agents", wantProvenance: true},
+		{name: "github without a workflow ref, no builder: refused, never local",
+			o: SignOptions{Provenance: true}, ann: ann, ci: githubNoWorkflow, wantErr: sign.ErrNoBuilderID},
+		{name: "github without a workflow ref, builder given",
+			o: SignOptions{Provenance: true, BuilderID: "https://ci.example/b"}, ann: ann, ci: githubNoWorkflow,
+			wantRev: imgRev, wantRun: "https://github.com/acme/agents/actions/runs/7", wantRef: "refs/heads/main",
+			wantBuilder: "https://ci.example/b", wantSource: "git+https://github.com/acme/agents", wantProvenance: true},
 		{name: "local, no provenance: no builder needed",
 			o: SignOptions{SBOM: true}, ann: ann, wantRev: imgRev, wantSBOM: true},
 		{name: "github: builder is the workflow, source the repository",

@@ -74,11 +74,14 @@ func TestSignImageErrors(t *testing.T) {
 		{"bad layout repository", SignImageOptions{Image: "UPPER/case", OCILayout: lay, Sign: SignOptions{Key: "k"}}, ErrLayoutRepository, true},
 		{"digest not in the layout", SignImageOptions{Image: "r.example/a@sha256:" + strings.Repeat("0", 64), OCILayout: lay, Sign: SignOptions{Key: "k"}}, sign.ErrNoLayoutSubject, false},
 		{"bad annotation", SignImageOptions{Image: "r.example/a", OCILayout: lay, Sign: SignOptions{Key: "k", Annotations: []string{"x"}}}, ErrAnnotation, true},
-		{"no builder id", SignImageOptions{Image: "r.example/a", OCILayout: lay, Sign: SignOptions{Key: "k", Provenance: true}}, sign.ErrNoBuilderID, true},
+		{"no builder id in CI", SignImageOptions{Image: "r.example/a", OCILayout: lay, Sign: SignOptions{Key: "k", Provenance: true},
+			Getenv: env(map[string]string{"GITHUB_ACTIONS": "true"})}, sign.ErrNoBuilderID, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.o.Getenv = env(nil)
+			if tt.o.Getenv == nil {
+				tt.o.Getenv = env(nil)
+			}
 			_, err := SignImage(ctx, tt.o)
 			var oe *OptionError
 			if !errors.Is(err, tt.want) || errors.As(err, &oe) != tt.kind {

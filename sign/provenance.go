@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -13,9 +14,18 @@ import (
 // BuildTypeImage is the SLSA buildType of `fullsend image build`.
 const BuildTypeImage = "https://fullsend.dev/attestations/image-build/v1"
 
-// ErrNoBuilderID reports a provenance without a builder id (outside
-// GitHub Actions and GitLab CI, the builder must be named explicitly).
+// ErrNoBuilderID reports a provenance without a builder id (in GitHub
+// Actions or GitLab CI when the variable naming the workflow or runner is
+// missing, and no builder is named explicitly).
 var ErrNoBuilderID = errors.New("a builder id is required")
+
+// LocalBuilderID is the builder id of a provenance made outside CI
+// (cienv.LocalBuilderID): a constant URN that names no user or host and
+// never equals a CI builder id, which is an https URL.
+const LocalBuilderID = cienv.LocalBuilderID
+
+// IsLocalBuilderID reports whether id is the builder id of a local build.
+func IsLocalBuilderID(id string) bool { return id == LocalBuilderID }
 
 // Provenance holds the facts of a SLSA provenance v1 predicate
 // (https://slsa.dev/spec/v1.0/provenance).

@@ -90,13 +90,23 @@ type Options struct {
 	RequireSBOM       bool
 	// ProvenanceBuilderID and ProvenanceSourceRepo, when set, must equal
 	// the provenance's builder id and source repository (implies
-	// RequireProvenance).
-	ProvenanceBuilderID  string
-	ProvenanceSourceRepo string
+	// RequireProvenance). ProvenanceBuilderIDRegexp, when set, is an
+	// anchored (^...$) regular expression the builder id must match (also
+	// implies RequireProvenance); with ProvenanceBuilderID, both must hold.
+	//
+	// A provenance from a local build (sign.LocalBuilderID) is refused
+	// unless ProvenanceBuilderID names it or
+	// ProvenanceBuilderIDRegexp matches it: local provenance never passes a
+	// gate that requires provenance by accident.
+	ProvenanceBuilderID       string
+	ProvenanceBuilderIDRegexp string
+	ProvenanceSourceRepo      string
 	// Remote configures registry access.
 	Remote []remote.Option
 	// Log receives progress lines (tag resolution); may be nil.
 	Log io.Writer
+
+	builderRE *regexp.Regexp // ProvenanceBuilderIDRegexp, compiled by Verify
 }
 
 // Result is a successful verification.
@@ -135,6 +145,11 @@ func (o *Options) logf(format string, args ...any) {
 
 // Verify applies the policy to the image and returns what was verified.
 func Verify(ctx context.Context, o Options) (*Result, error) {
+	builderRE, err := compileBuilderRegexp(o.ProvenanceBuilderIDRegexp)
+	if err != nil {
+		return nil, err
+	}
+	o.builderRE = builderRE
 	trust, err := o.trust(ctx)
 	if err != nil {
 		return nil, err
@@ -190,7 +205,7 @@ func (o *Options) attestations(ctx context.Context, ent *sign.Entity, trust sign
 		check func(*sign.Statement) error
 	}
 	var wants []want
-	if o.RequireProvenance || o.ProvenanceBuilderID != "" || o.ProvenanceSourceRepo != "" {
+	if o.RequireProvenance || o.ProvenanceBuilderID != "" || o.ProvenanceBuilderIDRegexp != "" || o.ProvenanceSourceRepo != "" {
 		wants = append(wants, want{sign.PredicateSLSAProvenance1, o.checkProvenance})
 	}
 	if o.RequireSBOM {
@@ -353,13 +368,44 @@ func (o *Options) checkProvenance(st *sign.Statement) error {
 	if err != nil {
 		return err
 	}
-	if o.ProvenanceBuilderID != "" && p.BuilderID != o.ProvenanceBuilderID {
-		return fmt.Errorf("provenance builder id %q, required %q", p.BuilderID, o.ProvenanceBuilderID)
+	if err := o.checkBuilder(p.BuilderID); err != nil {
+		return err
 	}
 	if o.ProvenanceSourceRepo != "" && p.SourceRepo != o.ProvenanceSourceRepo {
 		return fmt.Errorf("provenance source %q, required %q", p.SourceRepo, o.ProvenanceSourceRepo)
 	}
 	return nil
+}
+
+// checkBuilder applies the builder id requirements to a provenance's
+// builder id; errors name both the recorded and the required builder.
+func (o *Options) checkBuilder(id string) error {
+	if o.ProvenanceBuilderID != "" && id != o.ProvenanceBuilderID {
+		return fmt.Errorf("provenance builder id %q, required %q", id, o.ProvenanceBuilderID)
+	}
+	if o.builderRE != nil && !o.builderRE.MatchString(id) {
+		return fmt.Errorf("provenance builder id %q, required to match %q", id, o.ProvenanceBuilderIDRegexp)
+	}
+	if sign.IsLocalBuilderID(id) && o.ProvenanceBuilderID == "" && o.builderRE == nil {
+		return fmt.Errorf("provenance builder id %q is a local build (signed outside CI), accepted only when required by name", id)
+	}
+	return nil
+}
+
+// compileBuilderRegexp compiles an anchored (^...$) builder id expression
+// so that it matches whole ids only; "" is no requirement.
+func compileBuilderRegexp(re string) (*regexp.Regexp, error) {
+	if re == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") || strings.HasSuffix(re, `\$`) {
+		return nil, fmt.Errorf("%w: provenance builder id regexp %q must be anchored: start with ^ and end with $", ErrPolicy, re)
+	}
+	c, err := regexp.Compile("^(?:" + re + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("%w: provenance builder id regexp %q: %w", ErrPolicy, re, err)
+	}
+	return c, nil
 }
 
 func checkSBOM(st *sign.Statement) error {

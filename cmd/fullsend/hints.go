@@ -53,7 +53,7 @@ var optionText = map[error]func(e *publish.OptionError, platforms []string) stri
 	publish.ErrAnnotation: func(e *publish.OptionError, _ []string) string {
 		return fmt.Sprintf("--annotation %q: want KEY=VALUE", e.Value)
 	},
-	sign.ErrNoBuilderID: fixed("--provenance needs a builder id outside GitHub Actions / GitLab CI: pass --builder-id URI (or --provenance=false)"),
+	sign.ErrNoBuilderID: fixed("--provenance needs a builder id: this CI job does not name its workflow or runner (GITHUB_WORKFLOW_REF; CI_SERVER_URL, CI_PROJECT_PATH, CI_RUNNER_ID): pass --builder-id URI (or --provenance=false)"),
 	publish.ErrImageRef: func(e *publish.OptionError, _ []string) string {
 		return fmt.Sprintf("image reference %q: %v", e.Value, e.Err)
 	},
@@ -99,7 +99,7 @@ var hints = []hint{
 		old := sign.ErrNoPassword.Error() + ": set COSIGN_PASSWORD"
 		return old, old + " or pass --password-file", errors.Is(err, sign.ErrNoPassword)
 	},
-	after(sign.ErrNoBuilderID, " (--builder-id, or run in GitHub Actions / GitLab CI)"),
+	after(sign.ErrNoBuilderID, " (pass --builder-id URI)"),
 	func(err error) (string, string, bool) {
 		var ue *sign.UnsignedLayoutError
 		if !errors.As(err, &ue) {

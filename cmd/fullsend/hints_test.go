@@ -44,7 +44,7 @@ func TestCLIErrorText(t *testing.T) {
 		{"tlog keyless", opt(publish.ErrTlogUploadKeyless, "", nil), "--tlog-upload is for --key; --keyless always uploads (see --insecure-skip-tlog-upload)", publish.ErrTlogUploadKeyless, true},
 		{"skip tlog keyed", opt(publish.ErrSkipTlogKeyed, "", nil), "--insecure-skip-tlog-upload is for --keyless", publish.ErrSkipTlogKeyed, true},
 		{"bad annotation", opt(publish.ErrAnnotation, "novalue", nil), `--annotation "novalue": want KEY=VALUE`, publish.ErrAnnotation, true},
-		{"no builder id", opt(sign.ErrNoBuilderID, "", nil), "--provenance needs a builder id outside GitHub Actions / GitLab CI: pass --builder-id URI (or --provenance=false)", sign.ErrNoBuilderID, true},
+		{"no builder id", opt(sign.ErrNoBuilderID, "", nil), "--provenance needs a builder id: this CI job does not name its workflow or runner (GITHUB_WORKFLOW_REF; CI_SERVER_URL, CI_PROJECT_PATH, CI_RUNNER_ID): pass --builder-id URI (or --provenance=false)", sign.ErrNoBuilderID, true},
 		{"bad image ref", opt(publish.ErrImageRef, "X:v1", parseErr), `image reference "X:v1": parse failure`, publish.ErrImageRef, true},
 		{"bad layout repo", opt(publish.ErrLayoutRepository, "X", parseErr), `repository "X": parse failure (with --oci-layout, IMAGE names the repository the signature is for)`, publish.ErrLayoutRepository, true},
 
@@ -69,7 +69,7 @@ func TestCLIErrorText(t *testing.T) {
 		{"no password", fmt.Errorf("loading private key %s: %w: set COSIGN_PASSWORD (%w)", "cosign.key", sign.ErrNoPassword, parseErr),
 			"loading private key cosign.key: no key password: set COSIGN_PASSWORD or pass --password-file (parse failure)", parseErr, false},
 		{"no builder id (library)", fmt.Errorf("attesting: provenance: %w", sign.ErrNoBuilderID),
-			"attesting: provenance: a builder id is required (--builder-id, or run in GitHub Actions / GitLab CI)", sign.ErrNoBuilderID, false},
+			"attesting: provenance: a builder id is required (pass --builder-id URI)", sign.ErrNoBuilderID, false},
 		{"unsigned layout", fmt.Errorf("verification FAILED: %w", &sign.UnsignedLayoutError{Path: "out/image"}),
 			`verification FAILED: OCI layout out/image marks no signed image (no "kind" annotation): sign it with fullsend image build --sign or cosign save`, nil, false},
 

@@ -41,7 +41,7 @@ func addSignFlags(fl *pflag.FlagSet, f *signFlags) {
 	fl.StringSliceVar(&o.SBOMPaths, "sbom-path", nil, "image path prefixes the SBOM lists (default: opt/fullsend/, usr/local/bin/fullsend, usr/bin/fullsend)")
 	fl.BoolVar(&o.SBOMAllLayers, "sbom-all-layers", false, "list files from every layer, not only the layers fullsend image build added (reads the whole base image)")
 	fl.BoolVar(&o.Provenance, "provenance", true, "attach a SLSA provenance v1 attestation")
-	fl.StringVar(&o.BuilderID, "builder-id", "", "SLSA builder id (default: the CI workflow / runner; required outside CI with --provenance)")
+	fl.StringVar(&o.BuilderID, "builder-id", "", "SLSA builder id (default: the CI workflow / runner; outside CI "+sign.LocalBuilderID+")")
 }
 
 // options returns the signing options, with the password and the OIDC

@@ -120,3 +120,67 @@ func TestImageBuildSignCLI(t *testing.T) {
 		t.Fatalf("wrong key: exit %d (%v), want 1 and ErrNoValidSignature", exitCode(err), err)
 	}
 }
+
+// TestImageBuildSignLocalCLI: outside CI, `image build --sign --key` works
+// as typed; its provenance names the local builder, which verify refuses
+// under --require-provenance or a CI builder id (naming both ids) and
+// accepts only when required by name.
+func TestImageBuildSignLocalCLI(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := t.TempDir()
+	t.Setenv("COSIGN_PASSWORD", "build-sign-local-test")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITLAB_CI", "")
+	if _, stderr, err := runFullsend(t, "image", "keygen", "--output-prefix", filepath.Join(dir, "cosign")); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	tag := host + "/acme/agents:v1.2.3"
+	if _, stderr, err := runFullsend(t, append(imageCLIArgs(t), "--tag", tag, "--push", "--sign", "--key", filepath.Join(dir, "cosign.key"))...); err != nil {
+		t.Fatalf("image build --sign --key outside CI: %v\n%s", err, stderr)
+	}
+	const ciBuilder = "https://github.com/acme/agents/.github/workflows/release.yml@refs/heads/main"
+	verifyArgs := func(extra ...string) []string {
+		return append(append([]string{"verify", "--key", filepath.Join(dir, "cosign.pub"), "-o", "json"}, extra...), tag)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  []string // substrings of the error
+	}{
+		{"provenance required", []string{"--require-provenance"},
+			[]string{`"` + sign.LocalBuilderID + `" is a local build (signed outside CI)`}},
+		{"CI builder id required", []string{"--provenance-builder-id", ciBuilder},
+			[]string{`provenance builder id "` + sign.LocalBuilderID + `", required "` + ciBuilder + `"`}},
+		{"CI builder regexp", []string{"--provenance-builder-id-regexp", `^https://github\.com/acme/agents/\.github/workflows/.*$`},
+			[]string{`provenance builder id "` + sign.LocalBuilderID + `", required to match`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runFullsend(t, verifyArgs(tc.extra...)...)
+			if err == nil || exitCode(err) != 1 {
+				t.Fatalf("exit %d (%v), want 1", exitCode(err), err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwant %q", err, w)
+				}
+			}
+		})
+	}
+	stdout, stderr, err := runFullsend(t, verifyArgs("--provenance-builder-id", sign.LocalBuilderID)...)
+	if err != nil {
+		t.Fatalf("verify --provenance-builder-id %s: %v\n%s", sign.LocalBuilderID, err, stderr)
+	}
+	var res verify.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Attestations) != 1 || res.Attestations[0].Provenance == nil || res.Attestations[0].Provenance.BuilderID != sign.LocalBuilderID {
+		t.Errorf("attestations %+v", res.Attestations)
+	}
+	// Without a provenance requirement a locally signed image verifies.
+	if _, stderr, err := runFullsend(t, verifyArgs()...); err != nil {
+		t.Fatalf("verify: %v\n%s", err, stderr)
+	}
+}

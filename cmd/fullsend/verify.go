@@ -26,6 +26,7 @@ type verifyFlags struct {
 	requireProvenance   bool
 	requireSBOM         bool
 	builderID           string
+	builderIDR          string
 	sourceRepo          string
 	requireTlog         bool
 	ignoreTlog          bool
@@ -52,7 +53,9 @@ exits non-zero:
   3. claims: the signed digest, the repository (docker-reference), the
      required -a KEY=VALUE annotations, and the policy manifest digest
   4. attestations, when asked: SLSA provenance v1 and/or SPDX SBOM for this
-     digest, signed by the same signer
+     digest, signed by the same signer; a provenance from a local build
+     (builder id ` + sign.LocalBuilderID + `, signed outside CI) passes only
+     when --provenance-builder-id names it or the -regexp matches it
 
 Keyed signatures are checked offline without a transparency log unless
 --require-tlog; keyless ones need their Rekor entry (inclusion promise,
@@ -87,7 +90,8 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
 	fl.StringVar(&f.policiesDigest, "policies-digest", "", "required policy manifest digest (sha256:...; same as -a dev.fullsend.policies.digest=...)")
 	fl.BoolVar(&f.requireProvenance, "require-provenance", false, "require a verified SLSA provenance v1 attestation")
 	fl.BoolVar(&f.requireSBOM, "require-sbom", false, "require a verified SPDX SBOM attestation")
-	fl.StringVar(&f.builderID, "provenance-builder-id", "", "required provenance builder id (implies --require-provenance)")
+	fl.StringVar(&f.builderID, "provenance-builder-id", "", "required provenance builder id, e.g. the release workflow URI; "+sign.LocalBuilderID+" accepts a local build (implies --require-provenance)")
+	fl.StringVar(&f.builderIDR, "provenance-builder-id-regexp", "", "anchored regexp (^...$) the provenance builder id must match (implies --require-provenance)")
 	fl.StringVar(&f.sourceRepo, "provenance-source", "", "required provenance source repository, e.g. git+https://github.com/acme/agents (implies --require-provenance)")
 	fl.BoolVar(&f.requireTlog, "require-tlog", false, "keyed signatures must carry a Rekor entry verified against the trusted root")
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: skip the Rekor check (the certificate must then be valid now)")
@@ -105,7 +109,7 @@ func (f *verifyFlags) options(ctx context.Context, stderr io.Writer, img string)
 		TrustedRoot: f.trustedRoot, Repository: f.repository,
 		RequireTlog: f.requireTlog, InsecureIgnoreTlog: f.ignoreTlog, InsecureIgnoreSCT: f.ignoreSCT,
 		RequireProvenance: f.requireProvenance, RequireSBOM: f.requireSBOM,
-		ProvenanceBuilderID: f.builderID, ProvenanceSourceRepo: f.sourceRepo,
+		ProvenanceBuilderID: f.builderID, ProvenanceBuilderIDRegexp: f.builderIDR, ProvenanceSourceRepo: f.sourceRepo,
 		Remote: image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(os.Getenv)}),
 		Log:    stderr,
 	}
