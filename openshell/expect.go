@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -93,7 +94,7 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 		return nil, bad(1, "no tests: (want a list of {request, expect})")
 	}
 	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}}
-	for _, k := range sortedKeys(raw.Set) {
+	for _, k := range slices.Sorted(maps.Keys(raw.Set)) {
 		if err := ef.Set.Set(k, raw.Set[k]); err != nil {
 			return nil, bad(1, "set.%s: %v", k, err)
 		}
@@ -146,15 +147,6 @@ func decodeStrict(n *yaml.Node, v any) error {
 		return errors.New(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // FindExpectations lists every *.policytest.yaml under fsys, skipping hidden
@@ -246,7 +238,7 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, se
 func resolvePolicy(ef *ExpectFile, policies map[string]*Policy, set placeholder.Values) (*Policy, error) {
 	p, ok := policies[ef.Agent]
 	if !ok {
-		return nil, fmt.Errorf("agent %q has no compiled policy (have %s)", ef.Agent, strings.Join(sortedPolicyNames(policies), ", "))
+		return nil, fmt.Errorf("agent %q has no compiled policy (have %s)", ef.Agent, strings.Join(slices.Sorted(maps.Keys(policies)), ", "))
 	}
 	resolved := p.Clone()
 	open, err := ApplyPlaceholders(resolved, ef.Set.Merge(set))
@@ -275,13 +267,4 @@ func runExpectCase(file, agent string, p *Policy, c ExpectCase) CaseResult {
 		res.Problem = fmt.Sprintf("reason %q does not contain %q", d.Reason, c.Reason)
 	}
 	return res
-}
-
-func sortedPolicyNames(m map[string]*Policy) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

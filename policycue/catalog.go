@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,19 +214,19 @@ func catalogError(err error, root, orgName string) error {
 // every profile a binary or provider names exists.
 func (c *Catalog) check() error {
 	var problems []string
-	for _, name := range sortedKeys(c.Binaries) {
+	for _, name := range slices.Sorted(maps.Keys(c.Binaries)) {
 		for _, p := range c.Binaries[name].Profiles {
 			if _, ok := c.Profiles[p]; !ok {
 				problems = append(problems, fmt.Sprintf("binaries.%s.profiles: unknown profile %q", name, p))
 			}
 		}
 	}
-	for _, name := range sortedKeys(c.Runtimes) {
+	for _, name := range slices.Sorted(maps.Keys(c.Runtimes)) {
 		rt := c.Runtimes[name]
 		if _, ok := rt.Providers[rt.DefaultProvider]; !ok {
 			problems = append(problems, fmt.Sprintf("runtimes.%s.default_provider: %q is not one of its providers", name, rt.DefaultProvider))
 		}
-		for _, prov := range sortedKeys(rt.Providers) {
+		for _, prov := range slices.Sorted(maps.Keys(rt.Providers)) {
 			for _, p := range rt.Providers[prov].Profiles {
 				if _, ok := c.Profiles[p]; !ok {
 					problems = append(problems, fmt.Sprintf("runtimes.%s.providers.%s: unknown profile %q", name, prov, p))
@@ -236,13 +238,4 @@ func (c *Catalog) check() error {
 		return fmt.Errorf("%w:\n  %s", ErrCatalog, strings.Join(problems, "\n  "))
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,7 +284,7 @@ func (d *driver) Create(ctx context.Context, s createSpec) error {
 	for _, p := range s.providers {
 		args = append(args, "--provider", p)
 	}
-	for _, k := range sortedKeys(s.labels) {
+	for _, k := range slices.Sorted(maps.Keys(s.labels)) {
 		args = append(args, "--label", k+"="+s.labels[k])
 	}
 	if s.cpu != "" {
@@ -489,15 +490,6 @@ func (d *driver) ProviderCreate(ctx context.Context, p Provider, values []string
 		_, err = d.run(ctx, callOpts{extraEnv: values}, args...)
 	}
 	return err
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 func (h *harness) fakeSandbox(name string, labels map[string]string) {
 	h.t.Helper()
 	args := []string{"sandbox", "create", "--name", name}
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		args = append(args, "--label", k+"="+labels[k])
 	}
 	cmd := exec.Command(filepath.Join(fakeBin(h.t), "openshell"), append(args, "--detach", "--", "sleep", "infinity")...)

@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -215,7 +217,7 @@ func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions
 			doc.Files = append(doc.Files, f)
 			doc.Relationships = append(doc.Relationships, spdxRelationship{Element: "SPDXRef-Image", Type: "CONTAINS", Related: f.SPDXID})
 		}
-		for _, fileID := range sortedKeysBI(c.modules) {
+		for _, fileID := range slices.Sorted(maps.Keys(c.modules)) {
 			for _, bi := range c.modules[fileID] {
 				mods := append([]*debugModule{{Path: bi.Main.Path, Version: bi.Main.Version, Sum: bi.Main.Sum}}, depsOf(bi)...)
 				for _, m := range mods {
@@ -429,13 +431,4 @@ func spdxIDSafe(s string) string {
 		b.WriteString("-" + sha256Hex([]byte(s))[:8])
 	}
 	return b.String()
-}
-
-func sortedKeysBI(m map[string][]*buildinfo.BuildInfo) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
