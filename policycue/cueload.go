@@ -2,14 +2,11 @@ package policycue
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"sort"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/load"
+	"github.com/fullsend-ai/agent-sandbox/internal/cueload"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -21,50 +18,14 @@ var openshellSchemaFS embed.FS
 const OpenShellSchemaDir = "schema/openshell"
 
 // ErrNoCUEFiles is returned by LoadEmbedded for a directory without .cue files.
-var ErrNoCUEFiles = errors.New("no .cue files")
+var ErrNoCUEFiles = cueload.ErrNoFiles
 
 // LoadEmbedded loads the single CUE package formed by the .cue files directly
 // in dir of fsys (typically an embed.FS) and builds it with ctx. Files are
 // loaded through an in-memory overlay, never from disk, in sorted order, so
-// the result does not depend on the working directory. Positions in errors
-// name the files as dir/<file>.
+// the result does not depend on the working directory.
 func LoadEmbedded(ctx *cue.Context, fsys fs.FS, dir string) (cue.Value, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return cue.Value{}, fmt.Errorf("reading CUE directory %s: %w", dir, err)
-	}
-	// A virtual absolute root keeps the loader off the real filesystem.
-	root := path.Join("/embedded", dir)
-	overlay := map[string]load.Source{}
-	var files []string
-	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".cue" {
-			continue
-		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-		if err != nil {
-			return cue.Value{}, fmt.Errorf("reading %s: %w", path.Join(dir, e.Name()), err)
-		}
-		name := path.Join(root, e.Name())
-		overlay[name] = load.FromBytes(data)
-		files = append(files, name)
-	}
-	if len(files) == 0 {
-		return cue.Value{}, fmt.Errorf("loading %s: %w", dir, ErrNoCUEFiles)
-	}
-	sort.Strings(files)
-	insts := load.Instances(files, &load.Config{Dir: root, Overlay: overlay})
-	if len(insts) != 1 {
-		return cue.Value{}, fmt.Errorf("loading %s: expected one CUE package, got %d", dir, len(insts))
-	}
-	if err := insts[0].Err; err != nil {
-		return cue.Value{}, fmt.Errorf("loading %s: %w", dir, err)
-	}
-	v := ctx.BuildInstance(insts[0])
-	if err := v.Err(); err != nil {
-		return cue.Value{}, fmt.Errorf("building %s: %w", dir, err)
-	}
-	return v, nil
+	return cueload.Package(ctx, fsys, dir)
 }
 
 // featureSwitches maps each #Features switch of the OpenShell schema to the

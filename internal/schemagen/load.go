@@ -5,54 +5,19 @@ import (
 	"fmt"
 	"go/format"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
+	"github.com/fullsend-ai/agent-sandbox/internal/cueload"
 )
 
-// loadDir builds the single CUE package of the .cue files directly in dir.
-// Files are handed to the loader as an overlay under a virtual root, as
-// policycue.LoadEmbedded does, so the result does not depend on a cue.mod.
+// loadDir builds the single CUE package of the .cue files directly in dir
+// (through internal/cueload, as policycue does, so the result does not depend
+// on a cue.mod).
 func loadDir(ctx *cue.Context, dir string) (cue.Value, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return cue.Value{}, fmt.Errorf("reading CUE directory: %w", err)
-	}
-	root := "/schemagen/" + filepath.Base(dir)
-	overlay := map[string]load.Source{}
-	var files []string
-	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".cue" {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return cue.Value{}, fmt.Errorf("reading CUE file: %w", err)
-		}
-		name := root + "/" + e.Name()
-		overlay[name] = load.FromBytes(data)
-		files = append(files, name)
-	}
-	if len(files) == 0 {
-		return cue.Value{}, fmt.Errorf("no .cue files in %s", dir)
-	}
-	sort.Strings(files)
-	insts := load.Instances(files, &load.Config{Dir: root, Overlay: overlay})
-	if len(insts) != 1 {
-		return cue.Value{}, fmt.Errorf("loading %s: expected one CUE package, got %d", dir, len(insts))
-	}
-	if err := insts[0].Err; err != nil {
-		return cue.Value{}, fmt.Errorf("loading %s: %w", dir, err)
-	}
-	v := ctx.BuildInstance(insts[0])
-	if err := v.Err(); err != nil {
-		return cue.Value{}, fmt.Errorf("building %s: %w", dir, err)
-	}
-	return v, nil
+	return cueload.Package(ctx, os.DirFS(dir), ".")
 }
 
 // regularFields returns the regular (required, optional and plain) fields
