@@ -54,18 +54,7 @@ func TestRunReapsSandboxOfSIGKILLedRun(t *testing.T) {
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl"))
-		if bytes.Contains(calls, []byte(`"exec"`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			killed.Process.Kill()
-			t.Fatalf("agent never started:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForAgent(t, state, killed, &out)
 	// The runner starts openshell in its own process group, which SIGKILL
 	// of the runner does not reach: end it when the test ends.
 	for _, child := range childrenOf(killed.Process.Pid) {

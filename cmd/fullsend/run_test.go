@@ -225,18 +225,7 @@ func TestRunCommandFailures(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl"))
-			if bytes.Contains(calls, []byte(`"exec"`)) {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("agent never started:\n%s", out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitForAgent(t, state, cmd, &out)
 		time.Sleep(300 * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGTERM)
 		err := cmd.Wait()
@@ -343,4 +332,22 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// waitForAgent waits until the openshell fake in state has recorded the
+// agent's `sandbox exec`, killing cmd and failing the test after 30 s.
+func waitForAgent(t *testing.T, state string, cmd *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+		if bytes.Contains(calls, []byte(`"exec"`)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("agent never started:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
