@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
@@ -311,7 +310,7 @@ func assertInert(t testing.TB, root string) {
 			t.Errorf("symlink left: %s", p)
 		case !mode.IsDir() && !mode.IsRegular():
 			t.Errorf("special file left: %s (%v)", p, mode)
-		case gitSpelling(d.Name()):
+		case isDotGit(d.Name()):
 			t.Errorf(".git left: %s", p)
 		case mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || mode.Perm()&0o002 != 0:
 			t.Errorf("unsafe mode left: %s (%v)", p, mode)
@@ -324,20 +323,6 @@ func assertInert(t testing.TB, root string) {
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-}
-
-// gitSpelling reports whether git, or a checkout on a case-insensitive or
-// NTFS file system, would take name for .git.
-func gitSpelling(name string) bool {
-	name = strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Cf, r) {
-			return -1
-		}
-		return r
-	}, name)
-	name, _, _ = strings.Cut(name, ":")
-	name = strings.TrimRight(name, ". ")
-	return strings.EqualFold(name, ".git") || strings.EqualFold(name, "git~1")
 }
 
 // looksLikeGitDir is git's own test (setup.c is_git_directory), loosely:
