@@ -59,7 +59,7 @@ func TestExampleSystems(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compiled output does not match its own manifest: %v", err)
 			}
-			inputs, err := lint.ProjectInputs(fsys, "policies", b.Manifest)
+			inputs, err := lint.ProjectInputs(fsys, "policies", b)
 			if err != nil {
 				t.Fatal(err)
 			}

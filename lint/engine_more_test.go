@@ -146,11 +146,11 @@ func TestProjectInputs(t *testing.T) {
 		"provenance.json": {Data: []byte(`{"schema": "` + bundle.ProvenanceSchema + `", "agents": {"reader": {
 			"network_policies.forge": [{"file": "agents/reader.md", "line": 9, "reason": "sandbox: endpoint"}]}}}`)},
 	}
-	inputs, err := ProjectInputs(fsys, "policies", &bundle.Manifest{Agents: map[string]bundle.ManifestAgent{
+	inputs, err := ProjectInputs(fsys, "policies", &bundle.Bundle{Manifest: &bundle.Manifest{Agents: map[string]bundle.ManifestAgent{
 		"writer": {Policy: "writer.yaml", Tier: "full"},
 		"reader": {Policy: "reader.yaml", Tier: "read-only", Spawns: []string{"writer"}, Placeholders: []string{"OWNER", "REPO_NAME", "ISSUE_NUMBER", "HOST_IP"}},
 		"lead":   {Policy: "lead.yaml", Tier: "full", Spawns: []string{"reader"}},
-	}})
+	}}, Policies: map[string][]byte{"writer": writer, "reader": pol, "lead": pol}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestProjectInputs(t *testing.T) {
 	if !slices.Contains(byAgent["lead"], "FS023") {
 		t.Errorf("lead findings %v, want FS023", byAgent["lead"])
 	}
-	if _, err := ProjectInputs(fsys, "p", &bundle.Manifest{Agents: map[string]bundle.ManifestAgent{"x": {Policy: "../x.yaml"}}}); err == nil {
+	if _, err := ProjectInputs(fsys, "p", &bundle.Bundle{Manifest: &bundle.Manifest{Agents: map[string]bundle.ManifestAgent{"x": {Policy: "../x.yaml"}}}}); err == nil {
 		t.Error("policy outside the directory accepted")
 	}
 }

@@ -14,26 +14,14 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
-// ReadPolicy reads and strictly decodes one policy file.
-func ReadPolicy(fsys fs.FS, name string) (*openshell.Policy, error) {
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return nil, fmt.Errorf("reading policy: %w", err)
-	}
-	p, err := openshell.Unmarshal(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
-}
-
-// ProjectInputs reads every agent's policy of a compiled policies directory
-// and builds its context from the manifest: tier, spawns, declared
-// placeholders, provenance from provenance.json, and all agents (with
-// whether their policies write) for privilege-lifting checks. dir prefixes
-// file names in findings. It does not check the policies against the
-// manifest's digests: callers open the bundle with bundle.Open first.
-func ProjectInputs(policies fs.FS, dir string, m *bundle.Manifest) ([]Input, error) {
+// ProjectInputs builds one input per agent of an opened bundle, from the
+// policy bytes bundle.Open verified (never a second read of the files, so
+// what is linted is what was checked against the manifest), with its context
+// from the manifest: tier, spawns, declared placeholders, provenance from
+// provenance.json in policies, and all agents (with whether their policies
+// write) for privilege-lifting checks. dir prefixes file names in findings.
+func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error) {
+	m := b.Manifest
 	prov, err := bundle.ReadProvenance(policies)
 	if err != nil {
 		return nil, err
@@ -45,9 +33,13 @@ func ProjectInputs(policies fs.FS, dir string, m *bundle.Manifest) ([]Input, err
 		if a.Policy != path.Base(a.Policy) {
 			return nil, fmt.Errorf("agent %s: policy %q is outside the policies directory", name, a.Policy)
 		}
-		p, err := ReadPolicy(policies, a.Policy)
+		data, ok := b.Policies[name]
+		if !ok {
+			return nil, fmt.Errorf("agent %s: policy %s was not verified against the manifest", name, a.Policy)
+		}
+		p, err := openshell.Unmarshal(data)
 		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", name, err)
+			return nil, fmt.Errorf("agent %s: %s: %w", name, a.Policy, err)
 		}
 		all[name] = AgentInfo{Tier: a.Tier, Spawns: a.Spawns, Writes: Writes(p)}
 		placeholders := a.Placeholders

@@ -177,7 +177,7 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
-			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b.Manifest)
+			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b)
 			if err != nil {
 				return nil, err
 			}
