@@ -35,7 +35,11 @@ var (
 
 // stagedWorkspace is a private copy of the workspace made for upload: no
 // project runtime configuration, git metadata without credentials or
-// commands, and what the token scan found.
+// commands, and what the token scan found. .git stays in the copy because
+// `openshell sandbox upload` picks the files to send with
+// `git ls-files -co --exclude-standard` in the repository around the path
+// (crates/openshell-cli/src/run.rs git_sync_files, v0.0.83:6060-6104,
+// v0.0.111:5380-5424): without it every ignored file would go up.
 type stagedWorkspace struct {
 	dir string
 	// stripped is the project runtime configuration left out.
