@@ -2,6 +2,7 @@ package openshell
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,4 +86,48 @@ func (q *QueryMatch) UnmarshalYAML(n *yaml.Node) error {
 	default:
 		return fmt.Errorf("line %d: query matcher must be a glob string or {any: [globs]}", n.Line)
 	}
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler with serde's untagged order for
+// ParamMatcherDef (crates/openshell-policy/src/lib.rs:350-356 @ v0.0.111): a
+// scalar or an {any: [...]} mapping is a matcher, any other mapping a nested
+// object of parameter matchers.
+func (m *ParamMatch) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode && !isAnyMatcher(n) {
+		var obj map[string]ParamMatch
+		if err := n.Decode(&obj); err != nil {
+			return err
+		}
+		m.Object = obj
+		return nil
+	}
+	var q QueryMatch
+	if err := q.UnmarshalYAML(n); err != nil {
+		return err
+	}
+	m.Matcher = &q
+	return nil
+}
+
+// isAnyMatcher reports whether a mapping is the {any: [...]} matcher form:
+// QueryAnyDef is deny_unknown_fields, so only a mapping whose one key is any.
+func isAnyMatcher(n *yaml.Node) bool {
+	return len(n.Content) == 2 && n.Content[0].Value == "any"
+}
+
+// MarshalJSON encodes a ParamMatch the way it is written in YAML.
+func (m ParamMatch) MarshalJSON() ([]byte, error) {
+	if m.Matcher != nil {
+		return json.Marshal(m.Matcher)
+	}
+	return json.Marshal(m.Object)
+}
+
+// MarshalYAML implements yaml.Marshaler: a binary is written as its path
+// alone, as OpenShell serializes it (harness is skip_serializing,
+// crates/openshell-policy/src/lib.rs:394 @ v0.0.111).
+func (b Binary) MarshalYAML() (any, error) {
+	return struct {
+		Path string `yaml:"path"`
+	}{b.Path}, nil
 }

@@ -2,6 +2,7 @@ package openshell
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -56,4 +57,132 @@ func TestUnmarshalStrict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnmarshalV0111Fields: every field of OpenShell v0.0.111's policy file
+// (crates/openshell-policy/src/lib.rs:55-397 and middleware.rs:23-50 @
+// v0.0.111) decodes into the model and survives a Marshal round trip, and
+// Clone shares nothing with its source. The document follows the shape of
+// OpenShell's own round_trip_preserves_network_middlewares test
+// (lib.rs:1763 @ v0.0.111) and its MCP conformance policy template.
+func TestUnmarshalV0111Fields(t *testing.T) {
+	const doc = `version: 1
+network_policies:
+  mcp:
+    name: mcp
+    endpoints:
+      - host: mcp.example.com
+        path: /mcp
+        port: 443
+        protocol: mcp
+        enforcement: enforce
+        rules:
+          - allow:
+              method: tools/call
+              tool: {any: [search, fetch]}
+              params:
+                arguments:
+                  repo: "org/*"
+                limit: "1*"
+        deny_rules:
+          - method: tools/call
+            tool: delete_*
+        mcp:
+          max_body_bytes: 65536
+          strict_tool_names: true
+          allow_all_known_mcp_methods: false
+        credential_binding:
+          provider: github
+      - host: api.github.com
+        path: /graphql
+        port: 443
+        protocol: graphql
+        persisted_queries: allow_registered
+        graphql_persisted_queries:
+          abc123:
+            operation_type: query
+            operation_name: Viewer
+            fields: [viewer]
+        graphql_max_body_bytes: 1024
+        allow_encoded_slash: true
+        rules:
+          - allow:
+              operation_type: query
+              fields: [repository, viewer]
+    binaries:
+      - path: /usr/bin/gh
+        harness: true
+network_middlewares:
+  global-redactor:
+    name: redactor
+    middleware: redact
+    order: 10
+    on_error: fail_closed
+    config:
+      patterns: [secret, token]
+      nested: {depth: 2}
+    endpoints:
+      include: ["*.example.com"]
+      exclude: [internal.example.com]
+`
+	p, err := Unmarshal([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := p.NetworkPolicies["mcp"].Endpoints[0]
+	if ep.Path != "/mcp" || ep.MCP == nil || ep.MCP.StrictToolNames == nil || !*ep.MCP.StrictToolNames {
+		t.Errorf("endpoint path/mcp not decoded: %+v", ep)
+	}
+	allow := ep.Rules[0].Allow
+	if allow.Tool == nil || len(allow.Tool.Any) != 2 {
+		t.Errorf("tool matcher not decoded: %+v", allow.Tool)
+	}
+	if m := allow.Params["arguments"]; m.Matcher != nil || m.Object["repo"].Matcher == nil || m.Object["repo"].Matcher.Glob != "org/*" {
+		t.Errorf("nested params not decoded as an object: %+v", m)
+	}
+	if m := allow.Params["limit"]; m.Matcher == nil || m.Matcher.Glob != "1*" {
+		t.Errorf("scalar param not decoded as a matcher: %+v", m)
+	}
+	mw := p.NetworkMiddlewares["global-redactor"]
+	if mw.Order != 10 || mw.Endpoints == nil || len(mw.Endpoints.Include) != 1 {
+		t.Errorf("middleware not decoded: %+v", mw)
+	}
+
+	out, err := Marshal(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Unmarshal(out)
+	if err != nil {
+		t.Fatalf("re-decoding our own output: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(stripHarness(again), stripHarness(p)) {
+		t.Errorf("round trip changed the policy:\n%s", out)
+	}
+	if bytes.Contains(out, []byte("harness")) {
+		t.Errorf("harness is never serialized by OpenShell (lib.rs:394 @ v0.0.111), got:\n%s", out)
+	}
+
+	cp := p.Clone()
+	cp.NetworkPolicies["mcp"].Endpoints[0].Rules[0].Allow.Params["arguments"].Object["repo"].Matcher.Glob = "changed"
+	*cp.NetworkPolicies["mcp"].Endpoints[0].MCP.StrictToolNames = false
+	cp.NetworkMiddlewares["global-redactor"].Config["nested"].(map[string]any)["depth"] = 3
+	cp.NetworkMiddlewares["global-redactor"].Endpoints.Include[0] = "changed"
+	if !reflect.DeepEqual(stripHarness(again), stripHarness(p)) {
+		t.Error("mutating a Clone changed its source")
+	}
+}
+
+// stripHarness clears the one field OpenShell reads but never writes.
+func stripHarness(p *Policy) *Policy {
+	p = p.Clone()
+	for k, np := range p.NetworkPolicies {
+		bins := append([]Binary(nil), np.Binaries...)
+		for i := range bins {
+			bins[i].Harness = false
+		}
+		np.Binaries = bins
+		p.NetworkPolicies[k] = np
+	}
+	return p
 }

@@ -18,6 +18,29 @@ type Policy struct {
 	Landlock         *Landlock                `yaml:"landlock,omitempty" json:"landlock,omitempty"`
 	Process          *Process                 `yaml:"process,omitempty" json:"process,omitempty"`
 	NetworkPolicies  map[string]NetworkPolicy `yaml:"network_policies,omitempty" json:"network_policies,omitempty"`
+	// NetworkMiddlewares is v0.0.111's supervisor middleware section
+	// (crates/openshell-policy/src/lib.rs:68 @ v0.0.111); v0.0.83 has no such
+	// field and refuses it (PolicyFile is deny_unknown_fields there).
+	NetworkMiddlewares map[string]NetworkMiddleware `yaml:"network_middlewares,omitempty" json:"network_middlewares,omitempty"`
+}
+
+// NetworkMiddleware is one named entry of network_middlewares, mirroring
+// NetworkMiddlewareConfigDef (crates/openshell-policy/src/middleware.rs:23-37
+// @ v0.0.111). Config is the middleware's own settings, kept as decoded data.
+type NetworkMiddleware struct {
+	Name       string              `yaml:"name,omitempty" json:"name,omitempty"`
+	Middleware string              `yaml:"middleware" json:"middleware"`
+	Order      int32               `yaml:"order,omitempty" json:"order,omitempty"`
+	Config     map[string]any      `yaml:"config,omitempty" json:"config,omitempty"`
+	OnError    string              `yaml:"on_error,omitempty" json:"on_error,omitempty"`
+	Endpoints  *MiddlewareSelector `yaml:"endpoints,omitempty" json:"endpoints,omitempty"`
+}
+
+// MiddlewareSelector picks the endpoints a middleware applies to by host
+// pattern (MiddlewareEndpointSelectorDef, middleware.rs:43-50 @ v0.0.111).
+type MiddlewareSelector struct {
+	Include []string `yaml:"include,omitempty" json:"include,omitempty"`
+	Exclude []string `yaml:"exclude,omitempty" json:"exclude,omitempty"`
 }
 
 // FilesystemPolicy is the static filesystem section, fixed at sandbox creation.
@@ -59,8 +82,14 @@ type NetworkPolicy struct {
 }
 
 // Endpoint is one host (and port or ports) with its L7 settings.
+//
+// Fields follow NetworkEndpointDef (crates/openshell-policy/src/lib.rs:108-175
+// @ v0.0.111) in its order; the version gates in version.go say which release
+// accepts each one, and the validator refuses a field the target predates.
 type Endpoint struct {
-	Host        string   `yaml:"host" json:"host"`
+	Host string `yaml:"host" json:"host"`
+	// Path routes requests to this endpoint by path prefix (v0.0.111).
+	Path        string   `yaml:"path,omitempty" json:"path,omitempty"`
 	Port        int      `yaml:"port,omitempty" json:"port,omitempty"`
 	Ports       []int    `yaml:"ports,omitempty" json:"ports,omitempty"`
 	Protocol    string   `yaml:"protocol,omitempty" json:"protocol,omitempty"`
@@ -68,10 +97,52 @@ type Endpoint struct {
 	Enforcement string   `yaml:"enforcement,omitempty" json:"enforcement,omitempty"`
 	Access      string   `yaml:"access,omitempty" json:"access,omitempty"`
 	Rules       []Rule   `yaml:"rules,omitempty" json:"rules,omitempty"`
-	DenyRules   []Match  `yaml:"deny_rules,omitempty" json:"deny_rules,omitempty"`
 	AllowedIPs  []string `yaml:"allowed_ips,omitempty" json:"allowed_ips,omitempty"`
+	DenyRules   []Match  `yaml:"deny_rules,omitempty" json:"deny_rules,omitempty"`
+
+	AllowEncodedSlash            bool                        `yaml:"allow_encoded_slash,omitempty" json:"allow_encoded_slash,omitempty"`
+	WebsocketCredentialRewrite   bool                        `yaml:"websocket_credential_rewrite,omitempty" json:"websocket_credential_rewrite,omitempty"`
+	RequestBodyCredentialRewrite bool                        `yaml:"request_body_credential_rewrite,omitempty" json:"request_body_credential_rewrite,omitempty"`
+	AllowUninspectedCredentials  bool                        `yaml:"allow_uninspected_credentials,omitempty" json:"allow_uninspected_credentials,omitempty"`
+	PersistedQueries             string                      `yaml:"persisted_queries,omitempty" json:"persisted_queries,omitempty"`
+	GraphQLPersistedQueries      map[string]GraphQLOperation `yaml:"graphql_persisted_queries,omitempty" json:"graphql_persisted_queries,omitempty"`
+	GraphQLMaxBodyBytes          uint32                      `yaml:"graphql_max_body_bytes,omitempty" json:"graphql_max_body_bytes,omitempty"`
+	CredentialSigning            string                      `yaml:"credential_signing,omitempty" json:"credential_signing,omitempty"`
+	SigningService               string                      `yaml:"signing_service,omitempty" json:"signing_service,omitempty"`
+	SigningRegion                string                      `yaml:"signing_region,omitempty" json:"signing_region,omitempty"`
+	CredentialBinding            *CredentialBinding          `yaml:"credential_binding,omitempty" json:"credential_binding,omitempty"`
+	JSONRPC                      *JSONRPCConfig              `yaml:"json_rpc,omitempty" json:"json_rpc,omitempty"`
+	MCP                          *MCPConfig                  `yaml:"mcp,omitempty" json:"mcp,omitempty"`
 
 	From []bundle.Source `yaml:"-" json:"-"`
+}
+
+// GraphQLOperation is one registered persisted query (GraphqlOperationDef,
+// lib.rs:302-310 @ v0.0.111).
+type GraphQLOperation struct {
+	OperationType string   `yaml:"operation_type,omitempty" json:"operation_type,omitempty"`
+	OperationName string   `yaml:"operation_name,omitempty" json:"operation_name,omitempty"`
+	Fields        []string `yaml:"fields,omitempty" json:"fields,omitempty"`
+}
+
+// CredentialBinding names the credential provider an endpoint is bound to
+// (NetworkCredentialBindingDef, lib.rs:177-181 @ v0.0.111).
+type CredentialBinding struct {
+	Provider string `yaml:"provider" json:"provider"`
+}
+
+// JSONRPCConfig is an endpoint's json_rpc stanza (JsonRpcConfigDef,
+// lib.rs:195-200 @ v0.0.111).
+type JSONRPCConfig struct {
+	MaxBodyBytes uint32 `yaml:"max_body_bytes,omitempty" json:"max_body_bytes,omitempty"`
+}
+
+// MCPConfig is an endpoint's mcp stanza (McpConfigDef, lib.rs:209-218 @
+// v0.0.111). The booleans are tri-state in OpenShell: nil means unset.
+type MCPConfig struct {
+	MaxBodyBytes            uint32 `yaml:"max_body_bytes,omitempty" json:"max_body_bytes,omitempty"`
+	StrictToolNames         *bool  `yaml:"strict_tool_names,omitempty" json:"strict_tool_names,omitempty"`
+	AllowAllKnownMCPMethods *bool  `yaml:"allow_all_known_mcp_methods,omitempty" json:"allow_all_known_mcp_methods,omitempty"`
 }
 
 // Rule is one L7 allow rule. OpenShell wraps the match in `allow:`.
@@ -84,11 +155,20 @@ type Rule struct {
 	Reads bool `yaml:"-" json:"-"`
 }
 
-// Match selects requests by method, path glob and query parameter globs.
+// Match selects requests. REST uses method, path and query globs; SQL uses
+// command; GraphQL operation_type, operation_name and fields; JSON-RPC and
+// MCP method, tool and params. It mirrors both L7AllowDef and L7DenyRuleDef
+// (lib.rs:320-384 @ v0.0.111), which carry the same fields.
 type Match struct {
-	Method string                `yaml:"method" json:"method"`
-	Path   string                `yaml:"path" json:"path"`
-	Query  map[string]QueryMatch `yaml:"query,omitempty" json:"query,omitempty"`
+	Method        string                `yaml:"method,omitempty" json:"method,omitempty"`
+	Path          string                `yaml:"path,omitempty" json:"path,omitempty"`
+	Command       string                `yaml:"command,omitempty" json:"command,omitempty"`
+	Query         map[string]QueryMatch `yaml:"query,omitempty" json:"query,omitempty"`
+	OperationType string                `yaml:"operation_type,omitempty" json:"operation_type,omitempty"`
+	OperationName string                `yaml:"operation_name,omitempty" json:"operation_name,omitempty"`
+	Fields        []string              `yaml:"fields,omitempty" json:"fields,omitempty"`
+	Tool          *QueryMatch           `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Params        map[string]ParamMatch `yaml:"params,omitempty" json:"params,omitempty"`
 
 	From []bundle.Source `yaml:"-" json:"-"`
 }
@@ -108,9 +188,29 @@ func (q QueryMatch) MarshalYAML() (any, error) {
 	return q.Glob, nil
 }
 
+// ParamMatch matches one JSON-RPC/MCP parameter: a matcher (a glob or
+// {any: [...]}) or a nested object of parameter matchers (ParamMatcherDef,
+// lib.rs:350-356 @ v0.0.111, untagged: the matcher form is tried first).
+type ParamMatch struct {
+	Matcher *QueryMatch           `json:"matcher,omitempty"`
+	Object  map[string]ParamMatch `json:"object,omitempty"`
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (m ParamMatch) MarshalYAML() (any, error) {
+	if m.Matcher != nil {
+		return *m.Matcher, nil
+	}
+	return m.Object, nil
+}
+
 // Binary is one executable path or glob allowed to use a network policy.
 type Binary struct {
 	Path string `yaml:"path" json:"path"`
+	// Harness is accepted and ignored by OpenShell (NetworkBinaryDef,
+	// lib.rs:389-397 @ v0.0.111: deprecated, never serialized); decoded so
+	// that such files load, never emitted.
+	Harness bool `yaml:"harness,omitempty" json:"-"`
 
 	From []bundle.Source `yaml:"-" json:"-"`
 }

@@ -232,21 +232,124 @@ func (p *Policy) Clone() *Policy {
 	for k, np := range p.NetworkPolicies {
 		eps := make([]Endpoint, len(np.Endpoints))
 		for i, ep := range np.Endpoints {
-			ep.AllowedIPs = append([]string(nil), ep.AllowedIPs...)
-			ep.Rules = append([]Rule(nil), ep.Rules...)
-			for j := range ep.Rules {
-				ep.Rules[j].Allow.Query = cloneQuery(ep.Rules[j].Allow.Query)
-			}
-			ep.DenyRules = append([]Match(nil), ep.DenyRules...)
-			for j := range ep.DenyRules {
-				ep.DenyRules[j].Query = cloneQuery(ep.DenyRules[j].Query)
-			}
-			eps[i] = ep
+			eps[i] = ep.clone()
 		}
 		np.Endpoints = eps
 		cp.NetworkPolicies[k] = np
 	}
+	if p.NetworkMiddlewares != nil {
+		cp.NetworkMiddlewares = make(map[string]NetworkMiddleware, len(p.NetworkMiddlewares))
+		for k, mw := range p.NetworkMiddlewares {
+			mw.Config, _ = cloneValue(mw.Config).(map[string]any)
+			if mw.Endpoints != nil {
+				sel := MiddlewareSelector{
+					Include: append([]string(nil), mw.Endpoints.Include...),
+					Exclude: append([]string(nil), mw.Endpoints.Exclude...),
+				}
+				mw.Endpoints = &sel
+			}
+			cp.NetworkMiddlewares[k] = mw
+		}
+	}
 	return &cp
+}
+
+// clone returns a deep copy of ep: no slice, map or pointer is shared.
+func (ep Endpoint) clone() Endpoint {
+	ep.Ports = append([]int(nil), ep.Ports...)
+	ep.AllowedIPs = append([]string(nil), ep.AllowedIPs...)
+	ep.Rules = append([]Rule(nil), ep.Rules...)
+	for j := range ep.Rules {
+		ep.Rules[j].Allow = ep.Rules[j].Allow.clone()
+	}
+	ep.DenyRules = append([]Match(nil), ep.DenyRules...)
+	for j := range ep.DenyRules {
+		ep.DenyRules[j] = ep.DenyRules[j].clone()
+	}
+	if ep.GraphQLPersistedQueries != nil {
+		ops := make(map[string]GraphQLOperation, len(ep.GraphQLPersistedQueries))
+		for k, op := range ep.GraphQLPersistedQueries {
+			op.Fields = append([]string(nil), op.Fields...)
+			ops[k] = op
+		}
+		ep.GraphQLPersistedQueries = ops
+	}
+	if ep.CredentialBinding != nil {
+		cb := *ep.CredentialBinding
+		ep.CredentialBinding = &cb
+	}
+	if ep.JSONRPC != nil {
+		j := *ep.JSONRPC
+		ep.JSONRPC = &j
+	}
+	if ep.MCP != nil {
+		m := *ep.MCP
+		m.StrictToolNames = cloneBool(m.StrictToolNames)
+		m.AllowAllKnownMCPMethods = cloneBool(m.AllowAllKnownMCPMethods)
+		ep.MCP = &m
+	}
+	return ep
+}
+
+// clone returns a deep copy of m.
+func (m Match) clone() Match {
+	m.Query = cloneQuery(m.Query)
+	m.Fields = append([]string(nil), m.Fields...)
+	if m.Tool != nil {
+		t := *m.Tool
+		t.Any = append([]string(nil), t.Any...)
+		m.Tool = &t
+	}
+	m.Params = cloneParams(m.Params)
+	return m
+}
+
+func cloneParams(ps map[string]ParamMatch) map[string]ParamMatch {
+	if ps == nil {
+		return nil
+	}
+	out := make(map[string]ParamMatch, len(ps))
+	for k, p := range ps {
+		if p.Matcher != nil {
+			q := *p.Matcher
+			q.Any = append([]string(nil), q.Any...)
+			p.Matcher = &q
+		}
+		p.Object = cloneParams(p.Object)
+		out[k] = p
+	}
+	return out
+}
+
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
+}
+
+// cloneValue deep-copies decoded YAML/JSON data (maps, lists, scalars).
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneValue(e)
+		}
+		return out
+	default:
+		return v
+	}
 }
 
 func cloneQuery(q map[string]QueryMatch) map[string]QueryMatch {
