@@ -110,7 +110,10 @@ func (f *fake) create(args []string) int {
 		return fail(1, "failed to create sandbox: injected failure (openshell-fake)")
 	}
 	if _, ok := f.fails["create-once"]; ok && f.counter("create") == 1 {
-		return fail(1, "failed to create sandbox: injected first-attempt failure (openshell-fake)")
+		return fail(1, "failed to create sandbox: transport error: connection reset by peer (injected first-attempt failure, openshell-fake)")
+	}
+	if _, ok := f.fails["create-transient"]; ok {
+		return fail(1, "failed to create sandbox: status: Unavailable, message: \"transport error\" (injected, openshell-fake)")
 	}
 	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after,
 		Labels: labels, CreatedMS: time.Now().UnixMilli(), From: fl.value("--from")}
