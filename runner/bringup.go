@@ -73,7 +73,14 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 	env := append([]string(nil), x.d.env...)
 	socket := pre.podmanSocket
 	if socket == "" {
-		socket = filepath.Join(x.tmp, "podman.sock")
+		// A unix socket path is limited to 107 bytes: a short directory of
+		// its own, not the run's temporary directory.
+		sockDir, err := os.MkdirTemp("", "fs-pm-")
+		if err != nil {
+			return stopAll, fmt.Errorf("%w: %w", ErrPreflight, err)
+		}
+		stops = append(stops, func() { os.RemoveAll(sockDir) })
+		socket = filepath.Join(sockDir, "podman.sock")
 		stop, err := r.startChild(x, "podman", pre.podman, []string{"system", "service", "--time=0", "unix://" + socket}, env)
 		if err != nil {
 			return stopAll, err

@@ -357,7 +357,11 @@ func (f *fake) upload(args []string) int {
 	// `mkdir -p DEST && tar xf - -C DEST` runs over ssh as the sandbox
 	// user, under the policy's Landlock rules: only read_write paths take
 	// writes (ssh.rs v0.0.83:770, v0.0.111:785).
-	if code := f.landlock(s, dest, true); code != 0 {
+	written := dest
+	if st.IsDir() || strings.HasSuffix(dest, "/") {
+		written = strings.TrimSuffix(dest, "/") + "/" + filepath.Base(local)
+	}
+	if code := f.landlock(s, written, true); code != 0 {
 		return code
 	}
 	if err := copyTree(local, target); err != nil {

@@ -38,7 +38,14 @@ func (f *fake) landlock(s *sandbox, p string, write bool) int {
 	if fs == nil {
 		fs = &openshell.FilesystemPolicy{}
 	}
-	if under(p, fs.ReadWrite) {
+	rw := fs.ReadWrite
+	if fs.IncludeWorkdir {
+		// the workdir (/sandbox) is granted read_write too
+		// (crates/openshell-supervisor-process/src/sandbox/linux/
+		// landlock.rs:135-143 @ v0.0.111)
+		rw = append(append([]string(nil), rw...), "/sandbox")
+	}
+	if under(p, rw) {
 		return 0
 	}
 	if !write && under(p, fs.ReadOnly) {
