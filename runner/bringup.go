@@ -86,7 +86,7 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 			return stopAll, err
 		}
 		stops = append(stops, stop)
-		if err := waitSocket(ctx, socket, r.opts.GatewayTimeout, r.opts.PollInterval); err != nil {
+		if err := waitDial(ctx, x, "unix", socket, r.opts.GatewayTimeout); err != nil {
 			return stopAll, fmt.Errorf("%w: the Podman API service did not answer on %s: %w; see %s", ErrPreflight, socket, err, x.gatewayLog)
 		}
 	}
@@ -114,6 +114,17 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 	x.res.GatewayStarted = true
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(r.opts.GatewayTimeout)
+	// A cheap wait for the port to accept connections first, so that the
+	// `status` polls (a process each) start when they can succeed.
+	if err := waitDial(ctx, x, "tcp", "127.0.0.1:"+strconv.Itoa(port), r.opts.GatewayTimeout); err != nil {
+		if cerr := ctxErr(ctx); cerr != nil {
+			return stopAll, cerr
+		}
+		if xerr := x.childExited(); xerr != nil {
+			return stopAll, xerr
+		}
+		return stopAll, fmt.Errorf("%w: the gateway started on %s does not accept connections after %s; see %s", ErrPreflight, endpoint, r.opts.GatewayTimeout, x.gatewayLog)
+	}
 	last := ""
 	for i := 0; ; i++ {
 		if err := x.childExited(); err != nil {
@@ -206,22 +217,23 @@ func (x *run) childExited() error {
 	return nil
 }
 
-// waitSocket waits until a unix socket accepts connections.
-func waitSocket(ctx context.Context, path string, timeout, first time.Duration) error {
+// waitDial waits, polling every 10 ms, until addr accepts a connection,
+// a helper the run started exits, or timeout passes.
+func waitDial(ctx context.Context, x *run, network, addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	d := first
 	for {
-		if socketAnswers(path) {
+		if c, err := net.DialTimeout(network, addr, time.Second); err == nil {
+			c.Close()
 			return nil
+		}
+		if err := x.childExited(); err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return errors.New("timed out")
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err
-		}
-		if d < time.Second {
-			d *= 2
 		}
 	}
 }
