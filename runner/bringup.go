@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -150,7 +151,14 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 		}
 	}
 	if err := x.d.GatewayAdd(ctx, endpoint, gatewayName); err != nil {
-		return stopAll, fmt.Errorf("%w: registering the gateway: %w", ErrPreflight, errOr(ctxErr(ctx), err))
+		var ce *CallError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Stderr, "already exists") {
+			return stopAll, fmt.Errorf("%w: registering the gateway: %w", ErrPreflight, errOr(ctxErr(ctx), err))
+		}
+		// An earlier run in this container registered the name; the CLI
+		// refuses to add it again. Every later call names the endpoint
+		// below, so the old registration is never used by this run.
+		x.logf("gateway %q is already registered (an earlier run); this run names %s in every call", gatewayName, endpoint)
 	}
 	// Every later call names the endpoint too, so that another gateway a
 	// user selected cannot be picked up instead.

@@ -69,6 +69,9 @@ func TestGatewayBringUp(t *testing.T) {
 			os.WriteFile(filepath.Join(h.state, "gateway.json"), []byte(`{"name":"old","endpoint":"http://127.0.0.1:1"}`), 0o600)
 		}},
 		{name: "a healthy gateway exists, start", mode: GatewayStart, setup: func(h *harness) {}},
+		{name: "a run before registered the name, gateway add refuses it again", mode: GatewayAuto, setup: func(h *harness) {
+			os.WriteFile(filepath.Join(h.state, "gateway.json"), []byte(`{"name":"fullsend","endpoint":"http://127.0.0.1:1"}`), 0o600)
+		}},
 		{name: "Kubernetes executor: the podman driver is forced", mode: GatewayAuto, setup: func(h *harness) {
 			h.env["KUBERNETES_SERVICE_HOST"] = "10.0.0.1"
 		}},

@@ -77,7 +77,9 @@ func TestOpenShellFake(t *testing.T) {
 				{args: []string{"gateway", "list", "-o", "json"}, code: 0, stdout: `"endpoint":"http://127.0.0.1:1"`},
 				{args: []string{"status", "-o", "json"}, code: 1, stderr: "Connection refused"},
 				{args: []string{"status"}, code: 1},
-				{args: []string{"gateway", "add", "http://127.0.0.1:1", "--local", "--remote", "x"}, code: 2}}},
+				{args: []string{"gateway", "add", "http://127.0.0.1:1", "--local", "--remote", "x"}, code: 2},
+				// commands/gateway.rs v0.0.111:840-850: a name is added once
+				{args: []string{"gateway", "add", "http://127.0.0.1:2", "--local", "--name", "fs"}, code: 1, stderr: "already exists"}}},
 		{name: "OPENSHELL_GATEWAY_ENDPOINT names the gateway", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": "", "OPENSHELL_GATEWAY_ENDPOINT": "http://127.0.0.1:1"},
 			steps: []step{{args: []string{"status", "-o", "json"}, code: 1}}},
 		{name: "v0.0.83 status: not configured, then refused", version: "0.0.83", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": ""},

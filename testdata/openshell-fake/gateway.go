@@ -196,6 +196,14 @@ func (f *fake) gatewayCmd(args []string) int {
 		if name == "" {
 			name = u.Hostname()
 		}
+		// A name already registered is refused (commands/gateway.rs
+		// v0.0.111:840-850, run.rs gateway_add v0.0.83:955).
+		if old, err := os.ReadFile(f.regPath()); err == nil {
+			var r registration
+			if json.Unmarshal(old, &r) == nil && r.Name == name {
+				return fail(1, "Gateway '%s' already exists.\nRemove it first with: openshell gateway remove %s\nOr choose a different name with: --name <name>", name, name)
+			}
+		}
 		b, _ := json.Marshal(registration{Name: name, Endpoint: fl.pos[0], Local: fl.has("--local")})
 		if err := os.WriteFile(f.regPath(), b, 0o600); err != nil {
 			return fail(1, "%v", err)
