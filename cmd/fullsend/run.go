@@ -201,11 +201,12 @@ func logSafe(ci cienv.Env, res runner.Result, err error) error {
 	if !ci.IsCI() {
 		return err
 	}
-	msg := res.Error
-	if msg == "" {
-		msg = err.Error()
+	if res.Error != "" {
+		// The runner reported it already, once, as the CI's error
+		// annotation with its cause and next step: do not repeat it.
+		return logSafeError{err: err, msg: fmt.Sprintf("run %s failed with exit %d; the error is reported above", res.Agent, res.ExitCode)}
 	}
-	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), msg)}
+	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
 }
 
 // logSafeError is a run error whose message is printed as msg.
