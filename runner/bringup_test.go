@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
@@ -212,5 +213,39 @@ func TestPolicyWritable(t *testing.T) {
 	checkWritable(c, ro, []string{"/sandbox/.claude", "/sandbox/.fullsend", "/sandbox/repo"})
 	if err := c.first(); !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "/sandbox/.fullsend, /sandbox/repo") {
 		t.Errorf("checkWritable: %v", err)
+	}
+}
+
+// TestBringUpCancelledDuringExec: a run that started its own gateway and is
+// interrupted (the CLI's SIGTERM) while the agent runs deletes the sandbox
+// first, then stops the gateway and the Podman service it started.
+func TestBringUpCancelledDuringExec(t *testing.T) {
+	h := newHarness(t, CIGitHub)
+	delete(h.env, "OPENSHELL_FAKE_GATEWAY")
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, ".stub-sleep"), nil, 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for h.count("openshell sandbox exec") == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	res, err := h.run(ctx, Request{Workspace: ws})
+	if got := ExitCode(err); got != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %v\n%s", got, ExitInterrupted, err, h.log.String())
+	}
+	if !res.GatewayStarted || !res.Deleted || len(h.sandboxesLeft()) != 0 {
+		t.Errorf("gateway started %v, sandbox deleted %v, left %v", res.GatewayStarted, res.Deleted, h.sandboxesLeft())
+	}
+	if _, err := os.Stat(filepath.Join(h.state, "gateway.pid")); !os.IsNotExist(err) {
+		t.Error("gateway still running after the interrupted run")
+	}
+	// the gateway's port no longer answers
+	if c, err := net.Dial("tcp", strings.TrimPrefix(res.GatewayEndpoint, "http://")); err == nil {
+		c.Close()
+		t.Error("the gateway's port still answers")
 	}
 }
