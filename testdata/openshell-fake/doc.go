@@ -33,9 +33,10 @@
 //	OPENSHELL_FAKE_GATEWAY  "up": a registered, healthy gateway without one running;
 //	                        otherwise the gateway is the one `gateway add` (STATE/gateway.json)
 //	                        or OPENSHELL_GATEWAY_ENDPOINT names, healthy when its port answers
-//	OPENSHELL_FAKE_READY_POLLS  `sandbox get` calls before Ready (default 1)
-//	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create,
-//	    create-once, name-taken-once, never-ready, phase-error, policy-differs, policy-failed,
+//	OPENSHELL_FAKE_FAIL     comma-separated failure injections: create (deterministic),
+//	    create-once and create-transient (transport errors), name-taken-once,
+//	    never-ready (create fails, not Ready), phase-error, policy-differs (the
+//	    supervisor synced back another policy as a new revision), policy-failed,
 //	    policy-pending, load-pending, load-pending-polls=N, load-failed, exec-exit=N,
 //	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete,
 //	    download-partial[=SANDBOX_PATH] (the files land, then the download fails)
