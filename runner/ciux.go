@@ -152,11 +152,20 @@ func (g *gitlabReporter) Summary(string) error { return nil }
 // Untrusted defuses the agent's output line by line: GitLab has no way to
 // stop interpreting a log, so CR and escape sequences other than colours
 // are shown escaped (defuseGitLab), and no section marker can be formed.
+//
+// The output is fenced by two lines carrying a random token, so that a
+// reader of the log can tell where the agent's text begins and ends: the
+// agent cannot guess the token to forge the end line.
 func (g *gitlabReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	fmt.Fprintf(g.w, "----- agent output begins (untrusted; fence %s) -----\n", token)
 	out, errOut := newLineFilters(stdout, stderr, defuseGitLab)
 	return out, errOut, func() {
 		_ = out.Close()
 		_ = errOut.Close()
+		fmt.Fprintf(g.w, "----- agent output ends (fence %s) -----\n", token)
 	}
 }
 

@@ -126,7 +126,19 @@ func summaryMarkdown(res *Result) string {
 	}
 	row("duration", res.Duration.Round(time.Millisecond).String())
 	row("error", mdText(res.Error))
+	row("diagnostic bundle", mdCode(res.DiagDir))
 	b.WriteString("\n")
+	if len(res.Steps) > 0 {
+		b.WriteString("| step | ms |\n|---|---:|\n")
+		for _, s := range res.Steps {
+			mark := ""
+			if s.Failed {
+				mark = " (failed)"
+			}
+			fmt.Fprintf(&b, "| %s%s | %.0f |\n", mdText(s.Name), mark, s.MS)
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 

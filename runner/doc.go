@@ -7,6 +7,13 @@
 // the sandbox of a run killed outright (SIGKILL) is reaped by the next run,
 // through its fullsend labels and the owner record it left (reap.go).
 //
+// Before anything is created, preflight (prereq.go, shared with Doctor)
+// checks the openshell version, the ssh client, a sandbox image pinned by
+// digest and that the policy lets the uploads land; the gateway is a
+// registered healthy one or one the run starts with the podman driver
+// (bringup.go). Every sandbox is created --from the pinned image, and the
+// policy is confirmed loaded without re-pushing an identical one.
+//
 // It is the last stage of the pipeline, inside the image `fullsend verify`
 // approved: LoadProject checks the bundle's manifest against the policies
 // digest verify exported (FULLSEND_POLICIES_DIGEST; New requires one in CI),

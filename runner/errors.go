@@ -16,11 +16,12 @@ const (
 	// gateway is healthy (EX_UNAVAILABLE).
 	ExitPreflight = 69
 	// ExitSandbox means the sandbox could not be created, never became Ready,
-	// did not load the policy, or could not be deleted (EX_TEMPFAIL).
+	// or could not be deleted (EX_TEMPFAIL).
 	ExitSandbox = 75
 	// ExitPolicy means the compiled project does not verify: a digest
-	// mismatch, a policy that does not load, an unresolved or invalid
-	// placeholder (EX_CONFIG).
+	// mismatch, a policy the supervisor does not load or the sandbox does
+	// not confirm, uploads the policy's filesystem rules refuse, an
+	// unresolved or invalid placeholder (EX_CONFIG).
 	ExitPolicy = 78
 	// ExitTimeout means --timeout elapsed (as timeout(1)).
 	ExitTimeout = 124

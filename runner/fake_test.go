@@ -30,11 +30,30 @@ func TestOpenShellFake(t *testing.T) {
 	changedBytes, _ := openshell.Marshal(changed, "")
 	changedFile := filepath.Join(dir, "changed.yaml")
 	os.WriteFile(changedFile, changedBytes, 0o600)
+	// netFile changes only the network section: a live update the gateway
+	// takes as a new revision.
+	net := testPolicy()
+	net.NetworkPolicies["extra"] = openshell.NetworkPolicy{Name: "extra",
+		Endpoints: []openshell.Endpoint{{Host: "example.org", Port: 443}}, Binaries: []openshell.Binary{{Path: "/usr/bin/curl"}}}
+	netBytes, _ := openshell.Marshal(net, "")
+	netFile := filepath.Join(dir, "net.yaml")
+	os.WriteFile(netFile, netBytes, 0o600)
+	// roFile makes /sandbox read-only, as the tiers below full do.
+	ro := testPolicy()
+	ro.FilesystemPolicy = &openshell.FilesystemPolicy{ReadOnly: []string{"/usr", "/sandbox"}, ReadWrite: []string{"/tmp", "/sandbox/.claude"}}
+	roBytes, _ := openshell.Marshal(ro, "")
+	roFile := filepath.Join(dir, "ro.yaml")
+	os.WriteFile(roFile, roBytes, 0o600)
+	upload := filepath.Join(dir, "up")
+	os.MkdirAll(upload, 0o700)
+	os.WriteFile(filepath.Join(upload, "f"), []byte("x"), 0o600)
+	noSSH := t.TempDir() // a PATH without ssh
 
 	type step struct {
 		args   []string
 		code   int
 		stdout string // substring
+		stderr string // substring
 	}
 	create := func(name string, extra ...string) []string {
 		return append([]string{"sandbox", "create", "--name", name, "--policy", goodFile, "--no-tty"}, extra...)
@@ -45,9 +64,28 @@ func TestOpenShellFake(t *testing.T) {
 		env     map[string]string
 		steps   []step
 	}{
-		{name: "status exits 0 when the gateway is down", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": ""},
-			steps: []step{{args: []string{"status", "-o", "json"}, code: 0, stdout: `"status":"disconnected"`},
+		// main.rs v0.0.111:2360-2385: nothing registered is exit 0,
+		// not_configured.
+		{name: "status exits 0 when no gateway is configured", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": ""},
+			steps: []step{{args: []string{"status", "-o", "json"}, code: 0, stdout: `"status":"not_configured"`},
+				{args: []string{"status"}, code: 0, stdout: "No gateway configured."},
 				{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 1}}},
+		// commands/gateway.rs v0.0.111:52-110: a registered gateway that
+		// refuses connections is exit 1, in both output formats.
+		{name: "status exits 1 when a registered gateway refuses connections", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": ""},
+			steps: []step{{args: []string{"gateway", "add", "http://127.0.0.1:1", "--local", "--name", "fs"}, code: 0},
+				{args: []string{"gateway", "list", "-o", "json"}, code: 0, stdout: `"endpoint":"http://127.0.0.1:1"`},
+				{args: []string{"status", "-o", "json"}, code: 1, stderr: "Connection refused"},
+				{args: []string{"status"}, code: 1},
+				{args: []string{"gateway", "add", "http://127.0.0.1:1", "--local", "--remote", "x"}, code: 2},
+				// commands/gateway.rs v0.0.111:840-850: a name is added once
+				{args: []string{"gateway", "add", "http://127.0.0.1:2", "--local", "--name", "fs"}, code: 1, stderr: "already exists"}}},
+		{name: "OPENSHELL_GATEWAY_ENDPOINT names the gateway", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": "", "OPENSHELL_GATEWAY_ENDPOINT": "http://127.0.0.1:1"},
+			steps: []step{{args: []string{"status", "-o", "json"}, code: 1}}},
+		{name: "v0.0.83 status: not configured, then refused", version: "0.0.83", env: map[string]string{"OPENSHELL_FAKE_GATEWAY": ""},
+			steps: []step{{args: []string{"status"}, code: 0, stdout: "No gateway configured."},
+				{args: []string{"gateway", "add", "http://127.0.0.1:1", "--local", "--name", "fs"}, code: 0},
+				{args: []string{"status"}, code: 1}}},
 		{name: "v0.0.83 has no -o json and no --detach", version: "0.0.83",
 			steps: []step{{args: []string{"status", "-o", "json"}, code: 2},
 				{args: []string{"status"}, code: 0, stdout: "Connected"},
@@ -66,28 +104,57 @@ func TestOpenShellFake(t *testing.T) {
 			{args: create("fs-c", "--detach", "--", "sleep", "infinity"), code: 0},
 			{args: create("fs-c", "--detach", "--", "sleep", "infinity"), code: 1}}},
 		{name: "phases and exec exit status", steps: []step{
-			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
-			{args: []string{"sandbox", "exec", "-n", "fs-a", "--", "true"}, code: 1}, // not Ready yet
+			// create blocks until Ready (run.rs v0.0.111:652-835)
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0, stderr: "is Ready"},
+			{args: []string{"sandbox", "exec", "-n", "fs-a", "--", "true"}, code: 0},
 			{args: []string{"sandbox", "get", "fs-a", "-o", "json"}, code: 0, stdout: `"phase":"Ready"`},
 			{args: []string{"sandbox", "exec", "-n", "fs-a", "--no-tty", "--", "sh", "-c", "exit 7"}, code: 7},
-			{args: []string{"sandbox", "delete", "fs-a"}, code: 0},
-			{args: []string{"sandbox", "delete", "fs-a"}, code: 1}}},
+			{args: []string{"sandbox", "delete", "fs-a"}, code: 0, stdout: "Deleted sandbox fs-a"},
+			// run.rs v0.0.111:2402-2408: a missing name is not an error
+			{args: []string{"sandbox", "delete", "fs-a"}, code: 0, stdout: "Sandbox fs-a not found"}}},
+		{name: "create without --from runs the default, unpinned image", steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0, stderr: "sandboxes/base:latest"},
+			{args: create("fs-b", "--from", testSandboxImage, "--detach", "--", "sleep", "infinity"), code: 0, stderr: testSandboxImage}}},
+		{name: "upload and download need the ssh client", env: map[string]string{"PATH": noSSH}, steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"sandbox", "upload", "fs-a", upload, "/sandbox/"}, code: 1, stderr: "failed to spawn ssh"},
+			{args: []string{"sandbox", "download", "fs-a", "/sandbox", dir}, code: 1, stderr: "failed to spawn ssh"}}},
+		{name: "upload as the sandbox user under Landlock", steps: []step{
+			{args: []string{"sandbox", "create", "--name", "fs-a", "--policy", roFile, "--detach", "--", "sleep", "infinity"}, code: 0},
+			{args: []string{"sandbox", "upload", "fs-a", upload, "/sandbox/"}, code: 1, stderr: "Permission denied"},
+			{args: []string{"sandbox", "upload", "fs-a", upload, "/sandbox/.claude/"}, code: 0},
+			{args: []string{"sandbox", "upload", "fs-a", upload, "/tmp/"}, code: 0},
+			{args: []string{"sandbox", "download", "fs-a", "/sandbox/.claude", dir}, code: 0},
+			{args: []string{"sandbox", "download", "fs-a", "/root", dir}, code: 1, stderr: "Permission denied"}}},
+		// policy.rs v0.0.111:2728, run.rs v0.0.111:5944: the same policy
+		// makes no new revision.
+		{name: "policy set of an identical policy is de-duplicated", steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"policy", "set", "fs-a", "--policy", goodFile, "--wait"}, code: 0, stderr: "Policy unchanged (version 1"},
+			{args: []string{"policy", "get", "fs-a", "--rev", "2", "-o", "json"}, code: 1},
+			{args: []string{"policy", "set", "fs-a", "--policy", netFile, "--wait"}, code: 0, stderr: "revision 2 loaded"},
+			{args: []string{"policy", "set", "fs-a", "--policy", netFile, "--wait"}, code: 0, stderr: "Policy unchanged (version 2"}}},
+		// run.rs v0.0.83:7165-7190: the effective view on v0.0.83 too.
+		{name: "v0.0.83 policy get shows the effective view", version: "0.0.83", steps: []step{
+			{args: create("fs-a", "--", "true"), code: 0},
+			{args: []string{"policy", "get", "fs-a", "-o", "json"}, code: 0, stdout: `"status": "effective"`},
+			{args: []string{"policy", "get", "fs-a", "--rev", "1", "-o", "json"}, code: 0, stdout: `"status": "loaded"`}}},
 		{name: "v0.0.111 without --detach: the command is the main process", steps: []step{
 			{args: create("fs-a", "--", "true"), code: 0},
 			{args: []string{"sandbox", "get", "fs-a", "-o", "json"}, code: 0, stdout: `"phase":"Stopped"`}}},
 		{name: "policy set exit codes", env: map[string]string{"OPENSHELL_FAKE_FAIL": "policy-pending"}, steps: []step{
 			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
 			{args: []string{"policy", "set", "fs-a", "--policy", changedFile, "--wait"}, code: 1}, // static sections changed
-			{args: []string{"policy", "set", "fs-a", "--policy", goodFile, "--wait"}, code: 124},
+			{args: []string{"policy", "set", "fs-a", "--policy", netFile, "--wait"}, code: 124},
 			{args: []string{"policy", "get", "fs-a", "--rev", "2", "-o", "json"}, code: 0, stdout: `"status": "pending"`}}},
 		{name: "policy set failed", env: map[string]string{"OPENSHELL_FAKE_FAIL": "policy-failed"}, steps: []step{
 			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
-			{args: []string{"policy", "set", "fs-a", "--policy", goodFile, "--wait"}, code: 1},
+			{args: []string{"policy", "set", "fs-a", "--policy", netFile, "--wait"}, code: 1},
 			{args: []string{"policy", "get", "fs-a", "-o", "json"}, code: 0, stdout: `"status": "effective"`}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state := t.TempDir()
-			env := []string{"PATH=" + os.Getenv("PATH"), "OPENSHELL_FAKE_STATE=" + state, "OPENSHELL_FAKE_GATEWAY=up"}
+			env := []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "OPENSHELL_FAKE_STATE=" + state, "OPENSHELL_FAKE_GATEWAY=up"}
 			if tc.version != "" {
 				env = append(env, "OPENSHELL_FAKE_VERSION="+tc.version)
 			}
@@ -107,7 +174,7 @@ func TestOpenShellFake(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if code != s.code || !strings.Contains(out.String(), s.stdout) {
+				if code != s.code || !strings.Contains(out.String(), s.stdout) || !strings.Contains(errb.String(), s.stderr) {
 					t.Fatalf("openshell %s: exit %d (want %d)\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), code, s.code, out.String(), errb.String())
 				}
 			}

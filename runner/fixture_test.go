@@ -46,9 +46,11 @@ func fakeBin(t testing.TB) string {
 			fakeDir = string(out)
 			return
 		}
-		if err := os.Link(filepath.Join(dir, "openshell"), filepath.Join(dir, "openshell-gateway")); err != nil {
-			fakeErr = err
-			return
+		for _, name := range []string{"openshell-gateway", "podman", "ssh"} {
+			if err := os.Link(filepath.Join(dir, "openshell"), filepath.Join(dir, name)); err != nil {
+				fakeErr = err
+				return
+			}
 		}
 		stub, err := os.ReadFile(filepath.Join(filepath.Dir(file), "testdata", "runtime-stub.sh"))
 		if err != nil {
@@ -148,6 +150,12 @@ type harness struct {
 	unpinned bool
 }
 
+// Pinned images of the tests (the fake pulls nothing).
+const (
+	testSandboxImage    = "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	testSupervisorImage = "ghcr.io/nvidia/openshell/supervisor@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+)
+
 func newHarness(t testing.TB, ci CIKind) *harness {
 	t.Helper()
 	bin := fakeBin(t)
@@ -174,7 +182,8 @@ func newHarness(t testing.TB, ci CIKind) *harness {
 		h.env["CI_MERGE_REQUEST_IID"] = "7"
 	}
 	h.opts = Options{ReadyTimeout: 2 * time.Second, GatewayTimeout: 5 * time.Second, PollInterval: 5 * time.Millisecond,
-		Log: &h.log, Stdout: &h.stdout, TempDir: t.TempDir(), DiagDir: t.TempDir(), StartGateway: true}
+		Log: &h.log, Stdout: &h.stdout, TempDir: t.TempDir(), DiagDir: t.TempDir(), StartGateway: true,
+		SandboxImage: testSandboxImage, SupervisorImage: testSupervisorImage}
 	return h
 }
 

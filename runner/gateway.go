@@ -4,14 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/fullsend-ai/agent-sandbox/openshell"
-	"golang.org/x/mod/semver"
 )
 
 // lookPath finds an executable on the PATH of the injected environment.
@@ -70,117 +65,6 @@ func (r *Runner) childEnv() []string {
 		}
 	}
 	return env
-}
-
-// preflight finds openshell, checks its version against the manifest and
-// makes sure a gateway is healthy, starting one when allowed. The returned
-// stop func ends a gateway the runner started (no-op otherwise).
-func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error) {
-	stop = func() {}
-	bin, err := r.lookPath(r.opts.OpenShell, "openshell")
-	if err != nil {
-		return stop, fmt.Errorf("%w: %w; the runner never runs an agent outside a sandbox", ErrPreflight, err)
-	}
-	x.d.bin = bin
-	v, err := x.d.Version(ctx)
-	if err != nil {
-		return stop, fmt.Errorf("%w: reading openshell version: %w", ErrPreflight, errOr(ctxErr(ctx), err))
-	}
-	x.res.OpenShellVersion = v
-	compiledFor := r.project.Manifest.OpenShellVersion
-	if compiledFor == "" {
-		return stop, fmt.Errorf("%w: manifest openshell_version is empty", ErrPolicy)
-	}
-	want, err := openshell.NormalizeVersion(compiledFor)
-	if err != nil {
-		return stop, fmt.Errorf("%w: manifest openshell_version %q: %w", ErrPolicy, compiledFor, err)
-	}
-	if semver.Compare(v, want) != 0 || semver.Prerelease(v) != "" || semver.Build(v) != "" {
-		return stop, fmt.Errorf("%w: openshell %s is installed (%s) but the policies were compiled for %s; "+
-			"recompile with --openshell-version %s or use the image built for them", ErrPreflight, v, bin, want, v)
-	}
-	x.d.version = v
-	st, err := x.d.Status(ctx)
-	if err != nil {
-		return stop, fmt.Errorf("%w: gateway status: %w", ErrPreflight, errOr(ctxErr(ctx), err))
-	}
-	if st == statusConnected {
-		x.logf("openshell %s, gateway %s", v, st)
-		return stop, nil
-	}
-	if !r.opts.StartGateway {
-		return stop, fmt.Errorf("%w: gateway status is %q and starting one is disabled", ErrPreflight, st)
-	}
-	x.logf("gateway status %q: starting openshell-gateway inside the container", st)
-	return r.startGateway(ctx, x)
-}
-
-// startGateway starts openshell-gateway as a child in its own process group
-// and waits, with backoff, until `openshell status` says connected.
-func (r *Runner) startGateway(ctx context.Context, x *run) (func(), error) {
-	noop := func() {}
-	bin, err := r.lookPath(r.opts.Gateway, "openshell-gateway")
-	if err != nil {
-		return noop, fmt.Errorf("%w: no gateway is running and %w", ErrPreflight, err)
-	}
-	logPath := filepath.Join(x.tmp, "gateway.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return noop, fmt.Errorf("%w: %w", ErrPreflight, err)
-	}
-	cmd := exec.Command(bin, r.opts.GatewayArgs...)
-	cmd.Env = x.d.env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	newProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return noop, fmt.Errorf("%w: starting %s: %w", ErrPreflight, bin, err)
-	}
-	x.gatewayLog = logPath
-	x.res.GatewayStarted = true
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logf.Close() }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = terminate(cmd.Process)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-		})
-	}
-	deadline := time.Now().Add(r.opts.GatewayTimeout)
-	last := ""
-	for i := 0; ; i++ {
-		select {
-		case err := <-exited:
-			exited <- err
-			// err is nil when the gateway exited 0: %v, not %w.
-			return stop, fmt.Errorf("%w: openshell-gateway exited before it was healthy (%v); see %s", ErrPreflight, err, logPath)
-		default:
-		}
-		st, err := x.d.Status(ctx)
-		if cerr := ctxErr(ctx); cerr != nil {
-			return stop, cerr
-		}
-		if err == nil && st == statusConnected {
-			x.logf("gateway healthy after %d status checks", i+1)
-			return stop, nil
-		}
-		last = st
-		if err != nil {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			return stop, fmt.Errorf("%w: openshell-gateway not healthy after %s (last status %q)", ErrPreflight, r.opts.GatewayTimeout, last)
-		}
-		if err := sleep(ctx, r.backoff(i)); err != nil {
-			return stop, err
-		}
-	}
 }
 
 // backoff returns the i-th delay of an exponential backoff from

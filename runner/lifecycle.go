@@ -21,8 +21,8 @@ const (
 	sandboxHome = "/sandbox"
 	// createAttempts bounds `sandbox create` retries.
 	createAttempts = 3
-	// policyAttempts bounds the rounds of `policy set --wait` used when the
-	// active policy is not the one sent (revisions stuck Pending).
+	// policyAttempts bounds the pushes of `policy set --wait` used when the
+	// active policy is not the one sent (never for a pending revision).
 	policyAttempts = 3
 	// egressRaceWindow: a run whose first egress got a transient 403
 	// (OpenShell #1942) fails within this window and is retried once.
@@ -47,6 +47,7 @@ type run struct {
 	log        *runLog // the only writer of the runner's own lines
 	tmp        string
 	gatewayLog string
+	children   []child // helpers the run started (podman service, gateway)
 	policyFile string
 	policy     []byte
 	agent      *Agent
@@ -61,13 +62,20 @@ func (x *run) logf(format string, args ...any) {
 	x.log.Printf(format, args...)
 }
 
-// step runs fn inside a collapsible log group.
+// step runs fn inside a collapsible log group and records its duration.
+// The step's error is not printed here: finish reports it once, with its
+// next step.
 func (x *run) step(title string, fn func() error) error {
 	end := x.rep.Group(title)
+	start := time.Now()
 	err := fn()
+	took := time.Since(start)
+	x.res.Steps = append(x.res.Steps, StepTiming{Name: strings.TrimPrefix(title, "fullsend: "), MS: float64(took.Microseconds()) / 1000, Failed: err != nil})
+	outcome := "done"
 	if err != nil {
-		x.logf("error: %v", err)
+		outcome = "failed"
 	}
+	x.logf("%s in %s", outcome, took.Round(time.Millisecond))
 	_ = x.log.Flush()
 	end()
 	return err

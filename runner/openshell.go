@@ -33,15 +33,31 @@ type CallError struct {
 	Stderr string
 }
 
+// Error names the subcommand only (`openshell sandbox create`), not the
+// whole argv, which the diagnostic bundle's calls.jsonl keeps.
 func (e *CallError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if len(msg) > 600 {
 		msg = "..." + msg[len(msg)-600:]
 	}
+	cmd := subcommand(e.Args)
 	if msg == "" {
-		return fmt.Sprintf("openshell %s: exit status %d", strings.Join(e.Args, " "), e.Code)
+		return fmt.Sprintf("openshell %s: exit status %d", cmd, e.Code)
 	}
-	return fmt.Sprintf("openshell %s: exit status %d: %s", strings.Join(e.Args, " "), e.Code, msg)
+	return fmt.Sprintf("openshell %s: exit status %d: %s", cmd, e.Code, msg)
+}
+
+// subcommand is the leading words of args before the first flag or name
+// ("sandbox create", "policy set").
+func subcommand(args []string) string {
+	n := 0
+	for n < len(args) && n < 2 && !strings.HasPrefix(args[n], "-") {
+		n++
+	}
+	if n == 0 && len(args) > 0 {
+		return args[0]
+	}
+	return strings.Join(args[:n], " ")
 }
 
 // Call is one recorded openshell invocation (for the diagnostic bundle).
@@ -215,13 +231,38 @@ const (
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
-// Status reports the gateway status. `openshell status` exits 0 even when
-// the gateway is down, so the status value is what counts.
+// statusUnreachable is what Status reports when `openshell status` exits
+// 1: a registered gateway that refuses connections.
+const statusUnreachable = "unreachable"
+
+// Status reports the gateway status: exit 0 with "connected" is healthy,
+// exit 0 with "not_configured" means no gateway is registered, and exit 1
+// means a registered one refuses connections (crates/openshell-cli/src/
+// main.rs v0.0.83:2090-2105, v0.0.111:2360-2385; commands/gateway.rs
+// v0.0.111:52-110, where the HTTP health check's error is propagated).
+// Down is a state, never an error.
 func (d *driver) Status(ctx context.Context) (string, error) {
+	return d.status(ctx, nil)
+}
+
+// StatusAt reports the status of the gateway at endpoint, named through
+// OPENSHELL_GATEWAY_ENDPOINT (main.rs v0.0.83:411, v0.0.111:443).
+func (d *driver) StatusAt(ctx context.Context, endpoint string) (string, error) {
+	return d.status(ctx, []string{"OPENSHELL_GATEWAY_ENDPOINT=" + endpoint})
+}
+
+func (d *driver) status(ctx context.Context, extra []string) (string, error) {
+	down := func(err error) (string, error) {
+		var ce *CallError
+		if errors.As(err, &ce) && ce.Code == 1 {
+			return statusUnreachable, nil
+		}
+		return "", err
+	}
 	if d.supports(versionJSONOutput) {
-		res, err := d.run(ctx, callOpts{}, "status", "-o", "json")
+		res, err := d.run(ctx, callOpts{extraEnv: extra}, "status", "-o", "json")
 		if err != nil {
-			return "", err
+			return down(err)
 		}
 		var st struct {
 			Status string `json:"status"`
@@ -235,11 +276,19 @@ func (d *driver) Status(ctx context.Context) (string, error) {
 		}
 		return st.Status, nil
 	}
-	res, err := d.run(ctx, callOpts{}, "status")
+	res, err := d.run(ctx, callOpts{extraEnv: extra}, "status")
 	if err != nil {
-		return "", err
+		return down(err)
 	}
 	return parseStatusText(string(res.stdout)), nil
+}
+
+// GatewayAdd registers a plaintext local gateway with the CLI: `gateway add
+// URL --local --name N` (main.rs v0.0.83:1024, v0.0.111:1121-1157: an
+// http:// endpoint with --local stores a local plaintext registration).
+func (d *driver) GatewayAdd(ctx context.Context, endpoint, name string) error {
+	_, err := d.run(ctx, callOpts{}, "gateway", "add", endpoint, "--local", "--name", name)
+	return err
 }
 
 // parseStatusText reads the Status line of the table `openshell status`
@@ -274,6 +323,7 @@ type createSpec struct {
 	cpu       string
 	memory    string
 	labels    map[string]string
+	progress  io.Writer // the CLI's progress lines (stderr), streamed
 }
 
 func (d *driver) Create(ctx context.Context, s createSpec) error {
@@ -302,7 +352,7 @@ func (d *driver) Create(ctx context.Context, s createSpec) error {
 		// and the sandbox stays.
 		args = append(args, "--", "true")
 	}
-	_, err := d.run(ctx, callOpts{}, args...)
+	_, err := d.run(ctx, callOpts{stderr: s.progress}, args...)
 	return err
 }
 

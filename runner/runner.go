@@ -74,8 +74,23 @@ type Options struct {
 	// GatewayArgs are extra arguments for a gateway the runner starts.
 	GatewayArgs []string
 	// StartGateway lets the runner start openshell-gateway inside the
-	// container when none is healthy.
+	// container when none is healthy; it is GatewayMode auto (true) or
+	// existing (false) when GatewayMode is empty.
 	StartGateway bool
+	// GatewayMode is GatewayAuto, GatewayExisting or GatewayStart.
+	GatewayMode string
+	// GatewayPort is the port of a gateway the runner starts on 127.0.0.1
+	// (0 = a free one).
+	GatewayPort int
+	// GatewayDriver is the compute driver of a started gateway ("" =
+	// podman, the only one supported).
+	GatewayDriver string
+	// SupervisorImage is the supervisor image of a started gateway; it
+	// must be pinned by digest.
+	SupervisorImage string
+	// Podman and SSH are the podman and ssh paths; empty looks them up on
+	// PATH.
+	Podman, SSH string
 	// GatewayTimeout bounds the wait for a started gateway to be healthy.
 	GatewayTimeout time.Duration
 	// ReadyTimeout bounds the wait for a sandbox to be Ready.
@@ -89,7 +104,9 @@ type Options struct {
 	Log    io.Writer
 	// Reporter renders logs for the CI; nil picks one from the environment.
 	Reporter Reporter
-	// SandboxImage is passed to `sandbox create --from`.
+	// SandboxImage is passed to `sandbox create --from`; it must be pinned
+	// by digest (REPO@sha256:...): the verified agent-sandbox image, or a
+	// separate image verified the same way. Preflight refuses anything else.
 	SandboxImage string
 	// CPU and Memory are passed to `sandbox create --cpu/--memory`.
 	CPU, Memory string
@@ -154,14 +171,25 @@ type Result struct {
 	Removed          []string          `json:"removed_from_outputs,omitempty"`
 	Deleted          bool              `json:"sandbox_deleted"`
 	GatewayStarted   bool              `json:"gateway_started"`
+	GatewayEndpoint  string            `json:"gateway_endpoint,omitempty"`
+	SandboxImage     string            `json:"sandbox_image,omitempty"`
 	DiagDir          string            `json:"diagnostics,omitempty"`
 	Duration         time.Duration     `json:"duration_ns"`
 	// InOpenShell is the time spent inside openshell processes; Duration
 	// minus InOpenShell is the runner's own overhead.
 	InOpenShell time.Duration `json:"in_openshell_ns"`
 	Calls       []Call        `json:"calls,omitempty"`
+	// Steps are the run's steps with their wall time.
+	Steps []StepTiming `json:"steps,omitempty"`
 	// Reaped are sandboxes of earlier, killed runs this run deleted.
 	Reaped []string `json:"reaped_sandboxes,omitempty"`
+}
+
+// StepTiming is one step of a run and how long it took.
+type StepTiming struct {
+	Name   string  `json:"name"`
+	MS     float64 `json:"ms"`
+	Failed bool    `json:"failed,omitempty"`
 }
 
 // Runner runs agents in OpenShell sandboxes. It holds no per-run state, so

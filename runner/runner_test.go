@@ -54,7 +54,7 @@ func TestRunHappyPath(t *testing.T) {
 				"openshell --version",
 				"openshell sandbox create --name " + res.Sandbox + " --policy ",
 				// Marked as fullsend's, for reaping should this run be killed.
-				"--no-tty --label app.kubernetes.io/managed-by=fullsend --label fullsend-run=",
+				"--no-tty --from " + testSandboxImage + " --label app.kubernetes.io/managed-by=fullsend --label fullsend-run=",
 				"openshell sandbox get " + res.Sandbox + " --policy-only",
 				"openshell sandbox upload " + res.Sandbox + " ",
 				"openshell sandbox exec -n " + res.Sandbox + " --no-tty --workdir /sandbox/repo --env FULLSEND_TEST_RUNTIME_ENV=read-only -- sh -c " +
@@ -147,7 +147,13 @@ func TestRunFailures(t *testing.T) {
 		created bool // a sandbox was created, so it must have been deleted
 		check   func(t *testing.T, h *harness, res Result)
 	}{
-		{name: "create fails", fail: "create", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+		{name: "create fails, not retried", fail: "create", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+			check: func(t *testing.T, h *harness, _ Result) {
+				if n := h.count("openshell sandbox create"); n != 1 {
+					t.Errorf("%d create attempts, want 1: a deterministic failure is not retried", n)
+				}
+			}},
+		{name: "create fails transiently every time", fail: "create-transient", want: ExitSandbox, wantErr: ErrSandbox, created: true,
 			check: func(t *testing.T, h *harness, _ Result) {
 				if n := h.count("openshell sandbox create"); n != createAttempts {
 					t.Errorf("%d create attempts, want %d", n, createAttempts)
@@ -183,29 +189,42 @@ func TestRunFailures(t *testing.T) {
 					t.Error("want one policy set")
 				}
 			}},
-		{name: "policy failed", fail: "policy-differs,policy-failed", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+		{name: "policy failed", fail: "policy-differs,policy-failed", want: ExitPolicy, wantErr: ErrPolicy, created: true,
 			check: func(t *testing.T, h *harness, _ Result) {
 				if h.count("openshell sandbox exec") != 0 {
 					t.Error("agent ran although the policy failed to load")
 				}
 			}},
-		{name: "policy pending", fail: "policy-differs,policy-pending", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+		{name: "policy pending", fail: "policy-differs,policy-pending", want: ExitPolicy, wantErr: ErrPolicy, created: true,
+			setup: func(h *harness) { h.opts.ReadyTimeout = 100 * time.Millisecond },
 			check: func(t *testing.T, h *harness, _ Result) {
-				if n := h.count("openshell policy set"); n != policyAttempts {
-					t.Errorf("%d policy set calls, want %d", n, policyAttempts)
+				if n := h.count("openshell policy set"); n != 1 {
+					t.Errorf("%d policy set calls, want 1: a pending revision is waited for, not re-pushed", n)
 				}
 				if h.count("openshell sandbox exec") != 0 {
 					t.Error("agent ran on an unconfirmed policy")
 				}
 			}},
-		{name: "policy load pending, recovered by policy set", fail: "load-pending", want: 0, created: true,
+		// The gateway de-duplicates an identical policy by hash
+		// (policy.rs v0.0.111:2728): re-pushing never un-sticks a pending
+		// revision, so the runner waits, bounded, and never re-pushes.
+		{name: "policy load pending, never loads", fail: "load-pending", want: ExitPolicy, wantErr: ErrPolicy, created: true,
 			setup: func(h *harness) { h.opts.ReadyTimeout = 100 * time.Millisecond },
-			check: func(t *testing.T, h *harness, _ Result) {
-				if h.count("openshell policy set") != 1 {
-					t.Error("want one policy set to push past the pending revision")
+			check: func(t *testing.T, h *harness, res Result) {
+				if n := h.count("openshell policy set"); n != 0 {
+					t.Errorf("%d policy set calls: an identical policy was re-pushed", n)
+				}
+				if h.count("openshell sandbox exec") != 0 {
+					t.Error("agent ran on a pending policy")
 				}
 			}},
-		{name: "policy load failed", fail: "load-failed", want: ExitSandbox, wantErr: ErrSandbox, created: true,
+		{name: "policy load pending, loads while waiting", fail: "load-pending-polls=3", want: 0, created: true,
+			check: func(t *testing.T, h *harness, _ Result) {
+				if n := h.count("openshell policy set"); n != 0 {
+					t.Errorf("%d policy set calls, want 0", n)
+				}
+			}},
+		{name: "policy load failed", fail: "load-failed", want: ExitPolicy, wantErr: ErrPolicy, created: true,
 			check: func(t *testing.T, h *harness, res Result) {
 				if h.count("openshell sandbox exec") != 0 {
 					t.Error("agent ran although the supervisor failed to load the policy")

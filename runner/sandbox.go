@@ -47,14 +47,26 @@ func ValidSandboxName(name string) bool {
 	return len(name) <= 19 && dnsLabel.MatchString(name) && !strings.Contains(name, "--")
 }
 
-// create creates the sandbox with the resolved policy and waits for Ready.
-// A failed attempt is deleted and the next one uses a fresh name; a name
-// that already exists belongs to someone else and is never deleted.
+// create creates the sandbox from the pinned sandbox image with the
+// resolved policy; the CLI blocks until Ready (crates/openshell-cli/src/
+// run.rs sandbox_create v0.0.83:2019-2185, v0.0.111:652-835) and its
+// progress lines are streamed to the log. An attempt is retried, with a
+// fresh name and after deleting what it left, only for what can pass on
+// its own: a name another run took, a gateway that did not answer, a
+// sandbox that was not Ready in time. A name that already exists belongs to
+// someone else and is never deleted.
 func (x *run) create(ctx context.Context) error {
 	spec := createSpec{policy: x.policyFile, from: x.r.opts.SandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
+	if !PinnedImage(spec.from) { // preflight refused it already; never create from the default image
+		return fmt.Errorf("%w: sandbox image %q is not pinned by digest", ErrPreflight, spec.from)
+	}
+	x.res.SandboxImage = spec.from
 	for _, p := range x.r.opts.Providers {
 		spec.providers = append(spec.providers, p.Name)
 	}
+	progress := newLineFunc(func(line string) { x.logf("openshell: %s", line) })
+	defer progress.Close()
+	spec.progress = progress
 	var last error
 	for attempt := 1; attempt <= createAttempts; attempt++ {
 		spec.name = SandboxName(x.agent.Name)
@@ -62,20 +74,22 @@ func (x *run) create(ctx context.Context) error {
 		x.created = true // a failed create may still leave a sandbox behind
 		spec.labels = x.claim(spec.name)
 		last = x.d.Create(ctx, spec)
+		progress.Flush()
 		var ce *CallError
-		if errors.As(last, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists") {
+		taken := errors.As(last, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists")
+		if taken {
 			x.created = false
 			x.release(spec.name)
 		} else if last == nil {
 			if last = x.waitReady(ctx, spec.name); last == nil {
-				x.logf("sandbox %s is Ready", spec.name)
+				x.logf("sandbox %s is Ready (image %s)", spec.name, spec.from)
 				return nil
 			}
 		}
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
 		}
-		if errors.Is(last, errSandboxError) || attempt == createAttempts {
+		if !taken && !transient(last) || attempt == createAttempts {
 			break
 		}
 		x.logf("create attempt %d/%d failed: %v; retrying with a new name", attempt, createAttempts, last)
@@ -91,6 +105,31 @@ func (x *run) create(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: sandbox %s: %w", ErrSandbox, x.res.Sandbox, last)
 }
+
+// transient reports a create failure that may pass on a second attempt: the
+// gateway did not answer, or the sandbox was not Ready in time. A usage
+// error, an invalid policy or image, or phase Error fails at once.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, errSandboxError) {
+		return false
+	}
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		return errors.Is(err, errNotReady)
+	}
+	if ce.Code == 2 {
+		return false
+	}
+	msg := strings.ToLower(ce.Stderr)
+	for _, s := range []string{"connection refused", "transport error", "unavailable", "timed out", "deadline", "did not become ready", "reset by peer"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var errNotReady = errors.New("not Ready in time")
 
 var errSandboxError = errors.New("sandbox phase is Error")
 
@@ -114,7 +153,7 @@ func (x *run) waitReady(ctx context.Context, name string) error {
 			last = phase
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not Ready after %s (last: %s)", x.r.opts.ReadyTimeout, last)
+			return fmt.Errorf("%w: not Ready after %s (last: %s)", errNotReady, x.r.opts.ReadyTimeout, last)
 		}
 		if err := sleep(ctx, x.r.backoff(i)); err != nil {
 			return err
@@ -124,81 +163,112 @@ func (x *run) waitReady(ctx context.Context, name string) error {
 
 // confirmPolicy gates the agent on the policy: the sandbox's active policy
 // must be the one sent (compared as parsed models, provider layers set
-// aside) and its revision must be LOADED by the supervisor. A revision that
-// stays Pending (OpenShell #2159/#2518) or an active policy that differs is
-// pushed again with `policy set --wait`; a FAILED load stops the run.
+// aside) and its revision must be LOADED by the supervisor, within one
+// bounded wait (ReadyTimeout). Only the races the reference names are
+// retried: an active policy that differs (the supervisor may sync back an
+// enriched policy as a new revision) is pushed again with `policy set
+// --wait`, at most policyAttempts times; a revision stuck Pending
+// (OpenShell #2159/#2518) is waited for, never re-pushed, because the
+// gateway de-duplicates an identical policy by hash ("Policy unchanged", no
+// new revision: crates/openshell-server/src/grpc/policy.rs v0.0.83:1552,
+// v0.0.111:2728; crates/openshell-cli/src/run.rs v0.0.83:6742,
+// v0.0.111:5944). Every policy failure is ErrPolicy (exit 78).
 func (x *run) confirmPolicy(ctx context.Context) error {
 	name := x.res.Sandbox
-	for attempt := 1; ; attempt++ {
-		err := x.checkPolicy(ctx, name)
-		if err == nil {
-			return nil
-		}
-		if cerr := ctxErr(ctx); cerr != nil {
-			return cerr
-		}
-		if errors.Is(err, errPolicyFailed) || attempt > policyAttempts {
-			return fmt.Errorf("%w: sandbox %s: policy not confirmed: %w", ErrSandbox, name, err)
-		}
-		x.logf("policy check %d: %v; setting it again", attempt, err)
-		code, serr := x.d.PolicySet(ctx, name, x.policyFile, 60*time.Second)
-		if cerr := ctxErr(ctx); cerr != nil {
-			return cerr
-		}
-		switch code {
-		case 0:
-		case 1:
-			return fmt.Errorf("%w: sandbox %s: the policy failed to load: %w", ErrSandbox, name, serr)
-		case 124:
-			x.logf("policy revision still pending after 60s")
-		default:
-			return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
-		}
-		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
-			return err
-		}
-	}
-}
-
-var errPolicyFailed = errors.New("the supervisor failed to load the policy")
-
-// checkPolicy compares the active policy with the one sent, then waits
-// (with backoff, up to the ready timeout) for its revision to be loaded.
-func (x *run) checkPolicy(ctx context.Context, name string) error {
-	active, err := x.d.ActivePolicy(ctx, name)
-	if err != nil {
-		return err
-	}
-	same, err := samePolicy(x.policy, active)
-	if err != nil {
-		return err
-	}
-	if !same {
-		return errors.New("the active policy differs from the one sent")
-	}
 	deadline := time.Now().Add(x.r.opts.ReadyTimeout)
+	pushes := 0
+	last := ""
 	for i := 0; ; i++ {
-		rev, err := x.d.PolicyRevision(ctx, name)
+		state, err := x.policyState(ctx, name)
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
 		}
 		switch {
 		case err != nil:
-		case rev.Status == "loaded":
-			x.logf("sandbox %s enforces the compiled policy: revision %d loaded (resolved sha256 %s)", name, rev.Version, x.res.ResolvedSHA256)
+			if errors.Is(err, ErrPolicy) {
+				return fmt.Errorf("sandbox %s: %w", name, err)
+			}
+			last = err.Error()
+		case state == policyLoaded:
 			return nil
-		case rev.Status == "failed":
-			return fmt.Errorf("%w: revision %d: %s", errPolicyFailed, rev.Version, rev.LoadError)
+		case state == policyDiffers:
+			if pushes == policyAttempts {
+				return fmt.Errorf("%w: sandbox %s: the active policy still differs from the one sent after %d pushes", ErrPolicy, name, pushes)
+			}
+			pushes++
+			x.logf("the active policy differs from the one sent: pushing it (%d/%d)", pushes, policyAttempts)
+			wait := time.Until(deadline)
+			if wait < time.Second {
+				wait = time.Second
+			}
+			code, serr := x.d.PolicySet(ctx, name, x.policyFile, wait)
+			if cerr := ctxErr(ctx); cerr != nil {
+				return cerr
+			}
+			switch code {
+			case 0, 124: // loaded, or pending: looked at again
+			case 1:
+				return fmt.Errorf("%w: sandbox %s: the supervisor failed to load the policy: %w", ErrPolicy, name, serr)
+			default:
+				return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
+			}
+			continue
 		default:
-			err = fmt.Errorf("policy revision %d is %s", rev.Version, rev.Status)
+			last = string(state)
 		}
 		if time.Now().After(deadline) {
-			return err
+			return fmt.Errorf("%w: sandbox %s: policy not confirmed within %s (last: %s; OpenShell #2159/#2518 leave revisions pending)",
+				ErrPolicy, name, x.r.opts.ReadyTimeout, last)
 		}
 		if err := sleep(ctx, x.r.backoff(i)); err != nil {
 			return err
 		}
 	}
+}
+
+// policyState is what one look at the sandbox's policy found.
+type policyState string
+
+const (
+	policyLoaded  policyState = "loaded"
+	policyDiffers policyState = "differs"
+)
+
+// policyState compares the active policy with the one sent, then reads the
+// load status of its revision. A failed load is ErrPolicy; a pending one is
+// returned as its status.
+func (x *run) policyState(ctx context.Context, name string) (policyState, error) {
+	active, err := x.d.ActivePolicy(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	same, err := samePolicy(x.policy, active)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	rev, err := x.d.PolicyRevision(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if !same {
+		switch rev.Status {
+		case "pending":
+			// The policy pushed is not active yet: wait for it; pushing it
+			// again would be "Policy unchanged".
+			return policyState(fmt.Sprintf("revision %d is pending; the active policy is still the previous one", rev.Version)), nil
+		case "failed":
+			return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
+		}
+		return policyDiffers, nil
+	}
+	switch rev.Status {
+	case "loaded":
+		x.logf("sandbox %s enforces the compiled policy: revision %d loaded (resolved sha256 %s)", name, rev.Version, x.res.ResolvedSHA256)
+		return policyLoaded, nil
+	case "failed":
+		return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
+	}
+	return policyState(fmt.Sprintf("revision %d is %s", rev.Version, rev.Status)), nil
 }
 
 func (x *run) deleteSandbox(ctx context.Context) error {

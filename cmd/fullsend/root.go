@@ -34,6 +34,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newVerifyCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newTemplatesCmd())
 	return root
 }

@@ -23,6 +23,8 @@ import (
 type runFlags struct {
 	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
 	openshell, gateway, sandboxImage, cpu, memory                                  string
+	gatewayMode, gatewayDriver, supervisorImage                                    string
+	gatewayPort                                                                    int
 	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs          []string
 	noStartGateway                                                                 bool
 	timeout, gatewayTimeout, readyTimeout                                          time.Duration
@@ -37,8 +39,9 @@ func newRunCmd() *cobra.Command {
 --policies-digest, required in CI, that it is the signed one; every policy and agent file
 against the manifest digests), resolves the runtime placeholders from the CI
 environment (GitHub Actions, GitLab CI) and --set, checks the openshell CLI
-version and the gateway (starting openshell-gateway in the container when none
-runs), creates a sandbox with the resolved policy, confirms the sandbox
+version, ssh, the pinned sandbox image and the gateway (--gateway auto starts
+openshell-gateway in the container, podman driver, when none is healthy),
+creates a sandbox from the pinned image with the resolved policy, confirms the sandbox
 enforces it, installs the agent, runs it with 'openshell sandbox exec',
 downloads the declared outputs and always deletes the sandbox.
 
@@ -71,11 +74,15 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
 	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
 	fl.StringArrayVar(&f.gatewayArgs, "gateway-arg", nil, "argument for a gateway the runner starts (repeatable)")
-	fl.BoolVar(&f.noStartGateway, "no-start-gateway", false, "fail instead of starting openshell-gateway when none is healthy")
+	fl.BoolVar(&f.noStartGateway, "no-start-gateway", false, "same as --gateway existing")
+	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "auto: use a registered healthy gateway, else start one; existing: never start one; start: always start one in this container (env FULLSEND_GATEWAY)")
+	fl.IntVar(&f.gatewayPort, "gateway-port", 17670, "port of a gateway the runner starts, on 127.0.0.1 (0 = a free one)")
+	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway the runner starts (podman; passed explicitly, so a Kubernetes executor never selects the kubernetes driver)")
+	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image of a gateway the runner starts, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE; the agent-sandbox image sets it)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "bound on the whole run, cleanup excluded (0 = none)")
 	fl.DurationVar(&f.gatewayTimeout, "gateway-timeout", time.Minute, "wait for a started gateway to be healthy")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "wait for the sandbox to be Ready")
-	fl.StringVar(&f.sandboxImage, "sandbox-image", "", "sandbox image (openshell sandbox create --from)")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "image every sandbox is created from, REPO@sha256:... (openshell sandbox create --from; env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE, the image fullsend verify verified); required")
 	fl.StringVar(&f.cpu, "cpu", "", "sandbox CPU limit, e.g. 2 or 500m")
 	fl.StringVar(&f.memory, "memory", "", "sandbox memory limit, e.g. 4Gi")
 	fl.StringVar(&f.diagDir, "diag-dir", "", "where a failed run leaves its diagnostic bundle (default $RUNNER_TEMP/fullsend-diag or ./fullsend-diag)")
@@ -87,6 +94,9 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if f.output != "text" && f.output != "json" {
 		return usageErrorf("unknown output format %q (want text or json)", f.output)
+	}
+	if !runner.ValidGatewayMode(f.gatewayMode) {
+		return usageErrorf("--gateway %q: want auto, existing or start", f.gatewayMode)
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {
@@ -117,14 +127,18 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	ci := cienv.Detect(os.Getenv)
 	workspace, diag := runDirs(f, ci)
 	r, err := runner.New(runner.Options{
-		Project:        os.DirFS(f.dir),
-		PoliciesDigest: f.digest,
-		OpenShell:      f.openshell,
-		Gateway:        f.gateway,
-		GatewayArgs:    f.gatewayArgs,
-		StartGateway:   !f.noStartGateway,
-		GatewayTimeout: f.gatewayTimeout,
-		ReadyTimeout:   f.readyTimeout,
+		Project:         os.DirFS(f.dir),
+		PoliciesDigest:  f.digest,
+		OpenShell:       f.openshell,
+		Gateway:         f.gateway,
+		GatewayArgs:     f.gatewayArgs,
+		StartGateway:    !f.noStartGateway,
+		GatewayMode:     gatewayMode(f),
+		GatewayPort:     f.gatewayPort,
+		GatewayDriver:   f.gatewayDriver,
+		SupervisorImage: f.supervisorImage,
+		GatewayTimeout:  f.gatewayTimeout,
+		ReadyTimeout:    f.readyTimeout,
 		Env: runner.Environment{
 			Getenv:     os.LookupEnv,
 			Environ:    os.Environ,
@@ -164,6 +178,22 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	return nil
 }
 
+// envOr returns the variable's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// gatewayMode is --gateway, with --no-start-gateway meaning existing.
+func gatewayMode(f runFlags) string {
+	if f.noStartGateway {
+		return runner.GatewayExisting
+	}
+	return f.gatewayMode
+}
+
 // logSafe returns the run error to print: in CI its message quotes
 // openshell and the sandbox, so it is printed masked (Result.Error) and
 // escaped like every line of the run's log.
@@ -171,11 +201,12 @@ func logSafe(ci cienv.Env, res runner.Result, err error) error {
 	if !ci.IsCI() {
 		return err
 	}
-	msg := res.Error
-	if msg == "" {
-		msg = err.Error()
+	if res.Error != "" {
+		// The runner reported it already, once, as the CI's error
+		// annotation with its cause and next step: do not repeat it.
+		return logSafeError{err: err, msg: fmt.Sprintf("run %s failed with exit %d; the error is reported above", res.Agent, res.ExitCode)}
 	}
-	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), msg)}
+	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
 }
 
 // logSafeError is a run error whose message is printed as msg.

@@ -35,8 +35,10 @@ func runEnv(t *testing.T) (bin, project string) {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 		}
 	}
-	if err := os.Link(filepath.Join(bin, "openshell"), filepath.Join(bin, "openshell-gateway")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"openshell-gateway", "podman", "ssh"} {
+		if err := os.Link(filepath.Join(bin, "openshell"), filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stub, err := os.ReadFile("../../runner/testdata/runtime-stub.sh")
 	if err != nil {
@@ -110,15 +112,22 @@ func TestRunCommandCI(t *testing.T) {
 		want map[string]string
 	}{
 		{"github", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/widgets",
-			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": "https://api.github.com"},
+			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": "https://api.github.com",
+			// the workflow passes the verify job's ref
+			"FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"},
 			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "42", "FORGE_HOST": "api.github.com"}},
 		{"gitlab", map[string]string{"GITLAB_CI": "true", "CI_PROJECT_NAMESPACE": "acme", "CI_PROJECT_NAME": "widgets",
-			"CI_SERVER_HOST": "gitlab.example.com", "CI_MERGE_REQUEST_IID": "7"},
+			"CI_SERVER_HOST": "gitlab.example.com", "CI_MERGE_REQUEST_IID": "7",
+			// fullsend verify's dotenv names the verified image
+			"FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"},
 			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "7", "FORGE_HOST": "gitlab.example.com"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{"OPENSHELL_FAKE_STATE": filepath.Join(dir, "state"), "FULLSEND_POLICIES_DIGEST": "sha256:" + digest}
+			// No gateway is registered: the run starts one (mode b, the
+			// podman driver, the image's pinned supervisor) on a free port.
+			env := map[string]string{"OPENSHELL_FAKE_STATE": filepath.Join(dir, "state"), "FULLSEND_POLICIES_DIGEST": "sha256:" + digest,
+				"FULLSEND_SUPERVISOR_IMAGE": "ghcr.io/nvidia/openshell/supervisor@sha256:2222222222222222222222222222222222222222222222222222222222222222"}
 			for k, v := range tc.env {
 				env[k] = v
 			}
@@ -128,7 +137,7 @@ func TestRunCommandCI(t *testing.T) {
 				env["GITHUB_EVENT_PATH"] = ev
 				env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary.md")
 			}
-			cmd := fullsendCmd(bin, env, "run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"))
+			cmd := fullsendCmd(bin, env, "run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--gateway-port", "0")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -158,7 +167,7 @@ func TestRunCommandCI(t *testing.T) {
 func TestRunCommandFailures(t *testing.T) {
 	bin, project := runEnv(t)
 	base := func(dir string) map[string]string {
-		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up"}
+		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
 	}
 	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
 	t.Run("digest mismatch", func(t *testing.T) {
@@ -301,7 +310,7 @@ func TestAttackPassEnvStarForgeToken(t *testing.T) {
 		{"public pattern", []string{"--public-env", "FULLSEND_*"}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up",
+			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
 				"FULLSEND_AGENT": "helper-agent", "FULLSEND_AGENT_TOKEN": "fsat_0123456789"}
 			for k, v := range creds {
 				env[k] = v

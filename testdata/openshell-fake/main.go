@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 )
 
 func main() {
@@ -48,8 +45,13 @@ func run(argv []string) int {
 		return 2
 	}
 	f.record(argv)
-	if filepath.Base(argv[0]) == "openshell-gateway" {
-		return f.gateway()
+	switch filepath.Base(argv[0]) {
+	case "openshell-gateway":
+		return f.gateway(argv[1:])
+	case "podman":
+		return f.podman(argv[1:])
+	case "ssh":
+		return sshStub()
 	}
 	return f.dispatch(argv[1:])
 }
@@ -104,8 +106,8 @@ func (f *fake) dispatch(args []string) int {
 		if len(args) < 2 {
 			return fail(2, "'openshell sandbox' requires a subcommand")
 		}
-		if !f.gatewayUp() {
-			return fail(1, "failed to connect to gateway at http://127.0.0.1:8080: connection refused (openshell-fake)")
+		if code := f.requireGateway(); code != 0 {
+			return code
 		}
 		switch args[1] {
 		case "create":
@@ -128,96 +130,24 @@ func (f *fake) dispatch(args []string) int {
 		if len(args) < 2 || args[1] != "set" && args[1] != "get" {
 			return fail(2, "openshell-fake implements only `policy set` and `policy get`")
 		}
-		if !f.gatewayUp() {
-			return fail(1, "failed to connect to gateway (openshell-fake)")
+		if code := f.requireGateway(); code != 0 {
+			return code
 		}
 		if args[1] == "get" {
 			return f.policyGet(args[2:])
 		}
 		return f.policySet(args[2:])
 	case "provider":
-		if !f.gatewayUp() {
-			return fail(1, "failed to connect to gateway (openshell-fake)")
+		if code := f.requireGateway(); code != 0 {
+			return code
 		}
 		return f.provider(args[1:])
+	case "gateway":
+		return f.gatewayCmd(args[1:])
 	case "logs":
 		return f.logs(args[1:])
 	}
 	return fail(2, "unrecognized subcommand '%s'", args[0])
-}
-
-// gateway pretends to be openshell-gateway until SIGTERM or SIGINT.
-func (f *fake) gateway() int {
-	if _, ok := f.fails["gateway-no-start"]; ok {
-		return fail(1, "openshell-gateway (fake): failed to bind 127.0.0.1:8080: address in use")
-	}
-	pidFile := filepath.Join(f.state, "gateway.pid")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return fail(1, "%v", err)
-	}
-	fmt.Println("openshell-gateway (fake) listening on 127.0.0.1:8080")
-	<-sig
-	os.Remove(pidFile)
-	fmt.Println("openshell-gateway (fake) stopped")
-	return 0
-}
-
-func (f *fake) gatewayUp() bool {
-	if _, ok := f.fails["gateway-down"]; ok {
-		return false
-	}
-	if os.Getenv("OPENSHELL_FAKE_GATEWAY") == "up" {
-		return true
-	}
-	b, err := os.ReadFile(filepath.Join(f.state, "gateway.pid"))
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(string(b))
-	if err != nil {
-		return false
-	}
-	return syscall.Kill(pid, 0) == nil
-}
-
-// status exits 0 whatever the gateway's state, as the real CLI does.
-func (f *fake) status(args []string) int {
-	fl, code := parseFlags(args, map[string]bool{"-o": true, "--output": true}, 0)
-	if code != 0 {
-		return code
-	}
-	out := fl.value("-o", "--output")
-	if out != "" && !f.atLeast(0, 0, 92) {
-		return fail(2, "unexpected argument '-o' found")
-	}
-	st := "disconnected"
-	if f.gatewayUp() {
-		st = "connected"
-	}
-	if out == "json" {
-		m := map[string]any{"gateway": "openshell", "server": "http://127.0.0.1:8080", "status": st}
-		if st == "connected" {
-			m["version"] = f.versionString()
-		} else {
-			m["error"] = "transport error: connection refused"
-		}
-		b, _ := json.Marshal(m)
-		fmt.Println(string(b))
-		return 0
-	}
-	fmt.Println("\x1b[36;1mServer Status\x1b[0m")
-	fmt.Println()
-	fmt.Println("  \x1b[2mGateway:\x1b[0m openshell")
-	fmt.Println("  \x1b[2mServer:\x1b[0m http://127.0.0.1:8080")
-	if st == "connected" {
-		fmt.Println("  \x1b[2mStatus:\x1b[0m \x1b[32mConnected\x1b[0m")
-		fmt.Printf("  \x1b[2mVersion:\x1b[0m %s\n", f.versionString())
-	} else {
-		fmt.Println("  \x1b[2mStatus:\x1b[0m \x1b[31mDisconnected\x1b[0m")
-	}
-	return 0
 }
 
 // flags is a parsed command line: flag values (repeatable) and positionals.

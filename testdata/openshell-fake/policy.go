@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +18,23 @@ type revision struct {
 	Version   int    `json:"version"`
 	Status    string `json:"status"` // pending, loaded, failed, superseded
 	LoadError string `json:"load_error,omitempty"`
+	Hash      string `json:"hash,omitempty"`
+}
+
+// policyHash stands for deterministic_policy_hash (crates/openshell-server/
+// src/grpc/policy.rs v0.0.83:3125, v0.0.111:4719): a hash of the parsed
+// policy, so that re-serializing the same policy gives the same hash.
+func policyHash(data []byte) string {
+	p, err := openshell.Unmarshal(data)
+	if err != nil {
+		return ""
+	}
+	b, err := openshell.Marshal(p, "")
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func readPolicy(file string) (*openshell.Policy, []byte, int) {
@@ -98,7 +117,17 @@ func (f *fake) policySet(args []string) int {
 			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
 		}
 	}
-	next := revision{Version: len(s.Revisions) + 1, Status: "loaded"}
+	// The gateway de-duplicates by hash: the same policy as the latest
+	// revision makes no new revision, and the CLI prints "Policy unchanged"
+	// and returns before --wait (crates/openshell-server/src/grpc/policy.rs
+	// v0.0.83:1552, v0.0.111:2728; crates/openshell-cli/src/run.rs
+	// v0.0.83:6742, v0.0.111:5944). A pending revision stays pending.
+	latest := s.Revisions[len(s.Revisions)-1]
+	if h := policyHash(data); h != "" && h == latest.Hash {
+		fmt.Fprintf(os.Stderr, "· Policy unchanged (version %d, hash: %s)\n", latest.Version, h[:12])
+		return 0
+	}
+	next := revision{Version: len(s.Revisions) + 1, Status: "loaded", Hash: policyHash(data)}
 	for i := range s.Revisions {
 		if s.Revisions[i].Status == "loaded" || s.Revisions[i].Status == "pending" {
 			s.Revisions[i].Status = "superseded"
@@ -140,11 +169,25 @@ func (f *fake) policyGet(args []string) int {
 		return code
 	}
 	revNo, _ := strconv.Atoi(fl.value("--rev"))
+	// load-pending-polls=N: a pending revision is loaded by the supervisor
+	// after N `policy get` calls (a slow supervisor, #2159).
+	s.PolicyGets++
+	if n, err := strconv.Atoi(f.fails["load-pending-polls"]); err == nil && s.PolicyGets >= n {
+		for i := range s.Revisions {
+			if s.Revisions[i].Status == "pending" {
+				s.Revisions[i].Status = "loaded"
+			}
+		}
+	}
+	f.save(s)
 	latest := s.Revisions[len(s.Revisions)-1]
 	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
 	switch {
-	case revNo == 0 && f.atLeast(0, 0, 111):
-		obj["version"], obj["status"], obj["policy_source"] = latest.Version, "effective", "sandbox"
+	case revNo == 0:
+		// Without --rev both versions print the effective view, status
+		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
+		// v0.0.111:6376-6400).
+		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
 	default:
 		r := latest
 		if revNo > 0 {

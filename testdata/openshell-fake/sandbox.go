@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // sandbox is the fake's record of one sandbox.
@@ -31,7 +33,16 @@ type sandbox struct {
 	// Labels are the create --label pairs; CreatedMS the creation time.
 	Labels    map[string]string `json:"labels,omitempty"`
 	CreatedMS int64             `json:"created_ms,omitempty"`
+	// From is the create --from image ("" = the gateway's default).
+	From string `json:"from,omitempty"`
+	// PolicyGets counts `policy get` calls (load-pending-polls).
+	PolicyGets int `json:"policy_gets,omitempty"`
 }
+
+// defaultSandboxImage is what a sandbox runs without --from: the driver's
+// default_image (crates/openshell-core/src/image.rs / config.rs
+// default_image at both tags), an unpinned tag.
+const defaultSandboxImage = "ghcr.io/nvidia/openshell-community/sandboxes/base:latest"
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
@@ -99,18 +110,31 @@ func (f *fake) create(args []string) int {
 		return fail(1, "failed to create sandbox: injected failure (openshell-fake)")
 	}
 	if _, ok := f.fails["create-once"]; ok && f.counter("create") == 1 {
-		return fail(1, "failed to create sandbox: injected first-attempt failure (openshell-fake)")
+		return fail(1, "failed to create sandbox: transport error: connection reset by peer (injected first-attempt failure, openshell-fake)")
+	}
+	if _, ok := f.fails["create-transient"]; ok {
+		return fail(1, "failed to create sandbox: status: Unavailable, message: \"transport error\" (injected, openshell-fake)")
 	}
 	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after,
-		Labels: labels, CreatedMS: time.Now().UnixMilli()}
-	first := revision{Version: 1, Status: "loaded"}
-	if _, ok := f.fails["load-pending"]; ok {
+		Labels: labels, CreatedMS: time.Now().UnixMilli(), From: fl.value("--from")}
+	if s.From == "" {
+		fmt.Fprintf(os.Stderr, "openshell-fake: no --from: the sandbox runs the default image %s\n", defaultSandboxImage)
+	}
+	first := revision{Version: 1, Status: "loaded", Hash: policyHash(pol)}
+	_, slow := f.fails["load-pending-polls"]
+	if _, ok := f.fails["load-pending"]; ok || slow {
 		first.Status = "pending"
 	}
 	if _, ok := f.fails["load-failed"]; ok {
 		first = revision{Version: 1, Status: "failed", LoadError: "injected supervisor validation failure (openshell-fake)"}
 	}
 	s.Revisions = []revision{first}
+	if _, ok := f.fails["policy-differs"]; ok {
+		// The supervisor synced back a different policy as a new revision
+		// (the reference's "may enrich it and sync it back").
+		dp, _ := openshell.Marshal(defaultPolicy, "")
+		s.Revisions = []revision{{Version: 1, Status: "superseded", Hash: first.Hash}, {Version: 2, Status: "loaded", Hash: policyHash(dp)}}
+	}
 	if err := os.MkdirAll(filepath.Join(f.root(name), "sandbox"), 0o700); err != nil {
 		return fail(1, "%v", err)
 	}
@@ -119,6 +143,16 @@ func (f *fake) create(args []string) int {
 		f.save(s)
 		return fail(1, "sandbox %s entered phase Error (openshell-fake)", name)
 	}
+	// The CLI blocks until the sandbox is Ready and fails on phase Error
+	// (crates/openshell-cli/src/run.rs sandbox_create watch loop
+	// v0.0.83:2019-2185, v0.0.111:652-835), streaming progress to stderr.
+	fmt.Fprintf(os.Stderr, "Creating sandbox %s (image %s)\n", name, orDefault(s.From, defaultSandboxImage))
+	if _, never := f.fails["never-ready"]; never {
+		f.save(s)
+		return fail(1, "sandbox %s did not become ready: still Provisioning (openshell-fake)", name)
+	}
+	s.Phase = "Ready"
+	fmt.Fprintf(os.Stderr, "Sandbox %s is Ready\n", name)
 	if f.atLeast(0, 0, 111) && !fl.has("--detach") && len(fl.after) > 0 {
 		// Since v0.0.111 the command is the main process: when it ends, so
 		// does the sandbox.
@@ -296,7 +330,11 @@ func (f *fake) upload(args []string) int {
 	if len(fl.pos) < 2 {
 		return fail(2, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
 	}
-	if _, code := f.load(fl.pos[0]); code != 0 {
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	if code := needSSH(); code != 0 {
 		return code
 	}
 	local, dest := fl.pos[1], "/sandbox"
@@ -316,6 +354,16 @@ func (f *fake) upload(args []string) int {
 	if st.IsDir() || strings.HasSuffix(dest, "/") {
 		target = filepath.Join(target, filepath.Base(local))
 	}
+	// `mkdir -p DEST && tar xf - -C DEST` runs over ssh as the sandbox
+	// user, under the policy's Landlock rules: only read_write paths take
+	// writes (ssh.rs v0.0.83:770, v0.0.111:785).
+	written := dest
+	if st.IsDir() || strings.HasSuffix(dest, "/") {
+		written = strings.TrimSuffix(dest, "/") + "/" + filepath.Base(local)
+	}
+	if code := f.landlock(s, written, true); code != 0 {
+		return code
+	}
 	if err := copyTree(local, target); err != nil {
 		return fail(1, "upload failed: %v", err)
 	}
@@ -331,7 +379,16 @@ func (f *fake) download(args []string) int {
 	if len(fl.pos) < 2 {
 		return fail(2, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
 	}
-	if _, code := f.load(fl.pos[0]); code != 0 {
+	s, code := f.load(fl.pos[0])
+	if code != 0 {
+		return code
+	}
+	if code := needSSH(); code != 0 {
+		return code
+	}
+	// `tar cf - -C PATH .` over ssh, as the sandbox user: the path must be
+	// readable under the policy (ssh.rs v0.0.83:1317, v0.0.111:1380).
+	if code := f.landlock(s, fl.pos[1], false); code != 0 {
 		return code
 	}
 	src, err := f.mapPath(fl.pos[0], fl.pos[1])
@@ -362,6 +419,16 @@ func (f *fake) download(args []string) int {
 	return 0
 }
 
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// delete deletes each name; a missing one prints "! Sandbox N not found"
+// and still exits 0 (run.rs sandbox_delete v0.0.83:3627-3685,
+// v0.0.111:2348-2412: DeleteSandboxResponse.deleted false is not an error).
 func (f *fake) delete(args []string) int {
 	fl, code := parseFlags(args, map[string]bool{"--all": false}, 64)
 	if code != 0 {
@@ -371,12 +438,13 @@ func (f *fake) delete(args []string) int {
 		return fail(1, "failed to delete sandbox: injected failure (openshell-fake)")
 	}
 	for _, n := range fl.pos {
-		if _, code := f.load(n); code != 0 {
-			return code
+		if _, err := os.Stat(f.path(n)); err != nil {
+			fmt.Printf("! Sandbox %s not found\n", n)
+			continue
 		}
 		os.Remove(f.path(n))
 		os.RemoveAll(f.root(n))
-		fmt.Fprintf(os.Stderr, "Deleted sandbox %s\n", n)
+		fmt.Printf("✓ Deleted sandbox %s\n", n)
 	}
 	return 0
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/runner"
+	"github.com/spf13/cobra"
+)
+
+// doctorFlags are the flags of `fullsend doctor`: the subset of `fullsend
+// run`'s that decide what a run needs.
+type doctorFlags struct {
+	dir, digest, openshell, gateway, gatewayMode, gatewayDriver, supervisorImage, sandboxImage, output string
+	sets                                                                                               []string
+}
+
+// doctorReport is `fullsend doctor -o json`.
+type doctorReport struct {
+	OK     bool           `json:"ok"`
+	Checks []runner.Check `json:"checks"`
+}
+
+func newDoctorCmd() *cobra.Command {
+	var f doctorFlags
+	cmd := &cobra.Command{
+		Use:   "doctor [AGENT...]",
+		Short: "Check this machine or job container for everything fullsend run needs",
+		Long: `Doctor runs the checks of fullsend run's preflight without creating
+anything: the openshell CLI and the version the policies were compiled for,
+the ssh client sandbox upload/download need, the sandbox image pinned by
+digest, the gateway (registered and healthy, or what starting one needs:
+openshell-gateway, the podman driver, a supervisor image pinned by digest),
+the policies digest, and for each agent (all by default) that its files
+verify, its placeholders resolve here and its policy lets the runner's
+uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
+		Example: `  fullsend doctor
+  fullsend doctor triage --set ISSUE_NUMBER=1 -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDoctor(cmd, args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
+	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE (repeatable)")
+	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
+	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
+	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "gateway mode as for fullsend run: auto, existing or start")
+	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway fullsend run would start")
+	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE)")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "sandbox image, REPO@sha256:... (env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE)")
+	addOutputFlag(cmd, &f.output)
+	return cmd
+}
+
+func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return usageErrorf("unknown output format %q (want text or json)", f.output)
+	}
+	if !runner.ValidGatewayMode(f.gatewayMode) {
+		return usageErrorf("--gateway %q: want auto, existing or start", f.gatewayMode)
+	}
+	values, err := placeholder.ParseSet(f.sets)
+	if err != nil {
+		return usageErrorf("%v", setFlagError(err))
+	}
+	rep := doctorReport{OK: true}
+	r, err := runner.New(runner.Options{
+		Project: os.DirFS(f.dir), PoliciesDigest: f.digest, OpenShell: f.openshell, Gateway: f.gateway,
+		GatewayMode: f.gatewayMode, GatewayDriver: f.gatewayDriver, SupervisorImage: f.supervisorImage, SandboxImage: f.sandboxImage,
+		Env: runner.Environment{Getenv: os.LookupEnv, Environ: os.Environ, Root: os.DirFS("/"),
+			LookupHost: net.DefaultResolver.LookupHost, Explicit: "--set"},
+	})
+	if err != nil {
+		rep.Checks = []runner.Check{{Name: "project", Detail: fmt.Sprintf("%s: %v", f.dir, err),
+			Fix: "point --dir at the compiled project and --policies-digest at the digest fullsend verify printed"}}
+	} else {
+		rep.Checks = r.Doctor(cmd.Context(), agents, values)
+	}
+	for _, c := range rep.Checks {
+		rep.OK = rep.OK && c.OK
+	}
+	if f.output == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(cmd.OutOrStdout(), rep)
+	}
+	if !rep.OK {
+		return exitError{code: 1, err: fmt.Errorf("doctor: %d check(s) failed", failed(rep.Checks))}
+	}
+	return nil
+}
+
+func failed(cs []runner.Check) int {
+	n := 0
+	for _, c := range cs {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+func printDoctor(w io.Writer, rep doctorReport) {
+	for _, c := range rep.Checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %-28s %s\n", mark, c.Name, c.Detail)
+		if c.Fix != "" && !c.OK {
+			fmt.Fprintf(w, "     %-28s fix: %s\n", "", c.Fix)
+		}
+	}
+	if rep.OK {
+		fmt.Fprintln(w, "everything fullsend run needs is here")
+	}
+}
