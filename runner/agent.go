@@ -53,7 +53,7 @@ func (x *run) bootstrap(ctx context.Context) error {
 		return err
 	}
 	if x.staged != nil {
-		if err := x.upload(ctx, x.staged.dir, sandboxHome+"/"); err != nil {
+		if err := x.upload(ctx, x.staged.dir, x.stageRoot()+"/"); err != nil {
 			return err
 		}
 		x.logf("uploaded the staged workspace to %s", x.workdir())
@@ -61,13 +61,32 @@ func (x *run) bootstrap(ctx context.Context) error {
 	return nil
 }
 
-// Files the runner installs under /sandbox/.fullsend for the runtime
-// command line.
+// Files the runner installs under its directory (runnerDir) for the
+// runtime command line, relative to that directory.
 const (
-	runnerDir  = sandboxHome + "/.fullsend"
-	envFile    = runnerDir + "/env/run.env"
-	agentsFile = runnerDir + "/agents.json"
+	envFile    = "env/run.env"
+	agentsFile = "agents.json"
 )
+
+// tmpRoot is where the runner stages when the policy keeps /sandbox read-only:
+// every tier's baseline has /tmp in read_write
+// (policycue/schema/catalog/runtimes.cue).
+const tmpRoot = "/tmp"
+
+// stageRoot is the sandbox directory the runner's files and the workspace
+// are uploaded into. An upload is `tar xf` run as the sandbox user under
+// Landlock (see checkWritable), so it must be a path the policy lets that
+// user write: /sandbox in tiers that may write it, /tmp otherwise (the
+// read-only tiers keep /sandbox in read_only).
+func (x *run) stageRoot() string {
+	if x.root == "" {
+		return sandboxHome
+	}
+	return x.root
+}
+
+// runnerDir is the runner's own directory in the sandbox.
+func (x *run) runnerDir() string { return path.Join(x.stageRoot(), ".fullsend") }
 
 // installRunnerFiles writes and uploads /sandbox/.fullsend: the env file
 // (one canonical file written from the pairs validated in prepare, not the
@@ -101,7 +120,7 @@ func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
 			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 		}
 	}
-	return x.upload(ctx, dir, sandboxHome+"/")
+	return x.upload(ctx, dir, x.stageRoot()+"/")
 }
 
 func (x *run) upload(ctx context.Context, local, dest string) error {
@@ -120,7 +139,7 @@ func (x *run) workdir() string {
 	if err != nil {
 		return sandboxHome
 	}
-	return path.Join(sandboxHome, filepath.Base(abs))
+	return path.Join(x.stageRoot(), filepath.Base(abs))
 }
 
 // runtimeCommand is the command line of the agent runtime: the agent name
@@ -153,13 +172,13 @@ func (x *run) runtimeCommand() []string {
 		// Export the env file inside the sandbox so its values stay out of
 		// argv. `export "$line"` takes each KEY=VALUE literally: no word
 		// splitting, quoting or expansion of the value.
-		script = append(script, `while IFS= read -r line; do export "$line"; done < `+envFile)
+		script = append(script, `while IFS= read -r line; do export "$line"; done < `+path.Join(x.runnerDir(), envFile))
 	}
 	switch {
 	case e.Runtime != RuntimeOpenCode:
 		// --agents goes right after the program name, before the tier's
 		// flags (one of which may take several values).
-		script = append(script, `a=$(cat `+agentsFile+`) || exit 70`, `c=$1`, `shift`, `exec "$c" --agents "$a" "$@"`)
+		script = append(script, `a=$(cat `+path.Join(x.runnerDir(), agentsFile)+`) || exit 70`, `c=$1`, `shift`, `exec "$c" --agents "$a" "$@"`)
 	case len(script) > 0:
 		script = append(script, `exec "$@"`)
 	default:

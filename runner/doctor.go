@@ -75,6 +75,7 @@ func (r *Runner) doctorAgent(ctx context.Context, c *checker, name string, set p
 		return
 	}
 	x := &run{agent: a}
+	x.root = chooseStageRoot(pol)
 	checkWritable(c, pol, x.uploadTargets())
 	last := &c.checks[len(c.checks)-1]
 	last.Name = label + ": " + last.Name

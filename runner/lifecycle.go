@@ -54,6 +54,9 @@ type run struct {
 	envVars    [][2]string // from ExtraEnvFiles, validated once
 	staged     *stagedWorkspace
 	created    bool
+	// root is where the runner's files and the workspace land in the
+	// sandbox (stageRoot); empty means sandboxHome.
+	root string
 }
 
 // logf writes one line of the runner's log: format is the runner's own

@@ -188,7 +188,7 @@ func orStr(s, d string) string {
 // workspace.
 func (x *run) uploadTargets() []string {
 	local, parent := runtimeDir(x.agent.Entry.Runtime)
-	t := []string{parent + local, runnerDir}
+	t := []string{parent + local, x.runnerDir()}
 	if x.req.Workspace != "" {
 		t = append(t, x.workdir())
 	}
@@ -214,6 +214,14 @@ func checkWritable(c *checker, pol *openshell.Policy, targets []string) {
 		return
 	}
 	c.ok("filesystem", "uploads land in read_write paths: "+strings.Join(targets, ", "))
+}
+
+// chooseStageRoot picks stageRoot for the resolved policy.
+func chooseStageRoot(pol *openshell.Policy) string {
+	if policyWritable(pol, sandboxHome) {
+		return sandboxHome
+	}
+	return tmpRoot
 }
 
 // policyWritable reports whether Landlock lets the sandbox user write p.
@@ -251,6 +259,7 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 	if err != nil {
 		return stop, fmt.Errorf("%w: resolved policy: %w", ErrPolicy, err)
 	}
+	x.root = chooseStageRoot(pol)
 	checkWritable(c, pol, x.uploadTargets())
 	if err := c.first(); err != nil {
 		return stop, withFix(err, c)

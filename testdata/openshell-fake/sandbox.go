@@ -283,7 +283,11 @@ func (f *fake) exec(args []string) int {
 	fmt.Fprintf(os.Stderr, "[openshell-fake] NOT A SANDBOX: running %q locally in scratch dir %s\n", fl.after[0], dir)
 	cmdArgs := make([]string, len(fl.after))
 	for i, a := range fl.after {
-		cmdArgs[i] = strings.ReplaceAll(a, "/sandbox/", root+"/sandbox/")
+		// The command runs on the host: the sandbox paths the runner stages
+		// into (/sandbox, or /tmp for tiers that keep /sandbox read-only)
+		// point into the scratch root.
+		// One pass, so a scratch root under /tmp is not rewritten again.
+		cmdArgs[i] = strings.NewReplacer("/sandbox/", root+"/sandbox/", " /tmp/", " "+root+"/tmp/").Replace(a)
 	}
 	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
 	cmd.Dir = dir

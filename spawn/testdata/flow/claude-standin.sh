@@ -33,7 +33,11 @@ done
 ev=$(cd "$(dirname "$0")/.." && pwd)/evidence
 prompt=$(cat)
 
-cp "$HOME/.fullsend/env/run.env" "$ev/$agent.run.env"
+# The runner stages under /sandbox, or /tmp when the tier keeps /sandbox
+# read-only (runner/agent.go stageRoot).
+envf="$HOME/.fullsend/env/run.env"
+[ -f "$envf" ] || envf="$OPENSHELL_FAKE_SANDBOX_ROOT/tmp/.fullsend/env/run.env"
+cp "$envf" "$ev/$agent.run.env"
 env | sort > "$ev/$agent.environ"
 cp "$(dirname "$OPENSHELL_FAKE_SANDBOX_ROOT")/$OPENSHELL_SANDBOX.json" "$ev/$agent.sandbox.json"
 
