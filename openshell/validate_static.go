@@ -31,6 +31,7 @@ func (c *checker) checkPolicy(p *obj) {
 		c.checkProcess(pr)
 	}
 	c.checkNetworkPolicies(p)
+	c.checkMiddlewares(p)
 }
 
 // checkStaticOmitted warns when a static section is left to the runtime:
