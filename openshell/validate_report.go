@@ -18,6 +18,9 @@ type Report struct {
 	Files            []FileReport `json:"files"`
 	Errors           int          `json:"errors"`
 	Warnings         int          `json:"warnings"`
+	// Traps counts the warnings that are traps (Diagnostic.Trap): the
+	// policy loads but does not do what it says.
+	Traps int `json:"traps"`
 }
 
 // NewReport totals the diagnostics of files validated against version.
@@ -32,6 +35,9 @@ func NewReport(version string, files []FileReport) *Report {
 				r.Errors++
 			} else {
 				r.Warnings++
+			}
+			if d.Trap {
+				r.Traps++
 			}
 		}
 	}
@@ -55,8 +61,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s checked against OpenShell %s: %s, %s\n",
-		plural(len(r.Files), "file"), r.OpenShellVersion, plural(r.Errors, "error"), plural(r.Warnings, "warning"))
+	traps := ""
+	if r.Traps > 0 {
+		traps = fmt.Sprintf(" (%s: loads, but not as written)", plural(r.Traps, "trap"))
+	}
+	_, err := fmt.Fprintf(w, "%s checked against OpenShell %s: %s, %s%s\n",
+		plural(len(r.Files), "file"), r.OpenShellVersion, plural(r.Errors, "error"), plural(r.Warnings, "warning"), traps)
 	return err
 }
 
