@@ -283,3 +283,28 @@ func TestHostPatternSelector(t *testing.T) {
 		t.Fatal("fixture helper broken")
 	}
 }
+
+// TestValidateAllOrder: the concurrent batch returns what Validate returns,
+// in input order.
+func TestValidateAllOrder(t *testing.T) {
+	var inputs []Input
+	for i, tc := range fidelityCases {
+		inputs = append(inputs, Input{File: tc.name, Data: oneEndpoint(tc.ep, tc.extra)})
+		if i > 40 {
+			break
+		}
+	}
+	got := ValidateAll(inputs, DefaultOpenShellVersion)
+	if len(got) != len(inputs) {
+		t.Fatalf("%d reports for %d inputs", len(got), len(inputs))
+	}
+	for i, in := range inputs {
+		want := Validate(in.File, in.Data, DefaultOpenShellVersion)
+		if got[i].File != in.File || render(got[i].Diagnostics) != render(want) {
+			t.Errorf("%s: batch and single validation differ", in.File)
+		}
+	}
+	if len(ValidateAll(nil, DefaultOpenShellVersion)) != 0 {
+		t.Error("no inputs, some reports")
+	}
+}

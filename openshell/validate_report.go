@@ -3,6 +3,9 @@ package openshell
 import (
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // FileReport is the validation result of one policy file.
@@ -75,4 +78,34 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Input is one policy document to validate, named as diagnostics should
+// name it.
+type Input struct {
+	File string
+	Data []byte
+}
+
+// ValidateAll validates every input against version concurrently (one
+// worker per CPU; Validate shares no state) and returns the reports in
+// input order.
+func ValidateAll(inputs []Input, version string) []FileReport {
+	out := make([]FileReport, len(inputs))
+	workers := min(runtime.GOMAXPROCS(0), len(inputs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(inputs) {
+					return
+				}
+				out[i] = FileReport{File: inputs[i].File, Diagnostics: Validate(inputs[i].File, inputs[i].Data, version)}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }

@@ -58,15 +58,15 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			if err != nil {
 				return err
 			}
-			files := make([]openshell.FileReport, 0, len(names))
+			inputs := make([]openshell.Input, 0, len(names))
 			for _, name := range names {
 				data, err := readPolicyFile(cmd.InOrStdin(), name)
 				if err != nil {
 					return err
 				}
-				files = append(files, openshell.FileReport{File: name, Diagnostics: openshell.Validate(name, data, version)})
+				inputs = append(inputs, openshell.Input{File: name, Data: data})
 			}
-			report := openshell.NewReport(version, files)
+			report := openshell.NewReport(version, openshell.ValidateAll(inputs, version))
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {
