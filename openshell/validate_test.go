@@ -52,7 +52,7 @@ var invalidCases = []struct {
 	{"missing_allow_wrapper", "v0.0.111", "OSP005", SeverityError, 17, "missing required field \"allow\" in rule"},
 	{"duplicate_key", "v0.0.111", "OSP006", SeverityError, 14, "duplicate key \"port\""},
 	{"custom_tag", "v0.0.111", "OSP008", SeverityError, 12, "custom YAML tag !env"},
-	{"version_2", "v0.0.111", "OSP010", SeverityError, 1, "version must be 1"},
+	{"version_2", "v0.0.111", "OSP010", trap, 1, "version must be 1"},
 	{"run_as_root", "v0.0.111", "OSP011", SeverityError, 7, "run_as_user \"root\" is root"},
 	{"run_as_uid_zero", "v0.0.111", "OSP011", SeverityError, 7, "run_as_group \"0\" is root"},
 	{"run_as_uid_below_1000_v0_0_83", "v0.0.83", "OSP011", SeverityError, 7, "outside 1000..2000000000"},
