@@ -175,13 +175,32 @@ func checkVerdict(t *testing.T, diags []Diagnostic, want verdict) {
 	t.Errorf("want %s %s; got:\n%s", want.sev, want.code, render(diags))
 }
 
-// TestNetworkPoliciesNull: serde_yml reads `network_policies:` left empty
-// as an empty map, and OpenShell loads the policy.
-func TestNetworkPoliciesNull(t *testing.T) {
-	for _, v := range SupportedVersions {
-		diags := Validate("p.yaml", []byte(fidelityHead+"network_policies:\n"), v)
-		if HasErrors(diags) {
-			t.Errorf("%s: got errors:\n%s", v, render(diags))
+// TestEmptyValues: serde_yml reads an empty plain value as an empty
+// sequence, map or struct (deserialize_seq/deserialize_map in serde_yaml
+// 0.9.34 src/de.rs, forked by serde_yml), and an explicit null only as an
+// Option's None.
+func TestEmptyValues(t *testing.T) {
+	const p = "network_policies:\n  p:\n"
+	for _, tc := range []struct {
+		name, doc string
+		want      map[string]verdict // by version; "" key for both
+	}{
+		{"network_policies left empty loads", "network_policies:\n", map[string]verdict{"": loads}},
+		{"network_policies: null refused (invalid type: unit)", "network_policies: null\n", map[string]verdict{"": refuses(CodeType)}},
+		{"endpoints left empty loads as []", p + "    binaries: [{path: /usr/bin/curl}]\n    endpoints:\n", map[string]verdict{"": trapped(CodeNoEndpoints)}},
+		{"binaries left empty loads as []", p + "    endpoints: [{host: a.example.com, port: 443}]\n    binaries:\n", map[string]verdict{"": trapped(CodeNoBinaries)}},
+		{"allow left empty is an empty rule", p + "    binaries: [{path: /usr/bin/curl}]\n    endpoints:\n      - host: a.example.com\n        port: 443\n        protocol: rest\n        enforcement: enforce\n        rules:\n          - allow:\n",
+			map[string]verdict{"v0.0.83": trapped(CodeRuleDeniesAll), "v0.0.111": refuses(CodeRuleDeniesAll)}},
+		{"network policy left empty loads as default", p, map[string]verdict{"": trapped(CodeNoEndpoints)}},
+	} {
+		for _, v := range SupportedVersions {
+			want, ok := tc.want[v]
+			if !ok {
+				want = tc.want[""]
+			}
+			t.Run(v+"/"+tc.name, func(t *testing.T) {
+				checkVerdict(t, Validate("p.yaml", []byte(fidelityHead+tc.doc), v), want)
+			})
 		}
 	}
 }

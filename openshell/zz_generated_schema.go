@@ -11,7 +11,7 @@ var (
 		{name: "filesystem_policy", kind: kStruct, def: filesystemDef, nullable: true},
 		{name: "landlock", kind: kStruct, def: landlockDef, nullable: true},
 		{name: "process", kind: kStruct, def: processDef, nullable: true},
-		{name: "network_policies", kind: kMap, def: networkPolicyDef, nullable: true},
+		{name: "network_policies", kind: kMap, def: networkPolicyDef},
 		{name: "network_middlewares", kind: kOpaqueMap, since: FeatureNetworkMiddlewares},
 	}}
 	filesystemDef = &structDef{name: "filesystem_policy", fields: []fieldDef{
