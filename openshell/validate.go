@@ -146,6 +146,9 @@ type checker struct {
 	version string
 	diags   []Diagnostic
 	budget  int // remaining node visits, bounding alias expansion
+	// hostHard is set while checking an endpoint host OpenShell parses
+	// strictly at load (see checkHost).
+	hostHard bool
 }
 
 // maxNodeVisits bounds the work on one document: alias chains can expand a

@@ -122,6 +122,13 @@ var fidelityCases = []struct {
 	{"rule path without slash loads", both, restEP + `rules: [{allow: {method: GET, path: "repos/**"}}]}`, "", trapped(CodeRulePath)},
 	{"localhost host loads", both, `{host: localhost, port: 8080}`, "", trapped(CodeHostBlocked)},
 
+	// Malformed hosts load (and match nothing), except explicit tcp hosts from
+	// v0.0.111 (validate_tcp_dns_host_selector, lib.rs:1595-1623 @ v0.0.111).
+	{"trailing-dot host loads", both, `{host: api.example.com., port: 443}`, "", trapped(CodeHostTrailingDot)},
+	{"tcp trailing-dot host refused lib.rs:1599@v0.0.111", v111, `{host: db.example.com., port: 5432, protocol: tcp}`, "", refuses(CodeHostTrailingDot)},
+	{"tcp empty-label host refused host_pattern.rs:109 via lib.rs:1603", v111, `{host: db..example.com, port: 5432, protocol: tcp}`, "", refuses(CodeHostSyntax)},
+	{"host with a port loads", both, `{host: "api.example.com:443", port: 443}`, "", trapped(CodeHostSyntax)},
+
 	// False claims removed.
 	{"link-local allowed_ips on the host gateway alias loads proxy.rs:776@v0.0.83 destination.rs:86@v0.0.111", both, `{host: host.openshell.internal, port: 8080, allowed_ips: [169.254.1.2]}`, "", loads},
 

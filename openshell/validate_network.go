@@ -169,11 +169,17 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
+	// Explicit tcp hosts are parsed as DNS selectors at load from v0.0.111
+	// (validate_tcp_dns_host_selector, lib.rs:1595-1623 @ v0.0.111):
+	// whitespace, a trailing dot, braces, empty or over-long labels are
+	// refused there; elsewhere a malformed host loads and matches nothing.
+	c.hostHard = tcp && c.supports(FeatureProtocolTCP)
+	defer func() { c.hostHard = false }()
 	if !c.checkHostSyntax(hn, hp, host) || !c.checkHostLabels(hn, hp, host) {
 		return
 	}
 	if len(host) > 253 {
-		c.trapf(hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
+		c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
 		return
 	}
 	if strings.Contains(host, "*") {
@@ -220,7 +226,7 @@ func (c *checker) checkIPHost(hn *yaml.Node, hp, host string, addr netip.Addr, t
 func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
 	switch {
 	case host != strings.TrimSpace(host) || strings.ContainsAny(host, " \t\r\n"):
-		c.trapf(hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
+		c.hostProblem(true, hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
 	case strings.Contains(host, "://"):
 		c.trapf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
 	case strings.ContainsAny(host, "/?#@"):
@@ -228,7 +234,7 @@ func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
 	case strings.Contains(host, ":"):
 		c.trapf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
 	case strings.HasSuffix(host, "."):
-		c.trapf(hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
+		c.hostProblem(true, hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
 			"host %q ends with a dot; OpenShell matches names without the root dot and such hosts have caused repeated load failures", host)
 	default:
 		return true
@@ -241,11 +247,11 @@ func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
 func (c *checker) checkHostLabels(hn *yaml.Node, hp, host string) bool {
 	for _, label := range strings.Split(host, ".") {
 		if label == "" {
-			c.trapf(hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
+			c.hostProblem(true, hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
 			return false
 		}
 		if len(label) > 63 {
-			c.trapf(hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
+			c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
 			return false
 		}
 		if !c.checkHostLabelRunes(hn, hp, host, label) {
@@ -260,7 +266,7 @@ func (c *checker) checkHostLabels(hn *yaml.Node, hp, host string) bool {
 func (c *checker) checkHostLabelRunes(hn *yaml.Node, hp, host, label string) bool {
 	for _, r := range label {
 		if !isHostLabelRune(r) {
-			c.trapf(hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
+			c.hostProblem(r == '{' || r == '}', hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
 				"host %q contains %q, which is not valid in a DNS name", host, r)
 			return false
 		}
@@ -478,4 +484,15 @@ func isHostGatewayAlias(host string) bool {
 		}
 	}
 	return false
+}
+
+// hostProblem reports a malformed host: an error when OpenShell parses the
+// host at load (an explicit tcp host from v0.0.111) and refused says the
+// parse rejects this problem, a trap otherwise.
+func (c *checker) hostProblem(refused bool, n *yaml.Node, path, code, hint, format string, args ...any) {
+	if refused && c.hostHard {
+		c.errorf(n, path, code, hint, format+"; OpenShell rejects a protocol tcp host like this", args...)
+		return
+	}
+	c.trapf(n, path, code, hint, format, args...)
 }
