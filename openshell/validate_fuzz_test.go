@@ -194,3 +194,32 @@ func naiveRustGlob(toks []rustGlobTok, s []rune) bool {
 	}
 	return naiveRustGlob(toks[1:], s[1:])
 }
+
+// BenchmarkValidateAll1000 is `fullsend policy validate` on 1000 distinct
+// realistic policies (the v0.0.111 fixture with renamed hosts and keys,
+// as bench/validate.sh generates them) without process start-up: one op is
+// the whole batch. The target is 0.3 s wall; cpu-ns/op is the CPU time,
+// which does not depend on machine load.
+func BenchmarkValidateAll1000(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join("testdata", "validate", "valid", "v0.0.111.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	inputs := make([]Input, 1000)
+	for i := range inputs {
+		s := strings.ReplaceAll(string(src), "acme", fmt.Sprintf("org%d", i))
+		s = strings.ReplaceAll(s, "example.com", fmt.Sprintf("example%d.com", i))
+		inputs[i] = Input{File: fmt.Sprintf("policy-%d.yaml", i), Data: []byte(s)}
+	}
+	for _, r := range ValidateAll(inputs[:1], "") {
+		if HasErrors(r.Diagnostics) {
+			b.Fatalf("benchmark policy is not valid:\n%s", render(r.Diagnostics))
+		}
+	}
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		ValidateAll(inputs, "")
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
