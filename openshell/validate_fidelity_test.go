@@ -107,6 +107,8 @@ var fidelityCases = []struct {
 	{"all-empty rules load at v0.0.83 (no check before v0.0.92)", []string{"v0.0.83"}, restEP + `rules: [{allow: {query: {a: b}}}]}`, "", trapped(CodeRuleDeniesAll)},
 	{"all-empty rules refused l7_validate.rs:173@v0.0.111", v111, restEP + `rules: [{allow: {query: {a: b}}}]}`, "", refuses(CodeRuleDeniesAll)},
 
+	{"all-empty rules without a protocol refused l7_validate.rs:173@v0.0.111", v111, `{host: api.example.com, port: 443, rules: [{allow: {query: {a: b}}}]}`, "", refuses(CodeRuleDeniesAll)},
+
 	// Endpoint host/port required from v0.0.111 (lib.rs:1480-1521 @ v0.0.111).
 	{"port missing loads at v0.0.83", []string{"v0.0.83"}, `{host: api.example.com}`, "", trapped(CodePortMissing)},
 	{"port missing refused lib.rs:1507@v0.0.111", v111, `{host: api.example.com}`, "", refuses(CodePortMissing)},

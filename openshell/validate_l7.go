@@ -128,6 +128,9 @@ func (c *checker) checkNoProtocol(ep *obj) {
 	// validate_l7_policies still walks the rules of an endpoint without a
 	// protocol (l7/mod.rs:1399 @ v0.0.83, :1510 @ v0.0.111).
 	c.checkRuleBodies(ep, "")
+	// rules_would_deny_all has no protocol condition
+	// (l7_validate.rs:173 @ v0.0.111).
+	c.checkRules(ep, "", false)
 	for _, f := range []string{"access", "rules"} {
 		if presentField(ep, f) {
 			c.trapf(ep.pos(f), ep.sub(f), CodeL7WithoutProtocol, "add `protocol: rest` (and `enforcement: enforce`) so the rules are enforced",
