@@ -195,6 +195,13 @@ func (c *checker) checkRuleBodies(ep *obj, proto string) {
 	e.wsGraphQL = proto == ProtocolWebsocket && c.websocketHasGraphQLPolicy(e)
 	for _, a := range e.allows {
 		c.checkAllowBody(e, a)
+		if proto != ProtocolREST && proto != ProtocolWebsocket && proto != ProtocolJSONRPC && proto != ProtocolMCP {
+			// Allow-rule query matchers are validated only for rest and
+			// websocket (l7/mod.rs:1362-1394 @ v0.0.83, :1475-1507 @
+			// v0.0.111); json-rpc/mcp refuse any query. Elsewhere an
+			// empty matcher loads and matches nothing.
+			c.demoteToTrap(CodeQueryMatcher, joinPath(a.path, "query")+".")
+		}
 	}
 	for _, d := range e.deny {
 		c.checkDenyBody(e, d)
@@ -448,4 +455,15 @@ func rustGlobMatch(pattern, s string) bool {
 		return false
 	}
 	return matchRustGlob(toks, []rune(s))
+}
+
+// demoteToTrap turns the errors with code whose path starts with prefix
+// into traps: the shape walk reports them before the protocol is known.
+func (c *checker) demoteToTrap(code, prefix string) {
+	for i := range c.diags {
+		d := &c.diags[i]
+		if d.Code == code && d.Severity == SeverityError && strings.HasPrefix(d.Path, prefix) {
+			d.Severity, d.Trap = SeverityWarning, true
+		}
+	}
 }
