@@ -126,7 +126,7 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 		}
 		for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
 			sev := SeverityWarning
-			if d.Severity == openshell.SeverityError {
+			if d.IsFatal() { // errors and traps: a compiled policy never holds either
 				sev = SeverityError
 			}
 			ds = append(ds, Diagnostic{

@@ -73,7 +73,8 @@ func compareStruct(t *testing.T, version, path string, fields []openshell.Schema
 		case openshell.NestList:
 			fv = fv.LookupPath(cue.MakePath(cue.AnyIndex))
 		case openshell.NestMap:
-			fv = fv.LookupPath(cue.MakePath(cue.AnyString))
+			// Unify with {} first: a nullable map is `null | {[string]: T}`.
+			fv = fv.Unify(v.Context().CompileString("{}")).LookupPath(cue.MakePath(cue.AnyString))
 		case openshell.NestStruct:
 			fv = fv.Unify(v.Context().CompileString("{}"))
 		}

@@ -14,10 +14,13 @@ import (
 // Severity of a validation finding.
 type Severity string
 
-// Severities. An error means OpenShell rejects the policy, quarantines the
-// sandbox, or silently does something other than what the policy says; a
-// warning means the policy loads and behaves as written but is likely not
-// what the author meant (or is deprecated).
+// Severities. An error means OpenShell refuses to load the policy (the
+// gateway rejects it, or the supervisor fails validation and quarantines the
+// sandbox); everything else is at most a warning. A warning that is a trap
+// (Diagnostic.Trap) means OpenShell loads the policy but silently does
+// something other than what it says (audit by omission, a rule that matches
+// nothing, a destination refused per connection); `policy compile` treats
+// traps as errors and `policy validate --strict` fails on every warning.
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
@@ -33,6 +36,9 @@ type Diagnostic struct {
 	Code     string   `json:"code"`
 	Message  string   `json:"message"`
 	Hint     string   `json:"hint,omitempty"`
+	// Trap marks a warning for a policy OpenShell loads but that does not do
+	// what it says; compilers must treat it as an error.
+	Trap bool `json:"trap,omitempty"`
 }
 
 // String renders the diagnostic as `file:line:col: severity[CODE]: message (hint)`.
@@ -51,6 +57,10 @@ func (d Diagnostic) String() string {
 	}
 	return b.String()
 }
+
+// IsFatal reports whether a compiler must refuse to emit a policy with d:
+// an error, or a trap.
+func (d Diagnostic) IsFatal() bool { return d.Severity == SeverityError || d.Trap }
 
 // HasErrors reports whether any diagnostic is an error.
 func HasErrors(diags []Diagnostic) bool {
@@ -136,6 +146,9 @@ type checker struct {
 	version string
 	diags   []Diagnostic
 	budget  int // remaining node visits, bounding alias expansion
+	// hostHard is set while checking an endpoint host OpenShell parses
+	// strictly at load (see checkHost).
+	hostHard bool
 }
 
 // maxNodeVisits bounds the work on one document: alias chains can expand a
@@ -157,6 +170,14 @@ func (c *checker) errorf(n *yaml.Node, path, code, hint, format string, args ...
 
 func (c *checker) warnf(n *yaml.Node, path, code, hint, format string, args ...any) {
 	c.at(n, path, SeverityWarning, code, hint, format, args...)
+}
+
+// trapf reports a trap: OpenShell loads the policy, but it does something
+// other than what it says. A warning for `policy validate`, fatal for the
+// compiler (Diagnostic.IsFatal).
+func (c *checker) trapf(n *yaml.Node, path, code, hint, format string, args ...any) {
+	c.at(n, path, SeverityWarning, code, hint, format, args...)
+	c.diags[len(c.diags)-1].Trap = true
 }
 
 func (c *checker) supports(f Feature) bool { return Supports(f, c.version) }

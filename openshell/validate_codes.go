@@ -72,4 +72,17 @@ const (
 	CodePrivateNeedsAllow     = "OSP065" // internal hostname without allowed_ips before v0.0.53
 	CodeHostOutsideAllowedIPs = "OSP066" // IP-literal host not covered by its own allowed_ips
 	CodeAmbiguousEndpoints    = "OSP070" // same host:port with disagreeing settings
+
+	// L7 rule bodies, as the supervisor validates them (validate_l7_policies).
+	CodeJSONRPCRule      = "OSP080" // json-rpc/mcp rule: method missing or a glob, argument matching, path/query
+	CodeParamsProtocol   = "OSP081" // tool/params on a protocol other than mcp
+	CodeGraphQLRule      = "OSP082" // GraphQL rule or persisted query: operation_type missing or unknown, empty fields
+	CodeWebsocketGraphQL = "OSP083" // GraphQL operation rules on protocol websocket
+	CodeMCPToolConflict  = "OSP084" // an MCP method matcher covering tools/call beside tool allow rules
+
+	// network_middlewares (openshell-policy/src/middleware.rs).
+	CodeMiddleware         = "OSP090" // name/middleware empty, unknown on_error, too many configs
+	CodeMiddlewareSelector = "OSP091" // endpoint selector missing, empty include, invalid host pattern, too many patterns
+	CodeMiddlewareOrder    = "OSP092" // two middlewares with the same order
+	CodeMiddlewareTLSSkip  = "OSP093" // a fail-closed middleware selecting a tls: skip endpoint
 )

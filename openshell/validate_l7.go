@@ -64,6 +64,7 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 	}
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
+	c.checkRuleBodies(ep, proto)
 	c.checkProtocolSpecific(ep, proto)
 }
 
@@ -74,12 +75,14 @@ func (c *checker) checkProtocol(pn *yaml.Node, pp, proto string) bool {
 		hint := "one of: " + c.protocols() + "; omit protocol for plain L4"
 		switch {
 		case slices.Contains(knownProtocols, strings.ToLower(proto)):
-			c.errorf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
-				"protocol %q is not lower case; OpenShell compares it case-insensitively in some checks and exactly in others", proto)
+			// L7Protocol::parse lower-cases (l7_validate.rs:26 @ v0.0.111), so
+			// the policy loads, but every other check compares exactly.
+			c.trapf(pn, pp, CodeProtocol, "write it in lower case: "+strings.ToLower(proto),
+				"protocol %q is not lower case; OpenShell loads it but compares it case-insensitively in some checks and exactly in others", proto)
 		case c.supports(FeatureUnknownProtocolReject):
 			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q; OpenShell %s rejects the policy", proto, c.version)
 		default:
-			c.errorf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
+			c.trapf(pn, pp, CodeProtocol, hint, "unknown protocol %q is silently treated as L4 passthrough by OpenShell %s: no L7 rule is enforced", proto, c.version)
 		}
 		return false
 	}
@@ -122,9 +125,15 @@ func presentField(ep *obj, name string) bool {
 // checkNoProtocol flags L7 settings on an endpoint without a protocol: they
 // never reach L7 parsing, so the endpoint grants full L4 access.
 func (c *checker) checkNoProtocol(ep *obj) {
+	// validate_l7_policies still walks the rules of an endpoint without a
+	// protocol (l7/mod.rs:1399 @ v0.0.83, :1510 @ v0.0.111).
+	c.checkRuleBodies(ep, "")
+	// rules_would_deny_all has no protocol condition
+	// (l7_validate.rs:173 @ v0.0.111).
+	c.checkRules(ep, "", false)
 	for _, f := range []string{"access", "rules"} {
 		if presentField(ep, f) {
-			c.errorf(ep.pos(f), ep.sub(f), CodeL7WithoutProtocol, "add `protocol: rest` (and `enforcement: enforce`) so the rules are enforced",
+			c.trapf(ep.pos(f), ep.sub(f), CodeL7WithoutProtocol, "add `protocol: rest` (and `enforcement: enforce`) so the rules are enforced",
 				"%s without a protocol is never inspected: the endpoint grants full L4 access to every method and path", f)
 			return
 		}
@@ -148,20 +157,23 @@ func (c *checker) checkEnforcement(ep *obj, proto string) {
 			c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
 				"protocol sql cannot be enforced")
 		} else if e != "" && e != EnforcementAudit {
-			c.errorf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
+			c.trapf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
 		}
 		return
 	}
 	switch e {
 	case EnforcementEnforce:
 	case "":
-		c.errorf(n, p, CodeEnforcement, "add `enforcement: enforce`",
+		// OpenShell never validates enforcement; anything but "enforce"
+		// is audit (sandbox-policy.rego, l7/mod.rs has no enforcement check
+		// but sql's).
+		c.trapf(n, p, CodeEnforcement, "add `enforcement: enforce`",
 			"enforcement is omitted, which means audit: denied requests are logged and allowed")
 	case EnforcementAudit:
 		c.warnf(n, p, CodeEnforcement, "use `enforcement: enforce` once the rules are settled",
 			"enforcement audit logs rule violations but allows them")
 	default:
-		c.errorf(n, p, CodeEnforcement, "write `enforcement: enforce`",
+		c.trapf(n, p, CodeEnforcement, "write `enforcement: enforce`",
 			"unknown enforcement %q is silently treated as audit: denied requests are logged and allowed", e)
 	}
 }
@@ -180,7 +192,9 @@ func (c *checker) checkTLS(ep *obj, proto string, ports []int64) {
 		c.warnf(n, p, CodeTLS, "remove the tls field; use `tls: skip` only to disable termination",
 			"tls: %s is deprecated and ignored; TLS is detected and terminated automatically", t)
 	default:
-		c.errorf(n, p, CodeTLS, "remove the tls field, or write `tls: skip`",
+		// Only terminate/passthrough and skip are looked at
+		// (l7/mod.rs:1198-1210 @ v0.0.83); any other value loads.
+		c.trapf(n, p, CodeTLS, "remove the tls field, or write `tls: skip`",
 			"unknown tls value %q is silently treated as automatic TLS", t)
 	}
 }
@@ -234,8 +248,11 @@ func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
 		}
 		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
 	case rs.access != AccessReadOnly && rs.access != AccessReadWrite && rs.access != AccessFull:
-		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccess, "use read-only, read-write or full",
-			"unknown access preset %q is ignored by OpenShell, leaving no allow rule: every request is denied", rs.access)
+		// The policy loads: expand_access_presets skips the preset
+		// silently (l7/mod.rs:1519 @ v0.0.83) or with a warning
+		// (l7/mod.rs:1684-1689 @ v0.0.111).
+		c.trapf(ep.pos("access"), ep.sub("access"), CodeAccess, "use read-only, read-write or full",
+			"unknown access preset %q is ignored by OpenShell (it loads the policy and logs a warning at most), leaving no allow rule: every request is denied", rs.access)
 	}
 	if rs.hasRules {
 		c.errorf(ep.pos("rules"), ep.sub("rules"), CodeAccessAndRules, "keep either access or rules",
@@ -295,8 +312,15 @@ func (c *checker) checkRules(ep *obj, proto string, allowAll bool) {
 
 func (c *checker) reportEmptyAllow(allow *obj, path string, all bool) {
 	if all {
-		c.errorf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
-			"no rule has an allow condition: the endpoint would deny all traffic")
+		// Rejected from v0.0.92 (l7_validate.rs:171-179 @ v0.0.111); before,
+		// the policy loads and the endpoint denies everything.
+		if c.supports(FeatureDenyAllRulesRejected) {
+			c.errorf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
+				"no rule has an allow condition: the endpoint would deny all traffic; OpenShell rejects it")
+			return
+		}
+		c.trapf(allow.node, path, CodeRuleDeniesAll, `give at least a method, e.g. {method: GET, path: "/**"}`,
+			"no rule has an allow condition: the endpoint denies all traffic")
 		return
 	}
 	c.warnf(allow.node, path, CodeRuleDeniesAll, "remove it, or give it a method and path",
@@ -320,24 +344,6 @@ func (c *checker) checkMatch(m *obj, proto, path string) {
 		c.warnf(m.pos("command"), joinPath(path, "command"), CodeIgnoredField, "remove command; it applies to protocol sql",
 			"command is for protocol sql and is ignored for rest")
 	}
-	if proto != ProtocolGraphQL && proto != ProtocolWebsocket {
-		c.checkIgnoredGraphQLMatch(m, path)
-	}
-	if proto == ProtocolGraphQL {
-		c.checkOperationType(m, path)
-	}
-	if (m.has("tool") || m.has("params")) && proto != ProtocolMCP && proto != ProtocolJSONRPC {
-		c.warnf(m.pos("tool"), path, CodeIgnoredField, "remove tool/params, or use protocol mcp",
-			"tool and params are ignored unless protocol is mcp or json-rpc")
-	}
-}
-
-// checkOperationType checks the operation_type of a GraphQL match.
-func (c *checker) checkOperationType(m *obj, path string) {
-	if t := m.str("operation_type"); t != "" && !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
-		c.errorf(m.pos("operation_type"), joinPath(path, "operation_type"), CodeRuleMethod, "use query, mutation, subscription or *",
-			"unknown GraphQL operation_type %q", t)
-	}
 }
 
 // checkHTTPMatch checks the method and path of a rest or websocket match.
@@ -351,21 +357,12 @@ func (c *checker) checkHTTPMatch(m *obj, proto, path string) {
 		return
 	}
 	if !strings.HasPrefix(rpath, "/") && rpath != "**" && rpath != "*" {
-		c.errorf(m.pos("path"), joinPath(path, "path"), CodeRulePath, "request paths start with /: write /"+rpath,
+		// Not checked at load (validate_l7_policies only checks an
+		// endpoint path, l7/mod.rs:997 @ v0.0.83): the rule matches nothing.
+		c.trapf(m.pos("path"), joinPath(path, "path"), CodeRulePath, "request paths start with /: write /"+rpath,
 			"path %q does not start with / and never matches a request", rpath)
 	}
 	c.globSyntax(m.pos("path"), joinPath(path, "path"))
-}
-
-// checkIgnoredGraphQLMatch warns about GraphQL match fields on a protocol
-// that ignores them.
-func (c *checker) checkIgnoredGraphQLMatch(m *obj, path string) {
-	for _, f := range []string{"operation_type", "operation_name", "fields"} {
-		if presentField(m, f) {
-			c.warnf(m.pos(f), joinPath(path, f), CodeIgnoredField, "remove it, or use protocol graphql",
-				"%s is ignored unless protocol is graphql or websocket", f)
-		}
-	}
 }
 
 // emptyAllow reports an allow match without any condition, which OpenShell
@@ -391,7 +388,18 @@ func hasParamName(m *obj) bool {
 
 func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 	if mcp := ep.kids["mcp"]; mcp != nil && proto != ProtocolMCP {
-		c.errorf(ep.pos("mcp"), ep.sub("mcp"), CodeIgnoredField, "remove mcp, or use protocol mcp", "mcp options are only valid for protocol mcp")
+		// Only the two booleans reach the supervisor's JSON as mcp_*
+		// keys, rejected off mcp (l7/mod.rs:1114-1143 @ v0.0.83);
+		// max_body_bytes becomes json_rpc_max_body_bytes, ignored off the
+		// JSON-RPC family with a warning (l7/mod.rs:1106).
+		for _, f := range []string{"strict_tool_names", "allow_all_known_mcp_methods"} {
+			if mcp.has(f) {
+				c.errorf(mcp.pos(f), mcp.sub(f), CodeIgnoredField, "remove mcp, or use protocol mcp", "mcp.%s is only valid for protocol mcp", f)
+			}
+		}
+		if mcp.num("max_body_bytes") > 0 && proto != ProtocolJSONRPC {
+			c.warnf(mcp.pos("max_body_bytes"), mcp.sub("max_body_bytes"), CodeIgnoredField, "remove mcp", "mcp.max_body_bytes is ignored unless protocol is json-rpc or mcp")
+		}
 	}
 	if ep.kids["json_rpc"] != nil && proto != ProtocolJSONRPC && proto != ProtocolMCP {
 		c.warnf(ep.pos("json_rpc"), ep.sub("json_rpc"), CodeIgnoredField, "remove json_rpc", "json_rpc options are ignored unless protocol is json-rpc or mcp")
@@ -418,7 +426,9 @@ func (c *checker) checkGraphQLOptions(ep *obj, proto string) {
 			"persisted_queries must be deny or allow_registered, got %q", pq)
 	}
 	if ep.has("graphql_max_body_bytes") && ep.num("graphql_max_body_bytes") == 0 {
-		c.errorf(ep.pos("graphql_max_body_bytes"), ep.sub("graphql_max_body_bytes"), CodeType, "give a positive byte count", "graphql_max_body_bytes must be positive")
+		// 0 never reaches the supervisor (opa.rs:1378 @ v0.0.83 emits it
+		// only when > 0): the default limit applies.
+		c.warnf(ep.pos("graphql_max_body_bytes"), ep.sub("graphql_max_body_bytes"), CodeType, "give a positive byte count, or remove it", "graphql_max_body_bytes: 0 means OpenShell's default limit")
 	}
 }
 

@@ -29,12 +29,16 @@ func (c *checker) checkNetworkPolicies(p *obj) {
 		}
 		endpoints := np.lists["endpoints"]
 		if len(endpoints) == 0 && !hasItems(np, "endpoints") {
-			c.errorf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
+			// Loads: no load-time check counts endpoints
+			// (validate_sandbox_policy, lib.rs:1402-1571 @ v0.0.111).
+			c.trapf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
 				"network policy %q has no endpoints, so it allows nothing", e.key)
 		}
 		binaries := np.lists["binaries"]
 		if len(binaries) == 0 && !hasItems(np, "binaries") {
-			c.errorf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
+			// Loads: binaries are only matched per connection
+			// (sandbox-policy.rego), never validated at load.
+			c.trapf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
 				"network policy %q has no binaries, and an empty binaries list matches no process", e.key)
 		}
 		for _, b := range binaries {
@@ -68,9 +72,9 @@ func (c *checker) checkBinary(b *obj) {
 	case !b.has("path"):
 		// reported as a missing required field
 	case strings.TrimSpace(p) == "":
-		c.errorf(b.pos("path"), b.sub("path"), CodeBinaryPath, "give the absolute path of the executable, e.g. /usr/bin/gh", "binary path is empty and matches no process")
+		c.trapf(b.pos("path"), b.sub("path"), CodeBinaryPath, "give the absolute path of the executable, e.g. /usr/bin/gh", "binary path is empty and matches no process")
 	case !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "*"):
-		c.errorf(b.pos("path"), b.sub("path"), CodeBinaryPath, "binaries match the kernel-resolved absolute path: write /usr/bin/"+p,
+		c.trapf(b.pos("path"), b.sub("path"), CodeBinaryPath, "binaries match the kernel-resolved absolute path: write /usr/bin/"+p,
 			"binary path %q is not absolute and matches no process", p)
 	}
 }
@@ -91,7 +95,10 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 	port := ep.num("port")
 	list, nodes := ep.strs("ports")
 	if port != 0 && len(list) > 0 {
-		c.errorf(ep.pos("ports"), ep.sub("ports"), CodePortAndPorts, "use only ports, listing every port",
+		// Loads: the supervisor's JSON keeps ports and drops port
+		// (opa.rs:1239-1246 @ v0.0.83), so validate_l7_policies' own
+		// port+ports check (l7/mod.rs:1011-1023 @ v0.0.83) never fires.
+		c.trapf(ep.pos("ports"), ep.sub("ports"), CodePortAndPorts, "use only ports, listing every port",
 			"port and ports are mutually exclusive; OpenShell silently drops port when ports is set")
 	}
 	var eff []int64
@@ -100,7 +107,7 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 			n := intValue(s)
 			path := fmt.Sprintf("%s[%d]", ep.sub("ports"), i)
 			if n == 0 {
-				c.errorf(nodes[i], path, CodePortRange, "ports are 1..65535", "port 0 is not a destination port")
+				c.portProblem(nodes[i], path, "port 0 is not a destination port")
 				continue
 			}
 			if slices.Contains(eff, n) {
@@ -112,13 +119,37 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 	} else if port != 0 {
 		eff = []int64{port}
 	} else if ep.has("port") {
-		c.errorf(ep.pos("port"), ep.sub("port"), CodePortRange, "ports are 1..65535", "port 0 is not a destination port")
+		c.portProblem(ep.pos("port"), ep.sub("port"), "port 0 is not a destination port")
 	}
 	if len(eff) == 0 && !ep.has("port") && len(list) == 0 {
-		c.errorf(ep.node, ep.sub("port"), CodePortMissing, "add `port: 443` (or `ports: [...]`)",
+		c.missingTarget(ep, ep.node, ep.sub("port"), CodePortMissing, "add `port: 443` (or `ports: [...]`)",
 			"endpoint has no port or ports, so it matches no connection")
 	}
 	return eff
+}
+
+// portProblem reports port 0: rejected at load from v0.0.111
+// (InvalidEndpointPort/MissingEndpointPort, lib.rs:1502-1521 @ v0.0.111),
+// an endpoint that matches nothing before.
+func (c *checker) portProblem(n *yaml.Node, path, msg string) {
+	if c.supports(FeatureEndpointTargetRequired) {
+		c.errorf(n, path, CodePortRange, "ports are 1..65535", "%s; OpenShell rejects the policy", msg)
+		return
+	}
+	c.trapf(n, path, CodePortRange, "ports are 1..65535", "%s", msg)
+}
+
+// missingTarget reports an endpoint without a host or port. OpenShell
+// rejects it from v0.0.111 (MissingEndpointHost/MissingEndpointPort,
+// lib.rs:1484-1512 @ v0.0.111) and, for protocol mcp, at every release
+// with mcp (l7/mod.rs:984-995 @ v0.0.83, :1113-1124 @ v0.0.111); otherwise
+// the endpoint loads and matches nothing.
+func (c *checker) missingTarget(ep *obj, n *yaml.Node, path, code, hint, msg string) {
+	if c.supports(FeatureEndpointTargetRequired) || ep.str("protocol") == ProtocolMCP {
+		c.errorf(n, path, code, hint, "%s; OpenShell rejects the policy", msg)
+		return
+	}
+	c.trapf(n, path, code, hint, "%s", msg)
 }
 
 func (c *checker) checkHost(ep *obj, ports []int64) {
@@ -128,7 +159,7 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 	tcp := strings.EqualFold(ep.str("protocol"), ProtocolTCP)
 	ips, _ := ep.strs("allowed_ips")
 	if strings.TrimSpace(host) == "" {
-		c.checkNoHost(hn, hp, tcp, ips)
+		c.checkNoHost(ep, hn, hp, tcp, ips)
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
@@ -138,11 +169,17 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
+	// Explicit tcp hosts are parsed as DNS selectors at load from v0.0.111
+	// (validate_tcp_dns_host_selector, lib.rs:1595-1623 @ v0.0.111):
+	// whitespace, a trailing dot, braces, empty or over-long labels are
+	// refused there; elsewhere a malformed host loads and matches nothing.
+	c.hostHard = tcp && c.supports(FeatureProtocolTCP)
+	defer func() { c.hostHard = false }()
 	if !c.checkHostSyntax(hn, hp, host) || !c.checkHostLabels(hn, hp, host) {
 		return
 	}
 	if len(host) > 253 {
-		c.errorf(hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
+		c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
 		return
 	}
 	if strings.Contains(host, "*") {
@@ -153,12 +190,14 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 }
 
 // checkNoHost reports an endpoint without a host that needs one.
-func (c *checker) checkNoHost(hn *yaml.Node, hp string, tcp bool, ips []string) {
+func (c *checker) checkNoHost(ep *obj, hn *yaml.Node, hp string, tcp bool, ips []string) {
 	switch {
 	case tcp:
 		c.errorf(hn, hp, CodeHostMissing, "name the DNS host, e.g. `host: db.example.com`", "protocol tcp requires a DNS hostname")
+	case ep.str("protocol") == ProtocolMCP:
+		c.errorf(hn, hp, CodeHostMissing, "name the MCP server's host", "protocol mcp requires host; OpenShell rejects the policy")
 	case len(ips) == 0:
-		c.errorf(hn, hp, CodeHostMissing, "name the host, e.g. `host: api.github.com` (or give allowed_ips for a host-less CIDR endpoint)",
+		c.missingTarget(ep, hn, hp, CodeHostMissing, "name the host, e.g. `host: api.github.com` (or give allowed_ips for a host-less CIDR endpoint)",
 			"endpoint has no host and no allowed_ips")
 	}
 }
@@ -171,11 +210,13 @@ func (c *checker) checkIPHost(hn *yaml.Node, hp, host string, addr netip.Addr, t
 			"protocol tcp endpoint %q must use a DNS hostname, not an IP literal", host)
 	}
 	if alwaysBlockedAddr(addr) {
-		c.errorf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
+		// Loads; refused per connection (implicit_allowed_ips_for_ip_host,
+		// proxy.rs:3587-3603 @ v0.0.111).
+		c.trapf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
 			"host %s is an always-blocked address", host)
 	}
 	if len(ips) > 0 && !alwaysBlockedAddr(addr) && !anyPrefixContains(ips, addr) {
-		c.errorf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
+		c.trapf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
 			"host %s is outside the endpoint's allowed_ips, which replace the implicit allowance for an IP literal: every connection is rejected", host)
 	}
 }
@@ -185,15 +226,15 @@ func (c *checker) checkIPHost(hn *yaml.Node, hp, host string, addr netip.Addr, t
 func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
 	switch {
 	case host != strings.TrimSpace(host) || strings.ContainsAny(host, " \t\r\n"):
-		c.errorf(hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
+		c.hostProblem(true, hn, hp, CodeHostSyntax, "remove the whitespace", "host %q contains whitespace", host)
 	case strings.Contains(host, "://"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
+		c.trapf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a URL scheme", host)
 	case strings.ContainsAny(host, "/?#@"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name; match paths with L7 rules", "host %q includes a path or user part", host)
+		c.trapf(hn, hp, CodeHostSyntax, "write the bare host name; match paths with L7 rules", "host %q includes a path or user part", host)
 	case strings.Contains(host, ":"):
-		c.errorf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
+		c.trapf(hn, hp, CodeHostSyntax, "write the bare host name and put the port in port:", "host %q includes a port", host)
 	case strings.HasSuffix(host, "."):
-		c.errorf(hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
+		c.hostProblem(true, hn, hp, CodeHostTrailingDot, "omit the trailing root dot: "+strings.TrimRight(host, "."),
 			"host %q ends with a dot; OpenShell matches names without the root dot and such hosts have caused repeated load failures", host)
 	default:
 		return true
@@ -206,11 +247,11 @@ func (c *checker) checkHostSyntax(hn *yaml.Node, hp, host string) bool {
 func (c *checker) checkHostLabels(hn *yaml.Node, hp, host string) bool {
 	for _, label := range strings.Split(host, ".") {
 		if label == "" {
-			c.errorf(hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
+			c.hostProblem(true, hn, hp, CodeHostSyntax, "remove the empty label", "host %q has an empty DNS label", host)
 			return false
 		}
 		if len(label) > 63 {
-			c.errorf(hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
+			c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS labels are at most 63 bytes", "host %q has a label longer than 63 bytes", host)
 			return false
 		}
 		if !c.checkHostLabelRunes(hn, hp, host, label) {
@@ -225,7 +266,7 @@ func (c *checker) checkHostLabels(hn *yaml.Node, hp, host string) bool {
 func (c *checker) checkHostLabelRunes(hn *yaml.Node, hp, host, label string) bool {
 	for _, r := range label {
 		if !isHostLabelRune(r) {
-			c.errorf(hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
+			c.hostProblem(r == '{' || r == '}', hn, hp, CodeHostSyntax, "write internationalized names in punycode (xn--...)",
 				"host %q contains %q, which is not valid in a DNS name", host, r)
 			return false
 		}
@@ -245,10 +286,10 @@ func (c *checker) checkHostReachable(hn *yaml.Node, hp, host string, ips []strin
 	lower := strings.ToLower(host)
 	switch {
 	case lower == "localhost" || strings.HasSuffix(lower, ".localhost"):
-		c.errorf(hn, hp, CodeHostBlocked, "loopback is never reachable from a sandbox; expose the service on the host's address and use allowed_ips",
+		c.trapf(hn, hp, CodeHostBlocked, "loopback is never reachable from a sandbox; expose the service on the host's address and use allowed_ips",
 			"host %q resolves to loopback, which is always blocked", host)
 	case lower == "metadata.google.internal":
-		c.errorf(hn, hp, CodeHostBlocked, "cloud metadata endpoints are never reachable from a sandbox",
+		c.trapf(hn, hp, CodeHostBlocked, "cloud metadata endpoints are never reachable from a sandbox",
 			"host %q is a cloud metadata endpoint, which is always blocked", host)
 	case !c.supports(FeaturePrivateExactHost) && len(ips) == 0 && looksInternal(lower):
 		c.warnf(hn, hp, CodePrivateNeedsAllow, "add allowed_ips with the host's address, e.g. [\"{{HOST_IP}}/32\"]",
@@ -283,8 +324,8 @@ func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
 			return
 		}
 	}
-	if strings.Contains(labels[len(labels)-1], "*") {
-		c.errorf(hn, hp, CodeTLDWildcard, "name the top-level domain: a wildcard there matches the name under every TLD (example.evil too)",
+	if strings.Contains(labels[len(labels)-1], "*") && len(labels) > 2 {
+		c.trapf(hn, hp, CodeTLDWildcard, "name the top-level domain: a wildcard there matches the name under every TLD (example.evil too)",
 			"wildcard in the top-level label of %q; OpenShell accepts it, but it is a TLD wildcard", host)
 		return
 	}
@@ -303,7 +344,9 @@ func (c *checker) checkControlPlanePorts(ep *obj, ports []int64, viaAllowedIPs b
 			continue
 		}
 		if viaAllowedIPs || c.supports(FeaturePrivateExactHost) {
-			c.errorf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "control-plane ports (etcd, Kubernetes API, kubelet) are never reachable from a sandbox",
+			// Refused per connection (BLOCKED_CONTROL_PLANE_PORTS in
+			// proxy.rs), never at load.
+			c.trapf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "control-plane ports (etcd, Kubernetes API, kubelet) are never reachable from a sandbox",
 				"port %d is a blocked control-plane port", p)
 		} else {
 			c.warnf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "OpenShell v0.0.53 and later block it outright",
@@ -328,6 +371,11 @@ func looksInternal(host string) bool {
 
 func (c *checker) checkAllowedIPs(ep *obj) {
 	vals, nodes := ep.strs("allowed_ips")
+	// A host-gateway alias with a trusted gateway skips allowed_ips and the
+	// SSRF tiers entirely (proxy.rs:776 @ v0.0.83,
+	// proxy/destination.rs:86 @ v0.0.111): its link-local address is the
+	// point, not a mistake.
+	gateway := isHostGatewayAlias(ep.str("host"))
 	for i, s := range vals {
 		path := fmt.Sprintf("%s[%d]", ep.sub("allowed_ips"), i)
 		pfx, ok := parseAllowedIP(s)
@@ -336,12 +384,19 @@ func (c *checker) checkAllowedIPs(ep *obj) {
 			if strings.Contains(s, "{{") {
 				hint = "placeholders must be substituted before the policy reaches OpenShell"
 			}
-			c.errorf(nodes[i], path, CodeAllowedIPSyntax, hint, "allowed_ips entry %q is not an IP address or CIDR", s)
+			// parse_allowed_ips fails per connection (proxy.rs:4122 @
+			// v0.0.111), never at load.
+			c.trapf(nodes[i], path, CodeAllowedIPSyntax, hint, "allowed_ips entry %q is not an IP address or CIDR", s)
+			continue
+		}
+		if gateway {
 			continue
 		}
 		if alwaysBlockedPrefix(pfx) {
-			c.errorf(nodes[i], path, CodeAllowedIPBlocked, "remove the entry; SSRF hardening blocks these destinations regardless of policy",
-				"allowed_ips entry %s overlaps an always-blocked range (loopback, link-local, unspecified)", s)
+			// Refused per connection by parse_allowed_ips (proxy.rs:4145 @
+			// v0.0.111), never at load.
+			c.trapf(nodes[i], path, CodeAllowedIPBlocked, "remove the entry; SSRF hardening blocks these destinations regardless of policy",
+				"allowed_ips entry %s overlaps an always-blocked range (loopback, link-local, unspecified): every connection through it is refused", s)
 			continue
 		}
 		if pfx.Bits() < minSafePrefixBits {
@@ -413,4 +468,31 @@ func alwaysBlockedPrefix(p netip.Prefix) bool {
 		return alwaysBlockedAddr(p.Addr())
 	}
 	return false
+}
+
+// hostGatewayAliases are the driver-injected names of the host machine
+// (HOST_GATEWAY_ALIASES, proxy.rs:52 @ v0.0.83, proxy.rs:100 @ v0.0.111).
+var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.internal", "host.docker.internal"}
+
+// isHostGatewayAlias mirrors is_host_gateway_alias: case-insensitive, with
+// IPv6-style brackets stripped.
+func isHostGatewayAlias(host string) bool {
+	h := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	for _, a := range hostGatewayAliases {
+		if strings.EqualFold(a, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostProblem reports a malformed host: an error when OpenShell parses the
+// host at load (an explicit tcp host from v0.0.111) and refused says the
+// parse rejects this problem, a trap otherwise.
+func (c *checker) hostProblem(refused bool, n *yaml.Node, path, code, hint, format string, args ...any) {
+	if refused && c.hostHard {
+		c.errorf(n, path, code, hint, format+"; OpenShell rejects a protocol tcp host like this", args...)
+		return
+	}
+	c.trapf(n, path, code, hint, format, args...)
 }

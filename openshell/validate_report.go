@@ -3,6 +3,9 @@ package openshell
 import (
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // FileReport is the validation result of one policy file.
@@ -18,6 +21,9 @@ type Report struct {
 	Files            []FileReport `json:"files"`
 	Errors           int          `json:"errors"`
 	Warnings         int          `json:"warnings"`
+	// Traps counts the warnings that are traps (Diagnostic.Trap): the
+	// policy loads but does not do what it says.
+	Traps int `json:"traps"`
 }
 
 // NewReport totals the diagnostics of files validated against version.
@@ -32,6 +38,9 @@ func NewReport(version string, files []FileReport) *Report {
 				r.Errors++
 			} else {
 				r.Warnings++
+			}
+			if d.Trap {
+				r.Traps++
 			}
 		}
 	}
@@ -55,8 +64,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s checked against OpenShell %s: %s, %s\n",
-		plural(len(r.Files), "file"), r.OpenShellVersion, plural(r.Errors, "error"), plural(r.Warnings, "warning"))
+	traps := ""
+	if r.Traps > 0 {
+		traps = fmt.Sprintf(" (%s: loads, but not as written)", plural(r.Traps, "trap"))
+	}
+	_, err := fmt.Fprintf(w, "%s checked against OpenShell %s: %s, %s%s\n",
+		plural(len(r.Files), "file"), r.OpenShellVersion, plural(r.Errors, "error"), plural(r.Warnings, "warning"), traps)
 	return err
 }
 
@@ -65,4 +78,34 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Input is one policy document to validate, named as diagnostics should
+// name it.
+type Input struct {
+	File string
+	Data []byte
+}
+
+// ValidateAll validates every input against version concurrently (one
+// worker per CPU; Validate shares no state) and returns the reports in
+// input order.
+func ValidateAll(inputs []Input, version string) []FileReport {
+	out := make([]FileReport, len(inputs))
+	workers := min(runtime.GOMAXPROCS(0), len(inputs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(inputs) {
+					return
+				}
+				out[i] = FileReport{File: inputs[i].File, Diagnostics: Validate(inputs[i].File, inputs[i].Data, version)}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }

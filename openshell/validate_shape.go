@@ -133,6 +133,9 @@ func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
 		}
 		return nil
 	}
+	if isEmptyPlain(n) {
+		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
+	}
 	if n.Kind != yaml.MappingNode {
 		c.notMapping(n, path, def)
 		return nil
@@ -248,14 +251,30 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 // nullField reports whether v is a null the field cannot hold as a value:
 // skipped when the field is nullable, an error otherwise. Strings take null
 // as a scalar.
+//
+// serde_yml reads an empty plain value (`endpoints:` with nothing after it)
+// as an empty sequence, map or struct (deserialize_seq/deserialize_map in
+// serde_yaml 0.9's de.rs, which serde_yml forks), but an explicit `null` or
+// `~` only as an Option's None. So an empty value of a list or map field is
+// an empty list or map, and of a struct field an empty struct (walkStruct).
 func (c *checker) nullField(f *fieldDef, v *yaml.Node, path string) bool {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!null" || f.kind == kString {
 		return false
 	}
-	if !f.nullable {
-		c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
+	if f.nullable {
+		return true
 	}
+	if isEmptyPlain(v) && f.kind != kInt && f.kind != kBool && f.kind != kMatcher {
+		return f.kind != kStruct // a struct is walked as an empty mapping
+	}
+	c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
 	return true
+}
+
+// isEmptyPlain reports an empty, untagged plain scalar: what `key:` with no
+// value parses to.
+func isEmptyPlain(v *yaml.Node) bool {
+	return v != nil && v.Kind == yaml.ScalarNode && v.Value == "" && isPlain(v) && (v.Tag == "" || v.Tag == "!!null")
 }
 
 // walkScalarList checks a list of strings or integers.

@@ -17,8 +17,10 @@ const (
 // checkPolicy runs the semantic checks on a walked policy document.
 func (c *checker) checkPolicy(p *obj) {
 	if p.has("version") && p.num("version") != 1 {
-		c.errorf(p.pos("version"), "version", CodeVersion, "write `version: 1`",
-			"version must be 1, got %s", p.str("version"))
+		// PolicyFile.version is a bare u32 (lib.rs:58 @ v0.0.111) that no
+		// load check compares: any other number loads as version 1.
+		c.trapf(p.pos("version"), "version", CodeVersion, "write `version: 1`",
+			"version must be 1, got %s; OpenShell loads it without checking and applies version 1 semantics", p.str("version"))
 	}
 	c.checkStaticOmitted(p)
 	if fs := p.kids["filesystem_policy"]; fs != nil {
@@ -31,6 +33,7 @@ func (c *checker) checkPolicy(p *obj) {
 		c.checkProcess(pr)
 	}
 	c.checkNetworkPolicies(p)
+	c.checkMiddlewares(p)
 }
 
 // checkStaticOmitted warns when a static section is left to the runtime:

@@ -10,6 +10,18 @@ import (
 	"testing"
 )
 
+// trap in a table's severity column means a warning marked Trap: OpenShell
+// loads the policy, but it does not do what it says.
+const trap Severity = "trap"
+
+// matchesSeverity reports whether d has the severity a table expects.
+func matchesSeverity(d Diagnostic, want Severity) bool {
+	if want == trap {
+		return d.Severity == SeverityWarning && d.Trap
+	}
+	return d.Severity == want && !d.Trap
+}
+
 // invalidCases lists one fixture per rule under testdata/validate/invalid:
 // the target version, and the code, severity, line and message the validator
 // must report for it.
@@ -40,7 +52,7 @@ var invalidCases = []struct {
 	{"missing_allow_wrapper", "v0.0.111", "OSP005", SeverityError, 17, "missing required field \"allow\" in rule"},
 	{"duplicate_key", "v0.0.111", "OSP006", SeverityError, 14, "duplicate key \"port\""},
 	{"custom_tag", "v0.0.111", "OSP008", SeverityError, 12, "custom YAML tag !env"},
-	{"version_2", "v0.0.111", "OSP010", SeverityError, 1, "version must be 1"},
+	{"version_2", "v0.0.111", "OSP010", trap, 1, "version must be 1"},
 	{"run_as_root", "v0.0.111", "OSP011", SeverityError, 7, "run_as_user \"root\" is root"},
 	{"run_as_uid_zero", "v0.0.111", "OSP011", SeverityError, 7, "run_as_group \"0\" is root"},
 	{"run_as_uid_below_1000_v0_0_83", "v0.0.83", "OSP011", SeverityError, 7, "outside 1000..2000000000"},
@@ -53,71 +65,71 @@ var invalidCases = []struct {
 	{"fs_root_writable", "v0.0.111", "OSP017", SeverityError, 5, "makes the whole filesystem writable"},
 	{"process_omitted", "v0.0.111", "OSP018", SeverityWarning, 1, "process is omitted"},
 	{"reserved_provider_key", "v0.0.111", "OSP020", SeverityError, 9, "reserved prefix"},
-	{"no_endpoints", "v0.0.111", "OSP021", SeverityError, 10, "has no endpoints"},
-	{"empty_binaries", "v0.0.111", "OSP022", SeverityError, 17, "empty binaries list matches no process"},
-	{"binaries_omitted", "v0.0.111", "OSP022", SeverityError, 10, "has no binaries"},
-	{"binary_relative", "v0.0.111", "OSP023", SeverityError, 18, "is not absolute"},
+	{"no_endpoints", "v0.0.111", "OSP021", trap, 10, "has no endpoints"},
+	{"empty_binaries", "v0.0.111", "OSP022", trap, 17, "empty binaries list matches no process"},
+	{"binaries_omitted", "v0.0.111", "OSP022", trap, 10, "has no binaries"},
+	{"binary_relative", "v0.0.111", "OSP023", trap, 18, "is not absolute"},
 	{"host_missing", "v0.0.111", "OSP030", SeverityError, 12, "no host and no allowed_ips"},
 	{"port_missing", "v0.0.111", "OSP031", SeverityError, 12, "no port or ports"},
 	{"port_zero_in_ports", "v0.0.111", "OSP032", SeverityError, 13, "port 0 is not a destination port"},
-	{"port_and_ports", "v0.0.111", "OSP033", SeverityError, 14, "mutually exclusive"},
+	{"port_and_ports", "v0.0.111", "OSP033", trap, 14, "mutually exclusive"},
 	{"host_star", "v0.0.111", "OSP035", SeverityError, 12, "would match every host"},
 	{"host_partial_double_star", "v0.0.111", "OSP035", SeverityError, 12, "must be the entire first label"},
 	{"host_middle_wildcard_v0_0_83", "v0.0.83", "OSP035", SeverityError, 12, "later label"},
 	{"host_later_label_partial", "v0.0.111", "OSP035", SeverityError, 12, "later label"},
 	{"host_tld_wildcard", "v0.0.111", "OSP036", SeverityError, 12, "covers a top-level domain"},
-	{"host_trailing_dot", "v0.0.111", "OSP037", SeverityError, 12, "ends with a dot"},
-	{"host_url", "v0.0.111", "OSP038", SeverityError, 12, "includes a URL scheme"},
-	{"host_with_port", "v0.0.111", "OSP038", SeverityError, 12, "includes a port"},
+	{"host_trailing_dot", "v0.0.111", "OSP037", trap, 12, "ends with a dot"},
+	{"host_url", "v0.0.111", "OSP038", trap, 12, "includes a URL scheme"},
+	{"host_with_port", "v0.0.111", "OSP038", trap, 12, "includes a port"},
 	{"protocol_unknown", "v0.0.111", "OSP040", SeverityError, 14, "unknown protocol \"https\""},
-	{"protocol_uppercase", "v0.0.111", "OSP040", SeverityError, 14, "protocol \"REST\" is not lower case"},
+	{"protocol_uppercase", "v0.0.111", "OSP040", trap, 14, "protocol \"REST\" is not lower case"},
 	{"protocol_tcp_v0_0_83", "v0.0.83", "OSP040", SeverityError, 14, "needs OpenShell v0.0.111"},
 	{"protocol_mcp_before_v0_0_72", "v0.0.53", "OSP040", SeverityError, 14, "needs OpenShell v0.0.72"},
-	{"enforcement_omitted", "v0.0.111", "OSP041", SeverityError, 12, "enforcement is omitted, which means audit"},
-	{"enforcement_typo", "v0.0.111", "OSP041", SeverityError, 15, "silently treated as audit"},
+	{"enforcement_omitted", "v0.0.111", "OSP041", trap, 12, "enforcement is omitted, which means audit"},
+	{"enforcement_typo", "v0.0.111", "OSP041", trap, 15, "silently treated as audit"},
 	{"enforcement_audit", "v0.0.111", "OSP041", SeverityWarning, 15, "logs rule violations but allows them"},
-	{"access_unknown", "v0.0.111", "OSP042", SeverityError, 16, "unknown access preset \"readonly\""},
+	{"access_unknown", "v0.0.111", "OSP042", trap, 16, "unknown access preset \"readonly\""},
 	{"access_and_rules", "v0.0.111", "OSP043", SeverityError, 17, "mutually exclusive"},
 	{"access_on_mcp", "v0.0.111", "OSP044", SeverityError, 16, "protocol mcp does not support access presets"},
 	{"access_on_json_rpc", "v0.0.111", "OSP044", SeverityError, 16, "protocol json-rpc does not support access presets"},
 	{"sql_enforce", "v0.0.111", "OSP045", SeverityError, 15, "protocol sql cannot be enforced"},
 	{"tcp_with_access", "v0.0.111", "OSP046", SeverityError, 16, "protocol tcp does not support L7-only fields: access, enforcement"},
 	{"tcp_ip_literal", "v0.0.111", "OSP047", SeverityError, 12, "must use a DNS hostname, not an IP literal"},
-	{"access_without_protocol", "v0.0.111", "OSP048", SeverityError, 14, "grants full L4 access"},
-	{"rules_without_protocol", "v0.0.111", "OSP048", SeverityError, 14, "grants full L4 access"},
+	{"access_without_protocol", "v0.0.111", "OSP048", trap, 14, "grants full L4 access"},
+	{"rules_without_protocol", "v0.0.111", "OSP048", trap, 14, "grants full L4 access"},
 	{"deny_rules_without_protocol", "v0.0.111", "OSP048", SeverityError, 14, "deny_rules require a protocol"},
 	{"protocol_without_allow_set", "v0.0.111", "OSP049", SeverityError, 12, "requires rules or access"},
 	{"tls_terminate", "v0.0.111", "OSP050", SeverityWarning, 17, "deprecated and ignored"},
-	{"tls_unknown", "v0.0.111", "OSP050", SeverityError, 17, "unknown tls value \"strict\""},
+	{"tls_unknown", "v0.0.111", "OSP050", trap, 17, "unknown tls value \"strict\""},
 	{"tls_skip_l7_443", "v0.0.111", "OSP051", SeverityWarning, 17, "cannot see encrypted traffic"},
 	{"rules_empty", "v0.0.111", "OSP052", SeverityWarning, 16, "same as omitting rules"},
 	{"rule_denies_all", "v0.0.111", "OSP053", SeverityError, 17, "would deny all traffic"},
 	{"rule_unknown_method", "v0.0.111", "OSP054", SeverityWarning, 17, "unknown rest method \"FETCH\""},
-	{"rule_path_relative", "v0.0.111", "OSP055", SeverityError, 17, "never matches a request"},
+	{"rule_path_relative", "v0.0.111", "OSP055", trap, 17, "never matches a request"},
 	{"rule_glob_unbalanced", "v0.0.111", "OSP056", SeverityWarning, 17, "unbalanced brackets"},
 	{"query_any_empty", "v0.0.111", "OSP057", SeverityError, 20, "any: [] matches nothing"},
 	{"query_glob_key", "v0.0.111", "OSP002", SeverityError, 20, "unknown matcher key \"glob\""},
 	{"sql_command_on_rest", "v0.0.111", "OSP058", SeverityWarning, 17, "command is for protocol sql"},
 	{"credential_signing_unknown", "v0.0.111", "OSP059", SeverityError, 17, "unknown credential_signing \"sigv5\""},
-	{"allowed_ips_invalid", "v0.0.111", "OSP060", SeverityError, 17, "is not an IP address or CIDR"},
-	{"allowed_ips_placeholder", "v0.0.111", "OSP060", SeverityError, 17, "is not an IP address or CIDR"},
-	{"allowed_ips_loopback", "v0.0.111", "OSP061", SeverityError, 17, "overlaps an always-blocked range"},
-	{"allowed_ips_metadata", "v0.0.111", "OSP061", SeverityError, 17, "overlaps an always-blocked range"},
-	{"allowed_ips_everything", "v0.0.111", "OSP061", SeverityError, 17, "overlaps an always-blocked range"},
+	{"allowed_ips_invalid", "v0.0.111", "OSP060", trap, 17, "is not an IP address or CIDR"},
+	{"allowed_ips_placeholder", "v0.0.111", "OSP060", trap, 17, "is not an IP address or CIDR"},
+	{"allowed_ips_loopback", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
+	{"allowed_ips_metadata", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
+	{"allowed_ips_everything", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
 	{"allowed_ips_broad", "v0.0.111", "OSP062", SeverityWarning, 17, "broader than /16"},
-	{"host_metadata_ip", "v0.0.111", "OSP063", SeverityError, 12, "always-blocked address"},
-	{"host_localhost", "v0.0.111", "OSP063", SeverityError, 12, "resolves to loopback"},
-	{"control_plane_port", "v0.0.111", "OSP064", SeverityError, 13, "blocked control-plane port"},
+	{"host_metadata_ip", "v0.0.111", "OSP063", trap, 12, "always-blocked address"},
+	{"host_localhost", "v0.0.111", "OSP063", trap, 12, "resolves to loopback"},
+	{"control_plane_port", "v0.0.111", "OSP064", trap, 13, "blocked control-plane port"},
 	{"internal_host_before_v0_0_53", "v0.0.52", "OSP065", SeverityWarning, 12, "looks internal"},
 	{"ambiguous_enforcement", "v0.0.111", "OSP070", SeverityError, 21, "conflicting settings: enforcement enforce vs audit"},
 	{"ambiguous_tcp_vs_rest", "v0.0.111", "OSP070", SeverityError, 21, "explicit tcp false vs true"},
 	{"process_empty", "v0.0.111", "OSP018", SeverityWarning, 7, "sets neither run_as_user nor run_as_group"},
 	{"binary_harness", "v0.0.111", "OSP058", SeverityWarning, 19, "harness is deprecated and ignored"},
-	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", SeverityError, 14, "silently drops port"},
-	{"host_wildcard_tld_label", "v0.0.111", "OSP036", SeverityError, 12, "wildcard in the top-level label"},
+	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", trap, 14, "silently drops port"},
+	{"host_wildcard_tld_label", "v0.0.111", "OSP036", trap, 12, "wildcard in the top-level label"},
 	{"ambiguous_mcp_options", "v0.0.111", "OSP070", SeverityError, 15, "mcp.strict_tool_names=true vs max_body_bytes=65536 mcp.strict_tool_names=false"},
 	{"rule_dead", "v0.0.111", "OSP053", SeverityWarning, 18, "rule has no allow condition and matches nothing"},
-	{"host_ip_outside_allowed_ips", "v0.0.111", "OSP066", SeverityError, 12, "outside the endpoint's allowed_ips"},
+	{"host_ip_outside_allowed_ips", "v0.0.111", "OSP066", trap, 12, "outside the endpoint's allowed_ips"},
 	{"endpoint_path_relative", "v0.0.111", "OSP055", SeverityError, 17, "endpoint path must start with / or be **"},
 }
 
@@ -133,7 +145,7 @@ func TestValidateInvalidFixtures(t *testing.T) {
 			seen[tc.name+".yaml"] = true
 			diags := Validate(file, data, tc.version)
 			for _, d := range diags {
-				if d.Code == tc.code && d.Line == tc.line && d.Severity == tc.severity && strings.Contains(d.Message, tc.message) {
+				if d.Code == tc.code && d.Line == tc.line && matchesSeverity(d, tc.severity) && strings.Contains(d.Message, tc.message) {
 					if d.File != file || d.Column < 1 {
 						t.Errorf("diagnostic has file %q column %d", d.File, d.Column)
 					}

@@ -66,6 +66,10 @@ const (
 	FeatureUninspectedCreds      Feature = "allow-uninspected-credentials"
 	FeatureProtocolTCP           Feature = "protocol-tcp"        // protocol: tcp (explicit L4)
 	FeatureCreateCommandMain     Feature = "create-command-main" // `sandbox create -- CMD` is the main process
+	// Load-time checks (see openshell/validate*.go for the citations).
+	FeatureDenyAllRulesRejected   Feature = "deny-all-rules-rejected"  // rules that all lack an allow condition fail L7 validation
+	FeatureMCPAllowAllConflict    Feature = "mcp-allow-all-conflict"   // a method-less MCP rule under allow_all_known_mcp_methods conflicts with tool rules
+	FeatureEndpointTargetRequired Feature = "endpoint-target-required" // endpoints need a host (or allowed_ips) and a port in 1..65535
 )
 
 // featureSince maps each feature to the first OpenShell tag that has it.
@@ -97,6 +101,11 @@ var featureSince = map[Feature]string{
 	FeatureUninspectedCreds:      "v0.0.110",
 	FeatureProtocolTCP:           "v0.0.111",
 	FeatureCreateCommandMain:     "v0.0.111",
+	// l7_validate.rs:171-179 and l7/mod.rs:1077 first appear at v0.0.92.
+	FeatureDenyAllRulesRejected: "v0.0.92",
+	FeatureMCPAllowAllConflict:  "v0.0.92",
+	// openshell-policy/src/lib.rs:1480-1521 @ v0.0.111 (absent at v0.0.110).
+	FeatureEndpointTargetRequired: "v0.0.111",
 }
 
 // Since returns the first OpenShell version that has feature f, and false

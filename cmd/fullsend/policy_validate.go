@@ -20,13 +20,17 @@ func newPolicyValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [--openshell-version V] FILE|DIR...",
 		Short: "Validate OpenShell policy files offline, as a given OpenShell release would load them",
-		Long: `Validate checks OpenShell sandbox policy YAML files without a gateway: the
-closed schema of the target release (unknown or too-new fields, wrong types),
-what OpenShell rejects at load (root process ids, relative or traversing
-filesystem paths, host wildcards, port/ports, L7 field combinations, allowed_ips
-overlapping always-blocked ranges, ambiguous overlapping endpoints, ...) and the
-traps it accepts silently (enforcement omitted means audit, access or rules
-without a protocol grant full L4 access, an empty binaries list matches nothing).
+		Long: `Validate checks OpenShell sandbox policy YAML files without a gateway and
+says whether the target release would load them. Errors are what OpenShell
+refuses at load: the closed schema of the release (unknown or too-new fields,
+wrong types), root process ids, relative or traversing filesystem paths, host
+wildcards, L7 field combinations and rule bodies (json-rpc, mcp, graphql,
+websocket), network_middlewares, ambiguous overlapping endpoints, ...
+Everything else is at most a warning. Warnings marked as traps ("trap": true
+in JSON) load but do not do what they say: enforcement omitted means audit,
+access or rules without a protocol grant full L4 access, an empty binaries
+list matches nothing, port and ports together drop port, allowed_ips on
+always-blocked ranges are refused per connection (not at load).
 
 Each finding is printed as FILE:LINE:COL: SEVERITY[CODE]: PATH: MESSAGE (HINT).
 Exit status 1 when any file has an error (or, with --strict, a warning), 2 on
@@ -54,15 +58,15 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			if err != nil {
 				return err
 			}
-			files := make([]openshell.FileReport, 0, len(names))
+			inputs := make([]openshell.Input, 0, len(names))
 			for _, name := range names {
 				data, err := readPolicyFile(cmd.InOrStdin(), name)
 				if err != nil {
 					return err
 				}
-				files = append(files, openshell.FileReport{File: name, Diagnostics: openshell.Validate(name, data, version)})
+				inputs = append(inputs, openshell.Input{File: name, Data: data})
 			}
-			report := openshell.NewReport(version, files)
+			report := openshell.NewReport(version, openshell.ValidateAll(inputs, version))
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {

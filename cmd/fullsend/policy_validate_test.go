@@ -68,6 +68,7 @@ func TestPolicyValidateTextGolden(t *testing.T) {
 func TestPolicyValidateExitCodes(t *testing.T) {
 	valid := filepath.Join(fixtures, "valid", "v0.0.111.yaml")
 	warnOnly := filepath.Join(fixtures, "invalid", "tls_terminate.yaml")
+	trapOnly := filepath.Join(fixtures, "invalid", "enforcement_omitted.yaml") // OpenShell loads it: audit
 	tests := []struct {
 		name string
 		args []string
@@ -77,6 +78,8 @@ func TestPolicyValidateExitCodes(t *testing.T) {
 		{"valid on older release", []string{"--openshell-version", "v0.0.83", valid}, 1},
 		{"warnings pass", []string{warnOnly}, 0},
 		{"warnings fail with --strict", []string{"--strict", warnOnly}, 1},
+		{"traps load: warnings", []string{trapOnly}, 0},
+		{"traps fail with --strict", []string{"--strict", trapOnly}, 1},
 		{"bad version", []string{"--openshell-version", "latest", valid}, 2},
 		{"bad output", []string{"-o", "yaml", valid}, 2},
 		{"missing file", []string{"no-such-policy.yaml"}, 2},
