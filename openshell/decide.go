@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gobwas/glob"
 )
 
 // Decision is the verdict on one request, with the element that decided it.
@@ -317,14 +316,6 @@ func queryParamMatches(qm QueryMatch, vals []string, allow bool) bool {
 		return matched == len(vals)
 	}
 	return matched > 0
-}
-
-// GlobMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own
-// Rego policy uses for hosts ('.'), binaries and paths ('/') and query
-// values and methods (no separator). An invalid pattern matches nothing.
-func GlobMatch(pattern string, value string, seps ...rune) bool {
-	g, err := glob.Compile(pattern, seps...)
-	return err == nil && g.Match(value)
 }
 
 // pathMatches matches a rule path: "**" (and an empty path) matches any
