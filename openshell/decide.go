@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
 )
 
 // Decision is the verdict on one request, with the element that decided it.
