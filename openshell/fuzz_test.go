@@ -52,16 +52,22 @@ func FuzzParseExpectFile(f *testing.F) {
 	})
 }
 
-// FuzzCanonicalPath: canonical paths are absolute, without empty or dot
-// segments (percent-decoding runs once, so they need not be fixed points).
+// FuzzCanonicalPath: v0.0.111 canonical paths are absolute, without empty
+// or dot segments (percent-decoding runs once, so they need not be fixed
+// points), and canonicalising is idempotent on them.
 func FuzzCanonicalPath(f *testing.F) {
 	for _, s := range []string{"/a/../b", "/a//b/./c;x=1/", "/%2e%2e/x", "/a%2Fb", "/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := canonicalPath(s)
+		c, err := canonicalRequestPath(s, false, "v0.0.111")
 		if err != nil {
 			return
+		}
+		if again, err := canonicalRequestPath(c, false, "v0.0.111"); err != nil && !strings.Contains(c, "%") {
+			t.Fatalf("canonical %q of %q is rejected: %v", c, s, err)
+		} else if err == nil && !strings.Contains(c, "%") && again != c {
+			t.Fatalf("canonical %q of %q canonicalises to %q", c, s, again)
 		}
 		if c == "" || c[0] != '/' {
 			t.Fatalf("canonicalPath(%q) = %q, not absolute", s, c)
