@@ -530,16 +530,16 @@ func mcpNarrowed(rules []Match) bool {
 // endpoint's rules do not allow (:357 graphql, :367 websocket).
 func (d *Decider) builtinDeny(m matched, r *Request) (Decision, bool) {
 	ep := m.ep
-	base := Decision{Policy: m.key, Path: epPath(m.key, m.i)}
+	var why string
 	switch {
 	case ep.Protocol == ProtocolJSONRPC && r.Method == "POST" && r.RPCResponse:
-		base.Reason = "JSON-RPC response frames are not permitted from client to server"
-		return base, true
+		why = "JSON-RPC response frames are not permitted from client to server"
 	case (ep.Protocol == ProtocolGraphQL || ep.Protocol == ProtocolWebsocket) && len(r.GraphQL) > 0 && !d.graphqlAllowed(ep, d.rules[ep], r):
-		base.Reason = "GraphQL operation not permitted by policy"
-		return base, true
+		why = "GraphQL operation not permitted by policy"
+	default:
+		return Decision{}, false
 	}
-	return Decision{}, false
+	return Decision{Policy: m.key, Path: epPath(m.key, m.i), Reason: why}, true
 }
 
 // denied is request_denied_for_endpoint for one deny rule
