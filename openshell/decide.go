@@ -66,6 +66,20 @@ type Decider struct {
 	// access preset expanded (l7/mod.rs:1629 expand_access_presets).
 	rules map[*Endpoint][]Match
 	globs globCache
+	// relaxed: binaries are not matched (see RelaxedBinaryIdentity).
+	relaxed bool
+}
+
+// RelaxedBinaryIdentity returns a Decider for a sandbox whose supervisor
+// runs with binary identity relaxed (OPENSHELL network binary identity
+// "relaxed", "disabled", "endpoint-only", "false" or "0": opa.rs:95 @
+// v0.0.111, opa.rs:68 data.runtime @ v0.0.83): every policy's binaries
+// match any process (sandbox-policy.rego:22 binary_identity_required, :143
+// binary_allowed), so policies are endpoint/L7 scoped.
+func (d *Decider) RelaxedBinaryIdentity() *Decider {
+	c := *d
+	c.relaxed = true
+	return &c
 }
 
 // globCache holds every pattern of the policy compiled, keyed by the
@@ -352,7 +366,7 @@ func (d *Decider) matchPolicies(host string, r *Request) ([]matched, bool) {
 			continue
 		}
 		hostMatched = true
-		if !d.binaryMatches(np.Binaries, r.Binaries()) {
+		if !d.relaxed && !d.binaryMatches(np.Binaries, r.Binaries()) {
 			out = out[:start]
 		}
 	}
@@ -749,7 +763,12 @@ func (d *Decider) endpointMatches(ep *Endpoint, host string, port int) bool {
 
 // binaryMatches is binary_allowed (sandbox-policy.rego:147-176): an exact
 // path equal to the process or an ancestor, or a '*' path as
-// glob.match(path, ["/"], ...) against them.
+// glob.match(path, ["/"], ...) against them. The process path is the
+// kernel-resolved /proc/<pid>/exe (the SYMLINK HINT of sandbox-policy.rego:
+// 50): a request's "from" must name the symlink's target, and a policy that
+// lists a symlink matches only if OpenShell could resolve it in the
+// container, which policy test cannot see; exact policy paths compare as
+// written. cmdline paths (argv[0]) never grant access (:164).
 func (d *Decider) binaryMatches(bins []Binary, chain []string) bool {
 	for _, b := range bins {
 		glob := strings.Contains(b.Path, "*")

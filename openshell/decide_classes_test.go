@@ -139,3 +139,23 @@ func mustAddr(t *testing.T, s string) netip.Addr {
 	}
 	return a
 }
+
+// TestRelaxedBinaryIdentity: with binary identity relaxed (opa.rs:95 @
+// v0.0.111) policies match any process (sandbox-policy.rego:143).
+func TestRelaxedBinaryIdentity(t *testing.T) {
+	p := decidePolicy(t)
+	d, err := NewDecider(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ParseRequest("GET https://api.github.com/repos/acme/widgets/issues/5 from /usr/bin/python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := d.Decide(r).Verdict(); v != "deny" {
+		t.Fatalf("required: %s, want deny", v)
+	}
+	if v := d.RelaxedBinaryIdentity().Decide(r).Verdict(); v != "allow" {
+		t.Fatalf("relaxed: %s, want allow", v)
+	}
+}

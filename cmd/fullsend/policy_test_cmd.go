@@ -19,6 +19,7 @@ import (
 func newPolicyTestCmd() *cobra.Command {
 	var (
 		policiesDir, policyFile, requestsFile, openshellVersion string
+		binaryIdentity                                          string
 		requests, set                                           []string
 		output                                                  string
 	)
@@ -48,6 +49,9 @@ Request syntax:
   CONNECT HOST:PORT from BINARY [via ANCESTOR]... [at RESOLVED_IP]
 
 DNS is never looked up: "at IP" gives the address the host resolves to.
+BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
+OpenShell matches a policy's symlinked binary only when it resolves it in
+the container, which policy test cannot see.
 WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 		Example: `  fullsend policy test testdata/triage
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
@@ -79,6 +83,13 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 				d, err := policyDecider(policyFile, values, version)
 				if err != nil {
 					return err
+				}
+				switch binaryIdentity {
+				case "required":
+				case "relaxed":
+					d = d.RelaxedBinaryIdentity()
+				default:
+					return usageErrorf("--binary-identity %q: want required or relaxed", binaryIdentity)
 				}
 				if requestsFile != "" {
 					return batchDecisions(w, cmd.InOrStdin(), requestsFile, d)
@@ -124,6 +135,8 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 	fl.StringArrayVar(&set, "set", nil, "placeholder value KEY=VALUE; overrides the test files' set: (repeatable)")
 	fl.StringVar(&openshellVersion, "openshell-version", openshell.DefaultOpenShellVersion,
 		fmt.Sprintf("OpenShell release whose decisions to reproduce (%s..%s)", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion))
+	fl.StringVar(&binaryIdentity, "binary-identity", "required",
+		"required, or relaxed: decide as a supervisor whose binary identity is relaxed (binaries match any process), for --request/--requests")
 	addOutputFlag(cmd, &output)
 	return cmd
 }
