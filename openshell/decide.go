@@ -103,7 +103,7 @@ func compileOrNil(pat string, ok bool) *Glob {
 
 func (c *globCache) addSlash(pat string) {
 	if _, ok := c.slash[pat]; !ok {
-		c.slash[pat] = compileOrNil(pat, true)
+		c.slash[pat] = compileOrNil(regoRewrite(pat, []rune{'/'}))
 	}
 }
 
@@ -118,7 +118,8 @@ func (c *globCache) addDot(pat string) {
 func (c *globCache) match(slash bool, pat, v string) bool {
 	if slash {
 		if g, ok := c.slash[pat]; ok {
-			return g != nil && g.Match(v)
+			// A NUL in the value is a regorus error: no match.
+			return g != nil && strings.IndexByte(v, 0) < 0 && g.Match(v)
 		}
 		return RegoGlobMatch(pat, []rune{'/'}, v)
 	}

@@ -221,6 +221,16 @@ func FuzzGlob(f *testing.F) {
 		if len(pat) > 64 || len(s) > 256 {
 			return
 		}
+		// The Decider's compiled-pattern cache agrees with glob.match.
+		c := globCache{slash: map[string]*Glob{}, dot: map[string]*Glob{}}
+		c.addSlash(pat)
+		c.addDot(pat)
+		if got, want := c.match(false, pat, s), RegoGlobMatch(pat, []rune{'.'}, s); got != want {
+			t.Fatalf("cache dot %q on %q: %v, glob.match %v", pat, s, got, want)
+		}
+		if got, want := c.match(true, pat, s), RegoGlobMatch(pat, []rune{'/'}, s); got != want {
+			t.Fatalf("cache slash %q on %q: %v, glob.match %v", pat, s, got, want)
+		}
 		g, err := CompileGlob(pat)
 		re, rerr := naiveGlobRegexp(pat)
 		if (err == nil) != (rerr == nil) {
