@@ -524,6 +524,10 @@ func (d *Decider) allowed(m matched, r *Request, path string) (Decision, bool) {
 	if ep.Protocol == ProtocolMCP && r.Method == "POST" && r.RPCResponse {
 		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP response frame"}, true
 	}
+	// MCP receive stream (:560): a bodiless GET accepting an event stream.
+	if ep.Protocol == ProtocolMCP && r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP receive stream (GET, text/event-stream)"}, true
+	}
 	// GraphQL (:573).
 	if len(r.GraphQL) > 0 && d.graphqlAllowed(ep, rules, r) {
 		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "every GraphQL operation is allowed by a rule"}, true

@@ -83,6 +83,8 @@ func TestDecideClasses(t *testing.T) {
 		{"", "POST https://mcp.example.com/mcp" + node + " rpc tools/list", "deny", "no rule"},
 		{"", "POST https://mcp.example.com/mcp" + node + " rpc initialize", "allow", "JSON-RPC"},
 		{"", "POST https://mcp.example.com/mcp" + node + " frame response", "allow", "MCP response"},
+		{"", "GET https://mcp.example.com/mcp" + node + " frame stream", "allow", "receive stream"},
+		{"", "GET https://mcp.example.com/mcp" + node, "deny", "no rule"},
 		// SQL is audit-only (l7/mod.rs:1343): a denied command is audited.
 		{"", "POST https://db.example.com:5432/" + node + " sql SELECT", "allow", "SQL"},
 		{"", "POST https://db.example.com:5432/" + node + " sql DROP", "audit", "audited"},

@@ -41,6 +41,9 @@ type Request struct {
 	RPCMethod   string `json:"rpc_method,omitempty"`
 	Tool        string `json:"tool,omitempty"`
 	RPCResponse bool   `json:"rpc_response,omitempty"`
+	// RPCStream marks a GET that opens an MCP receive stream: no body and
+	// Accept: text/event-stream ("frame stream", l7/jsonrpc.rs:198).
+	RPCStream bool `json:"rpc_stream,omitempty"`
 }
 
 // GraphQLOp is one operation of a GraphQL request.
@@ -104,13 +107,16 @@ func (r *Request) String() string {
 	if r.RPCResponse {
 		b.WriteString(" frame response")
 	}
+	if r.RPCStream {
+		b.WriteString(" frame stream")
+	}
 	return b.String()
 }
 
 // ErrBadRequest reports request syntax ParseRequest cannot read.
 var ErrBadRequest = errors.New("bad request")
 
-const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response], or CONNECT HOST:PORT from BINARY ..."
+const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream], or CONNECT HOST:PORT from BINARY ..."
 
 var httpMethods = map[string]bool{
 	"GET": true, "HEAD": true, "OPTIONS": true, "POST": true, "PUT": true, "PATCH": true,
@@ -230,10 +236,14 @@ func (r *Request) parseClause(s, kw, val string) error {
 		}
 		r.Tool = val
 	case "frame":
-		if val != "response" || r.RPCResponse {
-			return fmt.Errorf("%w %q: want \"frame response\" once, got %q", ErrBadRequest, s, val)
+		switch {
+		case val == "response" && !r.RPCResponse:
+			r.RPCResponse = true
+		case val == "stream" && !r.RPCStream:
+			r.RPCStream = true
+		default:
+			return fmt.Errorf("%w %q: want \"frame response\" or \"frame stream\" once each, got %q", ErrBadRequest, s, val)
 		}
-		r.RPCResponse = true
 	default:
 		return fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
 	}

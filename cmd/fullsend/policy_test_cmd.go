@@ -45,7 +45,7 @@ Request syntax:
 
   METHOD URL from BINARY [via ANCESTOR]... [at RESOLVED_IP]
       [sql CMD] [graphql TYPE[:NAME[:FIELD,...]]]... [rpc METHOD] [tool NAME]
-      [frame response]
+      [frame response|stream]
   CONNECT HOST:PORT from BINARY [via ANCESTOR]... [at RESOLVED_IP]
 
 DNS is never looked up: "at IP" gives the address the host resolves to.
