@@ -574,7 +574,7 @@ func (d *Decider) denied(ep *Endpoint, ru *Match, r *Request, path string) bool 
 		return true
 	case ru.OperationType != "":
 		for _, op := range r.GraphQL {
-			if d.opMatches(op, ru, false) {
+			if eff, ok := effectiveOp(ep, op); ok && d.opMatches(eff, ru, false) {
 				return true
 			}
 		}
@@ -690,21 +690,44 @@ func flattenParams(m *Match) map[string]QueryMatch {
 }
 
 // graphqlAllowed is graphql_request_allowed (sandbox-policy.rego:586):
-// every operation allowed by some rule with an operation_type.
+// every operation allowed by some rule with an operation_type, and no
+// hash-only persisted query missing from the endpoint's registry (:607).
 func (d *Decider) graphqlAllowed(ep *Endpoint, rules []Match, r *Request) bool {
 	for _, op := range r.GraphQL {
-		ok := false
+		eff, ok := effectiveOp(ep, op)
+		if !ok {
+			return false
+		}
+		allowed := false
 		for j := range rules {
-			if rules[j].OperationType != "" && d.opMatches(op, &rules[j], true) {
-				ok = true
+			if rules[j].OperationType != "" && d.opMatches(eff, &rules[j], true) {
+				allowed = true
 				break
 			}
 		}
-		if !ok {
+		if !allowed {
 			return false
 		}
 	}
 	return len(r.GraphQL) > 0
+}
+
+// effectiveOp is graphql_effective_operation (sandbox-policy.rego:630): a
+// hash-only persisted query is the registered operation when the endpoint
+// has persisted_queries: allow_registered and registers the hash; without
+// a registration it is not allowed (false).
+func effectiveOp(ep *Endpoint, op GraphQLOp) (GraphQLOp, bool) {
+	if op.Hash == "" {
+		return op, true
+	}
+	if ep.PersistedQueries != "allow_registered" {
+		return op, false
+	}
+	reg, ok := ep.GraphQLPersistedQueries[op.Hash]
+	if !ok {
+		return op, false
+	}
+	return GraphQLOp{Type: reg.OperationType, Name: reg.OperationName, Fields: reg.Fields}, true
 }
 
 // opMatches matches one GraphQL operation (sandbox-policy.rego:646-712):

@@ -65,6 +65,10 @@ func TestDecideClasses(t *testing.T) {
 		{"", "POST https://gw.example.com/graphql" + node + " graphql mutation:AddIt:addComment,deleteRepo", "deny", "GraphQL"},
 		{"", "POST https://gw.example.com/graphql" + node + " graphql mutation:Remove:addComment", "deny", "GraphQL"},
 		{"", "POST https://gw.example.com/graphql" + node + " graphql query graphql subscription", "deny", "GraphQL"},
+		// Persisted queries (rego:607-640): a registered hash is its operation.
+		{"", "POST https://gw.example.com/graphql" + node + " graphql persisted:abc123", "allow", "GraphQL"},
+		{"", "POST https://gw.example.com/graphql" + node + " graphql persisted:def456", "deny", "GraphQL"},
+		{"", "POST https://gw.example.com/graphql" + node + " graphql persisted:zzz", "deny", "GraphQL"},
 		// WebSocket presets (l7/mod.rs:1580): read-only is GET only,
 		// read-write adds WEBSOCKET_TEXT.
 		{"", "GET wss://ws.example.com/socket" + node, "allow", "access"},

@@ -48,12 +48,19 @@ type Request struct {
 
 // GraphQLOp is one operation of a GraphQL request.
 type GraphQLOp struct {
-	Type   string   `json:"type"`
+	// Hash is the sha256 of a persisted query sent without its text
+	// ("graphql persisted:HASH"); Type is then empty until the endpoint's
+	// graphql_persisted_queries registry names it.
+	Hash   string   `json:"hash,omitempty"`
+	Type   string   `json:"type,omitempty"`
 	Name   string   `json:"name,omitempty"`
 	Fields []string `json:"fields,omitempty"`
 }
 
 func (op GraphQLOp) String() string {
+	if op.Hash != "" {
+		return "persisted:" + op.Hash
+	}
 	s := op.Type
 	if op.Name != "" || len(op.Fields) > 0 {
 		s += ":" + op.Name
@@ -306,10 +313,16 @@ func parsePort(s string) (int, error) {
 func parseGraphQLOp(v string) (GraphQLOp, error) {
 	parts := strings.SplitN(v, ":", 3)
 	op := GraphQLOp{Type: parts[0]}
+	if op.Type == "persisted" {
+		if len(parts) != 2 || parts[1] == "" {
+			return op, fmt.Errorf("graphql %q: want persisted:HASH", v)
+		}
+		return GraphQLOp{Hash: parts[1]}, nil
+	}
 	switch op.Type {
 	case "query", "mutation", "subscription":
 	default:
-		return op, fmt.Errorf("graphql %q: the operation type must be query, mutation or subscription", v)
+		return op, fmt.Errorf("graphql %q: the operation type must be query, mutation, subscription or persisted", v)
 	}
 	if len(parts) > 1 {
 		op.Name = parts[1]
