@@ -342,10 +342,19 @@ func (d *Decider) Decide(r *Request) Decision {
 }
 
 // inspected reports whether the connection's config selects L7 inspection
-// (l7/mod.rs:176 parse_l7_config: a known protocol; tls: skip turns
-// termination off).
+// (l7/mod.rs:176 parse_l7_config: a protocol L7Protocol::parse knows,
+// case-insensitively: openshell-policy/src/l7_validate.rs:25 @ v0.0.111,
+// l7/mod.rs:35 @ v0.0.83, where an unknown protocol loads and stays L4; tls:
+// skip turns termination off).
 func inspected(cfg *matched) bool {
-	return cfg != nil && IsL7(cfg.ep) && cfg.ep.TLS != TLSSkip
+	if cfg == nil || cfg.ep.TLS == TLSSkip {
+		return false
+	}
+	switch strings.ToLower(cfg.ep.Protocol) {
+	case ProtocolREST, ProtocolWebsocket, ProtocolGraphQL, ProtocolSQL, ProtocolJSONRPC, ProtocolMCP:
+		return true
+	}
+	return false
 }
 
 // matchPolicies returns the endpoints (host and port matching) of the

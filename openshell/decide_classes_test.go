@@ -92,6 +92,8 @@ func TestDecideClasses(t *testing.T) {
 		// SQL is audit-only (l7/mod.rs:1343): a denied command is audited.
 		{"", "POST https://db.example.com:5432/" + node + " sql SELECT", "allow", "SQL"},
 		{"", "POST https://db.example.com:5432/" + node + " sql DROP", "audit", "audited"},
+		// An unknown protocol (v0.0.83 loads it) is not inspected (l7/mod.rs:35 @ v0.0.83).
+		{"v0.0.83", "DELETE https://odd.example.com/x" + node, "allow", "without request inspection"},
 		// tls: skip: no inspection (l7/mod.rs:181).
 		{"", "DELETE https://skip.example.com/x" + node, "allow", "tls: skip"},
 		// Always blocked: only 0.0.0.0 itself is unspecified (net.rs:62).
