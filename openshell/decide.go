@@ -292,7 +292,11 @@ func (d *Decider) Decide(r *Request) Decision {
 	if slices.Contains(controlPlanePorts, int64(r.Port)) {
 		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
 	}
-	host := NormalizeHost(r.Host)
+	// The host as the client sent it, lower-cased: the proxy passes the
+	// CONNECT target's host on unchanged (proxy.rs:6106 parse_target @
+	// v0.0.111, :4535 @ v0.0.83) and Rego lower()s both sides, so a
+	// trailing root dot does not match a policy host written without one.
+	host := strings.ToLower(r.Host)
 	addr, isIP := r.Addr, r.Addr.IsValid()
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addr, isIP = a, true
@@ -417,7 +421,7 @@ func (d *Decider) ssrf(ms []matched, cfg *matched, host string, addr netip.Addr)
 	}
 	if Supports(FeaturePrivateExactHost, d.version) {
 		for _, m := range ms {
-			if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && NormalizeHost(m.ep.Host) == host {
+			if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && strings.EqualFold(m.ep.Host, host) {
 				return Decision{}, true
 			}
 		}
