@@ -301,7 +301,8 @@ func (d *Decider) Decide(r *Request) Decision {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addr, isIP = a, true
 	}
-	if isIP && AlwaysBlockedIP(addr) {
+	gateway := r.Addr.IsValid() && trustedGatewayAddr(host, r.Addr)
+	if isIP && !gateway && AlwaysBlockedIP(addr) {
 		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
 	}
 	ms, hostMatched := d.matchPolicies(host, r)
@@ -312,7 +313,7 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
 	}
 	cfg := firstExtended(ms)
-	if isIP {
+	if isIP && !gateway {
 		if deny, ok := d.ssrf(ms, cfg, host, addr); !ok {
 			return deny
 		}
@@ -343,6 +344,28 @@ func (d *Decider) Decide(r *Request) Decision {
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
 	return d.decideL7(ms, cfg, r, canon)
+}
+
+// hostGatewayAliases are the driver-injected names of the host machine
+// (proxy.rs:3613 is_host_gateway_alias @ v0.0.111).
+var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.internal", "host.docker.internal"}
+
+// trustedGatewayAddr reports whether a host-gateway alias resolving to addr
+// takes the trusted-gateway path, which bypasses the SSRF tiers (proxy.rs:
+// 776 @ v0.0.83, :3448 hydrate_destination_plan @ v0.0.111): addr must be
+// link-local and not the cloud metadata address 169.254.169.254
+// (detect_trusted_host_gateway, proxy.rs:3643). "at IP" stands for the
+// /etc/hosts entry of host.openshell.internal, which the proxy trusts; a
+// private address such as Docker's 172.17.0.1 takes the normal path.
+func trustedGatewayAddr(host string, addr netip.Addr) bool {
+	if !slices.Contains(hostGatewayAliases, strings.Trim(host, "[]")) {
+		return false
+	}
+	a := addr.Unmap()
+	if a == netip.MustParseAddr("169.254.169.254") {
+		return false
+	}
+	return blockedV4LinkLocal.Contains(a) || blockedV6LinkLocal.Contains(a.WithZone(""))
 }
 
 // inspected reports whether the connection's config selects L7 inspection

@@ -96,6 +96,11 @@ func TestDecideClasses(t *testing.T) {
 		{"v0.0.83", "DELETE https://odd.example.com/x" + node, "allow", "without request inspection"},
 		// tls: skip: no inspection (l7/mod.rs:181).
 		{"", "DELETE https://skip.example.com/x" + node, "allow", "tls: skip"},
+		// Trusted host gateway (proxy.rs:3643, :3448): a host alias on a
+		// link-local address bypasses the SSRF tiers, never for metadata.
+		{"", "GET http://host.openshell.internal:8080/x from /usr/bin/curl at 169.254.1.2", "allow", "without request inspection"},
+		{"", "GET http://host.openshell.internal:8080/x from /usr/bin/curl at 169.254.169.254", "deny", "always blocked"},
+		{"", "GET http://host.openshell.internal:8080/x from /usr/bin/curl at 127.0.0.1", "deny", "always blocked"},
 		// Always blocked: only 0.0.0.0 itself is unspecified (net.rs:62).
 		{"", "CONNECT 0.0.0.0:443" + node, "deny", "always blocked"},
 		{"", "GET https://api.example.com/x/" + gh + " at 169.254.169.254", "deny", "always blocked"},
