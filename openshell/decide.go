@@ -10,8 +10,9 @@ import (
 
 // The decision engine follows OpenShell's own evaluation, cited as
 // sandbox-policy.rego:LINE (crates/openshell-supervisor-network/data/, line
-// numbers @ v0.0.111; the rules are the same @ v0.0.83, shifted by 33 lines
-// from allow_request on) and l7/FILE:LINE (crates/openshell-supervisor-network/
+// numbers @ v0.0.111; v0.0.83 has the same decision rules at other line
+// numbers: allow_request :237, request_allowed_for_endpoint :443, path_matches
+// :703, _matching_endpoint_configs :862) and l7/FILE:LINE (crates/openshell-supervisor-network/
 // src/l7/). Globs are regorus's glob.match (glob.go).
 
 // Decision is the verdict on one request, with the element that decided it.
