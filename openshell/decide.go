@@ -3,12 +3,17 @@ package openshell
 import (
 	"fmt"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/gobwas/glob"
+	"unicode"
 )
+
+// The decision engine follows OpenShell's own evaluation, cited as
+// sandbox-policy.rego:LINE (crates/openshell-supervisor-network/data/, line
+// numbers @ v0.0.111; v0.0.83 has the same decision rules at other line
+// numbers: allow_request :237, request_allowed_for_endpoint :443, path_matches
+// :703, _matching_endpoint_configs :862) and l7/FILE:LINE (crates/openshell-supervisor-network/
+// src/l7/). Globs are regorus's glob.match (glob.go).
 
 // Decision is the verdict on one request, with the element that decided it.
 type Decision struct {
@@ -34,19 +39,13 @@ func (d Decision) Verdict() string {
 	return "deny"
 }
 
-// Ranges and ports OpenShell's SSRF guard always blocks, whatever the policy.
-var (
-	alwaysBlocked = []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.0.0/16"),
-		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("::1/128"),
-		netip.MustParsePrefix("fe80::/10"), netip.MustParsePrefix("::/128"),
-	}
-	privateRanges = []netip.Prefix{
-		netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
-		netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
-		netip.MustParsePrefix("fc00::/7"),
-	}
-)
+// privateRanges need an exact host or allowed_ips (the proxy's internal-IP
+// classification, openshell-core/src/net.rs is_internal_ip @ v0.0.111).
+var privateRanges = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("fc00::/7"),
+}
 
 func inAny(a netip.Addr, ps []netip.Prefix) bool {
 	a = a.Unmap()
@@ -58,193 +57,445 @@ func inAny(a netip.Addr, ps []netip.Prefix) bool {
 	return false
 }
 
-// Decide evaluates a request against a policy with OpenShell's semantics:
-//
-//   - the SSRF guard first: loopback, link-local (cloud metadata), 0.0.0.0
-//     and control-plane ports are always denied; a private address needs an
-//     exact host name or allowed_ips covering it;
-//   - a network policy applies when one of its endpoints matches host and
-//     port AND one of its binaries matches the process or any ancestor;
-//   - an endpoint without an L7 protocol (or protocol tcp) allows the whole
-//     connection; otherwise deny_rules win, then access presets or allow
-//     rules decide; enforcement other than "enforce" turns a deny into an
-//     audited allow.
-func Decide(p *Policy, r *Request) Decision {
-	if slices.Contains(controlPlanePorts, int64(r.Port)) {
-		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
-	}
-	host := NormalizeHost(r.Host)
-	addr, isIP := r.Addr, r.Addr.IsValid()
-	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		addr, isIP = a, true
-	}
-	if isIP && inAny(addr, alwaysBlocked) {
-		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
-	}
-	matches, hostMatched := matchEndpoints(p, host, r)
-	if len(matches) == 0 {
-		if hostMatched {
-			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
-		}
-		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
-	}
-	if isIP {
-		var d Decision
-		if matches, d = filterByAddr(matches, addr); len(matches) == 0 {
-			return d
-		}
-	}
-	reqPath := r.Path
-	if r.Method != "" {
-		var err error
-		if reqPath, err = canonicalPath(r.Path); err != nil {
-			return Decision{Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v", r.Path, err)}
-		}
-	}
-	if d, ok := deniedByRules(matches, r, reqPath); ok {
-		return d
-	}
-	return decideRequest(matches, r, reqPath)
+// Decider decides requests against one policy for one OpenShell version.
+// It is safe for concurrent use once built.
+type Decider struct {
+	p       *Policy
+	version string
+	keys    []string
+	// rules holds each endpoint's effective allow rules: its rules, or its
+	// access preset expanded (l7/mod.rs:1629 expand_access_presets).
+	rules map[*Endpoint][]Match
+	globs globCache
+	// relaxed: binaries are not matched (see RelaxedBinaryIdentity).
+	relaxed bool
 }
 
-// endpointMatch is an endpoint that applies to a request: its host and port
-// match, and so does a binary of its network policy.
-type endpointMatch struct {
+// RelaxedBinaryIdentity returns a Decider for a sandbox whose supervisor
+// runs with binary identity relaxed (OPENSHELL network binary identity
+// "relaxed", "disabled", "endpoint-only", "false" or "0": opa.rs:95 @
+// v0.0.111, opa.rs:68 data.runtime @ v0.0.83): every policy's binaries
+// match any process (sandbox-policy.rego:22 binary_identity_required, :143
+// binary_allowed), so policies are endpoint/L7 scoped.
+func (d *Decider) RelaxedBinaryIdentity() *Decider {
+	c := *d
+	c.relaxed = true
+	return &c
+}
+
+// globCache holds every pattern of the policy compiled, keyed by the
+// pattern as written: slash for glob.match(p, ["/"], v), dot for
+// glob.match(p, [] or ["."], v) (compiled from the rewritten pattern). It is
+// filled when the Decider is built and only read afterwards.
+type globCache struct {
+	slash, dot map[string]*Glob // nil value: invalid pattern
+}
+
+func compileOrNil(pat string, ok bool) *Glob {
+	if !ok {
+		return nil
+	}
+	g, err := CompileGlob(pat)
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+func (c *globCache) addSlash(pat string) {
+	if _, ok := c.slash[pat]; !ok {
+		c.slash[pat] = compileOrNil(regoRewrite(pat, []rune{'/'}))
+	}
+}
+
+func (c *globCache) addDot(pat string) {
+	if _, ok := c.dot[pat]; !ok {
+		c.dot[pat] = compileOrNil(regoRewrite(pat, []rune{'.'}))
+	}
+}
+
+// match is glob.match(pat, ["/"], v) (slash) or glob.match(pat, [] or ["."],
+// v) (dot), using the compiled pattern when there is one.
+func (c *globCache) match(slash bool, pat, v string) bool {
+	if slash {
+		if g, ok := c.slash[pat]; ok {
+			// A NUL in the value is a regorus error: no match.
+			return g != nil && strings.IndexByte(v, 0) < 0 && g.Match(v)
+		}
+		return RegoGlobMatch(pat, []rune{'/'}, v)
+	}
+	g, ok := c.dot[pat]
+	if !ok {
+		return RegoGlobMatch(pat, []rune{'.'}, v)
+	}
+	if g == nil {
+		return false
+	}
+	if !strings.ContainsAny(v, "./\x00") { // the rewrite changes nothing
+		return g.Match(v)
+	}
+	rv, ok := regoRewrite(v, []rune{'.'})
+	return ok && g.Match(rv)
+}
+
+// NewDecider prepares p for decisions with the semantics of OpenShell
+// version (a supported tag; "" is DefaultOpenShellVersion).
+func NewDecider(p *Policy, version string) (*Decider, error) {
+	if version == "" {
+		version = DefaultOpenShellVersion
+	}
+	v, err := NormalizeVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	d := &Decider{p: p, version: v, keys: p.PolicyKeys(), rules: map[*Endpoint][]Match{},
+		globs: globCache{slash: map[string]*Glob{}, dot: map[string]*Glob{}}}
+	addDot := d.globs.addDot
+	addQM := func(q QueryMatch) {
+		addDot(q.Glob)
+		for _, g := range q.Any {
+			addDot(g)
+		}
+	}
+	addMatch := func(m *Match) {
+		d.globs.addSlash(m.Path)
+		addDot(m.OperationName)
+		addDot(m.Method)
+		for _, f := range m.Fields {
+			addDot(f)
+		}
+		for _, q := range m.Query {
+			addQM(q)
+		}
+		for _, q := range flattenParams(m) {
+			addQM(q)
+		}
+	}
+	for _, k := range d.keys {
+		np := p.NetworkPolicies[k]
+		for i := range np.Endpoints {
+			ep := &p.NetworkPolicies[k].Endpoints[i]
+			d.globs.addSlash(ep.Path)
+			addDot(strings.ToLower(ep.Host))
+			d.rules[ep] = effectiveRules(ep)
+			for j := range d.rules[ep] {
+				addMatch(&d.rules[ep][j])
+			}
+			for j := range ep.DenyRules {
+				addMatch(&ep.DenyRules[j])
+			}
+		}
+		for _, b := range np.Binaries {
+			d.globs.addSlash(b.Path)
+		}
+	}
+	return d, nil
+}
+
+// effectiveRules is what Rego sees as endpoint.rules: the rules, or, when
+// there are none, the access preset expanded (l7/mod.rs:1580
+// access_preset_rules and :1629 expand_access_presets @ v0.0.111; the same
+// table @ v0.0.83 l7/mod.rs:1460): websocket read-only is GET only and
+// read-write adds WEBSOCKET_TEXT; graphql presets are operation types; an
+// MCP endpoint with allow_all_known_mcp_methods and no rules gets method *.
+// An unknown preset is ignored with a warning: no rules.
+func effectiveRules(ep *Endpoint) []Match {
+	if len(ep.Rules) > 0 {
+		out := make([]Match, len(ep.Rules))
+		for i := range ep.Rules {
+			out[i] = ep.Rules[i].Allow
+		}
+		return out
+	}
+	proto := ep.Protocol
+	if proto == "" {
+		proto = ProtocolREST
+	}
+	if ep.Access == "" {
+		if proto == ProtocolMCP && ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods {
+			return []Match{{Method: "*"}}
+		}
+		return nil
+	}
+	rest := func(ms ...string) []Match {
+		out := make([]Match, len(ms))
+		for i, m := range ms {
+			out[i] = Match{Method: m, Path: "**"}
+		}
+		return out
+	}
+	gql := func(ts ...string) []Match {
+		out := make([]Match, len(ts))
+		for i, t := range ts {
+			out[i] = Match{OperationType: t}
+		}
+		return out
+	}
+	switch {
+	case proto == ProtocolGraphQL && ep.Access == AccessReadOnly:
+		return gql("query")
+	case proto == ProtocolGraphQL && ep.Access == AccessReadWrite:
+		return gql("query", "mutation")
+	case proto == ProtocolGraphQL && ep.Access == AccessFull:
+		return gql("*")
+	case proto == ProtocolWebsocket && ep.Access == AccessReadOnly:
+		return rest("GET")
+	case proto == ProtocolWebsocket && ep.Access == AccessReadWrite:
+		return rest("GET", "WEBSOCKET_TEXT")
+	case ep.Access == AccessFull:
+		return rest("*")
+	case ep.Access == AccessReadOnly:
+		return rest("GET", "HEAD", "OPTIONS")
+	case ep.Access == AccessReadWrite:
+		return rest("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH")
+	}
+	return nil
+}
+
+// Decide evaluates a request against a policy with the semantics of the
+// default OpenShell version. See Decider.Decide.
+func Decide(p *Policy, r *Request) Decision {
+	d, err := NewDecider(p, DefaultOpenShellVersion)
+	if err != nil {
+		return Decision{Reason: err.Error()}
+	}
+	return d.Decide(r)
+}
+
+// matched is one endpoint of a network policy whose binaries match.
+type matched struct {
 	key string
 	i   int
 	ep  *Endpoint
 }
 
-// matchEndpoints returns the endpoints that apply to the request, in policy
-// key order, and whether any endpoint matched host and port at all.
-func matchEndpoints(p *Policy, host string, r *Request) ([]endpointMatch, bool) {
-	var matches []endpointMatch
+// Decide evaluates r as OpenShell's proxy does:
+//
+//   - control-plane ports and always-blocked addresses (blocked.go) first;
+//   - the CONNECT decision: a policy whose endpoint matches host and port
+//     and whose binaries match the process or an ancestor
+//     (sandbox-policy.rego:94 network_policy_for_request);
+//   - the endpoint config of the connection is the first endpoint with an
+//     extended config (protocol other than tcp, allowed_ips or tls) among
+//     all matching policies in name order (sandbox-policy.rego:892
+//     _matching_endpoint_configs, :1028 endpoint_has_extended_config): so an
+//     L4 endpoint that shares host:port with another policy's L7 endpoint is
+//     inspected with the L7 rules;
+//   - the SSRF guard on the resolved address ("at IP") with that config's
+//     allowed_ips;
+//   - with an L7 protocol (and no tls: skip), every request: path
+//     canonicalised (l7/path.rs), then allowed when an endpoint of a matching
+//     policy allows it and no deny rule of one denies it
+//     (sandbox-policy.rego:270 allow_request, :296 deny_request);
+//     enforcement other than "enforce" (the default is audit,
+//     l7/mod.rs:209) logs the denial and lets the request through.
+func (d *Decider) Decide(r *Request) Decision {
+	if slices.Contains(controlPlanePorts, int64(r.Port)) {
+		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
+	}
+	// The host as the client sent it, lower-cased: the proxy passes the
+	// CONNECT target's host on unchanged (proxy.rs:6106 parse_target @
+	// v0.0.111, :4535 @ v0.0.83) and Rego lower()s both sides, so a
+	// trailing root dot does not match a policy host written without one.
+	host := strings.ToLower(r.Host)
+	addr, isIP := r.Addr, r.Addr.IsValid()
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		addr, isIP = a, true
+	}
+	gateway := r.Addr.IsValid() && trustedGatewayAddr(host, r.Addr)
+	if isIP && !gateway && AlwaysBlockedIP(addr) {
+		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
+	}
+	ms, hostMatched := d.matchPolicies(host, r)
+	if len(ms) == 0 {
+		if hostMatched {
+			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
+		}
+		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
+	}
+	cfg := firstExtended(ms)
+	if isIP && !gateway {
+		if deny, ok := d.ssrf(ms, cfg, host, addr); !ok {
+			return deny
+		}
+	}
+	first := ms[0]
+	if cfg != nil {
+		first = *cfg
+	}
+	if r.Method == "" {
+		d := Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
+			Reason: "L4: the connection is allowed"}
+		if inspected(cfg) {
+			d.Reason = "the connection is allowed; requests over it are checked against the L7 rules of " + epPath(cfg.key, cfg.i)
+		}
+		return d
+	}
+	if !inspected(cfg) {
+		why := "no endpoint for this host:port has an L7 protocol"
+		if cfg != nil && cfg.ep.TLS == TLSSkip {
+			why = "tls: skip: requests are not inspected"
+		}
+		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
+			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
+	}
+	canon, err := canonicalRequestPath(r.Path, cfg.ep.AllowEncodedSlash, d.version)
+	if err != nil {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
+	}
+	return d.decideL7(ms, cfg, r, canon)
+}
+
+// hostGatewayAliases are the driver-injected names of the host machine
+// (proxy.rs:3613 is_host_gateway_alias @ v0.0.111).
+var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.internal", "host.docker.internal"}
+
+// trustedGatewayAddr reports whether a host-gateway alias resolving to addr
+// takes the trusted-gateway path, which bypasses the SSRF tiers (proxy.rs:
+// 776 @ v0.0.83, :3448 hydrate_destination_plan @ v0.0.111): addr must be
+// link-local and not the cloud metadata address 169.254.169.254
+// (detect_trusted_host_gateway, proxy.rs:3643). "at IP" stands for the
+// /etc/hosts entry of host.openshell.internal, which the proxy trusts; a
+// private address such as Docker's 172.17.0.1 takes the normal path.
+func trustedGatewayAddr(host string, addr netip.Addr) bool {
+	if !slices.Contains(hostGatewayAliases, strings.Trim(host, "[]")) {
+		return false
+	}
+	a := addr.Unmap()
+	if a == netip.MustParseAddr("169.254.169.254") {
+		return false
+	}
+	return blockedV4LinkLocal.Contains(a) || blockedV6LinkLocal.Contains(a.WithZone(""))
+}
+
+// inspected reports whether the connection's config selects L7 inspection
+// (l7/mod.rs:176 parse_l7_config: a protocol L7Protocol::parse knows,
+// case-insensitively: openshell-policy/src/l7_validate.rs:25 @ v0.0.111,
+// l7/mod.rs:35 @ v0.0.83, where an unknown protocol loads and stays L4; tls:
+// skip turns termination off).
+func inspected(cfg *matched) bool {
+	if cfg == nil || cfg.ep.TLS == TLSSkip {
+		return false
+	}
+	switch strings.ToLower(cfg.ep.Protocol) {
+	case ProtocolREST, ProtocolWebsocket, ProtocolGraphQL, ProtocolSQL, ProtocolJSONRPC, ProtocolMCP:
+		return true
+	}
+	return false
+}
+
+// matchPolicies returns the endpoints (host and port matching) of the
+// network policies whose binaries match, in policy name order, and whether
+// any endpoint matched host and port at all.
+func (d *Decider) matchPolicies(host string, r *Request) ([]matched, bool) {
+	var out []matched
 	hostMatched := false
-	for _, key := range p.PolicyKeys() {
-		np := p.NetworkPolicies[key]
-		var eps []int
+	for _, key := range d.keys {
+		np := d.p.NetworkPolicies[key]
+		start := len(out)
 		for i := range np.Endpoints {
-			if endpointMatches(&np.Endpoints[i], host, r.Port) {
-				eps = append(eps, i)
+			ep := &d.p.NetworkPolicies[key].Endpoints[i]
+			if d.endpointMatches(ep, host, r.Port) {
+				out = append(out, matched{key: key, i: i, ep: ep})
 			}
 		}
-		if len(eps) == 0 {
+		if len(out) == start {
 			continue
 		}
 		hostMatched = true
-		if !binaryMatches(np.Binaries, r.Binaries()) {
-			continue
-		}
-		for _, i := range eps {
-			matches = append(matches, endpointMatch{key: key, i: i, ep: &p.NetworkPolicies[key].Endpoints[i]})
+		if !d.relaxed && !d.binaryMatches(np.Binaries, r.Binaries()) {
+			out = out[:start]
 		}
 	}
-	return matches, hostMatched
+	return out, hostMatched
 }
 
-// filterByAddr applies the SSRF guard to an IP destination, per matching
-// endpoint: a private address needs an exact host or allowed_ips covering it,
-// any other address must be inside the endpoint's allowed_ips when it has
-// some. It returns the endpoints kept, and the denial when none is.
-func filterByAddr(matches []endpointMatch, addr netip.Addr) ([]endpointMatch, Decision) {
+func firstExtended(ms []matched) *matched {
+	for i := range ms {
+		ep := ms[i].ep
+		if IsL7(ep) || len(ep.AllowedIPs) > 0 || ep.TLS != "" {
+			return &ms[i]
+		}
+	}
+	return nil
+}
+
+// ssrf applies the SSRF guard to a resolved or literal address: a private
+// address needs allowed_ips covering it or (since v0.0.111) an exact host;
+// a public one must be inside allowed_ips when the config has some.
+func (d *Decider) ssrf(ms []matched, cfg *matched, host string, addr netip.Addr) (Decision, bool) {
+	var ips []string
+	if cfg != nil {
+		ips = cfg.ep.AllowedIPs
+	}
 	private := inAny(addr, privateRanges)
-	kept := matches[:0]
-	for _, m := range matches {
-		if addrAllowed(m.ep, addr, private) {
-			kept = append(kept, m)
-		}
-	}
 	switch {
-	case len(kept) > 0:
-		return kept, Decision{}
-	case private:
-		return nil, Decision{Reason: fmt.Sprintf("%s is a private address: it needs an exact host name or allowed_ips covering it", addr)}
-	}
-	return nil, Decision{Reason: fmt.Sprintf("%s is outside the endpoint's allowed_ips", addr)}
-}
-
-// addrAllowed applies the SSRF guard for addr to one endpoint.
-func addrAllowed(ep *Endpoint, addr netip.Addr, private bool) bool {
-	if private {
-		return privateAllowed(ep, addr)
-	}
-	return len(ep.AllowedIPs) == 0 || ipAllowed(ep.AllowedIPs, addr)
-}
-
-// deniedByRules returns the decision of the first deny rule, on any
-// applicable L7 endpoint, that matches the request: deny_rules win.
-func deniedByRules(matches []endpointMatch, r *Request, reqPath string) (Decision, bool) {
-	if r.Method == "" {
-		return Decision{}, false
-	}
-	for _, m := range matches {
-		if !IsL7(m.ep) {
-			continue
+	case len(ips) > 0 && ipAllowed(ips, addr):
+		return Decision{}, true
+	case len(ips) > 0:
+		kind := "a public address"
+		if private {
+			kind = "a private address"
 		}
-		for j := range m.ep.DenyRules {
-			if requestMatches(&m.ep.DenyRules[j], r, reqPath, false) {
-				d := Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
-					Reason: fmt.Sprintf("denied by deny rule %s %s", m.ep.DenyRules[j].Method, m.ep.DenyRules[j].Path)}
-				return audited(m.ep, d), true
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i) + ".allowed_ips",
+			Reason: fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", addr, kind)}, false
+	case !private:
+		return Decision{}, true
+	}
+	if Supports(FeaturePrivateExactHost, d.version) {
+		for _, m := range ms {
+			if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && strings.EqualFold(m.ep.Host, host) {
+				return Decision{}, true
 			}
 		}
 	}
-	return Decision{}, false
+	return Decision{Reason: fmt.Sprintf("%s is a private address: it needs allowed_ips covering it or an exact host name", addr)}, false
 }
 
-// decideRequest decides a request no deny rule matched: the first endpoint
-// that allows it (an L4 endpoint allows the connection, an L7 endpoint a
-// connection-level request or one its rules allow), else the denial of the
-// first endpoint.
-func decideRequest(matches []endpointMatch, r *Request, reqPath string) Decision {
-	var denied *Decision
-	for _, m := range matches {
-		if !IsL7(m.ep) {
-			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
-				Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection", m.ep.Host)}
+// decideL7 is allow_request and not deny_request over every matching
+// policy's endpoints on this host:port whose endpoint path matches
+// (sandbox-policy.rego:1012 endpoint_matches_l7_request).
+func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) Decision {
+	var allow *Decision
+	for _, m := range ms {
+		if m.ep.Path != "" && !d.pathMatches(m.ep.Path, path) {
+			continue
 		}
-		if r.Method == "" {
-			return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i),
-				Reason: "the connection is allowed; requests over it are checked against the L7 rules"}
+		for j := range m.ep.DenyRules {
+			if d.denied(m.ep, &m.ep.DenyRules[j], r, path) {
+				return enforce(cfg, Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
+					Reason: fmt.Sprintf("%s %s blocked by deny rule", r.Method, path)})
+			}
 		}
-		if d, ok := allowedByEndpoint(m.key, m.i, m.ep, r, reqPath); ok {
-			return d
+		if dd, ok := d.builtinDeny(m, r); ok {
+			return enforce(cfg, dd)
 		}
-		if denied == nil {
-			d := audited(m.ep, Decision{Policy: m.key, Path: epPath(m.key, m.i),
-				Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s", m.ep.Host, r.Method, reqPath)})
-			denied = &d
+		if allow == nil {
+			if dd, ok := d.allowed(m, r, path); ok {
+				allow = &dd
+			}
 		}
 	}
-	return *denied
+	if allow != nil {
+		return *allow
+	}
+	return enforce(cfg, Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+		Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s (not permitted by policy)", cfg.ep.Host, r.Method, path)})
 }
 
-// audited turns a deny on an endpoint without enforcement: enforce into an
-// allow that OpenShell reports.
-func audited(ep *Endpoint, d Decision) Decision {
-	if ep.Enforcement != EnforcementEnforce {
+// enforce turns a denial into an audited allow unless the connection's
+// endpoint config says enforcement: enforce (l7/mod.rs:209 @ v0.0.111).
+func enforce(cfg *matched, d Decision) Decision {
+	if cfg.ep.Enforcement != EnforcementEnforce {
 		d.Allowed, d.Audit = true, true
-		d.Reason += fmt.Sprintf(" (enforcement %q: audited, not blocked)", ep.Enforcement)
+		e := cfg.ep.Enforcement
+		if e == "" {
+			e = "unset, which is audit"
+		}
+		d.Reason += fmt.Sprintf(" (enforcement %s: audited, not blocked)", e)
 	}
 	return d
-}
-
-func allowedByEndpoint(key string, i int, ep *Endpoint, r *Request, reqPath string) (Decision, bool) {
-	if ep.Access != "" {
-		if methodInPreset(ep.Access, r.Method) {
-			return Decision{Allowed: true, Policy: key, Path: epPath(key, i) + ".access",
-				Reason: fmt.Sprintf("access %s allows %s", ep.Access, r.Method)}, true
-		}
-		return Decision{}, false
-	}
-	for j := range ep.Rules {
-		if requestMatches(&ep.Rules[j].Allow, r, reqPath, true) {
-			m := ep.Rules[j].Allow
-			return Decision{Allowed: true, Policy: key, Path: fmt.Sprintf("%s.rules[%d]", epPath(key, i), j),
-				Reason: fmt.Sprintf("allowed by rule %s %s", m.Method, m.Path)}, true
-		}
-	}
-	return Decision{}, false
 }
 
 func epPath(key string, i int) string {
@@ -254,7 +505,7 @@ func epPath(key string, i int) string {
 // IsL7 reports whether OpenShell inspects the endpoint's requests: it has a
 // protocol other than tcp.
 func IsL7(ep *Endpoint) bool {
-	return ep.Protocol != "" && ep.Protocol != ProtocolTCP
+	return ep.Protocol != "" && !strings.EqualFold(ep.Protocol, ProtocolTCP)
 }
 
 // IsReadMethod reports whether method is one of the read-only methods of
@@ -267,126 +518,100 @@ func IsReadMethod(m string) bool {
 	return false
 }
 
-func methodInPreset(access, method string) bool {
-	method = strings.ToUpper(method)
-	switch access {
-	case AccessReadOnly:
-		return IsReadMethod(method)
-	case AccessReadWrite:
-		return IsReadMethod(method) || method == "POST" || method == "PUT" || method == "PATCH"
-	case AccessFull:
-		return true
-	}
-	return false
+func jsonrpcFamily(ep *Endpoint) bool {
+	return ep.Protocol == ProtocolJSONRPC || ep.Protocol == ProtocolMCP
 }
 
-// requestMatches matches an allow rule (allow=true) or a deny rule. Methods
-// compare case-insensitively, "*" is any method and a GET rule also matches
-// HEAD (for deny rules too, as in OpenShell). Query: an allow rule needs
-// every listed parameter present with ALL its values matching; a deny rule
-// needs every listed parameter present with ANY value matching.
-func requestMatches(m *Match, r *Request, path string, allow bool) bool {
-	want, got := strings.ToUpper(m.Method), strings.ToUpper(r.Method)
-	if want != "*" && want != got && !(want == "GET" && got == "HEAD") {
-		return false
+// allowed is request_allowed_for_endpoint (sandbox-policy.rego:476-573).
+func (d *Decider) allowed(m matched, r *Request, path string) (Decision, bool) {
+	ep := m.ep
+	rules := d.rules[ep]
+	ok := func(j int, why string) (Decision, bool) {
+		p := epPath(m.key, m.i)
+		if len(ep.Rules) > 0 {
+			p = fmt.Sprintf("%s.rules[%d]", p, j)
+		} else if ep.Access != "" {
+			p += ".access"
+			why = fmt.Sprintf("access %s allows %s (preset rule %s %s)", ep.Access, r.Method, rules[j].Method, rules[j].Path)
+		}
+		return Decision{Allowed: true, Policy: m.key, Path: p, Reason: why}, true
 	}
-	if !pathMatches(m.Path, path) {
-		return false
-	}
-	for name, qm := range m.Query {
-		if !queryParamMatches(qm, r.Query[name], allow) {
-			return false
+	for j := range rules {
+		ru := &rules[j]
+		switch {
+		// REST (:476): not JSON-RPC family, method, path, query.
+		case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+			d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, true):
+			return ok(j, fmt.Sprintf("allowed by rule %s %s", ru.Method, ru.Path))
+		// SQL (:488): command, "*" or case-insensitive.
+		case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+			return ok(j, fmt.Sprintf("allowed by SQL rule %s", ru.Command))
+		// JSON-RPC family (:497).
+		case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && !r.RPCResponse && d.rpcMatches(ep, ru, r):
+			return ok(j, fmt.Sprintf("allowed by JSON-RPC rule %s", ru.Method))
 		}
 	}
-	return true
+	// MCP allow_all_known_mcp_methods (:509), unless a tools/call is
+	// narrowed by a rule with params.name.
+	if ep.Protocol == ProtocolMCP && ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods &&
+		r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" && !(r.RPCMethod == "tools/call" && mcpNarrowed(rules)) {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i) + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
+	}
+	// MCP response frames (:526) are allowed on MCP endpoints.
+	if ep.Protocol == ProtocolMCP && r.Method == "POST" && r.RPCResponse {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP response frame"}, true
+	}
+	// MCP receive stream (:560): a bodiless GET accepting an event stream.
+	if ep.Protocol == ProtocolMCP && r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP receive stream (GET, text/event-stream)"}, true
+	}
+	// GraphQL (:573).
+	if len(r.GraphQL) > 0 && d.graphqlAllowed(ep, rules, r) {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "every GraphQL operation is allowed by a rule"}, true
+	}
+	return Decision{}, false
 }
 
-// queryParamMatches matches the values of one query parameter: present,
-// and all of them (allow rules) or any of them (deny rules) matching.
-func queryParamMatches(qm QueryMatch, vals []string, allow bool) bool {
-	if len(vals) == 0 {
-		return false
-	}
-	matched := 0
-	for _, v := range vals {
-		if queryValueMatches(qm, v) {
-			matched++
-		}
-	}
-	if allow {
-		return matched == len(vals)
-	}
-	return matched > 0
-}
-
-// GlobMatch is OPA's glob.match (gobwas/glob), the builtin OpenShell's own
-// Rego policy uses for hosts ('.'), binaries and paths ('/') and query
-// values and methods (no separator). An invalid pattern matches nothing.
-func GlobMatch(pattern string, value string, seps ...rune) bool {
-	g, err := glob.Compile(pattern, seps...)
-	return err == nil && g.Match(value)
-}
-
-// pathMatches matches a rule path: "**" (and an empty path) matches any
-// path; otherwise a glob with '/' as separator, so "*" stays within a
-// segment and "/x/**" needs the slash ("/x" itself does not match).
-func pathMatches(pattern, p string) bool {
-	if pattern == "" || pattern == "**" {
-		return true
-	}
-	return GlobMatch(pattern, p, '/')
-}
-
-func queryValueMatches(qm QueryMatch, v string) bool {
-	if len(qm.Any) > 0 {
-		for _, g := range qm.Any {
-			if GlobMatch(g, v) {
-				return true
-			}
-		}
-		return false
-	}
-	return qm.Glob != "" && GlobMatch(qm.Glob, v)
-}
-
-// NormalizeHost lower-cases h and drops a trailing dot, as OpenShell compares
-// host names.
-func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
-
-// hostMatches applies OpenShell's host matching: exact hosts compare
-// case-insensitively; patterns are globs with '.' as separator, so "*." is
-// one label and "**." one or more, and neither matches the apex.
-func hostMatches(pattern, host string) bool {
-	pattern = NormalizeHost(pattern)
-	if !strings.Contains(pattern, "*") {
-		return pattern == host
-	}
-	return GlobMatch(pattern, host, '.')
-}
-
-// endpointMatches matches host and port. A hostless endpoint with
-// allowed_ips matches any host (the addresses are checked after resolution).
-func endpointMatches(ep *Endpoint, host string, port int) bool {
-	hostless := ep.Host == "" && len(ep.AllowedIPs) > 0
-	if !hostless && !hostMatches(ep.Host, host) {
-		return false
-	}
-	if ep.Port == port {
-		return true
-	}
-	for _, p := range ep.Ports {
-		if p == port {
+func mcpNarrowed(rules []Match) bool {
+	for i := range rules {
+		if _, ok := flattenParams(&rules[i])["name"]; ok {
 			return true
 		}
 	}
 	return false
 }
 
-// binaryMatches holds when a binary glob matches the process or any ancestor.
-func binaryMatches(bins []Binary, chain []string) bool {
-	for _, b := range bins {
-		for _, exe := range chain {
-			if b.Path == exe || (strings.Contains(b.Path, "*") && GlobMatch(b.Path, exe, '/')) {
+// builtinDeny holds the deny rules that need no deny_rules entry: JSON-RPC
+// response frames (sandbox-policy.rego:336) and GraphQL operations the
+// endpoint's rules do not allow (:357 graphql, :367 websocket).
+func (d *Decider) builtinDeny(m matched, r *Request) (Decision, bool) {
+	ep := m.ep
+	var why string
+	switch {
+	case ep.Protocol == ProtocolJSONRPC && r.Method == "POST" && r.RPCResponse:
+		why = "JSON-RPC response frames are not permitted from client to server"
+	case (ep.Protocol == ProtocolGraphQL || ep.Protocol == ProtocolWebsocket) && len(r.GraphQL) > 0 && !d.graphqlAllowed(ep, d.rules[ep], r):
+		why = "GraphQL operation not permitted by policy"
+	default:
+		return Decision{}, false
+	}
+	return Decision{Policy: m.key, Path: epPath(m.key, m.i), Reason: why}, true
+}
+
+// denied is request_denied_for_endpoint for one deny rule
+// (sandbox-policy.rego:306 REST, :318 SQL, :327 JSON-RPC, :344 GraphQL).
+func (d *Decider) denied(ep *Endpoint, ru *Match, r *Request, path string) bool {
+	switch {
+	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, false):
+		return true
+	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+		return true
+	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && d.rpcMatches(ep, ru, r):
+		return true
+	case ru.OperationType != "":
+		for _, op := range r.GraphQL {
+			if eff, ok := effectiveOp(ep, op); ok && d.opMatches(eff, ru, false) {
 				return true
 			}
 		}
@@ -394,11 +619,231 @@ func binaryMatches(bins []Binary, chain []string) bool {
 	return false
 }
 
-func privateAllowed(ep *Endpoint, a netip.Addr) bool {
-	if len(ep.AllowedIPs) > 0 {
-		return ipAllowed(ep.AllowedIPs, a)
+// methodMatches: "*" any method, else case-insensitive, and a GET rule
+// also matches HEAD (sandbox-policy.rego:716-727).
+func methodMatches(actual, expected string) bool {
+	if expected == "*" {
+		return true
 	}
-	return !strings.Contains(ep.Host, "*")
+	a, e := strings.ToUpper(actual), strings.ToUpper(expected)
+	return a == e || (a == "HEAD" && e == "GET")
+}
+
+// pathMatches: "**" matches anything, else glob.match(pattern, ["/"],
+// path) (sandbox-policy.rego:736-741). A rule without path is an empty
+// pattern, which matches only the empty path: never a request path.
+func (d *Decider) pathMatches(pattern, p string) bool {
+	if pattern == "**" {
+		return true
+	}
+	return d.globs.match(true, pattern, p)
+}
+
+// queryMatches: allow rules need every configured key present with all its
+// values matching (sandbox-policy.rego:747); deny rules need every key
+// present and one value matching (:378-425).
+func (d *Decider) queryMatches(q map[string]QueryMatch, r *Request, allow bool) bool {
+	for key, qm := range q {
+		vals := r.Query[key]
+		if len(vals) == 0 {
+			return false
+		}
+		n := 0
+		for _, v := range vals {
+			if d.valueMatches(qm, v) {
+				n++
+			}
+		}
+		if allow && n != len(vals) || !allow && n == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// valueMatches is query_value_matches (sandbox-policy.rego:790-807): a glob
+// or any of several, with glob.match(p, [], v), whose delimiter is '.'.
+func (d *Decider) valueMatches(qm QueryMatch, v string) bool {
+	if qm.Glob != "" && d.globs.match(false, qm.Glob, v) {
+		return true
+	}
+	for _, g := range qm.Any {
+		if d.globs.match(false, g, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rpcMatches is jsonrpc_rule_matches (sandbox-policy.rego:790-860):
+// json-rpc methods compare exactly ("*" any); MCP methods are globs and its
+// params (tool: is params.name, openshell-policy lib.rs:533) must match the
+// request's params, which carry only the tools/call name (l7/jsonrpc.rs:440).
+func (d *Decider) rpcMatches(ep *Endpoint, ru *Match, r *Request) bool {
+	if r.RPCMethod == "" {
+		return false
+	}
+	if ep.Protocol == ProtocolJSONRPC {
+		return ru.Method == "*" || ru.Method == r.RPCMethod
+	}
+	if !d.globs.match(false, ru.Method, r.RPCMethod) {
+		return false
+	}
+	for key, qm := range flattenParams(ru) {
+		v, ok := "", false
+		if key == "name" && r.Tool != "" {
+			v, ok = r.Tool, true
+		}
+		if !ok || !d.valueMatches(qm, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// flattenParams is a rule's params as Rego sees them: tool as params.name,
+// nested objects flattened to dotted keys (openshell-policy lib.rs:424
+// flatten_param_matchers @ v0.0.111).
+func flattenParams(m *Match) map[string]QueryMatch {
+	if m.Tool == nil && len(m.Params) == 0 {
+		return nil
+	}
+	out := map[string]QueryMatch{}
+	var walk func(prefix string, ps map[string]ParamMatch)
+	walk = func(prefix string, ps map[string]ParamMatch) {
+		for k, p := range ps {
+			if p.Matcher != nil {
+				out[prefix+k] = *p.Matcher
+			} else {
+				walk(prefix+k+".", p.Object)
+			}
+		}
+	}
+	walk("", m.Params)
+	if m.Tool != nil {
+		out["name"] = *m.Tool
+	}
+	return out
+}
+
+// graphqlAllowed is graphql_request_allowed (sandbox-policy.rego:586):
+// every operation allowed by some rule with an operation_type, and no
+// hash-only persisted query missing from the endpoint's registry (:607).
+func (d *Decider) graphqlAllowed(ep *Endpoint, rules []Match, r *Request) bool {
+	for _, op := range r.GraphQL {
+		eff, ok := effectiveOp(ep, op)
+		if !ok {
+			return false
+		}
+		allowed := false
+		for j := range rules {
+			if rules[j].OperationType != "" && d.opMatches(eff, &rules[j], true) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return false
+		}
+	}
+	return len(r.GraphQL) > 0
+}
+
+// effectiveOp is graphql_effective_operation (sandbox-policy.rego:630): a
+// hash-only persisted query is the registered operation when the endpoint
+// has persisted_queries: allow_registered and registers the hash; without
+// a registration it is not allowed (false).
+func effectiveOp(ep *Endpoint, op GraphQLOp) (GraphQLOp, bool) {
+	if op.Hash == "" {
+		return op, true
+	}
+	if ep.PersistedQueries != "allow_registered" {
+		return op, false
+	}
+	reg, ok := ep.GraphQLPersistedQueries[op.Hash]
+	if !ok {
+		return op, false
+	}
+	return GraphQLOp{Type: reg.OperationType, Name: reg.OperationName, Fields: reg.Fields}, true
+}
+
+// opMatches matches one GraphQL operation (sandbox-policy.rego:646-712):
+// type "*" or case-insensitive, name a glob, fields: allow rules need every
+// selected root field to match a pattern, deny rules one.
+func (d *Decider) opMatches(op GraphQLOp, ru *Match, allow bool) bool {
+	if ru.OperationType != "*" && !strings.EqualFold(ru.OperationType, op.Type) {
+		return false
+	}
+	if ru.OperationName != "" && !d.globs.match(false, ru.OperationName, op.Name) {
+		return false
+	}
+	if len(ru.Fields) == 0 {
+		return true
+	}
+	fieldOK := func(f string) bool {
+		for _, p := range ru.Fields {
+			if d.globs.match(false, p, f) {
+				return true
+			}
+		}
+		return false
+	}
+	if !allow {
+		return slices.ContainsFunc(op.Fields, fieldOK)
+	}
+	if len(op.Fields) == 0 {
+		return false
+	}
+	for _, f := range op.Fields {
+		if !fieldOK(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalizeHost lower-cases h and drops a trailing dot, as OpenShell compares
+// host names.
+func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// endpointMatches is endpoint_allowed (sandbox-policy.rego:108-137): exact
+// host case-insensitively, a '*' host as glob.match(lower(host), ["."], ...),
+// or a hostless endpoint with allowed_ips on any host; and the port.
+func (d *Decider) endpointMatches(ep *Endpoint, host string, port int) bool {
+	if ep.Port != port && !slices.Contains(ep.Ports, port) {
+		return false
+	}
+	switch {
+	case ep.Host == "":
+		return len(ep.AllowedIPs) > 0
+	case !strings.Contains(ep.Host, "*"):
+		return strings.EqualFold(ep.Host, host)
+	}
+	lower := ep.Host
+	if strings.ContainsFunc(lower, unicode.IsUpper) {
+		lower = strings.ToLower(lower)
+	}
+	return d.globs.match(false, lower, host)
+}
+
+// binaryMatches is binary_allowed (sandbox-policy.rego:147-176): an exact
+// path equal to the process or an ancestor, or a '*' path as
+// glob.match(path, ["/"], ...) against them. The process path is the
+// kernel-resolved /proc/<pid>/exe (the SYMLINK HINT of sandbox-policy.rego:
+// 50): a request's "from" must name the symlink's target, and a policy that
+// lists a symlink matches only if OpenShell could resolve it in the
+// container, which policy test cannot see; exact policy paths compare as
+// written. cmdline paths (argv[0]) never grant access (:164).
+func (d *Decider) binaryMatches(bins []Binary, chain []string) bool {
+	for _, b := range bins {
+		glob := strings.Contains(b.Path, "*")
+		for _, exe := range chain {
+			if (!glob && b.Path == exe) || (glob && d.globs.match(true, b.Path, exe)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func ipAllowed(list []string, a netip.Addr) bool {
@@ -412,37 +857,4 @@ func ipAllowed(list []string, a netip.Addr) bool {
 		}
 	}
 	return false
-}
-
-// canonicalPath canonicalizes a request path the way OpenShell's L7 parser
-// does before policy evaluation: percent-decoded, ";params" stripped, doubled
-// slashes collapsed, dot segments resolved; an encoded slash (%2F) is
-// rejected, as is a path that climbs above the root.
-func canonicalPath(raw string) (string, error) {
-	if strings.Contains(strings.ToLower(raw), "%2f") {
-		return "", fmt.Errorf("encoded slash %%2F")
-	}
-	dec, err := url.PathUnescape(raw)
-	if err != nil {
-		return "", fmt.Errorf("bad percent-encoding: %w", err)
-	}
-	var segs []string
-	for _, seg := range strings.Split(dec, "/") {
-		seg, _, _ = strings.Cut(seg, ";")
-		switch seg {
-		case "", ".":
-		case "..":
-			if len(segs) == 0 {
-				return "", fmt.Errorf("path climbs above /")
-			}
-			segs = segs[:len(segs)-1]
-		default:
-			segs = append(segs, seg)
-		}
-	}
-	out := "/" + strings.Join(segs, "/")
-	if strings.HasSuffix(dec, "/") && out != "/" {
-		out += "/"
-	}
-	return out, nil
 }

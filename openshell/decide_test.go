@@ -34,7 +34,9 @@ func TestDecide(t *testing.T) {
 		{issues + gh, "deny", "no rule"},
 		{"HEAD https://api.github.com/repos/acme/widgets/issues/5" + gh, "allow", "rules[0]"},
 		{"OPTIONS https://api.github.com/repos/acme/widgets/issues/5" + gh, "deny", "no rule"},
-		{"get https://API.GITHUB.COM./repos/acme/widgets/issues/7" + gh, "allow", "rules[0]"},
+		{"get https://API.GITHUB.COM/repos/acme/widgets/issues/7" + gh, "allow", "rules[0]"},
+		// The root dot stays (proxy.rs:6106 parse_target): no policy host matches.
+		{"get https://API.GITHUB.COM./repos/acme/widgets/issues/7" + gh, "deny", "no network policy"},
 		{"GET https://api.github.com/repos/acme/other/issues/5" + gh, "deny", "no rule"},
 		{"GET https://api.github.com/repos/acme/widgets/pulls/5" + gh, "deny", "no rule"},
 		// The orchestrator may comment on its own issue only.

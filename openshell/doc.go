@@ -6,7 +6,8 @@
 // NormalizeVersion), the offline validator (Validate, Diagnostic and its
 // stable OSP codes), placeholder substitution on the model
 // (ApplyPlaceholders, OpenPlaceholders, Policy.Clone), the request-decision
-// engine (Decide, ParseRequest, GlobMatch) and policy-test expectations
+// engine (Decider, Decide, ParseRequest, and GlobMatch: regorus's glob.match over
+// globset semantics) and policy-test expectations
 // (*.policytest.yaml: ParseExpectFile, RunExpectations).
 //
 // compile emits policies with it, lint reads them with it, policycue takes

@@ -211,6 +211,12 @@ var ErrExpectationsFailed = errors.New("policy expectations failed")
 // by set; a placeholder a test needs but nobody sets is an error, as is an
 // agent with no policy.
 func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, set placeholder.Values) (*ExpectReport, error) {
+	return RunExpectationsVersion(fsys, files, policies, set, DefaultOpenShellVersion)
+}
+
+// RunExpectationsVersion is RunExpectations with the decisions of OpenShell
+// version.
+func RunExpectationsVersion(fsys fs.FS, files []string, policies map[string]*Policy, set placeholder.Values, version string) (*ExpectReport, error) {
 	rep := &ExpectReport{Results: []CaseResult{}}
 	for _, name := range files {
 		data, err := fs.ReadFile(fsys, name)
@@ -225,9 +231,13 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, se
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		dec, err := NewDecider(resolved, version)
+		if err != nil {
+			return nil, err
+		}
 		rep.Files++
 		for _, c := range ef.Tests {
-			rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, resolved, c))
+			rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, dec, c))
 		}
 	}
 	return rep, nil
@@ -254,8 +264,8 @@ func resolvePolicy(ef *ExpectFile, policies map[string]*Policy, set placeholder.
 
 // runExpectCase decides one case's request and judges the verdict (an
 // audited allow does not satisfy expect: allow) and the reason.
-func runExpectCase(file, agent string, p *Policy, c ExpectCase) CaseResult {
-	d := Decide(p, c.Request)
+func runExpectCase(file, agent string, dec *Decider, c ExpectCase) CaseResult {
+	d := dec.Decide(c.Request)
 	res := CaseResult{File: path.Clean(file), Line: c.Line, Agent: agent, Name: c.Name,
 		Request: c.Request.String(), Expect: c.Expect, Decision: d, Pass: d.Verdict() == c.Expect}
 	if c.Expect == "allow" && d.Audit {

@@ -1,6 +1,7 @@
 package openshell
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -13,16 +14,36 @@ func FuzzParseRequest(f *testing.F) {
 		"POST http://host.docker.internal:8081/x?a=1&a=2 from /usr/bin/curl via /bin/bash at 172.17.0.1",
 		"CONNECT [::1]:22 from /usr/bin/ssh",
 		"get wss://x.example:9/%2e%2e/a;b from /a via /b via /c",
+		"POST https://gw.example.com/graphql from /usr/bin/node graphql query:Q:a,b graphql mutation",
+		"POST https://mcp.example.com/mcp from /usr/bin/node rpc tools/call tool search_web frame response",
+		"POST https://db.example.com:5432/ from /usr/bin/node sql SELECT at 10.0.0.1",
+		"WEBSOCKET_TEXT wss://ws.example.com/socket from /usr/bin/node",
 	} {
 		f.Add(s)
 	}
-	p := decidePolicy(f)
+	d1, err := NewDecider(decidePolicy(f), "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/decide/classes.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	p2, err := Unmarshal(data)
+	if err != nil {
+		f.Fatal(err)
+	}
+	d2, err := NewDecider(p2, "v0.0.83")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRequest(s)
 		if err != nil {
 			return
 		}
-		_ = Decide(p, r) // must not panic on anything the parser accepts
+		// Must not panic on anything the parser accepts.
+		_, _ = d1.Decide(r), d2.Decide(r)
 		again, err := ParseRequest(r.String())
 		if err != nil {
 			t.Fatalf("String() %q of accepted %q does not parse: %v", r.String(), s, err)
@@ -52,16 +73,22 @@ func FuzzParseExpectFile(f *testing.F) {
 	})
 }
 
-// FuzzCanonicalPath: canonical paths are absolute, without empty or dot
-// segments (percent-decoding runs once, so they need not be fixed points).
+// FuzzCanonicalPath: v0.0.111 canonical paths are absolute, without empty
+// or dot segments (percent-decoding runs once, so they need not be fixed
+// points), and canonicalising is idempotent on them.
 func FuzzCanonicalPath(f *testing.F) {
 	for _, s := range []string{"/a/../b", "/a//b/./c;x=1/", "/%2e%2e/x", "/a%2Fb", "/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := canonicalPath(s)
+		c, err := canonicalRequestPath(s, false, "v0.0.111")
 		if err != nil {
 			return
+		}
+		if again, err := canonicalRequestPath(c, false, "v0.0.111"); err != nil && !strings.Contains(c, "%") {
+			t.Fatalf("canonical %q of %q is rejected: %v", c, s, err)
+		} else if err == nil && !strings.Contains(c, "%") && again != c {
+			t.Fatalf("canonical %q of %q canonicalises to %q", c, s, again)
 		}
 		if c == "" || c[0] != '/' {
 			t.Fatalf("canonicalPath(%q) = %q, not absolute", s, c)

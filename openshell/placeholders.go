@@ -106,6 +106,9 @@ func (e *expander) endpoint(base string, ep *Endpoint) error {
 	if err := e.expand(base+".host", &ep.Host, placeholder.FieldHost); err != nil {
 		return err
 	}
+	if err := e.expand(base+".path", &ep.Path, placeholder.FieldPath); err != nil {
+		return err
+	}
 	for j := range ep.AllowedIPs {
 		if err := e.expand(fmt.Sprintf("%s.allowed_ips[%d]", base, j), &ep.AllowedIPs[j], placeholder.FieldAllowedIP); err != nil {
 			return err
@@ -137,27 +140,80 @@ func expandMatch(where string, m *Match, expand func(string, *string, placeholde
 	if err := expand(where+".path", &m.Path, placeholder.FieldPath); err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(m.Query))
-	for k := range m.Query {
-		keys = append(keys, k)
+	for _, c := range []struct{ name, v string }{
+		{"command", m.Command}, {"operation_type", m.OperationType},
+	} {
+		if err := checkNone(where+"."+c.name, c.v); err != nil {
+			return err
+		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		q := m.Query[k]
+	if err := expand(where+".operation_name", &m.OperationName, placeholder.FieldPath); err != nil {
+		return err
+	}
+	for i := range m.Fields {
+		if err := expand(fmt.Sprintf("%s.fields[%d]", where, i), &m.Fields[i], placeholder.FieldPath); err != nil {
+			return err
+		}
+	}
+	for _, k := range sortedKeys(m.Query) {
 		if err := checkNone(where+".query", k); err != nil {
 			return err
 		}
-		if err := expand(where+".query."+k, &q.Glob, placeholder.FieldPath); err != nil {
+		q := m.Query[k]
+		if err := expandQuery(where+".query."+k, &q, expand); err != nil {
 			return err
-		}
-		for i := range q.Any {
-			if err := expand(fmt.Sprintf("%s.query.%s.any[%d]", where, k, i), &q.Any[i], placeholder.FieldPath); err != nil {
-				return err
-			}
 		}
 		m.Query[k] = q
 	}
+	if m.Tool != nil {
+		if err := expandQuery(where+".tool", m.Tool, expand); err != nil {
+			return err
+		}
+	}
+	return expandParams(where+".params", m.Params, expand)
+}
+
+// expandQuery expands a glob-or-any matcher (query values, MCP tool).
+func expandQuery(where string, q *QueryMatch, expand func(string, *string, placeholder.Field) error) error {
+	if err := expand(where, &q.Glob, placeholder.FieldPath); err != nil {
+		return err
+	}
+	for i := range q.Any {
+		if err := expand(fmt.Sprintf("%s.any[%d]", where, i), &q.Any[i], placeholder.FieldPath); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// expandParams expands JSON-RPC/MCP params matchers, nested objects too;
+// keys may hold no placeholder.
+func expandParams(where string, ps map[string]ParamMatch, expand func(string, *string, placeholder.Field) error) error {
+	for _, k := range sortedKeys(ps) {
+		if err := checkNone(where, k); err != nil {
+			return err
+		}
+		p := ps[k]
+		if p.Matcher != nil {
+			if err := expandQuery(where+"."+k, p.Matcher, expand); err != nil {
+				return err
+			}
+		}
+		if err := expandParams(where+"."+k, p.Object, expand); err != nil {
+			return err
+		}
+		ps[k] = p
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // checkNone rejects any placeholder in a field that may hold none.

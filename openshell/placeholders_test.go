@@ -153,3 +153,44 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyPlaceholdersNewFields: the endpoint path, GraphQL names and
+// fields, the MCP tool and (nested) params matchers are substituted too,
+// and OpenPlaceholders leaves the policy untouched.
+func TestApplyPlaceholdersNewFields(t *testing.T) {
+	p := &Policy{Version: 1, NetworkPolicies: map[string]NetworkPolicy{"x": {Name: "x",
+		Endpoints: []Endpoint{{
+			Host: "api.example.com", Port: 443, Path: "/repos/{{OWNER}}/**", Protocol: ProtocolMCP,
+			Rules: []Rule{{Allow: Match{
+				Method: "tools/call", Tool: &QueryMatch{Any: []string{"{{REPO_NAME}}_*"}},
+				OperationName: "Get{{REPO_NAME}}", Fields: []string{"{{OWNER}}"},
+				Params: map[string]ParamMatch{"args": {Object: map[string]ParamMatch{
+					"repo": {Matcher: &QueryMatch{Glob: "{{OWNER}}/{{REPO_NAME}}"}}}}},
+			}}},
+		}},
+		Binaries: []Binary{{Path: "/usr/bin/node"}},
+	}}}
+	open, err := OpenPlaceholders(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{placeholder.Owner, placeholder.RepoName}; !reflect.DeepEqual(open, want) {
+		t.Fatalf("open = %v, want %v", open, want)
+	}
+	if p.NetworkPolicies["x"].Endpoints[0].Rules[0].Allow.Tool.Any[0] != "{{REPO_NAME}}_*" {
+		t.Fatal("OpenPlaceholders mutated the tool matcher")
+	}
+	v, err := placeholder.ParseSet([]string{"OWNER=o", "REPO_NAME=r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open, err = ApplyPlaceholders(p, v); err != nil || len(open) != 0 {
+		t.Fatalf("open %v, err %v", open, err)
+	}
+	ep := p.NetworkPolicies["x"].Endpoints[0]
+	m := ep.Rules[0].Allow
+	got := []string{ep.Path, m.Tool.Any[0], m.OperationName, m.Fields[0], m.Params["args"].Object["repo"].Matcher.Glob}
+	if want := []string{"/repos/o/**", "r_*", "Getr", "o", "o/r"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("substituted %q, want %q", got, want)
+	}
+}

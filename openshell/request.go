@@ -25,8 +25,50 @@ type Request struct {
 	// nearest first. OpenShell matches policy binaries against all of them.
 	Binary    string   `json:"binary"`
 	Ancestors []string `json:"ancestors,omitempty"`
-	// Addr is the address the host resolves to, when the test names one.
+	// Addr is the address the host resolves to, when the test names one:
+	// DNS is an input of the decision, never looked up.
 	Addr netip.Addr `json:"addr,omitzero"`
+
+	// Command is the SQL command of a request on a sql endpoint ("sql CMD").
+	Command string `json:"command,omitempty"`
+	// GraphQL lists the operations of a GraphQL request ("graphql
+	// TYPE[:NAME[:FIELD,...]]", repeatable), as OpenShell's parser reports
+	// them (l7/graphql.rs): type, name and selected root fields.
+	GraphQL []GraphQLOp `json:"graphql,omitempty"`
+	// RPCMethod is the JSON-RPC/MCP method of the body ("rpc METHOD"); Tool
+	// the MCP tools/call name ("tool NAME"); RPCResponse marks a body that is
+	// a JSON-RPC response frame ("frame response").
+	RPCMethod   string `json:"rpc_method,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	RPCResponse bool   `json:"rpc_response,omitempty"`
+	// RPCStream marks a GET that opens an MCP receive stream: no body and
+	// Accept: text/event-stream ("frame stream", l7/jsonrpc.rs:198).
+	RPCStream bool `json:"rpc_stream,omitempty"`
+}
+
+// GraphQLOp is one operation of a GraphQL request.
+type GraphQLOp struct {
+	// Hash is the sha256 of a persisted query sent without its text
+	// ("graphql persisted:HASH"); Type is then empty until the endpoint's
+	// graphql_persisted_queries registry names it.
+	Hash   string   `json:"hash,omitempty"`
+	Type   string   `json:"type,omitempty"`
+	Name   string   `json:"name,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+func (op GraphQLOp) String() string {
+	if op.Hash != "" {
+		return "persisted:" + op.Hash
+	}
+	s := op.Type
+	if op.Name != "" || len(op.Fields) > 0 {
+		s += ":" + op.Name
+	}
+	if len(op.Fields) > 0 {
+		s += ":" + strings.Join(op.Fields, ",")
+	}
+	return s
 }
 
 // Binaries returns the process followed by its ancestors.
@@ -57,17 +99,38 @@ func (r *Request) String() string {
 	if r.Addr.IsValid() {
 		fmt.Fprintf(&b, " at %s", r.Addr)
 	}
+	if r.Command != "" {
+		fmt.Fprintf(&b, " sql %s", r.Command)
+	}
+	for _, op := range r.GraphQL {
+		fmt.Fprintf(&b, " graphql %s", op)
+	}
+	if r.RPCMethod != "" {
+		fmt.Fprintf(&b, " rpc %s", r.RPCMethod)
+	}
+	if r.Tool != "" {
+		fmt.Fprintf(&b, " tool %s", r.Tool)
+	}
+	if r.RPCResponse {
+		b.WriteString(" frame response")
+	}
+	if r.RPCStream {
+		b.WriteString(" frame stream")
+	}
 	return b.String()
 }
 
 // ErrBadRequest reports request syntax ParseRequest cannot read.
 var ErrBadRequest = errors.New("bad request")
 
-const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP], or CONNECT HOST:PORT from BINARY ..."
+const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream], or CONNECT HOST:PORT from BINARY ..."
 
 var httpMethods = map[string]bool{
 	"GET": true, "HEAD": true, "OPTIONS": true, "POST": true, "PUT": true, "PATCH": true,
 	"DELETE": true, "TRACE": true, "CONNECT": true,
+	// A WebSocket client text message, as OpenShell's relay names it for
+	// rules (l7/mod.rs:1580 access_preset_rules @ v0.0.111).
+	"WEBSOCKET_TEXT": true,
 }
 
 // ParseRequest reads a request in the policy-test syntax:
@@ -76,6 +139,9 @@ var httpMethods = map[string]bool{
 //	POST https://api.github.com/graphql from /usr/bin/gh via /usr/bin/bash via /usr/bin/node
 //	GET http://host.docker.internal:8081/issues from /usr/bin/curl at 172.17.0.1
 //	CONNECT 169.254.169.254:80 from /usr/bin/curl
+//	POST https://api.github.com/graphql from /usr/bin/gh graphql query:GetIssue:repository
+//	POST https://mcp.example.com/mcp from /usr/bin/node rpc tools/call tool search
+//	WEBSOCKET_TEXT wss://chat.example.com/rooms/1 from /usr/bin/node
 //
 // Scheme https implies port 443, http port 80, ws 80 and wss 443; BINARY and
 // every ANCESTOR are absolute paths; "at IP" names the resolved address.
@@ -155,6 +221,36 @@ func (r *Request) parseClause(s, kw, val string) error {
 			return fmt.Errorf("%w %q: at needs one IP address, got %q", ErrBadRequest, s, val)
 		}
 		r.Addr = a
+	case "sql":
+		if r.Command != "" {
+			return fmt.Errorf("%w %q: more than one sql", ErrBadRequest, s)
+		}
+		r.Command = val
+	case "graphql":
+		op, err := parseGraphQLOp(val)
+		if err != nil {
+			return fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+		}
+		r.GraphQL = append(r.GraphQL, op)
+	case "rpc":
+		if r.RPCMethod != "" {
+			return fmt.Errorf("%w %q: more than one rpc", ErrBadRequest, s)
+		}
+		r.RPCMethod = val
+	case "tool":
+		if r.Tool != "" {
+			return fmt.Errorf("%w %q: more than one tool", ErrBadRequest, s)
+		}
+		r.Tool = val
+	case "frame":
+		switch {
+		case val == "response" && !r.RPCResponse:
+			r.RPCResponse = true
+		case val == "stream" && !r.RPCStream:
+			r.RPCStream = true
+		default:
+			return fmt.Errorf("%w %q: want \"frame response\" or \"frame stream\" once each, got %q", ErrBadRequest, s, val)
+		}
 	default:
 		return fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
 	}
@@ -211,4 +307,33 @@ func parsePort(s string) (int, error) {
 		return 0, fmt.Errorf("port %q must be 1..65535", s)
 	}
 	return p, nil
+}
+
+// parseGraphQLOp reads TYPE[:NAME[:FIELD,FIELD...]].
+func parseGraphQLOp(v string) (GraphQLOp, error) {
+	parts := strings.SplitN(v, ":", 3)
+	op := GraphQLOp{Type: parts[0]}
+	if op.Type == "persisted" {
+		if len(parts) != 2 || parts[1] == "" {
+			return op, fmt.Errorf("graphql %q: want persisted:HASH", v)
+		}
+		return GraphQLOp{Hash: parts[1]}, nil
+	}
+	switch op.Type {
+	case "query", "mutation", "subscription":
+	default:
+		return op, fmt.Errorf("graphql %q: the operation type must be query, mutation, subscription or persisted", v)
+	}
+	if len(parts) > 1 {
+		op.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		for _, f := range strings.Split(parts[2], ",") {
+			if f == "" {
+				return op, fmt.Errorf("graphql %q: empty field name", v)
+			}
+			op.Fields = append(op.Fields, f)
+		}
+	}
+	return op, nil
 }

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+func newPolicyTestCmd() *cobra.Command {
+	var (
+		policiesDir, policyFile, requestsFile, openshellVersion string
+		binaryIdentity                                          string
+		requests, set                                           []string
+		output                                                  string
+	)
+	cmd := &cobra.Command{
+		Use:   "test [DIR]",
+		Short: "Check which requests compiled policies allow (OpenShell semantics)",
+		Long: `Test answers "would this request be allowed?" as OpenShell's proxy and its
+sandbox-policy.rego would (--openshell-version picks the release): binary
+matched against the process and its ancestors, host globs per label, ports,
+the connection's L7 config (the first inspected endpoint among every policy
+the process matches), access presets, globset globs for paths and query
+values, canonical request paths, deny_rules first, GraphQL/JSON-RPC/MCP/SQL
+rules, the SSRF guard and enforcement: audit (allowed, reported).
+
+Without --request it runs every *.policytest.yaml under DIR (default .)
+against the compiled policies in --policies (default DIR/policies) and fails
+when an expectation does not hold. With --policy and --request it prints the
+decision for each request. With --policy and --requests FILE ("-" is stdin)
+it reads one request a line (blank lines and # comments skipped) and writes
+one JSON object a line (JSON Lines): {"line", "request", "verdict",
+"decision"} or {"line", "error"}; it exits 1 when a line does not parse.
+Request syntax:
+
+  METHOD URL from BINARY [via ANCESTOR]... [at RESOLVED_IP]
+      [sql CMD] [graphql TYPE[:NAME[:FIELD,...]]]... [rpc METHOD] [tool NAME]
+      [frame response|stream]
+  CONNECT HOST:PORT from BINARY [via ANCESTOR]... [at RESOLVED_IP]
+
+DNS is never looked up: "at IP" gives the address the host resolves to.
+BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
+OpenShell matches a policy's symlinked binary only when it resolves it in
+the container, which policy test cannot see.
+WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
+		Example: `  fullsend policy test testdata/triage
+  fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
+  fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
+    --request 'GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh via /usr/bin/bash'
+  fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
+  fullsend policy test -o json testdata/production`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErrorf("unknown output format %q (want text or json)", output)
+			}
+			version, err := openshell.NormalizeVersion(openshellVersion)
+			if err != nil {
+				return usageErrorf("--openshell-version: %v", err)
+			}
+			values, err := placeholder.ParseSet(set)
+			if err != nil {
+				return usageErrorf("%v", setFlagError(err))
+			}
+			w := cmd.OutOrStdout()
+			if len(requests) > 0 || requestsFile != "" {
+				if policyFile == "" {
+					return usageErrorf("--request and --requests need --policy FILE")
+				}
+				if len(requests) > 0 && requestsFile != "" {
+					return usageErrorf("give --request or --requests, not both")
+				}
+				d, err := policyDecider(policyFile, values, version)
+				if err != nil {
+					return err
+				}
+				switch binaryIdentity {
+				case "required":
+				case "relaxed":
+					d = d.RelaxedBinaryIdentity()
+				default:
+					return usageErrorf("--binary-identity %q: want required or relaxed", binaryIdentity)
+				}
+				if requestsFile != "" {
+					return batchDecisions(w, cmd.InOrStdin(), requestsFile, d)
+				}
+				return adHocDecisions(w, d, requests, output)
+			}
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if policiesDir == "" {
+				policiesDir = filepath.Join(dir, "policies")
+			}
+			policies, err := projectPolicies(policiesDir)
+			if err != nil {
+				return err
+			}
+			files, err := openshell.FindExpectations(os.DirFS(dir))
+			if err != nil {
+				return err
+			}
+			if len(files) == 0 {
+				return usageErrorf("no *%s files under %s", openshell.ExpectSuffix, dir)
+			}
+			rep, err := openshell.RunExpectationsVersion(os.DirFS(dir), files, policies, values, version)
+			if err != nil {
+				return err
+			}
+			if err := writeExpectReport(w, rep, output); err != nil {
+				return err
+			}
+			if n := rep.Failed(); n > 0 {
+				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", openshell.ErrExpectationsFailed, n, len(rep.Results))}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&policiesDir, "policies", "", "compiled policies directory with manifest.json (default DIR/policies)")
+	fl.StringVar(&policyFile, "policy", "", "one policy file, for --request or --requests")
+	fl.StringArrayVar(&requests, "request", nil, "a request to decide against --policy (repeatable)")
+	fl.StringVar(&requestsFile, "requests", "", `file of requests, one a line ("-" is stdin), decided against --policy; JSON Lines out`)
+	fl.StringArrayVar(&set, "set", nil, "placeholder value KEY=VALUE; overrides the test files' set: (repeatable)")
+	fl.StringVar(&openshellVersion, "openshell-version", openshell.DefaultOpenShellVersion,
+		fmt.Sprintf("OpenShell release whose decisions to reproduce (%s..%s)", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion))
+	fl.StringVar(&binaryIdentity, "binary-identity", "required",
+		"required, or relaxed: decide as a supervisor whose binary identity is relaxed (binaries match any process), for --request/--requests")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
+	b, err := bundle.Open(os.DirFS(dir), ".")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (compile first: fullsend policy compile)", dir, err)
+	}
+	out := map[string]*openshell.Policy{}
+	for _, name := range b.Manifest.AgentNames() {
+		p, err := openshell.Unmarshal(b.Policies[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, err)
+		}
+		out[name] = p
+	}
+	return out, nil
+}
+
+// policyDecider loads one policy file, substitutes the placeholders and
+// prepares it for decisions.
+func policyDecider(file string, values placeholder.Values, version string) (*openshell.Decider, error) {
+	in, err := fileInput(file)
+	if err != nil {
+		return nil, err
+	}
+	p := in.Policy
+	open, err := openshell.ApplyPlaceholders(p, values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(open) > 0 {
+		return nil, usageErrorf("%s still has placeholders %s: give them with --set KEY=VALUE", file, strings.Join(open, ", "))
+	}
+	return openshell.NewDecider(p, version)
+}
+
+func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output string) error {
+	type result struct {
+		Request  string             `json:"request"`
+		Decision openshell.Decision `json:"decision"`
+	}
+	var results []result
+	for _, s := range requests {
+		r, err := openshell.ParseRequest(s)
+		if err != nil {
+			return usageErrorf("--request: %v", err)
+		}
+		results = append(results, result{Request: r.String(), Decision: dec.Decide(r)})
+	}
+	if output == "json" {
+		return writeJSON(w, results)
+	}
+	for _, r := range results {
+		d := r.Decision
+		at := ""
+		if d.Path != "" {
+			at = " [" + d.Path + "]"
+		}
+		if _, err := fmt.Fprintf(w, "%-5s %s\n      %s%s\n", d.Verdict(), r.Request, d.Reason, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchResult is one line of --requests output.
+type batchResult struct {
+	Line     int                 `json:"line"`
+	Request  string              `json:"request,omitempty"`
+	Verdict  string              `json:"verdict,omitempty"`
+	Decision *openshell.Decision `json:"decision,omitempty"`
+	Error    string              `json:"error,omitempty"`
+}
+
+// batchDecisions decides every request of file (or stdin for "-"), one a
+// line, writing one JSON object a line.
+func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.Decider) error {
+	in := stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("--requests: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	bw := bufio.NewWriterSize(w, 64*1024)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	bad, line := 0, 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		res := batchResult{Line: line, Request: s}
+		if r, err := openshell.ParseRequest(s); err != nil {
+			bad++
+			res.Error = err.Error()
+		} else {
+			d := dec.Decide(r)
+			res.Verdict, res.Decision = d.Verdict(), &d
+		}
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("--requests %s: line %d: %w", file, line+1, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return exitError{code: 1, err: fmt.Errorf("--requests %s: %d lines are not requests (see their \"error\")", file, bad)}
+	}
+	return nil
+}
+
+func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output string) error {
+	if output == "json" {
+		return writeJSON(w, map[string]any{"files": rep.Files, "failed": rep.Failed(), "results": rep.Results})
+	}
+	var b strings.Builder
+	for _, c := range rep.Results {
+		status := "PASS"
+		if !c.Pass {
+			status = "FAIL"
+		}
+		name := c.Name
+		if name == "" {
+			name = c.Request
+		}
+		fmt.Fprintf(&b, "%s %s:%d %s: %s\n", status, c.File, c.Line, c.Agent, name)
+		if !c.Pass {
+			fmt.Fprintf(&b, "     %s\n     expected %s, got %s: %s", c.Request, c.Expect, c.Decision.Verdict(), c.Decision.Reason)
+			if c.Decision.Path != "" {
+				fmt.Fprintf(&b, " [%s]", c.Decision.Path)
+			}
+			b.WriteByte('\n')
+			if c.Problem != "" {
+				fmt.Fprintf(&b, "     %s\n", c.Problem)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "%d expectations in %d files: %d passed, %d failed\n",
+		len(rep.Results), rep.Files, len(rep.Results)-rep.Failed(), rep.Failed())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
