@@ -3,9 +3,7 @@ package openshell
 import "net/netip"
 
 // The always-blocked destinations of OpenShell's SSRF guard, whatever the
-// policy says. This is the single list for the decision engine; the
-// validator's alwaysBlockedAddr/alwaysBlockedPrefix (validate_network.go)
-// are to switch over to AlwaysBlockedIP/AlwaysBlockedNet.
+// policy says: the one list both the decision engine and the validator use.
 
 var (
 	blockedV4Loopback  = netip.MustParsePrefix("127.0.0.0/8")

@@ -347,10 +347,6 @@ func (d *Decider) Decide(r *Request) Decision {
 	return d.decideL7(ms, cfg, r, canon)
 }
 
-// hostGatewayAliases are the driver-injected names of the host machine
-// (proxy.rs:3613 is_host_gateway_alias @ v0.0.111).
-var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.internal", "host.docker.internal"}
-
 // trustedGatewayAddr reports whether a host-gateway alias resolving to addr
 // takes the trusted-gateway path, which bypasses the SSRF tiers (proxy.rs:
 // 776 @ v0.0.83, :3448 hydrate_destination_plan @ v0.0.111): addr must be
@@ -359,7 +355,7 @@ var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.in
 // /etc/hosts entry of host.openshell.internal, which the proxy trusts; a
 // private address such as Docker's 172.17.0.1 takes the normal path.
 func trustedGatewayAddr(host string, addr netip.Addr) bool {
-	if !slices.Contains(hostGatewayAliases, strings.Trim(host, "[]")) {
+	if !isHostGatewayAlias(host) {
 		return false
 	}
 	a := addr.Unmap()

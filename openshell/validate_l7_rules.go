@@ -87,7 +87,7 @@ func newProtoMatch(m *obj, path string, deny bool) *protoMatch {
 		p.hasQuery = true
 	}
 	if n := m.vals["params"]; n != nil {
-		flattenParams(n, "", &p.params, 0)
+		flattenParamNodes(n, "", &p.params, 0)
 	}
 	if t := m.vals["tool"]; t != nil && !p.toolSelector() {
 		p.params = append(p.params, newProtoParam("name", t))
@@ -95,9 +95,9 @@ func newProtoMatch(m *obj, path string, deny bool) *protoMatch {
 	return p
 }
 
-// flattenParams mirrors flatten_param_matchers (lib.rs:424 @ v0.0.111): a
+// flattenParamNodes mirrors flatten_param_matchers (lib.rs:424 @ v0.0.111): a
 // matcher is a leaf, any other mapping nests with dotted keys.
-func flattenParams(n *yaml.Node, prefix string, out *[]protoParam, depth int) {
+func flattenParamNodes(n *yaml.Node, prefix string, out *[]protoParam, depth int) {
 	n = resolveAlias(n)
 	if n == nil || n.Kind != yaml.MappingNode || depth > 110 {
 		return
@@ -115,7 +115,7 @@ func flattenParams(n *yaml.Node, prefix string, out *[]protoParam, depth int) {
 			*out = append(*out, newProtoParam(key, v))
 			continue
 		}
-		flattenParams(v, key, out, depth+1)
+		flattenParamNodes(v, key, out, depth+1)
 	}
 }
 

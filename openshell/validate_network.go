@@ -209,13 +209,13 @@ func (c *checker) checkIPHost(hn *yaml.Node, hp, host string, addr netip.Addr, t
 		c.errorf(hn, hp, CodeTCPHost, "name the DNS host; direct IP connections bypass policy DNS",
 			"protocol tcp endpoint %q must use a DNS hostname, not an IP literal", host)
 	}
-	if alwaysBlockedAddr(addr) {
+	if AlwaysBlockedIP(addr) {
 		// Loads; refused per connection (implicit_allowed_ips_for_ip_host,
 		// proxy.rs:3587-3603 @ v0.0.111).
 		c.trapf(hn, hp, CodeHostBlocked, "loopback, link-local (cloud metadata) and unspecified addresses are never reachable from a sandbox",
 			"host %s is an always-blocked address", host)
 	}
-	if len(ips) > 0 && !alwaysBlockedAddr(addr) && !anyPrefixContains(ips, addr) {
+	if len(ips) > 0 && !AlwaysBlockedIP(addr) && !anyPrefixContains(ips, addr) {
 		c.trapf(hn, hp, CodeHostOutsideAllowedIPs, fmt.Sprintf("add %s to allowed_ips, or drop allowed_ips: an IP-literal host is allowed on its own", host),
 			"host %s is outside the endpoint's allowed_ips, which replace the implicit allowance for an IP literal: every connection is rejected", host)
 	}
@@ -392,7 +392,7 @@ func (c *checker) checkAllowedIPs(ep *obj) {
 		if gateway {
 			continue
 		}
-		if alwaysBlockedPrefix(pfx) {
+		if AlwaysBlockedNet(pfx) {
 			// Refused per connection by parse_allowed_ips (proxy.rs:4145 @
 			// v0.0.111), never at load.
 			c.trapf(nodes[i], path, CodeAllowedIPBlocked, "remove the entry; SSRF hardening blocks these destinations regardless of policy",
@@ -430,44 +430,6 @@ func parseAllowedIP(s string) (netip.Prefix, bool) {
 		return netip.Prefix{}, false
 	}
 	return netip.PrefixFrom(a, a.BitLen()), true
-}
-
-var (
-	v4Loopback  = netip.MustParsePrefix("127.0.0.0/8")
-	v4LinkLocal = netip.MustParsePrefix("169.254.0.0/16")
-	v6LinkLocal = netip.MustParsePrefix("fe80::/10")
-)
-
-// alwaysBlockedAddr mirrors openshell_core::net::is_always_blocked_ip.
-func alwaysBlockedAddr(a netip.Addr) bool {
-	if a.Is4In6() {
-		u := a.Unmap()
-		return u.IsLoopback() || u.IsUnspecified() || v4LinkLocal.Contains(u)
-	}
-	if a.Is4() {
-		return a.IsLoopback() || a.IsUnspecified() || v4LinkLocal.Contains(a)
-	}
-	return a.IsLoopback() || a.IsUnspecified() || v6LinkLocal.Contains(a)
-}
-
-// alwaysBlockedPrefix mirrors openshell_core::net::is_always_blocked_net.
-func alwaysBlockedPrefix(p netip.Prefix) bool {
-	p = p.Masked()
-	if p.Addr().Is4() {
-		return p.Overlaps(v4Loopback) || p.Overlaps(v4LinkLocal) || p.Addr().IsUnspecified()
-	}
-	for _, a := range []string{"::1", "::", "fe80::", "::ffff:127.0.0.1", "::ffff:169.254.0.0", "::ffff:0.0.0.0"} {
-		if p.Contains(netip.MustParseAddr(a)) {
-			return true
-		}
-	}
-	if v6LinkLocal.Contains(p.Addr()) {
-		return true
-	}
-	if p.Addr().Is4In6() {
-		return alwaysBlockedAddr(p.Addr())
-	}
-	return false
 }
 
 // hostGatewayAliases are the driver-injected names of the host machine
