@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/internal/testregistry"
 	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
 // engineInstall is the CI step that checks the engine and caches the
@@ -40,14 +42,14 @@ func requireDocker(t *testing.T) {
 	}
 }
 
-type runner struct {
+type cmdRunner struct {
 	t   *testing.T
 	env []string
 }
 
 // run runs a command, fails the test with its output on error, and returns
 // the combined output.
-func (r runner) run(stdin string, name string, args ...string) string {
+func (r cmdRunner) run(stdin string, name string, args ...string) string {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -95,7 +97,7 @@ func TestEngine(t *testing.T) {
 	tarball := rootfs(t)
 	reg := testregistry.Start(t, testregistry.PlainHTTP())
 	tmp := t.TempDir()
-	r := runner{t: t, env: append(reg.Env(), "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))}
+	r := cmdRunner{t: t, env: append(reg.Env(), "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))}
 	// docker reaches the registry on 127.0.0.1 over plain HTTP: the engine
 	// treats 127.0.0.0/8 as an insecure registry by default.
 	base := reg.Host + "/fullsend/agent-sandbox-base:trixie"
@@ -110,7 +112,7 @@ func TestEngine(t *testing.T) {
 
 	var baseDigest, imageDigest, policiesDigest, ref string
 	t.Run("base from debootstrap via docker import, pushed", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		r.run("", "docker", "import",
 			"--change", "LABEL "+image.LabelOpenShellVersion+"="+image.DefaultOpenShellVersion,
 			"--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -127,7 +129,7 @@ func TestEngine(t *testing.T) {
 	}
 
 	t.Run("fullsend image build --push --sign, fullsend verify", func(t *testing.T) {
-		r := runner{t: t, env: append(r.env, "COSIGN_PASSWORD=enginetest-"+hex.EncodeToString([]byte(t.Name()))[:16])}
+		r := cmdRunner{t: t, env: append(r.env, "COSIGN_PASSWORD=enginetest-"+hex.EncodeToString([]byte(t.Name()))[:16])}
 		fs := filepath.Join(tmp, "fullsend")
 		r.run("", "go", "build", "-trimpath", "-o", fs, "../../cmd/fullsend")
 		proj := filepath.Join(tmp, "project")
@@ -163,7 +165,7 @@ func TestEngine(t *testing.T) {
 	}
 
 	t.Run("docker pull by digest", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		r.run("", "docker", "pull", ref)
 		got := r.run("", "docker", "image", "inspect", "--format", "{{json .RepoDigests}} {{json .Config.Entrypoint}}", ref)
 		if !strings.Contains(got, imageDigest) || !strings.Contains(got, `"image","entrypoint"`) {
@@ -175,7 +177,7 @@ func TestEngine(t *testing.T) {
 	// shell-detection `sh -c` command and writes the job script to the
 	// shell's stdin.
 	t.Run("GitLab Docker executor: entrypoint + sh -c + script on stdin", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		detect := `if [ -x /usr/local/bin/bash ]; then exec /usr/local/bin/bash; elif [ -x /usr/bin/bash ]; then exec /usr/bin/bash; elif [ -x /bin/bash ]; then exec /bin/bash; else exec sh; fi`
 		script := "set -eo pipefail\nfullsend version\ntest -r /opt/fullsend/policies/manifest.json\ncommand -v podman ssh\necho gitlab-job-script-ran\n"
 		out := r.run(script, "docker", "run", "--rm", "-i", ref, "sh", "-c", detect)
@@ -187,7 +189,7 @@ func TestEngine(t *testing.T) {
 	// `image: {entrypoint: [""]}` or --entrypoint sh: the script without
 	// the dispatcher.
 	t.Run("GitLab entrypoint override: --entrypoint sh IMAGE -c", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		out := r.run("", "docker", "run", "--rm", "--entrypoint", "sh", ref, "-c", "fullsend version && ls /opt/fullsend/agents && echo override-ran")
 		if !strings.Contains(out, "override-ran") {
 			t.Errorf("sh -c did not run:\n%s", out)
@@ -198,7 +200,7 @@ func TestEngine(t *testing.T) {
 	// with `tail -f /dev/null` as entrypoint, a bind-mounted workspace and
 	// workdir, starts it and docker-execs each step's shell.
 	t.Run("GitHub Actions container job: create, start, exec steps", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		ws := t.TempDir()
 		name := "fullsend-enginetest-" + hex.EncodeToString([]byte(time.Now().Format("150405.000")))[:12]
 		r.run("", "docker", "create", "--name", name, "--workdir", "/__w/repo", "-v", ws+":/__w/repo",
@@ -225,7 +227,7 @@ func TestEngine(t *testing.T) {
 	// cannot delegate to a nested runtime, so the nested container runs
 	// with --cgroups disabled there.
 	t.Run("nested Podman in a privileged container", func(t *testing.T) {
-		r := runner{t: t, env: r.env}
+		r := cmdRunner{t: t, env: r.env}
 		script := `set -eu
 export PODMAN_IGNORE_CGROUPSV1_WARNING=1
 p="podman --storage-driver vfs --cgroup-manager cgroupfs --events-backend file"
@@ -240,17 +242,7 @@ tar -C /tmp/tiny -cf - . | $p import --change 'CMD ["/sh"]' - localhost/tiny:1 >
 $p run --rm --network none $cg localhost/tiny:1 /sh -c 'echo nested-podman-ran pid=$$'
 $p images --format '{{.Repository}}:{{.Tag}}'
 `
-		args := []string{"run", "--rm", "--privileged", ref, "sh", "-c", script}
-		out, err := exec.Command("docker", args...).CombinedOutput()
-		if err != nil && strings.Contains(string(out), "unable to apply caps") {
-			t.Logf("--privileged refused by this engine (%s); using every capability the engine holds instead", strings.TrimSpace(string(out)))
-			args = []string{"run", "--rm", "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
-				"--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
-				"--security-opt", "systempaths=unconfined", "--device", "/dev/fuse", ref, "sh", "-c", script}
-			out = []byte(r.run("", "docker", args...))
-		} else if err != nil {
-			t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		out := privileged(r, nil, ref, script)
 		t.Logf("nested:\n%s", out)
 		// pid=1: the busybox shell is PID 1 of its own PID namespace, so
 		// the nested runtime really created the container.
@@ -260,4 +252,84 @@ $p images --format '{{.Repository}}:{{.Tag}}'
 			}
 		}
 	})
+
+	// The contract fake stands in for OpenShell only: the real image, in
+	// the real engine, privileged as ADR 0036 runs the job container, with
+	// its real Podman answering, runs its own `fullsend run` against
+	// testdata/openshell-fake mounted as `openshell`, once with a GitHub
+	// Actions environment and once with a GitLab CI one. The fake's
+	// `sandbox exec` exits 3, which the run must propagate after deleting
+	// the sandbox.
+	t.Run("fullsend run in the container, OpenShell faked", func(t *testing.T) {
+		r := cmdRunner{t: t, env: r.env}
+		fake := filepath.Join(tmp, "openshell")
+		r.run("", "go", "build", "-trimpath", "-o", fake, "../../testdata/openshell-fake")
+		for _, ci := range []struct {
+			name, issue string
+			env         []string
+		}{
+			{"github", "42", []string{"GITHUB_ACTIONS=true", "CI=true", "GITHUB_REPOSITORY=acme/widgets", "GITHUB_SERVER_URL=https://github.com",
+				"GITHUB_EVENT_PATH=/work/event.json", "GITHUB_WORKSPACE=/work"}},
+			{"gitlab", "7", []string{"GITLAB_CI=true", "CI=true", "CI_PROJECT_NAMESPACE=acme", "CI_PROJECT_NAME=widgets",
+				"CI_SERVER_HOST=gitlab.example.com", "CI_MERGE_REQUEST_IID=7", "CI_PROJECT_DIR=/work"}},
+		} {
+			t.Run(ci.name, func(t *testing.T) {
+				ws := t.TempDir()
+				if err := os.WriteFile(filepath.Join(ws, "event.json"), []byte(`{"issue":{"number":42}}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				flags := []string{"-v", fake + ":/usr/local/bin/openshell:ro", "-v", ws + ":/work", "-w", "/work",
+					"-e", "OPENSHELL_FAKE_STATE=/tmp/openshell-fake", "-e", "OPENSHELL_FAKE_GATEWAY=up",
+					"-e", "OPENSHELL_FAKE_FAIL=exec-exit=3", "-e", "FULLSEND_POLICIES_DIGEST=" + policiesDigest}
+				for _, e := range ci.env {
+					flags = append(flags, "-e", e)
+				}
+				script := `set -u
+export PODMAN_IGNORE_CGROUPSV1_WARNING=1
+podman --storage-driver vfs --cgroup-manager cgroupfs --events-backend file info --format 'driver-runtime={{.Host.OCIRuntime.Name}}'
+mkdir -p /tmp/openshell-fake
+fullsend run triage --prompt hi -o json --result /work/result.json --diag-dir /work/diag --set HOST_IP=10.0.0.9 >/work/stdout.json
+echo "run-exit=$?"
+`
+				out := privileged(r, flags, ref, script)
+				if !strings.Contains(out, "driver-runtime=crun") || !strings.Contains(out, "run-exit=3") {
+					t.Fatalf("want the real podman to answer and the agent's exit 3 propagated:\n%s", out)
+				}
+				res, err := os.ReadFile(filepath.Join(ws, "result.json"))
+				if err != nil {
+					t.Fatalf("no result file: %v\n%s", err, out)
+				}
+				var got runner.Result
+				if err := json.Unmarshal(res, &got); err != nil {
+					t.Fatalf("result.json: %v\n%s", err, res)
+				}
+				if got.Placeholders["ISSUE_NUMBER"] != ci.issue || got.Placeholders["OWNER"] != "acme" || !got.Deleted {
+					t.Errorf("want ISSUE_NUMBER=%s, OWNER=acme and the sandbox deleted; result:\n%s", ci.issue, res)
+				}
+			})
+		}
+	})
+}
+
+// privileged runs script with sh -c in a privileged container of ref and
+// returns the output. Where the engine itself lacks a capability,
+// --privileged fails with "unable to apply caps" (this CI host has no
+// CAP_SYS_RESOURCE); the container then gets every other capability, no
+// seccomp/AppArmor confinement, unmasked /proc and /sys, and /dev/fuse.
+func privileged(r cmdRunner, flags []string, ref, script string) string {
+	r.t.Helper()
+	args := append(append([]string{"run", "--rm", "--privileged"}, flags...), ref, "sh", "-c", script)
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err == nil {
+		r.t.Logf("$ docker run --privileged ... (ok)")
+		return string(out)
+	}
+	if !strings.Contains(string(out), "unable to apply caps") {
+		r.t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	r.t.Logf("--privileged refused by this engine (%s); using every capability the engine holds instead", strings.TrimSpace(string(out)))
+	args = append(append([]string{"run", "--rm", "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
+		"--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+		"--security-opt", "systempaths=unconfined", "--device", "/dev/fuse"}, flags...), ref, "sh", "-c", script)
+	return r.run("", "docker", args...)
 }
