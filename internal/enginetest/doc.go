@@ -8,5 +8,6 @@
 // and a GitHub Actions container job do, then start Podman nested in a
 // privileged container of it (fullsend ADR 0036).
 //
-// The package has no non-test code; it imports nothing from the module.
+// The package has no non-test code and nothing imports it; its tests use
+// image, runner, internal/testregistry and internal/testtool.
 package enginetest
