@@ -126,17 +126,22 @@ func TestContainerfilePins(t *testing.T) {
 		if versions < 5 {
 			t.Errorf("found %d pinned versions, want go, node, gh, yq and openshell at least", versions)
 		}
-		placeholders := 0
+		unresolved := 0
 		for k, v := range args {
 			m := checksumRe.FindStringSubmatch(k)
 			if m == nil {
 				continue
 			}
-			if !sha256Hex.MatchString(v) {
+			switch {
+			case v == "UNRESOLVED":
+				// Not found in any public material reachable here: the
+				// build stops at this pin (docs/image-pins.md) until
+				// scripts/update-pins.sh fills it in online.
+				unresolved++
+			case v == strings.Repeat("0", 64):
+				t.Errorf("Containerfile:%d: ARG %s is an all-zero placeholder, never a pin", argLine[k], k)
+			case !sha256Hex.MatchString(v):
 				t.Errorf("Containerfile:%d: ARG %s=%q is not 64 lowercase hex digits", argLine[k], k, v)
-			}
-			if v == strings.Repeat("0", 64) {
-				placeholders++
 			}
 			for _, a := range archs {
 				if _, ok := args[m[1]+"_SHA256_"+a]; !ok {
@@ -153,8 +158,8 @@ func TestContainerfilePins(t *testing.T) {
 				t.Errorf("Containerfile:%d: ARG %s is not checked by any RUN with sha256sum -c", argLine[k], k)
 			}
 		}
-		if placeholders > 0 {
-			t.Logf("%d checksums are unverified all-zero placeholders (the build fails closed until they are filled in)", placeholders)
+		if unresolved > 0 {
+			t.Logf("%d checksums are UNRESOLVED (the build fails closed at them until scripts/update-pins.sh fills them in)", unresolved)
 		}
 	})
 
