@@ -67,6 +67,41 @@ var claudeTools = map[string]specKind{
 	"TaskUpdate": specNone, "TaskOutput": specNone, "TaskStop": specNone,
 	"ExitPlanMode": specNone, "AskUserQuestion": specNone, "SlashCommand": specNone,
 	"SendMessage": specNone, "TeamCreate": specNone, "TeamDelete": specNone,
+	"CronCreate": specNone, "CronDelete": specNone, "CronList": specNone,
+	"EnterPlanMode": specNone, "ToolSearch": specNone,
+	// git worktrees (fs write)
+	"EnterWorktree": specNone, "ExitWorktree": specNone,
+	// MCP resources of the agent's configured servers
+	"ListMcpResourcesTool": specNone, "ReadMcpResourceTool": specNone,
+	// publishes a file to claude.ai (the runtime's own egress)
+	"Artifact": specNone,
+}
+
+// foreignTools maps the built-in tool names of the other agent runtimes
+// (OpenCode, Codex, Gemini CLI, pi) to the Claude Code tool that does the
+// same, so that a rule written in another runtime's vocabulary gets a
+// did-you-mean naming the tool to write instead. catalog/tools.cue lists the
+// same names under each tool's aliases, with the source they come from
+// (TestForeignToolsMatchCatalog).
+var foreignTools = map[string]string{
+	// OpenCode packages/opencode/src/tool/registry.ts
+	"bash": "Bash", "read": "Read", "glob": "Glob", "grep": "Grep", "list": "LS", "edit": "Edit",
+	"write": "Write", "patch": "Edit", "multiedit": "MultiEdit", "apply_patch": "Edit", "task": "Agent",
+	"webfetch": "WebFetch", "websearch": "WebSearch", "codesearch": "WebSearch", "todowrite": "TodoWrite",
+	"todoread": "TodoWrite", "skill": "Skill", "lsp": "LSP", "question": "AskUserQuestion",
+	"plan_exit": "ExitPlanMode",
+	// Gemini CLI packages/core/src/tools/definitions/base-declarations.ts
+	"run_shell_command": "Bash", "read_file": "Read", "read_many_files": "Read", "list_directory": "LS",
+	"grep_search": "Grep", "write_file": "Write", "replace": "Edit",
+	"web_fetch": "WebFetch", "google_web_search": "WebSearch", "write_todos": "TodoWrite",
+	"activate_skill": "Skill", "ask_user": "AskUserQuestion", "enter_plan_mode": "EnterPlanMode",
+	"exit_plan_mode": "ExitPlanMode", "save_memory": "Write",
+	// Codex codex-rs/core/src/tools (shell, apply_patch, update_plan, web_search, view_image)
+	"shell": "Bash", "exec_command": "Bash", "update_plan": "TodoWrite", "web_search": "WebSearch",
+	"view_image": "Read", "list_dir": "LS", "grep_files": "Grep",
+	"list_mcp_resources": "ListMcpResourcesTool", "read_mcp_resource": "ReadMcpResourceTool",
+	// pi (badlogic/pi-mono packages/coding-agent): read, bash, edit, write, grep, find, ls
+	"find": "Glob", "ls": "LS",
 }
 
 // KnownTools returns the Claude Code tool names accepted in tool rules,
@@ -212,7 +247,11 @@ func lookupTool(name string) (specKind, *ruleFailure) {
 	kind, known := claudeTools[name]
 	if !known {
 		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
-		if sg := suggest(name, KnownTools()); sg != "" {
+		if sg, ok := foreignTools[name]; ok {
+			hint = fmt.Sprintf("did you mean %q? (%s is OpenCode's, Codex's, Gemini CLI's or pi's name for it) %s", sg, name, hint)
+		} else if sg, ok := foreignTools[strings.ToLower(name)]; ok {
+			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
+		} else if sg := suggest(name, KnownTools()); sg != "" {
 			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
 		}
 		f := failAt(0, hint, "unknown tool %q", name)
