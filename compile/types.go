@@ -45,6 +45,10 @@ type Project struct {
 	Files map[string]string
 	// Warnings are findings that do not stop compilation.
 	Warnings Diagnostics
+
+	// byName holds every agent read, by name, including those left out of
+	// Agents because their file has an error (for --agent selection).
+	byName map[string]*Agent
 }
 
 // Agent is one normalized agent definition.
