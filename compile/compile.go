@@ -215,6 +215,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 	}
 	b.summarize(c, skills)
 	c.TierWhy = tierWhy(b.needs, tier)
+	b.diags = append(b.diags, egressChecks(c, skills)...)
 	c.Sources = sourceFiles(a, skills, pol)
 	return c, b.diags
 }
