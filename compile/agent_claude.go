@@ -122,6 +122,29 @@ func checkMCPServers(d *decoder, v field, name string) {
 		d.errAt(d.pos(v.value), name, fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
 		return
 	}
+	definitions := func(m *yaml.Node, prefix string) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if def := m.Content[i+1]; def.Kind != yaml.MappingNode {
+				d.errAt(d.pos(def), fieldPath(prefix, m.Content[i].Value), fmt.Sprintf("want a server definition (a mapping), got a %s", kindName(def)),
+					"write {type: http, url: https://...} or {command: ..., args: [...]}")
+			}
+		}
+	}
+	if v.value.Kind == yaml.MappingNode {
+		definitions(v.value, name)
+	} else {
+		for i, it := range v.value.Content {
+			switch {
+			case it.Kind == yaml.MappingNode:
+				definitions(it, fieldIndex(name, i))
+			case it.Kind == yaml.ScalarNode && it.Tag == "!!str":
+				d.nonEmptyStr(it, fieldIndex(name, i))
+			default:
+				d.errAt(d.pos(it), fieldIndex(name, i), fmt.Sprintf("want a server name or an inline definition, got a %s", kindName(it)),
+					"list configured server names (github) or inline definitions ({github: {type: http, url: ...}})")
+			}
+		}
+	}
 	d.warnAt(d.pos(v.key), name, "MCP servers are not compiled into the sandbox policy",
 		"declare the servers' endpoints in sandbox.endpoints")
 }
