@@ -236,6 +236,9 @@ func TestForeignToolsMatchCatalog(t *testing.T) {
 		}
 	}
 	for n, tool := range foreignTools {
+		if foreignRuntimes(n) == "another runtime" {
+			t.Errorf("foreignRuntimes: %s names no runtime", n)
+		}
 		if !fromCUE[n][tool] {
 			t.Errorf("foreignTools: %s -> %s is not an alias of %s in tools.cue", n, tool, tool)
 		}
@@ -245,6 +248,14 @@ func TestForeignToolsMatchCatalog(t *testing.T) {
 // TestForeignToolHint: another runtime's tool name is a warning (it grants
 // nothing) whose hint names the Claude Code tool to write.
 func TestForeignToolHint(t *testing.T) {
+	if h := hintOf(func() *RuleError {
+		var re *RuleError
+		_, err := ParseToolRule("run_shell_command", Pos{File: "a.md", Line: 1, Column: 1})
+		errors.As(err, &re)
+		return re
+	}()); !strings.Contains(h, "run_shell_command is Gemini CLI's name") {
+		t.Errorf("hint %q does not name Gemini CLI", h)
+	}
 	for name, want := range map[string]string{"run_shell_command": "Bash", "read_file": "Read", "webfetch": "WebFetch", "apply_patch": "Edit", "Grep_Search": "Grep"} {
 		_, err := ParseToolRule(name, Pos{File: "a.md", Line: 3, Column: 8})
 		var re *RuleError

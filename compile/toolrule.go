@@ -77,6 +77,29 @@ var claudeTools = map[string]specKind{
 	"Artifact": specNone,
 }
 
+// foreignRuntimes names the runtimes whose built-in tool is called name,
+// from the sections of foreignTools.
+func foreignRuntimes(name string) string {
+	var rs []string
+	for _, r := range []struct {
+		runtime string
+		names   string
+	}{
+		{"OpenCode", " bash read glob grep list edit write patch multiedit apply_patch task webfetch websearch codesearch todowrite todoread skill lsp question plan_exit "},
+		{"Gemini CLI", " run_shell_command read_file read_many_files list_directory glob grep_search write_file replace web_fetch google_web_search write_todos activate_skill ask_user enter_plan_mode exit_plan_mode save_memory "},
+		{"Codex", " shell exec_command apply_patch update_plan web_search view_image list_dir grep_files list_mcp_resources read_mcp_resource "},
+		{"pi", " read bash edit write grep find ls "},
+	} {
+		if strings.Contains(r.names, " "+name+" ") {
+			rs = append(rs, r.runtime)
+		}
+	}
+	if len(rs) == 0 {
+		return "another runtime"
+	}
+	return strings.Join(rs, " and ")
+}
+
 // foreignTools maps the built-in tool names of the other agent runtimes
 // (OpenCode, Codex, Gemini CLI, pi) to the Claude Code tool that does the
 // same, so that a rule written in another runtime's vocabulary gets a
@@ -248,7 +271,7 @@ func lookupTool(name string) (specKind, *ruleFailure) {
 	if !known {
 		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
 		if sg, ok := foreignTools[name]; ok {
-			hint = fmt.Sprintf("did you mean %q? (%s is OpenCode's, Codex's, Gemini CLI's or pi's name for it) %s", sg, name, hint)
+			hint = fmt.Sprintf("did you mean %q? (%s is %s's name for it) %s", sg, name, foreignRuntimes(name), hint)
 		} else if sg, ok := foreignTools[strings.ToLower(name)]; ok {
 			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
 		} else if sg := suggest(name, KnownTools()); sg != "" {
