@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -38,4 +39,21 @@ func TestOpenCodePermissionMirrorsAllowlist(t *testing.T) {
 	if _, err := openCodePermission(tierMap, []byte("no frontmatter")); err == nil || !strings.Contains(err.Error(), "frontmatter") {
 		t.Errorf("no frontmatter: %v", err)
 	}
+}
+
+// FuzzOpenCodePermission: any definition and tier map yield either the
+// tier map unchanged or valid JSON, never a panic.
+func FuzzOpenCodePermission(f *testing.F) {
+	f.Add(`{"edit":"deny","bash":"deny"}`, "---\npermission:\n  bash:\n    \"*\": deny\n    \"gh *\": allow\n---\nb\n")
+	f.Add(`{"bash":"deny"}`, "---\npermission: [1, 2]\n---\n")
+	f.Add(`deny`, "---\n&a [*a]\n---\n")
+	f.Fuzz(func(t *testing.T, tierMap, def string) {
+		got, err := openCodePermission(tierMap, []byte(def))
+		if err != nil || got == tierMap {
+			return
+		}
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("invalid JSON %q from %q, %q", got, tierMap, def)
+		}
+	})
 }
