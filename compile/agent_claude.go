@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"strings"
@@ -41,6 +42,9 @@ func parseClaudeAgent(d *decoder, doc *document) *Agent {
 		a.Skills = d.nameRefs(v.value, "skills", skillNameRE, "a skill name: lowercase letters, digits and single hyphens")
 	}
 	d.checkFields(f, claudeAgentChecks)
+	if v, ok := f["mcpServers"]; ok {
+		a.MCPServers = mcpServers(v.value, d.pos)
+	}
 	if v, ok := f["sandbox"]; ok {
 		a.Sandbox = d.sandbox(v.value, "sandbox")
 	}
@@ -118,8 +122,73 @@ func checkMCPServers(d *decoder, v field, name string) {
 		d.errAt(d.pos(v.value), name, fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
 		return
 	}
+	definitions := func(m *yaml.Node, prefix string) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if def := m.Content[i+1]; def.Kind != yaml.MappingNode {
+				d.errAt(d.pos(def), fieldPath(prefix, m.Content[i].Value), fmt.Sprintf("want a server definition (a mapping), got a %s", kindName(def)),
+					"write {type: http, url: https://...} or {command: ..., args: [...]}")
+			}
+		}
+	}
+	if v.value.Kind == yaml.MappingNode {
+		definitions(v.value, name)
+	} else {
+		for i, it := range v.value.Content {
+			switch {
+			case it.Kind == yaml.MappingNode:
+				definitions(it, fieldIndex(name, i))
+			case it.Kind == yaml.ScalarNode && it.Tag == "!!str":
+				d.nonEmptyStr(it, fieldIndex(name, i))
+			default:
+				d.errAt(d.pos(it), fieldIndex(name, i), fmt.Sprintf("want a server name or an inline definition, got a %s", kindName(it)),
+					"list configured server names (github) or inline definitions ({github: {type: http, url: ...}})")
+			}
+		}
+	}
 	d.warnAt(d.pos(v.key), name, "MCP servers are not compiled into the sandbox policy",
 		"declare the servers' endpoints in sandbox.endpoints")
+}
+
+// mcpServers reads mcpServers (Claude Code's subagent field: a list whose
+// items are a configured server's name or {name: config}, or a mapping of
+// name to config) into the servers the agent's mcp__ tools may use. Shapes
+// it does not know are left alone: checkMCPServers reports the field.
+func mcpServers(n *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
+	var out []MCPServerDecl
+	inline := func(k, v *yaml.Node) {
+		s := MCPServerDecl{Name: k.Value, Pos: pos(k)}
+		if v.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				switch v.Content[i].Value {
+				case "url":
+					if u, err := url.Parse(v.Content[i+1].Value); err == nil {
+						s.Host = strings.ToLower(u.Hostname())
+					}
+				case "command":
+					s.Command = v.Content[i+1].Value
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, it := range n.Content {
+			switch it.Kind {
+			case yaml.ScalarNode:
+				out = append(out, MCPServerDecl{Name: it.Value, Pos: pos(it)})
+			case yaml.MappingNode:
+				for i := 0; i+1 < len(it.Content); i += 2 {
+					inline(it.Content[i], it.Content[i+1])
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			inline(n.Content[i], n.Content[i+1])
+		}
+	}
+	return out
 }
 
 // claudeTools resolves tools against disallowedTools: disallowedTools are

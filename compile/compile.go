@@ -3,7 +3,6 @@ package compile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"sort"
@@ -54,6 +53,9 @@ type Compiled struct {
 	// Baseline lists the network policy keys that hold only the runtime's
 	// model API: the agent's own channel, which every tier needs.
 	Baseline []string
+	// TierWhy lists what raised the agent above read-only, highest tier
+	// first, each at its line; the first entry decided the tier.
+	TierWhy []TierReason
 
 	catalog *policycue.Catalog
 }
@@ -128,8 +130,10 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		}
 	}
 	strict()
-	if err := diags.Err(); err != nil {
-		return nil, compileError(diags)
+	// With errors, the agents that did compile still go through the checks,
+	// so one run reports every problem of every file; nothing is returned.
+	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
+		return nil, compileError(diags, out)
 	}
 	if err := out.emit(files); err != nil {
 		return nil, err
@@ -143,15 +147,15 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	}
 	strict()
 	if err := diags.Err(); err != nil {
-		return nil, compileError(diags)
+		return nil, compileError(diags, out)
 	}
 	out.Warnings = diags
 	return out, nil
 }
 
-func compileError(ds Diagnostics) error {
+func compileError(ds Diagnostics, out *Output) error {
 	sortDiagnostics(ds)
-	return fmt.Errorf("%w:\n%w", ErrCompile, ds.Errors())
+	return &Failure{Diagnostics: ds, Agents: out.AgentNames()}
 }
 
 func sortDiagnostics(ds Diagnostics) {
@@ -210,6 +214,8 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		Placeholders: open, catalog: opts.Catalog, Baseline: b.baselineKeys,
 	}
 	b.summarize(c, skills)
+	c.TierWhy = tierWhy(b.needs, tier)
+	b.diags = append(b.diags, egressChecks(c, skills)...)
 	c.Sources = sourceFiles(a, skills, pol)
 	return c, b.diags
 }

@@ -2,17 +2,71 @@ package compile
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
+
+// TierReason is one thing an agent holds that needs a tier above
+// read-only, at the line that grants it.
+type TierReason struct {
+	Tier policycue.Tier `json:"tier"`
+	What string         `json:"what"`
+	Pos  Pos            `json:"pos"`
+}
+
+// String renders the reason as `file:line: what (needs tier T)`.
+func (r TierReason) String() string {
+	return fmt.Sprintf("%s: %s (needs tier %s)", r.Pos, r.What, r.Tier)
+}
+
+// tierWhy orders the needs above read-only by tier (highest first), then
+// position; needs at the same line and tier are listed once.
+func tierWhy(needs []tierNeed, tier policycue.Tier) []TierReason {
+	var out []TierReason
+	seen := map[string]bool{}
+	for _, n := range needs {
+		if n.tier.Rank() <= policycue.TierReadOnly.Rank() || n.tier.Rank() > tier.Rank() {
+			continue
+		}
+		key := string(n.tier) + "\x00" + n.pos.String() + "\x00" + n.what
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, TierReason{Tier: n.tier, What: n.what, Pos: n.pos})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Tier.Rank() != out[j].Tier.Rank() {
+			return out[i].Tier.Rank() > out[j].Tier.Rank()
+		}
+		a, b := out[i].Pos, out[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	return out
+}
 
 // Explanation lists every element of an agent's policy with the source
 // lines that caused it.
 type Explanation struct {
-	Agent        string              `json:"agent"`
-	File         string              `json:"file"`
-	Tier         string              `json:"tier"`
+	Agent string `json:"agent"`
+	File  string `json:"file"`
+	Tier  string `json:"tier"`
+	// TierDecidedBy is the line that decided the tier (the first of TierWhy),
+	// or the agent's name line when nothing needs more than read-only.
+	TierDecidedBy Pos `json:"tier_decided_by"`
+	// TierReason says, in words, why the agent got its tier.
+	TierReason string `json:"tier_reason"`
+	// TierWhy lists everything that needs a tier above read-only.
+	TierWhy      []TierReason        `json:"tier_why"`
 	Runtime      string              `json:"runtime"`
 	Provider     string              `json:"provider"`
 	Spawns       []string            `json:"spawns,omitempty"`
@@ -46,7 +100,12 @@ func Explain(c *Compiled) *Explanation {
 	e := &Explanation{
 		Agent: c.Agent.Name, File: c.Agent.File, Tier: string(c.Tier), Runtime: c.Runtime,
 		Provider: c.Provider, Spawns: c.Spawns, Placeholders: c.Placeholders,
+		TierWhy: c.TierWhy,
 	}
+	if e.TierWhy == nil {
+		e.TierWhy = []TierReason{}
+	}
+	e.TierDecidedBy, e.TierReason = tierDecision(c)
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
 		for _, ep := range np.Endpoints {
@@ -79,10 +138,35 @@ func Explain(c *Compiled) *Explanation {
 	return e
 }
 
-// String renders the explanation as an indented text report.
+// tierDecision is the line that decided c's tier and why, in words.
+func tierDecision(c *Compiled) (Pos, string) {
+	if len(c.TierWhy) > 0 {
+		r := c.TierWhy[0]
+		why := fmt.Sprintf("%s needs tier %s", r.What, r.Tier)
+		if n := len(c.TierWhy) - 1; n > 0 {
+			why += fmt.Sprintf(" (and %d more below)", n)
+		}
+		return r.Pos, why
+	}
+	at := c.Agent.NamePos
+	if c.Agent.ToolsPos.Line > 0 {
+		at = c.Agent.ToolsPos
+	}
+	return at, "nothing the agent holds needs more than read-only: its tools only read, and its egress is the model API"
+}
+
+// String renders the explanation as an indented text report. It starts
+// with the tier and the line that decided it.
 func (e *Explanation) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agent %s (%s)\n  tier %s, runtime %s via %s\n", e.Agent, e.File, e.Tier, e.Runtime, e.Provider)
+	fmt.Fprintf(&b, "tier %s, decided by %s: %s\n", e.Tier, e.TierDecidedBy, e.TierReason)
+	fmt.Fprintf(&b, "agent %s (%s)\n  runtime %s via %s\n", e.Agent, e.File, e.Runtime, e.Provider)
+	if len(e.TierWhy) > 1 {
+		b.WriteString("  why this tier:\n")
+		for _, r := range e.TierWhy {
+			fmt.Fprintf(&b, "    %s\n", r)
+		}
+	}
 	if len(e.Spawns) > 0 {
 		fmt.Fprintf(&b, "  may spawn: %s\n", strings.Join(e.Spawns, ", "))
 	}

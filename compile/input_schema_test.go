@@ -70,7 +70,9 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 	dirs := []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project",
 		// Public files with keys and names the runtimes tolerate (warnings in Go).
 		"testdata/realworld/wshobson-teensy-expert", "testdata/realworld/wshobson-conductor-validator",
-		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security"}
+		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security",
+		// Tools of every kind with mcpServers in both shapes (egress warnings).
+		"testdata/egress"}
 	seen := map[policycue.InputKind]int{}
 	for _, dir := range dirs {
 		fsys := os.DirFS(dir)
@@ -183,6 +185,12 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 	}{
 		// Claude Code agents.
 		{"wrong enum permissionMode", claudeFile, claudeBase + "permissionMode: yolo\n", "permissionMode", ""},
+		{"mcpServers item a list", claudeFile, claudeBase + "mcpServers: [[github]]\n", "mcpServers[0]", "mcpServers"},
+		{"mcpServers item a number", claudeFile, claudeBase + "mcpServers: [7]\n", "mcpServers[0]", "mcpServers"},
+		{"mcpServers blank name", claudeFile, claudeBase + "mcpServers: [\" \"]\n", "mcpServers[0]", "mcpServers"},
+		{"mcpServers inline not a mapping", claudeFile, claudeBase + "mcpServers: [{github: https://x}]\n", "mcpServers[0].github", "mcpServers"},
+		{"mcpServers map value a string", claudeFile, claudeBase + "mcpServers: {github: https://x}\n", "mcpServers.github", "mcpServers"},
+		{"mcpServers a string", claudeFile, claudeBase + "mcpServers: github\n", "mcpServers", ""},
 		{"opencode key in claude agent", claudeFile, claudeBase + "temperature: 1\n", "temperature", ""},
 		{"bad name leading hyphen", claudeFile, "name: -a\ndescription: d\ntools: Read\n", "name", ""},
 		{"bad name upper case", claudeFile, "name: A\ndescription: d\ntools: Read\n", "name", ""},

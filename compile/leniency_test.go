@@ -210,3 +210,95 @@ func TestNoTools(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignToolsMatchCatalog: the did-you-mean table of other runtimes'
+// tool names (foreignTools) and catalog/tools.cue's aliases agree, both ways.
+func TestForeignToolsMatchCatalog(t *testing.T) {
+	cat, err := policycue.LoadCatalog(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCUE := map[string]map[string]bool{}
+	for tool, spec := range cat.Tools {
+		for runtime, names := range spec.Aliases {
+			for _, n := range names {
+				if fromCUE[n] == nil {
+					fromCUE[n] = map[string]bool{}
+				}
+				fromCUE[n][tool] = true
+				if _, ok := foreignTools[n]; !ok {
+					t.Errorf("tools.cue: %s alias %s of %s is missing from foreignTools", runtime, n, tool)
+				}
+			}
+		}
+		if spec.Source == "" {
+			t.Errorf("tools.cue: %s cites no source", tool)
+		}
+	}
+	for n, tool := range foreignTools {
+		if foreignRuntimes(n) == "another runtime" {
+			t.Errorf("foreignRuntimes: %s names no runtime", n)
+		}
+		if !fromCUE[n][tool] {
+			t.Errorf("foreignTools: %s -> %s is not an alias of %s in tools.cue", n, tool, tool)
+		}
+	}
+}
+
+// TestForeignToolHint: another runtime's tool name is a warning (it grants
+// nothing) whose hint names the Claude Code tool to write.
+func TestForeignToolHint(t *testing.T) {
+	if h := hintOf(func() *RuleError {
+		var re *RuleError
+		_, err := ParseToolRule("run_shell_command", Pos{File: "a.md", Line: 1, Column: 1})
+		errors.As(err, &re)
+		return re
+	}()); !strings.Contains(h, "run_shell_command is Gemini CLI's name") {
+		t.Errorf("hint %q does not name Gemini CLI", h)
+	}
+	for name, want := range map[string]string{"run_shell_command": "Bash", "read_file": "Read", "webfetch": "WebFetch", "apply_patch": "Edit", "Grep_Search": "Grep"} {
+		_, err := ParseToolRule(name, Pos{File: "a.md", Line: 3, Column: 8})
+		var re *RuleError
+		if !errors.As(err, &re) || !re.UnknownTool || !strings.Contains(re.Hint, `did you mean "`+want+`"`) {
+			t.Errorf("%s: got %v (hint %q), want an unknown-tool error suggesting %s", name, err, hintOf(re), want)
+		}
+	}
+}
+
+func hintOf(re *RuleError) string {
+	if re == nil {
+		return ""
+	}
+	return re.Hint
+}
+
+// TestClaudeToolsReference: every tool of Claude Code's tools reference
+// (code.claude.com/docs/en/tools-reference) parses, and the catalog says
+// what it grants.
+func TestClaudeToolsReference(t *testing.T) {
+	cat, err := policycue.LoadCatalog(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Agent": "orchestration", "Artifact": "network", "AskUserQuestion": "orchestration", "Bash": "exec",
+		"CronCreate": "orchestration", "CronDelete": "orchestration", "CronList": "orchestration",
+		"Edit": "fs-write", "EnterPlanMode": "orchestration", "EnterWorktree": "fs-write",
+		"ExitPlanMode": "orchestration", "ExitWorktree": "fs-write", "Glob": "fs-read", "Grep": "fs-read",
+		"ListMcpResourcesTool": "mcp", "LSP": "fs-read", "Monitor": "exec", "NotebookEdit": "fs-write",
+		"PowerShell": "exec", "Read": "fs-read", "ReadMcpResourceTool": "mcp", "SendMessage": "orchestration",
+		"Skill": "orchestration", "TaskCreate": "orchestration", "TaskGet": "orchestration",
+		"TaskList": "orchestration", "TaskOutput": "orchestration", "TaskStop": "orchestration",
+		"TaskUpdate": "orchestration", "TeamCreate": "orchestration", "TeamDelete": "orchestration",
+		"TodoWrite": "orchestration", "ToolSearch": "orchestration", "WebFetch": "network",
+		"WebSearch": "vendor-network", "Write": "fs-write",
+	}
+	for name, class := range want {
+		if _, err := ParseToolRule(name, Pos{File: "a.md", Line: 1, Column: 1}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if got := cat.Tools[name].Class; got != class {
+			t.Errorf("catalog %s: class %q, want %q", name, got, class)
+		}
+	}
+}

@@ -25,7 +25,22 @@ import (
 // Pass an fs.FS that cannot escape the project, such as os.Root.FS();
 // symbolic links inside the layouts are reported, never followed.
 func Load(fsys fs.FS) (*Project, error) {
+	proj, diags, _ := loadPartial(fsys)
+	if errs := diags.Errors(); len(errs) > 0 {
+		return nil, errs
+	}
+	proj.Warnings = diags
+	return proj, nil
+}
+
+// loadPartial is Load that keeps going past errors: it returns the project
+// of every definition read, every diagnostic (errors included, sorted), and
+// the files that had an error. Agents from such files are left out of
+// proj.Agents (so nothing is compiled from a half-read definition) but kept
+// in the reference checks; a broken skill with a name stays in proj.Skills.
+func loadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	cands, diags, variants := discover(fsys)
+	broken := map[string]bool{}
 	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
 	agentFiles := map[string]*Agent{}
 	// incomplete is set when a file yields no named definition: a reference
@@ -38,6 +53,7 @@ func Load(fsys fs.FS) (*Project, error) {
 			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
 				Message: err.Error(), Hint: hintFor(err)})
 			incomplete = true
+			broken[c.path] = true
 			continue
 		}
 		proj.Files[c.path] = bundle.SHA256Hex(data)
@@ -74,17 +90,29 @@ func Load(fsys fs.FS) (*Project, error) {
 		}
 		if doc.root == nil || d.nerr > 0 {
 			incomplete = true
+			broken[c.path] = true
 		}
 		diags = append(diags, d.diags...)
 	}
 	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
 	diags = append(diags, checkReferences(proj, agentFiles, variants, !incomplete)...)
 	sortDiags(diags)
-	if errs := diags.Errors(); len(errs) > 0 {
-		return nil, errs
+	for _, d := range diags {
+		if d.Severity == SeverityError {
+			broken[d.Pos.File] = true
+		}
 	}
-	proj.Warnings = diags
-	return proj, nil
+	proj.byName = agentFiles
+	if len(broken) > 0 {
+		good := proj.Agents[:0:0]
+		for _, a := range proj.Agents {
+			if !broken[a.File] {
+				good = append(good, a)
+			}
+		}
+		proj.Agents = good
+	}
+	return proj, diags, broken
 }
 
 // agentFormat decides the dialect of an agents/ file: Claude Code, unless

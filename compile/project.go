@@ -26,6 +26,10 @@ type ProjectOptions struct {
 	RuleDirs []string
 	// Strict makes every warning an error.
 	Strict bool
+	// Agents, when set, compiles only the named agents and what they
+	// reference (subagents, skills, fragments): problems in other files are
+	// not reported and do not fail the compile.
+	Agents []string
 }
 
 // OptionError reports an invalid ProjectOptions field. Option is the
@@ -61,14 +65,30 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	defer root.Close()
 	fsys := root.FS()
-	proj, err := Load(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", dir, err)
+	// Every file is read and every problem of every file reported in one
+	// run: a broken definition fails the project, but the others are still
+	// compiled and checked (with --agent, only the selection counts).
+	proj, diags, _ := loadPartial(fsys)
+	if len(po.Agents) > 0 {
+		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
+			return nil, err
+		}
 	}
 	if len(proj.Agents) == 0 {
+		if diags.Err() != nil {
+			return nil, compileError(diags, &Output{})
+		}
 		return nil, fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
 	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), ExpectationsCheck(fsys)}
+	proj.Warnings = diags
+	absent := map[string]bool{}
+	for name := range proj.byName {
+		absent[name] = true
+	}
+	for _, a := range proj.Agents {
+		delete(absent, a.Name)
+	}
+	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), expectationsCheck(fsys, absent)}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -211,11 +231,30 @@ func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.Ag
 // ExpectationsCheck runs the project's *.policytest.yaml expectations
 // against the compiled policies; an expectation that does not hold fails
 // the compile at its line.
-func ExpectationsCheck(fsys fs.FS) Check {
+func ExpectationsCheck(fsys fs.FS) Check { return expectationsCheck(fsys, nil) }
+
+// expectationsCheck is ExpectationsCheck skipping the expectation files of
+// the agents in absent: agents read but not compiled (left out by --agent,
+// or broken and already reported).
+func expectationsCheck(fsys fs.FS, absent map[string]bool) Check {
 	return func(_ context.Context, out *Output) (Diagnostics, error) {
 		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
+		}
+		if len(absent) > 0 {
+			kept := files[:0:0]
+			for _, f := range files {
+				data, err := fs.ReadFile(fsys, f)
+				if err != nil {
+					return nil, fmt.Errorf("reading expectations: %w", err)
+				}
+				if ef, err := openshell.ParseExpectFile(f, data); err == nil && absent[ef.Agent] {
+					continue
+				}
+				kept = append(kept, f)
+			}
+			files = kept
 		}
 		policies := make(map[string]*openshell.Policy, len(out.Agents))
 		for name, c := range out.Agents {

@@ -67,6 +67,64 @@ var claudeTools = map[string]specKind{
 	"TaskUpdate": specNone, "TaskOutput": specNone, "TaskStop": specNone,
 	"ExitPlanMode": specNone, "AskUserQuestion": specNone, "SlashCommand": specNone,
 	"SendMessage": specNone, "TeamCreate": specNone, "TeamDelete": specNone,
+	"CronCreate": specNone, "CronDelete": specNone, "CronList": specNone,
+	"EnterPlanMode": specNone, "ToolSearch": specNone,
+	// git worktrees (fs write)
+	"EnterWorktree": specNone, "ExitWorktree": specNone,
+	// MCP resources of the agent's configured servers
+	"ListMcpResourcesTool": specNone, "ReadMcpResourceTool": specNone,
+	// publishes a file to claude.ai (the runtime's own egress)
+	"Artifact": specNone,
+}
+
+// foreignRuntimes names the runtimes whose built-in tool is called name,
+// from the sections of foreignTools.
+func foreignRuntimes(name string) string {
+	var rs []string
+	for _, r := range []struct {
+		runtime string
+		names   string
+	}{
+		{"OpenCode", " bash read glob grep list edit write patch multiedit apply_patch task webfetch websearch codesearch todowrite todoread skill lsp question plan_exit "},
+		{"Gemini CLI", " run_shell_command read_file read_many_files list_directory glob grep_search write_file replace web_fetch google_web_search write_todos activate_skill ask_user enter_plan_mode exit_plan_mode save_memory "},
+		{"Codex", " shell exec_command apply_patch update_plan web_search view_image list_dir grep_files list_mcp_resources read_mcp_resource "},
+		{"pi", " read bash edit write grep find ls "},
+	} {
+		if strings.Contains(r.names, " "+name+" ") {
+			rs = append(rs, r.runtime)
+		}
+	}
+	if len(rs) == 0 {
+		return "another runtime"
+	}
+	return strings.Join(rs, " and ")
+}
+
+// foreignTools maps the built-in tool names of the other agent runtimes
+// (OpenCode, Codex, Gemini CLI, pi) to the Claude Code tool that does the
+// same, so that a rule written in another runtime's vocabulary gets a
+// did-you-mean naming the tool to write instead. catalog/tools.cue lists the
+// same names under each tool's aliases, with the source they come from
+// (TestForeignToolsMatchCatalog).
+var foreignTools = map[string]string{
+	// OpenCode packages/opencode/src/tool/registry.ts
+	"bash": "Bash", "read": "Read", "glob": "Glob", "grep": "Grep", "list": "LS", "edit": "Edit",
+	"write": "Write", "patch": "Edit", "multiedit": "MultiEdit", "apply_patch": "Edit", "task": "Agent",
+	"webfetch": "WebFetch", "websearch": "WebSearch", "codesearch": "WebSearch", "todowrite": "TodoWrite",
+	"todoread": "TodoWrite", "skill": "Skill", "lsp": "LSP", "question": "AskUserQuestion",
+	"plan_exit": "ExitPlanMode",
+	// Gemini CLI packages/core/src/tools/definitions/base-declarations.ts
+	"run_shell_command": "Bash", "read_file": "Read", "read_many_files": "Read", "list_directory": "LS",
+	"grep_search": "Grep", "write_file": "Write", "replace": "Edit",
+	"web_fetch": "WebFetch", "google_web_search": "WebSearch", "write_todos": "TodoWrite",
+	"activate_skill": "Skill", "ask_user": "AskUserQuestion", "enter_plan_mode": "EnterPlanMode",
+	"exit_plan_mode": "ExitPlanMode", "save_memory": "Write",
+	// Codex codex-rs/core/src/tools (shell, apply_patch, update_plan, web_search, view_image)
+	"shell": "Bash", "exec_command": "Bash", "update_plan": "TodoWrite", "web_search": "WebSearch",
+	"view_image": "Read", "list_dir": "LS", "grep_files": "Grep",
+	"list_mcp_resources": "ListMcpResourcesTool", "read_mcp_resource": "ReadMcpResourceTool",
+	// pi (badlogic/pi-mono packages/coding-agent): read, bash, edit, write, grep, find, ls
+	"find": "Glob", "ls": "LS",
 }
 
 // KnownTools returns the Claude Code tool names accepted in tool rules,
@@ -212,7 +270,11 @@ func lookupTool(name string) (specKind, *ruleFailure) {
 	kind, known := claudeTools[name]
 	if !known {
 		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
-		if sg := suggest(name, KnownTools()); sg != "" {
+		if sg, ok := foreignTools[name]; ok {
+			hint = fmt.Sprintf("did you mean %q? (%s is %s's name for it) %s", sg, name, foreignRuntimes(name), hint)
+		} else if sg, ok := foreignTools[strings.ToLower(name)]; ok {
+			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
+		} else if sg := suggest(name, KnownTools()); sg != "" {
 			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
 		}
 		f := failAt(0, hint, "unknown tool %q", name)

@@ -45,6 +45,10 @@ type Project struct {
 	Files map[string]string
 	// Warnings are findings that do not stop compilation.
 	Warnings Diagnostics
+
+	// byName holds every agent read, by name, including those left out of
+	// Agents because their file has an error (for --agent selection).
+	byName map[string]*Agent
 }
 
 // Agent is one normalized agent definition.
@@ -75,6 +79,9 @@ type Agent struct {
 	Disallowed []ToolRule
 	// Skills names the skills preloaded into the agent's context.
 	Skills []NameRef
+	// MCPServers are the MCP servers of Claude Code's mcpServers field: a
+	// name referencing a configured server, or an inline definition.
+	MCPServers []MCPServerDecl `json:",omitempty"`
 	// Sandbox is the agent's own `sandbox:` declaration, if any.
 	Sandbox *Sandbox
 }
@@ -306,4 +313,17 @@ func (ds Diagnostics) Err() error {
 		return errs
 	}
 	return nil
+}
+
+// MCPServerDecl is one entry of an agent's mcpServers: a server name and,
+// for an inline remote definition, the host of its url.
+type MCPServerDecl struct {
+	Name string
+	Pos  Pos
+	// Host is the url's host of an inline http/sse definition ("" for a
+	// name reference or a stdio command).
+	Host string
+	// Command is set for an inline stdio definition: the server runs inside
+	// the sandbox as that program.
+	Command string
 }

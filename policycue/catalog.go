@@ -67,6 +67,10 @@ type CatalogTool struct {
 	Class       string `json:"class"`
 	Tier        Tier   `json:"tier"`
 	Description string `json:"description,omitempty"`
+	// Source cites the documentation or source the entry follows.
+	Source string `json:"source,omitempty"`
+	// Aliases lists, per other runtime, its tool names for the same thing.
+	Aliases map[string][]string `json:"aliases,omitempty"`
 }
 
 // CatalogBinary describes one command agents may run through Bash.

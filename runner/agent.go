@@ -285,6 +285,13 @@ func (x *run) runtimeEnv() []string {
 		for k, v := range openCodeEnv {
 			env[k] = v
 		}
+		// The tier's permission map carries the agent's own command
+		// allowances, as Claude Code's --allowedTools does.
+		if p, ok := env["OPENCODE_PERMISSION"]; ok {
+			if mirrored, err := openCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
+				env["OPENCODE_PERMISSION"] = mirrored
+			}
+		}
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {

@@ -167,3 +167,69 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 	}
 	return nil
 }
+
+// openCodePermission mirrors, in the OPENCODE_PERMISSION map the manifest
+// sets for the agent's tier, the command allowances of the verified
+// OpenCode definition, as Claude Code's --allowedTools carries the agent's
+// own Bash(...) rules: where the tier's map says `"bash": "deny"` and the
+// agent's permission.bash is a pattern map ({"*": deny, "gh pr view *":
+// allow}), the pattern map is used, behind a leading "*": deny. The
+// compiler gave the agent a tier that holds every command it allows, so
+// the mirror never exceeds the tier; the sandbox policy stays the
+// boundary. Anything else is returned unchanged.
+func openCodePermission(tierMap string, def []byte) (string, error) {
+	var env yaml.Node
+	if err := yaml.Unmarshal([]byte(tierMap), &env); err != nil || len(env.Content) != 1 || env.Content[0].Kind != yaml.MappingNode {
+		return tierMap, nil // not a JSON object: left to OpenCode to judge
+	}
+	m := env.Content[0]
+	bash := mappingValue(m, "bash")
+	if bash == nil || bash.Kind != yaml.ScalarNode || bash.Value != "deny" {
+		return tierMap, nil
+	}
+	front, _, err := splitFrontmatter(def)
+	if err != nil {
+		return "", err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil || len(doc.Content) != 1 {
+		return tierMap, nil
+	}
+	own := mappingValue(mappingValue(doc.Content[0], "permission"), "bash")
+	if own == nil || own.Kind != yaml.MappingNode {
+		return tierMap, nil
+	}
+	mirror := &yaml.Node{Kind: yaml.MappingNode}
+	mirror.Content = append(mirror.Content, scalar("*"), scalar("deny"))
+	for i := 0; i+1 < len(own.Content); i += 2 {
+		k, v := own.Content[i], own.Content[i+1]
+		if k.Value == "*" || v.Kind != yaml.ScalarNode {
+			continue
+		}
+		switch v.Value {
+		case "allow", "deny", "ask":
+			mirror.Content = append(mirror.Content, scalar(k.Value), scalar(v.Value))
+		}
+	}
+	*bash = *mirror
+	var b bytes.Buffer
+	if err := nodeJSON(&b, m, 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// mappingValue returns the value of key in a mapping node, or nil.
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

@@ -24,6 +24,7 @@ type compileFlags struct {
 	provider string
 	rules    []string
 	strict   bool
+	agents   []string
 }
 
 func (f *compileFlags) register(cmd *cobra.Command) {
@@ -34,12 +35,13 @@ func (f *compileFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringArrayVar(&f.rules, "rules", nil, "extra lint rule directory (repeatable)")
 	fl.BoolVar(&f.strict, "strict", false, "make every warning an error (unknown fields and tools, skill-spec violations the runtimes tolerate)")
+	fl.StringArrayVar(&f.agents, "agent", nil, "compile only this agent and what it references; problems elsewhere are ignored (repeatable)")
 }
 
 func (f *compileFlags) options() compile.ProjectOptions {
 	return compile.ProjectOptions{
 		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
-		Provider: f.provider, RuleDirs: f.rules, Strict: f.strict,
+		Provider: f.provider, RuleDirs: f.rules, Strict: f.strict, Agents: f.agents,
 	}
 }
 
@@ -50,6 +52,8 @@ func optionFlag(option string) string {
 		return "--openshell-version"
 	case "CatalogDir":
 		return "--catalog"
+	case "Agents":
+		return "--agent"
 	}
 	return ""
 }
@@ -92,12 +96,16 @@ layouts) under DIR (default .), derives each agent's capabilities from its
 runtime, tools, skills and sandbox: declarations through the CUE catalog,
 validates and lints the result, and writes DIR/policies/<agent>.yaml,
 manifest.json and provenance.json. Nothing is written unless every agent
-compiles cleanly.`,
+compiles cleanly; every problem of every file is reported in one run.
+With --agent NAME only the named agents and what they reference are
+compiled and checked, and nothing is written (the bundle is always the
+whole project).`,
 		Example: `  fullsend policy compile testdata/triage
   fullsend policy compile --set OWNER=fullsend-ai --set REPO_NAME=agent-sandbox .
   fullsend policy compile --openshell-version v0.0.83 --out build/policies .
   fullsend policy compile --check .          # CI gate: fail when policies/ is stale
   fullsend policy compile --strict .         # every warning is an error
+  fullsend policy compile --agent triage .   # just triage, its subagents and skills
   fullsend policy compile --catalog org-catalog/ -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -113,7 +121,13 @@ compiles cleanly.`,
 			}
 			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
 			if err != nil {
-				return flagError(err)
+				return compileFailure(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, err)
+			}
+			if len(flags.agents) > 0 {
+				if check {
+					return usageErrorf("--check compares the whole bundle: drop --agent")
+				}
+				return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, "", res)
 			}
 			if check {
 				diffs, err := compile.Diff(out, res)
@@ -141,16 +155,59 @@ compiles cleanly.`,
 	return cmd
 }
 
+// compileSummary is the -o json result of policy compile, printed on
+// success and on failure alike.
 type compileSummary struct {
-	OutDir           string                          `json:"out_dir"`
-	OpenShellVersion string                          `json:"openshell_version"`
+	OK               bool                            `json:"ok"`
+	OutDir           string                          `json:"out_dir,omitempty"`
+	OpenShellVersion string                          `json:"openshell_version,omitempty"`
 	Agents           map[string]bundle.ManifestAgent `json:"agents"`
-	Warnings         compile.Diagnostics             `json:"warnings"`
+	// Errors and Warnings are every diagnostic of the run, by severity.
+	Errors   compile.Diagnostics `json:"errors"`
+	Warnings compile.Diagnostics `json:"warnings"`
+	// Error is the failure when it is not a list of diagnostics (a flag, an
+	// unreadable directory).
+	Error string `json:"error,omitempty"`
+}
+
+// compileFailure reports a failed compile: -o json prints the result with
+// every diagnostic, text prints the warnings (the errors are the returned
+// error's). The returned error keeps the exit code non-zero.
+func compileFailure(w, errw io.Writer, output string, err error) error {
+	err = flagError(err)
+	var f *compile.Failure
+	isFailure := errors.As(err, &f)
+	if output == "json" {
+		sum := compileSummary{Agents: map[string]bundle.ManifestAgent{}, Errors: compile.Diagnostics{}, Warnings: compile.Diagnostics{}}
+		if isFailure {
+			for _, d := range f.Diagnostics {
+				if d.Severity == compile.SeverityError {
+					sum.Errors = append(sum.Errors, d)
+				} else {
+					sum.Warnings = append(sum.Warnings, d)
+				}
+			}
+		} else {
+			sum.Error = err.Error()
+		}
+		if werr := writeJSON(w, sum); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if isFailure {
+		for _, d := range f.Diagnostics {
+			if d.Severity != compile.SeverityError {
+				fmt.Fprintln(errw, d)
+			}
+		}
+	}
+	return err
 }
 
 func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output) error {
 	if output == "json" {
-		return writeJSON(w, compileSummary{OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Warnings: nonNil(res.Warnings)})
+		return writeJSON(w, compileSummary{OK: true, OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Errors: compile.Diagnostics{}, Warnings: nonNil(res.Warnings)})
 	}
 	for _, d := range res.Warnings {
 		fmt.Fprintln(errw, d)
@@ -162,6 +219,10 @@ func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output)
 			open = "  open: " + strings.Join(a.Placeholders, ",")
 		}
 		fmt.Fprintf(w, "%-28s tier=%-9s runtime=%s/%s%s\n", filepath.Join(outDir, a.Policy), a.Tier, a.Runtime, a.Provider, open)
+	}
+	if outDir == "" {
+		fmt.Fprintf(w, "compiled %d agents for OpenShell %s (--agent: nothing written)\n", len(res.Agents), res.OpenShellVersion)
+		return nil
 	}
 	fmt.Fprintf(w, "compiled %d agents for OpenShell %s into %s\n", len(res.Agents), res.OpenShellVersion, outDir)
 	return nil
@@ -237,7 +298,15 @@ func newPolicyExplainCmd() *cobra.Command {
 			if output != "text" && output != "json" {
 				return usageErrorf("unknown output format %q (want text or json)", output)
 			}
-			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
+			// Only the agent and what it references are compiled: a broken
+			// file elsewhere does not hide this agent's explanation.
+			po := flags.options()
+			po.Agents = append(po.Agents, args[0])
+			res, err := compile.CompileDir(cmd.Context(), dir, po)
+			var oe *compile.OptionError
+			if errors.As(err, &oe) && oe.Option == "Agents" {
+				return fmt.Errorf("%w %q in %s: %w", errNoAgent, args[0], dir, oe.Err)
+			}
 			if err != nil {
 				return flagError(err)
 			}

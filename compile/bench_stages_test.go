@@ -1,0 +1,58 @@
+package compile
+
+import (
+	"context"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/lint"
+)
+
+// BenchmarkCompileStages splits bench/compile.sh's 1000-agent run into its
+// stages: load (discover + parse), compile (derive + merge + emit), and
+// each check (validate, lint) on the compiled output.
+func BenchmarkCompileStages(b *testing.B) {
+	const n = 1000
+	fsys := genProject(n)
+	opts, err := ProjectOptions{}.resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	proj, err := Load(fsys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := Compile(context.Background(), proj, fsys, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Load(fsys); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compile", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Compile(ctx, proj, fsys, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("validate", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ValidateCheck(ctx, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lint", func(b *testing.B) {
+		check := LintCheck(lint.Options{})
+		for b.Loop() {
+			if _, err := check(ctx, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
