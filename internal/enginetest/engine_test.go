@@ -280,7 +280,10 @@ $p images --format '{{.Repository}}:{{.Tag}}'
 				}
 				flags := []string{"-v", fake + ":/usr/local/bin/openshell:ro", "-v", ws + ":/work", "-w", "/work",
 					"-e", "OPENSHELL_FAKE_STATE=/tmp/openshell-fake", "-e", "OPENSHELL_FAKE_GATEWAY=up",
-					"-e", "OPENSHELL_FAKE_FAIL=exec-exit=3", "-e", "FULLSEND_POLICIES_DIGEST=" + policiesDigest}
+					"-e", "OPENSHELL_FAKE_FAIL=exec-exit=3", "-e", "FULLSEND_POLICIES_DIGEST=" + policiesDigest,
+					// The verified image by digest, as `fullsend verify` hands
+					// it on: the sandbox is created --from it.
+					"-e", "FULLSEND_IMAGE=" + ref}
 				for _, e := range ci.env {
 					flags = append(flags, "-e", e)
 				}
