@@ -14,6 +14,20 @@ default context := {}
 
 context := data.fullsend.context
 
+# facts are what fullsend's engine computes in Go for the policy under test
+# (lint.Facts): literal_secrets (the secret scan, FS018) and, per endpoint
+# host as written, its address in any spelling (ip) and the public-suffix-list
+# private suffix it reaches (multi_tenant_suffix). Under conftest or opa they
+# are absent unless passed with --data (lint.FactsDocument): FS018 then runs
+# its Rego scan, host spellings fall back to the literal, and the
+# multi-tenant check does not run.
+default facts := {}
+
+facts := data.fullsend.facts
+
+# host_facts returns the facts of one endpoint host, or {}.
+host_facts(h) := object.get(object.get(facts, "hosts", {}), h, {})
+
 # finding builds a conftest-compatible structured message: conftest prints
 # msg and keeps the other keys as metadata. meta is rego.metadata.rule().
 finding(meta, path, msg) := {

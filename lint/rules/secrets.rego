@@ -69,15 +69,24 @@ candidate(r, text) if {
 	contains(text, k)
 }
 
-# literal_secrets holds [path, kind] for every string a rule fires on.
-literal_secrets contains [lib.render_path(p), r.id] if {
+# literal_secrets holds [path, kind] for every string a rule fires on: the
+# engine's Go scan of the same rules (lib.facts) when there is one, else the
+# Rego scan below (conftest, opa). TestSecretScanMatchesRego keeps them equal.
+literal_secrets := {[p, k] |
+	some p, kinds in lib.facts.literal_secrets
+	some k in kinds
+} if {
+	lib.facts.literal_secrets
+} else := scanned_secrets
+
+scanned_secrets contains [lib.render_path(p), r.id] if {
 	some i in candidates
 	r := sr.rules[i]
 	some [p, n] in texts
 	fires(r, n)
 }
 
-literal_secrets contains [lib.render_path(p), r.id] if {
+scanned_secrets contains [lib.render_path(p), r.id] if {
 	some i in joined_candidates
 	r := sr.rules[i]
 	some [p, j] in joined_texts
