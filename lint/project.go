@@ -74,7 +74,12 @@ func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 		if name == "" || name != path.Base(name) || strings.HasPrefix(name, ".") {
 			return written, fmt.Errorf("cannot name a context file for %q", in.label())
 		}
-		data, err := json.MarshalIndent(in.Context.DataDocument(), "", "  ")
+		doc := in.Context.DataDocument()
+		if in.Policy != nil {
+			// The facts the engine computes, so conftest and opa see them too.
+			doc["fullsend"].(map[string]any)["facts"] = Facts(in.Policy)
+		}
+		data, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			return written, fmt.Errorf("encoding context of %s: %w", name, err)
 		}

@@ -7,14 +7,12 @@ import rego.v1
 
 import data.fullsend.lib
 
-fs_paths contains [sprintf("filesystem_policy.%s[%d]", [list, i]), list, p] if {
+# fs_paths enumerates filesystem paths as [policy path, list, path as
+# written, canonical path (lib.canonical_path)].
+fs_paths contains [sprintf("filesystem_policy.%s[%d]", [list, i]), list, p, lib.canonical_path(p)] if {
 	some list in ["read_only", "read_write"]
 	some i, p in object.get(object.get(input, "filesystem_policy", {}), list, [])
 }
-
-norm(p) := "/" if p == "/"
-
-norm(p) := trim_suffix(p, "/") if p != "/"
 
 system_dirs := {
 	"/", "/home", "/root", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var", "/boot",
@@ -31,36 +29,45 @@ system_dirs := {
 #   id: FS020
 #   severity: deny
 deny_system_dir_writable contains f if {
-	some [path, list, p] in fs_paths
+	some [path, list, p, c] in fs_paths
 	list == "read_write"
-	norm(p) in system_dirs
+	c in system_dirs
 	f := lib.finding(rego.metadata.rule(), path, sprintf("%s is writable", [p]))
 }
 
-secret_segments := {".ssh", ".aws", ".kube", ".gnupg", ".docker", ".netrc", ".git-credentials", ".azure", ".config/gcloud"}
+# credential_re matches canonical paths that name a credential store: SSH,
+# GnuPG and cloud CLI credential directories (~/.aws, ~/.config/gcloud,
+# ~/.azure, ~/.kube, ~/.oci), registry and forge tokens (~/.docker holding
+# config.json, ~/.npmrc, ~/.pypirc, ~/.config/gh/hosts.yml, ~/.netrc,
+# ~/.git-credentials, ~/.vault-token, Cargo and Terraform credentials),
+# container and Kubernetes secret mounts (/run/secrets,
+# /var/run/secrets/kubernetes.io/serviceaccount), .env files and private
+# keys.
+credential_re := concat("|", [
+	`(^|/)(\.ssh|\.aws|\.kube|\.gnupg|\.docker|\.azure|\.oci|\.config/gcloud|\.config/gh|\.terraform\.d|\.cargo/credentials(\.toml)?)(/|$)`,
+	`(^|/)(\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.vault-token)$`,
+	`^/(var/)?run/secrets(/|$)`,
+	`(^|/)\.env(\.[^/]*)?$`,
+	`\.(pem|key|p12|pfx)$`,
+])
 
-credential_store(p) if {
-	some seg in split(p, "/")
-	seg in secret_segments
-}
-
-credential_store(p) if contains(p, "/.config/gcloud")
-
-credential_store(p) if regex.match(`(^|/)\.env(\.[^/]*)?$`, p)
-
-credential_store(p) if regex.match(`\.(pem|key|p12|pfx)$`, p)
+credential_store(p) if regex.match(credential_re, p)
 
 # METADATA
 # title: Access to a credential store
 # description: >-
-#   ~/.ssh, ~/.aws, ~/.kube, .env files and private keys hold credentials the
-#   agent must never read; credentials reach the sandbox only through providers.
+#   ~/.ssh, cloud CLI credentials (~/.aws, ~/.config/gcloud, ~/.azure,
+#   ~/.kube), registry and forge tokens (~/.docker, ~/.npmrc,
+#   ~/.config/gh), secret mounts (/run/secrets, the Kubernetes service
+#   account), .env files and private keys hold credentials the agent must
+#   never read, in any spelling of the path; credentials reach the sandbox
+#   only through providers.
 # custom:
 #   id: FS021
 #   severity: deny
 deny_credential_store contains f if {
-	some [path, _, p] in fs_paths
-	credential_store(p)
+	some [path, _, p, c] in fs_paths
+	credential_store(c)
 	f := lib.finding(rego.metadata.rule(), path, sprintf("%s exposes a credential store", [p]))
 }
 
@@ -68,16 +75,16 @@ bad_path(p) := "is not absolute" if not startswith(p, "/")
 
 bad_path(p) := "has a .. component" if {
 	startswith(p, "/")
-	".." in split(p, "/")
+	regex.match(`(^|/)\.\.(/|$)`, p)
 }
 
 bad_path(p) := "is longer than 4096 bytes" if {
 	startswith(p, "/")
-	not ".." in split(p, "/")
+	not regex.match(`(^|/)\.\.(/|$)`, p)
 	count(p) > 4096
 }
 
-all_paths contains [path, p] if some [path, _, p] in fs_paths
+all_paths contains [path, p] if some [path, _, p, _] in fs_paths
 
 all_paths contains [lib.bin_path(key, i), p] if some [key, i, p] in lib.binaries
 

@@ -114,6 +114,16 @@ writes(ep) if {
 	not inference_rule(ep, rule)
 }
 
+# canonical_path spells a path the way the kernel resolves it, so rules see
+# "//etc", "/etc//", "/etc/." and "///root" as "/etc" and "/root": repeated
+# slashes and "." components collapse, a trailing slash goes. ".." is left
+# alone (FS022 rejects it).
+canonical_path(p) := fix_root(trim_suffix(regex.replace(concat("", [p, "/"]), `/(\.?/)+`, "/"), "/"))
+
+fix_root(c) := "/" if c == ""
+
+fix_root(c) := c if c != ""
+
 # basename returns the last path element.
 basename(p) := parts[count(parts) - 1] if parts := split(p, "/")
 
