@@ -17,6 +17,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/report"
+	"github.com/fullsend-ai/agent-sandbox/secretscan"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -87,6 +88,11 @@ var ruleName = regexp.MustCompile(`^(deny|violation|warn)(_[a-zA-Z0-9_]+)*$`)
 
 // New loads and compiles the rules and data and prepares the lint query.
 func New(ctx context.Context, opts Options) (*Engine, error) {
+	if !opts.NoBuiltin {
+		// Compile the secret rules (the facts' scan, FS018) on the other
+		// core while the Rego compiles; Default waits for it when used.
+		go secretscan.Default()
+	}
 	modules, err := loadModules(opts)
 	if err != nil {
 		return nil, err

@@ -7,12 +7,15 @@ import rego.v1
 
 import data.fullsend.lib
 
-# fs_paths enumerates filesystem paths as [policy path, list, path as
-# written, canonical path (lib.canonical_path)].
-fs_paths contains [sprintf("filesystem_policy.%s[%d]", [list, i]), list, p, lib.canonical_path(p)] if {
+# fs_paths enumerates filesystem paths as [list, index, path as written,
+# canonical path (lib.canonical_path)]; fs_path renders a policy path, only
+# for findings.
+fs_paths contains [list, i, p, lib.canonical_path(p)] if {
 	some list in ["read_only", "read_write"]
 	some i, p in object.get(object.get(input, "filesystem_policy", {}), list, [])
 }
+
+fs_path(list, i) := sprintf("filesystem_policy.%s[%d]", [list, i])
 
 system_dirs := {
 	"/", "/home", "/root", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var", "/boot",
@@ -29,10 +32,9 @@ system_dirs := {
 #   id: FS020
 #   severity: deny
 deny_system_dir_writable contains f if {
-	some [path, list, p, c] in fs_paths
-	list == "read_write"
+	some ["read_write", i, p, c] in fs_paths
 	c in system_dirs
-	f := lib.finding(rego.metadata.rule(), path, sprintf("%s is writable", [p]))
+	f := lib.finding(rego.metadata.rule(), fs_path("read_write", i), sprintf("%s is writable", [p]))
 }
 
 # credential_re matches canonical paths that name a credential store: SSH,
@@ -66,9 +68,17 @@ credential_store(p) if regex.match(credential_re, p)
 #   id: FS021
 #   severity: deny
 deny_credential_store contains f if {
-	some [path, _, p, c] in fs_paths
+	some [list, i, p, c] in fs_paths
 	credential_store(c)
-	f := lib.finding(rego.metadata.rule(), path, sprintf("%s exposes a credential store", [p]))
+	f := lib.finding(rego.metadata.rule(), fs_path(list, i), sprintf("%s exposes a credential store", [p]))
+}
+
+# plain_path holds for the common case, an absolute path without "." runs
+# that fits the limit: nothing more to check.
+plain_path(p) if {
+	startswith(p, "/")
+	not contains(p, "..")
+	count(p) <= 4096
 }
 
 bad_path(p) := "is not absolute" if not startswith(p, "/")
@@ -84,12 +94,15 @@ bad_path(p) := "is longer than 4096 bytes" if {
 	count(p) > 4096
 }
 
-all_paths contains [path, p] if some [path, _, p, _] in fs_paths
+bad_refs contains [fs_path(list, i), sprintf("path %q %s", [p, reason])] if {
+	some [list, i, p, _] in fs_paths
+	not plain_path(p)
+	reason := bad_path(p)
+}
 
-all_paths contains [lib.bin_path(key, i), p] if some [key, i, p] in lib.binaries
-
-bad_refs contains [path, sprintf("path %q %s", [p, reason])] if {
-	some [path, p] in all_paths
+bad_refs contains [lib.bin_path(key, i), sprintf("path %q %s", [p, reason])] if {
+	some [key, i, p] in lib.binaries
+	not plain_path(p)
 	reason := bad_path(p)
 }
 

@@ -118,7 +118,9 @@ writes(ep) if {
 # "//etc", "/etc//", "/etc/." and "///root" as "/etc" and "/root": repeated
 # slashes and "." components collapse, a trailing slash goes. ".." is left
 # alone (FS022 rejects it).
-canonical_path(p) := fix_root(trim_suffix(regex.replace(concat("", [p, "/"]), `/(\.?/)+`, "/"), "/"))
+canonical_path(p) := p if {
+	regex.match(`^(/[^/.][^/]*)+$`, p) # already canonical: the common case
+} else := fix_root(trim_suffix(regex.replace(concat("", [p, "/"]), `/(\.?/)+`, "/"), "/"))
 
 fix_root(c) := "/" if c == ""
 
