@@ -2,6 +2,8 @@ package lint
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"slices"
 	"testing"
 
@@ -109,5 +111,36 @@ func TestFactsFindings(t *testing.T) {
 		if got := ids(rep.Findings); !slices.Equal(got, tc.want) {
 			t.Errorf("%s (%s): findings %v, want %v", tc.host, tc.access, got, tc.want)
 		}
+	}
+}
+
+// TestWriteContextFilesCarryFacts checks the --write-context data files hold
+// the facts, so conftest and opa run the facts-only checks too.
+func TestWriteContextFilesCarryFacts(t *testing.T) {
+	in, _ := corpusInput(t, "testdata/facts/multi-tenant-read.yaml")
+	in.Name = "pages"
+	dir := t.TempDir()
+	files, err := WriteContextFiles(dir, []Input{in})
+	if err != nil || len(files) != 1 {
+		t.Fatalf("WriteContextFiles: %v %v", files, err)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Fullsend struct {
+			Facts struct {
+				Hosts map[string]struct {
+					MultiTenantSuffix string `json:"multi_tenant_suffix"`
+				} `json:"hosts"`
+			} `json:"facts"`
+		} `json:"fullsend"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Fullsend.Facts.Hosts["*.github.io"].MultiTenantSuffix; got != "github.io" {
+		t.Errorf("facts for *.github.io: suffix %q, want github.io\n%s", got, raw)
 	}
 }

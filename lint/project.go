@@ -60,10 +60,10 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 	return inputs, nil
 }
 
-// WriteContextFiles writes each input's context as a conftest/opa data file,
-// DIR/<agent>.context.json ({"fullsend": {"context": ...}}), so the same
-// rules see the same context under `conftest test --data` and
-// `opa eval --data`. Files are written atomically (temp file and rename).
+// WriteContextFiles writes each input's context and facts (Facts) as a
+// conftest/opa data file, DIR/<agent>.context.json ({"fullsend":
+// {"context": ..., "facts": ...}}), so the same rules see the same context
+// and facts under `conftest test --data` and `opa eval --data`. Files are written atomically (temp file and rename).
 func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 	var written []string
 	for _, in := range inputs {
