@@ -44,10 +44,10 @@ func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
 	secrets := ast.NewObject()
 	scanner := secretscan.Default()
 	walkStrings(doc, nil, func(path []string, s string) {
-		kinds := scanner.FindAll(s)
-		if len(kinds) == 0 {
-			return
+		if scanner.Find(s) == "" {
+			return // the common case, without FindAll's allocations
 		}
+		kinds := scanner.FindAll(s)
 		terms := make([]*ast.Term, len(kinds))
 		for i, k := range kinds {
 			terms[i] = ast.StringTerm(k)
