@@ -17,11 +17,13 @@ import (
 // Facts are what the engine computes in Go for one policy and hands the
 // rules as data.fullsend.facts (lib.facts): things Rego cannot compute (the
 // public suffix list, every spelling of an IPv4 address) or computes slowly
-// (the secret scan). Under conftest or opa, without the engine, the rules
-// fall back to their Rego versions where there is one (FS018) and skip the
-// facts-only checks; FactsDocument gives those tools the same data.
+// (the secret scan, the walks for ${...} and {{...}}). Under conftest or
+// opa, without the engine, the rules fall back to their Rego versions where
+// there is one (FS018, FS019, FS023) and skip the facts-only checks;
+// FactsDocument and --write-context give those tools the same data.
 //
 //	{"literal_secrets": {"<policy path>": ["<kind>", ...]},
+//	 "strings": [["<policy path>", "<string with ${ or {{>"], ...],
 //	 "hosts": {"<endpoint host as written>": {"ip": "<canonical address>",
 //	                                          "multi_tenant_suffix": "<suffix>"}}}
 func Facts(p *openshell.Policy) map[string]any {
@@ -42,8 +44,12 @@ func FactsDocument(p *openshell.Policy) map[string]any {
 // factsValue builds the facts of policy p, whose document value is doc.
 func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
 	secrets := ast.NewObject()
+	var marked []*ast.Term
 	scanner := secretscan.Default()
 	walkStrings(doc, nil, func(path []string, s string) {
+		if strings.Contains(s, "${") || strings.Contains(s, "{{") {
+			marked = append(marked, ast.ArrayTerm(ast.StringTerm(strings.Join(path, "")), ast.StringTerm(s)))
+		}
 		if scanner.Find(s) == "" {
 			return // the common case, without FindAll's allocations
 		}
@@ -69,6 +75,7 @@ func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
 	}
 	return ast.NewObject(
 		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
+		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
 		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
 	)
 }

@@ -15,11 +15,13 @@ default context := {}
 context := data.fullsend.context
 
 # facts are what fullsend's engine computes in Go for the policy under test
-# (lint.Facts): literal_secrets (the secret scan, FS018) and, per endpoint
+# (lint.Facts): literal_secrets (the secret scan, FS018), strings (those
+# holding "${" or "{{", for FS019/FS023, as [path, string]) and, per endpoint
 # host as written, its address in any spelling (ip) and the public-suffix-list
 # private suffix it reaches (multi_tenant_suffix). Under conftest or opa they
 # are absent unless passed with --data (lint.FactsDocument): FS018 then runs
-# its Rego scan, host spellings fall back to the literal, and the
+# its Rego scan, FS019/FS023 walk the document, host spellings fall back to
+# the literal, and the
 # multi-tenant check does not run.
 default facts := {}
 
