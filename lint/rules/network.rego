@@ -407,7 +407,7 @@ deny_interpreter_writes contains f if {
 
 # Hosts that receive the credentials the runner injects. Override with
 # data.fullsend.credentialed_hosts (a list of host globs).
-default credentialed_hosts := ["api.github.com", "github.com", "uploads.github.com", "gitlab.com", "api.anthropic.com", "*.googleapis.com", "host.docker.internal"]
+default credentialed_hosts := ["api.github.com", "github.com", "uploads.github.com", "gitlab.com", "api.anthropic.com", "*.googleapis.com", "host.docker.internal", "host.openshell.internal"]
 
 credentialed_hosts := data.fullsend.credentialed_hosts
 

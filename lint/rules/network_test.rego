@@ -305,3 +305,7 @@ test_fs032_exempt_and_exact_ok if {
 test_fs031_without_facts_silent if {
 	count(net.deny_multi_tenant_write) == 0 with input as t.policy([t.ep({"host": "*.s3.amazonaws.com", "access": "read-write"})], ["/usr/bin/aws"])
 }
+
+test_fs017_host_gateway_alias_is_credentialed if {
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "host.openshell.internal", "port": 8081})], ["/usr/bin/nc"])
+}
