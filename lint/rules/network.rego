@@ -538,7 +538,12 @@ policy_writes(np) if {
 # kubernetes drivers map host.openshell.internal and host.docker.internal to
 # the host gateway (crates/openshell-driver-docker/src/lib.rs:81-82,
 # crates/openshell-driver-kubernetes/src/driver.rs:3734 @ v0.0.111), and the
-# runner's {{HOST_IP}} placeholder is its address.
+# runner's {{HOST_IP}} placeholder is its address. The proxy trusts the
+# gateway alias's address past its SSRF checks (detect_trusted_host_gateway
+# and resolve_and_check_trusted_gateway,
+# crates/openshell-supervisor-network/src/proxy.rs:3643,3707 @ v0.0.111), so
+# the policy's port is the only thing between the agent and every service
+# listening on the host.
 host_gateway(h) if lib.norm_host(h) in {"host.docker.internal", "host.openshell.internal", "gateway.docker.internal"}
 
 host_gateway(h) if regex.match(`^\{\{\s*HOST_IP\s*\}\}$`, h)
