@@ -17,3 +17,17 @@ func FuzzParseWaiver(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHostAddr: endpoint hosts (hostile policy text) never panic the
+// address and suffix parsers, and an address found is valid.
+func FuzzHostAddr(f *testing.F) {
+	for _, s := range []string{"2130706433", "0x7f.1", "[64:ff9b::a9fe:a9fe]", "0", "*.github.io", "fe80::1%eth0", "1.2.3.0x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if a, ok := HostAddr(s); ok && !a.IsValid() {
+			t.Fatalf("HostAddr(%q) = invalid address", s)
+		}
+		_ = MultiTenantSuffix(s)
+	})
+}

@@ -28,7 +28,29 @@ func needTool(t *testing.T, name string) string {
 func corpusFiles(t *testing.T) []string {
 	bad, _ := filepath.Glob("testdata/bad/*.yaml")
 	good, _ := filepath.Glob("testdata/good/*.yaml")
-	return append(bad, good...)
+	facts, _ := filepath.Glob("testdata/facts/*.yaml")
+	return append(append(bad, good...), facts...)
+}
+
+// factsFile writes the engine's host facts for a corpus policy as an
+// --data file, so conftest and opa see what lint.Facts computes. The facts
+// that stand in for Rego computations (the secret scan, the string walks)
+// are left out: the parity tests keep comparing those Rego paths with Go.
+func factsFile(t *testing.T, file string) string {
+	t.Helper()
+	in, _ := corpusInput(t, file)
+	facts := Facts(in.Policy)
+	delete(facts, "literal_secrets")
+	delete(facts, "strings")
+	raw, err := json.Marshal(map[string]any{"fullsend": map[string]any{"facts": facts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "facts.json")
+	if err := os.WriteFile(out, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func contextFile(file string) string {
@@ -77,7 +99,7 @@ func TestConftestParity(t *testing.T) {
 	for _, file := range corpusFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			args := []string{"test", "--all-namespaces", "--no-color", "-o", "json", "-p", "rules", file}
+			args := []string{"test", "--all-namespaces", "--no-color", "-o", "json", "-p", "rules", "--data", factsFile(t, file), file}
 			if c := contextFile(file); c != "" {
 				args = append(args, "--data", c)
 			}
@@ -174,7 +196,7 @@ func TestOPAParity(t *testing.T) {
 	for _, file := range corpusFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			args := []string{"eval", "-f", "json", "-d", "rules", "-i", file}
+			args := []string{"eval", "-f", "json", "-d", "rules", "-d", factsFile(t, file), "-i", file}
 			if c := contextFile(file); c != "" {
 				args = append(args, "-d", c)
 			}

@@ -60,10 +60,10 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 	return inputs, nil
 }
 
-// WriteContextFiles writes each input's context as a conftest/opa data file,
-// DIR/<agent>.context.json ({"fullsend": {"context": ...}}), so the same
-// rules see the same context under `conftest test --data` and
-// `opa eval --data`. Files are written atomically (temp file and rename).
+// WriteContextFiles writes each input's context and facts (Facts) as a
+// conftest/opa data file, DIR/<agent>.context.json ({"fullsend":
+// {"context": ..., "facts": ...}}), so the same rules see the same context
+// and facts under `conftest test --data` and `opa eval --data`. Files are written atomically (temp file and rename).
 func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 	var written []string
 	for _, in := range inputs {
@@ -74,7 +74,12 @@ func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 		if name == "" || name != path.Base(name) || strings.HasPrefix(name, ".") {
 			return written, fmt.Errorf("cannot name a context file for %q", in.label())
 		}
-		data, err := json.MarshalIndent(in.Context.DataDocument(), "", "  ")
+		doc := in.Context.DataDocument()
+		if in.Policy != nil {
+			// The facts the engine computes, so conftest and opa see them too.
+			doc["fullsend"].(map[string]any)["facts"] = Facts(in.Policy)
+		}
+		data, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			return written, fmt.Errorf("encoding context of %s: %w", name, err)
 		}

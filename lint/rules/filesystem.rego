@@ -7,14 +7,15 @@ import rego.v1
 
 import data.fullsend.lib
 
-fs_paths contains [sprintf("filesystem_policy.%s[%d]", [list, i]), list, p] if {
+# fs_paths enumerates filesystem paths as [list, index, path as written,
+# canonical path (lib.canonical_path)]; fs_path renders a policy path, only
+# for findings.
+fs_paths contains [list, i, p, lib.canonical_path(p)] if {
 	some list in ["read_only", "read_write"]
 	some i, p in object.get(object.get(input, "filesystem_policy", {}), list, [])
 }
 
-norm(p) := "/" if p == "/"
-
-norm(p) := trim_suffix(p, "/") if p != "/"
+fs_path(list, i) := sprintf("filesystem_policy.%s[%d]", [list, i])
 
 system_dirs := {
 	"/", "/home", "/root", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var", "/boot",
@@ -31,58 +32,77 @@ system_dirs := {
 #   id: FS020
 #   severity: deny
 deny_system_dir_writable contains f if {
-	some [path, list, p] in fs_paths
-	list == "read_write"
-	norm(p) in system_dirs
-	f := lib.finding(rego.metadata.rule(), path, sprintf("%s is writable", [p]))
+	some ["read_write", i, p, c] in fs_paths
+	c in system_dirs
+	f := lib.finding(rego.metadata.rule(), fs_path("read_write", i), sprintf("%s is writable", [p]))
 }
 
-secret_segments := {".ssh", ".aws", ".kube", ".gnupg", ".docker", ".netrc", ".git-credentials", ".azure", ".config/gcloud"}
+# credential_re matches canonical paths that name a credential store: SSH,
+# GnuPG and cloud CLI credential directories (~/.aws, ~/.config/gcloud,
+# ~/.azure, ~/.kube, ~/.oci), registry and forge tokens (~/.docker holding
+# config.json, ~/.npmrc, ~/.pypirc, ~/.config/gh/hosts.yml, ~/.netrc,
+# ~/.git-credentials, ~/.vault-token, Cargo and Terraform credentials),
+# container and Kubernetes secret mounts (/run/secrets,
+# /var/run/secrets/kubernetes.io/serviceaccount), .env files and private
+# keys.
+credential_re := concat("|", [
+	`(^|/)(\.ssh|\.aws|\.kube|\.gnupg|\.docker|\.azure|\.oci|\.config/gcloud|\.config/gh|\.terraform\.d|\.cargo/credentials(\.toml)?)(/|$)`,
+	`(^|/)(\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.vault-token)$`,
+	`^/(var/)?run/secrets(/|$)`,
+	`(^|/)\.env(\.[^/]*)?$`,
+	`\.(pem|key|p12|pfx)$`,
+])
 
-credential_store(p) if {
-	some seg in split(p, "/")
-	seg in secret_segments
-}
-
-credential_store(p) if contains(p, "/.config/gcloud")
-
-credential_store(p) if regex.match(`(^|/)\.env(\.[^/]*)?$`, p)
-
-credential_store(p) if regex.match(`\.(pem|key|p12|pfx)$`, p)
+credential_store(p) if regex.match(credential_re, p)
 
 # METADATA
 # title: Access to a credential store
 # description: >-
-#   ~/.ssh, ~/.aws, ~/.kube, .env files and private keys hold credentials the
-#   agent must never read; credentials reach the sandbox only through providers.
+#   ~/.ssh, cloud CLI credentials (~/.aws, ~/.config/gcloud, ~/.azure,
+#   ~/.kube), registry and forge tokens (~/.docker, ~/.npmrc,
+#   ~/.config/gh), secret mounts (/run/secrets, the Kubernetes service
+#   account), .env files and private keys hold credentials the agent must
+#   never read, in any spelling of the path; credentials reach the sandbox
+#   only through providers.
 # custom:
 #   id: FS021
 #   severity: deny
 deny_credential_store contains f if {
-	some [path, _, p] in fs_paths
-	credential_store(p)
-	f := lib.finding(rego.metadata.rule(), path, sprintf("%s exposes a credential store", [p]))
+	some [list, i, p, c] in fs_paths
+	credential_store(c)
+	f := lib.finding(rego.metadata.rule(), fs_path(list, i), sprintf("%s exposes a credential store", [p]))
+}
+
+# plain_path holds for the common case, an absolute path without "." runs
+# that fits the limit: nothing more to check.
+plain_path(p) if {
+	startswith(p, "/")
+	not contains(p, "..")
+	count(p) <= 4096
 }
 
 bad_path(p) := "is not absolute" if not startswith(p, "/")
 
 bad_path(p) := "has a .. component" if {
 	startswith(p, "/")
-	".." in split(p, "/")
+	regex.match(`(^|/)\.\.(/|$)`, p)
 }
 
 bad_path(p) := "is longer than 4096 bytes" if {
 	startswith(p, "/")
-	not ".." in split(p, "/")
+	not regex.match(`(^|/)\.\.(/|$)`, p)
 	count(p) > 4096
 }
 
-all_paths contains [path, p] if some [path, _, p] in fs_paths
+bad_refs contains [fs_path(list, i), sprintf("path %q %s", [p, reason])] if {
+	some [list, i, p, _] in fs_paths
+	not plain_path(p)
+	reason := bad_path(p)
+}
 
-all_paths contains [lib.bin_path(key, i), p] if some [key, i, p] in lib.binaries
-
-bad_refs contains [path, sprintf("path %q %s", [p, reason])] if {
-	some [path, p] in all_paths
+bad_refs contains [lib.bin_path(key, i), sprintf("path %q %s", [p, reason])] if {
+	some [key, i, p] in lib.binaries
+	not plain_path(p)
 	reason := bad_path(p)
 }
 

@@ -14,6 +14,22 @@ default context := {}
 
 context := data.fullsend.context
 
+# facts are what fullsend's engine computes in Go for the policy under test
+# (lint.Facts): literal_secrets (the secret scan, FS018), strings (those
+# holding "${" or "{{", for FS019/FS023, as [path, string]) and, per endpoint
+# host as written, its address in any spelling (ip) and the public-suffix-list
+# private suffix it reaches (multi_tenant_suffix). Under conftest or opa they
+# are absent unless passed with --data (lint.FactsDocument): FS018 then runs
+# its Rego scan, FS019/FS023 walk the document, host spellings fall back to
+# the literal, and the
+# multi-tenant check does not run.
+default facts := {}
+
+facts := data.fullsend.facts
+
+# host_facts returns the facts of one endpoint host, or {}.
+host_facts(h) := object.get(object.get(facts, "hosts", {}), h, {})
+
 # finding builds a conftest-compatible structured message: conftest prints
 # msg and keeps the other keys as metadata. meta is rego.metadata.rule().
 finding(meta, path, msg) := {
@@ -99,6 +115,18 @@ writes(ep) if {
 	write_method(rule.allow.method)
 	not inference_rule(ep, rule)
 }
+
+# canonical_path spells a path the way the kernel resolves it, so rules see
+# "//etc", "/etc//", "/etc/." and "///root" as "/etc" and "/root": repeated
+# slashes and "." components collapse, a trailing slash goes. ".." is left
+# alone (FS022 rejects it).
+canonical_path(p) := p if {
+	regex.match(`^(/[^/.][^/]*)+$`, p) # already canonical: the common case
+} else := fix_root(trim_suffix(regex.replace(concat("", [p, "/"]), `/(\.?/)+`, "/"), "/"))
+
+fix_root(c) := "/" if c == ""
+
+fix_root(c) := c if c != ""
 
 # basename returns the last path element.
 basename(p) := parts[count(parts) - 1] if parts := split(p, "/")

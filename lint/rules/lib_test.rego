@@ -25,3 +25,13 @@ test_writes if {
 	lib.writes(t.without(t.ep({"host": "*.googleapis.com", "rules": [{"allow": {"method": "POST", "path": "/v1/projects/**"}}]}), {"access"}))
 	lib.writes(t.without(t.ep({"host": "storage.example.com", "rules": [{"allow": {"method": "POST", "path": "/token"}}]}), {"access"}))
 }
+
+test_canonical_path if {
+	every p, want in {
+		"/etc": "/etc", "//etc": "/etc", "/etc//": "/etc", "///root": "/root", "/usr/./bin/": "/usr/bin",
+		"/etc/.": "/etc", "/": "/", "//": "/", "/.": "/", "/home/u/.ssh": "/home/u/.ssh", "/a//.env": "/a/.env",
+		"/a/../b": "/a/../b", "rel//x": "rel/x",
+	} {
+		lib.canonical_path(p) == want
+	}
+}

@@ -189,12 +189,20 @@ warn_tls_deprecated contains f if {
 }
 
 # Ranges OpenShell always blocks (loopback, link-local incl. cloud metadata,
-# the unspecified network) and well-known metadata host names.
-blocked_cidrs := ["127.0.0.0/8", "169.254.0.0/16", "0.0.0.0/8", "::1/128", "fe80::/10", "::/128", "fd00:ec2::254/128"]
+# the unspecified network: is_always_blocked_ip,
+# crates/openshell-core/src/net.rs:62 @ v0.0.111, applied to resolved
+# addresses in crates/openshell-supervisor-network/src/proxy.rs:3909), plus
+# metadata services it does not block because they are not link-local:
+# AWS's IPv6 IMDS, Azure's WireServer 168.63.129.16 and Alibaba Cloud's
+# 100.100.100.200. Well-known metadata host names too.
+blocked_cidrs := [
+	"127.0.0.0/8", "169.254.0.0/16", "0.0.0.0/8", "::1/128", "fe80::/10", "::/128", "fd00:ec2::254/128",
+	"168.63.129.16/32", "100.100.100.200/32",
+]
 
 private_cidrs := ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"]
 
-blocked_names := {"localhost", "metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
+blocked_names := {"localhost", "metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"}
 
 blocked_host(h) if lib.norm_host(h) in blocked_names
 
@@ -204,6 +212,17 @@ blocked_host(h) if {
 	lib.ip_literal(h)
 	some c in blocked_cidrs
 	net.cidr_intersects(lib.cidr(trim(h, "[]")), c)
+}
+
+# Any other spelling of a blocked address: the engine's facts give the
+# address a resolver reads in the host (2130706433, 0177.0.0.1, 0x7f.1,
+# 127.1, 0, IPv4-mapped, NAT64 64:ff9b::a9fe:a9fe, 6to4; lint.HostAddr).
+# OpenShell only treats canonical literals as addresses (proxy.rs:3589 @
+# v0.0.111) and its always-blocked check misses NAT64 and 6to4 forms.
+blocked_host(h) if {
+	a := lib.host_facts(h).ip
+	some c in blocked_cidrs
+	net.cidr_intersects(lib.cidr(a), c)
 }
 
 blocked_ip(a) if {
@@ -231,8 +250,10 @@ blocked_refs contains [sprintf("%s.allowed_ips[%d]", [lib.ep_path(key, i), j]), 
 # title: Loopback, link-local or metadata address
 # description: >-
 #   Loopback, link-local (169.254.0.0/16, cloud metadata) and 0.0.0.0 are
-#   always blocked by OpenShell, and allowed_ips overlapping them are rejected.
-#   Naming them is a mistake or an SSRF attempt.
+#   always blocked by OpenShell, and allowed_ips overlapping them are rejected;
+#   other metadata services (Azure WireServer 168.63.129.16, metadata.goog)
+#   are not. Naming any of them, in any spelling (decimal, octal, hex, short
+#   IPv4 forms, NAT64 or IPv4-mapped IPv6), is a mistake or an SSRF attempt.
 # custom:
 #   id: FS009
 #   severity: deny
@@ -342,14 +363,32 @@ deny_catch_all_write contains f if {
 
 interpreter(p) if contains(p, "*")
 
-interpreter(p) if regex.match(`^(bash|sh|dash|zsh|ksh|fish|python[0-9.]*|node|nodejs|perl|ruby|php|deno|bun)$`, lib.basename(p))
+# Interpreters, and wrappers that run any program or bytes they are given:
+# shells, language runtimes, busybox/toybox applets, env, xargs, find,
+# timeout and friends, awk (system(), gawk's /inet), openssl s_client,
+# socat and nc. OpenShell grants a connection when the binary or any of
+# its ancestors is listed (binary_allowed over exec.ancestors,
+# crates/openshell-supervisor-network/data/sandbox-policy.rego:154-172 @
+# v0.0.111), so everything a forking wrapper starts inherits its grant, and
+# a symlinked env or nc that resolves to busybox grants every applet.
+interpreter_re := concat("", [
+	`^(bash|sh|dash|ash|zsh|ksh|mksh|csh|tcsh|fish|busybox|toybox|env|xargs|find|timeout|nice|nohup|stdbuf|setsid|`,
+	`sudo|doas|su|chroot|flock|strace|expect|awk|gawk|mawk|nawk|busybox|openssl|socat|nc|ncat|netcat|nc\.openbsd|`,
+	`nc\.traditional|python[0-9.]*|node|nodejs|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|`,
+	`pwsh|deno|bun)$`,
+])
+
+interpreter(p) if regex.match(interpreter_re, lib.basename(lib.canonical_path(p)))
 
 # METADATA
 # title: Wildcard binary or interpreter can write
 # description: >-
-#   A binary glob or a general-purpose interpreter (bash, sh, python, node...)
-#   runs any code, so whatever it may send, the agent can send unreviewed.
-#   Grant write endpoints to the specific tool (gh, glab, git).
+#   A binary glob, a general-purpose interpreter (bash, sh, python, node...)
+#   or a wrapper that runs other programs or raw bytes (env, xargs, busybox,
+#   awk, openssl, socat, nc...) runs any code, so whatever it may send, the
+#   agent can send unreviewed; with OpenShell's ancestor matching, so can
+#   everything it starts. Grant write endpoints to the specific tool (gh,
+#   glab, git).
 # custom:
 #   id: FS016
 #   severity: deny
@@ -368,7 +407,7 @@ deny_interpreter_writes contains f if {
 
 # Hosts that receive the credentials the runner injects. Override with
 # data.fullsend.credentialed_hosts (a list of host globs).
-default credentialed_hosts := ["api.github.com", "github.com", "uploads.github.com", "gitlab.com", "api.anthropic.com", "*.googleapis.com", "host.docker.internal"]
+default credentialed_hosts := ["api.github.com", "github.com", "uploads.github.com", "gitlab.com", "api.anthropic.com", "*.googleapis.com", "host.docker.internal", "host.openshell.internal"]
 
 credentialed_hosts := data.fullsend.credentialed_hosts
 
@@ -377,16 +416,16 @@ credentialed(h) if {
 	glob.match(g, ["."], lib.norm_host(h))
 }
 
-raw_tool(p) if lib.basename(p) in {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet"}
+raw_tool(p) if lib.basename(lib.canonical_path(p)) in {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "openssl"}
 
-raw_tools := {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "git"}
+raw_tools := {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "openssl", "git"}
 
 raw_tool_reaches(p, _) if raw_tool(p)
 
 # git only counts where requests are not inspected: over an inspected L7
 # endpoint git's HTTPS traffic is held to the method and path rules.
 raw_tool_reaches(p, ep) if {
-	lib.basename(p) == "git"
+	lib.basename(lib.canonical_path(p)) == "git"
 	not lib.l7(ep)
 }
 
@@ -402,7 +441,7 @@ raw_tool_reaches(p, ep) if {
 deny_raw_tool_credentialed contains f if {
 	some key, np in input.network_policies
 	some i, b in np.binaries
-	lib.basename(b.path) in raw_tools
+	lib.basename(lib.canonical_path(b.path)) in raw_tools
 	some ep in np.endpoints
 	raw_tool_reaches(b.path, ep)
 	credentialed(ep.host)
@@ -464,5 +503,212 @@ deny_conflicting_endpoint contains f if {
 		rego.metadata.rule(),
 		lib.ep_path(key2, j),
 		sprintf("%s:%d conflicts with %s (protocol, enforcement or tls differ)", [host, port, lib.ep_path(key, i)]),
+	)
+}
+
+# METADATA
+# title: Wildcard binary on a read-only endpoint
+# description: >-
+#   A binary glob ("/**", "/usr/bin/*") lets every program it matches, and
+#   with OpenShell's ancestor matching everything they start, use the
+#   endpoints. On write endpoints it is FS016 (deny); elsewhere a warning.
+#   Name the binaries.
+# custom:
+#   id: FS028
+#   severity: warn
+warn_wildcard_binary contains f if {
+	some key, np in input.network_policies
+	some i, b in np.binaries
+	contains(b.path, "*")
+	count(np.endpoints) > 0
+	not policy_writes(np)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.bin_path(key, i),
+		sprintf("binary glob %s may reach %s", [b.path, concat(", ", sort({ep.host | some ep in np.endpoints}))]),
+	)
+}
+
+policy_writes(np) if {
+	some ep in np.endpoints
+	lib.writes(ep)
+}
+
+# Names of the Docker host from inside a container: OpenShell's docker and
+# kubernetes drivers map host.openshell.internal and host.docker.internal to
+# the host gateway (crates/openshell-driver-docker/src/lib.rs:81-82,
+# crates/openshell-driver-kubernetes/src/driver.rs:3734 @ v0.0.111), and the
+# runner's {{HOST_IP}} placeholder is its address. The proxy trusts the
+# gateway alias's address past its SSRF checks (detect_trusted_host_gateway
+# and resolve_and_check_trusted_gateway,
+# crates/openshell-supervisor-network/src/proxy.rs:3643,3707 @ v0.0.111), so
+# the policy's port is the only thing between the agent and every service
+# listening on the host.
+host_gateway(h) if lib.norm_host(h) in {"host.docker.internal", "host.openshell.internal", "gateway.docker.internal"}
+
+host_gateway(h) if regex.match(`^\{\{\s*HOST_IP\s*\}\}$`, h)
+
+# Ports of the host services agents may use: fullsend's forge proxy (8081)
+# and spawn service (8082). Override with data.fullsend.host_ports.
+default host_ports := [8081, 8082]
+
+host_ports := data.fullsend.host_ports
+
+docker_api(port) := " (the Docker Engine API: root on the host)" if port in {2375, 2376}
+
+docker_api(port) := "" if not port in {2375, 2376}
+
+# METADATA
+# title: Host gateway on an undeclared port
+# description: >-
+#   host.docker.internal, host.openshell.internal and {{HOST_IP}} reach the
+#   machine the sandbox runs on, where OpenShell's SSRF checks do not apply to
+#   what listens. Only the ports of declared host services
+#   (data.fullsend.host_ports, default the forge proxy 8081 and the spawn
+#   service 8082) belong there; 2375/2376 is the Docker Engine API.
+# custom:
+#   id: FS029
+#   severity: deny
+deny_host_gateway_port contains f if {
+	some [key, i, ep] in lib.endpoints
+	host_gateway(ep.host)
+	some port in lib.ports(ep)
+	not port in host_ports
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, i),
+		sprintf("%s:%d is a host port no host service declares%s", [ep.host, port, docker_api(port)]),
+	)
+}
+
+# Forge hosts: git smart HTTP (a POST to .../git-receive-pack pushes) and
+# the REST APIs whose contents and git-data endpoints write commits.
+# Override with data.fullsend.forge_git_hosts / forge_api_hosts.
+default forge_git_hosts := ["github.com", "gitlab.com"]
+
+forge_git_hosts := data.fullsend.forge_git_hosts
+
+default forge_api_hosts := ["api.github.com", "gitlab.com"]
+
+forge_api_hosts := data.fullsend.forge_api_hosts
+
+push_samples := ["/o/r.git/git-receive-pack", "/o/r/git-receive-pack"]
+
+contents_samples := [
+	"/repos/o/r/contents/f", "/repos/o/r/git/refs/heads/b", "/repos/o/r/git/commits", "/repos/o/r/git/trees",
+	"/repos/o/r/git/blobs", "/api/v4/projects/1/repository/files/f", "/api/v4/projects/1/repository/commits",
+]
+
+contents_re := `(/contents(/|$)|/git/(refs|commits|trees|blobs|tags)|/repository/(files|commits|branches))`
+
+pushes(ep, _) if not lib.l7(ep)
+
+pushes(ep, _) if ep.access in {"read-write", "full"}
+
+pushes(ep, samples) if {
+	some r in object.get(ep, "rules", [])
+	lib.write_method(r.allow.method)
+	writes_path(r.allow.path, samples)
+}
+
+writes_path(path, _) if contains(path, "receive-pack")
+
+writes_path(path, samples) if {
+	some sample in samples
+	glob.match(path, ["/"], sample)
+}
+
+writes_path(path, samples) if {
+	samples == contents_samples
+	regex.match(contents_re, path)
+}
+
+git_push(ep) if {
+	lib.norm_host(ep.host) in forge_git_hosts
+	pushes(ep, push_samples)
+}
+
+forge_push(ep) := "git push (git-receive-pack)" if git_push(ep)
+
+forge_push(ep) := "contents or git-data writes" if {
+	not git_push(ep)
+	lib.norm_host(ep.host) in forge_api_hosts
+	pushes(ep, contents_samples)
+}
+
+# METADATA
+# title: Push to the forge
+# description: >-
+#   An endpoint on the forge lets the sandbox push: git smart HTTP's
+#   git-receive-pack on github.com/gitlab.com (L4, read-write or a write rule
+#   on its path), or the REST API's contents and git-data writes
+#   (/repos/*/*/contents, /git/refs|commits|trees|blobs, GitLab's
+#   /repository/files|commits). Code changes leave the sandbox through the
+#   runner's reviewed path, not the agent's own credentials.
+# custom:
+#   id: FS030
+#   severity: deny
+deny_forge_push contains f if {
+	some [key, i, ep] in lib.endpoints
+	what := forge_push(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		lib.ep_path(key, i),
+		sprintf("endpoint %s allows %s", [ep.host, what]),
+	)
+}
+
+# Private-section suffixes whose names only their operator creates (the list
+# has them for cookie isolation): Google's API hosts. Override with
+# data.fullsend.multi_tenant_exempt.
+default multi_tenant_exempt := ["googleapis.com"]
+
+multi_tenant_exempt := data.fullsend.multi_tenant_exempt
+
+multi_tenant_suffix(ep) := suffix if {
+	suffix := lib.host_facts(ep.host).multi_tenant_suffix
+	not suffix in multi_tenant_exempt
+}
+
+multi_tenant_msg := "host %q covers every tenant of %s (a public suffix list private domain anyone can register a name under)%s"
+
+# METADATA
+# title: Write to a multi-tenant domain
+# description: >-
+#   A wildcard at a public suffix list private-section suffix
+#   ("*.s3.amazonaws.com", "**.workers.dev", "*.ngrok-free.app",
+#   "*.github.io") reaches names anyone can register: an attacker's bucket or
+#   worker receives whatever the agent sends. Needs the engine's facts
+#   (lint.Facts; conftest and opa get them from --write-context files).
+# custom:
+#   id: FS031
+#   severity: deny
+deny_multi_tenant_write contains f if {
+	some [key, i, ep] in lib.endpoints
+	suffix := multi_tenant_suffix(ep)
+	lib.writes(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".host"]),
+		sprintf(multi_tenant_msg, [ep.host, suffix, ", with write methods"]),
+	)
+}
+
+# METADATA
+# title: Read from a multi-tenant domain
+# description: >-
+#   As FS031 for read-only endpoints: what the agent reads there may be
+#   written by anyone (prompt injection), and reads leak data in URLs.
+# custom:
+#   id: FS032
+#   severity: warn
+warn_multi_tenant_read contains f if {
+	some [key, i, ep] in lib.endpoints
+	suffix := multi_tenant_suffix(ep)
+	not lib.writes(ep)
+	f := lib.finding(
+		rego.metadata.rule(),
+		concat("", [lib.ep_path(key, i), ".host"]),
+		sprintf(multi_tenant_msg, [ep.host, suffix, ""]),
 	)
 }

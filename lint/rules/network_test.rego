@@ -186,3 +186,126 @@ test_fs026_same_settings_ok if {
 	}}
 	count(net.deny_conflicting_endpoint) == 0 with input as doc
 }
+
+# Red-team regressions: blocked destinations in every spelling. Canonical
+# literals and names are caught in Rego alone; other spellings through the
+# address the engine's facts give (lint.HostAddr, TestHostAddr).
+test_fs009_metadata_names_and_wireserver if {
+	every h in ["metadata.goog", "METADATA.GOOG.", "168.63.129.16", "100.100.100.200", "[fd00:ec2::254]"] {
+		t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"host": h})], ["/usr/bin/gh"])
+	}
+	t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"allowed_ips": ["168.63.129.16/32"]})], ["/usr/bin/gh"])
+}
+
+test_fs009_every_spelling_via_facts if {
+	every h, ip in {
+		"2130706433": "127.0.0.1", "0177.0.0.1": "127.0.0.1", "0x7f.1": "127.0.0.1", "127.1": "127.0.0.1",
+		"0": "0.0.0.0", "2852039166": "169.254.169.254", "0xa9.0xfe.0xa9.0xfe": "169.254.169.254",
+		"[64:ff9b::a9fe:a9fe]": "169.254.169.254", "::ffff:a9fe:a9fe": "169.254.169.254",
+	} {
+		t.ids(net.deny_blocked_address) == {"FS009"} with input as t.policy([t.ep({"host": h})], ["/usr/bin/gh"])
+			with data.fullsend.facts as {"hosts": {h: {"ip": ip}}}
+	}
+}
+
+test_fs009_public_spelling_ok if {
+	count(net.deny_blocked_address) == 0 with input as t.policy([t.ep({"host": "134744072"})], ["/usr/bin/gh"])
+		with data.fullsend.facts as {"hosts": {"134744072": {"ip": "8.8.8.8"}}}
+}
+
+# Red-team regressions: wrappers that run other programs or bytes.
+test_fs016_wrappers_write if {
+	every b in [
+		"/bin/busybox", "/usr/bin/env", "/usr/bin/xargs", "/usr/bin/awk", "/usr/bin/gawk", "/usr/bin/mawk",
+		"/usr/bin/openssl", "/usr/bin/socat", "/usr/bin/nc", "/bin/nc.openbsd", "/usr/bin/ncat", "/usr/bin/netcat",
+		"/usr/bin/timeout", "/usr/bin//env", "/usr/bin/perl5.36",
+	] {
+		t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.ep({"access": "read-write"})], [b])
+	}
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.ep({"access": "read-write"})], ["/**"])
+}
+
+test_fs016_wrapper_lookalikes_ok if {
+	every b in ["/usr/bin/envsubst", "/usr/bin/gh", "/usr/local/bin/claude", "/usr/bin/awkward"] {
+		count(net.deny_interpreter_writes) == 0 with input as t.policy([t.ep({"access": "read-write"})], [b])
+	}
+}
+
+test_fs028_wildcard_binary_read if {
+	t.ids(net.warn_wildcard_binary) == {"FS028"} with input as t.policy([t.ep({})], ["/**"])
+	t.ids(net.warn_wildcard_binary) == {"FS028"} with input as t.policy([t.ep({})], ["/usr/bin/*"])
+}
+
+test_fs028_write_is_fs016_not_fs028 if {
+	count(net.warn_wildcard_binary) == 0 with input as t.policy([t.ep({"access": "read-write"})], ["/usr/bin/*"])
+	count(net.warn_wildcard_binary) == 0 with input as t.clean
+}
+
+test_fs029_host_gateway_port if {
+	every h in ["host.docker.internal", "host.openshell.internal", "HOST.DOCKER.INTERNAL.", "{{HOST_IP}}"] {
+		every port in [2375, 2376, 22, 5432] {
+			t.ids(net.deny_host_gateway_port) == {"FS029"} with input as t.policy([t.ep({"host": h, "port": port})], ["/usr/bin/gh"])
+		}
+	}
+	[f.msg | some f in net.deny_host_gateway_port][0] == "host.docker.internal:2375 is a host port no host service declares (the Docker Engine API: root on the host)" with input as t.policy([t.ep({"host": "host.docker.internal", "port": 2375})], ["/usr/bin/gh"])
+}
+
+test_fs029_declared_ports_ok if {
+	count(net.deny_host_gateway_port) == 0 with input as t.policy([t.ep({"host": "host.docker.internal", "port": 8081})], ["/usr/bin/gh"])
+	count(net.deny_host_gateway_port) == 0 with input as t.policy([t.ep({"host": "host.openshell.internal", "port": 8082})], ["/usr/bin/gh"])
+	count(net.deny_host_gateway_port) == 0 with input as t.policy([t.ep({"host": "host.docker.internal", "port": 9000})], ["/usr/bin/gh"])
+		with data.fullsend.host_ports as [9000]
+}
+
+test_fs030_forge_push if {
+	rp := t.without(t.ep({"host": "github.com", "rules": [{"allow": {"method": "POST", "path": "/*/*/git-receive-pack"}}]}), {"access"})
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([rp], ["/usr/bin/git"])
+	all := t.without(t.ep({"host": "github.com", "rules": [{"allow": {"method": "POST", "path": "/**"}}]}), {"access"})
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([all], ["/usr/bin/git"])
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([t.ep({"host": "github.com", "access": "read-write"})], ["/usr/bin/git"])
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([t.without(t.ep({"host": "gitlab.com"}), {"protocol", "access", "enforcement"})], ["/usr/bin/git"])
+	every path in ["/repos/o/r/contents/**", "/repos/*/*/contents/*", "/repos/{{OWNER}}/{{REPO}}/contents/src/x.go", "/repos/o/r/git/refs/**", "/repos/**"] {
+		e := t.without(t.ep({"host": "api.github.com", "rules": [{"allow": {"method": "PUT", "path": path}}]}), {"access"})
+		t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([e], ["/usr/bin/gh"])
+	}
+	gl := t.without(t.ep({"host": "gitlab.com", "rules": [{"allow": {"method": "POST", "path": "/api/v4/projects/*/repository/commits"}}]}), {"access"})
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([gl], ["/usr/bin/glab"])
+}
+
+test_fs030_fetch_and_issue_writes_ok if {
+	fetch := t.without(t.ep({"host": "github.com", "rules": [{"allow": {"method": "POST", "path": "/*/*/git-upload-pack"}}, {"allow": {"method": "GET", "path": "/*/*/info/refs"}}]}), {"access"})
+	count(net.deny_forge_push) == 0 with input as t.policy([fetch], ["/usr/bin/git"])
+	issues := t.without(t.ep({"host": "api.github.com", "rules": [{"allow": {"method": "POST", "path": "/repos/o/r/issues/*/comments"}}, {"allow": {"method": "GET", "path": "/repos/o/r/contents/**"}}]}), {"access"})
+	count(net.deny_forge_push) == 0 with input as t.policy([issues], ["/usr/bin/gh"])
+	count(net.deny_forge_push) == 0 with input as t.policy([t.ep({"host": "github.com"})], ["/usr/bin/git"])
+}
+
+mt_facts := {"hosts": {"*.s3.amazonaws.com": {"multi_tenant_suffix": "s3.amazonaws.com"}}}
+
+test_fs031_multi_tenant_write_via_facts if {
+	facts := mt_facts
+	w := t.ep({"host": "*.s3.amazonaws.com", "access": "read-write"})
+	t.ids(net.deny_multi_tenant_write) == {"FS031"} with input as t.policy([w], ["/usr/bin/aws"]) with data.fullsend.facts as facts
+	count(net.warn_multi_tenant_read) == 0 with input as t.policy([w], ["/usr/bin/aws"]) with data.fullsend.facts as facts
+}
+
+test_fs032_multi_tenant_read_via_facts if {
+	facts := mt_facts
+	r := t.ep({"host": "*.s3.amazonaws.com"})
+	t.ids(net.warn_multi_tenant_read) == {"FS032"} with input as t.policy([r], ["/usr/bin/aws"]) with data.fullsend.facts as facts
+	count(net.deny_multi_tenant_write) == 0 with input as t.policy([r], ["/usr/bin/aws"]) with data.fullsend.facts as facts
+}
+
+test_fs032_exempt_and_exact_ok if {
+	facts := {"hosts": {"*.googleapis.com": {"multi_tenant_suffix": "googleapis.com"}}}
+	count(net.warn_multi_tenant_read) == 0 with input as t.policy([t.ep({"host": "*.googleapis.com"})], ["/usr/bin/gh"]) with data.fullsend.facts as facts
+	count(net.warn_multi_tenant_read) == 0 with input as t.policy([t.ep({"host": "myorg.github.io"})], ["/usr/bin/gh"])
+}
+
+test_fs031_without_facts_silent if {
+	count(net.deny_multi_tenant_write) == 0 with input as t.policy([t.ep({"host": "*.s3.amazonaws.com", "access": "read-write"})], ["/usr/bin/aws"])
+}
+
+test_fs017_host_gateway_alias_is_credentialed if {
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "host.openshell.internal", "port": 8081})], ["/usr/bin/nc"])
+}

@@ -69,15 +69,24 @@ candidate(r, text) if {
 	contains(text, k)
 }
 
-# literal_secrets holds [path, kind] for every string a rule fires on.
-literal_secrets contains [lib.render_path(p), r.id] if {
+# literal_secrets holds [path, kind] for every string a rule fires on: the
+# engine's Go scan of the same rules (lib.facts) when there is one, else the
+# Rego scan below (conftest, opa). TestSecretScanMatchesRego keeps them equal.
+literal_secrets := {[p, k] |
+	some p, kinds in lib.facts.literal_secrets
+	some k in kinds
+} if {
+	lib.facts.literal_secrets
+} else := scanned_secrets
+
+scanned_secrets contains [lib.render_path(p), r.id] if {
 	some i in candidates
 	r := sr.rules[i]
 	some [p, n] in texts
 	fires(r, n)
 }
 
-literal_secrets contains [lib.render_path(p), r.id] if {
+scanned_secrets contains [lib.render_path(p), r.id] if {
 	some i in joined_candidates
 	r := sr.rules[i]
 	some [p, j] in joined_texts
@@ -200,22 +209,27 @@ stop_ok(a, _) if count(a.stop_words) == 0
 
 stop_ok(a, secret) if stop_hit(a, secret)
 
-default shell_strings := set()
-
-# shell_strings holds the strings that may hold a shell variable.
-shell_strings := lib.strings_matching(shell_var) if contains(doc_text, "${")
+# shell_strings holds [path, string] for the strings that hold a shell
+# variable: from the engine's facts (lib.facts.strings), else a walk of the
+# document when its text has "${" at all.
+shell_strings := {[p, v] | some [p, v] in lib.facts.strings; regex.match(shell_var, v)} if {
+	lib.facts.strings
+} else := lib.strings_matching(shell_var) if {
+	contains(doc_text, "${")
+} else := set()
 
 # Placeholders only matter with a context that says which are allowed.
 placeholder_context if lib.context.runtime == true
 
 placeholder_context if is_array(lib.context.placeholders)
 
-default with_placeholders := set()
-
-with_placeholders := lib.strings_matching(placeholder_re) if {
+with_placeholders := {[p, v] | some [p, v] in lib.facts.strings; regex.match(placeholder_re, v)} if {
+	placeholder_context
+	lib.facts.strings
+} else := lib.strings_matching(placeholder_re) if {
 	placeholder_context
 	contains(doc_text, "{{")
-}
+} else := set()
 
 # METADATA
 # title: Literal secret

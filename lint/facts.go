@@ -1,0 +1,264 @@
+package lint
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/secretscan"
+)
+
+// Facts are what the engine computes in Go for one policy and hands the
+// rules as data.fullsend.facts (lib.facts): things Rego cannot compute (the
+// public suffix list, every spelling of an IPv4 address) or computes slowly
+// (the secret scan, the walks for ${...} and {{...}}). Under conftest or
+// opa, without the engine, the rules fall back to their Rego versions where
+// there is one (FS018, FS019, FS023) and skip the facts-only checks;
+// FactsDocument and --write-context give those tools the same data.
+//
+//	{"literal_secrets": {"<policy path>": ["<kind>", ...]},
+//	 "strings": [["<policy path>", "<string with ${ or {{>"], ...],
+//	 "hosts": {"<endpoint host as written>": {"ip": "<canonical address>",
+//	                                          "multi_tenant_suffix": "<suffix>"}}}
+func Facts(p *openshell.Policy) map[string]any {
+	v := factsValue(DocumentValue(p), p)
+	out, err := ast.JSON(v)
+	if err != nil {
+		return map[string]any{} // unreachable: the value is built from strings and objects
+	}
+	m, _ := out.(map[string]any)
+	return m
+}
+
+// FactsDocument wraps Facts as a data file for conftest/opa --data.
+func FactsDocument(p *openshell.Policy) map[string]any {
+	return map[string]any{"fullsend": map[string]any{"facts": Facts(p)}}
+}
+
+// factsValue builds the facts of policy p, whose document value is doc.
+func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
+	secrets := ast.NewObject()
+	var marked []*ast.Term
+	scanner := secretscan.Default()
+	walkStrings(doc, nil, func(path []string, s string) {
+		if strings.Contains(s, "${") || strings.Contains(s, "{{") {
+			marked = append(marked, ast.ArrayTerm(ast.StringTerm(strings.Join(path, "")), ast.StringTerm(s)))
+		}
+		if scanner.Find(s) == "" {
+			return // the common case, without FindAll's allocations
+		}
+		kinds := scanner.FindAll(s)
+		terms := make([]*ast.Term, len(kinds))
+		for i, k := range kinds {
+			terms[i] = ast.StringTerm(k)
+		}
+		secrets.Insert(ast.StringTerm(strings.Join(path, "")), ast.ArrayTerm(terms...))
+	})
+	hosts := ast.NewObject()
+	for _, np := range p.NetworkPolicies {
+		for i := range np.Endpoints {
+			h := np.Endpoints[i].Host
+			key := ast.StringTerm(h)
+			if hosts.Get(key) != nil {
+				continue
+			}
+			if f := hostFacts(h); f.Len() > 0 {
+				hosts.Insert(key, ast.NewTerm(f))
+			}
+		}
+	}
+	return ast.NewObject(
+		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
+		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
+		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
+	)
+}
+
+// walkStrings calls fn with every string value under v and its path rendered
+// the way lib.render_path renders walk paths: "a.b[0].c".
+func walkStrings(v ast.Value, path []string, fn func([]string, string)) {
+	switch x := v.(type) {
+	case ast.String:
+		fn(path, string(x))
+	case ast.Object:
+		x.Foreach(func(k, elem *ast.Term) {
+			ks, ok := k.Value.(ast.String)
+			if !ok {
+				return
+			}
+			seg := string(ks)
+			if len(path) > 0 {
+				seg = "." + seg
+			}
+			walkStrings(elem.Value, append(path[:len(path):len(path)], seg), fn)
+		})
+	case *ast.Array:
+		for i := range x.Len() {
+			walkStrings(x.Elem(i).Value, append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), fn)
+		}
+	}
+}
+
+// hostFacts describes one endpoint host: the address it names in any
+// spelling a resolver accepts (ip), and the multi-tenant suffix its
+// wildcard or name covers (multi_tenant_suffix).
+func hostFacts(host string) ast.Object {
+	o := ast.NewObject()
+	if a, ok := HostAddr(host); ok {
+		o.Insert(ast.InternedTerm("ip"), ast.StringTerm(a.String()))
+	}
+	if s := MultiTenantSuffix(host); s != "" {
+		o.Insert(ast.InternedTerm("multi_tenant_suffix"), ast.StringTerm(s))
+	}
+	return o
+}
+
+// HostAddr returns the address a host names when a resolver would read it
+// as an IP literal, in any spelling: dotted quads, the inet_aton forms
+// getaddrinfo and curl accept (2130706433, 0177.0.0.1, 0x7f.1, 127.1, 0),
+// bracketed IPv6, and IPv6 forms that embed an IPv4 address (IPv4-mapped
+// ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96 and
+// 64:ff9b:1::/48, 6to4 2002::/16), which are returned as that IPv4 address.
+//
+// OpenShell only recognises canonical literals (str::parse::<IpAddr> in
+// implicit_allowed_ips_for_ip_host, crates/openshell-supervisor-network/src/proxy.rs:3587 @ v0.0.111);
+// other spellings go to DNS, where getaddrinfo turns them into the address.
+func HostAddr(host string) (netip.Addr, bool) {
+	h := strings.TrimSuffix(strings.TrimSpace(host), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i] // zone
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return embeddedV4(a), true
+	}
+	if a, ok := parseInetAton(h); ok {
+		return a, true
+	}
+	return netip.Addr{}, false
+}
+
+// embeddedV4 returns the IPv4 address an IPv6 address carries, if any.
+func embeddedV4(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return a
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a
+	}
+	b := a.As16()
+	v4 := func(off int) netip.Addr { return netip.AddrFrom4([4]byte(b[off : off+4])) }
+	switch {
+	case slices.Equal(b[:12], make([]byte, 12)) && !slices.Equal(b[12:14], []byte{0, 0}):
+		return v4(12) // IPv4-compatible ::a.b.c.d (not :: or ::1)
+	case slices.Equal(b[:12], []byte{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}):
+		return v4(12) // NAT64 well-known prefix, RFC 6052
+	case slices.Equal(b[:6], []byte{0, 0x64, 0xff, 0x9b, 0, 1}):
+		return v4(12) // NAT64 local-use prefix 64:ff9b:1::/48, RFC 8215 (a /96 in practice)
+	case b[0] == 0x20 && b[1] == 0x02:
+		return v4(2) // 6to4, RFC 3056
+	}
+	return a
+}
+
+// parseInetAton parses the IPv4 forms of inet_aton(3): one to four parts,
+// each decimal, octal (leading 0) or hex (0x); the last part fills the
+// remaining bytes.
+func parseInetAton(s string) (netip.Addr, bool) {
+	if s == "" || len(s) > 64 {
+		return netip.Addr{}, false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, ok := atonPart(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var n uint64
+	last := len(vals) - 1
+	for i, v := range vals[:last] {
+		if v > 0xff {
+			return netip.Addr{}, false
+		}
+		n |= v << (8 * (3 - i))
+	}
+	if vals[last] >= 1<<(8*(4-last)) {
+		return netip.Addr{}, false
+	}
+	n |= vals[last]
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(n))
+	return netip.AddrFrom4(b), true
+}
+
+func atonPart(p string) (uint64, bool) {
+	base := 10
+	digits := p
+	switch {
+	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+		base, digits = 16, p[2:]
+		if digits == "" {
+			return 0, true // "0x" alone is 0 to glibc
+		}
+	case len(p) > 1 && p[0] == '0':
+		base, digits = 8, p[1:]
+	}
+	if digits == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(digits, base, 32)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// MultiTenantSuffix returns the suffix of the public suffix list's private
+// section (names anyone can register under: github.io, workers.dev,
+// s3.amazonaws.com, ngrok-free.app...) that a host or host glob reaches
+// beyond one tenant, or "". A wildcard at or right above such a suffix
+// ("*.github.io", "**.workers.dev") covers every tenant; an exact name
+// directly under it ("myorg.github.io") is one tenant's and is not flagged,
+// nor is anything under the ICANN section (FS001 and FS002 cover those).
+//
+// golang.org/x/net/publicsuffix reports icann=false both for private-section
+// rules and for the implicit "*" rule of unlisted TLDs; a private suffix
+// always has a dot, an unlisted TLD never does.
+func MultiTenantSuffix(host string) string {
+	h := openshell.NormalizeHost(host)
+	labels := strings.Split(h, ".")
+	first := 0
+	for first < len(labels) && strings.Contains(labels[first], "*") {
+		first++
+	}
+	if first == 0 || first == len(labels) {
+		return "" // an exact name is one tenant's; "*" alone is FS001's
+	}
+	rest := strings.Join(labels[first:], ".")
+	s, icann := publicsuffix.PublicSuffix("x." + rest)
+	if icann || !strings.Contains(s, ".") {
+		return ""
+	}
+	// The wildcard covers registrable names when what follows it is the
+	// suffix, or lies above it (a wildcard rule such as
+	// *.compute.amazonaws.com makes the suffix longer than rest).
+	if s == rest || strings.HasSuffix(s, "."+rest) {
+		return s
+	}
+	return ""
+}
