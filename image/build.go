@@ -41,8 +41,12 @@ type Options struct {
 	Project     fs.FS
 	ProjectName string
 	// Binaries maps a platform (as v1.Platform.String()) to a prebuilt
-	// fullsend binary. Platforms without one are compiled from Source.
+	// fullsend binary. A platform without one takes Self when Self serves
+	// it, else is compiled from Source, else built from Self's module at
+	// its version (go install MODULE/cmd/fullsend@VERSION).
 	Binaries map[string]string
+	// Self is the installed fullsend (see CurrentExecutable); nil: none.
+	Self *Executable
 	// Source is the fullsend module root to compile from (see FindSource).
 	Source string
 	// Version is stamped into compiled binaries and the version annotation.
@@ -149,11 +153,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if o.Created.IsZero() {
 		o.Created = time.Unix(0, 0).UTC() // never year 1 in a tar header
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
+	logf := o.logf
 	proj, err := loadProject(o.Project, o.ProjectName)
 	if err != nil {
 		return nil, err
@@ -253,16 +253,27 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 // binary returns the layer entry of the fullsend binary for p: the
 // prebuilt one if given, else one compiled from the source module into tmp.
 func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, error) {
-	path, ok := o.Binaries[p.String()]
-	if !ok {
-		if o.Source == "" {
-			return file{}, fmt.Errorf("no fullsend binary for %s: %w", p, &BinaryError{Platform: p.String(), Err: ErrNoSource})
-		}
+	from, err := o.binarySource(p)
+	if err != nil {
+		return file{}, err
+	}
+	var path string
+	switch from {
+	case FromBinary:
+		path = o.Binaries[p.String()]
+	case FromExecutable:
+		path = o.Self.Path
+	case FromSource:
 		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
 		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
 			return file{}, err
 		}
+	case FromModule:
+		if path, err = goInstall(ctx, o.Self, p, tmp); err != nil {
+			return file{}, err
+		}
 	}
+	o.logf("fullsend binary for %s: %s", p, describeSource(from, o, p))
 	info, err := os.Stat(path)
 	if err != nil {
 		return file{}, fmt.Errorf("binary for %s: %w", p, err)
@@ -315,4 +326,24 @@ func platformSlug(p v1.Platform) string {
 		s += "-" + p.Variant
 	}
 	return s
+}
+
+// logf writes one progress line to o.Log, if set.
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+func describeSource(from string, o *Options, p v1.Platform) string {
+	switch from {
+	case FromBinary:
+		return o.Binaries[p.String()]
+	case FromExecutable:
+		return fmt.Sprintf("%s (%s, version %s)", FromExecutable, o.Self.Path, orDevel(o.Self.Version))
+	case FromSource:
+		return "compiled from " + o.Source
+	default:
+		return "go install " + CommandPath + "@" + o.Self.Version
+	}
 }

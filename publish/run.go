@@ -219,8 +219,21 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 	if bo.Binaries, err = parseBinaries(o.Binaries, platforms); err != nil {
 		return bo, err
 	}
-	if needSource(platforms, bo.Binaries) {
-		if bo.Source, err = image.FindSource(firstNonEmpty(o.Source, ".")); err != nil {
+	if o.Source != "" {
+		if bo.Source, err = image.FindSource(o.Source); err != nil {
+			return bo, err
+		}
+	} else {
+		bo.Self = o.Self
+		if bo.Self == nil {
+			bo.Self = image.CurrentExecutable()
+		}
+		// A checkout of fullsend around the current directory compiles
+		// what the running binary cannot serve (development).
+		if image.NeedsSource(bo) {
+			bo.Source, _ = image.FindSource(".")
+		}
+		if err := image.CheckBinaries(bo); err != nil {
 			return bo, err
 		}
 	}
@@ -259,14 +272,4 @@ func parseBinaries(specs []string, platforms []v1.Platform) (map[string]string, 
 		}
 	}
 	return out, nil
-}
-
-// needSource reports whether a platform has no prebuilt binary.
-func needSource(platforms []v1.Platform, binaries map[string]string) bool {
-	for _, p := range platforms {
-		if _, ok := binaries[p.String()]; !ok {
-			return true
-		}
-	}
-	return false
 }
