@@ -35,6 +35,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newTemplatesCmd())
+	root.AddCommand(newInitCmd())
 	return root
 }
 
