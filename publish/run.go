@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -170,6 +171,9 @@ func writeDigestFile(file string, res *Result) error {
 	lines := res.Refs
 	if len(lines) == 0 {
 		lines = []string{res.Image.Digest.String()}
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("writing digest file: %w", err)
 	}
 	if err := atomicfile.Write(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing digest file: %w", err)
