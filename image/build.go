@@ -64,8 +64,14 @@ type Options struct {
 	CacheDir string
 	// Remote configures registry access for a registry base.
 	Remote []remote.Option
-	// Log receives progress lines (base resolution, cache use); may be nil.
-	Log io.Writer
+	// Log receives progress lines (base resolution, cache use) and one
+	// summary line per stage with its duration; may be nil.
+	Log    io.Writer
+	status *Status // Build's status line, for binary
+
+	// Progress, when set (a terminal), shows a live status line while the
+	// base resolves and the binaries build (see Status).
+	Progress io.Writer
 }
 
 // Result is a built image or index, not yet written anywhere.
@@ -158,12 +164,18 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	status := NewStatus(o.Progress)
+	defer status.Close()
+	o.status = status
+	started := time.Now()
+	endBase := status.Start("resolving base " + o.Base)
 	base, err := resolveBase(o.Base, o.Platforms, append([]remote.Option{remote.WithContext(ctx)}, o.Remote...))
+	endBase()
 	if err != nil {
 		return nil, err
 	}
 	if base.kind == BaseRegistry {
-		logf("base %s resolved to %s@%s", o.Base, base.name, base.digest)
+		logf("base %s resolved to %s@%s in %s", o.Base, base.name, base.digest, since(started))
 	}
 	cache := layerCache{dir: o.CacheDir}
 
@@ -206,6 +218,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	status.Close()
 	for i, p := range o.Platforms {
 		img, err := o.assemble(base.images[i], p, []*layer{binLayers[i], contentLayer, policiesLayer}, annotations, proj)
 		if err != nil {
@@ -230,6 +243,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.PlatformDigest = append(res.PlatformDigest, d)
 	}
+	logf("built %d platform(s) in %s", len(images), since(started))
 	if len(images) == 1 {
 		res.Image, res.Digest, res.MediaType = images[0], res.PlatformDigest[0], types.OCIManifestSchema1
 		return res, nil
@@ -257,6 +271,10 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 	if err != nil {
 		return file{}, err
 	}
+	started := time.Now()
+	if from == FromSource || from == FromModule {
+		defer o.status.Start("building fullsend for " + p.String())()
+	}
 	var path string
 	switch from {
 	case FromBinary:
@@ -273,7 +291,11 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 			return file{}, err
 		}
 	}
-	o.logf("fullsend binary for %s: %s", p, describeSource(from, o, p))
+	if from == FromSource || from == FromModule {
+		o.logf("fullsend binary for %s: %s (%s)", p, describeSource(from, o, p), since(started))
+	} else {
+		o.logf("fullsend binary for %s: %s", p, describeSource(from, o, p))
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return file{}, fmt.Errorf("binary for %s: %w", p, err)

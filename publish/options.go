@@ -85,7 +85,8 @@ type Options struct {
 	// Log receives progress lines (timestamps, base resolution, cache
 	// use); nil discards them.
 	Log io.Writer
-	// Progress, when set, receives push progress lines.
+	// Progress, when set (a terminal), shows a live status line while the
+	// base resolves, the binaries build and the layers push; nil: silent.
 	Progress io.Writer
 }
 

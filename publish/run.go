@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -61,15 +62,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	art := &Artifact{Image: img}
 	if signer != nil {
+		started := time.Now()
 		if art.Signatures, err = o.signatures(ctx, signer, img, tags, bo.Version); err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(o.log(), "signed %s (%d signature(s) with attestations) in %s\n", img.Digest, len(art.Signatures), time.Since(started).Round(time.Millisecond))
 	}
 	res := &Result{Image: img, Version: bo.Version}
+	started := time.Now()
 	res.Published, err = o.publisher(ctx, tags, bo).Publish(ctx, art)
 	if err != nil {
 		return res, err
 	}
+	fmt.Fprintf(o.log(), "published %s in %s\n", img.Digest, time.Since(started).Round(time.Millisecond))
 	for _, sd := range art.Signatures {
 		res.Signatures = append(res.Signatures, sd.Result)
 	}
@@ -219,6 +224,7 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 		Description: o.Description,
 		Remote:      image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(o.getenv)}),
 		Log:         o.Log,
+		Progress:    o.Progress,
 	}
 	if bo.Binaries, err = parseBinaries(o.Binaries, platforms); err != nil {
 		return bo, err

@@ -138,7 +138,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	}
 	o := f.opts
 	o.Getenv, o.Log = os.Getenv, stderr
-	if imageIsTerminal(stderr) {
+	if f.output != "json" && imageIsTerminal(stderr) {
 		o.Progress = stderr
 	}
 	if f.sign {
