@@ -46,6 +46,9 @@ func (e *BinaryError) Error() string {
 	if e.Reason == "" {
 		return e.Err.Error()
 	}
+	if errors.Is(e.Err, ErrNoSource) {
+		return e.Reason + "; and no fullsend checkout around the current directory"
+	}
 	return e.Err.Error() + " (" + e.Reason + ")"
 }
 func (e *BinaryError) Unwrap() error { return e.Err }
