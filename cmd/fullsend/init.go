@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/scaffold"
 )
@@ -71,12 +73,21 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output string
 	if err != nil {
 		return err
 	}
-	out, err := compile.CompileDir(ctx, o.Dir, compile.ProjectOptions{})
+	// An existing repository keeps the OpenShell version it compiled for,
+	// and current policies are left byte-for-byte alone.
+	policies := filepath.Join(o.Dir, "policies")
+	var po compile.ProjectOptions
+	if m, _, err := bundle.ReadManifest(os.DirFS(policies)); err == nil {
+		po.OpenShellVersion = m.OpenShellVersion
+	}
+	out, err := compile.CompileDir(ctx, o.Dir, po)
 	if err != nil {
 		return fmt.Errorf("compiling %s: %w", o.Dir, flagError(err))
 	}
-	if err := compile.Write(filepath.Join(o.Dir, "policies"), out); err != nil {
-		return err
+	if diffs, err := compile.Diff(policies, out); err != nil || len(diffs) > 0 {
+		if err := compile.Write(policies, out); err != nil {
+			return err
+		}
 	}
 	rep := initReport{Result: res, Agents: out.AgentNames(), Next: initNext(o.Dir)}
 	if output == "json" {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
 
 // TestInitTwice runs init into a new directory and again: the second run
@@ -45,5 +48,24 @@ func TestInitTwice(t *testing.T) {
 func TestInitUsage(t *testing.T) {
 	if _, _, err := runFullsend(t, "init", "-o", "yaml", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown output format") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestInitKeepsOpenShellVersion runs init again over policies compiled for
+// another OpenShell version: it keeps that version.
+func TestInitKeepsOpenShellVersion(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := runFullsend(t, "init", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runFullsend(t, "policy", "compile", "--openshell-version", "v0.0.83", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runFullsend(t, "init", dir); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := bundle.ReadManifest(os.DirFS(filepath.Join(dir, "policies")))
+	if err != nil || m.OpenShellVersion != "v0.0.83" {
+		t.Errorf("manifest after init: %v, %v; want OpenShell v0.0.83 kept", m, err)
 	}
 }
