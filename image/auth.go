@@ -2,13 +2,11 @@ package image
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -84,25 +82,4 @@ func RemoteOptions(ctx context.Context, cfg RemoteConfig) []remote.Option {
 		opts = append(opts, remote.WithTransport(cfg.Transport))
 	}
 	return opts
-}
-
-// progressOption reports push progress to w, one line per 10 %.
-func progressOption(w io.Writer, what string) (remote.Option, func()) {
-	ch := make(chan v1.Update, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		last := -1
-		for u := range ch {
-			if u.Error != nil || u.Total == 0 {
-				continue
-			}
-			pct := int(u.Complete * 100 / u.Total)
-			if pct/10 != last/10 {
-				last = pct
-				fmt.Fprintf(w, "pushing %s: %3d%% of %.1f MiB\n", what, pct, float64(u.Total)/(1<<20))
-			}
-		}
-	}()
-	return remote.WithProgress(ch), func() { <-done }
 }

@@ -41,8 +41,12 @@ type Options struct {
 	Project     fs.FS
 	ProjectName string
 	// Binaries maps a platform (as v1.Platform.String()) to a prebuilt
-	// fullsend binary. Platforms without one are compiled from Source.
+	// fullsend binary. A platform without one takes Self when Self serves
+	// it, else is compiled from Source, else built from Self's module at
+	// its version (go install MODULE/cmd/fullsend@VERSION).
 	Binaries map[string]string
+	// Self is the installed fullsend (see CurrentExecutable); nil: none.
+	Self *Executable
 	// Source is the fullsend module root to compile from (see FindSource).
 	Source string
 	// Version is stamped into compiled binaries and the version annotation.
@@ -60,8 +64,14 @@ type Options struct {
 	CacheDir string
 	// Remote configures registry access for a registry base.
 	Remote []remote.Option
-	// Log receives progress lines (base resolution, cache use); may be nil.
-	Log io.Writer
+	// Log receives progress lines (base resolution, cache use) and one
+	// summary line per stage with its duration; may be nil.
+	Log    io.Writer
+	status *Status // Build's status line, for binary
+
+	// Progress, when set (a terminal), shows a live status line while the
+	// base resolves and the binaries build (see Status).
+	Progress io.Writer
 }
 
 // Result is a built image or index, not yet written anywhere.
@@ -149,21 +159,23 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if o.Created.IsZero() {
 		o.Created = time.Unix(0, 0).UTC() // never year 1 in a tar header
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
+	logf := o.logf
 	proj, err := loadProject(o.Project, o.ProjectName)
 	if err != nil {
 		return nil, err
 	}
+	status := NewStatus(o.Progress)
+	defer status.Close()
+	o.status = status
+	started := time.Now()
+	endBase := status.Start("resolving base " + o.Base)
 	base, err := resolveBase(o.Base, o.Platforms, append([]remote.Option{remote.WithContext(ctx)}, o.Remote...))
+	endBase()
 	if err != nil {
 		return nil, err
 	}
 	if base.kind == BaseRegistry {
-		logf("base %s resolved to %s@%s", o.Base, base.name, base.digest)
+		logf("base %s resolved to %s@%s in %s", o.Base, base.name, base.digest, since(started))
 	}
 	cache := layerCache{dir: o.CacheDir}
 
@@ -206,6 +218,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	status.Close()
 	for i, p := range o.Platforms {
 		img, err := o.assemble(base.images[i], p, []*layer{binLayers[i], contentLayer, policiesLayer}, annotations, proj)
 		if err != nil {
@@ -230,6 +243,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.PlatformDigest = append(res.PlatformDigest, d)
 	}
+	logf("built %d platform(s) in %s", len(images), since(started))
 	if len(images) == 1 {
 		res.Image, res.Digest, res.MediaType = images[0], res.PlatformDigest[0], types.OCIManifestSchema1
 		return res, nil
@@ -253,15 +267,34 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 // binary returns the layer entry of the fullsend binary for p: the
 // prebuilt one if given, else one compiled from the source module into tmp.
 func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, error) {
-	path, ok := o.Binaries[p.String()]
-	if !ok {
-		if o.Source == "" {
-			return file{}, fmt.Errorf("no fullsend binary for %s: %w", p, &BinaryError{Platform: p.String(), Err: ErrNoSource})
-		}
+	from, err := o.binarySource(p)
+	if err != nil {
+		return file{}, err
+	}
+	started := time.Now()
+	if from == FromSource || from == FromModule {
+		defer o.status.Start("building fullsend for " + p.String())()
+	}
+	var path string
+	switch from {
+	case FromBinary:
+		path = o.Binaries[p.String()]
+	case FromExecutable:
+		path = o.Self.Path
+	case FromSource:
 		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
 		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
 			return file{}, err
 		}
+	case FromModule:
+		if path, err = goInstall(ctx, o.Self, p, tmp); err != nil {
+			return file{}, err
+		}
+	}
+	if from == FromSource || from == FromModule {
+		o.logf("fullsend binary for %s: %s (%s)", p, describeSource(from, o, p), since(started))
+	} else {
+		o.logf("fullsend binary for %s: %s", p, describeSource(from, o, p))
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -315,4 +348,24 @@ func platformSlug(p v1.Platform) string {
 		s += "-" + p.Variant
 	}
 	return s
+}
+
+// logf writes one progress line to o.Log, if set.
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+func describeSource(from string, o *Options, p v1.Platform) string {
+	switch from {
+	case FromBinary:
+		return o.Binaries[p.String()]
+	case FromExecutable:
+		return fmt.Sprintf("%s (%s, version %s)", FromExecutable, o.Self.Path, orDevel(o.Self.Version))
+	case FromSource:
+		return "compiled from " + o.Source
+	default:
+		return "go install " + CommandPath + "@" + o.Self.Version
+	}
 }

@@ -33,14 +33,24 @@ var ErrNoSource = errors.New("fullsend source module not found")
 var ErrNoToolchain = errors.New("the go toolchain is not on PATH")
 
 // BinaryError reports why there is no fullsend binary for Platform: Err is
-// ErrNoSource or ErrNoToolchain. Its text is Err's; callers that know how
-// binaries are supplied add their hint after it.
+// ErrNoSource or ErrNoToolchain, Reason (when set) says why the running
+// fullsend could not serve it. Its text is Err's and Reason's; callers that
+// know how binaries are supplied add their hint after it.
 type BinaryError struct {
 	Platform string
 	Err      error
+	Reason   string
 }
 
-func (e *BinaryError) Error() string { return e.Err.Error() }
+func (e *BinaryError) Error() string {
+	if e.Reason == "" {
+		return e.Err.Error()
+	}
+	if errors.Is(e.Err, ErrNoSource) {
+		return e.Reason + "; and no fullsend checkout around the current directory"
+	}
+	return e.Err.Error() + " (" + e.Reason + ")"
+}
 func (e *BinaryError) Unwrap() error { return e.Err }
 
 // FindSource returns the root of the fullsend module containing dir or one

@@ -111,15 +111,17 @@ func pushByDigest(r *Result, tags []name.Tag, progress io.Writer, ropts []remote
 		ref := repo.Digest(r.Digest.String())
 		opts := ropts
 		var wait func()
-		if progress != nil {
+		status := NewStatus(progress)
+		if status != nil {
 			var po remote.Option
-			po, wait = progressOption(progress, repo.String())
+			po, wait = pushProgress(status, "pushing "+repo.String())
 			opts = append(append([]remote.Option(nil), ropts...), po)
 		}
 		err := remote.Push(ref, r.Taggable(), opts...)
 		if wait != nil {
 			wait()
 		}
+		status.Close()
 		if err != nil {
 			return nil, fmt.Errorf("pushing %s: %w", ref, err)
 		}

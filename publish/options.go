@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/fullsend-ai/agent-sandbox/image"
 )
 
 // Options are the inputs of Run, one field per flag of `fullsend image
@@ -23,10 +25,15 @@ type Options struct {
 	// Dir is the project directory holding agents/, skills/, templates/ and
 	// the compiled policies/.
 	Dir string
-	// Source is the fullsend module root to compile the binary from; "":
-	// found from the current directory, when a platform has no Binaries
-	// entry.
+	// Source is the fullsend module root to compile every binary from
+	// (development); "": a platform without a Binaries entry takes the
+	// running fullsend when it serves that platform, else the source
+	// module found from the current directory, else the fullsend module
+	// at the running binary's version (go install, see image.Executable).
 	Source string
+	// Self is the installed fullsend; nil: image.CurrentExecutable().
+	// Ignored when Source is set.
+	Self *image.Executable
 	// Binaries are prebuilt fullsend binaries as PLATFORM=PATH.
 	Binaries []string
 	// Version is stamped into the image and the compiled binary; "":
@@ -78,7 +85,8 @@ type Options struct {
 	// Log receives progress lines (timestamps, base resolution, cache
 	// use); nil discards them.
 	Log io.Writer
-	// Progress, when set, receives push progress lines.
+	// Progress, when set (a terminal), shows a live status line while the
+	// base resolves, the binaries build and the layers push; nil: silent.
 	Progress io.Writer
 }
 

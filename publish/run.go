@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -60,15 +62,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	art := &Artifact{Image: img}
 	if signer != nil {
+		started := time.Now()
 		if art.Signatures, err = o.signatures(ctx, signer, img, tags, bo.Version); err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(o.log(), "signed %s (%d signature(s) with attestations) in %s\n", img.Digest, len(art.Signatures), time.Since(started).Round(time.Millisecond))
 	}
 	res := &Result{Image: img, Version: bo.Version}
+	started := time.Now()
 	res.Published, err = o.publisher(ctx, tags, bo).Publish(ctx, art)
 	if err != nil {
 		return res, err
 	}
+	fmt.Fprintf(o.log(), "published %s in %s\n", img.Digest, time.Since(started).Round(time.Millisecond))
 	for _, sd := range art.Signatures {
 		res.Signatures = append(res.Signatures, sd.Result)
 	}
@@ -171,6 +177,9 @@ func writeDigestFile(file string, res *Result) error {
 	if len(lines) == 0 {
 		lines = []string{res.Image.Digest.String()}
 	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("writing digest file: %w", err)
+	}
 	if err := atomicfile.Write(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing digest file: %w", err)
 	}
@@ -215,12 +224,26 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 		Description: o.Description,
 		Remote:      image.RemoteOptions(ctx, image.RemoteConfig{Keychain: image.Keychain(o.getenv)}),
 		Log:         o.Log,
+		Progress:    o.Progress,
 	}
 	if bo.Binaries, err = parseBinaries(o.Binaries, platforms); err != nil {
 		return bo, err
 	}
-	if needSource(platforms, bo.Binaries) {
-		if bo.Source, err = image.FindSource(firstNonEmpty(o.Source, ".")); err != nil {
+	if o.Source != "" {
+		if bo.Source, err = image.FindSource(o.Source); err != nil {
+			return bo, err
+		}
+	} else {
+		bo.Self = o.Self
+		if bo.Self == nil {
+			bo.Self = image.CurrentExecutable()
+		}
+		// A checkout of fullsend around the current directory compiles
+		// what the running binary cannot serve (development).
+		if image.NeedsSource(bo) {
+			bo.Source, _ = image.FindSource(".")
+		}
+		if err := image.CheckBinaries(bo); err != nil {
 			return bo, err
 		}
 	}
@@ -259,14 +282,4 @@ func parseBinaries(specs []string, platforms []v1.Platform) (map[string]string, 
 		}
 	}
 	return out, nil
-}
-
-// needSource reports whether a platform has no prebuilt binary.
-func needSource(platforms []v1.Platform, binaries map[string]string) bool {
-	for _, p := range platforms {
-		if _, ok := binaries[p.String()]; !ok {
-			return true
-		}
-	}
-	return false
 }

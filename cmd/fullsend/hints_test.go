@@ -51,6 +51,8 @@ func TestCLIErrorText(t *testing.T) {
 		// image
 		{"no fullsend binary", fmt.Errorf("no fullsend binary for %s: %w", "linux/amd64", &image.BinaryError{Platform: "linux/amd64", Err: image.ErrNoSource}),
 			"no fullsend binary for linux/amd64: fullsend source module not found (hint: pass --source DIR or --binary linux/amd64=PATH)", image.ErrNoSource, false},
+		{"development build", fmt.Errorf("no fullsend binary for %s: %w", "linux/arm64", &image.BinaryError{Platform: "linux/arm64", Err: image.ErrNoSource, Reason: "this fullsend is a development build"}),
+			"no fullsend binary for linux/arm64: this fullsend is a development build; and no fullsend checkout around the current directory (hint: pass --source DIR or --binary linux/arm64=PATH)", image.ErrNoSource, false},
 		{"no toolchain", fmt.Errorf("building fullsend for %s: %w: %w", "linux/arm64", &image.BinaryError{Platform: "linux/arm64", Err: image.ErrNoToolchain}, exec.ErrNotFound),
 			"building fullsend for linux/arm64: the go toolchain is not on PATH (hint: install Go or pass --binary linux/arm64=PATH): executable file not found in $PATH", exec.ErrNotFound, false},
 		{"no source module", fmt.Errorf("no go.mod for module %s in %s or its parents: %w", image.ModulePath, "/tmp", image.ErrNoSource),

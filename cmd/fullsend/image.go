@@ -49,7 +49,12 @@ func newImageBuildCmd() *cobra.Command {
 		Long: `Build the agent-sandbox image with go-containerregistry, without a daemon.
 
 Layers on top of --base: the fullsend binary for each platform
-(/usr/local/bin/fullsend; compiled from --source or taken from --binary), then
+(/usr/local/bin/fullsend): --binary PLATFORM=PATH if given, else this fullsend
+itself for its own platform (when statically linked), else compiled from the
+fullsend checkout around the current directory, else go install of
+github.com/fullsend-ai/agent-sandbox/cmd/fullsend at this binary's version
+(needs go and the module proxy; a (devel) or modified build cannot do this:
+pass --binary or --source). --source DIR compiles every platform from DIR. Then
 agents/, skills/, templates/ and the compiled policies/ of --dir under
 /opt/fullsend. The policies must match policies/manifest.json and their
 sources; the manifest digest is recorded in the dev.fullsend.policies.digest
@@ -79,7 +84,7 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringSliceVar(&o.Platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
 	fl.StringVar(&o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
 	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
-	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile the binary from (default: found from the current directory)")
+	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile every binary from (development; default: the running fullsend, a checkout around the current directory, or its module version)")
 	fl.StringArrayVar(&o.Binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
 	fl.StringVar(&o.Version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
 	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of --dir)")
@@ -133,7 +138,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	}
 	o := f.opts
 	o.Getenv, o.Log = os.Getenv, stderr
-	if imageIsTerminal(stderr) {
+	if f.output != "json" && imageIsTerminal(stderr) {
 		o.Progress = stderr
 	}
 	if f.sign {

@@ -36,6 +36,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newRunCmd())
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newTemplatesCmd())
+	root.AddCommand(newInitCmd())
 	return root
 }
 

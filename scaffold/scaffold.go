@@ -1,0 +1,163 @@
+package scaffold
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
+	"github.com/fullsend-ai/agent-sandbox/templates"
+)
+
+//go:embed all:tree
+var tree embed.FS
+
+// Signing choices, as recorded in Result.Signing.
+const (
+	// SigningKeyless: Sigstore keyless signing in CI; no key material.
+	SigningKeyless = "keyless"
+	// SigningKey: a cosign key pair the user creates with `fullsend image
+	// keygen` (encrypted); init writes instructions, never the key.
+	SigningKey = "key"
+)
+
+// Where the CI templates go: the layout `fullsend templates write` documents.
+const (
+	GitHubDir = ".github"
+	GitLabDir = "ci"
+)
+
+// ExampleAgent is the agent of the scaffold, for the commands init prints.
+const ExampleAgent = "summarizer"
+
+// Options are the inputs of Write.
+type Options struct {
+	// Dir is the repository directory; created when missing.
+	Dir string
+	// Force replaces files that already exist (default: they are kept and
+	// reported as skipped).
+	Force bool
+	// Signing is SigningKeyless (default, "") or SigningKey.
+	Signing string
+}
+
+// Result says what Write did, by slash path relative to Dir.
+type Result struct {
+	Dir     string   `json:"dir"`
+	Signing string   `json:"signing"`
+	Written []string `json:"written"`
+	Skipped []string `json:"skipped"`
+}
+
+// File is one file of the scaffold.
+type File struct {
+	// Path is slash-separated, relative to the repository root.
+	Path string
+	Data []byte
+}
+
+// ErrSigning reports an unknown signing choice.
+var ErrSigning = errors.New("unknown signing choice")
+
+// Files returns the scaffold for a signing choice, sorted by path: the
+// embedded tree (with _gitignore as .gitignore and the SIGNING-<choice>.md
+// variant as SIGNING.md) and both CI systems' templates.
+func Files(signing string) ([]File, error) {
+	if signing == "" {
+		signing = SigningKeyless
+	}
+	if signing != SigningKeyless && signing != SigningKey {
+		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrSigning, signing, SigningKeyless, SigningKey)
+	}
+	root, err := fs.Sub(tree, "tree")
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	err = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := p
+		switch {
+		case p == "_gitignore":
+			name = ".gitignore"
+		case strings.HasPrefix(p, "SIGNING-"):
+			if p != "SIGNING-"+signing+".md" {
+				return nil
+			}
+			name = "SIGNING.md"
+		}
+		data, err := fs.ReadFile(root, p)
+		out = append(out, File{Path: name, Data: data})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for kind, dir := range map[string]string{"github": GitHubDir, "gitlab": GitLabDir} {
+		fsys, err := templates.FS(kind)
+		if err != nil {
+			return nil, err
+		}
+		names, err := templates.List(kind)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			data, err := fs.ReadFile(fsys, n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, File{Path: path.Join(dir, n), Data: data})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// Write puts the scaffold under o.Dir. An existing file (or anything else
+// at a file's path) is kept and listed in Skipped unless o.Force; every
+// file is written atomically through an os.Root of Dir, so no symbolic link
+// leads a write outside it. Running Write again writes nothing new.
+func Write(o Options) (*Result, error) {
+	files, err := Files(o.Signing)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: o.Dir, Signing: o.Signing, Written: []string{}, Skipped: []string{}}
+	if res.Signing == "" {
+		res.Signing = SigningKeyless
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", o.Dir, err)
+	}
+	root, err := os.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", o.Dir, err)
+	}
+	defer root.Close()
+	for _, f := range files {
+		if _, err := root.Lstat(f.Path); err == nil && !o.Force {
+			res.Skipped = append(res.Skipped, f.Path)
+			continue
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if dir := path.Dir(f.Path); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return res, fmt.Errorf("creating %s in %s: %w", dir, o.Dir, err)
+			}
+		}
+		if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
+			return res, fmt.Errorf("%s: %w", o.Dir, err)
+		}
+		res.Written = append(res.Written, f.Path)
+	}
+	return res, nil
+}
