@@ -75,7 +75,7 @@ func TestContainerfilePins(t *testing.T) {
 	argLine := map[string]int{}
 	var runs []instruction
 	var froms []instruction
-	var labels string
+	var labels, envs string
 	for _, in := range ins {
 		switch in.op {
 		case "FROM":
@@ -90,6 +90,8 @@ func TestContainerfilePins(t *testing.T) {
 			runs = append(runs, in)
 		case "LABEL":
 			labels += in.args + " "
+		case "ENV":
+			envs += in.args + " "
 		case "ADD":
 			if strings.Contains(in.args, "://") {
 				t.Errorf("Containerfile:%d: ADD of a URL is unchecked; download with curl and sha256sum -c", in.line)
@@ -172,6 +174,18 @@ func TestContainerfilePins(t *testing.T) {
 			if download && !strings.Contains(r.args, "--proto '=https'") {
 				t.Errorf("Containerfile:%d: RUN downloads without --proto '=https'", r.line)
 			}
+		}
+	})
+
+	// The runner starts a gateway with the supervisor image from
+	// FULLSEND_SUPERVISOR_IMAGE (cmd/fullsend/run.go --supervisor-image):
+	// the image must set that name, to the pinned ARG.
+	t.Run("the runner's supervisor image variable is set from the pin", func(t *testing.T) {
+		if !strings.Contains(envs, "FULLSEND_SUPERVISOR_IMAGE=${OPENSHELL_SUPERVISOR_IMAGE}") {
+			t.Errorf("Containerfile ENV does not set FULLSEND_SUPERVISOR_IMAGE=${OPENSHELL_SUPERVISOR_IMAGE}: %s", envs)
+		}
+		if v := args["OPENSHELL_SUPERVISOR_IMAGE"]; !strings.Contains(v, "@sha256:") {
+			t.Errorf("ARG OPENSHELL_SUPERVISOR_IMAGE=%q is not pinned by digest", v)
 		}
 	})
 
