@@ -88,7 +88,7 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
-		c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+		c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
 			allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
 		for _, r := range ep.Rules {
 			r.From = []bundle.Source{from}
@@ -98,10 +98,12 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
 	}
 }
 
-// endpointKey identifies a merged endpoint.
+// endpointKey identifies a merged endpoint: host, port and the path that
+// routes requests to it ("" for every path).
 type endpointKey struct {
 	host string
 	port int
+	path string
 }
 
 // readPreset and readWritePreset are the methods OpenShell's access presets
@@ -124,7 +126,7 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 		if c.port == 0 {
 			c.port = 443
 		}
-		k := endpointKey{c.host, c.port}
+		k := endpointKey{c.host, c.port, c.path}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -134,7 +136,10 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 		if keys[i].host != keys[j].host {
 			return keys[i].host < keys[j].host
 		}
-		return keys[i].port < keys[j].port
+		if keys[i].port != keys[j].port {
+			return keys[i].port < keys[j].port
+		}
+		return keys[i].path < keys[j].path
 	})
 	out := map[string]openshell.NetworkPolicy{}
 	for _, k := range keys {
@@ -175,7 +180,7 @@ func allBaseline(cs []contribution) bool {
 func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
 	first := cs[0]
 	m := endpointMerge{
-		ep:   openshell.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
+		ep:   openshell.Endpoint{Host: k.host, Path: k.path, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
 		bins: map[string][]bundle.Source{},
 		ips:  map[string]bool{},
 	}
@@ -253,12 +258,17 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 		b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
 	}
 	for _, r := range c.rules {
-		if !isReadMethod(r.Allow.Method) && !r.Reads {
+		reads := r.Reads || isReadMethod(r.Allow.Method)
+		if r.Allow.OperationType != "" {
+			// A GraphQL rule: a query reads, whatever its POST carries.
+			reads = graphQLReads(r.Allow)
+		}
+		if !reads {
 			at := c.from
 			if len(r.From) > 0 {
 				at = r.From[0]
 			}
-			b.need(policycue.TierFull, posOf(at), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, at.Reason)
+			b.need(policycue.TierFull, posOf(at), "%s on %s:%d (%s)", ruleLabel(r.Allow), k.host, k.port, at.Reason)
 		}
 	}
 }
@@ -267,10 +277,10 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 // presets, and sorts them by path, then method; identical rules merge their
 // sources.
 func mergeRules(cs []contribution) []openshell.Rule {
-	type ruleKey struct{ method, path, query string }
+	type ruleKey struct{ method, path, query, graphql string }
 	merged := map[ruleKey]*openshell.Rule{}
 	add := func(r openshell.Rule) {
-		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query)}
+		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query), graphQLKey(r.Allow)}
 		if m, ok := merged[k]; ok {
 			m.From = dedupeSources(append(m.From, r.From...))
 			return
@@ -299,7 +309,10 @@ func mergeRules(cs []contribution) []openshell.Rule {
 		if a.Method != b.Method {
 			return a.Method < b.Method
 		}
-		return queryKey(a.Query) < queryKey(b.Query)
+		if qa, qb := queryKey(a.Query), queryKey(b.Query); qa != qb {
+			return qa < qb
+		}
+		return graphQLKey(a) < graphQLKey(b)
 	})
 	return rules
 }
@@ -366,6 +379,9 @@ func policyKey(k endpointKey) string {
 		}
 	}
 	key := strings.Trim(sb.String(), "_") + "_" + strconv.Itoa(k.port)
+	if p := pathKey(k.path); p != "" {
+		key += "_" + p
+	}
 	if strings.HasPrefix(key, "_provider_") {
 		key = "ep" + key
 	}
@@ -375,7 +391,7 @@ func policyKey(k endpointKey) string {
 // endpointHash is a short digest of host:port (and a round, should two
 // digests ever meet) that tells apart hosts spelling the same key.
 func endpointHash(k endpointKey, round int) string {
-	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + "#" + strconv.Itoa(round)))
+	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + k.path + "#" + strconv.Itoa(round)))
 	return hex.EncodeToString(sum[:4])
 }
 

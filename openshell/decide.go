@@ -101,6 +101,12 @@ func Decide(p *Policy, r *Request) Decision {
 			return Decision{Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v", r.Path, err)}
 		}
 	}
+	if matches = routeByPath(matches, r, reqPath); len(matches) == 0 {
+		return Decision{Reason: fmt.Sprintf("%s %s:%d%s did not match an L7 endpoint path", r.Method, host, r.Port, reqPath)}
+	}
+	if d, ok := decideGraphQL(matches, r); ok {
+		return d
+	}
 	if d, ok := deniedByRules(matches, r, reqPath); ok {
 		return d
 	}

@@ -27,6 +27,9 @@ type Request struct {
 	Ancestors []string `json:"ancestors,omitempty"`
 	// Addr is the address the host resolves to, when the test names one.
 	Addr netip.Addr `json:"addr,omitzero"`
+	// GraphQL holds the operations of a GraphQL request body, as OpenShell's
+	// GraphQL inspector parses them (type, name, root fields).
+	GraphQL []GraphQLOperation `json:"graphql,omitempty"`
 }
 
 // Binaries returns the process followed by its ancestors.
@@ -49,6 +52,9 @@ func (r *Request) String() string {
 			u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
 		}
 		fmt.Fprintf(&b, "%s %s", r.Method, u.String())
+		for _, op := range r.GraphQL {
+			fmt.Fprintf(&b, " graphql %s", op)
+		}
 	}
 	fmt.Fprintf(&b, " from %s", r.Binary)
 	for _, a := range r.Ancestors {
@@ -63,7 +69,7 @@ func (r *Request) String() string {
 // ErrBadRequest reports request syntax ParseRequest cannot read.
 var ErrBadRequest = errors.New("bad request")
 
-const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP], or CONNECT HOST:PORT from BINARY ..."
+const requestSyntax = "METHOD URL [graphql TYPE[/NAME]:FIELD,...]... from BINARY [via ANCESTOR]... [at IP], or CONNECT HOST:PORT from BINARY ..."
 
 var httpMethods = map[string]bool{
 	"GET": true, "HEAD": true, "OPTIONS": true, "POST": true, "PUT": true, "PATCH": true,
@@ -149,6 +155,15 @@ func (r *Request) parseClause(s, kw, val string) error {
 			return fmt.Errorf("%w %q: ancestor %q must be an absolute path", ErrBadRequest, s, val)
 		}
 		r.Ancestors = append(r.Ancestors, val)
+	case "graphql":
+		if r.Method == "" {
+			return fmt.Errorf("%w %q: graphql needs an HTTP request", ErrBadRequest, s)
+		}
+		op, err := parseGraphQLOperation(val)
+		if err != nil {
+			return fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+		}
+		r.GraphQL = append(r.GraphQL, op)
 	case "at":
 		a, err := netip.ParseAddr(val)
 		if err != nil || r.Addr.IsValid() {

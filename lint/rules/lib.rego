@@ -71,6 +71,10 @@ default inference_apis := [
 	{"host": "api.anthropic.com", "path": "/v1/messages/**"},
 	{"host": "api.openai.com", "path": "/v1/responses"},
 	{"host": "api.openai.com", "path": "/v1/chat/completions"},
+	{"host": "sts.googleapis.com", "path": "/v1/token"},
+	{"host": "iamcredentials.googleapis.com", "path": "/v1/projects/-/serviceAccounts/*"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke-with-response-stream"},
 ]
 
 inference_apis := data.fullsend.inference_apis
@@ -96,8 +100,19 @@ writes(ep) if {
 	l7(ep)
 	not ep.access
 	some rule in object.get(ep, "rules", [])
-	write_method(rule.allow.method)
+	not rule.allow.operation_type
+	write_method(object.get(rule.allow, "method", ""))
 	not inference_rule(ep, rule)
+}
+
+# A GraphQL rule writes unless it allows queries only: a mutation (or any
+# operation type, "*") changes state whatever the HTTP method.
+writes(ep) if {
+	l7(ep)
+	not ep.access
+	some rule in object.get(ep, "rules", [])
+	rule.allow.operation_type
+	lower(rule.allow.operation_type) != "query"
 }
 
 # basename returns the last path element.
