@@ -77,6 +77,9 @@ func (b *builder) checkIntended(p *openshell.Policy) {
 	for _, u := range b.profilesUsed {
 		prof := b.cat.Profiles[u.name]
 		for _, text := range prof.Intended {
+			if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
+				continue // left out with a warning (supportsEndpoint)
+			}
 			expanded, ok := withExamples(text, b.values)
 			if !ok {
 				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
