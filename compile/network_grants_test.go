@@ -185,15 +185,15 @@ func TestDeclaredRegionalHostKeepsTier(t *testing.T) {
 
 func TestInferProvider(t *testing.T) {
 	for model, want := range map[string]string{
-		"claude-sonnet-4-6@default":                        "vertex",
-		"claude-sonnet-4@20250514":                         "vertex",
-		"anthropic.claude-sonnet-4-5-20250929-v1:0":        "bedrock",
-		"us.anthropic.claude-sonnet-4-5-20250929-v1:0":     "bedrock",
-		"global.anthropic.claude-sonnet-4-5-20250929-v1:0": "bedrock",
+		"claude-sonnet-4-6@default":                                              "vertex",
+		"claude-sonnet-4@20250514":                                               "vertex",
+		"anthropic.claude-sonnet-4-5-20250929-v1:0":                              "bedrock",
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0":                           "bedrock",
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0":                       "bedrock",
 		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/x": "bedrock",
-		"claude-sonnet-4-6": "",
-		"sonnet":            "",
-		"opus":              "",
+		"claude-sonnet-4-6":                                                      "",
+		"sonnet":                                                                 "",
+		"opus":                                                                   "",
 	} {
 		if got := inferProvider(model); got != want {
 			t.Errorf("inferProvider(%q) = %q, want %q", model, got, want)
@@ -217,4 +217,3 @@ func TestBedrockBaseline(t *testing.T) {
 		t.Errorf("bedrock denied: %s", d.Reason)
 	}
 }
-
