@@ -37,8 +37,9 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 		b.warnf(Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
 			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
 	}
+	hosts := fragmentHostPositions(name, data)
 	for _, key := range p.PolicyKeys() {
-		b.fragmentPolicy(name, key, p.NetworkPolicies[key])
+		b.fragmentPolicy(name, key, p.NetworkPolicies[key], hosts[key])
 	}
 }
 
@@ -76,13 +77,25 @@ func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragment
 // fragmentPolicy adds the endpoints of one network policy of fragment name
 // as contributions; endpoints with what the compiler does not merge (ports,
 // tls, deny_rules) are errors.
-func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
-	bins := make([]string, 0, len(np.Binaries))
-	for _, bin := range np.Binaries {
-		bins = append(bins, bin.Path)
-	}
-	for _, ep := range np.Endpoints {
+func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []Pos) {
+	bins := b.fragmentBinaries(name, key, np.Binaries)
+	for i, ep := range np.Endpoints {
 		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
+		at := Pos{File: name, Line: 1}
+		if i < len(hostPos) {
+			at = hostPos[i]
+			from.Line, from.Column = at.Line, at.Column
+		}
+		if msg, hint := hostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
+			// OpenShell refuses the whole policy at load (a TLD wildcard
+			// from v0.0.27, check_wildcard_host): report it here, at the
+			// fragment's line, not in the compiled output.
+			b.errorf(at, fmt.Sprintf("network_policies.%s.endpoints[%d].host", key, i), hint, "policy fragment %s: %s", name, msg)
+			continue
+		}
+		if b.fragmentModelAPI(name, key, ep) {
+			continue
+		}
 		if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
 			b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)

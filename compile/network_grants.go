@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"gopkg.in/yaml.v3"
+
 	"fmt"
 	"regexp"
 	"strings"
@@ -152,4 +154,100 @@ func pathKey(p string) string {
 		}
 	}
 	return strings.Trim(sb.String(), "_")
+}
+
+// fragmentBinaries resolves the binaries of a fragment's network policy.
+// Experiment 0005 wrote "**/curl" and "**/claude": any executable of that
+// name anywhere. A glob whose last element names a command of the binary
+// registry, or the runtime's own executable, becomes that command's
+// catalog paths, with a warning; other globs are kept for lint to judge.
+func (b *builder) fragmentBinaries(name, key string, in []openshell.Binary) []string {
+	var out []string
+	for _, bin := range in {
+		base, ok := strings.CutPrefix(bin.Path, "**/")
+		if !ok || strings.ContainsAny(base, "*?[/") {
+			out = append(out, bin.Path)
+			continue
+		}
+		var paths []string
+		switch cb, known := b.cat.Binaries[base]; {
+		case base == b.runtime:
+			// The runtime itself: its entry executable, not the
+			// interpreter it runs on (node may run anything).
+			paths = b.cat.Runtimes[b.runtime].Binaries[:1]
+		case known:
+			paths = cb.Paths
+		}
+		if len(paths) == 0 {
+			out = append(out, bin.Path)
+			continue
+		}
+		b.warnf(Pos{File: name, Line: 1}, "network_policies."+key+".binaries",
+			"name the executables, e.g. "+paths[0],
+			"binary %q in policy fragment %s matches any executable named %s anywhere; narrowed to the catalog's %s", bin.Path, name, base, strings.Join(paths, ", "))
+		out = append(out, paths...)
+	}
+	return out
+}
+
+// fragmentModelAPI reports whether a fragment endpoint is the agent's model
+// API (experiment 0005's "*.googleapis.com" over tcp for Vertex), which the
+// runtime baseline already grants with the project and region pinned; the
+// endpoint is dropped with a warning instead of widening the baseline.
+func (b *builder) fragmentModelAPI(name, key string, ep openshell.Endpoint) bool {
+	prov := b.cat.Runtimes[b.runtime].Providers[b.provider]
+	for _, pn := range prov.Profiles {
+		for _, pe := range b.cat.Profiles[pn].Endpoints {
+			if ep.Host == pe.Host || (strings.Contains(ep.Host, "*") && openshell.GlobMatch(strings.ToLower(ep.Host), strings.ToLower(pe.Host), '.')) {
+				b.warnf(Pos{File: name, Line: 1}, "network_policies."+key,
+					"remove the endpoint; the runtime's "+b.provider+" baseline (profile "+pn+") reaches the model API with the project and region pinned",
+					"endpoint %s in policy fragment %s is the model API of provider %s: the baseline grants it, the fragment's wider grant is dropped", ep.Host, name, b.provider)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fragmentHostPositions returns, per network policy key, the position of
+// each endpoint's host in a policy fragment, so that what is wrong with an
+// endpoint is reported at the fragment's line.
+func fragmentHostPositions(name string, data []byte) map[string][]Pos {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	out := map[string][]Pos{}
+	nps := mappingValue(doc.Content[0], "network_policies")
+	if nps == nil || nps.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(nps.Content); i += 2 {
+		key := nps.Content[i].Value
+		eps := mappingValue(nps.Content[i+1], "endpoints")
+		if eps == nil || eps.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, ep := range eps.Content {
+			p := Pos{File: name, Line: ep.Line, Column: ep.Column}
+			if h := mappingValue(ep, "host"); h != nil {
+				p = Pos{File: name, Line: h.Line, Column: h.Column}
+			}
+			out[key] = append(out[key], p)
+		}
+	}
+	return out
+}
+
+// mappingValue returns the value node of key in mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
