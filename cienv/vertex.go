@@ -25,3 +25,20 @@ func (e Env) VertexProject() Value {
 func (e Env) VertexRegion() Value {
 	return Value{Value: e.get(CloudMLRegion), From: CloudMLRegion}
 }
+
+// Variables the AWS SDK (and Claude Code on Bedrock) reads for the region.
+const (
+	AWSRegionVar        = "AWS_REGION"
+	AWSDefaultRegionVar = "AWS_DEFAULT_REGION"
+)
+
+// AWSRegion is the AWS region of the job's Bedrock calls: AWS_REGION, else
+// AWS_DEFAULT_REGION.
+func (e Env) AWSRegion() Value {
+	for _, k := range []string{AWSRegionVar, AWSDefaultRegionVar} {
+		if v := e.get(k); v != "" {
+			return Value{Value: v, From: k}
+		}
+	}
+	return Value{From: AWSRegionVar}
+}
