@@ -13,6 +13,7 @@ func FuzzParseRequest(f *testing.F) {
 		"POST http://host.docker.internal:8081/x?a=1&a=2 from /usr/bin/curl via /bin/bash at 172.17.0.1",
 		"CONNECT [::1]:22 from /usr/bin/ssh",
 		"get wss://x.example:9/%2e%2e/a;b from /a via /b via /c",
+		"POST https://api.github.com/graphql graphql query/IssueByNumber:repository graphql mutation:addComment,x from /usr/bin/gh",
 	} {
 		f.Add(s)
 	}
