@@ -8,14 +8,18 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // contribution is one source's claim on an endpoint: what it needs at a
 // host:port, with the binaries that need it and where it came from.
 type contribution struct {
-	host       string
-	port       int
+	host string
+	port int
+	// path routes requests to the endpoint by path (a GraphQL endpoint at
+	// /graphql beside the REST rules of the same host).
+	path       string
 	protocol   string
 	access     string
 	rules      []openshell.Rule
@@ -36,6 +40,16 @@ type builder struct {
 	agent    *Agent
 	runtime  string
 	provider string
+	// version is the target OpenShell version: gated output is omitted,
+	// with a warning, for a release that lacks it.
+	version string
+	// gated records the profiles already warned about, once per agent.
+	gated map[string]bool
+	// profilesUsed are the profiles the agent pulled in, for the
+	// self-check of their intended requests.
+	profilesUsed []profileUse
+	// values are the compile-time placeholder values (--set).
+	values placeholder.Values
 
 	contribs  []contribution
 	readOnly  map[string][]bundle.Source
@@ -123,15 +137,24 @@ func (b *builder) addProfile(name string, at Pos, reason string, bins []string, 
 	if !ok {
 		return false
 	}
+	b.profilesUsed = append(b.profilesUsed, profileUse{name: name, at: at, bins: bins})
 	for _, ep := range prof.Endpoints {
+		if !b.supportsEndpoint(name, ep, at) {
+			continue
+		}
 		c := contribution{
-			host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+			host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
 			allowedIPs: ep.AllowedIPs, binaries: bins, from: src(at, reason), baseline: baseline,
 		}
 		if len(ep.Binaries) > 0 {
 			c.binaries = ep.Binaries
 		}
 		for _, r := range ep.Rules {
+			if r.OperationType == "" && (r.Method == "" || r.Path == "") {
+				b.errorf(at, "sandbox.profiles", "give the catalog rule method and path, or operation_type on a graphql endpoint",
+					"profile %s: a rule on %s has neither method and path nor operation_type", name, ep.Host)
+				continue
+			}
 			c.rules = append(c.rules, openshell.Rule{Allow: catalogMatch(r), From: []bundle.Source{c.from}, Reads: r.Reads})
 		}
 		b.contribs = append(b.contribs, c)
@@ -140,7 +163,10 @@ func (b *builder) addProfile(name string, at Pos, reason string, bins []string, 
 }
 
 func catalogMatch(r policycue.CatalogRule) openshell.Match {
-	m := openshell.Match{Method: r.Method, Path: r.Path}
+	m := openshell.Match{Method: r.Method, Path: r.Path, OperationType: r.OperationType, OperationName: r.OperationName}
+	if len(r.Fields) > 0 {
+		m.Fields = append([]string(nil), r.Fields...)
+	}
 	if len(r.Query) > 0 {
 		m.Query = map[string]openshell.QueryMatch{}
 		for k, v := range r.Query {
@@ -327,6 +353,14 @@ func (b *builder) sandboxEndpoint(e EndpointDecl, bins []string) {
 	}
 	for _, bd := range e.Binaries {
 		c.binaries = append(c.binaries, bd.Path)
+	}
+	if b.modelAPIHost(c.host) {
+		// The agent's own model API (a regional Vertex host declared by
+		// hand): the runtime reaches it, and it raises no tier.
+		c.baseline = true
+		if len(c.binaries) == 0 {
+			c.binaries = b.cat.Runtimes[b.runtime].Binaries
+		}
 	}
 	if len(c.binaries) == 0 {
 		c.binaries, c.binFrom = bins, b.netBinaries

@@ -173,6 +173,8 @@ func sortDiagnostics(ds Diagnostics) {
 
 func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*Compiled, Diagnostics) {
 	b := newBuilder(opts.Catalog, a)
+	b.version = opts.OpenShellVersion
+	b.values = opts.Values
 	if !b.selectRuntime(proj, a, opts) {
 		return nil, b.diags
 	}
@@ -207,6 +209,10 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 	open, err := openshell.ApplyPlaceholders(pol, opts.Values)
 	if err != nil {
 		b.errorf(a.NamePos, "", "check the placeholders of the agent's declarations and --set values", "%v", err)
+		return nil, b.diags
+	}
+	b.selfCheck(pol)
+	if b.diags.Err() != nil {
 		return nil, b.diags
 	}
 	c := &Compiled{
@@ -290,8 +296,8 @@ func provider(a *Agent, proj *Project, opts Options, b *builder) string {
 	}
 	switch a.Format {
 	case FormatClaude:
-		if strings.Contains(a.Model, "@") {
-			return "vertex"
+		if p := inferProvider(a.Model); p != "" {
+			return p
 		}
 	case FormatOpenCode:
 		if p, _, ok := strings.Cut(a.Model, "/"); ok {

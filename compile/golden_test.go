@@ -15,7 +15,7 @@ import (
 
 // exampleSystems are the bundled agent systems, compiled into their own
 // policies/ directories, which are the golden files.
-var exampleSystems = []string{"triage", "production", "opencode"}
+var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents"}
 
 func compileExample(t *testing.T, system string) (*Output, string) {
 	t.Helper()

@@ -37,8 +37,9 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 		b.warnf(Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
 			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
 	}
+	hosts := fragmentHostPositions(name, data)
 	for _, key := range p.PolicyKeys() {
-		b.fragmentPolicy(name, key, p.NetworkPolicies[key])
+		b.fragmentPolicy(name, key, p.NetworkPolicies[key], hosts[key])
 	}
 }
 
@@ -76,19 +77,31 @@ func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragment
 // fragmentPolicy adds the endpoints of one network policy of fragment name
 // as contributions; endpoints with what the compiler does not merge (ports,
 // tls, deny_rules) are errors.
-func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
-	bins := make([]string, 0, len(np.Binaries))
-	for _, bin := range np.Binaries {
-		bins = append(bins, bin.Path)
-	}
-	for _, ep := range np.Endpoints {
+func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []Pos) {
+	bins := b.fragmentBinaries(name, key, np.Binaries)
+	for i, ep := range np.Endpoints {
 		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
+		at := Pos{File: name, Line: 1}
+		if i < len(hostPos) {
+			at = hostPos[i]
+			from.Line, from.Column = at.Line, at.Column
+		}
+		if msg, hint := hostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
+			// OpenShell refuses the whole policy at load (a TLD wildcard
+			// from v0.0.27, check_wildcard_host): report it here, at the
+			// fragment's line, not in the compiled output.
+			b.errorf(at, fmt.Sprintf("network_policies.%s.endpoints[%d].host", key, i), hint, "policy fragment %s: %s", name, msg)
+			continue
+		}
+		if b.fragmentModelAPI(name, key, ep) {
+			continue
+		}
 		if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
 			b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
-		c := contribution{host: ep.Host, port: ep.Port, protocol: ep.Protocol, access: ep.Access,
+		c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
 			allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
 		for _, r := range ep.Rules {
 			r.From = []bundle.Source{from}
@@ -98,10 +111,12 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy) {
 	}
 }
 
-// endpointKey identifies a merged endpoint.
+// endpointKey identifies a merged endpoint: host, port and the path that
+// routes requests to it ("" for every path).
 type endpointKey struct {
 	host string
 	port int
+	path string
 }
 
 // readPreset and readWritePreset are the methods OpenShell's access presets
@@ -124,7 +139,7 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 		if c.port == 0 {
 			c.port = 443
 		}
-		k := endpointKey{c.host, c.port}
+		k := endpointKey{c.host, c.port, c.path}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -134,7 +149,10 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 		if keys[i].host != keys[j].host {
 			return keys[i].host < keys[j].host
 		}
-		return keys[i].port < keys[j].port
+		if keys[i].port != keys[j].port {
+			return keys[i].port < keys[j].port
+		}
+		return keys[i].path < keys[j].path
 	})
 	out := map[string]openshell.NetworkPolicy{}
 	for _, k := range keys {
@@ -175,7 +193,7 @@ func allBaseline(cs []contribution) bool {
 func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
 	first := cs[0]
 	m := endpointMerge{
-		ep:   openshell.Endpoint{Host: k.host, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
+		ep:   openshell.Endpoint{Host: k.host, Path: k.path, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
 		bins: map[string][]bundle.Source{},
 		ips:  map[string]bool{},
 	}
@@ -253,12 +271,17 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 		b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
 	}
 	for _, r := range c.rules {
-		if !isReadMethod(r.Allow.Method) && !r.Reads {
+		reads := r.Reads || isReadMethod(r.Allow.Method)
+		if r.Allow.OperationType != "" {
+			// A GraphQL rule: a query reads, whatever its POST carries.
+			reads = graphQLReads(r.Allow)
+		}
+		if !reads {
 			at := c.from
 			if len(r.From) > 0 {
 				at = r.From[0]
 			}
-			b.need(policycue.TierFull, posOf(at), "%s %s on %s:%d (%s)", r.Allow.Method, r.Allow.Path, k.host, k.port, at.Reason)
+			b.need(policycue.TierFull, posOf(at), "%s on %s:%d (%s)", ruleLabel(r.Allow), k.host, k.port, at.Reason)
 		}
 	}
 }
@@ -267,10 +290,10 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 // presets, and sorts them by path, then method; identical rules merge their
 // sources.
 func mergeRules(cs []contribution) []openshell.Rule {
-	type ruleKey struct{ method, path, query string }
+	type ruleKey struct{ method, path, query, graphql string }
 	merged := map[ruleKey]*openshell.Rule{}
 	add := func(r openshell.Rule) {
-		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query)}
+		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query), graphQLKey(r.Allow)}
 		if m, ok := merged[k]; ok {
 			m.From = dedupeSources(append(m.From, r.From...))
 			return
@@ -299,7 +322,10 @@ func mergeRules(cs []contribution) []openshell.Rule {
 		if a.Method != b.Method {
 			return a.Method < b.Method
 		}
-		return queryKey(a.Query) < queryKey(b.Query)
+		if qa, qb := queryKey(a.Query), queryKey(b.Query); qa != qb {
+			return qa < qb
+		}
+		return graphQLKey(a) < graphQLKey(b)
 	})
 	return rules
 }
@@ -366,6 +392,9 @@ func policyKey(k endpointKey) string {
 		}
 	}
 	key := strings.Trim(sb.String(), "_") + "_" + strconv.Itoa(k.port)
+	if p := pathKey(k.path); p != "" {
+		key += "_" + p
+	}
 	if strings.HasPrefix(key, "_provider_") {
 		key = "ep" + key
 	}
@@ -375,7 +404,7 @@ func policyKey(k endpointKey) string {
 // endpointHash is a short digest of host:port (and a round, should two
 // digests ever meet) that tells apart hosts spelling the same key.
 func endpointHash(k endpointKey, round int) string {
-	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + "#" + strconv.Itoa(round)))
+	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + k.path + "#" + strconv.Itoa(round)))
 	return hex.EncodeToString(sum[:4])
 }
 

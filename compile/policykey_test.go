@@ -70,7 +70,7 @@ func TestPolicyKey(t *testing.T) {
 		{"{{HOST_IP}}", 8081, "host_ip_8081"},
 		{"provider.example.com", 443, "provider_example_com_443"},
 	} {
-		if got := policyKey(endpointKey{tc.host, tc.port}); got != tc.want {
+		if got := policyKey(endpointKey{host: tc.host, port: tc.port}); got != tc.want {
 			t.Errorf("policyKey(%s:%d) = %q, want %q", tc.host, tc.port, got, tc.want)
 		}
 	}

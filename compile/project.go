@@ -81,14 +81,11 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 		return nil, fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
 	}
 	proj.Warnings = diags
-	absent := map[string]bool{}
+	known := map[string]bool{}
 	for name := range proj.byName {
-		absent[name] = true
+		known[name] = true
 	}
-	for _, a := range proj.Agents {
-		delete(absent, a.Name)
-	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), expectationsCheck(fsys, absent)}
+	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), expectationsCheck(fsys, known)}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -234,13 +231,20 @@ func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.Ag
 func ExpectationsCheck(fsys fs.FS) Check { return expectationsCheck(fsys, nil) }
 
 // expectationsCheck is ExpectationsCheck skipping the expectation files of
-// the agents in absent: agents read but not compiled (left out by --agent,
-// or broken and already reported).
-func expectationsCheck(fsys fs.FS, absent map[string]bool) Check {
+// known agents that have no compiled policy: read but not compiled (left out
+// by --agent, or broken and already reported with their own diagnostics).
+// An expectation file naming an agent nobody defined still fails.
+func expectationsCheck(fsys fs.FS, known map[string]bool) Check {
 	return func(_ context.Context, out *Output) (Diagnostics, error) {
 		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
+		}
+		absent := map[string]bool{}
+		for name := range known {
+			if _, ok := out.Agents[name]; !ok {
+				absent[name] = true
+			}
 		}
 		if len(absent) > 0 {
 			kept := files[:0:0]

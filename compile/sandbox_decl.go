@@ -233,8 +233,17 @@ func (d *decoder) host(n *yaml.Node, name, s string) bool {
 // placeholderHostProblem returns what is wrong with a host holding a
 // placeholder, with a hint; "" when it is one host placeholder.
 func placeholderHostProblem(s string) (msg, hint string) {
+	if refs, err := placeholder.Find(s); err == nil && len(refs) > 0 && allHostLabel(refs) {
+		// {{GCP_REGION}}-aiplatform.googleapis.com: check the host with
+		// example values in place.
+		out, _, err := placeholder.Expand(s, placeholder.FieldHostLabel, placeholder.Examples())
+		if err != nil {
+			return err.Error(), "host-label placeholders are {{GCP_REGION}} and {{AWS_REGION}}"
+		}
+		return hostProblem(out)
+	}
 	if _, err := placeholder.Check(s, placeholder.FieldHost); err != nil {
-		return err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}"
+		return err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}, or {{GCP_REGION}} and {{AWS_REGION}} inside a label"
 	}
 	if refs, _ := placeholder.Find(s); len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
 		return fmt.Sprintf("host %q mixes a placeholder with text", s), "a host placeholder must be the whole host"
@@ -462,6 +471,17 @@ func (d *decoder) relPath(n *yaml.Node, name string) bool {
 	}
 	if joined := path.Join(path.Dir(d.file), p); joined == ".." || strings.HasPrefix(joined, "../") {
 		return bad(fmt.Sprintf("policy file %q leaves the project", p), "keep policy fragments inside the project")
+	}
+	return true
+}
+
+// allHostLabel reports whether every placeholder reference may stand inside
+// a host label ({{GCP_REGION}}-aiplatform.googleapis.com).
+func allHostLabel(refs []placeholder.Ref) bool {
+	for _, r := range refs {
+		if !placeholder.Allowed(r.Name, placeholder.FieldHostLabel) {
+			return false
+		}
 	}
 	return true
 }

@@ -141,6 +141,13 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 		return false
 	}
 	for _, r := range ep.Rules {
+		if r.Allow.OperationType != "" {
+			// GraphQL: a query reads, any other operation type writes.
+			if !strings.EqualFold(r.Allow.OperationType, "query") {
+				return true
+			}
+			continue
+		}
 		if !openshell.IsReadMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
 			return true
 		}
@@ -160,6 +167,10 @@ var inferenceAPIs = []struct{ host, path string }{
 	{"api.anthropic.com", "/v1/messages/**"},
 	{"api.openai.com", "/v1/responses"},
 	{"api.openai.com", "/v1/chat/completions"},
+	{"sts.googleapis.com", "/v1/token"},
+	{"iamcredentials.googleapis.com", "/v1/projects/-/serviceAccounts/*"},
+	{"bedrock-runtime.*.amazonaws.com", "/model/*/invoke"},
+	{"bedrock-runtime.*.amazonaws.com", "/model/*/invoke-with-response-stream"},
 }
 
 func inferenceRule(host string, m *openshell.Match) bool {
@@ -219,6 +230,9 @@ func DocumentValue(p *openshell.Policy) ast.Value {
 
 func endpointTerm(ep *openshell.Endpoint) *ast.Term {
 	o := ast.NewObject(ast.Item(str("host"), str(ep.Host)))
+	if ep.Path != "" {
+		o.Insert(str("path"), str(ep.Path))
+	}
 	if ep.Port != 0 {
 		o.Insert(str("port"), ast.IntNumberTerm(ep.Port))
 	}
@@ -257,7 +271,17 @@ func endpointTerm(ep *openshell.Endpoint) *ast.Term {
 }
 
 func matchTerm(m *openshell.Match) *ast.Term {
-	o := ast.NewObject(ast.Item(str("method"), str(m.Method)), ast.Item(str("path"), str(m.Path)))
+	o := ast.NewObject()
+	for _, kv := range [][2]string{
+		{"method", m.Method}, {"path", m.Path}, {"operation_type", m.OperationType}, {"operation_name", m.OperationName},
+	} {
+		if kv[1] != "" {
+			o.Insert(str(kv[0]), str(kv[1]))
+		}
+	}
+	if len(m.Fields) > 0 {
+		o.Insert(str("fields"), strList(m.Fields))
+	}
 	if len(m.Query) > 0 {
 		q := ast.NewObject()
 		keys := make([]string, 0, len(m.Query))

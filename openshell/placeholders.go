@@ -238,6 +238,11 @@ func expandField(s string, f placeholder.Field, v placeholder.Values) (string, [
 	}
 	switch f {
 	case placeholder.FieldHost:
+		if hostLabelPlaceholders(s, refs) {
+			// {{GCP_REGION}}-aiplatform.googleapis.com: the values are
+			// validated DNS label fragments (no dot, no glob).
+			return placeholder.Expand(s, placeholder.FieldHostLabel, v)
+		}
 		if len(refs) != 1 || refs[0].Start != 0 || refs[0].End != len(s) {
 			return "", nil, fmt.Errorf("%w: a host placeholder must be the whole host, got %q", placeholder.ErrField, s)
 		}
@@ -418,4 +423,16 @@ func cloneQuery(q map[string]QueryMatch) map[string]QueryMatch {
 		out[k] = m
 	}
 	return out
+}
+
+// hostLabelPlaceholders reports whether every placeholder of host s is a
+// host-label placeholder ({{GCP_REGION}}, {{AWS_REGION}}) inside a label
+// of an otherwise literal host.
+func hostLabelPlaceholders(s string, refs []placeholder.Ref) bool {
+	for _, r := range refs {
+		if !placeholder.Allowed(r.Name, placeholder.FieldHostLabel) {
+			return false
+		}
+	}
+	return len(refs) > 0
 }

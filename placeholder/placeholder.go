@@ -40,6 +40,8 @@ func (f Field) String() string {
 		return "host"
 	case FieldAllowedIP:
 		return "allowed_ips"
+	case FieldHostLabel:
+		return "host label"
 	}
 	return "unknown"
 }
@@ -110,6 +112,24 @@ var specs = map[string]spec{
 			return nil
 		},
 		hint: "the forge's API host name, such as api.github.com or gitlab.example.com",
+	},
+	GCPRegion: {
+		example:  "us-east5",
+		fields:   []Field{FieldPath, FieldHostLabel},
+		validate: matching(gcpRegion, "not a Google Cloud region such as us-east5, europe-west1 or global"),
+		hint:     "a Google Cloud region such as us-east5 or europe-west1, or global",
+	},
+	GCPProject: {
+		example:  "fullsend-ci",
+		fields:   []Field{FieldPath},
+		validate: matching(gcpProject, "not a Google Cloud project id (6-30 lowercase letters, digits and hyphens, starting with a letter)"),
+		hint:     "a Google Cloud project id such as my-project-123",
+	},
+	AWSRegion: {
+		example:  "us-east-1",
+		fields:   []Field{FieldPath, FieldHostLabel},
+		validate: matching(awsRegion, "not an AWS region such as us-east-1"),
+		hint:     "an AWS region such as us-east-1 or eu-central-1",
 	},
 }
 

@@ -86,11 +86,18 @@ type CatalogBinary struct {
 type CatalogProfile struct {
 	Description string            `json:"description"`
 	Endpoints   []CatalogEndpoint `json:"endpoints"`
+	// Intended are requests the profile exists for, in the policy-test
+	// syntax without "from BINARY"; the compiler runs the decision engine
+	// on them and refuses a policy that would deny one.
+	Intended []string `json:"intended,omitempty"`
 }
 
 // CatalogEndpoint is one endpoint template of a profile.
 type CatalogEndpoint struct {
-	Host       string        `json:"host"`
+	Host string `json:"host"`
+	// Path routes requests by path to this endpoint (a GraphQL endpoint
+	// at /graphql beside REST rules on the same host).
+	Path       string        `json:"path,omitempty"`
 	Port       int           `json:"port"`
 	Protocol   string        `json:"protocol"`
 	Access     string        `json:"access,omitempty"`
@@ -99,11 +106,15 @@ type CatalogEndpoint struct {
 	Binaries   []string      `json:"binaries,omitempty"`
 }
 
-// CatalogRule is one method/path (and query) allowance.
+// CatalogRule is one method/path (and query) allowance, or one GraphQL
+// operation allowance (OperationType, OperationName, Fields).
 type CatalogRule struct {
-	Method string            `json:"method"`
-	Path   string            `json:"path"`
-	Query  map[string]string `json:"query,omitempty"`
+	Method        string            `json:"method,omitempty"`
+	Path          string            `json:"path,omitempty"`
+	Query         map[string]string `json:"query,omitempty"`
+	OperationType string            `json:"operation_type,omitempty"`
+	OperationName string            `json:"operation_name,omitempty"`
+	Fields        []string          `json:"fields,omitempty"`
 	// Reads marks a non-GET request that only reads (git-upload-pack).
 	Reads bool `json:"reads,omitempty"`
 }

@@ -184,6 +184,8 @@ func (e Environment) fromCI(ctx context.Context, env cienv.Env, names []string) 
 	env = env.Trim()
 	for name, v := range map[string]cienv.Value{
 		placeholder.Owner: env.Owner(), placeholder.RepoName: env.RepoName(), placeholder.ForgeHost: env.ForgeAPIHost(),
+		// The Vertex project and region Claude Code itself is configured with.
+		placeholder.GCPProject: env.VertexProject(), placeholder.GCPRegion: env.VertexRegion(), placeholder.AWSRegion: env.AWSRegion(),
 	} {
 		if v.Found() {
 			out[name] = found{value: v.Value, from: v.From, err: v.Err}

@@ -141,7 +141,7 @@ func (e *flowEnv) runArgs() []string {
 	// run id and service URLs are not, and stay readable in the result.
 	return []string{filepath.Join(e.bin, "fullsend"), "run", "--dir", e.project, "--pass-env", "FULLSEND_AGENT_TOKEN",
 		"--public-env", "FULLSEND_AGENT", "--public-env", "FULLSEND_RUN_ID", "--public-env", "FULLSEND_FORGE_URL", "--public-env", "FULLSEND_SPAWN_URL",
-		"--set", "HOST_IP=" + flowHostIP, "--diag-dir", e.diag, "--artifacts", e.artifacts, "--timeout", "50s"}
+		"--set", "HOST_IP=" + flowHostIP, "--set", "GCP_PROJECT=acme-ci", "--set", "GCP_REGION=global", "--diag-dir", e.diag, "--artifacts", e.artifacts, "--timeout", "50s"}
 }
 
 // ciEnv is the GitHub Actions job environment both the spawn service and
@@ -375,7 +375,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		values := placeholder.Values{"OWNER": flowOwner, "REPO_NAME": flowRepo, "ISSUE_NUMBER": "42", "HOST_IP": flowHostIP}
+		values := placeholder.Values{"OWNER": flowOwner, "REPO_NAME": flowRepo, "ISSUE_NUMBER": "42", "HOST_IP": flowHostIP, "GCP_PROJECT": "acme-ci", "GCP_REGION": "global"}
 		created, deleted := map[string]bool{}, map[string]bool{}
 		for _, c := range calls {
 			if len(c.Argv) < 3 || c.Argv[1] != "sandbox" {

@@ -67,7 +67,8 @@ func TestPolicyLintAndTestCompiledProject(t *testing.T) {
 		t.Fatalf("test with another issue number: exit %d\n%s", code, out)
 	}
 	out, code = runCLI(t, "", "policy", "test", "--policy", filepath.Join(pol, "triage.yaml"),
-		"--set", "OWNER=acme", "--set", "REPO_NAME=widgets", "--set", "ISSUE_NUMBER=5", "-o", "json",
+		"--set", "OWNER=acme", "--set", "REPO_NAME=widgets", "--set", "ISSUE_NUMBER=5",
+		"--set", "GCP_PROJECT=acme-ci", "--set", "GCP_REGION=global", "-o", "json",
 		"--request", "POST http://host.docker.internal:8081/repos/acme/widgets/issues/5/comments from /usr/bin/curl at 172.17.0.1",
 		"--request", "CONNECT 169.254.169.254:80 from /usr/bin/curl")
 	var res []struct {

@@ -87,6 +87,10 @@ default inference_apis := [
 	{"host": "api.anthropic.com", "path": "/v1/messages/**"},
 	{"host": "api.openai.com", "path": "/v1/responses"},
 	{"host": "api.openai.com", "path": "/v1/chat/completions"},
+	{"host": "sts.googleapis.com", "path": "/v1/token"},
+	{"host": "iamcredentials.googleapis.com", "path": "/v1/projects/-/serviceAccounts/*"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke-with-response-stream"},
 ]
 
 inference_apis := data.fullsend.inference_apis
@@ -112,7 +116,8 @@ writes(ep) if {
 	l7(ep)
 	not ep.access
 	some rule in object.get(ep, "rules", [])
-	write_method(rule.allow.method)
+	not rule.allow.operation_type
+	write_method(object.get(rule.allow, "method", ""))
 	not inference_rule(ep, rule)
 }
 
@@ -127,6 +132,16 @@ canonical_path(p) := p if {
 fix_root(c) := "/" if c == ""
 
 fix_root(c) := c if c != ""
+
+# A GraphQL rule writes unless it allows queries only: a mutation (or any
+# operation type, "*") changes state whatever the HTTP method.
+writes(ep) if {
+	l7(ep)
+	not ep.access
+	some rule in object.get(ep, "rules", [])
+	rule.allow.operation_type
+	lower(rule.allow.operation_type) != "query"
+}
 
 # basename returns the last path element.
 basename(p) := parts[count(parts) - 1] if parts := split(p, "/")

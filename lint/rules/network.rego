@@ -461,6 +461,13 @@ by_hostport[[lib.norm_host(ep.host), port]] contains [key, i] if {
 
 settings(ep) := [object.get(ep, "protocol", ""), object.get(ep, "enforcement", ""), object.get(ep, "tls", "")]
 
+# ep_route is an endpoint's path selector: OpenShell routes each request to
+# the endpoint with the most specific matching path, and compares request
+# settings only between selectors of equal specificity
+# (crates/openshell-policy/src/ambiguity.rs:92-97 @ v0.0.111), so a graphql
+# endpoint at /graphql beside REST rules on the same host does not conflict.
+ep_route(ep) := object.get(ep, "path", "")
+
 ep_at(key, i) := input.network_policies[key].endpoints[i]
 
 # METADATA
@@ -476,6 +483,7 @@ warn_duplicate_endpoint contains f if {
 	some [key2, j] in group
 	key == key2
 	i < j
+	ep_route(ep_at(key, i)) == ep_route(ep_at(key, j))
 	settings(ep_at(key, i)) == settings(ep_at(key, j))
 	f := lib.finding(
 		rego.metadata.rule(),
@@ -498,6 +506,7 @@ deny_conflicting_endpoint contains f if {
 	some [key, i] in group
 	some [key2, j] in group
 	[key, i] < [key2, j]
+	ep_route(ep_at(key, i)) == ep_route(ep_at(key2, j))
 	settings(ep_at(key, i)) != settings(ep_at(key2, j))
 	f := lib.finding(
 		rego.metadata.rule(),

@@ -1,0 +1,266 @@
+package compile
+
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+// The self-check: before a policy ships, the decision engine
+// (openshell.Decide) runs on the requests each of its rules is written for,
+// and on the requests its catalog profiles name (intended:), so that a glob
+// whose meaning under OpenShell's matching differs from the author's intent
+// is caught at compile time, positioned at the rule.
+//
+// OpenShell matches rule globs with glob.match: for paths "/" is the
+// delimiter, so "*" never crosses it and "**" spans segments only as a whole
+// segment ("/files/**.json" does not match /files/a/b.json); for query
+// values "." is a delimiter, so `q: "repo:o/r *"` denies a search for
+// "foo.bar", and so does "repo:o/r **" ("**" is recursive only as a whole
+// dot-separated part); "repo:o/r {*,*.**}" matches any text. The sample request of a rule reads each glob as
+// its author most likely meant it: "*" in a path as one segment with a dot
+// in it, "**" as several segments, "*" and "**" in a query value as text
+// with dots.
+
+// Sample values the self-check puts where a rule has a glob.
+const (
+	samplePathStar   = "x.y"
+	samplePathStars  = "a/b.c"
+	sampleQueryValue = "foo.bar"
+)
+
+// selfCheck runs the decision engine on every rule's intended request and
+// on the intended requests of the profiles the agent pulled in; a denial is
+// an error at the rule (or profile) that intends it.
+func (b *builder) selfCheck(pol *openshell.Policy) {
+	p := pol.Clone()
+	if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
+		return // reported by the compile itself
+	}
+	for _, key := range p.PolicyKeys() {
+		np := p.NetworkPolicies[key]
+		bin := firstBinary(np)
+		if bin == "" {
+			continue
+		}
+		for i := range np.Endpoints {
+			ep := &np.Endpoints[i]
+			if !openshell.IsL7(ep) {
+				continue
+			}
+			for j := range ep.Rules {
+				r, ok := ruleSample(ep, &ep.Rules[j].Allow, bin)
+				if !ok {
+					continue
+				}
+				if d := openshell.Decide(p, r); !d.Allowed {
+					at := Pos{File: b.agent.File}
+					if src := ep.Rules[j].From; len(src) > 0 {
+						at = posOf(src[0])
+					}
+					b.errorf(at, "", globHint(&ep.Rules[j].Allow),
+						"%s on %s would deny the request it is written for, %s: %s (network_policies.%s.endpoints[%d].rules[%d])",
+						ruleLabel(ep.Rules[j].Allow), ep.Host, r, d.Reason, key, i, j)
+				}
+			}
+		}
+	}
+	b.checkIntended(p)
+}
+
+// checkIntended runs the intended requests of the catalog profiles the
+// agent pulled in (git fetch without .git, a search with dots, a regional
+// model host) against the example-expanded policy p.
+func (b *builder) checkIntended(p *openshell.Policy) {
+	for _, u := range b.profilesUsed {
+		prof := b.cat.Profiles[u.name]
+		for _, text := range prof.Intended {
+			if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
+				continue // left out with a warning (supportsEndpoint)
+			}
+			expanded, ok := withExamples(text, b.values)
+			if !ok {
+				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
+				continue
+			}
+			bins := u.bins
+			if len(bins) == 0 {
+				continue
+			}
+			r, err := openshell.ParseRequest(expanded + " from " + bins[0])
+			if err != nil {
+				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
+				continue
+			}
+			if d := openshell.Decide(p, r); !d.Allowed {
+				b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
+					"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
+			}
+		}
+	}
+}
+
+// profileUse records a profile the agent pulled in, where, and for which
+// binaries.
+type profileUse struct {
+	name string
+	at   Pos
+	bins []string
+}
+
+// withExamples replaces every placeholder of s with its compile-time value
+// (--set), else its example value, as the self-check's policy has them (an
+// intended request names hosts and paths alike).
+func withExamples(s string, values placeholder.Values) (string, bool) {
+	refs, err := placeholder.Find(s)
+	if err != nil {
+		return "", false
+	}
+	ex := placeholder.Examples()
+	for k, v := range values {
+		ex[k] = v
+	}
+	var out strings.Builder
+	last := 0
+	for _, r := range refs {
+		v, ok := ex[r.Name]
+		if !ok {
+			return "", false
+		}
+		out.WriteString(s[last:r.Start])
+		out.WriteString(v)
+		last = r.End
+	}
+	out.WriteString(s[last:])
+	return out.String(), true
+}
+
+func firstBinary(np openshell.NetworkPolicy) string {
+	for _, b := range np.Binaries {
+		if !strings.ContainsAny(b.Path, "*?[") {
+			return b.Path
+		}
+	}
+	return ""
+}
+
+// ruleSample builds the request a rule is written for; false when the rule
+// has globs the sampler does not read (classes, alternatives).
+func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*openshell.Request, bool) {
+	host := ep.Host
+	if strings.Contains(host, "*") {
+		host = strings.NewReplacer("**.", "a.", "*.", "a.").Replace(host)
+	}
+	if host == "" || strings.ContainsAny(host, "*{}") {
+		return nil, false
+	}
+	port := ep.Port
+	if port == 0 && len(ep.Ports) > 0 {
+		port = ep.Ports[0]
+	}
+	r := &openshell.Request{Scheme: "https", Host: host, Port: port, Binary: bin}
+	if port == 80 || port == 8080 || port == 8081 || port == 8082 {
+		r.Scheme = "http"
+	}
+	if len(ep.AllowedIPs) > 0 {
+		if pfx, err := netip.ParsePrefix(ep.AllowedIPs[0]); err == nil {
+			r.Addr = pfx.Addr()
+		} else if a, err := netip.ParseAddr(ep.AllowedIPs[0]); err == nil {
+			r.Addr = a
+		}
+	}
+	if a, err := netip.ParseAddr(host); err == nil && !r.Addr.IsValid() {
+		r.Addr = a
+	}
+	if m.OperationType != "" {
+		r.Method, r.Path = "POST", ep.Path
+		if r.Path == "" || strings.ContainsAny(r.Path, "*?[") {
+			r.Path = "/graphql"
+		}
+		op := openshell.GraphQLOp{Type: m.OperationType}
+		if op.Type == "*" {
+			op.Type = "query"
+		}
+		if m.OperationName != "" {
+			op.Name = strings.ReplaceAll(m.OperationName, "*", "X")
+		}
+		if len(m.Fields) > 0 {
+			op.Fields = []string{strings.ReplaceAll(m.Fields[0], "*", "x")}
+		} else {
+			op.Fields = []string{"viewer"}
+		}
+		r.GraphQL = []openshell.GraphQLOp{op}
+		return r, !strings.ContainsAny(m.OperationName+strings.Join(m.Fields, ""), "?[{")
+	}
+	if m.Method == "" || m.Path == "" || strings.ContainsAny(m.Path, "[{") {
+		return nil, false
+	}
+	r.Method = strings.ToUpper(m.Method)
+	if r.Method == "*" {
+		r.Method = "GET"
+	}
+	r.Path = samplePath(m.Path)
+	for k, q := range m.Query {
+		g := q.Glob
+		if len(q.Any) > 0 {
+			g = q.Any[0]
+		}
+		if strings.ContainsAny(g, "[{") {
+			return nil, false
+		}
+		if r.Query == nil {
+			r.Query = url.Values{}
+		}
+		r.Query.Set(k, sampleQuery(g))
+	}
+	return r, true
+}
+
+// samplePath reads a rule path as meant: a whole "**" segment (and "**"
+// inside a segment) as several segments, "*" as one segment with a dot.
+func samplePath(p string) string {
+	if p == "**" {
+		return "/" + samplePathStars
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s == "**" {
+			segs[i] = samplePathStars
+			continue
+		}
+		s = strings.ReplaceAll(s, "**", "\x00")
+		s = strings.ReplaceAll(s, "*", samplePathStar)
+		s = strings.ReplaceAll(s, "?", "q")
+		segs[i] = strings.ReplaceAll(s, "\x00", samplePathStars)
+	}
+	return strings.Join(segs, "/")
+}
+
+// sampleQuery reads a query glob as meant: "*" and "**" as text with dots.
+func sampleQuery(g string) string {
+	g = strings.ReplaceAll(g, "**", "\x00")
+	g = strings.ReplaceAll(g, "*", sampleQueryValue)
+	g = strings.ReplaceAll(g, "?", "q")
+	return strings.ReplaceAll(g, "\x00", sampleQueryValue)
+}
+
+// globHint explains the OpenShell glob rule a denied sample most likely
+// tripped on.
+func globHint(m *openshell.Match) string {
+	for _, q := range m.Query {
+		for _, g := range append([]string{q.Glob}, q.Any...) {
+			if strings.Contains(g, "*") && !strings.Contains(g, "{") {
+				return "in query values OpenShell's * stops at '.' and ** spans dots only as a whole dot-separated part: write {*,*.**} to match any text with dots (repo:o/r {*,*.**})"
+			}
+		}
+	}
+	for _, s := range strings.Split(m.Path, "/") {
+		if strings.Contains(s, "**") && s != "**" {
+			return "** spans path segments only as a whole segment: write /dir/**/*.json, not /dir/**.json"
+		}
+	}
+	return "check the rule's globs against OpenShell's matching: * stays within a path segment, ** must be a whole segment"
+}
