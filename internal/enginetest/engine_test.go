@@ -283,7 +283,10 @@ $p images --format '{{.Repository}}:{{.Tag}}'
 					"-e", "OPENSHELL_FAKE_FAIL=exec-exit=3", "-e", "FULLSEND_POLICIES_DIGEST=" + policiesDigest,
 					// The verified image by digest, as `fullsend verify` hands
 					// it on: the sandbox is created --from it.
-					"-e", "FULLSEND_IMAGE=" + ref}
+					"-e", "FULLSEND_IMAGE=" + ref,
+					// The example's model provider is Vertex: the project and
+					// region come from the variables Claude Code reads.
+					"-e", "ANTHROPIC_VERTEX_PROJECT_ID=acme-ci", "-e", "CLOUD_ML_REGION=us-east5"}
 				for _, e := range ci.env {
 					flags = append(flags, "-e", e)
 				}
