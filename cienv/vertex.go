@@ -11,14 +11,7 @@ const (
 
 // VertexProject is the Google Cloud project the job's model calls are billed
 // to: ANTHROPIC_VERTEX_PROJECT_ID, else GOOGLE_CLOUD_PROJECT.
-func (e Env) VertexProject() Value {
-	for _, k := range []string{AnthropicVertexProject, GoogleCloudProject} {
-		if v := e.get(k); v != "" {
-			return Value{Value: v, From: k}
-		}
-	}
-	return Value{From: AnthropicVertexProject}
-}
+func (e Env) VertexProject() Value { return e.firstValue(AnthropicVertexProject, GoogleCloudProject) }
 
 // VertexRegion is the Vertex AI location of the job's model calls:
 // CLOUD_ML_REGION (a region such as us-east5, or global).
@@ -34,11 +27,15 @@ const (
 
 // AWSRegion is the AWS region of the job's Bedrock calls: AWS_REGION, else
 // AWS_DEFAULT_REGION.
-func (e Env) AWSRegion() Value {
-	for _, k := range []string{AWSRegionVar, AWSDefaultRegionVar} {
+func (e Env) AWSRegion() Value { return e.firstValue(AWSRegionVar, AWSDefaultRegionVar) }
+
+// firstValue is the value of the first of keys that is set, naming it; when none
+// is, an empty value naming the first key, the one to set.
+func (e Env) firstValue(keys ...string) Value {
+	for _, k := range keys {
 		if v := e.get(k); v != "" {
 			return Value{Value: v, From: k}
 		}
 	}
-	return Value{From: AWSRegionVar}
+	return Value{From: keys[0]}
 }

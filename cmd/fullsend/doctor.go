@@ -14,8 +14,9 @@ import (
 // doctorFlags are the flags of `fullsend doctor`: the subset of `fullsend
 // run`'s that decide what a run needs.
 type doctorFlags struct {
-	dir, digest, openshell, gateway, gatewayMode, gatewayDriver, supervisorImage, sandboxImage, output string
-	sets                                                                                               []string
+	openshellFlags
+	dir, digest, output string
+	sets                []string
 }
 
 // doctorReport is `fullsend doctor -o json`.
@@ -47,12 +48,7 @@ uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory")
 	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE (repeatable)")
-	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
-	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
-	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "gateway mode as for fullsend run: auto, existing or start")
-	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway fullsend run would start")
-	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE)")
-	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "sandbox image, REPO@sha256:... (env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE)")
+	f.openshellFlags.add(fl)
 	addOutputFlag(cmd, &f.output)
 	return cmd
 }
@@ -61,8 +57,8 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 	if f.output != "text" && f.output != "json" {
 		return usageErrorf("unknown output format %q (want text or json)", f.output)
 	}
-	if !runner.ValidGatewayMode(f.gatewayMode) {
-		return usageErrorf("--gateway %q: want auto, existing or start", f.gatewayMode)
+	if err := f.check(); err != nil {
+		return err
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {

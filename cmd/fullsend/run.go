@@ -21,9 +21,9 @@ import (
 
 // runFlags holds the flags of `fullsend run`.
 type runFlags struct {
+	openshellFlags
 	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
-	openshell, gateway, sandboxImage, cpu, memory                                  string
-	gatewayMode, gatewayDriver, supervisorImage                                    string
+	cpu, memory                                                                    string
 	gatewayPort                                                                    int
 	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs          []string
 	noStartGateway                                                                 bool
@@ -71,18 +71,13 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	fl.StringArrayVar(&f.passEnv, "pass-env", nil, "pass this variable (or every variable with this PREFIX*) from the environment to the agent, through a file in the sandbox, its value masked in every log (repeatable); a PREFIX* never passes a forge or CI credential such as GITHUB_TOKEN or CI_JOB_TOKEN: name one to pass it")
 	fl.StringArrayVar(&f.publicEnv, "public-env", nil, "pass this variable like --pass-env but leave its value readable in logs, for values that are not secret (a NAME, not a pattern; never a credential; repeatable)")
 	fl.StringArrayVar(&f.providers, "provider", nil, "OpenShell credential provider: NAME (existing) or NAME=TYPE:ENV[,ENV] created from those variables (repeatable)")
-	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
-	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
+	f.openshellFlags.add(fl)
 	fl.StringArrayVar(&f.gatewayArgs, "gateway-arg", nil, "argument for a gateway the runner starts (repeatable)")
 	fl.BoolVar(&f.noStartGateway, "no-start-gateway", false, "same as --gateway existing")
-	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "auto: use a registered healthy gateway, else start one; existing: never start one; start: always start one in this container (env FULLSEND_GATEWAY)")
 	fl.IntVar(&f.gatewayPort, "gateway-port", 17670, "port of a gateway the runner starts, on 127.0.0.1 (0 = a free one)")
-	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway the runner starts (podman; passed explicitly, so a Kubernetes executor never selects the kubernetes driver)")
-	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image of a gateway the runner starts, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE; the agent-sandbox image sets it)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "bound on the whole run, cleanup excluded (0 = none)")
 	fl.DurationVar(&f.gatewayTimeout, "gateway-timeout", time.Minute, "wait for a started gateway to be healthy")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "wait for the sandbox to be Ready")
-	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "image every sandbox is created from, REPO@sha256:... (openshell sandbox create --from; env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE, the image fullsend verify verified); required")
 	fl.StringVar(&f.cpu, "cpu", "", "sandbox CPU limit, e.g. 2 or 500m")
 	fl.StringVar(&f.memory, "memory", "", "sandbox memory limit, e.g. 4Gi")
 	fl.StringVar(&f.diagDir, "diag-dir", "", "where a failed run leaves its diagnostic bundle (default $RUNNER_TEMP/fullsend-diag or ./fullsend-diag)")
@@ -95,8 +90,8 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if f.output != "text" && f.output != "json" {
 		return usageErrorf("unknown output format %q (want text or json)", f.output)
 	}
-	if !runner.ValidGatewayMode(f.gatewayMode) {
-		return usageErrorf("--gateway %q: want auto, existing or start", f.gatewayMode)
+	if err := f.check(); err != nil {
+		return err
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {

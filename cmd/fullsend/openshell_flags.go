@@ -1,0 +1,33 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fullsend-ai/agent-sandbox/runner"
+)
+
+// openshellFlags are the flags `fullsend run` and `fullsend doctor` share:
+// where the OpenShell programs are, how the gateway is found or started, and
+// the images the sandbox and a started gateway use.
+type openshellFlags struct {
+	openshell, gateway, gatewayMode, gatewayDriver, supervisorImage, sandboxImage string
+}
+
+func (f *openshellFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.openshell, "openshell", "", "path of the openshell CLI (default: from PATH)")
+	fl.StringVar(&f.gateway, "openshell-gateway", "", "path of openshell-gateway (default: from PATH)")
+	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "auto: use a registered healthy gateway, else start one; existing: never start one; start: always start one in this container (env FULLSEND_GATEWAY)")
+	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway the runner starts (podman; passed explicitly, so a Kubernetes executor never selects the kubernetes driver)")
+	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image of a gateway the runner starts, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE; the agent-sandbox image sets it)")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "image every sandbox is created from, REPO@sha256:... (openshell sandbox create --from; env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE, the image fullsend verify verified); required")
+}
+
+// check refuses a --gateway value that is not a mode.
+func (f *openshellFlags) check() error {
+	if !runner.ValidGatewayMode(f.gatewayMode) {
+		return usageErrorf("--gateway %q: want auto, existing or start", f.gatewayMode)
+	}
+	return nil
+}
