@@ -100,7 +100,9 @@ func TestUpstreamLoad(t *testing.T) {
 			if refused != (c.Expect == "refused") {
 				var b strings.Builder
 				for _, d := range diags {
-					b.WriteString("\n  " + d.String())
+					if d.Severity == SeverityError || refused != (c.Expect == "refused") && d.Trap {
+						b.WriteString("\n  " + d.String())
+					}
 				}
 				t.Errorf("%s: OpenShell %s says %s, Validate refused=%v%s\npolicy:\n%s", c.Cite, c.Tag, c.Expect, refused, b.String(), c.Policy)
 			}

@@ -20,6 +20,14 @@ import yaml
 
 GIT, TAG = sys.argv[1], sys.argv[2]
 
+
+def _literal(dumper, data):
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+yaml.SafeDumper.add_representer(str, _literal)
+
 RUST_FILES = [
     "crates/openshell-policy/src/lib.rs",
     "crates/openshell-policy/src/l7_validate.rs",
@@ -99,9 +107,51 @@ def verdict_after(text, off, name):
     return None
 
 
+def opa_endpoint_to_yaml(ep):
+    """Undo proto_to_opa_data_json's flattening of the nested endpoint
+    options (opa.rs:1987-1997 @ v0.0.111), so an OPA-data test input reads as
+    the policy YAML a user would write."""
+    if not isinstance(ep, dict):
+        return ep
+    ep = dict(ep)
+    mcp = {}
+    for k, yk in (("mcp_strict_tool_names", "strict_tool_names"), ("mcp_allow_all_known_mcp_methods", "allow_all_known_mcp_methods")):
+        if k in ep:
+            mcp[yk] = ep.pop(k)
+    if "json_rpc_max_body_bytes" in ep:
+        v = ep.pop("json_rpc_max_body_bytes")
+        if ep.get("protocol") == "mcp":
+            mcp["max_body_bytes"] = v
+        else:
+            ep["json_rpc"] = {"max_body_bytes": v}
+    if mcp:
+        ep["mcp"] = mcp
+    for key in ("rules", "deny_rules"):
+        for r in ep.get(key) or []:
+            body = r.get("allow") if key == "rules" and isinstance(r, dict) else r
+            if not isinstance(body, dict):
+                continue
+            for mk in ("query", "params"):
+                m = body.get(mk)
+                if isinstance(m, dict):
+                    body[mk] = {k: unglob(v) for k, v in m.items()}
+    return ep
+
+
+def unglob(v):
+    """OPA data spells a glob matcher {glob: g} (l7_matchers_to_json); the
+    policy YAML spells it as the bare string g."""
+    if isinstance(v, dict) and set(v) == {"glob"}:
+        return v["glob"]
+    return v
+
+
 def as_policy(doc):
     if not isinstance(doc, dict):
         return None
+    for pol in (doc.get("network_policies") or {}).values() if isinstance(doc.get("network_policies"), dict) else []:
+        if isinstance(pol, dict) and isinstance(pol.get("endpoints"), list):
+            pol["endpoints"] = [opa_endpoint_to_yaml(e) for e in pol["endpoints"]]
     keys = set(doc)
     if not keys & {"network_policies", "filesystem_policy", "version", "process", "landlock", "network_middlewares"}:
         return None
@@ -133,6 +183,14 @@ def main():
                 if doc is None:
                     continue
                 ln = line + text[: m.start()].count("\n")
+                cm = re.search(r"const (\w+): &str =\s*$", text[: m.start()])
+                if cm:
+                    # A shared fixture between tests: it loads if some test
+                    # builds an engine from it with from_strings and unwraps.
+                    cname = cm.group(1)
+                    used = re.search(r"from_strings\w*\(\s*TEST_POLICY,\s*" + cname + r"\b[^;]*?\)\s*\.(unwrap|expect)\(", src, re.S)
+                    emit(cases, f"const:{cname}", f"{f}:{ln}@{TAG}", "ok" if used else "review", "rust-raw", doc)
+                    continue
                 v = verdict_after(text, m.end(), name)
                 n += 1
                 emit(cases, f"{name}#{n}", f"{f}:{ln}@{TAG}", v or "review", "rust-raw", doc)
