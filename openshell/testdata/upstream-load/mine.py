@@ -59,7 +59,7 @@ def tests_of(src):
         yield m.group(1), s + 1, lines[s:e]
 
 
-RAW = re.compile(r'r(#+)"(.*?)"\1', re.S)
+RAW = re.compile(r'(?<![A-Za-z0-9_])r(#*)"(.*?)"\1', re.S)
 
 
 def json_blocks(text):
