@@ -81,7 +81,7 @@ lib = [
 for name, l83, l111, expect, doc in lib:
     for tag, line in (("v0.0.83", l83), ("v0.0.111", l111)):
         if line is None:
-            line = {"v0.0.83": 1681, "v0.0.111": 2486}[tag] if name == "validate_accepts_sandbox_identity" else 0
+            line = {"v0.0.83": 1689, "v0.0.111": 2486}[tag] if name == "validate_accepts_sandbox_identity" else 0
         add(name, tag, line, LIB, expect, doc)
 
 # lib.rs tests present only at v0.0.111.
@@ -90,10 +90,10 @@ only111 = [
     ("validate_rejects_all_host_star_wildcards#2", 2864, "refused", one({"host": "**", "port": 443})),
     ("validate_accepts_middle_label_star_wildcard", 2909, "ok", one({"host": "api.*.example.com", "port": 443})),
     ("validate_rejects_partial_middle_label_wildcard", 2927, "refused", one({"host": "api.foo*.example.com", "port": 443})),
-    ("validate_accepts_credential_signing_with_signing_service", 2990, "ok", one({"host": "bedrock-runtime.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4", "signing_service": "bedrock"})),
-    ("validate_accepts_sigv4_body_with_signing_service", 3010, "ok", one({"host": "bedrock-runtime.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:body", "signing_service": "bedrock"})),
-    ("validate_accepts_sigv4_no_body_with_signing_service", 3030, "ok", one({"host": "s3.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:no_body", "signing_service": "s3"})),
-    ("validate_rejects_sigv4_no_body_without_signing_service", 3050, "refused", one({"host": "s3.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:no_body"})),
+    ("validate_accepts_credential_signing_with_signing_service", 2993, "ok", one({"host": "bedrock-runtime.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4", "signing_service": "bedrock"})),
+    ("validate_accepts_sigv4_body_with_signing_service", 3013, "ok", one({"host": "bedrock-runtime.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:body", "signing_service": "bedrock"})),
+    ("validate_accepts_sigv4_no_body_with_signing_service", 3033, "ok", one({"host": "s3.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:no_body", "signing_service": "s3"})),
+    ("validate_rejects_sigv4_no_body_without_signing_service", 3053, "refused", one({"host": "s3.us-east-1.amazonaws.com", "port": 443, "credential_signing": "sigv4:no_body"})),
     ("validate_rejects_ip_literal_hosts_for_explicit_tcp#1", 2623, "refused", one({"host": "192.0.2.10", "port": 6379, "protocol": "tcp"}, "native-tcp")),
     ("validate_rejects_ip_literal_hosts_for_explicit_tcp#2", 2623, "refused", one({"host": "2001:db8::10", "port": 6379, "protocol": "tcp"}, "native-tcp")),
     ("validate_rejects_raw_endpoint_zero_and_out_of_range_ports", 2698, "refused", one({"host": "database.example.com", "ports": [0, 65536], "protocol": "tcp"}, "invalid")),
@@ -150,5 +150,49 @@ for name, line, v111, v83, left, right, note in amb:
     if v83 != "n/a":
         r = "ambiguity.rs does not exist at v0.0.83 (find_endpoint_ambiguities from v0.0.97)"
         add(name, "v0.0.83", line, AMB, v83, pair(left, right), r + ("; " + note if note else ""))
+
+
+# --- lib.rs middleware tests (v0.0.111); network_middlewares is unknown at v0.0.83 ---
+def mw(implementation="openshell/regex", **kw):
+    d = {"middleware": implementation, "endpoints": {"include": ["api.example.com"]}}
+    d.update(kw)
+    return d
+
+
+def with_mw(mws, policies=None):
+    d = pol(network_middlewares=mws)
+    if policies:
+        d["network_policies"] = policies
+    return d
+
+
+def skip_api(host="api.example.com"):
+    return {"api": {"name": "api", "endpoints": [{"host": host, "port": 443, "tls": "skip"}], "binaries": []}}
+
+
+mwcases = [
+    ("validate_rejects_invalid_middleware_control_fields#1", 2183, "refused", with_mw({"": mw()})),
+    ("validate_rejects_invalid_middleware_control_fields#2", 2183, "refused", with_mw({"redactor": mw("")})),
+    ("validate_rejects_invalid_middleware_control_fields#3", 2183, "refused", with_mw({"redactor": mw(on_error="maybe")})),
+    ("validate_rejects_invalid_middleware_control_fields#4", 2183, "refused", with_mw({"redactor": {"middleware": "openshell/regex"}})),
+    ("validate_rejects_invalid_middleware_control_fields#5", 2183, "refused", with_mw({"redactor": mw(endpoints={"include": []})})),
+    ("validate_rejects_duplicate_middleware_orders", 2241, "refused", with_mw({"alpha": mw(order=10), "beta": mw(order=10)})),
+    ("validate_accepts_maximum_middleware_configs", 2262, "ok", with_mw({f"middleware-{i}": mw(order=i) for i in range(10)})),
+    ("validate_rejects_middleware_config_over_capacity", 2275, "refused", with_mw({f"middleware-{i}": mw(order=i) for i in range(11)})),
+    ("validate_accepts_maximum_middleware_selector_patterns", 2293, "ok", with_mw({"redactor": mw(endpoints={"include": ["api.example.com"], "exclude": ["excluded.example.com"] * 31})})),
+    ("validate_rejects_middleware_selector_patterns_over_capacity", 2307, "refused", with_mw({"redactor": mw(endpoints={"include": ["api.example.com"], "exclude": ["excluded.example.com"] * 32})})),
+    ("validate_rejects_malformed_middleware_selector_patterns", 2329, "refused", with_mw({"redactor": mw(endpoints={"include": ["api[.example.com"]})})),
+    ("validate_rejects_middleware_selector_matching_tls_skip_endpoint", 2354, "refused", with_mw({"redactor": mw()}, skip_api())),
+    ("validate_accepts_fail_open_middleware_selector_matching_tls_skip_endpoint", 2387, "ok", with_mw({"redactor": mw(on_error="fail_open")}, skip_api())),
+    ("validate_rejects_explicit_fail_closed_middleware_on_tls_skip_endpoint", 2411, "refused", with_mw({"redactor": mw(on_error="fail_closed")}, skip_api())),
+    ("validate_rejects_concrete_selector_overlapping_tls_skip_wildcard", 2439, "refused", with_mw({"redactor": mw()}, skip_api("*.example.com"))),
+]
+for name, line, expect, doc in mwcases:
+    add(name, "v0.0.111", line, LIB, expect, doc)
+# The accepted ones are refused at v0.0.83: PolicyFile has no network_middlewares
+# field there and denies unknown fields (lib.rs @ v0.0.83).
+for name, line, expect, doc in mwcases:
+    if expect == "ok":
+        add(name, "v0.0.83", line, LIB, "refused", doc, "network_middlewares does not exist at v0.0.83 (unknown field; first in v0.0.86)")
 
 yaml.safe_dump(cases, sys.stdout, sort_keys=False, width=10000)
