@@ -195,4 +195,38 @@ for name, line, expect, doc in mwcases:
     if expect == "ok":
         add(name, "v0.0.83", line, LIB, "refused", doc, "network_middlewares does not exist at v0.0.83 (unknown field; first in v0.0.86)")
 
+
+# --- l7_validate.rs validate_l7_endpoint_semantics tests (v0.0.111): the
+# L7EndpointFields summary written out as an endpoint (host/port added) ---
+L7V = "crates/openshell-policy/src/l7_validate.rs"
+
+
+def e(**kw):
+    d = {"host": "api.example.com", "port": 443}
+    d.update(kw)
+    return d
+
+
+l7v = [
+    ("valid_endpoint_produces_no_errors", 210, "ok", e(protocol="rest", access="read-only")),
+    ("rejects_unknown_protocol", 216, "refused", e(protocol="ftp")),
+    ("rejects_rules_and_access_together", 230, "refused", e(protocol="rest", access="full", rules=[{"allow": {"method": "GET", "path": "/**"}}])),
+    ("rejects_jsonrpc_with_access_presets", 244, "refused", e(protocol="json-rpc", access="full")),
+    ("rejects_mcp_with_access_presets", 262, "refused", e(protocol="mcp", access="full")),
+    ("rejects_jsonrpc_without_rules", 280, "refused", e(protocol="json-rpc")),
+    ("rejects_protocol_without_rules_or_access", 294, "refused", e(protocol="rest")),
+    ("rejects_mcp_without_rules_when_allow_all_false", 312, "refused", e(protocol="mcp")),
+    ("accepts_mcp_with_allow_all_true", 326, "ok", e(protocol="mcp", mcp={"allow_all_known_mcp_methods": True})),
+    ("rejects_rules_that_deny_all", 340, "refused", e(protocol="rest", rules=[{"allow": {}}])),
+    ("mcp_allow_all_with_empty_allow_not_rejected", 354, "ok", e(protocol="mcp", mcp={"allow_all_known_mcp_methods": True}, rules=[{"allow": {}}])),
+    ("rejects_deny_rules_without_protocol", 371, "refused", e(deny_rules=[{"method": "POST"}])),
+    ("rejects_deny_rules_without_allow_base", 389, "refused", e(protocol="rest", deny_rules=[{"method": "POST"}])),
+    ("no_protocol_no_errors", 407, "ok", e()),
+    ("explicit_tcp_is_valid_without_l7_fields", 421, "ok", e(host="db.example.com", port=5432, protocol="tcp")),
+    ("explicit_tcp_rejects_l7_fields", 437, "refused", e(host="db.example.com", port=5432, protocol="tcp", access="full")),
+    ("explicit_tcp_rejects_additional_l7_fields", 456, "refused", e(host="db.example.com", port=5432, protocol="tcp", enforcement="enforce", credential_signing="sigv4", signing_service="rds")),
+]
+for name, line, expect, ep_ in l7v:
+    add(name, "v0.0.111", line, L7V, expect, one(ep_, "test"))
+
 yaml.safe_dump(cases, sys.stdout, sort_keys=False, width=10000)
