@@ -70,6 +70,15 @@ for f in files:
             except Exception:
                 continue
             if not is_policy(doc, True):
+                if isinstance(doc, dict) and "network_policies" in doc and "version" not in doc and set(doc) <= {"network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"} and not templated(body):
+                    # A fragment: as written OpenShell refuses it (PolicyFile.version
+                    # has no default, lib.rs:58 @ v0.0.111); with version: 1 added
+                    # it is what the docs mean a reader to load.
+                    ln = text[: m.start()].count("\n") + 2
+                    cases.append({"name": f"docfrag:{f}:{ln}", "tag": TAG, "cite": f"{f}:{ln}@{TAG}", "expect": "refused",
+                                  "source": "doc-fragment", "reason": "no version: serde refuses a PolicyFile without it", "policy": body})
+                    cases.append({"name": f"docfrag+v1:{f}:{ln}", "tag": TAG, "cite": f"{f}:{ln}@{TAG}", "expect": "ok",
+                                  "source": "doc-fragment", "reason": "the fragment with version: 1 prepended", "policy": "version: 1\n" + body})
                 continue
             ln = text[: m.start()].count("\n") + 2
             c = {"name": f"doc:{f}:{ln}", "tag": TAG, "cite": f"{f}:{ln}@{TAG}", "expect": "ok", "source": "doc-block"}
