@@ -86,4 +86,22 @@ for f in files:
                 c["expect"], c["reason"] = "skip", "template with placeholders, substituted before load"
             c["policy"] = body
             cases.append(c)
+# Policies the end-to-end tests create sandboxes with (e2e/rust/tests): a
+# raw string that is a whole policy and no format! template.
+for f in files:
+    if not (f.startswith("e2e/rust/tests/") and f.endswith(".rs")):
+        continue
+    src = git("show", f"{TAG}:{f}")
+    for m in re.finditer(r'(?<![A-Za-z0-9_])r(#*)"(.*?)"\1', src, re.S):
+        body = m.group(2)
+        if re.search(r"\{[A-Za-z_0-9]*\}", body) or "{{" in body:
+            continue
+        try:
+            doc = yaml.safe_load(body)
+        except Exception:
+            continue
+        if not is_policy(doc, False):
+            continue
+        ln = src[: m.start()].count("\n") + 1
+        cases.append({"name": f"e2e:{f}:{ln}", "tag": TAG, "cite": f"{f}:{ln}@{TAG}", "expect": "ok", "source": "e2e", "policy": body})
 yaml.safe_dump(cases, sys.stdout, sort_keys=False, width=1000)
