@@ -356,7 +356,20 @@ func tokensCompatible(x, y globToken) bool {
 	if x.kind == 'l' && y.kind == '[' {
 		return classContains(y, x.lit) != y.neg
 	}
-	return true // ? matches anything; two classes are assumed to share a byte
+	if x.kind == '[' && y.kind == '[' {
+		// Two classes overlap only if some character is in both
+		// (token_character_ranges, ambiguity.rs:618-654 @ v0.0.111:
+		// /v[12] and /v[34] do not compete, replayed by TestUpstreamLoad
+		// from ambiguity.rs:847 @ v0.0.111). Bytes >= 0x80 stand for every
+		// non-ASCII character, which only a negated class contains.
+		for b := 0; b < 256; b++ {
+			if classContains(x, byte(b)) != x.neg && classContains(y, byte(b)) != y.neg {
+				return true
+			}
+		}
+		return false
+	}
+	return true // ? matches any one character
 }
 
 func classContains(c globToken, b byte) bool {

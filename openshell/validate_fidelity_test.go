@@ -152,6 +152,15 @@ var fidelityCases = []struct {
 	{"excluded tls skip host loads host_pattern.rs:74-83", v111, `{host: api.example.com, port: 443, tls: skip}`, mw(`{middleware: openshell/regex, endpoints: {include: ["*.example.com"], exclude: [api.example.com]}}`), loads},
 	{"middleware unknown field refused middleware.rs:24 deny_unknown_fields", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, priority: 1, endpoints: {include: [a.example.com]}}`), refuses(CodeUnknownField)},
 	{"middleware order not an i32 refused middleware.rs:30", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, order: high, endpoints: {include: [a.example.com]}}`), refuses(CodeType)},
+	// Built-in catalog (found by TestUpstreamLoad): builtins/src/lib.rs:29-36, regex.rs:26-48 @ v0.0.111.
+	{"unknown openshell/ built-in refused builtins lib.rs:32@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/unknown, endpoints: {include: [a.example.com]}}`), refuses(CodeMiddleware)},
+	{"openshell/regex mode allow refused regex.rs:34@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {mode: allow}, endpoints: {include: [a.example.com]}}`), refuses(CodeMiddleware)},
+	{"openshell/regex unknown config key refused regex.rs:27@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {patterns: [x]}, endpoints: {include: [a.example.com]}}`), refuses(CodeMiddleware)},
+	{"openshell/regex mode redact loads regex.rs:37@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {mode: redact}, endpoints: {include: [a.example.com]}}`), loads},
+	{"registered external middleware not checked openshell-server/src/middleware.rs:9", v111, restEP + `access: read-only}`, mw(`{middleware: example/guard, config: {any: thing}, endpoints: {include: [a.example.com]}}`), loads},
+	// credential_signing is checked on every endpoint (lib.rs:1291-1315 @ v0.0.83, :1537-1560 @ v0.0.111).
+	{"credential_signing without service on L4 endpoint refused lib.rs:1302@v0.0.83", both, `{host: bedrock-runtime.us-east-1.amazonaws.com, port: 443, credential_signing: sigv4}`, "", refuses(CodeCredentialSigning)},
+	{"unknown credential_signing on L4 endpoint refused lib.rs:1291@v0.0.83", both, `{host: example.amazonaws.com, port: 443, credential_signing: sigv4_typo, signing_service: bedrock}`, "", refuses(CodeCredentialSigning)},
 	{"middleware at v0.0.83 is an unknown field", []string{"v0.0.83"}, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, endpoints: {include: [a.example.com]}}`), refuses(CodeFieldTooNew)},
 }
 

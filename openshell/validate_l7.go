@@ -41,6 +41,13 @@ func (c *checker) protocols() string {
 
 // checkL7 checks protocol, enforcement, access, rules and their combinations.
 func (c *checker) checkL7(ep *obj, ports []int64) {
+	// validate_sandbox_policy checks credential_signing on every endpoint,
+	// whatever its protocol (lib.rs:1291-1315 @ v0.0.83, :1537-1560 @
+	// v0.0.111; replayed by TestUpstreamLoad from lib.rs:1888/1998/2023 @
+	// v0.0.83).
+	if cs := ep.str("credential_signing"); cs != "" {
+		c.checkCredentialSigning(ep, cs)
+	}
 	proto := ep.str("protocol")
 	pn, pp := ep.pos("protocol"), ep.sub("protocol")
 	if !c.checkProtocol(pn, pp, proto) {
@@ -406,9 +413,6 @@ func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 	}
 	c.checkGraphQLOptions(ep, proto)
 	c.checkCredentialRewrite(ep, proto)
-	if cs := ep.str("credential_signing"); cs != "" {
-		c.checkCredentialSigning(ep, cs)
-	}
 }
 
 // checkGraphQLOptions checks the endpoint-level GraphQL options: ignored

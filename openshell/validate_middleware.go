@@ -50,6 +50,7 @@ type middleware struct {
 	o         *obj
 	order     int64
 	orderNode *yaml.Node
+	config    *yaml.Node // the config mapping, nil when absent or null
 }
 
 // checkMiddlewares checks network_middlewares.
@@ -103,6 +104,8 @@ func (c *checker) walkMiddleware(k, v *yaml.Node, path string) (middleware, bool
 		case "config":
 			if fv.Kind != yaml.MappingNode && !(fv.Kind == yaml.ScalarNode && fv.ShortTag() == "!!null") {
 				c.errorf(fv, joinPath(path, "config"), CodeType, "", "config must be a mapping, got %s", describe(fv))
+			} else if fv.Kind == yaml.MappingNode {
+				mw.config = fv
 			}
 			continue
 		}
@@ -154,6 +157,7 @@ func (c *checker) checkMiddleware(p *obj, mw middleware, orders map[int64]string
 	if o.has("middleware") && o.str("middleware") == "" {
 		c.errorf(o.pos("middleware"), o.sub("middleware"), CodeMiddleware, "name the middleware implementation, e.g. openshell/regex", "middleware must not be empty")
 	}
+	c.checkBuiltinMiddleware(mw, path)
 	onErr := o.str("on_error")
 	if onErr != "" && onErr != "fail_closed" && onErr != "fail_open" {
 		c.errorf(o.pos("on_error"), o.sub("on_error"), CodeMiddleware, "use fail_closed (the default) or fail_open", "invalid on_error %q", onErr)
@@ -409,4 +413,48 @@ func (s *hostSelector) mayMatchPattern(cand *hostPattern) bool {
 		}
 	}
 	return false
+}
+
+// builtinRegex is the one built-in middleware OpenShell ships
+// (openshell-supervisor-middleware-builtins/src/regex.rs:23 @ v0.0.111).
+const builtinRegex = "openshell/regex"
+
+// checkBuiltinMiddleware applies the built-in catalog's config validation.
+// The openshell/ namespace is reserved for built-ins: an operator
+// registration cannot claim it (openshell-supervisor-middleware/src/lib.rs:746
+// @ v0.0.111), so a name there other than a built-in is refused
+// ("not a registered OpenShell built-in", builtins/src/lib.rs:29-36 @
+// v0.0.111). openshell/regex takes a config of at most {mode: redact}
+// (RegexConfig: deny_unknown_fields, mode an enum with the one variant
+// redact, regex.rs:26-48 @ v0.0.111). The gateway validates every
+// middleware config before admitting a policy (openshell-server/src/
+// middleware.rs:9-19 @ v0.0.111). Names outside openshell/ depend on the
+// gateway's registry and are not checked.
+func (c *checker) checkBuiltinMiddleware(mw middleware, path string) {
+	name := mw.o.str("middleware")
+	if !strings.HasPrefix(name, "openshell/") {
+		return
+	}
+	if name != builtinRegex {
+		c.errorf(mw.o.pos("middleware"), mw.o.sub("middleware"), CodeMiddleware, "the only OpenShell built-in is "+builtinRegex+"; other middleware names must be registered with the gateway outside the openshell/ namespace",
+			"middleware implementation %q is not a registered OpenShell built-in", name)
+		return
+	}
+	if mw.config == nil {
+		return
+	}
+	for i := 0; i+1 < len(mw.config.Content); i += 2 {
+		k, v := resolveAlias(mw.config.Content[i]), resolveAlias(mw.config.Content[i+1])
+		if k == nil || v == nil {
+			continue
+		}
+		kpath := joinPath(joinPath(path, "config"), k.Value)
+		if k.Value != "mode" {
+			c.errorf(k, kpath, CodeMiddleware, "openshell/regex supports only config: {mode: redact}", "unknown field %q in %s config", k.Value, builtinRegex)
+			continue
+		}
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value != "redact" {
+			c.errorf(v, kpath, CodeMiddleware, "openshell/regex supports only mode: redact", "invalid %s config mode %s", builtinRegex, describe(v))
+		}
+	}
 }
