@@ -1,0 +1,109 @@
+package openshell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// upstreamFixture is one file of testdata/upstream: a policy transcribed
+// from one of OpenShell's own decision tests (opa.rs test data, l7/*.rs) and
+// the verdicts its tests assert. Each case cites the upstream test as
+// file:line per tag; a case is replayed only for the tags it cites.
+type upstreamFixture struct {
+	// Source is the upstream file the cases come from (cite lines refer to it).
+	Source string `yaml:"source"`
+	// Data names the upstream policy fixture the policy transcribes.
+	Data string `yaml:"data"`
+	// Policy is the policy in our YAML format.
+	Policy string `yaml:"policy"`
+	// Relaxed replays with binary identity relaxed (opa.rs
+	// from_strings_with_binary_identity_required(.., false)).
+	Relaxed bool           `yaml:"relaxed"`
+	Cases   []upstreamCase `yaml:"cases"`
+}
+
+type upstreamCase struct {
+	// Test is the upstream #[test] function name.
+	Test string `yaml:"test"`
+	// Cite maps an OpenShell tag to the line of the test in Source.
+	Cite map[string]int `yaml:"cite"`
+	// Request in the policy-test syntax (requestSyntax).
+	Request string `yaml:"request"`
+	// Want is allow, deny or audit (a denial OpenShell's Rego returns on an
+	// endpoint whose enforcement is not "enforce": the proxy lets it
+	// through and logs it, l7/mod.rs enforcement).
+	Want string `yaml:"want"`
+	// Skip says why the case cannot be expressed in our request syntax.
+	Skip string `yaml:"skip"`
+	// Note explains a transcription choice.
+	Note string `yaml:"note"`
+}
+
+// TestUpstreamDecisions replays OpenShell's own decision tests against
+// Decide, for each tag the case cites.
+func TestUpstreamDecisions(t *testing.T) {
+	files, err := filepath.Glob("testdata/upstream/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no upstream fixtures: %v", err)
+	}
+	perTag := map[string]int{}
+	skipped := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx upstreamFixture
+		if err := yaml.Unmarshal(data, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		p, err := Unmarshal([]byte(fx.Policy))
+		if err != nil {
+			t.Fatalf("%s: policy: %v", f, err)
+		}
+		deciders := map[string]*Decider{}
+		for _, tag := range SupportedVersions {
+			d, err := NewDecider(p, tag)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if fx.Relaxed {
+				d = d.RelaxedBinaryIdentity()
+			}
+			deciders[tag] = d
+		}
+		for i, c := range fx.Cases {
+			if len(c.Cite) == 0 {
+				t.Errorf("%s case %d (%s): no cite", f, i, c.Test)
+			}
+			if c.Skip != "" {
+				skipped++
+				continue
+			}
+			r, err := ParseRequest(c.Request)
+			if err != nil {
+				t.Errorf("%s case %d (%s): %v", f, i, c.Test, err)
+				continue
+			}
+			for tag, line := range c.Cite {
+				d, ok := deciders[tag]
+				if !ok {
+					t.Errorf("%s case %d: unsupported tag %s", f, i, tag)
+					continue
+				}
+				perTag[tag]++
+				got := d.Decide(r)
+				if got.Verdict() != c.Want {
+					t.Errorf("%s:%d@%s %s\n  %s\n  got %s (%s), want %s",
+						strings.TrimPrefix(fx.Source, "crates/openshell-supervisor-network/"), line, tag, c.Test,
+						c.Request, got.Verdict(), got.Reason, c.Want)
+				}
+			}
+		}
+	}
+	t.Logf("replayed per tag: %v; skipped: %d", perTag, skipped)
+}
