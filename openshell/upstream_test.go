@@ -1,6 +1,9 @@
 package openshell
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,10 +60,31 @@ func TestUpstreamDecisions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var fx upstreamFixture
-		if err := yaml.Unmarshal(data, &fx); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var fx upstreamFixture
+			if err := dec.Decode(&fx); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			n, s := replayUpstream(t, f, &fx)
+			for k, v := range n {
+				perTag[k] += v
+			}
+			skipped += s
 		}
+	}
+	t.Logf("replayed per tag: %v; skipped: %d", perTag, skipped)
+}
+
+// replayUpstream replays one fixture document of file f and returns the
+// cases replayed per tag and the number skipped.
+func replayUpstream(t *testing.T, f string, fx *upstreamFixture) (map[string]int, int) {
+	t.Helper()
+	perTag := map[string]int{}
+	skipped := 0
+	{
 		p, err := Unmarshal([]byte(fx.Policy))
 		if err != nil {
 			t.Fatalf("%s: policy: %v", f, err)
@@ -105,5 +129,5 @@ func TestUpstreamDecisions(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("replayed per tag: %v; skipped: %d", perTag, skipped)
+	return perTag, skipped
 }
