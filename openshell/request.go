@@ -278,7 +278,11 @@ func (r *Request) parseURL(raw string) error {
 			return err
 		}
 	}
-	r.Path = u.EscapedPath()
+	// The path as written, not u.EscapedPath(): Go re-escapes bytes such as
+	// raw non-ASCII, which OpenShell's canonicaliser rejects instead
+	// (l7/path.rs:546 non_ascii_raw_byte_rejected @ v0.0.111, :475 @
+	// v0.0.83); canonicalRequestPath sees what the client sent.
+	r.Path = rawURLPath(raw)
 	if r.Path == "" {
 		r.Path = "/"
 	}
@@ -290,6 +294,24 @@ func (r *Request) parseURL(raw string) error {
 		r.Query = nil
 	}
 	return nil
+}
+
+// rawURLPath returns the path of an absolute URL exactly as written: after
+// "scheme://authority", up to the query or fragment.
+func rawURLPath(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	i := strings.IndexAny(rest, "/?#")
+	if i < 0 || rest[i] != '/' {
+		return ""
+	}
+	p := rest[i:]
+	if j := strings.IndexAny(p, "?#"); j >= 0 {
+		p = p[:j]
+	}
+	return p
 }
 
 var defaultPorts = map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}

@@ -44,6 +44,49 @@ type upstreamCase struct {
 	Skip string `yaml:"skip"`
 	// Note explains a transcription choice.
 	Note string `yaml:"note"`
+
+	// Canonicalisation cases (a fixture without a policy, l7/path.rs):
+	// Target is the request-target after the authority; Path the canonical
+	// path OpenShell's Rego sees, or Error the CanonicalizeError variant.
+	Target            string `yaml:"target"`
+	AllowEncodedSlash bool   `yaml:"allow_encoded_slash"`
+	Path              string `yaml:"path"`
+	Error             string `yaml:"error"`
+}
+
+// canonErrors maps path.rs CanonicalizeError variants to ours.
+var canonErrors = map[string]error{
+	"NullOrControlByte":       errPathControl,
+	"InvalidPercentEncoding":  errPathPercent,
+	"EncodedSlashNotAllowed":  errPathEncodedSlash,
+	"FragmentInRequestTarget": errPathFragment,
+	"NonAscii":                errPathNonASCII,
+	"TraversalAboveRoot":      errPathAboveRoot,
+	"ResidualDotSegment":      errPathResidualDot,
+	"PathTooLong":             errPathTooLong,
+}
+
+// replayCanon checks one canonicalisation case through the request syntax.
+func replayCanon(t *testing.T, f string, c *upstreamCase) {
+	t.Helper()
+	target := c.Target
+	if target == "LONG" {
+		target = "/" + strings.Repeat("a", 4096)
+	}
+	r, err := ParseRequest("GET https://canon.test" + target + " from /usr/bin/curl")
+	if err != nil {
+		t.Errorf("%s %s: %v", f, c.Test, err)
+		return
+	}
+	for tag := range c.Cite {
+		got, err := canonicalRequestPath(r.Path, c.AllowEncodedSlash, tag)
+		switch {
+		case c.Error != "" && !errors.Is(err, canonErrors[c.Error]):
+			t.Errorf("l7/path.rs:%d@%s %s: %q: got (%q, %v), want error %s", c.Cite[tag], tag, c.Test, c.Target, got, err, c.Error)
+		case c.Error == "" && (err != nil || got != c.Path):
+			t.Errorf("l7/path.rs:%d@%s %s: %q: got (%q, %v), want %q", c.Cite[tag], tag, c.Test, c.Target, got, err, c.Path)
+		}
+	}
 }
 
 // TestUpstreamDecisions replays OpenShell's own decision tests against
@@ -84,6 +127,20 @@ func replayUpstream(t *testing.T, f string, fx *upstreamFixture) (map[string]int
 	t.Helper()
 	perTag := map[string]int{}
 	skipped := 0
+	if fx.Policy == "" {
+		for i := range fx.Cases {
+			c := &fx.Cases[i]
+			if c.Skip != "" {
+				skipped++
+				continue
+			}
+			replayCanon(t, f, c)
+			for tag := range c.Cite {
+				perTag[tag]++
+			}
+		}
+		return perTag, skipped
+	}
 	{
 		p, err := Unmarshal([]byte(fx.Policy))
 		if err != nil {
