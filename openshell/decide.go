@@ -339,6 +339,10 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
 			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
 	}
+	if r.QueryError != "" {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
+	}
 	canon, err := canonicalRequestPath(r.Path, cfg.ep.AllowEncodedSlash, d.version)
 	if err != nil {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -52,6 +54,10 @@ type upstreamCase struct {
 	AllowEncodedSlash bool   `yaml:"allow_encoded_slash"`
 	Path              string `yaml:"path"`
 	Error             string `yaml:"error"`
+	// Query cases (l7/rest.rs parse_target_query): the decoded parameters,
+	// or QueryError when OpenShell rejects the query.
+	Query      map[string][]string `yaml:"query"`
+	QueryError bool                `yaml:"query_error"`
 }
 
 // canonErrors maps path.rs CanonicalizeError variants to ours.
@@ -77,6 +83,18 @@ func replayCanon(t *testing.T, f string, c *upstreamCase) {
 	if err != nil {
 		t.Errorf("%s %s: %v", f, c.Test, err)
 		return
+	}
+	if c.Query != nil || c.QueryError {
+		want := url.Values(c.Query)
+		if len(want) == 0 {
+			want = nil
+		}
+		if (r.QueryError != "") != c.QueryError || !c.QueryError && !reflect.DeepEqual(r.Query, want) {
+			t.Errorf("l7/rest.rs %s: %q: got query %v (error %q), want %v (error %v)", c.Test, c.Target, r.Query, r.QueryError, want, c.QueryError)
+		}
+		if c.Path == "" {
+			return
+		}
 	}
 	for tag := range c.Cite {
 		got, err := canonicalRequestPath(r.Path, c.AllowEncodedSlash, tag)
