@@ -343,12 +343,97 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
 	}
-	canon, err := canonicalRequestPath(r.Path, cfg.ep.AllowEncodedSlash, d.version)
+	configs := inspectedConfigs(ms)
+	slashOK := cfg.ep.AllowEncodedSlash
+	for _, c := range configs {
+		slashOK = slashOK || c.ep.AllowEncodedSlash
+	}
+	canon, err := canonicalRequestPath(r.Path, slashOK, d.version)
 	if err != nil {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
+	if len(configs) > 1 {
+		// Route selection (l7/relay.rs:506 relay_with_route_selection @
+		// v0.0.111, :230 @ v0.0.83; proxy/relay.rs:250 with more than one
+		// config): the request is canonicalised with allow_encoded_slash if
+		// any config opts in, then the config whose endpoint path matches
+		// most specifically handles it (relay.rs:924).
+		sel := selectConfigForPath(configs, canon)
+		if sel == nil {
+			return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+				Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}
+		}
+		// v0.0.111 re-checks the opt-in against the selected config
+		// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
+		// every endpoint on the host:port.
+		if CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
+			return Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
+				Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}
+		}
+		cfg = sel
+	}
+	// A JSON-RPC response frame sent to a json-rpc (not MCP) endpoint is
+	// denied even under audit (l7/relay.rs:2247
+	// jsonrpc_response_frame_hard_deny_reason and :2261 @ v0.0.111; :1482
+	// and :1089 @ v0.0.83).
+	if strings.EqualFold(cfg.ep.Protocol, ProtocolJSONRPC) && r.RPCResponse {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}
+	}
 	return d.decideL7(ms, cfg, r, canon)
+}
+
+// inspectedConfigs are the L7 endpoint configs of the connection, in policy
+// name order: the route snapshot's configs (proxy/relay.rs:146 @ v0.0.111).
+func inspectedConfigs(ms []matched) []*matched {
+	var out []*matched
+	for i := range ms {
+		if inspected(&ms[i]) {
+			out = append(out, &ms[i])
+		}
+	}
+	return out
+}
+
+// selectConfigForPath is select_l7_config_for_path (l7/relay.rs:924 @
+// v0.0.111, :513 @ v0.0.83): among the configs whose endpoint path
+// matches, the one with the most non-'*' characters in its path; Rust's
+// max_by_key keeps the last of equals.
+func selectConfigForPath(configs []*matched, path string) *matched {
+	var best *matched
+	bestN := -1
+	for _, c := range configs {
+		if !endpointPathMatches(c.ep.Path, path) {
+			continue
+		}
+		n := 0
+		if c.ep.Path != "" {
+			n = len([]rune(c.ep.Path)) - strings.Count(c.ep.Path, "*")
+		}
+		if n >= bestN {
+			best, bestN = c, n
+		}
+	}
+	return best
+}
+
+// endpointPathMatches is openshell-core endpoint_path::matches (@
+// v0.0.111): equal strings; "", "**" or "/**" match anything; "P/**"
+// matches P and everything under it; otherwise a glob-crate pattern with
+// default options, where '*' crosses '/' (rustGlobMatch).
+func endpointPathMatches(pattern, p string) bool {
+	if pattern == p {
+		return true
+	}
+	switch {
+	case pattern == "" || pattern == "**" || pattern == "/**":
+		return true
+	case strings.HasSuffix(pattern, "/**"):
+		prefix := strings.TrimSuffix(pattern, "/**")
+		return p == prefix || strings.HasPrefix(p, prefix+"/")
+	}
+	return rustGlobMatch(pattern, p)
 }
 
 // trustedGatewayAddr reports whether a host-gateway alias resolving to addr
