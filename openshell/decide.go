@@ -40,10 +40,16 @@ func (d Decision) Verdict() string {
 }
 
 // privateRanges need an exact host or allowed_ips (the proxy's internal-IP
-// classification, openshell-core/src/net.rs is_internal_ip @ v0.0.111).
+// classification, openshell-core/src/net.rs:257 is_internal_v4 @ v0.0.111,
+// :193 @ v0.0.83): RFC 1918, CGNAT, IETF protocol assignments, the three
+// documentation TEST-NETs, benchmarking, limited broadcast, and IPv6 ULA
+// (IPv4-mapped forms are unmapped first; net.rs test_internal_ip_special_use_ranges).
 var privateRanges = []netip.Prefix{
 	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("255.255.255.255/32"),
 	netip.MustParsePrefix("fc00::/7"),
 }
 
