@@ -387,7 +387,31 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}
 	}
+	// An MCP tools/call whose tool name breaks ^[A-Za-z0-9_.-]{1,128}$ is
+	// an inspection error while strict_tool_names is on (the default), and
+	// inspection errors are denied even under audit (l7/jsonrpc.rs:384
+	// parse_mcp_call, :449 validate_mcp_tool_name, same lines @ v0.0.83;
+	// relay.rs:2261).
+	if strings.EqualFold(cfg.ep.Protocol, ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		(cfg.ep.MCP == nil || cfg.ep.MCP.StrictToolNames == nil || *cfg.ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool) {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled (denied even under audit)", r.Tool)}
+	}
 	return d.decideL7(ms, cfg, r, canon)
+}
+
+// strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.
+func strictMCPToolName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // inspectedConfigs are the L7 endpoint configs of the connection, in policy
