@@ -40,10 +40,16 @@ func (d Decision) Verdict() string {
 }
 
 // privateRanges need an exact host or allowed_ips (the proxy's internal-IP
-// classification, openshell-core/src/net.rs is_internal_ip @ v0.0.111).
+// classification, openshell-core/src/net.rs:257 is_internal_v4 @ v0.0.111,
+// :193 @ v0.0.83): RFC 1918, CGNAT, IETF protocol assignments, the three
+// documentation TEST-NETs, benchmarking, limited broadcast, and IPv6 ULA
+// (IPv4-mapped forms are unmapped first; net.rs test_internal_ip_special_use_ranges).
 var privateRanges = []netip.Prefix{
 	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("255.255.255.255/32"),
 	netip.MustParsePrefix("fc00::/7"),
 }
 
@@ -339,12 +345,125 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
 			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
 	}
-	canon, err := canonicalRequestPath(r.Path, cfg.ep.AllowEncodedSlash, d.version)
+	if r.QueryError != "" {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
+	}
+	configs := inspectedConfigs(ms)
+	slashOK := cfg.ep.AllowEncodedSlash
+	for _, c := range configs {
+		slashOK = slashOK || c.ep.AllowEncodedSlash
+	}
+	canon, err := canonicalRequestPath(r.Path, slashOK, d.version)
 	if err != nil {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
+	if len(configs) > 1 {
+		// Route selection (l7/relay.rs:506 relay_with_route_selection @
+		// v0.0.111, :230 @ v0.0.83; proxy/relay.rs:250 with more than one
+		// config): the request is canonicalised with allow_encoded_slash if
+		// any config opts in, then the config whose endpoint path matches
+		// most specifically handles it (relay.rs:924).
+		sel := selectConfigForPath(configs, canon)
+		if sel == nil {
+			return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+				Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}
+		}
+		// v0.0.111 re-checks the opt-in against the selected config
+		// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
+		// every endpoint on the host:port.
+		if CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
+			return Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
+				Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}
+		}
+		cfg = sel
+	}
+	// A JSON-RPC response frame sent to a json-rpc (not MCP) endpoint is
+	// denied even under audit (l7/relay.rs:2247
+	// jsonrpc_response_frame_hard_deny_reason and :2261 @ v0.0.111; :1482
+	// and :1089 @ v0.0.83).
+	if strings.EqualFold(cfg.ep.Protocol, ProtocolJSONRPC) && r.RPCResponse {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}
+	}
+	// An MCP tools/call whose tool name breaks ^[A-Za-z0-9_.-]{1,128}$ is
+	// an inspection error while strict_tool_names is on (the default), and
+	// inspection errors are denied even under audit (l7/jsonrpc.rs:384
+	// parse_mcp_call, :449 validate_mcp_tool_name, same lines @ v0.0.83;
+	// relay.rs:2261).
+	if strings.EqualFold(cfg.ep.Protocol, ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		(cfg.ep.MCP == nil || cfg.ep.MCP.StrictToolNames == nil || *cfg.ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool) {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			Reason: fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled (denied even under audit)", r.Tool)}
+	}
 	return d.decideL7(ms, cfg, r, canon)
+}
+
+// strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.
+func strictMCPToolName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// inspectedConfigs are the L7 endpoint configs of the connection, in policy
+// name order: the route snapshot's configs (proxy/relay.rs:146 @ v0.0.111).
+func inspectedConfigs(ms []matched) []*matched {
+	var out []*matched
+	for i := range ms {
+		if inspected(&ms[i]) {
+			out = append(out, &ms[i])
+		}
+	}
+	return out
+}
+
+// selectConfigForPath is select_l7_config_for_path (l7/relay.rs:924 @
+// v0.0.111, :513 @ v0.0.83): among the configs whose endpoint path
+// matches, the one with the most non-'*' characters in its path; Rust's
+// max_by_key keeps the last of equals.
+func selectConfigForPath(configs []*matched, path string) *matched {
+	var best *matched
+	bestN := -1
+	for _, c := range configs {
+		if !endpointPathMatches(c.ep.Path, path) {
+			continue
+		}
+		n := 0
+		if c.ep.Path != "" {
+			n = len([]rune(c.ep.Path)) - strings.Count(c.ep.Path, "*")
+		}
+		if n >= bestN {
+			best, bestN = c, n
+		}
+	}
+	return best
+}
+
+// endpointPathMatches is openshell-core endpoint_path::matches (@
+// v0.0.111): equal strings; "", "**" or "/**" match anything; "P/**"
+// matches P and everything under it; otherwise a glob-crate pattern with
+// default options, where '*' crosses '/' (rustGlobMatch).
+func endpointPathMatches(pattern, p string) bool {
+	if pattern == p {
+		return true
+	}
+	switch {
+	case pattern == "" || pattern == "**" || pattern == "/**":
+		return true
+	case strings.HasSuffix(pattern, "/**"):
+		prefix := strings.TrimSuffix(pattern, "/**")
+		return p == prefix || strings.HasPrefix(p, prefix+"/")
+	}
+	return rustGlobMatch(pattern, p)
 }
 
 // trustedGatewayAddr reports whether a host-gateway alias resolving to addr

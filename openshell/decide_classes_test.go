@@ -58,7 +58,7 @@ func TestDecideClasses(t *testing.T) {
 		// Endpoint path routing (rego:1012 endpoint_matches_l7_request).
 		{"", "GET https://gw.example.com/v1/items" + node, "allow", "endpoints[1].access"},
 		{"", "POST https://gw.example.com/v1/items" + node, "deny", "no rule"},
-		{"", "GET https://gw.example.com/other" + node, "deny", "no rule"},
+		{"", "GET https://gw.example.com/other" + node, "deny", "no L7 endpoint path matched"}, // l7/relay.rs:559 route selection,
 		// GraphQL (rego:586 graphql_request_allowed, :357 authority).
 		{"", "POST https://gw.example.com/graphql" + node + " graphql query:Q:viewer", "allow", "GraphQL"},
 		{"", "POST https://gw.example.com/graphql" + node + " graphql mutation:AddIt:addComment", "allow", "GraphQL"},

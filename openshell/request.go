@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Request is one connection or HTTP request a sandboxed process makes.
@@ -44,6 +45,11 @@ type Request struct {
 	// RPCStream marks a GET that opens an MCP receive stream: no body and
 	// Accept: text/event-stream ("frame stream", l7/jsonrpc.rs:198).
 	RPCStream bool `json:"rpc_stream,omitempty"`
+	// QueryError is set when the query string cannot be decoded: OpenShell
+	// fails such a request before policy evaluation (l7/rest.rs:608).
+	QueryError string `json:"query_error,omitempty"`
+
+	rawQuery string // the query as written, for String
 }
 
 // GraphQLOp is one operation of a GraphQL request.
@@ -86,7 +92,11 @@ func (r *Request) String() string {
 		if scheme == "" {
 			scheme = "https"
 		}
-		u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: r.Query.Encode()}
+		rq := r.rawQuery
+		if rq == "" {
+			rq = r.Query.Encode()
+		}
+		u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: rq}
 		if r.Port != defaultPorts[scheme] {
 			u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
 		}
@@ -278,18 +288,91 @@ func (r *Request) parseURL(raw string) error {
 			return err
 		}
 	}
-	r.Path = u.EscapedPath()
+	// The path as written, not u.EscapedPath(): Go re-escapes bytes such as
+	// raw non-ASCII, which OpenShell's canonicaliser rejects instead
+	// (l7/path.rs:546 non_ascii_raw_byte_rejected @ v0.0.111, :475 @
+	// v0.0.83); canonicalRequestPath sees what the client sent.
+	r.Path = rawURLPath(raw)
 	if r.Path == "" {
 		r.Path = "/"
 	}
-	r.Query, err = url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return fmt.Errorf("URL %q: query: %v", raw, err)
-	}
+	r.rawQuery = u.RawQuery
+	r.Query, r.QueryError = parseQueryParams(u.RawQuery)
 	if len(r.Query) == 0 {
 		r.Query = nil
 	}
 	return nil
+}
+
+// parseQueryParams decodes a query string as OpenShell's REST parser does
+// (l7/rest.rs:608 parse_query_params and :638 decode_query_component @
+// v0.0.111, :281 @ v0.0.83): pairs split on '&' only (';' is an ordinary
+// byte, unlike url.ParseQuery), empty pairs skipped, a pair without '='
+// has the empty value, '+' is a space, %XX is a byte; a truncated or
+// non-hex escape, or a component that is not UTF-8 after decoding, is an
+// error that fails the whole request before policy evaluation.
+func parseQueryParams(q string) (url.Values, string) {
+	out := url.Values{}
+	for _, pair := range strings.Split(q, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := decodeQueryComponent(k)
+		if err != "" {
+			return nil, err
+		}
+		val, err := decodeQueryComponent(v)
+		if err != "" {
+			return nil, err
+		}
+		out[key] = append(out[key], val)
+	}
+	return out, ""
+}
+
+func decodeQueryComponent(in string) (string, string) {
+	b := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		switch c := in[i]; {
+		case c == '+':
+			b = append(b, ' ')
+		case c != '%':
+			b = append(b, c)
+		case i+2 >= len(in):
+			return "", "invalid percent-encoding in query component"
+		default:
+			hi, ok1 := unhex(in[i+1])
+			lo, ok2 := unhex(in[i+2])
+			if !ok1 || !ok2 {
+				return "", "invalid percent-encoding in query component"
+			}
+			b = append(b, hi<<4|lo)
+			i += 2
+		}
+	}
+	if !utf8.Valid(b) {
+		return "", "query component is not valid UTF-8"
+	}
+	return string(b), ""
+}
+
+// rawURLPath returns the path of an absolute URL exactly as written: after
+// "scheme://authority", up to the query or fragment.
+func rawURLPath(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	i := strings.IndexAny(rest, "/?#")
+	if i < 0 || rest[i] != '/' {
+		return ""
+	}
+	p := rest[i:]
+	if j := strings.IndexAny(p, "?#"); j >= 0 {
+		p = p[:j]
+	}
+	return p
 }
 
 var defaultPorts = map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}
