@@ -9,10 +9,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// upstreamCase is one policy OpenShell's own tests or repository load (or
+// upstreamLoadCase is one policy OpenShell's own tests or repository load (or
 // refuse), transcribed from OpenShell at Tag; see
 // testdata/upstream-load/README.md for the format and how it was mined.
-type upstreamCase struct {
+type upstreamLoadCase struct {
 	Name   string `yaml:"name"`
 	Tag    string `yaml:"tag"`
 	Cite   string `yaml:"cite"`
@@ -22,29 +22,29 @@ type upstreamCase struct {
 	Policy string `yaml:"policy"`
 }
 
-// upstreamOverride corrects a mined verdict: the real load path's answer
+// upstreamLoadOverride corrects a mined verdict: the real load path's answer
 // where the unit test feeds a shape a real load never produces, or a skip.
-type upstreamOverride struct {
+type upstreamLoadOverride struct {
 	Name   string `yaml:"name"`
 	Tag    string `yaml:"tag"` // "" = every tag
 	Expect string `yaml:"expect"`
 	Reason string `yaml:"reason"`
 }
 
-func loadUpstreamCases(t *testing.T) []upstreamCase {
+func loadUpstreamCases(t *testing.T) []upstreamLoadCase {
 	t.Helper()
 	dir := filepath.Join("testdata", "upstream-load")
 	files, err := filepath.Glob(filepath.Join(dir, "cases-*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no upstream-load cases in %s: %v", dir, err)
 	}
-	var all []upstreamCase
+	var all []upstreamLoadCase
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cs []upstreamCase
+		var cs []upstreamLoadCase
 		if err := yaml.Unmarshal(data, &cs); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -54,7 +54,7 @@ func loadUpstreamCases(t *testing.T) []upstreamCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ovs []upstreamOverride
+	var ovs []upstreamLoadOverride
 	if err := yaml.Unmarshal(data, &ovs); err != nil {
 		t.Fatalf("overrides.yaml: %v", err)
 	}

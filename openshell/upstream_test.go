@@ -28,10 +28,10 @@ type upstreamFixture struct {
 	// Relaxed replays with binary identity relaxed (opa.rs
 	// from_strings_with_binary_identity_required(.., false)).
 	Relaxed bool           `yaml:"relaxed"`
-	Cases   []upstreamCase `yaml:"cases"`
+	Cases   []upstreamDecisionCase `yaml:"cases"`
 }
 
-type upstreamCase struct {
+type upstreamDecisionCase struct {
 	// Test is the upstream #[test] function name.
 	Test string `yaml:"test"`
 	// Cite maps an OpenShell tag to the line of the test in Source.
@@ -73,7 +73,7 @@ var canonErrors = map[string]error{
 }
 
 // replayCanon checks one canonicalisation case through the request syntax.
-func replayCanon(t *testing.T, f string, c *upstreamCase) {
+func replayCanon(t *testing.T, f string, c *upstreamDecisionCase) {
 	t.Helper()
 	target := c.Target
 	if target == "LONG" {
