@@ -27,7 +27,7 @@ type upstreamFixture struct {
 	Policy string `yaml:"policy"`
 	// Relaxed replays with binary identity relaxed (opa.rs
 	// from_strings_with_binary_identity_required(.., false)).
-	Relaxed bool           `yaml:"relaxed"`
+	Relaxed bool                   `yaml:"relaxed"`
 	Cases   []upstreamDecisionCase `yaml:"cases"`
 }
 
