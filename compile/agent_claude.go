@@ -145,8 +145,6 @@ func checkMCPServers(d *decoder, v field, name string) {
 			}
 		}
 	}
-	d.warnAt(d.pos(v.key), name, "MCP servers are not compiled into the sandbox policy",
-		"declare the servers' endpoints in sandbox.endpoints")
 }
 
 // mcpServers reads mcpServers (Claude Code's subagent field: a list whose
@@ -163,9 +161,12 @@ func mcpServers(n *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
 				case "url":
 					if u, err := url.Parse(v.Content[i+1].Value); err == nil {
 						s.Host = strings.ToLower(u.Hostname())
+						s.Port, s.Path = urlPort(u), u.EscapedPath()
 					}
 				case "command":
 					s.Command = v.Content[i+1].Value
+				case "type":
+					s.Type = v.Content[i+1].Value
 				}
 			}
 		}

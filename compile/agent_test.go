@@ -63,9 +63,11 @@ func TestClaudeAgent(t *testing.T) {
 		{name: "bypassPermissions warns",
 			fm:    "tools: Read\npermissionMode: bypassPermissions",
 			tools: "Read", warn: "bypassPermissions turns off", permMod: "bypassPermissions"},
-		{name: "mcp servers warn",
+		// The compile, not the parser, says what mcpServers grant (mcp.go,
+		// egressChecks).
+		{name: "mcp servers parse",
 			fm:    "tools: mcp__github__get_issue\nmcpServers: [github]",
-			tools: "mcp__github__get_issue", warn: "MCP servers are not compiled"},
+			tools: "mcp__github__get_issue"},
 		{name: "hash in description is a comment",
 			fm:    "tools: Read\nx-note: 1",
 			tools: "Read"},

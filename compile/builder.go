@@ -206,10 +206,6 @@ func (b *builder) tool(r ToolRule, where string) {
 			b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
 		}
 	}
-	if strings.HasPrefix(r.Tool, "mcp") {
-		b.warnf(r.Pos, where, "declare the MCP server's endpoint in the sandbox: block",
-			"%s: MCP tools imply no egress", r.Raw)
-	}
 	b.need(spec.Tier, r.Pos, "%s", reason)
 }
 

@@ -194,6 +194,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 			b.fragment(s.PolicyFile, s.PolicyFilePos, s.Dir, load)
 		}
 	}
+	b.mcpEndpoints(skills)
 	nps := b.network()
 	tier := b.tier()
 	if b.diags.Err() != nil {

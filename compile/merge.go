@@ -290,10 +290,10 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 // presets, and sorts them by path, then method; identical rules merge their
 // sources.
 func mergeRules(cs []contribution) []openshell.Rule {
-	type ruleKey struct{ method, path, query, graphql string }
+	type ruleKey struct{ method, path, query, graphql, mcp string }
 	merged := map[ruleKey]*openshell.Rule{}
 	add := func(r openshell.Rule) {
-		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query), graphQLKey(r.Allow)}
+		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query), graphQLKey(r.Allow), mcpRuleKey(r.Allow)}
 		if m, ok := merged[k]; ok {
 			m.From = dedupeSources(append(m.From, r.From...))
 			return
@@ -325,7 +325,10 @@ func mergeRules(cs []contribution) []openshell.Rule {
 		if qa, qb := queryKey(a.Query), queryKey(b.Query); qa != qb {
 			return qa < qb
 		}
-		return graphQLKey(a) < graphQLKey(b)
+		if ga, gb := graphQLKey(a), graphQLKey(b); ga != gb {
+			return ga < gb
+		}
+		return mcpRuleKey(a) < mcpRuleKey(b)
 	})
 	return rules
 }

@@ -326,4 +326,10 @@ type MCPServerDecl struct {
 	// Command is set for an inline stdio definition: the server runs inside
 	// the sandbox as that program.
 	Command string
+	// Type is the definition's transport (http, sse, stdio; "" when unset).
+	Type string
+	// Port and Path are the url's port (the scheme's default when unset)
+	// and path, for an inline http/sse definition.
+	Port int
+	Path string
 }

@@ -1,0 +1,185 @@
+package compile
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+)
+
+// mcpClientMethods are the JSON-RPC methods an MCP client sends besides
+// tools/call to use a server's tools: the lifecycle handshake (initialize,
+// then the notifications/initialized notification) and the tool listing
+// (MCP specification 2025-06-18, "Lifecycle" and "Tools"). They are
+// allowed one by one rather than through mcp.allow_all_known_mcp_methods,
+// which allows every method, resources and prompts included
+// (l7_validate.rs:164-173 and sandbox-policy.rego MCP rules @ v0.0.111;
+// openshell/decide.go models it), so the least privilege is an explicit
+// list. MCP method names are exact (globs only for tools/*:
+// l7/mod.rs MCP validation @ v0.0.111; OSP080).
+var mcpClientMethods = []string{"initialize", "notifications/initialized", "tools/list"}
+
+// mcpUse is what an agent's tools use of one MCP server.
+type mcpUse struct {
+	server MCPServerDecl
+	// tools are the tool names the agent lists, sorted; anyTool is set by
+	// mcp__server or mcp__server__*.
+	tools   []string
+	anyTool bool
+	at      Pos
+	from    []bundle.Source
+}
+
+// mcpEndpoints emits, for every inline remote (http/sse) MCP server of the
+// agent that an mcp__server__tool rule uses, an endpoint with protocol mcp
+// on the url's host, port and path, allowing the client's handshake and
+// list methods and tools/call for exactly the listed tools. Its binaries
+// are the runtime's (Claude Code itself is the MCP client). stdio servers
+// run inside the sandbox and need no endpoint; servers defined outside the
+// agent file are left to sandbox.endpoints (egressChecks warns).
+func (b *builder) mcpEndpoints(skills []*Skill) {
+	rules := slices.Clone(b.agent.Tools)
+	for _, s := range skills {
+		rules = append(rules, s.AllowedTools...)
+	}
+	uses := map[string]*mcpUse{}
+	var order []string
+	for _, r := range rules {
+		if r.Tool != "mcp" {
+			continue
+		}
+		i := slices.IndexFunc(b.agent.MCPServers, func(s MCPServerDecl) bool { return s.Name == r.MCPServer })
+		if i < 0 {
+			continue // egressChecks: the server is not declared
+		}
+		u, ok := uses[r.MCPServer]
+		if !ok {
+			u = &mcpUse{server: b.agent.MCPServers[i], at: r.Pos}
+			uses[r.MCPServer] = u
+			order = append(order, r.MCPServer)
+		}
+		u.from = append(u.from, src(r.Pos, "tool "+r.Raw))
+		switch {
+		case r.MCPTool == "" || r.MCPTool == "*":
+			if !u.anyTool {
+				b.warnf(r.Pos, "tools", "list the server's tools one by one (mcp__"+r.MCPServer+"__TOOL) to allow only those",
+					"%s allows every tool of MCP server %q: the policy allows tools/call for any tool name", r.Raw, r.MCPServer)
+			}
+			u.anyTool = true
+		case !slices.Contains(u.tools, r.MCPTool):
+			u.tools = append(u.tools, r.MCPTool)
+		}
+	}
+	for _, name := range order {
+		b.mcpEndpoint(uses[name])
+	}
+}
+
+// mcpEndpoint adds the endpoint of one remote MCP server, or warns why it
+// cannot.
+func (b *builder) mcpEndpoint(u *mcpUse) {
+	s := u.server
+	remote := s.Host != "" && (s.Type == "" || s.Type == "http" || s.Type == "sse" || s.Type == "streamable-http")
+	switch {
+	case s.Command != "" || s.Type == "stdio":
+		b.warnf(u.at, "tools", "if the server itself reaches the network, allow its command (Bash(...)) and declare its hosts in sandbox.endpoints",
+			"MCP server %q is a stdio server: it runs inside the sandbox as %q and needs no MCP endpoint; any network it needs is its command's", s.Name, s.Command)
+		return
+	case s.Host == "":
+		return // configured outside the agent file: egressChecks warns
+	case !remote:
+		b.warnf(u.at, "tools", "use type http or sse, or declare the server's host in sandbox.endpoints",
+			"MCP server %q has transport type %q: no endpoint is compiled for it", s.Name, s.Type)
+		return
+	}
+	if !openshell.Supports(openshell.FeatureProtocolJSONRPC, b.version) {
+		since, _ := openshell.Since(openshell.FeatureProtocolJSONRPC)
+		b.warnf(u.at, "tools", fmt.Sprintf("target OpenShell %s or later (--openshell-version)", since),
+			"MCP server %q: OpenShell %s cannot inspect MCP (protocol mcp arrived in %s), so no endpoint is emitted for %s and its tools are unreachable",
+			s.Name, b.version, since, s.Host)
+		return
+	}
+	// The runtime's own executable (the catalog's first binary, e.g.
+	// /usr/local/bin/claude), not the interpreters listed after it: lint
+	// rule FS016 refuses an interpreter (node) on an endpoint whose rules
+	// it reads as writes.
+	bins := b.cat.Runtimes[b.runtime].Binaries
+	if len(bins) > 1 {
+		bins = bins[:1]
+	}
+	if len(bins) == 0 {
+		b.warnf(u.at, "tools", "add the runtime's binaries to the catalog",
+			"MCP server %q: runtime %s has no binaries in the catalog, so no endpoint is emitted", s.Name, b.runtime)
+		return
+	}
+	reason := fmt.Sprintf("MCP server %s (mcpServers)", s.Name)
+	from := src(s.Pos, reason)
+	c := contribution{
+		host: s.Host, port: s.Port, path: mcpEndpointPath(s), protocol: openshell.ProtocolMCP,
+		binaries: slices.Clone(bins), from: from,
+		binFrom: map[string][]bundle.Source{},
+	}
+	for _, bin := range bins {
+		c.binFrom[bin] = u.from
+	}
+	for _, m := range mcpClientMethods {
+		c.rules = append(c.rules, mcpRule(openshell.Match{Method: m}, from))
+	}
+	call := openshell.Match{Method: "tools/call"}
+	if !u.anyTool {
+		sort.Strings(u.tools)
+		call.Tool = &openshell.QueryMatch{Glob: u.tools[0]}
+		if len(u.tools) > 1 {
+			call.Tool = &openshell.QueryMatch{Any: u.tools}
+		}
+	}
+	c.rules = append(c.rules, mcpRule(call, u.from...))
+	b.contribs = append(b.contribs, c)
+}
+
+// mcpRule is one allow rule of an MCP endpoint. It counts as a read for
+// the tier: using an MCP tool needs the catalog tier of the mcp tool
+// class (network), which the tool rule itself records.
+func mcpRule(m openshell.Match, from ...bundle.Source) openshell.Rule {
+	m.From = from
+	return openshell.Rule{Allow: m, From: from, Reads: true}
+}
+
+// mcpEndpointPath is the endpoint path of a remote MCP server. Streamable
+// HTTP posts every message to the url's path, so the endpoint is that path
+// exactly; the legacy sse transport posts to a message url the server
+// announces at run time, so it gets the whole host. A url without a path
+// gets the whole host too.
+func mcpEndpointPath(s MCPServerDecl) string {
+	if s.Type == "sse" || s.Path == "" || s.Path == "/" {
+		return ""
+	}
+	return s.Path
+}
+
+// urlPort is u's port, or its scheme's default (80 for http, else 443).
+func urlPort(u *url.URL) int {
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil && n > 0 && n <= 65535 {
+			return n
+		}
+		return 0
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return 80
+	}
+	return 443
+}
+
+// mcpRuleKey distinguishes MCP rules of the same method in mergeRules.
+func mcpRuleKey(m openshell.Match) string {
+	if m.Tool == nil {
+		return ""
+	}
+	return m.Tool.Glob + "|" + strings.Join(m.Tool.Any, ",")
+}
