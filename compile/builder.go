@@ -58,6 +58,8 @@ type builder struct {
 	// allow; declared endpoints without binaries default to them.
 	netBinaries map[string][]bundle.Source
 	spawns      []NameRef
+	// mcpIntended are the compiled MCP server uses (mcp.go).
+	mcpIntended []mcpIntent
 	outputs     []PathDecl
 	// baselineKeys are the network policies that only the runtime's model
 	// API baseline contributed to.

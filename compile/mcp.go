@@ -140,6 +140,52 @@ func (b *builder) mcpEndpoint(u *mcpUse) {
 	}
 	c.rules = append(c.rules, mcpRule(call, u.from...))
 	b.contribs = append(b.contribs, c)
+	b.mcpIntended = append(b.mcpIntended, mcpIntent{use: u, bin: bins[0]})
+}
+
+// mcpIntent is a compiled MCP server use, for the self-check.
+type mcpIntent struct {
+	use *mcpUse
+	bin string
+}
+
+// checkMCPIntended runs the decision engine on what each compiled MCP
+// server use intends: the handshake, tools/list and a tools/call of every
+// listed tool (or of an example tool for mcp__server), from the runtime's
+// binary, against the example-expanded policy p. A denial (a fragment's
+// deny rule, another endpoint taking the path) is an error at the server.
+func (b *builder) checkMCPIntended(p *openshell.Policy) {
+	for _, in := range b.mcpIntended {
+		s := in.use.server
+		target := fmt.Sprintf("https://%s:%d%s", s.Host, s.Port, s.Path)
+		if s.Port == 80 {
+			target = fmt.Sprintf("http://%s%s", s.Host, s.Path)
+		}
+		if s.Path == "" {
+			target += "/"
+		}
+		var reqs []string
+		for _, m := range mcpClientMethods {
+			reqs = append(reqs, "rpc "+m)
+		}
+		tools := in.use.tools
+		if in.use.anyTool {
+			tools = []string{"example_tool"}
+		}
+		for _, t := range tools {
+			reqs = append(reqs, "rpc tools/call tool "+t)
+		}
+		for _, q := range reqs {
+			r, err := openshell.ParseRequest("POST " + target + " from " + in.bin + " " + q)
+			if err != nil {
+				continue // a tool name the request syntax cannot spell
+			}
+			if d := openshell.Decide(p, r); !d.Allowed {
+				b.errorf(s.Pos, "mcpServers", "check the sandbox declarations and policy fragments that cover "+s.Host,
+					"MCP server %s: the compiled policy denies %s: %s", s.Name, r, d.Reason)
+			}
+		}
+	}
 }
 
 // mcpRule is one allow rule of an MCP endpoint. It counts as a read for

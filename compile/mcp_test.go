@@ -166,3 +166,23 @@ func TestURLPort(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPSelfCheck: a policy that denies what a compiled MCP server use
+// intends (here: no endpoint for it at all, as when a policy fragment's
+// endpoint takes the path) is an error at the mcpServers entry.
+func TestMCPSelfCheck(t *testing.T) {
+	at := Pos{File: "agents/a.md", Line: 7, Column: 5}
+	b := newBuilder(nil, &Agent{File: "agents/a.md"})
+	b.mcpIntended = []mcpIntent{{
+		use: &mcpUse{server: MCPServerDecl{Name: "github", Pos: at, Host: "api.githubcopilot.com", Port: 443, Path: "/mcp/"}, tools: []string{"get_issue"}},
+		bin: "/usr/local/bin/claude",
+	}}
+	b.checkMCPIntended(&openshell.Policy{Version: 1})
+	errs := b.diags.Errors()
+	if len(errs) != len(mcpClientMethods)+1 {
+		t.Fatalf("%d errors, want %d: %v", len(errs), len(mcpClientMethods)+1, errs)
+	}
+	if errs[0].Pos != at || !strings.Contains(errs[len(errs)-1].Message, "tool get_issue") {
+		t.Errorf("errors %v, want them at %v naming tool get_issue", errs, at)
+	}
+}

@@ -69,6 +69,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 		}
 	}
 	b.checkIntended(p)
+	b.checkMCPIntended(p)
 }
 
 // checkIntended runs the intended requests of the catalog profiles the
