@@ -14,14 +14,17 @@ import (
 
 // mcpClientMethods are the JSON-RPC methods an MCP client sends besides
 // tools/call to use a server's tools: the lifecycle handshake (initialize,
-// then the notifications/initialized notification) and the tool listing
-// (MCP specification 2025-06-18, "Lifecycle" and "Tools"). They are
-// allowed one by one rather than through mcp.allow_all_known_mcp_methods,
-// which allows every method, resources and prompts included
-// (l7_validate.rs:164-173 and sandbox-policy.rego MCP rules @ v0.0.111;
-// openshell/decide.go models it), so the least privilege is an explicit
-// list. MCP method names are exact (globs only for tools/*:
-// l7/mod.rs MCP validation @ v0.0.111; OSP080).
+// then the notifications/initialized notification, which OpenShell parses
+// and matches by method like a request: l7/jsonrpc.rs:411-425 @ v0.0.111)
+// and the tool listing (MCP specification 2025-06-18, "Lifecycle" and
+// "Tools"). They are allowed one by one rather than through
+// mcp.allow_all_known_mcp_methods, which allows every method of the MCP
+// protocol, resources and prompts included, and tools/call too unless a
+// rule narrows it by tool (sandbox-policy.rego:511,543 @ v0.0.111;
+// openshell/decide.go models it): an explicit list is the least privilege.
+// With allow_all_known_mcp_methods unset every rule needs a method
+// (l7/mod.rs:767 @ v0.0.111), and MCP method names are exact except for
+// tools/* globs (OSP080).
 var mcpClientMethods = []string{"initialize", "notifications/initialized", "tools/list"}
 
 // mcpUse is what an agent's tools use of one MCP server.
