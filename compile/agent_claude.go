@@ -159,7 +159,8 @@ func mcpServers(n *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				switch v.Content[i].Value {
 				case "url":
-					if u, err := url.Parse(v.Content[i+1].Value); err == nil {
+					s.URL = v.Content[i+1].Value
+					if u, err := url.Parse(s.URL); err == nil && !strings.Contains(s.URL, "${") {
 						s.Host = strings.ToLower(u.Hostname())
 						s.Port, s.Path = urlPort(u), u.EscapedPath()
 					}

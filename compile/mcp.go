@@ -93,6 +93,10 @@ func (b *builder) mcpEndpoint(u *mcpUse) {
 		b.warnf(u.at, "tools", "if the server itself reaches the network, allow its command (Bash(...)) and declare its hosts in sandbox.endpoints",
 			"MCP server %q is a stdio server: it runs inside the sandbox as %q and needs no MCP endpoint; any network it needs is its command's", s.Name, s.Command)
 		return
+	case s.Host == "" && strings.Contains(s.URL, "${"):
+		b.warnf(u.at, "tools", "write the url literally, or declare the server's endpoint in sandbox.endpoints",
+			"MCP server %q: its url %q is expanded from the environment at run time, so no endpoint is compiled for it", s.Name, s.URL)
+		return
 	case s.Host == "":
 		return // configured outside the agent file: egressChecks warns
 	case !remote:

@@ -23,7 +23,7 @@ func TestMCPProject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(out.AgentNames(), ","); got != "any-tool,issue-reader,local-stdio" {
+			if got := strings.Join(out.AgentNames(), ","); got != "any-tool,env-url,issue-reader,local-stdio" {
 				t.Errorf("agents = %s", got)
 			}
 		})
@@ -83,6 +83,7 @@ func TestMCPEndpoints(t *testing.T) {
 			rules: []string{"initialize", "notifications/initialized", "tools/call", "tools/list"},
 			warn:  `allows every tool of MCP server "linear"`},
 		{agent: "local-stdio", version: "v0.0.111", warn: `"search" is a stdio server`},
+		{agent: "env-url", version: "v0.0.111", warn: "expanded from the environment at run time"},
 		{agent: "issue-reader", version: "v0.0.71", warn: "cannot inspect MCP (protocol mcp arrived in v0.0.72)"},
 	}
 	for _, tc := range tests {

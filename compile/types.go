@@ -326,6 +326,9 @@ type MCPServerDecl struct {
 	// Command is set for an inline stdio definition: the server runs inside
 	// the sandbox as that program.
 	Command string
+	// URL is the definition's url as written; Host, Port and Path stay
+	// unset when it uses Claude Code's ${VAR} expansion.
+	URL string
 	// Type is the definition's transport (http, sse, stdio; "" when unset).
 	Type string
 	// Port and Path are the url's port (the scheme's default when unset)
