@@ -111,12 +111,16 @@ func (b *builder) mcpEndpoint(u *mcpUse) {
 			s.Name, b.version, since, s.Host)
 		return
 	}
-	// The runtime's own executable (the catalog's first binary, e.g.
-	// /usr/local/bin/claude), not the interpreters listed after it: lint
-	// rule FS016 refuses an interpreter (node) on an endpoint whose rules
-	// it reads as writes.
+	// Every binary the catalog lists for the runtime: an npm-installed
+	// Claude Code runs as node, and OpenShell matches the executable, not
+	// the script it runs (sandbox-policy.rego:164 @ v0.0.111). Lint rule
+	// FS016 lets an interpreter reach an mcp endpoint whose tools/call
+	// rules name tools exactly, as these do.
+	// A grant of every tool of the server keeps to the runtime's own
+	// executable (the catalog's first binary): FS016 refuses an interpreter
+	// there, so an npm-installed Claude Code needs the tools named.
 	bins := b.cat.Runtimes[b.runtime].Binaries
-	if len(bins) > 1 {
+	if u.anyTool && len(bins) > 1 {
 		bins = bins[:1]
 	}
 	if len(bins) == 0 {

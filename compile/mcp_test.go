@@ -113,8 +113,19 @@ func TestMCPEndpoints(t *testing.T) {
 				if got := ruleText(ep); !slices.Equal(got, tc.rules) {
 					t.Errorf("rules %q, want %q", got, tc.rules)
 				}
-				if len(np.Binaries) != 1 || np.Binaries[0].Path != "/usr/local/bin/claude" {
-					t.Errorf("binaries %v, want the runtime's /usr/local/bin/claude", np.Binaries)
+				// Named tools: every runtime binary (an npm-installed
+				// Claude Code runs as node); every tool of the server: the
+				// runtime's own executable only (FS016 refuses node there).
+				var paths []string
+				for _, b := range np.Binaries {
+					paths = append(paths, b.Path)
+				}
+				want := []string{"/usr/local/bin/claude"}
+				if !strings.Contains(strings.Join(tc.rules, " "), "tools/call *") && !slices.ContainsFunc(tc.rules, func(r string) bool { return r == "tools/call" }) {
+					want = []string{"/usr/bin/node", "/usr/local/bin/claude", "/usr/local/bin/node"}
+				}
+				if !slices.Equal(paths, want) {
+					t.Errorf("binaries %v, want %v", paths, want)
 				}
 			}
 			if tc.warn != "" && !slices.ContainsFunc(out.Warnings, func(d Diagnostic) bool {

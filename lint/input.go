@@ -148,11 +148,22 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 			}
 			continue
 		}
+		if mcpReadMethods[r.Allow.Method] && strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) {
+			continue
+		}
 		if !openshell.IsReadMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
 			return true
 		}
 	}
 	return false
+}
+
+// mcpReadMethods mirrors lib.mcp_read_methods: MCP methods that change
+// nothing on the server (tools/call may, whatever the tool).
+var mcpReadMethods = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true,
+	"tools/list": true, "resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"prompts/list": true, "prompts/get": true,
 }
 
 // inferenceAPIs mirrors lib.inference_apis: model inference calls, which
@@ -282,6 +293,12 @@ func matchTerm(m *openshell.Match) *ast.Term {
 	if len(m.Fields) > 0 {
 		o.Insert(str("fields"), strList(m.Fields))
 	}
+	if m.Command != "" {
+		o.Insert(str("command"), str(m.Command))
+	}
+	if m.Tool != nil {
+		o.Insert(str("tool"), matcherTerm(*m.Tool))
+	}
 	if len(m.Query) > 0 {
 		q := ast.NewObject()
 		keys := make([]string, 0, len(m.Query))
@@ -290,16 +307,20 @@ func matchTerm(m *openshell.Match) *ast.Term {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			qm := m.Query[k]
-			if len(qm.Any) > 0 {
-				q.Insert(str(k), ast.ObjectTerm(ast.Item(str("any"), strList(qm.Any))))
-			} else {
-				q.Insert(str(k), str(qm.Glob))
-			}
+			q.Insert(str(k), matcherTerm(m.Query[k]))
 		}
 		o.Insert(str("query"), ast.NewTerm(q))
 	}
 	return ast.NewTerm(o)
+}
+
+// matcherTerm spells a matcher as the policy file does: a glob, or
+// {any: [globs]}.
+func matcherTerm(qm openshell.QueryMatch) *ast.Term {
+	if len(qm.Any) > 0 {
+		return ast.ObjectTerm(ast.Item(str("any"), strList(qm.Any)))
+	}
+	return str(qm.Glob)
 }
 
 func str(s string) *ast.Term { return ast.StringTerm(s) }

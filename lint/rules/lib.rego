@@ -119,6 +119,74 @@ writes(ep) if {
 	not rule.allow.operation_type
 	write_method(object.get(rule.allow, "method", ""))
 	not inference_rule(ep, rule)
+	not mcp_read(ep, rule)
+}
+
+# On an mcp endpoint a rule's method is a JSON-RPC method, not an HTTP one
+# (every call is a POST; OpenShell matches the body's method,
+# crates/openshell-supervisor-network/src/l7/jsonrpc.rs @ v0.0.111). These
+# MCP methods change nothing on the server; tools/call may, whatever tool.
+mcp_read_methods := {
+	"initialize", "notifications/initialized", "ping",
+	"tools/list", "resources/list", "resources/templates/list", "resources/read",
+	"prompts/list", "prompts/get",
+}
+
+mcp(ep) if lower(object.get(ep, "protocol", "")) == "mcp"
+
+mcp_read(ep, rule) if {
+	mcp(ep)
+	object.get(rule.allow, "method", "") in mcp_read_methods
+}
+
+# mcp_named_tool_call holds for a tools/call rule narrowed to tools named
+# exactly (a name, or {any: [names]}), none of them a glob.
+mcp_named_tool_call(ep, rule) if {
+	mcp(ep)
+	rule.allow.method == "tools/call"
+	named_tools(rule.allow.tool)
+}
+
+named_tools(t) if {
+	is_string(t)
+	not regex.match(`[*?\[{]`, t)
+}
+
+# The model's JSON spells a single name {"glob": NAME}.
+named_tools(t) if {
+	is_object(t)
+	not t.any
+	is_string(t.glob)
+	not regex.match(`[*?\[{]`, t.glob)
+}
+
+named_tools(t) if {
+	is_object(t)
+	count(object.get(t, "any", [])) > 0
+	every n in t.any {
+		not regex.match(`[*?\[{]`, n)
+	}
+}
+
+# writes_beyond_named_tools is writes, except that an mcp endpoint whose only
+# state-changing rules call tools named exactly does not count: those calls
+# are the agent's declared MCP tools, reachable through its runtime anyway.
+writes_beyond_named_tools(ep) if {
+	writes(ep)
+	not mcp(ep)
+}
+
+writes_beyond_named_tools(ep) if {
+	mcp(ep)
+	ep.access in {"read-write", "full"}
+}
+
+writes_beyond_named_tools(ep) if {
+	mcp(ep)
+	not ep.access
+	some rule in object.get(ep, "rules", [])
+	not mcp_read(ep, rule)
+	not mcp_named_tool_call(ep, rule)
 }
 
 # canonical_path spells a path the way the kernel resolves it, so rules see

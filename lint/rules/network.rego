@@ -397,7 +397,7 @@ deny_interpreter_writes contains f if {
 	some i, b in np.binaries
 	interpreter(b.path)
 	some ep in np.endpoints
-	lib.writes(ep)
+	lib.writes_beyond_named_tools(ep)
 	f := lib.finding(
 		rego.metadata.rule(),
 		lib.bin_path(key, i),

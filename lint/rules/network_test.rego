@@ -147,6 +147,29 @@ test_fs016_interpreter_reads_ok if {
 	count(net.deny_interpreter_writes) == 0 with input as t.policy([t.ep({"access": "read-write"})], ["/usr/bin/gh"])
 }
 
+# An interpreter (node, running Claude Code) may reach an mcp endpoint whose
+# state-changing rules call named tools only; a tool glob, any other method
+# or no tool narrowing is still a write it may not have.
+test_fs016_mcp_named_tools_ok if {
+	handshake := [
+		{"allow": {"method": "initialize"}}, {"allow": {"method": "notifications/initialized"}},
+		{"allow": {"method": "tools/list"}},
+	]
+	named := t.ep({"protocol": "mcp", "rules": array.concat(handshake, [{"allow": {"method": "tools/call", "tool": "get_issue"}}])})
+	count(net.deny_interpreter_writes) == 0 with input as t.policy([t.without(named, {"access"})], ["/usr/bin/node"])
+	any_of := t.ep({"protocol": "mcp", "rules": [{"allow": {"method": "tools/call", "tool": {"any": ["get_issue", "list_issues"]}}}]})
+	count(net.deny_interpreter_writes) == 0 with input as t.policy([t.without(any_of, {"access"})], ["/usr/bin/node"])
+}
+
+test_fs016_mcp_tool_glob_writes if {
+	glob := t.ep({"protocol": "mcp", "rules": [{"allow": {"method": "tools/call", "tool": "*"}}]})
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.without(glob, {"access"})], ["/usr/bin/node"])
+	bare := t.ep({"protocol": "mcp", "rules": [{"allow": {"method": "tools/call"}}]})
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.without(bare, {"access"})], ["/usr/bin/node"])
+	other := t.ep({"protocol": "mcp", "rules": [{"allow": {"method": "resources/subscribe"}}]})
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.without(other, {"access"})], ["/usr/bin/node"])
+}
+
 test_fs017_raw_tool_credentialed if {
 	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "api.github.com"})], ["/usr/bin/ssh"])
 	l4 := t.without(t.ep({"host": "github.com"}), {"protocol", "access", "enforcement"})
