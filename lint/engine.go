@@ -93,8 +93,23 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		// core while the Rego compiles; Default waits for it when used.
 		go secretscan.Default()
 	}
+	// The secret rules' data is converted on another goroutine while the
+	// modules parse and compile: with the scanner above that keeps two
+	// cores busy for the whole start-up.
+	var secretRules map[string]any
+	var secretErr error
+	secretDone := make(chan struct{})
+	if !opts.NoBuiltin {
+		go func() {
+			defer close(secretDone)
+			secretRules, secretErr = secretRulesData()
+		}()
+	} else {
+		close(secretDone)
+	}
 	modules, err := loadModules(opts)
 	if err != nil {
+		<-secretDone
 		return nil, err
 	}
 	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
@@ -110,8 +125,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.useData(data, opts.Waivers); err != nil {
 		return nil, err
 	}
+	<-secretDone
+	if secretErr != nil {
+		return nil, secretErr
+	}
 	if !opts.NoBuiltin {
-		if err := addSecretRules(data); err != nil {
+		if err := addSecretRules(data, secretRules); err != nil {
 			return nil, err
 		}
 	}
@@ -254,9 +273,17 @@ func isDataFile(name string) bool {
 	return false
 }
 
-// parseRules parses every non-test *.rego file under dir of fsys.
+// parseRules parses every non-test *.rego file under dir of fsys, the files
+// concurrently (parsing is a good part of the engine's start-up).
 func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) error {
-	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+	type file struct {
+		rel string
+		src []byte
+		mod *ast.Module
+		err error
+	}
+	var files []*file
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading lint rules: %w", err)
 		}
@@ -270,16 +297,28 @@ func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) err
 		if err != nil {
 			return fmt.Errorf("reading lint rules: %w", err)
 		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-		mod, err := ast.ParseModuleWithOpts(rel, string(src), ast.ParserOptions{
-			ProcessAnnotation: true, RegoVersion: ast.RegoV1,
-		})
-		if err != nil {
-			return fmt.Errorf("parsing lint rule %s: %w", rel, err)
-		}
-		into[prefix+rel] = mod
+		files = append(files, &file{rel: strings.TrimPrefix(strings.TrimPrefix(p, dir), "/"), src: src})
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, f := range files {
+		wg.Go(func() {
+			f.mod, f.err = ast.ParseModuleWithOpts(f.rel, string(f.src), ast.ParserOptions{
+				ProcessAnnotation: true, RegoVersion: ast.RegoV1,
+			})
+		})
+	}
+	wg.Wait()
+	for _, f := range files { // the first error in walk order, whatever finished first
+		if f.err != nil {
+			return fmt.Errorf("parsing lint rule %s: %w", f.rel, f.err)
+		}
+		into[prefix+f.rel] = f.mod
+	}
+	return nil
 }
 
 func prefixSeverity(rule string) string {

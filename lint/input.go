@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -99,10 +100,107 @@ func (c Context) DataDocument() map[string]any {
 	return map[string]any{"fullsend": map[string]any{"context": c}}
 }
 
+// value is the context as the rules see it: the value of its JSON
+// (MarshalJSON), built directly, which spares a JSON encode and decode per
+// policy. Contexts with invalid UTF-8 take the JSON route, whose escaping of
+// such strings it does not copy. TestContextValue keeps the two equal.
 func (c *Context) value() ast.Value {
 	if c.IsZero() {
 		return ast.NewObject()
 	}
+	b := valueBuilder{}
+	obj := ast.NewObject()
+	if c.Agent != "" {
+		obj.Insert(ast.InternedTerm("agent"), b.str(c.Agent))
+	}
+	if c.Tier != "" {
+		obj.Insert(ast.InternedTerm("tier"), b.str(c.Tier))
+	}
+	if c.Runtime {
+		obj.Insert(ast.InternedTerm("runtime"), ast.BooleanTerm(true))
+	}
+	if len(c.Spawns) > 0 {
+		obj.Insert(ast.InternedTerm("spawns"), b.strs(c.Spawns))
+	}
+	if len(c.Skills) > 0 {
+		obj.Insert(ast.InternedTerm("skills"), b.strs(c.Skills))
+	}
+	if c.Placeholders != nil { // empty means none allowed (MarshalJSON)
+		obj.Insert(ast.InternedTerm("placeholders"), b.strs(c.Placeholders))
+	}
+	if len(c.Provenance) > 0 {
+		prov := ast.NewObject()
+		for path, srcs := range c.Provenance {
+			terms := make([]*ast.Term, len(srcs))
+			for i, s := range srcs {
+				o := ast.NewObject(ast.Item(ast.InternedTerm("file"), b.str(s.File)))
+				if s.Line != 0 {
+					o.Insert(ast.InternedTerm("line"), ast.IntNumberTerm(s.Line))
+				}
+				if s.Column != 0 {
+					o.Insert(ast.InternedTerm("column"), ast.IntNumberTerm(s.Column))
+				}
+				o.Insert(ast.InternedTerm("reason"), b.str(s.Reason))
+				terms[i] = ast.NewTerm(o)
+			}
+			var t *ast.Term
+			if srcs == nil {
+				t = ast.NullTerm()
+			} else {
+				t = ast.ArrayTerm(terms...)
+			}
+			prov.Insert(b.str(path), t)
+		}
+		obj.Insert(ast.InternedTerm("provenance"), ast.NewTerm(prov))
+	}
+	if len(c.Env) > 0 {
+		env := ast.NewObject()
+		for k, v := range c.Env {
+			env.Insert(b.str(k), b.str(v))
+		}
+		obj.Insert(ast.InternedTerm("env"), ast.NewTerm(env))
+	}
+	if len(c.Agents) > 0 {
+		agents := ast.NewObject()
+		for name, a := range c.Agents {
+			o := ast.NewObject()
+			if a.Tier != "" {
+				o.Insert(ast.InternedTerm("tier"), b.str(a.Tier))
+			}
+			if len(a.Spawns) > 0 {
+				o.Insert(ast.InternedTerm("spawns"), b.strs(a.Spawns))
+			}
+			o.Insert(ast.InternedTerm("writes"), ast.BooleanTerm(a.Writes))
+			agents.Insert(b.str(name), ast.NewTerm(o))
+		}
+		obj.Insert(ast.InternedTerm("agents"), ast.NewTerm(agents))
+	}
+	if b.invalid {
+		return c.jsonValue()
+	}
+	return obj
+}
+
+// valueBuilder makes string terms, noting strings that are not valid UTF-8.
+type valueBuilder struct{ invalid bool }
+
+func (b *valueBuilder) str(s string) *ast.Term {
+	if !utf8.ValidString(s) {
+		b.invalid = true
+	}
+	return ast.StringTerm(s)
+}
+
+func (b *valueBuilder) strs(l []string) *ast.Term {
+	terms := make([]*ast.Term, len(l))
+	for i, s := range l {
+		terms[i] = b.str(s)
+	}
+	return ast.ArrayTerm(terms...)
+}
+
+// jsonValue is value by way of the context's JSON.
+func (c *Context) jsonValue() ast.Value {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return ast.NewObject() // unreachable: the context is plain data

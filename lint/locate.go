@@ -14,6 +14,9 @@ func newLineLocator(raw []byte) *lineLocator {
 	if len(raw) == 0 {
 		return nil
 	}
+	if root := fastTree(raw); root != nil {
+		return &lineLocator{root: root}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 {
 		return nil

@@ -28,12 +28,8 @@ func secretRulesData() (map[string]any, error) {
 	return out, nil
 }
 
-// addSecretRules puts secretRulesData at data.fullsend.lib.secretrules.
-func addSecretRules(data map[string]any) error {
-	rules, err := secretRulesData()
-	if err != nil {
-		return err
-	}
+// addSecretRules puts rules (secretRulesData) at data.fullsend.lib.secretrules.
+func addSecretRules(data, rules map[string]any) error {
 	node := data
 	for _, key := range []string{"fullsend", "lib"} {
 		next, ok := node[key].(map[string]any)

@@ -1,0 +1,44 @@
+package lint
+
+import (
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+)
+
+// TestContextValue checks that the context's value, built directly, equals
+// the value of its JSON (what conftest and opa see with --data).
+func TestContextValue(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Context
+	}{
+		{"agent only", Context{Agent: "triage"}},
+		{"tier and runtime", Context{Tier: "network", Runtime: true}},
+		{"empty slices", Context{Agent: "a", Spawns: []string{}, Skills: []string{}}},
+		{"no placeholders allowed", Context{Agent: "a", Placeholders: []string{}}},
+		{"placeholders", Context{Placeholders: []string{"OWNER", "REPO"}}},
+		{"full", Context{
+			Agent: "triage", Tier: "full", Runtime: true,
+			Spawns: []string{"review"}, Skills: []string{"gh", "git"}, Placeholders: []string{"X"},
+			Provenance: map[string][]bundle.Source{
+				"network_policies.forge":      {{File: "agents/triage.md", Line: 3, Column: 5, Reason: "tools: gh"}},
+				"filesystem_policy.read_only": {{File: "a.md", Reason: "default"}, {File: "b.md", Line: -1, Reason: ""}},
+				"empty":                       {},
+				"nil":                         nil,
+			},
+			Env:    map[string]string{"A": "1", "B": "", "ü": "é\u2028"},
+			Agents: map[string]AgentInfo{"review": {Tier: "read-only", Spawns: []string{"x"}, Writes: true}, "x": {}},
+		}},
+		{"empty maps", Context{Agent: "a", Provenance: map[string][]bundle.Source{}, Env: map[string]string{}, Agents: map[string]AgentInfo{}}},
+		{"invalid utf-8", Context{Agent: "a\xff\xfeb", Env: map[string]string{"k": "\xc3"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, want := tt.c.value(), tt.c.jsonValue()
+			if got.Compare(want) != 0 {
+				t.Errorf("value:\n%v\nJSON value:\n%v", got, want)
+			}
+		})
+	}
+}
