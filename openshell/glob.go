@@ -3,7 +3,6 @@ package openshell
 import (
 	"errors"
 	"math/bits"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -542,61 +541,4 @@ func (g *Glob) step(toks []globTok, in bitset, s string) bitset {
 		}
 	}
 	return cur
-}
-
-// RegoGlobMatch is regorus's glob.match(pattern, delimiters, value) as
-// OpenShell calls it: delims nil is Rego null, an empty non-nil slice is [].
-func RegoGlobMatch(pattern string, delims []rune, value string) bool {
-	pat, ok1 := regoRewrite(pattern, delims)
-	val, ok2 := regoRewrite(value, delims)
-	if !ok1 || !ok2 {
-		return false
-	}
-	g, err := CompileGlob(pat)
-	return err == nil && g.Match(val)
-}
-
-// regoRewrite applies regorus's delimiter rewriting (make_delimiters_unix_style
-// and suppress_unix_style_delimiter, src/builtins/glob.rs @ regorus-v0.9.1).
-func regoRewrite(s string, delims []rune) (string, bool) {
-	if strings.IndexByte(s, 0) >= 0 {
-		return "", false
-	}
-	if delims == nil {
-		return strings.ReplaceAll(s, "/", "\x00"), true
-	}
-	if len(delims) == 0 {
-		delims = []rune{'.'}
-	}
-	hasSlash := false
-	for _, d := range delims {
-		if d == '/' {
-			hasSlash = true
-		}
-	}
-	if !hasSlash {
-		s = strings.ReplaceAll(s, "/", "\x00")
-	}
-	for _, d := range delims {
-		switch d {
-		case ':':
-			s = strings.ReplaceAll(s, ":", "\x00")
-		case '/':
-		default:
-			s = strings.ReplaceAll(s, string(d), "/"+string(d)+"/")
-		}
-	}
-	return s, true
-}
-
-// GlobMatch is the glob.match OpenShell's Rego runs (regorus over globset):
-// GlobMatch(p, v, '/') is glob.match(p, ["/"], v) (paths, binaries),
-// GlobMatch(p, v, '.') is glob.match(p, ["."], v) (hosts), and GlobMatch(p,
-// v) is glob.match(p, [], v), which regorus reads as ["."] (query values,
-// GraphQL names, MCP methods). An invalid pattern matches nothing.
-func GlobMatch(pattern string, value string, seps ...rune) bool {
-	if seps == nil {
-		seps = []rune{}
-	}
-	return RegoGlobMatch(pattern, seps, value)
 }
