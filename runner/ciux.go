@@ -100,15 +100,24 @@ func (g *githubReporter) Summary(md string) error {
 // to stderr. The end func writes each stream's partial last line ended by a
 // newline, so that `::TOKEN::` starts a line of its own.
 func (g *githubReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	fmt.Fprintf(g.w, "::stop-commands::%s\n", token)
-	out, errOut := newLineFilters(stdout, stderr, defuseGitHub)
+	return fenceUntrusted(stdout, stderr, 16, defuseGitHub,
+		func(token string) { fmt.Fprintf(g.w, "::stop-commands::%s\n", token) },
+		func(token string) { fmt.Fprintf(g.w, "::%s::\n", token) })
+}
+
+// fenceUntrusted opens a fence with a fresh random token of n bytes, filters
+// both streams line by line through defuse until the returned func closes
+// the fence, flushing each stream's partial last line first.
+func fenceUntrusted(stdout, stderr io.Writer, n int, defuse func(string) string, begin, end func(token string)) (io.Writer, io.Writer, func()) {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	token := hex.EncodeToString(b)
+	begin(token)
+	out, errOut := newLineFilters(stdout, stderr, defuse)
 	return out, errOut, func() {
 		_ = out.Close()
 		_ = errOut.Close()
-		fmt.Fprintf(g.w, "::%s::\n", token)
+		end(token)
 	}
 }
 
@@ -157,16 +166,9 @@ func (g *gitlabReporter) Summary(string) error { return nil }
 // reader of the log can tell where the agent's text begins and ends: the
 // agent cannot guess the token to forge the end line.
 func (g *gitlabReporter) Untrusted(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	fmt.Fprintf(g.w, "----- agent output begins (untrusted; fence %s) -----\n", token)
-	out, errOut := newLineFilters(stdout, stderr, defuseGitLab)
-	return out, errOut, func() {
-		_ = out.Close()
-		_ = errOut.Close()
-		fmt.Fprintf(g.w, "----- agent output ends (fence %s) -----\n", token)
-	}
+	return fenceUntrusted(stdout, stderr, 8, defuseGitLab,
+		func(token string) { fmt.Fprintf(g.w, "----- agent output begins (untrusted; fence %s) -----\n", token) },
+		func(token string) { fmt.Fprintf(g.w, "----- agent output ends (fence %s) -----\n", token) })
 }
 
 // plainReporter is for terminals and unknown CI systems. The agent's output
