@@ -2,7 +2,6 @@ package openshell
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"unicode"
@@ -198,40 +197,43 @@ type matched struct {
 
 // Decide evaluates r as OpenShell's proxy does:
 //
-//   - control-plane ports and always-blocked addresses (blocked.go) first;
-//   - the CONNECT decision: a policy whose endpoint matches host and port
-//     and whose binaries match the process or an ancestor
+//   - always-blocked addresses (blocked.go) first;
+//   - the L4 decision: a policy whose endpoint matches host and port and
+//     whose binaries match the process or an ancestor
 //     (sandbox-policy.rego:94 network_policy_for_request);
-//   - the endpoint config of the connection is the first endpoint with an
+//   - the endpoint configs of the connection: every endpoint with an
 //     extended config (protocol other than tcp, allowed_ips or tls) among
-//     all matching policies in name order (sandbox-policy.rego:892
-//     _matching_endpoint_configs, :1028 endpoint_has_extended_config): so an
-//     L4 endpoint that shares host:port with another policy's L7 endpoint is
-//     inspected with the L7 rules;
-//   - the SSRF guard on the resolved address ("at IP") with that config's
-//     allowed_ips;
-//   - with an L7 protocol (and no tls: skip), every request: path
-//     canonicalised (l7/path.rs), then allowed when an endpoint of a matching
-//     policy allows it and no deny rule of one denies it
-//     (sandbox-policy.rego:270 allow_request, :296 deny_request);
-//     enforcement other than "enforce" (the default is audit,
-//     l7/mod.rs:209) logs the denial and lets the request through.
+//     all matching policies, in policy name order and then endpoint order
+//     (sandbox-policy.rego:892 _matching_endpoint_configs, :1028
+//     endpoint_has_extended_config; regorus iterates the policy-name set in
+//     sorted order). The first one alone decides tls: skip and allowed_ips
+//     (query_tls_mode, query_allowed_ips); every one with an L7 protocol
+//     takes part in L7 inspection, whatever its own tls (decide_route.go);
+//   - the destination check on the resolved address ("at IP"), control-plane
+//     ports included (decide_ssrf.go);
+//   - with an L7 config and no tls: skip on the first config, every
+//     request: path canonicalised (l7/path.rs), then allowed when an
+//     endpoint of a matching policy allows it and no deny rule of one
+//     denies it (sandbox-policy.rego:270 allow_request, :296 deny_request);
+//     enforcement other than "enforce" (the default is audit, l7/mod.rs:209)
+//     logs the denial and lets the request through.
+//
+// A forward-proxy request (r.Forward) follows handle_forward_proxy instead
+// (decide_forward.go).
 func (d *Decider) Decide(r *Request) Decision {
-	if slices.Contains(controlPlanePorts, int64(r.Port)) {
-		return Decision{Reason: fmt.Sprintf("port %d is a control-plane port, always blocked", r.Port)}
-	}
 	// The host as the client sent it, lower-cased: the proxy passes the
 	// CONNECT target's host on unchanged (proxy.rs:6106 parse_target @
 	// v0.0.111, :4535 @ v0.0.83) and Rego lower()s both sides, so a
 	// trailing root dot does not match a policy host written without one.
 	host := strings.ToLower(r.Host)
-	addr, isIP := r.Addr, r.Addr.IsValid()
-	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		addr, isIP = a, true
+	if r.Forward {
+		if deny, ok := d.forwardScheme(r, host); !ok {
+			return deny
+		}
 	}
-	gateway := r.Addr.IsValid() && trustedGatewayAddr(host, r.Addr)
-	if isIP && !gateway && AlwaysBlockedIP(addr) {
-		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", addr)}
+	dst := newDestination(host, r)
+	if dst.isIP && !dst.gateway && AlwaysBlockedIP(dst.addr) {
+		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", dst.addr)}
 	}
 	ms, hostMatched := d.matchPolicies(host, r)
 	if len(ms) == 0 {
@@ -241,43 +243,50 @@ func (d *Decider) Decide(r *Request) Decision {
 		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
 	}
 	cfg := firstExtended(ms)
-	if isIP && !gateway {
-		if deny, ok := d.ssrf(ms, cfg, host, addr); !ok {
-			return deny
-		}
+	configs := l7Configs(ms)
+	if r.Forward {
+		return d.decideForward(ms, cfg, configs, r, host, dst)
+	}
+	if deny, ok := d.destination(ms, cfg, host, r.Port, dst); !ok {
+		return deny
 	}
 	first := ms[0]
 	if cfg != nil {
 		first = *cfg
 	}
+	// tls: skip on the first config relays the tunnel raw (query_tls_mode,
+	// proxy.rs:2362 and :1153 @ v0.0.83, proxy.rs:3514 and :2171 @
+	// v0.0.111); otherwise the L7 configs, if any, inspect it
+	// (l7_inspection_active, proxy.rs:354 @ v0.0.83, :1089 @ v0.0.111).
+	skip := cfg != nil && cfg.ep.TLS == TLSSkip
 	if r.Method == "" {
 		d := Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
 			Reason: "L4: the connection is allowed"}
-		if inspected(cfg) {
-			d.Reason = "the connection is allowed; requests over it are checked against the L7 rules of " + epPath(cfg.key, cfg.i)
+		if !skip && len(configs) > 0 {
+			d.Reason = "the connection is allowed; requests over it are checked against the L7 rules of " + epPath(configs[0].key, configs[0].i)
 		}
 		return d
 	}
-	if !inspected(cfg) {
+	if skip || len(configs) == 0 {
 		why := "no endpoint for this host:port has an L7 protocol"
-		if cfg != nil && cfg.ep.TLS == TLSSkip {
+		if skip {
 			why = "tls: skip: requests are not inspected"
 		}
 		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
 			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
 	}
+	route := configs[0]
 	if r.QueryError != "" {
-		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
 	}
-	configs := inspectedConfigs(ms)
-	slashOK := cfg.ep.AllowEncodedSlash
+	slashOK := false
 	for _, c := range configs {
 		slashOK = slashOK || c.ep.AllowEncodedSlash
 	}
 	canon, err := canonicalRequestPath(r.Path, slashOK, d.version)
 	if err != nil {
-		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
 	if len(configs) > 1 {
@@ -288,7 +297,7 @@ func (d *Decider) Decide(r *Request) Decision {
 		// most specifically handles it (relay.rs:924).
 		sel := selectConfigForPath(configs, canon)
 		if sel == nil {
-			return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+			return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 				Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}
 		}
 		// v0.0.111 re-checks the opt-in against the selected config
@@ -298,27 +307,32 @@ func (d *Decider) Decide(r *Request) Decision {
 			return Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
 				Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}
 		}
-		cfg = sel
+		route = sel
 	}
-	// A JSON-RPC response frame sent to a json-rpc (not MCP) endpoint is
-	// denied even under audit (l7/relay.rs:2247
-	// jsonrpc_response_frame_hard_deny_reason and :2261 @ v0.0.111; :1482
-	// and :1089 @ v0.0.83).
-	if strings.EqualFold(cfg.ep.Protocol, ProtocolJSONRPC) && r.RPCResponse {
-		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
-			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}
+	if deny, ok := hardDeny(route, r); ok {
+		return deny
 	}
-	// An MCP tools/call whose tool name breaks ^[A-Za-z0-9_.-]{1,128}$ is
-	// an inspection error while strict_tool_names is on (the default), and
-	// inspection errors are denied even under audit (l7/jsonrpc.rs:384
-	// parse_mcp_call, :449 validate_mcp_tool_name, same lines @ v0.0.83;
-	// relay.rs:2261).
-	if strings.EqualFold(cfg.ep.Protocol, ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
-		(cfg.ep.MCP == nil || cfg.ep.MCP.StrictToolNames == nil || *cfg.ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool) {
-		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
-			Reason: fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled (denied even under audit)", r.Tool)}
+	return d.decideL7(ms, route, r, canon)
+}
+
+// hardDeny holds the inspection errors OpenShell denies even under audit:
+// a JSON-RPC response frame sent to a json-rpc (not MCP) endpoint
+// (l7/relay.rs:2247 jsonrpc_response_frame_hard_deny_reason and :2261 @
+// v0.0.111; :1482 and :1089 @ v0.0.83), and an MCP tools/call whose tool
+// name breaks ^[A-Za-z0-9_.-]{1,128}$ while strict_tool_names is on, the
+// default (l7/jsonrpc.rs:384 parse_mcp_call, :449 validate_mcp_tool_name,
+// same lines @ v0.0.83).
+func hardDeny(route *matched, r *Request) (Decision, bool) {
+	if strings.EqualFold(route.ep.Protocol, ProtocolJSONRPC) && r.RPCResponse {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}, true
 	}
-	return d.decideL7(ms, cfg, r, canon)
+	if strings.EqualFold(route.ep.Protocol, ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		(route.ep.MCP == nil || route.ep.MCP.StrictToolNames == nil || *route.ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool) {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled (denied even under audit)", r.Tool)}, true
+	}
+	return Decision{}, false
 }
 
 // strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.

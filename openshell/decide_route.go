@@ -6,12 +6,19 @@ import "strings"
 // request, by endpoint path (crates/openshell-supervisor-network/src/l7/
 // relay.rs:506 relay_with_route_selection @ v0.0.111).
 
-// inspectedConfigs are the L7 endpoint configs of the connection, in policy
-// name order: the route snapshot's configs (proxy/relay.rs:146 @ v0.0.111).
-func inspectedConfigs(ms []matched) []*matched {
+// l7Configs are the connection's L7 endpoint configs, in policy name order
+// and then endpoint order: the route snapshot's configs, every matching
+// extended config that parse_l7_config accepts (query_l7_route_snapshot,
+// proxy.rs:2292 @ v0.0.83, :3464 @ v0.0.111). parse_l7_config
+// (l7/mod.rs:164 @ v0.0.83, :176 @ v0.0.111) reads the config's tls but
+// does not drop a tls: skip config, so an L7 endpoint with tls: skip that
+// is not the first extended config still takes part in route selection
+// and decides the requests routed to it; only the first config's tls
+// (query_tls_mode) turns inspection off for the whole connection.
+func l7Configs(ms []matched) []*matched {
 	var out []*matched
 	for i := range ms {
-		if inspected(&ms[i]) {
+		if l7Protocol(ms[i].ep) {
 			out = append(out, &ms[i])
 		}
 	}
@@ -58,16 +65,13 @@ func endpointPathMatches(pattern, p string) bool {
 	return rustGlobMatch(pattern, p)
 }
 
-// inspected reports whether the connection's config selects L7 inspection
+// l7Protocol reports whether the endpoint's protocol selects L7 inspection
 // (l7/mod.rs:176 parse_l7_config: a protocol L7Protocol::parse knows,
 // case-insensitively: openshell-policy/src/l7_validate.rs:25 @ v0.0.111,
-// l7/mod.rs:35 @ v0.0.83, where an unknown protocol loads and stays L4; tls:
-// skip turns termination off).
-func inspected(cfg *matched) bool {
-	if cfg == nil || cfg.ep.TLS == TLSSkip {
-		return false
-	}
-	switch strings.ToLower(cfg.ep.Protocol) {
+// l7/mod.rs:35 @ v0.0.83; unknown protocols are refused at load at both
+// tags, l7/mod.rs:1057 @ v0.0.83).
+func l7Protocol(ep *Endpoint) bool {
+	switch strings.ToLower(ep.Protocol) {
 	case ProtocolREST, ProtocolWebsocket, ProtocolGraphQL, ProtocolSQL, ProtocolJSONRPC, ProtocolMCP:
 		return true
 	}

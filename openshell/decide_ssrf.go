@@ -3,6 +3,7 @@ package openshell
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -53,36 +54,105 @@ func trustedGatewayAddr(host string, addr netip.Addr) bool {
 	return blockedV4LinkLocal.Contains(a) || blockedV6LinkLocal.Contains(a.WithZone(""))
 }
 
-// ssrf applies the SSRF guard to a resolved or literal address: a private
-// address needs allowed_ips covering it or (since v0.0.111) an exact host;
-// a public one must be inside allowed_ips when the config has some.
-func (d *Decider) ssrf(ms []matched, cfg *matched, host string, addr netip.Addr) (Decision, bool) {
-	var ips []string
-	if cfg != nil {
-		ips = cfg.ep.AllowedIPs
+// dest is what the request says of its destination address: the literal
+// host or the "at IP" address, and whether a host-gateway alias takes the
+// trusted-gateway path.
+type dest struct {
+	addr    netip.Addr
+	isIP    bool
+	literal bool // the request host itself is an IP literal
+	gateway bool
+}
+
+func newDestination(host string, r *Request) dest {
+	d := dest{addr: r.Addr, isIP: r.Addr.IsValid()}
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && a.Zone() == "" {
+		d.addr, d.isIP, d.literal = a, true, true
 	}
-	private := inAny(addr, privateRanges)
-	switch {
-	case len(ips) > 0 && ipAllowed(ips, addr):
-		return Decision{}, true
-	case len(ips) > 0:
-		kind := "a public address"
-		if private {
-			kind = "a private address"
+	d.gateway = r.Addr.IsValid() && trustedGatewayAddr(host, r.Addr)
+	return d
+}
+
+// destination is the proxy's destination check after the L4 decision, one
+// mode chosen in this order (build_validation_plan,
+// proxy/destination.rs:80-106 @ v0.0.111; the same chain inline at
+// proxy.rs:764-1040 @ v0.0.83 for CONNECT and :4017-4320 for forward
+// proxy requests):
+//
+//   - a trusted host-gateway alias: control-plane ports refused;
+//   - the first extended config's allowed_ips: parse_allowed_ips refuses
+//     the connection when any entry is malformed or overlaps an
+//     always-blocked range (proxy.rs:2841 @ v0.0.83, :4122 @ v0.0.111),
+//     then control-plane ports, then every resolved address must be inside
+//     (validate_allowed_ips_for_resolved_addrs);
+//   - an IP-literal request host (not always-blocked) is its own allowed
+//     address (implicit_allowed_ips_for_ip_host, proxy.rs:2399 @ v0.0.83):
+//     control-plane ports refused;
+//   - an exact declared host of a matching policy (exact_declared_endpoint_host,
+//     sandbox-policy.rego): private addresses allowed, control-plane ports
+//     refused (validate_declared_endpoint_resolved_addrs);
+//   - otherwise internal addresses are refused and nothing else
+//     (reject_internal_resolved_addrs, proxy.rs:2676 @ v0.0.83, :3864 @
+//     v0.0.111, has no control-plane check): a wildcard host on port 6443
+//     that resolves to a public address is allowed.
+//
+// Without "at IP" a host name is taken to resolve where the mode allows.
+func (d *Decider) destination(ms []matched, cfg *matched, host string, port int, dst dest) (Decision, bool) {
+	controlPlane := slices.Contains(controlPlanePorts, int64(port))
+	refuse := func(m *matched, sub, why string) (Decision, bool) {
+		if m == nil {
+			return Decision{Reason: why}, false
 		}
-		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i) + ".allowed_ips",
-			Reason: fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", addr, kind)}, false
-	case !private:
+		return Decision{Policy: m.key, Path: epPath(m.key, m.i) + sub, Reason: why}, false
+	}
+	cpReason := fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
+	// A host-gateway alias without "at IP" is taken to be the trusted
+	// gateway, as in a sandbox whose driver injected it.
+	if dst.gateway || (!dst.isIP && isHostGatewayAlias(host)) {
+		if controlPlane {
+			return refuse(nil, "", cpReason)
+		}
+		return Decision{}, true
+	}
+	if cfg != nil && len(cfg.ep.AllowedIPs) > 0 {
+		for _, s := range cfg.ep.AllowedIPs {
+			p, ok := parseAllowedIP(s)
+			if !ok || AlwaysBlockedNet(p) {
+				return refuse(cfg, ".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
+			}
+		}
+		if controlPlane {
+			return refuse(cfg, "", cpReason)
+		}
+		if dst.isIP && !ipAllowed(cfg.ep.AllowedIPs, dst.addr) {
+			kind := "a public address"
+			if inAny(dst.addr, privateRanges) {
+				kind = "a private address"
+			}
+			return refuse(cfg, ".allowed_ips", fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", dst.addr, kind))
+		}
+		return Decision{}, true
+	}
+	if dst.literal && !AlwaysBlockedIP(dst.addr) {
+		if controlPlane {
+			return refuse(nil, "", cpReason)
+		}
 		return Decision{}, true
 	}
 	if Supports(FeaturePrivateExactHost, d.version) {
 		for _, m := range ms {
 			if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && strings.EqualFold(m.ep.Host, host) {
+				if controlPlane {
+					return refuse(nil, "", cpReason)
+				}
 				return Decision{}, true
 			}
 		}
 	}
-	return Decision{Reason: fmt.Sprintf("%s is a private address: it needs allowed_ips covering it or an exact host name", addr)}, false
+	if dst.isIP && inAny(dst.addr, privateRanges) {
+		return Decision{Reason: fmt.Sprintf("%s is a private address: it needs allowed_ips covering it or an exact host name", dst.addr)}, false
+	}
+	return Decision{}, true
 }
 
 func ipAllowed(list []string, a netip.Addr) bool {

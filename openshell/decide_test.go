@@ -108,9 +108,10 @@ func TestDecide(t *testing.T) {
 		{"CONNECT github.com:22 from /usr/bin/git via /usr/bin/ssh", "allow", "L4"},
 		{"DELETE https://registry.npmjs.org/anything from /usr/bin/npm", "allow", "L4"},
 		{"CONNECT github.com:443 from /usr/bin/ssh", "deny", "no network policy"},
-		// Control-plane ports are always blocked, even when listed.
+		// Control-plane ports are refused for an exact declared host, even
+		// when listed; an unlisted port is refused by the L4 decision first.
 		{"CONNECT db.internal:6443 from /usr/bin/ssh", "deny", "control-plane"},
-		{"CONNECT api.github.com:10250 from /usr/bin/gh", "deny", "control-plane"},
+		{"CONNECT api.github.com:10250 from /usr/bin/gh", "deny", "no network policy allows"},
 		// A bare connection to an L7 endpoint is allowed; requests are checked.
 		{"CONNECT api.github.com:443 from /usr/bin/gh", "allow", "connection is allowed"},
 		// Paths are canonicalized first, as OpenShell's L7 parser does.

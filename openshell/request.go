@@ -15,7 +15,14 @@ import (
 type Request struct {
 	// Method is the HTTP method, or "" for a bare connection (CONNECT).
 	Method string `json:"method,omitempty"`
-	// Scheme is https, http, wss or ws ("" for CONNECT).
+	// Forward marks a forward-proxy request: plain HTTP in absolute form
+	// sent to the proxy itself, not inside a CONNECT tunnel ("forward GET
+	// http://host/path ...", what a client does with HTTP_PROXY for an
+	// http:// URL). OpenShell decides it in handle_forward_proxy
+	// (decide_forward.go).
+	Forward bool `json:"forward,omitempty"`
+	// Scheme is https, http, wss or ws ("" for CONNECT); a forward-proxy
+	// request may name any scheme.
 	Scheme string `json:"scheme,omitempty"`
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
@@ -85,6 +92,9 @@ func (r *Request) Binaries() []string {
 // String renders the request in the syntax ParseRequest reads.
 func (r *Request) String() string {
 	var b strings.Builder
+	if r.Forward {
+		b.WriteString("forward ")
+	}
 	if r.Method == "" {
 		fmt.Fprintf(&b, "CONNECT %s", net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
 	} else {
@@ -97,7 +107,7 @@ func (r *Request) String() string {
 			rq = r.Query.Encode()
 		}
 		u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: rq}
-		if r.Port != defaultPorts[scheme] {
+		if r.Port != r.defaultPort(scheme) {
 			u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
 		}
 		fmt.Fprintf(&b, "%s %s", r.Method, u.String())
@@ -133,7 +143,10 @@ func (r *Request) String() string {
 // ErrBadRequest reports request syntax ParseRequest cannot read.
 var ErrBadRequest = errors.New("bad request")
 
-const requestSyntax = "METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream], or CONNECT HOST:PORT from BINARY ..."
+const requestSyntax = "[forward] METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream], or CONNECT HOST:PORT from BINARY ..."
+
+// forwardKeyword prefixes a forward-proxy request.
+const forwardKeyword = "forward"
 
 var httpMethods = map[string]bool{
 	"GET": true, "HEAD": true, "OPTIONS": true, "POST": true, "PUT": true, "PATCH": true,
@@ -152,18 +165,33 @@ var httpMethods = map[string]bool{
 //	POST https://api.github.com/graphql from /usr/bin/gh graphql query:GetIssue:repository
 //	POST https://mcp.example.com/mcp from /usr/bin/node rpc tools/call tool search
 //	WEBSOCKET_TEXT wss://chat.example.com/rooms/1 from /usr/bin/node
+//	forward GET http://10.0.0.5:8080/status from /usr/bin/curl
 //
 // Scheme https implies port 443, http port 80, ws 80 and wss 443; BINARY and
 // every ANCESTOR are absolute paths; "at IP" names the resolved address.
+// A request without "forward" travels inside a CONNECT tunnel (https://
+// and wss:// over TLS, http:// and ws:// in plain text). The "forward"
+// prefix makes it a forward-proxy request: the absolute-form request line
+// a client sends to the proxy itself for an http:// URL when HTTP_PROXY is
+// set. Its target keeps the proxy's defaults (port 443 for https, 80 for
+// every other scheme), and it takes no sql clause: a forward-proxy request
+// is HTTP only.
 func ParseRequest(s string) (*Request, error) {
 	f := strings.Fields(s)
+	r := &Request{}
+	if len(f) > 0 && strings.EqualFold(f[0], forwardKeyword) {
+		r.Forward = true
+		f = f[1:]
+	}
 	if len(f) < 4 {
 		return nil, fmt.Errorf("%w %q: want %s", ErrBadRequest, s, requestSyntax)
 	}
-	r := &Request{}
 	method := strings.ToUpper(f[0])
 	if !httpMethods[method] {
 		return nil, fmt.Errorf("%w %q: unknown method %q", ErrBadRequest, s, f[0])
+	}
+	if r.Forward && (method == "CONNECT" || method == "WEBSOCKET_TEXT") {
+		return nil, fmt.Errorf("%w %q: a forward-proxy request is one plain HTTP request, not %s (drop \"forward\" for a CONNECT tunnel)", ErrBadRequest, s, method)
 	}
 	if err := r.parseTarget(s, method, f[1]); err != nil {
 		return nil, err
@@ -232,6 +260,9 @@ func (r *Request) parseClause(s, kw, val string) error {
 		}
 		r.Addr = a
 	case "sql":
+		if r.Forward {
+			return fmt.Errorf("%w %q: a forward-proxy request is HTTP only and carries no sql command", ErrBadRequest, s)
+		}
 		if r.Command != "" {
 			return fmt.Errorf("%w %q: more than one sql", ErrBadRequest, s)
 		}
@@ -273,7 +304,11 @@ func (r *Request) parseURL(raw string) error {
 		return err
 	}
 	def, ok := defaultPorts[u.Scheme]
-	if !ok {
+	// A forward-proxy target may name any scheme: OpenShell reads it
+	// before deciding (parse_proxy_uri), and the scheme is an input of the
+	// decision (v0.0.83 forwards every scheme but https as plain HTTP).
+	forwardOK := r.Forward && u.Scheme != "" && strings.HasPrefix(strings.ToLower(raw), u.Scheme+"://")
+	if !ok && !forwardOK {
 		return fmt.Errorf("URL %q: scheme must be https, http, wss or ws", raw)
 	}
 	if u.User != nil {
@@ -281,6 +316,9 @@ func (r *Request) parseURL(raw string) error {
 	}
 	if u.Fragment != "" {
 		return fmt.Errorf("URL %q: fragments never reach the server", raw)
+	}
+	if r.Forward {
+		def = r.defaultPort(u.Scheme)
 	}
 	r.Scheme, r.Host, r.Port = u.Scheme, u.Hostname(), def
 	if p := u.Port(); p != "" {
@@ -376,6 +414,20 @@ func rawURLPath(raw string) string {
 }
 
 var defaultPorts = map[string]int{"https": 443, "wss": 443, "http": 80, "ws": 80}
+
+// defaultPort is the port a URL without one names: the scheme's, or for a
+// forward-proxy request 443 for https and 80 for every other scheme, as
+// OpenShell's parse_proxy_uri reads the target (proxy.rs:3036 @ v0.0.83,
+// :4268 @ v0.0.111).
+func (r *Request) defaultPort(scheme string) int {
+	if r.Forward {
+		if scheme == "https" {
+			return 443
+		}
+		return 80
+	}
+	return defaultPorts[scheme]
+}
 
 func hostForURL(h string) string {
 	if strings.Contains(h, ":") {
