@@ -29,8 +29,8 @@ func newPolicyTestCmd() *cobra.Command {
 		Long: `Test answers "would this request be allowed?" as OpenShell's proxy and its
 sandbox-policy.rego would (--openshell-version picks the release): binary
 matched against the process and its ancestors, host globs per label, ports,
-the connection's L7 config (the first inspected endpoint among every policy
-the process matches), access presets, globset globs for paths and query
+the connection's endpoint configs (the first one's tls and allowed_ips, every
+L7 one routed by endpoint path), access presets, globset globs for paths and query
 values, canonical request paths, deny_rules first, GraphQL/JSON-RPC/MCP/SQL
 rules, the SSRF guard and enforcement: audit (allowed, reported).
 
@@ -47,7 +47,15 @@ Request syntax:
       [sql CMD] [graphql TYPE[:NAME[:FIELD,...]]]... [rpc METHOD] [tool NAME]
       [frame response|stream]
   CONNECT HOST:PORT from BINARY [via ANCESTOR]... [at RESOLVED_IP]
+  forward METHOD URL from BINARY ...   (no sql clause)
 
+A request without "forward" travels inside a CONNECT tunnel (https/wss over
+TLS, http/ws in plain text). "forward" makes it a forward-proxy request: the
+absolute-form "GET http://host/path" a client sends to the proxy itself for
+an http:// URL when HTTP_PROXY is set. OpenShell decides those differently:
+https is refused (use CONNECT), other schemes are refused from v0.0.111,
+tls: skip does not stop inspection, and a path no endpoint path matches is
+refused even under audit. Its URL defaults to port 443 for https, 80 else.
 DNS is never looked up: "at IP" gives the address the host resolves to.
 BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
 OpenShell matches a policy's symlinked binary only when it resolves it in
@@ -57,6 +65,8 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
   fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
     --request 'GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh via /usr/bin/bash'
+  fullsend policy test --policy policies/triage.yaml \
+    --request 'forward GET http://10.0.0.5:8080/status from /usr/bin/curl'
   fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
   fullsend policy test -o json testdata/production`,
 		Args: cobra.MaximumNArgs(1),
