@@ -75,19 +75,19 @@ func newDestination(host string, r *Request) dest {
 
 // destination is the proxy's destination check after the L4 decision, one
 // mode chosen in this order (build_validation_plan,
-// proxy/destination.rs:80-106 @ v0.0.111; the same chain inline at
-// proxy.rs:764-1040 @ v0.0.83 for CONNECT and :4017-4320 for forward
+// proxy/destination.rs:79-106 @ v0.0.111; the same chain inline at
+// proxy.rs:764-1040 @ v0.0.83 for CONNECT and :4018-4320 for forward
 // proxy requests):
 //
 //   - a trusted host-gateway alias: control-plane ports refused;
 //   - the first extended config's allowed_ips: parse_allowed_ips refuses
 //     the connection when any entry is malformed or overlaps an
-//     always-blocked range (proxy.rs:2841 @ v0.0.83, :4122 @ v0.0.111),
+//     always-blocked range (proxy.rs:2843 @ v0.0.83, :4122 @ v0.0.111),
 //     then control-plane ports, then every resolved address must be inside
 //     (validate_allowed_ips_for_resolved_addrs);
 //   - an IP-literal request host (not always-blocked) is its own allowed
-//     address (implicit_allowed_ips_for_ip_host, proxy.rs:2399 @ v0.0.83):
-//     control-plane ports refused;
+//     address (implicit_allowed_ips_for_ip_host, proxy.rs:2399 @ v0.0.83,
+//     :3587 @ v0.0.111): control-plane ports refused;
 //   - an exact declared host of a matching policy (exact_declared_endpoint_host,
 //     sandbox-policy.rego): private addresses allowed, control-plane ports
 //     refused (validate_declared_endpoint_resolved_addrs);
