@@ -150,6 +150,9 @@ func TestParseRequestErrors(t *testing.T) {
 		"GET https://x.com:70000/ from /b", "CONNECT x.com from /b", "GET https://x.com/ from /b via", "GET https://x.com/ from /b at nope",
 		"GET https://x.com/ from /b from /c", "GET https://*.com/ from /b", "GET https://x.com/#frag from /b",
 		"GET https://x.com/ from /b via rel", "GET https://x.com/ to /b",
+		"forward", "forward GET http://x.com/", "forward CONNECT x.com:80 from /b", "forward WEBSOCKET_TEXT ws://x.com/ from /b",
+		"forward GET http://x.com/ from /b sql SELECT", "forward forward GET http://x.com/ from /b", "forward GET x.com:80/a from /b",
+		"forward GET ftp:///a from /b", "GET ftp://x.com/ from /b",
 	} {
 		if _, err := ParseRequest(s); err == nil {
 			t.Errorf("ParseRequest(%q) succeeded, want an error", s)
@@ -162,6 +165,10 @@ func TestRequestStringRoundTrip(t *testing.T) {
 		"GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh",
 		"POST http://host.docker.internal:8081/x?a=1 from /usr/bin/curl via /usr/bin/bash at 172.17.0.1",
 		"CONNECT github.com:22 from /usr/bin/ssh",
+		"forward GET http://10.0.0.5:8080/status?a=1 from /usr/bin/curl",
+		"forward POST ftp://x.com/a from /b rpc tools/call",
+		"forward GET wss://x.com/ from /b",
+		"forward GET https://x.com/ from /b",
 	} {
 		r, err := ParseRequest(s)
 		if err != nil {
@@ -169,6 +176,33 @@ func TestRequestStringRoundTrip(t *testing.T) {
 		}
 		if got := r.String(); got != s {
 			t.Errorf("String() = %q, want %q", got, s)
+		}
+	}
+}
+
+// TestParseForwardRequest: the forward prefix sets Forward, and the target
+// takes parse_proxy_uri's default ports (443 for https, 80 for any other
+// scheme, wss included), unlike a tunnelled URL.
+func TestParseForwardRequest(t *testing.T) {
+	for _, c := range []struct {
+		req     string
+		forward bool
+		scheme  string
+		port    int
+	}{
+		{"forward GET http://x.com/ from /b", true, "http", 80},
+		{"Forward GET https://x.com/ from /b", true, "https", 443},
+		{"forward GET wss://x.com/ from /b", true, "wss", 80},
+		{"forward GET ftp://x.com/ from /b", true, "ftp", 80},
+		{"forward GET http://x.com:8080/ from /b", true, "http", 8080},
+		{"GET wss://x.com/ from /b", false, "wss", 443},
+	} {
+		r, err := ParseRequest(c.req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.req, err)
+		}
+		if r.Forward != c.forward || r.Scheme != c.scheme || r.Port != c.port {
+			t.Errorf("%s: forward %v scheme %s port %d, want %v %s %d", c.req, r.Forward, r.Scheme, r.Port, c.forward, c.scheme, c.port)
 		}
 	}
 }

@@ -18,6 +18,10 @@ func FuzzParseRequest(f *testing.F) {
 		"POST https://mcp.example.com/mcp from /usr/bin/node rpc tools/call tool search_web frame response",
 		"POST https://db.example.com:5432/ from /usr/bin/node sql SELECT at 10.0.0.1",
 		"WEBSOCKET_TEXT wss://ws.example.com/socket from /usr/bin/node",
+		"forward GET http://10.0.0.5:8080/x?q=%zz from /usr/bin/curl at 10.0.0.5",
+		"FORWARD post FTP://Api.Example.com/a;b from /b rpc tools/call tool t",
+		"forward GET wss://h.example/ from /b frame stream",
+		"forward GET https://h.example:443/ from /b",
 	} {
 		f.Add(s)
 	}
@@ -44,6 +48,9 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		// Must not panic on anything the parser accepts.
 		_, _ = d1.Decide(r), d2.Decide(r)
+		if r.Forward && (r.Method == "" || r.Method == "WEBSOCKET_TEXT" || r.Command != "") {
+			t.Fatalf("accepted forward-proxy request %q is not one plain HTTP request", s)
+		}
 		again, err := ParseRequest(r.String())
 		if err != nil {
 			t.Fatalf("String() %q of accepted %q does not parse: %v", r.String(), s, err)
