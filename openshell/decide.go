@@ -276,6 +276,9 @@ func (d *Decider) Decide(r *Request) Decision {
 			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
 	}
 	route := configs[0]
+	if deny, ok := sqlStream(configs, r); ok {
+		return deny
+	}
 	if r.QueryError != "" {
 		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
@@ -313,6 +316,36 @@ func (d *Decider) Decide(r *Request) Decision {
 		return deny
 	}
 	return d.decideL7(ms, route, r, canon)
+}
+
+// sqlStream decides what OpenShell does with SQL on an inspected
+// connection. It has no SQL parser at either tag: relay_with_inspection
+// relays a lone sql endpoint's tunnel uninspected ("SQL L7 provider not yet
+// implemented", l7/relay.rs:201 @ v0.0.83, :463 @ v0.0.111), so its command
+// rules never run (evaluate_l7_request puts no command in the Rego input,
+// relay.rs:1658 @ v0.0.83, :2572 @ v0.0.111). SQL wire bytes ("sql CMD")
+// that are not TLS are refused as an unsupported tunnel protocol on any L7
+// endpoint (unsupported_l7_tunnel_protocol_detail, proxy.rs:389 @ v0.0.83,
+// :1147 @ v0.0.111); inside TLS they reach the relay, and every relay but the lone
+// sql one parses HTTP and closes the connection on them. An HTTP request
+// routed to a sql endpoint among several is evaluated by Rego without a
+// command (decideL7). ok is false when the request goes on to the rules.
+func sqlStream(configs []*matched, r *Request) (Decision, bool) {
+	route := configs[0]
+	lone := len(configs) == 1 && strings.EqualFold(route.ep.Protocol, ProtocolSQL)
+	tls := r.Scheme == "https" || r.Scheme == "wss"
+	switch {
+	case r.Command != "" && !tls:
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "plaintext SQL is an unsupported tunnel protocol for an L7-inspected endpoint (proxy.rs unsupported_l7_tunnel_protocol_detail)"}, true
+	case lone:
+		return Decision{Allowed: true, Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "protocol sql: OpenShell has no SQL provider and relays the connection uninspected (l7/relay.rs relay_with_inspection)"}, true
+	case r.Command != "":
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "SQL bytes on an HTTP-inspected endpoint: the relay cannot parse them and closes the connection"}, true
+	}
+	return Decision{}, false
 }
 
 // hardDeny holds the inspection errors OpenShell denies even under audit:

@@ -89,9 +89,15 @@ func TestDecideClasses(t *testing.T) {
 		{"", "POST https://mcp.example.com/mcp" + node + " frame response", "allow", "MCP response"},
 		{"", "GET https://mcp.example.com/mcp" + node + " frame stream", "allow", "receive stream"},
 		{"", "GET https://mcp.example.com/mcp" + node, "deny", "no rule"},
-		// SQL is audit-only (l7/mod.rs:1343): a denied command is audited.
-		{"", "POST https://db.example.com:5432/" + node + " sql SELECT", "allow", "SQL"},
-		{"", "POST https://db.example.com:5432/" + node + " sql DROP", "audit", "audited"},
+		// SQL has no provider (l7/relay.rs:201 @ v0.0.83, :463 @ v0.0.111):
+		// a lone sql endpoint relays TLS uninspected, whatever the command;
+		// plaintext SQL is an unsupported tunnel protocol (proxy.rs:389).
+		{"", "POST https://db.example.com:5432/" + node + " sql SELECT", "allow", "no SQL provider"},
+		{"", "POST https://db.example.com:5432/" + node + " sql DROP", "allow", "no SQL provider"},
+		{"", "POST http://db.example.com:5432/" + node + " sql SELECT", "deny", "unsupported tunnel protocol"},
+		{"", "GET http://db.example.com:5432/x" + node, "allow", "no SQL provider"},
+		// SQL bytes to a REST endpoint are not HTTP: refused.
+		{"", "POST https://api.example.com/x" + gh + " sql SELECT", "deny", "cannot parse"},
 		// An unknown protocol (v0.0.83 loads it) is not inspected (l7/mod.rs:35 @ v0.0.83).
 		{"v0.0.83", "DELETE https://odd.example.com/x" + node, "allow", "without request inspection"},
 		// tls: skip: no inspection (l7/mod.rs:181).

@@ -98,6 +98,11 @@ network_policies:
     endpoints:
       - {host: example.com, port: 80, allowed_ips: ["93.184.0.0/16"]}
     binaries: [{path: /usr/bin/curl}]
+  db:
+    name: db
+    endpoints:
+      - {host: db.example.com, port: 5432, protocol: sql, enforcement: audit, rules: [{allow: {command: SELECT}}]}
+    binaries: [{path: /usr/bin/curl}]
 `,
 	// Destination modes (proxy/destination.rs build_validation_plan).
 	"destination": `
@@ -177,6 +182,11 @@ func TestDecideRouteForwardDestination(t *testing.T) {
 		// notwithstanding).
 		{"forward", both, "forward GET http://example.com/" + curl + " at 93.184.215.14", "allow", "L4"},
 		{"forward", both, "forward GET http://example.com/" + curl + " at 23.192.228.80", "deny", "allowed_ips"},
+		// 2/3. A lone sql endpoint relays a tunnel uninspected (no SQL
+		// provider), but a forward-proxy request is evaluated by Rego, which
+		// has no command to match: audited.
+		{"forward", both, "GET http://db.example.com:5432/x" + curl, "allow", "no SQL provider"},
+		{"forward", both, "forward GET http://db.example.com:5432/x" + curl, "audit", "audited"},
 		// 3. Control-plane ports: refused for exact hosts, allowed_ips and IP
 		// literals; a wildcard host resolving to a public address is not
 		// checked (reject_internal_resolved_addrs).
