@@ -588,11 +588,22 @@ func (d *Decider) denied(ep *Endpoint, ru *Match, r *Request, path string) bool 
 // host names.
 func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 
+// endpointHasPort: Rego sees only "ports", which is ports when the
+// endpoint lists any and [port] otherwise (proto_to_opa_data_json,
+// opa.rs:1239-1246 @ v0.0.83, :1834-1840 @ v0.0.111): a port written
+// beside ports is ignored.
+func endpointHasPort(ep *Endpoint, port int) bool {
+	if len(ep.Ports) > 0 {
+		return slices.Contains(ep.Ports, port)
+	}
+	return ep.Port > 0 && ep.Port == port
+}
+
 // endpointMatches is endpoint_allowed (sandbox-policy.rego:108-137): exact
 // host case-insensitively, a '*' host as glob.match(lower(host), ["."], ...),
 // or a hostless endpoint with allowed_ips on any host; and the port.
 func (d *Decider) endpointMatches(ep *Endpoint, host string, port int) bool {
-	if ep.Port != port && !slices.Contains(ep.Ports, port) {
+	if !endpointHasPort(ep, port) {
 		return false
 	}
 	switch {

@@ -114,6 +114,11 @@ network_policies:
       - {host: "*.k8s.example.net", port: 6443}
       - {host: exact.example.net, port: 6443}
     binaries: [{path: /usr/bin/kubectl}]
+  both_ports:
+    name: both_ports
+    endpoints:
+      - {host: ports.example.net, port: 80, ports: [8080]}
+    binaries: [{path: /usr/bin/curl}]
   badips:
     name: badips
     endpoints:
@@ -194,6 +199,9 @@ func TestDecideRouteForwardDestination(t *testing.T) {
 		{"destination", both, "CONNECT api.k8s.example.net:6443 from /usr/bin/kubectl at 8.8.8.8", "allow", "L4"},
 		{"destination", both, "CONNECT api.k8s.example.net:6443 from /usr/bin/kubectl at 10.0.0.1", "deny", "private address"},
 		{"destination", both, "CONNECT exact.example.net:6443 from /usr/bin/kubectl", "deny", "control-plane"},
+		// 3. port beside ports is dropped by the protobuf-to-Rego conversion.
+		{"destination", both, "CONNECT ports.example.net:8080" + curl, "allow", "L4"},
+		{"destination", both, "CONNECT ports.example.net:80" + curl, "deny", "no network policy allows"},
 		// 3. allowed_ips with a malformed or always-blocked entry refuse
 		// every connection (parse_allowed_ips), even to a covered address.
 		{"destination", both, "CONNECT bad.example.net:443" + curl + " at 10.1.2.3", "deny", "not-an-ip"},
