@@ -355,7 +355,30 @@ func sqlStream(configs []*matched, r *Request) (Decision, bool) {
 // name breaks ^[A-Za-z0-9_.-]{1,128}$ while strict_tool_names is on, the
 // default (l7/jsonrpc.rs:384 parse_mcp_call, :449 validate_mcp_tool_name,
 // same lines @ v0.0.83).
+//
+// A body the route's parser cannot read is such an error too
+// (l7_request_hard_deny_reason, l7/relay.rs:2261 @ v0.0.111; relay_graphql
+// :1284, relay_jsonrpc :1086 and relay_with_route_selection :404 @
+// v0.0.83): on a graphql route a request whose method is not GET or POST,
+// or that names no operation (graphql.rs:118 classify_request_inner @
+// v0.0.111, :94 @ v0.0.83: "no query document or persisted query
+// identifier", an empty or non-JSON body); on a json-rpc or mcp
+// route a request that is neither a receive stream (GET with "frame
+// stream", jsonrpc.rs:198) nor a JSON-RPC call or response frame
+// (parse_jsonrpc_body_with_options, jsonrpc.rs:236: invalid JSON).
 func hardDeny(route *matched, r *Request) (Decision, bool) {
+	deny := func(why string) (Decision, bool) {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i), Reason: why + " (denied even under audit)"}, true
+	}
+	switch {
+	case strings.EqualFold(route.ep.Protocol, ProtocolGraphQL) && r.Method != "GET" && r.Method != "POST":
+		return deny(fmt.Sprintf("GraphQL request rejected: unsupported GraphQL HTTP method %s", r.Method))
+	case strings.EqualFold(route.ep.Protocol, ProtocolGraphQL) && len(r.GraphQL) == 0:
+		return deny("GraphQL request rejected: the request carries no GraphQL operation (no graphql clause)")
+	case (strings.EqualFold(route.ep.Protocol, ProtocolJSONRPC) || strings.EqualFold(route.ep.Protocol, ProtocolMCP)) &&
+		!(r.Method == "GET" && r.RPCStream) && r.RPCMethod == "" && !r.RPCResponse:
+		return deny("JSON-RPC request rejected: the body is not a JSON-RPC message (no rpc clause or response frame)")
+	}
 	if strings.EqualFold(route.ep.Protocol, ProtocolJSONRPC) && r.RPCResponse {
 		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}, true

@@ -88,7 +88,10 @@ func TestDecideClasses(t *testing.T) {
 		{"", "POST https://mcp.example.com/mcp" + node + " rpc initialize", "allow", "JSON-RPC"},
 		{"", "POST https://mcp.example.com/mcp" + node + " frame response", "allow", "MCP response"},
 		{"", "GET https://mcp.example.com/mcp" + node + " frame stream", "allow", "receive stream"},
-		{"", "GET https://mcp.example.com/mcp" + node, "deny", "no rule"},
+		// A GET that is not a receive stream has a body to parse, and none
+		// is a JSON-RPC message: a parse error, denied even under audit
+		// (l7/relay.rs:2261 l7_request_hard_deny_reason).
+		{"", "GET https://mcp.example.com/mcp" + node, "deny", "not a JSON-RPC message"},
 		// SQL has no provider (l7/relay.rs:201 @ v0.0.83, :463 @ v0.0.111):
 		// a lone sql endpoint relays TLS uninspected, whatever the command;
 		// plaintext SQL is an unsupported tunnel protocol (proxy.rs:389).

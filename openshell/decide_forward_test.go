@@ -104,6 +104,17 @@ network_policies:
       - {host: db.example.com, port: 5432, protocol: sql, enforcement: audit, rules: [{allow: {command: SELECT}}]}
     binaries: [{path: /usr/bin/curl}]
 `,
+	// Parse errors on audit endpoints.
+	"parse": `
+version: 1
+network_policies:
+  gql:
+    name: gql
+    endpoints:
+      - {host: gql.example.com, port: 443, protocol: graphql, enforcement: audit, rules: [{allow: {operation_type: query}}]}
+      - {host: mcp.example.com, port: 443, protocol: mcp, enforcement: audit, rules: [{allow: {method: tools/list}}]}
+    binaries: [{path: /usr/bin/node}]
+`,
 	// Destination modes (proxy/destination.rs build_validation_plan).
 	"destination": `
 version: 1
@@ -192,6 +203,16 @@ func TestDecideRouteForwardDestination(t *testing.T) {
 		// has no command to match: audited.
 		{"forward", both, "GET http://db.example.com:5432/x" + curl, "allow", "no SQL provider"},
 		{"forward", both, "forward GET http://db.example.com:5432/x" + curl, "audit", "audited"},
+		// 3. A request the route's parser cannot read is denied even under
+		// audit: no GraphQL operation, a method GraphQL does not carry, a
+		// body that is not JSON-RPC.
+		{"parse", both, "POST https://gql.example.com/graphql from /usr/bin/node graphql mutation", "audit", "audited"},
+		{"parse", both, "POST https://gql.example.com/graphql from /usr/bin/node", "deny", "no GraphQL operation"},
+		{"parse", both, "PUT https://gql.example.com/graphql from /usr/bin/node graphql query", "deny", "unsupported GraphQL HTTP method PUT"},
+		{"parse", both, "forward POST http://gql.example.com:443/graphql from /usr/bin/node", "deny", "no GraphQL operation"},
+		{"parse", both, "POST https://mcp.example.com/mcp from /usr/bin/node rpc tools/call", "audit", "audited"},
+		{"parse", both, "POST https://mcp.example.com/mcp from /usr/bin/node", "deny", "not a JSON-RPC message"},
+		{"parse", both, "POST https://mcp.example.com/mcp from /usr/bin/node frame stream", "deny", "not a JSON-RPC message"},
 		// 3. Control-plane ports: refused for exact hosts, allowed_ips and IP
 		// literals; a wildcard host resolving to a public address is not
 		// checked (reject_internal_resolved_addrs).
