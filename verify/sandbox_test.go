@@ -219,3 +219,25 @@ func TestSandboxImageOutputs(t *testing.T) {
 		t.Error("a sandbox ref with a newline was written")
 	}
 }
+
+// TestSandboxImageWithLayout: with the job image verified offline from an
+// OCI layout, the sandbox image is still read from its registry, where
+// OpenShell pulls it, and --repository stays the job image's.
+func TestSandboxImageWithLayout(t *testing.T) {
+	ctx := context.Background()
+	k := newKeys(t)
+	jobRepo, _ := name.NewRepository("registry.example/fullsend/agent-sandbox")
+	dir, jobRef := signedLayout(t, jobRepo, k, "")
+	sbRepo, _ := name.NewRepository(startRegistry(t, nil) + "/fullsend/sandbox")
+	img := sandboxImage(t, 50)
+	sbRef := push(t, sbRepo.Tag("v1"), img)
+	signPush(t, k.signer(t), sbRepo, img, sign.Options{Claims: sandboxClaims(nil)})
+
+	res, err := Verify(ctx, Options{Image: jobRepo.Name(), Layout: dir, Repository: jobRepo.Name(), Keys: []string{k.pub}, SandboxImage: sbRef.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ref != jobRef || res.Source != "oci-layout" || res.Sandbox == nil || res.Sandbox.Ref != sbRef.String() || res.Sandbox.Source != "registry" {
+		t.Errorf("result %+v, sandbox %+v", res, res.Sandbox)
+	}
+}
