@@ -176,7 +176,7 @@ func TestRunCommandCI(t *testing.T) {
 func TestRunCommandFailures(t *testing.T) {
 	bin, project := runEnv(t)
 	base := func(dir string) map[string]string {
-		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
+		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
 	}
 	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
 	t.Run("digest mismatch", func(t *testing.T) {
@@ -211,7 +211,6 @@ func TestRunCommandFailures(t *testing.T) {
 		env := base(state)
 		env["GITHUB_ACTIONS"] = "true"
 		env["FULLSEND_POLICIES_DIGEST"] = "sha256:" + bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
-		env["FULLSEND_IMAGE"] = env["FULLSEND_SANDBOX_IMAGE"]
 		env["FULLSEND_SANDBOX_IMAGE"] = "ghcr.io/evil/sandbox@sha256:5555555555555555555555555555555555555555555555555555555555555555"
 		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not an image the verify step verified")) {
@@ -336,7 +335,7 @@ func TestAttackPassEnvStarForgeToken(t *testing.T) {
 		{"public pattern", []string{"--public-env", "FULLSEND_*"}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
 				"FULLSEND_AGENT": "helper-agent", "FULLSEND_AGENT_TOKEN": "fsat_0123456789"}
 			for k, v := range creds {
 				env[k] = v
