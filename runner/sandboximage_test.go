@@ -165,3 +165,41 @@ func flagValue(argv []string, flag string) string {
 	}
 	return ""
 }
+
+// FuzzChooseSandboxImage: whatever the configured image and the hand-over,
+// a chosen image is pinned by digest, and in CI it is exactly one of the
+// handed-over refs; a refusal chooses nothing and says what to do.
+func FuzzChooseSandboxImage(f *testing.F) {
+	f.Add(sepImage, testSandboxImage, sepImage, true)
+	f.Add("", testSandboxImage, "", true)
+	f.Add(sepImage2, testSandboxImage, sepImage, true)
+	f.Add(otherImage, "", "", false)
+	f.Add("registry.example/acme/sandbox:v1", testSandboxImage, "", true)
+	f.Add(sepImage+" ", testSandboxImage, sepImage, true)
+	f.Fuzz(func(t *testing.T, configured, image, sandbox string, inCI bool) {
+		v := VerifiedImages{Image: image, SandboxImage: sandbox}
+		got, fix, err := chooseSandboxImage(configured, v, inCI)
+		if err != nil {
+			if got.image != "" || fix == "" {
+				t.Fatalf("refusal %v chose %q, fix %q", err, got.image, fix)
+			}
+			if !errors.Is(err, ErrPreflight) && !errors.Is(err, ErrUnverifiedImage) {
+				t.Fatalf("refusal %v wraps neither ErrPreflight nor ErrUnverifiedImage", err)
+			}
+			return
+		}
+		if !PinnedImage(got.image) {
+			t.Fatalf("chose %q, not pinned", got.image)
+		}
+		if configured != "" && got.image != configured {
+			t.Fatalf("configured %q, chose %q", configured, got.image)
+		}
+		handedOver := got.image == image || got.image == sandbox
+		if inCI && !handedOver {
+			t.Fatalf("in CI chose %q, not handed over (%+v)", got.image, v)
+		}
+		if got.unverified == handedOver || got.unverified && (image != "" || sandbox != "") {
+			t.Fatalf("chose %+v from %+v", got, v)
+		}
+	})
+}
