@@ -73,7 +73,7 @@ func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandbox
 			detail: img + ": not verified, no fullsend verify hand-over (allowed outside CI only)"}, "", nil
 	}
 	fix := "verify it in the job before the run (fullsend verify --sandbox-image " + img +
-		") and hand its sandbox-ref over (--verified-sandbox-image, FULLSEND_VERIFIED_SANDBOX_IMAGE), or drop --sandbox-image to use the job's own verified image"
+		") and hand its sandbox-ref over (--verified-sandbox-image, FULLSEND_VERIFIED_SANDBOX_IMAGE), or drop --sandbox-image (FULLSEND_SANDBOX_IMAGE) to use the verified image"
 	if v.Image == "" && v.SandboxImage == "" {
 		return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s: in CI only an image the verify step verified may run, and none was handed over (FULLSEND_IMAGE, FULLSEND_VERIFIED_SANDBOX_IMAGE)", ErrUnverifiedImage, img)
 	}
