@@ -61,8 +61,9 @@ exits non-zero:
 With --sandbox-image, a second image, the one every sandbox is created from
 instead of IMAGE itself, is verified after IMAGE with the same signer and the
 same requirements (pinning, transparency, attestations, -a annotations); its
-signature names its own repository and it carries no policies digest. It is
-always read from its registry (where OpenShell pulls it), also with --layout.
+signature names its own repository, and the policies digest (the job image's
+claim) is not asked of it. It is always read from its registry (where
+OpenShell pulls it), also with --layout.
 
 Keyed signatures are checked offline without a transparency log unless
 --require-tlog; keyless ones need their Rekor entry (inclusion promise,
