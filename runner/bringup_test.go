@@ -133,7 +133,7 @@ func TestPreflightPrerequisites(t *testing.T) {
 			h.env["PATH"] = pathWithout(t, "ssh")
 		}},
 		{name: "no sandbox image", want: ExitPreflight, msg: "default, unpinned image", setup: func(t *testing.T, h *harness) {
-			h.opts.SandboxImage = ""
+			h.opts.SandboxImage, h.opts.Verified = "", VerifiedImages{}
 		}},
 		{name: "sandbox image by tag", want: ExitPreflight, msg: "not pinned by digest", setup: func(t *testing.T, h *harness) {
 			h.opts.SandboxImage = "ghcr.io/fullsend-ai/agent-sandbox:latest"

@@ -183,7 +183,7 @@ func newHarness(t testing.TB, ci CIKind) *harness {
 	}
 	h.opts = Options{ReadyTimeout: 2 * time.Second, GatewayTimeout: 5 * time.Second, PollInterval: 5 * time.Millisecond,
 		Log: &h.log, Stdout: &h.stdout, TempDir: t.TempDir(), DiagDir: t.TempDir(), StartGateway: true,
-		SandboxImage: testSandboxImage, SupervisorImage: testSupervisorImage}
+		Verified: VerifiedImages{Image: testSandboxImage}, SupervisorImage: testSupervisorImage}
 	return h
 }
 

@@ -50,10 +50,13 @@ type run struct {
 	children   []child // helpers the run started (podman service, gateway)
 	policyFile string
 	policy     []byte
-	agent      *Agent
-	envVars    [][2]string // from ExtraEnvFiles, validated once
-	staged     *stagedWorkspace
-	created    bool
+	// sandboxImage is what every sandbox is created from, chosen and
+	// checked in preflight (chooseSandboxImage).
+	sandboxImage string
+	agent        *Agent
+	envVars      [][2]string // from ExtraEnvFiles, validated once
+	staged       *stagedWorkspace
+	created      bool
 	// root is where the runner's files and the workspace land in the
 	// sandbox (stageRoot); empty means sandboxHome.
 	root string

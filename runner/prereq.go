@@ -40,6 +40,8 @@ type prereqs struct {
 	status       string // the registered gateway's status
 	// for a gateway the runner starts
 	driver, gateway, podman, podmanSocket string
+	// sandbox is the image every sandbox is created from
+	sandbox sandboxChoice
 }
 
 // checker runs the prerequisite checks in order, keeping each result.
@@ -66,7 +68,9 @@ func (c *checker) first() error {
 }
 
 // checkTools checks the openshell CLI and its version, the ssh client and
-// the sandbox image: everything but the gateway. It never creates anything.
+// the sandbox image (pinned, and the one the verify step handed over:
+// chooseSandboxImage): everything but the gateway. It never creates
+// anything.
 func (r *Runner) checkTools(ctx context.Context, c *checker, d *driver, pre *prereqs) {
 	bin, err := r.lookPath(r.opts.OpenShell, "openshell")
 	if err != nil {
@@ -104,16 +108,12 @@ func (r *Runner) checkTools(ctx context.Context, c *checker, d *driver, pre *pre
 		pre.ssh = p
 		c.ok("ssh", p)
 	}
-	img := r.opts.SandboxImage
-	switch {
-	case img == "":
-		c.fail("sandbox image", fmt.Errorf("%w: no sandbox image: without --from OpenShell runs its default, unpinned image", ErrPreflight),
-			"pass --sandbox-image REPO@sha256:... (the verified agent-sandbox image; FULLSEND_IMAGE from fullsend verify)")
-	case !PinnedImage(img):
-		c.fail("sandbox image", fmt.Errorf("%w: sandbox image %q is not pinned by digest", ErrPreflight, img),
-			"use the REPO@sha256:... that fullsend verify printed")
-	default:
-		c.ok("sandbox image", img)
+	sb, fix, err := r.sandboxImage()
+	if err != nil {
+		c.fail("sandbox image", err, fix)
+	} else {
+		pre.sandbox = sb
+		c.ok("sandbox image", sb.detail)
 	}
 }
 
@@ -254,6 +254,10 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 	x.res.OpenShellVersion = pre.version
 	if err := c.first(); err != nil {
 		return stop, withFix(err, c)
+	}
+	x.sandboxImage = pre.sandbox.image
+	if pre.sandbox.unverified {
+		x.logf("warning: sandbox image %s was not verified: no fullsend verify hand-over (refused in CI)", x.sandboxImage)
 	}
 	pol, err := openshell.Unmarshal(x.policy)
 	if err != nil {

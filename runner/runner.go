@@ -104,10 +104,15 @@ type Options struct {
 	Log    io.Writer
 	// Reporter renders logs for the CI; nil picks one from the environment.
 	Reporter Reporter
-	// SandboxImage is passed to `sandbox create --from`; it must be pinned
-	// by digest (REPO@sha256:...): the verified agent-sandbox image, or a
-	// separate image verified the same way. Preflight refuses anything else.
+	// SandboxImage is a separate image every sandbox is created from
+	// (`sandbox create --from`), REPO@sha256:...; empty means
+	// Verified.SandboxImage, else Verified.Image, the job's own image.
+	// Preflight refuses an image that is not pinned by digest (ErrPreflight)
+	// or not exactly one of Verified's refs (ErrUnverifiedImage); outside CI
+	// only, an image with no hand-over at all runs with a warning.
 	SandboxImage string
+	// Verified is the verify step's hand-over: the images it verified.
+	Verified VerifiedImages
 	// CPU and Memory are passed to `sandbox create --cpu/--memory`.
 	CPU, Memory string
 	// Providers are created (when typed) and attached to every sandbox.

@@ -56,7 +56,7 @@ func ValidSandboxName(name string) bool {
 // sandbox that was not Ready in time. A name that already exists belongs to
 // someone else and is never deleted.
 func (x *run) create(ctx context.Context) error {
-	spec := createSpec{policy: x.policyFile, from: x.r.opts.SandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
+	spec := createSpec{policy: x.policyFile, from: x.sandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
 	if !PinnedImage(spec.from) { // preflight refused it already; never create from the default image
 		return fmt.Errorf("%w: sandbox image %q is not pinned by digest", ErrPreflight, spec.from)
 	}

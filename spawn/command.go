@@ -52,9 +52,10 @@ const EnvPoliciesDigest = "FULLSEND_POLICIES_DIGEST"
 // DefaultPassEnv is what a CommandRunner passes from its own environment
 // when PassEnv is empty.
 var DefaultPassEnv = []string{"PATH", "HOME", "TMPDIR", "LANG",
-	// the pinned sandbox and supervisor images and the gateway mode the
-	// runner needs (runner.Options.SandboxImage, SupervisorImage, GatewayMode)
-	"FULLSEND_SANDBOX_IMAGE", "FULLSEND_IMAGE", "FULLSEND_SUPERVISOR_IMAGE", "FULLSEND_GATEWAY"}
+	// the pinned sandbox and supervisor images, the verify step's hand-over
+	// and the gateway mode the runner needs (runner.Options.SandboxImage,
+	// Verified, SupervisorImage, GatewayMode)
+	"FULLSEND_SANDBOX_IMAGE", "FULLSEND_IMAGE", "FULLSEND_VERIFIED_SANDBOX_IMAGE", "FULLSEND_SUPERVISOR_IMAGE", "FULLSEND_GATEWAY"}
 
 // Validate checks the runner configuration.
 func (c *CommandRunner) Validate() error {

@@ -164,7 +164,8 @@ func (e *flowEnv) ciEnv() map[string]string {
 		"GITHUB_WORKSPACE":       e.workspace,
 		"OPENSHELL_FAKE_STATE":   e.state,
 		"OPENSHELL_FAKE_GATEWAY": "up",
-		"FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+		// The job's own image, as the verify job hands it over.
+		"FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
 		// The policies digest the verify job exports; CI runs need it.
 		EnvPoliciesDigest: "sha256:" + bundle.SHA256Hex(manifest),
 	}
@@ -221,7 +222,7 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	}
 	cr := &CommandRunner{Args: e.runArgs(), Stderr: runLog, GracePeriod: 10 * time.Second, PoliciesDigest: env[EnvPoliciesDigest],
 		PassEnv: []string{"PATH", "HOME", "TMPDIR", "GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH",
-			"GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "OPENSHELL_FAKE_STATE", "OPENSHELL_FAKE_GATEWAY", "FULLSEND_SANDBOX_IMAGE"}}
+			"GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "OPENSHELL_FAKE_STATE", "OPENSHELL_FAKE_GATEWAY", "FULLSEND_IMAGE"}}
 	svc, err := New(Config{Manifest: manifest, Registry: reg, Runner: cr, Audit: audit, ErrorLog: log.New(errLog, "fullsend serve: ", 0),
 		ForgeURL: "http://" + fln.Addr().String(), SpawnURL: "http://" + sln.Addr().String(), Timeout: 60 * time.Second})
 	if err != nil {

@@ -98,8 +98,13 @@ func TestGitHubTemplates(t *testing.T) {
 			if strings.Contains(uncommented(data), "docker.sock") {
 				t.Error("template mounts docker.sock")
 			}
+			checkNoSandboxOverride(t, sts)
 			if name != "workflows/fullsend.yml" {
+				checkActionHandOver(t, doc, sts)
 				return
+			}
+			if in := asMap(asMap(asMap(doc["on"])["workflow_call"])["inputs"])["sandbox-image"]; in == nil || asMap(in)["required"] != false {
+				t.Errorf("input sandbox-image must exist and be optional: %v", in)
 			}
 			if p := asMap(doc["permissions"]); p == nil || len(p) != 0 {
 				t.Errorf("workflow-level permissions must be {} (least privilege), got %v", doc["permissions"])
@@ -259,7 +264,75 @@ func checkContainerJob(t *testing.T, jobs map[string]any, jn string, job map[str
 	}
 	checkOutputsUpload(t, jn, asList(job["steps"]))
 	checkVerifyToken(t, verifyJob, vj)
+	checkSandboxHandOver(t, verifyJob, vj, job)
 	return true
+}
+
+// checkSandboxHandOver checks the sandbox image's path through the
+// workflow: the verify step verifies the sandbox-image input, its job
+// exports sandbox-ref from that step, and the run step takes the job's
+// image and the sandbox image only from the verify job's outputs (and
+// refuses an input the verify job did not hand over).
+func checkSandboxHandOver(t *testing.T, verifyJob string, vj, run map[string]any) {
+	t.Helper()
+	if !strings.Contains(asString(asMap(vj["outputs"])["sandbox-ref"]), "steps.verify.outputs.sandbox-ref") {
+		t.Errorf("job %s: sandbox-ref output does not come from the verify step", verifyJob)
+	}
+	verified := false
+	for _, s := range asList(vj["steps"]) {
+		st := asMap(s)
+		if strings.Contains(asString(st["run"]), `--sandbox-image "$SANDBOX_IMAGE"`) &&
+			asString(asMap(st["env"])["SANDBOX_IMAGE"]) == "${{ inputs.sandbox-image }}" {
+			verified = true
+		}
+	}
+	if !verified {
+		t.Errorf("job %s does not verify the sandbox-image input", verifyJob)
+	}
+	for _, s := range asList(run["steps"]) {
+		st := asMap(s)
+		script := asString(st["run"])
+		if !strings.Contains(script, "fullsend run") {
+			continue
+		}
+		env := asMap(st["env"])
+		if asString(env["FULLSEND_IMAGE"]) != "${{ needs."+verifyJob+".outputs.ref }}" ||
+			asString(env["FULLSEND_VERIFIED_SANDBOX_IMAGE"]) != "${{ needs."+verifyJob+".outputs.sandbox-ref }}" {
+			t.Errorf("fullsend run does not get the verify job's hand-over: %v", env)
+		}
+		if !strings.Contains(script, `[ -n "$SANDBOX_IMAGE" ] && [ -z "$FULLSEND_VERIFIED_SANDBOX_IMAGE" ]`) {
+			t.Error("the run step does not refuse a sandbox-image input the verify job did not hand over")
+		}
+	}
+}
+
+// checkActionHandOver checks the composite action: fullsend run gets the
+// verify outputs the caller passes (image: ref, sandbox-image: sandbox-ref).
+func checkActionHandOver(t *testing.T, doc map[string]any, sts []map[string]any) {
+	t.Helper()
+	if in := asMap(asMap(doc["inputs"])["sandbox-image"]); in == nil || in["required"] != false {
+		t.Errorf("input sandbox-image must exist and be optional: %v", in)
+	}
+	for _, st := range sts {
+		if !strings.Contains(asString(st["run"]), "fullsend run") {
+			continue
+		}
+		env := asMap(st["env"])
+		if asString(env["FULLSEND_IMAGE"]) != "${{ inputs.image }}" || asString(env["FULLSEND_VERIFIED_SANDBOX_IMAGE"]) != "${{ inputs.sandbox-image }}" {
+			t.Errorf("fullsend run does not get the verify outputs as its hand-over: %v", env)
+		}
+	}
+}
+
+// checkNoSandboxOverride: no step configures FULLSEND_SANDBOX_IMAGE, which
+// would name the sandbox image beside the verify hand-over.
+func checkNoSandboxOverride(t *testing.T, sts []map[string]any) {
+	t.Helper()
+	for _, st := range sts {
+		if _, ok := asMap(st["env"])["FULLSEND_SANDBOX_IMAGE"]; ok {
+			t.Errorf("step %q sets FULLSEND_SANDBOX_IMAGE; the sandbox image comes from the verify hand-over", st["name"])
+		}
+	}
 }
 
 func contains(l []any, s string) bool {
@@ -303,6 +376,13 @@ func TestGitLabTemplate(t *testing.T) {
 	if !strings.Contains(vscript, "fullsend\" verify") || !strings.Contains(vscript, "*@sha256:*") ||
 		!strings.Contains(vscript, `'^v[0-9]+\.[0-9]+\.[0-9]+$'`) {
 		t.Error("verify job must run fullsend verify in a digest-pinned image (checked)")
+	}
+	if sb := asMap(inputs["sandbox-image"]); sb == nil || sb["default"] != "" {
+		t.Errorf("input sandbox-image must exist and default to empty: %v", inputs["sandbox-image"])
+	}
+	if asString(asMap(verify["variables"])["FULLSEND_VERIFY_SANDBOX_IMAGE"]) != "$[[ inputs.sandbox-image ]]" ||
+		!strings.Contains(vscript, `--sandbox-image "$FULLSEND_VERIFY_SANDBOX_IMAGE"`) {
+		t.Error("verify job must verify the sandbox-image input")
 	}
 	img := asMap(run["image"])
 	if asString(img["name"]) != verifiedImage {
@@ -356,18 +436,21 @@ func checkGitLabRun(t *testing.T, data []byte, vart, run map[string]any) {
 	t.Helper()
 	rscript := strings.Join(toStrings(asList(run["script"])), "\n")
 	for _, want := range []string{
-		"done < " + verifiedFile,                                        // the check reads the artifact file,
-		`[ "$CI_JOB_IMAGE" != "$verified_image" ]`,                      // compares the job image with it,
-		`[ -z "$verified_policies" ]`,                                   // requires the signed policies digest
-		`--policies-digest "$verified_policies"`,                        // and pins fullsend run to it
-		"for kv in $FULLSEND_SET; do set -- \"$@\" --set \"$kv\"; done", // explicit placeholder values
+		"done < " + verifiedFile,                               // the check reads the artifact file,
+		`[ "$CI_JOB_IMAGE" != "$verified_image" ]`,             // compares the job image with it,
+		`[ -z "$verified_policies" ]`,                          // requires the signed policies digest
+		`--policies-digest "$verified_policies"`,               // and pins fullsend run to it;
+		"FULLSEND_VERIFIED_SANDBOX_IMAGE) verified_sandbox=$v", // the sandbox image from the file too,
+		`--verified-image "$verified_image" --verified-sandbox-image "$verified_sandbox" --sandbox-image "${verified_sandbox:-$verified_image}"`, // as flags
+		"for kv in $FULLSEND_SET; do set -- \"$@\" --set \"$kv\"; done",                                                                          // explicit placeholder values
 	} {
 		if !strings.Contains(rscript, want) {
 			t.Errorf("run job script lacks %s", want)
 		}
 	}
-	if strings.Contains(uncommented(data), "$FULLSEND_IMAGE") || strings.Contains(rscript, "$FULLSEND_POLICIES_DIGEST") {
-		t.Error("run job trusts FULLSEND_IMAGE or FULLSEND_POLICIES_DIGEST, which a CI/CD variable can set")
+	if strings.Contains(uncommented(data), "$FULLSEND_IMAGE") || strings.Contains(rscript, "$FULLSEND_POLICIES_DIGEST") ||
+		strings.Contains(rscript, "$FULLSEND_VERIFIED_SANDBOX_IMAGE") || strings.Contains(rscript, "$FULLSEND_SANDBOX_IMAGE") {
+		t.Error("run job trusts FULLSEND_IMAGE, FULLSEND_POLICIES_DIGEST or a sandbox image variable, which a CI/CD variable can set")
 	}
 	if !lastCommandExecs(rscript) {
 		t.Errorf("run job: fullsend run must be exec'd as the script's last command:\n%s", rscript)
@@ -445,5 +528,58 @@ func TestActionlint(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+}
+
+// TestGitLabRunScriptHandsOverVerifiedImages runs the GitLab run job's
+// script with sh and a stub fullsend: the images it passes come from the
+// verify job's artifact file, whatever the CI/CD variables say.
+func TestGitLabRunScriptHandsOverVerifiedImages(t *testing.T) {
+	sh := testtool.Find(t, "sh", "the base system (a POSIX sh)")
+	docs := decodeAll(t, readAll(t, "gitlab", "fullsend.gitlab-ci.yml"))
+	script := strings.Join(toStrings(asList(asMap(docs[1]["fullsend-run"])["script"])), "\n")
+	const (
+		job     = "registry.example/acme/agents@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		sandbox = "registry.example/acme/sandbox@sha256:3333333333333333333333333333333333333333333333333333333333333333"
+		evil    = "registry.example/evil/x@sha256:5555555555555555555555555555555555555555555555555555555555555555"
+	)
+	for _, tc := range []struct {
+		name, file string
+		want       []string // the image flags fullsend run gets
+	}{
+		{"job image only", "", []string{"--verified-image", job, "--verified-sandbox-image", "", "--sandbox-image", job}},
+		{"separate sandbox image", "FULLSEND_VERIFIED_SANDBOX_IMAGE=" + sandbox + "\nFULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST=sha256:33\n",
+			[]string{"--verified-image", job, "--verified-sandbox-image", sandbox, "--sandbox-image", sandbox}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n"
+			if err := os.WriteFile(filepath.Join(dir, "fullsend"), []byte(stub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := "FULLSEND_IMAGE=" + job + "\nFULLSEND_IMAGE_DIGEST=sha256:11\nFULLSEND_POLICIES_DIGEST=sha256:" + strings.Repeat("a", 64) + "\n" + tc.file
+			if err := os.WriteFile(filepath.Join(dir, verifiedFile), []byte(env), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(sh, "-c", script)
+			cmd.Dir = dir
+			// CI/CD variables that try to name another image.
+			cmd.Env = []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "CI_JOB_IMAGE=" + job, "CI_PROJECT_DIR=" + dir,
+				"FULLSEND_AGENT=triage", "FULLSEND_SET=", "FULLSEND_SANDBOX_IMAGE=" + evil, "FULLSEND_VERIFIED_SANDBOX_IMAGE=" + evil}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			args := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			var got []string
+			for i, a := range args {
+				if (a == "--verified-image" || a == "--verified-sandbox-image" || a == "--sandbox-image") && i+1 < len(args) {
+					got = append(got, a, args[i+1])
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("image flags %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -42,17 +42,38 @@ func WriteText(w io.Writer, r *Result) error {
 			}
 		}
 	}
+	if sb := r.Sandbox; sb != nil {
+		fmt.Fprintf(&b, "Verified sandbox image %s (every sandbox is created from it)\n", sb.Ref)
+		if sb.ResolvedTag != "" {
+			fmt.Fprintf(&b, "  resolved from:   %s (only the digest was used)\n", sb.ResolvedTag)
+		}
+		for _, s := range sb.Signers {
+			fmt.Fprintf(&b, "  signer:          %s\n", s)
+		}
+		fmt.Fprintf(&b, "  transparency:    %s\n", sb.Transparency)
+		for _, a := range sb.Attestations {
+			fmt.Fprintf(&b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
+		}
+	}
 	fmt.Fprintln(&b, r.Ref)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Outputs are the key/values handed to the next CI step or job.
+// Outputs are the key/values handed to the next CI step or job: the
+// verified image and its policies digest, and the verified sandbox image
+// when there is one (FULLSEND_VERIFIED_SANDBOX_IMAGE, which `fullsend run`
+// takes as the hand-over a separate sandbox image must match).
 func (r *Result) Outputs() ([][2]string, error) {
 	out := [][2]string{
 		{"FULLSEND_IMAGE", r.Ref},
 		{"FULLSEND_IMAGE_DIGEST", r.Digest},
 		{"FULLSEND_POLICIES_DIGEST", r.PoliciesDigest},
+	}
+	if r.Sandbox != nil {
+		out = append(out,
+			[2]string{"FULLSEND_VERIFIED_SANDBOX_IMAGE", r.Sandbox.Ref},
+			[2]string{"FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST", r.Sandbox.Digest})
 	}
 	for _, kv := range out {
 		if !safeValue.MatchString(kv[1]) {
@@ -67,9 +88,13 @@ var githubOutputName = map[string]string{
 	"FULLSEND_IMAGE":           "ref",
 	"FULLSEND_IMAGE_DIGEST":    "digest",
 	"FULLSEND_POLICIES_DIGEST": "policies-digest",
+
+	"FULLSEND_VERIFIED_SANDBOX_IMAGE":        "sandbox-ref",
+	"FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST": "sandbox-digest",
 }
 
-// WriteGitHub appends the step outputs (ref, digest, policies-digest) to
+// WriteGitHub appends the step outputs (ref, digest, policies-digest, and
+// sandbox-ref, sandbox-digest for a verified sandbox image) to
 // $GITHUB_OUTPUT and a summary table to $GITHUB_STEP_SUMMARY, when those
 // are set (GitHub Actions; read through getenv by cienv). It reports
 // whether it wrote anything.
@@ -116,6 +141,18 @@ func githubSummary(r *Result) string {
 	fmt.Fprintf(&b, "| policies digest | `%s` |\n", r.PoliciesDigest)
 	for _, a := range r.Attestations {
 		fmt.Fprintf(&b, "| attestation | %s |\n", mdEscape(a.PredicateType))
+	}
+	if sb := r.Sandbox; sb != nil {
+		fmt.Fprintf(&b, "| sandbox image | `%s` |\n", sb.Ref)
+		if sb.ResolvedTag != "" {
+			fmt.Fprintf(&b, "| sandbox image resolved from | `%s` |\n", mdEscape(sb.ResolvedTag))
+		}
+		for _, s := range sb.Signers {
+			fmt.Fprintf(&b, "| sandbox image signer | %s |\n", mdEscape(s))
+		}
+		for _, a := range sb.Attestations {
+			fmt.Fprintf(&b, "| sandbox image attestation | %s |\n", mdEscape(a.PredicateType))
+		}
 	}
 	b.WriteString("\n")
 	return b.String()

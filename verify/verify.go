@@ -60,7 +60,16 @@ type Options struct {
 	// repository: the repository the signature must name.
 	Image string
 	// Layout is an OCI layout directory to verify instead of a registry.
-	Layout        string
+	Layout string
+	// SandboxImage, when set, is a second image verified after Image with
+	// the same signer, transparency, digest-pinning, provenance and SBOM
+	// requirements and the required Annotations: the separate image every
+	// sandbox is then created from (`fullsend run` refuses any other). It
+	// is always read from its registry, where OpenShell pulls it, even
+	// with Layout; its signature must name its own repository (Repository
+	// is Image's), and the policies digest is Image's claim only, so a
+	// required dev.fullsend.policies.digest annotation is not asked of it.
+	SandboxImage  string
 	RequireDigest bool
 	// Keys are public key files or KMS URIs; any one may have signed.
 	Keys []string
@@ -128,6 +137,9 @@ type Result struct {
 	Transparency string            `json:"transparency"`
 	Annotations  map[string]string `json:"annotations"`
 	Attestations []Attestation     `json:"attestations,omitempty"`
+	// Sandbox is the verified Options.SandboxImage (without a policies
+	// digest: the job's image pins the policies), nil when none was given.
+	Sandbox *Result `json:"sandbox,omitempty"`
 }
 
 // Attestation is a verified attestation.
@@ -143,7 +155,8 @@ func (o *Options) logf(format string, args ...any) {
 	}
 }
 
-// Verify applies the policy to the image and returns what was verified.
+// Verify applies the policy to the image, then to the sandbox image when
+// one is given, and returns what was verified; both must pass.
 func Verify(ctx context.Context, o Options) (*Result, error) {
 	builderRE, err := compileBuilderRegexp(o.ProvenanceBuilderIDRegexp)
 	if err != nil {
@@ -154,6 +167,40 @@ func Verify(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err := o.verifyOne(ctx, trust)
+	if err != nil {
+		return nil, err
+	}
+	if o.SandboxImage == "" {
+		return res, nil
+	}
+	so := o.sandboxPolicy()
+	sres, err := so.verifyOne(ctx, trust)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox image %s: %w", o.SandboxImage, err)
+	}
+	sres.PoliciesDigest = ""
+	res.Sandbox = sres
+	return res, nil
+}
+
+// sandboxPolicy is the policy for the sandbox image: the same signer and
+// requirements, read from the registry, its own repository, and the
+// required annotations without the job image's policies digest.
+func (o Options) sandboxPolicy() Options {
+	so := o
+	so.Image, so.SandboxImage, so.Layout, so.Repository = o.SandboxImage, "", "", ""
+	so.Annotations = make(map[string]string, len(o.Annotations))
+	for k, v := range o.Annotations {
+		if k != sign.AnnotationPoliciesDigest {
+			so.Annotations[k] = v
+		}
+	}
+	return so
+}
+
+// verifyOne runs the four steps on o.Image with the loaded signer.
+func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, error) {
 	// 1. Digest pinning.
 	ent, res, err := o.open(ctx)
 	if err != nil {

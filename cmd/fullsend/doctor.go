@@ -67,7 +67,7 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 	rep := doctorReport{OK: true}
 	r, err := runner.New(runner.Options{
 		Project: os.DirFS(f.dir), PoliciesDigest: f.digest, OpenShell: f.openshell, Gateway: f.gateway,
-		GatewayMode: f.gatewayMode, GatewayDriver: f.gatewayDriver, SupervisorImage: f.supervisorImage, SandboxImage: f.sandboxImage,
+		GatewayMode: f.gatewayMode, GatewayDriver: f.gatewayDriver, SupervisorImage: f.supervisorImage, SandboxImage: f.sandboxImage, Verified: f.verified,
 		Env: runner.Environment{Getenv: os.LookupEnv, Environ: os.Environ, Root: os.DirFS("/"),
 			LookupHost: net.DefaultResolver.LookupHost, Explicit: "--set"},
 	})

@@ -13,6 +13,8 @@ import (
 // the images the sandbox and a started gateway use.
 type openshellFlags struct {
 	openshell, gateway, gatewayMode, gatewayDriver, supervisorImage, sandboxImage string
+	// verified is the verify step's hand-over the sandbox image must match.
+	verified runner.VerifiedImages
 }
 
 func (f *openshellFlags) add(fl *pflag.FlagSet) {
@@ -21,7 +23,9 @@ func (f *openshellFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.gatewayMode, "gateway", envOr("FULLSEND_GATEWAY", runner.GatewayAuto), "auto: use a registered healthy gateway, else start one; existing: never start one; start: always start one in this container (env FULLSEND_GATEWAY)")
 	fl.StringVar(&f.gatewayDriver, "gateway-driver", runner.DefaultGatewayDriver, "compute driver of a gateway the runner starts (podman; passed explicitly, so a Kubernetes executor never selects the kubernetes driver)")
 	fl.StringVar(&f.supervisorImage, "supervisor-image", os.Getenv("FULLSEND_SUPERVISOR_IMAGE"), "supervisor image of a gateway the runner starts, REPO@sha256:... (env FULLSEND_SUPERVISOR_IMAGE; the agent-sandbox image sets it)")
-	fl.StringVar(&f.sandboxImage, "sandbox-image", envOr("FULLSEND_SANDBOX_IMAGE", os.Getenv("FULLSEND_IMAGE")), "image every sandbox is created from, REPO@sha256:... (openshell sandbox create --from; env FULLSEND_SANDBOX_IMAGE, else FULLSEND_IMAGE, the image fullsend verify verified); required")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", os.Getenv("FULLSEND_SANDBOX_IMAGE"), "separate image every sandbox is created from (openshell sandbox create --from), REPO@sha256:..., exactly as fullsend verify --sandbox-image verified it (env FULLSEND_SANDBOX_IMAGE); default: the verified sandbox image, else the job's own verified image")
+	fl.StringVar(&f.verified.Image, "verified-image", os.Getenv("FULLSEND_IMAGE"), "the job's own image as fullsend verify printed it, REPO@sha256:... (its ref output; env FULLSEND_IMAGE); the default sandbox image")
+	fl.StringVar(&f.verified.SandboxImage, "verified-sandbox-image", os.Getenv("FULLSEND_VERIFIED_SANDBOX_IMAGE"), "the sandbox image as fullsend verify --sandbox-image printed it (its sandbox-ref output; env FULLSEND_VERIFIED_SANDBOX_IMAGE)")
 }
 
 // check refuses a --gateway value that is not a mode.

@@ -39,7 +39,9 @@ func newRunCmd() *cobra.Command {
 --policies-digest, required in CI, that it is the signed one; every policy and agent file
 against the manifest digests), resolves the runtime placeholders from the CI
 environment (GitHub Actions, GitLab CI) and --set, checks the openshell CLI
-version, ssh, the pinned sandbox image and the gateway (--gateway auto starts
+version, ssh, the sandbox image (pinned, and exactly an image fullsend verify
+verified and handed over: --verified-image, --verified-sandbox-image; refused
+in CI otherwise) and the gateway (--gateway auto starts
 openshell-gateway in the container, podman driver, when none is healthy),
 creates a sandbox from the pinned image with the resolved policy, confirms the sandbox
 enforces it, installs the agent, runs it with 'openshell sandbox exec',
@@ -144,6 +146,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		Stdout:       agentOut,
 		Log:          logOut,
 		SandboxImage: f.sandboxImage,
+		Verified:     f.verified,
 		CPU:          f.cpu,
 		Memory:       f.memory,
 		Providers:    providers,

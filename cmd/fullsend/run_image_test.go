@@ -62,7 +62,9 @@ func TestRunFromImage(t *testing.T) {
 	} {
 		t.Run(ci.name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "OPENSHELL_FAKE_FAIL": "exec-exit=3", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+			env := map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "OPENSHELL_FAKE_FAIL": "exec-exit=3",
+				// The verified image as the verify step hands it over.
+				"FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
 				// In CI the run needs the digest the verify step exports.
 				"FULLSEND_POLICIES_DIGEST": "sha256:" + bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(root, "opt", "fullsend", "policies", "manifest.json")))),
 				// The example's model provider is Vertex: project and region

@@ -43,7 +43,7 @@ func TestRunReapsSandboxOfSIGKILLedRun(t *testing.T) {
 	}
 	bin, project := runEnv(t)
 	state, home := t.TempDir(), t.TempDir()
-	env := map[string]string{"OPENSHELL_FAKE_STATE": state, "OPENSHELL_FAKE_GATEWAY": "up", "HOME": home, "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
+	env := map[string]string{"OPENSHELL_FAKE_STATE": state, "OPENSHELL_FAKE_GATEWAY": "up", "HOME": home, "FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
 	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, ".stub-sleep"), nil, 0o644)

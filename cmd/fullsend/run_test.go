@@ -106,21 +106,27 @@ func exitStatus(err error) int {
 func TestRunCommandCI(t *testing.T) {
 	bin, project := runEnv(t)
 	digest := bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
+	const jobImage = "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const sbImage = "ghcr.io/acme/sandbox@sha256:3333333333333333333333333333333333333333333333333333333333333333"
 	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want map[string]string
+		name    string
+		env     map[string]string
+		want    map[string]string
+		args    []string
+		sandbox string // the image sandbox create --from gets
 	}{
 		{"github", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/widgets",
 			"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": "https://api.github.com",
-			// the workflow passes the verify job's ref
-			"FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"},
-			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "42", "FORGE_HOST": "api.github.com"}},
+			// the workflow passes the verify job's ref and sandbox-ref
+			"FULLSEND_IMAGE": jobImage, "FULLSEND_VERIFIED_SANDBOX_IMAGE": sbImage},
+			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "42", "FORGE_HOST": "api.github.com"}, nil, sbImage},
 		{"gitlab", map[string]string{"GITLAB_CI": "true", "CI_PROJECT_NAMESPACE": "acme", "CI_PROJECT_NAME": "widgets",
 			"CI_SERVER_HOST": "gitlab.example.com", "CI_MERGE_REQUEST_IID": "7",
-			// fullsend verify's dotenv names the verified image
-			"FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"},
-			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "7", "FORGE_HOST": "gitlab.example.com"}},
+			// a CI/CD variable the flags below, from the artifact file, win over
+			"FULLSEND_IMAGE": "ghcr.io/evil/image@sha256:5555555555555555555555555555555555555555555555555555555555555555"},
+			map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "7", "FORGE_HOST": "gitlab.example.com"},
+			// as the template passes them from fullsend-verified.env
+			[]string{"--verified-image", jobImage, "--sandbox-image", jobImage}, jobImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -137,7 +143,7 @@ func TestRunCommandCI(t *testing.T) {
 				env["GITHUB_EVENT_PATH"] = ev
 				env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary.md")
 			}
-			cmd := fullsendCmd(bin, env, "run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--gateway-port", "0")
+			cmd := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--gateway-port", "0"}, tc.args...)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -151,6 +157,9 @@ func TestRunCommandCI(t *testing.T) {
 				if res.Placeholders[k] != v {
 					t.Errorf("{{%s}} = %q, want %q", k, res.Placeholders[k], v)
 				}
+			}
+			if res.SandboxImage != tc.sandbox {
+				t.Errorf("sandbox created from %q, want %s", res.SandboxImage, tc.sandbox)
 			}
 			if !res.Deleted || res.ManifestSHA256 != digest || !res.GatewayStarted {
 				t.Errorf("result %+v", res)
@@ -167,7 +176,7 @@ func TestRunCommandCI(t *testing.T) {
 func TestRunCommandFailures(t *testing.T) {
 	bin, project := runEnv(t)
 	base := func(dir string) map[string]string {
-		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
+		return map[string]string{"OPENSHELL_FAKE_STATE": dir, "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
 	}
 	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
 	t.Run("digest mismatch", func(t *testing.T) {
@@ -195,6 +204,22 @@ func TestRunCommandFailures(t *testing.T) {
 			}
 		})
 	}
+	// A sandbox image the verify step did not hand over stops the run in
+	// preflight, before any sandbox exists.
+	t.Run("unverified sandbox image in CI", func(t *testing.T) {
+		state := t.TempDir()
+		env := base(state)
+		env["GITHUB_ACTIONS"] = "true"
+		env["FULLSEND_POLICIES_DIGEST"] = "sha256:" + bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
+		env["FULLSEND_SANDBOX_IMAGE"] = "ghcr.io/evil/sandbox@sha256:5555555555555555555555555555555555555555555555555555555555555555"
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not an image the verify step verified")) {
+			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
+		}
+		if calls, _ := os.ReadFile(filepath.Join(state, "calls.jsonl")); bytes.Contains(calls, []byte(`"create"`)) {
+			t.Errorf("a sandbox was created from an unverified image:\n%s", calls)
+		}
+	})
 	t.Run("unpinned outside CI says so", func(t *testing.T) {
 		out, err := fullsendCmd(bin, base(t.TempDir()), append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte("warning: policies digest not pinned")) {
@@ -310,7 +335,7 @@ func TestAttackPassEnvStarForgeToken(t *testing.T) {
 		{"public pattern", []string{"--public-env", "FULLSEND_*"}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_SANDBOX_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+			env := map[string]string{"OPENSHELL_FAKE_STATE": t.TempDir(), "OPENSHELL_FAKE_GATEWAY": "up", "FULLSEND_IMAGE": "ghcr.io/fullsend-ai/agent-sandbox@sha256:1111111111111111111111111111111111111111111111111111111111111111",
 				"FULLSEND_AGENT": "helper-agent", "FULLSEND_AGENT_TOKEN": "fsat_0123456789"}
 			for k, v := range creds {
 				env[k] = v

@@ -119,6 +119,21 @@ func TestImageBuildSignCLI(t *testing.T) {
 	if err == nil || exitCode(err) != 1 || !errors.Is(err, sign.ErrNoValidSignature) {
 		t.Fatalf("wrong key: exit %d (%v), want 1 and ErrNoValidSignature", exitCode(err), err)
 	}
+
+	// --sandbox-image: the same image as its own sandbox image, by tag,
+	// is verified again and handed over by digest.
+	sbEnv := filepath.Join(dir, "verify-sandbox.env")
+	if _, stderr, err := runFullsend(t, "verify", "--key", filepath.Join(dir, "good.pub"), "--require-provenance", "--sandbox-image", tag, "--dotenv", sbEnv, tag); err != nil {
+		t.Fatalf("verify --sandbox-image: %v\n%s", err, stderr)
+	}
+	env, _ = os.ReadFile(sbEnv)
+	if want := "FULLSEND_VERIFIED_SANDBOX_IMAGE=" + host + "/acme/agents@" + rep.Digest + "\n"; !strings.Contains(string(env), want) {
+		t.Errorf("dotenv:\n%s\nwant %s", env, want)
+	}
+	_, _, err = runFullsend(t, "verify", "--key", filepath.Join(dir, "good.pub"), "--sandbox-image", host+"/acme/missing:v1", tag)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "sandbox image "+host+"/acme/missing:v1") {
+		t.Fatalf("missing sandbox image: exit %d (%v), want 1 naming it", exitCode(err), err)
+	}
 }
 
 // TestImageBuildSignLocalCLI: outside CI, `image build --sign --key` works

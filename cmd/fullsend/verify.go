@@ -32,6 +32,7 @@ type verifyFlags struct {
 	ignoreTlog          bool
 	ignoreSCT           bool
 	layout              string
+	sandboxImage        string
 	dotenv              string
 	githubOutput        bool
 	output              string
@@ -57,6 +58,13 @@ exits non-zero:
      (builder id ` + sign.LocalBuilderID + `, signed outside CI) passes only
      when --provenance-builder-id names it or the -regexp matches it
 
+With --sandbox-image, a second image, the one every sandbox is created from
+instead of IMAGE itself, is verified after IMAGE with the same signer and the
+same requirements (pinning, transparency, attestations, -a annotations); its
+signature names its own repository, and the policies digest (the job image's
+claim) is not asked of it. It is always read from its registry (where
+OpenShell pulls it), also with --layout.
+
 Keyed signatures are checked offline without a transparency log unless
 --require-tlog; keyless ones need their Rekor entry (inclusion promise,
 verified offline against the trusted root). The output says which mode ran.
@@ -64,12 +72,16 @@ verified offline against the trusted root). The output says which mode ran.
 On success it prints the verified REPO@sha256:..., appends ref, digest and
 policies-digest to $GITHUB_OUTPUT (and a summary to $GITHUB_STEP_SUMMARY) in
 GitHub Actions, and writes FULLSEND_IMAGE, FULLSEND_IMAGE_DIGEST and
-FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
+FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:. A verified
+sandbox image adds sandbox-ref and sandbox-digest (GitHub) or
+FULLSEND_VERIFIED_SANDBOX_IMAGE and FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST
+(--dotenv): the hand-over 'fullsend run' requires of a separate sandbox image.`,
 		Example: `  fullsend verify --key cosign.pub ghcr.io/acme/agents@sha256:...
   fullsend verify --key cosign.pub --require-provenance --require-sbom -o json ghcr.io/acme/agents:v1.2.0
   fullsend verify --certificate-identity https://github.com/acme/agents/.github/workflows/release.yml@refs/heads/main \
     --certificate-oidc-issuer https://token.actions.githubusercontent.com ghcr.io/acme/agents@sha256:...
   fullsend verify --key cosign.pub --dotenv verify.env registry.gitlab.com/acme/agents@sha256:...
+  fullsend verify --key cosign.pub --sandbox-image ghcr.io/acme/sandbox@sha256:... ghcr.io/acme/agents@sha256:...
   fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents     # offline, OCI layout
   fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents:v1.2.0`,
 		Args: cobra.ExactArgs(1),
@@ -97,7 +109,8 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: skip the Rekor check (the certificate must then be valid now)")
 	fl.BoolVar(&f.ignoreSCT, "insecure-ignore-sct", false, "keyless: skip the certificate-transparency check (private Fulcio without a CT log)")
 	fl.StringVar(&f.layout, "layout", "", "verify the image in this OCI layout directory (offline) instead of the registry; IMAGE is then REPO, REPO:TAG (checked against the layout's tag) or REPO@sha256:...")
-	fl.StringVar(&f.dotenv, "dotenv", "", "write FULLSEND_IMAGE, FULLSEND_IMAGE_DIGEST, FULLSEND_POLICIES_DIGEST to this dotenv file (GitLab artifacts:reports:dotenv)")
+	fl.StringVar(&f.sandboxImage, "sandbox-image", "", "also verify this separate sandbox image (REPO@sha256:..., or a tag resolved once) with the same signer and requirements, and export it as the sandbox image fullsend run must use")
+	fl.StringVar(&f.dotenv, "dotenv", "", "write FULLSEND_IMAGE, FULLSEND_IMAGE_DIGEST, FULLSEND_POLICIES_DIGEST (and FULLSEND_VERIFIED_SANDBOX_IMAGE[_DIGEST]) to this dotenv file (GitLab artifacts:reports:dotenv)")
 	fl.BoolVar(&f.githubOutput, "github-output", true, "in GitHub Actions, append to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY")
 	addOutputFlag(cmd, &f.output)
 	return cmd
@@ -105,7 +118,7 @@ FULLSEND_POLICIES_DIGEST to --dotenv for a GitLab CI job's image:.`,
 
 func (f *verifyFlags) options(ctx context.Context, stderr io.Writer, img string) (verify.Options, error) {
 	o := verify.Options{
-		Image: img, Layout: f.layout, RequireDigest: f.requireDigest, Keys: f.keys,
+		Image: img, Layout: f.layout, SandboxImage: f.sandboxImage, RequireDigest: f.requireDigest, Keys: f.keys,
 		TrustedRoot: f.trustedRoot, Repository: f.repository,
 		RequireTlog: f.requireTlog, InsecureIgnoreTlog: f.ignoreTlog, InsecureIgnoreSCT: f.ignoreSCT,
 		RequireProvenance: f.requireProvenance, RequireSBOM: f.requireSBOM,
