@@ -25,6 +25,10 @@ type contribution struct {
 	rules      []openshell.Rule
 	allowedIPs []string
 	binaries   []string
+	// allowEncodedSlash lets request paths carry %2F (a catalog profile's
+	// GitLab endpoint); one contribution that sets it sets it for the
+	// merged endpoint.
+	allowEncodedSlash bool
 	// binFrom adds, per binary, the sources that made it a network binary
 	// (the tool rule that allows the command), beyond from.
 	binFrom map[string][]bundle.Source
@@ -147,6 +151,7 @@ func (b *builder) addProfile(name string, at Pos, reason string, bins []string, 
 		c := contribution{
 			host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
 			allowedIPs: ep.AllowedIPs, binaries: bins, from: src(at, reason), baseline: baseline,
+			allowEncodedSlash: ep.AllowEncodedSlash,
 		}
 		if len(ep.Binaries) > 0 {
 			c.binaries = ep.Binaries

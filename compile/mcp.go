@@ -111,17 +111,31 @@ func (b *builder) mcpEndpoint(u *mcpUse) {
 			s.Name, b.version, since, s.Host)
 		return
 	}
-	// Every binary the catalog lists for the runtime: an npm-installed
-	// Claude Code runs as node, and OpenShell matches the executable, not
-	// the script it runs (sandbox-policy.rego:164 @ v0.0.111). Lint rule
-	// FS016 lets an interpreter reach an mcp endpoint whose tools/call
-	// rules name tools exactly, as these do.
-	// A grant of every tool of the server keeps to the runtime's own
-	// executable (the catalog's first binary): FS016 refuses an interpreter
-	// there, so an npm-installed Claude Code needs the tools named.
-	bins := b.cat.Runtimes[b.runtime].Binaries
-	if u.anyTool && len(bins) > 1 {
-		bins = bins[:1]
+	// Named tools: every binary the catalog lists for the runtime. An
+	// npm-installed Claude Code runs as node, and OpenShell matches the
+	// executable (or an ancestor's), never the script it runs
+	// (sandbox-policy.rego:147-172, argv excluded at 164, @ v0.0.83 and
+	// v0.0.111). Lint rule FS016 accepts an interpreter on an mcp endpoint
+	// whose tools/call rules name tools exactly: whatever node process uses
+	// the grant, it reaches only the tools the agent declared.
+	//
+	// Every tool of the server (mcp__server, mcp__server__*): the
+	// runtime's own executable only, and FS016 keeps refusing the
+	// interpreter there, with no exemption. With node listed, every node
+	// process of the sandbox could call any tool of the server, write
+	// tools included: not only Claude Code's own tree (which ancestor
+	// matching lets through whichever executable is listed) but a node
+	// process that left it (double-forked, reparented) or was started
+	// beside it. The compile cannot know how the image installs the
+	// runtime, so it says what an npm install loses; naming the tools
+	// works for both installs and is the least privilege anyway.
+	all := b.cat.Runtimes[b.runtime].Binaries
+	bins := all
+	if u.anyTool && len(all) > 1 {
+		bins = all[:1]
+		b.warnf(u.at, "tools", "name the tools (mcp__"+s.Name+"__TOOL): named tools are granted to every executable the runtime runs as",
+			"MCP server %q: a grant of every tool reaches it from %s only; an npm-installed %s runs as %s and is denied (lint FS016 refuses an interpreter where any tool may be called)",
+			s.Name, all[0], b.runtime, strings.Join(all[1:], " or "))
 	}
 	if len(bins) == 0 {
 		b.warnf(u.at, "tools", "add the runtime's binaries to the catalog",

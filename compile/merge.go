@@ -229,6 +229,9 @@ func (m *endpointMerge) add(c contribution) {
 	for _, ip := range c.allowedIPs {
 		m.ips[ip] = true
 	}
+	if c.allowEncodedSlash {
+		m.ep.AllowEncodedSlash = true
+	}
 	if len(c.rules) > 0 {
 		m.hasRules = true
 	}

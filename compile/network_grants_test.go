@@ -218,42 +218,6 @@ func TestBedrockBaseline(t *testing.T) {
 	}
 }
 
-// TestGlabReads: Bash(glab) implies the GitLab REST v4 reads on
-// {{FORGE_HOST}} (glab issue view/list, glab mr list, glab label list);
-// notes are declared (gitlab-write) and raise the tier.
-func TestGlabReads(t *testing.T) {
-	c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Bash(glab issue view *)", 4)}, nil), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Tier != policycue.TierNetwork {
-		t.Errorf("tier = %s", c.Tier)
-	}
-	p := c.Policy.Clone()
-	if _, err := openshell.ApplyPlaceholders(p, map[string]string{"FORGE_HOST": "gitlab.com", "ISSUE_NUMBER": "5"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		req   string
-		allow bool
-	}{
-		{"GET https://gitlab.com/api/v4/projects/123/issues/5 from /usr/bin/glab", true},
-		{"GET https://gitlab.com/api/v4/projects/123/issues/5/notes from /usr/bin/glab", true},
-		{"GET https://gitlab.com/api/v4/projects/123/merge_requests from /usr/bin/glab", true},
-		{"GET https://gitlab.com/api/v4/projects/123/labels from /usr/bin/glab", true},
-		{"POST https://gitlab.com/api/v4/projects/123/issues/5/notes from /usr/bin/glab", false},
-		{"DELETE https://gitlab.com/api/v4/projects/123 from /usr/bin/glab", false},
-	} {
-		r, err := openshell.ParseRequest(tc.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := openshell.Decide(p, r); d.Allowed != tc.allow {
-			t.Errorf("%s: allowed=%v (%s), want %v", tc.req, d.Allowed, d.Reason, tc.allow)
-		}
-	}
-}
-
 func TestSamplers(t *testing.T) {
 	for in, want := range map[string]string{
 		"/repos/o/r":            "/repos/o/r",

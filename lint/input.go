@@ -280,6 +280,8 @@ var inferenceAPIs = []struct{ host, path string }{
 	{"iamcredentials.googleapis.com", "/v1/projects/-/serviceAccounts/*"},
 	{"bedrock-runtime.*.amazonaws.com", "/model/*/invoke"},
 	{"bedrock-runtime.*.amazonaws.com", "/model/*/invoke-with-response-stream"},
+	{"bedrock-runtime.*.amazonaws.com", "/model/*/converse"},
+	{"bedrock-runtime.*.amazonaws.com", "/model/*/converse-stream"},
 }
 
 func inferenceRule(host string, m *openshell.Match) bool {

@@ -104,6 +104,9 @@ type CatalogEndpoint struct {
 	Rules      []CatalogRule `json:"rules,omitempty"`
 	AllowedIPs []string      `json:"allowed_ips,omitempty"`
 	Binaries   []string      `json:"binaries,omitempty"`
+	// AllowEncodedSlash lets request paths carry %2F, kept encoded for
+	// matching (a GitLab project id such as group%2Fproject).
+	AllowEncodedSlash bool `json:"allow_encoded_slash,omitempty"`
 }
 
 // CatalogRule is one method/path (and query) allowance, or one GraphQL

@@ -91,6 +91,8 @@ default inference_apis := [
 	{"host": "iamcredentials.googleapis.com", "path": "/v1/projects/-/serviceAccounts/*"},
 	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke"},
 	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/invoke-with-response-stream"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/converse"},
+	{"host": "bedrock-runtime.*.amazonaws.com", "path": "/model/*/converse-stream"},
 ]
 
 inference_apis := data.fullsend.inference_apis

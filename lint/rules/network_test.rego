@@ -170,6 +170,26 @@ test_fs016_mcp_tool_glob_writes if {
 	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([t.without(other, {"access"})], ["/usr/bin/node"])
 }
 
+# The endpoint policy compile emits for mcp__server (every tool of the
+# server, compile/mcp.go): the handshake, tools/list and tools/call without
+# a tool. Claude Code's native executable may reach it; node (an npm
+# install) may not, with or without the other runtime binaries beside it:
+# no exemption for whole-server grants.
+test_fs016_mcp_whole_server_compile_shape if {
+	whole := t.without(t.ep({"protocol": "mcp", "rules": [
+		{"allow": {"method": "initialize"}}, {"allow": {"method": "notifications/initialized"}},
+		{"allow": {"method": "tools/list"}}, {"allow": {"method": "tools/call"}},
+	]}), {"access"})
+	count(net.deny_interpreter_writes) == 0 with input as t.policy([whole], ["/usr/local/bin/claude"])
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([whole], ["/usr/bin/node"])
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([whole], ["/usr/local/bin/claude", "/usr/local/bin/node"])
+	starred := json.patch(whole, [{"op": "add", "path": "/rules/3/allow/tool", "value": "*"}])
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([starred], ["/usr/bin/node"])
+	# access presets on an mcp endpoint are whole-server grants too.
+	preset := t.ep({"protocol": "mcp", "access": "full"})
+	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([preset], ["/usr/bin/node"])
+}
+
 test_fs017_raw_tool_credentialed if {
 	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "api.github.com"})], ["/usr/bin/ssh"])
 	l4 := t.without(t.ep({"host": "github.com"}), {"protocol", "access", "enforcement"})
