@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -31,9 +32,15 @@ type Options struct {
 	Checks []Check
 	// Strict makes every warning an error.
 	Strict bool
+	// Workers bounds how many agents are compiled, and how many checks
+	// run, at once: 0 means GOMAXPROCS, 1 compiles serially. The output is
+	// the same byte for byte whatever the value.
+	Workers int
 }
 
-// Check inspects the compiled output and reports diagnostics.
+// Check inspects the compiled output and reports diagnostics. The checks of
+// one compilation may run concurrently with each other: a Check reads out
+// and must not modify it.
 type Check func(ctx context.Context, out *Output) (Diagnostics, error)
 
 // Compiled is one agent's compiled policy and what is known about it.
@@ -115,18 +122,33 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if files == nil {
 		files = map[string]string{}
 	}
+	var filesMu sync.Mutex
 	load := func(name string) ([]byte, error) {
 		data, err := readNoLinks(fsys, name)
 		if err == nil {
-			files[name] = bundle.SHA256Hex(data)
+			sum := bundle.SHA256Hex(data)
+			filesMu.Lock()
+			files[name] = sum
+			filesMu.Unlock()
 		}
 		return data, err
 	}
-	for _, a := range proj.Agents {
-		c, ds := compileAgent(proj, a, opts, load)
-		diags = append(diags, ds...)
-		if c != nil {
-			out.Agents[a.Name] = c
+	// Agents compile independently (the project and the catalog are only
+	// read), so they compile concurrently; results are collected in the
+	// project's order, which keeps diagnostics deterministic.
+	type result struct {
+		c     *Compiled
+		diags Diagnostics
+	}
+	results := make([]result, len(proj.Agents))
+	forEach(len(proj.Agents), opts.Workers, func(i int) {
+		c, ds := compileAgent(proj, proj.Agents[i], opts, load)
+		results[i] = result{c, ds}
+	})
+	for i, a := range proj.Agents {
+		diags = append(diags, results[i].diags...)
+		if results[i].c != nil {
+			out.Agents[a.Name] = results[i].c
 		}
 	}
 	strict()
@@ -135,22 +157,44 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
 		return nil, compileError(diags, out)
 	}
-	if err := out.emit(files); err != nil {
+	if err := out.emit(files, opts.Workers); err != nil {
 		return nil, err
 	}
-	for _, check := range opts.Checks {
-		ds, err := check(ctx, out)
-		if err != nil {
-			return nil, err
-		}
-		diags = append(diags, ds...)
+	ds, err := runChecks(ctx, out, opts.Checks, opts.Workers)
+	if err != nil {
+		return nil, err
 	}
+	diags = append(diags, ds...)
 	strict()
 	if err := diags.Err(); err != nil {
 		return nil, compileError(diags, out)
 	}
 	out.Warnings = diags
 	return out, nil
+}
+
+// runChecks runs the checks on out, up to workers at once (workerCount),
+// and returns their diagnostics in the order of checks; the first error in
+// that order wins. The checks are independent of each other, so a long one
+// (lint) overlaps the others (validate, expectations) instead of waiting.
+func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (Diagnostics, error) {
+	type result struct {
+		diags Diagnostics
+		err   error
+	}
+	results := make([]result, len(checks))
+	forEach(len(checks), workers, func(i int) {
+		ds, err := checks[i](ctx, out)
+		results[i] = result{ds, err}
+	})
+	var diags Diagnostics
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
+		}
+		diags = append(diags, r.diags...)
+	}
+	return diags, nil
 }
 
 func compileError(ds Diagnostics, out *Output) error {

@@ -11,14 +11,23 @@ import (
 )
 
 // emit renders every compiled agent's policy, the provenance sidecar and the
-// manifest into o.Files, deterministically.
-func (o *Output) emit(files map[string]string) error {
+// manifest into o.Files, deterministically. The policies are marshalled on
+// up to workers goroutines (workerCount); everything else is assembled in
+// name order.
+func (o *Output) emit(files map[string]string, workers int) error {
 	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}}
 	prov := &bundle.ProvenanceFile{Schema: bundle.ProvenanceSchema, Agents: map[string]map[string][]bundle.Source{}}
-	for _, name := range o.AgentNames() {
+	names := o.AgentNames()
+	docs := make([][]byte, len(names))
+	errs := make([]error, len(names))
+	forEach(len(names), workers, func(i int) {
+		c := o.Agents[names[i]]
+		docs[i], errs[i] = openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
+	})
+	for i, name := range names {
 		c := o.Agents[name]
 		file := name + ".yaml"
-		data, err := openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
+		data, err := docs[i], errs[i]
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}

@@ -65,6 +65,10 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	defer root.Close()
 	fsys := root.FS()
+	// The lint rules parse and compile while the project loads and
+	// compiles: the two share no data until the lint check runs.
+	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)})
+	defer engine.wait(ctx) // the goroutine never outlives CompileDir
 	// Every file is read and every problem of every file reported in one
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
@@ -85,7 +89,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	for name := range proj.byName {
 		known[name] = true
 	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), expectationsCheck(fsys, known)}
+	opts.Checks = []Check{ValidateCheck, lintCheck(engine.wait), expectationsCheck(fsys, known)}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -129,28 +133,60 @@ func dirFS(dirs []string) []fs.FS {
 // for the target version, with its open placeholders resolved to example
 // values: that is the document OpenShell will load. A compiled policy that
 // fails is a compiler bug or a catalog error; either way nothing is written.
-func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
-	var ds Diagnostics
-	for _, name := range out.AgentNames() {
-		file := "policies/" + name + ".yaml"
-		p := out.Agents[name].Policy.Clone()
+// The policies are validated concurrently (GOMAXPROCS at once); the
+// diagnostics come in agent name order.
+func ValidateCheck(ctx context.Context, out *Output) (Diagnostics, error) {
+	return validateCheck(0)(ctx, out)
+}
+
+// validateCheck is ValidateCheck on up to workers goroutines (workerCount).
+func validateCheck(workers int) Check {
+	return func(_ context.Context, out *Output) (Diagnostics, error) {
+		names := out.AgentNames()
+		per := make([]Diagnostics, len(names))
+		errs := make([]error, len(names))
+		forEach(len(names), workers, func(i int) {
+			per[i], errs[i] = validateOne(out, names[i])
+		})
+		var ds Diagnostics
+		for i := range names {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			ds = append(ds, per[i]...)
+		}
+		return ds, nil
+	}
+}
+
+// validateOne validates one agent's policy as OpenShell will load it. A
+// policy with no open placeholder is validated as the bytes emit wrote
+// (substituting examples would change nothing); the others are cloned,
+// given example values and marshalled again.
+func validateOne(out *Output, name string) (Diagnostics, error) {
+	file := "policies/" + name + ".yaml"
+	c := out.Agents[name]
+	data, ok := out.Files[name+".yaml"]
+	if !ok || len(c.Placeholders) > 0 {
+		p := c.Policy.Clone()
 		if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		data, err := openshell.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
-		if err != nil {
+		var err error
+		if data, err = openshell.Marshal(p, header(c, out.OpenShellVersion)); err != nil {
 			return nil, err
 		}
-		for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
-			sev := SeverityWarning
-			if d.IsFatal() { // errors and traps: a compiled policy never holds either
-				sev = SeverityError
-			}
-			ds = append(ds, Diagnostic{
-				Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
-				Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
-			})
+	}
+	var ds Diagnostics
+	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
+		sev := SeverityWarning
+		if d.IsFatal() { // errors and traps: a compiled policy never holds either
+			sev = SeverityError
 		}
+		ds = append(ds, Diagnostic{
+			Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
+			Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
+		})
 	}
 	return ds, nil
 }
@@ -159,12 +195,18 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 // fullsend context; deny findings fail the compile, warn findings are
 // reported. Findings point at the agent or skill line from provenance.
 func LintCheck(lo lint.Options) Check {
+	return lintCheck(func(ctx context.Context) (*lint.Engine, error) { return lint.New(ctx, lo) })
+}
+
+// lintCheck is LintCheck with the engine from newEngine, which may have
+// been started before the compile (startLint).
+func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
 		agents := map[string]lint.AgentInfo{}
 		for name, c := range out.Agents {
 			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
 		}
-		engine, err := lint.New(ctx, lo)
+		engine, err := newEngine(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("loading lint rules: %w", err)
 		}
@@ -204,6 +246,32 @@ func LintCheck(lo lint.Options) Check {
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
 		return ds, nil
 	}
+}
+
+// pendingEngine is a lint engine being prepared on its own goroutine.
+type pendingEngine struct {
+	done   chan struct{}
+	engine *lint.Engine
+	err    error
+}
+
+// startLint starts lint.New(ctx, lo) on a new goroutine; wait returns its
+// result. Every caller must wait before returning, so that the goroutine
+// never outlives the compilation.
+func startLint(ctx context.Context, lo lint.Options) *pendingEngine {
+	p := &pendingEngine{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.engine, p.err = lint.New(ctx, lo)
+	}()
+	return p
+}
+
+// wait blocks until the engine is ready (or failed) and returns it. It
+// takes a context only to match lintCheck's engine constructor.
+func (p *pendingEngine) wait(context.Context) (*lint.Engine, error) {
+	<-p.done
+	return p.engine, p.err
 }
 
 // reachable returns the agents name can start through Agent(), directly or
