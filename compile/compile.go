@@ -36,6 +36,9 @@ type Options struct {
 	// run, at once: 0 means GOMAXPROCS, 1 compiles serially. The output is
 	// the same byte for byte whatever the value.
 	Workers int
+
+	// timeline records the stages (CompileDir passes its own).
+	timeline *timeline
 }
 
 // Check inspects the compiled output and reports diagnostics. The checks of
@@ -65,6 +68,10 @@ type Compiled struct {
 	TierWhy []TierReason
 
 	catalog *policycue.Catalog
+	// doc and docErr are Marshal's result on Policy, computed by the
+	// worker that compiled the agent; emit writes doc.
+	doc    []byte
+	docErr error
 }
 
 // Output is a compiled project: the policies, the manifest and the
@@ -77,6 +84,9 @@ type Output struct {
 	// their exact bytes.
 	Files    map[string][]byte
 	Warnings Diagnostics
+	// Stages is when each stage of the compilation ran, by start: for
+	// `policy compile --timings`, never part of the bundle.
+	Stages []Stage
 }
 
 // AgentNames returns the compiled agent names, sorted.
@@ -100,6 +110,9 @@ var ErrCompile = errors.New("compilation failed")
 func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Output, error) {
 	if opts.OpenShellVersion == "" {
 		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
+	}
+	if opts.timeline == nil {
+		opts.timeline = newTimeline()
 	}
 	if opts.Catalog == nil {
 		cat, err := policycue.LoadCatalog(nil, "")
@@ -134,17 +147,23 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		return data, err
 	}
 	// Agents compile independently (the project and the catalog are only
-	// read), so they compile concurrently; results are collected in the
-	// project's order, which keeps diagnostics deterministic.
+	// read), so they compile, and their policies are marshalled,
+	// concurrently; results are collected in the project's order, which
+	// keeps diagnostics deterministic.
 	type result struct {
 		c     *Compiled
 		diags Diagnostics
 	}
 	results := make([]result, len(proj.Agents))
+	endCompile := opts.timeline.begin("compile")
 	forEach(len(proj.Agents), opts.Workers, func(i int) {
 		c, ds := compileAgent(proj, proj.Agents[i], opts, load)
+		if c != nil {
+			c.doc, c.docErr = openshell.Marshal(c.Policy, header(c, opts.OpenShellVersion))
+		}
 		results[i] = result{c, ds}
 	})
+	endCompile()
 	for i, a := range proj.Agents {
 		diags = append(diags, results[i].diags...)
 		if results[i].c != nil {
@@ -157,9 +176,11 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
 		return nil, compileError(diags, out)
 	}
-	if err := out.emit(files, opts.Workers); err != nil {
+	endEmit := opts.timeline.begin("emit")
+	if err := out.emit(files); err != nil {
 		return nil, err
 	}
+	endEmit()
 	ds, err := runChecks(ctx, out, opts.Checks, opts.Workers)
 	if err != nil {
 		return nil, err
@@ -170,6 +191,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		return nil, compileError(diags, out)
 	}
 	out.Warnings = diags
+	out.Stages = opts.timeline.list()
 	return out, nil
 }
 

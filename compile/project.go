@@ -49,10 +49,14 @@ func (e *OptionError) Unwrap() error { return e.Err }
 // of the project; writing is Write's job. An invalid option is an *OptionError
 // (a refused Set assignment a *placeholder.AssignmentError).
 func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, error) {
+	tl := newTimeline()
+	endCatalog := tl.begin("catalog")
 	opts, err := po.resolve()
 	if err != nil {
 		return nil, err
 	}
+	endCatalog()
+	opts.timeline = tl
 	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("project directory: %w", err)
 	} else if !st.IsDir() {
@@ -67,12 +71,14 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	fsys := root.FS()
 	// The lint rules parse and compile while the project loads and
 	// compiles: the two share no data until the lint check runs.
-	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)})
+	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)}, tl)
 	defer engine.wait(ctx) // the goroutine never outlives CompileDir
 	// Every file is read and every problem of every file reported in one
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
+	endLoad := tl.begin("load")
 	proj, diags, _ := loadPartial(fsys)
+	endLoad()
 	if len(po.Agents) > 0 {
 		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
 			return nil, err
@@ -89,7 +95,11 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	for name := range proj.byName {
 		known[name] = true
 	}
-	opts.Checks = []Check{ValidateCheck, lintCheck(engine.wait), expectationsCheck(fsys, known)}
+	opts.Checks = []Check{
+		timed(tl, "validate", ValidateCheck),
+		timed(tl, "lint", lintCheck(engine.wait)),
+		timed(tl, "expectations", expectationsCheck(fsys, known)),
+	}
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -202,16 +212,24 @@ func LintCheck(lo lint.Options) Check {
 // been started before the compile (startLint).
 func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
-		agents := map[string]lint.AgentInfo{}
-		for name, c := range out.Agents {
-			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+		// What each agent writes (lint.Writes matches every endpoint's
+		// rules) is computed on GOMAXPROCS goroutines, in name order.
+		names := out.AgentNames()
+		infos := make([]lint.AgentInfo, len(names))
+		forEach(len(names), 0, func(i int) {
+			c := out.Agents[names[i]]
+			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+		})
+		agents := make(map[string]lint.AgentInfo, len(names))
+		for i, name := range names {
+			agents[name] = infos[i]
 		}
 		engine, err := newEngine(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("loading lint rules: %w", err)
 		}
-		var inputs []lint.Input
-		for _, name := range out.AgentNames() {
+		inputs := make([]lint.Input, 0, len(names))
+		for _, name := range names {
 			c := out.Agents[name]
 			inputs = append(inputs, lint.Input{
 				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
@@ -255,13 +273,14 @@ type pendingEngine struct {
 	err    error
 }
 
-// startLint starts lint.New(ctx, lo) on a new goroutine; wait returns its
-// result. Every caller must wait before returning, so that the goroutine
+// startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
+// the stage "lint rules"; wait returns its result. Every caller must wait before returning, so that the goroutine
 // never outlives the compilation.
-func startLint(ctx context.Context, lo lint.Options) *pendingEngine {
+func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
 	p := &pendingEngine{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		defer tl.begin("lint rules")()
 		p.engine, p.err = lint.New(ctx, lo)
 	}()
 	return p
