@@ -20,9 +20,9 @@ import (
 // the same diagnostics in the same order.
 func TestParallelMatchesSerial(t *testing.T) {
 	dirs := map[string]string{
-		"generated":  writeMapFS(t, genProject(96)),
-		"warnings":   writeMapFS(t, diagnosticProject(48, false)),
-		"errors":     writeMapFS(t, diagnosticProject(48, true)),
+		"generated": writeMapFS(t, genProject(96)),
+		"warnings":  writeMapFS(t, diagnosticProject(48, false)),
+		"errors":    writeMapFS(t, diagnosticProject(48, true)),
 	}
 	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
 		dirs[name] = filepath.Join("..", "testdata", name)
