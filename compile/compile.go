@@ -33,8 +33,9 @@ type Options struct {
 	// Strict makes every warning an error.
 	Strict bool
 	// Workers bounds how many agents are compiled, and how many checks
-	// run, at once: 0 means GOMAXPROCS, 1 compiles serially. The output is
-	// the same byte for byte whatever the value.
+	// run, at once: 0 means GOMAXPROCS agents and every check at once, 1
+	// compiles and checks serially. The output is the same byte for byte
+	// whatever the value.
 	Workers int
 
 	// timeline records the stages (CompileDir passes its own).
@@ -195,8 +196,8 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	return out, nil
 }
 
-// runChecks runs the checks on out, up to workers at once (workerCount),
-// and returns their diagnostics in the order of checks; the first error in
+// runChecks runs the checks on out, up to workers at once (all of them
+// when workers is 0), and returns their diagnostics in the order of checks; the first error in
 // that order wins. The checks are independent of each other, so a long one
 // (lint) overlaps the others (validate, expectations) instead of waiting.
 func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (Diagnostics, error) {
@@ -205,6 +206,9 @@ func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (D
 		err   error
 	}
 	results := make([]result, len(checks))
+	if workers <= 0 {
+		workers = len(checks)
+	}
 	forEach(len(checks), workers, func(i int) {
 		ds, err := checks[i](ctx, out)
 		results[i] = result{ds, err}
