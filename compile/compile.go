@@ -40,6 +40,10 @@ type Options struct {
 
 	// timeline records the stages (CompileDir passes its own).
 	timeline *timeline
+	// checksReadAgents is set when the checks read only the Output's
+	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
+	// beside them.
+	checksReadAgents bool
 }
 
 // Check inspects the compiled output and reports diagnostics. The checks of
@@ -177,12 +181,31 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
 		return nil, compileError(diags, out)
 	}
-	endEmit := opts.timeline.begin("emit")
-	if err := out.emit(files); err != nil {
-		return nil, err
+	emit := func() error {
+		defer opts.timeline.begin("emit")()
+		return out.emit(files)
 	}
-	endEmit()
-	ds, err := runChecks(ctx, out, opts.Checks, opts.Workers)
+	var (
+		ds  Diagnostics
+		err error
+	)
+	if opts.checksReadAgents && opts.Workers != 1 {
+		// The checks read only out.Agents, which emit does not write:
+		// the manifest and provenance encode while the checks run.
+		var emitErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { emitErr = emit() })
+		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
+		wg.Wait()
+		if emitErr != nil {
+			return nil, emitErr
+		}
+	} else {
+		if err := emit(); err != nil {
+			return nil, err
+		}
+		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
+	}
 	if err != nil {
 		return nil, err
 	}

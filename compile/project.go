@@ -100,6 +100,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 		timed(tl, "lint", lintCheck(engine.wait)),
 		timed(tl, "expectations", expectationsCheck(fsys, known)),
 	}
+	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -170,14 +171,15 @@ func validateCheck(workers int) Check {
 }
 
 // validateOne validates one agent's policy as OpenShell will load it. A
-// policy with no open placeholder is validated as the bytes emit wrote
+// policy with no open placeholder is validated as the bytes emit writes
 // (substituting examples would change nothing); the others are cloned,
-// given example values and marshalled again.
+// given example values and marshalled again. It reads only out.Agents and
+// out.OpenShellVersion, so it may run beside emit.
 func validateOne(out *Output, name string) (Diagnostics, error) {
 	file := "policies/" + name + ".yaml"
 	c := out.Agents[name]
-	data, ok := out.Files[name+".yaml"]
-	if !ok || len(c.Placeholders) > 0 {
+	data := c.doc // what emit writes, marshalled by the compile worker
+	if data == nil || len(c.Placeholders) > 0 {
 		p := c.Policy.Clone()
 		if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
