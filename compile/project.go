@@ -276,13 +276,14 @@ type pendingEngine struct {
 }
 
 // startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
-// the stage "lint rules"; wait returns its result. Every caller must wait before returning, so that the goroutine
+// the stage "lint-rules"; wait returns its result. Every caller must wait
+// before returning, so that the goroutine
 // never outlives the compilation.
 func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
 	p := &pendingEngine{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		defer tl.begin("lint rules")()
+		defer tl.begin("lint-rules")()
 		p.engine, p.err = lint.New(ctx, lo)
 	}()
 	return p

@@ -161,7 +161,7 @@ whole project).`,
 	flags.register(cmd)
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/policies)")
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit non-zero with a diff when the output directory is stale")
-	cmd.Flags().BoolVar(&timings, "timings", false, "print when each stage ran (catalog, lint rules, load, compile, emit, validate, lint, expectations, write) to stderr")
+	cmd.Flags().BoolVar(&timings, "timings", false, "print when each stage ran (catalog, lint-rules, load, compile, emit, validate, lint, expectations, write) to stderr")
 	addOutputFlag(cmd, &output)
 	return cmd
 }
