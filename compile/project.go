@@ -277,8 +277,7 @@ type pendingEngine struct {
 
 // startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
 // the stage "lint-rules"; wait returns its result. Every caller must wait
-// before returning, so that the goroutine
-// never outlives the compilation.
+// before returning, so that the goroutine never outlives the compilation.
 func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
 	p := &pendingEngine{done: make(chan struct{})}
 	go func() {
