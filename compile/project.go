@@ -215,7 +215,8 @@ func LintCheck(lo lint.Options) Check {
 func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
 		// What each agent writes (lint.Writes matches every endpoint's
-		// rules) is computed on GOMAXPROCS goroutines, in name order.
+		// rules), then each input, is computed on GOMAXPROCS goroutines,
+		// in name order.
 		names := out.AgentNames()
 		infos := make([]lint.AgentInfo, len(names))
 		forEach(len(names), 0, func(i int) {
@@ -230,18 +231,18 @@ func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 		if err != nil {
 			return nil, fmt.Errorf("loading lint rules: %w", err)
 		}
-		inputs := make([]lint.Input, 0, len(names))
-		for _, name := range names {
-			c := out.Agents[name]
-			inputs = append(inputs, lint.Input{
+		inputs := make([]lint.Input, len(names))
+		forEach(len(names), 0, func(i int) {
+			name, c := names[i], out.Agents[names[i]]
+			inputs[i] = lint.Input{
 				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
 				Context: lint.Context{
 					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
 					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
 					Agents: reachable(agents, name),
 				},
-			})
-		}
+			}
+		})
 		report, err := engine.Lint(ctx, inputs)
 		if err != nil {
 			return nil, fmt.Errorf("linting: %w", err)
