@@ -2,6 +2,8 @@ package compile
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
@@ -9,7 +11,10 @@ import (
 
 // BenchmarkCompileStages splits bench/compile.sh's 1000-agent run into its
 // stages: load (discover + parse), compile (derive + merge + emit), and
-// each check (validate, lint) on the compiled output.
+// each check (validate, lint) on the compiled output, each on its own, and
+// the whole pipeline as `fullsend policy compile` runs it (CompileDir on a
+// directory, the lint rules compiled while the project compiles, the
+// checks overlapping), without the final Write.
 func BenchmarkCompileStages(b *testing.B) {
 	const n = 1000
 	fsys := genProject(n)
@@ -26,6 +31,23 @@ func BenchmarkCompileStages(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	b.Run("pipeline", func(b *testing.B) {
+		dir := b.TempDir()
+		for name, f := range fsys {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			if _, err := CompileDir(ctx, dir, ProjectOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("load", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := Load(fsys); err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -31,9 +32,23 @@ type Options struct {
 	Checks []Check
 	// Strict makes every warning an error.
 	Strict bool
+	// Workers bounds how many agents are compiled, and how many checks
+	// run, at once: 0 means GOMAXPROCS agents and every check at once, 1
+	// compiles and checks serially. The output is the same byte for byte
+	// whatever the value.
+	Workers int
+
+	// timeline records the stages (CompileDir passes its own).
+	timeline *timeline
+	// checksReadAgents is set when the checks read only the Output's
+	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
+	// beside them.
+	checksReadAgents bool
 }
 
-// Check inspects the compiled output and reports diagnostics.
+// Check inspects the compiled output and reports diagnostics. The checks of
+// one compilation may run concurrently with each other: a Check reads out
+// and must not modify it.
 type Check func(ctx context.Context, out *Output) (Diagnostics, error)
 
 // Compiled is one agent's compiled policy and what is known about it.
@@ -58,6 +73,10 @@ type Compiled struct {
 	TierWhy []TierReason
 
 	catalog *policycue.Catalog
+	// doc and docErr are Marshal's result on Policy, computed by the
+	// worker that compiled the agent; emit writes doc.
+	doc    []byte
+	docErr error
 }
 
 // Output is a compiled project: the policies, the manifest and the
@@ -70,6 +89,9 @@ type Output struct {
 	// their exact bytes.
 	Files    map[string][]byte
 	Warnings Diagnostics
+	// Stages is when each stage of the compilation ran, by start: for
+	// `policy compile --timings`, never part of the bundle.
+	Stages []Stage
 }
 
 // AgentNames returns the compiled agent names, sorted.
@@ -94,6 +116,9 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if opts.OpenShellVersion == "" {
 		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
 	}
+	if opts.timeline == nil {
+		opts.timeline = newTimeline()
+	}
 	if opts.Catalog == nil {
 		cat, err := policycue.LoadCatalog(nil, "")
 		if err != nil {
@@ -115,18 +140,39 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if files == nil {
 		files = map[string]string{}
 	}
+	var filesMu sync.Mutex
 	load := func(name string) ([]byte, error) {
 		data, err := readNoLinks(fsys, name)
 		if err == nil {
-			files[name] = bundle.SHA256Hex(data)
+			sum := bundle.SHA256Hex(data)
+			filesMu.Lock()
+			files[name] = sum
+			filesMu.Unlock()
 		}
 		return data, err
 	}
-	for _, a := range proj.Agents {
-		c, ds := compileAgent(proj, a, opts, load)
-		diags = append(diags, ds...)
+	// Agents compile independently (the project and the catalog are only
+	// read), so they compile, and their policies are marshalled,
+	// concurrently; results are collected in the project's order, which
+	// keeps diagnostics deterministic.
+	type result struct {
+		c     *Compiled
+		diags Diagnostics
+	}
+	results := make([]result, len(proj.Agents))
+	endCompile := opts.timeline.begin("compile")
+	forEach(len(proj.Agents), opts.Workers, func(i int) {
+		c, ds := compileAgent(proj, proj.Agents[i], opts, load)
 		if c != nil {
-			out.Agents[a.Name] = c
+			c.doc, c.docErr = openshell.Marshal(c.Policy, header(c, opts.OpenShellVersion))
+		}
+		results[i] = result{c, ds}
+	})
+	endCompile()
+	for i, a := range proj.Agents {
+		diags = append(diags, results[i].diags...)
+		if results[i].c != nil {
+			out.Agents[a.Name] = results[i].c
 		}
 	}
 	strict()
@@ -135,22 +181,69 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
 		return nil, compileError(diags, out)
 	}
-	if err := out.emit(files); err != nil {
-		return nil, err
+	emit := func() error {
+		defer opts.timeline.begin("emit")()
+		return out.emit(files)
 	}
-	for _, check := range opts.Checks {
-		ds, err := check(ctx, out)
-		if err != nil {
+	var (
+		ds  Diagnostics
+		err error
+	)
+	if opts.checksReadAgents && opts.Workers != 1 {
+		// The checks read only out.Agents, which emit does not write:
+		// the manifest and provenance encode while the checks run.
+		var emitErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { emitErr = emit() })
+		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
+		wg.Wait()
+		if emitErr != nil {
+			return nil, emitErr
+		}
+	} else {
+		if err := emit(); err != nil {
 			return nil, err
 		}
-		diags = append(diags, ds...)
+		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
 	}
+	if err != nil {
+		return nil, err
+	}
+	diags = append(diags, ds...)
 	strict()
 	if err := diags.Err(); err != nil {
 		return nil, compileError(diags, out)
 	}
 	out.Warnings = diags
+	out.Stages = opts.timeline.list()
 	return out, nil
+}
+
+// runChecks runs the checks on out, up to workers at once (all of them
+// when workers is 0), and returns their diagnostics in the order of checks; the first error in
+// that order wins. The checks are independent of each other, so a long one
+// (lint) overlaps the others (validate, expectations) instead of waiting.
+func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (Diagnostics, error) {
+	type result struct {
+		diags Diagnostics
+		err   error
+	}
+	results := make([]result, len(checks))
+	if workers <= 0 {
+		workers = len(checks)
+	}
+	forEach(len(checks), workers, func(i int) {
+		ds, err := checks[i](ctx, out)
+		results[i] = result{ds, err}
+	})
+	var diags Diagnostics
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
+		}
+		diags = append(diags, r.diags...)
+	}
+	return diags, nil
 }
 
 func compileError(ds Diagnostics, out *Output) error {

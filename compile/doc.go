@@ -12,6 +12,15 @@
 // Project, Compile turns it into an Output (policies as openshell.Policy,
 // the manifest as bundle.Manifest), Write stores the bundle.
 //
+// The pipeline is concurrent and its output is not: files are parsed,
+// agents compiled and marshalled, the checks run and the policies validated
+// on GOMAXPROCS goroutines (Options.Workers), the lint rules compile while
+// the project loads (CompileDir), and every result is gathered in a fixed
+// order, so the bundle and the diagnostics are the same byte for byte
+// whatever the scheduling (TestParallelMatchesSerial). Agents share only
+// read-only data: the project and the catalog, which LoadCatalog decodes
+// from CUE into Go structs once; no CUE value is used per agent.
+//
 // compile links CUE (through policycue) and OPA (through lint), so only
 // cmd/fullsend imports it: later stages read its output through package
 // bundle, never through compile, and do not link the compiler. It never

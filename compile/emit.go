@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -11,14 +12,18 @@ import (
 )
 
 // emit renders every compiled agent's policy, the provenance sidecar and the
-// manifest into o.Files, deterministically.
+// manifest into o.Files, deterministically. The policies were marshalled by
+// the compile workers; the sidecar and the manifest are encoded at once.
 func (o *Output) emit(files map[string]string) error {
 	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}}
 	prov := &bundle.ProvenanceFile{Schema: bundle.ProvenanceSchema, Agents: map[string]map[string][]bundle.Source{}}
 	for _, name := range o.AgentNames() {
 		c := o.Agents[name]
 		file := name + ".yaml"
-		data, err := openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
+		data, err := c.doc, c.docErr
+		if data == nil && err == nil {
+			data, err = openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
+		}
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
@@ -44,12 +49,18 @@ func (o *Output) emit(files map[string]string) error {
 	}
 	// The provenance sidecar lets `policy lint` and `policy explain` point at
 	// the author's lines without recompiling.
-	provData, err := prov.Encode()
-	if err != nil {
-		return err
+	var (
+		provData, manifest []byte
+		provErr, err       error
+		wg                 sync.WaitGroup
+	)
+	wg.Go(func() { provData, provErr = prov.Encode() })
+	manifest, err = m.Encode()
+	wg.Wait()
+	if provErr != nil {
+		return provErr
 	}
 	o.Files[bundle.ProvenanceFileName] = provData
-	manifest, err := m.Encode()
 	if err != nil {
 		return err
 	}

@@ -47,48 +47,40 @@ func loadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	// to a missing name may then point into that broken file, so existence
 	// checks would only add noise to the errors already reported.
 	incomplete := false
-	for _, c := range cands {
-		data, err := readLimited(fsys, c.path)
-		if err != nil {
+	// Files are read and parsed concurrently, each with its own decoder;
+	// names are then claimed in discovery order, so the first definition of
+	// a name wins and diagnostics come out as a serial read gives them.
+	parsed := make([]parsedFile, len(cands))
+	forEach(len(cands), 0, func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
+	for i, c := range cands {
+		pf := &parsed[i]
+		if pf.readErr != nil {
 			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
-				Message: err.Error(), Hint: hintFor(err)})
+				Message: pf.readErr.Error(), Hint: hintFor(pf.readErr)})
 			incomplete = true
 			broken[c.path] = true
 			continue
 		}
-		proj.Files[c.path] = bundle.SHA256Hex(data)
-		d := newDecoder(c.path)
-		doc := parseDocument(d, data)
-		if doc.root != nil {
-			switch c.kind {
-			case kindSkill:
-				if s := parseSkill(d, doc); s.Name != "" {
-					if prev, dup := proj.Skills[s.Name]; dup {
-						d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
-							"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
-					} else {
-						proj.Skills[s.Name] = s
-					}
-				}
-			case kindAgent:
-				var a *Agent
-				if agentFormat(c.format, doc) == FormatOpenCode {
-					a = parseOpenCodeAgent(d, doc)
-				} else {
-					a = parseClaudeAgent(d, doc)
-				}
-				if a.Name != "" {
-					if prev, dup := agentFiles[a.Name]; dup {
-						d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
-							"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
-					} else {
-						agentFiles[a.Name] = a
-						proj.Agents = append(proj.Agents, a)
-					}
-				}
+		proj.Files[c.path] = pf.sum
+		d := pf.d
+		if s := pf.skill; s != nil && s.Name != "" {
+			if prev, dup := proj.Skills[s.Name]; dup {
+				d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
+					"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
+			} else {
+				proj.Skills[s.Name] = s
 			}
 		}
-		if doc.root == nil || d.nerr > 0 {
+		if a := pf.agent; a != nil && a.Name != "" {
+			if prev, dup := agentFiles[a.Name]; dup {
+				d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
+					"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
+			} else {
+				agentFiles[a.Name] = a
+				proj.Agents = append(proj.Agents, a)
+			}
+		}
+		if pf.noRoot || d.nerr > 0 {
 			incomplete = true
 			broken[c.path] = true
 		}
@@ -113,6 +105,43 @@ func loadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 		proj.Agents = good
 	}
 	return proj, diags, broken
+}
+
+// parsedFile is one discovered file read and parsed on its own: the
+// definition it holds and its decoder's diagnostics so far.
+type parsedFile struct {
+	readErr error
+	sum     string
+	d       *decoder
+	noRoot  bool // the frontmatter could not be parsed
+	skill   *Skill
+	agent   *Agent
+}
+
+// parseCandidate reads and parses one discovered file. It touches nothing
+// shared, so files are parsed concurrently.
+func parseCandidate(fsys fs.FS, c candidate) parsedFile {
+	data, err := readLimited(fsys, c.path)
+	if err != nil {
+		return parsedFile{readErr: err}
+	}
+	pf := parsedFile{sum: bundle.SHA256Hex(data), d: newDecoder(c.path)}
+	doc := parseDocument(pf.d, data)
+	if doc.root == nil {
+		pf.noRoot = true
+		return pf
+	}
+	switch c.kind {
+	case kindSkill:
+		pf.skill = parseSkill(pf.d, doc)
+	case kindAgent:
+		if agentFormat(c.format, doc) == FormatOpenCode {
+			pf.agent = parseOpenCodeAgent(pf.d, doc)
+		} else {
+			pf.agent = parseClaudeAgent(pf.d, doc)
+		}
+	}
+	return pf
 }
 
 // agentFormat decides the dialect of an agents/ file: Claude Code, unless

@@ -49,10 +49,14 @@ func (e *OptionError) Unwrap() error { return e.Err }
 // of the project; writing is Write's job. An invalid option is an *OptionError
 // (a refused Set assignment a *placeholder.AssignmentError).
 func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, error) {
+	tl := newTimeline()
+	endCatalog := tl.begin("catalog")
 	opts, err := po.resolve()
 	if err != nil {
 		return nil, err
 	}
+	endCatalog()
+	opts.timeline = tl
 	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("project directory: %w", err)
 	} else if !st.IsDir() {
@@ -65,10 +69,16 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	defer root.Close()
 	fsys := root.FS()
+	// The lint rules parse and compile while the project loads and
+	// compiles: the two share no data until the lint check runs.
+	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)}, tl)
+	defer engine.wait(ctx) // the goroutine never outlives CompileDir
 	// Every file is read and every problem of every file reported in one
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
+	endLoad := tl.begin("load")
 	proj, diags, _ := loadPartial(fsys)
+	endLoad()
 	if len(po.Agents) > 0 {
 		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
 			return nil, err
@@ -85,7 +95,12 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	for name := range proj.byName {
 		known[name] = true
 	}
-	opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{RuleDirs: dirFS(po.RuleDirs)}), expectationsCheck(fsys, known)}
+	opts.Checks = []Check{
+		timed(tl, "validate", ValidateCheck),
+		timed(tl, "lint", lintCheck(engine.wait)),
+		timed(tl, "expectations", expectationsCheck(fsys, known)),
+	}
+	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
 }
 
@@ -129,28 +144,61 @@ func dirFS(dirs []string) []fs.FS {
 // for the target version, with its open placeholders resolved to example
 // values: that is the document OpenShell will load. A compiled policy that
 // fails is a compiler bug or a catalog error; either way nothing is written.
-func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
-	var ds Diagnostics
-	for _, name := range out.AgentNames() {
-		file := "policies/" + name + ".yaml"
-		p := out.Agents[name].Policy.Clone()
+// The policies are validated concurrently (GOMAXPROCS at once); the
+// diagnostics come in agent name order.
+func ValidateCheck(ctx context.Context, out *Output) (Diagnostics, error) {
+	return validateCheck(0)(ctx, out)
+}
+
+// validateCheck is ValidateCheck on up to workers goroutines (workerCount).
+func validateCheck(workers int) Check {
+	return func(_ context.Context, out *Output) (Diagnostics, error) {
+		names := out.AgentNames()
+		per := make([]Diagnostics, len(names))
+		errs := make([]error, len(names))
+		forEach(len(names), workers, func(i int) {
+			per[i], errs[i] = validateOne(out, names[i])
+		})
+		var ds Diagnostics
+		for i := range names {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			ds = append(ds, per[i]...)
+		}
+		return ds, nil
+	}
+}
+
+// validateOne validates one agent's policy as OpenShell will load it. A
+// policy with no open placeholder is validated as the bytes emit writes
+// (substituting examples would change nothing); the others are cloned,
+// given example values and marshalled again. It reads only out.Agents and
+// out.OpenShellVersion, so it may run beside emit.
+func validateOne(out *Output, name string) (Diagnostics, error) {
+	file := "policies/" + name + ".yaml"
+	c := out.Agents[name]
+	data := c.doc // what emit writes, marshalled by the compile worker
+	if data == nil || len(c.Placeholders) > 0 {
+		p := c.Policy.Clone()
 		if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		data, err := openshell.Marshal(p, header(out.Agents[name], out.OpenShellVersion))
-		if err != nil {
+		var err error
+		if data, err = openshell.Marshal(p, header(c, out.OpenShellVersion)); err != nil {
 			return nil, err
 		}
-		for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
-			sev := SeverityWarning
-			if d.IsFatal() { // errors and traps: a compiled policy never holds either
-				sev = SeverityError
-			}
-			ds = append(ds, Diagnostic{
-				Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
-				Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
-			})
+	}
+	var ds Diagnostics
+	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
+		sev := SeverityWarning
+		if d.IsFatal() { // errors and traps: a compiled policy never holds either
+			sev = SeverityError
 		}
+		ds = append(ds, Diagnostic{
+			Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
+			Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
+		})
 	}
 	return ds, nil
 }
@@ -159,27 +207,42 @@ func ValidateCheck(_ context.Context, out *Output) (Diagnostics, error) {
 // fullsend context; deny findings fail the compile, warn findings are
 // reported. Findings point at the agent or skill line from provenance.
 func LintCheck(lo lint.Options) Check {
+	return lintCheck(func(ctx context.Context) (*lint.Engine, error) { return lint.New(ctx, lo) })
+}
+
+// lintCheck is LintCheck with the engine from newEngine, which may have
+// been started before the compile (startLint).
+func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 	return func(ctx context.Context, out *Output) (Diagnostics, error) {
-		agents := map[string]lint.AgentInfo{}
-		for name, c := range out.Agents {
-			agents[name] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+		// What each agent writes (lint.Writes matches every endpoint's
+		// rules), then each input, is computed on GOMAXPROCS goroutines,
+		// in name order.
+		names := out.AgentNames()
+		infos := make([]lint.AgentInfo, len(names))
+		forEach(len(names), 0, func(i int) {
+			c := out.Agents[names[i]]
+			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+		})
+		agents := make(map[string]lint.AgentInfo, len(names))
+		for i, name := range names {
+			agents[name] = infos[i]
 		}
-		engine, err := lint.New(ctx, lo)
+		engine, err := newEngine(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("loading lint rules: %w", err)
 		}
-		var inputs []lint.Input
-		for _, name := range out.AgentNames() {
-			c := out.Agents[name]
-			inputs = append(inputs, lint.Input{
+		inputs := make([]lint.Input, len(names))
+		forEach(len(names), 0, func(i int) {
+			name, c := names[i], out.Agents[names[i]]
+			inputs[i] = lint.Input{
 				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
 				Context: lint.Context{
 					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
 					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
 					Agents: reachable(agents, name),
 				},
-			})
-		}
+			}
+		})
 		report, err := engine.Lint(ctx, inputs)
 		if err != nil {
 			return nil, fmt.Errorf("linting: %w", err)
@@ -204,6 +267,33 @@ func LintCheck(lo lint.Options) Check {
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
 		return ds, nil
 	}
+}
+
+// pendingEngine is a lint engine being prepared on its own goroutine.
+type pendingEngine struct {
+	done   chan struct{}
+	engine *lint.Engine
+	err    error
+}
+
+// startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
+// the stage "lint-rules"; wait returns its result. Every caller must wait
+// before returning, so that the goroutine never outlives the compilation.
+func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
+	p := &pendingEngine{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer tl.begin("lint-rules")()
+		p.engine, p.err = lint.New(ctx, lo)
+	}()
+	return p
+}
+
+// wait blocks until the engine is ready (or failed) and returns it. It
+// takes a context only to match lintCheck's engine constructor.
+func (p *pendingEngine) wait(context.Context) (*lint.Engine, error) {
+	<-p.done
+	return p.engine, p.err
 }
 
 // reachable returns the agents name can start through Agent(), directly or

@@ -40,6 +40,9 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 	if _, err := openshell.ApplyPlaceholders(p, placeholder.Examples()); err != nil {
 		return // reported by the compile itself
 	}
+	// One decider for every request: preparing one compiles all of the
+	// policy's globs, as openshell.Decide would for each request.
+	decide := decider(p)
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
 		bin := firstBinary(np)
@@ -56,7 +59,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 				if !ok {
 					continue
 				}
-				if d := openshell.Decide(p, r); !d.Allowed {
+				if d := decide(r); !d.Allowed {
 					at := Pos{File: b.agent.File}
 					if src := ep.Rules[j].From; len(src) > 0 {
 						at = posOf(src[0])
@@ -68,14 +71,26 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 			}
 		}
 	}
-	b.checkIntended(p)
+	b.checkIntended(decide)
 	b.checkMCPIntended(p)
+}
+
+// decider returns openshell.Decide on p with the decider prepared once; p
+// must not change while it is used.
+func decider(p *openshell.Policy) func(*openshell.Request) openshell.Decision {
+	d, err := openshell.NewDecider(p, openshell.DefaultOpenShellVersion)
+	return func(r *openshell.Request) openshell.Decision {
+		if err != nil {
+			return openshell.Decision{Reason: err.Error()}
+		}
+		return d.Decide(r)
+	}
 }
 
 // checkIntended runs the intended requests of the catalog profiles the
 // agent pulled in (git fetch without .git, a search with dots, a regional
-// model host) against the example-expanded policy p.
-func (b *builder) checkIntended(p *openshell.Policy) {
+// model host) with decide, on the example-expanded policy.
+func (b *builder) checkIntended(decide func(*openshell.Request) openshell.Decision) {
 	for _, u := range b.profilesUsed {
 		prof := b.cat.Profiles[u.name]
 		for _, text := range prof.Intended {
@@ -96,7 +111,7 @@ func (b *builder) checkIntended(p *openshell.Policy) {
 				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
 				continue
 			}
-			if d := openshell.Decide(p, r); !d.Allowed {
+			if d := decide(r); !d.Allowed {
 				b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
 					"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
 			}

@@ -28,6 +28,11 @@ var ErrStale = errors.New("compiled policies are stale")
 // the project.
 var ErrOutputLink = errors.New("is a symbolic link; the compiler does not write or read through links")
 
+// writeWorkers is how many files Write writes at once: writing is mostly
+// system calls (create, write, chmod, close, rename), which overlap beyond
+// the number of CPUs.
+const writeWorkers = 8
+
 // Write stores the output in dir (created if needed). Every file is written
 // to a temporary file in dir and renamed into place, so a reader never sees
 // a partial file; policy files from an earlier compile whose agent is gone
@@ -43,13 +48,26 @@ func Write(dir string, out *Output) error {
 	defer root.Close()
 	names := make([]string, 0, len(out.Files))
 	for n := range out.Files {
-		names = append(names, n)
+		if n != bundle.ManifestFile {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
-	// The manifest goes last: it pins the others.
-	sort.SliceStable(names, func(i, j int) bool { return names[j] == bundle.ManifestFile })
-	for _, n := range names {
-		if err := atomicfile.WriteIn(root, n, out.Files[n], 0o644); err != nil {
+	// The policies and the provenance sidecar are written concurrently
+	// (each file on its own is atomic); the first error in name order is
+	// reported. The manifest goes last, and only when every other file is
+	// in place: it pins them.
+	errs := make([]error, len(names))
+	forEach(len(names), writeWorkers, func(i int) {
+		errs[i] = atomicfile.WriteIn(root, names[i], out.Files[names[i]], 0o644)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+	}
+	if data, ok := out.Files[bundle.ManifestFile]; ok {
+		if err := atomicfile.WriteIn(root, bundle.ManifestFile, data, 0o644); err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}
 	}

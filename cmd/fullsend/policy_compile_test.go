@@ -185,3 +185,33 @@ func TestPolicyCompileStrict(t *testing.T) {
 		t.Fatalf("with --strict: want an error on triggers, got %v\n%s", err, out)
 	}
 }
+
+// TestPolicyCompileTimings: --timings prints every stage of the compile and
+// the write to stderr, and leaves the -o json document on stdout alone.
+func TestPolicyCompileTimings(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "testdata", "triage"))
+	root := newRootCmd()
+	var stdout, stderr bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"policy", "compile", "--timings", "-o", "json", dir})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !json.Valid(stdout.Bytes()) {
+		t.Errorf("stdout is not one JSON document:\n%s", stdout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	stages := map[string]bool{}
+	for _, l := range lines[1:] {
+		stages[strings.Fields(l)[0]] = true
+	}
+	for _, want := range []string{"catalog", "lint-rules", "lint", "load", "compile", "emit", "validate", "expectations", "write"} {
+		if !stages[want] {
+			t.Errorf("stage %s missing from --timings:\n%s", want, stderr.String())
+		}
+	}
+	if !strings.HasPrefix(lines[0], "stage") || !strings.HasPrefix(lines[len(lines)-1], "write") {
+		t.Errorf("want a header first and write last:\n%s", stderr.String())
+	}
+}

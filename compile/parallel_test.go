@@ -1,0 +1,151 @@
+package compile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParallelMatchesSerial compiles projects with every stage serial
+// (GOMAXPROCS 1: one worker for loading, compiling, marshalling, checking)
+// and then concurrent (more workers than agents' shapes, repeated), and
+// requires the same files, manifest, warnings and, for a failing project,
+// the same diagnostics in the same order.
+func TestParallelMatchesSerial(t *testing.T) {
+	dirs := map[string]string{
+		"generated": writeMapFS(t, genProject(96)),
+		"warnings":  writeMapFS(t, diagnosticProject(48, false)),
+		"errors":    writeMapFS(t, diagnosticProject(48, true)),
+	}
+	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
+		dirs[name] = filepath.Join("..", "testdata", name)
+	}
+	for _, sub := range []string{"egress", "mcp", "bad/duplicate-agent", "bad/missing-subagent"} {
+		dirs[sub] = filepath.Join("testdata", filepath.FromSlash(sub))
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			opts := ProjectOptions{Set: []string{"OWNER=acme"}}
+			prev := runtime.GOMAXPROCS(1)
+			want := compileSummaryOf(t, dir, opts)
+			switch {
+			case name == "warnings" && len(want.Warnings) == 0:
+				t.Fatal("the warnings project compiled without warnings")
+			case name == "errors" && len(want.Failure) == 0:
+				t.Fatal("the errors project did not fail")
+			case want.Err != "":
+				t.Fatalf("compile: %s", want.Err)
+			}
+			runtime.GOMAXPROCS(8)
+			for range 3 {
+				if got := compileSummaryOf(t, dir, opts); !cmp.Equal(want, got) {
+					t.Fatalf("concurrent compile differs from serial (-serial +concurrent):\n%s", cmp.Diff(want, got))
+				}
+			}
+			runtime.GOMAXPROCS(prev)
+		})
+	}
+}
+
+// TestWorkersOption compiles with Options.Workers 1 and 16 on the same
+// GOMAXPROCS: the output does not depend on it.
+func TestWorkersOption(t *testing.T) {
+	fsys := diagnosticProject(40, false)
+	run := func(workers int) *Output {
+		opts, err := ProjectOptions{}.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Workers = workers
+		opts.Checks = []Check{validateCheck(workers)}
+		proj, diags, _ := loadPartial(fsys)
+		proj.Warnings = diags
+		out, err := Compile(context.Background(), proj, fsys, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Stages = nil
+		return out
+	}
+	want := run(1)
+	for range 3 {
+		got := run(16)
+		if !cmp.Equal(want.Files, got.Files) || !cmp.Equal(want.Warnings, got.Warnings) {
+			t.Fatalf("Workers 16 differs from Workers 1:\n%s\n%s", cmp.Diff(want.Files, got.Files), cmp.Diff(want.Warnings, got.Warnings))
+		}
+	}
+}
+
+// compiled is what a compile produced, in comparable form.
+type compiled struct {
+	Files    map[string]string
+	Warnings []string
+	Failure  []string
+	Agents   []string
+	Err      string
+}
+
+func compileSummaryOf(t *testing.T, dir string, po ProjectOptions) compiled {
+	t.Helper()
+	out, err := CompileDir(context.Background(), dir, po)
+	var s compiled
+	if err != nil {
+		var f *Failure
+		if !errors.As(err, &f) {
+			s.Err = err.Error()
+			return s
+		}
+		for _, d := range f.Diagnostics {
+			s.Failure = append(s.Failure, fmt.Sprintf("%s %s %s %s", d.Pos, d.Severity, d.Message, d.Hint))
+		}
+		s.Agents = f.Agents
+		return s
+	}
+	s.Files = map[string]string{}
+	for name, data := range out.Files {
+		s.Files[name] = string(data)
+	}
+	for _, d := range out.Warnings {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s %s %s %s", d.Pos, d.Severity, d.Message, d.Hint))
+	}
+	s.Agents = out.AgentNames()
+	return s
+}
+
+// diagnosticProject is genProject with warnings mixed in: every fifth agent
+// has a twin that omits tools and has an unknown field; with errors, every
+// seventh agent also has a twin that preloads a missing skill.
+func diagnosticProject(n int, errors bool) fstest.MapFS {
+	fsys := genProject(n)
+	for i := 0; i < n; i += 5 {
+		fsys[fmt.Sprintf("agents/loose-%d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: loose-%d\ndescription: No tools listed.\nunknown_field: x\n---\nBody.\n", i))}
+	}
+	for i := 0; errors && i < n; i += 7 {
+		fsys[fmt.Sprintf("agents/broken-%d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: broken-%d\ndescription: A missing skill.\ntools: Read\nskills: [nope-%d]\n---\nBody.\n", i, i))}
+	}
+	return fsys
+}
+
+func writeMapFS(t *testing.T, fsys fstest.MapFS) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, f := range fsys {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
