@@ -262,4 +262,47 @@ func TestWriteAndCheck(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "mine.yaml")); err != nil {
 		t.Error("a hand-written file was removed")
 	}
+	if diffs, err := Diff(dir, out); err != nil || len(diffs) != 0 {
+		t.Fatalf("rewritten output differs: %v %v", diffs, err)
+	}
+}
+
+// TestWriteKeepsUnchangedFiles: a recompile that changes nothing leaves
+// every output file as it was (same inode), and rewrites only what differs.
+func TestWriteKeepsUnchangedFiles(t *testing.T) {
+	out, _ := compileExample(t, "production")
+	dir := t.TempDir()
+	if err := Write(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]os.FileInfo{}
+	for name := range out.Files {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = fi
+	}
+	if err := os.WriteFile(filepath.Join(dir, "triage.yaml"), []byte(generatedMarker+"\nversion: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tampered, _ := os.Lstat(filepath.Join(dir, "triage.yaml"))
+	if err := Write(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	for name, fi := range before {
+		after, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case name == "triage.yaml" && os.SameFile(tampered, after):
+			t.Errorf("%s: the tampered file was kept", name)
+		case name != "triage.yaml" && !os.SameFile(fi, after):
+			t.Errorf("%s: an unchanged file was rewritten", name)
+		}
+	}
+	if diffs, err := Diff(dir, out); err != nil || len(diffs) != 0 {
+		t.Fatalf("output differs after the rewrite: %v %v", diffs, err)
+	}
 }

@@ -35,8 +35,10 @@ const writeWorkers = 8
 
 // Write stores the output in dir (created if needed). Every file is written
 // to a temporary file in dir and renamed into place, so a reader never sees
-// a partial file; policy files from an earlier compile whose agent is gone
-// are removed. Nothing is written unless the whole compile succeeded,
+// a partial file; a file that already holds exactly its bytes and mode is
+// left as it is (same inode and modification time, see
+// atomicfile.UpdateIn); policy files from an earlier compile whose agent
+// is gone are removed. Nothing is written unless the whole compile succeeded,
 // because Write only runs on a complete Output. dir must not be a symbolic
 // link (ErrOutputLink); every write goes through an os.Root on it, and a
 // link where an output file goes is replaced, never followed.
@@ -59,7 +61,7 @@ func Write(dir string, out *Output) error {
 	// in place: it pins them.
 	errs := make([]error, len(names))
 	forEach(len(names), writeWorkers, func(i int) {
-		errs[i] = atomicfile.WriteIn(root, names[i], out.Files[names[i]], 0o644)
+		_, errs[i] = atomicfile.UpdateIn(root, names[i], out.Files[names[i]], 0o644)
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -67,7 +69,7 @@ func Write(dir string, out *Output) error {
 		}
 	}
 	if data, ok := out.Files[bundle.ManifestFile]; ok {
-		if err := atomicfile.WriteIn(root, bundle.ManifestFile, data, 0o644); err != nil {
+		if _, err := atomicfile.UpdateIn(root, bundle.ManifestFile, data, 0o644); err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}
 	}

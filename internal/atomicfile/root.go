@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -49,4 +51,45 @@ func createTempIn(root *os.Root, name string) (string, *os.File, error) {
 		return tmp, f, err
 	}
 	return "", nil, fmt.Errorf("no unused temporary name beside %s", name)
+}
+
+// UpdateIn is WriteIn that leaves name alone when it already is a regular
+// file with mode perm and exactly data as its contents, and reports whether
+// it wrote. An unchanged output keeps its inode and modification time, and
+// a recompile that changes nothing costs reads instead of file creations
+// (on ext4 a create is an order of magnitude dearer than an open). A
+// symbolic link or any other kind of file at name is always replaced,
+// never read through.
+func UpdateIn(root *os.Root, name string, data []byte, perm os.FileMode) (bool, error) {
+	if sameContents(root, name, data, perm) {
+		return false, nil
+	}
+	return true, WriteIn(root, name, data, perm)
+}
+
+// sameContents reports whether name in root is a regular file with mode
+// perm holding exactly data; any error (a missing file, a read failure)
+// counts as different. os.Root follows a final symbolic link within the
+// root, so the file is Lstat-ed first and the opened descriptor must be
+// that same file.
+func sameContents(root *os.Root, name string, data []byte, perm os.FileMode) bool {
+	li, err := root.Lstat(name)
+	if err != nil || !li.Mode().IsRegular() || li.Mode().Perm() != perm || li.Size() != int64(len(data)) {
+		return false
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(li, fi) {
+		return false
+	}
+	// One byte more than expected proves a file that grew since Lstat.
+	buf := make([]byte, len(data)+1)
+	n, err := io.ReadFull(f, buf)
+	if n != len(data) || (!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)) {
+		return false
+	}
+	return bytes.Equal(buf[:n], data)
 }
