@@ -3,6 +3,7 @@ package openshell
 import (
 	"errors"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -62,6 +63,11 @@ const (
 	gAlts
 )
 
+// globMeta holds every byte globParser.parse does not read as itself: the
+// wildcards, a class, an alternate and its end, and the escape. A ',' is
+// special only inside an alternate, which needs a '{'.
+const globMeta = "?*[{}\\"
+
 // errGlob reports a pattern globset refuses.
 var errGlob = errors.New("invalid glob")
 
@@ -75,6 +81,13 @@ type Glob struct {
 
 // CompileGlob parses a globset pattern with '/' as the separator.
 func CompileGlob(pattern string) (*Glob, error) {
+	// Most patterns (hosts, paths, names) have no metacharacter at all:
+	// they match themselves, byte for byte, and need no tokens. Every
+	// byte the parser treats specially is in globMeta, so this is the
+	// parser's own answer for them, without one token per byte.
+	if !strings.ContainsAny(pattern, globMeta) {
+		return &Glob{exact: pattern, plain: true}, nil
+	}
 	p := globParser{s: pattern}
 	toks, err := p.parse()
 	if err != nil {
