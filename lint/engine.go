@@ -410,12 +410,13 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 // deep stacks OPA's evaluator grows).
 func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, error) {
 	per := make([][]report.Finding, len(inputs))
+	agents := shareAgents(inputs)
 	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
 		g.Go(func() error {
 			for i := range next {
-				fs, err := e.lintOne(gctx, &inputs[i])
+				fs, err := e.lintOne(gctx, &inputs[i], agents)
 				if err != nil {
 					return err
 				}
@@ -446,8 +447,8 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 	return rep, nil
 }
 
-func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, error) {
-	byNS, err := e.eval(ctx, in)
+func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents) ([]report.Finding, error) {
+	byNS, err := e.eval(ctx, in, agents)
 	if err != nil {
 		return nil, err
 	}
@@ -486,18 +487,22 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, erro
 
 // eval runs the lint query on one input and returns its result: rule
 // namespace -> rule name -> messages (and exceptions).
-func (e *Engine) eval(ctx context.Context, in *Input) (map[string]any, error) {
+func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents) (map[string]any, error) {
 	if in.Policy == nil {
 		return nil, fmt.Errorf("linting %s: no policy", in.label())
 	}
 	var ctxVal ast.Value
 	if !in.Context.IsZero() {
-		ctxVal = in.Context.value()
+		ctxVal = in.Context.valueWith(agents)
 	} else if e.dataContext == nil {
 		ctxVal = ast.NewObject()
 	} // else: the data files' context, already in the store
+	factsCtx := ctxVal
+	if factsCtx == nil {
+		factsCtx = e.dataContext
+	}
 	doc := DocumentValue(in.Policy)
-	facts := factsValue(doc, in.Policy)
+	facts := factsValue(doc, in.Policy, factsCtx)
 	s, err := e.session(ctx)
 	if err != nil {
 		return nil, err

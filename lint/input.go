@@ -3,6 +3,7 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -104,7 +105,41 @@ func (c Context) DataDocument() map[string]any {
 // (MarshalJSON), built directly, which spares a JSON encode and decode per
 // policy. Contexts with invalid UTF-8 take the JSON route, whose escaping of
 // such strings it does not copy. TestContextValue keeps the two equal.
-func (c *Context) value() ast.Value {
+func (c *Context) value() ast.Value { return c.valueWith(nil) }
+
+// sharedAgents holds the value of each distinct Context.Agents map of a
+// Lint call, built once: ProjectInputs hands every agent the same map of
+// all agents, whose value would otherwise be rebuilt for each of them
+// (quadratic in the number of agents). Values are read-only once built.
+type sharedAgents map[uintptr]*ast.Term
+
+// shareAgents builds the agents value of every distinct map among inputs.
+// Maps with strings that are not valid UTF-8 are left out: their contexts
+// take the JSON route (value).
+func shareAgents(inputs []Input) sharedAgents {
+	out := sharedAgents{}
+	for i := range inputs {
+		a := inputs[i].Context.Agents
+		if len(a) == 0 {
+			continue
+		}
+		key := reflect.ValueOf(a).Pointer()
+		if _, done := out[key]; done {
+			continue
+		}
+		b := valueBuilder{}
+		t := b.agents(a)
+		if b.invalid {
+			t = nil
+		}
+		out[key] = t
+	}
+	return out
+}
+
+// valueWith is value, taking the agents' value from shared when it holds
+// the context's map.
+func (c *Context) valueWith(shared sharedAgents) ast.Value {
 	if c.IsZero() {
 		return ast.NewObject()
 	}
@@ -161,19 +196,11 @@ func (c *Context) value() ast.Value {
 		obj.Insert(ast.InternedTerm("env"), ast.NewTerm(env))
 	}
 	if len(c.Agents) > 0 {
-		agents := ast.NewObject()
-		for name, a := range c.Agents {
-			o := ast.NewObject()
-			if a.Tier != "" {
-				o.Insert(ast.InternedTerm("tier"), b.str(a.Tier))
-			}
-			if len(a.Spawns) > 0 {
-				o.Insert(ast.InternedTerm("spawns"), b.strs(a.Spawns))
-			}
-			o.Insert(ast.InternedTerm("writes"), ast.BooleanTerm(a.Writes))
-			agents.Insert(b.str(name), ast.NewTerm(o))
+		agents := shared[reflect.ValueOf(c.Agents).Pointer()]
+		if agents == nil {
+			agents = b.agents(c.Agents)
 		}
-		obj.Insert(ast.InternedTerm("agents"), ast.NewTerm(agents))
+		obj.Insert(ast.InternedTerm("agents"), agents)
 	}
 	if b.invalid {
 		return c.jsonValue()
@@ -183,6 +210,23 @@ func (c *Context) value() ast.Value {
 
 // valueBuilder makes string terms, noting strings that are not valid UTF-8.
 type valueBuilder struct{ invalid bool }
+
+// agents is the value of Context.Agents.
+func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
+	agents := ast.NewObject()
+	for name, a := range all {
+		o := ast.NewObject()
+		if a.Tier != "" {
+			o.Insert(ast.InternedTerm("tier"), b.str(a.Tier))
+		}
+		if len(a.Spawns) > 0 {
+			o.Insert(ast.InternedTerm("spawns"), b.strs(a.Spawns))
+		}
+		o.Insert(ast.InternedTerm("writes"), ast.BooleanTerm(a.Writes))
+		agents.Insert(b.str(name), ast.NewTerm(o))
+	}
+	return ast.NewTerm(agents)
+}
 
 func (b *valueBuilder) str(s string) *ast.Term {
 	if !utf8.ValidString(s) {
