@@ -221,13 +221,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 		if len(files) == 0 {
 			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
 		}
-		for _, f := range files {
-			in, err := fileInput(f)
-			if err != nil {
-				return nil, err
-			}
-			inputs = append(inputs, in)
+		ins, err := lint.ReadPolicies(files)
+		if err != nil {
+			return nil, err
 		}
+		inputs = append(inputs, ins...)
 	}
 	for i := range inputs {
 		inputs[i].Context.Runtime = runtime
