@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -330,13 +331,26 @@ func inferenceRule(host string, m *openshell.Match) bool {
 	if !strings.EqualFold(m.Method, "POST") {
 		return false
 	}
-	for _, api := range inferenceAPIs {
-		if openshell.GlobMatch(api.host, openshell.NormalizeHost(host), '.') && openshell.GlobMatch(api.path, m.Path, '/') {
+	h := openshell.NormalizeHost(host)
+	for _, api := range inferenceGlobs() {
+		if api.host.Match(h) && api.path.Match(m.Path) {
 			return true
 		}
 	}
 	return false
 }
+
+// inferenceGlobs are inferenceAPIs compiled as glob.match(host, ["."], _)
+// and glob.match(path, ["/"], _), once: Writes runs for every agent of a
+// project, and compiling the globs on every call was most of its cost.
+var inferenceGlobs = sync.OnceValue(func() []struct{ host, path *openshell.RegoGlob } {
+	out := make([]struct{ host, path *openshell.RegoGlob }, len(inferenceAPIs))
+	for i, api := range inferenceAPIs {
+		out[i].host = openshell.CompileRegoGlob(api.host, []rune{'.'})
+		out[i].path = openshell.CompileRegoGlob(api.path, []rune{'/'})
+	}
+	return out
+})
 
 // DocumentValue renders a policy as the Rego value of its YAML document:
 // the same keys, omissions and shapes openshell.Marshal emits and conftest
