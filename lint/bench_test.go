@@ -43,6 +43,7 @@ func BenchmarkLint(b *testing.B) {
 		dir := benchDir(b, n)
 		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		b.Run(fmt.Sprintf("inprocess/policies=%d", n), func(b *testing.B) {
+			start := processCPU()
 			for b.Loop() {
 				inputs := make([]Input, 0, len(files))
 				for _, f := range files {
@@ -60,6 +61,7 @@ func BenchmarkLint(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, start)
 		})
 		if conftest == "" {
 			continue
@@ -73,4 +75,68 @@ func BenchmarkLint(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkNew measures the engine's start-up: parsing and compiling the
+// embedded rules, loading the secret rules' data and preparing the query.
+func BenchmarkNew(b *testing.B) {
+	start := processCPU()
+	for b.Loop() {
+		if _, err := New(context.Background(), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+// BenchmarkLintAgents lints n agents of one project in-process, each with
+// its context as ProjectInputs builds it (tier, spawns, all n agents for
+// privilege lifting): the lint stage of `policy compile` on a large project.
+func BenchmarkLintAgents(b *testing.B) {
+	e := testEngine(b)
+	for _, n := range []int{100, 1000} {
+		inputs := agentInputs(b, n)
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			start := processCPU()
+			for b.Loop() {
+				if _, err := e.Lint(context.Background(), inputs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, start)
+		})
+	}
+}
+
+// agentInputs builds n agents over the policy corpus: tiers cycle through
+// read-only, network and full, and every third agent spawns the next two.
+func agentInputs(b *testing.B, n int) []Input {
+	b.Helper()
+	files, _ := filepath.Glob(filepath.Join(benchDir(b, n), "*.yaml"))
+	tiers := []string{"read-only", "network", "full"}
+	all := map[string]AgentInfo{}
+	inputs := make([]Input, n)
+	for i, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := openshell.Unmarshal(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := fmt.Sprintf("agent-%d", i)
+		var spawns []string
+		if i%3 == 0 {
+			spawns = []string{fmt.Sprintf("agent-%d", (i+1)%n), fmt.Sprintf("agent-%d", (i+2)%n)}
+		}
+		tier := tiers[i%len(tiers)]
+		all[name] = AgentInfo{Tier: tier, Spawns: spawns, Writes: Writes(p)}
+		inputs[i] = Input{Name: name, File: f, Policy: p, Raw: raw,
+			Context: Context{Agent: name, Tier: tier, Spawns: spawns, Placeholders: []string{}}}
+	}
+	for i := range inputs {
+		inputs[i].Context.Agents = all
+	}
+	return inputs
 }

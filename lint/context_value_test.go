@@ -32,12 +32,18 @@ func TestContextValue(t *testing.T) {
 		}},
 		{"empty maps", Context{Agent: "a", Provenance: map[string][]bundle.Source{}, Env: map[string]string{}, Agents: map[string]AgentInfo{}}},
 		{"invalid utf-8", Context{Agent: "a\xff\xfeb", Env: map[string]string{"k": "\xc3"}}},
+		{"invalid utf-8 agents", Context{Agent: "a", Agents: map[string]AgentInfo{"b\xff": {Spawns: []string{"\xfe"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, want := tt.c.value(), tt.c.jsonValue()
 			if got.Compare(want) != 0 {
 				t.Errorf("value:\n%v\nJSON value:\n%v", got, want)
+			}
+			// Lint shares the agents' value among the inputs holding the
+			// same map; the context must read the same.
+			if shared := tt.c.valueWith(shareAgents([]Input{{Context: tt.c}})); shared.Compare(want) != 0 {
+				t.Errorf("value with shared agents:\n%v\nJSON value:\n%v", shared, want)
 			}
 		})
 	}

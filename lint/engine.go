@@ -113,6 +113,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
+	if !opts.NoBuiltin && len(opts.RuleDirs) == 0 {
+		// Only the embedded rules, which TestBuiltinRulesPassEveryCheck
+		// compiles with every stage: skip the stages that only check.
+		compiler = compiler.WithSkipStages(builtinCheckStages...)
+	}
 	if compiler.Compile(modules); compiler.Failed() {
 		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
 	}
@@ -168,6 +173,27 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.sessions.Put(first)
 	return e, nil
+}
+
+// builtinCheckStages are the compiler stages that only look for mistakes
+// (types, safety of rule heads, recursion, conflicts, undefined functions,
+// imports, keywords, capabilities) and change nothing the evaluator uses:
+// a fifth of compiling the embedded rules, which need no checking at every
+// start of the binary. Safety of rule bodies stays: it also orders them for
+// evaluation. (Stage list: NewCompiler in OPA's v1/ast/compile.go.)
+var builtinCheckStages = []ast.StageID{
+	ast.StageCheckUnusedImports,
+	ast.StageCheckKeywordOverrides,
+	ast.StageCheckDuplicateImports,
+	ast.StageCheckVoidCalls,
+	ast.StageCheckRuleConflicts,
+	ast.StageCheckUndefinedFuncs,
+	ast.StageCheckSafetyRuleHeads,
+	ast.StageCheckRecursion,
+	ast.StageCheckTypes,
+	ast.StageCheckUnsafeBuiltins,
+	ast.StageCheckDeprecatedBuiltins,
+	ast.StageBuildRequiredCapabilities,
 }
 
 // loadModules parses the builtin rules (unless turned off) and those of the
@@ -410,12 +436,13 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 // deep stacks OPA's evaluator grows).
 func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, error) {
 	per := make([][]report.Finding, len(inputs))
+	agents := shareAgents(inputs)
 	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
 		g.Go(func() error {
 			for i := range next {
-				fs, err := e.lintOne(gctx, &inputs[i])
+				fs, err := e.lintOne(gctx, &inputs[i], agents)
 				if err != nil {
 					return err
 				}
@@ -446,8 +473,8 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 	return rep, nil
 }
 
-func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, error) {
-	byNS, err := e.eval(ctx, in)
+func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents) ([]report.Finding, error) {
+	byNS, err := e.eval(ctx, in, agents)
 	if err != nil {
 		return nil, err
 	}
@@ -486,18 +513,22 @@ func (e *Engine) lintOne(ctx context.Context, in *Input) ([]report.Finding, erro
 
 // eval runs the lint query on one input and returns its result: rule
 // namespace -> rule name -> messages (and exceptions).
-func (e *Engine) eval(ctx context.Context, in *Input) (map[string]any, error) {
+func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents) (map[string]any, error) {
 	if in.Policy == nil {
 		return nil, fmt.Errorf("linting %s: no policy", in.label())
 	}
 	var ctxVal ast.Value
 	if !in.Context.IsZero() {
-		ctxVal = in.Context.value()
+		ctxVal = in.Context.valueWith(agents)
 	} else if e.dataContext == nil {
 		ctxVal = ast.NewObject()
 	} // else: the data files' context, already in the store
+	factsCtx := ctxVal
+	if factsCtx == nil {
+		factsCtx = e.dataContext
+	}
 	doc := DocumentValue(in.Policy)
-	facts := factsValue(doc, in.Policy)
+	facts := factsValue(doc, in.Policy, factsCtx)
 	s, err := e.session(ctx)
 	if err != nil {
 		return nil, err

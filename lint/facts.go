@@ -26,8 +26,14 @@ import (
 //	 "strings": [["<policy path>", "<string with ${ or {{>"], ...],
 //	 "hosts": {"<endpoint host as written>": {"ip": "<canonical address>",
 //	                                          "multi_tenant_suffix": "<suffix>"}}}
+//
+// With a context the engine adds
+//
+//	"reachable_agents": ["<agent>", ...]
+//
+// (contextFacts), which FactsDocument, without one, leaves out.
 func Facts(p *openshell.Policy) map[string]any {
-	v := factsValue(DocumentValue(p), p)
+	v := factsValue(DocumentValue(p), p, nil)
 	out, err := ast.JSON(v)
 	if err != nil {
 		return map[string]any{} // unreachable: the value is built from strings and objects
@@ -41,8 +47,10 @@ func FactsDocument(p *openshell.Policy) map[string]any {
 	return map[string]any{"fullsend": map[string]any{"facts": Facts(p)}}
 }
 
-// factsValue builds the facts of policy p, whose document value is doc.
-func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
+// factsValue builds the facts of policy p, whose document value is doc,
+// with those of its context value c (data.fullsend.context) when c is not
+// nil (contextFacts).
+func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value) ast.Value {
 	secrets := ast.NewObject()
 	var marked []*ast.Term
 	scanner := secretscan.Default()
@@ -73,11 +81,89 @@ func factsValue(doc ast.Value, p *openshell.Policy) ast.Value {
 			}
 		}
 	}
-	return ast.NewObject(
+	out := ast.NewObject(
 		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
 		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
 		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
 	)
+	if c != nil {
+		contextFacts(out, c)
+	}
+	return out
+}
+
+// contextFacts adds the facts of context value c to facts: reachable_agents,
+// the agents that c's agent can start through Agent(), directly or through
+// other subagents, itself included. It is what FS027 (agents.rego) computes
+// as graph.reachable(object.union(spawn_graph, {me: context.spawns}), {me})
+// when the fact is absent; building spawn_graph costs the rule a pass over
+// every agent of the project for every policy, this a walk of the agents
+// actually reached. It is computed on the value the rules read, so the two
+// agree on every input, valid or not.
+func contextFacts(facts ast.Object, c ast.Value) {
+	obj, ok := c.(ast.Object)
+	if !ok {
+		return
+	}
+	me := obj.Get(ast.InternedTerm("agent"))
+	if me == nil {
+		return // the rule needs an agent
+	}
+	agents := ast.NewObject()
+	if a := obj.Get(ast.InternedTerm("agents")); a != nil {
+		if agents, ok = a.Value.(ast.Object); !ok {
+			return // not what the rule expects: let it decide
+		}
+	}
+	mine := obj.Get(ast.InternedTerm("spawns"))
+	if mine == nil {
+		mine = ast.ArrayTerm()
+	}
+	// edges mirrors the graph the rule builds: its own spawns for the
+	// agent, object.get(a, "spawns", []) for every agent a whose entry is
+	// an object (object.get is undefined on anything else).
+	edges := func(node *ast.Term) *ast.Term {
+		if node.Equal(me) {
+			return mine
+		}
+		a := agents.Get(node)
+		if a == nil {
+			return nil
+		}
+		ao, ok := a.Value.(ast.Object)
+		if !ok {
+			return nil
+		}
+		if s := ao.Get(ast.InternedTerm("spawns")); s != nil {
+			return s
+		}
+		return ast.ArrayTerm()
+	}
+	// graph.reachable, topdown/reachable.go in OPA: a node counts as reached
+	// once visited, if the graph has it.
+	reached := ast.NewSet()
+	queue := []*ast.Term{me}
+	for len(queue) > 0 {
+		node := queue[0]
+		queue = queue[1:]
+		e := edges(node)
+		if e == nil {
+			continue
+		}
+		visit := func(n *ast.Term) {
+			if !reached.Contains(n) {
+				queue = append(queue, n)
+			}
+		}
+		switch v := e.Value.(type) {
+		case *ast.Array:
+			v.Foreach(visit)
+		case ast.Set:
+			v.Foreach(visit)
+		}
+		reached.Add(node)
+	}
+	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(reached))
 }
 
 // walkStrings calls fn with every string value under v and its path rendered

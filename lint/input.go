@@ -3,8 +3,10 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -104,7 +106,41 @@ func (c Context) DataDocument() map[string]any {
 // (MarshalJSON), built directly, which spares a JSON encode and decode per
 // policy. Contexts with invalid UTF-8 take the JSON route, whose escaping of
 // such strings it does not copy. TestContextValue keeps the two equal.
-func (c *Context) value() ast.Value {
+func (c *Context) value() ast.Value { return c.valueWith(nil) }
+
+// sharedAgents holds the value of each distinct Context.Agents map of a
+// Lint call, built once: ProjectInputs hands every agent the same map of
+// all agents, whose value would otherwise be rebuilt for each of them
+// (quadratic in the number of agents). Values are read-only once built.
+type sharedAgents map[uintptr]*ast.Term
+
+// shareAgents builds the agents value of every distinct map among inputs.
+// Maps with strings that are not valid UTF-8 are left out: their contexts
+// take the JSON route (value).
+func shareAgents(inputs []Input) sharedAgents {
+	out := sharedAgents{}
+	for i := range inputs {
+		a := inputs[i].Context.Agents
+		if len(a) == 0 {
+			continue
+		}
+		key := reflect.ValueOf(a).Pointer()
+		if _, done := out[key]; done {
+			continue
+		}
+		b := valueBuilder{}
+		t := b.agents(a)
+		if b.invalid {
+			t = nil
+		}
+		out[key] = t
+	}
+	return out
+}
+
+// valueWith is value, taking the agents' value from shared when it holds
+// the context's map.
+func (c *Context) valueWith(shared sharedAgents) ast.Value {
 	if c.IsZero() {
 		return ast.NewObject()
 	}
@@ -161,19 +197,11 @@ func (c *Context) value() ast.Value {
 		obj.Insert(ast.InternedTerm("env"), ast.NewTerm(env))
 	}
 	if len(c.Agents) > 0 {
-		agents := ast.NewObject()
-		for name, a := range c.Agents {
-			o := ast.NewObject()
-			if a.Tier != "" {
-				o.Insert(ast.InternedTerm("tier"), b.str(a.Tier))
-			}
-			if len(a.Spawns) > 0 {
-				o.Insert(ast.InternedTerm("spawns"), b.strs(a.Spawns))
-			}
-			o.Insert(ast.InternedTerm("writes"), ast.BooleanTerm(a.Writes))
-			agents.Insert(b.str(name), ast.NewTerm(o))
+		agents := shared[reflect.ValueOf(c.Agents).Pointer()]
+		if agents == nil {
+			agents = b.agents(c.Agents)
 		}
-		obj.Insert(ast.InternedTerm("agents"), ast.NewTerm(agents))
+		obj.Insert(ast.InternedTerm("agents"), agents)
 	}
 	if b.invalid {
 		return c.jsonValue()
@@ -183,6 +211,23 @@ func (c *Context) value() ast.Value {
 
 // valueBuilder makes string terms, noting strings that are not valid UTF-8.
 type valueBuilder struct{ invalid bool }
+
+// agents is the value of Context.Agents.
+func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
+	agents := ast.NewObject()
+	for name, a := range all {
+		o := ast.NewObject()
+		if a.Tier != "" {
+			o.Insert(ast.InternedTerm("tier"), b.str(a.Tier))
+		}
+		if len(a.Spawns) > 0 {
+			o.Insert(ast.InternedTerm("spawns"), b.strs(a.Spawns))
+		}
+		o.Insert(ast.InternedTerm("writes"), ast.BooleanTerm(a.Writes))
+		agents.Insert(b.str(name), ast.NewTerm(o))
+	}
+	return ast.NewTerm(agents)
+}
 
 func (b *valueBuilder) str(s string) *ast.Term {
 	if !utf8.ValidString(s) {
@@ -288,13 +333,26 @@ func inferenceRule(host string, m *openshell.Match) bool {
 	if !strings.EqualFold(m.Method, "POST") {
 		return false
 	}
-	for _, api := range inferenceAPIs {
-		if openshell.GlobMatch(api.host, openshell.NormalizeHost(host), '.') && openshell.GlobMatch(api.path, m.Path, '/') {
+	h := openshell.NormalizeHost(host)
+	for _, api := range inferenceGlobs() {
+		if api.host.Match(h) && api.path.Match(m.Path) {
 			return true
 		}
 	}
 	return false
 }
+
+// inferenceGlobs are inferenceAPIs compiled as glob.match(host, ["."], _)
+// and glob.match(path, ["/"], _), once: Writes runs for every agent of a
+// project, and compiling the globs on every call was most of its cost.
+var inferenceGlobs = sync.OnceValue(func() []struct{ host, path *openshell.RegoGlob } {
+	out := make([]struct{ host, path *openshell.RegoGlob }, len(inferenceAPIs))
+	for i, api := range inferenceAPIs {
+		out[i].host = openshell.CompileRegoGlob(api.host, []rune{'.'})
+		out[i].path = openshell.CompileRegoGlob(api.path, []rune{'/'})
+	}
+	return out
+})
 
 // DocumentValue renders a policy as the Rego value of its YAML document:
 // the same keys, omissions and shapes openshell.Marshal emits and conftest

@@ -27,17 +27,25 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 		return nil, err
 	}
 	all := map[string]AgentInfo{}
+	names := m.AgentNames()
+	// Decode the policies concurrently; errors are reported in name order.
+	decoded := make([]*openshell.Policy, len(names))
+	decodeErrs := make([]error, len(names))
+	forEach(len(names), func(i int) {
+		if data, ok := b.Policies[names[i]]; ok {
+			decoded[i], decodeErrs[i] = openshell.Unmarshal(data)
+		}
+	})
 	inputs := make([]Input, 0, len(m.Agents))
-	for _, name := range m.AgentNames() {
+	for i, name := range names {
 		a := m.Agents[name]
 		if a.Policy != path.Base(a.Policy) {
 			return nil, fmt.Errorf("agent %s: policy %q is outside the policies directory", name, a.Policy)
 		}
-		data, ok := b.Policies[name]
-		if !ok {
+		if _, ok := b.Policies[name]; !ok {
 			return nil, fmt.Errorf("agent %s: policy %s was not verified against the manifest", name, a.Policy)
 		}
-		p, err := openshell.Unmarshal(data)
+		p, err := decoded[i], decodeErrs[i]
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %s: %w", name, a.Policy, err)
 		}

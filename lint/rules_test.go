@@ -175,3 +175,28 @@ func mustParse(t *testing.T, name string) *ast.Module {
 	}
 	return m
 }
+
+// TestBuiltinRulesPassEveryCheck compiles the embedded rules with every
+// compiler stage, strict: New skips the checking stages for them
+// (builtinCheckStages), so this is where they are checked.
+func TestBuiltinRulesPassEveryCheck(t *testing.T) {
+	modules, err := loadModules(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ast.NewCompiler().WithEnablePrintStatements(false).WithStrict(true)
+	if c.Compile(modules); c.Failed() {
+		t.Fatalf("embedded rules: %v", c.Errors)
+	}
+	// The skipped stages are what would catch a type error.
+	bad := map[string]*ast.Module{"bad.rego": ast.MustParseModuleWithOpts(
+		"package x\nf(a) := a + 1\ndeny contains f(\"s\") if true\n", ast.ParserOptions{RegoVersion: ast.RegoV1})}
+	full := ast.NewCompiler()
+	if full.Compile(bad); !full.Failed() {
+		t.Fatal("a type error compiled cleanly with every stage")
+	}
+	skipped := ast.NewCompiler().WithSkipStages(builtinCheckStages...)
+	if skipped.Compile(bad); skipped.Failed() {
+		t.Fatalf("the type error is caught without the checking stages (%v): builtinCheckStages is stale", skipped.Errors)
+	}
+}

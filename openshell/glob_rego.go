@@ -9,13 +9,38 @@ import "strings"
 // RegoGlobMatch is regorus's glob.match(pattern, delimiters, value) as
 // OpenShell calls it: delims nil is Rego null, an empty non-nil slice is [].
 func RegoGlobMatch(pattern string, delims []rune, value string) bool {
-	pat, ok1 := regoRewrite(pattern, delims)
-	val, ok2 := regoRewrite(value, delims)
-	if !ok1 || !ok2 {
-		return false
+	return CompileRegoGlob(pattern, delims).Match(value)
+}
+
+// RegoGlob is a pattern compiled once for regorus's glob.match with fixed
+// delimiters (RegoGlobMatch), to match many values. It is immutable and
+// safe for concurrent use.
+type RegoGlob struct {
+	g      *Glob // nil: the pattern matches nothing
+	delims []rune
+}
+
+// CompileRegoGlob compiles pattern as RegoGlobMatch does; an invalid
+// pattern gives a RegoGlob that matches nothing.
+func CompileRegoGlob(pattern string, delims []rune) *RegoGlob {
+	pat, ok := regoRewrite(pattern, delims)
+	if !ok {
+		return &RegoGlob{}
 	}
 	g, err := CompileGlob(pat)
-	return err == nil && g.Match(val)
+	if err != nil {
+		return &RegoGlob{}
+	}
+	return &RegoGlob{g: g, delims: delims}
+}
+
+// Match reports whether glob.match(pattern, delimiters, value) holds.
+func (r *RegoGlob) Match(value string) bool {
+	if r.g == nil {
+		return false
+	}
+	val, ok := regoRewrite(value, r.delims)
+	return ok && r.g.Match(val)
 }
 
 // regoRewrite applies regorus's delimiter rewriting (make_delimiters_unix_style

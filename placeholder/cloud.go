@@ -3,6 +3,7 @@ package placeholder
 import (
 	"errors"
 	"regexp"
+	"sync"
 )
 
 // Cloud placeholders: where a model provider's API lives and whose account
@@ -28,21 +29,27 @@ const FieldHostLabel Field = FieldAllowedIP + 1
 // with a number, e.g. us-east5, europe-west1, asia-southeast1,
 // northamerica-northeast2; or the global location. See
 // https://cloud.google.com/compute/docs/regions-zones (region names).
-var gcpRegion = regexp.MustCompile(`^(?:global|[a-z]{2,15}-[a-z]{4,10}[1-9][0-9]?)$`)
+var gcpRegion = lazyRegexp(`^(?:global|[a-z]{2,15}-[a-z]{4,10}[1-9][0-9]?)$`)
 
 // gcpProject is Google's project id syntax: 6 to 30 characters, lowercase
 // letters, digits and hyphens, starting with a letter and not ending with a
 // hyphen. See https://cloud.google.com/resource-manager/docs/creating-managing-projects
 // (project ID requirements).
-var gcpProject = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+var gcpProject = lazyRegexp(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
 
 // awsRegion is AWS's region syntax: us-east-1, eu-central-1, us-gov-west-1,
 // ap-southeast-2. See https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-regions.html.
-var awsRegion = regexp.MustCompile(`^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]{4,10}-[1-9]$`)
+var awsRegion = lazyRegexp(`^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]{4,10}-[1-9]$`)
 
-func matching(re *regexp.Regexp, msg string) func(string) error {
+// lazyRegexp compiles expr on first use: every command of the binary
+// initialises this package, few of them validate placeholder values.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+func matching(re func() *regexp.Regexp, msg string) func(string) error {
 	return func(v string) error {
-		if !re.MatchString(v) {
+		if !re().MatchString(v) {
 			return errors.New(msg)
 		}
 		return nil

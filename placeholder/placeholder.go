@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,10 +56,10 @@ type spec struct {
 
 // forgeName is GitHub's and GitLab's owner/repository name syntax, without
 // anything that could act as a glob or a path step.
-var forgeName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9_])?$`)
+var forgeName = lazyRegexp(`^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9_])?$`)
 
 // hostname is an RFC 1123 host name with at least two labels and no wildcard.
-var hostname = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
+var hostname = lazyRegexp(`^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
 
 var specs = map[string]spec{
 	Owner: {
@@ -106,7 +105,7 @@ var specs = map[string]spec{
 		example: "api.github.com",
 		fields:  []Field{FieldHost},
 		validate: func(v string) error {
-			if len(v) > 253 || !hostname.MatchString(v) {
+			if len(v) > 253 || !hostname().MatchString(v) {
 				return errors.New("not a lowercase DNS host name with at least two labels")
 			}
 			return nil
@@ -134,7 +133,7 @@ var specs = map[string]spec{
 }
 
 func validateForgeName(v string) error {
-	if !forgeName.MatchString(v) || strings.Contains(v, "..") {
+	if !forgeName().MatchString(v) || strings.Contains(v, "..") {
 		return errors.New("not a forge name: only letters, digits, '.', '_' and '-' are allowed, no '..', no glob or path characters")
 	}
 	return nil

@@ -61,6 +61,23 @@ func TestBuiltinRules(t *testing.T) {
 	if Default() == nil || Default() != Default() {
 		t.Fatal("Default is not one compiled scanner")
 	}
+	// Default compiles each rule on its first run and panics on an error:
+	// every built-in rule must compile up front.
+	eager, err := New(rules, GlobalAllow())
+	if err != nil {
+		t.Fatalf("built-in rules: %v", err)
+	}
+	// The lazily compiled scanner finds what the eager one does.
+	var texts []string
+	for _, k := range fakeKeys() {
+		texts = append(texts, k, "token: "+k[:len(k)/2]+"\n"+k[len(k)/2:])
+	}
+	texts = append(texts, "nothing to see here", "password = hunter2hunter2", "api_key: 0123456789abcdef0123")
+	for _, text := range texts {
+		if got, want := Default().FindAll(text), eager.FindAll(text); !slices.Equal(got, want) {
+			t.Errorf("FindAll(%q): Default %v, New %v", text, got, want)
+		}
+	}
 }
 
 // TestFindsTheSandboxSecrets is the red-team finding of issue 12: the proxy

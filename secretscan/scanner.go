@@ -23,6 +23,12 @@ type Scanner struct {
 
 type rule struct {
 	Rule
+	// compiled returns the rule's regex and allowlists: compiled by New,
+	// or on the rule's first run in Default's scanner.
+	compiled func() compiledRule
+}
+
+type compiledRule struct {
 	re    *regexp.Regexp
 	allow []allowlist
 }
@@ -35,11 +41,14 @@ type allowlist struct {
 }
 
 // Default returns the scanner of the built-in rule set (Rules and
-// GlobalAllow), compiled on first use.
+// GlobalAllow), built on first use. Each rule's regular expressions are
+// compiled when its keywords first occur in a text: most texts wake few
+// rules, and compiling all of them was most of the scanner's cost in a
+// short-lived command (TestBuiltinRulesCompile compiles them all).
 func Default() *Scanner { return defaultScanner() }
 
 var defaultScanner = sync.OnceValue(func() *Scanner {
-	s, err := New(Rules(), GlobalAllow())
+	s, err := build(Rules(), GlobalAllow(), true)
 	if err != nil {
 		panic(err) // the built-in rules are tested to compile
 	}
@@ -49,6 +58,12 @@ var defaultScanner = sync.OnceValue(func() *Scanner {
 // New compiles a rule set; global is the allowlist of rules with
 // GlobalAllow set.
 func New(rules []Rule, global []Allow) (*Scanner, error) {
+	return build(rules, global, false)
+}
+
+// build makes a scanner; lazy leaves each rule's regular expressions to
+// its first run, where an error panics (for rule sets known to compile).
+func build(rules []Rule, global []Allow, lazy bool) (*Scanner, error) {
 	s := &Scanner{rules: make([]rule, len(rules))}
 	var err error
 	if s.global, err = compileAllows(global); err != nil {
@@ -58,18 +73,21 @@ func New(rules []Rule, global []Allow) (*Scanner, error) {
 	s.joinable, s.always = make([]uint64, words), make([]uint64, words)
 	s.index = newKeywordIndex()
 	for i, r := range rules {
-		re, err := regexp.Compile(r.Regex)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		if lazy {
+			s.rules[i] = rule{Rule: r, compiled: sync.OnceValue(func() compiledRule {
+				c, err := compileRule(&r)
+				if err != nil {
+					panic(err)
+				}
+				return c
+			})}
+		} else {
+			c, err := compileRule(&r)
+			if err != nil {
+				return nil, err
+			}
+			s.rules[i] = rule{Rule: r, compiled: func() compiledRule { return c }}
 		}
-		if r.SecretGroup < 0 || r.SecretGroup > re.NumSubexp() {
-			return nil, fmt.Errorf("rule %s: secret group %d out of range (the regex has %d)", r.ID, r.SecretGroup, re.NumSubexp())
-		}
-		allow, err := compileAllows(r.Allow)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
-		}
-		s.rules[i] = rule{Rule: r, re: re, allow: allow}
 		if r.Joinable {
 			s.joinable[i/64] |= 1 << (i % 64)
 		}
@@ -83,6 +101,22 @@ func New(rules []Rule, global []Allow) (*Scanner, error) {
 		}
 	}
 	return s, nil
+}
+
+// compileRule compiles r's regex and allowlists and checks its secret group.
+func compileRule(r *Rule) (compiledRule, error) {
+	re, err := regexp.Compile(r.Regex)
+	if err != nil {
+		return compiledRule{}, fmt.Errorf("rule %s: %w", r.ID, err)
+	}
+	if r.SecretGroup < 0 || r.SecretGroup > re.NumSubexp() {
+		return compiledRule{}, fmt.Errorf("rule %s: secret group %d out of range (the regex has %d)", r.ID, r.SecretGroup, re.NumSubexp())
+	}
+	allow, err := compileAllows(r.Allow)
+	if err != nil {
+		return compiledRule{}, fmt.Errorf("rule %s: %w", r.ID, err)
+	}
+	return compiledRule{re: re, allow: allow}, nil
 }
 
 func compileAllows(as []Allow) ([]allowlist, error) {
@@ -178,9 +212,10 @@ func (s *Scanner) pass(text string, mask, fired []uint64, hit func(*rule) bool) 
 
 // fires applies rule r to text the way gitleaks' detector does.
 func (s *Scanner) fires(r *rule, text string) bool {
-	for _, m := range r.re.FindAllStringIndex(text, -1) {
+	c := r.compiled()
+	for _, m := range c.re.FindAllStringIndex(text, -1) {
 		match := strings.Trim(text[m[0]:m[1]], "\n")
-		secret, ok := r.secret(match)
+		secret, ok := r.secret(c.re, match)
 		if !ok || (r.Entropy != 0 && entropy(secret) <= r.Entropy) {
 			continue
 		}
@@ -188,7 +223,7 @@ func (s *Scanner) fires(r *rule, text string) bool {
 		if r.GlobalAllow && anyAllows(s.global, secret, match, line) {
 			continue
 		}
-		if anyAllows(r.allow, secret, match, line) {
+		if anyAllows(c.allow, secret, match, line) {
 			continue
 		}
 		return true
@@ -198,8 +233,8 @@ func (s *Scanner) fires(r *rule, text string) bool {
 
 // secret picks the secret out of a match: the rule's capture group, or the
 // first non-empty one, or the whole match.
-func (r *rule) secret(match string) (string, bool) {
-	groups := r.re.FindStringSubmatch(match)
+func (r *rule) secret(re *regexp.Regexp, match string) (string, bool) {
+	groups := re.FindStringSubmatch(match)
 	if len(groups) < 2 {
 		return match, true
 	}

@@ -67,7 +67,15 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 				opts.Waivers = append(opts.Waivers, pw)
 			}
 			tuneGC()
-			engine, err := lint.New(cmd.Context(), opts)
+			// The rules compile on one core while the policies are read
+			// and decoded on the other; errors keep their order.
+			newEngine := startEngine(cmd, opts)
+			var inputs []lint.Input
+			var inputsErr error
+			if !listRules && len(args) > 0 {
+				inputs, inputsErr = lintInputs(args, runtime)
+			}
+			engine, err := newEngine()
 			if err != nil {
 				return err
 			}
@@ -77,9 +85,8 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 			if len(args) == 0 {
 				return usageErrorf("name policy files or a policies directory (or --list-rules)")
 			}
-			inputs, err := lintInputs(args, runtime)
-			if err != nil {
-				return err
+			if inputsErr != nil {
+				return inputsErr
 			}
 			if writeContext != "" {
 				files, err := lint.WriteContextFiles(writeContext, inputs)
@@ -115,6 +122,24 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 	fl.StringVar(&failOn, "fail-on", report.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// startEngine starts lint.New on its own goroutine and returns a function
+// that waits for it.
+func startEngine(cmd *cobra.Command, opts lint.Options) func() (*lint.Engine, error) {
+	type result struct {
+		engine *lint.Engine
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		e, err := lint.New(cmd.Context(), opts)
+		done <- result{e, err}
+	}()
+	return func() (*lint.Engine, error) {
+		r := <-done
+		return r.engine, r.err
+	}
 }
 
 // lintMemoryLimit is the heap size at which `policy lint` starts collecting
@@ -196,13 +221,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 		if len(files) == 0 {
 			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
 		}
-		for _, f := range files {
-			in, err := fileInput(f)
-			if err != nil {
-				return nil, err
-			}
-			inputs = append(inputs, in)
+		ins, err := lint.ReadPolicies(files)
+		if err != nil {
+			return nil, err
 		}
+		inputs = append(inputs, ins...)
 	}
 	for i := range inputs {
 		inputs[i].Context.Runtime = runtime

@@ -68,8 +68,7 @@ spawn_graph := {name: object.get(a, "spawns", []) | some name, a in agents}
 deny_privilege_lifting contains f if {
 	lib.context.tier == "read-only"
 	me := lib.context.agent
-	g := object.union(spawn_graph, {me: object.get(lib.context, "spawns", [])})
-	some other in graph.reachable(g, {me})
+	some other in reachable
 	other != me
 	agents[other].writes == true
 	f := lib.finding(
@@ -78,3 +77,14 @@ deny_privilege_lifting contains f if {
 		sprintf("read-only agent %s can reach writing agent %s through Agent()", [me, other]),
 	)
 }
+
+# reachable is the set of agents the agent can start through Agent(),
+# directly or through other subagents, itself included. fullsend's engine
+# computes it (lib.facts.reachable_agents) with a walk of the agents
+# reached; without it (conftest, opa) the rule builds the whole spawn graph.
+reachable := r if {
+	r := lib.facts.reachable_agents
+} else := graph.reachable(
+	object.union(spawn_graph, {lib.context.agent: object.get(lib.context, "spawns", [])}),
+	{lib.context.agent},
+)

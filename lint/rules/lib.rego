@@ -18,11 +18,12 @@ context := data.fullsend.context
 # (lint.Facts): literal_secrets (the secret scan, FS018), strings (those
 # holding "${" or "{{", for FS019/FS023, as [path, string]) and, per endpoint
 # host as written, its address in any spelling (ip) and the public-suffix-list
-# private suffix it reaches (multi_tenant_suffix). Under conftest or opa they
-# are absent unless passed with --data (lint.FactsDocument): FS018 then runs
-# its Rego scan, FS019/FS023 walk the document, host spellings fall back to
-# the literal, and the
-# multi-tenant check does not run.
+# private suffix it reaches (multi_tenant_suffix); with a context, the agents
+# the agent can start through Agent() (reachable_agents, for FS027). Under
+# conftest or opa they are absent unless passed with --data
+# (lint.FactsDocument): FS018 then runs its Rego scan, FS019/FS023 walk the
+# document, host spellings fall back to the literal, FS027 builds the spawn
+# graph, and the multi-tenant check does not run.
 default facts := {}
 
 facts := data.fullsend.facts
