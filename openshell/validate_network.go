@@ -186,7 +186,8 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 		c.checkHostWildcard(hn, hp, host)
 	}
 	c.checkHostReachable(hn, hp, host, ips)
-	c.checkControlPlanePorts(ep, ports, len(ips) > 0)
+	exact := !strings.Contains(host, "*") && c.supports(FeaturePrivateExactHost)
+	c.checkControlPlanePorts(ep, ports, len(ips) > 0 || exact || isHostGatewayAlias(host))
 }
 
 // checkNoHost reports an endpoint without a host that needs one.
@@ -335,20 +336,30 @@ func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
 	}
 }
 
-// checkControlPlanePorts: the proxy refuses control-plane ports whenever
-// it validates resolved addresses, i.e. for allowed_ips and IP-literal
-// endpoints always, and for every endpoint from v0.0.53.
-func (c *checker) checkControlPlanePorts(ep *obj, ports []int64, viaAllowedIPs bool) {
+// checkControlPlanePorts reports a control-plane port. The proxy's
+// destination check refuses one per connection, never at load, in every
+// mode that checks ports (decide_ssrf.go's destination, from
+// build_validation_plan, proxy/destination.rs:79-106 @ v0.0.111; inline at
+// proxy.rs:764-1040 @ v0.0.83): a host-gateway alias, allowed_ips, an
+// IP-literal host, and from v0.0.53 an exact declared host. refused says
+// the endpoint's connections always take one of those modes; that is a
+// trap. Otherwise (a wildcard host, or an exact one before v0.0.53,
+// without allowed_ips) the default mode, reject_internal_resolved_addrs
+// (proxy.rs:2676 @ v0.0.83, :3864 @ v0.0.111), has no port check: the
+// port is reachable on a public address, and the warning says so.
+func (c *checker) checkControlPlanePorts(ep *obj, ports []int64, refused bool) {
 	for _, p := range ports {
 		if !slices.Contains(controlPlanePorts, p) {
 			continue
 		}
-		if viaAllowedIPs || c.supports(FeaturePrivateExactHost) {
-			// Refused per connection (BLOCKED_CONTROL_PLANE_PORTS in
-			// proxy.rs), never at load.
+		switch {
+		case refused:
 			c.trapf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "control-plane ports (etcd, Kubernetes API, kubelet) are never reachable from a sandbox",
 				"port %d is a blocked control-plane port", p)
-		} else {
+		case strings.Contains(ep.str("host"), "*"):
+			c.warnf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "OpenShell refuses it for exact hosts, allowed_ips and IP literals; a wildcard match that resolves to a public address reaches it",
+				"port %d is a control-plane port, open here only where the wildcard resolves to a public address", p)
+		default:
 			c.warnf(ep.pos("port"), ep.sub("port"), CodeControlPlanePort, "OpenShell v0.0.53 and later block it outright",
 				"port %d is a control-plane port, blocked whenever the destination resolves through allowed_ips", p)
 		}

@@ -440,3 +440,43 @@ func TestPathsCompete(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateControlPlanePorts: a control-plane port is a trap where the
+// proxy's destination check always refuses it, and a plain warning where
+// a connection can take the default mode, which checks no port
+// (reject_internal_resolved_addrs, proxy.rs:2676 @ v0.0.83, :3864 @
+// v0.0.111; decide_ssrf.go's destination).
+func TestValidateControlPlanePorts(t *testing.T) {
+	tests := []struct {
+		name, endpoint, version string
+		trap                    bool
+	}{
+		{"exact host", `{host: db.example.com, port: 6443, protocol: tcp}`, "v0.0.111", true},
+		{"exact host before v0.0.53", `{host: db.example.com, port: 6443}`, "v0.0.52", false},
+		{"wildcard host", `{host: "*.example.com", port: 6443, protocol: tcp}`, "v0.0.111", false},
+		{"wildcard host with allowed_ips", `{host: "*.example.com", port: 10250, protocol: tcp, allowed_ips: [10.0.0.0/8]}`, "v0.0.111", true},
+		{"IP literal", `{host: 203.0.113.7, port: 2379, protocol: tcp}`, "v0.0.111", true},
+		{"host-gateway alias", `{host: host.openshell.internal, port: 10255, protocol: tcp}`, "v0.0.111", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := bytes.Replace(tcpPolicy, []byte("{host: db.example.com, port: 5432, protocol: tcp}"), []byte(tc.endpoint), 1)
+			if tc.version == "v0.0.52" {
+				data = bytes.Replace(data, []byte("hard_requirement"), []byte("best_effort"), 1)
+			}
+			var found *Diagnostic
+			diags := Validate("p.yaml", data, tc.version)
+			for i := range diags {
+				if diags[i].Code == CodeControlPlanePort {
+					found = &diags[i]
+				}
+			}
+			if found == nil {
+				t.Fatalf("no %s:\n%s", CodeControlPlanePort, render(diags))
+			}
+			if found.Severity != SeverityWarning || found.Trap != tc.trap {
+				t.Errorf("severity %v trap %v, want a warning with trap %v:\n%s", found.Severity, found.Trap, tc.trap, render(diags))
+			}
+		})
+	}
+}
