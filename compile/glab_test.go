@@ -11,16 +11,7 @@ import (
 // job's GitLab values.
 func glabDecide(t *testing.T, c *Compiled, req string) openshell.Decision {
 	t.Helper()
-	p := c.Policy.Clone()
-	v := map[string]string{"FORGE_HOST": "gitlab.com", "OWNER": "acme", "REPO_NAME": "widgets.api", "ISSUE_NUMBER": "5"}
-	if _, err := openshell.ApplyPlaceholders(p, v); err != nil {
-		t.Fatal(err)
-	}
-	r, err := openshell.ParseRequest(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return openshell.Decide(p, r)
+	return decideWith(t, c, req, map[string]string{"FORGE_HOST": "gitlab.com", "OWNER": "acme", "REPO_NAME": "widgets.api", "ISSUE_NUMBER": "5"})
 }
 
 // TestGlabProfiles: the requests glab sends (gl-cli/glab @ 45aa37be on

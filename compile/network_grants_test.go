@@ -12,8 +12,14 @@ import (
 // every placeholder the catalog uses.
 func decide(t *testing.T, c *Compiled, req string) openshell.Decision {
 	t.Helper()
+	return decideWith(t, c, req, map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "5", "GCP_PROJECT": "acme-ci", "GCP_REGION": "us-east5", "AWS_REGION": "us-east-1"})
+}
+
+// decideWith runs the decision engine on a copy of a compiled policy with
+// the placeholder values v applied.
+func decideWith(t *testing.T, c *Compiled, req string, v map[string]string) openshell.Decision {
+	t.Helper()
 	p := c.Policy.Clone()
-	v := map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "5", "GCP_PROJECT": "acme-ci", "GCP_REGION": "us-east5", "AWS_REGION": "us-east-1"}
 	if _, err := openshell.ApplyPlaceholders(p, v); err != nil {
 		t.Fatal(err)
 	}
