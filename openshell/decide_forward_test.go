@@ -1,14 +1,8 @@
 package openshell
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // routePolicies are small policies for the route-selection, forward-proxy
@@ -297,18 +291,7 @@ func TestRouteV83OnlyPolicies(t *testing.T) {
 // TestUpstreamForwardFixturesLoad: the policies transcribed for the
 // forward-proxy upstream cases load at the tags they cite.
 func TestUpstreamForwardFixturesLoad(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream/forward.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var fx upstreamFixture
-		if err := dec.Decode(&fx); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, fx := range readUpstreamFixtures(t, "testdata/upstream/forward.yaml") {
 		p, err := Unmarshal([]byte(fx.Policy))
 		if err != nil {
 			t.Fatalf("%s: %v", fx.Data, err)

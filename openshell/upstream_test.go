@@ -117,18 +117,7 @@ func TestUpstreamDecisions(t *testing.T) {
 	perTag := map[string]int{}
 	skipped := 0
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		for {
-			var fx upstreamFixture
-			if err := dec.Decode(&fx); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
+		for _, fx := range readUpstreamFixtures(t, f) {
 			n, s := replayUpstream(t, f, &fx)
 			for k, v := range n {
 				perTag[k] += v
@@ -137,6 +126,26 @@ func TestUpstreamDecisions(t *testing.T) {
 		}
 	}
 	t.Logf("replayed per tag: %v; skipped: %d", perTag, skipped)
+}
+
+// readUpstreamFixtures decodes every fixture document of file f.
+func readUpstreamFixtures(t *testing.T, f string) []upstreamFixture {
+	t.Helper()
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []upstreamFixture
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var fx upstreamFixture
+		if err := dec.Decode(&fx); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, fx)
+	}
 }
 
 // replayUpstream replays one fixture document of file f and returns the
