@@ -177,9 +177,10 @@ type mcpIntent struct {
 // checkMCPIntended runs the decision engine on what each compiled MCP
 // server use intends: the handshake, tools/list and a tools/call of every
 // listed tool (or of an example tool for mcp__server), from the runtime's
-// binary, against the example-expanded policy p. A denial (a fragment's
-// deny rule, another endpoint taking the path) is an error at the server.
-func (b *builder) checkMCPIntended(p *openshell.Policy) {
+// binary, with decide on the example-expanded policy (selfCheck's). A
+// denial (a fragment's deny rule, another endpoint taking the path) is an
+// error at the server.
+func (b *builder) checkMCPIntended(decide func(*openshell.Request) openshell.Decision) {
 	for _, in := range b.mcpIntended {
 		s := in.use.server
 		target := fmt.Sprintf("https://%s:%d%s", s.Host, s.Port, s.Path)
@@ -205,7 +206,7 @@ func (b *builder) checkMCPIntended(p *openshell.Policy) {
 			if err != nil {
 				continue // a tool name the request syntax cannot spell
 			}
-			if d := openshell.Decide(p, r); !d.Allowed {
+			if d := decide(r); !d.Allowed {
 				b.errorf(s.Pos, "mcpServers", "check the sandbox declarations and policy fragments that cover "+s.Host,
 					"MCP server %s: the compiled policy denies %s: %s", s.Name, r, d.Reason)
 			}

@@ -192,7 +192,7 @@ func TestMCPSelfCheck(t *testing.T) {
 		use: &mcpUse{server: MCPServerDecl{Name: "github", Pos: at, Host: "api.githubcopilot.com", Port: 443, Path: "/mcp/"}, tools: []string{"get_issue"}},
 		bin: "/usr/local/bin/claude",
 	}}
-	b.checkMCPIntended(&openshell.Policy{Version: 1})
+	b.checkMCPIntended(decider(&openshell.Policy{Version: 1}))
 	errs := b.diags.Errors()
 	if len(errs) != len(mcpClientMethods)+1 {
 		t.Fatalf("%d errors, want %d: %v", len(errs), len(mcpClientMethods)+1, errs)

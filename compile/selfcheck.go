@@ -72,7 +72,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 		}
 	}
 	b.checkIntended(decide)
-	b.checkMCPIntended(p)
+	b.checkMCPIntended(decide)
 }
 
 // decider returns openshell.Decide on p with the decider prepared once; p
