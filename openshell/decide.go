@@ -188,6 +188,43 @@ func Decide(p *Policy, r *Request) Decision {
 	return d.Decide(r)
 }
 
+// credentialGuard refuses a tunnel that would carry provider credentials
+// uninspected (v0.0.110 on, with allow_uninspected_credentials; proxy.rs:2024
+// @ v0.0.111, after the destination check). The guard gathers every
+// endpoint of the matching policies that matches host and port
+// (endpoint_credential_guards, sandbox-policy.rego:956-967 @ v0.0.111) and
+// keeps the credentialed ones (query_endpoint_credential_guard,
+// proxy.rs:3530-3575): with any, the tunnel is refused unless all of them
+// opt in with allow_uninspected_credentials, or all of them name a
+// protocol and none has tls: skip (EndpointCredentialGuard::blocks_connect,
+// l7/mod.rs:347-353). has_l7_protocol is "protocol is present" in the Rego
+// input, which omits an empty one (opa.rs:1845 @ v0.0.111): protocol: tcp
+// counts.
+func (d *Decider) credentialGuard(ms []matched, r *Request) (Decision, bool) {
+	if len(r.Credentialed) == 0 || !Supports(FeatureUninspectedCreds, d.version) {
+		return Decision{}, true
+	}
+	var guarded *matched
+	allOptIn, allProto, skip := true, true, false
+	for i := range ms {
+		m := &ms[i]
+		if !slices.Contains(r.Credentialed, m.key) {
+			continue
+		}
+		if guarded == nil {
+			guarded = m
+		}
+		allOptIn = allOptIn && m.ep.AllowUninspectedCredentials
+		allProto = allProto && m.ep.Protocol != ""
+		skip = skip || m.ep.TLS == TLSSkip
+	}
+	if guarded == nil || allOptIn || (allProto && !skip) {
+		return Decision{}, true
+	}
+	return Decision{Policy: guarded.key, Path: epPath(guarded.key, guarded.i),
+		Reason: "credentialed endpoint requires L7 inspection; raw tunnel is not explicitly allowed (an L4 or tls: skip endpoint without allow_uninspected_credentials, proxy.rs:2024)"}, false
+}
+
 // matched is one endpoint of a network policy whose binaries match.
 type matched struct {
 	key string
@@ -248,6 +285,9 @@ func (d *Decider) Decide(r *Request) Decision {
 		return d.decideForward(ms, cfg, configs, r, host, dst)
 	}
 	if deny, ok := d.destination(ms, cfg, host, r.Port, dst); !ok {
+		return deny
+	}
+	if deny, ok := d.credentialGuard(ms, r); !ok {
 		return deny
 	}
 	first := ms[0]

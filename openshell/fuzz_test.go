@@ -22,6 +22,7 @@ func FuzzParseRequest(f *testing.F) {
 		"FORWARD post FTP://Api.Example.com/a;b from /b rpc tools/call tool t",
 		"forward GET wss://h.example/ from /b frame stream",
 		"forward GET https://h.example:443/ from /b",
+		"CONNECT api.example.com:443 from /usr/bin/curl credentialed github credentialed l4",
 	} {
 		f.Add(s)
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,6 +53,13 @@ type Request struct {
 	// RPCStream marks a GET that opens an MCP receive stream: no body and
 	// Accept: text/event-stream ("frame stream", l7/jsonrpc.rs:198).
 	RPCStream bool `json:"rpc_stream,omitempty"`
+	// Credentialed names the network policies whose endpoints the gateway
+	// stamped provider_credentialed ("credentialed POLICY", repeatable):
+	// it does so for endpoints in the scope of a provider that holds
+	// credentials (stamp_provider_credentialed_endpoints,
+	// openshell-server/src/grpc/policy.rs:2381 @ v0.0.111), outside the
+	// policy YAML, so a test states it as it states DNS with "at IP".
+	Credentialed []string `json:"credentialed,omitempty"`
 	// QueryError is set when the query string cannot be decoded: OpenShell
 	// fails such a request before policy evaluation (l7/rest.rs:608).
 	QueryError string `json:"query_error,omitempty"`
@@ -137,13 +145,16 @@ func (r *Request) String() string {
 	if r.RPCStream {
 		b.WriteString(" frame stream")
 	}
+	for _, k := range r.Credentialed {
+		fmt.Fprintf(&b, " credentialed %s", k)
+	}
 	return b.String()
 }
 
 // ErrBadRequest reports request syntax ParseRequest cannot read.
 var ErrBadRequest = errors.New("bad request")
 
-const requestSyntax = "[forward] METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream], or CONNECT HOST:PORT from BINARY ..."
+const requestSyntax = "[forward] METHOD URL from BINARY [via ANCESTOR]... [at IP] [sql CMD] [graphql TYPE[:NAME[:FIELDS]]]... [rpc METHOD] [tool NAME] [frame response|stream] [credentialed POLICY]..., or CONNECT HOST:PORT from BINARY ..."
 
 // forwardKeyword prefixes a forward-proxy request.
 const forwardKeyword = "forward"
@@ -292,6 +303,11 @@ func (r *Request) parseClause(s, kw, val string) error {
 		default:
 			return fmt.Errorf("%w %q: want \"frame response\" or \"frame stream\" once each, got %q", ErrBadRequest, s, val)
 		}
+	case "credentialed":
+		if slices.Contains(r.Credentialed, val) {
+			return fmt.Errorf("%w %q: credentialed %s given twice", ErrBadRequest, s, val)
+		}
+		r.Credentialed = append(r.Credentialed, val)
 	default:
 		return fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
 	}
@@ -321,6 +337,13 @@ func (r *Request) parseURL(raw string) error {
 		def = r.defaultPort(u.Scheme)
 	}
 	r.Scheme, r.Host, r.Port = u.Scheme, u.Hostname(), def
+	// url.Parse reads an unbracketed "::1" as host ":" and port "1"; only a
+	// bracketed IPv6 address may hold a colon.
+	if strings.Contains(r.Host, ":") {
+		if _, err := netip.ParseAddr(r.Host); err != nil {
+			return fmt.Errorf("URL %q: host %q is not an address: an IPv6 address in a URL goes in brackets ([::1])", raw, r.Host)
+		}
+	}
 	if p := u.Port(); p != "" {
 		if r.Port, err = parsePort(p); err != nil {
 			return err

@@ -45,8 +45,9 @@ Request syntax:
 
   METHOD URL from BINARY [via ANCESTOR]... [at RESOLVED_IP]
       [sql CMD] [graphql TYPE[:NAME[:FIELD,...]]]... [rpc METHOD] [tool NAME]
-      [frame response|stream]
+      [frame response|stream] [credentialed POLICY]...
   CONNECT HOST:PORT from BINARY [via ANCESTOR]... [at RESOLVED_IP]
+      [credentialed POLICY]...
   forward METHOD URL from BINARY ...   (no sql clause)
 
 A request without "forward" travels inside a CONNECT tunnel (https/wss over
@@ -57,6 +58,9 @@ https is refused (use CONNECT), other schemes are refused from v0.0.111,
 tls: skip does not stop inspection, and a path no endpoint path matches is
 refused even under audit. Its URL defaults to port 443 for https, 80 else.
 DNS is never looked up: "at IP" gives the address the host resolves to.
+"credentialed POLICY" says the gateway marked that policy's endpoints as
+holding provider credentials: from v0.0.110 a tunnel to one is refused when
+it would go uninspected, unless allow_uninspected_credentials opts in.
 BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
 OpenShell matches a policy's symlinked binary only when it resolves it in
 the container, which policy test cannot see.
