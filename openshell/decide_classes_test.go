@@ -125,17 +125,7 @@ func TestDecideClasses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ParseRequest(c.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := d.Decide(r)
-			if got.Verdict() != c.want {
-				t.Fatalf("verdict %s (%s at %s), want %s", got.Verdict(), got.Reason, got.Path, c.want)
-			}
-			if !strings.Contains(got.Reason+" "+got.Path, c.why) {
-				t.Errorf("reason %q / path %q does not mention %q", got.Reason, got.Path, c.why)
-			}
+			checkDecision(t, d, c.req, c.want, c.why)
 		})
 	}
 }
@@ -180,4 +170,22 @@ func TestRelaxedBinaryIdentity(t *testing.T) {
 	if v := d.RelaxedBinaryIdentity().Decide(r).Verdict(); v != "allow" {
 		t.Fatalf("relaxed: %s, want allow", v)
 	}
+}
+
+// checkDecision decides req with d and checks the verdict, and that the
+// reason or the deciding path mentions why; it returns the parsed request.
+func checkDecision(t *testing.T, d *Decider, req, want, why string) *Request {
+	t.Helper()
+	r, err := ParseRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Decide(r)
+	if got.Verdict() != want {
+		t.Fatalf("verdict %s (%s at %s), want %s", got.Verdict(), got.Reason, got.Path, want)
+	}
+	if !strings.Contains(got.Reason+" "+got.Path, why) {
+		t.Errorf("reason %q / path %q does not mention %q", got.Reason, got.Path, why)
+	}
+	return r
 }

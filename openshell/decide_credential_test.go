@@ -1,7 +1,6 @@
 package openshell
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -71,17 +70,7 @@ func TestDecideCredentialGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ParseRequest(tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := d.Decide(r)
-			if got.Verdict() != tc.want {
-				t.Fatalf("verdict %s (%s at %s), want %s", got.Verdict(), got.Reason, got.Path, tc.want)
-			}
-			if !strings.Contains(got.Reason+" "+got.Path, tc.why) {
-				t.Errorf("reason %q / path %q does not mention %q", got.Reason, got.Path, tc.why)
-			}
+			r := checkDecision(t, d, tc.req, tc.want, tc.why)
 			if again, err := ParseRequest(r.String()); err != nil || again.String() != r.String() {
 				t.Errorf("round trip %q -> %q, %v", r, again, err)
 			}

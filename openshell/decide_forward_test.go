@@ -1,7 +1,6 @@
 package openshell
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -233,17 +232,7 @@ func TestDecideRouteForwardDestination(t *testing.T) {
 				deciders[key] = d
 			}
 			t.Run(v+"/"+c.req, func(t *testing.T) {
-				r, err := ParseRequest(c.req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := d.Decide(r)
-				if got.Verdict() != c.want {
-					t.Fatalf("verdict %s (%s at %s), want %s", got.Verdict(), got.Reason, got.Path, c.want)
-				}
-				if !strings.Contains(got.Reason+" "+got.Path, c.why) {
-					t.Errorf("reason %q / path %q does not mention %q", got.Reason, got.Path, c.why)
-				}
+				checkDecision(t, d, c.req, c.want, c.why)
 			})
 		}
 	}
