@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/yamlblock"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,15 +26,31 @@ func Marshal(p *Policy, header string) ([]byte, error) {
 			buf.WriteByte('\n')
 		}
 	}
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
-		return nil, fmt.Errorf("encoding policy: %w", err)
+	// The block encoder writes what yaml.v3 would for every policy the
+	// compiler emits, without yaml.v3's per-document event buffer; a policy
+	// outside its subset goes to yaml.v3.
+	mark := buf.Len()
+	if err := yamlblock.Encode(&buf, p); err == nil {
+		return buf.Bytes(), nil
 	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encoding policy: %w", err)
+	buf.Truncate(mark)
+	if err := encodeYAMLv3(&buf, p); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// encodeYAMLv3 appends p's document as yaml.v3 writes it.
+func encodeYAMLv3(buf *bytes.Buffer, p *Policy) error {
+	enc := yaml.NewEncoder(buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("encoding policy: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("encoding policy: %w", err)
+	}
+	return nil
 }
 
 // Unmarshal decodes one policy document strictly: unknown fields are errors,

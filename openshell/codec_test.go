@@ -2,8 +2,12 @@ package openshell
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/yamlblock"
 )
 
 func TestMarshalRoundTrip(t *testing.T) {
@@ -185,4 +189,85 @@ func stripHarness(p *Policy) *Policy {
 		p.NetworkPolicies[k] = np
 	}
 	return p
+}
+
+// TestMarshalMatchesYAMLv3 encodes every policy file in the repository's
+// test data (compiled goldens, hand-written fragments, the lint corpus,
+// OpenShell's own example policies) with Marshal and with yaml.v3 alone:
+// the bytes must be the same, and the compiled ones must take the block
+// encoder's path.
+func TestMarshalMatchesYAMLv3(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"../testdata/*/policies/*.yaml", "../compile/testdata/*/*.yaml",
+		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "testdata/*/*.yaml", "testdata/*.yaml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	policies, fast := 0, 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Unmarshal(data)
+		if err != nil {
+			continue // not a policy, or a deliberately broken one
+		}
+		policies++
+		got, err := Marshal(p, "")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var want bytes.Buffer
+		if err := encodeYAMLv3(&want, p); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: Marshal differs from yaml.v3:\n%s\n---\n%s", f, got, want.Bytes())
+		}
+		var buf bytes.Buffer
+		if yamlblock.Encode(&buf, p) == nil {
+			fast++
+		}
+	}
+	if policies < 50 {
+		t.Fatalf("found %d policies in the test data; the globs are stale", policies)
+	}
+	if fast*10 < policies*8 {
+		t.Errorf("the block encoder wrote %d of %d policies; most should take it", fast, policies)
+	}
+	t.Logf("%d policies, %d through the block encoder", policies, fast)
+}
+
+// BenchmarkMarshal encodes a compiled-shape policy with Marshal (the block
+// encoder) and with yaml.v3.
+func BenchmarkMarshal(b *testing.B) {
+	data, err := os.ReadFile("../testdata/triage/policies/completeness-assessor.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Unmarshal(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("block", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Marshal(p, "header"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("yaml.v3", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			if err := encodeYAMLv3(&buf, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
