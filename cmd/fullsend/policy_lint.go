@@ -5,13 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/gcbudget"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -66,7 +66,7 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 				}
 				opts.Waivers = append(opts.Waivers, pw)
 			}
-			tuneGC()
+			gcbudget.Apply(lintMemoryCeiling)
 			// The rules compile on one core while the policies are read
 			// and decoded on the other; errors keep their order.
 			newEngine := startEngine(cmd, opts)
@@ -142,23 +142,11 @@ func startEngine(cmd *cobra.Command, opts lint.Options) func() (*lint.Engine, er
 	}
 }
 
-// lintMemoryLimit is the heap size at which `policy lint` starts collecting
-// garbage: a soft limit (runtime/debug.SetMemoryLimit) well under any CI
-// runner's memory, above what linting a few hundred policies allocates.
-const lintMemoryLimit = 256 << 20
-
-// tuneGC lets this short-lived batch command run without garbage
-// collection until its heap reaches lintMemoryLimit, unless the user set
-// GOGC or GOMEMLIMIT: OPA evaluation allocates many small, short-lived
-// values while the live heap stays small, and at start-up the collector
-// otherwise runs repeatedly while the rules compile.
-func tuneGC() {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetMemoryLimit(lintMemoryLimit)
-	debug.SetGCPercent(-1)
-}
+// lintMemoryCeiling caps `policy lint`'s garbage-free heap
+// (gcbudget.Apply): above what linting a few hundred policies allocates,
+// so the collector does not run at all for them, and at start-up it does
+// not run repeatedly while the rules compile.
+const lintMemoryCeiling = 256 << 20
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
