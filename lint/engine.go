@@ -279,12 +279,13 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, error) {
 	per := make([][]report.Finding, len(inputs))
 	agents := shareAgents(inputs)
+	memo := &secretMemo{}
 	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
 		g.Go(func() error {
 			for i := range next {
-				fs, err := e.lintOne(gctx, &inputs[i], agents)
+				fs, err := e.lintOne(gctx, &inputs[i], agents, memo)
 				if err != nil {
 					return err
 				}
@@ -315,8 +316,8 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 	return rep, nil
 }
 
-func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents) ([]report.Finding, error) {
-	byNS, err := e.eval(ctx, in, agents)
+func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo) ([]report.Finding, error) {
+	byNS, err := e.eval(ctx, in, agents, memo)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +356,7 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents) ([
 
 // eval runs the lint query on one input and returns its result: rule
 // namespace -> rule name -> messages (and exceptions).
-func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents) (map[string]any, error) {
+func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo) (map[string]any, error) {
 	if in.Policy == nil {
 		return nil, fmt.Errorf("linting %s: no policy", in.label())
 	}
@@ -370,7 +371,7 @@ func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents) (map[
 		factsCtx = e.dataContext
 	}
 	doc := DocumentValue(in.Policy)
-	facts := factsValue(doc, in.Policy, factsCtx)
+	facts := factsValue(doc, in.Policy, factsCtx, memo)
 	s, err := e.session(ctx)
 	if err != nil {
 		return nil, err

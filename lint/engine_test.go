@@ -3,6 +3,7 @@ package lint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,5 +125,36 @@ func TestGoodPolicyHasNoDeny(t *testing.T) {
 	}
 	if got := ids(rep.Findings); !slices.Equal(got, []string{"FS002"}) {
 		t.Fatalf("findings %v, want only the subdomain wildcard warning", got)
+	}
+}
+
+// TestSecretMemoSharesVerdicts lints the same secret-bearing policies
+// several times in one call, beside clean ones: the secret scan runs once
+// per distinct string (secretMemo), and every copy still gets its finding.
+func TestSecretMemoSharesVerdicts(t *testing.T) {
+	e := testEngine(t)
+	var inputs []Input
+	for i := range 6 {
+		for _, f := range []string{"testdata/bad/github-token.yaml", "testdata/bad/private-key.yaml", "testdata/good/triage.yaml"} {
+			in, _ := corpusInput(t, f)
+			in.File = fmt.Sprintf("%d-%s", i, in.File)
+			inputs = append(inputs, in)
+		}
+	}
+	rep, err := e.Lint(context.Background(), inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, f := range rep.Findings {
+		if f.RuleID == "FS018" {
+			got[strings.SplitN(f.Policy, "-", 2)[1]]++
+		}
+	}
+	if got["github-token.yaml"] < 6 || got["private-key.yaml"] < 6 || got["triage.yaml"] != 0 {
+		t.Errorf("FS018 findings by file = %v, want each secret-bearing copy found and none in triage.yaml", got)
+	}
+	if got["github-token.yaml"]%6 != 0 || got["private-key.yaml"]%6 != 0 {
+		t.Errorf("copies differ in their FS018 findings: %v", got)
 	}
 }

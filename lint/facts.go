@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"golang.org/x/net/publicsuffix"
@@ -33,7 +34,7 @@ import (
 //
 // (contextFacts), which FactsDocument, without one, leaves out.
 func Facts(p *openshell.Policy) map[string]any {
-	v := factsValue(DocumentValue(p), p, nil)
+	v := factsValue(DocumentValue(p), p, nil, nil)
 	out, err := ast.JSON(v)
 	if err != nil {
 		return map[string]any{} // unreachable: the value is built from strings and objects
@@ -49,19 +50,19 @@ func FactsDocument(p *openshell.Policy) map[string]any {
 
 // factsValue builds the facts of policy p, whose document value is doc,
 // with those of its context value c (data.fullsend.context) when c is not
-// nil (contextFacts).
-func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value) ast.Value {
+// nil (contextFacts). memo, when not nil, holds the secret scan's verdicts
+// for the strings of the other policies of the same Lint call.
+func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMemo) ast.Value {
 	secrets := ast.NewObject()
 	var marked []*ast.Term
-	scanner := secretscan.Default()
 	walkStrings(doc, nil, func(path []string, s string) {
 		if strings.Contains(s, "${") || strings.Contains(s, "{{") {
 			marked = append(marked, ast.ArrayTerm(ast.StringTerm(strings.Join(path, "")), ast.StringTerm(s)))
 		}
-		if scanner.Find(s) == "" {
-			return // the common case, without FindAll's allocations
+		kinds := memo.kinds(s)
+		if len(kinds) == 0 {
+			return
 		}
-		kinds := scanner.FindAll(s)
 		terms := make([]*ast.Term, len(kinds))
 		for i, k := range kinds {
 			terms[i] = ast.StringTerm(k)
@@ -164,6 +165,36 @@ func contextFacts(facts ast.Object, c ast.Value) {
 		reached.Add(node)
 	}
 	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(reached))
+}
+
+// secretMemo caches the secret scan's verdict on each distinct string of
+// one Lint call: the policies of a compiled project repeat their
+// baselines' strings (model API paths, binaries, hosts) in every agent, and
+// a string that wakes gitleaks' generic-api-key rule ("token", "api") costs
+// an NFA run each time. A nil memo scans every string.
+type secretMemo struct {
+	kindsOf sync.Map // string -> []string, nil when the string holds no secret
+}
+
+// kinds returns the kinds of credential in s (secretscan.FindAll), or nil.
+func (m *secretMemo) kinds(s string) []string {
+	if m == nil {
+		return scanSecrets(s)
+	}
+	if k, ok := m.kindsOf.Load(s); ok {
+		return k.([]string)
+	}
+	k := scanSecrets(s)
+	m.kindsOf.Store(s, k)
+	return k
+}
+
+func scanSecrets(s string) []string {
+	scanner := secretscan.Default()
+	if scanner.Find(s) == "" {
+		return nil // the common case, without FindAll's allocations
+	}
+	return scanner.FindAll(s)
 }
 
 // walkStrings calls fn with every string value under v and its path rendered
