@@ -41,8 +41,6 @@ var badCases = map[string]badCase{
 	"missing-description":         {"agents/a.md:2:1", "description", "missing required field description", "", 1},
 	"missing-frontmatter":         {"agents/notes.md:1:1", "", "missing YAML frontmatter", "start with _", 1},
 	"missing-name":                {"agents/a.md:2:1", "name", "missing required field name", "", 1},
-	"missing-skill":               {"agents/a.md:5:24", "skills[1]", `skill "issue-lables" does not exist`, `did you mean "issue-labels"?`, 1},
-	"missing-subagent":            {"agents/a.md:4:8", "tools", `Agent(ghost) names agent "ghost", which does not exist`, "known agents: a", 1},
 	"opencode-bad-action":         {".opencode/agent/rev.md:6:14", `permission.bash["git *"]`, `invalid value "maybe"`, "allow, ask, deny", 1},
 	"opencode-unknown-permission": {".opencode/agent/rev.md:5:3", "permission.shell", `unknown permission "shell"`, "known permissions", 1},
 	"placeholder-wrong-field":     {"agents/a.md:10:21", "sandbox.endpoints[0].allowed_ips[0]", "{{OWNER}} may not appear", "{{HOST_IP}}", 1},

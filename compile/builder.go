@@ -62,6 +62,9 @@ type builder struct {
 	// allow; declared endpoints without binaries default to them.
 	netBinaries map[string][]bundle.Source
 	spawns      []NameRef
+	// projectAgents are the project's agents by name; nil takes every
+	// Agent(...) name as one of them.
+	projectAgents map[string]*Agent
 	// mcpIntended are the compiled MCP server uses (mcp.go).
 	mcpIntended []mcpIntent
 	outputs     []PathDecl
@@ -210,7 +213,12 @@ func (b *builder) tool(r ToolRule, where string) {
 		b.toolDir(b.readWrite, r, reason)
 	case "Agent":
 		for _, n := range r.Agents {
-			b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
+			// Only the project's own agents get a sandbox of their own (the
+			// spawn service refuses a manifest that spawns anything else);
+			// checkReferences warns about the other names.
+			if b.projectAgents == nil || b.projectAgents[n] != nil {
+				b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
+			}
 		}
 	}
 	b.need(spec.Tier, r.Pos, "%s", reason)

@@ -266,6 +266,7 @@ func sortDiagnostics(ds Diagnostics) {
 
 func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*Compiled, Diagnostics) {
 	b := newBuilder(opts.Catalog, a)
+	b.projectAgents = proj.byName
 	b.version = opts.OpenShellVersion
 	b.values = opts.Values
 	if !b.selectRuntime(proj, a, opts) {
@@ -330,11 +331,42 @@ func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
 	}
 	b.provider = provider(a, proj, opts, b)
 	if _, ok := opts.Catalog.Runtimes[b.runtime].Providers[b.provider]; !ok {
-		b.errorf(providerPos(a), "sandbox.provider", "known providers: "+strings.Join(providerNames(opts.Catalog, b.runtime), ", "),
-			"runtime %s has no model provider %q", b.runtime, b.provider)
-		return false
+		known := "known providers: " + strings.Join(providerNames(opts.Catalog, b.runtime), ", ")
+		if !providerFromModel(a, proj) {
+			// fullsend's own sandbox.provider (or --provider): a typo.
+			b.errorf(providerPos(a), "sandbox.provider", known, "runtime %s has no model provider %q", b.runtime, b.provider)
+			return false
+		}
+		// The runtime's own model id names a provider the catalog has no
+		// baseline for (OpenCode ships dozens: github-copilot, openrouter,
+		// opencode Zen...): the file is valid, the policy just cannot
+		// reach that model API until someone says where it is.
+		b.warnf(providerPos(a), "model",
+			"declare the provider's API host in sandbox.endpoints, or add the provider to the catalog with --catalog ("+known+")",
+			"runtime %s has no model provider %q in the catalog: the policy grants no model API, so the agent cannot reach its model", b.runtime, b.provider)
 	}
 	return true
+}
+
+// providerFromModel reports whether the agent's provider comes from its
+// model id (the runtime's own field) rather than a sandbox.provider of the
+// agent or one of its skills; --provider is checked before its use.
+func providerFromModel(a *Agent, proj *Project) bool {
+	if a.Sandbox != nil && a.Sandbox.Provider != "" {
+		return false
+	}
+	for _, ref := range a.Skills {
+		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
+			return false
+		}
+	}
+	switch a.Format {
+	case FormatClaude:
+		return inferProvider(a.Model) != ""
+	case FormatOpenCode:
+		return strings.Contains(a.Model, "/")
+	}
+	return false
 }
 
 // skills resolves the agent's skills and applies their allowed tools.
@@ -343,8 +375,7 @@ func (b *builder) skills(proj *Project, a *Agent) []*Skill {
 	for _, ref := range a.Skills {
 		s, ok := proj.Skills[ref.Name]
 		if !ok {
-			b.errorf(ref.Pos, "skills", "create skills/"+ref.Name+"/SKILL.md or remove the reference", "skill %q does not exist", ref.Name)
-			continue
+			continue // checkReferences warns: the runtime loads the agent without it
 		}
 		skills = append(skills, s)
 		for _, r := range s.AllowedTools {

@@ -430,7 +430,6 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"misspelt skill key", skillFile, skillBase + "allowed_tools: Read\n", "edit distance to the known keys"},
 		{"misspelt permission", openCodeFile, openCodeBase + "permissions: {\"*\": deny}\n", "edit distance to the known keys"},
 		{"tools cancelled by disallowedTools", claudeFile, "name: a\ndescription: d\ntools: Read\ndisallowedTools: Read\n", "evaluation"},
-		{"missing preloaded skill", claudeFile, claudeBase + "skills: [nowhere]\n", "other files"},
 		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},
 		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -219,8 +220,15 @@ func hintFor(err error) string {
 	return "check that the file is readable"
 }
 
-// checkReferences verifies the names agents refer to (when existence is
-// set) and rejects cycles in the Agent(...) spawn graph.
+// checkReferences checks the names agents refer to (when existence is
+// set) and rejects cycles in the Agent(...) spawn graph. A name that is not
+// in the project is a warning, not an error: Claude Code and OpenCode load
+// the agent all the same (a missing skill is not preloaded, a missing
+// subagent cannot be started), and a project compiled file by file, or one
+// whose skills a harness installs per forge (fullsend-ai/agents'
+// skills/issue-labels/{github,gitlab,jira}), names what it does not hold.
+// The agent gets nothing from a missing name; a runtime's built-in
+// subagent (builtinSubagents) runs inside the caller's own sandbox.
 func checkReferences(proj *Project, agents map[string]*Agent, variants map[string][]string, existence bool) Diagnostics {
 	var diags Diagnostics
 	if !existence {
@@ -231,33 +239,53 @@ func checkReferences(proj *Project, agents map[string]*Agent, variants map[strin
 	for _, a := range proj.Agents {
 		for i, ref := range a.Skills {
 			if _, ok := proj.Skills[ref.Name]; !ok {
-				hint := knownHint("skills", ref.Name, skillNames)
+				hint := "create skills/" + ref.Name + "/SKILL.md, or remove the reference; " + knownHint("skills", ref.Name, skillNames)
 				if vs := variants[ref.Name]; len(vs) > 0 {
 					hint = fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
 				}
-				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityError, Field: fieldIndex("skills", i),
-					Message: fmt.Sprintf("skill %q does not exist", ref.Name), Hint: hint})
+				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityWarning, Field: fieldIndex("skills", i),
+					Message: fmt.Sprintf("skill %q does not exist: the agent gets none of its tools or endpoints", ref.Name), Hint: hint})
 			}
 		}
 		for _, r := range a.Tools {
 			switch {
 			case r.Tool == "Agent":
 				for _, name := range r.Agents {
-					if _, ok := agents[name]; !ok {
-						diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
-							Message: fmt.Sprintf("%s names agent %q, which does not exist", r.Raw, name),
-							Hint:    knownHint("agents", name, agentNames) + "; built-in subagents are not compiled: define the agent in agents/"})
+					if _, ok := agents[name]; ok || isBuiltinSubagent(a.Format, name) {
+						continue
 					}
+					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+						Message: fmt.Sprintf("%s names agent %q, which does not exist: no sandbox may be spawned for it", r.Raw, name),
+						Hint:    knownHint("agents", name, agentNames) + "; define the agent in agents/, or remove it"})
 				}
 			case r.Tool == "Skill" && r.SkillName != "":
 				if _, ok := proj.Skills[r.SkillName]; !ok {
-					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
-						Message: fmt.Sprintf("%s names skill %q, which does not exist", r.Raw, r.SkillName), Hint: knownHint("skills", r.SkillName, skillNames)})
+					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+						Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: knownHint("skills", r.SkillName, skillNames)})
 				}
 			}
 		}
 	}
 	return append(diags, spawnCycles(proj.Agents, agents)...)
+}
+
+// builtinSubagents are the subagents each runtime ships, by agent format.
+// They run in the calling agent's process, so inside its sandbox and under
+// its policy: Agent(Explore) needs no sandbox of its own.
+//   - Claude Code: Explore, Plan, general-purpose, statusline-setup and
+//     claude-code-guide (code.claude.com/docs/en/sub-agents, "Built-in
+//     subagents").
+//   - OpenCode: general and explore (subagents), build and plan (primary
+//     agents), anomalyco/opencode packages/opencode/src/agent/agent.ts.
+var builtinSubagents = map[Format][]string{
+	FormatClaude:   {"Explore", "Plan", "general-purpose", "statusline-setup", "claude-code-guide"},
+	FormatOpenCode: {"general", "explore", "build", "plan"},
+}
+
+// isBuiltinSubagent reports whether name is a subagent the runtime of
+// format f ships.
+func isBuiltinSubagent(f Format, name string) bool {
+	return slices.Contains(builtinSubagents[f], name)
 }
 
 // spawnCycles reports each cycle of the Agent(...) graph once, at the rule

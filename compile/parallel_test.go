@@ -27,7 +27,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
 		dirs[name] = filepath.Join("..", "testdata", name)
 	}
-	for _, sub := range []string{"egress", "mcp", "bad/duplicate-agent", "bad/missing-subagent"} {
+	for _, sub := range []string{"egress", "mcp", "bad/duplicate-agent", "bad/cyclic-agents"} {
 		dirs[sub] = filepath.Join("testdata", filepath.FromSlash(sub))
 	}
 	for name, dir := range dirs {
@@ -121,7 +121,7 @@ func compileSummaryOf(t *testing.T, dir string, po ProjectOptions) compiled {
 
 // diagnosticProject is genProject with warnings mixed in: every fifth agent
 // has a twin that omits tools and has an unknown field; with errors, every
-// seventh agent also has a twin that preloads a missing skill.
+// seventh agent also has a twin whose tools list does not parse.
 func diagnosticProject(n int, errors bool) fstest.MapFS {
 	fsys := genProject(n)
 	for i := 0; i < n; i += 5 {
@@ -130,7 +130,7 @@ func diagnosticProject(n int, errors bool) fstest.MapFS {
 	}
 	for i := 0; errors && i < n; i += 7 {
 		fsys[fmt.Sprintf("agents/broken-%d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
-			"---\nname: broken-%d\ndescription: A missing skill.\ntools: Read\nskills: [nope-%d]\n---\nBody.\n", i, i))}
+			"---\nname: broken-%d\ndescription: A malformed tool.\ntools: Read, Bash(gh-%d\n---\nBody.\n", i, i))}
 	}
 	return fsys
 }

@@ -1,8 +1,10 @@
 package compile
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -125,5 +127,53 @@ func TestProviderIntendedRequestsGuard(t *testing.T) {
 	_, err = compileOne(t, a, Options{Catalog: cat})
 	if err == nil || !strings.Contains(err.Error(), "profile bedrock intends") {
 		t.Fatalf("err = %v, want the bedrock self-check error", err)
+	}
+}
+
+// TestUnknownProvider: a provider named by the runtime's own model id that
+// the catalog has no baseline for (OpenCode's github-copilot, opencode Zen;
+// devalexanderdaza/opencode-dev-environment's debug.md, lorenzorasmussen/
+// opencode's code-reviewer.md) compiles with a warning and no model API;
+// fullsend's own sandbox.provider naming an unknown provider stays an
+// error (a typo).
+func TestUnknownProvider(t *testing.T) {
+	tests := []struct {
+		name, file, fm string
+		err            bool
+		msg            string
+	}{
+		{"opencode github-copilot", ".opencode/agent/debug.md", "description: d\nmodel: github-copilot/claude-opus-4.6\npermission: {\"*\": deny, read: allow}\n",
+			false, `runtime opencode has no model provider "github-copilot" in the catalog: the policy grants no model API`},
+		{"opencode zen", ".opencode/agent/review.md", "description: d\nmodel: opencode/code-supernova\npermission: {\"*\": deny, read: allow}\n",
+			false, `runtime opencode has no model provider "opencode" in the catalog`},
+		{"sandbox.provider typo", "agents/a.md", "name: a\ndescription: d\ntools: Read\nsandbox:\n  provider: antropic\n",
+			true, `runtime claude has no model provider "antropic"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeMapFS(t, fstest.MapFS{tc.file: {Data: []byte("---\n" + tc.fm + "---\nbody\n")}})
+			out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+			if tc.err {
+				if err == nil || !strings.Contains(err.Error(), tc.msg) {
+					t.Fatalf("err = %v, want %q", err, tc.msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, w := range out.Warnings {
+				found = found || (w.Field == "model" && strings.Contains(w.Message, tc.msg))
+			}
+			if !found {
+				t.Errorf("no model warning %q among %v", tc.msg, out.Warnings)
+			}
+			for _, c := range out.Agents {
+				for key := range c.Policy.NetworkPolicies {
+					t.Errorf("%s: network policy %s, want none (no provider baseline, no tools that reach the network)", c.Agent.Name, key)
+				}
+			}
+		})
 	}
 }

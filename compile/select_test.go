@@ -28,14 +28,14 @@ func writeProject(t *testing.T, files map[string]string) string {
 // selectProject: a lead agent spawning a worker that uses a skill (the
 // shape of fullsend-ai/agents' triage family), an unrelated agent with an
 // unknown key (a warning), and two broken files: one not YAML, one whose
-// skill reference is missing.
+// tools list does not parse.
 var selectProject = map[string]string{
 	"agents/lead.md":        "---\nname: lead\ndescription: d\ntools: Read, Agent(worker)\n---\nb\n",
 	"agents/worker.md":      "---\nname: worker\ndescription: d\ntools: Read, Grep\nskills: [notes]\n---\nb\n",
 	"skills/notes/SKILL.md": "---\nname: notes\ndescription: take notes\n---\nb\n",
 	"agents/other.md":       "---\nname: other\ndescription: d\ntools: Read\ncategory: misc\n---\nb\n",
 	"agents/bad-yaml.md":    "---\nname: bad-yaml\ndescription: a: b\n---\nb\n",
-	"agents/bad-ref.md":     "---\nname: bad-ref\ndescription: d\ntools: Read\nskills: [nope]\n---\nb\n",
+	"agents/bad-tool.md":    "---\nname: bad-tool\ndescription: d\ntools: Read, Bash(gh\n---\nb\n",
 }
 
 // TestCompileReportsEveryFile: without --agent, every problem of every file
@@ -54,7 +54,7 @@ func TestCompileReportsEveryFile(t *testing.T) {
 			files[d.Pos.File] = d.Severity
 		}
 	}
-	for file, sev := range map[string]Severity{"agents/bad-yaml.md": SeverityError, "agents/bad-ref.md": SeverityError, "agents/other.md": SeverityWarning} {
+	for file, sev := range map[string]Severity{"agents/bad-yaml.md": SeverityError, "agents/bad-tool.md": SeverityError, "agents/other.md": SeverityWarning} {
 		if files[file] != sev {
 			t.Errorf("%s: %q, want a %s (all: %v)", file, files[file], sev, f.Diagnostics)
 		}
