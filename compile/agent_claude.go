@@ -15,6 +15,13 @@ var (
 	// agentNameRE is Claude Code's subagent name syntax: lowercase letters,
 	// digits and hyphens, no leading hyphen (and so no ':').
 	agentNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	// agentIDRE is what fullsend accepts as an agent's name, which is also
+	// its policy file name and its identity at the forge proxy and the
+	// spawn service (forge.ValidAgentName, kept equal by
+	// TestAgentNameSyntaxMatchesForge): Claude Code's syntax, and the
+	// letters, dots and underscores Claude Code loads all the same
+	// (dotnet-framework-4.8-expert), never a space or a slash.
+	agentIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	// modelRE accepts aliases (opus, sonnet[1m]) and full ids
 	// (claude-sonnet-4-6@default, provider/model-id).
 	modelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
@@ -78,11 +85,17 @@ func (d *decoder) claudeAgentName(a *Agent, doc *document, v field) {
 		return
 	}
 	a.Name, a.NamePos = s, d.pos(v.value)
-	if !agentNameRE.MatchString(s) {
+	switch {
+	case !agentIDRE.MatchString(s):
 		d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q", s),
+			"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters: the name is the policy file's name and the agent's identity")
+	case !agentNameRE.MatchString(s):
+		// Claude Code's loader only requires a string (anthropics'
+		// subagent docs give the lowercase-and-hyphens syntax).
+		d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q is not Claude Code's documented syntax; Claude Code loads it, and so does fullsend", s),
 			"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
-	} else if stem := strings.TrimSuffix(path.Base(doc.file), ".md"); stem != s {
-		d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q differs from its file name %q", s, stem),
+	case s != strings.TrimSuffix(path.Base(doc.file), ".md"):
+		d.warnAt(a.NamePos, "name", fmt.Sprintf("agent name %q differs from its file name %q", s, strings.TrimSuffix(path.Base(doc.file), ".md")),
 			"name the file after the agent so both tools and people find it")
 	}
 }

@@ -22,7 +22,7 @@ var badCases = map[string]badCase{
 	"access-and-rules":            {"agents/a.md:9:7", "sandbox.endpoints[0].rules", "access and rules are exclusive", "not both", 1},
 	"bad-host":                    {"agents/a.md:7:13", "sandbox.endpoints[0].host", `host "https://api.github.com/repos" is not a host name`, "bare host", 1},
 	"bad-method":                  {"agents/a.md:8:15", "sandbox.endpoints[0].rules[0].method", `invalid method "get"`, "upper-case: GET", 1},
-	"bad-name":                    {"agents/a.md:2:7", "name", `invalid agent name "Triage_Bot"`, "lowercase", 1},
+	"bad-name":                    {"agents/a.md:2:7", "name", `invalid agent name "Triage Bot"`, "lowercase", 1},
 	"bad-permission-mode":         {"agents/a.md:5:17", "permissionMode", `invalid value "yolo"`, "bypassPermissions", 1},
 	"bad-port":                    {"agents/a.md:8:13", "sandbox.endpoints[0].port", "from 1 to 65535, got 70000", "", 1},
 	"bad-skill-name":              {"skills/issue-labels/SKILL.md:2:7", "name", `invalid skill name "issue/labels"`, "lowercase", 1},

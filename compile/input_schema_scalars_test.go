@@ -28,7 +28,7 @@ func scalarChecks() []scalarCheck {
 	}
 	ok := func(d *decoder) bool { return d.nerr == 0 }
 	return []scalarCheck{
-		{"agent name", "#ClaudeAgent.name", agentNameRE.MatchString},
+		{"agent name", "#ClaudeAgent.name", agentIDRE.MatchString},
 		{"skill name", "#SkillName", func(s string) bool { return len(s) > 0 && len(s) <= maxSkillName && skillNameRE.MatchString(s) }},
 		{"identifier", "#Ident", identRE.MatchString},
 		{"non-blank", "#NonBlank", func(s string) bool { return strings.TrimSpace(s) != "" }},

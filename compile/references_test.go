@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/forge"
 )
 
 // TestDanglingReferences: a name an agent refers to that the project does
@@ -62,5 +64,44 @@ func TestDanglingReferences(t *testing.T) {
 				t.Errorf("spawns = %q, want %q", s, tc.spawns)
 			}
 		})
+	}
+}
+
+// TestAgentNameSyntaxMatchesForge: every name policy compile accepts is an
+// identity the forge proxy and the spawn service accept, and the other way
+// round.
+func TestAgentNameSyntaxMatchesForge(t *testing.T) {
+	for _, name := range []string{"triage", "a", "dotnet-framework-4.8-expert", "Explore", "general_purpose", "a--b",
+		"-a", ".a", "..", "_a", "a b", "a/b", "../etc", "a:b", "", strings.Repeat("a", 64), strings.Repeat("a", 65), "é"} {
+		if got, want := agentIDRE.MatchString(name), forge.ValidAgentName(name); got != want {
+			t.Errorf("%q: policy compile accepts it: %v, forge: %v", name, got, want)
+		}
+	}
+}
+
+// TestAgentNameBeyondClaudeSyntax: VoltAgent/awesome-claude-code-subagents'
+// dotnet-framework-4.8-expert.md names itself with a dot, which Claude Code
+// loads: it compiles, with a warning, under that name, and another agent
+// may spawn it; a name with a blank stays an error (it would be a file name
+// and a command argument).
+func TestAgentNameBeyondClaudeSyntax(t *testing.T) {
+	const name = "dotnet-framework-4.8-expert"
+	dir := writeMapFS(t, fstest.MapFS{
+		"agents/" + name + ".md": {Data: []byte("---\nname: " + name + "\ndescription: d\ntools: Read, Grep, Glob\n---\nb\n")},
+		"agents/lead.md":         {Data: []byte("---\nname: lead\ndescription: d\ntools: Read, Agent(" + name + ")\n---\nb\n")},
+	})
+	out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Agents[name] == nil || strings.Join(out.Agents["lead"].Spawns, ",") != name {
+		t.Fatalf("agents %v, lead spawns %v", out.AgentNames(), out.Agents["lead"].Spawns)
+	}
+	if w := warnings(&Project{Warnings: out.Warnings}); !strings.Contains(w, `agent name "`+name+`" is not Claude Code's documented syntax`) {
+		t.Errorf("warnings = %s", w)
+	}
+	if _, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: Python DevOps/CI-CD Expert\ndescription: d\ntools: Read\n---\n")}}); err == nil ||
+		!strings.Contains(err.Error(), `invalid agent name "Python DevOps/CI-CD Expert"`) {
+		t.Errorf("a name with a blank and a slash: %v", err)
 	}
 }

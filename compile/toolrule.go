@@ -157,7 +157,7 @@ var (
 	toolNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	mcpRE       = regexp.MustCompile(`^mcp__([A-Za-z0-9_-]+?)(?:__([A-Za-z0-9_*-]+))?$`)
 	commandRE   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]*$`)
-	agentRefRE  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$`)
+	agentRefRE  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$`)
 	skillNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	domainRE    = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )

@@ -74,10 +74,13 @@ var (
 	ErrBadDepth = errors.New("spawn depth out of range")
 )
 
-var agentNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var agentNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// ValidAgentName reports whether s is a well-formed agent name (lowercase
-// letters, digits and single hyphens, at most 64 bytes).
+// ValidAgentName reports whether s is a well-formed agent name: at most 64
+// bytes of letters, digits, '.', '_' and '-', starting with a letter or a
+// digit (so never "..", a path, a flag or a space). It is the name syntax
+// policy compile accepts (Claude Code's lowercase-and-hyphens, and the
+// names Claude Code loads beyond it, such as dotnet-framework-4.8-expert).
 func ValidAgentName(s string) bool {
 	return len(s) <= 64 && agentNameRE.MatchString(s)
 }

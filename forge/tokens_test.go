@@ -32,7 +32,7 @@ func TestRegistryMintLookupRevoke(t *testing.T) {
 	if _, err := r.Lookup(tok); !errors.Is(err, ErrUnknownToken) {
 		t.Fatalf("revoked token: %v", err)
 	}
-	for _, bad := range []Identity{{Agent: "Bad_Name", Tier: TierRead}, {Agent: "x", Tier: "admin"}, {Agent: "", Tier: TierRead}} {
+	for _, bad := range []Identity{{Agent: "Bad Name", Tier: TierRead}, {Agent: "../etc", Tier: TierRead}, {Agent: "x", Tier: "admin"}, {Agent: "", Tier: TierRead}} {
 		if _, err := r.Mint(bad); err == nil {
 			t.Errorf("minted for %+v", bad)
 		}

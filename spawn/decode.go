@@ -56,7 +56,7 @@ func DecodeRunAgent(r io.Reader, maxBytes int64) (RunAgentRequest, error) {
 		return RunAgentRequest{}, fmt.Errorf("decoding body: trailing data after the JSON object: %w", ErrBadRequest)
 	}
 	if !forge.ValidAgentName(req.Agent) {
-		return RunAgentRequest{}, fmt.Errorf("field agent: %q is not an agent name (lowercase letters, digits, hyphens): %w", truncate(req.Agent), ErrBadRequest)
+		return RunAgentRequest{}, fmt.Errorf("field agent: %q is not an agent name (letters, digits, dots, underscores, hyphens): %w", truncate(req.Agent), ErrBadRequest)
 	}
 	if strings.TrimSpace(req.Prompt) == "" {
 		return RunAgentRequest{}, fmt.Errorf("field prompt: empty: %w", ErrBadRequest)
