@@ -149,7 +149,9 @@ func TestInputCUEVetCLI(t *testing.T) {
 		{"#Skill", "name: s\ndescription: d\ncompatibility: " + strings.Repeat("x", 501) + "\n", false},
 		{"#OpenCodeAgent", "description: d\npermission: {webfetch: {\"*\": allow}}\n", false},
 		{"#OpenCodeAgent", "description: d\npermission: {bash: {\"gh *\": allow}}\ntools: {write: false, github_x: false}\n", true},
-		{"#OpenCodeAgent", "description: d\ntools: {github_x: true}\n", false},
+		// Any tools key is accepted (anomalyco/opencode packages/core/src/v1/config/agent.ts).
+		{"#OpenCodeAgent", "description: d\ntools: {github_x: true}\n", true},
+		{"#OpenCodeAgent", "description: d\ntools: {github_x: yes}\n", false},
 	}
 	dir := t.TempDir()
 	for i, tc := range tests {
