@@ -308,7 +308,12 @@ func (d *decoder) unknownOpenCodeKey(k *yaml.Node, name string, rules []permRule
 		}
 		return out
 	}
-	if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
+	if _, legacy := openCodeLegacyTools[k.Value]; legacy && strings.HasPrefix(name, "permission.") {
+		// OpenCode's write, patch and multiedit tools ask for the edit
+		// permission (anomalyco/opencode packages/opencode/src/permission,
+		// disabled: EDIT_TOOLS map to "edit").
+		hint = fmt.Sprintf("OpenCode's %s tool asks for the edit permission: write edit: instead", k.Value)
+	} else if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
 		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
 	}
 	d.warnAt(d.pos(k), name, fmt.Sprintf("unknown permission %q grants nothing in the sandbox: fullsend derives access only from the tools it knows", k.Value),

@@ -71,6 +71,7 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 		// Public files with keys and names the runtimes tolerate (warnings in Go).
 		"testdata/realworld/wshobson-teensy-expert", "testdata/realworld/wshobson-conductor-validator",
 		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security",
+		"testdata/realworld/oc-darrenhinde-copywriter", "testdata/realworld/oc-devalexanderdaza-debug", "testdata/realworld/oc-lorenzorasmussen-build",
 		// Tools of every kind with mcpServers in both shapes (egress warnings).
 		"testdata/egress"}
 	seen := map[policycue.InputKind]int{}

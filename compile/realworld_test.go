@@ -36,6 +36,35 @@ func TestRealWorld(t *testing.T) {
 			"skills/security/SKILL.md:2:7 name",
 			"skills/security/SKILL.md:4:1 version",
 		}},
+		// OpenCode (corpus causes #2, #3, #4). A frontmatter name that is not
+		// a valid agent name gives way to the file's name; unknown permission
+		// and tools keys (MCP tools, mcp_*) grant nothing. The last two use
+		// model providers the compiler does not know yet (github-copilot,
+		// opencode), so they are loaded, not compiled.
+		{"oc-darrenhinde-copywriter", policycue.TierReadOnly, []string{
+			".opencode/agent/copywriter.md:2:1 permission",
+			".opencode/agent/copywriter.md:2:1 id",
+			".opencode/agent/copywriter.md:3:7 name",
+			".opencode/agent/copywriter.md:5:1 category",
+			".opencode/agent/copywriter.md:6:1 type",
+			".opencode/agent/copywriter.md:7:1 version",
+			".opencode/agent/copywriter.md:8:1 author",
+			".opencode/agent/copywriter.md:13:1 tags",
+			// The compiler's: no tools listed, only the runtime baseline.
+			".opencode/agent/copywriter.md:2:1 tools",
+		}},
+		{"oc-devalexanderdaza-debug", "", []string{
+			".opencode/agent/debug.md:7:1 permission",
+			".opencode/agent/debug.md:9:3 permission.write",
+			".opencode/agent/debug.md:14:3 permission.memory",
+			".opencode/agent/debug.md:16:3 permission.chrome_devtools",
+			".opencode/agent/debug.md:19:3 permission.patch",
+		}},
+		{"oc-lorenzorasmussen-build", "", []string{
+			".opencode/agent/build.md:6:1 tools",
+			".opencode/agent/build.md:15:3 tools.mcp_*",
+			".opencode/agent/build.md:16:1 permission",
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
