@@ -1,8 +1,10 @@
 package compile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strconv"
 	"strings"
@@ -39,16 +41,11 @@ type grant struct {
 func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 	stem := strings.TrimSuffix(path.Base(doc.file), ".md")
 	a := &Agent{File: doc.file, Format: FormatOpenCode, Name: stem, NamePos: Pos{File: doc.file, Line: 1, Column: 1}}
-	if !agentNameRE.MatchString(stem) {
-		d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q (OpenCode names an agent after its file)", stem),
-			"rename the file: lowercase letters, digits and hyphens, such as reviewer.md")
-	}
-	// A name field is an error: the agent would silently be named after
-	// its file instead.
-	d.keyHints, d.keyErrors, d.lenient = map[string]string{"name": "OpenCode names an agent after its file; remove name, or rename the file"}, map[string]bool{"name": true}, true
+	d.lenient = true
 	f := d.fields(doc.root, "", openCodeAgentKeys)
-	d.keyHints, d.keyErrors, d.lenient = nil, nil, false
-	a.Description = requiredDescription(d, doc.root, f)
+	d.lenient = false
+	d.openCodeAgentName(a, stem, f)
+	a.Description = d.openCodeDescription(doc, f)
 	if v, ok := f["mode"]; ok {
 		a.Mode, _ = d.enum(v.value, "mode", openCodeModes...)
 	}
@@ -63,6 +60,97 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 	return a
 }
 
+// openCodeAgentName names the agent. OpenCode's loader builds
+// {name: <path name>, ...md.data, prompt: body} and keys the agent by its
+// name, so a frontmatter name overrides the file's (anomalyco/opencode
+// packages/opencode/src/config/agent.ts, load; agent/agent.ts keys
+// cfg.agent entries by that name). The name is also fullsend's policy file
+// name and the key of Agent(...) rules, so it must be a valid agent name
+// (agentNameRE). One that is not falls back to the file's name, which is
+// then checked instead: a warning, since OpenCode loads the agent; the
+// policy file name stays safe. Only when neither is valid is it an error.
+func (d *decoder) openCodeAgentName(a *Agent, stem string, f map[string]field) {
+	v, ok := f["name"]
+	if !ok {
+		if !agentNameRE.MatchString(stem) {
+			d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q (taken from the file's name)", stem),
+				"rename the file (lowercase letters, digits and hyphens, such as reviewer.md), or set name: to such a name")
+		}
+		return
+	}
+	s, good := d.str(v.value, "name")
+	if !good {
+		return
+	}
+	pos := d.pos(v.value)
+	switch {
+	case agentNameRE.MatchString(s):
+		a.Name, a.NamePos = s, pos
+	case agentNameRE.MatchString(stem):
+		d.warnAt(pos, "name", fmt.Sprintf("OpenCode names this agent %q, not a valid fullsend agent name; fullsend names it %q after its file, and permission.task rules naming %q grant nothing", s, stem, s),
+			"use lowercase letters, digits and hyphens, such as name: "+stem)
+	default:
+		d.errAt(pos, "name", fmt.Sprintf("invalid agent name %q, and the file's name %q is not valid either", s, stem),
+			"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
+	}
+}
+
+// openCodeDescription reads the description. OpenCode makes it optional
+// (anomalyco/opencode packages/core/src/v1/config/agent.ts:
+// Schema.optional(Schema.String)), so a missing or blank one is a warning;
+// one that is not a string fails OpenCode's schema and is an error.
+func (d *decoder) openCodeDescription(doc *document, f map[string]field) string {
+	v, ok := f["description"]
+	if !ok {
+		d.warnAt(d.pos(doc.root), "description", "no description: OpenCode loads the agent, but other agents cannot tell when to call it; the policy is unaffected",
+			"describe what the agent does and when to use it")
+		return ""
+	}
+	s, good := d.str(v.value, "description")
+	if good && strings.TrimSpace(s) == "" {
+		d.warnAt(d.pos(v.value), "description", "blank description: OpenCode loads the agent, but other agents cannot tell when to call it; the policy is unaffected",
+			"describe what the agent does and when to use it")
+		return ""
+	}
+	return s
+}
+
+// parseOpenCodeDocument is parseDocument for a file in a fixed OpenCode
+// agent directory (.opencode/agent, .opencode/agents). OpenCode reads agent
+// files with gray-matter (anomalyco/opencode
+// packages/opencode/src/config/markdown.ts, parse), which gives empty data
+// for a file with no frontmatter or an empty one, and the loader then
+// builds {name: <path name>, prompt: body} (config/agent.ts, load), which
+// OpenCode's schema accepts: a prompt-only agent with OpenCode's defaults.
+// Such a file gets an empty mapping as its root, so parseOpenCodeAgent
+// compiles it like `---\n---` (warnings: no description, no "*" rule, so
+// the compiler grants nothing). Every other file goes to parseDocument.
+func parseOpenCodeDocument(d *decoder, data []byte) *document {
+	if len(data) > MaxFileSize {
+		return parseDocument(d, data)
+	}
+	fm, body, err := splitFrontmatter(data)
+	empty := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
+	switch {
+	case errors.Is(err, errNoFrontmatter):
+		text := strings.ReplaceAll(string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), "\r\n", "\n")
+		d.lineOffset = 0
+		return &document{file: d.file, root: empty, body: text}
+	case err == nil && len(fm) <= MaxFrontmatterSize && yamlEmpty(fm):
+		d.lineOffset = 1
+		return &document{file: d.file, root: empty, lineOffset: 1, raw: fm, body: body}
+	}
+	return parseDocument(d, data)
+}
+
+// yamlEmpty reports whether fm holds no YAML value (blank lines and
+// comments only), which gray-matter reads as empty data.
+func yamlEmpty(fm string) bool {
+	var n yaml.Node
+	err := yaml.NewDecoder(strings.NewReader(fm)).Decode(&n)
+	return errors.Is(err, io.EOF) || (err == nil && (n.Kind == 0 || len(n.Content) == 0))
+}
+
 // openCodeAgentChecks check the agent fields the compiler does not read, in
 // the order they are reported.
 var openCodeAgentChecks = []fieldCheck{
@@ -73,6 +161,7 @@ var openCodeAgentChecks = []fieldCheck{
 	{"maxSteps", checkMaxSteps},
 	{"disable", checkDisable},
 	{"hidden", checkBoolean},
+	{"hidden_from_cycle", checkBoolean},
 	{"color", checkNonEmpty},
 	{"variant", checkNonEmpty},
 	{"options", checkMapping},
@@ -114,13 +203,15 @@ func (d *decoder) openCodeToolRules(a *Agent, doc *document, f map[string]field)
 	if v, ok := f["tools"]; ok {
 		d.warnAt(d.pos(v.key), "tools", "the tools map is deprecated in OpenCode; it is folded into permission (true = allow, false = deny), before the permission rules",
 			"move the entries to permission")
-		rules = append(rules, d.openCodeToolsMap(v.value)...)
+		rules2, def := d.openCodeToolsMap(v.value)
+		rules = append(rules, rules2...)
+		explicitDefault = def
 	}
 	perm, hasPerm := f["permission"]
 	if hasPerm {
 		rules2, def := d.openCodePermission(perm.value)
 		rules = append(rules, rules2...)
-		explicitDefault = def
+		explicitDefault = explicitDefault || def
 	}
 	a.Tools, a.Disallowed = d.evalPermissions(rules)
 	switch {
@@ -133,19 +224,33 @@ func (d *decoder) openCodeToolRules(a *Agent, doc *document, f map[string]field)
 		d.warnAt(a.ToolsPos, "permission", "no \"*\" permission rule: OpenCode allows every tool not listed",
 			`start permission with "*": deny and allow what the agent needs; the compiler grants nothing to unlisted tools`)
 	case len(a.Tools) == 0 && d.nerr == 0:
-		d.errAt(d.pos(perm.key), "permission", "permission resolves to no allowed tool",
+		at, field := d.pos(doc.root), "permission"
+		if hasPerm {
+			at = d.pos(perm.key)
+		} else if v, ok := f["tools"]; ok {
+			at, field = d.pos(v.key), "tools"
+		}
+		d.errAt(at, field, "permission resolves to no allowed tool",
 			"allow the tools the agent needs, such as read: allow")
-	default:
+	case hasPerm:
 		a.ToolsPos = d.pos(perm.key)
+	default:
+		a.ToolsPos = d.pos(f["tools"].key)
 	}
 }
 
-// openCodeToolsMap reads the deprecated `tools: {name: bool}` map.
-func (d *decoder) openCodeToolsMap(n *yaml.Node) []permRule {
+// openCodeToolsMap reads the deprecated `tools: {name: bool}` map. OpenCode
+// turns each entry into a permission of the same name (write, edit and
+// patch into edit) before the permission block (anomalyco/opencode
+// packages/core/src/v1/config/agent.ts, normalize), so a name fullsend does
+// not know is read like an unknown permission key. It reports whether the
+// map sets the "*" default.
+func (d *decoder) openCodeToolsMap(n *yaml.Node) ([]permRule, bool) {
 	if !d.mapping(n, "tools") {
-		return nil
+		return nil, false
 	}
 	var out []permRule
+	explicit := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		name := fieldPath("tools", k.Value)
@@ -155,33 +260,80 @@ func (d *decoder) openCodeToolsMap(n *yaml.Node) []permRule {
 		if !ok {
 			continue
 		}
-		if !known && !legacy {
-			d.unknownOpenCodeTool(k, name, !b, "known tools: "+strings.Join(sortedKeys(openCodeTools, openCodeLegacyTools), ", "))
-			continue
-		}
 		action := "deny"
 		if b {
 			action = "allow"
 		}
-		perm := k.Value
-		if legacy {
-			perm = "edit"
+		r := permRule{perm: k.Value, pattern: "*", action: action, pos: d.pos(k), field: name}
+		switch {
+		case legacy:
+			r.perm = "edit"
+		case k.Value == "*":
+			explicit = true
+		case !known:
+			out = append(out, d.unknownOpenCodeKey(k, name, []permRule{r},
+				"known tools: "+strings.Join(sortedKeys(openCodeTools, openCodeLegacyTools), ", "))...)
+			continue
 		}
-		out = append(out, permRule{perm: perm, pattern: "*", action: action, pos: d.pos(k), field: name})
+		out = append(out, r)
 	}
-	return out
+	return out, explicit
 }
 
-// unknownOpenCodeTool reports a tool or permission name fullsend does not
-// know (an MCP tool such as github_*, or a typo). Denying it changes nothing
-// the compiler grants, so that is a warning; allowing it is an error.
-func (d *decoder) unknownOpenCodeTool(k *yaml.Node, name string, denyOnly bool, hint string) {
-	if denyOnly {
-		d.warnAt(d.pos(k), name, fmt.Sprintf("unknown tool %q is denied; the rule is ignored", k.Value), hint)
-		return
+// unknownOpenCodeKey handles a permission or tools key fullsend does not
+// know, whose value was read into rules (perm = the key). OpenCode accepts
+// any key (anomalyco/opencode packages/core/src/v1/config/permission.ts:
+// StructWithRest(..., Record(String, Rule))) and matches keys against
+// permission names as wildcards (packages/opencode/src/permission:
+// evaluate, Wildcard.match(permission, rule.permission)): mcp_* names MCP
+// tools, which the compiler does not map, so such a key grants nothing in
+// the sandbox and is a warning. A wildcard key that matches permissions
+// fullsend knows applies to them: denials are kept for each (they only
+// narrow), and an allowance is an error, because it would widen access
+// through a name that does not say which tools it opens.
+func (d *decoder) unknownOpenCodeKey(k *yaml.Node, name string, rules []permRule, hint string) []permRule {
+	if matched := wildcardPerms(k.Value); len(matched) > 0 {
+		var out []permRule
+		for _, r := range rules {
+			if r.action == "allow" {
+				d.errAt(d.pos(k), name, fmt.Sprintf("wildcard key %q allows the permissions %s", k.Value, strings.Join(matched, ", ")),
+					"name each permission the agent needs instead")
+				return nil
+			}
+			for _, m := range matched {
+				r2 := r
+				r2.perm = m
+				out = append(out, r2)
+			}
+		}
+		return out
 	}
-	d.errAt(d.pos(k), name, fmt.Sprintf("unknown permission %q", k.Value),
+	if _, legacy := openCodeLegacyTools[k.Value]; legacy && strings.HasPrefix(name, "permission.") {
+		// OpenCode's write, patch and multiedit tools ask for the edit
+		// permission (anomalyco/opencode packages/opencode/src/permission,
+		// disabled: EDIT_TOOLS map to "edit").
+		hint = fmt.Sprintf("OpenCode's %s tool asks for the edit permission: write edit: instead", k.Value)
+	} else if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
+		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+	}
+	d.warnAt(d.pos(k), name, fmt.Sprintf("unknown permission %q grants nothing in the sandbox: fullsend derives access only from the tools it knows", k.Value),
 		hint+"; MCP tools are not compiled: declare their endpoints in sandbox.endpoints")
+	return nil
+}
+
+// wildcardPerms lists, sorted, the permissions fullsend knows and maps to
+// a tool that the wildcard key k matches; nil when k has no wildcard.
+func wildcardPerms(k string) []string {
+	if !strings.ContainsAny(k, "*?") {
+		return nil
+	}
+	var out []string
+	for _, p := range sortedKeys(openCodeTools) {
+		if openCodeTools[p] != "" && wildcardMatch(k, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // openCodePermission flattens `permission` into ordered rules. It reports
@@ -217,30 +369,31 @@ func (d *decoder) openCodePermission(n *yaml.Node) ([]permRule, bool) {
 // {pattern: action}, and reports whether it sets the "*" default.
 func (d *decoder) openCodePermissionEntry(k, v *yaml.Node) ([]permRule, bool) {
 	name := fieldPath("permission", k.Value)
-	if _, known := openCodeTools[k.Value]; !known && k.Value != "*" {
-		hint := "known permissions: *, " + strings.Join(sortedKeys(openCodeTools), ", ")
-		if s := suggest(k.Value, sortedKeys(openCodeTools)); s != "" {
-			hint = fmt.Sprintf("did you mean %q? %s", s, hint)
-		}
-		denyOnly := v.Kind == yaml.ScalarNode && (v.Value == "deny" || v.Value == "ask")
-		d.unknownOpenCodeTool(k, name, denyOnly, hint)
-		return nil, false
-	}
+	_, known := openCodeTools[k.Value]
+	known = known || k.Value == "*"
 	if v.Kind == yaml.ScalarNode {
 		act, ok := d.action(v, name)
 		if !ok {
 			return nil, false
 		}
-		return []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}, k.Value == "*"
+		r := []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}
+		if !known {
+			return d.unknownOpenCodeKey(k, name, r, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
+		}
+		return r, k.Value == "*"
 	}
-	if !openCodePatternPerms[k.Value] {
+	if known && !openCodePatternPerms[k.Value] {
 		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
 		return nil, false
 	}
 	if !d.mapping(v, name) {
 		return nil, false
 	}
-	return d.openCodePatterns(k.Value, name, v)
+	rules, def := d.openCodePatterns(k.Value, name, v)
+	if !known {
+		return d.unknownOpenCodeKey(k, name, rules, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
+	}
+	return rules, def
 }
 
 // openCodePatterns reads the {pattern: action} map of permission perm, and

@@ -71,6 +71,7 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 		// Public files with keys and names the runtimes tolerate (warnings in Go).
 		"testdata/realworld/wshobson-teensy-expert", "testdata/realworld/wshobson-conductor-validator",
 		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security",
+		"testdata/realworld/oc-darrenhinde-copywriter", "testdata/realworld/oc-devalexanderdaza-debug", "testdata/realworld/oc-lorenzorasmussen-build",
 		// Tools of every kind with mcpServers in both shapes (egress warnings).
 		"testdata/egress"}
 	seen := map[policycue.InputKind]int{}
@@ -272,8 +273,8 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"control character in output", claudeFile, claudeBase + "sandbox: {outputs: [\"/a\\tb\"]}\n", "sandbox.outputs[0]", ""},
 
 		// OpenCode agents.
-		{"opencode name", openCodeFile, openCodeBase + "name: r\n", "name", ""},
-		{"opencode missing description", openCodeFile, "mode: subagent\n", "description", ""},
+		{"opencode name a number", openCodeFile, openCodeBase + "name: 7\n", "name", ""},
+		{"opencode description a number", openCodeFile, "description: 7\n", "description", ""},
 		{"opencode bad mode", openCodeFile, openCodeBase + "mode: boss\n", "mode", ""},
 		{"opencode model without provider", openCodeFile, openCodeBase + "model: sonnet\n", "model", ""},
 		{"opencode model with empty id", openCodeFile, openCodeBase + "model: anthropic/\n", "model", ""},
@@ -283,14 +284,13 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"maxSteps zero", openCodeFile, openCodeBase + "maxSteps: 0\n", "maxSteps", ""},
 		{"bad permission action", openCodeFile, openCodeBase + "permission: maybe\n", "permission", ""},
 		{"bad action in map", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: yes}\n", "permission.read", ""},
-		{"unknown permission allowed", openCodeFile, openCodeBase + "permission: {\"*\": deny, github_x: allow}\n", "permission.github_x", ""},
+		{"unknown permission bad action", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow, github_x: yes}\n", "permission.github_x", ""},
 		{"pattern map on a single-action permission", openCodeFile, openCodeBase + "permission: {\"*\": deny, webfetch: {\"*\": allow}}\n", "permission.webfetch", ""},
 		{"blank pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\" \": allow}}\n", "permission.bash[\" \"]", "permission.bash"},
 		{"pattern too long", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"" + long(201) + "\": allow}}\n", "permission.bash", ""},
 		{"bad action for pattern", openCodeFile, openCodeBase + "permission: {\"*\": deny, bash: {\"gh *\": always}}\n", "permission.bash[\"gh *\"]", ""},
 		{"too many permission rules", openCodeFile, manyRules(maxPermissionRules), "permission", "permission._rules"},
 		{"permission list", openCodeFile, openCodeBase + "permission: [read]\n", "permission", ""},
-		{"unknown tool switched on", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {github_x: true}\n", "tools.github_x", ""},
 		{"tool switch not a boolean", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {read: \"yes\"}\n", "tools.read", ""},
 		{"hidden number", openCodeFile, openCodeBase + "hidden: 1\n", "hidden", ""},
 		{"options list", openCodeFile, openCodeBase + "options: []\n", "options", ""},
@@ -402,6 +402,15 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 		{"claude only unknown tools", claudeFile, "name: a\ndescription: d\ntools: [SendMessages]\n"},
 		{"claude extra metadata keys", claudeFile, claudeBase + "category: quality\nauthor: me\nversion: 1.0\ntags: [a, b]\nid: x\ntype: agent\n"},
 		{"opencode extra key", openCodeFile, openCodeBase + "category: x\n"},
+		// OpenCode takes a frontmatter name over the file's, makes description
+		// optional and accepts any permission or tools key (anomalyco/opencode
+		// packages/opencode/src/config/agent.ts, packages/core/src/v1/config/).
+		{"opencode name", openCodeFile, "name: r\n" + openCodeBase},
+		{"opencode name not a fullsend name", openCodeFile, "name: OpenReviewer\n" + openCodeBase},
+		{"opencode missing description", openCodeFile, "mode: subagent\n"},
+		{"opencode hidden_from_cycle", openCodeFile, openCodeBase + "hidden_from_cycle: true\n"},
+		{"opencode unknown permission allowed", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow, github_x: allow, memory: {\"*\": allow}}\n"},
+		{"opencode unknown tool switched on", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow}\ntools: {github_x: true, \"mcp_*\": true}\n"},
 		{"skill unknown key", skillFile, skillBase + "owner: me\nversion: 1.0\n"},
 	}
 	for _, tc := range tests {
@@ -435,6 +444,8 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"fragment leaving the project", claudeFile, claudeBase + "sandbox: ../../p.yaml\n", "file location"},
 		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
+		{"wildcard key allowing known permissions", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow, \"web*\": allow}\n", "wildcard matching against the known permissions"},
+		{"opencode name and file name invalid", ".opencode/agent/R.md", "name: Rev\n" + openCodeBase + "permission: allow\n", "file location"},
 		{"YAML anchor and alias", claudeFile, "name: a\ndescription: &d d\ncolor: *d\ntools: Read\n", "YAML safety (the CUE decoder expands aliases)"},
 	}
 	for _, tc := range tests {

@@ -127,7 +127,13 @@ func parseCandidate(fsys fs.FS, c candidate) parsedFile {
 		return parsedFile{readErr: err}
 	}
 	pf := parsedFile{sum: bundle.SHA256Hex(data), d: newDecoder(c.path)}
-	doc := parseDocument(pf.d, data)
+	parse := parseDocument
+	if c.kind == kindAgent && c.format == FormatOpenCode {
+		// OpenCode loads a file with no or an empty frontmatter as a
+		// prompt-only agent (see parseOpenCodeDocument).
+		parse = parseOpenCodeDocument
+	}
+	doc := parse(pf.d, data)
 	if doc.root == nil {
 		pf.noRoot = true
 		return pf

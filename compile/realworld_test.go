@@ -36,6 +36,47 @@ func TestRealWorld(t *testing.T) {
 			"skills/security/SKILL.md:2:7 name",
 			"skills/security/SKILL.md:4:1 version",
 		}},
+		// OpenCode (corpus causes #2, #3, #4, #8, #9). A frontmatter name
+		// that is not a valid agent name gives way to the file's name;
+		// unknown permission and tools keys (MCP tools, mcp_*) grant
+		// nothing; a model provider without a catalog baseline
+		// (github-copilot, opencode Zen) grants no model API; a file without
+		// frontmatter is a prompt-only agent.
+		{"oc-darrenhinde-copywriter", policycue.TierReadOnly, []string{
+			".opencode/agent/copywriter.md:2:1 permission",
+			".opencode/agent/copywriter.md:2:1 id",
+			".opencode/agent/copywriter.md:3:7 name",
+			".opencode/agent/copywriter.md:5:1 category",
+			".opencode/agent/copywriter.md:6:1 type",
+			".opencode/agent/copywriter.md:7:1 version",
+			".opencode/agent/copywriter.md:8:1 author",
+			".opencode/agent/copywriter.md:13:1 tags",
+			// The compiler's: no tools listed, only the runtime baseline.
+			".opencode/agent/copywriter.md:2:1 tools",
+		}},
+		{"oc-devalexanderdaza-debug", policycue.TierFull, []string{
+			".opencode/agent/debug.md:7:1 permission",
+			".opencode/agent/debug.md:9:3 permission.write",
+			".opencode/agent/debug.md:14:3 permission.memory",
+			".opencode/agent/debug.md:16:3 permission.chrome_devtools",
+			".opencode/agent/debug.md:19:3 permission.patch",
+			".opencode/agent/debug.md:5:8 model",
+			".opencode/agent/debug.md:7:1 tools",
+			".opencode/agent/debug.md:11:3 tools",
+		}},
+		{"oc-lorenzorasmussen-build", policycue.TierFull, []string{
+			".opencode/agent/build.md:6:1 tools",
+			".opencode/agent/build.md:15:3 tools.mcp_*",
+			".opencode/agent/build.md:16:1 permission",
+			".opencode/agent/build.md:4:8 model",
+			".opencode/agent/build.md:16:1 tools",
+			".opencode/agent/build.md:18:3 tools",
+		}},
+		{"oc-openqode-debug", policycue.TierReadOnly, []string{
+			".opencode/agent/debug.md:1:1 permission",
+			".opencode/agent/debug.md:1:1 description",
+			".opencode/agent/debug.md:1:1 tools",
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {

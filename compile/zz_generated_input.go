@@ -11,9 +11,9 @@ var (
 	claudeAgentKeys = []string{"name", "description", "tools", "disallowedTools", "model", "permissionMode", "skills", "mcpServers", "hooks", "memory", "maxTurns", "background", "effort", "isolation", "color", "initialPrompt", "sandbox"}
 
 	// openCodeAgentKeys are the frontmatter fields of an OpenCode agent, plus
-	// fullsend's sandbox block. OpenCode names an agent after its file
-	// (#OpenCodeAgent).
-	openCodeAgentKeys = []string{"description", "mode", "model", "prompt", "temperature", "top_p", "steps", "maxSteps", "tools", "permission", "disable", "hidden", "color", "variant", "options", "sandbox"}
+	// fullsend's sandbox block. A name overrides the one OpenCode takes from the
+	// file's path (#OpenCodeAgent).
+	openCodeAgentKeys = []string{"name", "description", "mode", "model", "prompt", "temperature", "top_p", "steps", "maxSteps", "tools", "permission", "disable", "hidden", "hidden_from_cycle", "color", "variant", "options", "sandbox"}
 
 	// skillKeys are the Agent Skills standard fields, Claude Code's extensions,
 	// fullsend's dependencies and policy, and our sandbox block (#Skill).

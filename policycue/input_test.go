@@ -50,9 +50,16 @@ func TestValidateInput(t *testing.T) {
 		{"claude number as description", InputClaudeAgent, "name: a\ndescription: 42\n", "description"},
 		{"claude duplicate skills string", InputClaudeAgent, "name: a\ndescription: d\nskills: x, x\n", "UniqueItems"},
 		{"opencode", InputOpenCodeAgent, "description: d\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5\npermission:\n  \"*\": deny\n  bash: {\"gh *\": allow}\n  webfetch: ask\n  github_*: deny\ntools: {write: false, github_x: false}\n", ""},
-		{"opencode name", InputOpenCodeAgent, "name: r\ndescription: d\n", "name: OpenCode names an agent after its file"},
+		// OpenCode takes a frontmatter name over the file's (anomalyco/opencode
+		// packages/opencode/src/config/agent.ts); the Go parser checks its syntax.
+		{"opencode name", InputOpenCodeAgent, "name: r\ndescription: d\n", ""},
+		{"opencode name a number", InputOpenCodeAgent, "name: 7\ndescription: d\n", "name"},
+		{"opencode no description", InputOpenCodeAgent, "mode: subagent\n", ""},
 		{"opencode model without provider", InputOpenCodeAgent, "description: d\nmodel: sonnet\n", "model"},
-		{"opencode unknown permission allowed", InputOpenCodeAgent, "description: d\npermission: {github_x: allow}\n", "github_x"},
+		// Any permission key is accepted (packages/core/src/v1/config/permission.ts);
+		// an unknown one grants nothing, but its value must still be a rule.
+		{"opencode unknown permission allowed", InputOpenCodeAgent, "description: d\npermission: {github_x: allow}\n", ""},
+		{"opencode unknown permission bad action", InputOpenCodeAgent, "description: d\npermission: {github_x: yes}\n", "github_x"},
 		{"opencode pattern map on single-action permission", InputOpenCodeAgent, "description: d\npermission: {webfetch: {\"*\": allow}}\n", "webfetch"},
 		{"opencode pattern too long", InputOpenCodeAgent, "description: d\npermission: {bash: {\"" + strings.Repeat("x", 201) + "\": allow}}\n", "_tooLong"},
 		{"skill", InputSkill, "name: s\ndescription: d\nmetadata: {a: b}\nallowed-tools: Read\ndependencies: [other, ../x/SKILL.md, \"https://e.com/s#sha256=" + strings.Repeat("a", 64) + "\"]\n", ""},
@@ -142,7 +149,9 @@ func TestInputCUEVetCLI(t *testing.T) {
 		{"#Skill", "name: s\ndescription: d\ncompatibility: " + strings.Repeat("x", 501) + "\n", false},
 		{"#OpenCodeAgent", "description: d\npermission: {webfetch: {\"*\": allow}}\n", false},
 		{"#OpenCodeAgent", "description: d\npermission: {bash: {\"gh *\": allow}}\ntools: {write: false, github_x: false}\n", true},
-		{"#OpenCodeAgent", "description: d\ntools: {github_x: true}\n", false},
+		// Any tools key is accepted (anomalyco/opencode packages/core/src/v1/config/agent.ts).
+		{"#OpenCodeAgent", "description: d\ntools: {github_x: true}\n", true},
+		{"#OpenCodeAgent", "description: d\ntools: {github_x: yes}\n", false},
 	}
 	dir := t.TempDir()
 	for i, tc := range tests {

@@ -28,7 +28,7 @@ type inputTable struct {
 // the schema's order: the parser's hints and suggestions list them so.
 var inputTables = []inputTable{
 	{"claudeAgentKeys", "claudeAgentKeys are the frontmatter fields of a Claude Code subagent, plus fullsend's sandbox block", "#ClaudeAgent", "", keyList},
-	{"openCodeAgentKeys", "openCodeAgentKeys are the frontmatter fields of an OpenCode agent, plus fullsend's sandbox block. OpenCode names an agent after its file", "#OpenCodeAgent", "", keyList},
+	{"openCodeAgentKeys", "openCodeAgentKeys are the frontmatter fields of an OpenCode agent, plus fullsend's sandbox block. A name overrides the one OpenCode takes from the file's path", "#OpenCodeAgent", "", keyList},
 	{"skillKeys", "skillKeys are the Agent Skills standard fields, Claude Code's extensions, fullsend's dependencies and policy, and our sandbox block", "#Skill", "", keyList},
 	{"sandboxKeys", "sandboxKeys are the fields of a sandbox block", "#SandboxBlock", "", keyList},
 	{"endpointKeys", "endpointKeys are the fields of a sandbox endpoint", "#Endpoint", "", keyList},
