@@ -66,15 +66,15 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 // packages/opencode/src/config/agent.ts, load; agent/agent.ts keys
 // cfg.agent entries by that name). The name is also fullsend's policy file
 // name and the key of Agent(...) rules, so it must be a valid agent name
-// (agentNameRE). One that is not falls back to the file's name, which is
+// (agentIDRE, the syntax the forge proxy and the spawn service accept). One that is not falls back to the file's name, which is
 // then checked instead: a warning, since OpenCode loads the agent; the
 // policy file name stays safe. Only when neither is valid is it an error.
 func (d *decoder) openCodeAgentName(a *Agent, stem string, f map[string]field) {
 	v, ok := f["name"]
 	if !ok {
-		if !agentNameRE.MatchString(stem) {
+		if !agentIDRE.MatchString(stem) {
 			d.errAt(a.NamePos, "name", fmt.Sprintf("invalid agent name %q (taken from the file's name)", stem),
-				"rename the file (lowercase letters, digits and hyphens, such as reviewer.md), or set name: to such a name")
+				"rename the file (letters, digits, '.', '_' and '-', such as reviewer.md), or set name: to such a name")
 		}
 		return
 	}
@@ -84,14 +84,14 @@ func (d *decoder) openCodeAgentName(a *Agent, stem string, f map[string]field) {
 	}
 	pos := d.pos(v.value)
 	switch {
-	case agentNameRE.MatchString(s):
+	case agentIDRE.MatchString(s):
 		a.Name, a.NamePos = s, pos
-	case agentNameRE.MatchString(stem):
+	case agentIDRE.MatchString(stem):
 		d.warnAt(pos, "name", fmt.Sprintf("OpenCode names this agent %q, not a valid fullsend agent name; fullsend names it %q after its file, and permission.task rules naming %q grant nothing", s, stem, s),
-			"use lowercase letters, digits and hyphens, such as name: "+stem)
+			"use letters, digits, '.', '_' and '-', such as name: "+stem)
 	default:
 		d.errAt(pos, "name", fmt.Sprintf("invalid agent name %q, and the file's name %q is not valid either", s, stem),
-			"lowercase letters, digits and hyphens, not starting with a hyphen, at most 64 characters")
+			"letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters: the name is the policy file's name and the agent's identity")
 	}
 }
 

@@ -130,8 +130,8 @@ func TestBadGenerated(t *testing.T) {
 			badCase{"skills/s/SKILL.md:4:28", "allowed-tools[1]", `malformed tool name "9eed"`, "", 1}},
 		{"opencode everything denied", ".opencode/agent/r.md", "---\ndescription: d\npermission: deny\n---\n",
 			badCase{".opencode/agent/r.md:3:1", "permission", "resolves to no allowed tool", "", 1}},
-		{"opencode invalid name and file name", ".opencode/agent/R.md", "---\nname: Rev\ndescription: d\npermission: {\"*\": deny, read: allow}\n---\n",
-			badCase{".opencode/agent/R.md:2:7", "name", `invalid agent name "Rev", and the file's name "R" is not valid either`, "lowercase", 1}},
+		{"opencode invalid name and file name", ".opencode/agent/R b.md", "---\nname: Rev Bot\ndescription: d\npermission: {\"*\": deny, read: allow}\n---\n",
+			badCase{".opencode/agent/R b.md:2:7", "name", `invalid agent name "Rev Bot", and the file's name "R b" is not valid either`, "letters, digits", 1}},
 		{"symlinked agent", "agents/a.md", "",
 			badCase{"agents/a.md:1:1", "", "symbolic link to ../../etc/passwd leaves the project", "copy", 1}},
 	}

@@ -445,7 +445,7 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"dependency leaving the project", skillFile, skillBase + "dependencies: [../../../x/SKILL.md]\n", "file location"},
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
 		{"wildcard key allowing known permissions", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow, \"web*\": allow}\n", "wildcard matching against the known permissions"},
-		{"opencode name and file name invalid", ".opencode/agent/R.md", "name: Rev\n" + openCodeBase + "permission: allow\n", "file location"},
+		{"opencode name and file name invalid", ".opencode/agent/R b.md", "name: Rev Bot\n" + openCodeBase + "permission: allow\n", "file location"},
 		{"YAML anchor and alias", claudeFile, "name: a\ndescription: &d d\ncolor: *d\ntools: Read\n", "YAML safety (the CUE decoder expands aliases)"},
 	}
 	for _, tc := range tests {

@@ -43,8 +43,8 @@ func TestUnknownKeys(t *testing.T) {
 			".opencode/agent/r.md:3:1", "permissions", `unknown field "permissions"`, `did you mean "permission"?`, true},
 		{"opencode field in a claude agent", "agents/a.md", "name: a\ndescription: d\ntools: Read\ntemperature: 1\n",
 			"agents/a.md:5:1", "temperature", `unknown field "temperature"`, "OpenCode field", true},
-		{"invalid name in an opencode agent", ".opencode/agent/r.md", "name: Rev\ndescription: d\npermission: allow\n",
-			".opencode/agent/r.md:2:7", "name", `OpenCode names this agent "Rev", not a valid fullsend agent name; fullsend names it "r"`, "name: r", false},
+		{"invalid name in an opencode agent", ".opencode/agent/r.md", "name: Rev Bot\ndescription: d\npermission: allow\n",
+			".opencode/agent/r.md:2:7", "name", `OpenCode names this agent "Rev Bot", not a valid fullsend agent name; fullsend names it "r"`, "name: r", false},
 		{"unknown sandbox key", "agents/a.md", "name: a\ndescription: d\ntools: Read\nsandbox: {tiers: full}\n",
 			"agents/a.md:5:11", "sandbox.tiers", `unknown field "tiers"`, "", true},
 	}

@@ -36,8 +36,8 @@ func TestRealWorld(t *testing.T) {
 			"skills/security/SKILL.md:2:7 name",
 			"skills/security/SKILL.md:4:1 version",
 		}},
-		// OpenCode (corpus causes #2, #3, #4, #8, #9). A frontmatter name
-		// that is not a valid agent name gives way to the file's name;
+		// OpenCode (corpus causes #2, #3, #4, #8, #9). The frontmatter name
+		// (OpenCopywriter) names the agent, as in OpenCode;
 		// unknown permission and tools keys (MCP tools, mcp_*) grant
 		// nothing; a model provider without a catalog baseline
 		// (github-copilot, opencode Zen) grants no model API; a file without
@@ -45,7 +45,6 @@ func TestRealWorld(t *testing.T) {
 		{"oc-darrenhinde-copywriter", policycue.TierReadOnly, []string{
 			".opencode/agent/copywriter.md:2:1 permission",
 			".opencode/agent/copywriter.md:2:1 id",
-			".opencode/agent/copywriter.md:3:7 name",
 			".opencode/agent/copywriter.md:5:1 category",
 			".opencode/agent/copywriter.md:6:1 type",
 			".opencode/agent/copywriter.md:7:1 version",
