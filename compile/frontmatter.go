@@ -43,11 +43,23 @@ type document struct {
 	// raw is the frontmatter text with CRLF normalized, for line checks.
 	raw  string
 	body string
+	// requoted are the 0-based frontmatter lines Claude Code's retry
+	// rewrote (frontmatter_retry.go), when root comes from the retry.
+	requoted map[int]bool
 }
 
 // splitFrontmatter splits data into frontmatter and body. The frontmatter
 // must open on the first line with `---` and close with a line holding only
-// `---`. A UTF-8 byte order mark is dropped and CRLF line ends are accepted.
+// dashes, three or more. A UTF-8 byte order mark is dropped and CRLF line
+// ends are accepted.
+//
+// The closing line follows Claude Code's FRONTMATTER_REGEX,
+// /^---\s*\n([\s\S]*?)---\s*\n?/ (src/utils/frontmatterParser.ts, read in
+// DroxKiwi/claude-code-leak-packaged at fb1320d1): it closes at the first
+// `---`, so a line of 56 dashes closes the block too. Deliberately not
+// modelled: that regexp also closes at a `---` inside a value
+// (`description: a---b`), which would silently truncate the frontmatter; here
+// such a file stays unterminated.
 func splitFrontmatter(data []byte) (fm, body string, err error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
@@ -64,7 +76,7 @@ func splitFrontmatter(data []byte) (fm, body string, err error) {
 		if end >= 0 {
 			line = rest[off : off+end]
 		}
-		if strings.TrimRight(line, " \t") == "---" {
+		if isDashLine(line) {
 			fm = rest[:off]
 			if end >= 0 {
 				body = rest[off+end+1:]
@@ -77,6 +89,13 @@ func splitFrontmatter(data []byte) (fm, body string, err error) {
 		off += end + 1
 	}
 	return "", "", errUnterminatedFrontmatter
+}
+
+// isDashLine reports whether line is three or more dashes, optionally
+// followed by blanks: a frontmatter's closing line.
+func isDashLine(line string) bool {
+	line = strings.TrimRight(line, " \t")
+	return len(line) >= 3 && strings.Trim(line, "-") == ""
 }
 
 // yamlLineRE extracts the line from yaml.v3 error messages.
@@ -109,6 +128,11 @@ func parseDocument(d *decoder, data []byte) *document {
 	var n yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(fm))
 	if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
+		crlf := bytes.Contains(data, []byte("\r\n"))
+		if retryApplies(d.file, crlf) && retryQuoted(d, doc, fm) {
+			checkCommentTruncation(d, doc)
+			return doc
+		}
 		reportYAMLError(d, doc, err)
 		return doc
 	}
@@ -244,7 +268,7 @@ func checkCommentTruncation(d *decoder, doc *document) {
 		return
 	}
 	for i, line := range strings.Split(doc.raw, "\n") {
-		if !strings.Contains(line, " #") {
+		if !strings.Contains(line, " #") || doc.requoted[i] {
 			continue
 		}
 		m := plainValueRE.FindStringSubmatchIndex(line)
