@@ -128,12 +128,15 @@ func parseDocument(d *decoder, data []byte) *document {
 	var n yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(fm))
 	if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
-		crlf := bytes.Contains(data, []byte("\r\n"))
-		if retryApplies(d.file, crlf) && retryQuoted(d, doc, fm) {
-			checkCommentTruncation(d, doc)
-			return doc
+		blocked := ""
+		if retryApplies(d.file, bytes.Contains(data, []byte("\r\n"))) {
+			var ok bool
+			if ok, blocked = retryQuoted(d, doc, fm); ok {
+				checkCommentTruncation(d, doc)
+				return doc
+			}
 		}
-		reportYAMLError(d, doc, err)
+		reportYAMLError(d, doc, err, blocked)
 		return doc
 	}
 	if !singleDocument(d, doc, dec) {
@@ -198,7 +201,9 @@ func singleDocument(d *decoder, doc *document, dec *yaml.Decoder) bool {
 
 // reportYAMLError turns a yaml.v3 syntax error into positioned diagnostics,
 // pointing at unquoted `: ` in plain scalars when that is the cause.
-func reportYAMLError(d *decoder, doc *document, err error) {
+// blocked, when set, is the field Claude Code's retry would turn into a
+// string (retryQuoted), which the hint of an unquoted ': ' then names.
+func reportYAMLError(d *decoder, doc *document, err error, blocked string) {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -208,7 +213,7 @@ func reportYAMLError(d *decoder, doc *document, err error) {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	if strings.Contains(msg, "mapping values are not allowed") {
-		if found := reportColonScalars(d, doc); found {
+		if found := reportColonScalars(d, doc, blocked); found {
 			return
 		}
 	}
@@ -226,7 +231,11 @@ var plainValueRE = regexp.MustCompile(`^(\s*(?:-\s+)?)([A-Za-z0-9_.-]+):[ \t]+([
 // reportColonScalars finds plain scalars holding `: `, which YAML reads as a
 // nested mapping (yaml.v3: "mapping values are not allowed in this
 // context"), and reports each with its position and the fix.
-func reportColonScalars(d *decoder, doc *document) bool {
+func reportColonScalars(d *decoder, doc *document, blocked string) bool {
+	note := ""
+	if blocked != "" {
+		note = fmt.Sprintf(" (Claude Code's fallback would load the file only by quoting %s into one string, which changes what it means, so fullsend does not)", blocked)
+	}
 	found := false
 	for i, line := range strings.Split(doc.raw, "\n") {
 		m := plainValueRE.FindStringSubmatchIndex(line)
@@ -245,7 +254,7 @@ func reportColonScalars(d *decoder, doc *document) bool {
 		found = true
 		d.errAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + idx + 1}, key,
 			"unquoted ': ' inside a plain value: YAML reads it as a nested mapping",
-			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]])))
+			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]]))+note)
 	}
 	return found
 }

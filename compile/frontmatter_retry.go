@@ -138,10 +138,13 @@ func retryKnownKeys(file string) []string {
 // meaning, it sets doc.root, warns for each value the rewrite changed and
 // returns true; otherwise it reports nothing and the caller reports the
 // original error.
-func retryQuoted(d *decoder, doc *document, fm string) bool {
+//
+// blocked names the field whose meaning the retry would change, when that
+// is why the retry was refused, for the error's hint.
+func retryQuoted(d *decoder, doc *document, fm string) (ok bool, blocked string) {
 	quoted, changed := quoteProblematicValues(fm)
 	if len(changed) == 0 {
-		return false
+		return false, ""
 	}
 	known := retryKnownKeys(d.file)
 	var differ []requote
@@ -150,27 +153,29 @@ func retryQuoted(d *decoder, doc *document, fm string) bool {
 			continue
 		}
 		if !retryStringKeys[r.key] && containsString(known, r.key) {
-			return false
+			return false, r.key
 		}
 		differ = append(differ, r)
 	}
 	if len(differ) == 0 {
-		return false
+		return false, ""
 	}
 	root := decodeRetried(d, quoted)
 	if root == nil {
-		return false
+		return false, ""
 	}
 	restorePositions(root, changed)
 	for _, r := range differ {
-		warnRequoted(d, doc, r)
+		if containsString(known, r.key) { // an unknown key has its own warning
+			warnRequoted(d, doc, r)
+		}
 	}
 	doc.root = root
 	doc.requoted = map[int]bool{}
 	for _, r := range changed {
 		doc.requoted[r.line] = true
 	}
-	return true
+	return true, ""
 }
 
 // decodeRetried parses the rewritten frontmatter: one document holding a
