@@ -125,12 +125,14 @@ func retryApplies(file string, crlf bool) bool {
 	return !crlf && !strings.HasPrefix(file, ".opencode/") && !strings.Contains(file, "/.opencode/")
 }
 
-// retryKnownKeys returns the fields of the file's dialect.
+// retryKnownKeys returns the fields fullsend reads in the file: a skill's,
+// or, for an agents/ file, whose dialect is decided from its fields after
+// parsing (agentFormat), those of both agent dialects.
 func retryKnownKeys(file string) []string {
 	if strings.EqualFold(path.Base(file), "SKILL.md") {
 		return skillKeys
 	}
-	return claudeAgentKeys
+	return append(append([]string(nil), claudeAgentKeys...), openCodeAgentKeys...)
 }
 
 // retryQuoted runs Claude Code's retry on a frontmatter yaml.v3 rejected.

@@ -99,6 +99,8 @@ func TestClaudeRetry(t *testing.T) {
 			[]string{"error agents/a.md:3:15 description"}, nil},
 		{"nothing to quote", "agents/a.md", "name: a\ndescription: a\n b: c\ntools: Read\n",
 			[]string{"error agents/a.md:4:1 "}, nil},
+		{"OpenCode-shaped agents/ file: its permission map would become a string", "agents/a.md", "description: a: b\nmode: subagent\npermission: {\"*\": deny}\n",
+			[]string{"error agents/a.md:2:15 description"}, nil},
 		{"OpenCode file: no retry", ".opencode/agent/a.md", "description: a: b\nmode: subagent\n",
 			[]string{"error .opencode/agent/a.md:2:15 description"}, nil},
 	}
