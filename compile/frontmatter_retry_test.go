@@ -148,13 +148,14 @@ func TestSkillWithoutName(t *testing.T) {
 	proj, ds, _ := loadPartial(fstest.MapFS{
 		"skills/my-skill/SKILL.md": {Data: []byte("---\ndescription: d\n---\n")},
 		"skills/Bad Dir/SKILL.md":  {Data: []byte("---\ndescription: d\n---\n")},
+		"skills/x\ty/SKILL.md":     {Data: []byte("---\ndescription: d\n---\n")},
 		"agents/z.md":              {Data: []byte("---\nname: z\ndescription: d\ntools: Read\n---\n")},
 	})
 	var got []string
 	for _, d := range ds {
 		got = append(got, string(d.Severity)+" "+d.Pos.String()+" "+d.Field)
 	}
-	want := []string{"error skills/Bad Dir/SKILL.md:2:1 name", "warning skills/my-skill/SKILL.md:2:1 name"}
+	want := []string{"warning skills/Bad Dir/SKILL.md:2:1 name", "warning skills/my-skill/SKILL.md:2:1 name", "error skills/x\ty/SKILL.md:2:1 name"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v (%v)", got, want, ds)
 	}

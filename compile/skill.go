@@ -110,13 +110,17 @@ func (d *decoder) skillName(s *Skill, v field) {
 func (d *decoder) skillNameFromDir(s *Skill, root *yaml.Node) {
 	base := path.Base(s.Dir)
 	p := d.pos(root)
-	if !skillNameRE.MatchString(base) || len(base) > maxSkillName {
-		d.errAt(p, "name", "missing required field name", "add name: "+base)
+	if strings.TrimSpace(base) == "" || strings.ContainsFunc(base, unicode.IsControl) {
+		d.errAt(p, "name", "missing required field name", "add name: my-skill")
 		return
 	}
 	s.Name, s.NamePos = base, p
-	d.warnAt(p, "name", fmt.Sprintf("no name field: the skill is named %q after its directory, as Claude Code names it", base),
-		"add name: "+base+" (the Agent Skills specification requires it)")
+	hint := "add name: " + base + " (the Agent Skills specification requires it)"
+	if len([]rune(base)) > maxSkillName || !skillNameRE.MatchString(base) {
+		// As for a name field that is not an Agent Skills name (skillName).
+		hint = "add a name of 1-64 lowercase letters, digits and single hyphens and rename the directory to match (the Agent Skills specification requires it)"
+	}
+	d.warnAt(p, "name", fmt.Sprintf("no name field: the skill is named %q after its directory, as Claude Code names it", base), hint)
 }
 
 // checkMetadata checks the skill's metadata: a mapping, whose values the
