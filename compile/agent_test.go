@@ -235,7 +235,10 @@ func TestSplitFrontmatter(t *testing.T) {
 		{"---  \na: 1\n---\t\n", "a: 1\n", "", nil},
 		{"---\na: 1\n---", "a: 1\n", "", nil},
 		{"---\n---\n", "", "", nil},
-		{"---\na: ---\n----\n---\nb\n", "a: ---\n----\n", "b\n", nil},
+		{"---\na: ---\n----\n---\nb\n", "a: ---\n", "---\nb\n", nil}, // Claude Code closes at a line of 3+ dashes
+		{"---\na: b\n" + strings.Repeat("-", 56) + "\nbody\n", "a: b\n", "body\n", nil},
+		{"---\na: b\n--- \t\nbody\n", "a: b\n", "body\n", nil},
+		{"---\na: b\n-- \n", "", "", errUnterminatedFrontmatter},
 		{"# title\n---\na: 1\n---\n", "", "", errNoFrontmatter},
 		{"", "", "", errNoFrontmatter},
 		{"---", "", "", errUnterminatedFrontmatter},

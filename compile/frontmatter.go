@@ -43,11 +43,23 @@ type document struct {
 	// raw is the frontmatter text with CRLF normalized, for line checks.
 	raw  string
 	body string
+	// requoted are the 0-based frontmatter lines Claude Code's retry
+	// rewrote (frontmatter_retry.go), when root comes from the retry.
+	requoted map[int]bool
 }
 
 // splitFrontmatter splits data into frontmatter and body. The frontmatter
 // must open on the first line with `---` and close with a line holding only
-// `---`. A UTF-8 byte order mark is dropped and CRLF line ends are accepted.
+// dashes, three or more. A UTF-8 byte order mark is dropped and CRLF line
+// ends are accepted.
+//
+// The closing line follows Claude Code's FRONTMATTER_REGEX,
+// /^---\s*\n([\s\S]*?)---\s*\n?/ (src/utils/frontmatterParser.ts, read in
+// DroxKiwi/claude-code-leak-packaged at fb1320d1): it closes at the first
+// `---`, so a line of 56 dashes closes the block too. Deliberately not
+// modelled: that regexp also closes at a `---` inside a value
+// (`description: a---b`), which would silently truncate the frontmatter; here
+// such a file stays unterminated.
 func splitFrontmatter(data []byte) (fm, body string, err error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
@@ -64,7 +76,7 @@ func splitFrontmatter(data []byte) (fm, body string, err error) {
 		if end >= 0 {
 			line = rest[off : off+end]
 		}
-		if strings.TrimRight(line, " \t") == "---" {
+		if isDashLine(line) {
 			fm = rest[:off]
 			if end >= 0 {
 				body = rest[off+end+1:]
@@ -77,6 +89,13 @@ func splitFrontmatter(data []byte) (fm, body string, err error) {
 		off += end + 1
 	}
 	return "", "", errUnterminatedFrontmatter
+}
+
+// isDashLine reports whether line is three or more dashes, optionally
+// followed by blanks: a frontmatter's closing line.
+func isDashLine(line string) bool {
+	line = strings.TrimRight(line, " \t")
+	return len(line) >= 3 && strings.Trim(line, "-") == ""
 }
 
 // yamlLineRE extracts the line from yaml.v3 error messages.
@@ -109,7 +128,15 @@ func parseDocument(d *decoder, data []byte) *document {
 	var n yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(fm))
 	if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
-		reportYAMLError(d, doc, err)
+		blocked := ""
+		if retryApplies(d.file, bytes.Contains(data, []byte("\r\n"))) {
+			var ok bool
+			if ok, blocked = retryQuoted(d, doc, fm); ok {
+				checkCommentTruncation(d, doc)
+				return doc
+			}
+		}
+		reportYAMLError(d, doc, err, blocked)
 		return doc
 	}
 	if !singleDocument(d, doc, dec) {
@@ -174,7 +201,9 @@ func singleDocument(d *decoder, doc *document, dec *yaml.Decoder) bool {
 
 // reportYAMLError turns a yaml.v3 syntax error into positioned diagnostics,
 // pointing at unquoted `: ` in plain scalars when that is the cause.
-func reportYAMLError(d *decoder, doc *document, err error) {
+// blocked, when set, is the field Claude Code's retry would turn into a
+// string (retryQuoted), which the hint of an unquoted ': ' then names.
+func reportYAMLError(d *decoder, doc *document, err error, blocked string) {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -184,7 +213,7 @@ func reportYAMLError(d *decoder, doc *document, err error) {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	if strings.Contains(msg, "mapping values are not allowed") {
-		if found := reportColonScalars(d, doc); found {
+		if found := reportColonScalars(d, doc, blocked); found {
 			return
 		}
 	}
@@ -202,7 +231,11 @@ var plainValueRE = regexp.MustCompile(`^(\s*(?:-\s+)?)([A-Za-z0-9_.-]+):[ \t]+([
 // reportColonScalars finds plain scalars holding `: `, which YAML reads as a
 // nested mapping (yaml.v3: "mapping values are not allowed in this
 // context"), and reports each with its position and the fix.
-func reportColonScalars(d *decoder, doc *document) bool {
+func reportColonScalars(d *decoder, doc *document, blocked string) bool {
+	note := ""
+	if blocked != "" {
+		note = fmt.Sprintf(" (Claude Code's fallback would load the file only by quoting %s into one string, which changes what it means, so fullsend does not)", blocked)
+	}
 	found := false
 	for i, line := range strings.Split(doc.raw, "\n") {
 		m := plainValueRE.FindStringSubmatchIndex(line)
@@ -221,7 +254,7 @@ func reportColonScalars(d *decoder, doc *document) bool {
 		found = true
 		d.errAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + idx + 1}, key,
 			"unquoted ': ' inside a plain value: YAML reads it as a nested mapping",
-			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]])))
+			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]]))+note)
 	}
 	return found
 }
@@ -244,7 +277,7 @@ func checkCommentTruncation(d *decoder, doc *document) {
 		return
 	}
 	for i, line := range strings.Split(doc.raw, "\n") {
-		if !strings.Contains(line, " #") {
+		if !strings.Contains(line, " #") || doc.requoted[i] {
 			continue
 		}
 		m := plainValueRE.FindStringSubmatchIndex(line)

@@ -23,6 +23,12 @@ func FuzzFrontmatter(f *testing.F) {
 	}
 	f.Add("---\ndescription: d\npermission:\n  \"*\": deny\n  bash: {\"git *\": allow, \"git push *\": ask}\n---\n")
 	f.Add("---\nname: a\ndescription: x\ntools: Bash(gh,curl,jq), Skill, Agent(a)\nskills: a, b\n---\n")
+	// Claude Code's quote-retry (frontmatter_retry.go): rescued, refused
+	// (a list turned into a string, a duplicate key), and escapes.
+	f.Add("---\nname: a\ndescription: Use it: always, see #1\ntools:   Read, Bash(npm *)\n---\n")
+	f.Add("---\nname: a\ndescription: a: b\ntools: [\"Read\", \"Bash(*)\"]\n---\n")
+	f.Add("---\nname: a\ndescription: a: \"b\" \\ c\ntools: Read\ndescription: d\n---\n")
+	f.Add("---\nname: s\ndescription: gates: HTML\nmetadata:\n  k: [a]\n--------\n")
 	f.Fuzz(func(t *testing.T, content string) {
 		data := []byte(content)
 		fsys := fstest.MapFS{

@@ -396,6 +396,8 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 		{"skill name too long", skillFile, "name: " + strings.Repeat("s", 65) + "\ndescription: d\n"},
 		{"skill description too long", skillFile, "name: s\ndescription: " + strings.Repeat("x", 1025) + "\n"},
 		{"skill description too long in runes", skillFile, "name: s\ndescription: " + strings.Repeat("é", 1025) + "\n"},
+		{"skill without a name (the directory names it)", skillFile, "description: d\n"},
+		{"skill metadata list and mapping values", skillFile, skillBase + "metadata: {keywords: [a, b], openclaw: {emoji: x}, author: me}\n"},
 		{"claude no tools", claudeFile, "name: a\ndescription: d\ntools: []\n"},
 		{"claude name beyond the documented syntax", claudeFile, "name: dotnet-framework-4.8-Expert_x\ndescription: d\ntools: Read\n"},
 		{"claude unknown tool", claudeFile, "name: a\ndescription: d\ntools: Frobnicate, Read\n"},

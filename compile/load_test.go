@@ -149,7 +149,7 @@ func TestLoadReturnsDiagnostics(t *testing.T) {
 func TestNoCascadingReferenceErrors(t *testing.T) {
 	_, err := Load(fstest.MapFS{
 		"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Agent(b)\n---\n")},
-		"agents/b.md": {Data: []byte("---\nname: b\ndescription: d: broken\ntools: Read\n---\n")},
+		"agents/b.md": {Data: []byte("---\nname: b\ndescription: d: broken\ntools: [Read]\n---\n")},
 	})
 	var ds Diagnostics
 	if !errors.As(err, &ds) || len(ds) != 1 || ds[0].Pos.File != "agents/b.md" {

@@ -76,6 +76,20 @@ func TestRealWorld(t *testing.T) {
 			".opencode/agent/debug.md:1:1 description",
 			".opencode/agent/debug.md:1:1 tools",
 		}},
+		// Claude Code's quote-retry loads an unquoted ': ' in a description.
+		{"fm-voltagent-gdpr-ccpa-compliance", policycue.TierNetwork, []string{
+			"agents/gdpr-ccpa-compliance.md:3:143 description",
+			"agents/gdpr-ccpa-compliance.md:4:26 tools",
+		}},
+		// A closing line of 56 dashes (Claude Code's FRONTMATTER_REGEX).
+		{"fm-vijaythecoder-frontend-developer", policycue.TierFull, []string{
+			"agents/frontend-developer.md:5:30 tools",
+			"agents/frontend-developer.md:5:49 tools",
+		}},
+		// List-valued metadata, which Claude Code ignores.
+		{"fm-kdense-rowan", "", []string{
+			"skills/rowan/SKILL.md:8:21 metadata.trigger-keywords",
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {

@@ -34,7 +34,7 @@ var selectProject = map[string]string{
 	"agents/worker.md":      "---\nname: worker\ndescription: d\ntools: Read, Grep\nskills: [notes]\n---\nb\n",
 	"skills/notes/SKILL.md": "---\nname: notes\ndescription: take notes\n---\nb\n",
 	"agents/other.md":       "---\nname: other\ndescription: d\ntools: Read\ncategory: misc\n---\nb\n",
-	"agents/bad-yaml.md":    "---\nname: bad-yaml\ndescription: a: b\n---\nb\n",
+	"agents/bad-yaml.md":    "---\nname: bad-yaml\ndescription: a: b\ntools: [Read]\n---\nb\n",
 	"agents/bad-tool.md":    "---\nname: bad-tool\ndescription: d\ntools: Read, Bash(gh\n---\nb\n",
 }
 

@@ -28,7 +28,7 @@ func parseSkill(d *decoder, doc *document) *Skill {
 	if v, ok := f["name"]; ok {
 		d.skillName(s, v)
 	} else {
-		d.errAt(d.pos(doc.root), "name", "missing required field name", "add name: "+path.Base(dir))
+		d.skillNameFromDir(s, doc.root)
 	}
 	s.Description = requiredDescription(d, doc.root, f)
 	if n := len([]rune(s.Description)); n > maxSkillDescription {
@@ -65,7 +65,7 @@ var skillKeyHints = map[string]string{
 var skillChecks = []fieldCheck{
 	{"license", checkNonEmpty},
 	{"compatibility", checkCompatibility},
-	{"metadata", checkStringMap},
+	{"metadata", checkMetadata},
 	{"when_to_use", checkNonEmpty},
 	{"argument-hint", checkNonEmpty},
 	{"model", checkNonEmpty},
@@ -98,6 +98,51 @@ func (d *decoder) skillName(s *Skill, v field) {
 	case name != path.Base(s.Dir):
 		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(s.Dir)),
 			"the Agent Skills specification wants them equal")
+	}
+}
+
+// skillNameFromDir names a skill without a name field after its directory,
+// with a warning. Claude Code does the same: loadSkillsFromSkillsDir
+// (src/skills/loadSkillsDir.ts, read in DroxKiwi/claude-code-leak-packaged
+// at fb1320d1) names every skill `entry.name`, its directory, and uses the
+// frontmatter name only as the displayed name. The Agent Skills
+// specification requires name, hence the warning.
+func (d *decoder) skillNameFromDir(s *Skill, root *yaml.Node) {
+	base := path.Base(s.Dir)
+	p := d.pos(root)
+	if strings.TrimSpace(base) == "" || strings.ContainsFunc(base, unicode.IsControl) {
+		d.errAt(p, "name", "missing required field name", "add name: my-skill")
+		return
+	}
+	s.Name, s.NamePos = base, p
+	hint := "add name: " + base + " (the Agent Skills specification requires it)"
+	if len([]rune(base)) > maxSkillName || !skillNameRE.MatchString(base) {
+		// As for a name field that is not an Agent Skills name (skillName).
+		hint = "add a name of 1-64 lowercase letters, digits and single hyphens and rename the directory to match (the Agent Skills specification requires it)"
+	}
+	d.warnAt(p, "name", fmt.Sprintf("no name field: the skill is named %q after its directory, as Claude Code names it", base), hint)
+}
+
+// checkMetadata checks the skill's metadata: a mapping, whose values the
+// Agent Skills specification wants to be strings. Claude Code never reads
+// metadata (parseSkillFrontmatterFields in src/skills/loadSkillsDir.ts has no
+// metadata field), so a list or mapping value (K-Dense-AI's
+// `trigger-keywords: [...]`) is a warning: it is ignored. A number or
+// boolean stays an error (`want a string`), as in the CUE input schema
+// (policycue/schema/input/skill.cue, metadata?: {[string]: string}).
+func checkMetadata(d *decoder, v field, name string) {
+	if !d.mapping(v.value, name) {
+		return
+	}
+	for i := 0; i+1 < len(v.value.Content); i += 2 {
+		k, val := v.value.Content[i], v.value.Content[i+1]
+		if val.Kind == yaml.SequenceNode || val.Kind == yaml.MappingNode {
+			d.warnAt(d.pos(val), fieldPath(name, k.Value),
+				fmt.Sprintf("metadata value is a %s, not a string: it is ignored (Claude Code ignores metadata; the Agent Skills specification wants strings)", kindName(val)),
+				"write it as a string, or move it into the skill's body")
+			continue
+		}
+		d.str(val, fieldPath(name, k.Value))
 	}
 }
 

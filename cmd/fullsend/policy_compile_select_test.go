@@ -31,7 +31,7 @@ func brokenTriage(t *testing.T) string {
 	t.Helper()
 	dir := copyTree(t, filepath.Join("..", "..", "testdata", "triage"))
 	files := map[string]string{
-		"agents/broken.md": "---\nname: broken\ndescription: a: b\ntools: Read\n---\nbody\n",
+		"agents/broken.md": "---\nname: broken\ndescription: a: b\ntools: [Read]\n---\nbody\n",
 		"agents/capped.md": "---\nname: capped\ndescription: d\ntools: Read, WebFetch(domain:docs.example.com)\nsandbox:\n  tier: read-only\n---\nbody\n",
 	}
 	for name, body := range files {
