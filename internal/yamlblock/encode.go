@@ -201,16 +201,19 @@ func (e *blockEncoder) mapping(entries []blockEntry, indent int, inline bool) er
 		}
 		e.buf.WriteString(key)
 		e.buf.WriteByte(':')
-		if err := e.child(en.value, indent); err != nil {
+		if err := e.value(en.value, indent, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// child writes the value of a key written at indent: a scalar or an empty
-// collection on the key's line, a collection on the lines below.
-func (e *blockEncoder) child(v reflect.Value, indent int) error {
+// value writes v after a key written at indent (dash false) or after a
+// sequence dash written at indent (dash true): a scalar or an empty
+// collection on that line; a mapping below the key, or from the dash's
+// line on; a sequence below the key (never after a dash: "- - x" is
+// outside the subset, and no policy field nests sequences).
+func (e *blockEncoder) value(v reflect.Value, indent int, dash bool) error {
 	switch kindOf(v) {
 	case kindScalar:
 		s, err := e.scalar(v, false, e.column()+1)
@@ -226,16 +229,23 @@ func (e *blockEncoder) child(v reflect.Value, indent int) error {
 		if err != nil {
 			return err
 		}
-		if len(entries) == 0 {
+		switch {
+		case len(entries) == 0:
 			e.buf.WriteString(" {}\n")
 			return nil
+		case dash:
+			e.buf.WriteByte(' ')
+			return e.mapping(entries, indent+2, true)
 		}
 		e.buf.WriteByte('\n')
 		return e.mapping(entries, indent+2, false)
 	case kindSequence:
-		if v.Len() == 0 {
+		switch {
+		case v.Len() == 0:
 			e.buf.WriteString(" []\n")
 			return nil
+		case dash:
+			return ErrOutsideSubset
 		}
 		e.buf.WriteByte('\n')
 		return e.sequence(v, indent+2)
@@ -252,36 +262,8 @@ func (e *blockEncoder) sequence(v reflect.Value, indent int) error {
 		}
 		e.indent(indent)
 		e.buf.WriteByte('-')
-		switch kindOf(item) {
-		case kindScalar:
-			s, err := e.scalar(item, false, e.column()+1)
-			if err != nil {
-				return err
-			}
-			e.buf.WriteByte(' ')
-			e.buf.WriteString(s)
-			e.buf.WriteByte('\n')
-		case kindMapping:
-			entries, err := e.entries(item)
-			if err != nil {
-				return err
-			}
-			if len(entries) == 0 {
-				e.buf.WriteString(" {}\n")
-				continue
-			}
-			e.buf.WriteByte(' ')
-			if err := e.mapping(entries, indent+2, true); err != nil {
-				return err
-			}
-		case kindSequence:
-			if item.Len() == 0 {
-				e.buf.WriteString(" []\n")
-				continue
-			}
-			return ErrOutsideSubset // "- - x": no policy field nests sequences
-		default:
-			return ErrOutsideSubset
+		if err := e.value(item, indent, true); err != nil {
+			return err
 		}
 	}
 	return nil
