@@ -72,6 +72,10 @@ AGENT
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# ratio A B: A / B to two decimals, or "-" when either is under /usr/bin/time's
+# 10 ms resolution (cue vet of one small file).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a < 0.01 || b < 0.01) print "-"; else printf "%.2f", a / b }'; }
+
 # timed FILE CMD...: run CMD, append "wall cpu" seconds to FILE. CPU time
 # (user+sys) is printed beside wall time because a shared 2-core machine
 # makes wall time noisy; both use the same clock for both tools.
@@ -102,8 +106,8 @@ for n in $SIZES; do
 	oc=$(cut -d' ' -f2 "$work/ours" | median)
 	cw=$(cut -d' ' -f1 "$work/cue" | median)
 	cc=$(cut -d' ' -f2 "$work/cue" | median)
-	printf '%-6s %10.3f %10.3f %12.2f %10.3f %10.3f %10.2f %10.2f\n' "$n" "$ow" "$oc" \
-		"$(echo "$oc * 1000 / $n" | bc -l)" "$cw" "$cc" "$(echo "$cw / $ow" | bc -l)" "$(echo "$cc / $oc" | bc -l)"
+	printf '%-6s %10.3f %10.3f %12.2f %10.3f %10.3f %10s %10s\n' "$n" "$ow" "$oc" \
+		"$(echo "$oc * 1000 / $n" | bc -l)" "$cw" "$cc" "$(ratio "$cw" "$ow")" "$(ratio "$cc" "$oc")"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$SEPARATE_VALIDATE" = 1 ]; then
