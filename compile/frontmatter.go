@@ -54,8 +54,8 @@ type document struct {
 // ends are accepted.
 //
 // The closing line follows Claude Code's FRONTMATTER_REGEX,
-// /^---\s*\n([\s\S]*?)---\s*\n?/ (src/utils/frontmatterParser.ts, read in
-// DroxKiwi/claude-code-leak-packaged at fb1320d1): it closes at the first
+// /^---\s*\n([\s\S]*?)---\s*\n?/ (src/utils/frontmatterParser.ts, read in a
+// public copy of Claude Code's source): it closes at the first
 // `---`, so a line of 56 dashes closes the block too. Deliberately not
 // modelled: that regexp also closes at a `---` inside a value
 // (`description: a---b`), which would silently truncate the frontmatter; here

@@ -13,8 +13,8 @@ import (
 
 // Claude Code's frontmatter retry, modelled on parseFrontmatter and
 // quoteProblematicValues in src/utils/frontmatterParser.ts of Claude Code
-// (read in DroxKiwi/claude-code-leak-packaged at
-// fb1320d1baf5b77a0a02c15f41efb1dfa9aeff4b): when the frontmatter's YAML does
+// (read in a public copy of Claude Code's
+// source): when the frontmatter's YAML does
 // not parse, Claude Code rewrites every line matching
 // /^([a-zA-Z_-]+):\s+(.+)$/ whose value is not already quoted ("..." or
 // '...') and matches YAML_SPECIAL_CHARS = /[{}[\]*&#!|>%@`]|: / into

@@ -103,8 +103,8 @@ func (d *decoder) skillName(s *Skill, v field) {
 
 // skillNameFromDir names a skill without a name field after its directory,
 // with a warning. Claude Code does the same: loadSkillsFromSkillsDir
-// (src/skills/loadSkillsDir.ts, read in DroxKiwi/claude-code-leak-packaged
-// at fb1320d1) names every skill `entry.name`, its directory, and uses the
+// (src/skills/loadSkillsDir.ts, read in a public copy of Claude Code's
+// source) names every skill `entry.name`, its directory, and uses the
 // frontmatter name only as the displayed name. The Agent Skills
 // specification requires name, hence the warning.
 func (d *decoder) skillNameFromDir(s *Skill, root *yaml.Node) {
