@@ -217,10 +217,9 @@ func (d *decoder) claudeTools(a *Agent, doc *document, f map[string]field) {
 	}
 	v, ok := f["tools"]
 	if !ok {
+		// The compile warns, once for every runtime (compileAgent).
 		a.ToolsOmitted = true
 		a.ToolsPos = d.pos(doc.root)
-		d.warnAt(a.ToolsPos, "tools", "tools omitted: the agent inherits all tools",
-			"declare tools explicitly; the compiler grants no tool capabilities to an agent without a tools list")
 		return
 	}
 	a.ToolsPos = d.pos(v.value)

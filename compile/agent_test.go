@@ -53,7 +53,7 @@ func TestClaudeAgent(t *testing.T) {
 			tools: "Read", denied: "Bash(gh api *)"},
 		{name: "tools omitted",
 			fm:      "model: sonnet",
-			omitted: true, warn: "agents/a.md:2:1 tools: tools omitted: the agent inherits all tools", model: "sonnet"},
+			omitted: true, warn: "", model: "sonnet"},
 		{name: "list with several rules per element",
 			fm:    "tools:\n  - Read, Grep\n  - Bash(gh,curl,jq)\n  - Task(b)",
 			tools: "Read | Grep | Bash(gh,curl,jq) | Task(b)"},
