@@ -2,8 +2,6 @@ package compile
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
@@ -32,16 +30,7 @@ func BenchmarkCompileStages(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.Run("pipeline", func(b *testing.B) {
-		dir := b.TempDir()
-		for name, f := range fsys {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
+		dir := writeMapFS(b, fsys)
 		for b.Loop() {
 			if _, err := CompileDir(ctx, dir, ProjectOptions{}); err != nil {
 				b.Fatal(err)

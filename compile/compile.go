@@ -329,10 +329,11 @@ func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
 		b.errorf(a.NamePos, "", "", "runtime %q is not in the catalog", b.runtime)
 		return false
 	}
-	b.provider = provider(a, proj, opts, b)
+	var fromModel bool
+	b.provider, fromModel = provider(a, proj, opts, b)
 	if _, ok := opts.Catalog.Runtimes[b.runtime].Providers[b.provider]; !ok {
 		known := "known providers: " + strings.Join(providerNames(opts.Catalog, b.runtime), ", ")
-		if !providerFromModel(a, proj) {
+		if !fromModel {
 			// fullsend's own sandbox.provider (or --provider): a typo.
 			b.errorf(providerPos(a), "sandbox.provider", known, "runtime %s has no model provider %q", b.runtime, b.provider)
 			return false
@@ -346,27 +347,6 @@ func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
 			"runtime %s has no model provider %q in the catalog: the policy grants no model API, so the agent cannot reach its model", b.runtime, b.provider)
 	}
 	return true
-}
-
-// providerFromModel reports whether the agent's provider comes from its
-// model id (the runtime's own field) rather than a sandbox.provider of the
-// agent or one of its skills; --provider is checked before its use.
-func providerFromModel(a *Agent, proj *Project) bool {
-	if a.Sandbox != nil && a.Sandbox.Provider != "" {
-		return false
-	}
-	for _, ref := range a.Skills {
-		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
-			return false
-		}
-	}
-	switch a.Format {
-	case FormatClaude:
-		return inferProvider(a.Model) != ""
-	case FormatOpenCode:
-		return strings.Contains(a.Model, "/")
-	}
-	return false
 }
 
 // skills resolves the agent's skills and applies their allowed tools.
@@ -409,30 +389,31 @@ func (b *builder) summarize(c *Compiled, skills []*Skill) {
 // provider picks the model provider: the agent's sandbox.provider, then one
 // of its skills', then the model id (a Vertex model id carries "@", an
 // OpenCode model is "provider/model"), then --provider, then the runtime's
-// default.
-func provider(a *Agent, proj *Project, opts Options, b *builder) string {
+// default. fromModel reports that the model id, the runtime's own field,
+// named it.
+func provider(a *Agent, proj *Project, opts Options, b *builder) (name string, fromModel bool) {
 	if a.Sandbox != nil && a.Sandbox.Provider != "" {
-		return a.Sandbox.Provider
+		return a.Sandbox.Provider, false
 	}
 	for _, ref := range a.Skills {
 		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
-			return s.Sandbox.Provider
+			return s.Sandbox.Provider, false
 		}
 	}
 	switch a.Format {
 	case FormatClaude:
 		if p := inferProvider(a.Model); p != "" {
-			return p
+			return p, true
 		}
 	case FormatOpenCode:
 		if p, _, ok := strings.Cut(a.Model, "/"); ok {
-			return p
+			return p, true
 		}
 	}
 	if opts.Provider != "" {
-		return opts.Provider
+		return opts.Provider, false
 	}
-	return b.cat.Runtimes[b.runtime].DefaultProvider
+	return b.cat.Runtimes[b.runtime].DefaultProvider, false
 }
 
 func providerPos(a *Agent) Pos {

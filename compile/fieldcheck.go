@@ -17,11 +17,10 @@ func (d *decoder) checkFields(f map[string]field, checks []fieldCheck) {
 	}
 }
 
-func checkString(d *decoder, v field, name string)    { d.str(v.value, name) }
-func checkNonEmpty(d *decoder, v field, name string)  { d.nonEmptyStr(v.value, name) }
-func checkBoolean(d *decoder, v field, name string)   { d.boolean(v.value, name) }
-func checkMapping(d *decoder, v field, name string)   { d.mapping(v.value, name) }
-func checkStringMap(d *decoder, v field, name string) { d.stringMap(v.value, name) }
+func checkString(d *decoder, v field, name string)   { d.str(v.value, name) }
+func checkNonEmpty(d *decoder, v field, name string) { d.nonEmptyStr(v.value, name) }
+func checkBoolean(d *decoder, v field, name string)  { d.boolean(v.value, name) }
+func checkMapping(d *decoder, v field, name string)  { d.mapping(v.value, name) }
 
 // checkStringList accepts a list of strings or a single string.
 func checkStringList(d *decoder, v field, name string) { d.stringList(v.value, name, true) }

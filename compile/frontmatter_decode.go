@@ -298,25 +298,6 @@ func (d *decoder) mapping(n *yaml.Node, name string) bool {
 	return true
 }
 
-// stringMap reads a mapping of string keys to string values, in order.
-func (d *decoder) stringMap(n *yaml.Node, name string) (map[string]string, bool) {
-	if !d.mapping(n, name) {
-		return nil, false
-	}
-	out := map[string]string{}
-	ok := true
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		s, good := d.str(v, fieldPath(name, k.Value))
-		if !good {
-			ok = false
-			continue
-		}
-		out[k.Value] = s
-	}
-	return out, ok
-}
-
 // scalarPos returns the file position of byte offset off inside a scalar
 // node's value, for rules inside a tools string. The value must appear
 // verbatim on the node's line (plain, or quoted without escapes); for

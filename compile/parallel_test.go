@@ -135,7 +135,8 @@ func diagnosticProject(n int, errors bool) fstest.MapFS {
 	return fsys
 }
 
-func writeMapFS(t *testing.T, fsys fstest.MapFS) string {
+// writeMapFS writes fsys under a temporary directory and returns it.
+func writeMapFS(t testing.TB, fsys fstest.MapFS) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, f := range fsys {

@@ -3,26 +3,19 @@ package compile
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // writeProject writes files under a temporary project directory.
 func writeProject(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	fsys := fstest.MapFS{}
 	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fsys[name] = &fstest.MapFile{Data: []byte(body)}
 	}
-	return dir
+	return writeMapFS(t, fsys)
 }
 
 // selectProject: a lead agent spawning a worker that uses a skill (the

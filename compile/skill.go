@@ -129,7 +129,8 @@ func (d *decoder) skillNameFromDir(s *Skill, root *yaml.Node) {
 // metadata field), so a list or mapping value (K-Dense-AI's
 // `trigger-keywords: [...]`) is a warning: it is ignored. A number or
 // boolean stays an error (`want a string`), as in the CUE input schema
-// (policycue/schema/input/skill.cue, metadata?: {[string]: string}).
+// (policycue/schema/input/skill.cue, metadata?: {[string]: string | [...] |
+// {...}}).
 func checkMetadata(d *decoder, v field, name string) {
 	if !d.mapping(v.value, name) {
 		return

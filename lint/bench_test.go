@@ -30,6 +30,20 @@ func benchDir(b *testing.B, n int) string {
 	return dir
 }
 
+// readPolicy reads and strictly decodes one policy file.
+func readPolicy(b *testing.B, file string) ([]byte, *openshell.Policy) {
+	b.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := openshell.Unmarshal(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw, p
+}
+
 // BenchmarkLint lints 1, 10, 100 and 1000 policy files in-process (read,
 // strict decode, evaluate with the prepared query), and, when conftest is
 // installed, runs `conftest test` with the same rules on the same files.
@@ -47,14 +61,7 @@ func BenchmarkLint(b *testing.B) {
 			for b.Loop() {
 				inputs := make([]Input, 0, len(files))
 				for _, f := range files {
-					raw, err := os.ReadFile(f)
-					if err != nil {
-						b.Fatal(err)
-					}
-					p, err := openshell.Unmarshal(raw)
-					if err != nil {
-						b.Fatal(err)
-					}
+					raw, p := readPolicy(b, f)
 					inputs = append(inputs, Input{File: f, Policy: p, Raw: raw})
 				}
 				if _, err := e.Lint(context.Background(), inputs); err != nil {
@@ -117,14 +124,7 @@ func agentInputs(b *testing.B, n int) []Input {
 	all := map[string]AgentInfo{}
 	inputs := make([]Input, n)
 	for i, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := openshell.Unmarshal(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
+		raw, p := readPolicy(b, f)
 		name := fmt.Sprintf("agent-%d", i)
 		var spawns []string
 		if i%3 == 0 {
