@@ -66,9 +66,10 @@ func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
 // packages/opencode/src/config/agent.ts, load; agent/agent.ts keys
 // cfg.agent entries by that name). The name is also fullsend's policy file
 // name and the key of Agent(...) rules, so it must be a valid agent name
-// (agentIDRE, the syntax the forge proxy and the spawn service accept). One that is not falls back to the file's name, which is
-// then checked instead: a warning, since OpenCode loads the agent; the
-// policy file name stays safe. Only when neither is valid is it an error.
+// (agentIDRE, the syntax the forge proxy and the spawn service accept).
+// One that is not falls back to the file's name, which is then checked
+// instead: a warning, since OpenCode loads the agent; the policy file name
+// stays safe. Only when neither is valid is it an error.
 func (d *decoder) openCodeAgentName(a *Agent, stem string, f map[string]field) {
 	v, ok := f["name"]
 	if !ok {
