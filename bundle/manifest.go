@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 )
@@ -94,16 +96,38 @@ func ReadManifest(policies fs.FS) (*Manifest, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrManifest, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, SHA256Hex(data), nil
+}
+
+// DecodeManifest decodes manifest.json's bytes strictly: unknown fields,
+// trailing content and another schema are errors (wrapping ErrManifest).
+func DecodeManifest(data []byte) (*Manifest, error) {
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
-		return nil, "", fmt.Errorf("%w: decoding %s: %w", ErrManifest, ManifestFile, err)
+	if err := decodeStrict(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: decoding %s: %w", ErrManifest, ManifestFile, err)
 	}
 	if m.Schema != ManifestSchema {
-		return nil, "", fmt.Errorf("%w: %s: schema %q, want %q", ErrManifest, ManifestFile, m.Schema, ManifestSchema)
+		return nil, fmt.Errorf("%w: %s: schema %q, want %q", ErrManifest, ManifestFile, m.Schema, ManifestSchema)
 	}
-	return &m, SHA256Hex(data), nil
+	return &m, nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields and
+// anything after the value but white space.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("content after the JSON value")
+	}
+	return nil
 }
 
 // SHA256Hex returns the lowercase hex sha256 of data.

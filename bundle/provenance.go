@@ -46,10 +46,14 @@ func ReadProvenance(policies fs.FS) (*ProvenanceFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", ProvenanceFileName, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
+	return DecodeProvenance(data)
+}
+
+// DecodeProvenance decodes provenance.json's bytes strictly: unknown fields,
+// trailing content and another schema are errors.
+func DecodeProvenance(data []byte) (*ProvenanceFile, error) {
 	var pf ProvenanceFile
-	if err := dec.Decode(&pf); err != nil {
+	if err := decodeStrict(data, &pf); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", ProvenanceFileName, err)
 	}
 	if pf.Schema != ProvenanceSchema {

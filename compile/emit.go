@@ -1,6 +1,9 @@
 package compile
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -66,7 +69,68 @@ func (o *Output) emit(files map[string]string) error {
 	}
 	o.Files[bundle.ManifestFile] = manifest
 	o.Manifest = m
+	return o.checkWritten(prov)
+}
+
+// ErrWrittenDiffers reports an emitted file that does not decode to what the
+// compile checked. It is never the author's doing: the compiler refuses to
+// write such a bundle (see checkWritten).
+var ErrWrittenDiffers = errors.New("does not decode to what was checked")
+
+// checkWritten decodes every file emit produced, as its readers (policy
+// test, policy lint, image build, run, OpenShell) will, and refuses the
+// output unless each holds exactly what the compile checked: every policy
+// decodes strictly to the policy that was linted, tested and validated
+// (openshell.Difference is empty), and manifest.json and provenance.json
+// decode to the manifest and provenance that were encoded. A signed bundle
+// is then exactly what was checked, whatever a header comment or an
+// encoder does; Diff applies the same check to committed files.
+func (o *Output) checkWritten(prov *bundle.ProvenanceFile) error {
+	names := o.AgentNames()
+	errs := make([]error, len(names))
+	forEach(len(names), 0, func(i int) {
+		errs[i] = checkPolicyFile(names[i]+".yaml", o.Files[names[i]+".yaml"], o.Agents[names[i]].Policy)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	m, err := bundle.DecodeManifest(o.Files[bundle.ManifestFile])
+	if err == nil && !sameJSON(m, o.Manifest) {
+		err = ErrWrittenDiffers
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", bundle.ManifestFile, err)
+	}
+	pf, err := bundle.DecodeProvenance(o.Files[bundle.ProvenanceFileName])
+	if err == nil && !sameJSON(pf, prov) {
+		err = ErrWrittenDiffers
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", bundle.ProvenanceFileName, err)
+	}
 	return nil
+}
+
+// checkPolicyFile decodes one policy file strictly and compares it with the
+// policy it was written from.
+func checkPolicyFile(file string, data []byte, want *openshell.Policy) error {
+	got, err := openshell.Unmarshal(data)
+	if err != nil {
+		return fmt.Errorf("%s %w: %w", file, ErrWrittenDiffers, err)
+	}
+	if d := openshell.Difference(want, got); d != "" {
+		return fmt.Errorf("%s %w: the decoded policy differs at %s", file, ErrWrittenDiffers, d)
+	}
+	return nil
+}
+
+// sameJSON reports whether a and b encode to the same JSON: the manifest and
+// provenance types encode deterministically (sorted keys), so equal bytes
+// are equal documents.
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // header is the comment block every emitted policy starts with; it begins

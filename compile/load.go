@@ -192,7 +192,10 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 // points to.
 func readNoLinks(fsys fs.FS, name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
-		return nil, fmt.Errorf("reading %s: %w", name, fs.ErrInvalid)
+		return nil, fmt.Errorf("reading %s: %w", quotePath(name), fs.ErrInvalid)
+	}
+	if err := checkPathText(name); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", quotePath(name), err)
 	}
 	for i := range len(name) + 1 {
 		if i < len(name) && name[i] != '/' {

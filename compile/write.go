@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // generatedMarker starts the header of every policy file the compiler
@@ -157,6 +158,12 @@ type FileDiff struct {
 	Change string `json:"change"`
 	// Diff is a unified-style line diff for modified files.
 	Diff string `json:"diff,omitempty"`
+	// Decoded says, for a modified policy file, what the committed file
+	// decodes to compared with the compiled policy: "differs at PATH",
+	// "does not decode: ..." or "same policy" (only comments or layout
+	// differ). A header that looks harmless in a diff can still carry a
+	// policy of its own; this is what OpenShell would load.
+	Decoded string `json:"decoded,omitempty"`
 }
 
 // Diff compares the output with what dir holds and returns the
@@ -184,6 +191,7 @@ func Diff(dir string, out *Output) ([]FileDiff, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		if d != nil {
+			d.Decoded = decodedNote(root, n, out)
 			diffs = append(diffs, *d)
 		}
 	}
@@ -195,6 +203,31 @@ func Diff(dir string, out *Output) ([]FileDiff, error) {
 		diffs = append(diffs, FileDiff{File: f, Change: "removed"})
 	}
 	return diffs, nil
+}
+
+// decodedNote decodes a modified committed policy file strictly and
+// compares it with the compiled policy (checkPolicyFile, the check Write's
+// output passed): "" for files that are not policies or cannot be read.
+func decodedNote(root *os.Root, n string, out *Output) string {
+	c, ok := out.Agents[strings.TrimSuffix(n, ".yaml")]
+	if root == nil || !ok || !strings.HasSuffix(n, ".yaml") {
+		return ""
+	}
+	if fi, err := root.Lstat(n); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	data, err := root.ReadFile(n)
+	if err != nil {
+		return ""
+	}
+	got, err := openshell.Unmarshal(data)
+	if err != nil {
+		return "does not decode: " + err.Error()
+	}
+	if at := openshell.Difference(c.Policy, got); at != "" {
+		return "differs at " + at
+	}
+	return "same policy"
 }
 
 // diffFile compares the committed file n in root (nil: none) with want.

@@ -6,49 +6,98 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-	"github.com/fullsend-ai/agent-sandbox/internal/yamlblock"
 	"gopkg.in/yaml.v3"
 )
 
 // MaxPolicyBytes is OpenShell's limit on one serialized policy (256 KiB).
 const MaxPolicyBytes = 256 << 10
 
-// Marshal encodes p as the YAML document OpenShell loads. The output is
-// byte-for-byte deterministic: struct fields in schema order, map keys sorted,
-// two-space indentation, a header comment naming the generator when given.
+// Marshal encodes p as the YAML document OpenShell loads, with yaml.v3
+// (two-space indentation). The output is byte-for-byte deterministic: struct
+// fields in schema order, map keys sorted, a header comment naming the
+// generator when given. Each line of header becomes one "# " comment line;
+// a header holding a character YAML reads as a line break, or any other
+// control or format character, is refused (ErrHeaderText), so a header can
+// never end its comment and start document content.
 func Marshal(p *Policy, header string) ([]byte, error) {
 	var buf bytes.Buffer
 	if header != "" {
-		for _, line := range bytes.Split([]byte(header), []byte("\n")) {
+		if err := checkHeader(header); err != nil {
+			return nil, err
+		}
+		for line := range strings.SplitSeq(header, "\n") {
 			buf.WriteString("# ")
-			buf.Write(line)
+			buf.WriteString(line)
 			buf.WriteByte('\n')
 		}
 	}
-	// The block encoder writes what yaml.v3 would for every policy the
-	// compiler emits, without yaml.v3's per-document event buffer; a policy
-	// outside its subset goes to yaml.v3.
 	mark := buf.Len()
-	if err := yamlblock.Encode(&buf, p); err == nil {
-		return buf.Bytes(), nil
-	}
-	buf.Truncate(mark)
-	if err := encodeYAMLv3(&buf, p); err != nil {
+	if err := encodeYAML(&buf, p); err != nil {
 		return nil, err
+	}
+	// yaml.v3 (v3.0.1) writes a string "<<" plain, which a YAML reader takes
+	// for the merge key: a query or config key "<<" would not decode as
+	// itself. Rare, so only then is the document encoded again through a
+	// node tree that quotes it.
+	if bytes.Contains(buf.Bytes()[mark:], []byte("<<")) {
+		var n yaml.Node
+		if err := n.Encode(p); err != nil {
+			return nil, fmt.Errorf("encoding policy: %w", err)
+		}
+		quoteMergeKeys(&n)
+		buf.Truncate(mark)
+		if err := encodeYAML(&buf, &n); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), nil
 }
 
-// encodeYAMLv3 appends p's document as yaml.v3 writes it.
-func encodeYAMLv3(buf *bytes.Buffer, p *Policy) error {
+// encodeYAML appends v's document with two-space indentation.
+func encodeYAML(buf *bytes.Buffer, v any) error {
 	enc := yaml.NewEncoder(buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encoding policy: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return fmt.Errorf("encoding policy: %w", err)
+	}
+	return nil
+}
+
+// quoteMergeKeys double-quotes every plain scalar "<<" in the tree.
+func quoteMergeKeys(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Value == "<<" && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+		n.Style, n.Tag = yaml.DoubleQuotedStyle, "!!str"
+	}
+	for _, c := range n.Content {
+		quoteMergeKeys(c)
+	}
+}
+
+// ErrHeaderText reports a policy header holding a character that is not
+// printable text: YAML's line breaks other than \n (\r, U+0085, U+2028,
+// U+2029) would end the comment and let the rest of the header become part
+// of the document.
+var ErrHeaderText = errors.New("policy header holds a character that is not printable text")
+
+// checkHeader refuses a header with invalid UTF-8 or a rune other than \n
+// that is not graphic (strconv.IsGraphic: letters, marks, numbers,
+// punctuation, symbols and spaces of category Zs; not controls, format
+// characters or line and paragraph separators).
+func checkHeader(header string) error {
+	if !utf8.ValidString(header) {
+		return fmt.Errorf("%w: invalid UTF-8", ErrHeaderText)
+	}
+	for i, r := range header {
+		if r != '\n' && !strconv.IsGraphic(r) {
+			return fmt.Errorf("%w: %U at byte %d", ErrHeaderText, r, i)
+		}
 	}
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/fullsend-ai/agent-sandbox/internal/yamlblock"
 )
 
 func TestMarshalRoundTrip(t *testing.T) {
@@ -191,12 +189,12 @@ func stripHarness(p *Policy) *Policy {
 	return p
 }
 
-// TestMarshalMatchesYAMLv3 encodes every policy file in the repository's
-// test data (compiled goldens, hand-written fragments, the lint corpus,
-// OpenShell's own example policies) with Marshal and with yaml.v3 alone:
-// the bytes must be the same, and the compiled ones must take the block
-// encoder's path.
-func TestMarshalMatchesYAMLv3(t *testing.T) {
+// TestMarshalDecodesToSamePolicy encodes every policy file in the repository's test
+// data (compiled goldens, hand-written fragments, the lint corpus,
+// OpenShell's own example policies) and decodes the result: it must be the
+// same policy (Difference), which is the invariant the compiler checks on
+// every file it writes.
+func TestMarshalDecodesToSamePolicy(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../testdata/*/policies/*.yaml", "../compile/testdata/*/*.yaml",
 		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "testdata/*/*.yaml", "testdata/*.yaml"} {
@@ -206,7 +204,7 @@ func TestMarshalMatchesYAMLv3(t *testing.T) {
 		}
 		files = append(files, m...)
 	}
-	policies, fast := 0, 0
+	policies := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -217,33 +215,24 @@ func TestMarshalMatchesYAMLv3(t *testing.T) {
 			continue // not a policy, or a deliberately broken one
 		}
 		policies++
-		got, err := Marshal(p, "")
+		out, err := Marshal(p, "header")
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		var want bytes.Buffer
-		if err := encodeYAMLv3(&want, p); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		back, err := Unmarshal(out)
+		if err != nil {
+			t.Fatalf("%s: the encoded policy does not decode: %v\n%s", f, err, out)
 		}
-		if !bytes.Equal(got, want.Bytes()) {
-			t.Errorf("%s: Marshal differs from yaml.v3:\n%s\n---\n%s", f, got, want.Bytes())
-		}
-		var buf bytes.Buffer
-		if yamlblock.Encode(&buf, p) == nil {
-			fast++
+		if d := Difference(p, back); d != "" {
+			t.Errorf("%s: the encoded policy decodes to another one at %s", f, d)
 		}
 	}
 	if policies < 50 {
 		t.Fatalf("found %d policies in the test data; the globs are stale", policies)
 	}
-	if fast*10 < policies*8 {
-		t.Errorf("the block encoder wrote %d of %d policies; most should take it", fast, policies)
-	}
-	t.Logf("%d policies, %d through the block encoder", policies, fast)
 }
 
-// BenchmarkMarshal encodes a compiled-shape policy with Marshal (the block
-// encoder) and with yaml.v3.
+// BenchmarkMarshal encodes a compiled-shape policy with Marshal.
 func BenchmarkMarshal(b *testing.B) {
 	data, err := os.ReadFile("../testdata/triage/policies/completeness-assessor.yaml")
 	if err != nil {
@@ -253,21 +242,10 @@ func BenchmarkMarshal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("block", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := Marshal(p, "header"); err != nil {
-				b.Fatal(err)
-			}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Marshal(p, "header"); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("yaml.v3", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var buf bytes.Buffer
-			if err := encodeYAMLv3(&buf, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }

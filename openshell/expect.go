@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -155,7 +156,13 @@ func FindExpectations(fsys fs.FS) ([]string, error) {
 	var out []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			// The path is the project's, not ours: quoted, so that no
+			// character of it reaches a log raw.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("%s: %w", strconv.QuoteToGraphic(p), err)
 		}
 		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 			return fs.SkipDir

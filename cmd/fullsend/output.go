@@ -3,8 +3,13 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
 // addOutputFlag registers the shared -o/--output flag (text or json).
@@ -18,4 +23,20 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// ciSafe renders text a command prints but does not control (paths and
+// names from the project, committed file contents, error text quoting
+// either) inert in the log of the CI it runs in, or in a terminal: each
+// line goes through runner.EscapeLog, the project's one CI-safe escaper, so
+// a name holding a line break, a CR, an ANSI escape or a leading "::" can
+// start no workflow command, GitLab section or terminal sequence. The line
+// breaks of s itself stay line breaks.
+func ciSafe(s string) string {
+	kind := cienv.Detect(os.Getenv).Kind()
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = runner.EscapeLog(kind, l)
+	}
+	return strings.Join(lines, "\n")
 }

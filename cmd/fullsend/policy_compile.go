@@ -228,7 +228,7 @@ func compileFailure(w, errw io.Writer, output string, err error) error {
 	if isFailure {
 		for _, d := range f.Diagnostics {
 			if d.Severity != compile.SeverityError {
-				fmt.Fprintln(errw, d)
+				fmt.Fprintln(errw, ciSafe(d.String()))
 			}
 		}
 	}
@@ -240,7 +240,7 @@ func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output)
 		return writeJSON(w, compileSummary{OK: true, OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Errors: compile.Diagnostics{}, Warnings: nonNil(res.Warnings)})
 	}
 	for _, d := range res.Warnings {
-		fmt.Fprintln(errw, d)
+		fmt.Fprintln(errw, ciSafe(d.String()))
 	}
 	for _, name := range res.AgentNames() {
 		a := res.Manifest.Agents[name]
@@ -248,13 +248,13 @@ func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output)
 		if len(a.Placeholders) > 0 {
 			open = "  open: " + strings.Join(a.Placeholders, ",")
 		}
-		fmt.Fprintf(w, "%-28s tier=%-9s runtime=%s/%s%s\n", filepath.Join(outDir, a.Policy), a.Tier, a.Runtime, a.Provider, open)
+		fmt.Fprintln(w, ciSafe(fmt.Sprintf("%-28s tier=%-9s runtime=%s/%s%s", filepath.Join(outDir, a.Policy), a.Tier, a.Runtime, a.Provider, open)))
 	}
 	if outDir == "" {
 		fmt.Fprintf(w, "compiled %d agents for OpenShell %s (--agent: nothing written)\n", len(res.Agents), res.OpenShellVersion)
 		return nil
 	}
-	fmt.Fprintf(w, "compiled %d agents for OpenShell %s into %s\n", len(res.Agents), res.OpenShellVersion, outDir)
+	fmt.Fprintln(w, ciSafe(fmt.Sprintf("compiled %d agents for OpenShell %s into %s", len(res.Agents), res.OpenShellVersion, outDir)))
 	return nil
 }
 
@@ -273,13 +273,17 @@ func printCheck(w io.Writer, output, outDir string, diffs []compile.FileDiff) er
 		return writeJSON(w, map[string]any{"out_dir": outDir, "up_to_date": len(diffs) == 0, "diffs": diffs})
 	}
 	if len(diffs) == 0 {
-		_, err := fmt.Fprintf(w, "%s is up to date\n", outDir)
+		_, err := fmt.Fprintln(w, ciSafe(outDir+" is up to date"))
 		return err
 	}
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s: %s\n", filepath.Join(outDir, d.File), d.Change)
+		line := fmt.Sprintf("%s: %s", filepath.Join(outDir, d.File), d.Change)
+		if d.Decoded != "" {
+			line += " (committed file: " + d.Decoded + ")"
+		}
+		fmt.Fprintln(w, ciSafe(line))
 		if d.Diff != "" {
-			fmt.Fprint(w, d.Diff)
+			fmt.Fprint(w, ciSafe(d.Diff))
 		}
 	}
 	return nil
