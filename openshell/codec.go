@@ -40,21 +40,48 @@ func Marshal(p *Policy, header string) ([]byte, error) {
 		return nil, err
 	}
 	// yaml.v3 (v3.0.1) writes a string "<<" plain, which a YAML reader takes
-	// for the merge key: a query or config key "<<" would not decode as
-	// itself. Rare, so only then is the document encoded again through a
-	// node tree that quotes it.
-	if bytes.Contains(buf.Bytes()[mark:], []byte("<<")) {
+	// for the merge key, so a query or config key "<<" would not decode as
+	// itself; and it writes a string that is not UTF-8 as !!binary base64,
+	// which OpenShell's string fields refuse. Both are rare: only then is
+	// the document encoded again through a node tree, which quotes the
+	// former and refuses the latter.
+	if body := buf.Bytes()[mark:]; bytes.Contains(body, []byte("<<")) || bytes.Contains(body, []byte("!!binary")) {
 		var n yaml.Node
 		if err := n.Encode(p); err != nil {
 			return nil, fmt.Errorf("encoding policy: %w", err)
 		}
-		quoteMergeKeys(&n)
+		if err := fixScalars(&n); err != nil {
+			return nil, err
+		}
 		buf.Truncate(mark)
 		if err := encodeYAML(&buf, &n); err != nil {
 			return nil, err
 		}
 	}
 	return buf.Bytes(), nil
+}
+
+// ErrNotUTF8 reports a policy string that is not valid UTF-8: OpenShell's
+// fields are Rust strings, and YAML could carry it only as !!binary.
+var ErrNotUTF8 = errors.New("policy holds a string that is not valid UTF-8")
+
+// fixScalars double-quotes every plain scalar "<<" in the tree and refuses
+// a !!binary one (a Go string that is not UTF-8).
+func fixScalars(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		switch {
+		case n.Tag == "!!binary":
+			return fmt.Errorf("%w (line %d)", ErrNotUTF8, n.Line)
+		case n.Value == "<<" && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0:
+			n.Style, n.Tag = yaml.DoubleQuotedStyle, "!!str"
+		}
+	}
+	for _, c := range n.Content {
+		if err := fixScalars(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // encodeYAML appends v's document with two-space indentation.
@@ -68,16 +95,6 @@ func encodeYAML(buf *bytes.Buffer, v any) error {
 		return fmt.Errorf("encoding policy: %w", err)
 	}
 	return nil
-}
-
-// quoteMergeKeys double-quotes every plain scalar "<<" in the tree.
-func quoteMergeKeys(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Value == "<<" && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
-		n.Style, n.Tag = yaml.DoubleQuotedStyle, "!!str"
-	}
-	for _, c := range n.Content {
-		quoteMergeKeys(c)
-	}
 }
 
 // ErrHeaderText reports a policy header holding a character that is not

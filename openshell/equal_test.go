@@ -119,3 +119,35 @@ func TestMarshalQuotesMergeKey(t *testing.T) {
 		t.Errorf("merge key did not survive: differs at %s\n%s", d, data)
 	}
 }
+
+// FuzzMarshalDecodesToSamePolicy puts arbitrary strings where a compiled
+// policy carries author text (a query key and glob, a path, a host, a
+// binary, a policy name, a header): whatever Marshal writes must decode
+// strictly to the same policy, or Marshal must refuse. This is the
+// invariant the compiler checks on every file it writes.
+func FuzzMarshalDecodesToSamePolicy(f *testing.F) {
+	for _, s := range []string{"<<", "a: b", "- x", "'", "\"", "#c", "\u2028", "~", "null", "0x1", "*", "&a", "!!str", "? k", "|", "{a: b}"} {
+		f.Add(s, s, "agents/x.md")
+	}
+	f.Fuzz(func(t *testing.T, key, value, header string) {
+		p := equalBase()
+		np := p.NetworkPolicies["github"]
+		np.Endpoints[0].Rules[0].Allow.Query[key] = QueryMatch{Glob: value}
+		np.Endpoints[0].Rules[0].Allow.Path = value
+		np.Endpoints[0].Host = key
+		np.Binaries = append(np.Binaries, Binary{Path: value})
+		p.NetworkPolicies[key] = np
+		p.FilesystemPolicy.ReadWrite = []string{key, value}
+		data, err := Marshal(p, header)
+		if err != nil {
+			return
+		}
+		back, err := Unmarshal(data)
+		if err != nil {
+			t.Fatalf("Marshal wrote what does not decode: %v\n%s", err, data)
+		}
+		if d := Difference(p, back); d != "" {
+			t.Fatalf("decodes to another policy at %s:\n%s", d, data)
+		}
+	})
+}
