@@ -2,7 +2,6 @@ package openshell
 
 import (
 	"errors"
-	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -350,9 +349,6 @@ func (g *Glob) Match(s string) bool {
 		return s == g.exact
 	}
 	n := len(s)
-	if n < 64 {
-		return g.step64(g.toks, 1, s)&(1<<uint(n)) != 0
-	}
 	cur := make(bitset, n/64+1)
 	cur.set(0)
 	cur = g.step(g.toks, cur, s)
@@ -370,90 +366,6 @@ func (b bitset) empty() bool {
 		}
 	}
 	return true
-}
-
-// step64 is step for strings shorter than 64 bytes: positions are the bits
-// of one word, and nothing is allocated.
-func (g *Glob) step64(toks []globTok, cur uint64, s string) uint64 {
-	n := len(s)
-	for ti := range toks {
-		t := &toks[ti]
-		var next uint64
-		switch t.kind {
-		case gLit, gAny, gClass:
-			for c := cur; c != 0; c &= c - 1 {
-				i := bits.TrailingZeros64(c)
-				if i >= n {
-					continue
-				}
-				b := s[i]
-				if (t.kind == gLit && b == t.lit) || (t.kind == gAny && b != '/') || (t.kind == gClass && classHas(t, b)) {
-					next |= 1 << uint(i+1)
-				}
-			}
-		case gStar:
-			active := false
-			for i := 0; i <= n; i++ {
-				if cur&(1<<uint(i)) != 0 {
-					active = true
-				}
-				if active {
-					next |= 1 << uint(i)
-				}
-				if i < n && s[i] == '/' {
-					active = false
-				}
-			}
-		case gRecPrefix:
-			seen := false
-			for i := 0; i <= n; i++ {
-				in := cur&(1<<uint(i)) != 0
-				if in || (i > 0 && seen && s[i-1] == '/') {
-					next |= 1 << uint(i)
-				}
-				if in {
-					seen = true
-				}
-			}
-		case gRecSuffix:
-			seen := false
-			for i := 0; i <= n; i++ {
-				if seen {
-					next |= 1 << uint(i)
-				}
-				if i < n && cur&(1<<uint(i)) != 0 && s[i] == '/' {
-					seen = true
-				}
-			}
-		case gRecZero:
-			seen := false
-			for i := 0; i <= n; i++ {
-				if i > 0 && seen && s[i-1] == '/' {
-					next |= 1 << uint(i)
-				}
-				if i < n && cur&(1<<uint(i)) != 0 && s[i] == '/' {
-					seen = true
-				}
-			}
-		case gAlts:
-			any := false
-			for _, br := range t.alts {
-				if regexEmpty(br) {
-					continue
-				}
-				any = true
-				next |= g.step64(br, cur, s)
-			}
-			if !any {
-				next = cur
-			}
-		}
-		cur = next
-		if cur == 0 {
-			return 0
-		}
-	}
-	return cur
 }
 
 // step advances the set of positions reachable in s through toks. It is a
