@@ -10,12 +10,11 @@ import (
 // lineLocator finds the line of a policy path in a YAML policy document.
 type lineLocator struct{ root *yaml.Node }
 
+// newLineLocator parses raw with yaml.v3 for its node tree. The engine calls
+// it only for a policy that has a finding to place, once per policy.
 func newLineLocator(raw []byte) *lineLocator {
 	if len(raw) == 0 {
 		return nil
-	}
-	if root := fastTree(raw); root != nil {
-		return &lineLocator{root: root}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 {
