@@ -2,6 +2,7 @@ package openshell
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ func (c *checker) checkMiddlewares(p *obj) {
 			continue // reported by the shape walk
 		}
 		if mw, ok := c.walkMiddleware(k, v, joinPath("network_middlewares", k.Value)); ok {
+			// A repeated key replaces the earlier entry (a BTreeMap,
+			// openshell-policy/src/lib.rs:68 @ v0.0.111; the trap is reported by the
+			// shape walk, walkValueMap).
+			mws = slices.DeleteFunc(mws, func(m middleware) bool { return m.key == mw.key })
 			mws = append(mws, mw)
 		}
 	}
