@@ -30,7 +30,7 @@ func TestSkillDisplayName(t *testing.T) {
 				t.Fatal(err)
 			}
 			fsys := fstest.MapFS{
-				tc.file: {Data: data},
+				tc.file:       {Data: data},
 				"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read, Skill\nskills: [" + tc.dir + "]\n---\nbody\n")},
 			}
 			proj, err := Load(fsys)
