@@ -161,6 +161,9 @@ var fidelityCases = []struct {
 	// credential_signing is checked on every endpoint (lib.rs:1291-1315 @ v0.0.83, :1537-1560 @ v0.0.111).
 	{"credential_signing without service on L4 endpoint refused lib.rs:1302@v0.0.83", both, `{host: bedrock-runtime.us-east-1.amazonaws.com, port: 443, credential_signing: sigv4}`, "", refuses(CodeCredentialSigning)},
 	{"unknown credential_signing on L4 endpoint refused lib.rs:1291@v0.0.83", both, `{host: example.amazonaws.com, port: 443, credential_signing: sigv4_typo, signing_service: bedrock}`, "", refuses(CodeCredentialSigning)},
+	// The passthrough relay of an endpoint without a protocol canonicalises strictly (l7/relay.rs:2625 @ v0.0.111, :1712 @ v0.0.83).
+	{"allow_encoded_slash without protocol is ignored l7/relay.rs:2629@v0.0.111", both, `{host: gitlab.example.com, port: 443, allow_encoded_slash: true}`, "", trapped(CodeL7WithoutProtocol)},
+	{"allow_encoded_slash false without protocol loads", both, `{host: gitlab.example.com, port: 443, allow_encoded_slash: false}`, "", loads},
 	// Duplicate keys (serde_yml 0.0.12 passes repeats through; lib.rs:1027 @ v0.0.111, :961 @ v0.0.83):
 	// a struct field twice is serde_derive's "duplicate field" error, a BTreeMap key twice loads, last wins.
 	{"duplicate endpoint field refused serde_derive struct_.rs:269", both, `{host: api.example.com, port: 443, port: 80}`, "", refuses(CodeDuplicateKey)},
