@@ -86,6 +86,12 @@ func TestRealWorld(t *testing.T) {
 			"agents/frontend-developer.md:5:30 tools",
 			"agents/frontend-developer.md:5:49 tools",
 		}},
+		// A display name (anthropics/claude-code's own plugin-dev skill):
+		// named after its directory, as Claude Code names it.
+		{"cc-plugin-dev-plugin-settings", "", []string{
+			"skills/plugin-settings/SKILL.md:2:7 name",
+			"skills/plugin-settings/SKILL.md:4:1 version",
+		}},
 		// List-valued metadata, which Claude Code ignores.
 		{"fm-kdense-rowan", "", []string{
 			"skills/rowan/SKILL.md:8:21 metadata.trigger-keywords",

@@ -81,6 +81,16 @@ var skillChecks = []fieldCheck{
 
 // skillName reads the skill's name: the Agent Skills name syntax, and (a
 // warning) the same as its directory's name.
+//
+// A name that is not an Agent Skills name is a display name
+// (`name: Plugin Settings`, anthropics/claude-code
+// plugins/plugin-dev/skills/plugin-settings/SKILL.md): Claude Code loads
+// the skill, names it after its directory and shows the frontmatter name
+// only as its display name (loadSkillsFromSkillsDir passes `skillName =
+// entry.name`, the directory, to createSkillCommand; see
+// skillNameFromDir), so an agent's `skills:` names the directory. The
+// skill is identified by its directory here too, with a warning, as for a
+// missing name.
 func (d *decoder) skillName(s *Skill, v field) {
 	name, good := d.str(v.value, "name")
 	if !good {
@@ -92,9 +102,8 @@ func (d *decoder) skillName(s *Skill, v field) {
 		d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
 			"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
 	case len([]rune(name)) > maxSkillName || !skillNameRE.MatchString(name):
-		// The runtimes load such a skill; agents cannot preload it by name.
-		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q is not an Agent Skills name", name),
-			"the specification wants 1-64 lowercase letters, digits and single hyphens, such as "+path.Base(s.Dir))
+		d.skillNamedAfterDir(s, s.NamePos, fmt.Sprintf("skill name %q is not an Agent Skills name but a display name", name),
+			"write name: %s (the Agent Skills specification wants 1-64 lowercase letters, digits and single hyphens)")
 	case name != path.Base(s.Dir):
 		d.warnAt(s.NamePos, "name", fmt.Sprintf("skill name %q differs from its directory %q", name, path.Base(s.Dir)),
 			"the Agent Skills specification wants them equal")
@@ -108,19 +117,25 @@ func (d *decoder) skillName(s *Skill, v field) {
 // frontmatter name only as the displayed name. The Agent Skills
 // specification requires name, hence the warning.
 func (d *decoder) skillNameFromDir(s *Skill, root *yaml.Node) {
+	d.skillNamedAfterDir(s, d.pos(root), "no name field", "add name: %s (the Agent Skills specification requires it)")
+}
+
+// skillNamedAfterDir names s after its directory, as Claude Code does, with
+// a warning that starts with why and a hint (a format taking the name) to
+// write that name; an error when the directory's name cannot be a name.
+func (d *decoder) skillNamedAfterDir(s *Skill, p Pos, why, hint string) {
 	base := path.Base(s.Dir)
-	p := d.pos(root)
 	if strings.TrimSpace(base) == "" || strings.ContainsFunc(base, unicode.IsControl) {
-		d.errAt(p, "name", "missing required field name", "add name: my-skill")
+		s.Name = ""
+		d.errAt(p, "name", why+": the skill has no usable name", "add name: my-skill and put SKILL.md in a directory of that name")
 		return
 	}
 	s.Name, s.NamePos = base, p
-	hint := "add name: " + base + " (the Agent Skills specification requires it)"
+	hint = fmt.Sprintf(hint, base)
 	if len([]rune(base)) > maxSkillName || !skillNameRE.MatchString(base) {
-		// As for a name field that is not an Agent Skills name (skillName).
 		hint = "add a name of 1-64 lowercase letters, digits and single hyphens and rename the directory to match (the Agent Skills specification requires it)"
 	}
-	d.warnAt(p, "name", fmt.Sprintf("no name field: the skill is named %q after its directory, as Claude Code names it", base), hint)
+	d.warnAt(p, "name", fmt.Sprintf("%s: the skill is named %q after its directory, as Claude Code names it", why, base), hint)
 }
 
 // checkMetadata checks the skill's metadata: a mapping, whose values the

@@ -207,7 +207,11 @@ func Decide(p *Policy, r *Request) Decision {
 //     endpoint of a matching policy allows it and no deny rule of one
 //     denies it (sandbox-policy.rego:270 allow_request, :296 deny_request);
 //     enforcement other than "enforce" (the default is audit, l7/mod.rs:209)
-//     logs the denial and lets the request through.
+//     logs the denial and lets the request through;
+//   - with no L7 config and no tls: skip, every request: the passthrough
+//     relay's strict HTTP parser, which refuses a path that does not
+//     canonicalise (an encoded slash, a `..` above the root) or a query
+//     that does not decode (decide_passthrough.go).
 //
 // A forward-proxy request (r.Forward) follows handle_forward_proxy instead
 // (decide_forward.go).
@@ -261,13 +265,12 @@ func (d *Decider) Decide(r *Request) Decision {
 		}
 		return d
 	}
-	if skip || len(configs) == 0 {
-		why := "no endpoint for this host:port has an L7 protocol"
-		if skip {
-			why = "tls: skip: requests are not inspected"
-		}
+	if skip {
 		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
-			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (%s)", first.ep.Host, why)}
+			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (tls: skip: requests are not inspected)", first.ep.Host)}
+	}
+	if len(configs) == 0 {
+		return d.passthrough(first, r)
 	}
 	route := configs[0]
 	if deny, ok := sqlStream(configs, r); ok {

@@ -52,6 +52,21 @@ func TestDecideClasses(t *testing.T) {
 		// L4 endpoint adds no rules. curl alone matches only a_l4: L4.
 		{"", "CONNECT api.example.com:443 from /usr/bin/curl", "allow", "L4"},
 		{"", "GET https://api.example.com/files/a/b.json from /usr/bin/curl", "allow", "without request inspection"},
+		// Requests on the L4 tunnel meet the passthrough relay's strict
+		// parser (l7/relay.rs:2614 @ v0.0.111, :1702 @ v0.0.83), TLS
+		// terminated or plaintext, websocket upgrades included: %2F is
+		// refused, a `..` above the root too. v0.0.83 strips ;params only
+		// when rebuilding (l7/path.rs), so "/..;/etc" is not a climb there.
+		{"", "GET https://api.example.com/a%2Fb from /usr/bin/curl", "deny", "passthrough relay"},
+		{"v0.0.83", "GET https://api.example.com/a%2Fb from /usr/bin/curl", "deny", "encoded slash"},
+		{"", "GET wss://api.example.com/a%2Fb from /usr/bin/curl", "deny", "encoded slash"},
+		{"", "GET https://api.example.com/..;/etc from /usr/bin/curl", "deny", "climbs"},
+		{"v0.0.83", "GET https://api.example.com/..;/etc from /usr/bin/curl", "allow", "without request inspection"},
+		{"", "GET https://api.example.com/x?a=%G0 from /usr/bin/curl", "deny", "query"},
+		{"", "GET http://host.openshell.internal:8080/a%2Fb from /usr/bin/curl at 169.254.1.2", "deny", "encoded slash"},
+		// Not TLS, not HTTP: raw (proxy.rs:2359); inside TLS the parser closes it.
+		{"", "POST http://api.example.com:443/ from /usr/bin/curl sql SELECT", "allow", "relayed raw"},
+		{"", "POST https://api.example.com/ from /usr/bin/curl sql SELECT", "deny", "not HTTP"},
 		{"", "CONNECT api.example.com:443 from /usr/bin/curl via /usr/bin/gh", "allow", "L7 rules of network_policies.b_l7"},
 		{"", "GET https://api.example.com/files/a/b.json from /usr/bin/curl via /usr/bin/gh", "deny", "no rule"},
 		{"", "GET https://api.example.com/files/a.json from /usr/bin/curl via /usr/bin/gh", "allow", "b_l7"},
@@ -103,8 +118,10 @@ func TestDecideClasses(t *testing.T) {
 		{"", "POST https://api.example.com/x" + gh + " sql SELECT", "deny", "cannot parse"},
 		// An unknown protocol (v0.0.83 loads it) is not inspected (l7/mod.rs:35 @ v0.0.83).
 		{"v0.0.83", "DELETE https://odd.example.com/x" + node, "allow", "without request inspection"},
+		{"v0.0.83", "DELETE https://odd.example.com/a%2Fx" + node, "deny", "passthrough relay"},
 		// tls: skip: no inspection (l7/mod.rs:181).
 		{"", "DELETE https://skip.example.com/x" + node, "allow", "tls: skip"},
+		{"", "DELETE https://skip.example.com/a%2Fx/../.." + node, "allow", "tls: skip"},
 		// Trusted host gateway (proxy.rs:3643, :3448): a host alias on a
 		// link-local address bypasses the SSRF tiers, never for metadata.
 		{"", "GET http://host.openshell.internal:8080/x from /usr/bin/curl at 169.254.1.2", "allow", "without request inspection"},

@@ -63,6 +63,12 @@ func TestDecideCredentialGuard(t *testing.T) {
 		{"v0.0.111", "CONNECT both.example.com:443 from /usr/bin/curl credentialed both-l4 credentialed both-rest", "deny", "both-l4"},
 		{"v0.0.111", "CONNECT both.example.com:443 from /usr/bin/curl credentialed both-rest", "allow", ""},
 		{"v0.0.83", "CONNECT l4.example.com:443 from /usr/bin/curl credentialed l4", "allow", ""},
+		// Past the guard, the requests meet the passthrough relay's strict
+		// parser whether or not credentials are injected (l7/relay.rs:2614).
+		{"v0.0.111", "GET https://optin.example.com/a%2Fb from /usr/bin/curl credentialed optin", "deny", "allow_encoded_slash: true"},
+		{"v0.0.111", "GET https://optin.example.com/a/b from /usr/bin/curl credentialed optin", "allow", ""},
+		{"v0.0.111", "GET https://tcp.example.com/a%2Fb from /usr/bin/curl credentialed tcp", "deny", "passthrough relay"},
+		{"v0.0.83", "GET https://l4.example.com/a%2Fb from /usr/bin/curl credentialed l4", "deny", "passthrough relay"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.version+"/"+tc.req, func(t *testing.T) {

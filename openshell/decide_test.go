@@ -108,6 +108,16 @@ func TestDecide(t *testing.T) {
 		{"CONNECT github.com:22 from /usr/bin/git via /usr/bin/ssh", "allow", "L4"},
 		{"DELETE https://registry.npmjs.org/anything from /usr/bin/npm", "allow", "L4"},
 		{"CONNECT github.com:443 from /usr/bin/ssh", "deny", "no network policy"},
+		// ... parsed by the passthrough relay with strict canonicalisation
+		// (l7/relay.rs:2614 relay_passthrough_with_credentials @ v0.0.111):
+		// npm's scoped-package URL carries %2F and is refused, with or
+		// without credentials; dot segments resolve unless they climb.
+		{"GET https://registry.npmjs.org/@acme%2Fwidgets from /usr/bin/npm", "deny", "encoded slash"},
+		{"GET https://registry.npmjs.org/../etc/passwd from /usr/bin/npm", "deny", "climbs"},
+		{"GET https://registry.npmjs.org/a/%2e%2e/%2e%2e/b from /usr/bin/npm", "deny", "passthrough relay"},
+		{"GET https://registry.npmjs.org/a/../b/./c from /usr/bin/npm", "allow", "L4"},
+		{"GET https://registry.npmjs.org/x?q=%zz from /usr/bin/npm", "deny", "query"},
+		{"CONNECT registry.npmjs.org:443 from /usr/bin/npm", "allow", "L4"},
 		// Control-plane ports are refused for an exact declared host, even
 		// when listed; an unlisted port is refused by the L4 decision first.
 		{"CONNECT db.internal:6443 from /usr/bin/ssh", "deny", "control-plane"},

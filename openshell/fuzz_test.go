@@ -23,6 +23,8 @@ func FuzzParseRequest(f *testing.F) {
 		"forward GET wss://h.example/ from /b frame stream",
 		"forward GET https://h.example:443/ from /b",
 		"CONNECT api.example.com:443 from /usr/bin/curl credentialed github credentialed l4",
+		"GET https://registry.npmjs.org/@acme%2Fwidgets?x=%zz from /usr/bin/npm credentialed raw",
+		"POST https://api.example.com/ from /usr/bin/curl sql SELECT",
 	} {
 		f.Add(s)
 	}

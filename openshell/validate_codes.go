@@ -10,7 +10,7 @@ const (
 	CodeType               = "OSP003" // wrong YAML type or out-of-range number
 	CodeFieldTooNew        = "OSP004" // field added after the target release
 	CodeRequired           = "OSP005" // required field missing
-	CodeDuplicateKey       = "OSP006" // the same key twice in one mapping
+	CodeDuplicateKey       = "OSP006" // the same key twice in one mapping (a trap in a name-keyed map: last wins)
 	CodeTooLarge           = "OSP007" // serialized policy over 256 KiB
 	CodeYAMLFeature        = "OSP008" // custom tags, merge keys, over-deep alias expansion
 

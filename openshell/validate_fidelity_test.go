@@ -161,6 +161,23 @@ var fidelityCases = []struct {
 	// credential_signing is checked on every endpoint (lib.rs:1291-1315 @ v0.0.83, :1537-1560 @ v0.0.111).
 	{"credential_signing without service on L4 endpoint refused lib.rs:1302@v0.0.83", both, `{host: bedrock-runtime.us-east-1.amazonaws.com, port: 443, credential_signing: sigv4}`, "", refuses(CodeCredentialSigning)},
 	{"unknown credential_signing on L4 endpoint refused lib.rs:1291@v0.0.83", both, `{host: example.amazonaws.com, port: 443, credential_signing: sigv4_typo, signing_service: bedrock}`, "", refuses(CodeCredentialSigning)},
+	// The passthrough relay of an endpoint without a protocol canonicalises strictly (l7/relay.rs:2625 @ v0.0.111, :1712 @ v0.0.83).
+	{"allow_encoded_slash without protocol is ignored l7/relay.rs:2629@v0.0.111", both, `{host: gitlab.example.com, port: 443, allow_encoded_slash: true}`, "", trapped(CodeL7WithoutProtocol)},
+	{"allow_encoded_slash false without protocol loads", both, `{host: gitlab.example.com, port: 443, allow_encoded_slash: false}`, "", loads},
+	// Duplicate keys (serde_yml 0.0.12 passes repeats through; lib.rs:1027 @ v0.0.111, :961 @ v0.0.83):
+	// a struct field twice is serde_derive's "duplicate field" error, a BTreeMap key twice loads, last wins.
+	{"duplicate endpoint field refused serde_derive struct_.rs:269", both, `{host: api.example.com, port: 443, port: 80}`, "", refuses(CodeDuplicateKey)},
+	{"duplicate rule field refused serde_derive struct_.rs:269", both, restEP + `rules: [{allow: {method: GET, path: "/a", path: "/b"}}]}`, "", refuses(CodeDuplicateKey)},
+	{"duplicate query key loads, last wins lib.rs:328@v0.0.111 :295@v0.0.83", both, restEP + `rules: [{allow: {method: GET, path: "/search", query: {q: "repo:acme/*", q: "*"}}}]}`, "", trapped(CodeDuplicateKey)},
+	{"duplicate deny query key loads lib.rs:376@v0.0.111 :343@v0.0.83", both, restEP + `access: read-only, deny_rules: [{method: GET, path: "/x", query: {a: "1", a: "2"}}]}`, "", trapped(CodeDuplicateKey)},
+	{"duplicate any in a query matcher refused lib.rs:361 QueryAnyDef", both, restEP + `rules: [{allow: {method: GET, path: "/s", query: {q: {any: [a], any: [b]}}}}]}`, "", refuses(CodeDuplicateKey)},
+	{"duplicate params key loads lib.rs:338@v0.0.111", v111, mcpEP + `rules: [{allow: {method: tools/call, params: {name: search, name: "*"}}}]}`, "", trapped(CodeDuplicateKey)},
+	{"duplicate persisted query loads lib.rs:163@v0.0.111 :138@v0.0.83", both, gqlEP + `persisted_queries: allow_registered, graphql_persisted_queries: {abc: {operation_type: query, fields: [a]}, abc: {operation_type: mutation, fields: [b]}}, rules: [{allow: {operation_type: query}}]}`, "", trapped(CodeDuplicateKey)},
+	{"duplicate middleware key loads, last wins lib.rs:68@v0.0.111", v111, restEP + `access: read-only}`, "network_middlewares:\n  g: {middleware: openshell/regex, order: 1, endpoints: {include: [a.example.com]}}\n  g: {middleware: openshell/regex, order: 1, endpoints: {include: [b.example.com]}}\n", trapped(CodeDuplicateKey)},
+	{"duplicate regex config key loads, the last mode kept middleware.rs:32@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {mode: allow, mode: redact}, endpoints: {include: [a.example.com]}}`), trapped(CodeDuplicateKey)},
+	{"duplicate regex config key whose last mode is invalid refused regex.rs:34@v0.0.111", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {mode: redact, mode: allow}, endpoints: {include: [a.example.com]}}`), refuses(CodeMiddleware)},
+	{"duplicate middleware config refused middleware.rs:32 (a struct field)", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, config: {mode: redact}, config: {mode: redact}, endpoints: {include: [a.example.com]}}`), refuses(CodeDuplicateKey)},
+	{"duplicate middleware order refused middleware.rs:30 (a struct field)", v111, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, order: 1, order: 2, endpoints: {include: [a.example.com]}}`), refuses(CodeDuplicateKey)},
 	{"middleware at v0.0.83 is an unknown field", []string{"v0.0.83"}, restEP + `access: read-only}`, mw(`{middleware: openshell/regex, endpoints: {include: [a.example.com]}}`), refuses(CodeFieldTooNew)},
 }
 
@@ -346,5 +363,51 @@ func TestValidateAllOrder(t *testing.T) {
 	}
 	if len(ValidateAll(nil, DefaultOpenShellVersion)) != 0 {
 		t.Error("no inputs, some reports")
+	}
+}
+
+// TestDuplicateMapKeyLastWins: a repeated network_policies key loads and the
+// last entry replaces the earlier one (serde's map_impl insert,
+// serde_core/src/de/impls.rs:1543 @ serde 1.0.228), so OpenShell's checks
+// run on the last entry only; each value is still deserialized, so a shape
+// error in the dropped one still refuses the file.
+func TestDuplicateMapKeyLastWins(t *testing.T) {
+	const good = "    binaries: [{path: /usr/bin/gh}]\n    endpoints: [{host: api.github.com, port: 443, protocol: rest, enforcement: enforce, access: read-only}]\n"
+	const semanticBad = "    binaries: [{path: /usr/bin/gh}]\n    endpoints: [{host: api.github.com, port: 443, protocol: rest, enforcement: enforce, access: read-only, rules: [{allow: {method: GET, path: /x}}]}]\n"
+	const shapeBad = "    binaries: [{path: /usr/bin/gh}]\n    endpoints: [{host: api.github.com, port: 443, hosts: x}]\n"
+	doc := func(first, second string) []byte {
+		return []byte(fidelityHead + "network_policies:\n  gh:\n" + first + "  gh:\n" + second)
+	}
+	for _, tc := range []struct {
+		name          string
+		first, second string
+		want          verdict
+		notCode       string
+	}{
+		{"dropped entry's access+rules is never checked", semanticBad, good, trapped(CodeDuplicateKey), CodeAccessAndRules},
+		{"kept entry's access+rules is refused", good, semanticBad, refuses(CodeAccessAndRules), ""},
+		{"dropped entry's unknown field still refuses the file", shapeBad, good, refuses(CodeUnknownField), ""},
+	} {
+		for _, v := range SupportedVersions {
+			t.Run(v+"/"+tc.name, func(t *testing.T) {
+				diags := Validate("p.yaml", doc(tc.first, tc.second), v)
+				checkVerdict(t, diags, tc.want)
+				dups := 0
+				for _, d := range diags {
+					if d.Code == tc.notCode {
+						t.Errorf("reported on the dropped entry: %s", d)
+					}
+					if d.Code == CodeDuplicateKey {
+						dups++
+						if !d.Trap || d.Line != 7+strings.Count(tc.first, "\n") {
+							t.Errorf("want a trap at the second key: %s", d)
+						}
+					}
+				}
+				if dups != 1 {
+					t.Errorf("%d duplicate-key diagnostics, want 1:\n%s", dups, render(diags))
+				}
+			})
+		}
 	}
 }

@@ -138,6 +138,15 @@ func (c *checker) checkNoProtocol(ep *obj) {
 	// rules_would_deny_all has no protocol condition
 	// (l7_validate.rs:173 @ v0.0.111).
 	c.checkRules(ep, "", false)
+	// Requests on such an endpoint still meet the passthrough relay, which
+	// canonicalises with default options whatever the endpoint says
+	// (RestProvider::default(), l7/relay.rs:2625-2629 @ v0.0.111,
+	// :1712-1716 @ v0.0.83): the opt-in is ignored and %2F refused.
+	if presentField(ep, "allow_encoded_slash") {
+		c.trapf(ep.pos("allow_encoded_slash"), ep.sub("allow_encoded_slash"), CodeL7WithoutProtocol,
+			"add `protocol: rest` with access or rules so the opt-in applies, or `tls: skip` if HTTP parsing is not needed",
+			"allow_encoded_slash without a protocol is ignored: the passthrough relay parses every request strictly and refuses an encoded slash")
+	}
 	for _, f := range []string{"access", "rules"} {
 		if presentField(ep, f) {
 			c.trapf(ep.pos(f), ep.sub(f), CodeL7WithoutProtocol, "add `protocol: rest` (and `enforcement: enforce`) so the rules are enforced",

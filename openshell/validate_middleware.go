@@ -2,6 +2,7 @@ package openshell
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ func (c *checker) checkMiddlewares(p *obj) {
 			continue // reported by the shape walk
 		}
 		if mw, ok := c.walkMiddleware(k, v, joinPath("network_middlewares", k.Value)); ok {
+			// A repeated key replaces the earlier entry (a BTreeMap,
+			// openshell-policy/src/lib.rs:68 @ v0.0.111; the trap is reported by the
+			// shape walk, walkValueMap).
+			mws = slices.DeleteFunc(mws, func(m middleware) bool { return m.key == mw.key })
 			mws = append(mws, mw)
 		}
 	}
@@ -87,6 +92,7 @@ func (c *checker) checkMiddlewares(p *obj) {
 func (c *checker) walkMiddleware(k, v *yaml.Node, path string) (middleware, bool) {
 	mw := middleware{key: k.Value, keyNode: k}
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: v.Line, Column: v.Column}
+	configSeen := false
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		fk, fv := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
 		if fk == nil || fv == nil {
@@ -102,10 +108,16 @@ func (c *checker) walkMiddleware(k, v *yaml.Node, path string) (middleware, bool
 			mw.order = c.middlewareOrder(fv, joinPath(path, "order"))
 			continue
 		case "config":
+			if configSeen {
+				c.errorf(fk, joinPath(path, "config"), CodeDuplicateKey, "keep one", "duplicate key %q", "config")
+				continue
+			}
+			configSeen = true
 			if fv.Kind != yaml.MappingNode && !(fv.Kind == yaml.ScalarNode && fv.ShortTag() == "!!null") {
 				c.errorf(fv, joinPath(path, "config"), CodeType, "", "config must be a mapping, got %s", describe(fv))
 			} else if fv.Kind == yaml.MappingNode {
 				mw.config = fv
+				c.configKeys(fv, joinPath(path, "config"))
 			}
 			continue
 		}
@@ -419,6 +431,36 @@ func (s *hostSelector) mayMatchPattern(cand *hostPattern) bool {
 // (openshell-supervisor-middleware-builtins/src/regex.rs:23 @ v0.0.111).
 const builtinRegex = "openshell/regex"
 
+// configKeys reports a key repeated in a middleware config: config is a
+// BTreeMap<String, serde_json::Value> (middleware.rs:32 @ v0.0.111), so the
+// last value silently wins (see duplicateMapKey).
+func (c *checker) configKeys(n *yaml.Node, path string) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := resolveAlias(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if first := seen[k.Value]; first != nil {
+			c.duplicateMapKey(k, joinPath(path, k.Value), first)
+			continue
+		}
+		seen[k.Value] = k
+	}
+}
+
+// lastConfigValues returns the index of the last pair of each key in a
+// config mapping: the one OpenShell keeps.
+func lastConfigValues(n *yaml.Node) map[string]int {
+	last := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolveAlias(n.Content[i]); k != nil {
+			last[k.Value] = i
+		}
+	}
+	return last
+}
+
 // checkBuiltinMiddleware applies the built-in catalog's config validation.
 // The openshell/ namespace is reserved for built-ins: an operator
 // registration cannot claim it (openshell-supervisor-middleware/src/lib.rs:746
@@ -443,9 +485,10 @@ func (c *checker) checkBuiltinMiddleware(mw middleware, path string) {
 	if mw.config == nil {
 		return
 	}
+	last := lastConfigValues(mw.config)
 	for i := 0; i+1 < len(mw.config.Content); i += 2 {
 		k, v := resolveAlias(mw.config.Content[i]), resolveAlias(mw.config.Content[i+1])
-		if k == nil || v == nil {
+		if k == nil || v == nil || last[k.Value] != i {
 			continue
 		}
 		kpath := joinPath(joinPath(path, "config"), k.Value)

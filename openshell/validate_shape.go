@@ -2,6 +2,7 @@ package openshell
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
@@ -315,13 +316,41 @@ func (c *checker) walkList(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	o.vals[f.name] = v
 }
 
+// Duplicate keys. OpenShell reads a policy with serde_yml 0.0.12
+// (serde_yml::from_str, openshell-policy/src/lib.rs:1027 @ v0.0.111, :961 @
+// v0.0.83), whose deserializer hands every key/value pair of a mapping to
+// the visitor without looking for repeats (MapAccess, serde_yml src/de.rs:
+// 911-960 @ 0.0.12; only its own Value/Mapping type refuses them,
+// mapping.rs:1005). What a repeat does is the target type's business:
+//
+//   - a struct field twice (two `port:` in an endpoint, two `version:`) is
+//     serde_derive's "duplicate field" error (serde_derive/src/de/struct_.rs:
+//     269 @ serde 1.0.228, the version both tags lock): OpenShell refuses the
+//     file, an error here;
+//   - a key twice in a BTreeMap field (network_policies, network_middlewares,
+//     graphql_persisted_queries, query, params and nested params maps; lib.rs:
+//     66, 68, 163, 328, 338, 356 @ v0.0.111; :51, 138, 295, 305, 323 @
+//     v0.0.83) is inserted again (map_impl, serde_core/src/de/impls.rs:1543
+//     @ serde 1.0.228): the file loads and the last entry silently replaces
+//     the earlier one, a trap here. Each value is still deserialized in turn,
+//     so a shape error in a dropped entry still refuses the file.
+
+// duplicateMapKey reports k, a key of a BTreeMap-typed mapping that repeats
+// the key at line first, as the trap it is.
+func (c *checker) duplicateMapKey(k *yaml.Node, path string, first *yaml.Node) {
+	c.trapf(k, path, CodeDuplicateKey, "rename or merge the entries",
+		"duplicate key %q: OpenShell loads the file and keeps only the last entry; the one at line %d is silently dropped", k.Value, first.Line)
+}
+
 // walkMap checks a map of structs keyed by name, keeping document order.
+// A repeated key replaces its earlier entry in place, as OpenShell's
+// BTreeMap does; both values are walked.
 func (c *checker) walkMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	if v.Kind != yaml.MappingNode {
 		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
 		return
 	}
-	seen := map[string]bool{}
+	seen := map[string]*yaml.Node{}
 	var entries []entry
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k := resolveAlias(v.Content[i])
@@ -329,11 +358,13 @@ func (c *checker) walkMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 			c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
 			continue
 		}
-		if seen[k.Value] {
-			c.errorf(k, joinPath(path, k.Value), CodeDuplicateKey, "rename or merge the entries", "duplicate key %q", k.Value)
-			continue
+		first := seen[k.Value]
+		if first != nil {
+			c.duplicateMapKey(k, joinPath(path, k.Value), first)
+			entries = slices.DeleteFunc(entries, func(e entry) bool { return e.key == k.Value })
+		} else {
+			seen[k.Value] = k
 		}
-		seen[k.Value] = true
 		if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
 			entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
 		}
@@ -348,8 +379,16 @@ func (c *checker) walkValueMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 		c.errorf(v, path, CodeType, "", "%s must be %s, got %s", f.name, kindNames[f.kind], describe(v))
 		return
 	}
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
+		if k != nil && k.Kind == yaml.ScalarNode {
+			if first := seen[k.Value]; first != nil {
+				c.duplicateMapKey(k, joinPath(path, k.Value), first)
+			} else {
+				seen[k.Value] = k
+			}
+		}
 		if k != nil && val != nil {
 			c.walkMapValue(f, val, joinPath(path, k.Value))
 		}
@@ -414,6 +453,14 @@ func (c *checker) anyMatcher(v *yaml.Node, path string) bool {
 			c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
 			return false
 		}
+		if anyFound {
+			// QueryAnyDef is a struct: serde_derive's "duplicate field",
+			// and then no variant of the untagged QueryMatcherDef matches
+			// (lib.rs:342-363 @ v0.0.111).
+			c.errorf(k, joinPath(path, "any"), CodeDuplicateKey, "keep one any: list with every glob",
+				"duplicate key %q: OpenShell refuses the matcher (duplicate field in {any: [...]})", "any")
+			return false
+		}
 		anyFound = true
 		if !c.anyGlobs(resolveAlias(v.Content[i+1]), path) {
 			return false
@@ -461,9 +508,15 @@ func (c *checker) paramMatcher(v *yaml.Node, path string, depth int) {
 			c.matcher(v, path)
 			return
 		}
+		seen := map[string]*yaml.Node{}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			k := resolveAlias(v.Content[i])
 			if k != nil {
+				if first := seen[k.Value]; first != nil && k.Kind == yaml.ScalarNode {
+					c.duplicateMapKey(k, joinPath(path, k.Value), first)
+				} else if first == nil {
+					seen[k.Value] = k
+				}
 				c.paramMatcher(v.Content[i+1], joinPath(path, k.Value), depth+1)
 			}
 		}

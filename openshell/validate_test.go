@@ -51,6 +51,7 @@ var invalidCases = []struct {
 	{"missing_version", "v0.0.111", "OSP005", SeverityError, 1, "missing required field \"version\""},
 	{"missing_allow_wrapper", "v0.0.111", "OSP005", SeverityError, 17, "missing required field \"allow\" in rule"},
 	{"duplicate_key", "v0.0.111", "OSP006", SeverityError, 14, "duplicate key \"port\""},
+	{"duplicate_policy_key", "v0.0.111", "OSP006", trap, 15, "keeps only the last entry; the one at line 9 is silently dropped"},
 	{"custom_tag", "v0.0.111", "OSP008", SeverityError, 12, "custom YAML tag !env"},
 	{"version_2", "v0.0.111", "OSP010", trap, 1, "version must be 1"},
 	{"run_as_root", "v0.0.111", "OSP011", SeverityError, 7, "run_as_user \"root\" is root"},

@@ -592,7 +592,9 @@ deny_host_gateway_port contains f if {
 
 # Forge hosts: git smart HTTP (a POST to .../git-receive-pack pushes) and
 # the REST APIs whose contents and git-data endpoints write commits.
-# Override with data.fullsend.forge_git_hosts / forge_api_hosts.
+# Override with data.fullsend.forge_git_hosts / forge_api_hosts. The
+# {{FORGE_HOST}} placeholder (the job's GitLab host, filled in at run time)
+# is a forge host whatever the lists say.
 default forge_git_hosts := ["github.com", "gitlab.com"]
 
 forge_git_hosts := data.fullsend.forge_git_hosts
@@ -600,6 +602,16 @@ forge_git_hosts := data.fullsend.forge_git_hosts
 default forge_api_hosts := ["api.github.com", "gitlab.com"]
 
 forge_api_hosts := data.fullsend.forge_api_hosts
+
+forge_placeholder(host) if lib.norm_host(host) == "{{forge_host}}"
+
+forge_git_host(host) if lib.norm_host(host) in forge_git_hosts
+
+forge_git_host(host) if forge_placeholder(host)
+
+forge_api_host(host) if lib.norm_host(host) in forge_api_hosts
+
+forge_api_host(host) if forge_placeholder(host)
 
 push_samples := ["/o/r.git/git-receive-pack", "/o/r/git-receive-pack"]
 
@@ -633,15 +645,35 @@ writes_path(path, samples) if {
 }
 
 git_push(ep) if {
-	lib.norm_host(ep.host) in forge_git_hosts
+	forge_git_host(ep.host)
 	pushes(ep, push_samples)
+}
+
+# On any host, a write rule aimed at git-receive-pack is a push: the path
+# names it, or matches it with a last segment that is more than a bare
+# wildcard ("/**/git-*" does, "/**" does not). Git smart HTTP is the same
+# protocol on every forge, self-hosted or behind a placeholder.
+git_push(ep) if {
+	lib.l7(ep)
+	some r in object.get(ep, "rules", [])
+	lib.write_method(r.allow.method)
+	names_receive_pack(object.get(r.allow, "path", ""))
+}
+
+names_receive_pack(path) if contains(path, "receive-pack")
+
+names_receive_pack(path) if {
+	segments := split(path, "/")
+	not segments[count(segments) - 1] in {"", "*", "**"}
+	some sample in push_samples
+	glob.match(path, ["/"], sample)
 }
 
 forge_push(ep) := "git push (git-receive-pack)" if git_push(ep)
 
 forge_push(ep) := "contents or git-data writes" if {
 	not git_push(ep)
-	lib.norm_host(ep.host) in forge_api_hosts
+	forge_api_host(ep.host)
 	pushes(ep, contents_samples)
 }
 
@@ -649,8 +681,9 @@ forge_push(ep) := "contents or git-data writes" if {
 # title: Push to the forge
 # description: >-
 #   An endpoint on the forge lets the sandbox push: git smart HTTP's
-#   git-receive-pack on github.com/gitlab.com (L4, read-write or a write rule
-#   on its path), or the REST API's contents and git-data writes
+#   git-receive-pack on github.com, gitlab.com or {{FORGE_HOST}} (L4,
+#   read-write or a write rule on its path), a write rule naming
+#   git-receive-pack on any host, or the REST API's contents and git-data writes
 #   (/repos/*/*/contents, /git/refs|commits|trees|blobs, GitLab's
 #   /repository/files|commits). Code changes leave the sandbox through the
 #   runner's reviewed path, not the agent's own credentials.

@@ -185,6 +185,7 @@ test_fs016_mcp_whole_server_compile_shape if {
 	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([whole], ["/usr/local/bin/claude", "/usr/local/bin/node"])
 	starred := json.patch(whole, [{"op": "add", "path": "/rules/3/allow/tool", "value": "*"}])
 	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([starred], ["/usr/bin/node"])
+
 	# access presets on an mcp endpoint are whole-server grants too.
 	preset := t.ep({"protocol": "mcp", "access": "full"})
 	t.ids(net.deny_interpreter_writes) == {"FS016"} with input as t.policy([preset], ["/usr/bin/node"])
@@ -313,6 +314,46 @@ test_fs030_forge_push if {
 	}
 	gl := t.without(t.ep({"host": "gitlab.com", "rules": [{"allow": {"method": "POST", "path": "/api/v4/projects/*/repository/commits"}}]}), {"access"})
 	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([gl], ["/usr/bin/glab"])
+}
+
+# git-receive-pack is a push on any host: the {{FORGE_HOST}} placeholder is a
+# forge host (L4, presets and write rules), and elsewhere a write rule that
+# names git-receive-pack, or matches it with more than a bare wildcard, pushes.
+test_fs030_push_on_any_host if {
+	every host in ["{{FORGE_HOST}}", "{{forge_host}}", "git.example.com", "host.docker.internal"] {
+		every path in ["/{{OWNER}}/{{REPO_NAME}}.git/git-receive-pack", "/**/git-receive-pack", "/*/*/git-*", "/o/r.git/*-pack"] {
+			e := t.without(t.ep({"host": host, "rules": [{"allow": {"method": "POST", "path": path}}]}), {"access"})
+			t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([e], ["/usr/bin/git"])
+		}
+	}
+	[f.msg | some f in net.deny_forge_push][0] == "endpoint {{FORGE_HOST}} allows git push (git-receive-pack)" with input as t.policy([t.without(t.ep({"host": "{{FORGE_HOST}}", "rules": [{"allow": {"method": "POST", "path": "/o/r.git/git-receive-pack"}}]}), {"access"})], ["/usr/bin/git"])
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([t.ep({"host": "{{FORGE_HOST}}", "access": "read-write"})], ["/usr/bin/git"])
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([t.without(t.ep({"host": "{{FORGE_HOST}}"}), {"protocol", "access", "enforcement"})], ["/usr/bin/git"])
+	gl := t.without(t.ep({"host": "{{FORGE_HOST}}", "rules": [{"allow": {"method": "POST", "path": "/api/v4/projects/*/repository/commits"}}]}), {"access"})
+	t.ids(net.deny_forge_push) == {"FS030"} with input as t.policy([gl], ["/usr/bin/glab"])
+}
+
+# Elsewhere a broad write rule, a fetch or a preset is not a push: the host
+# may not serve git at all. The catalog's GitLab profiles on {{FORGE_HOST}}
+# (notes, issue labels, merge requests) are not pushes either.
+test_fs030_not_a_push_elsewhere if {
+	every path in ["/**", "/*/*/*", "/o/r.git/*", "/*/*/git-upload-pack"] {
+		e := t.without(t.ep({"host": "git.example.com", "rules": [{"allow": {"method": "POST", "path": path}}]}), {"access"})
+		count(net.deny_forge_push) == 0 with input as t.policy([e], ["/usr/bin/git"])
+	}
+	count(net.deny_forge_push) == 0 with input as t.policy([t.ep({"host": "git.example.com", "access": "read-write"})], ["/usr/bin/git"])
+	read := t.without(t.ep({"host": "git.example.com", "rules": [{"allow": {"method": "GET", "path": "/o/r.git/info/refs?service=git-receive-pack"}}]}), {"access"})
+	count(net.deny_forge_push) == 0 with input as t.policy([read], ["/usr/bin/git"])
+	catalog := t.without(
+		t.ep({"host": "{{FORGE_HOST}}", "rules": [
+			{"allow": {"method": "POST", "path": "/api/v4/projects/{{OWNER}}%2F{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/notes"}},
+			{"allow": {"method": "PUT", "path": "/api/v4/projects/{{OWNER}}%2F{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}"}},
+			{"allow": {"method": "POST", "path": "/api/v4/projects/{{OWNER}}%2F{{REPO_NAME}}/merge_requests"}},
+			{"allow": {"method": "GET", "path": "/api/v4/projects/{{OWNER}}%2F{{REPO_NAME}}/**"}},
+		]}),
+		{"access"},
+	)
+	count(net.deny_forge_push) == 0 with input as t.policy([catalog], ["/usr/bin/glab"])
 }
 
 test_fs030_fetch_and_issue_writes_ok if {
