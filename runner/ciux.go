@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -316,12 +315,13 @@ func (mw *maskWriter) Write(p []byte) (int, error) {
 	defer mw.mu.Unlock()
 	mw.buf = append(mw.buf, p...)
 	secrets := mw.m.snapshot()
-	cut := safeCut(mw.buf, secrets)
+	text := string(mw.buf)
+	cut := safeCut(text, secrets)
 	if cut == 0 {
 		return len(p), nil
 	}
-	_, err := io.WriteString(mw.w, maskSpans(string(mw.buf[:cut]), secrets))
-	mw.buf = append(mw.buf[:0], mw.buf[cut:]...)
+	_, err := io.WriteString(mw.w, maskSpans(text[:cut], secrets))
+	mw.buf = append(mw.buf[:0], text[cut:]...)
 	return len(p), err
 }
 
@@ -330,17 +330,17 @@ func (mw *maskWriter) Write(p []byte) (int, error) {
 // secret (a proper prefix of one), moved back before any occurrence of a
 // secret that the cut would split. Masking buf[:cut] and, later, the rest
 // then gives what masking the whole stream at once gives.
-func safeCut(buf []byte, secrets []string) int {
+func safeCut(buf string, secrets []string) int {
 	cut := len(buf)
 	for _, s := range secrets {
 		// The earliest j such that buf[j:] is a proper prefix of s.
 		for j := max(0, len(buf)-len(s)+1); j < cut; j++ {
-			k := bytes.IndexByte(buf[j:cut], s[0])
+			k := strings.IndexByte(buf[j:cut], s[0])
 			if k < 0 {
 				break
 			}
 			j += k
-			if strings.HasPrefix(s, string(buf[j:])) {
+			if strings.HasPrefix(s, buf[j:]) {
 				cut = j
 				break
 			}
@@ -355,7 +355,7 @@ func safeCut(buf []byte, secrets []string) int {
 			if hi-lo < len(s) {
 				continue
 			}
-			if i := bytes.Index(buf[lo:hi], []byte(s)); i >= 0 {
+			if i := strings.Index(buf[lo:hi], s); i >= 0 {
 				cut, moved = lo+i, true
 			}
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -179,4 +180,26 @@ func FuzzMaskWriter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkMaskWriter streams 1 MiB of agent-like output in 4 KiB writes
+// through a maskWriter holding a model key, a token and a 1.7 KiB
+// multi-line key (each of whose lines is a secret too).
+func BenchmarkMaskWriter(b *testing.B) {
+	m := &masker{}
+	m.Add("sk-ant-api03-SECRETVALUE-0123456789")
+	m.Add("ghs_SECRETTOKEN9876543210")
+	m.Add("-----BEGIN PRIVATE KEY-----\n" + strings.Repeat(strings.Repeat("A", 63)+"B\n", 26) + "-----END PRIVATE KEY-----")
+	line := "2026-11-28T18:00:00Z tool call: Bash(curl -s https://api.github.com/repos/o/r/issues/42) -> 200 OK\n"
+	input := []byte(strings.Repeat(line, (1<<20)/len(line)))
+	b.SetBytes(int64(len(input)))
+	for b.Loop() {
+		w := &maskWriter{m: m, w: io.Discard}
+		for p := input; len(p) > 0; {
+			n := min(4096, len(p))
+			w.Write(p[:n])
+			p = p[n:]
+		}
+		w.Flush()
+	}
 }
