@@ -304,25 +304,47 @@ type maskWriter struct {
 	w   io.Writer
 	mu  sync.Mutex
 	buf []byte
+	// swallow counts the next input bytes dropped after an overlong hold
+	// was written as *** (see maxHold).
+	swallow int
 }
 
 // maxLine bounds the partial line a lineFilter buffers; longer lines are
 // cut.
 const maxLine = 64 << 10
 
+// maxHold bounds what a maskWriter holds back. Only a chain of overlapping
+// occurrences of a secret that overlaps itself ("0000" in a run of zeros)
+// holds back more than the longest secret; such a hold is written as ***,
+// and the next len(longest secret)-1 input bytes, which may end the last
+// occurrence, are dropped: memory stays bounded whatever the agent writes,
+// and no part of a secret comes out.
+const maxHold = 64 << 10
+
 func (mw *maskWriter) Write(p []byte) (int, error) {
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
+	n := len(p)
+	if mw.swallow > 0 {
+		k := min(mw.swallow, len(p))
+		mw.swallow -= k
+		p = p[k:]
+	}
 	mw.buf = append(mw.buf, p...)
 	secrets := mw.m.snapshot()
 	text := string(mw.buf)
 	cut := safeCut(text, secrets)
-	if cut == 0 {
-		return len(p), nil
+	out := maskSpans(text[:cut], secrets)
+	if len(text)-cut > maxHold {
+		out, cut = out+"***", len(text)
+		mw.swallow = len(secrets[0]) - 1
 	}
-	_, err := io.WriteString(mw.w, maskSpans(text[:cut], secrets))
 	mw.buf = append(mw.buf[:0], text[cut:]...)
-	return len(p), err
+	if out == "" {
+		return n, nil
+	}
+	_, err := io.WriteString(mw.w, out)
+	return n, err
 }
 
 // safeCut returns how much of buf can be masked and passed on now: the

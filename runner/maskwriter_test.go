@@ -203,3 +203,29 @@ func BenchmarkMaskWriter(b *testing.B) {
 		w.Flush()
 	}
 }
+
+// TestMaskWriterBoundsItsHold: a secret that overlaps itself, written over
+// and over, is a chain of overlapping occurrences that could be held back
+// whole. The writer holds at most maxHold bytes, passes the chain on as ***
+// and lets no part of the secret out.
+func TestMaskWriterBoundsItsHold(t *testing.T) {
+	m := &masker{}
+	m.Add("0000")
+	var out bytes.Buffer
+	w := &maskWriter{m: m, w: &out}
+	chunk := []byte(strings.Repeat("0", 4096))
+	for range 64 {
+		w.Write(chunk)
+		if len(w.buf) > maxHold+len(chunk) {
+			t.Fatalf("holds %d bytes", len(w.buf))
+		}
+	}
+	if out.Len() == 0 {
+		t.Fatal("nothing written after 256 KiB")
+	}
+	w.Write([]byte("\nend"))
+	w.Flush()
+	if got := out.String(); strings.Contains(got, "0000") || !strings.HasSuffix(got, "\nend") || strings.Trim(got[:len(got)-4], "*0") != "" {
+		t.Errorf("output %q", short(got))
+	}
+}
