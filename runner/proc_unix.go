@@ -16,7 +16,8 @@ import (
 // parent-death signal where the system has one (setDeathSignal), and makes
 // cancellation send SIGTERM to the whole group (the openshell CLI and
 // anything it started). After cmd.WaitDelay the child is SIGKILLed, and
-// runChild then SIGKILLs what is left of its group.
+// runChild then SIGKILLs what is left of its group. Start cmd with runChild
+// only: the parent-death signal needs the thread it holds.
 func setProcessGroup(cmd *exec.Cmd) {
 	newProcessGroup(cmd)
 	setDeathSignal(cmd.SysProcAttr)
