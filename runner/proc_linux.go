@@ -33,12 +33,18 @@ func setDeathSignal(a *syscall.SysProcAttr) {
 //   - Once the child has exited, and before it is reaped (waitid with
 //     WNOWAIT: the zombie keeps its pid, which is its process group's id,
 //     from being reused), whatever is left in its process group is
-//     SIGKILLed: a descendant the CLI left behind (an ssh of a transfer, a
-//     ProxyCommand; `forward start --background` spawns ssh with
-//     kill_on_drop(false), crates/openshell-cli/src/ssh.rs:360@v0.0.111), or
-//     one that ignored the SIGTERM of a cancellation, whose child exec
-//     SIGKILLed after cmd.WaitDelay. A descendant that left the group
-//     (setsid, setpgid) is out of reach.
+//     SIGKILLed: a descendant the CLI left behind, or one that ignored the
+//     SIGTERM of a cancellation, whose child exec SIGKILLed after
+//     cmd.WaitDelay. The CLI's own children are the ssh client of a
+//     transfer and its ProxyCommand (`openshell ssh-proxy`)
+//     (crates/openshell-cli/src/ssh.rs:147-173, 779-791, 1222-1237@v0.0.111;
+//     `forward start --background` even leaves its ssh running on purpose,
+//     kill_on_drop(false), ssh.rs:360); `sandbox exec` is a gRPC stream
+//     with no local child (main.rs:2843@v0.0.83, 3243@v0.0.111
+//     run::sandbox_exec_grpc). A descendant that left the group (setsid,
+//     setpgid) is out of reach, and so, when the runner itself is
+//     SIGKILLed, are the CLI's children: their pipes to the dead CLI close
+//     and they end on their own.
 func runChild(cmd *exec.Cmd) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
