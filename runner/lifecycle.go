@@ -163,8 +163,15 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	return res, err
 }
 
-// prepare verifies the agent, resolves placeholders and writes the policy.
+// prepare collects the secrets, verifies the agent, resolves placeholders
+// and writes the policy.
 func (x *run) prepare(ctx context.Context) error {
+	// Every secret is collected (masked and announced to the CI) before
+	// anything is logged: the lines below print placeholder values, and a
+	// value given with --set or read from the CI may be, or hold, a secret.
+	if err := x.collectSecrets(); err != nil {
+		return err
+	}
 	a, err := x.r.project.Agent(x.req.Agent)
 	if err != nil {
 		return err
@@ -178,9 +185,11 @@ func (x *run) prepare(ctx context.Context) error {
 	}
 	resolution, err := x.r.opts.Env.Resolve(ctx, a.Open, x.req.Values)
 	if resolution != nil {
+		// The result (printed with -o json, rendered in the job summary,
+		// kept in the bundle) holds the values masked too.
 		x.res.Placeholders, x.res.PlaceholderFrom = map[string]string{}, resolution.From
 		for k, v := range resolution.Values {
-			x.res.Placeholders[k] = v
+			x.res.Placeholders[k] = x.mask.String(v)
 			x.logf("{{%s}} = %s (from %s)", k, v, resolution.From[k])
 		}
 	}
@@ -197,7 +206,13 @@ func (x *run) prepare(ctx context.Context) error {
 	if err := os.WriteFile(x.policyFile, data, 0o600); err != nil {
 		return fmt.Errorf("%w: writing resolved policy: %w", ErrPolicy, err)
 	}
-	// Collect every secret before anything is logged or run.
+	return nil
+}
+
+// collectSecrets masks, and announces to the CI, every value of a
+// provider's credential variables, an env file and Request.Env; it keeps
+// the env file and Request pairs for the sandbox.
+func (x *run) collectSecrets() error {
 	for _, p := range x.r.opts.Providers {
 		for _, k := range p.CredentialEnv {
 			if v, ok := x.r.opts.Env.Getenv(k); ok && v != "" {

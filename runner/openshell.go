@@ -77,10 +77,17 @@ type driver struct {
 	version string   // "v0.0.111", set by preflight
 	mask    *masker
 
+	// killAfter is how long a cancelled call's process group has, after
+	// SIGTERM, before it is SIGKILLed (0: defaultKillAfter).
+	killAfter time.Duration
+
 	mu      sync.Mutex
 	calls   []Call
 	inCalls time.Duration // wall time spent inside openshell processes
 }
+
+// defaultKillAfter is driver.killAfter's default.
+const defaultKillAfter = 10 * time.Second
 
 type callOpts struct {
 	extraEnv []string // KEY=VALUE added for this call only (credentials)
@@ -116,9 +123,12 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 		cmd.Stderr = errBuf
 	}
 	setProcessGroup(cmd)
-	cmd.WaitDelay = 10 * time.Second
+	cmd.WaitDelay = d.killAfter
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = defaultKillAfter
+	}
 	start := time.Now()
-	err := cmd.Run()
+	err := runChild(cmd)
 	elapsed := time.Since(start)
 	res.stdout, res.stderr = out.Bytes(), errBuf.Bytes()
 	res.code = 0

@@ -12,11 +12,15 @@ import (
 	"syscall"
 )
 
-// setProcessGroup starts the child in its own process group and makes
+// setProcessGroup starts the child in its own process group, with the
+// parent-death signal where the system has one (setDeathSignal), and makes
 // cancellation send SIGTERM to the whole group (the openshell CLI and
-// anything it started), escalating to SIGKILL after cmd.WaitDelay.
+// anything it started). After cmd.WaitDelay the child is SIGKILLed, and
+// runChild then SIGKILLs what is left of its group. Start cmd with runChild
+// only: the parent-death signal needs the thread it holds.
 func setProcessGroup(cmd *exec.Cmd) {
 	newProcessGroup(cmd)
+	setDeathSignal(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
 			return nil

@@ -14,6 +14,7 @@ import (
 const (
 	whySymlink = "symbolic link: it can point anywhere on the runner"
 	whySpecial = "special file: devices, pipes and sockets are not outputs"
+	whyLinked  = "hard link: the file has another name, which may lie outside the output, and a write or chmod through one name changes both"
 	whyGit     = ".git directory or file: outputs are data; hand commits back as a bundle or patch files"
 	whyBare    = "repository layout (HEAD with objects/ and refs/, or commondir): git would use it as a repository"
 )
@@ -28,7 +29,9 @@ type removal struct {
 // steps: they are untrusted data, and nothing in them may make a tool on
 // the runner run the agent's code or reach outside the output. It removes
 // every symbolic link (a link can point anywhere on the runner, and the
-// agent chose it), every special file, every .git directory or file (its
+// agent chose it), every name of a regular file with more than one (a hard
+// link shares the file with a name that may lie outside the output: a
+// later write or chmod through one changes both), every special file, every .git directory or file (its
 // config, hooks and gitdir indirection run code on the next git command:
 // core.fsmonitor, core.hooksPath, filters, includes...), spelled in any way
 // git or a case-insensitive or NTFS checkout reads as .git, and every
@@ -52,14 +55,15 @@ func sanitize(root string) ([]removal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing %s: %w", root, err)
 	}
-	why := verdict(filepath.Base(root), info.Mode())
+	s := &sanitizer{linked: map[fileID]bool{}}
+	why := s.verdict(filepath.Base(root), info)
 	switch {
 	case why == "" && info.IsDir():
 		r, err := os.OpenRoot(root)
 		if err != nil {
 			return nil, fmt.Errorf("sanitizing %s: %w", root, err)
 		}
-		s := &sanitizer{root: r}
+		s.root = r
 		why, err = s.dir(".", info.Mode())
 		r.Close()
 		if err != nil {
@@ -86,6 +90,9 @@ func sanitize(root string) ([]removal, error) {
 type sanitizer struct {
 	root    *os.Root
 	removed []removal
+	// linked holds the files removed as hard links, so that the last name
+	// of one goes too, once the others are gone and it has one link left.
+	linked map[fileID]bool
 }
 
 // dir sanitizes the directory name, or returns why it must go as a whole.
@@ -115,7 +122,7 @@ func (s *sanitizer) entry(name string, e fs.DirEntry) error {
 	if err != nil {
 		return err
 	}
-	why := verdict(e.Name(), info.Mode())
+	why := s.verdict(e.Name(), info)
 	switch {
 	case why == "" && info.IsDir():
 		if why, err = s.dir(name, info.Mode()); err != nil || why == "" {
@@ -139,8 +146,11 @@ func (s *sanitizer) chmod(name string, mode fs.FileMode) error {
 }
 
 // verdict says why an entry must go, or "" when it may stay (a directory
-// is judged again on its contents).
-func verdict(name string, mode fs.FileMode) string {
+// is judged again on its contents). It is decided before anything is done
+// to the entry: a hard link is never chmod-ed, which would change the file
+// under its other name too.
+func (s *sanitizer) verdict(name string, info fs.FileInfo) string {
+	mode := info.Mode()
 	switch {
 	case mode&fs.ModeSymlink != 0:
 		return whySymlink
@@ -148,8 +158,24 @@ func verdict(name string, mode fs.FileMode) string {
 		return whySpecial
 	case isDotGit(name):
 		return whyGit
+	case mode.IsRegular() && s.hardLinked(info):
+		return whyLinked
 	}
 	return ""
+}
+
+// hardLinked reports whether a regular file has more than one name, or is
+// a file already removed for that reason under another name.
+func (s *sanitizer) hardLinked(info fs.FileInfo) bool {
+	id, links, ok := fileLinks(info)
+	if !ok {
+		return false
+	}
+	if links > 1 || s.linked[id] {
+		s.linked[id] = true
+		return true
+	}
+	return false
 }
 
 // safeMode is mode without setuid, setgid, sticky and world write, and

@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package runner
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setDeathSignal: only Linux has a parent-death signal that Go sets
+// (SysProcAttr.Pdeathsig); here a SIGKILLed runner leaves its openshell
+// child running.
+func setDeathSignal(*syscall.SysProcAttr) {}
+
+// runChild is cmd.Run: without waitid's WNOWAIT, the group of a reaped
+// child cannot be signalled without risking a reused pid.
+func runChild(cmd *exec.Cmd) error { return cmd.Run() }
