@@ -292,7 +292,7 @@ func (x *run) cleanup(ctx context.Context, runErr error) error {
 	if !x.created {
 		return runErr
 	}
-	x.collectEvidence(ctx)
+	_ = x.step("fullsend: keep OpenShell logs", func() error { x.collectEvidence(ctx); return nil })
 	if err := x.deleteSandbox(ctx); err != nil {
 		x.rep.Annotate("error", "sandbox not deleted", x.mask.String(err.Error()))
 		return errors.Join(runErr, fmt.Errorf("%w: %w", ErrSandbox, err))
