@@ -143,7 +143,12 @@ func (x *run) collectEvidence(ctx context.Context) {
 		x.logf("warning: no run evidence: %v", err)
 		return
 	}
-	files, notes, err := x.sandboxLogFiles(ctx)
+	var files []capturedLog
+	var notes []string
+	err := errors.New("the sandbox's policy was never confirmed, so nothing runs in it")
+	if x.policyConfirmed {
+		files, notes, err = x.sandboxLogFiles(ctx)
+	}
 	ev.Notes = append(ev.Notes, notes...)
 	if err == nil && hasShorthand(files) {
 		ev.Source = EvidenceSandboxFiles

@@ -13,6 +13,17 @@ import (
 	"testing"
 )
 
+// evidenceExecs counts the runner's evidence reads (collectEvidence).
+func (h *harness) evidenceExecs() int {
+	n := 0
+	for _, c := range h.calls() {
+		if strings.HasPrefix(c.String(), "openshell sandbox exec") && strings.Contains(c.String(), logTarScript) {
+			n++
+		}
+	}
+	return n
+}
+
 func eventsFixture(t testing.TB) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)

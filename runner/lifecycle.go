@@ -59,6 +59,9 @@ type run struct {
 	created      bool
 	// ocsfJSON: the run turned on OpenShell's OCSF JSONL log.
 	ocsfJSON bool
+	// policyConfirmed: the sandbox enforces the compiled policy, so the
+	// runner may exec in it (collectEvidence too).
+	policyConfirmed bool
 	// root is where the runner's files and the workspace land in the
 	// sandbox (stageRoot); empty means sandboxHome.
 	root string
@@ -156,6 +159,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	if err = x.step("fullsend: confirm policy", func() error { return x.confirmPolicy(ctx) }); err != nil {
 		return res, err
 	}
+	x.policyConfirmed = true
 	if err = x.step("fullsend: install agent", func() error { return x.bootstrap(ctx) }); err != nil {
 		return res, err
 	}
