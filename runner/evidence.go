@@ -477,6 +477,9 @@ var (
 // countDenials adds the denied events of a shorthand or CLI log.
 func countDenials(into map[string]int, data []byte) {
 	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, " DENIED") {
+			continue // DenialKind needs it; most lines are allowed events
+		}
 		line = strings.TrimSuffix(line, "\r")
 		var body string
 		if m := shorthandFileLine.FindStringSubmatch(line); m != nil {

@@ -433,3 +433,60 @@ func FuzzReadLogTar(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRunEvidence measures the evidence collection's share of a run
+// against the openshell fake: evidence-ms is the "keep OpenShell logs"
+// step, run-ms the whole run, and evidence/run their ratio.
+func BenchmarkRunEvidence(b *testing.B) {
+	h := newHarness(b, CIGitHub)
+	h.env["OPENSHELL_FAKE_READY_POLLS"] = "1"
+	h.env["OPENSHELL_FAKE_EVENTS"] = eventsFixture(b)
+	var ev, total float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.log.Reset()
+		h.opts.DiagDir = b.TempDir()
+		res, err := h.run(context.Background(), Request{})
+		if err != nil {
+			b.Fatalf("%v\n%s", err, h.log.String())
+		}
+		for _, s := range res.Steps {
+			if s.Name == "keep OpenShell logs" {
+				ev += s.MS
+			}
+		}
+		total += float64(res.Duration.Microseconds()) / 1000
+	}
+	b.ReportMetric(ev/float64(b.N), "evidence-ms/op")
+	b.ReportMetric(total/float64(b.N), "run-ms/op")
+	b.ReportMetric(ev/total, "evidence/run")
+}
+
+// BenchmarkProcessEvidence measures the in-process work on a 100,000-line
+// shorthand log: the tar read, masking and redaction, and the denial count.
+func BenchmarkProcessEvidence(b *testing.B) {
+	var log strings.Builder
+	for i := 0; i < 100000; i++ {
+		if i%10 == 0 {
+			log.WriteString("2026-04-01T04:04:32.190Z OCSF HTTP:GET [MED] DENIED /usr/bin/curl(77) -> GET http://internal.example.com/v1/items?token=secret-456 [policy:internal_api engine:l7] [reason:FORWARD_L7 deny GET internal.example.com:80/v1/items?token=secret-456 reason=GET /v1/items not permitted by policy]\n")
+		} else {
+			log.WriteString("2026-04-01T04:04:32.190Z OCSF NET:OPEN [INFO] ALLOWED /usr/bin/curl(64) -> host.docker.internal:8081 [policy:host_docker_internal_8081 engine:opa]\n")
+		}
+	}
+	archive := tarOf(b, tarEntry{"openshell.2026-04-01.log", tar.TypeReg, log.String(), ""})
+	m := &masker{}
+	m.Add("tok-SECRET-abc123")
+	b.SetBytes(int64(len(archive)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		files, _, err := readLogTar(bytes.NewReader(archive), evidenceFileMax, evidenceTotalMax, evidenceMaxFiles)
+		if err != nil || len(files) != 1 {
+			b.Fatal(err)
+		}
+		d := map[string]int{}
+		countDenials(d, redactLog(m, files[0].data, false))
+		if d[DenialForwardL7] != 10000 {
+			b.Fatal(d)
+		}
+	}
+}
