@@ -346,9 +346,9 @@ func writeEvidenceFile(dir, name string, data []byte) error {
 // whole. Query strings are redacted as OpenShell's policy.local does for
 // the agent (redact_query_strings,
 // crates/openshell-supervisor-network/src/policy_local.rs:406-430
-// @v0.0.111: from '?' to the next whitespace or ']'); in JSONL only inside
-// string values, which also end at their closing quote, so each line stays
-// valid JSON.
+// @v0.0.111: from '?' to the next whitespace or ']'). A JSONL line is
+// treated per string value (redactJSONLine), so escapes cannot hide a
+// secret and each line stays valid JSON.
 func redactLog(m *masker, data []byte, jsonl bool) []byte {
 	var out bytes.Buffer
 	out.Grow(len(data))
@@ -358,11 +358,10 @@ func redactLog(m *masker, data []byte, jsonl bool) []byte {
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, rest = data[:i+1], data[i+1:]
 		}
-		s := m.String(string(line))
 		if jsonl {
-			out.WriteString(redactQueriesJSON(s))
+			out.WriteString(redactJSONLine(m, string(line)))
 		} else {
-			out.WriteString(redactQueries(s))
+			out.WriteString(redactQueries(m.String(string(line))))
 		}
 		data = rest
 	}
@@ -392,51 +391,52 @@ func redactQueries(s string) string {
 	return b.String()
 }
 
+// isSpace is Rust's char::is_whitespace (Unicode White_Space).
 func isSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == 0xA0 ||
+	return r == ' ' || r >= '\t' && r <= '\r' || r == 0x85 || r == 0xA0 ||
 		r == 0x1680 || r >= 0x2000 && r <= 0x200A || r == 0x2028 || r == 0x2029 || r == 0x202F || r == 0x205F || r == 0x3000
 }
 
-// redactQueriesJSON redacts queries inside the string literals of one JSON
-// line; an escape sequence inside a query is dropped with it.
-func redactQueriesJSON(s string) string {
-	if !strings.Contains(s, "?") {
-		return s
+// redactJSONLine masks and redacts every string of one JSON line in its
+// decoded form, then encodes it again: key order and the rest of the line
+// are kept. A line that is not JSON is treated as text.
+func redactJSONLine(m *masker, line string) string {
+	body := strings.TrimRight(line, "\r\n")
+	eol := line[len(body):]
+	if !json.Valid([]byte(body)) {
+		return redactQueries(m.String(line))
 	}
 	var b strings.Builder
-	inString, inQuery, escaped := false, false, false
-	for _, r := range s {
-		switch {
-		case !inString:
-			if r == '"' {
-				inString = true
-			}
-			b.WriteRune(r)
-		case escaped:
-			escaped = false
-			if !inQuery {
-				b.WriteRune(r)
-			}
-		case r == '\\':
-			escaped = true
-			if !inQuery {
-				b.WriteRune(r)
-			}
-		case r == '"':
-			inString, inQuery = false, false
-			b.WriteRune(r)
-		case inQuery && (isSpace(r) || r == ']'):
-			inQuery = false
-			b.WriteRune(r)
-		case inQuery:
-		case r == '?':
-			b.WriteString("?[redacted]")
-			inQuery = true
-		default:
-			b.WriteRune(r)
+	for i := 0; i < len(body); {
+		if body[i] != '"' {
+			b.WriteByte(body[i])
+			i++
+			continue
 		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if body[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		var s string
+		if err := json.Unmarshal([]byte(body[i:j+1]), &s); err != nil {
+			return redactQueries(m.String(line)) // not reached: the line is valid JSON
+		}
+		b.WriteString(jsonString(redactQueries(m.String(s))))
+		i = j + 1
 	}
-	return b.String()
+	return b.String() + eol
+}
+
+// jsonString encodes s as a JSON string without HTML escaping.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Denial kinds: one per row of OpenShell's denial table (the OCSF events its

@@ -320,15 +320,19 @@ func TestRedactQueries(t *testing.T) {
 			t.Errorf("redactQueries(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	jm := &masker{}
+	jm.Add("SECRETVALUE")
 	for _, tc := range []struct{ in, want string }{
-		{`{"path":"/v1?token=s","n":1}`, `{"path":"/v1?[redacted]","n":1}`},
+		{`{"path":"/v1?token=s","n":1}` + "\n", `{"path":"/v1?[redacted]","n":1}` + "\n"},
 		{`{"m":"GET h/p?t=\"x\" reason=y"}`, `{"m":"GET h/p?[redacted] reason=y"}`},
 		{`{"a":"?"}`, `{"a":"?[redacted]"}`},
-		{`{"a?b":1}`, `{"a?[redacted]":1}`},
+		{`{"a?b":1, "c": [1, "x y"]}`, `{"a?[redacted]":1, "c": [1, "x y"]}`},
+		{`{"t":"SECRET\u0056ALUE","u":"a<b>&"}`, `{"t":"***","u":"a<b>&"}`},
+		{`not json ?q=SECRETVALUE x`, `not json ?[redacted] x`},
 	} {
-		got := redactQueriesJSON(tc.in)
-		if got != tc.want || !json.Valid([]byte(got)) {
-			t.Errorf("redactQueriesJSON(%s) = %s, want %s", tc.in, got, tc.want)
+		got := redactJSONLine(jm, tc.in)
+		if got != tc.want {
+			t.Errorf("redactJSONLine(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 	m := &masker{}
@@ -408,7 +412,7 @@ func FuzzRedactLog(f *testing.F) {
 		}
 		if jsonl {
 			for _, line := range bytes.Split(data, []byte("\n")) {
-				if json.Valid(line) && !json.Valid([]byte(redactQueriesJSON(string(line)))) {
+				if json.Valid(line) && !json.Valid([]byte(redactJSONLine(m, string(line)))) {
 					t.Errorf("valid JSON broken: %s", line)
 				}
 			}
