@@ -494,3 +494,18 @@ func BenchmarkProcessEvidence(b *testing.B) {
 		}
 	}
 }
+
+// TestRunDeniedWarnsOnGitLab: GitLab has no job summary; the warning is a
+// yellow line with the same command.
+func TestRunDeniedWarnsOnGitLab(t *testing.T) {
+	h := newHarness(t, CIGitLab)
+	h.env["OPENSHELL_FAKE_EVENTS"] = eventsFixture(t)
+	res, err := h.run(context.Background(), Request{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	want := "\x1b[1;33mWARNING: fullsend run triage: requests denied\x1b[0m: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); run `fullsend policy suggest triage --logs " + res.Evidence.Dir + "`"
+	if !strings.Contains(h.log.String(), want) {
+		t.Errorf("no yellow warning line:\n%s", h.log.String())
+	}
+}
