@@ -70,6 +70,9 @@ const (
 	evidenceMaxFiles = 8 // 3 shorthand + 3 JSONL files are kept (max_log_files 3), plus the day that rolled
 	logsTailLines    = 2000
 	evidenceTimeout  = time.Minute
+	// evidenceCancelledTimeout bounds the logs of a cancelled run; GitHub
+	// kills a cancelled step 7.5 s after its SIGINT.
+	evidenceCancelledTimeout = 5 * time.Second
 )
 
 // logTarScript lists the supervisor's log files and streams them as one tar
@@ -135,7 +138,13 @@ func (x *run) collectEvidence(ctx context.Context) {
 	if root == "" || x.res.Sandbox == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evidenceTimeout)
+	// A cancelled run (SIGTERM, --timeout) must still delete its sandbox
+	// before the CI kills the job: the logs then get a short bound.
+	timeout := evidenceTimeout
+	if ctx.Err() != nil {
+		timeout = evidenceCancelledTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	ev := &Evidence{Dir: filepath.Join(root, sanitizeFileName(x.res.Sandbox)), Source: EvidenceNone, OCSFJSON: x.ocsfJSON}
 	x.res.Evidence = ev
