@@ -231,7 +231,13 @@ type capturedLog struct {
 	truncated    bool
 }
 
-// sandboxLogFiles reads /var/log/openshell*.log through `sandbox exec`.
+// sandboxLogFiles reads /var/log/openshell*.log through `sandbox exec -n N
+// --no-tty --timeout S -- sh -c SCRIPT` (flags at
+// crates/openshell-cli/src/main.rs:1414-1436@v0.0.83, :1568-1590@v0.0.111;
+// the command travels as argv, `command: command.to_vec()` in
+// sandbox_exec_grpc, run.rs:2729-2806@v0.0.83, :1399-1478@v0.0.111). It
+// runs as the sandbox user under the sandbox's Landlock rules, so the
+// policy must let it read /var/log (every fullsend tier does).
 func (x *run) sandboxLogFiles(ctx context.Context) ([]capturedLog, []string, error) {
 	pr, pw := io.Pipe()
 	type parsed struct {
