@@ -30,8 +30,12 @@ func (x *run) finish(err error) {
 	}
 	if n := denialTotal(res.Denials); n > 0 && err == nil {
 		// A run that succeeded after being denied leaves no other trace.
+		where := "run"
+		if res.CI != CILocal {
+			where = "download the run's evidence artifact and run"
+		}
 		x.rep.Annotate("warning", "fullsend run "+res.Agent+": requests denied",
-			fmt.Sprintf("%d requests were denied (%s); run `%s`", n, denialSummary(res.Denials), res.Evidence.Suggest))
+			fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, denialSummary(res.Denials), where, res.Evidence.Suggest))
 	}
 	x.writeEvidenceResult()
 	if serr := x.rep.Summary(summaryMarkdown(res)); serr != nil {

@@ -110,7 +110,7 @@ type EvidenceFile struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// evidenceDir is where this run's evidence goes ("" = none is kept).
+// evidenceRoot is where runs keep their evidence ("" = none is kept).
 func (x *run) evidenceRoot() string {
 	if x.r.opts.EvidenceDir != "" {
 		return x.r.opts.EvidenceDir
@@ -204,9 +204,21 @@ func (x *run) collectEvidence(ctx context.Context) {
 			countAudits(denials, data)
 		}
 	}
+	for i, n := range ev.Notes {
+		ev.Notes[i] = x.mask.String(n)
+	}
 	if len(denials) > 0 {
 		x.res.Denials = denials
-		ev.Suggest = suggestCommand(x.res.Agent, ev.Dir)
+		// In CI the directory reaches the user as the root of the evidence
+		// artifact, so the command names it as it is there.
+		dir := ev.Dir
+		if x.res.CI != CILocal {
+			dir = filepath.Base(ev.Dir)
+		}
+		ev.Suggest = suggestCommand(x.res.Agent, dir)
+		if denialTotal(denials) == 0 {
+			ev.Suggest += " --include-audit" // only audit verdicts (A.3)
+		}
 	}
 	x.logf("evidence: %d files in %s, %d denied requests", len(ev.Files), ev.Dir, denialTotal(denials))
 }

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // evidenceExecs counts the runner's evidence reads (collectEvidence).
@@ -127,13 +129,13 @@ func TestRunKeepsEvidence(t *testing.T) {
 				!reflect.DeepEqual(onDisk.Denials, tc.wantDenials) || onDisk.Placeholders["OWNER"] != "fullsend-ai" {
 				t.Errorf("result.json: %v %+v", err, onDisk)
 			}
-			suggest := "fullsend policy suggest triage --logs " + ev.Dir
+			suggest := "fullsend policy suggest triage --logs " + filepath.Base(ev.Dir) // the artifact's root in CI
 			if ev.Suggest != suggest {
 				t.Errorf("suggest %q, want %q", ev.Suggest, suggest)
 			}
 			log := h.log.String()
 			if !strings.Contains(log, "::warning title=fullsend run triage%3A requests denied::4 requests were denied") ||
-				!strings.Contains(log, "run `"+suggest+"`") {
+				!strings.Contains(log, "download the run's evidence artifact and run `"+suggest+"`") {
 				t.Errorf("no warning with the suggest command:\n%s", log)
 			}
 			sum, _ := os.ReadFile(summary)
@@ -504,8 +506,43 @@ func TestRunDeniedWarnsOnGitLab(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log.String())
 	}
-	want := "\x1b[1;33mWARNING: fullsend run triage: requests denied\x1b[0m: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); run `fullsend policy suggest triage --logs " + res.Evidence.Dir + "`"
+	want := "\x1b[1;33mWARNING: fullsend run triage: requests denied\x1b[0m: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); download the run's evidence artifact and run `fullsend policy suggest triage --logs " + filepath.Base(res.Evidence.Dir) + "`"
 	if !strings.Contains(h.log.String(), want) {
 		t.Errorf("no yellow warning line:\n%s", h.log.String())
+	}
+}
+
+// TestRunDeniedLocal: outside CI the command names the evidence directory
+// itself; a run whose only verdicts are audit ones gets --include-audit and
+// no warning.
+func TestRunDeniedLocal(t *testing.T) {
+	vals := placeholder.Values{"FORGE_HOST": "github.com", "ISSUE_NUMBER": "7", "OWNER": "acme", "REPO_NAME": "widgets"}
+	h := newHarness(t, CILocal)
+	h.env["OPENSHELL_FAKE_EVENTS"] = eventsFixture(t)
+	res, err := h.run(context.Background(), Request{Values: vals})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	if want := "warning: fullsend run triage: requests denied: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); run `fullsend policy suggest triage --logs " + res.Evidence.Dir + "`"; !strings.Contains(h.log.String(), want) {
+		t.Errorf("want %q in:\n%s", want, h.log.String())
+	}
+
+	h = newHarness(t, CILocal)
+	delete(h.env, "OPENSHELL_FAKE_GATEWAY") // the runner's own gateway: JSONL on
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	data, _ := os.ReadFile(eventsFixture(t))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "L7_REQUEST audit") {
+			os.WriteFile(audit, []byte(line+"\n"), 0o600)
+		}
+	}
+	h.env["OPENSHELL_FAKE_EVENTS"] = audit
+	res, err = h.run(context.Background(), Request{Values: vals})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	if !reflect.DeepEqual(res.Denials, map[string]int{DenialAuditWouldDeny: 1}) || !strings.HasSuffix(res.Evidence.Suggest, " --include-audit") ||
+		strings.Contains(h.log.String(), "warning: fullsend run") {
+		t.Errorf("denials %v, suggest %q\n%s", res.Denials, res.Evidence.Suggest, h.log.String())
 	}
 }
