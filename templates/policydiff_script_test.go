@@ -182,3 +182,87 @@ func TestPolicyDiffNoteScript(t *testing.T) {
 }
 
 func jsonQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestPolicyDiffInstallsBasePin runs the install step of both diff jobs in
+// a real git repository whose pull request bumps .fullsend-version: the
+// base's pin is installed; without one the job is skipped; a malformed one
+// fails.
+func TestPolicyDiffInstallsBasePin(t *testing.T) {
+	bash := testtool.Find(t, "bash", "the base system")
+	git := testtool.Find(t, "git", "apt-get install git")
+	var ghInstall string
+	for _, s := range steps(decodeAll(t, readAll(t, "github", "workflows/fullsend-policy-diff.yml"))[0]) {
+		if s["id"] == "install" {
+			ghInstall = asString(s["run"])
+		}
+	}
+	gl := decodeAll(t, readAll(t, "gitlab", "fullsend-policy-diff.gitlab-ci.yml"))
+	glScript := toStrings(asList(asMap(gl[1]["fullsend-policy-diff"])["script"]))
+	glInstall := glScript[1] // after the image pin check
+	for _, tc := range []struct {
+		name, base string // "" = no .fullsend-version at the base
+		code       int
+		install    string // the go install argument, "" for none
+	}{
+		{name: "the base's pin, not the pull request's", base: "v0.1.0\n", install: "github.com/fullsend-ai/agent-sandbox/cmd/fullsend@v0.1.0"},
+		{name: "no pin: skipped", base: ""},
+		{name: "malformed pin", base: "latest\n", code: 78},
+	} {
+		for _, ci := range []string{"github", "gitlab"} {
+			t.Run(ci+"/"+tc.name, func(t *testing.T) {
+				repo, bin := t.TempDir(), t.TempDir()
+				os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$STUB_DIR/go.calls\"\n"), 0o755)
+				run := func(args ...string) string {
+					cmd := exec.Command(git, args...)
+					cmd.Dir = repo
+					cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+					out, err := cmd.CombinedOutput()
+					if err != nil {
+						t.Fatalf("git %v: %v\n%s", args, err, out)
+					}
+					return strings.TrimSpace(string(out))
+				}
+				run("init", "-q")
+				os.WriteFile(filepath.Join(repo, "README"), []byte("x\n"), 0o644)
+				if tc.base != "" {
+					os.WriteFile(filepath.Join(repo, ".fullsend-version"), []byte(tc.base), 0o644)
+				}
+				run("add", "-A")
+				run("commit", "-qm", "base")
+				base := run("rev-parse", "HEAD")
+				os.WriteFile(filepath.Join(repo, ".fullsend-version"), []byte("v9.9.9\n"), 0o644) // the pull request's own pick
+				run("add", "-A")
+				run("commit", "-qm", "head")
+				out := filepath.Join(t.TempDir(), "out")
+				script, shell := ghInstall, bash
+				env := []string{"BASE_SHA=" + base, "GITHUB_OUTPUT=" + out, "GITHUB_STEP_SUMMARY=" + filepath.Join(t.TempDir(), "summary")}
+				if ci == "gitlab" {
+					script, shell = glInstall, "sh"
+					env = []string{"CI_MERGE_REQUEST_DIFF_BASE_SHA=" + base}
+				}
+				cmd := exec.Command(shell, "-c", script)
+				cmd.Dir = repo
+				cmd.Env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "STUB_DIR="+bin, "HOME="+t.TempDir())
+				o, err := cmd.CombinedOutput()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != tc.code {
+					t.Fatalf("exit %d, want %d\n%s", code, tc.code, o)
+				}
+				got, _ := os.ReadFile(filepath.Join(bin, "go.calls"))
+				if want := "install " + tc.install + "\n"; tc.install != "" && string(got) != want || tc.install == "" && len(got) != 0 {
+					t.Errorf("go %q, want install %q", got, tc.install)
+				}
+				if ci == "github" && tc.base == "" {
+					if b, _ := os.ReadFile(out); string(b) != "skip=true\n" {
+						t.Errorf("GITHUB_OUTPUT %q, want skip=true", b)
+					}
+				}
+			})
+		}
+	}
+}
