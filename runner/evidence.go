@@ -70,9 +70,10 @@ const (
 	evidenceMaxFiles = 8 // 3 shorthand + 3 JSONL files are kept (max_log_files 3), plus the day that rolled
 	logsTailLines    = 2000
 	evidenceTimeout  = time.Minute
-	// evidenceCancelledTimeout bounds the logs of a cancelled run; GitHub
-	// kills a cancelled step 7.5 s after its SIGINT.
-	evidenceCancelledTimeout = 5 * time.Second
+	// evidenceCancelledTimeout bounds the logs of a cancelled run, whose
+	// sandbox must still be deleted: GitHub kills a cancelled step 10 s
+	// after its SIGINT (docs/runner.md).
+	evidenceCancelledTimeout = 2 * time.Second
 )
 
 // logTarScript lists the supervisor's log files and streams them as one tar
