@@ -151,8 +151,15 @@ func TestRunKeepsEvidence(t *testing.T) {
 			if n := h.count("openshell logs"); (n == 2) != (tc.source == EvidenceOpenShellLogs) || n != 0 && n != 2 {
 				t.Errorf("%d openshell logs calls for source %s", n, tc.source)
 			}
-			if tc.source == EvidenceOpenShellLogs && !strings.Contains(log, "falling back to openshell logs --source sandbox|gateway -n 2000") {
-				t.Errorf("the run log does not say which source was used:\n%s", log)
+			if tc.source == EvidenceOpenShellLogs {
+				if !strings.Contains(log, "falling back to openshell logs --source sandbox|gateway -n 2000") {
+					t.Errorf("the run log does not say which source was used:\n%s", log)
+				}
+				for _, src := range []string{"sandbox", "gateway"} {
+					if h.count("openshell logs "+res.Sandbox+" --source "+src+" -n 2000") != 1 {
+						t.Errorf("no `openshell logs %s --source %s -n 2000`", res.Sandbox, src)
+					}
+				}
 			}
 			for _, c := range h.calls() {
 				if strings.Contains(c.String(), "download") && strings.Contains(c.String(), "/var/log") {
