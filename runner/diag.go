@@ -28,6 +28,16 @@ func (x *run) finish(err error) {
 			}
 		}
 	}
+	if n := denialTotal(res.Denials); n > 0 && err == nil {
+		// A run that succeeded after being denied leaves no other trace.
+		where := "run"
+		if res.CI != CILocal {
+			where = "download the run's evidence artifact and run"
+		}
+		x.rep.Annotate("warning", "fullsend run "+res.Agent+": requests denied",
+			fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, denialSummary(res.Denials), where, res.Evidence.Suggest))
+	}
+	x.writeEvidenceResult()
 	if serr := x.rep.Summary(summaryMarkdown(res)); serr != nil {
 		x.logf("%v", serr)
 	}
@@ -36,7 +46,8 @@ func (x *run) finish(err error) {
 
 // writeBundle writes what a maintainer needs to diagnose a failed run: the
 // result, every openshell call (argv, env names, exit, stderr tail; secrets
-// masked), the resolved policy, the sandbox and gateway logs.
+// masked), the resolved policy, the gateway's own log (the sandbox's logs
+// are the run's evidence, collectEvidence).
 func (x *run) writeBundle() (string, error) {
 	name := x.res.Sandbox
 	if name == "" {
@@ -70,7 +81,6 @@ func (x *run) writeBundle() (string, error) {
 		}
 	}
 	for _, f := range []struct{ src, dst string }{
-		{filepath.Join(x.tmp, "sandbox.log"), "sandbox.log"},
 		{x.gatewayLog, "gateway.log"},
 	} {
 		if f.src == "" {
@@ -127,6 +137,17 @@ func summaryMarkdown(res *Result) string {
 	row("duration", res.Duration.Round(time.Millisecond).String())
 	row("error", mdText(res.Error))
 	row("diagnostic bundle", mdCode(res.DiagDir))
+	if ev := res.Evidence; ev != nil {
+		row("evidence", mdCode(ev.Dir)+" from "+mdText(ev.Source))
+		if n := denialTotal(res.Denials); n > 0 {
+			row("denied requests", fmt.Sprintf("%d: %s", n, mdText(denialSummary(res.Denials))))
+			row("next step", mdCode(ev.Suggest))
+		} else if res.Denials[DenialAuditWouldDeny] > 0 {
+			row("audit would-deny", mdText(denialSummary(res.Denials)))
+		} else if ev.Source != EvidenceNone {
+			row("denied requests", "0")
+		}
+	}
 	b.WriteString("\n")
 	if len(res.Steps) > 0 {
 		b.WriteString("| step | ms |\n|---|---:|\n")

@@ -125,7 +125,41 @@ func TestOpenShellFake(t *testing.T) {
 			{args: []string{"sandbox", "upload", "fs-a", upload, "/sandbox/.claude/"}, code: 0},
 			{args: []string{"sandbox", "upload", "fs-a", upload, "/tmp/"}, code: 0},
 			{args: []string{"sandbox", "download", "fs-a", "/sandbox/.claude", dir}, code: 0},
-			{args: []string{"sandbox", "download", "fs-a", "/root", dir}, code: 1, stderr: "Permission denied"}}},
+			{args: []string{"sandbox", "download", "fs-a", "/root", dir}, code: 1, stderr: "outside the sandbox workspace"}}},
+		// ssh.rs:876-938@v0.0.111, :865-912@v0.0.83: download stays inside
+		// the workspace, so the supervisor's logs cannot be downloaded.
+		{name: "sandbox download refuses /var/log", steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"sandbox", "download", "fs-a", "/var/log", dir}, code: 1, stderr: "outside the sandbox workspace (/sandbox)"},
+			{args: []string{"sandbox", "download", "fs-a", "/sandbox/../var/log/x", dir}, code: 1, stderr: "outside the sandbox workspace"}}},
+		{name: "v0.0.83 sandbox download wants an absolute path under /sandbox", version: "0.0.83", steps: []step{
+			{args: create("fs-a", "--", "true"), code: 0},
+			{args: []string{"sandbox", "download", "fs-a", "report", dir}, code: 1, stderr: "must be absolute"},
+			{args: []string{"sandbox", "download", "fs-a", "/var/log/", dir}, code: 1, stderr: "outside the sandbox workspace"}}},
+		// settings.rs:110-166, commands/common.rs:618-679@v0.0.111.
+		{name: "settings set: registered keys, bool values, --global needs --yes", steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"settings", "set", "fs-a", "--key", "ocsf_json", "--value", "true"}, code: 1, stderr: "unknown setting key 'ocsf_json'"},
+			{args: []string{"settings", "set", "fs-a", "--key", "ocsf_json_enabled", "--value", "maybe"}, code: 1, stderr: "invalid bool value"},
+			{args: []string{"settings", "set", "fs-a", "--key", "ocsf_json_enabled", "--value", "On"}, code: 0, stdout: "Set sandbox setting ocsf_json_enabled=On for fs-a"},
+			{args: []string{"settings", "set", "--global", "--key", "ocsf_json_enabled", "--value", "true"}, code: 1, stderr: "pass --yes in non-interactive mode"},
+			{args: []string{"settings", "set", "--global", "--key", "ocsf_json_enabled", "--value", "true", "--yes"}, code: 0, stdout: "Set global setting"},
+			{args: []string{"settings", "set", "fs-a", "--key", "ocsf_json_enabled", "--value", "false"}, code: 1, stderr: "managed globally"}}},
+		// main.rs:510-537, run.rs:6779-6809@v0.0.111: the gateway's tail by
+		// source, as print_log_line prints it.
+		{name: "logs prints the tail per source", env: map[string]string{"OPENSHELL_FAKE_EVENTS": eventsFixture(t)}, steps: []step{
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"sandbox", "exec", "-n", "fs-a", "--", "true"}, code: 0},
+			{args: []string{"logs", "fs-a", "--source", "sandbox", "-n", "2000"}, code: 0, stdout: "] [sandbox] [OCSF ] [ocsf] HTTP:POST [MED] DENIED POST http://host.docker.internal:8081/"},
+			{args: []string{"logs", "fs-a", "--source", "gateway", "-n", "1"}, code: 0, stdout: "] [gateway] [INFO ] [openshell_server] sandbox fs-a is Ready"},
+			{args: []string{"logs", "fs-a", "--sources", "gateway"}, code: 2}}},
+		// main.rs:596-617@v0.0.111: the JSONL file is written once the
+		// setting is on; the shorthand file always.
+		{name: "JSONL follows ocsf_json_enabled", env: map[string]string{"OPENSHELL_FAKE_EVENTS": eventsFixture(t)}, steps: []step{
+			{args: []string{"settings", "set", "--global", "--key", "ocsf_json_enabled", "--value", "yes", "--yes"}, code: 0},
+			{args: create("fs-a", "--detach", "--", "sleep", "infinity"), code: 0},
+			{args: []string{"sandbox", "exec", "-n", "fs-a", "--", "sh", "-c", "cat /var/log/openshell-ocsf.*.log"}, code: 0, stdout: `"message":"L7_REQUEST audit GET api.github.com:443/user`},
+			{args: []string{"sandbox", "exec", "-n", "fs-a", "--", "sh", "-c", "cat /var/log/openshell.*.log"}, code: 0, stdout: "Z INFO openshell_sandbox: OCSF JSONL logging toggled"}}},
 		// policy.rs v0.0.111:2728, run.rs v0.0.111:5944: the same policy
 		// makes no new revision.
 		{name: "policy set of an identical policy is de-duplicated", steps: []step{

@@ -57,6 +57,11 @@ type run struct {
 	envVars      [][2]string // from ExtraEnvFiles, validated once
 	staged       *stagedWorkspace
 	created      bool
+	// ocsfJSON: the run turned on OpenShell's OCSF JSONL log.
+	ocsfJSON bool
+	// policyConfirmed: the sandbox enforces the compiled policy, so the
+	// runner may exec in it (collectEvidence too).
+	policyConfirmed bool
 	// root is where the runner's files and the workspace land in the
 	// sandbox (stageRoot); empty means sandboxHome.
 	root string
@@ -143,6 +148,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 		return res, err
 	}
 	x.reap(ctx) // sandboxes that killed runs left
+	x.enableOCSFJSON(ctx)
 	if err = x.step("fullsend: credential providers", func() error { return x.providers(ctx) }); err != nil {
 		return res, err
 	}
@@ -153,6 +159,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	if err = x.step("fullsend: confirm policy", func() error { return x.confirmPolicy(ctx) }); err != nil {
 		return res, err
 	}
+	x.policyConfirmed = true
 	if err = x.step("fullsend: install agent", func() error { return x.bootstrap(ctx) }); err != nil {
 		return res, err
 	}
@@ -296,20 +303,15 @@ func (x *run) providers(ctx context.Context) error {
 	return nil
 }
 
-// cleanup always runs once a sandbox may exist: on failure it collects the
-// sandbox logs for the bundle, then deletes the sandbox on a fresh context so
-// that a timeout or a signal cannot skip it.
+// cleanup always runs once a sandbox may exist: it keeps the sandbox's logs
+// as the run's evidence (on success and failure, evidence.go), then deletes
+// the sandbox on a fresh context so that a timeout or a signal cannot skip
+// it.
 func (x *run) cleanup(ctx context.Context, runErr error) error {
 	if !x.created {
 		return runErr
 	}
-	if runErr != nil && x.r.opts.DiagDir != "" {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		if logs, err := x.d.Logs(lctx, x.res.Sandbox); err == nil || len(logs) > 0 {
-			_ = os.WriteFile(filepath.Join(x.tmp, "sandbox.log"), []byte(x.mask.String(string(logs))), 0o600)
-		}
-		cancel()
-	}
+	_ = x.step("fullsend: keep OpenShell logs", func() error { x.collectEvidence(ctx); return nil })
 	if err := x.deleteSandbox(ctx); err != nil {
 		x.rep.Annotate("error", "sandbox not deleted", x.mask.String(err.Error()))
 		return errors.Join(runErr, fmt.Errorf("%w: %w", ErrSandbox, err))

@@ -526,10 +526,55 @@ func (d *driver) Delete(ctx context.Context, name string) error {
 	return err
 }
 
-// Logs returns the sandbox's recent logs (gateway and sandbox sources).
-func (d *driver) Logs(ctx context.Context, name string) ([]byte, error) {
-	res, err := d.run(ctx, callOpts{}, "logs", name, "-n", "500")
-	return append(res.stdout, res.stderr...), err
+// logsOut is one `openshell logs` capture.
+type logsOut struct {
+	data      []byte
+	truncated bool
+}
+
+// LogsSource returns the last n lines the gateway keeps for one source
+// ("sandbox" or "gateway"): `logs NAME --source S -n N`, which v0.0.83 and
+// v0.0.111 both have (crates/openshell-cli/src/main.rs:467-494@v0.0.83,
+// :510-537@v0.0.111). At most max bytes of stdout are kept.
+func (d *driver) LogsSource(ctx context.Context, name, source string, n, max int) (logsOut, error) {
+	w := &capWriter{max: max}
+	_, err := d.run(ctx, callOpts{stdout: w}, "logs", name, "--source", source, "-n", strconv.Itoa(n))
+	return logsOut{data: w.buf.Bytes(), truncated: w.cut}, err
+}
+
+// SettingSetGlobal sets a gateway-wide setting: `settings set --global
+// --key K --value V --yes` (main.rs:1791-1811@v0.0.83, :1926-1946
+// @v0.0.111; without --yes and a terminal the CLI refuses,
+// crates/openshell-cli/src/commands/common.rs:670-679@v0.0.111).
+func (d *driver) SettingSetGlobal(ctx context.Context, key, value string) error {
+	_, err := d.run(ctx, callOpts{}, "settings", "set", "--global", "--key", key, "--value", value, "--yes")
+	return err
+}
+
+// capWriter keeps the first max bytes written to it, cut at the last whole
+// line, and discards the rest.
+type capWriter struct {
+	max int
+	buf bytes.Buffer
+	cut bool
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room > 0 && !c.cut {
+		if len(p) <= room {
+			c.buf.Write(p)
+			return len(p), nil
+		}
+		c.buf.Write(p[:room])
+	}
+	if !c.cut {
+		c.cut = true
+		b := c.buf.Bytes()
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			c.buf.Truncate(i + 1)
+		}
+	}
+	return len(p), nil
 }
 
 // ProviderCreate creates (or, when it exists, updates) a credential

@@ -119,6 +119,9 @@ type Options struct {
 	Providers []Provider
 	// DiagDir receives a diagnostic bundle when a run fails ("" = none).
 	DiagDir string
+	// EvidenceDir receives every run's OpenShell logs, in a directory
+	// named after the sandbox ("" = DiagDir; both empty = none kept).
+	EvidenceDir string
 	// TempDir holds the resolved policy and staged files ("" = os.TempDir).
 	TempDir string
 	// StateDir holds the owner records of the sandboxes this runner created
@@ -188,6 +191,11 @@ type Result struct {
 	Steps []StepTiming `json:"steps,omitempty"`
 	// Reaped are sandboxes of earlier, killed runs this run deleted.
 	Reaped []string `json:"reaped_sandboxes,omitempty"`
+	// Denials counts the sandbox's denied requests by kind (DenialKind;
+	// DenialAuditWouldDeny counts audit verdicts, which were forwarded).
+	Denials map[string]int `json:"denials,omitempty"`
+	// Evidence describes the OpenShell logs the run kept.
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
 // StepTiming is one step of a run and how long it took.

@@ -77,10 +77,13 @@ func TestGitHubTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 2 {
+	if len(names) != 4 {
 		t.Fatalf("github templates: %v", names)
 	}
 	for _, name := range names {
+		if strings.HasPrefix(name, "workflows/fullsend-policy-diff") {
+			continue // TestPolicyDiffTemplates
+		}
 		t.Run(name, func(t *testing.T) {
 			data := readAll(t, "github", name)
 			docs := decodeAll(t, data)
@@ -99,6 +102,7 @@ func TestGitHubTemplates(t *testing.T) {
 				t.Error("template mounts docker.sock")
 			}
 			checkNoSandboxOverride(t, sts)
+			checkEvidenceUpload(t, sts)
 			if name != "workflows/fullsend.yml" {
 				checkActionHandOver(t, doc, sts)
 				return
@@ -517,14 +521,18 @@ func TestWrite(t *testing.T) {
 func TestActionlint(t *testing.T) {
 	bin := testtool.Find(t, "actionlint", ".ci/install.d/45-actionlint.sh")
 	dir := t.TempDir()
-	wf := filepath.Join(dir, ".github", "workflows", "fullsend.yml")
-	if err := os.MkdirAll(filepath.Dir(wf), 0o755); err != nil {
-		t.Fatal(err)
+	var wfs []string
+	for _, name := range []string{"fullsend.yml", "fullsend-policy-diff.yml", "fullsend-policy-diff-comment.yml"} {
+		wf := filepath.Join(dir, ".github", "workflows", name)
+		if err := os.MkdirAll(filepath.Dir(wf), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(wf, readAll(t, "github", "workflows/"+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wfs = append(wfs, wf)
 	}
-	if err := os.WriteFile(wf, readAll(t, "github", "workflows/fullsend.yml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-no-color", wf)
+	cmd := exec.Command(bin, append([]string{"-no-color"}, wfs...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("actionlint: %v\n%s", err, out)

@@ -82,7 +82,7 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "wait for the sandbox to be Ready")
 	fl.StringVar(&f.cpu, "cpu", "", "sandbox CPU limit, e.g. 2 or 500m")
 	fl.StringVar(&f.memory, "memory", "", "sandbox memory limit, e.g. 4Gi")
-	fl.StringVar(&f.diagDir, "diag-dir", "", "where a failed run leaves its diagnostic bundle (default $RUNNER_TEMP/fullsend-diag or ./fullsend-diag)")
+	fl.StringVar(&f.diagDir, "diag-dir", "", "where every run keeps its OpenShell logs (run evidence) and a failed run its diagnostic bundle (default $RUNNER_TEMP/fullsend-diag or ./fullsend-diag)")
 	fl.StringVar(&f.result, "result", "", "also write the JSON result to this file")
 	addOutputFlag(cmd, &f.output)
 	return cmd

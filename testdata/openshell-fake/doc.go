@@ -20,6 +20,10 @@
 // propagation from `sandbox exec`, and the CLI differences between v0.0.83
 // and v0.0.111 (no `-o json` on status/get and no `--detach` before
 // v0.0.92/v0.0.111).
+// The supervisor's log files under /var/log, the `ocsf_json_enabled`
+// setting (`settings set`), the gateway's log tail (`logs`) and the
+// workspace boundary of `sandbox download` (which refuses /var/log at both
+// tags) are modelled in logs.go.
 // Sandboxes keep their `create --label` pairs (validated as the gateway
 // does), and `sandbox list` filters by --selector and prints the table,
 // --names, --ids or `-o json` (see list.go for the OpenShell sources).
@@ -39,7 +43,10 @@
 //	    supervisor synced back another policy as a new revision), policy-failed,
 //	    policy-pending, load-pending, load-pending-polls=N, load-failed, exec-exit=N,
 //	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete,
-//	    download-partial[=SANDBOX_PATH] (the files land, then the download fails)
+//	    download-partial[=SANDBOX_PATH] (the files land, then the download fails),
+//	    no-log-files (the supervisor could not open /var/log: no log files)
+//	OPENSHELL_FAKE_EVENTS   JSON-lines file of OCSF events the sandbox logs at its first
+//	                        exec: {"shorthand":"OCSF ...","ocsf":{...}} (logs.go)
 //
 // Run as `openshell-gateway` (a copy or link of this binary with that name)
 // it pretends to be the gateway: it checks its driver, TLS and port flags,

@@ -146,6 +146,8 @@ func (f *fake) dispatch(args []string) int {
 		return f.gatewayCmd(args[1:])
 	case "logs":
 		return f.logs(args[1:])
+	case "settings":
+		return f.settings(args[1:])
 	}
 	return fail(2, "unrecognized subcommand '%s'", args[0])
 }

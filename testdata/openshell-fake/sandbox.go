@@ -37,6 +37,12 @@ type sandbox struct {
 	From string `json:"from,omitempty"`
 	// PolicyGets counts `policy get` calls (load-pending-polls).
 	PolicyGets int `json:"policy_gets,omitempty"`
+	// Settings are the sandbox-scoped `settings set` values (logs.go);
+	// OCSFJSON is the supervisor's applied ocsf_json_enabled flag and
+	// EventsEmitted whether OPENSHELL_FAKE_EVENTS was written.
+	Settings      map[string]string `json:"settings,omitempty"`
+	OCSFJSON      bool              `json:"ocsf_json,omitempty"`
+	EventsEmitted bool              `json:"events_emitted,omitempty"`
 }
 
 // defaultSandboxImage is what a sandbox runs without --from: the driver's
@@ -153,6 +159,8 @@ func (f *fake) create(args []string) int {
 	}
 	s.Phase = "Ready"
 	fmt.Fprintf(os.Stderr, "Sandbox %s is Ready\n", name)
+	f.save(s)
+	f.startSupervisorLogs(s)
 	if f.atLeast(0, 0, 111) && !fl.has("--detach") && len(fl.after) > 0 {
 		// Since v0.0.111 the command is the main process: when it ends, so
 		// does the sandbox.
@@ -254,6 +262,9 @@ func (f *fake) exec(args []string) int {
 	}
 	s.Execs++
 	f.save(s)
+	if code := f.emitEvents(s); code != 0 {
+		return code
+	}
 	if v, ok := f.fails["exec-exit"]; ok {
 		n, _ := strconv.Atoi(v)
 		fmt.Fprintf(os.Stderr, "openshell-fake: injected exit status %d\n", n)
@@ -287,7 +298,8 @@ func (f *fake) exec(args []string) int {
 		// into (/sandbox, or /tmp for tiers that keep /sandbox read-only)
 		// point into the scratch root.
 		// One pass, so a scratch root under /tmp is not rewritten again.
-		cmdArgs[i] = strings.NewReplacer("/sandbox/", root+"/sandbox/", " /tmp/", " "+root+"/tmp/").Replace(a)
+		// /var/log/ is the supervisor's log directory (logs.go).
+		cmdArgs[i] = strings.NewReplacer("/sandbox/", root+"/sandbox/", " /tmp/", " "+root+"/tmp/", "/var/log/", root+"/var/log/").Replace(a)
 	}
 	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
 	cmd.Dir = dir
@@ -392,6 +404,9 @@ func (f *fake) download(args []string) int {
 	}
 	// `tar cf - -C PATH .` over ssh, as the sandbox user: the path must be
 	// readable under the policy (ssh.rs v0.0.83:1317, v0.0.111:1380).
+	if code := f.downloadAllowed(s.Name, fl.pos[1]); code != 0 {
+		return code
+	}
 	if code := f.landlock(s, fl.pos[1], false); code != 0 {
 		return code
 	}
@@ -447,6 +462,7 @@ func (f *fake) delete(args []string) int {
 			continue
 		}
 		os.Remove(f.path(n))
+		os.Remove(f.streamPath(n)) // the gateway frees the tail (tracing_bus.rs:73-77@v0.0.111)
 		os.RemoveAll(f.root(n))
 		fmt.Printf("✓ Deleted sandbox %s\n", n)
 	}
@@ -489,22 +505,6 @@ func (f *fake) provider(args []string) int {
 		return fail(1, "provider %q not found", name)
 	}
 	os.WriteFile(p, []byte(strings.Join(fl.vals["--credential"], "\n")), 0o600)
-	return 0
-}
-
-func (f *fake) logs(args []string) int {
-	fl, code := parseFlags(args, map[string]bool{"-n": true, "--tail": false, "--since": true, "--source": true, "--level": true}, 1)
-	if code != 0 {
-		return code
-	}
-	if len(fl.pos) != 1 {
-		return fail(2, "a sandbox name is required")
-	}
-	s, code := f.load(fl.pos[0])
-	if code != 0 {
-		return code
-	}
-	fmt.Printf("[gateway] sandbox %s phase %s (openshell-fake log)\n[sandbox] supervisor started (openshell-fake log)\n", s.Name, s.Phase)
 	return 0
 }
 

@@ -1,0 +1,659 @@
+package runner
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Run evidence: OpenShell's own record of what the sandbox allowed and
+// denied, kept on every run (success or failure) before the sandbox is
+// deleted, so that `fullsend policy suggest` can turn denials into
+// frontmatter and a reviewer can see them.
+//
+// Where the record is, in NVIDIA/OpenShell at v0.0.83 and v0.0.111:
+//   - The supervisor writes the complete shorthand log to
+//     /var/log/openshell.YYYY-MM-DD.log (daily, 3 files kept) and, while the
+//     `ocsf_json_enabled` setting is true, OCSF JSONL to
+//     /var/log/openshell-ocsf.YYYY-MM-DD.log
+//     (crates/openshell-sandbox/src/main.rs:466-479,520-535@v0.0.83,
+//     :549-562,596-617@v0.0.111; the key at
+//     crates/openshell-core/src/settings.rs:121-125 at both tags).
+//   - `openshell sandbox download` cannot read them: at both tags the CLI
+//     refuses a source path outside the sandbox workspace (/sandbox),
+//     lexically and after realpath (crates/openshell-cli/src/ssh.rs
+//     :865-912@v0.0.83, :876-938@v0.0.111). So the runner reads them the
+//     way download itself works, tar over the sandbox's ssh as the sandbox
+//     user (ssh.rs:1274-1280,1380@v0.0.111), through `sandbox exec`, and
+//     parses the tar stream itself: nothing of the sandbox's choosing ever
+//     names, links or sizes a file on the runner.
+//   - Else `openshell logs NAME --source sandbox|gateway -n 2000`
+//     (main.rs:467-494@v0.0.83, :510-537@v0.0.111): the gateway's tail,
+//     best effort (the push channel drops lines under load,
+//     crates/openshell-supervisor-process/src/log_push.rs:19-20,87-88
+//     @v0.0.111) and at most 2000 lines per sandbox
+//     (crates/openshell-server/src/tracing_bus.rs:106-107@v0.0.111).
+//   - The JSONL setting is set gateway-wide, before any sandbox exists,
+//     when the runner started the gateway itself (it is then the run's
+//     own): a new sandbox applies it from its first settings poll
+//     (apply_ocsf_json_setting, crates/openshell-sandbox/src/lib.rs
+//     :2398-2416@v0.0.83, :3579-3611@v0.0.111), so no event misses the
+//     JSONL and no poll has to be waited for.
+
+// Evidence sources, as result.json and the run log name them.
+const (
+	EvidenceSandboxFiles  = "sandbox-log-files"
+	EvidenceOpenShellLogs = "openshell-logs"
+	EvidenceNone          = "none"
+)
+
+// Limits on what comes out of a sandbox: its logs are attacker-influenced
+// (the agent chooses what it is denied), so each file, the whole set and
+// the number of files are bounded.
+const (
+	evidenceFileMax  = 32 << 20
+	evidenceTotalMax = 64 << 20
+	evidenceMaxFiles = 8 // 3 shorthand + 3 JSONL files are kept (max_log_files 3), plus the day that rolled
+	logsTailLines    = 2000
+	evidenceTimeout  = time.Minute
+	// evidenceCancelledTimeout bounds the logs of a cancelled run, whose
+	// sandbox must still be deleted: GitHub kills a cancelled step 10 s
+	// after its SIGINT (docs/runner.md).
+	evidenceCancelledTimeout = 2 * time.Second
+)
+
+// logTarScript lists the supervisor's log files and streams them as one tar
+// archive to stdout. The glob is matched by the sandbox's shell; the runner
+// checks every name it gets back.
+const logTarScript = "cd /var/log/ && exec tar -cf - -- openshell*.log"
+
+// logFileName is what the rolling appenders name their files
+// (filename_prefix "openshell" / "openshell-ocsf", suffix "log", daily).
+var logFileName = regexp.MustCompile(`^openshell(-ocsf)?\.[0-9]{4}-[0-9]{2}-[0-9]{2}\.log$`)
+
+// Evidence describes the logs a run kept.
+type Evidence struct {
+	// Dir holds the files (EVIDENCE_DIR/<sandbox>).
+	Dir string `json:"dir"`
+	// Source is EvidenceSandboxFiles, EvidenceOpenShellLogs or EvidenceNone.
+	Source string `json:"source"`
+	// OCSFJSON reports that the runner turned on ocsf_json_enabled.
+	OCSFJSON bool           `json:"ocsf_json"`
+	Files    []EvidenceFile `json:"files,omitempty"`
+	// Notes say what was missing, cut or refused.
+	Notes []string `json:"notes,omitempty"`
+	// Suggest is the command that turns the denials into frontmatter.
+	Suggest string `json:"suggest,omitempty"`
+}
+
+// EvidenceFile is one written log file.
+type EvidenceFile struct {
+	Name   string `json:"name"`
+	Format string `json:"format"` // shorthand, ocsf-jsonl, cli
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	// Truncated: the sandbox's file was longer than the limit; the first
+	// evidenceFileMax bytes, up to the last whole line, were kept.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// evidenceRoot is where runs keep their evidence ("" = none is kept).
+func (x *run) evidenceRoot() string {
+	if x.r.opts.EvidenceDir != "" {
+		return x.r.opts.EvidenceDir
+	}
+	return x.r.opts.DiagDir
+}
+
+// enableOCSFJSON turns on the JSONL log on a gateway the run started.
+func (x *run) enableOCSFJSON(ctx context.Context) {
+	if !x.res.GatewayStarted || x.evidenceRoot() == "" {
+		return
+	}
+	if err := x.d.SettingSetGlobal(ctx, "ocsf_json_enabled", "true"); err != nil {
+		x.logf("warning: OCSF JSONL not enabled, audit verdicts will be missing from the evidence: %v", err)
+		return
+	}
+	x.ocsfJSON = true
+	x.logf("OCSF JSONL enabled on the run's own gateway (ocsf_json_enabled=true, global)")
+}
+
+// collectEvidence keeps the sandbox's logs. It never fails the run: a
+// missing piece is logged and noted in result.json.
+func (x *run) collectEvidence(ctx context.Context) {
+	root := x.evidenceRoot()
+	if root == "" || x.res.Sandbox == "" {
+		return
+	}
+	// A cancelled run (SIGTERM, --timeout) must still delete its sandbox
+	// before the CI kills the job: the logs then get a short bound.
+	timeout := evidenceTimeout
+	if ctx.Err() != nil {
+		timeout = evidenceCancelledTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	ev := &Evidence{Dir: filepath.Join(root, sanitizeFileName(x.res.Sandbox)), Source: EvidenceNone, OCSFJSON: x.ocsfJSON}
+	x.res.Evidence = ev
+	if err := os.MkdirAll(ev.Dir, 0o700); err != nil {
+		x.logf("warning: no run evidence: %v", err)
+		return
+	}
+	var files []capturedLog
+	var notes []string
+	err := errors.New("the sandbox's policy was never confirmed, so nothing runs in it")
+	if x.policyConfirmed {
+		files, notes, err = x.sandboxLogFiles(ctx)
+	}
+	ev.Notes = append(ev.Notes, notes...)
+	if err == nil && hasShorthand(files) {
+		ev.Source = EvidenceSandboxFiles
+		x.logf("evidence: the sandbox's log files (/var/log/openshell*.log, %d read through sandbox exec tar)", len(files))
+	} else {
+		if err == nil {
+			err = errors.New("no shorthand log file")
+		}
+		ev.Notes = append(ev.Notes, "sandbox log files unavailable: "+x.mask.String(err.Error()))
+		x.logf("evidence: the sandbox's log files are unavailable (%v); falling back to openshell logs --source sandbox|gateway -n %d", err, logsTailLines)
+		files = nil
+		for _, src := range []string{"sandbox", "gateway"} {
+			out, lerr := x.d.LogsSource(ctx, x.res.Sandbox, src, logsTailLines, evidenceFileMax)
+			if lerr != nil && len(out.data) == 0 {
+				ev.Notes = append(ev.Notes, fmt.Sprintf("openshell logs --source %s: %s", src, x.mask.String(lerr.Error())))
+				continue
+			}
+			files = append(files, capturedLog{name: fallbackLogName[src], format: "cli", data: out.data, truncated: out.truncated})
+		}
+		if len(files) > 0 {
+			ev.Source = EvidenceOpenShellLogs
+		}
+		x.logf("evidence: source %s", ev.Source)
+	}
+	denials := map[string]int{}
+	for _, f := range files {
+		data := redactLog(x.mask, f.data, f.format == "ocsf-jsonl")
+		if err := writeEvidenceFile(ev.Dir, f.name, data); err != nil {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("%s not written: %v", f.name, err))
+			continue
+		}
+		sum := sha256.Sum256(data)
+		ev.Files = append(ev.Files, EvidenceFile{Name: f.name, Format: f.format, Bytes: len(data), SHA256: hex.EncodeToString(sum[:]), Truncated: f.truncated})
+		if f.truncated {
+			x.logf("warning: evidence %s cut at %d bytes", f.name, evidenceFileMax)
+		}
+		// One source of counts: the shorthand record when there is one
+		// (complete), else the gateway's sandbox tail; JSONL adds only the
+		// audit verdicts the shorthand cannot show.
+		switch {
+		case f.format == "shorthand" || f.format == "cli" && f.name == "sandbox.log":
+			countDenials(denials, data)
+		case f.format == "ocsf-jsonl":
+			countAudits(denials, data)
+		}
+	}
+	for i, n := range ev.Notes {
+		ev.Notes[i] = x.mask.String(n)
+	}
+	if len(denials) > 0 {
+		x.res.Denials = denials
+		// In CI the directory reaches the user as the root of the evidence
+		// artifact, so the command names it as it is there.
+		dir := ev.Dir
+		if x.res.CI != CILocal {
+			dir = filepath.Base(ev.Dir)
+		}
+		ev.Suggest = suggestCommand(x.res.Agent, dir)
+		if denialTotal(denials) == 0 {
+			ev.Suggest += " --include-audit" // only audit verdicts (A.3)
+		}
+	}
+	x.logf("evidence: %d files in %s, %d denied requests", len(ev.Files), ev.Dir, denialTotal(denials))
+}
+
+func hasShorthand(files []capturedLog) bool {
+	for _, f := range files {
+		if f.format == "shorthand" {
+			return true
+		}
+	}
+	return false
+}
+
+// fallbackLogName names the `openshell logs --source S` captures; the
+// diagnostic bundle's gateway.log is the gateway process's own output.
+var fallbackLogName = map[string]string{"sandbox": "sandbox.log", "gateway": "gateway-events.log"}
+
+// capturedLog is one log as read, before redaction.
+type capturedLog struct {
+	name, format string
+	data         []byte
+	truncated    bool
+}
+
+// sandboxLogFiles reads /var/log/openshell*.log through `sandbox exec -n N
+// --no-tty --timeout S -- sh -c SCRIPT` (flags at
+// crates/openshell-cli/src/main.rs:1414-1436@v0.0.83, :1568-1590@v0.0.111;
+// the command travels as argv, `command: command.to_vec()` in
+// sandbox_exec_grpc, run.rs:2729-2806@v0.0.83, :1399-1478@v0.0.111). It
+// runs as the sandbox user under the sandbox's Landlock rules, so the
+// policy must let it read /var/log (every fullsend tier does).
+func (x *run) sandboxLogFiles(ctx context.Context) ([]capturedLog, []string, error) {
+	pr, pw := io.Pipe()
+	type parsed struct {
+		files []capturedLog
+		notes []string
+		err   error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		files, notes, err := readLogTar(pr, evidenceFileMax, evidenceTotalMax, evidenceMaxFiles)
+		// Drain what is left so the remote tar is not blocked, then close.
+		_, _ = io.Copy(io.Discard, pr)
+		pr.CloseWithError(err)
+		done <- parsed{files, notes, err}
+	}()
+	var stderr bytes.Buffer
+	code, _, err := x.d.Exec(ctx, execSpec{name: x.res.Sandbox, timeout: evidenceTimeout,
+		command: []string{"sh", "-c", logTarScript}, stdout: pw, stderr: &stderr})
+	pw.Close()
+	p := <-done
+	if err != nil {
+		return nil, p.notes, err
+	}
+	if p.err != nil {
+		return nil, p.notes, p.err
+	}
+	if code != 0 && len(p.files) == 0 {
+		return nil, p.notes, fmt.Errorf("sandbox exec tar exit %d: %s", code, lastLine(x.mask.String(stderr.String())))
+	}
+	if code != 0 {
+		p.notes = append(p.notes, fmt.Sprintf("sandbox exec tar exit %d: %s", code, lastLine(x.mask.String(stderr.String()))))
+	}
+	return p.files, p.notes, nil
+}
+
+// readLogTar reads a tar stream of the supervisor's log files. It is the
+// only reader of bytes that name files: an entry is kept only when it is a
+// regular file (no symlinks, no hard links, no directories, no devices)
+// whose name is exactly a rolling log name; each is cut at fileMax (at the
+// last whole line), the set at totalMax, the count at maxFiles. Entries
+// are kept in memory and written by the caller under names it builds.
+func readLogTar(r io.Reader, fileMax, totalMax, maxFiles int) ([]capturedLog, []string, error) {
+	tr := tar.NewReader(r)
+	var files []capturedLog
+	var notes []string
+	total := 0
+	seen := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if len(files) > 0 {
+				notes = append(notes, "log archive ended early: "+err.Error())
+				break
+			}
+			return nil, notes, fmt.Errorf("reading the log archive: %w", err)
+		}
+		name := h.Name
+		switch {
+		case h.Typeflag != tar.TypeReg:
+			notes = append(notes, fmt.Sprintf("skipped %q: not a regular file (type %q)", name, h.Typeflag))
+			continue
+		case !logFileName.MatchString(name):
+			notes = append(notes, fmt.Sprintf("skipped %q: not a log file name", name))
+			continue
+		case seen[name]:
+			notes = append(notes, fmt.Sprintf("skipped %q: listed twice", name))
+			continue
+		case len(files) >= maxFiles:
+			notes = append(notes, fmt.Sprintf("skipped %q: more than %d log files", name, maxFiles))
+			continue
+		case total >= totalMax:
+			notes = append(notes, fmt.Sprintf("skipped %q: the evidence limit of %d bytes is reached", name, totalMax))
+			continue
+		}
+		seen[name] = true
+		limit := min(fileMax, totalMax-total)
+		data, err := io.ReadAll(io.LimitReader(tr, int64(limit)+1))
+		if err != nil {
+			return files, notes, fmt.Errorf("reading %q from the log archive: %w", name, err)
+		}
+		truncated := len(data) > limit
+		if truncated {
+			data = data[:limit]
+			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+				data = data[:i+1]
+			}
+		}
+		total += len(data)
+		format := "shorthand"
+		if strings.HasPrefix(name, "openshell-ocsf.") {
+			format = "ocsf-jsonl"
+		}
+		files = append(files, capturedLog{name: name, format: format, data: data, truncated: truncated})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	return files, notes, nil
+}
+
+// writeEvidenceFile creates dir/name, which must not exist, without
+// following a link, mode 0600.
+func writeEvidenceFile(dir, name string, data []byte) error {
+	if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("invalid evidence file name %q", name)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// redactLog masks the run's secrets and then redacts query strings, line
+// by line. Masking comes first so a secret that holds a '?' is hidden
+// whole. Query strings are redacted as OpenShell's policy.local does for
+// the agent (redact_query_strings,
+// crates/openshell-supervisor-network/src/policy_local.rs:406-430
+// @v0.0.111: from '?' to the next whitespace or ']'). A JSONL line is
+// treated per string value (redactJSONLine), so escapes cannot hide a
+// secret and each line stays valid JSON.
+func redactLog(m *masker, data []byte, jsonl bool) []byte {
+	var out bytes.Buffer
+	out.Grow(len(data))
+	for len(data) > 0 {
+		line := data
+		rest := []byte(nil)
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, rest = data[:i+1], data[i+1:]
+		}
+		if jsonl {
+			out.WriteString(redactJSONLine(m, string(line)))
+		} else {
+			out.WriteString(redactQueries(m.String(string(line))))
+		}
+		data = rest
+	}
+	return out.Bytes()
+}
+
+// redactQueries is policy_local.rs redact_query_strings:410-430@v0.0.111.
+func redactQueries(s string) string {
+	if !strings.Contains(s, "?") {
+		return s
+	}
+	var b strings.Builder
+	inQuery := false
+	for _, r := range s {
+		switch {
+		case inQuery && (isSpace(r) || r == ']'):
+			inQuery = false
+			b.WriteRune(r)
+		case inQuery:
+		case r == '?':
+			b.WriteString("?[redacted]")
+			inQuery = true
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isSpace is Rust's char::is_whitespace (Unicode White_Space).
+func isSpace(r rune) bool {
+	return r == ' ' || r >= '\t' && r <= '\r' || r == 0x85 || r == 0xA0 ||
+		r == 0x1680 || r >= 0x2000 && r <= 0x200A || r == 0x2028 || r == 0x2029 || r == 0x202F || r == 0x205F || r == 0x3000
+}
+
+// redactJSONLine masks and redacts every string of one JSON line in its
+// decoded form, then encodes it again: key order and the rest of the line
+// are kept. A line that is not JSON is treated as text.
+func redactJSONLine(m *masker, line string) string {
+	body := strings.TrimRight(line, "\r\n")
+	eol := line[len(body):]
+	if !json.Valid([]byte(body)) {
+		return redactQueries(m.String(line))
+	}
+	var b strings.Builder
+	for i := 0; i < len(body); {
+		if body[i] != '"' {
+			b.WriteByte(body[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if body[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		var s string
+		if err := json.Unmarshal([]byte(body[i:j+1]), &s); err != nil {
+			return redactQueries(m.String(line)) // not reached: the line is valid JSON
+		}
+		b.WriteString(jsonString(redactQueries(m.String(s))))
+		i = j + 1
+	}
+	return b.String() + eol
+}
+
+// jsonString encodes s as a JSON string without HTML escaping.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Denial kinds: one per row of OpenShell's denial table (the OCSF events its
+// proxy, Rego and bypass monitor emit at v0.0.111; shared/reference
+// day2-loop.md A.1 lists the sources). The names follow the DenialEvent
+// denial_stage values where OpenShell has one.
+const (
+	DenialNoEndpoint           = "no-endpoint"        // L4, endpoint not allowed by any policy
+	DenialBinary               = "binary-not-allowed" // L4, binary not in the policy
+	DenialNoNetwork            = "no-network"         // L4, no network policy at all
+	DenialSSRF                 = "ssrf"               // CONNECT blocked by the resolver/allowed_ips
+	DenialForward              = "forward"            // plain http:// through HTTP_PROXY
+	DenialForwardSSRF          = "forward-ssrf"
+	DenialL7                   = "l7-deny"         // L7 rule, in a CONNECT tunnel
+	DenialForwardL7            = "forward-l7-deny" // L7 rule, FORWARD path
+	DenialL7Parse              = "l7-parse-rejection"
+	DenialUninspectedCreds     = "uninspected-credentials"
+	DenialTLSUnavailable       = "tls-termination-unavailable"
+	DenialBypass               = "bypass"
+	DenialTransparentTCP       = "transparent-tcp"
+	DenialOther                = "other"
+	DenialAuditWouldDeny       = "audit-would-deny" // enforcement: audit, from the JSONL only
+	denialReasonNoEndpointNew  = "is not allowed by any policy"
+	denialReasonNoEndpointDocs = "no matching policy"
+)
+
+// shorthandFileLine is the sandbox file's OCSF line
+// (shorthand_layer.rs:56-64@v0.0.111); cliOCSFLine the gateway stream's
+// as `openshell logs` prints it (run.rs:6779-6809@v0.0.111, level OCSF and
+// target ocsf from log_push.rs:54-85@v0.0.111).
+var (
+	shorthandFileLine = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z OCSF (.*)$`)
+	cliOCSFLine       = regexp.MustCompile(`^\[[0-9]+\.[0-9]{3}\] \[sandbox *\] \[OCSF *\] \[ocsf\] (.*)$`)
+	deniedEvent       = regexp.MustCompile(`^(NET|HTTP):\S+ \[[A-Z]+\] DENIED\b`)
+	engineTag         = regexp.MustCompile(`\[policy:\S* engine:([a-z0-9-]+)\]`)
+)
+
+// countDenials adds the denied events of a shorthand or CLI log.
+func countDenials(into map[string]int, data []byte) {
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, " DENIED") {
+			continue // DenialKind needs it; most lines are allowed events
+		}
+		line = strings.TrimSuffix(line, "\r")
+		var body string
+		if m := shorthandFileLine.FindStringSubmatch(line); m != nil {
+			body = m[1]
+		} else if m := cliOCSFLine.FindStringSubmatch(line); m != nil {
+			body = m[1]
+		} else {
+			continue
+		}
+		if kind, ok := DenialKind(body); ok {
+			into[kind]++
+		}
+	}
+}
+
+// DenialKind classifies one OCSF shorthand event (without its timestamp,
+// "NET:OPEN [MED] DENIED ..."); ok is false for an event that is not a
+// denial. The table is OpenShell's emitters at v0.0.111: engine (the
+// firewall_rule type) and the reason or message text the shorthand shows
+// (crates/openshell-ocsf/src/format/shorthand.rs:193-307@v0.0.111).
+func DenialKind(body string) (kind string, ok bool) {
+	m := deniedEvent.FindStringSubmatch(body)
+	if m == nil {
+		return "", false
+	}
+	http := m[1] == "HTTP"
+	engine := ""
+	if e := engineTag.FindStringSubmatch(body); e != nil {
+		engine = e[1]
+	}
+	reason := ""
+	if i := strings.Index(body, "reason:"); i >= 0 {
+		reason = body[i+len("reason:"):]
+	}
+	switch {
+	case engine == "nftables" || strings.Contains(body, "BYPASS_DETECT"):
+		return DenialBypass, true // bypass_monitor/mod.rs:80-107
+	case engine == "ssrf" && http:
+		return DenialForwardSSRF, true // proxy.rs:1534-1571,1620-1660
+	case engine == "ssrf":
+		return DenialSSRF, true // proxy.rs:1490-1531,1574-1617
+	case engine == "credentials":
+		return DenialUninspectedCreds, true // proxy.rs:2024-2066
+	case engine == "tls":
+		return DenialTLSUnavailable, true // proxy.rs:1989-2021,2241-2269
+	case strings.HasPrefix(engine, "l7"):
+		switch {
+		case !http || strings.Contains(reason, "non-canonical") || strings.Contains(reason, "request-target"):
+			return DenialL7Parse, true // proxy.rs:1423-1456,2314-2342,5226-5271
+		case strings.HasPrefix(reason, "FORWARD"):
+			return DenialForwardL7, true // proxy.rs:5435-5520
+		}
+		return DenialL7, true // l7/relay.rs:1375-1415
+	case strings.Contains(reason, "Transparent TCP"):
+		return DenialTransparentTCP, true // proxy.rs:588-601,641-657,904-944
+	case http:
+		return DenialForward, true // proxy.rs:1459-1488,4949-4971
+	case strings.Contains(reason, "binary '"):
+		return DenialBinary, true // data/sandbox-policy.rego:46-62
+	case strings.Contains(reason, "network connections not allowed"):
+		return DenialNoNetwork, true // sandbox-policy.rego:64-69
+	case strings.Contains(reason, denialReasonNoEndpointNew), strings.Contains(reason, denialReasonNoEndpointDocs), engine == "opa":
+		return DenialNoEndpoint, true // sandbox-policy.rego:37-44
+	}
+	return DenialOther, true
+}
+
+// countAudits adds enforcement: audit "would deny" verdicts, which only the
+// JSONL shows (an Allowed event whose message is "L7_REQUEST audit ..." or
+// "FORWARD_L7 audit ...": l7/relay.rs:1375-1417, proxy.rs:5435-5455
+// @v0.0.111).
+func countAudits(into map[string]int, data []byte) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if !bytes.Contains(line, []byte(" audit ")) {
+			continue
+		}
+		var ev struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		if strings.HasPrefix(ev.Message, "L7_REQUEST audit ") || strings.HasPrefix(ev.Message, "FORWARD_L7 audit ") {
+			into[DenialAuditWouldDeny]++
+		}
+	}
+}
+
+// denialTotal counts denied requests (audit verdicts were forwarded).
+func denialTotal(d map[string]int) int {
+	n := 0
+	for k, v := range d {
+		if k != DenialAuditWouldDeny {
+			n += v
+		}
+	}
+	return n
+}
+
+// suggestCommand is the command that turns the evidence into suggestions.
+func suggestCommand(agent, dir string) string {
+	return "fullsend policy suggest " + shellQuote(agent) + " --logs " + shellQuote(dir)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// denialSummary renders the denial counts, sorted by kind.
+func denialSummary(d map[string]int) string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+" "+strconv.Itoa(d[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeEvidenceResult writes result.json next to the logs, so that
+// `policy suggest --logs DIR` finds the run's placeholder values.
+func (x *run) writeEvidenceResult() {
+	ev := x.res.Evidence
+	if ev == nil {
+		return
+	}
+	res := *x.res
+	res.Calls = nil
+	b, _ := json.MarshalIndent(res, "", "  ")
+	p := filepath.Join(ev.Dir, "result.json")
+	if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() {
+		return
+	}
+	_ = os.WriteFile(p, append(b, '\n'), 0o600)
+}

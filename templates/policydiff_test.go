@@ -1,0 +1,170 @@
+package templates
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// fullsendVars are the FULLSEND_* variables the templates may name; a new
+// one is a documented interface (docs/runner.md) and must be added here.
+var fullsendVars = map[string]bool{
+	"FULLSEND_AGENT": true, "FULLSEND_SET": true, "FULLSEND_VERSION": true,
+	"FULLSEND_IMAGE": true, "FULLSEND_IMAGE_DIGEST": true, "FULLSEND_POLICIES_DIGEST": true,
+	"FULLSEND_VERIFIED_IMAGE": true, "FULLSEND_VERIFIED_SANDBOX_IMAGE": true, "FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST": true,
+	"FULLSEND_VERIFY_IMAGE": true, "FULLSEND_VERIFY_SANDBOX_IMAGE": true, "FULLSEND_SANDBOX_IMAGE": true,
+	"FULLSEND_COSIGN_PUBLIC_KEY": true, "FULLSEND_CERTIFICATE_IDENTITY": true, "FULLSEND_CERTIFICATE_OIDC_ISSUER": true,
+	"FULLSEND_POLICY_DIFF_FAIL_ON": true, "FULLSEND_MR_NOTE_TOKEN": true,
+}
+
+var fullsendVar = regexp.MustCompile(`\bFULLSEND_[A-Z0-9_]+`)
+
+// TestTemplateVariableNames: every FULLSEND_* name in every template is a
+// known one (a typo would silently read nothing).
+func TestTemplateVariableNames(t *testing.T) {
+	for _, kind := range Kinds {
+		names, _ := List(kind)
+		for _, name := range names {
+			for _, v := range fullsendVar.FindAllString(string(readAll(t, kind, name)), -1) {
+				if !fullsendVars[v] {
+					t.Errorf("%s/%s names unknown variable %s", kind, name, v)
+				}
+			}
+		}
+	}
+}
+
+// checkEvidenceUpload: the run's evidence is uploaded on every run, not
+// only on failure.
+func checkEvidenceUpload(t *testing.T, sts []map[string]any) {
+	t.Helper()
+	for _, st := range sts {
+		if st["name"] != "Upload run evidence" {
+			continue
+		}
+		with := asMap(st["with"])
+		if !strings.HasPrefix(asString(st["uses"]), "actions/upload-artifact@") || st["if"] != "always()" ||
+			!strings.HasSuffix(asString(with["path"]), "/fullsend-diag") {
+			t.Errorf("evidence upload %v, want upload-artifact of fullsend-diag if always()", st)
+		}
+		return
+	}
+	t.Error("no step uploads the run evidence")
+}
+
+// TestPolicyDiffTemplates: the pull-request job runs the base branch's
+// pinned fullsend with read permissions only; the comment job has
+// pull-requests: write, checks out nothing and trusts nothing of the
+// artifact; no template uses pull_request_target.
+func TestPolicyDiffTemplates(t *testing.T) {
+	for _, kind := range Kinds {
+		names, _ := List(kind)
+		for _, name := range names {
+			if strings.Contains(uncommented(readAll(t, kind, name)), "pull_request_target") {
+				t.Errorf("%s/%s uses pull_request_target", kind, name)
+			}
+		}
+	}
+	diff := decodeAll(t, readAll(t, "github", "workflows/fullsend-policy-diff.yml"))[0]
+	comment := decodeAll(t, readAll(t, "github", "workflows/fullsend-policy-diff-comment.yml"))[0]
+	for _, doc := range []map[string]any{diff, comment} {
+		if p := asMap(doc["permissions"]); p == nil || len(p) != 0 {
+			t.Errorf("%s: workflow permissions %v, want {}", doc["name"], doc["permissions"])
+		}
+		for _, s := range steps(doc) {
+			checkStep(t, s)
+		}
+	}
+	if on := asMap(diff["on"]); len(on) != 1 || on["pull_request"] == nil {
+		t.Errorf("diff workflow triggers %v, want pull_request only", diff["on"])
+	}
+	job := asMap(asMap(diff["jobs"])["diff"])
+	if !reflect.DeepEqual(asMap(job["permissions"]), map[string]any{"contents": "read"}) {
+		t.Errorf("diff job permissions %v, want contents: read only", job["permissions"])
+	}
+	var script string
+	for _, s := range steps(diff) {
+		env := asMap(s["env"])
+		script += asString(s["run"])
+		if b, ok := env["BASE_SHA"]; ok && b != "${{ github.event.pull_request.base.sha }}" {
+			t.Errorf("BASE_SHA %v", b)
+		}
+		if h, ok := env["HEAD_SHA"]; ok && h != "${{ github.sha }}" {
+			t.Errorf("HEAD_SHA %v", h)
+		}
+		for k, v := range env {
+			if strings.Contains(asString(v), "secrets.") {
+				t.Errorf("diff job reads secret %s", k)
+			}
+		}
+		if strings.HasPrefix(asString(s["uses"]), "actions/upload-artifact@") && (s["if"] != "always() && steps.install.outputs.skip != 'true'" || asMap(s["with"])["name"] != "fullsend-policy-diff") {
+			t.Errorf("diff upload %v", s)
+		}
+	}
+	for _, want := range []string{
+		`git show "$BASE_SHA:.fullsend-version"`, // the base branch's pin
+		`go install "github.com/fullsend-ai/agent-sandbox/cmd/fullsend@${version}"`,
+		`policy diff "git:$BASE_SHA" "git:$HEAD_SHA" -o json`,
+		`--summary-file "$GITHUB_STEP_SUMMARY"`, `--comment-file "$out/comment.md"`,
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("diff job lacks %s", want)
+		}
+	}
+	if wr := asMap(asMap(comment["on"])["workflow_run"]); len(asMap(comment["on"])) != 1 ||
+		!reflect.DeepEqual(toStrings(asList(wr["workflows"])), []string{asString(diff["name"])}) {
+		t.Errorf("comment workflow triggers %v, want workflow_run of %q", comment["on"], diff["name"])
+	}
+	cjob := asMap(asMap(comment["jobs"])["comment"])
+	if !reflect.DeepEqual(asMap(cjob["permissions"]), map[string]any{"actions": "read", "pull-requests": "write"}) {
+		t.Errorf("comment job permissions %v", cjob["permissions"])
+	}
+	script = ""
+	for _, s := range steps(comment) {
+		if s["uses"] != nil {
+			t.Errorf("comment job runs an action (%v): it must check out and run nothing", s["uses"])
+		}
+		script += asString(s["run"])
+	}
+	for _, want := range []string{`[ "$head" != "$RUN_HEAD_SHA" ]`, `"<!-- fullsend-policy-diff project="*" -->"`, `-F "body=@$dir/comment.md"`, `--method PATCH`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("comment job lacks %s", want)
+		}
+	}
+
+	gl := decodeAll(t, readAll(t, "gitlab", "fullsend-policy-diff.gitlab-ci.yml"))
+	if len(gl) != 2 {
+		t.Fatalf("%d documents", len(gl))
+	}
+	jobs := gl[1]
+	d, n := asMap(jobs["fullsend-policy-diff"]), asMap(jobs["fullsend-policy-diff-note"])
+	for name, j := range map[string]map[string]any{"diff": d, "note": n} {
+		rules := asList(j["rules"])
+		if len(rules) != 1 || asMap(rules[0])["if"] != `$CI_PIPELINE_SOURCE == "merge_request_event"` {
+			t.Errorf("%s job rules %v", name, j["rules"])
+		}
+	}
+	dscript := strings.Join(toStrings(asList(d["script"])), "\n")
+	for _, want := range []string{`git show "$CI_MERGE_REQUEST_DIFF_BASE_SHA:.fullsend-version"`,
+		`policy diff "git:$CI_MERGE_REQUEST_DIFF_BASE_SHA" "git:$CI_COMMIT_SHA" -o json`, `-o gitlab > gl-code-quality-report.json`} {
+		if !strings.Contains(dscript, want) {
+			t.Errorf("diff job lacks %s", want)
+		}
+	}
+	if strings.Contains(dscript, "TOKEN") {
+		t.Error("the diff job must hold no token")
+	}
+	if asMap(asMap(d["artifacts"])["reports"])["codequality"] != "gl-code-quality-report.json" {
+		t.Errorf("no Code Quality report: %v", d["artifacts"])
+	}
+	if asMap(n["variables"])["GIT_STRATEGY"] != "none" {
+		t.Error("the note job must fetch no source")
+	}
+	nscript := strings.Join(toStrings(asList(n["script"])), "\n")
+	for _, want := range []string{`"$CI_MERGE_REQUEST_IID $CI_COMMIT_SHA"`, `"<!-- fullsend-policy-diff project="*" -->"`, `--request PUT`} {
+		if !strings.Contains(nscript, want) {
+			t.Errorf("note job lacks %s", want)
+		}
+	}
+}
