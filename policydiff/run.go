@@ -43,8 +43,9 @@ type Request struct {
 var ErrSide = errors.New("policy diff side failed")
 
 type loaded struct {
-	side *Side
-	fsys fs.FS // the project, for policy tests (nil for a bundle)
+	side  *Side
+	fsys  fs.FS // the project, for policy tests (nil for a bundle)
+	close func() error
 }
 
 // Run reads or compiles both sides concurrently and compares them.
@@ -60,6 +61,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	for i, spec := range []struct{ name, arg, version string }{{"base", req.Base, req.BaseVersion}, {"head", req.Head, req.HeadVersion}} {
 		g.Go(func() error {
 			l, err := req.load(gctx, spec.arg, spec.version)
+			sides[i].close = l.close
 			if err != nil {
 				return fmt.Errorf("%w: %s (%s): %w", ErrSide, spec.name, spec.arg, err)
 			}
@@ -67,7 +69,15 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	defer func() {
+		for _, l := range sides {
+			if l.close != nil {
+				_ = l.close()
+			}
+		}
+	}()
+	if err != nil {
 		return nil, err
 	}
 	res := Compare(sides[0].side, sides[1].side, req.Options)
@@ -96,14 +106,14 @@ func (req Request) load(ctx context.Context, arg, version string) (loaded, error
 		s, err := ReadBundle(in.Arg, os.DirFS(dir))
 		return loaded{side: s}, err
 	case InputDir:
+		// The root stays open for the policy tests; Run closes it.
 		root, err := os.OpenRoot(in.Value)
 		if err != nil {
 			return loaded{}, err
 		}
-		defer root.Close()
 		fsys := root.FS()
 		s, err := req.compile(ctx, fsys, version, in.Arg)
-		return loaded{s, fsys}, err
+		return loaded{s, fsys, root.Close}, err
 	}
 	commit, err := ResolveCommit(ctx, req.RepoDir, in.Value)
 	if err != nil {
@@ -121,7 +131,7 @@ func (req Request) load(ctx context.Context, arg, version string) (loaded, error
 	if s != nil {
 		s.Commit = commit
 	}
-	return loaded{s, fsys}, err
+	return loaded{s, fsys, nil}, err
 }
 
 func (req Request) compile(ctx context.Context, fsys fs.FS, version, ref string) (*Side, error) {
