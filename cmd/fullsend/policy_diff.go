@@ -51,15 +51,19 @@ names it. Lint rules and policy tests are the compile gate's job
 --head-openshell compare one project across two OpenShell targets and run
 every *.policytest.yaml under both, listing the decisions that flip.
 
+In a pull-request job (the base branch's pinned fullsend, never one built
+from the PR):
+
+  fullsend policy diff "git:$BASE_SHA" "git:$HEAD_SHA" --dir .fullsend -o github \
+      --summary-file "$GITHUB_STEP_SUMMARY" --comment-file policy-diff.md
+
 Exit status: 0 when no change is at or above --fail-on (default none: report
 only), 1 when one is or on an error, 2 on usage errors.`,
-		Example: `  fullsend policy diff origin/main HEAD --dir .fullsend
-  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage -o markdown
-  fullsend policy diff testdata/triage /tmp/triage-edited --fail-on high
-  fullsend policy diff bundle:old/policies bundle:testdata/triage/policies -o json
+		Example: `  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
+  fullsend policy diff testdata/triage testdata/triage --fail-on high
+  fullsend policy diff bundle:testdata/triage/policies testdata/triage -o json
   fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 testdata/triage
-  fullsend policy diff "git:$BASE_SHA" "git:$GITHUB_SHA" -o github \
-      --summary-file "$GITHUB_STEP_SUMMARY" --comment-file comment.md`,
+  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage -o markdown --comment-file /tmp/comment.md`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(policydiff.Formats, output) {
