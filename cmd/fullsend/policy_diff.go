@@ -119,7 +119,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 			if err != nil {
 				return err
 			}
-			res.Reproduce = reproduce(args, dir, baseVersion, headVersion, versionMode)
+			res.Reproduce = reproduce(res, args, dir, baseVersion, headVersion, versionMode)
 			for _, f := range []struct{ path, marker string }{{summaryFile, ""}, {commentFile, dir}} {
 				if f.path == "" {
 					continue
@@ -194,13 +194,18 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 	}, nil
 }
 
-// reproduce is the command that gives the same diff.
-func reproduce(args []string, dir, base, head string, versionMode bool) string {
+// reproduce is the command that gives the same diff: git sides by their
+// resolved commits.
+func reproduce(res *policydiff.Result, args []string, dir, base, head string, versionMode bool) string {
 	parts := []string{"fullsend", "policy", "diff"}
 	if versionMode {
 		parts = append(parts, "--base-openshell", base, "--head-openshell", head)
 	}
-	for _, a := range args[:2] {
+	for i, side := range []policydiff.SideRef{res.Base, res.Head} {
+		a := args[i]
+		if side.Commit != "" {
+			a = "git:" + side.Commit
+		}
 		parts = append(parts, shellQuote(a))
 	}
 	if dir != "." && dir != "" {
