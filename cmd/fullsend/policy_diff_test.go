@@ -467,3 +467,73 @@ var testdataDir = func() string {
 	}
 	return d
 }()
+
+// genProject writes n agents in bench/compile.sh's four shapes; with
+// narrow, every agent declaring GET /v1/items/** with i%20 == 3 narrows it.
+func genProject(b *testing.B, dir string, n int, narrow bool) {
+	b.Helper()
+	for i := range n {
+		skill := fmt.Sprintf("skill-%d", i)
+		if err := os.MkdirAll(filepath.Join(dir, "skills", skill), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		_ = os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		s := fmt.Sprintf("---\nname: %s\ndescription: Generated skill %d for the compile benchmark.\nallowed-tools: Read Grep\n---\nSkill body.\n", skill, i)
+		if err := os.WriteFile(filepath.Join(dir, "skills", skill, "SKILL.md"), []byte(s), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		tools, extra := "", ""
+		switch i % 4 {
+		case 0:
+			tools = "Read, Grep, Bash(grep *), Bash(cat *)"
+		case 1:
+			tools = "Bash(gh,jq), Read"
+		case 2:
+			tools = fmt.Sprintf("WebFetch(domain:docs-%d.example.com), Read", i)
+		case 3:
+			glob := "**"
+			if narrow && i%20 == 3 {
+				glob = "*"
+			}
+			tools = "Bash(curl *)"
+			extra = fmt.Sprintf("sandbox:\n  tier: full\n  endpoints:\n    - host: api-%d.example.com\n      rules:\n        - GET /v1/items/%s\n        - POST /v1/items/{{ISSUE_NUMBER}}/notes\n", i, glob)
+		}
+		a := fmt.Sprintf("---\nname: agent-%d\ndescription: Generated agent %d for the compile benchmark.\ntools: %s\nskills: [%s]\n%s---\nAgent body.\n", i, i, tools, skill, extra)
+		if err := os.WriteFile(filepath.Join(dir, "agents", fmt.Sprintf("agent-%d.md", i)), []byte(a), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPolicyDiff times `policy diff` of two 1000-agent projects (both
+// compiled) and one `policy compile` of one of them; bench/diff.sh prints
+// their ratio from the CLI (target: diff within 1.2x of compile).
+func BenchmarkPolicyDiff(b *testing.B) {
+	base, head := b.TempDir(), b.TempDir()
+	genProject(b, base, 1000, false)
+	genProject(b, head, 1000, true)
+	b.Run("compile", func(b *testing.B) {
+		for b.Loop() {
+			if out, err := execCLIb(b, "policy", "compile", base); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+		}
+	})
+	b.Run("diff", func(b *testing.B) {
+		for b.Loop() {
+			if out, err := execCLIb(b, "policy", "diff", base, head); err != nil || !strings.Contains(out, "50 narrowed") {
+				b.Fatalf("%v\n%s", err, out)
+			}
+		}
+	})
+}
+
+func execCLIb(b *testing.B, args ...string) (string, error) {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
