@@ -1,7 +1,6 @@
 package policydiff
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"strconv"
 	"strings"
 	"testing/fstest"
 	"time"
@@ -88,6 +88,40 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
+// gitLimited is git with its output capped at limit bytes: a larger
+// output is an error, read no further than the cap.
+func gitLimited(ctx context.Context, dir string, limit int64, stdin io.Reader, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdin = stdin
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git %s: %w", args[0], err)
+	}
+	out, rerr := io.ReadAll(io.LimitReader(stdout, limit+1))
+	if int64(len(out)) > limit {
+		cancel()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("git %s: output exceeds %d bytes", args[0], limit)
+	}
+	if err := cmd.Wait(); err != nil || rerr != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 400 {
+			msg = msg[:400] + "..."
+		}
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], errors.Join(err, rerr), lit(msg))
+	}
+	return out, nil
+}
+
 // ResolveCommit returns the full commit id a revision names in the
 // repository at dir.
 func ResolveCommit(ctx context.Context, dir, rev string) (string, error) {
@@ -105,52 +139,74 @@ func ResolveCommit(ctx context.Context, dir, rev string) (string, error) {
 const maxTree = 1 << 30
 
 // GitTree reads the project directory dir (relative to the repository
-// root, "" or "." for the root) at a commit into memory, with `git archive`
-// from the repository at repoDir: the project is read, never checked out
-// or executed. Symbolic links are kept as links (the compiler refuses
-// them where it refuses them on disk); submodules are left out, as git
-// archive does.
+// root, "" or "." for the root) at a commit into memory from the
+// repository at repoDir: `git ls-tree` lists the files and `git cat-file
+// --batch` reads their blobs as committed. The project is never checked out
+// or executed, and no attribute applies: `git archive` would honour a PR's
+// .gitattributes (export-ignore hides a file from the diff, export-subst
+// rewrites one). Symbolic links are kept as links (the compiler refuses them
+// where it refuses them on disk); submodules are left out.
 func GitTree(ctx context.Context, repoDir, commit, dir string) (fs.FS, error) {
+	if err := checkRev(commit); err != nil {
+		return nil, err
+	}
 	treeish := commit
 	if d := strings.Trim(path.Clean("/"+dir), "/"); d != "" {
 		treeish += ":" + d
 	}
-	out, err := git(ctx, repoDir, "archive", "--format=tar", treeish)
+	list, err := gitLimited(ctx, repoDir, 256<<20, nil, "ls-tree", "-r", "-z", treeish)
 	if err != nil {
 		return nil, err
 	}
-	if len(out) > maxTree {
-		return nil, fmt.Errorf("git archive %s: the tree exceeds %d bytes", treeish, maxTree)
+	type entry struct {
+		name string
+		mode fs.FileMode
 	}
-	m := fstest.MapFS{}
-	tr := tar.NewReader(bytes.NewReader(out))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading git archive of %s: %w", treeish, err)
-		}
-		name := strings.TrimSuffix(h.Name, "/")
-		if name == "" || name == "." || h.Typeflag == tar.TypeXGlobalHeader {
+	var entries []entry
+	var oids strings.Builder
+	for _, rec := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
+		if rec == "" {
 			continue
 		}
+		meta, name, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("git ls-tree %s: unexpected record %q", treeish, lit(rec))
+		}
 		if !fs.ValidPath(name) {
-			return nil, fmt.Errorf("git archive of %s: unsafe path %q", treeish, lit(name))
+			return nil, fmt.Errorf("git tree %s: unsafe path %q", treeish, lit(name))
 		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			m[name] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
-		case tar.TypeReg:
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				return nil, fmt.Errorf("reading %s from git archive: %w", lit(name), err)
-			}
-			m[name] = &fstest.MapFile{Data: data, Mode: fs.FileMode(h.Mode) & 0o777}
-		case tar.TypeSymlink:
-			m[name] = &fstest.MapFile{Data: []byte(h.Linkname), Mode: fs.ModeSymlink | 0o777}
+		var mode fs.FileMode
+		switch f[0] {
+		case "100644":
+			mode = 0o644
+		case "100755":
+			mode = 0o755
+		case "120000":
+			mode = fs.ModeSymlink | 0o777
+		default:
+			continue // a submodule (160000) has no content here
 		}
+		entries = append(entries, entry{name, mode})
+		oids.WriteString(f[2] + "\n")
+	}
+	out, err := gitLimited(ctx, repoDir, maxTree, strings.NewReader(oids.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	m := fstest.MapFS{}
+	for _, e := range entries {
+		header, rest, ok := bytes.Cut(out, []byte("\n"))
+		f := strings.Fields(string(header))
+		if !ok || len(f) != 3 || f[1] != "blob" {
+			return nil, fmt.Errorf("git cat-file: unexpected header %q for %s", lit(string(header)), lit(e.name))
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 || n+1 > len(rest) {
+			return nil, fmt.Errorf("git cat-file: bad size in %q for %s", lit(string(header)), lit(e.name))
+		}
+		m[e.name] = &fstest.MapFile{Data: rest[:n:n], Mode: e.mode}
+		out = rest[n+1:]
 	}
 	return m, nil
 }

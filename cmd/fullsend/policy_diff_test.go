@@ -393,7 +393,13 @@ func TestPolicyDiffGit(t *testing.T) {
 	run("add", "-A")
 	run("commit", "-qm", "base")
 	edit(t, proj, "agents/duplicate-detector.md", "/issues/{{ISSUE_NUMBER}}\n", "/issues/*\n")
-	run("commit", "-qam", "head")
+	// A PR cannot hide a file from the diff with export-ignore (git
+	// archive would honour it) nor rewrite one with export-subst.
+	if err := os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("proj/agents/duplicate-detector.md export-ignore\n* export-subst\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "-A")
+	run("commit", "-qm", "head")
 	t.Chdir(repo)
 	r := diffResult(t, "git:HEAD~1", "HEAD", "--dir", "proj")
 	c := findChange(t, r, func(c policydiff.Change) bool { return c.Kind == "rule" })
