@@ -241,6 +241,9 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	d.filesystem()
 	d.network()
 	d.attachProver()
+	for i := range d.changes {
+		d.changes[i].capBaseline()
+	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes
 }
@@ -434,4 +437,22 @@ func inEither(a, b map[string]int, p string) bool {
 	_, x := a[p]
 	_, y := b[p]
 	return x || y
+}
+
+// capBaseline caps at low a grant that only the runtime's baseline (its
+// model API, its own binaries and state) or the catalog's filesystem
+// baseline causes: every agent of that runtime has it, and a reviewer reads
+// it as context, not as the change's risk. The reasons are the compiler's,
+// never frontmatter text.
+func (c *Change) capBaseline() {
+	if len(c.From) == 0 || RiskRank(c.Risk) <= RiskRank(RiskLow) || c.Action == ActionMove || c.Kind == "tier" {
+		return
+	}
+	for _, s := range c.From {
+		if !strings.HasPrefix(s.Reason, "runtime ") && !(s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline")) {
+			return
+		}
+	}
+	c.Risk = RiskLow
+	c.Why = "the runtime's baseline (model API, its own binaries and state): every agent of this runtime has it"
 }

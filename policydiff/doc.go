@@ -10,5 +10,6 @@
 // A side comes from a compiled bundle (ReadBundle) or from a compile the
 // caller runs (NewSide): this package never imports the compiler, so a
 // bundle can be diffed without CUE or OPA. Git revisions are read with `git
-// archive` into an in-memory fs.FS (GitTree) for the caller to compile.
+// ls-tree` and `git cat-file` into an in-memory fs.FS (GitTree) for the
+// caller to compile, no attribute applied.
 package policydiff

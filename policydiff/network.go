@@ -76,13 +76,25 @@ func (d *differ) endpointChange(u *epUnit, action, field, before, after string) 
 // endpointAdded reports a new endpoint and every rule in it.
 func (d *differ) endpointAdded(u *epUnit) {
 	ep := u.ep
-	desc := u.label()
+	var parts []string
+	if len(u.ports()) > 1 {
+		parts = append(parts, "ports "+portsString(u.ports()))
+	}
+	if ep.Path != "" {
+		parts = append(parts, "path "+ep.Path)
+	}
 	if ep.Protocol != "" {
-		desc += " protocol " + ep.Protocol
+		parts = append(parts, "protocol "+ep.Protocol)
+	} else {
+		parts = append(parts, "L4 (no protocol)")
 	}
 	if ep.Access != "" {
-		desc += " access " + ep.Access
+		parts = append(parts, "access "+ep.Access)
 	}
+	if len(ep.AllowedIPs) > 0 {
+		parts = append(parts, "allowed_ips "+strings.Join(ep.AllowedIPs, ","))
+	}
+	desc := strings.Join(parts, " ")
 	c := d.add(Change{Action: ActionAdd, Kind: "endpoint", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()), After: desc,
 		From: sourcesFor(d.h, u.path), order: epOrder(u, "")})
 	c.apply(grade{RiskMedium, "", "a new host the agent can reach"})
