@@ -258,3 +258,29 @@ func stripCodeSpans(s string) string {
 	}
 	return b.String()
 }
+
+// An added agent lists all its grants; a removed one is one change.
+func TestAgentAddedRemoved(t *testing.T) {
+	doc := policy(forgeEP, "      - path: /usr/bin/gh\n")
+	r := Compare(side(t, "network", map[string]string{"old": doc}), side(t, "network", map[string]string{"new": doc}), Options{})
+	if len(r.Agents) != 2 || r.Agents[0].Agent != "new" || r.Agents[0].Status != "added" || r.Agents[1].Status != "removed" || len(r.Agents[1].Changes) != 1 {
+		t.Fatalf("agents = %+v", r.Agents)
+	}
+	if r.Agents[0].Changes[0].Kind != "agent" || r.Summary.Removed != 0 {
+		t.Fatalf("first change %+v summary %+v", r.Agents[0].Changes[0], r.Summary)
+	}
+}
+
+// Grants only the runtime's baseline causes are capped at low; one with a
+// frontmatter cause keeps its risk.
+func TestCapBaseline(t *testing.T) {
+	base := []bundle.Source{{File: "agents/a.md", Line: 2, Reason: "runtime claude via anthropic (profile anthropic)"}}
+	c := Change{Action: ActionAdd, Kind: "rule", Risk: RiskHigh, From: base}
+	if c.capBaseline(); c.Risk != RiskLow {
+		t.Errorf("baseline rule risk %s", c.Risk)
+	}
+	c = Change{Action: ActionAdd, Kind: "rule", Risk: RiskHigh, From: append(base, bundle.Source{File: "agents/a.md", Line: 9, Reason: "sandbox rule POST /x"})}
+	if c.capBaseline(); c.Risk != RiskHigh {
+		t.Errorf("declared rule risk %s", c.Risk)
+	}
+}
