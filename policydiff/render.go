@@ -16,7 +16,7 @@ import (
 )
 
 // Formats lists the output formats Write accepts.
-var Formats = []string{"text", "json", "markdown", "github", "gitlab", "sarif"}
+var Formats = []string{"text", "json", "markdown", "github", "gitlab"}
 
 // WriteOptions tune rendering.
 type WriteOptions struct {
@@ -26,8 +26,6 @@ type WriteOptions struct {
 	Marker string
 	// MaxRows caps the Markdown table (default 200).
 	MaxRows int
-	// ToolVersion is reported in SARIF.
-	ToolVersion string
 }
 
 // Write renders the result in one of Formats.
@@ -53,8 +51,8 @@ func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
 		}
 		_, err := fmt.Fprintln(w, r.SummaryLine())
 		return err
-	case "gitlab", "sarif":
-		return r.Report().Write(w, format, report.WriteOptions{ToolVersion: o.ToolVersion})
+	case "gitlab":
+		return r.Report().Write(w, format, report.WriteOptions{})
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
 }
@@ -315,7 +313,7 @@ func (r *Result) questions() []string {
 
 // Report converts the changes a reviewer must act on (add, widen, change,
 // at risk low or above) into report findings at their source lines, for
-// the github, gitlab and sarif formats of package report: critical and high
+// the github and gitlab formats of package report: critical and high
 // are deny (::error, Code Quality critical), medium and low warn.
 func (r *Result) Report() *report.Report {
 	rep := &report.Report{Findings: []report.Finding{}}

@@ -15,7 +15,6 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 	"github.com/fullsend-ai/agent-sandbox/internal/gcbudget"
-	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 	"github.com/fullsend-ai/agent-sandbox/policydiff"
@@ -132,7 +131,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 					return err
 				}
 			}
-			if err := res.Write(cmd.OutOrStdout(), output, policydiff.WriteOptions{ToolVersion: versionString()}); err != nil {
+			if err := res.Write(cmd.OutOrStdout(), output, policydiff.WriteOptions{}); err != nil {
 				return err
 			}
 			if failOn != "none" && policydiff.RiskRank(res.Summary.MaxRisk) >= policydiff.RiskRank(failOn) {
@@ -157,8 +156,6 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
-
-func versionString() string { return version.String() }
 
 // diffCompiler compiles a side as policy compile does up to the policy
 // model (load, derive, merge, cap the tier, emit, validate), with the
