@@ -284,3 +284,20 @@ func TestCapBaseline(t *testing.T) {
 		t.Errorf("declared rule risk %s", c.Risk)
 	}
 }
+
+// The same policy under two OpenShell versions: from v0.0.110 a tunnel that
+// would carry provider credentials to an L4 endpoint is refused
+// (proxy.rs:2024-2066 @ v0.0.111), so the case flips allow -> deny.
+func TestFlipsAcrossVersions(t *testing.T) {
+	l4 := policy("      - host: api.github.com\n        port: 443\n", "      - path: /usr/bin/gh\n")
+	fsys := fstest.MapFS{"agents/a.policytest.yaml": {Data: []byte("agent: a\ntests:\n  - name: credentialed raw tunnel\n    request: CONNECT api.github.com:443 from /usr/bin/gh credentialed p\n    expect: deny\n")}}
+	base, head := side(t, "network", map[string]string{"a": l4}), side(t, "network", map[string]string{"a": l4})
+	base.OpenShellVersion = "v0.0.83"
+	flips, err := Flips(fsys, base, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flips) != 1 || flips[0].Before != "allow" || flips[0].After != "deny" {
+		t.Fatalf("flips = %+v", flips)
+	}
+}
