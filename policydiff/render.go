@@ -124,22 +124,33 @@ func (r *Result) writeText(w io.Writer) error {
 	var b strings.Builder
 	for _, a := range r.Agents {
 		fmt.Fprintf(&b, "agent %s (%s, tier %s -> %s)\n", lit(a.Agent), a.Status, orNone(a.Tier.Before), orNone(a.Tier.After))
+		// Changes of one network policy are grouped under its key
+		// (agent -> policy -> endpoint, rule, binary).
+		policy := ""
 		for _, c := range a.Changes {
+			ind := "  "
+			if c.Policy != "" {
+				if c.Policy != policy {
+					fmt.Fprintf(&b, "  network_policies.%s\n", lit(c.Policy))
+					policy = c.Policy
+				}
+				ind = "    "
+			}
 			cats := ""
 			if len(c.Categories) > 0 {
 				cats = "  " + strings.Join(c.Categories, ",")
 			}
-			fmt.Fprintf(&b, "  %s %s  %s%s\n", symbol(c.Action), lit(c.Subject()), c.Risk, cats)
+			fmt.Fprintf(&b, "%s%s %s  %s%s\n", ind, symbol(c.Action), lit(c.Subject()), c.Risk, cats)
 			for _, s := range c.From {
-				fmt.Fprintf(&b, "      <- %s\n", lit(s.String()))
+				fmt.Fprintf(&b, "%s    <- %s\n", ind, lit(s.String()))
 			}
 			if c.Action == ActionMove {
 				for _, s := range c.Was {
-					fmt.Fprintf(&b, "      was %s\n", lit(s.String()))
+					fmt.Fprintf(&b, "%s    was %s\n", ind, lit(s.String()))
 				}
 			}
 			for _, p := range c.Prover {
-				fmt.Fprintf(&b, "      prover %s\n", lit(p.String()))
+				fmt.Fprintf(&b, "%s    prover %s\n", ind, lit(p.String()))
 			}
 		}
 	}
