@@ -1,6 +1,7 @@
 package policydiff
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -310,11 +311,22 @@ func otherSettings(ep *openshell.Endpoint) string {
 	c := *ep
 	c.Host, c.Path, c.Port, c.Ports, c.Protocol, c.TLS, c.Enforcement, c.Access = "", "", 0, nil, "", "", "", ""
 	c.Rules, c.DenyRules, c.AllowedIPs, c.AllowEncodedSlash, c.AllowUninspectedCredentials, c.CredentialBinding = nil, nil, nil, false, false, nil
-	b, _ := json.Marshal(c)
-	if string(b) == "{}" {
-		return ""
+	if b := literalJSON(c); b != "{}" {
+		return b
 	}
-	return string(b)
+	return ""
+}
+
+// literalJSON encodes v as compact JSON without HTML escaping: values are
+// shown as written (renderers escape for their format).
+func literalJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // ruleLabel renders a rule as "METHOD path" plus its other matchers.
@@ -328,8 +340,8 @@ func ruleLabel(m *openshell.Match) string {
 	}
 	rest := *m
 	rest.Method, rest.Path = "", ""
-	if b, _ := json.Marshal(rest); string(b) != "{}" {
-		parts = append(parts, string(b))
+	if b := literalJSON(rest); b != "{}" {
+		parts = append(parts, b)
 	}
 	return strings.Join(parts, " ")
 }
@@ -338,8 +350,7 @@ func ruleLabel(m *openshell.Match) string {
 func ruleRest(m *openshell.Match) string {
 	rest := *m
 	rest.Method, rest.Path = "", ""
-	b, _ := json.Marshal(rest)
-	return string(b)
+	return literalJSON(rest)
 }
 
 type ruleUnit struct {

@@ -303,6 +303,28 @@ func TestPolicyDiffMarkdownComment(t *testing.T) {
 	}
 }
 
+// B.6 #10, on what the frontmatter validators let through: a query glob
+// holding a backtick, a pipe, an <img> tag and a link renders literally.
+func TestPolicyDiffMarkdownHostileQuery(t *testing.T) {
+	base, head := triageCopy(t), triageCopy(t)
+	edit(t, head, "skills/duplicate-detector/SKILL.md", "            q: \"repo:{{OWNER}}/{{REPO_NAME}} {*,*.**}\"\n",
+		"            q: \"repo:{{OWNER}}/{{REPO_NAME}} {*,*.**}\"\n        - method: GET\n          path: /search/code\n          query:\n            q: \"x|`y`<img src=x>[a](b)\"\n")
+	out, err := execCLI(t, "policy", "diff", base, head, "-o", "markdown")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	row := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "/search/code") && strings.HasPrefix(l, "|") {
+			row = l
+		}
+	}
+	want := "``allow GET /search/code {\"query\":{\"q\":{\"glob\":\"x\\|`y`<img src=x>[a](b)\"}}}``"
+	if !strings.Contains(row, want) || strings.Count(strings.ReplaceAll(row, `\|`, ""), "|") != 7 {
+		t.Fatalf("row %q, want the cell %s", row, want)
+	}
+}
+
 // B.6 #11: two compiled bundles give the changes the sources give, minus
 // the source lines when the bundles carry no provenance.
 func TestPolicyDiffBundles(t *testing.T) {
