@@ -12,6 +12,7 @@ func newPolicyCmd() *cobra.Command {
   fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
   fullsend policy lint testdata/triage/policies/*.yaml
   fullsend policy explain triage --dir testdata/triage
+  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
   fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}
@@ -22,5 +23,6 @@ func newPolicyCmd() *cobra.Command {
 	cmd.AddCommand(newPolicyLintCmd())
 	cmd.AddCommand(newPolicyTestCmd())
 	cmd.AddCommand(newPolicySchemaCmd())
+	cmd.AddCommand(newPolicyDiffCmd())
 	return cmd
 }

@@ -254,6 +254,10 @@ blocked_refs contains [sprintf("%s.allowed_ips[%d]", [lib.ep_path(key, i), j]), 
 #   other metadata services (Azure WireServer 168.63.129.16, metadata.goog)
 #   are not. Naming any of them, in any spelling (decimal, octal, hex, short
 #   IPv4 forms, NAT64 or IPv4-mapped IPv6), is a mistake or an SSRF attempt.
+#   It covers OpenShell's prover category link_local_reach (169.254.0.0/16,
+#   fe80::/10, metadata.google.internal:
+#   crates/openshell-prover/src/queries.rs:45-68 @ v0.0.111), one of its two
+#   unconditional categories.
 # custom:
 #   id: FS009
 #   severity: deny
@@ -416,6 +420,17 @@ credentialed(h) if {
 	glob.match(g, ["."], lib.norm_host(h))
 }
 
+# A wildcard endpoint host reaches every credentialed host it covers: OpenShell's
+# prover matches credential target hosts and policy hosts in both directions
+# (host_patterns_overlap, crates/openshell-prover/src/credentials.rs:173-180 @
+# v0.0.111), so "*.github.com" is credentialed because api.github.com is.
+credentialed(h) if {
+	contains(h, "*")
+	some g in credentialed_hosts
+	not contains(g, "*")
+	glob.match(lib.norm_host(h), ["."], lib.norm_host(g))
+}
+
 raw_tool(p) if lib.basename(lib.canonical_path(p)) in {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "openssl"}
 
 raw_tools := {"ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "openssl", "git"}
@@ -434,7 +449,10 @@ raw_tool_reaches(p, ep) if {
 # description: >-
 #   ssh, nc, socat and friends (and git over an uninspected connection) carry
 #   arbitrary bytes to a host that holds the agent's credentials, bypassing
-#   L7 method and path rules.
+#   L7 method and path rules. OpenShell's prover reports this as
+#   l7_bypass_credentialed (crates/openshell-prover/src/queries.rs:121-138 @
+#   v0.0.111), one of its two unconditional categories; its registry also
+#   counts git on an inspected endpoint, which fullsend's L7 rules bound.
 # custom:
 #   id: FS017
 #   severity: deny

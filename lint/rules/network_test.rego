@@ -202,6 +202,12 @@ test_fs017_inspected_git_ok if {
 	count(net.deny_raw_tool_credentialed) == 0 with input as t.policy([t.ep({})], ["/usr/bin/nc"])
 }
 
+test_fs017_wildcard_host_covers_credentialed if {
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "*.github.com"})], ["/usr/bin/nc"])
+	t.ids(net.deny_raw_tool_credentialed) == {"FS017"} with input as t.policy([t.ep({"host": "**.github.com"})], ["/usr/bin/ssh"])
+	count(net.deny_raw_tool_credentialed) == 0 with input as t.policy([t.ep({"host": "*.example.org"})], ["/usr/bin/nc"])
+}
+
 test_fs017_credentialed_hosts_from_data if {
 	count(net.deny_raw_tool_credentialed) == 1 with input as t.policy([t.ep({})], ["/usr/bin/nc"])
 		with data.fullsend.credentialed_hosts as ["*.example.com"]

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
+	"github.com/fullsend-ai/agent-sandbox/internal/gcbudget"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/policydiff"
+	"github.com/fullsend-ai/agent-sandbox/prover"
+)
+
+func newPolicyDiffCmd() *cobra.Command {
+	var (
+		dir, output, failOn, summaryFile, commentFile string
+		osVersion, baseVersion, headVersion           string
+		catalog, provider, credentials                string
+		agents                                        []string
+	)
+	cmd := &cobra.Command{
+		Use:   "diff BASE HEAD",
+		Short: "Show what a change grants: compare the compiled policies of two revisions, with risk",
+		Long: `Diff compiles BASE and HEAD (placeholders left open) and compares the policy
+models, not their YAML: per agent, every endpoint, L7 rule, binary, filesystem
+path, landlock and process setting, tier, subagent and output is added,
+removed, widened, narrowed, changed or moved, with the frontmatter line that
+caused it. Each change gets a risk (critical, high, medium, low, info) from a
+fixed table in OpenShell's prover vocabulary (link_local_reach,
+l7_bypass_credentialed, credential_reach_expansion, capability_expansion),
+and the paths OpenShell's prover reports as new.
+
+BASE and HEAD are git:REV (a revision of the repository at the current
+directory; a bare revision that git resolves works too), a project directory,
+or bundle:DIR (a compiled policies/ directory with manifest.json, compared
+without sources). --dir names the project inside the repository for git
+inputs. A side that does not compile fails the diff (exit 1) and the message
+names it. Lint rules and policy tests are the compile gate's job
+(policy compile --check) and are not run, except that --base-openshell and
+--head-openshell compare one project across two OpenShell targets and run
+every *.policytest.yaml under both, listing the decisions that flip.
+
+In a pull-request job (the base branch's pinned fullsend, never one built
+from the PR):
+
+  fullsend policy diff "git:$BASE_SHA" "git:$HEAD_SHA" --dir .fullsend -o github \
+      --summary-file "$GITHUB_STEP_SUMMARY" --comment-file policy-diff.md
+
+Exit status: 0 when no change is at or above --fail-on (default none: report
+only), 1 when one is or on an error, 2 on usage errors.`,
+		Example: `  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
+  fullsend policy diff testdata/triage testdata/triage --fail-on high
+  fullsend policy diff bundle:testdata/triage/policies testdata/triage -o json
+  fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 testdata/triage
+  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage -o markdown --comment-file /tmp/comment.md`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(policydiff.Formats, output) {
+				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(policydiff.Formats, ", "))
+			}
+			if failOn != "none" && policydiff.RiskRank(failOn) < 0 {
+				return usageErrorf("--fail-on %q: want critical, high, medium, low, info or none", failOn)
+			}
+			versionMode := baseVersion != "" || headVersion != ""
+			switch {
+			case versionMode && (baseVersion == "" || headVersion == ""):
+				return usageErrorf("--base-openshell and --head-openshell go together")
+			case versionMode && osVersion != "":
+				return usageErrorf("--openshell-version and --base-openshell/--head-openshell exclude each other")
+			case len(args) == 1 && !versionMode:
+				return usageErrorf("want BASE and HEAD (one argument only with --base-openshell and --head-openshell)")
+			case osVersion != "":
+				baseVersion, headVersion = osVersion, osVersion
+			}
+			for _, v := range []*string{&baseVersion, &headVersion} {
+				if *v == "" {
+					continue
+				}
+				n, err := openshell.NormalizeVersion(*v)
+				if err != nil {
+					return usageErrorf("OpenShell version %q: %v", *v, err)
+				}
+				*v = n
+			}
+			if len(args) == 1 {
+				args = append(args, args[0])
+			}
+			creds := prover.DefaultCredentials()
+			if credentials != "" {
+				data, err := os.ReadFile(credentials)
+				if err != nil {
+					return usageErrorf("--credentials: %v", err)
+				}
+				if creds, err = prover.ParseCredentials(data); err != nil {
+					return usageErrorf("--credentials %s: %v", credentials, err)
+				}
+			}
+			gcbudget.Apply(compileMemoryCeiling)
+			compiler, err := diffCompiler(catalog, provider)
+			if err != nil {
+				return flagError(err)
+			}
+			res, err := policydiff.Run(cmd.Context(), policydiff.Request{
+				Base: args[0], Head: args[1], Dir: dir, BaseVersion: baseVersion, HeadVersion: headVersion,
+				Flips: versionMode, Compile: compiler,
+				Options: policydiff.Options{Agents: agents, Credentials: creds},
+			})
+			if err != nil {
+				return err
+			}
+			res.Reproduce = reproduce(res, args, dir, baseVersion, headVersion, versionMode)
+			for _, f := range []struct{ path, marker string }{{summaryFile, ""}, {commentFile, dir}} {
+				if f.path == "" {
+					continue
+				}
+				var b bytes.Buffer
+				if err := res.Write(&b, "markdown", policydiff.WriteOptions{Marker: markerOf(f.marker, f.path == commentFile)}); err != nil {
+					return err
+				}
+				if err := writeMarkdownFile(f.path, b.Bytes(), f.path == summaryFile); err != nil {
+					return err
+				}
+			}
+			if err := res.Write(cmd.OutOrStdout(), output, policydiff.WriteOptions{}); err != nil {
+				return err
+			}
+			if failOn != "none" && policydiff.RiskRank(res.Summary.MaxRisk) >= policydiff.RiskRank(failOn) {
+				return exitError{code: 1, err: fmt.Errorf("policy diff: highest risk %s is at or above --fail-on %s", res.Summary.MaxRisk, failOn)}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dir, "dir", ".", "the project directory inside the repository, for git inputs")
+	fl.StringArrayVar(&agents, "agent", nil, "compare only this agent (repeatable)")
+	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(policydiff.Formats, ", "))
+	fl.StringVar(&failOn, "fail-on", "none", "exit 1 when a change has this risk or higher: critical, high, medium, low, info or none")
+	fl.StringVar(&summaryFile, "summary-file", "", "also append the Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
+	fl.StringVar(&commentFile, "comment-file", "", "also write the Markdown report to FILE with a first-line marker for one PR comment per project")
+	fl.StringVar(&osVersion, "openshell-version", "", "target OpenShell version of both sides (default: the version the Containerfile pins)")
+	fl.StringVar(&baseVersion, "base-openshell", "", "OpenShell version of the base side (with --head-openshell)")
+	fl.StringVar(&headVersion, "head-openshell", "", "OpenShell version of the head side (with --base-openshell)")
+	fl.StringVar(&catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
+	fl.StringVar(&provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
+	fl.StringVar(&credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// diffCompiler compiles a side as policy compile does up to the policy
+// model (load, derive, merge, cap the tier, emit, validate), with the
+// catalog loaded once for both sides; lint and policy tests are left to
+// the compile gate.
+func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
+	var org fs.FS
+	if catalogDir != "" {
+		if _, err := os.Stat(catalogDir); err != nil {
+			return nil, &compile.OptionError{Option: "CatalogDir", Err: err}
+		}
+		org = os.DirFS(catalogDir)
+	}
+	cat, err := policycue.LoadCatalog(org, catalogDir)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, fsys fs.FS, version string) (*policydiff.Side, error) {
+		proj, err := compile.Load(fsys)
+		if err != nil {
+			return nil, err
+		}
+		out, err := compile.Compile(ctx, proj, fsys, compile.Options{OpenShellVersion: version, Catalog: cat, Provider: provider,
+			Checks: []compile.Check{compile.ValidateCheck}})
+		if err != nil {
+			return nil, err
+		}
+		pols := make(map[string]*openshell.Policy, len(out.Agents))
+		for n, c := range out.Agents {
+			pols[n] = c.Policy
+		}
+		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, pols)
+	}, nil
+}
+
+// reproduce is the command that gives the same diff: git sides by their
+// resolved commits.
+func reproduce(res *policydiff.Result, args []string, dir, base, head string, versionMode bool) string {
+	parts := []string{"fullsend", "policy", "diff"}
+	if versionMode {
+		parts = append(parts, "--base-openshell", base, "--head-openshell", head)
+	}
+	for i, side := range []policydiff.SideRef{res.Base, res.Head} {
+		a := args[i]
+		if side.Commit != "" {
+			a = "git:" + side.Commit
+		}
+		parts = append(parts, shellQuote(a))
+	}
+	if dir != "." && dir != "" {
+		parts = append(parts, "--dir", shellQuote(dir))
+	}
+	return strings.Join(parts, " ")
+}
+
+func markerOf(dir string, comment bool) string {
+	if !comment {
+		return ""
+	}
+	if dir == "" {
+		return "."
+	}
+	return dir
+}
+
+// writeMarkdownFile appends to a job summary (GitHub appends step
+// summaries) and replaces a comment file atomically.
+func writeMarkdownFile(path string, data []byte, appendTo bool) error {
+	if !appendTo {
+		return atomicfile.Write(path, data, 0o644)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("--summary-file: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("--summary-file: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,458 @@
+package policydiff
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/prover"
+)
+
+// Options tune a comparison.
+type Options struct {
+	// Agents restricts the comparison to these agents (all when empty).
+	Agents []string
+	// Credentials is the credential set the prover and the risk table
+	// consider in scope (default prover.DefaultCredentials); endpoints with
+	// credential_binding are added per policy.
+	Credentials prover.Credentials
+	// Registry is the binary registry (default prover.DefaultRegistry).
+	Registry *prover.Registry
+}
+
+// Compare compares two sides agent by agent.
+func Compare(base, head *Side, opts Options) *Result {
+	if opts.Credentials == nil {
+		opts.Credentials = prover.DefaultCredentials()
+	}
+	if opts.Registry == nil {
+		opts.Registry = prover.DefaultRegistry()
+	}
+	r := &Result{Schema: Schema,
+		Base:             SideRef{Ref: base.Ref, Commit: base.Commit, ManifestSHA256: base.ManifestSHA256, OpenShellVersion: base.OpenShellVersion},
+		Head:             SideRef{Ref: head.Ref, Commit: head.Commit, ManifestSHA256: head.ManifestSHA256, OpenShellVersion: head.OpenShellVersion},
+		OpenShellVersion: head.OpenShellVersion,
+		Agents:           []AgentDiff{},
+	}
+	if base.OpenShellVersion != head.OpenShellVersion {
+		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
+	}
+	names := map[string]bool{}
+	for n := range base.Agents {
+		names[n] = true
+	}
+	for n := range head.Agents {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		if len(opts.Agents) == 0 || slices.Contains(opts.Agents, n) {
+			sorted = append(sorted, n)
+		}
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		b, h := base.Agents[n], head.Agents[n]
+		ad := AgentDiff{Agent: n, Status: "changed"}
+		switch {
+		case b == nil:
+			ad.Status = "added"
+			ad.Tier = Before{After: h.Manifest.Tier}
+			ad.Changes = compareAgent(&Agent{Name: n, Policy: &openshell.Policy{}, Prov: map[string][]bundle.Source{}}, h, opts)
+			ad.Changes = append([]Change{{Action: ActionAdd, Kind: "agent", After: n, Risk: RiskInfo, Categories: []string{},
+				From: sourcesFor(h, ""), order: "0"}}, ad.Changes...)
+		case h == nil:
+			ad.Status = "removed"
+			ad.Tier = Before{Before: b.Manifest.Tier}
+			ad.Changes = []Change{{Action: ActionRemove, Kind: "agent", Before: n, Risk: RiskInfo, Categories: []string{}, From: sourcesFor(b, "")}}
+		default:
+			ad.Tier = Before{Before: b.Manifest.Tier, After: h.Manifest.Tier}
+			ad.Changes = compareAgent(b, h, opts)
+		}
+		if len(ad.Changes) == 0 {
+			continue
+		}
+		for i := range ad.Changes {
+			c := &ad.Changes[i]
+			c.ID = fmt.Sprintf("%s/C%d", n, i+1)
+			if c.Risk == "" {
+				c.Risk = RiskInfo
+			}
+			if c.Categories == nil {
+				c.Categories = []string{}
+			}
+			if c.From == nil {
+				c.From = []bundle.Source{}
+			}
+			r.count(c)
+		}
+		r.Agents = append(r.Agents, ad)
+	}
+	r.Summary.MaxRisk = maxRisk(r)
+	return r
+}
+
+func (r *Result) count(c *Change) {
+	s := &r.Summary
+	if s.ByRisk == nil {
+		s.ByRisk = map[string]int{}
+	}
+	if c.Kind == "agent" {
+		s.ByRisk[c.Risk]++
+		return
+	}
+	switch c.Action {
+	case ActionAdd:
+		s.Added++
+	case ActionRemove:
+		s.Removed++
+	case ActionWiden:
+		s.Widened++
+	case ActionNarrow:
+		s.Narrowed++
+	case ActionChange:
+		s.Changed++
+	case ActionMove:
+		s.Moved++
+	}
+	s.ByRisk[c.Risk]++
+}
+
+func maxRisk(r *Result) string {
+	if r.Summary.ByRisk == nil {
+		r.Summary.ByRisk = map[string]int{}
+	}
+	for _, k := range Risks {
+		if _, ok := r.Summary.ByRisk[k]; !ok {
+			r.Summary.ByRisk[k] = 0
+		}
+	}
+	for _, k := range Risks {
+		if r.Summary.ByRisk[k] > 0 {
+			return k
+		}
+	}
+	return "none"
+}
+
+// sourcesFor returns the sources of a policy path ("" for the agent file).
+func sourcesFor(a *Agent, p string) []bundle.Source {
+	if p == "" {
+		if a.Manifest.Source != "" {
+			return []bundle.Source{{File: a.Manifest.Source, Line: 1, Reason: "agent definition"}}
+		}
+		return []bundle.Source{}
+	}
+	s := bundle.LookupSources(a.Prov, p)
+	if s == nil {
+		return []bundle.Source{}
+	}
+	return s
+}
+
+// sameOrigin compares two source lists by file and reason: a line that
+// only shifted (a comment added above it) is the same origin.
+func sameOrigin(a, b []bundle.Source) bool {
+	key := func(ss []bundle.Source) []string {
+		out := make([]string, 0, len(ss))
+		for _, s := range ss {
+			out = append(out, s.File+"\x00"+s.Reason)
+		}
+		sort.Strings(out)
+		return slices.Compact(out)
+	}
+	return slices.Equal(key(a), key(b))
+}
+
+// epUnit is one endpoint of one network policy.
+type epUnit struct {
+	policy string
+	index  int
+	path   string // policy path of the endpoint
+	ep     *openshell.Endpoint
+}
+
+func (u *epUnit) ports() []int {
+	if len(u.ep.Ports) > 0 {
+		return u.ep.Ports
+	}
+	if u.ep.Port > 0 {
+		return []int{u.ep.Port}
+	}
+	return nil
+}
+
+func portsString(ps []int) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ",")
+}
+
+func (u *epUnit) key() string {
+	return u.policy + "\x00" + strings.ToLower(u.ep.Host) + "\x00" + u.ep.Path + "\x00" + portsString(u.ports())
+}
+
+func (u *epUnit) hostKey() string {
+	return u.policy + "\x00" + strings.ToLower(u.ep.Host) + "\x00" + u.ep.Path
+}
+
+func (u *epUnit) label() string {
+	s := u.ep.Host + ":" + portsString(u.ports())
+	if u.ep.Path != "" {
+		s += " path " + u.ep.Path
+	}
+	return s
+}
+
+func endpoints(p *openshell.Policy) []*epUnit {
+	var out []*epUnit
+	for _, k := range p.PolicyKeys() {
+		np := p.NetworkPolicies[k]
+		for i := range np.Endpoints {
+			out = append(out, &epUnit{policy: k, index: i, path: fmt.Sprintf("network_policies.%s.endpoints[%d]", k, i), ep: &np.Endpoints[i]})
+		}
+	}
+	return out
+}
+
+// differ collects one agent's changes.
+type differ struct {
+	b, h    *Agent
+	opts    Options
+	bCreds  prover.Credentials
+	hCreds  prover.Credentials
+	changes []Change
+}
+
+func (d *differ) add(c Change) *Change {
+	d.changes = append(d.changes, c)
+	return &d.changes[len(d.changes)-1]
+}
+
+func compareAgent(b, h *Agent, opts Options) []Change {
+	d := &differ{b: b, h: h, opts: opts, bCreds: opts.Credentials.ForPolicy(b.Policy), hCreds: opts.Credentials.ForPolicy(h.Policy)}
+	d.manifest()
+	d.filesystem()
+	d.network()
+	d.attachProver()
+	for i := range d.changes {
+		d.changes[i].capBaseline()
+	}
+	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
+	return d.changes
+}
+
+// manifest compares the manifest's agent-level grants.
+func (d *differ) manifest() {
+	bm, hm := d.b.Manifest, d.h.Manifest
+	src := sourcesFor(d.h, "")
+	if bm.Tier != hm.Tier && hm.Tier != "" {
+		c := Change{Kind: "tier", Before: bm.Tier, After: hm.Tier, From: src, order: "0a"}
+		br, okb := tierRank[bm.Tier]
+		hr := tierRank[hm.Tier]
+		switch {
+		case !okb || hr > br:
+			c.Action = ActionWiden
+			if hm.Tier == "full" {
+				c.apply(grade{RiskCritical, CatTierFull, "the full tier lets the agent write its workspace and run interpreters"})
+			} else if hm.Tier == "network" {
+				c.apply(grade{RiskHigh, CatTierNetwork, "the agent gains network access beyond its model API"})
+			}
+		default:
+			c.Action = ActionNarrow
+		}
+		d.add(c)
+	}
+	for _, f := range []struct{ name, before, after string }{
+		{"runtime", bm.Runtime, hm.Runtime}, {"provider", bm.Provider, hm.Provider}, {"model", bm.Model, hm.Model},
+	} {
+		if f.before != f.after && d.b.Manifest.Policy != "" {
+			d.add(Change{Action: ActionChange, Kind: f.name, Before: f.before, After: f.after, Risk: RiskInfo, From: src, order: "0b" + f.name,
+				Why: "a different " + f.name + "; any new host it needs is listed as its own change"})
+		}
+	}
+	for _, s := range added(bm.Spawns, hm.Spawns) {
+		c := Change{Action: ActionAdd, Kind: "spawn", After: s, From: src, order: "0c" + s}
+		c.apply(grade{RiskHigh, CatSpawn, "the agent can start another agent, with that agent's grants"})
+		d.add(c)
+	}
+	for _, s := range added(hm.Spawns, bm.Spawns) {
+		d.add(Change{Action: ActionRemove, Kind: "spawn", Before: s, Risk: RiskInfo, From: sourcesFor(d.b, ""), order: "0c" + s})
+	}
+	for _, s := range added(bm.Outputs, hm.Outputs) {
+		c := Change{Action: ActionAdd, Kind: "output", After: s, From: src, order: "0d" + s}
+		c.apply(grade{RiskLow, "", "the runner downloads this path after the run"})
+		d.add(c)
+	}
+	for _, s := range added(hm.Outputs, bm.Outputs) {
+		d.add(Change{Action: ActionRemove, Kind: "output", Before: s, Risk: RiskInfo, From: sourcesFor(d.b, ""), order: "0d" + s})
+	}
+}
+
+// added returns the elements of b not in a, sorted.
+func added(a, b []string) []string {
+	var out []string
+	for _, s := range b {
+		if !slices.Contains(a, s) {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// fsIndex maps each read-only and read-write path to its index.
+func fsIndex(fs *openshell.FilesystemPolicy) (ro, rw map[string]int) {
+	ro, rw = map[string]int{}, map[string]int{}
+	if fs == nil {
+		return
+	}
+	for i, p := range fs.ReadOnly {
+		ro[p] = i
+	}
+	for i, p := range fs.ReadWrite {
+		rw[p] = i
+	}
+	return
+}
+
+func (d *differ) filesystem() {
+	bfs, hfs := d.b.Policy.FilesystemPolicy, d.h.Policy.FilesystemPolicy
+	bro, brw := fsIndex(bfs)
+	hro, hrw := fsIndex(hfs)
+	bwd, hwd := bfs != nil && bfs.IncludeWorkdir, hfs != nil && hfs.IncludeWorkdir
+	if bwd != hwd {
+		c := Change{Kind: "filesystem", Field: "include_workdir", Before: strconv.FormatBool(bwd), After: strconv.FormatBool(hwd), From: sourcesFor(d.h, ""), order: "1a"}
+		if hwd {
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "the image's working directory (/sandbox) becomes writable"})
+			// fullsend lists /sandbox read-only below the full tier and
+			// includes the workdir at full: one widening, not a removal.
+			if _, ok := bro[workdir]; ok && !inEither(hro, hrw, workdir) {
+				c.Before, c.After = "read_only "+workdir, "include_workdir (read_write "+workdir+")"
+				delete(bro, workdir)
+			}
+		} else {
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+			if _, ok := hro[workdir]; ok && !inEither(bro, brw, workdir) {
+				c.Before, c.After = "include_workdir (read_write "+workdir+")", "read_only "+workdir
+				delete(hro, workdir)
+			}
+		}
+		d.add(c)
+	}
+	paths := map[string]bool{}
+	for _, m := range []map[string]int{bro, brw, hro, hrw} {
+		for p := range m {
+			paths[p] = true
+		}
+	}
+	sorted := make([]string, 0, len(paths))
+	for p := range paths {
+		sorted = append(sorted, p)
+	}
+	sort.Strings(sorted)
+	access := func(ro, rw map[string]int, p string) (string, string) {
+		if i, ok := rw[p]; ok {
+			return "read_write", fmt.Sprintf("filesystem_policy.read_write[%d]", i)
+		}
+		if i, ok := ro[p]; ok {
+			return "read_only", fmt.Sprintf("filesystem_policy.read_only[%d]", i)
+		}
+		return "", ""
+	}
+	for _, p := range sorted {
+		ba, bpath := access(bro, brw, p)
+		ha, hpath := access(hro, hrw, p)
+		c := Change{Kind: "filesystem", Field: ha, Before: "", After: "", order: "1b" + p}
+		switch {
+		case ba == ha:
+			if bs, hs := sourcesFor(d.b, bpath), sourcesFor(d.h, hpath); !sameOrigin(bs, hs) {
+				c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionMove, p, p, hs, bs, RiskInfo
+				c.Field = ha
+				d.add(c)
+			}
+			continue
+		case ba == "":
+			c.Action, c.After, c.From = ActionAdd, p, sourcesFor(d.h, hpath)
+			if ha == "read_write" {
+				c.apply(writableGrade(p))
+			} else {
+				c.apply(grade{RiskMedium, "", "a new readable path"})
+			}
+		case ha == "":
+			c.Action, c.Before, c.Field, c.From, c.Risk = ActionRemove, p, ba, sourcesFor(d.b, bpath), RiskInfo
+		case ha == "read_write":
+			c.Action, c.Before, c.After, c.From, c.Was = ActionWiden, "read_only "+p, "read_write "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath)
+			c.apply(writableGrade(p))
+		default:
+			c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionNarrow, "read_write "+p, "read_only "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath), RiskInfo
+		}
+		d.add(c)
+	}
+	bl, hl := "", ""
+	if d.b.Policy.Landlock != nil {
+		bl = d.b.Policy.Landlock.Compatibility
+	}
+	if d.h.Policy.Landlock != nil {
+		hl = d.h.Policy.Landlock.Compatibility
+	}
+	if bl != hl && d.b.Policy.Landlock != nil && d.h.Policy.Landlock != nil {
+		c := Change{Kind: "landlock", Field: "compatibility", Before: bl, After: hl, From: sourcesFor(d.h, ""), order: "1c"}
+		if hl == openshell.LandlockHardRequirement {
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		} else {
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "the sandbox starts even where Landlock is unavailable"})
+		}
+		d.add(c)
+	}
+	bp, hp := d.b.Policy.Process, d.h.Policy.Process
+	if bp != nil && hp != nil {
+		for _, f := range []struct{ name, before, after string }{{"run_as_user", bp.RunAsUser, hp.RunAsUser}, {"run_as_group", bp.RunAsGroup, hp.RunAsGroup}} {
+			if f.before == f.after {
+				continue
+			}
+			c := Change{Action: ActionChange, Kind: "process", Field: f.name, Before: f.before, After: f.after, From: sourcesFor(d.h, ""), order: "1d" + f.name}
+			if f.after == "root" || f.after == "0" {
+				c.apply(grade{RiskHigh, "", "the agent runs as root"})
+			} else {
+				c.apply(grade{RiskMedium, "", "the agent runs as another user"})
+			}
+			d.add(c)
+		}
+	}
+}
+
+// workdir is the working directory of fullsend's images.
+const workdir = "/sandbox"
+
+func inEither(a, b map[string]int, p string) bool {
+	_, x := a[p]
+	_, y := b[p]
+	return x || y
+}
+
+// capBaseline caps at low a grant that only the runtime's baseline (its
+// model API, its own binaries and state) or the catalog's filesystem
+// baseline causes: every agent of that runtime has it, and a reviewer reads
+// it as context, not as the change's risk. The reasons are the compiler's,
+// never frontmatter text.
+func (c *Change) capBaseline() {
+	if len(c.From) == 0 || RiskRank(c.Risk) <= RiskRank(RiskLow) || c.Action == ActionMove || c.Kind == "tier" {
+		return
+	}
+	for _, s := range c.From {
+		if !strings.HasPrefix(s.Reason, "runtime ") && !(s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline")) {
+			return
+		}
+	}
+	c.Risk = RiskLow
+	c.Why = "the runtime's baseline (model API, its own binaries and state): every agent of this runtime has it"
+}

@@ -1,0 +1,659 @@
+package policydiff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/prover"
+)
+
+// network compares endpoints (with their rules) and binaries, policy by
+// policy.
+func (d *differ) network() {
+	bes, hes := endpoints(d.b.Policy), endpoints(d.h.Policy)
+	bByKey := map[string]*epUnit{}
+	for _, u := range bes {
+		bByKey[u.key()] = u
+	}
+	matched := map[*epUnit]bool{}
+	var newEps []*epUnit
+	for _, hu := range hes {
+		if bu, ok := bByKey[hu.key()]; ok && !matched[bu] {
+			matched[bu] = true
+			d.endpointPair(bu, hu)
+			continue
+		}
+		newEps = append(newEps, hu)
+	}
+	// An endpoint whose ports changed pairs with the base endpoint of the
+	// same policy, host and path.
+	for _, hu := range newEps {
+		var pair *epUnit
+		for _, bu := range bes {
+			if !matched[bu] && bu.hostKey() == hu.hostKey() {
+				pair = bu
+				break
+			}
+		}
+		if pair == nil {
+			d.endpointAdded(hu)
+			continue
+		}
+		matched[pair] = true
+		d.endpointPair(pair, hu)
+	}
+	for _, bu := range bes {
+		if !matched[bu] {
+			d.add(Change{Action: ActionRemove, Kind: "endpoint", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
+				Before: bu.label(), Risk: RiskInfo, From: sourcesFor(d.b, bu.path), order: epOrder(bu, "")})
+		}
+	}
+	d.binaries()
+}
+
+func firstPort(ps []int) int {
+	if len(ps) == 0 {
+		return 0
+	}
+	return ps[0]
+}
+
+// epOrder sorts changes by policy, host, port, then the unit within.
+func epOrder(u *epUnit, sub string) string {
+	return fmt.Sprintf("2%s\x00%s\x00%s\x00%s", u.policy, strings.ToLower(u.ep.Host), portsString(u.ports()), sub)
+}
+
+func (d *differ) endpointChange(u *epUnit, action, field, before, after string) *Change {
+	return d.add(Change{Action: action, Kind: "endpoint", Field: field, Policy: u.policy, Host: u.ep.Host, Port: firstPort(u.ports()),
+		Before: before, After: after, From: sourcesFor(d.h, u.path), order: epOrder(u, "0"+field)})
+}
+
+// endpointAdded reports a new endpoint and every rule in it.
+func (d *differ) endpointAdded(u *epUnit) {
+	ep := u.ep
+	var parts []string
+	if len(u.ports()) > 1 {
+		parts = append(parts, "ports "+portsString(u.ports()))
+	}
+	if ep.Path != "" {
+		parts = append(parts, "path "+ep.Path)
+	}
+	if ep.Protocol != "" {
+		parts = append(parts, "protocol "+ep.Protocol)
+	} else {
+		parts = append(parts, "L4 (no protocol)")
+	}
+	if ep.Access != "" {
+		parts = append(parts, "access "+ep.Access)
+	}
+	if len(ep.AllowedIPs) > 0 {
+		parts = append(parts, "allowed_ips "+strings.Join(ep.AllowedIPs, ","))
+	}
+	desc := strings.Join(parts, " ")
+	c := d.add(Change{Action: ActionAdd, Kind: "endpoint", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()), After: desc,
+		From: sourcesFor(d.h, u.path), order: epOrder(u, "")})
+	c.apply(grade{RiskMedium, "", "a new host the agent can reach"})
+	for _, g := range hostGrades(ep.Host) {
+		c.apply(g)
+	}
+	for _, g := range portGrades(u.ports()) {
+		c.apply(g)
+	}
+	for _, g := range allowedIPGrades(ep.Host, ep.AllowedIPs) {
+		c.apply(g)
+	}
+	if ep.Enforcement == openshell.EnforcementAudit {
+		c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
+	}
+	d.credentialedTransport(c, ep)
+	if ep.Access == openshell.AccessReadOnly {
+		c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
+	} else if ep.Access != "" {
+		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + ep.Access + " allows write methods on every path"})
+	}
+	for _, g := range d.policyGrades(u, d.h) {
+		c.apply(g)
+	}
+	for i := range ep.Rules {
+		d.ruleAdded(u, i, true)
+	}
+	for i := range ep.DenyRules {
+		r := ep.DenyRules[i]
+		d.add(Change{Action: ActionNarrow, Kind: "deny_rule", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()),
+			After: "deny " + ruleLabel(&r), Risk: RiskInfo, From: sourcesFor(d.h, fmt.Sprintf("%s.deny_rules[%d]", u.path, i)),
+			order: epOrder(u, "2"+ruleLabel(&r))})
+	}
+}
+
+// credentialedTransport grades an endpoint whose traffic to a credentialed
+// host is not inspected (B.4: tls: skip or raw L4 on a credentialed
+// endpoint; OpenShell refuses the tunnel unless allow_uninspected_credentials
+// opts in, proxy.rs:2024-2066 @ v0.0.111).
+func (d *differ) credentialedTransport(c *Change, ep *openshell.Endpoint) {
+	if !d.hCreds.Credentialed(ep.Host) {
+		return
+	}
+	raw := ep.Protocol == "" || (ep.Protocol == openshell.ProtocolTCP && len(ep.Rules) == 0)
+	if raw || ep.TLS == openshell.TLSSkip {
+		c.apply(grade{RiskCritical, prover.L7BypassCredentialed, "traffic to a host that holds credentials is not inspected (raw L4 or tls: skip)"})
+	}
+	if ep.AllowUninspectedCredentials {
+		c.apply(grade{RiskHigh, CatUninspectedCrd, "credentialed traffic may pass uninspected"})
+	}
+}
+
+// policyGrades grades a new reach for every binary of the policy: a
+// credentialed host newly reached by the policy's binaries.
+func (d *differ) policyGrades(u *epUnit, a *Agent) []grade {
+	var out []grade
+	if d.hCreds.Credentialed(u.ep.Host) && len(a.Policy.NetworkPolicies[u.policy].Binaries) > 0 {
+		out = append(out, grade{RiskHigh, prover.CredentialReachExpansion, "the policy's binaries gain reach to a host that holds credentials"})
+	}
+	for _, s := range sourcesFor(a, u.path) {
+		if strings.Contains(s.Reason, "profile forge-write") {
+			out = append(out, grade{RiskHigh, CatForgeWrite, "profile forge-write: comments and labels on the forge"})
+		}
+	}
+	return out
+}
+
+// endpointPair compares two endpoints that are the same grant unit.
+func (d *differ) endpointPair(bu, hu *epUnit) {
+	be, he := bu.ep, hu.ep
+	if bp, hp := portsString(bu.ports()), portsString(hu.ports()); bp != hp {
+		bs, hs := bu.ports(), hu.ports()
+		newPorts := []int{}
+		for _, p := range hs {
+			if !slices.Contains(bs, p) {
+				newPorts = append(newPorts, p)
+			}
+		}
+		c := d.endpointChange(hu, ActionChange, "ports", bp, hp)
+		switch {
+		case len(newPorts) == 0:
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		case len(newPorts) == len(hs) || len(bs) == 0:
+			c.apply(grade{RiskMedium, "", "the agent reaches the host on another port"})
+		default:
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "a port added"})
+		}
+		for _, g := range portGrades(newPorts) {
+			c.apply(g)
+		}
+		if len(newPorts) > 0 {
+			for _, g := range d.policyGrades(hu, d.h) {
+				c.apply(g)
+			}
+		}
+	}
+	// protocol
+	if be.Protocol != he.Protocol {
+		c := d.endpointChange(hu, ActionChange, "protocol", orNone(be.Protocol), orNone(he.Protocol))
+		switch {
+		case he.Protocol == "" || (he.Protocol == openshell.ProtocolTCP && be.Protocol != ""):
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "requests are no longer inspected at L7"})
+			d.credentialedTransport(c, he)
+		case be.Protocol == "" || be.Protocol == openshell.ProtocolTCP:
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		default:
+			c.apply(grade{RiskLow, "", "another L7 protocol parses the requests"})
+		}
+	}
+	if be.Enforcement != he.Enforcement {
+		c := d.endpointChange(hu, ActionChange, "enforcement", orNone(be.Enforcement), orNone(he.Enforcement))
+		if he.Enforcement == openshell.EnforcementAudit {
+			c.Action = ActionWiden
+			c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
+		} else {
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		}
+	}
+	if be.Access != he.Access {
+		c := d.endpointChange(hu, ActionChange, "access", orNone(be.Access), orNone(he.Access))
+		if accessRank[he.Access] > accessRank[be.Access] {
+			c.Action = ActionWiden
+			if he.Access == openshell.AccessReadOnly {
+				c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
+			} else {
+				c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + he.Access + " allows write methods on every path"})
+			}
+		} else {
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		}
+	}
+	if be.TLS != he.TLS {
+		c := d.endpointChange(hu, ActionChange, "tls", orNone(be.TLS), orNone(he.TLS))
+		if he.TLS == openshell.TLSSkip {
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "TLS is not terminated: requests are not inspected"})
+			d.credentialedTransport(c, he)
+		} else if be.TLS == openshell.TLSSkip {
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		} else {
+			c.apply(grade{RiskLow, "", ""})
+		}
+	}
+	if !slices.Equal(sortedCopy(be.AllowedIPs), sortedCopy(he.AllowedIPs)) {
+		add, rem := added(be.AllowedIPs, he.AllowedIPs), added(he.AllowedIPs, be.AllowedIPs)
+		c := d.endpointChange(hu, ActionChange, "allowed_ips", strings.Join(be.AllowedIPs, ","), strings.Join(he.AllowedIPs, ","))
+		switch {
+		case len(add) == 0:
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+		case len(rem) == 0:
+			c.Action = ActionWiden
+		}
+		c.apply(grade{RiskMedium, "", "the host may resolve to other addresses"})
+		for _, g := range allowedIPGrades(he.Host, add) {
+			c.apply(g)
+		}
+	}
+	if be.AllowEncodedSlash != he.AllowEncodedSlash {
+		c := d.endpointChange(hu, ActionNarrow, "allow_encoded_slash", strconv.FormatBool(be.AllowEncodedSlash), strconv.FormatBool(he.AllowEncodedSlash))
+		c.Risk = RiskInfo
+		if he.AllowEncodedSlash {
+			c.Action, c.Risk = ActionWiden, ""
+			c.apply(grade{RiskMedium, "", "%2F in a path no longer fails the request"})
+		}
+	}
+	if be.AllowUninspectedCredentials != he.AllowUninspectedCredentials {
+		c := d.endpointChange(hu, ActionNarrow, "allow_uninspected_credentials", strconv.FormatBool(be.AllowUninspectedCredentials), strconv.FormatBool(he.AllowUninspectedCredentials))
+		c.Risk = RiskInfo
+		if he.AllowUninspectedCredentials {
+			c.Action, c.Risk = ActionWiden, ""
+			c.apply(grade{RiskHigh, CatUninspectedCrd, "credentialed traffic may pass uninspected"})
+		}
+	}
+	if bb, hb := bindingOf(be), bindingOf(he); bb != hb {
+		c := d.endpointChange(hu, ActionChange, "credential_binding", orNone(bb), orNone(hb))
+		c.apply(grade{RiskMedium, "", "another provider's credentials are attached"})
+	}
+	if bo, ho := otherSettings(be), otherSettings(he); bo != ho {
+		c := d.endpointChange(hu, ActionChange, "settings", bo, ho)
+		c.apply(grade{RiskLow, "", "other endpoint settings"})
+	}
+	if bs, hs := sourcesFor(d.b, bu.path), sourcesFor(d.h, hu.path); !sameOrigin(bs, hs) {
+		c := d.endpointChange(hu, ActionMove, "", bu.label(), hu.label())
+		c.Risk, c.Was = RiskInfo, bs
+	}
+	d.rules(bu, hu)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func bindingOf(ep *openshell.Endpoint) string {
+	if ep.CredentialBinding == nil {
+		return ""
+	}
+	return ep.CredentialBinding.Provider
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	sort.Strings(c)
+	return c
+}
+
+// otherSettings renders the endpoint settings no other field compares.
+func otherSettings(ep *openshell.Endpoint) string {
+	c := *ep
+	c.Host, c.Path, c.Port, c.Ports, c.Protocol, c.TLS, c.Enforcement, c.Access = "", "", 0, nil, "", "", "", ""
+	c.Rules, c.DenyRules, c.AllowedIPs, c.AllowEncodedSlash, c.AllowUninspectedCredentials, c.CredentialBinding = nil, nil, nil, false, false, nil
+	if b := literalJSON(c); b != "{}" {
+		return b
+	}
+	return ""
+}
+
+// literalJSON encodes v as compact JSON without HTML escaping: values are
+// shown as written (renderers escape for their format).
+func literalJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ruleLabel renders a rule as "METHOD path" plus its other matchers.
+func ruleLabel(m *openshell.Match) string {
+	var parts []string
+	if m.Method != "" {
+		parts = append(parts, strings.ToUpper(m.Method))
+	}
+	if m.Path != "" {
+		parts = append(parts, m.Path)
+	}
+	rest := *m
+	rest.Method, rest.Path = "", ""
+	if b := literalJSON(rest); b != "{}" {
+		parts = append(parts, b)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ruleRest is a rule's identity beyond method and path.
+func ruleRest(m *openshell.Match) string {
+	rest := *m
+	rest.Method, rest.Path = "", ""
+	return literalJSON(rest)
+}
+
+type ruleUnit struct {
+	i int
+	m *openshell.Match
+}
+
+func (r ruleUnit) key() string {
+	return strings.ToUpper(r.m.Method) + "\x00" + r.m.Path + "\x00" + ruleRest(r.m)
+}
+
+func allowRules(ep *openshell.Endpoint) []ruleUnit {
+	out := make([]ruleUnit, len(ep.Rules))
+	for i := range ep.Rules {
+		out[i] = ruleUnit{i, &ep.Rules[i].Allow}
+	}
+	return out
+}
+
+// ruleAdded reports one allow rule of the head endpoint as added.
+func (d *differ) ruleAdded(u *epUnit, i int, newEndpoint bool) {
+	m := &u.ep.Rules[i].Allow
+	c := d.add(Change{Action: ActionAdd, Kind: "rule", Policy: u.policy, Host: u.ep.Host, Port: firstPort(u.ports()),
+		After: "allow " + ruleLabel(m), From: sourcesFor(d.h, fmt.Sprintf("%s.rules[%d]", u.path, i)), order: epOrder(u, "1"+ruleLabel(m))})
+	d.gradeRule(c, u, m, "", newEndpoint)
+}
+
+// gradeRule grades an added or widened allow rule.
+func (d *differ) gradeRule(c *Change, u *epUnit, m *openshell.Match, beforePath string, newEndpoint bool) {
+	if newEndpoint {
+		c.apply(grade{RiskInfo, "", "part of the new endpoint"})
+	} else {
+		c.apply(grade{RiskLow, "", "a new request on a host the agent already reaches"})
+	}
+	if prover.IsWriteMethod(m.Method) || m.Method == "*" || (m.Method == "" && m.OperationType == "mutation") {
+		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "a write method: the agent can change state with the credentials it holds"})
+	}
+	if beforePath != "" && pathWidenedAcrossPlaceholder(beforePath, m.Path) {
+		c.apply(grade{RiskHigh, CatPathWidened, "the path now matches far more than the placeholder allowed"})
+	} else if beforePath == "" && (m.Path == "**" || strings.HasSuffix(m.Path, "/**")) && !newEndpoint {
+		c.apply(grade{RiskMedium, CatPathWidened, "a recursive path"})
+	}
+	for _, s := range c.From {
+		if strings.Contains(s.Reason, "profile forge-write") {
+			c.apply(grade{RiskHigh, CatForgeWrite, "profile forge-write: comments and labels on the forge"})
+		}
+	}
+}
+
+// rules compares the allow and deny rules of two paired endpoints.
+func (d *differ) rules(bu, hu *epUnit) {
+	bs, hs := allowRules(bu.ep), allowRules(hu.ep)
+	bByKey := map[string]ruleUnit{}
+	for _, r := range bs {
+		bByKey[r.key()] = r
+	}
+	hKeys := map[string]bool{}
+	var newRules []ruleUnit
+	for _, hr := range hs {
+		hKeys[hr.key()] = true
+		br, ok := bByKey[hr.key()]
+		if !ok {
+			newRules = append(newRules, hr)
+			continue
+		}
+		bsrc := sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i))
+		hsrc := sourcesFor(d.h, fmt.Sprintf("%s.rules[%d]", hu.path, hr.i))
+		if !sameOrigin(bsrc, hsrc) {
+			d.add(Change{Action: ActionMove, Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+				Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m), Risk: RiskInfo, Categories: []string{},
+				Why: "the same grant, declared elsewhere", From: hsrc, Was: bsrc, order: epOrder(hu, "1"+ruleLabel(hr.m))})
+		}
+	}
+	var gone []ruleUnit
+	for _, br := range bs {
+		if !hKeys[br.key()] {
+			gone = append(gone, br)
+		}
+	}
+	used := map[int]bool{}
+	for _, hr := range newRules {
+		j := pairRule(gone, used, hr)
+		if j < 0 {
+			d.ruleAdded(hu, hr.i, false)
+			continue
+		}
+		used[j] = true
+		br := gone[j]
+		c := d.add(Change{Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+			Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m),
+			From: sourcesFor(d.h, fmt.Sprintf("%s.rules[%d]", hu.path, hr.i)), Was: sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i)),
+			order: epOrder(hu, "1"+ruleLabel(hr.m))})
+		wider := covers(hr.m.Path, br.m.Path) && methodCovers(hr.m.Method, br.m.Method)
+		narrower := covers(br.m.Path, hr.m.Path) && methodCovers(br.m.Method, hr.m.Method)
+		switch {
+		case wider && !narrower:
+			c.Action = ActionWiden
+			c.apply(grade{RiskMedium, "", "the rule matches more requests"})
+			d.gradeRule(c, hu, hr.m, br.m.Path, false)
+		case narrower && !wider:
+			c.Action, c.Risk = ActionNarrow, RiskInfo
+			c.Categories = []string{}
+		default:
+			c.Action = ActionChange
+			c.apply(grade{RiskLow, "", "the rule matches other requests"})
+			if hasPlaceholder(br.m.Path) != hasPlaceholder(hr.m.Path) {
+				c.Why = "a concrete value and a placeholder swapped: the runner resolves the placeholder per job"
+			}
+			if prover.IsWriteMethod(hr.m.Method) {
+				c.apply(grade{RiskMedium, "", "a write method on other paths"})
+			}
+		}
+	}
+	for j, br := range gone {
+		if used[j] {
+			continue
+		}
+		d.add(Change{Action: ActionRemove, Kind: "rule", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
+			Before: "allow " + ruleLabel(br.m), Risk: RiskInfo, From: sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i)),
+			order: epOrder(hu, "1"+ruleLabel(br.m))})
+	}
+	d.denyRules(bu, hu)
+}
+
+// methodCovers: "*" covers every method, GET covers HEAD (a GET rule also
+// matches HEAD, sandbox-policy.rego:716-727 @ v0.0.111).
+func methodCovers(a, b string) bool {
+	a, b = strings.ToUpper(a), strings.ToUpper(b)
+	return a == b || a == "*" || (a == "GET" && b == "HEAD")
+}
+
+// pairRule finds the removed rule a new rule replaces: the same matchers
+// but the path or method, wider, narrower or the same shape with a
+// placeholder swapped for a value.
+func pairRule(gone []ruleUnit, used map[int]bool, hr ruleUnit) int {
+	best := -1
+	for j, br := range gone {
+		if used[j] || ruleRest(br.m) != ruleRest(hr.m) {
+			continue
+		}
+		sameMethod := strings.EqualFold(br.m.Method, hr.m.Method)
+		samePath := br.m.Path == hr.m.Path
+		switch {
+		case sameMethod && (covers(hr.m.Path, br.m.Path) || covers(br.m.Path, hr.m.Path)):
+			return j
+		case samePath && (methodCovers(hr.m.Method, br.m.Method) || methodCovers(br.m.Method, hr.m.Method)):
+			return j
+		case sameMethod && similar(br.m.Path, hr.m.Path) && best < 0:
+			best = j
+		}
+	}
+	return best
+}
+
+// denyRules compares deny rules: a new one narrows, a removed one widens.
+func (d *differ) denyRules(bu, hu *epUnit) {
+	key := func(m *openshell.Match) string { return ruleLabel(m) }
+	bset, hset := map[string]int{}, map[string]int{}
+	for i := range bu.ep.DenyRules {
+		bset[key(&bu.ep.DenyRules[i])] = i
+	}
+	for i := range hu.ep.DenyRules {
+		hset[key(&hu.ep.DenyRules[i])] = i
+	}
+	for k, i := range hset {
+		if _, ok := bset[k]; !ok {
+			d.add(Change{Action: ActionNarrow, Kind: "deny_rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+				After: "deny " + k, Risk: RiskInfo, From: sourcesFor(d.h, fmt.Sprintf("%s.deny_rules[%d]", hu.path, i)), order: epOrder(hu, "2"+k)})
+		}
+	}
+	for k, i := range bset {
+		if _, ok := hset[k]; !ok {
+			c := d.add(Change{Action: ActionWiden, Kind: "deny_rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+				Before: "deny " + k, From: sourcesFor(d.b, fmt.Sprintf("%s.deny_rules[%d]", bu.path, i)), order: epOrder(hu, "2"+k)})
+			c.apply(grade{RiskMedium, "", "requests a deny rule refused are allowed again"})
+			if prover.IsWriteMethod(bu.ep.DenyRules[i].Method) || bu.ep.DenyRules[i].Method == "*" {
+				c.apply(grade{RiskHigh, prover.CapabilityExpansion, "a write method the deny rule refused"})
+			}
+		}
+	}
+}
+
+// binaries compares the binaries of every network policy.
+func (d *differ) binaries() {
+	keys := map[string]bool{}
+	for k := range d.b.Policy.NetworkPolicies {
+		keys[k] = true
+	}
+	for k := range d.h.Policy.NetworkPolicies {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		bnp, hnp := d.b.Policy.NetworkPolicies[k], d.h.Policy.NetworkPolicies[k]
+		bidx := map[string]int{}
+		for i, b := range bnp.Binaries {
+			bidx[b.Path] = i
+		}
+		hidx := map[string]int{}
+		for i, b := range hnp.Binaries {
+			hidx[b.Path] = i
+		}
+		order := func(p string) string { return fmt.Sprintf("2%s\x00\xff%s", k, p) }
+		for i, b := range hnp.Binaries {
+			path := fmt.Sprintf("network_policies.%s.binaries[%d]", k, i)
+			if j, ok := bidx[b.Path]; ok {
+				bs, hs := sourcesFor(d.b, fmt.Sprintf("network_policies.%s.binaries[%d]", k, j)), sourcesFor(d.h, path)
+				if !sameOrigin(bs, hs) && !d.policyMoved(k) {
+					d.add(Change{Action: ActionMove, Kind: "binary", Policy: k, Before: b.Path, After: b.Path, Risk: RiskInfo,
+						From: hs, Was: bs, order: order(b.Path)})
+				}
+				continue
+			}
+			c := d.add(Change{Action: ActionAdd, Kind: "binary", Policy: k, After: b.Path, From: sourcesFor(d.h, path), order: order(b.Path)})
+			if len(bnp.Endpoints) == 0 {
+				c.apply(grade{RiskInfo, "", "part of a new network policy"})
+			} else {
+				c.apply(grade{RiskMedium, "", "a new binary can use the policy's endpoints"})
+			}
+			if rawBinary(b.Path) {
+				c.apply(grade{RiskHigh, CatRawBinary, "an interpreter or raw network tool sends whatever the agent writes"})
+			}
+			for _, ep := range hnp.Endpoints {
+				if !d.hCreds.Credentialed(ep.Host) || prover.IsLinkLocal(ep.Host) || prover.IsMetadataHost(ep.Host) {
+					continue
+				}
+				if d.opts.Registry.Lookup(b.Path).BypassesL7() {
+					c.apply(grade{RiskCritical, prover.L7BypassCredentialed, b.Path + " speaks a protocol OpenShell cannot inspect to a host that holds credentials"})
+				} else if len(bnp.Endpoints) > 0 {
+					c.apply(grade{RiskHigh, prover.CredentialReachExpansion, b.Path + " gains reach to a host that holds credentials"})
+				}
+			}
+		}
+		for i, b := range bnp.Binaries {
+			if _, ok := hidx[b.Path]; !ok {
+				d.add(Change{Action: ActionRemove, Kind: "binary", Policy: k, Before: b.Path, Risk: RiskInfo,
+					From: sourcesFor(d.b, fmt.Sprintf("network_policies.%s.binaries[%d]", k, i)), order: order(b.Path)})
+			}
+		}
+	}
+}
+
+// policyMoved reports whether the policy's own endpoint moved (its binary
+// moves are then the same move).
+func (d *differ) policyMoved(k string) bool {
+	for _, c := range d.changes {
+		if c.Policy == k && c.Action == ActionMove && c.Kind == "endpoint" {
+			return true
+		}
+	}
+	return false
+}
+
+// attachProver runs OpenShell's prover on both policies and attaches each
+// path of its delta (finding_delta) to the change that explains it: the
+// binary added to the path's policy, else a rule added or widened on its
+// endpoint, else a change of the endpoint, else any change of the policy;
+// a path no change explains becomes a change of kind reach.
+func (d *differ) attachProver() {
+	reg := d.opts.Registry
+	delta := prover.Delta(prover.Check(d.b.Policy, d.bCreds, reg), prover.Check(d.h.Policy, d.hCreds, reg))
+	for _, p := range prover.Paths(delta) {
+		i := d.explain(p)
+		if i < 0 {
+			d.add(Change{Action: ActionAdd, Kind: "reach", Policy: p.Policy, Host: p.Host, Port: p.Port, After: p.String(),
+				From: nil, order: fmt.Sprintf("2%s\x00%s\x00%d\x00\xfe", p.Policy, strings.ToLower(p.Host), p.Port)})
+			i = len(d.changes) - 1
+		}
+		c := &d.changes[i]
+		c.Prover = append(c.Prover, p)
+		c.apply(proverGrade(p))
+		if c.Kind == "reach" {
+			c.apply(grade{category: p.Category, why: p.Mechanism})
+		}
+	}
+}
+
+func (d *differ) explain(p prover.Path) int {
+	match := []func(c *Change) bool{
+		func(c *Change) bool {
+			return c.Kind == "binary" && c.Action == ActionAdd && c.Policy == p.Policy && c.After == p.Binary
+		},
+		func(c *Change) bool {
+			return c.Kind == "rule" && (c.Action == ActionAdd || c.Action == ActionWiden) && c.Policy == p.Policy &&
+				strings.EqualFold(c.Host, p.Host) && (p.Method == "" || strings.HasPrefix(c.After, "allow "+p.Method+" "))
+		},
+		func(c *Change) bool {
+			return c.Kind == "endpoint" && c.Action != ActionRemove && c.Action != ActionMove && c.Policy == p.Policy && strings.EqualFold(c.Host, p.Host)
+		},
+		func(c *Change) bool {
+			return c.Policy == p.Policy && c.Action != ActionRemove && c.Action != ActionMove
+		},
+	}
+	for _, m := range match {
+		for i := range d.changes {
+			if m(&d.changes[i]) {
+				return i
+			}
+		}
+	}
+	return -1
+}

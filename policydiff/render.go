@@ -1,0 +1,365 @@
+package policydiff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/report"
+)
+
+// Formats lists the output formats Write accepts.
+var Formats = []string{"text", "json", "markdown", "github", "gitlab"}
+
+// WriteOptions tune rendering.
+type WriteOptions struct {
+	// Marker, when set, makes the Markdown start with the hidden comment
+	// `<!-- fullsend-policy-diff project=MARKER -->`, the key the PR job
+	// uses to update one comment per project.
+	Marker string
+	// MaxRows caps the Markdown table (default 200).
+	MaxRows int
+}
+
+// Write renders the result in one of Formats.
+func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
+	switch format {
+	case "text":
+		return r.writeText(w)
+	case "json":
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("encoding diff: %w", err)
+		}
+		_, err := w.Write(buf.Bytes())
+		return err
+	case "markdown":
+		return r.writeMarkdown(w, o)
+	case "github":
+		if err := r.Report().Write(w, "github", report.WriteOptions{}); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(w, r.SummaryLine())
+		return err
+	case "gitlab":
+		return r.Report().Write(w, format, report.WriteOptions{})
+	}
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+// lit renders an untrusted value on one terminal line: control, format and
+// line-separator characters are escaped as Go escapes them, so a value can
+// neither start a new line (a CI workflow command) nor hide text.
+func lit(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return hidden(r) || r == '\t' }) < 0 {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}
+
+func symbol(action string) string {
+	switch action {
+	case ActionAdd:
+		return "+"
+	case ActionRemove:
+		return "-"
+	case ActionMove:
+		return ">"
+	}
+	return "~"
+}
+
+// Subject renders what a change is about, without its risk.
+func (c *Change) Subject() string {
+	var b strings.Builder
+	b.WriteString(c.Action + " " + c.Kind)
+	if c.Field != "" {
+		b.WriteString(" " + c.Field)
+	}
+	if c.Host != "" {
+		fmt.Fprintf(&b, " %s", c.Host)
+		if c.Port > 0 {
+			fmt.Fprintf(&b, ":%d", c.Port)
+		}
+	} else if c.Policy != "" && c.Kind != "reach" {
+		fmt.Fprintf(&b, " [%s]", c.Policy)
+	}
+	switch {
+	case c.Before != "" && c.After != "" && c.Before != c.After:
+		fmt.Fprintf(&b, " %s -> %s", c.Before, c.After)
+	case c.After != "":
+		b.WriteString(" " + c.After)
+	case c.Before != "":
+		b.WriteString(" " + c.Before)
+	}
+	return b.String()
+}
+
+// origin picks the source a reviewer should look at: the first with a
+// line outside the catalog, else the first.
+func origin(ss []bundle.Source) *bundle.Source {
+	for i := range ss {
+		if ss[i].File != "catalog" && ss[i].Line > 0 {
+			return &ss[i]
+		}
+	}
+	if len(ss) > 0 {
+		return &ss[0]
+	}
+	return nil
+}
+
+func (r *Result) writeText(w io.Writer) error {
+	var b strings.Builder
+	for _, a := range r.Agents {
+		fmt.Fprintf(&b, "agent %s (%s, tier %s -> %s)\n", lit(a.Agent), a.Status, orNone(a.Tier.Before), orNone(a.Tier.After))
+		// Changes of one network policy are grouped under its key
+		// (agent -> policy -> endpoint, rule, binary).
+		policy := ""
+		for _, c := range a.Changes {
+			ind := "  "
+			if c.Policy != "" {
+				if c.Policy != policy {
+					fmt.Fprintf(&b, "  network_policies.%s\n", lit(c.Policy))
+					policy = c.Policy
+				}
+				ind = "    "
+			}
+			cats := ""
+			if len(c.Categories) > 0 {
+				cats = "  " + strings.Join(c.Categories, ",")
+			}
+			fmt.Fprintf(&b, "%s%s %s  %s%s\n", ind, symbol(c.Action), lit(c.Subject()), c.Risk, cats)
+			for _, s := range c.From {
+				fmt.Fprintf(&b, "%s    <- %s\n", ind, lit(s.String()))
+			}
+			if c.Action == ActionMove {
+				for _, s := range c.Was {
+					fmt.Fprintf(&b, "%s    was %s\n", ind, lit(s.String()))
+				}
+			}
+			for _, p := range c.Prover {
+				fmt.Fprintf(&b, "%s    prover %s\n", ind, lit(p.String()))
+			}
+		}
+	}
+	for _, f := range r.Flips {
+		fmt.Fprintf(&b, "flip %s %s: %s: %s -> %s (expect %s)\n", lit(f.File), lit(f.Agent), lit(f.Name), f.Before, f.After, f.Expect)
+	}
+	b.WriteString(r.SummaryLine() + "\n")
+	b.WriteString(r.comparedLine() + "\n")
+	if r.Reproduce != "" {
+		b.WriteString("Reproduce: " + lit(r.Reproduce) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SummaryLine is "Diff: N added, ...; highest risk R.".
+func (r *Result) SummaryLine() string {
+	s := r.Summary
+	line := fmt.Sprintf("Diff: %d added, %d widened, %d narrowed, %d removed, %d changed, %d moved; highest risk %s.",
+		s.Added, s.Widened, s.Narrowed, s.Removed, s.Changed, s.Moved, s.MaxRisk)
+	if len(r.Flips) > 0 {
+		line += fmt.Sprintf(" %d policy-test decisions flip.", len(r.Flips))
+	}
+	return line
+}
+
+func sideLine(s SideRef) string {
+	out := lit(s.Ref)
+	if s.Commit != "" {
+		out += " " + s.Commit[:min(12, len(s.Commit))]
+	}
+	if s.ManifestSHA256 != "" {
+		out += " (manifest sha256:" + s.ManifestSHA256 + ")"
+	}
+	return out
+}
+
+func (r *Result) comparedLine() string {
+	return fmt.Sprintf("Compared: base %s -> head %s, OpenShell %s.", sideLine(r.Base), sideLine(r.Head), lit(r.OpenShellVersion))
+}
+
+// markerRE keeps a marker to characters that cannot close the comment.
+var markerRE = regexp.MustCompile(`[^A-Za-z0-9._/+-]`)
+
+type row struct {
+	agent string
+	c     *Change
+}
+
+func (r *Result) rows() []row {
+	var rows []row
+	for i := range r.Agents {
+		a := &r.Agents[i]
+		for j := range a.Changes {
+			rows = append(rows, row{a.Agent, &a.Changes[j]})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		ri, rj := RiskRank(rows[i].c.Risk), RiskRank(rows[j].c.Risk)
+		if ri != rj {
+			return ri > rj
+		}
+		return rows[i].agent < rows[j].agent
+	})
+	return rows
+}
+
+func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
+	maxRows := o.MaxRows
+	if maxRows <= 0 {
+		maxRows = 200
+	}
+	var b strings.Builder
+	if o.Marker != "" {
+		fmt.Fprintf(&b, "<!-- fullsend-policy-diff project=%s -->\n", markerRE.ReplaceAllString(o.Marker, "_"))
+	}
+	fmt.Fprintf(&b, "### fullsend policy diff: highest risk %s\n\n", r.Summary.MaxRisk)
+	b.WriteString(mdText(r.SummaryLine()) + "\n\n")
+	rows := r.rows()
+	if len(rows) > 0 {
+		b.WriteString("| risk | change | agent | grant | before -> after | source |\n|---|---|---|---|---|---|\n")
+		for i, rw := range rows {
+			if i == maxRows {
+				fmt.Fprintf(&b, "\n%d more in the JSON artifact.\n", len(rows)-maxRows)
+				break
+			}
+			c := rw.c
+			grant := c.Kind
+			if c.Field != "" {
+				grant += " " + c.Field
+			}
+			target := ""
+			if c.Host != "" {
+				target = c.Host
+				if c.Port > 0 {
+					target += ":" + strconv.Itoa(c.Port)
+				}
+			} else if c.Policy != "" {
+				target = c.Policy
+			}
+			ba := c.After
+			switch {
+			case c.Before != "" && c.After != "" && c.Before != c.After:
+				ba = c.Before + " -> " + c.After
+			case c.After == "":
+				ba = c.Before
+			}
+			src := ""
+			if s := origin(c.From); s != nil {
+				src = mdCode(fmt.Sprintf("%s:%d", s.File, s.Line))
+			}
+			cats := ""
+			if len(c.Categories) > 0 {
+				cats = " " + mdCode(strings.Join(c.Categories, ","))
+			}
+			if target != "" {
+				target = " " + mdCode(target)
+			}
+			fmt.Fprintf(&b, "| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, mdText(grant), mdCode(rw.agent),
+				mdText(c.Kind), target, mdCode(ba), src)
+		}
+		b.WriteString("\n")
+	}
+	for _, a := range r.Agents {
+		fmt.Fprintf(&b, "<details><summary>%s (%s, tier %s -> %s)</summary>\n\n", mdText(a.Agent), a.Status, mdText(orNone(a.Tier.Before)), mdText(orNone(a.Tier.After)))
+		for _, c := range a.Changes {
+			fmt.Fprintf(&b, "- %s %s", c.Risk, mdCode(c.Subject()))
+			if s := origin(c.From); s != nil {
+				fmt.Fprintf(&b, " from %s", mdCode(s.String()))
+			}
+			for _, p := range c.Prover {
+				fmt.Fprintf(&b, "<br>prover %s", mdCode(p.String()))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+	if len(r.Flips) > 0 {
+		b.WriteString("| policy test | request | expect | before -> after |\n|---|---|---|---|\n")
+		for _, f := range r.Flips {
+			fmt.Fprintf(&b, "| %s %s | %s | %s | %s -> %s |\n", mdCode(f.File), mdCode(f.Name), mdCode(f.Request), f.Expect, f.Before, f.After)
+		}
+		b.WriteString("\n")
+	}
+	for _, q := range r.questions() {
+		b.WriteString("**Review:** " + mdText(q) + "\n\n")
+	}
+	b.WriteString(mdText(r.comparedLine()) + "\n\n")
+	if r.Reproduce != "" {
+		b.WriteString("Reproduce: " + mdCode(r.Reproduce) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// questions returns one review question per category hit, highest risk
+// first.
+func (r *Result) questions() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, rw := range r.rows() {
+		for _, cat := range rw.c.Categories {
+			if q, ok := questions[cat]; ok && !seen[cat] {
+				seen[cat] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// Report converts the changes a reviewer must act on (add, widen, change,
+// at risk low or above) into report findings at their source lines, for
+// the github and gitlab formats of package report: critical and high
+// are deny (::error, Code Quality critical), medium and low warn.
+func (r *Result) Report() *report.Report {
+	rep := &report.Report{Findings: []report.Finding{}}
+	for _, rw := range r.rows() {
+		c := rw.c
+		if RiskRank(c.Risk) < RiskRank(RiskLow) || c.Action == ActionRemove || c.Action == ActionNarrow || c.Action == ActionMove {
+			continue
+		}
+		sev := report.SeverityWarn
+		if RiskRank(c.Risk) >= RiskRank(RiskHigh) {
+			sev = report.SeverityDeny
+		}
+		id := "policy-diff"
+		if len(c.Categories) > 0 {
+			id = c.Categories[0]
+		}
+		msg := rw.agent + ": " + c.Subject() + " (risk " + c.Risk + ")"
+		if c.Why != "" {
+			msg += ": " + c.Why
+		}
+		f := report.Finding{RuleID: id, Severity: sev, Title: "policy diff " + c.Risk, Message: strings.Map(oneLine, msg),
+			Rule: "fullsend.policydiff." + c.Kind, Agent: rw.agent, Policy: rw.agent}
+		if s := origin(c.From); s != nil {
+			src := *s
+			f.Source = &src
+		}
+		rep.Findings = append(rep.Findings, f)
+	}
+	rep.Policies = len(r.Agents)
+	return rep
+}
+
+func oneLine(r rune) rune {
+	if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		return ' '
+	}
+	return r
+}
