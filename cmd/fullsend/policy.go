@@ -22,5 +22,6 @@ func newPolicyCmd() *cobra.Command {
 	cmd.AddCommand(newPolicyLintCmd())
 	cmd.AddCommand(newPolicyTestCmd())
 	cmd.AddCommand(newPolicySchemaCmd())
+	cmd.AddCommand(newPolicySuggestCmd())
 	return cmd
 }
