@@ -256,4 +256,3 @@ func sortedKeys(m map[string][]byte) []string {
 	sort.Strings(out)
 	return out
 }
-

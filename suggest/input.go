@@ -3,7 +3,7 @@ package suggest
 import (
 	"encoding/json"
 	"fmt"
-		"os"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"

@@ -294,6 +294,16 @@ func parseShorthand(body string) (Event, LineResult) {
 		}
 		off = i + 1
 	}
+	if ev.Engine == "" {
+		// No firewall rule (transparent TCP, shorthand.rs:227-257): the
+		// reason follows the destination.
+		if i := strings.Index(detail, " [reason:"); i >= 0 {
+			detail, ctx = detail[:i], detail[i:]
+		} else if ev.Action == "Denied" {
+			// Every denial carries a rule or a reason: this line was cut.
+			return Event{}, LineUnparsed
+		}
+	}
 	if ctx != "" {
 		inner := strings.TrimPrefix(ctx, " [")
 		if !strings.HasSuffix(inner, "]") {

@@ -121,7 +121,7 @@ func (p *planner) policyTest() string {
 			tests = append(tests, tcase{Name: fmt.Sprintf("%s: %s", s.ID, s.Value), Request: r.String(), Expect: "allow"})
 		}
 		for _, r := range s.probes {
-			tests = append(tests, tcase{Name: fmt.Sprintf("%s stays minimal", s.ID), Request: r.String(), Expect: "deny"})
+			tests = append(tests, tcase{Name: fmt.Sprintf("%s stays minimal: %s %s%s", s.ID, methodOf(r), r.Host, r.Path), Request: r.String(), Expect: "deny"})
 		}
 	}
 	byID := map[string]*Denial{}
@@ -154,11 +154,14 @@ func (p *planner) policyTest() string {
 		Set   map[string]string `yaml:"set,omitempty"`
 		Tests []tcase           `yaml:"tests"`
 	}{p.opts.Agent.Name, set, tests}
-	out, err := yaml.Marshal(doc)
-	if err != nil {
+	var buf strings.Builder
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
 		return ""
 	}
-	return "# Suggested by fullsend policy suggest: the expectations that come with the grants.\n" + string(out)
+	_ = enc.Close()
+	return "# Suggested by fullsend policy suggest: the expectations that come with the grants.\n" + buf.String()
 }
 
 // WriteJSON writes the result as JSON (fullsend.policy-suggest/v1).
@@ -307,4 +310,11 @@ func Safe(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func methodOf(r *openshell.Request) string {
+	if r.Method == "" {
+		return "CONNECT"
+	}
+	return r.Method
 }

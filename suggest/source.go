@@ -194,6 +194,11 @@ func (s *source) render() []byte {
 		if edits[i].after != edits[j].after {
 			return edits[i].after < edits[j].after
 		}
+		// At one line, the deeper list's item first: a rule of the last
+		// endpoint goes before a new endpoint appended after it.
+		if di, dj := indentOf(edits[i].text), indentOf(edits[j].text); di != dj {
+			return di > dj
+		}
 		return edits[i].seq < edits[j].seq
 	})
 	var out []string
@@ -291,3 +296,10 @@ func (i memInfo) Mode() fs.FileMode  { return 0o644 }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
+
+func indentOf(text []string) int {
+	if len(text) == 0 {
+		return 0
+	}
+	return len(text[0]) - len(strings.TrimLeft(text[0], " "))
+}

@@ -125,16 +125,16 @@ type Finding struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Schema           string       `json:"schema"`
-	Agent            string       `json:"agent"`
-	OpenShellVersion string       `json:"openshell_version"`
-	Inputs           []InputStats `json:"inputs"`
-	Denials          []*Denial    `json:"denials"`
+	Schema           string        `json:"schema"`
+	Agent            string        `json:"agent"`
+	OpenShellVersion string        `json:"openshell_version"`
+	Inputs           []InputStats  `json:"inputs"`
+	Denials          []*Denial     `json:"denials"`
 	Suggestions      []*Suggestion `json:"suggestions"`
-	Refused          []Finding    `json:"refused"`
-	Manual           []Finding    `json:"manual"`
-	Ignored          []Finding    `json:"ignored"`
-	Warnings         []string     `json:"warnings"`
+	Refused          []Finding     `json:"refused"`
+	Manual           []Finding     `json:"manual"`
+	Ignored          []Finding     `json:"ignored"`
+	Warnings         []string      `json:"warnings"`
 	// Patch is the unified diff of the frontmatter files.
 	Patch string `json:"patch"`
 	// PolicyTest is a *.policytest.yaml for the suggestions and refusals.

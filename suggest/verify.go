@@ -194,6 +194,11 @@ func (p *planner) probesFor(s *Suggestion, r *openshell.Request) []*openshell.Re
 			}
 			add(fmt.Sprintf("%s%s %s://%s%s from %s", prefix, m, scheme, hp, r.Path, r.Binary))
 		}
+		// Another issue, owner or repository: a segment the rule holds as
+		// a placeholder, with a value the job does not have.
+		for _, probe := range placeholderProbes(s, r.Path) {
+			add(fmt.Sprintf("%s%s %s://%s%s from %s", prefix, r.Method, scheme, hp, probe, r.Binary))
+		}
 		if !strings.Contains(s.Value, "*") && strings.Count(r.Path, "/") >= 2 {
 			sib := r.Path[:strings.LastIndexByte(r.Path, '/')+1] + "fullsend-probe"
 			add(fmt.Sprintf("%s%s %s://%s%s from %s", prefix, r.Method, scheme, hp, sib, r.Binary))
@@ -262,4 +267,36 @@ func (p *planner) declaredTier() string {
 		return t.Value
 	}
 	return ""
+}
+
+// placeholderProbes returns reqPath with one placeholder segment of the
+// suggestion's rule changed: ISSUE_NUMBER to the next number, a name to
+// "fullsend-probe".
+func placeholderProbes(s *Suggestion, reqPath string) []string {
+	rules := s.Rules
+	if s.Change == "add-rule" {
+		rules = []string{s.Value}
+	}
+	segs := strings.Split(reqPath, "/")
+	var out []string
+	for _, rule := range rules {
+		_, rp, _ := strings.Cut(rule, " ")
+		rsegs := strings.Split(rp, "/")
+		if len(rsegs) != len(segs) {
+			continue
+		}
+		for i, rs := range rsegs {
+			if !strings.HasPrefix(rs, "{{") {
+				continue
+			}
+			probe := "fullsend-probe"
+			if n, err := strconv.Atoi(segs[i]); err == nil {
+				probe = strconv.Itoa(n + 1)
+			}
+			cp := append([]string(nil), segs...)
+			cp[i] = probe
+			out = append(out, strings.Join(cp, "/"))
+		}
+	}
+	return out
 }
