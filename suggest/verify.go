@@ -97,11 +97,8 @@ func (p *planner) verify(ctx context.Context, version string) error {
 			p.number()
 			continue
 		}
+		p.attributeTier(after.Tier)
 		for _, s := range p.sugs {
-			s.TierBefore, s.TierAfter = p.opts.Agent.Tier, after.Tier
-			if p.tierTo != "" {
-				s.addNote(fmt.Sprintf("the agent declares sandbox.tier %s, which does not allow this: the patch raises it to %s", p.declaredTier(), p.tierTo))
-			}
 			if err := p.check(s, dec); err != nil {
 				return err
 			}
@@ -299,4 +296,39 @@ func placeholderProbes(s *Suggestion, reqPath string) []string {
 		}
 	}
 	return out
+}
+
+// attributeTier records the tier before and after on each suggestion. When
+// the patch raises the tier, the raise is put on the suggestions that need
+// it by fullsend's tier model (a write method needs full; any egress needs
+// network), or on every suggestion when none does; the others keep their
+// tier, and a warning says the patch as a whole raises it.
+func (p *planner) attributeTier(after string) {
+	before := p.opts.Agent.Tier
+	var raisers []*Suggestion
+	for _, s := range p.sugs {
+		s.TierBefore, s.TierAfter = before, before
+		writes := false
+		for m := range s.methods {
+			writes = writes || writeMethods[m]
+		}
+		if after == "full" && writes || before == "read-only" && s.Change != "add-rule" {
+			raisers = append(raisers, s)
+		}
+	}
+	if after == before {
+		return
+	}
+	if len(raisers) == 0 {
+		raisers = p.sugs
+	}
+	var ids []string
+	for _, s := range raisers {
+		s.TierAfter = after
+		ids = append(ids, s.ID)
+		if p.tierTo != "" {
+			s.addNote(fmt.Sprintf("the agent declares sandbox.tier %s, which does not allow this: the patch raises it to %s", p.declaredTier(), p.tierTo))
+		}
+	}
+	p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("the patch raises the agent's tier from %s to %s (%s)", before, after, strings.Join(ids, ", ")))
 }
