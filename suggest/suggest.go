@@ -275,6 +275,11 @@ func group(events []Event, audit bool) []*Denial {
 				}
 			}
 		}
+		if d.Reason == "no matching policy" && d.Host != "" {
+			// The docs' older wording (docs/observability/logging.mdx:119,192
+			// @v0.0.111) of the Rego reason (sandbox-policy.rego:43).
+			d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
+		}
 		d.Reason = scrubQuery(d.Reason)
 		d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
 		sort.Strings(d.Lines)

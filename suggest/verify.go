@@ -201,6 +201,16 @@ func (p *planner) probesFor(s *Suggestion, r *openshell.Request) []*openshell.Re
 			add(fmt.Sprintf("%s%s %s://%s%s from %s", prefix, r.Method, scheme, hp, sib, r.Binary))
 		}
 	}
+	if r.Method == "" && s.Provisional {
+		// access: read-only must not let the binary write.
+		scheme := "http"
+		if r.Port == 443 {
+			scheme = "https"
+		}
+		for _, m := range []string{"POST", "PUT", "DELETE"} {
+			add(fmt.Sprintf("%s %s://%s/ from %s", m, scheme, hp, r.Binary))
+		}
+	}
 	if !(s.Change == "add-binary" && s.Value == "/usr/bin/nc") {
 		add(fmt.Sprintf("CONNECT %s from /usr/bin/nc", hp))
 	}
