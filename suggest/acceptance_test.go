@@ -213,9 +213,9 @@ func TestL7WritePlaceholders(t *testing.T) {
 	}
 	pol := out.Agents[agent].Policy
 	for req, allowed := range map[string]bool{
-		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/7/comments from /usr/bin/curl":  true,
-		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/8/comments from /usr/bin/curl":  false,
-		"DELETE http://host.docker.internal:8081/repos/acme/widgets/issues/7 from /usr/bin/curl":          false,
+		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/7/comments from /usr/bin/curl":    true,
+		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/8/comments from /usr/bin/curl":    false,
+		"DELETE http://host.docker.internal:8081/repos/acme/widgets/issues/7 from /usr/bin/curl":           false,
 		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/7/comments from /usr/bin/python3": false,
 	} {
 		if d := decide(t, pol, req); d.Allowed != allowed {
@@ -553,4 +553,3 @@ func TestGolden(t *testing.T) {
 		t.Errorf("the policy-test snippet does not parse: %v\n%s", err, res.PolicyTest)
 	}
 }
-
