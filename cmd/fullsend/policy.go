@@ -3,7 +3,7 @@ package main
 import "github.com/spf13/cobra"
 
 // newPolicyCmd groups the policy commands: compile, validate, explain, lint,
-// test and schema.
+// test, schema and suggest.
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -12,7 +12,8 @@ func newPolicyCmd() *cobra.Command {
   fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
   fullsend policy lint testdata/triage/policies/*.yaml
   fullsend policy explain triage --dir testdata/triage
-  fullsend policy schema openshell > policy.cue`,
+  fullsend policy schema openshell > policy.cue
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/`,
 		Args: cobra.NoArgs,
 	}
 	// Policy subcommands are registered below, one line each.

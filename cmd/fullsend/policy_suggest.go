@@ -60,11 +60,11 @@ suggestion fails its check, --strict without a parseable event, --fail-on
 met), 2 usage.`,
 		Example: `  fullsend policy suggest duplicate-detector --dir testdata/triage \
     --logs suggest/testdata/logs/l7-write.log --set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=7
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/mixed.log -o json
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/l7-write.log \
-    --set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=7 -o patch
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o json
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o patch
   fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/l4.log --strict-paths
-  fullsend policy suggest triage --logs diagnostics/triage/ --write   # a run's log directory, outside CI`,
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/audit.jsonl \
+    --include-audit --result suggest/testdata/run/result.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPolicySuggest(cmd, args[0], f)
