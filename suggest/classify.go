@@ -80,11 +80,19 @@ func classify(ev Event, audit bool) Kind {
 	// HTTP Activity.
 	switch ev.Engine {
 	case "opa":
-		// FORWARD denied M H:P/path: the Rego reasons of a CONNECT.
+		// FORWARD denied M H:P/path: the Rego reasons of a CONNECT, or
+		// the message when no status_detail came with it.
+		if strings.HasPrefix(r, "FORWARD denied ") {
+			return KindForward
+		}
 		return opaKind(r, KindForward)
 	case "l7":
 		verdict, why := l7Verdict(r)
 		switch {
+		case r == "":
+			// No reason at all: not a line OpenShell writes for a denial
+			// (the message is the fallback, shorthand.rs:130-135).
+			return KindUnknownDenial
 		case verdict == "":
 			// status_detail of a non-canonical request target
 			// (proxy.rs:1423-1456@v0.0.111).

@@ -194,3 +194,32 @@ func TestReadLogLongLine(t *testing.T) {
 		t.Errorf("events %d, stats %+v", len(ev), st)
 	}
 }
+
+// Real lines from OpenShell's own tests and docs (testdata/logs/README.md)
+// parse, and classify as their reasons say.
+func TestUpstreamLines(t *testing.T) {
+	data, err := os.ReadFile("testdata/logs/upstream.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Kind{kindNotDenial, "", KindUnknownDenial, kindNotDenial, KindUnknownDenial, KindForward, KindUnknownDenial, KindL4NoEndpoint}
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		ev, res := ParseLine([]byte(line))
+		if i == 1 {
+			if res != LineOther {
+				t.Errorf("line 2: %d, want a tracing line", res)
+			}
+			continue
+		}
+		if res != LineEvent {
+			t.Errorf("line %d does not parse: %s", i+1, line)
+			continue
+		}
+		if got := classify(ev, false); got != want[i] {
+			t.Errorf("line %d: kind %q, want %q", i+1, got, want[i])
+		}
+		if strings.Contains(ev.Path, "secret") {
+			t.Errorf("line %d: the query reached the path", i+1)
+		}
+	}
+}
