@@ -72,6 +72,7 @@ type runOpts struct {
 	includeAudit bool
 	strictPaths  bool
 	minCount     int
+	to           string
 }
 
 // run reads the log files and runs suggest on the project.
@@ -107,7 +108,7 @@ func tryRun(t testing.TB, o runOpts, files ...string) (*suggest.Result, error) {
 	}
 	return suggest.Run(context.Background(), suggest.Options{
 		Agent: target(t, o.dir), Project: root.FS(), Compile: compiler(t), Values: vals,
-		IncludeAudit: o.includeAudit, StrictPaths: o.strictPaths, MinCount: o.minCount,
+		IncludeAudit: o.includeAudit, StrictPaths: o.strictPaths, MinCount: o.minCount, To: o.to,
 	}, l.Events, l.Inputs)
 }
 
@@ -551,5 +552,90 @@ func TestGolden(t *testing.T) {
 	// The snippet is a valid expectation file.
 	if _, err := openshell.ParseExpectFile("snippet.policytest.yaml", []byte(res.PolicyTest)); err != nil {
 		t.Errorf("the policy-test snippet does not parse: %v\n%s", err, res.PolicyTest)
+	}
+}
+
+// writeLog writes lines into a temporary log file.
+func writeLog(t *testing.T, lines ...string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "sandbox.log")
+	if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func l7Deny(ts, method, path string) string {
+	return ts + " OCSF HTTP:" + method + " [MED] DENIED " + method + " http://host.docker.internal:8081" + path +
+		" [policy:host_docker_internal_8081 engine:l7] [reason:L7_REQUEST deny " + method + " host.docker.internal:8081" + path +
+		" reason=" + method + " " + path + " not permitted by policy]"
+}
+
+// Only the last segment may become "*": when every value seen there looks
+// like an id (OpenShell's looks_like_id), or three values were seen; never
+// a placeholder segment, never "**".
+func TestGeneralize(t *testing.T) {
+	ids := writeLog(t,
+		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/pulls/12345"),
+		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/pulls/12346"))
+	res := run(t, runOpts{values: job}, ids)
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls/*" || len(res.Suggestions[0].Covers) != 2 {
+		t.Fatalf("ids: %+v", res.Suggestions)
+	}
+	three := writeLog(t,
+		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/labels/bug"),
+		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/labels/docs"),
+		l7Deny("2026-04-01T04:00:02.000Z", "GET", "/repos/acme/widgets/labels/triage"))
+	res = run(t, runOpts{values: job}, three)
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/labels/*" {
+		t.Fatalf("three values: %+v", res.Suggestions)
+	}
+	two := writeLog(t,
+		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/labels/bug"),
+		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/labels/docs"))
+	res = run(t, runOpts{values: job}, two)
+	if len(res.Suggestions) != 2 {
+		t.Fatalf("two names stay exact: %+v", res.Suggestions)
+	}
+	for _, s := range res.Suggestions {
+		if strings.Contains(s.Value, "*") {
+			t.Errorf("widened: %s", s.Value)
+		}
+	}
+}
+
+// --min-count ignores rare denials.
+func TestMinCount(t *testing.T) {
+	f := writeLog(t,
+		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/pulls"),
+		l7Deny("2026-04-01T04:00:05.000Z", "GET", "/repos/acme/widgets/pulls"),
+		l7Deny("2026-04-01T04:00:06.000Z", "GET", "/repos/acme/widgets/tags"))
+	res := run(t, runOpts{values: job, minCount: 2}, f)
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls" {
+		t.Errorf("suggestions = %+v", res.Suggestions)
+	}
+	if len(res.Ignored) != 1 || !strings.Contains(res.Ignored[0].Why, "--min-count") {
+		t.Errorf("ignored = %+v", res.Ignored)
+	}
+}
+
+// Without the job's values the path stays concrete: nothing is guessed.
+func TestNoValuesNoPlaceholders(t *testing.T) {
+	res := run(t, runOpts{}, logs+"l7-write.log")
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "POST /repos/acme/widgets/issues/7/comments" {
+		t.Errorf("suggestions = %+v", res.Suggestions)
+	}
+}
+
+// --to skill:NAME puts new endpoints and rules in the skill.
+func TestToSkill(t *testing.T) {
+	res := run(t, runOpts{values: job, to: "skill:duplicate-detector"}, logs+"l4.log", logs+"query.log")
+	for _, s := range res.Suggestions {
+		if s.File != "skills/duplicate-detector/SKILL.md" {
+			t.Errorf("%s %s goes to %s", s.Change, s.Value, s.File)
+		}
+	}
+	if len(res.Suggestions) != 3 {
+		t.Errorf("suggestions = %d, want 3", len(res.Suggestions))
 	}
 }

@@ -255,7 +255,7 @@ func describe(d *Denial) string {
 	if d.Method != "" {
 		target = d.Method + " " + target + d.Path
 	}
-	s := fmt.Sprintf("%s %s %s, %d×, %s .. %s", d.ID, d.Kind, Safe(target), d.Count, d.FirstSeen, d.LastSeen)
+	s := fmt.Sprintf("%s %s %s, seen %dx, %s .. %s", d.ID, d.Kind, Safe(target), d.Count, d.FirstSeen, d.LastSeen)
 	if d.Binary != "" {
 		s += ", binary " + Safe(d.Binary)
 	} else if d.viaBinary != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,11 +73,12 @@ func (p *planner) verify(ctx context.Context, version string) error {
 	}
 	for attempt := 0; ; attempt++ {
 		after, err := p.opts.Compile(ctx, overlay{base: p.opts.Project, files: p.res.Files})
-		if err != nil && p.tierTo == "" && p.declaredTier() != "" && p.declaredTier() != "full" {
-			// The declared tier caps what the agent may hold (a write
-			// method needs tier full): say so by raising it in the same
-			// patch, never silently, and check that this compiles.
-			p.tierTo = "full"
+		if next := nextTier(p.declaredTier(), p.tierTo); err != nil && next != "" {
+			// The declared tier caps what the agent may hold (egress needs
+			// network, a write method full): say so by raising it in the
+			// same patch, one step at a time, never silently, and check
+			// that this compiles.
+			p.tierTo = next
 			if aerr := p.apply(); aerr != nil {
 				return aerr
 			}
@@ -341,4 +343,19 @@ func (p *planner) attributeTier(after string) {
 		}
 	}
 	p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("the patch raises the agent's tier from %s to %s (%s)", before, after, strings.Join(ids, ", ")))
+}
+
+// nextTier is the tier to try after tried ("" before any), above the
+// declared one; "" when there is none left.
+func nextTier(declared, tried string) string {
+	ladder := []string{"read-only", "network", "full"}
+	from := tried
+	if from == "" {
+		from = declared
+	}
+	i := slices.Index(ladder, from)
+	if declared == "" || i < 0 || i == len(ladder)-1 {
+		return ""
+	}
+	return ladder[i+1]
 }
