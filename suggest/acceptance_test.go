@@ -625,6 +625,18 @@ func TestNoValuesNoPlaceholders(t *testing.T) {
 	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "POST /repos/acme/widgets/issues/7/comments" {
 		t.Errorf("suggestions = %+v", res.Suggestions)
 	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "no placeholder values") }) {
+		t.Errorf("no warning about the missing values: %v", res.Warnings)
+	}
+}
+
+// A new endpoint on a private address literal is high risk.
+func TestPrivateAddressRisk(t *testing.T) {
+	f := writeLog(t, "2026-04-01T04:00:00.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(1) -> 10.0.0.5:8443 [policy:- engine:opa] [reason:endpoint 10.0.0.5:8443 is not allowed by any policy]")
+	res := run(t, runOpts{values: job}, f)
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Risk != "high" {
+		t.Fatalf("suggestions = %+v", res.Suggestions)
+	}
 }
 
 // --to skill:NAME puts new endpoints and rules in the skill.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,10 +74,14 @@ func (s *Suggestion) assess() {
 		s.Categories = append(s.Categories, "capability_expansion")
 		s.addNote("write method")
 	}
-	if _, port, err := net.SplitHostPort(hostPortOf(s)); err == nil {
-		n, _ := strconv.Atoi(port)
+	if host, port, err := net.SplitHostPort(hostPortOf(s)); err == nil {
 		// The mechanistic mapper's notes
-		// (crates/openshell-sandbox/src/mechanistic_mapper.rs:310-325@v0.0.111).
+		// (crates/openshell-sandbox/src/mechanistic_mapper.rs:303-325@v0.0.111).
+		if a, err := netip.ParseAddr(host); err == nil && (a.IsPrivate() || a.IsLoopback()) {
+			raise("high")
+			s.addNote(fmt.Sprintf("%s is an internal or private address", host))
+		}
+		n, _ := strconv.Atoi(port)
 		if n > 49152 {
 			s.addNote(fmt.Sprintf("port %d is in the ephemeral range", n))
 		}

@@ -173,6 +173,7 @@ func Run(ctx context.Context, opts Options, events []Event, inputs []InputStats)
 	res.Denials = group(events, opts.IncludeAudit)
 	p := &planner{opts: opts, res: res, before: before, sources: map[string]*source{}}
 	p.auditWarning(inputs)
+	p.valuesWarning()
 	for _, d := range res.Denials {
 		p.plan(d)
 	}
@@ -395,6 +396,25 @@ func (p *planner) auditWarning(inputs []InputStats) {
 		}
 	}
 	p.res.Warnings = append(p.res.Warnings, "the agent has an enforcement: audit endpoint, but no input is OCSF JSONL: audit \"would deny\" verdicts are only in the JSONL file (enable ocsf_json_enabled)")
+}
+
+// valuesWarning warns when the agent's policy holds forge placeholders but
+// no value was given: the suggestions then pin concrete owners, repositories
+// and issues, and requests the job's values allow look denied.
+func (p *planner) valuesWarning() {
+	if len(p.opts.Values) > 0 {
+		return
+	}
+	open, err := openshell.OpenPlaceholders(p.opts.Agent.Policy.Clone())
+	if err != nil {
+		return
+	}
+	for _, n := range open {
+		if n == placeholder.Owner || n == placeholder.RepoName || n == placeholder.IssueNumber {
+			p.res.Warnings = append(p.res.Warnings, "no placeholder values (--result FILE, --set KEY=VALUE, or a log directory's result.json): paths stay concrete, and requests the job's values allow are judged with example values")
+			return
+		}
+	}
 }
 
 // writeMethods are the methods that change state (capability_expansion).
