@@ -147,8 +147,8 @@ func binaryReason(r string) (binary, policy string, ancestors []string) {
 		return binary, policy, nil
 	}
 	if list, _, ok := strings.Cut(rest, "], cmdline: ["); ok && list != "" {
-		// Rego lists the nearest ancestor first (opa.rs collects the
-		// chain from the parent up).
+		// In the order OpenShell gives them: the decision engine matches
+		// a policy binary against any of them.
 		ancestors = strings.Split(list, " -> ")
 	}
 	return binary, policy, ancestors

@@ -107,7 +107,7 @@ var Kinds = []KindInfo{
 		"crates/openshell-supervisor-network/src/proxy.rs:904-944"},
 	{KindReloadRace, 0, "", "... policy changed ... | ... generation is stale ...", outcomeIgnored,
 		"the policy was being replaced; the request would be decided again",
-		"crates/openshell-supervisor-network/src/proxy.rs (reject_stale_connect_policy)"},
+		"crates/openshell-supervisor-network/src/proxy.rs:3403-3428 (reject_stale_connect_policy)"},
 	{KindUnknownDenial, 0, "", "any other Denied OCSF network or HTTP event", outcomeManual,
 		"suggest does not know this denial: read it",
 		"-"},

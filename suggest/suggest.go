@@ -420,9 +420,11 @@ func (p *planner) valuesWarning() {
 // writeMethods are the methods that change state (capability_expansion).
 var writeMethods = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
-// rawTools are interpreters and raw network tools: a binary that can send
-// anything (OpenShell's l7_bypass_credentialed class,
-// docs/sandboxes/policy-advisor.mdx:173-178@v0.0.111).
+// rawTool reports interpreters and raw network tools, binaries that can
+// send anything: the day-2 risk table's high row. OpenShell's prover names
+// the narrower l7_bypass_credentialed class (git-remote-https, ssh, nc: wire
+// protocols the L7 proxy cannot inspect, docs/sandboxes/policy-advisor.mdx:176
+// @v0.0.111), which needs a credential in scope that suggest cannot see.
 func rawTool(bin string) bool {
 	b := path.Base(bin)
 	for _, p := range []string{"python", "node", "bash", "sh", "zsh", "dash", "curl", "wget", "nc", "ncat", "netcat", "ssh", "git-remote-http", "perl", "ruby", "socat", "telnet"} {
