@@ -25,8 +25,9 @@ type Logs struct {
 
 // logPatterns are the files ReadLogs reads from a log directory: the
 // sandbox's shorthand and OCSF JSONL files as `sandbox download` of
-// /var/log keeps their names (crates/openshell-sandbox/src/main.rs:552-557,
-// 596-617@v0.0.111), and the runner's sandbox.log and gateway.log
+// /var/log keeps their names (prefixes "openshell" and "openshell-ocsf",
+// crates/openshell-sandbox/src/main.rs:552-557,596-617@v0.0.111,
+// :471,525@v0.0.83), and the runner's sandbox.log and gateway.log
 // (`openshell logs` output).
 var logPatterns = []string{"sandbox*.log", "gateway*.log", "openshell*.log", "openshell-ocsf*.log", "*.jsonl"}
 

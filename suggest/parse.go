@@ -322,8 +322,9 @@ func parseShorthand(body string) (Event, LineResult) {
 	return parseHTTPDetail(ev, detail)
 }
 
-// reasonField finds "reason:" in a context bracket: at its start (NET), or
-// after the unmapped fields, whose whitespace is escaped (HTTP,
+// reasonField finds "reason:" in a context bracket: at its start (NET, and
+// HTTP at v0.0.83, shorthand.rs:203-207@v0.0.83), or after the unmapped
+// fields, whose whitespace is escaped (HTTP at v0.0.111,
 // shorthand.rs:104-119,158-172@v0.0.111).
 func reasonField(inner string) (string, bool) {
 	if r, ok := strings.CutPrefix(inner, "reason:"); ok {
