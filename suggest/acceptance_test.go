@@ -651,3 +651,22 @@ func TestToSkill(t *testing.T) {
 		t.Errorf("suggestions = %d, want 3", len(res.Suggestions))
 	}
 }
+
+// An L4 denial and a forward request to one host make one endpoint with
+// the seen rule, not a provisional one.
+func TestForwardBeatsProvisional(t *testing.T) {
+	f := writeLog(t,
+		"2026-04-01T04:00:00.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(1) -> downloads.example.com:80 [policy:- engine:opa] [reason:endpoint downloads.example.com:80 is not allowed by any policy]",
+		"2026-04-01T04:00:01.000Z OCSF HTTP:GET [MED] DENIED /usr/bin/curl(1) -> GET http://downloads.example.com/files/a.csv [policy:- engine:opa] [reason:endpoint downloads.example.com:80 is not allowed by any policy]")
+	res := run(t, runOpts{values: job}, f)
+	if len(res.Suggestions) != 1 {
+		t.Fatalf("suggestions = %+v", res.Suggestions)
+	}
+	s := res.Suggestions[0]
+	if s.Provisional || !slices.Equal(s.Rules, []string{"GET /files/a.csv"}) || len(s.Covers) != 2 {
+		t.Errorf("suggestion = %+v", s)
+	}
+	if strings.Contains(res.Patch, "access:") {
+		t.Errorf("patch:\n%s", res.Patch)
+	}
+}

@@ -165,9 +165,6 @@ func (p *planner) editEndpoint(src *source, s *Suggestion) error {
 			body = append(body, "  - "+scalar(b))
 		}
 	}
-	if len(s.Rules) > 0 && s.Provisional {
-		return errors.New("internal: provisional endpoint with rules")
-	}
 	item := func(prefix string) []string {
 		pad := strings.Repeat(" ", len(prefix))
 		out := []string{prefix + body[0]}

@@ -283,7 +283,6 @@ func group(events []Event, audit bool) []*Denial {
 		}
 		d.Reason = scrubQuery(d.Reason)
 		d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
-		sort.Strings(d.Lines)
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -555,7 +554,7 @@ func (p *planner) plan(d *Denial) {
 		return
 	case KindL7Deny, KindAudit, KindForward, KindL4NoEndpoint, KindNoNetwork, KindBinary:
 	default:
-		p.manual(d, info.Why, "")
+		p.manual(d, info.Why, "OpenShell's reason: "+d.Reason)
 		return
 	}
 	req := p.request(d)
@@ -839,8 +838,12 @@ func (p *planner) planEndpoint(d *Denial, req *openshell.Request, provisional bo
 	s, _ := p.findSug(file, "sandbox.endpoints", "add-endpoint", value)
 	s.cover(d, req)
 	if provisional {
-		s.Provisional = true
-		s.addNote("provisional: denied at L4 (HTTPS), so the paths are unknown; replace access: read-only with the exact rules after the next run, or rerun with --strict-paths to list it as manual")
+		// Paths seen for the host (a forward request) beat the
+		// provisional read-only preset of an L4 denial of it.
+		if len(s.Rules) == 0 {
+			s.Provisional = true
+			s.addNote(provisionalNote)
+		}
 		return
 	}
 	r := p.rule(d)
@@ -848,7 +851,11 @@ func (p *planner) planEndpoint(d *Denial, req *openshell.Request, provisional bo
 		s.Rules = append(s.Rules, r)
 	}
 	s.methods[d.Method] = true
+	s.Provisional = false
+	s.Notes = slices.DeleteFunc(s.Notes, func(n string) bool { return n == provisionalNote })
 }
+
+const provisionalNote = "provisional: denied at L4 (HTTPS), so the paths are unknown; replace access: read-only with the exact rules after the next run, or rerun with --strict-paths to list it as manual"
 
 // planBinary adds the denied binary to the endpoint that owns the policy,
 // unless a binary of the policy is its symlink (OpenShell matches the
