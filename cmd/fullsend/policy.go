@@ -3,7 +3,7 @@ package main
 import "github.com/spf13/cobra"
 
 // newPolicyCmd groups the policy commands: compile, validate, explain, lint,
-// test and schema.
+// test, schema and suggest.
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -13,6 +13,7 @@ func newPolicyCmd() *cobra.Command {
   fullsend policy lint testdata/triage/policies/*.yaml
   fullsend policy explain triage --dir testdata/triage
   fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/
   fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}
@@ -24,5 +25,6 @@ func newPolicyCmd() *cobra.Command {
 	cmd.AddCommand(newPolicyTestCmd())
 	cmd.AddCommand(newPolicySchemaCmd())
 	cmd.AddCommand(newPolicyDiffCmd())
+	cmd.AddCommand(newPolicySuggestCmd())
 	return cmd
 }

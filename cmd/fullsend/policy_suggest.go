@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"github.com/fullsend-ai/agent-sandbox/suggest"
+)
+
+// suggestFlags are the flags of policy suggest.
+type suggestFlags struct {
+	logs                      []string
+	dir, result, to, output   string
+	version, catalog, provide string
+	set                       []string
+	includeAudit, strictPaths bool
+	strict, write             bool
+	minCount                  int
+	failOn                    string
+}
+
+func newPolicySuggestCmd() *cobra.Command {
+	var f suggestFlags
+	cmd := &cobra.Command{
+		Use:   "suggest AGENT --logs PATH...",
+		Short: "Turn an agent's OpenShell denials into minimal sandbox: frontmatter changes",
+		Long: `Suggest reads what OpenShell denied an agent (the sandbox's log file, its
+OCSF JSONL file or "openshell logs" output, detected per line; or a run's log
+directory with its result.json) and proposes the smallest change of the
+agent's frontmatter sandbox: block that allows it: exact hosts, methods and
+paths, with the job's values turned back into {{OWNER}}, {{REPO_NAME}},
+{{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips.
+Destinations OpenShell blocks whatever the policy (loopback, link-local and
+cloud metadata, control-plane ports) are refused; configuration problems are
+listed as manual. An HTTPS host denied at L4 shows no path: suggest proposes
+a provisional access: read-only endpoint (--strict-paths lists it as manual).
+
+Before printing, every suggestion is applied to a copy of the project, which
+is compiled as "policy compile" would, and checked with the decision engine
+of "policy test": the denied request is allowed, and the same path with other
+methods, a sibling path and the host from /usr/bin/nc stay denied. A
+suggestion that fails its check is exit 1, never a wider suggestion.
+
+Log lines are the agent's bytes: a prompt-injected agent chooses what it is
+denied. Suggestions are evidence for a human: --write is refused in CI, and
+"policy diff" is the review gate for what a human applies.
+
+Exit codes: 0 analysis done, 1 an error (the project does not compile, a
+suggestion fails its check, --strict without a parseable event, --fail-on
+met), 2 usage.`,
+		Example: `  fullsend policy suggest duplicate-detector --dir testdata/triage \
+    --logs suggest/testdata/logs/l7-write.log --set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=7
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o json
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o patch
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/l4.log --strict-paths
+  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/audit.jsonl \
+    --include-audit --result suggest/testdata/run/result.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPolicySuggest(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output) or a run's log directory (repeatable)")
+	fl.StringVar(&f.dir, "dir", ".", "project directory")
+	fl.StringVar(&f.result, "result", "", "a run's result.json: its placeholders turn values back into {{NAME}}")
+	fl.StringArrayVar(&f.set, "set", nil, "a value the job resolved, KEY=VALUE, turned back into {{KEY}} (repeatable)")
+	fl.BoolVar(&f.includeAudit, "include-audit", false, `also treat enforcement: audit "would deny" as denials (needs OCSF JSONL input)`)
+	fl.BoolVar(&f.strictPaths, "strict-paths", false, "list L4 denials (no path visible) under manual instead of a provisional read-only endpoint")
+	fl.IntVar(&f.minCount, "min-count", 1, "ignore denials seen fewer times")
+	fl.StringVar(&f.to, "to", "agent", "where new endpoints go: agent, or skill:NAME")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json or patch")
+	fl.BoolVar(&f.write, "write", false, "apply the patch to the frontmatter files (refused in CI)")
+	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when the analysis has: none, suggestion or refused")
+	fl.BoolVar(&f.strict, "strict", false, "exit 1 when no input line holds an OCSF event")
+	fl.StringVar(&f.version, "openshell-version", "", "target OpenShell version (default: the version the Containerfile pins)")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog")
+	fl.StringVar(&f.provide, "provider", "", "model provider for agents that name none")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "patch"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
+	switch {
+	case f.output != "text" && f.output != "json" && f.output != "patch":
+		return usageErrorf("unknown output format %q (want text, json or patch)", f.output)
+	case f.failOn != "none" && f.failOn != "suggestion" && f.failOn != "refused":
+		return usageErrorf("--fail-on %q: want none, suggestion or refused", f.failOn)
+	case len(f.logs) == 0:
+		return usageErrorf("give at least one --logs PATH")
+	case f.minCount < 1:
+		return usageErrorf("--min-count %d: want 1 or more", f.minCount)
+	case f.to != "agent" && !strings.HasPrefix(f.to, "skill:"):
+		return usageErrorf("--to %q: want agent or skill:NAME", f.to)
+	}
+	if f.write && suggest.InCI(os.Getenv) {
+		return suggest.ErrInCI
+	}
+	values, err := placeholder.ParseSet(f.set)
+	if err != nil {
+		return usageErrorf("%v", setFlagError(err))
+	}
+	logs, err := suggest.ReadLogs(f.logs)
+	if err != nil {
+		return err
+	}
+	merged := placeholder.Values{}
+	for k, v := range logs.Values {
+		merged[k] = v
+	}
+	if f.result != "" {
+		rv, err := suggest.ReadResultFile(f.result)
+		if err != nil {
+			return fmt.Errorf("--result: %w", err)
+		}
+		for k, v := range rv {
+			merged[k] = v
+		}
+	}
+	for k, v := range values { // --set wins
+		merged[k] = v
+	}
+	if f.strict {
+		n := 0
+		for _, in := range logs.Inputs {
+			n += in.Events
+		}
+		if n == 0 {
+			return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
+		}
+	}
+	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}}
+	res, err := compile.CompileDir(cmd.Context(), f.dir, po)
+	var oe *compile.OptionError
+	if errors.As(err, &oe) && oe.Option == "Agents" {
+		return fmt.Errorf("%w %q in %s: %w", errNoAgent, agent, f.dir, oe.Err)
+	}
+	if err != nil {
+		return flagError(err)
+	}
+	c, ok := res.Agents[agent]
+	if !ok {
+		return fmt.Errorf("%w %q in %s (have: %s)", errNoAgent, agent, f.dir, strings.Join(res.AgentNames(), ", "))
+	}
+	compiler, err := suggestCompiler(po, agent)
+	if err != nil {
+		return flagError(err)
+	}
+	root, err := os.OpenRoot(f.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	out, err := suggest.Run(cmd.Context(), suggest.Options{
+		Agent:   &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy},
+		Project: root.FS(), Compile: compiler, Values: merged, OpenShellVersion: res.OpenShellVersion,
+		IncludeAudit: f.includeAudit, StrictPaths: f.strictPaths, MinCount: f.minCount, To: f.to,
+	}, logs.Events, logs.Inputs)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	switch f.output {
+	case "json":
+		err = suggest.WriteJSON(w, out)
+	case "patch":
+		err = suggest.WritePatch(w, out)
+	default:
+		err = suggest.WriteText(w, out)
+	}
+	if err != nil {
+		return err
+	}
+	if f.write && len(out.Files) > 0 {
+		if err := suggest.Write(f.dir, out, os.Getenv); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d files; now run `fullsend policy compile %s` and review with `fullsend policy diff`\n", len(out.Files), f.dir)
+	}
+	switch {
+	case f.failOn == "suggestion" && len(out.Suggestions) > 0:
+		return exitError{code: 1, err: fmt.Errorf("--fail-on suggestion: %d suggestions", len(out.Suggestions))}
+	case f.failOn == "refused" && len(out.Refused) > 0:
+		return exitError{code: 1, err: fmt.Errorf("--fail-on refused: %d refused requests", len(out.Refused))}
+	}
+	return nil
+}
+
+// suggestCompiler compiles a (patched) project file system as policy
+// compile does with po, checking the policies with the offline validator,
+// and returns agent's compiled policy.
+func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler, error) {
+	var opts compile.Options
+	if po.OpenShellVersion != "" {
+		v, err := openshell.NormalizeVersion(po.OpenShellVersion)
+		if err != nil {
+			return nil, &compile.OptionError{Option: "OpenShellVersion", Err: err}
+		}
+		opts.OpenShellVersion = v
+	}
+	var org fs.FS
+	if po.CatalogDir != "" {
+		org = os.DirFS(po.CatalogDir)
+	}
+	cat, err := policycue.LoadCatalog(org, po.CatalogDir)
+	if err != nil {
+		return nil, err
+	}
+	opts.Catalog, opts.Provider = cat, po.Provider
+	opts.Checks = []compile.Check{compile.ValidateCheck}
+	return func(ctx context.Context, fsys fs.FS) (*suggest.Target, error) {
+		proj, err := compile.Load(fsys)
+		if err != nil {
+			return nil, err
+		}
+		out, err := compile.Compile(ctx, proj, fsys, opts)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := out.Agents[agent]
+		if !ok {
+			return nil, fmt.Errorf("%w %q after the patch", errNoAgent, agent)
+		}
+		return &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy}, nil
+	}, nil
+}

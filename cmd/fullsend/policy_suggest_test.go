@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPolicySuggestExamples runs every example of `policy suggest --help`
+// from the repository root: they must work as printed.
+func TestPolicySuggestExamples(t *testing.T) {
+	t.Chdir("../..")
+	ex := newPolicySuggestCmd().Example
+	ex = strings.ReplaceAll(ex, "\\\n", " ")
+	n := 0
+	for _, line := range strings.Split(ex, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		args := strings.Fields(line)
+		if args[0] != "fullsend" {
+			t.Fatalf("example does not start with fullsend: %s", line)
+		}
+		out, code := runCLI(t, "", args[1:]...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s", line, code, out)
+		}
+		n++
+	}
+	if n < 4 {
+		t.Errorf("only %d examples", n)
+	}
+}
+
+func TestPolicySuggestExitCodes(t *testing.T) {
+	t.Chdir("../..")
+	base := []string{"policy", "suggest", "duplicate-detector", "--dir", "testdata/triage"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"refusals only", []string{"--logs", "suggest/testdata/logs/refusals.log"}, 0},
+		{"--fail-on refused", []string{"--logs", "suggest/testdata/logs/refusals.log", "--fail-on", "refused"}, 1},
+		{"--fail-on suggestion", []string{"--logs", "suggest/testdata/logs/l4.log", "--fail-on", "suggestion"}, 1},
+		{"--strict without events", []string{"--logs", "suggest/testdata/logs/audit.jsonl", "--logs", "README.md", "--strict"}, 0},
+		{"--strict on a wrong file", []string{"--logs", "README.md", "--strict"}, 1},
+		{"no --logs", nil, 2},
+		{"bad output", []string{"--logs", "suggest/testdata/logs/l4.log", "-o", "yaml"}, 2},
+		{"bad --fail-on", []string{"--logs", "suggest/testdata/logs/l4.log", "--fail-on", "x"}, 2},
+		{"bad --set", []string{"--logs", "suggest/testdata/logs/l4.log", "--set", "OWNER=a/b"}, 2},
+		{"missing log", []string{"--logs", "nope.log"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, "", append(base, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, out)
+			}
+		})
+	}
+}
+
+// --write applies the patch outside CI and refuses in CI before reading
+// anything.
+func TestPolicySuggestWrite(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "testdata/triage"))); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"policy", "suggest", "duplicate-detector", "--dir", dir, "--logs", filepath.Join(root, "suggest/testdata/logs/l4.log"), "--write", "-o", "json"}
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITLAB_CI", "")
+	t.Setenv("CI", "true")
+	out, code := runCLI(t, "", args...)
+	orig, _ := os.ReadFile(filepath.Join(root, "testdata/triage/agents/duplicate-detector.md"))
+	if code != 1 {
+		t.Fatalf("in CI: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "agents/duplicate-detector.md")); string(b) != string(orig) || strings.Contains(out, "suggestions") {
+		t.Fatal("in CI: the file changed or an analysis was printed")
+	}
+	t.Setenv("CI", "")
+	out, code = runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var res struct {
+		Suggestions []struct{ Value string } `json:"suggestions"`
+	}
+	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &res); err != nil || len(res.Suggestions) != 1 {
+		t.Fatalf("%v %+v\n%s", err, res, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "agents/duplicate-detector.md"))
+	if !strings.Contains(string(b), "- host: api.github.com  # provisional") {
+		t.Errorf("the file was not patched:\n%s", b)
+	}
+}

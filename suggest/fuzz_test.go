@@ -1,0 +1,118 @@
+package suggest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// seedLines adds every fixture line to f.
+func seedLines(f *testing.F) {
+	files, _ := filepath.Glob("testdata/logs/*")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			f.Add([]byte(l))
+		}
+	}
+}
+
+// checkEvent holds the invariants of every parsed event: a lowercase host,
+// a path without query, a reason no longer than the shorthand's cut.
+func checkEvent(t *testing.T, line []byte, ev Event, res LineResult) {
+	if res != LineEvent {
+		return
+	}
+	if ev.Class != 4001 && ev.Class != 4002 {
+		t.Fatalf("%q: class %d", line, ev.Class)
+	}
+	if ev.Host != strings.ToLower(ev.Host) {
+		t.Fatalf("%q: host %q not lowercased", line, ev.Host)
+	}
+	if strings.ContainsAny(ev.Path, "?#") {
+		t.Fatalf("%q: path %q keeps a query", line, ev.Path)
+	}
+	if ev.Format == FormatJSONL && len(ev.Reason) > maxReasonLen+3 {
+		t.Fatalf("%q: reason of %d bytes", line, len(ev.Reason))
+	}
+}
+
+// FuzzParseLine: any line, in any of the three formats or none, parses
+// without a panic and keeps the invariants; the lines are the agent's
+// bytes.
+func FuzzParseLine(f *testing.F) {
+	seedLines(f)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		ev, res := ParseLine(line)
+		checkEvent(t, line, ev, res)
+	})
+}
+
+// FuzzParseShorthand targets the sandbox's log file format.
+func FuzzParseShorthand(f *testing.F) {
+	f.Add("NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:endpoint api.github.com:443 is not allowed by any policy]")
+	f.Add("HTTP:GET [MED] DENIED /b(1) -> GET http://h:1/x [policy:p engine:l7] [k:v reason:r]")
+	f.Add("HTTP:POST [MED] DENIED POST http://[::1]:8081/x [policy:p engine:l7] [reason:L7_REQUEST deny POST x reason=y]")
+	f.Fuzz(func(t *testing.T, body string) {
+		line := []byte("2026-04-01T04:04:32.190Z OCSF " + body)
+		ev, res := ParseShorthandLine(string(line))
+		checkEvent(t, line, ev, res)
+	})
+}
+
+// FuzzParseCLI targets `openshell logs` output.
+func FuzzParseCLI(f *testing.F) {
+	f.Add("[1775016272.190] [sandbox] [OCSF ] [ocsf] NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:x]")
+	f.Add("[1.000] [gateway] [INFO ] [t] m")
+	f.Fuzz(func(t *testing.T, line string) {
+		ev, res := ParseCLILine(line)
+		checkEvent(t, []byte(line), ev, res)
+	})
+}
+
+// FuzzParseJSON targets OCSF JSONL lines.
+func FuzzParseJSON(f *testing.F) {
+	b, _ := os.ReadFile("testdata/logs/l7-write.jsonl")
+	f.Add(string(bytes.TrimSpace(b)))
+	b, _ = os.ReadFile("testdata/logs/audit.jsonl")
+	f.Add(string(bytes.TrimSpace(b)))
+	f.Add(`{"class_uid":4001,"action_id":2,"status_detail":"` + strings.Repeat("é", 200) + `"}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		ev, res := ParseJSONLine(line)
+		checkEvent(t, []byte(line), ev, res)
+		if res == LineEvent && !utf8.ValidString(ev.Reason) && utf8.ValidString(line) {
+			t.Fatalf("%q: the cut split a rune", line)
+		}
+	})
+}
+
+// FuzzReadLog: a whole input, with any line breaks, reads without error
+// and counts every line once.
+func FuzzReadLog(f *testing.F) {
+	b, _ := os.ReadFile("testdata/logs/noise.log")
+	f.Add(b)
+	f.Add([]byte("\r\n\n\r"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs, st, err := ReadLog("f", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Events != len(evs) || st.Unparsed > strings.Count(string(data), "\n")+1 {
+			t.Fatalf("stats %+v for %d events", st, len(evs))
+		}
+		for _, ev := range evs {
+			if _, res := ParseLine([]byte("x")); res != LineUnparsed {
+				t.Fatal("x parsed")
+			}
+			if ev.Line < 1 {
+				t.Fatalf("line %d", ev.Line)
+			}
+		}
+	})
+}
