@@ -385,7 +385,7 @@ func (d *decoder) int64(n *yaml.Node, path string) int64 {
 				return int64(u)
 			}
 			if neg && u <= 1<<63 {
-				return -int64(u - 1) - 1
+				return -int64(u-1) - 1
 			}
 		}
 	}

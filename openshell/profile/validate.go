@@ -163,4 +163,3 @@ func sortDiagnostics(diags []openshell.Diagnostic) {
 		return a.Code < b.Code
 	})
 }
-
