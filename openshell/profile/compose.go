@@ -78,6 +78,8 @@ type Layer struct {
 	// from v0.0.110 the gateway stamps the layer's endpoints
 	// provider_credentialed (grpc/policy.rs:2296-2309 @ v0.0.111).
 	Credentialed bool `json:"credentialed,omitempty"`
+
+	profile *Profile
 }
 
 // Composed is the effective policy OpenShell derives for a sandbox.
@@ -123,6 +125,9 @@ func (c *Composed) LayerOf(key string) (Layer, bool) {
 // of ports becomes port; tool moves to params.name and back; json_rpc_max_
 // body_bytes goes to json_rpc or, for mcp, to the mcp stanza).
 func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Composed {
+	if base == nil {
+		base = &openshell.Policy{Version: 1}
+	}
 	eff := base.Clone()
 	out := &Composed{Policy: eff, Layers: []Layer{}}
 	switch {
@@ -150,7 +155,7 @@ func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Compose
 		}
 		eff.NetworkPolicies[key] = a.Profile.NetworkPolicy(name)
 		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
-			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints()})
+			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
 	}
 	return out
 }
