@@ -66,7 +66,15 @@ it would go uninspected, unless allow_uninspected_credentials opts in.
 BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
 OpenShell matches a policy's symlinked binary only when it resolves it in
 the container, which policy test cannot see.
-WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
+WEBSOCKET_TEXT is the method of a WebSocket client text message.
+
+--provider-profile [PROVIDER=]FILE|BUILTIN_ID (repeatable) and a test file's
+"providers: [...]" (files inside DIR) add provider profile layers as the
+OpenShell gateway composes them when providers_v2_enabled is on: each under
+_provider_<provider name> (default: the profile id), suffixed _2, _3 on a
+collision, the policy's own keys untouched. Decisions then say which layer
+decided. A profile OpenShell would refuse, or a composition it would refuse
+to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
 		Example: `  fullsend policy test testdata/triage
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
   fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
@@ -74,7 +82,9 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
   fullsend policy test --policy policies/triage.yaml \
     --request 'forward GET http://10.0.0.5:8080/status from /usr/bin/curl'
   fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
-  fullsend policy test -o json testdata/production`,
+  fullsend policy test -o json testdata/production
+  fullsend policy test --policy policies/base.yaml --provider-profile profiles/github-ro.yaml \
+    --provider-profile work=github --request 'GET https://api.github.com/user from /usr/bin/gh'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
