@@ -151,3 +151,27 @@ func copyDir(t *testing.T, from, to string) {
 		}
 	}
 }
+
+// TestPolicyLintProfiles: policy lint runs its rules on a profile's
+// endpoints and binaries (as the layer it becomes), and the findings point
+// at the profile's lines; a directory mixing policies and profiles lints
+// both.
+func TestPolicyLintProfiles(t *testing.T) {
+	ro := filepath.Join(profileFixtures, "testdata/agents/profiles/fullsend-github-ro.yaml")
+	out, code := runCLI(t, "", "policy", "lint", "-o", "json", ro)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (FS022: **/gh is not absolute)", code)
+	}
+	if !strings.Contains(out, `"FS022"`) || !strings.Contains(out, "network_policies._provider_fullsend_github_ro.binaries[0]") ||
+		!strings.Contains(out, `"line": 26`) {
+		t.Errorf("findings do not point at the profile:\n%s", out)
+	}
+	out, _ = runCLI(t, "", "policy", "lint", filepath.Join(profileFixtures, "testdata/agents/policies"),
+		filepath.Join(profileFixtures, "testdata/broken/misspelt.yaml"))
+	if !strings.Contains(out, "misspelt.yaml:5:5") || !strings.Contains(out, "FS003") || !strings.Contains(out, "github-review.yaml") {
+		t.Errorf("mixed inputs:\n%s", out)
+	}
+	if _, code := runCLIErr(t, "policy", "lint", filepath.Join(profileFixtures, "testdata/broken/bad-types.yaml")); code != 1 {
+		t.Errorf("a profile that does not decode: exit %d", code)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 )
@@ -87,4 +88,45 @@ func layerNote(c *profile.Composed, key string) string {
 		return ""
 	}
 	return fmt.Sprintf("provider layer %s (provider %s, profile %s from %s)", l.Key, l.Provider, l.ProfileID, l.File)
+}
+
+// profileLintInput lints a provider profile as the network policy its layer
+// becomes (profile.Profile.NetworkPolicy under _provider_<id>): the lint
+// rules see an OpenShell policy, and the findings point at the profile's
+// lines through the layer's provenance. A profile that does not decode is
+// an error naming its first error diagnostic (policy validate lists all).
+func profileLintInput(name string, raw []byte) (lint.Input, error) {
+	p, diags := profile.Decode(name, raw, "")
+	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: not a provider profile", name)
+		}
+		return lint.Input{}, fmt.Errorf("%w (fullsend policy validate %s lists every finding)", err, name)
+	}
+	key := profile.ProviderRuleName(p.ID)
+	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
+	return lint.Input{File: name, Policy: pol, Context: lint.Context{Provenance: pol.Provenance()}}, nil
+}
+
+// splitProfiles sets the provider profiles among files apart as lint
+// inputs and returns the other files.
+func splitProfiles(files []string) ([]string, []lint.Input, error) {
+	var rest []string
+	var profiles []lint.Input
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !profile.IsProfile(raw) {
+			rest = append(rest, f)
+			continue
+		}
+		in, err := profileLintInput(f, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		profiles = append(profiles, in)
+	}
+	return rest, profiles, nil
 }
