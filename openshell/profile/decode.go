@@ -858,20 +858,37 @@ func allDigits(s string) bool {
 	return true
 }
 
-// yamlErrorLine extracts the line from a yaml.v3 error ("yaml: line 3: ...").
+// yamlParserProblems are the problems yaml.v3 reports as parser errors,
+// with the 0-based line of the enclosing construct (scanner errors are
+// 1-based); the same list as openshell's validator (validate.go:225-235).
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlErrorLine extracts the 1-based line from a yaml.v3 error
+// ("yaml: line 3: ...").
 func yamlErrorLine(err error) int {
 	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		rest := msg[i+5:]
-		j := 0
-		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-			j++
-		}
-		if n, e := strconv.Atoi(rest[:j]); e == nil && n > 0 {
-			return n
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return 1
+	}
+	var line int
+	if _, e := fmt.Sscanf(msg[i:], "line %d", &line); e != nil || line < 0 {
+		return 1
+	}
+	for _, p := range yamlParserProblems {
+		if strings.HasSuffix(msg, p) {
+			line++
+			break
 		}
 	}
-	return 1
+	return max(line, 1)
 }
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }

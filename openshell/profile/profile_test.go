@@ -153,7 +153,7 @@ func TestBrokenProfiles(t *testing.T) {
 		sev                openshell.Severity
 		trap               bool
 	}{
-		{"yaml syntax", "", "id: x\ndisplay_name: [\n", CodeSyntax, 2, openshell.SeverityError, false},
+		{"yaml syntax", "", "id: x\ndisplay_name: [\n", CodeSyntax, 3, openshell.SeverityError, false},
 		{"empty", "", "", CodeSyntax, 1, openshell.SeverityError, false},
 		{"not a mapping", "", "- id: x\n", CodeType, 1, openshell.SeverityError, false},
 		{"missing display_name", "", "id: x\nendpoints: []\n", CodeRequired, 1, openshell.SeverityError, false},
@@ -178,6 +178,7 @@ func TestBrokenProfiles(t *testing.T) {
 		{"audit by omission", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    protocol: rest\n    access: read-only\nbinaries: [/usr/bin/gh]\n", openshell.CodeEnforcement, 4, openshell.SeverityWarning, true},
 		{"bad host glob in composed policy", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: '*'\n    port: 443\nbinaries: [/usr/bin/gh]\n", openshell.CodeHostWildcard, 4, openshell.SeverityWarning, true},
 		{"reserved env var", "", "id: x\ndisplay_name: X\ncredentials:\n  - name: t\n    env_vars: [v2_TOKEN]\n", CodeCredential, 5, openshell.SeverityError, false},
+		{"syntax: block mapping", "", "id: x\nendpoints:\n  - host: a\n port: 1\n", CodeSyntax, 4, openshell.SeverityError, false},
 		{"too many documents", "", "id: x\ndisplay_name: X\n---\nid: y\n", CodeSyntax, 3, openshell.SeverityError, false},
 	}
 	for _, tc := range tests {
@@ -261,4 +262,31 @@ func FuzzValidate(f *testing.F) {
 		}
 		_ = IsProfile(data)
 	})
+}
+
+// TestCodesDocumented keeps docs/providers.md listing every code.
+func TestCodesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "providers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("codes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(src), "\n") {
+		i := strings.Index(line, `"OPP`)
+		if i < 0 {
+			continue
+		}
+		code := line[i+1 : i+7]
+		n++
+		if !strings.Contains(string(doc), "| "+code+" |") {
+			t.Errorf("code %s is not in the docs/providers.md table", code)
+		}
+	}
+	if n < 15 {
+		t.Fatalf("found only %d codes", n)
+	}
 }
