@@ -26,8 +26,8 @@ func (c *checker) has(since string) bool { return semver.Compare(c.version, sinc
 // ancestor).
 func (c *checker) at(path string, sev openshell.Severity, code, hint, format string, args ...any) {
 	line, col := c.p.position(path)
-	c.diags = append(c.diags, openshell.Diagnostic{File: c.p.File, Line: line, Column: col, Path: path,
-		Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Hint: hint})
+	c.diags = append(c.diags, openshell.Diagnostic{File: c.p.File, Line: line, Column: col, Path: escapeControls(path),
+		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: escapeControls(hint)})
 }
 
 func (c *checker) errorf(path, code, hint, format string, args ...any) {

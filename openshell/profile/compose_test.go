@@ -230,3 +230,38 @@ func TestResolve(t *testing.T) {
 		t.Errorf("aws-s3 composed: %v", errs)
 	}
 }
+
+// TestCheckComposedPolicyAgainstLayer: an ambiguity between the policy's
+// own endpoint and a layer's fails the attachment, reported at the
+// profile's endpoint.
+func TestCheckComposedPolicyAgainstLayer(t *testing.T) {
+	base, err := openshell.Unmarshal([]byte(`version: 1
+network_policies:
+  gh:
+    name: gh
+    endpoints:
+      - {host: api.github.com, port: 443, protocol: rest, enforcement: enforce, access: read-only, allow_encoded_slash: true}
+    binaries: [{path: /usr/bin/gh}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Resolve("profiles/fullsend-github-ro.yaml", readAgents, "v0.0.111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true})
+	var errs []openshell.Diagnostic
+	for _, d := range CheckComposed(c, "v0.0.111") {
+		if d.Severity == openshell.SeverityError {
+			errs = append(errs, d)
+		}
+	}
+	if len(errs) != 1 || errs[0].Code != openshell.CodeAmbiguousEndpoints || errs[0].File != "profiles/fullsend-github-ro.yaml" || errs[0].Line != 9 {
+		t.Errorf("got %v", errs)
+	}
+	// At v0.0.83 the gateway has no ambiguity check (v0.0.97 on).
+	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); openshell.HasErrors(diags) {
+		t.Errorf("v0.0.83: %v", diags)
+	}
+}

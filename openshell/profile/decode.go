@@ -71,8 +71,31 @@ func (d *decoder) add(n *yaml.Node, path string, sev openshell.Severity, trap bo
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	d.diags = append(d.diags, openshell.Diagnostic{File: d.file, Line: line, Column: col, Path: path,
-		Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Hint: hint, Trap: trap})
+	d.diags = append(d.diags, openshell.Diagnostic{File: d.file, Line: line, Column: col, Path: escapeControls(path),
+		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: hint, Trap: trap})
+}
+
+// escapeControls writes control and line-separator characters of s (which
+// quotes profile content) as Go escapes, so that a value cannot forge a
+// line of the report or of a CI log.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0xfeff
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, code, hint, format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -25,8 +26,11 @@ var ErrComposition = errors.New("composed policy refused")
 // file:line.
 func Resolve(ref string, read func(name string) ([]byte, error), version string) (Attachment, error) {
 	provider, target, named := strings.Cut(ref, "=")
-	if !named {
+	if !named || strings.Contains(provider, "/") {
 		provider, target = "", ref
+	}
+	if named && strings.ContainsFunc(provider, isControl) {
+		return Attachment{}, fmt.Errorf("provider name %q has control characters", provider)
 	}
 	target = strings.TrimSpace(target)
 	if target == "" {
@@ -80,11 +84,20 @@ func CheckComposed(c *Composed, version string) []openshell.Diagnostic {
 		}
 		layer, rest, ok := c.layerPath(d.Path)
 		if !ok {
-			if d.Code == openshell.CodeAmbiguousEndpoints && c.mentionsLayer(d.Message) {
-				d.File = "<composed policy>"
-				out = append(out, d)
+			// An ambiguity between the policy's own endpoint and a
+			// layer's: report it at the layer's endpoint.
+			if d.Code != openshell.CodeAmbiguousEndpoints {
+				continue
 			}
-			continue
+			m := layerEndpointRE.FindStringSubmatch(d.Message)
+			if m == nil {
+				continue
+			}
+			var found bool
+			if layer, found = c.LayerOf(m[1]); !found {
+				continue
+			}
+			rest = "endpoints[" + m[2] + "]"
 		}
 		if (d.Code == openshell.CodeNoEndpoints || d.Code == openshell.CodeNoBinaries) && len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0 {
 			continue
@@ -94,7 +107,7 @@ func CheckComposed(c *Composed, version string) []openshell.Diagnostic {
 		if layer.profile != nil {
 			d.Line, d.Column = layer.profile.position(d.Path)
 		}
-		d.Message += " (layer " + layer.Key + ", provider " + layer.Provider + ")"
+		d.Message += " (layer " + layer.Key + ", provider " + escapeControls(layer.Provider) + ")"
 		out = append(out, d)
 	}
 	sortDiagnostics(out)
@@ -115,11 +128,5 @@ func (c *Composed) layerPath(p string) (Layer, string, bool) {
 	return Layer{}, "", false
 }
 
-func (c *Composed) mentionsLayer(msg string) bool {
-	for _, l := range c.Layers {
-		if strings.Contains(msg, l.Key) {
-			return true
-		}
-	}
-	return false
-}
+// layerEndpointRE finds "<layer key>.endpoints[N]" in an ambiguity message.
+var layerEndpointRE = regexp.MustCompile(`(_provider_[a-z0-9_]+)\.endpoints\[(\d+)\]`)

@@ -52,7 +52,9 @@ func ValidateAll(inputs []openshell.Input, version string) []openshell.FileRepor
 	for i, in := range inputs {
 		p, diags := Decode(in.File, in.Data, version)
 		out[i] = openshell.FileReport{File: in.File, Diagnostics: diags}
-		if p == nil || verr != nil || openshell.HasErrors(diags) && p.ID == "" {
+		// OpenShell stops at a profile that does not deserialize
+		// (parse_profile_yaml fails): no set check, no layer.
+		if p == nil || verr != nil || openshell.HasErrors(diags) {
 			continue
 		}
 		p.Builtin = isBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
