@@ -102,7 +102,7 @@ func layerDiagnostics(p *Profile, version string, prior []openshell.Diagnostic) 
 	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
 	refused := map[string]bool{}
 	for _, d := range prior {
-		if d.Severity == openshell.SeverityError && strings.HasPrefix(d.Path, "endpoints[") {
+		if d.Severity == openshell.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
 			refused[d.Path[:strings.IndexByte(d.Path, ']')+1]] = true
 		}
 	}
@@ -121,7 +121,7 @@ func layerDiagnostics(p *Profile, version string, prior []openshell.Diagnostic) 
 			}
 		}
 		path := profilePath(strings.TrimPrefix(strings.TrimPrefix(d.Path, prefix), "."))
-		if i := strings.IndexByte(path, ']'); strings.HasPrefix(path, "endpoints[") && i > 0 && refused[path[:i+1]] {
+		if i := strings.IndexByte(path, ']'); i > 0 && refused[path[:i+1]] {
 			continue
 		}
 		d.File = p.File
