@@ -93,8 +93,11 @@ func TestAgentsProfilesValidate(t *testing.T) {
 }
 
 type upstreamCase struct {
-	Name    string   `yaml:"name"`
-	Cite    string   `yaml:"cite"`
+	Name string `yaml:"name"`
+	Cite string `yaml:"cite"`
+	// Cite83 names the same test, with the same profile, at v0.0.83: the
+	// case is then replayed at that release too.
+	Cite83  string   `yaml:"cite83"`
 	Profile string   `yaml:"profile"`
 	Expect  []string `yaml:"expect"`
 	Absent  []string `yaml:"absent"`
@@ -117,29 +120,47 @@ func TestUpstreamProfileTests(t *testing.T) {
 	if len(f.Cases) < 40 {
 		t.Fatalf("only %d cases", len(f.Cases))
 	}
+	n83 := 0
 	for _, c := range f.Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			var errs []string
-			for _, d := range Validate("case.yaml", []byte(c.Profile), "v0.0.111") {
-				if d.Severity == openshell.SeverityError {
-					errs = append(errs, d.Message)
-				}
-			}
-			all := strings.Join(errs, "\n")
-			if c.Clean && len(errs) > 0 {
-				t.Errorf("%s: want no error, got\n%s", c.Cite, all)
-			}
-			for _, e := range c.Expect {
-				if !strings.Contains(all, e) {
-					t.Errorf("%s: want an error containing %q, got\n%s", c.Cite, e, all)
-				}
-			}
-			for _, a := range c.Absent {
-				if strings.Contains(all, a) {
-					t.Errorf("%s: want no error containing %q, got\n%s", c.Cite, a, all)
-				}
-			}
-		})
+		versions := map[string]string{"v0.0.111": c.Cite}
+		if c.Cite83 != "" {
+			versions["v0.0.83"] = c.Cite83
+			n83++
+		}
+		for v, cite := range versions {
+			c := c
+			c.Cite = cite
+			t.Run(c.Name+"@"+v, func(t *testing.T) { replayUpstream(t, c, v) })
+		}
+	}
+	if n83 < 5 {
+		t.Errorf("only %d cases replayed at v0.0.83", n83)
+	}
+}
+
+// replayUpstream validates one case's profile at version and checks the
+// messages its upstream assertions look for.
+func replayUpstream(t *testing.T, c upstreamCase, version string) {
+	t.Helper()
+	var errs []string
+	for _, d := range Validate("case.yaml", []byte(c.Profile), version) {
+		if d.Severity == openshell.SeverityError {
+			errs = append(errs, d.Message)
+		}
+	}
+	all := strings.Join(errs, "\n")
+	if c.Clean && len(errs) > 0 {
+		t.Errorf("%s: want no error, got\n%s", c.Cite, all)
+	}
+	for _, e := range c.Expect {
+		if !strings.Contains(all, e) {
+			t.Errorf("%s: want an error containing %q, got\n%s", c.Cite, e, all)
+		}
+	}
+	for _, a := range c.Absent {
+		if strings.Contains(all, a) {
+			t.Errorf("%s: want no error containing %q, got\n%s", c.Cite, a, all)
+		}
 	}
 }
 
