@@ -350,10 +350,10 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 }
 
 // checkTokenGrant is profiles.rs:1835-1868 and 2283-2396 @ v0.0.111 (v0.0.61
-// on). The audience_overrides ambiguity check (profiles.rs:2182-2249) is
-// not modelled.
+// on), with the audience_overrides ambiguity check (audience.go).
 func (c *checker) checkTokenGrant(base string, cr Credential) {
 	path := base + ".token_grant"
+	defer c.checkAudienceOverrides(base, cr)
 	u, err := url.Parse(cr.TokenGrant.TokenEndpoint)
 	switch {
 	case err != nil || !u.IsAbs() || u.Host == "" && u.Opaque != "":
