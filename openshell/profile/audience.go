@@ -181,4 +181,3 @@ func endpointPathMatches(pattern, p string) bool {
 	ok, err := pathMatch(pattern, p)
 	return err == nil && ok
 }
-
