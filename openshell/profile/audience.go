@@ -80,17 +80,31 @@ func hostPatternMatches(pattern, host string) bool {
 	return labelsMatch(strings.Split(pattern, "."), strings.Split(host, "."))
 }
 
+// labelsMatch is host_pattern_labels_match, memoised so that many `**`
+// labels cost O(len(p)*len(h)), not exponential time.
 func labelsMatch(p, h []string) bool {
-	if len(p) == 0 {
-		return len(h) == 0
+	memo := map[[2]int]bool{}
+	var m func(i, j int) bool
+	m = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		var r bool
+		switch {
+		case i == len(p):
+			r = j == len(h)
+		case p[i] == "**":
+			r = m(i+1, j) || j < len(h) && m(i, j+1)
+		case p[i] == "*":
+			r = j < len(h) && m(i+1, j+1)
+		default:
+			r = j < len(h) && h[j] == p[i] && m(i+1, j+1)
+		}
+		memo[key] = r
+		return r
 	}
-	switch p[0] {
-	case "**":
-		return labelsMatch(p[1:], h) || len(h) > 0 && labelsMatch(p, h[1:])
-	case "*":
-		return len(h) > 0 && labelsMatch(p[1:], h[1:])
-	}
-	return len(h) > 0 && h[0] == p[0] && labelsMatch(p[1:], h[1:])
+	return m(0, 0)
 }
 
 // hostSpecificity and pathSpecificity are host_pattern_specificity and
@@ -129,22 +143,36 @@ func hostPatternsCanOverlap(a, b string) bool {
 	return labelsOverlap(strings.Split(a, "."), strings.Split(b, "."))
 }
 
+// labelsOverlap is host_pattern_labels_can_overlap, memoised.
 func labelsOverlap(a, b []string) bool {
-	switch {
-	case len(a) == 0 && len(b) == 0:
-		return true
-	case len(a) == 0 && b[0] == "**":
-		return labelsOverlap(a, b[1:])
-	case len(b) == 0 && a[0] == "**":
-		return labelsOverlap(a[1:], b)
-	case len(a) == 0 || len(b) == 0:
-		return false
-	case a[0] == "**":
-		return labelsOverlap(a[1:], b) || labelsOverlap(a, b[1:])
-	case b[0] == "**":
-		return labelsOverlap(a, b[1:]) || labelsOverlap(a[1:], b)
+	memo := map[[2]int]bool{}
+	var m func(i, j int) bool
+	m = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		var r bool
+		switch {
+		case i == len(a) && j == len(b):
+			r = true
+		case i == len(a) && b[j] == "**":
+			r = m(i, j+1)
+		case j == len(b) && a[i] == "**":
+			r = m(i+1, j)
+		case i == len(a) || j == len(b):
+			r = false
+		case a[i] == "**":
+			r = m(i+1, j) || m(i, j+1)
+		case b[j] == "**":
+			r = m(i, j+1) || m(i+1, j)
+		default:
+			r = (a[i] == "*" || b[j] == "*" || a[i] == b[j]) && m(i+1, j+1)
+		}
+		memo[key] = r
+		return r
 	}
-	return (a[0] == "*" || b[0] == "*" || a[0] == b[0]) && labelsOverlap(a[1:], b[1:])
+	return m(0, 0)
 }
 
 // pathPatternsCanOverlap is path_patterns_can_overlap (profiles.rs:2338-2362).
