@@ -14,3 +14,10 @@ func BenchmarkValidateBuiltinAWSS3(b *testing.B) {
 		Validate("aws-s3.yaml", data, "v0.0.111")
 	}
 }
+
+func BenchmarkValidateSmall(b *testing.B) {
+	data := []byte("id: x\ndisplay_name: X\nendpoints: [{host: a.example.com, port: 443, protocol: rest, access: read-only, enforcement: enforce}]\nbinaries: [/usr/bin/gh]\n")
+	for b.Loop() {
+		Validate("x.yaml", data, "v0.0.111")
+	}
+}
