@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -264,4 +265,38 @@ network_policies:
 	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); openshell.HasErrors(diags) {
 		t.Errorf("v0.0.83: %v", diags)
 	}
+}
+
+// FuzzCompose: whatever profile decodes composes, checks and decides
+// without panicking, and never changes the base policy's own keys.
+func FuzzCompose(f *testing.F) {
+	for _, g := range []string{"builtin/v0.0.111/*.yaml", "testdata/agents/profiles/*.yaml"} {
+		files, _ := filepath.Glob(g)
+		for _, file := range files {
+			b, _ := os.ReadFile(file)
+			f.Add(b, "p")
+		}
+	}
+	f.Add([]byte("id: gh\ndisplay_name: G\nendpoints: [{host: api.github.com, port: 443, protocol: mcp, rules: [{allow: {tool: x}}]}]\n"), "gh")
+	base, err := openshell.Unmarshal([]byte("version: 1\nnetwork_policies:\n  _provider_p: {name: own, endpoints: [{host: a.example.com, port: 443}], binaries: [{path: /usr/bin/a}]}\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, provider string) {
+		p, diags := Decode("f.yaml", data, "v0.0.111")
+		if p == nil || openshell.HasErrors(diags) {
+			return
+		}
+		c := Compose(base, []Attachment{{Provider: provider, Profile: p}, {Provider: provider, Profile: p}}, Gateway{ProvidersV2Enabled: true})
+		if c.Policy.NetworkPolicies["_provider_p"].Name != "own" || len(c.Layers) != 2 || c.Layers[0].Key == c.Layers[1].Key {
+			t.Fatalf("layers %+v", c.Layers)
+		}
+		_ = CheckComposed(c, "v0.0.111")
+		if d, err := openshell.NewDecider(c.Policy, "v0.0.111"); err == nil {
+			r, err := openshell.ParseRequest("GET https://api.github.com/x from /usr/bin/gh")
+			if err == nil {
+				_ = d.Decide(r)
+			}
+		}
+	})
 }
