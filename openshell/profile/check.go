@@ -103,18 +103,18 @@ func (c *checker) checkID(ids map[string]bool) {
 	case !ok || norm != raw:
 		c.errorf("id", CodeID, "use only a-z, 0-9 and '-', e.g. "+strconvQuote(suggestID(raw)),
 			"provider profile id must be lowercase kebab-case using only a-z, 0-9, and '-'")
-		return
 	case ids[id]:
 		c.errorf("id", CodeDuplicateID, "give each profile its own id", "duplicate provider profile id: %s", id)
-		return
+	default:
+		ids[id] = true
 	}
-	ids[id] = true
-	// profile_conflict_diagnostics: grpc/provider.rs:2936-2946 @ v0.0.111
-	// ("managed by source 'builtin'"), provider.rs:1635-1643 @ v0.0.83
-	// ("is built-in"). The catalog's own files are not imports.
-	if !c.p.Builtin && IsBuiltinID(id, c.version) {
-		c.errorf("id", CodeBuiltinID, "rename it (e.g. "+strconvQuote("my-"+id)+") or name the built-in profile "+strconvQuote(id)+" instead of shipping a copy",
-			"provider profile '%s' is built-in at OpenShell %s and cannot be overwritten: import and lint refuse it", id, c.version)
+	// profile_conflict_diagnostics runs on the normalized id, beside
+	// validate_profile_set: grpc/provider.rs:2932-2946 @ v0.0.111 ("managed
+	// by source 'builtin'"), provider.rs:1631-1643 @ v0.0.83 ("is
+	// built-in"). The catalog's own files are not imports.
+	if ok && !c.p.Builtin && IsBuiltinID(norm, c.version) {
+		c.errorf("id", CodeBuiltinID, "rename it (e.g. "+strconvQuote("my-"+norm)+") or name the built-in profile "+strconvQuote(norm)+" instead of shipping a copy",
+			"provider profile '%s' is built-in at OpenShell %s and cannot be overwritten: import and lint refuse it", norm, c.version)
 	}
 }
 

@@ -200,6 +200,9 @@ func TestBrokenProfiles(t *testing.T) {
 		{"bad host glob in composed policy", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: '*'\n    port: 443\nbinaries: [/usr/bin/gh]\n", openshell.CodeHostWildcard, 4, openshell.SeverityWarning, true},
 		{"reserved env var", "", "id: x\ndisplay_name: X\ncredentials:\n  - name: t\n    env_vars: [v2_TOKEN]\n", CodeCredential, 5, openshell.SeverityError, false},
 		{"syntax: block mapping", "", "id: x\nendpoints:\n  - host: a\n port: 1\n", CodeSyntax, 4, openshell.SeverityError, false},
+		{"no profiles before v0.0.37", "v0.0.30", "id: x\ndisplay_name: X\n", CodeUnsupported, 1, openshell.SeverityError, false},
+		{"annotations are too new at v0.0.83", "v0.0.83", "id: x\ndisplay_name: X\nannotations: {a: b}\n", CodeFieldTooNew, 3, openshell.SeverityWarning, true},
+		{"a non-canonical spelling of a built-in id conflicts too", "", "id: GitHub\ndisplay_name: X\n", CodeBuiltinID, 1, openshell.SeverityError, false},
 		{"too many documents", "", "id: x\ndisplay_name: X\n---\nid: y\n", CodeSyntax, 3, openshell.SeverityError, false},
 	}
 	for _, tc := range tests {
