@@ -41,7 +41,16 @@ type ExpectFile struct {
 	// Set holds placeholder values for this file (--set values override them).
 	Set   placeholder.Values
 	Tests []ExpectCase
+	// Providers lists the provider profiles whose layers the tests compose
+	// into the agent's policy (providers: [...], as written; resolved by
+	// the ComposeFunc of RunExpectationsCompose).
+	Providers []string
 }
+
+// ComposeFunc returns the effective policy the tests of ef run against,
+// given the agent's policy with its placeholders substituted (package
+// openshell/profile composes the provider layers).
+type ComposeFunc func(ef *ExpectFile, p *Policy) (*Policy, error)
 
 // ExpectCase is one request and its expected verdict.
 type ExpectCase struct {
@@ -56,9 +65,10 @@ type ExpectCase struct {
 }
 
 type rawExpectFile struct {
-	Agent string            `yaml:"agent"`
-	Set   map[string]string `yaml:"set"`
-	Tests []yaml.Node       `yaml:"tests"`
+	Agent     string            `yaml:"agent"`
+	Set       map[string]string `yaml:"set"`
+	Providers []string          `yaml:"providers"`
+	Tests     []yaml.Node       `yaml:"tests"`
 }
 
 type rawCase struct {
@@ -94,7 +104,7 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 	if len(raw.Tests) == 0 {
 		return nil, bad(1, "no tests: (want a list of {request, expect})")
 	}
-	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}}
+	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}, Providers: raw.Providers}
 	for _, k := range slices.Sorted(maps.Keys(raw.Set)) {
 		if err := ef.Set.Set(k, raw.Set[k]); err != nil {
 			return nil, bad(1, "set.%s: %v", k, err)
@@ -224,6 +234,13 @@ func RunExpectations(fsys fs.FS, files []string, policies map[string]*Policy, se
 // RunExpectationsVersion is RunExpectations with the decisions of OpenShell
 // version.
 func RunExpectationsVersion(fsys fs.FS, files []string, policies map[string]*Policy, set placeholder.Values, version string) (*ExpectReport, error) {
+	return RunExpectationsCompose(fsys, files, policies, set, version, nil)
+}
+
+// RunExpectationsCompose is RunExpectationsVersion with each file's policy
+// passed through compose (when not nil) before its tests run. A file that
+// names providers: without a compose function is an error.
+func RunExpectationsCompose(fsys fs.FS, files []string, policies map[string]*Policy, set placeholder.Values, version string, compose ComposeFunc) (*ExpectReport, error) {
 	rep := &ExpectReport{Results: []CaseResult{}}
 	for _, name := range files {
 		data, err := fs.ReadFile(fsys, name)
@@ -237,6 +254,13 @@ func RunExpectationsVersion(fsys fs.FS, files []string, policies map[string]*Pol
 		resolved, err := resolvePolicy(ef, policies, set)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if compose != nil {
+			if resolved, err = compose(ef, resolved); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		} else if len(ef.Providers) > 0 {
+			return nil, fmt.Errorf("%w: %s: providers: needs provider profile composition", ErrExpectFile, name)
 		}
 		dec, err := NewDecider(resolved, version)
 		if err != nil {

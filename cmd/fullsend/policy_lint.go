@@ -15,6 +15,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
@@ -209,6 +210,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 		if len(files) == 0 {
 			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
 		}
+		files, profiles, err := splitProfiles(files)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, profiles...)
 		ins, err := lint.ReadPolicies(files)
 		if err != nil {
 			return nil, err
@@ -225,6 +231,9 @@ func fileInput(name string) (lint.Input, error) {
 	raw, err := os.ReadFile(name)
 	if err != nil {
 		return lint.Input{}, err
+	}
+	if profile.IsProfile(raw) {
+		return profileLintInput(name, raw)
 	}
 	p, err := openshell.Unmarshal(raw)
 	if err != nil {

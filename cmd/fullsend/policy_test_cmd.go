@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -22,6 +23,7 @@ func newPolicyTestCmd() *cobra.Command {
 		binaryIdentity                                          string
 		requests, set                                           []string
 		output                                                  string
+		providers                                               providerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "test [DIR]",
@@ -64,7 +66,15 @@ it would go uninspected, unless allow_uninspected_credentials opts in.
 BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
 OpenShell matches a policy's symlinked binary only when it resolves it in
 the container, which policy test cannot see.
-WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
+WEBSOCKET_TEXT is the method of a WebSocket client text message.
+
+--provider-profile [PROVIDER=]FILE|BUILTIN_ID (repeatable) and a test file's
+"providers: [...]" (files inside DIR) add provider profile layers as the
+OpenShell gateway composes them when providers_v2_enabled is on: each under
+_provider_<provider name> (default: the profile id), suffixed _2, _3 on a
+collision, the policy's own keys untouched. Decisions then say which layer
+decided. A profile OpenShell would refuse, or a composition it would refuse
+to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
 		Example: `  fullsend policy test testdata/triage
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
   fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
@@ -72,7 +82,9 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
   fullsend policy test --policy policies/triage.yaml \
     --request 'forward GET http://10.0.0.5:8080/status from /usr/bin/curl'
   fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
-  fullsend policy test -o json testdata/production`,
+  fullsend policy test -o json testdata/production
+  fullsend policy test --policy policies/base.yaml --provider-profile profiles/github-ro.yaml \
+    --provider-profile work=github --request 'GET https://api.github.com/user from /usr/bin/gh'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
@@ -94,7 +106,7 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 				if len(requests) > 0 && requestsFile != "" {
 					return usageErrorf("give --request or --requests, not both")
 				}
-				d, err := policyDecider(policyFile, values, version)
+				d, composed, err := policyDecider(policyFile, values, version, providers)
 				if err != nil {
 					return err
 				}
@@ -108,7 +120,7 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 				if requestsFile != "" {
 					return batchDecisions(w, cmd.InOrStdin(), requestsFile, d)
 				}
-				return adHocDecisions(w, d, requests, output)
+				return adHocDecisions(w, d, requests, output, composed)
 			}
 			dir := "."
 			if len(args) == 1 {
@@ -128,7 +140,8 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 			if len(files) == 0 {
 				return usageErrorf("no *%s files under %s", openshell.ExpectSuffix, dir)
 			}
-			rep, err := openshell.RunExpectationsVersion(os.DirFS(dir), files, policies, values, version)
+			rep, err := openshell.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
+				providers.expectComposer(os.DirFS(dir), version))
 			if err != nil {
 				return err
 			}
@@ -151,6 +164,10 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 		fmt.Sprintf("OpenShell release whose decisions to reproduce (%s..%s)", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion))
 	fl.StringVar(&binaryIdentity, "binary-identity", "required",
 		"required, or relaxed: decide as a supervisor whose binary identity is relaxed (binaries match any process), for --request/--requests")
+	fl.StringArrayVar(&providers.refs, "provider-profile", nil,
+		"[PROVIDER=]FILE|BUILTIN_ID: compose this provider profile's layer into the policy as OpenShell does (repeatable)")
+	fl.BoolVar(&providers.v2Enabled, "providers-v2-enabled", true,
+		"the gateway setting providers_v2_enabled: false composes no provider layer, as OpenShell")
 	addOutputFlag(cmd, &output)
 	return cmd
 }
@@ -171,28 +188,35 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 	return out, nil
 }
 
-// policyDecider loads one policy file, substitutes the placeholders and
-// prepares it for decisions.
-func policyDecider(file string, values placeholder.Values, version string) (*openshell.Decider, error) {
+// policyDecider loads one policy file, substitutes the placeholders,
+// composes the --provider-profile layers and prepares it for decisions.
+func policyDecider(file string, values placeholder.Values, version string, providers providerFlags) (*openshell.Decider, *profile.Composed, error) {
 	in, err := fileInput(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := in.Policy
 	open, err := openshell.ApplyPlaceholders(p, values)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if len(open) > 0 {
-		return nil, usageErrorf("%s still has placeholders %s: give them with --set KEY=VALUE", file, strings.Join(open, ", "))
+		return nil, nil, usageErrorf("%s still has placeholders %s: give them with --set KEY=VALUE", file, strings.Join(open, ", "))
 	}
-	return openshell.NewDecider(p, version)
+	p, composed, err := providers.compose(p, version, source{providers.refs, readCwd})
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := openshell.NewDecider(p, version)
+	return d, composed, err
 }
 
-func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output string) error {
+func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output string, composed *profile.Composed) error {
 	type result struct {
 		Request  string             `json:"request"`
 		Decision openshell.Decision `json:"decision"`
+		// Layer names the provider layer that decided, when one did.
+		Layer string `json:"layer,omitempty"`
 	}
 	var results []result
 	for _, s := range requests {
@@ -200,10 +224,16 @@ func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, outp
 		if err != nil {
 			return usageErrorf("--request: %v", err)
 		}
-		results = append(results, result{Request: r.String(), Decision: dec.Decide(r)})
+		d := dec.Decide(r)
+		results = append(results, result{Request: r.String(), Decision: d, Layer: layerNote(composed, d.Policy)})
 	}
 	if output == "json" {
 		return writeJSON(w, results)
+	}
+	if composed != nil && composed.Skipped != "" {
+		if _, err := fmt.Fprintf(w, "note: %s\n", composed.Skipped); err != nil {
+			return err
+		}
 	}
 	for _, r := range results {
 		d := r.Decision
@@ -213,6 +243,11 @@ func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, outp
 		}
 		if _, err := fmt.Fprintf(w, "%-5s %s\n      %s%s\n", d.Verdict(), r.Request, d.Reason, at); err != nil {
 			return err
+		}
+		if r.Layer != "" {
+			if _, err := fmt.Fprintf(w, "      in %s\n", r.Layer); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -289,7 +324,11 @@ func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output string) 
 		if name == "" {
 			name = c.Request
 		}
-		fmt.Fprintf(&b, "%s %s:%d %s: %s\n", status, c.File, c.Line, c.Agent, name)
+		via := ""
+		if c.Pass && profile.IsProviderRuleName(c.Decision.Policy) {
+			via = " (via " + c.Decision.Policy + ")"
+		}
+		fmt.Fprintf(&b, "%s %s:%d %s: %s%s\n", status, c.File, c.Line, c.Agent, name, via)
 		if !c.Pass {
 			fmt.Fprintf(&b, "     %s\n     expected %s, got %s: %s", c.Request, c.Expect, c.Decision.Verdict(), c.Decision.Reason)
 			if c.Decision.Path != "" {

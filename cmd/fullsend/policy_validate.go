@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/spf13/cobra"
 )
 
@@ -33,12 +34,21 @@ list matches nothing, port and ports together drop port, allowed_ips on
 always-blocked ranges are refused per connection (not at load).
 
 Each finding is printed as FILE:LINE:COL: SEVERITY[CODE]: PATH: MESSAGE (HINT).
+A provider profile (a file with a top-level id and endpoints, credentials,
+binaries or display_name, and no policy keys) is checked as OpenShell's
+profile loader and "openshell provider profile lint" check it (codes OPPnnn,
+all profiles named together as one set), and its endpoints as the network
+policy they become under _provider_<id> in a composed policy (codes OSPnnn).
+Keys a profile's release ignores silently (unknown, misspelt or too new) are
+trap warnings. See docs/providers.md.
+
 Exit status 1 when any file has an error (or, with --strict, a warning), 2 on
 bad usage. "-" reads a policy from standard input; a directory stands for
 the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 		Example: `  fullsend policy validate policies/*.yaml
   fullsend policy validate --openshell-version v0.0.83 policies/
   fullsend policy validate --strict -o json policies/triage.yaml
+  fullsend policy validate profiles/*.yaml policies/base.yaml
   openshell policy get triage --base | fullsend policy validate -`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -66,7 +76,7 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 				}
 				inputs = append(inputs, openshell.Input{File: name, Data: data})
 			}
-			report := openshell.NewReport(version, openshell.ValidateAll(inputs, version))
+			report := openshell.NewReport(version, validateInputs(inputs, version))
 			if output == "json" {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {
@@ -86,6 +96,33 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
 	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+// validateInputs validates policies with openshell.ValidateAll and provider
+// profiles (profile.IsProfile) as one set with profile.ValidateAll, and
+// returns the reports in input order.
+func validateInputs(inputs []openshell.Input, version string) []openshell.FileReport {
+	var policies, profiles []openshell.Input
+	var isProfile []bool
+	for _, in := range inputs {
+		p := profile.IsProfile(in.Data)
+		isProfile = append(isProfile, p)
+		if p {
+			profiles = append(profiles, in)
+		} else {
+			policies = append(policies, in)
+		}
+	}
+	pol, prof := openshell.ValidateAll(policies, version), profile.ValidateAll(profiles, version)
+	out := make([]openshell.FileReport, 0, len(inputs))
+	for _, p := range isProfile {
+		if p {
+			out, prof = append(out, prof[0]), prof[1:]
+		} else {
+			out, pol = append(out, pol[0]), pol[1:]
+		}
+	}
+	return out
 }
 
 // policyFileArgs expands directory arguments into the policy files directly

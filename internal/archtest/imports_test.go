@@ -37,7 +37,7 @@ func goList(t *testing.T, args ...string) []string {
 // read a compiled bundle (or the OpenShell model) pull in neither CUE nor
 // OPA: evaluating CUE or Rego is compile's and lint's business.
 func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
-	for _, pkg := range []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "placeholder", "report", "prover", "policydiff", "suggest"} {
+	for _, pkg := range []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest"} {
 		t.Run(pkg, func(t *testing.T) {
 			deps := goList(t, "-deps", module+"/"+pkg)
 			for _, banned := range []string{"cuelang.org/go", "github.com/open-policy-agent/opa", module + "/compile", module + "/policycue", module + "/lint"} {

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+)
+
+// providerFlags are policy test's provider composition flags.
+type providerFlags struct {
+	refs      []string
+	v2Enabled bool
+}
+
+// source is a list of profile references and how to read their files.
+type source struct {
+	refs []string
+	read func(string) ([]byte, error)
+}
+
+// compose returns the effective policy of p with the layers of the
+// references added as OpenShell composes them (in order), after checking
+// that OpenShell would accept the attachment; the composition says which
+// key came from which provider.
+func (f providerFlags) compose(p *openshell.Policy, version string, sources ...source) (*openshell.Policy, *profile.Composed, error) {
+	var attached []profile.Attachment
+	for _, s := range sources {
+		for _, ref := range s.refs {
+			a, err := profile.Resolve(ref, s.read, version)
+			if err != nil {
+				return nil, nil, err
+			}
+			attached = append(attached, a)
+		}
+	}
+	if len(attached) == 0 {
+		return p, nil, nil
+	}
+	c := profile.Compose(p, attached, profile.Gateway{ProvidersV2Enabled: f.v2Enabled})
+	if c.Skipped != "" {
+		return c.Policy, c, nil
+	}
+	if err := openshell.DiagnosticsError(profile.CheckComposed(c, version)); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", profile.ErrComposition, err)
+	}
+	return c.Policy, c, nil
+}
+
+// readCwd reads a --provider-profile file relative to the working directory.
+func readCwd(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// readIn reads a profile a test file names, inside fsys (the test
+// directory): no absolute path, no "..".
+func readIn(fsys fs.FS) func(string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		clean := path.Clean(strings.TrimPrefix(name, "./"))
+		if !fs.ValidPath(clean) {
+			return nil, fmt.Errorf("%s: a test's providers: names files inside the test directory", name)
+		}
+		return fs.ReadFile(fsys, clean)
+	}
+}
+
+// expectComposer composes each expectation file's providers: (files read
+// inside fsys) and then the --provider-profile flags into its agent's
+// policy.
+func (f providerFlags) expectComposer(fsys fs.FS, version string) openshell.ComposeFunc {
+	return func(ef *openshell.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
+		out, _, err := f.compose(p, version, source{ef.Providers, readIn(fsys)}, source{f.refs, readCwd})
+		return out, err
+	}
+}
+
+// layerNote describes the provider layer a decision came from ("" when
+// the deciding policy is not a layer).
+func layerNote(c *profile.Composed, key string) string {
+	if c == nil {
+		return ""
+	}
+	l, ok := c.LayerOf(key)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("provider layer %s (provider %s, profile %s from %s)", l.Key, l.Provider, l.ProfileID, l.File)
+}
+
+// profileLintInput lints a provider profile as the network policy its layer
+// becomes (profile.Profile.NetworkPolicy under _provider_<id>): the lint
+// rules see an OpenShell policy, and the findings point at the profile's
+// lines through the layer's provenance. A profile that does not decode is
+// an error naming its first error diagnostic (policy validate lists all).
+func profileLintInput(name string, raw []byte) (lint.Input, error) {
+	p, diags := profile.Decode(name, raw, "")
+	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: not a provider profile", name)
+		}
+		return lint.Input{}, fmt.Errorf("%w (fullsend policy validate %s lists every finding)", err, name)
+	}
+	key := profile.ProviderRuleName(p.ID)
+	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
+	return lint.Input{File: name, Policy: pol, Context: lint.Context{Provenance: pol.Provenance()}}, nil
+}
+
+// splitProfiles sets the provider profiles among files apart as lint
+// inputs and returns the other files.
+func splitProfiles(files []string) ([]string, []lint.Input, error) {
+	var rest []string
+	var profiles []lint.Input
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !profile.IsProfile(raw) {
+			rest = append(rest, f)
+			continue
+		}
+		in, err := profileLintInput(f, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		profiles = append(profiles, in)
+	}
+	return rest, profiles, nil
+}

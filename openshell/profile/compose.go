@@ -1,0 +1,274 @@
+package profile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+)
+
+// ProviderRulePrefix is PROVIDER_RULE_NAME_PREFIX, the reserved prefix of
+// the network policy keys composition adds (compose.rs:8 @ v0.0.111, the
+// same file at v0.0.83).
+const ProviderRulePrefix = "_provider_"
+
+// IsProviderRuleName is is_provider_rule_name (compose.rs:16-19).
+func IsProviderRuleName(key string) bool { return strings.HasPrefix(key, ProviderRulePrefix) }
+
+// ProviderRuleName is provider_rule_name (compose.rs:21-41): the provider
+// (instance) name lowercased, every character other than an ASCII letter,
+// digit or '_' replaced by '_', '_' trimmed from both ends, after the
+// reserved prefix; "_provider_unnamed" when nothing is left.
+func ProviderRuleName(provider string) string {
+	var b strings.Builder
+	for _, r := range provider {
+		switch {
+		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_'):
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 'a' - 'A')
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := strings.Trim(b.String(), "_")
+	if s == "" {
+		return ProviderRulePrefix + "unnamed"
+	}
+	return ProviderRulePrefix + s
+}
+
+// Attachment is one provider attached to a sandbox: its name (the
+// provider's object name, which names the layer) and its type's profile.
+// Provider defaults to the profile id, the name `openshell provider
+// create --type ID` users most often give.
+type Attachment struct {
+	Provider string
+	Profile  *Profile
+}
+
+func (a Attachment) name() string {
+	if a.Provider != "" {
+		return a.Provider
+	}
+	return a.Profile.ID
+}
+
+// Gateway is the gateway state composition depends on.
+type Gateway struct {
+	// ProvidersV2Enabled is the global setting providers_v2_enabled
+	// (openshell-core settings.rs:77 @ v0.0.111); unset means false
+	// (bool_setting_enabled, grpc/policy.rs @ v0.0.111 and v0.0.83).
+	ProvidersV2Enabled bool
+	// GlobalPolicy is set when a global policy overrides the sandbox's
+	// own: OpenShell then composes nothing.
+	GlobalPolicy bool
+}
+
+// Layer is one composed provider layer.
+type Layer struct {
+	// Key is the network_policies key the layer was inserted under.
+	Key string `json:"key"`
+	// Provider and ProfileID name what it came from; File the profile file.
+	Provider  string `json:"provider"`
+	ProfileID string `json:"profile"`
+	File      string `json:"file,omitempty"`
+	// Credentialed is set when the profile holds credentials (or signs):
+	// from v0.0.110 the gateway stamps the layer's endpoints
+	// provider_credentialed (grpc/policy.rs:2296-2309 @ v0.0.111).
+	Credentialed bool `json:"credentialed,omitempty"`
+
+	profile *Profile
+}
+
+// Composed is the effective policy OpenShell derives for a sandbox.
+type Composed struct {
+	Policy *openshell.Policy `json:"-"`
+	Layers []Layer           `json:"layers"`
+	// Skipped explains why no layer was added ("" when composition ran).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// LayerOf returns the layer a network policy key belongs to.
+func (c *Composed) LayerOf(key string) (Layer, bool) {
+	for _, l := range c.Layers {
+		if l.Key == key {
+			return l, true
+		}
+	}
+	return Layer{}, false
+}
+
+// Compose returns the effective policy OpenShell builds from base and the
+// attached providers, in attachment order, without modifying base. It
+// models effective_policy_for_source (openshell-server
+// src/grpc/policy.rs:1096-1136 @ v0.0.111; policy.rs:1009-1033 @ v0.0.83):
+//
+//   - nothing is composed unless providers_v2_enabled is true
+//     (policy.rs:1112-1113 @ v0.0.111), nor when a global policy replaced the
+//     sandbox's (policy.rs:1122-1124), nor when there is no layer;
+//   - each provider's layer is its profile's network_policy_rule(rule_name):
+//     the profile's endpoints and binaries, named rule_name =
+//     provider_rule_name(provider name) (provider_policy_context_with_catalog,
+//     policy.rs:2298-2299; profiles.rs:597-604);
+//   - compose_effective_policy (compose.rs:58-75) keeps every key of the
+//     source policy, static sections included, and inserts each layer under
+//     its rule name, or, when that key is taken (by the source or an earlier
+//     layer), under rule_name_2, _3, ... (unique_provider_rule_key,
+//     compose.rs:77-90); the layer's name stays the rule name;
+//   - an existing key is never overwritten.
+//
+// The layer's endpoints are lowered as the gateway stores and renders them:
+// endpoint_to_proto (profiles.rs:1043-1088) then the proto-to-YAML
+// conversion of openshell-policy/src/lib.rs:864-947 @ v0.0.111 (one port
+// of ports becomes port; tool moves to params.name and back; json_rpc_max_
+// body_bytes goes to json_rpc or, for mcp, to the mcp stanza).
+func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Composed {
+	if base == nil {
+		base = &openshell.Policy{Version: 1}
+	}
+	eff := base.Clone()
+	out := &Composed{Policy: eff, Layers: []Layer{}}
+	switch {
+	case !gw.ProvidersV2Enabled:
+		out.Skipped = "providers_v2_enabled is off: OpenShell composes no provider layer"
+		return out
+	case gw.GlobalPolicy:
+		out.Skipped = "a global policy is set: OpenShell composes no provider layer"
+		return out
+	case len(attached) == 0:
+		out.Skipped = "no provider attached"
+		return out
+	}
+	if eff.NetworkPolicies == nil {
+		eff.NetworkPolicies = map[string]openshell.NetworkPolicy{}
+	}
+	for _, a := range attached {
+		name := ProviderRuleName(a.name())
+		key := name
+		for n := 2; ; n++ {
+			if _, taken := eff.NetworkPolicies[key]; !taken {
+				break
+			}
+			key = fmt.Sprintf("%s_%d", name, n)
+		}
+		eff.NetworkPolicies[key] = a.Profile.NetworkPolicy(name)
+		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
+			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
+	}
+	return out
+}
+
+// NetworkPolicy is network_policy_rule(rule_name) (profiles.rs:597-604 @
+// v0.0.111) lowered to the policy model: the profile's endpoints and
+// binaries under name, each with the profile line it came from.
+func (p *Profile) NetworkPolicy(name string) openshell.NetworkPolicy {
+	src := func(path string) []bundle.Source {
+		line, col := p.position(path)
+		return []bundle.Source{{File: p.File, Line: line, Column: col, Reason: "provider profile " + p.ID}}
+	}
+	np := openshell.NetworkPolicy{Name: name, Endpoints: []openshell.Endpoint{}, Binaries: []openshell.Binary{}, From: src("")}
+	for i, e := range p.Endpoints {
+		ep := e.lower()
+		ep.From = src(fmt.Sprintf("endpoints[%d]", i))
+		for j := range ep.Rules {
+			ep.Rules[j].From = src(fmt.Sprintf("endpoints[%d].rules[%d]", i, j))
+		}
+		for j := range ep.DenyRules {
+			ep.DenyRules[j].From = src(fmt.Sprintf("endpoints[%d].deny_rules[%d]", i, j))
+		}
+		np.Endpoints = append(np.Endpoints, ep)
+	}
+	for i, b := range p.Binaries {
+		// binary_to_proto keeps harness; the YAML rendering drops it
+		// (lib.rs:949-955 @ v0.0.111: harness: false).
+		np.Binaries = append(np.Binaries, openshell.Binary{Path: b.Path, From: src(fmt.Sprintf("binaries[%d]", i))})
+	}
+	return np
+}
+
+// lower converts a profile endpoint to the policy model as the gateway's
+// proto and its YAML rendering carry it (see Compose).
+func (e Endpoint) lower() openshell.Endpoint {
+	clamp := func(v uint32) int { return int(min(v, 65535)) }
+	out := openshell.Endpoint{Host: e.Host, Path: e.Path, Protocol: e.Protocol, TLS: e.TLS,
+		Enforcement: e.Enforcement, Access: e.Access, AllowedIPs: e.AllowedIPs,
+		AllowEncodedSlash: e.AllowEncodedSlash, WebsocketCredentialRewrite: e.WebsocketCredentialRewrite,
+		RequestBodyCredentialRewrite: e.RequestBodyCredentialRewrite, AllowUninspectedCredentials: e.AllowUninspectedCredentials,
+		PersistedQueries: e.PersistedQueries, GraphQLPersistedQueries: e.GraphQLPersistedQueries,
+		GraphQLMaxBodyBytes: e.GraphQLMaxBodyBytes, CredentialSigning: e.CredentialSigning,
+		SigningService: e.SigningService, SigningRegion: e.SigningRegion}
+	// lib.rs:868-873: one entry of ports becomes port; several stay ports.
+	if len(e.Ports) > 1 {
+		for _, p := range e.Ports {
+			out.Ports = append(out.Ports, clamp(p))
+		}
+	} else if len(e.Ports) == 1 {
+		out.Port = clamp(e.Ports[0])
+	} else {
+		out.Port = clamp(e.Port)
+	}
+	mcp := strings.EqualFold(e.Protocol, "mcp")
+	allowAll := !mcp || e.MCP != nil && e.MCP.AllowAllKnownMCPMethods != nil && *e.MCP.AllowAllKnownMCPMethods
+	for _, r := range e.Rules {
+		var m Match
+		if r.Allow != nil {
+			m = *r.Allow
+		}
+		out.Rules = append(out.Rules, openshell.Rule{Allow: m.lower(mcp, allowAll)})
+	}
+	for _, d := range e.DenyRules {
+		out.DenyRules = append(out.DenyRules, d.lower(mcp, allowAll))
+	}
+	// lib.rs:897-904 and mcp_config_from_proto, json_rpc_config_from_proto (lib.rs:205-232).
+	if mcp {
+		var strict, all *bool
+		if e.MCP != nil {
+			strict, all = e.MCP.StrictToolNames, e.MCP.AllowAllKnownMCPMethods
+		}
+		if e.JSONRPCMaxBodyBytes > 0 || strict != nil || all != nil {
+			out.MCP = &openshell.MCPConfig{MaxBodyBytes: e.JSONRPCMaxBodyBytes, StrictToolNames: strict, AllowAllKnownMCPMethods: all}
+		}
+	} else if e.JSONRPCMaxBodyBytes > 0 {
+		out.JSONRPC = &openshell.JSONRPCConfig{MaxBodyBytes: e.JSONRPCMaxBodyBytes}
+	}
+	return out
+}
+
+// lower is allow_to_proto (profiles.rs:1024-1048: tool becomes params.name
+// unless params has one) then allow_proto_to_def (lib.rs:620-653: for mcp,
+// params.name becomes tool again and yaml_mcp_method drops a redundant
+// method).
+func (m Match) lower(mcp, allowAll bool) openshell.Match {
+	params := map[string]openshell.QueryMatch{}
+	for k, v := range m.Params {
+		params[k] = v
+	}
+	if m.Tool != nil {
+		if _, ok := params["name"]; !ok {
+			params["name"] = *m.Tool
+		}
+	}
+	out := openshell.Match{Method: m.Method, Path: m.Path, Command: m.Command, Query: m.Query,
+		OperationType: m.OperationType, OperationName: m.OperationName, Fields: m.Fields}
+	if mcp {
+		if t, ok := params["name"]; ok {
+			tool := t
+			out.Tool = &tool
+			delete(params, "name")
+		}
+		// yaml_mcp_method, lib.rs:690-704.
+		if out.Tool == nil && out.Method == "*" || out.Tool != nil && out.Method == "tools/call" && allowAll {
+			out.Method = ""
+		}
+	}
+	for k, v := range params {
+		if out.Params == nil {
+			out.Params = map[string]openshell.ParamMatch{}
+		}
+		q := v
+		out.Params[k] = openshell.ParamMatch{Matcher: &q}
+	}
+	return out
+}
