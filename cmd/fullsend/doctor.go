@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory")
-	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE (repeatable)")
 	f.openshellFlags.add(fl)
 	addOutputFlag(cmd, &f.output)

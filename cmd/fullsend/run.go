@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 
@@ -62,7 +63,7 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
-	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
 	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")
 	fl.StringVar(&f.promptFile, "prompt-file", "", "file holding the prompt ('-' for standard input)")

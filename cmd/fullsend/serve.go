@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/forge"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/fullsend-ai/agent-sandbox/spawn"
 )
@@ -310,7 +311,7 @@ service refuses to start without one (exit 78).`,
 	ff.register(cmd, "forge-listen")
 	fs := cmd.Flags()
 	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json")
-	fs.StringVar(&digest, "policies-digest", os.Getenv(spawn.EnvPoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
+	fs.StringVar(&digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
 	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
 	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
 	fs.StringArrayVar(&passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")

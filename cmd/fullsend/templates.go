@@ -31,7 +31,7 @@ func newTemplatesWriteCmd() *cobra.Command {
   fullsend templates write gitlab ci        # ci/fullsend.gitlab-ci.yml
   fullsend templates write gitlab --out ci  # the same`,
 		Args:      cobra.RangeArgs(1, 2),
-		ValidArgs: templates.Kinds,
+		ValidArgs: templates.Kinds(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usageErrorf("unknown output format %q (want text or json)", output)
@@ -69,7 +69,7 @@ func newTemplatesListCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			all := map[string][]string{}
-			for _, k := range templates.Kinds {
+			for _, k := range templates.Kinds() {
 				names, err := templates.List(k)
 				if err != nil {
 					return err
@@ -80,7 +80,7 @@ func newTemplatesListCmd() *cobra.Command {
 			case "json":
 				return writeJSON(cmd.OutOrStdout(), all)
 			case "text":
-				for _, k := range templates.Kinds {
+				for _, k := range templates.Kinds() {
 					for _, n := range all[k] {
 						fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", k, n)
 					}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 	"github.com/fullsend-ai/agent-sandbox/verify"
@@ -167,10 +168,10 @@ func (f *verifyFlags) requiredAnnotations() (map[string]string, error) {
 		out[k] = v
 	}
 	if f.policiesDigest != "" {
-		if old, ok := out[sign.AnnotationPoliciesDigest]; ok && old != f.policiesDigest {
-			return out, usageErrorf("--policies-digest and -a %s disagree", sign.AnnotationPoliciesDigest)
+		if old, ok := out[handover.PoliciesDigestAnnotation]; ok && old != f.policiesDigest {
+			return out, usageErrorf("--policies-digest and -a %s disagree", handover.PoliciesDigestAnnotation)
 		}
-		out[sign.AnnotationPoliciesDigest] = f.policiesDigest
+		out[handover.PoliciesDigestAnnotation] = f.policiesDigest
 	}
 	return out, nil
 }

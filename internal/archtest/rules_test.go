@@ -75,9 +75,9 @@ var rules = []rule{
 		is:   []claim{only("bundle"), never(opa, "lint")},
 	},
 	{
-		says: "It imports `bundle` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
+		says: "It imports `bundle`, `handover` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
 		pkgs: []string{"image"},
-		is:   []claim{only("bundle", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
+		is:   []claim{only("bundle", "handover", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
 	},
 	{
 		says: "It is the only package that imports cosign;",
@@ -105,9 +105,9 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `openshell` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `handover`, `openshell` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
-		is:   []claim{only("bundle", "cienv", "openshell", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
+		is:   []claim{only("bundle", "cienv", "handover", "openshell", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
 	},
 	{
 		says: "It imports only `internal/version` and `secretscan`, and takes a tier as the manifest's string; it must never import the policy side (`bundle`, `openshell`, `placeholder`, `policycue`, `compile`, `lint`, `report`, CUE, OPA), the image side (`image`, `publish`) or the signing side (`sign`, `verify`, cosign).",
@@ -137,13 +137,18 @@ var rules = []rule{
 		is:   []claim{only("secretscan"), onlyBy()},
 	},
 	{
-		says: "It imports `bundle` and `forge`; it must never import `runner` (the sandbox stays behind the interface), CUE or OPA.",
+		says: "It imports `bundle`, `forge` and `handover`; it must never import `runner` (the sandbox stays behind the interface), CUE or OPA.",
 		pkgs: []string{"spawn"},
-		is:   []claim{only("bundle", "forge"), never("runner", cue, opa)},
+		is:   []claim{only("bundle", "forge", "handover"), never("runner", cue, opa)},
 	},
 	{
 		says: "It imports the standard library only, so any package may use it.",
 		pkgs: []string{"cienv"},
+		is:   []claim{leaf()},
+	},
+	{
+		says: "It is a leaf (standard library only), so `image` and `sign` share the annotation without importing each other.",
+		pkgs: []string{"handover"},
 		is:   []claim{leaf()},
 	},
 	{
