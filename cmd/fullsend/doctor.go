@@ -16,8 +16,9 @@ import (
 // run`'s that decide what a run needs.
 type doctorFlags struct {
 	openshellFlags
-	dir, digest, output string
-	sets                []string
+	dir, digest string
+	output      outputFormat
+	sets        []string
 }
 
 // doctorReport is `fullsend doctor -o json`.
@@ -55,9 +56,6 @@ uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 }
 
 func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -81,7 +79,7 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 	for _, c := range rep.Checks {
 		rep.OK = rep.OK && c.OK
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ func newPolicyTestCmd() *cobra.Command {
 		policiesDir, policyFile, requestsFile, openshellVersion string
 		binaryIdentity                                          string
 		requests, set                                           []string
-		output                                                  string
+		output                                                  outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "test [DIR]",
@@ -75,9 +75,6 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
   fullsend policy test -o json testdata/production`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			version, err := openshell.NormalizeVersion(openshellVersion)
 			if err != nil {
 				return usageErrorf("--openshell-version: %v", err)
@@ -189,7 +186,7 @@ func policyDecider(file string, values placeholder.Values, version string) (*ope
 	return openshell.NewDecider(p, version)
 }
 
-func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output string) error {
+func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output outputFormat) error {
 	type result struct {
 		Request  string             `json:"request"`
 		Decision openshell.Decision `json:"decision"`
@@ -202,7 +199,7 @@ func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, outp
 		}
 		results = append(results, result{Request: r.String(), Decision: dec.Decide(r)})
 	}
-	if output == "json" {
+	if output == outputJSON {
 		return writeJSON(w, results)
 	}
 	for _, r := range results {
@@ -275,8 +272,8 @@ func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.De
 	return nil
 }
 
-func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output string) error {
-	if output == "json" {
+func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output outputFormat) error {
+	if output == outputJSON {
 		return writeJSON(w, map[string]any{"files": rep.Files, "failed": rep.Failed(), "results": rep.Results})
 	}
 	var b strings.Builder

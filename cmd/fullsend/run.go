@@ -23,12 +23,13 @@ import (
 // runFlags holds the flags of `fullsend run`.
 type runFlags struct {
 	openshellFlags
-	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
-	cpu, memory                                                                    string
-	gatewayPort                                                                    int
-	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs          []string
-	noStartGateway                                                                 bool
-	timeout, gatewayTimeout, readyTimeout                                          time.Duration
+	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result string
+	output                                                                 outputFormat
+	cpu, memory                                                            string
+	gatewayPort                                                            int
+	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs  []string
+	noStartGateway                                                         bool
+	timeout, gatewayTimeout, readyTimeout                                  time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -90,9 +91,6 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 }
 
 func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -115,7 +113,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	// The agent's output is the command's output; with -o json the result
 	// document takes stdout and the agent's output joins the log on stderr.
 	agentOut, logOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.output == "json" {
+	if f.output == outputJSON {
 		agentOut = logOut
 	}
 	env, public, err := runEnvVars(cmd.ErrOrStderr(), os.Environ(), f.passEnv, f.publicEnv)
@@ -166,7 +164,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 			runErr = err
 		}
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		if err := writeJSON(cmd.OutOrStdout(), res); err != nil && runErr == nil {
 			runErr = err
 		}

@@ -36,7 +36,7 @@ type verifyFlags struct {
 	sandboxImage        string
 	dotenv              string
 	githubOutput        bool
-	output              string
+	output              outputFormat
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -177,9 +177,6 @@ func (f *verifyFlags) requiredAnnotations() (map[string]string, error) {
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, img string) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	o, err := f.options(ctx, stderr, img)
 	if err != nil {
 		return err
@@ -198,7 +195,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, im
 			return err
 		}
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		return writeJSON(stdout, res)
 	}
 	return verify.WriteText(stdout, res)

@@ -78,6 +78,8 @@ func TestCheck(t *testing.T) {
 		{name: "healthy"},
 		{name: "leaf importing the module", replace: "bundle", with: "bundle: openshell", want: "bundle depends on openshell; the document says it depends on the standard library only"},
 		{name: "leaf importing a library", replace: "bundle", with: "bundle: gopkg.in/yaml.v3", want: "bundle depends on gopkg.in/yaml.v3"},
+		{name: "leaf with its named library", replace: "internal/e2e", with: "internal/e2e: gopkg.in/yaml.v3", extra: []rule{{says: "x", pkgs: []string{"internal/e2e"}, is: []claim{leaf("gopkg.in/yaml.v3")}}}},
+		{name: "leaf with more than its named library", replace: "internal/e2e", with: "internal/e2e: gopkg.in/yaml.v3 std/fmt bundle", extra: []rule{{says: "x", pkgs: []string{"internal/e2e"}, is: []claim{leaf("gopkg.in/yaml.v3")}}}, want: "internal/e2e depends on bundle; the document says it depends on the standard library only (and [gopkg.in/yaml.v3])"},
 		{name: "imports more than listed", replace: "runner", with: "runner: openshell bundle verify", want: "runner imports verify; the document says it imports only [bundle openshell]"},
 		{name: "imports a governed module not listed", replace: "runner", with: "runner: openshell github.com/open-policy-agent/opa/v1/rego", want: "runner imports github.com/open-policy-agent/opa/v1/rego; the document says it imports only"},
 		{name: "other libraries are not governed", replace: "runner", with: "runner: openshell golang.org/x/mod/semver"},
