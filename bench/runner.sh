@@ -17,7 +17,7 @@ go build -o "$work/bin/openshell" ./testdata/openshell-fake
 for n in openshell-gateway podman ssh; do ln "$work/bin/openshell" "$work/bin/$n"; done
 cp runner/testdata/runtime-stub.sh "$work/bin/claude"
 chmod +x "$work/bin/claude"
-FULLSEND_RUNNER_FIXTURE_OUT="$work/project" go test -count=1 -run '^TestWriteBenchFixture$' ./runner >/dev/null
+cp -R runner/testdata/bench-project "$work/project"
 mkdir -p "$work/ws"
 
 echo "--- go test -bench (in-process runner, $runs runs)"

@@ -171,7 +171,7 @@ func TestProductionSystem(t *testing.T) {
 // OpenShell version: the output must pass that version's validator (the
 // ValidateCheck inside CompileDir fails the compile otherwise).
 func TestExamplesPerVersion(t *testing.T) {
-	for _, v := range openshell.SupportedVersions {
+	for _, v := range openshell.SupportedVersions() {
 		for _, system := range exampleSystems {
 			t.Run(v+"/"+system, func(t *testing.T) {
 				out, err := CompileDir(context.Background(), filepath.Join("..", "testdata", system), ProjectOptions{OpenShellVersion: v})

@@ -3,29 +3,18 @@ package compile
 import (
 	"strings"
 	"testing"
-
-	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
-
-// needGlobset skips until openshell.GlobMatch has globset semantics.
-func needGlobset(t *testing.T) {
-	t.Helper()
-	if openshell.GlobMatch("/files/**.json", "/files/a/b.json", '/') {
-		t.Skip("needs OpenShell's globset semantics in openshell.GlobMatch")
-	}
-}
 
 // Tests in this file hold only with OpenShell's globset semantics in
 // openshell.GlobMatch (paths: "/" delimits, "**" spans segments only as a
 // whole segment; query values: "." delimits). They fail with the older
 // gobwas engine, where "**" crosses "/" anywhere and query globs have no
-// delimiter.
+// delimiter: that is their point, so they never skip.
 
 // TestSelfCheckCatchesPathGlob: "**" inside a segment does not span
 // segments in OpenShell's path matching; the self-check refuses the rule
 // at its position.
 func TestSelfCheckCatchesPathGlob(t *testing.T) {
-	needGlobset(t)
 	sb := &Sandbox{Endpoints: []EndpointDecl{{
 		Pos: pos(8), Host: "files.example.com",
 		Rules: []RuleDecl{{Pos: pos(9), Method: "GET", Path: "/files/**.json"}},
@@ -40,7 +29,6 @@ func TestSelfCheckCatchesPathGlob(t *testing.T) {
 // "."; `q: "repo:o/r *"` would deny a search for foo.bar, so the compile
 // refuses it at the rule, with the hint to write "**".
 func TestSelfCheckCatchesQueryStar(t *testing.T) {
-	needGlobset(t)
 	sb := &Sandbox{Endpoints: []EndpointDecl{{
 		Pos: pos(8), Host: "api.github.com",
 		Rules: []RuleDecl{{Pos: pos(9), Method: "GET", Path: "/search/issues", Query: map[string]string{"q": "repo:acme/widgets *"}}},

@@ -7,7 +7,8 @@
 // scope on top of the sandbox's L7 policy (defense in depth).
 //
 // It runs beside the run stage (`fullsend serve forge`), and package spawn
-// shares its token Registry. It holds a credential, so it stays small: of
+// shares its token Registry. It holds a credential, so its code stays small (the process does
+// not: `fullsend serve forge` is the one binary): of
 // this module it imports only internal/version and secretscan (the leaf
 // holding the secret rules its body scan and audit redaction apply), and
 // takes an agent's tier as the manifest's string (TierFromManifest). It must never import the policy

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -116,7 +117,7 @@ const (
 	AnnotationBaseDigest     = "org.opencontainers.image.base.digest"
 	AnnotationTitle          = "org.opencontainers.image.title"
 	AnnotationDescription    = "org.opencontainers.image.description"
-	AnnotationPoliciesDigest = "dev.fullsend.policies.digest"
+	AnnotationPoliciesDigest = handover.PoliciesDigestAnnotation
 	// LabelOpenShellVersion is set by the Containerfile on the heavy base;
 	// Build refuses policies compiled for another OpenShell version.
 	LabelOpenShellVersion = "dev.fullsend.openshell.version"

@@ -11,7 +11,8 @@
 // against it; a stale bundle is refused) and returns a Result whose Digest
 // is what gets signed and whose PoliciesDigest (the sha256 of
 // manifest.json) becomes the dev.fullsend.policies.digest annotation. Of
-// this module it imports only bundle and internal/atomicfile. It must never
+// this module it imports only bundle, handover (the policies-digest
+// annotation) and internal/atomicfile. It must never
 // import compile, CUE or OPA, nor sign: composing build, signatures and
 // tags is its caller's job, so image does not link cosign.
 package image

@@ -285,7 +285,7 @@ func TestUpstreamForwardFixturesLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", fx.Data, err)
 		}
-		for _, v := range SupportedVersions {
+		for _, v := range SupportedVersions() {
 			for _, d := range ValidatePolicy(p, v) {
 				if d.Severity == SeverityError {
 					t.Errorf("%s does not load at %s: %s", fx.Data, v, d)

@@ -174,7 +174,7 @@ func replayUpstream(t *testing.T, f string, fx *upstreamFixture) (map[string]int
 			t.Fatalf("%s: policy: %v", f, err)
 		}
 		deciders := map[string]*Decider{}
-		for _, tag := range SupportedVersions {
+		for _, tag := range SupportedVersions() {
 			d, err := NewDecider(p, tag)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)

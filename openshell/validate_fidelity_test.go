@@ -231,7 +231,7 @@ func TestEmptyValues(t *testing.T) {
 			map[string]verdict{"v0.0.83": trapped(CodeRuleDeniesAll), "v0.0.111": refuses(CodeRuleDeniesAll)}},
 		{"network policy left empty loads as default", p, map[string]verdict{"": trapped(CodeNoEndpoints)}},
 	} {
-		for _, v := range SupportedVersions {
+		for _, v := range SupportedVersions() {
 			want, ok := tc.want[v]
 			if !ok {
 				want = tc.want[""]

@@ -176,7 +176,7 @@ func render(diags []Diagnostic) string {
 }
 
 func TestValidateValidFixtures(t *testing.T) {
-	for _, version := range SupportedVersions {
+	for _, version := range SupportedVersions() {
 		t.Run(version, func(t *testing.T) {
 			file := filepath.Join("testdata", "validate", "valid", version+".yaml")
 			data, err := os.ReadFile(file)

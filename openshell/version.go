@@ -22,10 +22,10 @@ const (
 	MaxOpenShellVersion = "v0.0.111"
 )
 
-// SupportedVersions lists the OpenShell releases the toolchain is tested
+// SupportedVersions returns the OpenShell releases the toolchain is tested
 // against: fullsend's pin and the Containerfile's pin. Every release between
 // MinOpenShellVersion and MaxOpenShellVersion is accepted as a target.
-var SupportedVersions = []string{"v0.0.83", DefaultOpenShellVersion}
+func SupportedVersions() []string { return []string{"v0.0.83", DefaultOpenShellVersion} }
 
 // ErrUnsupportedVersion is returned for a target OpenShell version outside
 // [MinOpenShellVersion, MaxOpenShellVersion] or not a valid version.

@@ -37,7 +37,7 @@ func TestNormalizeVersion(t *testing.T) {
 			}
 		})
 	}
-	for _, v := range SupportedVersions {
+	for _, v := range SupportedVersions() {
 		if _, err := NormalizeVersion(v); err != nil {
 			t.Errorf("supported version %s: %v", v, err)
 		}

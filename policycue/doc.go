@@ -10,9 +10,10 @@
 // and compile's frontmatter parser, which internal/schemagen generates.
 //
 // In the pipeline only compile uses it: the Catalog is the knowledge the
-// compiler applies to agent definitions. It is the only package of the
-// binary that imports cuelang.org/go; of this module it imports only openshell (the
-// version gates that instantiate #PolicyAt). It must never import OPA,
+// compiler applies to agent definitions. Of the binary, only it and
+// internal/cueload (the one CUE package loader) import cuelang.org/go; of
+// this module it imports only internal/cueload and openshell (the version
+// gates that instantiate #PolicyAt). It must never import OPA,
 // lint or compile, nor anything of the build or run side, which must not
 // link CUE.
 package policycue

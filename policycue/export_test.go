@@ -52,7 +52,7 @@ func TestOpenShellSchemaCUE(t *testing.T) {
 		if err := pinned.Err(); err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
-		for _, doc := range openshell.SupportedVersions {
+		for _, doc := range openshell.SupportedVersions() {
 			got := pinned.Unify(fixture(doc)).Validate(cue.Concrete(true)) == nil
 			exp := want.Unify(fixture(doc)).Validate(cue.Concrete(true)) == nil
 			if got != exp {

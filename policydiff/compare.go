@@ -126,12 +126,12 @@ func maxRisk(r *Result) string {
 	if r.Summary.ByRisk == nil {
 		r.Summary.ByRisk = map[string]int{}
 	}
-	for _, k := range Risks {
+	for _, k := range Risks() {
 		if _, ok := r.Summary.ByRisk[k]; !ok {
 			r.Summary.ByRisk[k] = 0
 		}
 	}
-	for _, k := range Risks {
+	for _, k := range Risks() {
 		if r.Summary.ByRisk[k] > 0 {
 			return k
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // Formats lists the output formats Write accepts.
-var Formats = []string{"text", "json", "markdown", "github", "gitlab"}
+func Formats() []string { return []string{"text", "json", "markdown", "github", "gitlab"} }
 
 // WriteOptions tune rendering.
 type WriteOptions struct {
@@ -54,7 +54,7 @@ func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
 	case "gitlab":
 		return r.Report().Write(w, format, report.WriteOptions{})
 	}
-	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
 // lit renders an untrusted value on one terminal line: control, format and

@@ -20,7 +20,7 @@ const (
 )
 
 // Risks lists the risk names, highest first.
-var Risks = []string{RiskCritical, RiskHigh, RiskMedium, RiskLow, RiskInfo}
+func Risks() []string { return []string{RiskCritical, RiskHigh, RiskMedium, RiskLow, RiskInfo} }
 
 // RiskRank orders risks: info 0 ... critical 4; an unknown name is -1.
 func RiskRank(r string) int {

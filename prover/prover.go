@@ -19,7 +19,9 @@ const (
 
 // Categories lists the categories in the order check_credential_safety
 // emits them (queries.rs:184-246 @ v0.0.111).
-var Categories = []string{LinkLocalReach, L7BypassCredentialed, CredentialReachExpansion, CapabilityExpansion}
+func Categories() []string {
+	return []string{LinkLocalReach, L7BypassCredentialed, CredentialReachExpansion, CapabilityExpansion}
+}
 
 // Unconditional reports whether a category is a risk on its own, not only
 // as a delta against a baseline (crates/openshell-prover/README.md:29-31 @

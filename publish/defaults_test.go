@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 // git runs git in dir with a fixed identity and no user configuration.
@@ -23,9 +25,7 @@ func git(t *testing.T, dir string, args ...string) {
 }
 
 func TestDefaultVersion(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not on PATH")
-	}
+	testtool.Find(t, "git", ".ci/install.d/00-apt.sh git")
 	repo := func(t *testing.T, steps ...func(dir string)) string {
 		dir := t.TempDir()
 		git(t, dir, "init", "-q")

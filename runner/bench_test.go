@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,20 +57,48 @@ func BenchmarkPrepare(b *testing.B) {
 	}
 }
 
-// TestWriteBenchFixture writes the compiled project fixture to the
-// directory named by FULLSEND_RUNNER_FIXTURE_OUT, for bench/runner.sh.
-func TestWriteBenchFixture(t *testing.T) {
-	out := os.Getenv("FULLSEND_RUNNER_FIXTURE_OUT")
-	if out == "" {
-		t.Skip("FULLSEND_RUNNER_FIXTURE_OUT not set")
+// benchProject is the compiled project bench/runner.sh runs `fullsend run`
+// on: testProject written out, kept current by TestBenchProjectIsCurrent.
+const benchProject = "testdata/bench-project"
+
+// TestBenchProjectIsCurrent keeps testdata/bench-project equal to the
+// runner tests' project (policy, manifest and sources); -update rewrites it.
+func TestBenchProjectIsCurrent(t *testing.T) {
+	want := testProject(t, "v0.0.111")
+	if *update {
+		if err := os.RemoveAll(benchProject); err != nil {
+			t.Fatal(err)
+		}
+		for name, f := range want {
+			p := filepath.Join(benchProject, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	for name, f := range testProject(t, "v0.0.111") {
-		p := filepath.Join(out, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	var got []string
+	err := filepath.WalkDir(benchProject, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
+		rel, _ := filepath.Rel(benchProject, p)
+		got = append(got, filepath.ToSlash(rel))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
 		}
+		if f, ok := want[filepath.ToSlash(rel)]; !ok || !bytes.Equal(f.Data, data) {
+			t.Errorf("%s is stale or not the runner tests' project; run go test ./runner -run TestBenchProjectIsCurrent -update", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v (run go test ./runner -run TestBenchProjectIsCurrent -update)", err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s holds %v, want the %d files of testProject", benchProject, got, len(want))
 	}
 }

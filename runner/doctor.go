@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -29,7 +30,7 @@ func (r *Runner) Doctor(ctx context.Context, agents []string, set placeholder.Va
 	if r.opts.PoliciesDigest == "" {
 		c.checks = append(c.checks, Check{Name: "policies digest", OK: true,
 			Detail: "not pinned: the project is used as found (allowed outside CI only)",
-			Fix:    "pass --policies-digest (FULLSEND_POLICIES_DIGEST from fullsend verify)"})
+			Fix:    "pass --policies-digest (" + handover.PoliciesDigest + " from fullsend verify)"})
 	} else {
 		c.ok("policies digest", "manifest "+r.project.ManifestSHA256+" matches the pinned digest")
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"golang.org/x/mod/semver"
 )
@@ -170,7 +171,7 @@ func (r *Runner) checkGateway(ctx context.Context, c *checker, d *driver, pre *p
 	}
 	if img := r.opts.SupervisorImage; !PinnedImage(img) {
 		c.fail("supervisor image", fmt.Errorf("%w: supervisor image %q is not pinned by digest", ErrPreflight, img),
-			"pass --supervisor-image ghcr.io/nvidia/openshell/supervisor@sha256:... (FULLSEND_SUPERVISOR_IMAGE)")
+			"pass --supervisor-image ghcr.io/nvidia/openshell/supervisor@sha256:... ("+handover.SupervisorImage+")")
 	} else {
 		c.ok("supervisor image", img)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 )
 
 // ErrUnverifiedImage reports a sandbox image that is not exactly an image
@@ -59,7 +60,7 @@ func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandbox
 	}
 	switch {
 	case img == "":
-		return sandboxChoice{}, "pass the image fullsend verify printed: --verified-image REPO@sha256:... (FULLSEND_IMAGE, the ref output)",
+		return sandboxChoice{}, "pass the image fullsend verify printed: --verified-image REPO@sha256:... (" + handover.Image + ", the " + handover.ImageOutput + " output)",
 			fmt.Errorf("%w: no sandbox image: without --from OpenShell runs its default, unpinned image", ErrPreflight)
 	case !PinnedImage(img):
 		return sandboxChoice{}, "use the REPO@sha256:... that fullsend verify printed",
@@ -73,9 +74,10 @@ func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandbox
 			detail: img + ": not verified, no fullsend verify hand-over (allowed outside CI only)"}, "", nil
 	}
 	fix := "verify it in the job before the run (fullsend verify --sandbox-image " + img +
-		") and hand its sandbox-ref over (--verified-sandbox-image, FULLSEND_VERIFIED_SANDBOX_IMAGE), or drop --sandbox-image (FULLSEND_SANDBOX_IMAGE) to use the verified image"
+		") and hand its " + handover.VerifiedSandboxImageOutput + " over (--verified-sandbox-image, " + handover.VerifiedSandboxImage +
+		"), or drop --sandbox-image (" + handover.SandboxImage + ") to use the verified image"
 	if v.Image == "" && v.SandboxImage == "" {
-		return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s: in CI only an image the verify step verified may run, and none was handed over (FULLSEND_IMAGE, FULLSEND_VERIFIED_SANDBOX_IMAGE)", ErrUnverifiedImage, img)
+		return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s: in CI only an image the verify step verified may run, and none was handed over (%s, %s)", ErrUnverifiedImage, img, handover.Image, handover.VerifiedSandboxImage)
 	}
 	repo, digest, _ := strings.Cut(img, "@")
 	var verified []string

@@ -14,7 +14,7 @@
 // In the pipeline it follows the build: a Signer signs a Subject (the
 // go-containerregistry image or index and its repository) into Signed,
 // which is written next to the image before any tag names it. Of this
-// module it imports only internal/atomicfile. It must never import image
+// module it imports only cienv, handover and internal/atomicfile. It must never import image
 // (it takes go-containerregistry types, so image does not link cosign), nor
 // compile, CUE or OPA.
 package sign

@@ -25,10 +25,12 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// DefaultSBOMPaths are the image paths an SBOM lists by default: what
+// DefaultSBOMPaths returns the image paths an SBOM lists by default: what
 // fullsend adds on top of the base image (the harness binary and
 // /opt/fullsend). The base image carries its own SBOM.
-var DefaultSBOMPaths = []string{"opt/fullsend/", "usr/local/bin/fullsend", "usr/bin/fullsend"}
+func DefaultSBOMPaths() []string {
+	return []string{"opt/fullsend/", "usr/local/bin/fullsend", "usr/bin/fullsend"}
+}
 
 // maxBuildInfoBinary bounds how much of one executable is read into memory
 // to look for Go build info.
@@ -135,7 +137,7 @@ func sbomStatement(ctx context.Context, subj Subject, ref name.Digest, o SBOMOpt
 }
 
 func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*spdxDocument, error) {
-	prefixes := DefaultSBOMPaths
+	prefixes := DefaultSBOMPaths()
 	if o.Paths != nil {
 		prefixes = make([]string, len(o.Paths))
 		for i, p := range o.Paths {

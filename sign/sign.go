@@ -1,6 +1,8 @@
 package sign
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/handover"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -23,7 +25,7 @@ const (
 	// AnnotationPoliciesDigest is the sha256 of policies/manifest.json, the
 	// same value as the image annotation of that name: the signature pins
 	// exactly these policies.
-	AnnotationPoliciesDigest = "dev.fullsend.policies.digest"
+	AnnotationPoliciesDigest = handover.PoliciesDigestAnnotation
 	// AnnotationRevision is the git commit the image was built from.
 	AnnotationRevision = "dev.fullsend.git.revision"
 	// AnnotationVersion is the fullsend version that signed.

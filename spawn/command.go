@@ -1,6 +1,8 @@
 package spawn
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/handover"
+
 	"bytes"
 	"context"
 	"errors"
@@ -47,15 +49,17 @@ type CommandRunner struct {
 // EnvPoliciesDigest carries CommandRunner.PoliciesDigest to the runner
 // command (`fullsend run` reads it as its --policies-digest default). It is
 // for the runner, not the sandbox.
-const EnvPoliciesDigest = "FULLSEND_POLICIES_DIGEST"
+const EnvPoliciesDigest = handover.PoliciesDigest
 
-// DefaultPassEnv is what a CommandRunner passes from its own environment
-// when PassEnv is empty.
-var DefaultPassEnv = []string{"PATH", "HOME", "TMPDIR", "LANG",
-	// the pinned sandbox and supervisor images, the verify step's hand-over
-	// and the gateway mode the runner needs (runner.Options.SandboxImage,
-	// Verified, SupervisorImage, GatewayMode)
-	"FULLSEND_SANDBOX_IMAGE", "FULLSEND_IMAGE", "FULLSEND_VERIFIED_SANDBOX_IMAGE", "FULLSEND_SUPERVISOR_IMAGE", "FULLSEND_GATEWAY"}
+// DefaultPassEnv returns what a CommandRunner passes from its own
+// environment when PassEnv is empty: the basics, the run settings (the
+// pinned sandbox and supervisor images, the gateway mode) and the verify
+// step's image hand-over the runner needs (runner.Options.SandboxImage,
+// SupervisorImage, GatewayMode, Verified).
+func DefaultPassEnv() []string {
+	return append([]string{"PATH", "HOME", "TMPDIR", "LANG",
+		handover.Image, handover.VerifiedSandboxImage}, handover.RunSettings()...)
+}
 
 // Validate checks the runner configuration.
 func (c *CommandRunner) Validate() error {
@@ -137,7 +141,7 @@ func (c *CommandRunner) Run(ctx context.Context, req Request) (Result, error) {
 func (c *CommandRunner) environ(reqEnv map[string]string) []string {
 	pass := c.PassEnv
 	if len(pass) == 0 {
-		pass = DefaultPassEnv
+		pass = DefaultPassEnv()
 	}
 	m := map[string]string{}
 	for _, n := range pass {

@@ -8,7 +8,7 @@
 // and tiers come from the bundle's bundle.Manifest, tokens from the forge
 // Registry it shares with the proxy, and each run goes through the Runner
 // interface (CommandRunner starts `fullsend run` as a separate process). Of
-// this module it imports only bundle and forge. It must never import runner
+// this module it imports only bundle, forge and handover. It must never import runner
 // (the sandbox lifecycle stays behind Runner), compile, policycue or lint,
 // nor link CUE or OPA.
 package spawn

@@ -4,6 +4,7 @@
 // `fullsend run` in the verified digest in the next.
 //
 // They are the CI's side of the verify and run stages (`fullsend templates
-// write`). Of this module it imports only internal/atomicfile; it must
+// write`). Of this module it imports only cienv (the CI kinds) and
+// internal/atomicfile; it must
 // never import the packages whose commands the templates call.
 package templates

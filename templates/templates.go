@@ -16,20 +16,20 @@ import (
 //go:embed github gitlab
 var files embed.FS
 
-// Kinds are the CI systems with templates, named as cienv names them.
-var Kinds = []string{string(cienv.GitHubActions), string(cienv.GitLabCI)}
+// Kinds returns the CI systems with templates, named as cienv names them.
+func Kinds() []string { return []string{string(cienv.GitHubActions), string(cienv.GitLabCI)} }
 
 // ErrUnknownKind reports a CI system without templates.
 var ErrUnknownKind = errors.New("unknown template kind")
 
 // FS returns the embedded templates of one kind, rooted at that kind.
 func FS(kind string) (fs.FS, error) {
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		if k == kind {
 			return fs.Sub(files, kind)
 		}
 	}
-	return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownKind, kind, Kinds)
+	return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownKind, kind, Kinds())
 }
 
 // List returns the paths of one kind's templates, sorted.

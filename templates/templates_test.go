@@ -490,7 +490,7 @@ func toStrings(l []any) []string {
 }
 
 func TestWrite(t *testing.T) {
-	for _, kind := range Kinds {
+	for _, kind := range Kinds() {
 		dir := t.TempDir()
 		written, err := Write(kind, dir)
 		if err != nil {

@@ -9,6 +9,6 @@
 // Options into a Result whose Ref (repository@sha256) is what the next job
 // runs and whose PoliciesDigest the runner checks the bundle against
 // (FULLSEND_IMAGE, FULLSEND_POLICIES_DIGEST). Of this module it imports
-// sign and internal/atomicfile. It must never import cosign directly (sign
+// sign, cienv, handover and internal/atomicfile. It must never import cosign directly (sign
 // owns it), nor image, compile, CUE or OPA.
 package verify

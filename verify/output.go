@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
@@ -66,14 +67,14 @@ func WriteText(w io.Writer, r *Result) error {
 // takes as the hand-over a separate sandbox image must match).
 func (r *Result) Outputs() ([][2]string, error) {
 	out := [][2]string{
-		{"FULLSEND_IMAGE", r.Ref},
-		{"FULLSEND_IMAGE_DIGEST", r.Digest},
-		{"FULLSEND_POLICIES_DIGEST", r.PoliciesDigest},
+		{handover.Image, r.Ref},
+		{handover.ImageDigest, r.Digest},
+		{handover.PoliciesDigest, r.PoliciesDigest},
 	}
 	if r.Sandbox != nil {
 		out = append(out,
-			[2]string{"FULLSEND_VERIFIED_SANDBOX_IMAGE", r.Sandbox.Ref},
-			[2]string{"FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST", r.Sandbox.Digest})
+			[2]string{handover.VerifiedSandboxImage, r.Sandbox.Ref},
+			[2]string{handover.VerifiedSandboxImageDigest, r.Sandbox.Digest})
 	}
 	for _, kv := range out {
 		if !safeValue.MatchString(kv[1]) {
@@ -83,14 +84,15 @@ func (r *Result) Outputs() ([][2]string, error) {
 	return out, nil
 }
 
-// githubOutputName maps our variables to GitHub step output names.
-var githubOutputName = map[string]string{
-	"FULLSEND_IMAGE":           "ref",
-	"FULLSEND_IMAGE_DIGEST":    "digest",
-	"FULLSEND_POLICIES_DIGEST": "policies-digest",
-
-	"FULLSEND_VERIFIED_SANDBOX_IMAGE":        "sandbox-ref",
-	"FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST": "sandbox-digest",
+// githubOutputName maps a hand-over variable to its GitHub step output
+// name.
+func githubOutputName(env string) string {
+	for _, v := range handover.Verified() {
+		if v.Env == env {
+			return v.Output
+		}
+	}
+	return ""
 }
 
 // WriteGitHub appends the step outputs (ref, digest, policies-digest, and
@@ -111,7 +113,7 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 	if outFile != "" {
 		var b strings.Builder
 		for _, kv := range kvs {
-			fmt.Fprintf(&b, "%s=%s\n", githubOutputName[kv[0]], kv[1])
+			fmt.Fprintf(&b, "%s=%s\n", githubOutputName(kv[0]), kv[1])
 		}
 		if err := appendFile(outFile, b.String()); err != nil {
 			return false, fmt.Errorf("writing %s: %w", cienv.GitHubOutput, err)

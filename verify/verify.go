@@ -15,6 +15,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 )
 
@@ -192,7 +193,7 @@ func (o Options) sandboxPolicy() Options {
 	so.Image, so.SandboxImage, so.Layout, so.Repository = o.SandboxImage, "", "", ""
 	so.Annotations = make(map[string]string, len(o.Annotations))
 	for k, v := range o.Annotations {
-		if k != sign.AnnotationPoliciesDigest {
+		if k != handover.PoliciesDigestAnnotation {
 			so.Annotations[k] = v
 		}
 	}
@@ -377,13 +378,13 @@ func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, man
 			return fmt.Errorf("signature annotation %s=%q, required %q", k, v, o.Annotations[k])
 		}
 	}
-	signed, hasSigned := cl.Annotations[sign.AnnotationPoliciesDigest]
-	inManifest, hasManifest := manifest[sign.AnnotationPoliciesDigest]
+	signed, hasSigned := cl.Annotations[handover.PoliciesDigestAnnotation]
+	inManifest, hasManifest := manifest[handover.PoliciesDigestAnnotation]
 	if hasSigned && !policiesDigestRE.MatchString(signed) {
-		return fmt.Errorf("signature annotation %s=%q is not a sha256 digest", sign.AnnotationPoliciesDigest, signed)
+		return fmt.Errorf("signature annotation %s=%q is not a sha256 digest", handover.PoliciesDigestAnnotation, signed)
 	}
 	if hasManifest && !policiesDigestRE.MatchString(inManifest) {
-		return fmt.Errorf("image annotation %s=%q is not a sha256 digest", sign.AnnotationPoliciesDigest, inManifest)
+		return fmt.Errorf("image annotation %s=%q is not a sha256 digest", handover.PoliciesDigestAnnotation, inManifest)
 	}
 	if hasSigned && hasManifest && normDigest(signed) != normDigest(inManifest) {
 		return fmt.Errorf("signature claims policies %s but the image manifest says %s", signed, inManifest)
@@ -394,10 +395,10 @@ func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, man
 // policiesDigest is the signed claim, else the manifest annotation (which
 // the signature covers through the manifest digest), normalized to sha256:hex.
 func policiesDigest(cl *sign.SignedClaims, manifest map[string]string) string {
-	if v, ok := cl.Annotations[sign.AnnotationPoliciesDigest]; ok {
+	if v, ok := cl.Annotations[handover.PoliciesDigestAnnotation]; ok {
 		return normDigest(v)
 	}
-	if v, ok := manifest[sign.AnnotationPoliciesDigest]; ok && policiesDigestRE.MatchString(v) {
+	if v, ok := manifest[handover.PoliciesDigestAnnotation]; ok && policiesDigestRE.MatchString(v) {
 		return normDigest(v)
 	}
 	return ""

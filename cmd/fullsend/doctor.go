@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/spf13/cobra"
@@ -15,8 +16,9 @@ import (
 // run`'s that decide what a run needs.
 type doctorFlags struct {
 	openshellFlags
-	dir, digest, output string
-	sets                []string
+	dir, digest string
+	output      outputFormat
+	sets        []string
 }
 
 // doctorReport is `fullsend doctor -o json`.
@@ -46,7 +48,7 @@ uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory")
-	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE (repeatable)")
 	f.openshellFlags.add(fl)
 	addOutputFlag(cmd, &f.output)
@@ -54,9 +56,6 @@ uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 }
 
 func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -80,7 +79,7 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 	for _, c := range rep.Checks {
 		rep.OK = rep.OK && c.OK
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
 			return err
 		}

@@ -36,7 +36,7 @@ func newImageCmd() *cobra.Command {
 type imageBuildFlags struct {
 	opts    publish.Options
 	compile bool
-	output  string
+	output  outputFormat
 	sign    bool
 	signing signFlags
 }
@@ -133,12 +133,9 @@ type imageBaseJSON struct {
 
 // runImageBuild is flags -> publish.Options -> publish.Run -> print.
 func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	o := f.opts
 	o.Getenv, o.Log = os.Getenv, stderr
-	if f.output != "json" && imageIsTerminal(stderr) {
+	if f.output != outputJSON && imageIsTerminal(stderr) {
 		o.Progress = stderr
 	}
 	if f.sign {
@@ -156,7 +153,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		return cliError(err, o.Platforms)
 	}
 	report := newImageBuildReport(res)
-	if f.output == "json" {
+	if f.output == outputJSON {
 		return writeJSON(stdout, report)
 	}
 	fmt.Fprintf(stdout, "%s\n", report.Digest)

@@ -25,7 +25,7 @@ type initReport struct {
 func newInitCmd() *cobra.Command {
 	var (
 		force, key bool
-		output     string
+		output     outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
@@ -47,9 +47,6 @@ skipped, so running it again is harmless.`,
   fullsend init -o json my-agents`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
@@ -68,7 +65,7 @@ skipped, so running it again is harmless.`,
 }
 
 // runInit is scaffold.Write -> compile -> print.
-func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output string) error {
+func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output outputFormat) error {
 	res, err := scaffold.Write(o)
 	if err != nil {
 		return err
@@ -90,7 +87,7 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output string
 		}
 	}
 	rep := initReport{Result: res, Agents: out.AgentNames(), Next: initNext(o.Dir)}
-	if output == "json" {
+	if output == outputJSON {
 		return writeJSON(w, rep)
 	}
 	for _, p := range res.Written {

@@ -12,10 +12,37 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
-// addOutputFlag registers the shared -o/--output flag (text or json).
-func addOutputFlag(cmd *cobra.Command, output *string) {
-	cmd.Flags().StringVarP(output, "output", "o", "text", "output format: text or json")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+// outputFormat is the value of the shared -o/--output flag: text or json.
+// Set refuses any other value, so a bad -o is a usage error (exit 2) when
+// the flags are parsed and no command checks it again.
+type outputFormat string
+
+const (
+	outputText outputFormat = "text"
+	outputJSON outputFormat = "json"
+)
+
+func (o *outputFormat) String() string { return string(*o) }
+
+// Set accepts text or json.
+func (o *outputFormat) Set(s string) error {
+	switch f := outputFormat(s); f {
+	case outputText, outputJSON:
+		*o = f
+		return nil
+	}
+	return usageErrorf("unknown output format %q (want text or json)", s)
+}
+
+// Type names the value in --help.
+func (o *outputFormat) Type() string { return "format" }
+
+// addOutputFlag registers the shared -o/--output flag (text, the default,
+// or json).
+func addOutputFlag(cmd *cobra.Command, output *outputFormat) {
+	*output = outputText
+	cmd.Flags().VarP(output, "output", "o", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(outputText), string(outputJSON)}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // writeJSON writes v as indented JSON followed by a newline.

@@ -94,7 +94,7 @@ func newPolicyCompileCmd() *cobra.Command {
 		flags   compileFlags
 		out     string
 		check   bool
-		output  string
+		output  outputFormat
 		timings bool
 	)
 	cmd := &cobra.Command{
@@ -118,9 +118,6 @@ whole project).`,
   fullsend policy compile --catalog org-catalog/ -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			// Compiling is a short-lived batch like linting, whose
 			// allocations (OPA evaluation above all) die young.
 			gcbudget.Apply(compileMemoryCeiling)
@@ -203,11 +200,11 @@ type compileSummary struct {
 // compileFailure reports a failed compile: -o json prints the result with
 // every diagnostic, text prints the warnings (the errors are the returned
 // error's). The returned error keeps the exit code non-zero.
-func compileFailure(w, errw io.Writer, output string, err error) error {
+func compileFailure(w, errw io.Writer, output outputFormat, err error) error {
 	err = flagError(err)
 	var f *compile.Failure
 	isFailure := errors.As(err, &f)
-	if output == "json" {
+	if output == outputJSON {
 		sum := compileSummary{Agents: map[string]bundle.ManifestAgent{}, Errors: compile.Diagnostics{}, Warnings: compile.Diagnostics{}}
 		if isFailure {
 			for _, d := range f.Diagnostics {
@@ -235,8 +232,8 @@ func compileFailure(w, errw io.Writer, output string, err error) error {
 	return err
 }
 
-func printCompile(w, errw io.Writer, output, outDir string, res *compile.Output) error {
-	if output == "json" {
+func printCompile(w, errw io.Writer, output outputFormat, outDir string, res *compile.Output) error {
+	if output == outputJSON {
 		return writeJSON(w, compileSummary{OK: true, OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Errors: compile.Diagnostics{}, Warnings: nonNil(res.Warnings)})
 	}
 	for _, d := range res.Warnings {
@@ -265,8 +262,8 @@ func nonNil(ds compile.Diagnostics) compile.Diagnostics {
 	return ds
 }
 
-func printCheck(w io.Writer, output, outDir string, diffs []compile.FileDiff) error {
-	if output == "json" {
+func printCheck(w io.Writer, output outputFormat, outDir string, diffs []compile.FileDiff) error {
+	if output == outputJSON {
 		if diffs == nil {
 			diffs = []compile.FileDiff{}
 		}
@@ -320,7 +317,7 @@ func newPolicyExplainCmd() *cobra.Command {
 	var (
 		flags  compileFlags
 		dir    string
-		output string
+		output outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "explain AGENT",
@@ -329,9 +326,6 @@ func newPolicyExplainCmd() *cobra.Command {
   fullsend policy explain duplicate-detector --dir testdata/triage -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			// Only the agent and what it references are compiled: a broken
 			// file elsewhere does not hide this agent's explanation.
 			po := flags.options()
@@ -349,7 +343,7 @@ func newPolicyExplainCmd() *cobra.Command {
 				return fmt.Errorf("%w %q in %s (have: %s)", errNoAgent, args[0], dir, strings.Join(res.AgentNames(), ", "))
 			}
 			ex := compile.Explain(c)
-			if output == "json" {
+			if output == outputJSON {
 				return writeJSON(cmd.OutOrStdout(), ex)
 			}
 			_, err = io.WriteString(cmd.OutOrStdout(), ex.String())

@@ -65,8 +65,8 @@ only), 1 when one is or on an error, 2 on usage errors.`,
   fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage -o markdown --comment-file /tmp/comment.md`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(policydiff.Formats, output) {
-				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(policydiff.Formats, ", "))
+			if !slices.Contains(policydiff.Formats(), output) {
+				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(policydiff.Formats(), ", "))
 			}
 			if failOn != "none" && policydiff.RiskRank(failOn) < 0 {
 				return usageErrorf("--fail-on %q: want critical, high, medium, low, info or none", failOn)
@@ -143,7 +143,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "dir", ".", "the project directory inside the repository, for git inputs")
 	fl.StringArrayVar(&agents, "agent", nil, "compare only this agent (repeatable)")
-	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(policydiff.Formats, ", "))
+	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(policydiff.Formats(), ", "))
 	fl.StringVar(&failOn, "fail-on", "none", "exit 1 when a change has this risk or higher: critical, high, medium, low, info or none")
 	fl.StringVar(&summaryFile, "summary-file", "", "also append the Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
 	fl.StringVar(&commentFile, "comment-file", "", "also write the Markdown report to FILE with a first-line marker for one PR comment per project")
@@ -153,7 +153,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 	fl.StringVar(&catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
 	fl.StringVar(&provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringVar(&credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -22,7 +22,7 @@ func newPolicyTestCmd() *cobra.Command {
 		policiesDir, policyFile, requestsFile, openshellVersion string
 		binaryIdentity                                          string
 		requests, set                                           []string
-		output                                                  string
+		output                                                  outputFormat
 		providers                                               providerFlags
 	)
 	cmd := &cobra.Command{
@@ -87,9 +87,6 @@ to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
     --provider-profile work=github --request 'GET https://api.github.com/user from /usr/bin/gh'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			version, err := openshell.NormalizeVersion(openshellVersion)
 			if err != nil {
 				return usageErrorf("--openshell-version: %v", err)
@@ -211,7 +208,7 @@ func policyDecider(file string, values placeholder.Values, version string, provi
 	return d, composed, err
 }
 
-func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output string, composed *profile.Composed) error {
+func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output outputFormat, composed *profile.Composed) error {
 	type result struct {
 		Request  string             `json:"request"`
 		Decision openshell.Decision `json:"decision"`
@@ -227,7 +224,7 @@ func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, outp
 		d := dec.Decide(r)
 		results = append(results, result{Request: r.String(), Decision: d, Layer: layerNote(composed, d.Policy)})
 	}
-	if output == "json" {
+	if output == outputJSON {
 		return writeJSON(w, results)
 	}
 	if composed != nil && composed.Skipped != "" {
@@ -310,8 +307,8 @@ func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.De
 	return nil
 }
 
-func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output string) error {
-	if output == "json" {
+func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output outputFormat) error {
+	if output == outputJSON {
 		return writeJSON(w, map[string]any{"files": rep.Files, "failed": rep.Failed(), "results": rep.Results})
 	}
 	var b strings.Builder

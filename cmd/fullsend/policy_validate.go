@@ -15,8 +15,9 @@ import (
 
 func newPolicyValidateCmd() *cobra.Command {
 	var (
-		openshellVersion, output string
-		strict                   bool
+		openshellVersion string
+		output           outputFormat
+		strict           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [--openshell-version V] FILE|DIR...",
@@ -57,9 +58,6 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			version, err := openshell.NormalizeVersion(openshellVersion)
 			if err != nil {
 				return usageErrorf("--openshell-version: %v", err)
@@ -77,7 +75,7 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 				inputs = append(inputs, openshell.Input{File: name, Data: data})
 			}
 			report := openshell.NewReport(version, validateInputs(inputs, version))
-			if output == "json" {
+			if output == outputJSON {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {
 				err = report.WriteText(cmd.OutOrStdout())

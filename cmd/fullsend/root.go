@@ -41,7 +41,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 }
 
 func newVersionCmd() *cobra.Command {
-	var output string
+	var output outputFormat
 	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the fullsend version",
@@ -55,15 +55,12 @@ func newVersionCmd() *cobra.Command {
 	return cmd
 }
 
-func printVersion(w io.Writer, output string) error {
-	switch output {
-	case "json":
+func printVersion(w io.Writer, output outputFormat) error {
+	if output == outputJSON {
 		return writeJSON(w, map[string]string{"version": version.String()})
-	case "text":
-		_, err := fmt.Fprintln(w, version.String())
-		return err
 	}
-	return usageErrorf("unknown output format %q (want text or json)", output)
+	_, err := fmt.Fprintln(w, version.String())
+	return err
 }
 
 // usageError marks an error caused by how the command was called (exit 2).

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 
@@ -22,12 +23,13 @@ import (
 // runFlags holds the flags of `fullsend run`.
 type runFlags struct {
 	openshellFlags
-	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result, output string
-	cpu, memory                                                                    string
-	gatewayPort                                                                    int
-	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs          []string
-	noStartGateway                                                                 bool
-	timeout, gatewayTimeout, readyTimeout                                          time.Duration
+	dir, digest, prompt, promptFile, workspace, artifacts, diagDir, result string
+	output                                                                 outputFormat
+	cpu, memory                                                            string
+	gatewayPort                                                            int
+	sets, downloads, envFiles, passEnv, publicEnv, providers, gatewayArgs  []string
+	noStartGateway                                                         bool
+	timeout, gatewayTimeout, readyTimeout                                  time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -62,7 +64,7 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
-	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
+	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
 	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")
 	fl.StringVar(&f.promptFile, "prompt-file", "", "file holding the prompt ('-' for standard input)")
@@ -89,9 +91,6 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 }
 
 func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -114,7 +113,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	// The agent's output is the command's output; with -o json the result
 	// document takes stdout and the agent's output joins the log on stderr.
 	agentOut, logOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.output == "json" {
+	if f.output == outputJSON {
 		agentOut = logOut
 	}
 	env, public, err := runEnvVars(cmd.ErrOrStderr(), os.Environ(), f.passEnv, f.publicEnv)
@@ -165,7 +164,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 			runErr = err
 		}
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		if err := writeJSON(cmd.OutOrStdout(), res); err != nil && runErr == nil {
 			runErr = err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/forge"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 	"github.com/fullsend-ai/agent-sandbox/spawn"
 )
@@ -40,7 +41,8 @@ type forgeFlags struct {
 	repo                                              string
 	issue, maxComment, maxWrites                      int
 	labels                                            []string
-	listen, audit, agentTokens, output                string
+	listen, audit, agentTokens                        string
+	output                                            outputFormat
 	upstreamTimeout                                   time.Duration
 }
 
@@ -66,9 +68,6 @@ func (f *forgeFlags) register(cmd *cobra.Command, listenFlag string) {
 // build returns the forge proxy configuration and the audit file to close.
 func (f *forgeFlags) build(errw io.Writer) (forge.Config, io.Closer, error) {
 	var cfg forge.Config
-	if f.output != "text" && f.output != "json" {
-		return cfg, nil, usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	cfg.Kind = forge.Kind(f.kind)
 	owner, repo, err := forge.ParseRepo(f.repo)
 	if err != nil {
@@ -310,7 +309,7 @@ service refuses to start without one (exit 78).`,
 	ff.register(cmd, "forge-listen")
 	fs := cmd.Flags()
 	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json")
-	fs.StringVar(&digest, "policies-digest", os.Getenv(spawn.EnvPoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
+	fs.StringVar(&digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
 	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
 	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
 	fs.StringArrayVar(&passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")
@@ -357,9 +356,9 @@ func mintTo(reg *forge.Registry, id forge.Identity, file string) error {
 	return forge.WriteTokenFile(file, tok)
 }
 
-func printListening(w io.Writer, output, service, addr string, cfg forge.Config) error {
+func printListening(w io.Writer, output outputFormat, service, addr string, cfg forge.Config) error {
 	repo := cfg.Scope.Owner + "/" + cfg.Scope.Repo
-	if output == "json" {
+	if output == outputJSON {
 		return writeJSON(w, map[string]any{"service": service, "listen": addr, "repo": repo, "issue": cfg.Scope.Issue, "routes": forge.Routes()})
 	}
 	_, err := fmt.Fprintf(w, "fullsend serve %s: listening on %s (repo %s, writes to issue %d)\n", service, addr, repo, cfg.Scope.Issue)

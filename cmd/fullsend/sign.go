@@ -76,7 +76,8 @@ func (f *signFlags) readPassword() ([]byte, error) {
 
 func newImageSignCmd() *cobra.Command {
 	var f signFlags
-	var output, layoutDir string
+	var output outputFormat
+	var layoutDir string
 	cmd := &cobra.Command{
 		Use:   "sign IMAGE",
 		Short: "Sign an existing image by digest, with SBOM and SLSA provenance attestations",
@@ -94,9 +95,6 @@ the fullsend version and the CI run URL.`,
   fullsend image sign --key cosign.key --oci-layout out/image ghcr.io/acme/agents`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			res, err := runImageSign(cmd.Context(), cmd.ErrOrStderr(), &f, args[0], layoutDir)
 			if err != nil {
 				return err
@@ -121,8 +119,8 @@ func runImageSign(ctx context.Context, stderr io.Writer, f *signFlags, ref, layo
 	return res, nil
 }
 
-func printSignResult(w io.Writer, output string, r *sign.Result) error {
-	if output == "json" {
+func printSignResult(w io.Writer, output outputFormat, r *sign.Result) error {
+	if output == outputJSON {
 		return writeJSON(w, r)
 	}
 	fmt.Fprintf(w, "signed %s\n  signer:       %s\n  transparency: %s\n", r.Ref, r.Signer, r.Transparency)

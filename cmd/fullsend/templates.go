@@ -23,7 +23,8 @@ func newTemplatesCmd() *cobra.Command {
 }
 
 func newTemplatesWriteCmd() *cobra.Command {
-	var out, output string
+	var out string
+	var output outputFormat
 	cmd := &cobra.Command{
 		Use:   "write github|gitlab [DIR]",
 		Short: "Write one CI system's templates to a directory (DIR, or --out, default .)",
@@ -31,11 +32,8 @@ func newTemplatesWriteCmd() *cobra.Command {
   fullsend templates write gitlab ci        # ci/fullsend.gitlab-ci.yml
   fullsend templates write gitlab --out ci  # the same`,
 		Args:      cobra.RangeArgs(1, 2),
-		ValidArgs: templates.Kinds,
+		ValidArgs: templates.Kinds(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErrorf("unknown output format %q (want text or json)", output)
-			}
 			if len(args) == 2 {
 				if cmd.Flags().Changed("out") && out != args[1] {
 					return usageErrorf("directory given twice: %q and --out %q", args[1], out)
@@ -46,7 +44,7 @@ func newTemplatesWriteCmd() *cobra.Command {
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			if output == "json" {
+			if output == outputJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"kind": args[0], "written": written})
 			}
 			for _, p := range written {
@@ -61,7 +59,7 @@ func newTemplatesWriteCmd() *cobra.Command {
 }
 
 func newTemplatesListCmd() *cobra.Command {
-	var output string
+	var output outputFormat
 	cmd := &cobra.Command{
 		Use:     "list",
 		Short:   "List the embedded templates",
@@ -69,25 +67,22 @@ func newTemplatesListCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			all := map[string][]string{}
-			for _, k := range templates.Kinds {
+			for _, k := range templates.Kinds() {
 				names, err := templates.List(k)
 				if err != nil {
 					return err
 				}
 				all[k] = names
 			}
-			switch output {
-			case "json":
+			if output == outputJSON {
 				return writeJSON(cmd.OutOrStdout(), all)
-			case "text":
-				for _, k := range templates.Kinds {
-					for _, n := range all[k] {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", k, n)
-					}
-				}
-				return nil
 			}
-			return usageErrorf("unknown output format %q (want text or json)", output)
+			for _, k := range templates.Kinds() {
+				for _, n := range all[k] {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", k, n)
+				}
+			}
+			return nil
 		},
 	}
 	addOutputFlag(cmd, &output)

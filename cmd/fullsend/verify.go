@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 	"github.com/fullsend-ai/agent-sandbox/verify"
@@ -35,7 +36,7 @@ type verifyFlags struct {
 	sandboxImage        string
 	dotenv              string
 	githubOutput        bool
-	output              string
+	output              outputFormat
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -167,18 +168,15 @@ func (f *verifyFlags) requiredAnnotations() (map[string]string, error) {
 		out[k] = v
 	}
 	if f.policiesDigest != "" {
-		if old, ok := out[sign.AnnotationPoliciesDigest]; ok && old != f.policiesDigest {
-			return out, usageErrorf("--policies-digest and -a %s disagree", sign.AnnotationPoliciesDigest)
+		if old, ok := out[handover.PoliciesDigestAnnotation]; ok && old != f.policiesDigest {
+			return out, usageErrorf("--policies-digest and -a %s disagree", handover.PoliciesDigestAnnotation)
 		}
-		out[sign.AnnotationPoliciesDigest] = f.policiesDigest
+		out[handover.PoliciesDigestAnnotation] = f.policiesDigest
 	}
 	return out, nil
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, img string) error {
-	if f.output != "text" && f.output != "json" {
-		return usageErrorf("unknown output format %q (want text or json)", f.output)
-	}
 	o, err := f.options(ctx, stderr, img)
 	if err != nil {
 		return err
@@ -197,7 +195,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *verifyFlags, im
 			return err
 		}
 	}
-	if f.output == "json" {
+	if f.output == outputJSON {
 		return writeJSON(stdout, res)
 	}
 	return verify.WriteText(stdout, res)

@@ -1,5 +1,6 @@
 // Package archtest holds no code: its tests check the module's import
-// graph with `go list`, so the package boundaries written in
-// docs/architecture.md stay true (readers of a compiled bundle never link
-// CUE or OPA, only cmd/fullsend imports compile, only sign imports cosign).
+// graph with `go list` against docs/architecture.md, whose every boundary
+// sentence ("imports only", "must never import", "is a leaf") is a row of
+// the rules table in rules_test.go, and check that every package of the
+// module is described there.
 package archtest

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 )
 
 const containerfile = "../../Containerfile"
@@ -47,9 +49,7 @@ func TestContainerfileHasNoZeroPins(t *testing.T) {
 
 func runUpdatePins(t *testing.T, cf string, args ...string) (string, error) {
 	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not installed")
-	}
+	testtool.Find(t, "bash", ".ci/install.d/00-apt.sh bash")
 	cmd := exec.Command("bash", append([]string{"../../scripts/update-pins.sh"}, args...)...)
 	cmd.Env = append(os.Environ(), "PINS_CONTAINERFILE="+cf)
 	var out bytes.Buffer

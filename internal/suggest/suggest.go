@@ -1,6 +1,10 @@
 package suggest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
 
 // Closest returns the entry of known closest to s, or "" when none is close:
 // the same letters ignoring case, '-' and '_' (allowed_tools for
@@ -24,27 +28,13 @@ func Closest(s string, known []string) string {
 	return best
 }
 
-// Distance is the Levenshtein edit distance between two short strings;
-// strings over 64 bytes are never close.
+// Distance is the Levenshtein edit distance between two short strings, in
+// runes (github.com/agnivade/levenshtein, which the binary links through
+// OPA already); strings over 64 bytes are never close, which bounds the
+// work a hostile key can cause.
 func Distance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 1 << 30
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return levenshtein.ComputeDistance(a, b)
 }

@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClosest(t *testing.T) {
 	known := []string{"allowed-tools", "description", "disallowedTools", "name", "permissionMode"}
@@ -26,6 +29,8 @@ func TestDistance(t *testing.T) {
 		want int
 	}{
 		{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2},
+		{"naïve", "naive", 1}, // runes, not bytes
+		{strings.Repeat("a", 65), "a", 1 << 30},
 	}
 	for _, tt := range tests {
 		if got := Distance(tt.a, tt.b); got != tt.want {

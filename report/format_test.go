@@ -1,8 +1,7 @@
-package lint
+package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -11,50 +10,44 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/bundle"
-	"github.com/fullsend-ai/agent-sandbox/report"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
-// formatReport lints two corpus policies: one with provenance (findings point
-// at agent source lines) and a waiver, one plain file with raw bytes (findings
-// point at policy lines).
-func formatReport(t *testing.T) *report.Report {
+// formatReport reads what lint reports for two of its corpus policies (one
+// with provenance, so findings point at agent source lines, and a waiver;
+// one plain file, whose findings point at policy lines), kept in
+// testdata/lint-report.json by lint's TestReportFixtureIsCurrent.
+func formatReport(t *testing.T) *Report {
 	t.Helper()
-	e, err := New(context.Background(), Options{Waivers: []Waiver{
-		{ID: "FS002", Agent: "triage", Path: "network_policies.model", Reason: "Vertex AI serves from regional hosts"},
-	}})
+	data, err := os.ReadFile(filepath.Join("testdata", "lint-report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	withProv, _ := corpusInput(t, "testdata/bad/access-full.yaml")
-	withProv.Name, withProv.File = "triage", "policies/triage.yaml"
-	withProv.Context = Context{Agent: "triage", Tier: "network", Provenance: map[string][]bundle.Source{
-		"network_policies.model":              {{File: "agents/triage.md", Line: 4, Reason: "runtime baseline claude/vertex"}},
-		"network_policies.model.endpoints[0]": {{File: "agents/triage.md", Line: 12, Column: 5, Reason: "sandbox: endpoint"}},
-		"network_policies.forge":              {{File: "skills/forge/SKILL.md", Line: 3, Reason: "tool Bash(gh issue view:*)"}},
-	}}
-	raw, err := os.ReadFile("testdata/bad/tls-skip.yaml")
-	if err != nil {
-		t.Fatal(err)
+	var fixture struct {
+		Report
+		Rules []Rule `json:"rules"`
 	}
-	plain, _ := corpusInput(t, "testdata/bad/tls-skip.yaml")
-	plain.File, plain.Raw = "policies/tls-skip.yaml", raw
-	rep, err := e.Lint(context.Background(), []Input{withProv, plain})
-	if err != nil {
-		t.Fatal(err)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fixture); err != nil {
+		t.Fatalf("testdata/lint-report.json: %v", err)
 	}
-	return rep
+	if len(fixture.Findings) == 0 || len(fixture.Rules) == 0 {
+		t.Fatal("testdata/lint-report.json has no findings or no rules")
+	}
+	rep := fixture.Report
+	rep.Rules = fixture.Rules
+	return &rep
 }
 
 func TestFormatsGolden(t *testing.T) {
 	rep := formatReport(t)
-	for _, format := range report.Formats() {
+	for _, format := range Formats() {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := rep.Write(&buf, format, report.WriteOptions{ToolVersion: "v0.0.0-test"}); err != nil {
+			if err := rep.Write(&buf, format, WriteOptions{ToolVersion: "v0.0.0-test"}); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "golden", "report."+format)
@@ -68,7 +61,7 @@ func TestFormatsGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./lint -run TestFormatsGolden -update)", err)
+				t.Fatalf("%v (run go test ./report -run TestFormatsGolden -update)", err)
 			}
 			if !bytes.Equal(buf.Bytes(), want) {
 				t.Errorf("%s output differs from %s:\n%s", format, golden, buf.String())
@@ -80,8 +73,8 @@ func TestFormatsGolden(t *testing.T) {
 func TestTextColorOnlyWhenAsked(t *testing.T) {
 	rep := formatReport(t)
 	var plain, color bytes.Buffer
-	_ = rep.Write(&plain, "text", report.WriteOptions{})
-	_ = rep.Write(&color, "text", report.WriteOptions{Color: true})
+	_ = rep.Write(&plain, "text", WriteOptions{})
+	_ = rep.Write(&color, "text", WriteOptions{Color: true})
 	if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {
 		t.Error("plain text output has ANSI escapes")
 	}
@@ -95,7 +88,7 @@ func TestTextColorOnlyWhenAsked(t *testing.T) {
 // the agent source line when provenance is known.
 func TestSARIFValidates(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "sarif", report.WriteOptions{ToolVersion: "v1.2.3"}); err != nil {
+	if err := formatReport(t).Write(&buf, "sarif", WriteOptions{ToolVersion: "v1.2.3"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
@@ -162,7 +155,7 @@ func TestSARIFValidates(t *testing.T) {
 
 func TestGitHubAnnotations(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "github", report.WriteOptions{}); err != nil {
+	if err := formatReport(t).Write(&buf, "github", WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile(`^::(error|warning) file=[^,:]+(,line=\d+)?,title=FS\d{3} [^:]*::.+$`)
@@ -183,7 +176,7 @@ func TestGitHubAnnotations(t *testing.T) {
 
 func TestGitLabCodeQuality(t *testing.T) {
 	var buf bytes.Buffer
-	if err := formatReport(t).Write(&buf, "gitlab", report.WriteOptions{}); err != nil {
+	if err := formatReport(t).Write(&buf, "gitlab", WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var issues []struct {
@@ -224,7 +217,7 @@ func TestGitLabCodeQuality(t *testing.T) {
 }
 
 func TestWriteUnknownFormat(t *testing.T) {
-	if err := (&report.Report{}).Write(&bytes.Buffer{}, "xml", report.WriteOptions{}); err == nil {
+	if err := (&Report{}).Write(&bytes.Buffer{}, "xml", WriteOptions{}); err == nil {
 		t.Fatal("unknown format accepted")
 	}
 }
