@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 )
@@ -83,7 +85,7 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&o.BaseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
 	fl.StringSliceVar(&o.Platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
 	fl.StringVar(&o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
-	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
+	fl.BoolVar(&f.compile, "compile", true, "outside CI, compile --dir first when its policies/ is missing or stale (false, and always in CI: refuse stale policies)")
 	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile every binary from (development; default: the running fullsend, a checkout around the current directory, or its module version)")
 	fl.StringArrayVar(&o.Binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
 	fl.StringVar(&o.Version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
@@ -148,8 +150,18 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	// --dir is compiled when policies/ is missing or stale (deterministic,
 	// so a current policies/ is left byte-for-byte alone); with
 	// --compile=false image.Build refuses stale policies.
-	if f.compile {
-		o.Prepare = func(ctx context.Context) error { return compileIfStale(ctx, o.Dir, stderr) }
+	// The one staleness rule (bundle.StaleRule): in CI a stale bundle is
+	// refused and nothing is compiled; elsewhere a warning, then the
+	// compile (unless --compile=false, when image.Build refuses it).
+	inCI := cienv.Detect(o.Getenv).IsCI()
+	o.Prepare = func(ctx context.Context) error {
+		if _, err := checkStale(o.Dir, filepath.Join(o.Dir, "policies"), o.Getenv, stderr); err != nil {
+			return err
+		}
+		if f.compile && !inCI {
+			return compileIfStale(ctx, o.Dir, stderr)
+		}
+		return nil
 	}
 	res, err := publish.Run(ctx, o)
 	if err != nil {

@@ -330,6 +330,11 @@ func newPolicyExplainCmd() *cobra.Command {
 			}
 			// Only the agent and what it references are compiled: a broken
 			// file elsewhere does not hide this agent's explanation.
+			// explain shows the sources; say when the compiled policies
+			// the other commands use no longer match them.
+			if _, err := checkStale(dir, filepath.Join(dir, "policies"), os.Getenv, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			po := flags.options()
 			po.Agents = append(po.Agents, args[0])
 			res, err := compile.CompileDir(cmd.Context(), dir, po)

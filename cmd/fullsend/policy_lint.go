@@ -73,7 +73,7 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 			var inputs []lint.Input
 			var inputsErr error
 			if !listRules && len(args) > 0 {
-				inputs, inputsErr = lintInputs(args, runtime)
+				inputs, inputsErr = lintInputs(args, runtime, cmd.ErrOrStderr())
 			}
 			engine, err := newEngine()
 			if err != nil {
@@ -178,7 +178,7 @@ func printRules(w io.Writer, rules []report.Rule, output string) error {
 // lintInputs turns arguments into lint inputs: a directory holding
 // manifest.json is a compiled project (each agent with its context); another
 // directory contributes its *.yaml files; a file is one policy.
-func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
+func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, error) {
 	var inputs []lint.Input
 	for _, arg := range args {
 		st, err := os.Stat(arg)
@@ -194,6 +194,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
+			// A compiled bundle is judged against the sources of the
+			// project around it (bundle.StaleRule).
+			if _, err := checkStale(filepath.Dir(filepath.Clean(arg)), arg, os.Getenv, errw); err != nil {
+				return nil, err
+			}
 			b, err := bundle.Open(os.DirFS(arg), ".")
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)

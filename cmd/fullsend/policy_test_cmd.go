@@ -117,6 +117,9 @@ WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
 			if policiesDir == "" {
 				policiesDir = filepath.Join(dir, "policies")
 			}
+			if _, err := checkStale(dir, policiesDir, os.Getenv, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			policies, err := projectPolicies(policiesDir)
 			if err != nil {
 				return err
