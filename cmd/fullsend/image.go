@@ -139,6 +139,11 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		return usageErrorf("unknown output format %q (want text or json)", f.output)
 	}
 	o := f.opts
+	if !o.Push && o.OCILayout == "" && o.Tarball == "" {
+		// A build that goes nowhere would print a digest of nothing
+		// written (and drop --tag): say where it may go instead.
+		return usageErrorf("image build writes nothing without an output: pass --push (with --tag), --oci-layout DIR or --tarball FILE")
+	}
 	o.Getenv, o.Log = os.Getenv, stderr
 	if f.output != "json" && imageIsTerminal(stderr) {
 		o.Progress = stderr

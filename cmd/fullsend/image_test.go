@@ -187,3 +187,20 @@ func TestImageBuildCLIPush(t *testing.T) {
 		}
 	})
 }
+
+// TestImageBuildNeedsAnOutput: without --push, --oci-layout or --tarball a
+// build used to print a digest and exit 0 having written nothing (and
+// dropping --tag); it is a usage error naming the three.
+func TestImageBuildNeedsAnOutput(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--tag", "registry.example/acme/agents:v1"}} {
+		stdout, _, err := runFullsend(t, append(imageCLIArgs(t), extra...)...)
+		if exitCode(err) != 2 || stdout != "" {
+			t.Fatalf("%v: exit %d (%v), stdout %q; want a usage error", extra, exitCode(err), err, stdout)
+		}
+		for _, flag := range []string{"--push", "--oci-layout", "--tarball"} {
+			if !strings.Contains(err.Error(), flag) {
+				t.Errorf("error %q does not name %s", err, flag)
+			}
+		}
+	}
+}
