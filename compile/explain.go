@@ -2,10 +2,13 @@ package compile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -111,11 +114,7 @@ func Explain(c *Compiled) *Explanation {
 		for _, ep := range np.Endpoints {
 			x := ExplainedEndpoint{Policy: key, Host: ep.Host, Port: ep.Port, Protocol: ep.Protocol, Access: ep.Access, From: ep.From}
 			for _, r := range ep.Rules {
-				v := r.Allow.Method + " " + r.Allow.Path
-				if q := queryKey(r.Allow.Query); q != "" {
-					v += " ?" + q
-				}
-				x.Rules = append(x.Rules, ExplainedItem{Value: v, From: r.From})
+				x.Rules = append(x.Rules, ExplainedItem{Value: explainRule(r.Allow), From: r.From})
 			}
 			for _, b := range np.Binaries {
 				x.Binaries = append(x.Binaries, ExplainedItem{Value: b.Path, From: b.From})
@@ -136,6 +135,57 @@ func Explain(c *Compiled) *Explanation {
 		}
 	}
 	return e
+}
+
+// explainRule renders one allow rule in its protocol's words: REST
+// `METHOD /path ?query`, SQL `sql COMMAND`, GraphQL `graphql TYPE NAME
+// fields a,b` (operation_type, operation_name, fields: L7AllowDef,
+// crates/openshell-policy/src/lib.rs:320-384 @ v0.0.111), JSON-RPC and MCP
+// `METHOD tool T`. A rule of no known shape is shown as its fields.
+func explainRule(m openshell.Match) string {
+	var parts []string
+	add := func(s ...string) {
+		for _, x := range s {
+			if x != "" {
+				parts = append(parts, x)
+			}
+		}
+	}
+	switch {
+	case m.OperationType != "" || m.OperationName != "" || len(m.Fields) > 0:
+		typ, name := m.OperationType, m.OperationName
+		if typ == "" || typ == "*" {
+			typ = "any operation"
+		}
+		if name == "" {
+			name = "(any name)"
+		}
+		add("graphql", typ, name)
+		if len(m.Fields) > 0 {
+			add("fields " + strings.Join(m.Fields, ","))
+		}
+	case m.Command != "":
+		add("sql", m.Command)
+	default:
+		add(m.Method, m.Path)
+		if q := queryKey(m.Query); q != "" {
+			add("?" + q)
+		}
+		if m.Tool != nil {
+			tool := m.Tool.Glob
+			if len(m.Tool.Any) > 0 {
+				tool = "any of " + strings.Join(m.Tool.Any, ",")
+			}
+			add("tool " + tool)
+		}
+		if len(m.Params) > 0 {
+			add("params " + strings.Join(slices.Sorted(maps.Keys(m.Params)), ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "(any request)"
+	}
+	return strings.Join(parts, " ")
 }
 
 // tierDecision is the line that decided c's tier and why, in words.
