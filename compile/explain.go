@@ -69,7 +69,11 @@ type Explanation struct {
 	// TierReason says, in words, why the agent got its tier.
 	TierReason string `json:"tier_reason"`
 	// TierWhy lists everything that needs a tier above read-only.
-	TierWhy      []TierReason        `json:"tier_why"`
+	TierWhy []TierReason `json:"tier_why"`
+	// TierDecides says what else the tier decides beyond the network
+	// policy: the workdir's write access, the runtime's own flags and the
+	// forge proxy's access.
+	TierDecides  []string            `json:"tier_decides"`
 	Runtime      string              `json:"runtime"`
 	Provider     string              `json:"provider"`
 	Spawns       []string            `json:"spawns,omitempty"`
@@ -109,6 +113,7 @@ func Explain(c *Compiled) *Explanation {
 		e.TierWhy = []TierReason{}
 	}
 	e.TierDecidedBy, e.TierReason = tierDecision(c)
+	e.TierDecides = tierDecides(c)
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
 		for _, ep := range np.Endpoints {
@@ -188,6 +193,40 @@ func explainRule(m openshell.Match) string {
 	return strings.Join(parts, " ")
 }
 
+// tierDecides lists what the tier decides besides the network policy, from
+// the compiled agent: whether the workdir is writable (and what is), the
+// runtime's flags for the tier, and the forge proxy's access (write for
+// the full tier only: forge.TierFromManifest).
+func tierDecides(c *Compiled) []string {
+	var out []string
+	if fs := c.Policy.FilesystemPolicy; fs != nil {
+		if fs.IncludeWorkdir {
+			out = append(out, "workdir: /sandbox is writable (include_workdir)")
+		} else {
+			w := "workdir: /sandbox is read-only"
+			if len(fs.ReadWrite) > 0 {
+				w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
+			}
+			out = append(out, w)
+		}
+	}
+	if c.catalog != nil {
+		flags, _ := runtimeFlags(c)
+		if f := flags[c.Runtime]; len(f) > 0 {
+			out = append(out, fmt.Sprintf("runtime: %s runs with %s", c.Runtime, strings.Join(f, " ")))
+		}
+	}
+	if c.Tier == policycue.TierFull {
+		out = append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
+	} else {
+		out = append(out, "forge proxy: read only (writes are refused whatever the policy allows)")
+	}
+	if c.Tier != policycue.TierFull {
+		out = append(out, "a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+	}
+	return out
+}
+
 // tierDecision is the line that decided c's tier and why, in words.
 func tierDecision(c *Compiled) (Pos, string) {
 	if len(c.TierWhy) > 0 {
@@ -211,6 +250,12 @@ func (e *Explanation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tier %s, decided by %s: %s\n", e.Tier, e.TierDecidedBy, e.TierReason)
 	fmt.Fprintf(&b, "agent %s (%s)\n  runtime %s via %s\n", e.Agent, e.File, e.Runtime, e.Provider)
+	if len(e.TierDecides) > 0 {
+		fmt.Fprintf(&b, "  tier %s also decides:\n", e.Tier)
+		for _, d := range e.TierDecides {
+			fmt.Fprintf(&b, "    %s\n", d)
+		}
+	}
 	if len(e.TierWhy) > 1 {
 		b.WriteString("  why this tier:\n")
 		for _, r := range e.TierWhy {
