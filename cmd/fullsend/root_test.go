@@ -37,7 +37,9 @@ func TestVersionOutput(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{[]string{"version"}, "devel\n", false},
+		{[]string{"version"}, "devel (module github.com/fullsend-ai/agent-sandbox, go", false},
+		{[]string{"--version"}, "fullsend devel (module github.com/fullsend-ai/agent-sandbox, go", false},
+		{[]string{"version", "-o", "json"}, "\"go_version\": \"go", false},
 		{[]string{"version", "-o", "json"}, "\"version\": \"devel\"", false},
 		{[]string{"version", "-o", "yaml"}, "", true},
 	}
@@ -62,5 +64,31 @@ func TestVersionOutput(t *testing.T) {
 				t.Errorf("output %q does not contain %q", out.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestUsageErrorsExit2: however a command is called wrongly (an unknown
+// flag, a bad flag value, a wrong number of arguments, an unknown
+// subcommand), the exit status is 2; it used to be 1 when cobra caught it.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"policy", "compile", "--no-such-flag"},
+		{"policy", "compile", "--strict=maybe"},
+		{"policy", "explain"},
+		{"templates", "write"},
+		{"policy", "compil"},
+		{"imag"},
+		{"version", "extra"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, _, err := runFullsend(t, args...)
+			if err == nil || exitCode(err) != 2 {
+				t.Errorf("exit %d (%v), want 2", exitCode(err), err)
+			}
+		})
+	}
+	_, _, err := runFullsend(t, "policy", "compil")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "compile"?`) {
+		t.Errorf("unknown subcommand: %v, want a did-you-mean", err)
 	}
 }
