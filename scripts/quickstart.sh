@@ -45,7 +45,7 @@ repo=localhost/fullsend/agent-sandbox
 
 step "verify before run (fails closed)"
 policies_digest="sha256:$(sha256sum "$out/project/policies/manifest.json" | cut -d' ' -f1)"
-"$fs" verify --key "$out/cosign.pub" --layout "$out/image" \
+"$fs" verify --key "$out/cosign.pub" --oci-layout "$out/image" \
 	--policies-digest "$policies_digest" --require-provenance --require-sbom \
 	--github-output=false "$repo@$(cat "$out/digest.txt")"
 

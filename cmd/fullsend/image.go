@@ -24,7 +24,7 @@ func newImageCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build the agent-sandbox image without a container daemon",
-		Example: `  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --dir . --oci-layout out/image
+		Example: `  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image .
   fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push`,
 		Args: cobra.NoArgs,
 	}
@@ -46,7 +46,7 @@ type imageBuildFlags struct {
 func newImageBuildCmd() *cobra.Command {
 	var f imageBuildFlags
 	cmd := &cobra.Command{
-		Use:   "build",
+		Use:   "build [DIR]",
 		Short: "Build the image: base by digest + fullsend binary + /opt/fullsend content",
 		Long: `Build the agent-sandbox image with go-containerregistry, without a daemon.
 
@@ -57,7 +57,7 @@ fullsend checkout around the current directory, else go install of
 github.com/fullsend-ai/agent-sandbox/cmd/fullsend at this binary's version
 (needs go and the module proxy; a (devel) or modified build cannot do this:
 pass --binary or --source). --source DIR compiles every platform from DIR. Then
-agents/, skills/, templates/ and the compiled policies/ of --dir under
+agents/, skills/, templates/ and the compiled policies/ of DIR (default .) under
 /opt/fullsend. The policies must match policies/manifest.json and their
 sources; the manifest digest is recorded in the dev.fullsend.policies.digest
 annotation. Builds are reproducible: timestamps come from SOURCE_DATE_EPOCH,
@@ -74,8 +74,11 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 
   # prebuilt binaries, tarball for docker load
   fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 0, "dir", &f.opts.Dir); err != nil {
+				return err
+			}
 			return runImageBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f)
 		},
 	}
@@ -84,12 +87,12 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&o.Base, "base", "", "base image: registry reference (resolved to a digest), OCI layout dir, image tarball, or scratch (required)")
 	fl.StringVar(&o.BaseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
 	fl.StringSliceVar(&o.Platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
-	fl.StringVar(&o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
-	fl.BoolVar(&f.compile, "compile", true, "outside CI, compile --dir first when its policies/ is missing or stale (false, and always in CI: refuse stale policies)")
+	deprecatedDirFlag(fl, &o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/")
+	fl.BoolVar(&f.compile, "compile", true, "outside CI, compile DIR first when its policies/ is missing or stale (false, and always in CI: refuse stale policies)")
 	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile every binary from (development; default: the running fullsend, a checkout around the current directory, or its module version)")
 	fl.StringArrayVar(&o.Binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
 	fl.StringVar(&o.Version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
-	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of --dir)")
+	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of DIR)")
 	fl.StringVar(&o.SourceURL, "source-url", "", "source repository annotation (default: from GITHUB_* or CI_PROJECT_URL)")
 	fl.StringVar(&o.Title, "title", "", "title annotation")
 	fl.StringVar(&o.Description, "description", "", "description annotation")
@@ -152,7 +155,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		so := f.signing.options()
 		o.Sign = &so
 	}
-	// --dir is compiled when policies/ is missing or stale (deterministic,
+	// DIR is compiled when policies/ is missing or stale (deterministic,
 	// so a current policies/ is left byte-for-byte alone); with
 	// --compile=false image.Build refuses stale policies.
 	// The one staleness rule (bundle.StaleRule): in CI a stale bundle is

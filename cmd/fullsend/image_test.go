@@ -92,7 +92,7 @@ func imageCLIArgs(t *testing.T) []string {
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	return []string{"image", "build", "--base", "scratch", "--platform", "linux/amd64",
-		"--binary", "linux/amd64=" + bin, "--dir", "../../image/testdata/project",
+		"--binary", "linux/amd64=" + bin, "../../image/testdata/project",
 		"--version", "v1.2.3", "--revision", "0123456789abcdef0123456789abcdef01234567",
 		"--source-url", "https://github.com/fullsend-ai/agent-sandbox", "--cache-dir", t.TempDir()}
 }

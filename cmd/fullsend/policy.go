@@ -11,7 +11,7 @@ func newPolicyCmd() *cobra.Command {
 		Example: `  fullsend policy compile testdata/triage
   fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
   fullsend policy lint testdata/triage/policies/*.yaml
-  fullsend policy explain triage --dir testdata/triage
+  fullsend policy explain triage testdata/triage
   fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}

@@ -319,22 +319,25 @@ func newPolicyExplainCmd() *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "explain AGENT",
+		Use:   "explain AGENT [DIR]",
 		Short: "Show each endpoint, rule, binary and path of an agent's policy with the line that caused it",
-		Example: `  fullsend policy explain triage --dir testdata/triage
-  fullsend policy explain duplicate-detector --dir testdata/triage -o json`,
-		Args: cobra.ExactArgs(1),
+		Example: `  fullsend policy explain triage testdata/triage
+  fullsend policy explain duplicate-detector testdata/triage -o json`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usageErrorf("unknown output format %q (want text or json)", output)
 			}
-			// Only the agent and what it references are compiled: a broken
-			// file elsewhere does not hide this agent's explanation.
+			if err := dirFromArgs(cmd, args, 1, "dir", &dir); err != nil {
+				return err
+			}
 			// explain shows the sources; say when the compiled policies
 			// the other commands use no longer match them.
 			if _, err := checkStale(dir, filepath.Join(dir, "policies"), os.Getenv, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
+			// Only the agent and what it references are compiled: a broken
+			// file elsewhere does not hide this agent's explanation.
 			po := flags.options()
 			po.Agents = append(po.Agents, args[0])
 			res, err := compile.CompileDir(cmd.Context(), dir, po)
@@ -358,7 +361,7 @@ func newPolicyExplainCmd() *cobra.Command {
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVar(&dir, "dir", ".", "project directory")
+	deprecatedDirFlag(cmd.Flags(), &dir, "dir", ".", "project directory")
 	addOutputFlag(cmd, &output)
 	return cmd
 }

@@ -21,7 +21,7 @@ into NVIDIA OpenShell sandbox policies, bakes them into a reproducible,
 signed agent-sandbox image, verifies that image before a CI job runs it,
 and runs agents inside OpenShell sandboxes from within the image.`,
 		Example: `  fullsend policy compile testdata/triage
-  fullsend image build --dir testdata/triage --oci-layout out/image --sign --key cosign.key
+  fullsend image build testdata/triage --oci-layout out/image --sign --key cosign.key
   fullsend verify --key cosign.pub registry.example.com/agents@sha256:...
   fullsend run triage`,
 		SilenceUsage:  true,

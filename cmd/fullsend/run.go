@@ -33,7 +33,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run AGENT",
+		Use:   "run AGENT [DIR]",
 		Short: "Run one agent inside an OpenShell sandbox with its verified, compiled policy",
 		Long: `Run verifies the compiled project (the policy manifest and, with
 --policies-digest, required in CI, that it is the signed one; every policy and agent file
@@ -51,17 +51,20 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
 78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
 		Example: `  fullsend run triage
-  fullsend run triage --dir out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
+  fullsend run triage out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
   FULLSEND_POLICIES_DIGEST=sha256:... fullsend run triage --provider anthropic=anthropic:ANTHROPIC_API_KEY
   echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json
   fullsend run triage --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
+				return err
+			}
 			return runAgent(cmd, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
+	deprecatedDirFlag(fl, &f.dir, "dir", "/opt/fullsend", "compiled project directory DIR (agents/, skills/, policies/; default /opt/fullsend)")
 	fl.StringVar(&f.digest, "policies-digest", os.Getenv("FULLSEND_POLICIES_DIGEST"), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
 	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")

@@ -20,10 +20,10 @@ func TestStaleRuleEveryCommand(t *testing.T) {
 	commands := map[string]func(dir string) []string{
 		"policy test":    func(dir string) []string { return []string{"policy", "test", dir} },
 		"policy lint":    func(dir string) []string { return []string{"policy", "lint", filepath.Join(dir, "policies")} },
-		"policy explain": func(dir string) []string { return []string{"policy", "explain", "triage", "--dir", dir} },
+		"policy explain": func(dir string) []string { return []string{"policy", "explain", "triage", dir} },
 		"image build": func(dir string) []string {
 			return []string{"image", "build", "--base", "scratch", "--platform", "linux/amd64", "--binary", "linux/amd64=" + bin,
-				"--dir", dir, "--version", "v0.0.0", "--revision", "0123456789abcdef0123456789abcdef01234567", "--no-cache",
+				dir, "--version", "v0.0.0", "--revision", "0123456789abcdef0123456789abcdef01234567", "--no-cache",
 				"--oci-layout", filepath.Join(t.TempDir(), "layout")}
 		},
 	}
