@@ -39,7 +39,7 @@ the policies digest, and for each agent (all by default) that its files
 verify, its placeholders resolve here and its policy lets the runner's
 uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 		Example: `  fullsend doctor
-  fullsend doctor triage --set ISSUE_NUMBER=1 -o json`,
+  fullsend doctor summarizer --set ISSUE_NUMBER=1 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd, args, f)
 		},

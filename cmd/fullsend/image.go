@@ -25,7 +25,7 @@ func newImageCmd() *cobra.Command {
 		Use:   "image",
 		Short: "Build the agent-sandbox image without a container daemon",
 		Example: `  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image .
-  fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push`,
+  fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push .`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newImageBuildCmd(), newImageEntrypointCmd(), newImageSignCmd(), newImageKeygenCmd())
@@ -66,14 +66,14 @@ else the git commit time, else 0.
 With --push the image is uploaded by digest first and tagged last, plus an
 immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 		Example: `  # local OCI layout, host platform, binary compiled from this checkout
-  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image
+  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image .
 
   # two platforms, pushed (auth: docker config, GITHUB_TOKEN, CI_REGISTRY_*)
   fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base:v1 \
-    --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push -o json
+    --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push -o json .
 
   # prebuilt binaries, tarball for docker load
-  fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar`,
+  fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 0, "dir", &f.opts.Dir); err != nil {
@@ -231,7 +231,7 @@ func newImageEntrypointCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "entrypoint -- [COMMAND [ARG]...]",
 		Short:              "The image entrypoint: run a fullsend command or exec any other command",
-		Example:            "  fullsend image entrypoint -- run triage\n  fullsend image entrypoint -- sh -c 'echo hello'",
+		Example:            "  fullsend image entrypoint -- run summarizer\n  fullsend image entrypoint -- sh -c 'echo hello'",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

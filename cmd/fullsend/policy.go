@@ -8,10 +8,10 @@ func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Compile, validate, lint, test and explain OpenShell policies",
-		Example: `  fullsend policy compile testdata/triage
-  fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
-  fullsend policy lint testdata/triage/policies/*.yaml
-  fullsend policy explain triage testdata/triage
+		Example: `  fullsend policy compile .
+  fullsend policy validate --openshell-version v0.0.83 policies/summarizer.yaml
+  fullsend policy lint policies/*.yaml
+  fullsend policy explain summarizer .
   fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}

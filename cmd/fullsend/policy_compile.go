@@ -109,12 +109,12 @@ compiles cleanly; every problem of every file is reported in one run.
 With --agent NAME only the named agents and what they reference are
 compiled and checked, and nothing is written (the bundle is always the
 whole project).`,
-		Example: `  fullsend policy compile testdata/triage
-  fullsend policy compile --set OWNER=fullsend-ai --set REPO_NAME=agent-sandbox .
+		Example: `  fullsend policy compile .
+  fullsend policy compile --set OWNER=acme --set REPO_NAME=widgets .
   fullsend policy compile --openshell-version v0.0.83 --out build/policies .
   fullsend policy compile --check .          # CI gate: fail when policies/ is stale
   fullsend policy compile --strict .         # every warning is an error
-  fullsend policy compile --agent triage .   # just triage, its subagents and skills
+  fullsend policy compile --agent summarizer .   # just summarizer, its subagents and skills
   fullsend policy compile --catalog org-catalog/ -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -321,8 +321,8 @@ func newPolicyExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain AGENT [DIR]",
 		Short: "Show each endpoint, rule, binary and path of an agent's policy with the line that caused it",
-		Example: `  fullsend policy explain triage testdata/triage
-  fullsend policy explain duplicate-detector testdata/triage -o json`,
+		Example: `  fullsend policy explain summarizer
+  fullsend policy explain summarizer . -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {

@@ -38,13 +38,13 @@ agents, so findings point at the agent or skill line that caused them.
 Waive one finding with --waive ID[@AGENT][:POLICY_PATH]=REASON, or with a
 data.fullsend.waivers list in a --data file; conftest's "exception" rules are
 honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
-		Example: `  fullsend policy lint testdata/triage/policies
-  fullsend policy lint -o sarif testdata/triage/policies > lint.sarif
-  fullsend policy lint -o github --fail-on warn policies/triage.yaml
+		Example: `  fullsend policy lint policies
+  fullsend policy lint -o sarif policies > lint.sarif
+  fullsend policy lint -o github --fail-on warn policies/summarizer.yaml
   fullsend policy lint --rules org-rules/ --data org-data.json policies/
-  fullsend policy lint --waive 'FS003@triage:network_policies.git.endpoints[0]=git needs L4' policies/
+  fullsend policy lint --waive 'FS003@summarizer:network_policies.git.endpoints[0]=git needs L4' policies/
   fullsend policy lint --list-rules
-  fullsend policy lint --write-context ctx/ policies/ && conftest test --all-namespaces -p lint/rules --data ctx/triage.context.json policies/triage.yaml`,
+  fullsend policy lint --write-context ctx/ policies/   # then: conftest test --data ctx/summarizer.context.json ...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !contains(report.Formats(), output) {
 				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(report.Formats(), ", "))

@@ -65,14 +65,14 @@ BINARY is the kernel-resolved executable (/proc/<pid>/exe), not a symlink:
 OpenShell matches a policy's symlinked binary only when it resolves it in
 the container, which policy test cannot see.
 WEBSOCKET_TEXT is the method of a WebSocket client text message.`,
-		Example: `  fullsend policy test testdata/triage
+		Example: `  fullsend policy test
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
-  fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
     --request 'GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh via /usr/bin/bash'
-  fullsend policy test --policy policies/triage.yaml \
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r \
     --request 'forward GET http://10.0.0.5:8080/status from /usr/bin/curl'
-  fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
-  fullsend policy test -o json testdata/production`,
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r --requests requests.txt > decisions.jsonl
+  fullsend policy test -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {

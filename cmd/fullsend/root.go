@@ -20,10 +20,11 @@ func newRootCmd() *cobra.Command {
 into NVIDIA OpenShell sandbox policies, bakes them into a reproducible,
 signed agent-sandbox image, verifies that image before a CI job runs it,
 and runs agents inside OpenShell sandboxes from within the image.`,
-		Example: `  fullsend policy compile testdata/triage
-  fullsend image build testdata/triage --oci-layout out/image --sign --key cosign.key
-  fullsend verify --key cosign.pub registry.example.com/agents@sha256:...
-  fullsend run triage`,
+		Example: `  fullsend init my-agents && cd my-agents
+  fullsend policy compile .
+  fullsend image build . --base scratch --tag ghcr.io/acme/agents:v1.2.0 --oci-layout out/image --sign --key cosign.key
+  fullsend verify --key cosign.pub --oci-layout out/image ghcr.io/acme/agents:v1.2.0
+  fullsend run summarizer`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -50,11 +50,11 @@ downloads the declared outputs and always deletes the sandbox.
 It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
 78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
-		Example: `  fullsend run triage
-  fullsend run triage out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
-  FULLSEND_POLICIES_DIGEST=sha256:... fullsend run triage --provider anthropic=anthropic:ANTHROPIC_API_KEY
-  echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json
-  fullsend run triage --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
+		Example: `  fullsend run summarizer
+  fullsend run summarizer . --set ISSUE_NUMBER=42 --prompt-file prompt.md
+  FULLSEND_POLICIES_DIGEST=sha256:... fullsend run summarizer --provider anthropic=anthropic:ANTHROPIC_API_KEY
+  echo "Summarize issue 42" | fullsend run summarizer --download out --artifacts results -o json
+  fullsend run summarizer --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {

@@ -27,8 +27,8 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the host-side forge proxy and subagent-spawning services",
-		Example: `  fullsend serve forge --repo acme/widgets --issue 42 --label duplicate --mint triage:write=/run/fullsend/triage.token
-  fullsend serve agents --manifest policies/manifest.json --repo acme/widgets --issue 42 --runner "fullsend run"`,
+		Example: `  GITHUB_TOKEN=... fullsend serve forge --listen 127.0.0.1:0 --repo acme/widgets --issue 42 --mint summarizer:read=summarizer.token
+  GITHUB_TOKEN=... fullsend serve agents . --listen 127.0.0.1:0 --forge-listen 127.0.0.1:0 --repo acme/widgets --runner "fullsend run"`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newServeForgeCmd(), newServeAgentsCmd())
@@ -161,8 +161,8 @@ accepts only the GitHub-shaped endpoints agents need, authenticates every sandbo
 its own minted bearer token, applies that agent's tier and the configured repository,
 issue and label scope, refuses bodies that carry credentials, and audits every call.`,
 		Example: `  GITHUB_TOKEN=... fullsend serve forge --repo acme/widgets --issue 42 \
-      --label duplicate --label needs-info --mint triage:write=/run/fullsend/triage.token
-  fullsend serve forge --forge gitlab --token-env CI_JOB_TOKEN --gitlab-token-header JOB-TOKEN \
+      --label duplicate --label needs-info --mint summarizer:write=summarizer.token
+  CI_JOB_TOKEN=... fullsend serve forge --forge gitlab --token-env CI_JOB_TOKEN --gitlab-token-header JOB-TOKEN \
       --repo acme/widgets --listen 172.17.0.1:8081 --agent-tokens tokens.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -231,9 +231,9 @@ The manifest is pinned by --policies-digest (FULLSEND_POLICIES_DIGEST, the diges
 fullsend verify exported): its sha256 must match, and every subagent run gets the
 same digest as FULLSEND_POLICIES_DIGEST. In CI (GitHub Actions, GitLab CI) the
 service refuses to start without one (exit 78).`,
-		Example: `  GITHUB_TOKEN=... FULLSEND_POLICIES_DIGEST=sha256:... fullsend serve agents /opt/fullsend \
-      --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
-      --mint triage=/run/fullsend/triage.token`,
+		Example: `  GITHUB_TOKEN=... FULLSEND_POLICIES_DIGEST="$(sha256sum policies/manifest.json | cut -c1-64)" \
+      fullsend serve agents . --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
+      --mint summarizer=summarizer.token`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
