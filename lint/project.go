@@ -34,6 +34,7 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 	forEach(len(names), func(i int) {
 		if data, ok := b.Policies[names[i]]; ok {
 			decoded[i], decodeErrs[i] = openshell.Unmarshal(data)
+			decodeErrs[i] = openshell.DecodeError(decodeErrs[i])
 		}
 	})
 	inputs := make([]Input, 0, len(m.Agents))

@@ -233,7 +233,7 @@ func fileInput(name string) (lint.Input, error) {
 	}
 	p, err := openshell.Unmarshal(raw)
 	if err != nil {
-		return lint.Input{}, fmt.Errorf("%s: %w", name, err)
+		return lint.Input{}, fmt.Errorf("%s: %w", name, openshell.DecodeError(err))
 	}
 	return lint.Input{File: name, Policy: p, Raw: raw}, nil
 }

@@ -167,7 +167,7 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 	for _, name := range b.Manifest.AgentNames() {
 		p, err := openshell.Unmarshal(b.Policies[name])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, err)
+			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, openshell.DecodeError(err))
 		}
 		out[name] = p
 	}
