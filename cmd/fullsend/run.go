@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
@@ -97,6 +99,9 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	if err := f.check(); err != nil {
 		return err
+	}
+	if err := compiledProject(f.dir); err != nil {
+		return exitError{code: runner.ExitPolicy, err: err}
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {
@@ -195,17 +200,28 @@ func gatewayMode(f runFlags) string {
 	return f.gatewayMode
 }
 
+// compiledProject says where run looked when dir holds no compiled
+// project: the manifest path, and what DIR is by default.
+func compiledProject(dir string) error {
+	manifest := filepath.Join(dir, "policies", bundle.ManifestFile)
+	if _, err := os.Stat(manifest); err != nil {
+		return fmt.Errorf("no compiled project in %s: %s: %w (hint: inside the image the project is /opt/fullsend, the default; elsewhere give the directory you compiled: fullsend run AGENT DIR, after fullsend policy compile DIR)", dir, manifest, errors.Unwrap(err))
+	}
+	return nil
+}
+
 // logSafe returns the run error to print: in CI its message quotes
 // openshell and the sandbox, so it is printed masked (Result.Error) and
 // escaped like every line of the run's log.
 func logSafe(ci cienv.Env, res runner.Result, err error) error {
-	if !ci.IsCI() {
-		return err
-	}
 	if res.Error != "" {
 		// The runner reported it already, once, as the CI's error
-		// annotation with its cause and next step: do not repeat it.
+		// annotation (locally: its error line) with its cause and next
+		// step: do not repeat it.
 		return logSafeError{err: err, msg: fmt.Sprintf("run %s failed with exit %d; the error is reported above", res.Agent, res.ExitCode)}
+	}
+	if !ci.IsCI() {
+		return err
 	}
 	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
 }
