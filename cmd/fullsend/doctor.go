@@ -72,7 +72,13 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 			LookupHost: net.DefaultResolver.LookupHost, Explicit: "--set"},
 	})
 	if err != nil {
-		rep.Checks = []runner.Check{{Name: "project", Detail: fmt.Sprintf("%s: %v", f.dir, err),
+		err = fmt.Errorf("%s: %w", f.dir, err)
+	}
+	if perr := compiledProject(f.dir); perr != nil {
+		err = perr // where doctor looked, as run says it
+	}
+	if err != nil {
+		rep.Checks = []runner.Check{{Name: "project", Detail: err.Error(),
 			Fix: "point --dir at the compiled project and --policies-digest at the digest fullsend verify printed"}}
 	} else {
 		rep.Checks = r.Doctor(cmd.Context(), agents, values)
