@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/runner"
 )
 
 // checkStale applies bundle.StaleRule to the compiled bundle in
@@ -29,12 +30,14 @@ func checkStale(dir, policiesDir string, getenv func(string) string, errw io.Wri
 	if err != nil {
 		return false, err
 	}
-	warning, err := bundle.StaleRule(s, cienv.Detect(getenv).IsCI(), "fullsend policy compile "+dir)
+	ci := cienv.Detect(getenv)
+	warning, err := bundle.StaleRule(s, ci.IsCI(), "fullsend policy compile "+dir)
 	if err != nil {
-		return true, err
+		// The file names come from the checkout: escaped for the CI log.
+		return true, logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
 	}
 	if warning != "" {
-		fmt.Fprintln(errw, warning)
+		fmt.Fprintln(errw, runner.EscapeLog(ci.Kind(), warning))
 	}
 	return s.Stale(), nil
 }
