@@ -58,7 +58,7 @@ func exampleNeeds(line string) string {
 	case strings.Contains(line, "--keyless"):
 		return "a CI OIDC token"
 	case strings.Contains(line, "fullsend run summarizer") || strings.Contains(line, "fullsend doctor") ||
-		strings.Contains(line, "entrypoint -- run"):
+		strings.Contains(line, "entrypoint -- run") || strings.Contains(line, "openshell policy get"):
 		return "an OpenShell gateway (fullsend run's own tests use the fake)"
 	case strings.Contains(line, "172.17.0.1"):
 		return "the Docker bridge address"
