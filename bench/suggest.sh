@@ -41,7 +41,7 @@ timed() {
 	done
 }
 suggest() {
-	"$work/fullsend" policy suggest duplicate-detector --dir testdata/triage \
+	"$work/fullsend" policy suggest duplicate-detector testdata/triage \
 		--set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=7 -o json --logs "$1"
 }
 export -f suggest

@@ -249,9 +249,14 @@ func (b *builder) bash(r ToolRule, reason string) {
 		}
 		bin, ok := b.cat.Binaries[c.Command]
 		if !ok {
-			b.warnf(r.Pos, "tools", "add the command to the binary registry with --catalog",
-				"command %q is not in the binary registry: no egress implied, assumed to need the full tier", c.Command)
-			b.need(policycue.TierFull, r.Pos, "%s (unknown command %s)", reason, c.Command)
+			// Unknown: it implies nothing, so it raises nothing (fail
+			// closed: a typo never buys the full tier); the warning says so.
+			hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
+			if s := suggest(c.Command, sortedMapKeys(b.cat.Binaries)); s != "" {
+				hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
+			}
+			b.warnf(r.Pos, "tools", hint,
+				"command %q is not in the binary registry: it implies no egress and no tier (the agent's tier comes from its other tools and declarations)", c.Command)
 			continue
 		}
 		b.need(bin.Tier, r.Pos, "%s (command %s)", reason, c.Command)
@@ -321,14 +326,51 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 	for _, p := range s.ReadOnly {
 		b.readOnly[p.Path] = append(b.readOnly[p.Path], src(p.Pos, "sandbox filesystem.read_only"))
 	}
+	// Outputs first: a read_write directory that is a declared output
+	// stays in the network tier.
+	b.outputs = append(b.outputs, s.Outputs...)
 	for _, p := range s.ReadWrite {
 		b.readWrite[p.Path] = append(b.readWrite[p.Path], src(p.Pos, "sandbox filesystem.read_write"))
+		if out, ok := outputDir(p.Path, b.outputs); ok {
+			b.need(policycue.TierNetwork, p.Pos, "sandbox filesystem.read_write %s (output %s: writable without the full tier)", p.Path, out)
+			continue
+		}
 		b.need(policycue.TierFull, p.Pos, "sandbox filesystem.read_write %s", p.Path)
 	}
-	b.outputs = append(b.outputs, s.Outputs...)
 	if s.PolicyFile != "" {
 		b.fragment(s.PolicyFile, s.PolicyFilePos, baseDir, fragments)
 	}
+}
+
+// outputDir reports whether a read_write directory dir may be writable
+// below the full tier: it is a declared output (or lies under one), and it
+// is strictly inside the workdir or /tmp, not in a hidden directory there
+// (the runtimes' state, /sandbox/.claude, /sandbox/.config, and the
+// runner's /sandbox/.fullsend stay read-only). The policy then keeps
+// /sandbox read-only (include_workdir false) with dir read-write beside
+// it: OpenShell adds one Landlock path-beneath rule per read_only and
+// read_write path, and the access of nested rules adds up
+// (crates/openshell-supervisor-process/src/sandbox/linux/landlock.rs:
+// 218-237 @ v0.0.111), so only dir becomes writable; a missing read_write
+// path is created for the sandbox user before (prepare_filesystem,
+// crates/openshell-supervisor-process/src/process.rs:2045-2055 @ v0.0.111).
+// It returns the output that covers dir.
+func outputDir(dir string, outputs []PathDecl) (string, bool) {
+	inside := false
+	for _, root := range []string{"/sandbox/", "/tmp/"} {
+		if rest, ok := strings.CutPrefix(dir, root); ok && rest != "" {
+			inside = !strings.HasPrefix(rest, ".")
+		}
+	}
+	if !inside {
+		return "", false
+	}
+	for _, o := range outputs {
+		if dir == o.Path || strings.HasPrefix(dir, strings.TrimSuffix(o.Path, "/")+"/") {
+			return o.Path, true
+		}
+	}
+	return "", false
 }
 
 // sandboxProfile applies a declared capability profile to the agent's

@@ -2,10 +2,13 @@ package compile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -66,7 +69,11 @@ type Explanation struct {
 	// TierReason says, in words, why the agent got its tier.
 	TierReason string `json:"tier_reason"`
 	// TierWhy lists everything that needs a tier above read-only.
-	TierWhy      []TierReason        `json:"tier_why"`
+	TierWhy []TierReason `json:"tier_why"`
+	// TierDecides says what else the tier decides beyond the network
+	// policy: the workdir's write access, the runtime's own flags and the
+	// forge proxy's access.
+	TierDecides  []string            `json:"tier_decides"`
 	Runtime      string              `json:"runtime"`
 	Provider     string              `json:"provider"`
 	Spawns       []string            `json:"spawns,omitempty"`
@@ -106,16 +113,13 @@ func Explain(c *Compiled) *Explanation {
 		e.TierWhy = []TierReason{}
 	}
 	e.TierDecidedBy, e.TierReason = tierDecision(c)
+	e.TierDecides = tierDecides(c)
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
 		for _, ep := range np.Endpoints {
 			x := ExplainedEndpoint{Policy: key, Host: ep.Host, Port: ep.Port, Protocol: ep.Protocol, Access: ep.Access, From: ep.From}
 			for _, r := range ep.Rules {
-				v := r.Allow.Method + " " + r.Allow.Path
-				if q := queryKey(r.Allow.Query); q != "" {
-					v += " ?" + q
-				}
-				x.Rules = append(x.Rules, ExplainedItem{Value: v, From: r.From})
+				x.Rules = append(x.Rules, ExplainedItem{Value: explainRule(r.Allow), From: r.From})
 			}
 			for _, b := range np.Binaries {
 				x.Binaries = append(x.Binaries, ExplainedItem{Value: b.Path, From: b.From})
@@ -136,6 +140,91 @@ func Explain(c *Compiled) *Explanation {
 		}
 	}
 	return e
+}
+
+// explainRule renders one allow rule in its protocol's words: REST
+// `METHOD /path ?query`, SQL `sql COMMAND`, GraphQL `graphql TYPE NAME
+// fields a,b` (operation_type, operation_name, fields: L7AllowDef,
+// crates/openshell-policy/src/lib.rs:320-384 @ v0.0.111), JSON-RPC and MCP
+// `METHOD tool T`. A rule of no known shape is shown as its fields.
+func explainRule(m openshell.Match) string {
+	var parts []string
+	add := func(s ...string) {
+		for _, x := range s {
+			if x != "" {
+				parts = append(parts, x)
+			}
+		}
+	}
+	switch {
+	case m.OperationType != "" || m.OperationName != "" || len(m.Fields) > 0:
+		typ, name := m.OperationType, m.OperationName
+		if typ == "" || typ == "*" {
+			typ = "any operation"
+		}
+		if name == "" {
+			name = "(any name)"
+		}
+		add("graphql", typ, name)
+		if len(m.Fields) > 0 {
+			add("fields " + strings.Join(m.Fields, ","))
+		}
+	case m.Command != "":
+		add("sql", m.Command)
+	default:
+		add(m.Method, m.Path)
+		if q := queryKey(m.Query); q != "" {
+			add("?" + q)
+		}
+		if m.Tool != nil {
+			tool := m.Tool.Glob
+			if len(m.Tool.Any) > 0 {
+				tool = "any of " + strings.Join(m.Tool.Any, ",")
+			}
+			add("tool " + tool)
+		}
+		if len(m.Params) > 0 {
+			add("params " + strings.Join(slices.Sorted(maps.Keys(m.Params)), ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "(any request)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// tierDecides lists what the tier decides besides the network policy, from
+// the compiled agent: whether the workdir is writable (and what is), the
+// runtime's flags for the tier, and the forge proxy's access (write for
+// the full tier only: forge.TierFromManifest).
+func tierDecides(c *Compiled) []string {
+	var out []string
+	if fs := c.Policy.FilesystemPolicy; fs != nil {
+		if fs.IncludeWorkdir {
+			out = append(out, "workdir: /sandbox is writable (include_workdir)")
+		} else {
+			w := "workdir: /sandbox is read-only"
+			if len(fs.ReadWrite) > 0 {
+				w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
+			}
+			out = append(out, w)
+		}
+	}
+	if c.catalog != nil {
+		flags, _ := runtimeFlags(c)
+		if f := flags[c.Runtime]; len(f) > 0 {
+			out = append(out, fmt.Sprintf("runtime: %s runs with %s", c.Runtime, strings.Join(f, " ")))
+		}
+	}
+	if c.Tier == policycue.TierFull {
+		out = append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
+	} else {
+		out = append(out, "forge proxy: read only (writes are refused whatever the policy allows)")
+	}
+	if c.Tier != policycue.TierFull {
+		out = append(out, "a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+	}
+	return out
 }
 
 // tierDecision is the line that decided c's tier and why, in words.
@@ -161,6 +250,12 @@ func (e *Explanation) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tier %s, decided by %s: %s\n", e.Tier, e.TierDecidedBy, e.TierReason)
 	fmt.Fprintf(&b, "agent %s (%s)\n  runtime %s via %s\n", e.Agent, e.File, e.Runtime, e.Provider)
+	if len(e.TierDecides) > 0 {
+		fmt.Fprintf(&b, "  tier %s also decides:\n", e.Tier)
+		for _, d := range e.TierDecides {
+			fmt.Fprintf(&b, "    %s\n", d)
+		}
+	}
 	if len(e.TierWhy) > 1 {
 		b.WriteString("  why this tier:\n")
 		for _, r := range e.TierWhy {

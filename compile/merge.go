@@ -30,7 +30,7 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 	}
 	p, err := openshell.Unmarshal(data)
 	if err != nil {
-		b.errorf(Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", err)
+		b.errorf(Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", openshell.DecodeError(err))
 		return
 	}
 	if p.FilesystemPolicy != nil || p.Process != nil || p.Landlock != nil {

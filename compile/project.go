@@ -2,6 +2,7 @@ package compile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -91,14 +92,20 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 		return nil, fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
 	}
 	proj.Warnings = diags
-	known := map[string]bool{}
+	scope := expectScope{known: map[string]bool{}, loadErrors: diags.Errors()}
 	for name := range proj.byName {
-		known[name] = true
+		scope.known[name] = true
+	}
+	if len(po.Agents) > 0 {
+		scope.selected = map[string]bool{}
+		for _, a := range proj.Agents {
+			scope.selected[a.Name] = true
+		}
 	}
 	opts.Checks = []Check{
 		timed(tl, "validate", ValidateCheck),
 		timed(tl, "lint", lintCheck(engine.wait)),
-		timed(tl, "expectations", expectationsCheck(fsys, known)),
+		timed(tl, "expectations", expectationsCheck(fsys, scope)),
 	}
 	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
@@ -317,48 +324,87 @@ func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.Ag
 
 // ExpectationsCheck runs the project's *.policytest.yaml expectations
 // against the compiled policies; an expectation that does not hold fails
-// the compile at its line.
-func ExpectationsCheck(fsys fs.FS) Check { return expectationsCheck(fsys, nil) }
+// the compile at its line, as does an expectation file that does not parse
+// or names an agent nobody defined.
+func ExpectationsCheck(fsys fs.FS) Check { return expectationsCheck(fsys, expectScope{}) }
 
-// expectationsCheck is ExpectationsCheck skipping the expectation files of
-// known agents that have no compiled policy: read but not compiled (left out
-// by --agent, or broken and already reported with their own diagnostics).
-// An expectation file naming an agent nobody defined still fails.
-func expectationsCheck(fsys fs.FS, known map[string]bool) Check {
+// expectScope says why an agent may have no compiled policy, so that its
+// expectation files are skipped rather than failed.
+type expectScope struct {
+	// selected, when not nil, holds the agents --agent asked for (with what
+	// they spawn); the expectations of the others are skipped silently.
+	selected map[string]bool
+	// known holds every agent name the project defines.
+	known map[string]bool
+	// loadErrors are the errors of the definitions that failed to load:
+	// an agent too broken to have a name may be the one an expectation
+	// file names.
+	loadErrors Diagnostics
+}
+
+// expectationsCheck is ExpectationsCheck within a scope. Every file is
+// judged on its own, so one bad file hides no other problem: a file that
+// does not parse is an error at its line; the expectations of an agent that
+// did not compile are skipped with one note saying so (its own errors are
+// reported where they are); an agent nobody defined is an error with the
+// closest defined name.
+func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 	return func(_ context.Context, out *Output) (Diagnostics, error) {
 		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
 		}
-		absent := map[string]bool{}
-		for name := range known {
-			if _, ok := out.Agents[name]; !ok {
-				absent[name] = true
-			}
-		}
-		if len(absent) > 0 {
-			kept := files[:0:0]
-			for _, f := range files {
-				data, err := fs.ReadFile(fsys, f)
-				if err != nil {
-					return nil, fmt.Errorf("reading expectations: %w", err)
-				}
-				if ef, err := openshell.ParseExpectFile(f, data); err == nil && absent[ef.Agent] {
-					continue
-				}
-				kept = append(kept, f)
-			}
-			files = kept
-		}
 		policies := make(map[string]*openshell.Policy, len(out.Agents))
 		for name, c := range out.Agents {
 			policies[name] = c.Policy
 		}
-		rep, err := openshell.RunExpectations(fsys, files, policies, nil)
+		var ds Diagnostics
+		kept := files[:0:0]
+		for _, f := range files {
+			data, err := fs.ReadFile(fsys, f)
+			if err != nil {
+				return nil, fmt.Errorf("reading expectations: %w", err)
+			}
+			ef, err := openshell.ParseExpectFile(f, data)
+			if err != nil {
+				d := Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Message: err.Error(),
+					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
+				var pe *openshell.ExpectFileError
+				if errors.As(err, &pe) {
+					d.Pos.Line, d.Message = max(pe.Line, 1), pe.Message
+				}
+				ds = append(ds, d)
+				continue
+			}
+			if _, ok := policies[ef.Agent]; ok {
+				kept = append(kept, f)
+				continue
+			}
+			switch {
+			case scope.selected != nil && !scope.selected[ef.Agent]:
+				// Not asked for with --agent: not compiled, not tested.
+			case scope.known[ef.Agent] || namedFileIn(scope.loadErrors, ef.Agent):
+				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+					Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", ef.Agent)})
+			case len(scope.loadErrors) > 0:
+				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+					Message: fmt.Sprintf("expectations skipped: no agent %q compiled; it may be one of the definitions that failed to load", ef.Agent)})
+			default:
+				names := sortedMapKeys(scope.known)
+				if len(names) == 0 {
+					names = out.AgentNames()
+				}
+				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Field: "agent",
+					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: knownHint("agents", ef.Agent, names)})
+			}
+		}
+		if len(kept) == 0 {
+			return ds, nil
+		}
+		rep, err := openshell.RunExpectations(fsys, kept, policies, nil)
 		if err != nil {
 			return nil, err
 		}
-		var ds Diagnostics
 		for _, r := range rep.Results {
 			if r.Pass {
 				continue

@@ -242,6 +242,10 @@ type Severity string
 const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
+	// SeverityNote says what a run did not do and why (expectations of an
+	// agent that did not compile were skipped); it never fails a run, not
+	// even under --strict.
+	SeverityNote Severity = "note"
 )
 
 // Diagnostic is one problem found in the inputs, with its position, the

@@ -288,6 +288,8 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 			return file{}, err
 		}
 	case FromModule:
+		// Minutes of silence the first time: say why before it starts.
+		o.logf("%s", moduleBuildNote(o.Self, p))
 		if path, err = goInstall(ctx, o.Self, p, tmp); err != nil {
 			return file{}, err
 		}

@@ -122,6 +122,23 @@ func (e *Executable) why(p v1.Platform) string {
 	}
 }
 
+// moduleBuildNote is the one line logged before the binary for p is built
+// with go install at e's version: why the running fullsend cannot be used,
+// that it takes a while (the first time: the whole module graph is
+// downloaded and compiled), and how to avoid it.
+func moduleBuildNote(e *Executable, p v1.Platform) string {
+	why := fmt.Sprintf("this fullsend is built for %s", e.Platform)
+	if e.Platform.OS == p.OS && e.Platform.Architecture == p.Architecture && !e.Static {
+		why = fmt.Sprintf("this fullsend (%s) is dynamically linked (built with cgo) and would not start in the image", e.Path)
+	}
+	how := "pass --binary " + p.String() + "=PATH to use a prebuilt one"
+	if e.Platform.OS == p.OS && e.Platform.Architecture == p.Architecture {
+		how = "install fullsend with CGO_ENABLED=0 go install " + CommandPath + "@" + e.Version + " to skip this"
+	}
+	return fmt.Sprintf("building fullsend %s for %s with go install (CGO_ENABLED=0): %s; the first build downloads and compiles the module and may take minutes (%s)",
+		e.Version, p, why, how)
+}
+
 func orDevel(v string) string {
 	if v == "" {
 		return "(devel)"

@@ -137,3 +137,28 @@ func TestIsStatic(t *testing.T) {
 	}
 	_ = isStatic(exe) // the test binary may be either; it must not fail
 }
+
+// TestModuleBuildSaysWhy: a cgo-linked `go install` of fullsend used to
+// re-install itself for minutes without a word; the build now logs one
+// line first saying why (and how to avoid it), before go install starts.
+func TestModuleBuildSaysWhy(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no go: the build fails right after the line
+	cgo := &Executable{Path: "/home/u/go/bin/fullsend", Platform: amd64, Module: ModulePath, Version: "v1.2.3"}
+	var log strings.Builder
+	o := Options{Self: cgo, Log: &log, Platforms: []v1.Platform{amd64}}
+	if _, err := o.binary(t.Context(), amd64, t.TempDir()); !errors.Is(err, ErrNoToolchain) {
+		t.Fatalf("error %v, want ErrNoToolchain", err)
+	}
+	for _, want := range []string{"dynamically linked", "go install", "minutes", "CGO_ENABLED=0 go install " + CommandPath + "@v1.2.3"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log %q does not say %q", log.String(), want)
+		}
+	}
+	if n := strings.Count(log.String(), "\n"); n != 1 {
+		t.Errorf("%d lines, want one:\n%s", n, log.String())
+	}
+	other := moduleBuildNote(&Executable{Platform: amd64, Version: "v1.2.3", Static: true}, v1.Platform{OS: "linux", Architecture: "arm64"})
+	if !strings.Contains(other, "--binary linux/arm64=PATH") {
+		t.Errorf("other platform: %q, want the --binary hint", other)
+	}
+}

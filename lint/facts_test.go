@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -142,5 +143,16 @@ func TestWriteContextFilesCarryFacts(t *testing.T) {
 	}
 	if got := doc.Fullsend.Facts.Hosts["*.github.io"].MultiTenantSuffix; got != "github.io" {
 		t.Errorf("facts for *.github.io: suffix %q, want github.io\n%s", got, raw)
+	}
+}
+
+// TestWriteContextFilesCreatesDir: `policy lint --write-context ctx/` into
+// a directory that does not exist yet used to fail on the temp file.
+func TestWriteContextFilesCreatesDir(t *testing.T) {
+	in, _ := corpusInput(t, "testdata/facts/multi-tenant-read.yaml")
+	in.Name = "pages"
+	dir := filepath.Join(t.TempDir(), "ctx", "nested")
+	if files, err := WriteContextFiles(dir, []Input{in}); err != nil || len(files) != 1 {
+		t.Fatalf("WriteContextFiles into a missing dir: %v %v", files, err)
 	}
 }

@@ -34,6 +34,7 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 	forEach(len(names), func(i int) {
 		if data, ok := b.Policies[names[i]]; ok {
 			decoded[i], decodeErrs[i] = openshell.Unmarshal(data)
+			decodeErrs[i] = openshell.DecodeError(decodeErrs[i])
 		}
 	})
 	inputs := make([]Input, 0, len(m.Agents))
@@ -71,9 +72,15 @@ func ProjectInputs(policies fs.FS, dir string, b *bundle.Bundle) ([]Input, error
 // WriteContextFiles writes each input's context and facts (Facts) as a
 // conftest/opa data file, DIR/<agent>.context.json ({"fullsend":
 // {"context": ..., "facts": ...}}), so the same rules see the same context
-// and facts under `conftest test --data` and `opa eval --data`. Files are written atomically (temp file and rename).
+// and facts under `conftest test --data` and `opa eval --data`. Files are written atomically (temp file and rename),
+// into dir, created when missing.
 func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 	var written []string
+	// The directory is created when missing, as `--write-context ctx/`
+	// promises in its example.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
 	for _, in := range inputs {
 		name := in.Name
 		if name == "" {

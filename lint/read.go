@@ -24,7 +24,7 @@ func ReadPolicies(names []string) ([]Input, error) {
 		}
 		p, err := openshell.Unmarshal(raw)
 		if err != nil {
-			errs[i] = fmt.Errorf("%s: %w", names[i], err)
+			errs[i] = fmt.Errorf("%s: %w", names[i], openshell.DecodeError(err))
 			return
 		}
 		inputs[i] = Input{File: names[i], Policy: p, Raw: raw}

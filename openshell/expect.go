@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -22,6 +24,24 @@ const ExpectSuffix = ".policytest.yaml"
 
 // ErrExpectFile reports an expectation file that does not parse.
 var ErrExpectFile = errors.New("bad expectation file")
+
+// ExpectFileError is an expectation file that does not parse, at a line
+// (0 when the YAML decoder gave none). It wraps ErrExpectFile.
+type ExpectFileError struct {
+	File    string
+	Line    int
+	Message string
+}
+
+func (e *ExpectFileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%v: %s:%d: %s", ErrExpectFile, e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%v: %s: %s", ErrExpectFile, e.File, e.Message)
+}
+
+// Unwrap returns ErrExpectFile.
+func (e *ExpectFileError) Unwrap() error { return ErrExpectFile }
 
 // ExpectFile is one *.policytest.yaml: requests one agent's compiled policy
 // must allow or deny.
@@ -83,16 +103,19 @@ type rawCase struct {
 // file and line.
 func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 	bad := func(line int, format string, args ...any) error {
-		return fmt.Errorf("%w: %s:%d: %s", ErrExpectFile, name, line, fmt.Sprintf(format, args...))
+		return &ExpectFileError{File: name, Line: line, Message: fmt.Sprintf(format, args...)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var raw rawExpectFile
-	if err := dec.Decode(&raw); err != nil {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, bad(1, "file is empty (want agent: and tests:)")
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrExpectFile, name, err)
+		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var raw rawExpectFile
+	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set and tests"); err != nil {
+		return nil, bad(err.line, "%s", err.msg)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -114,7 +137,12 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 		n := &raw.Tests[i]
 		c, err := parseExpectCase(n)
 		if err != nil {
-			return nil, bad(n.Line, "tests[%d]: %v", i, err)
+			line := n.Line
+			var ke *keyError
+			if errors.As(err, &ke) && ke.line > 0 {
+				line = ke.line
+			}
+			return nil, bad(line, "tests[%d]: %v", i, err)
 		}
 		ef.Tests = append(ef.Tests, c)
 	}
@@ -124,7 +152,10 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 // parseExpectCase parses one test case: a known request and verdict.
 func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
 	var rc rawCase
-	if err := decodeStrict(n, &rc); err != nil {
+	if n.Kind != yaml.MappingNode {
+		return ExpectCase{}, fmt.Errorf("want a mapping with request and expect")
+	}
+	if err := decodeKnown(n, &rc, expectCaseKeys, "name, request, expect and reason"); err != nil {
 		return ExpectCase{}, err
 	}
 	if rc.Request == "" {
@@ -142,22 +173,88 @@ func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
 	return ExpectCase{Line: n.Line, Name: rc.Name, Request: r, Expect: rc.Expect, Reason: rc.Reason}, nil
 }
 
-// decodeStrict decodes one node with unknown keys rejected (Node.Decode
-// ignores the decoder's KnownFields, so re-encode through a strict decoder).
-func decodeStrict(n *yaml.Node, v any) error {
+// The keys of an expectation file and of one test case.
+var (
+	expectFileKeys = []string{"agent", "set", "tests"}
+	expectCaseKeys = []string{"expect", "name", "reason", "request"}
+)
+
+// keyError is a problem with one key of an expectation file, at its line.
+type keyError struct {
+	line int
+	msg  string
+}
+
+func (e *keyError) Error() string { return e.msg }
+
+// decodeKnown decodes a mapping node into v after checking its keys against
+// known, so that an unknown key is named with its line and a did-you-mean
+// (yaml.v3's strict decoder would name the Go type instead). what lists the
+// keys for the message.
+func decodeKnown(n *yaml.Node, v any, known []string, what string) *keyError {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("want a mapping with request and expect")
+		return &keyError{line: n.Line, msg: "want a mapping with " + what}
 	}
-	raw, err := yaml.Marshal(n)
-	if err != nil {
-		return err
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(known, k.Value) {
+			msg := fmt.Sprintf("unknown field %q (want %s)", k.Value, what)
+			if s := suggestpkg.Closest(k.Value, known); s != "" {
+				msg = fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, s)
+			}
+			return &keyError{line: k.Line, msg: msg}
+		}
+		if seen[k.Value] {
+			return &keyError{line: k.Line, msg: fmt.Sprintf("field %q given twice", k.Value)}
+		}
+		seen[k.Value] = true
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+	if err := n.Decode(v); err != nil {
+		return &keyError{line: n.Line, msg: typeErrorText(err)}
 	}
 	return nil
+}
+
+// typeErrorText is a yaml.v3 decoding error without the Go type names
+// (`line 1: cannot unmarshal !!seq into string` becomes `want a string,
+// got a list`).
+func typeErrorText(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	var parts []string
+	for _, e := range te.Errors {
+		if m := unmarshalError.FindStringSubmatch(e); m != nil {
+			e = fmt.Sprintf("want %s, got %s", yamlWord(m[2]), yamlWord(m[1]))
+		}
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var unmarshalError = regexp.MustCompile(`cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)`)
+
+// yamlWord names a YAML tag or a Go type of the expectation file's fields
+// in the file's own words.
+func yamlWord(s string) string {
+	switch {
+	case s == "!!seq" || strings.HasPrefix(s, "[]"):
+		return "a list"
+	case s == "!!map" || strings.HasPrefix(s, "map["):
+		return "a mapping"
+	case s == "!!str" || s == "string":
+		return "a string"
+	case s == "!!int" || s == "!!float":
+		return "a number"
+	case s == "!!bool":
+		return "a boolean"
+	}
+	return "a " + strings.TrimPrefix(s, "!!")
 }
 
 // FindExpectations lists every *.policytest.yaml under fsys, skipping hidden

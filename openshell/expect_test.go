@@ -41,8 +41,12 @@ func TestParseExpectFileErrors(t *testing.T) {
 		"empty":          {"", ":1: file is empty"},
 		"no agent":       {"tests: [{request: 'GET https://x.com/ from /b', expect: allow}]", "missing agent"},
 		"no tests":       {"agent: a\n", "no tests"},
-		"unknown key":    {"agent: a\nfoo: 1\ntests: []\n", "field foo not found"},
-		"unknown case":   {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: allow\n    verdict: x\n", ":3: tests[0]: line 3: field verdict not found"},
+		"unknown key":    {"agent: a\nfoo: 1\ntests: []\n", `:2: unknown field "foo" (want agent, set and tests)`},
+		"unknown case":   {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: allow\n    verdict: x\n", `:5: tests[0]: unknown field "verdict"`},
+		"near key":       {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expects: allow\n", `:4: tests[0]: unknown field "expects": did you mean "expect"?`},
+		"near top key":   {"agnt: a\ntests: []\n", `:1: unknown field "agnt": did you mean "agent"?`},
+		"wrong type":     {"agent: [a]\ntests: []\n", "want a string"},
+		"repeated key":   {"agent: a\nagent: b\ntests: []\n", `:2: field "agent" given twice`},
 		"bad verdict":    {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: maybe\n", ":3: tests[0]: expect \"maybe\""},
 		"bad request":    {"agent: a\ntests:\n  - request: GET https://x.com/\n    expect: allow\n", ":3: tests[0]: bad request"},
 		"no request":     {"agent: a\ntests:\n  - expect: allow\n", "missing request"},
@@ -59,6 +63,9 @@ func TestParseExpectFileErrors(t *testing.T) {
 			}
 			if !errors.Is(err, ErrExpectFile) || !strings.Contains(err.Error(), "x.policytest.yaml") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q, want ErrExpectFile naming the file and containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "openshell.") || strings.Contains(err.Error(), "yaml.Node") {
+				t.Errorf("error %q names a Go type", err)
 			}
 		})
 	}

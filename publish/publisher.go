@@ -66,7 +66,7 @@ func (m multi) Publish(ctx context.Context, a *Artifact) (Published, error) {
 
 // Layout writes the image as an OCI image layout in Dir (replacing an
 // earlier layout there) and adds the first signature in cosign's layout
-// format, so `fullsend verify --layout` and `cosign verify --local-image`
+// format, so `fullsend verify --oci-layout` and `cosign verify --local-image`
 // read it.
 type Layout struct {
 	Dir string

@@ -150,7 +150,7 @@ func (g *gitlabReporter) Annotate(level, title, msg string) {
 	if color == "" {
 		color = "36"
 	}
-	fmt.Fprintf(g.w, "\x1b[1;%sm%s: %s\x1b[0m: %s\n", color, strings.ToUpper(level), escapeText(title), escapeText(msg))
+	fmt.Fprintf(g.w, "\x1b[1;%sm%s: %s\x1b[0m: %s\n", color, strings.ToUpper(level), escapeText(title), escapeLines(msg))
 }
 
 func (g *gitlabReporter) Mask(string) {} // GitLab masks CI/CD variables itself; our own output goes through the masker
@@ -180,7 +180,18 @@ func (p *plainReporter) Group(title string) func() {
 }
 
 func (p *plainReporter) Annotate(level, title, msg string) {
-	fmt.Fprintf(p.w, "%s: %s: %s\n", level, escapeText(title), escapeText(msg))
+	fmt.Fprintf(p.w, "%s: %s: %s\n", level, escapeText(title), escapeLines(msg))
+}
+
+// escapeLines escapes each line of msg on its own and indents the lines
+// after the first, so that a multi-line error reads as lines, not as one
+// line holding literal \n, and no line can carry a control sequence.
+func escapeLines(msg string) string {
+	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = escapeText(l)
+	}
+	return strings.Join(lines, "\n  ")
 }
 
 func (p *plainReporter) Mask(string)          {}

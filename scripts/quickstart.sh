@@ -31,7 +31,7 @@ step "policy tests: would these requests be allowed?"
 "$fs" policy test "$out/project"
 
 step "explain where the orchestrator's capabilities come from"
-"$fs" policy explain triage --dir "$out/project" | head -n 30
+"$fs" policy explain triage "$out/project" | head -n 30
 
 step "generate a signing key (password from the environment, never argv)"
 export COSIGN_PASSWORD="quickstart-$$-$RANDOM"
@@ -39,13 +39,13 @@ export COSIGN_PASSWORD="quickstart-$$-$RANDOM"
 
 step "build the image daemonlessly, sign it, attach SBOM and provenance"
 repo=localhost/fullsend/agent-sandbox
-"$fs" image build --dir "$out/project" --base scratch --oci-layout "$out/image" \
+"$fs" image build "$out/project" --base scratch --oci-layout "$out/image" \
 	--tag "$repo:quickstart" --sign --key "$out/cosign.key" --builder-id "https://fullsend.dev/quickstart" \
 	--digest-file "$out/digest.txt"
 
 step "verify before run (fails closed)"
 policies_digest="sha256:$(sha256sum "$out/project/policies/manifest.json" | cut -d' ' -f1)"
-"$fs" verify --key "$out/cosign.pub" --layout "$out/image" \
+"$fs" verify --key "$out/cosign.pub" --oci-layout "$out/image" \
 	--policies-digest "$policies_digest" --require-provenance --require-sbom \
 	--github-output=false "$repo@$(cat "$out/digest.txt")"
 

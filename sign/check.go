@@ -163,6 +163,9 @@ func fullMatch(re string) string {
 // identities under a trusted root, and how transparency is handled.
 type Trust struct {
 	Keys []signature.Verifier
+	// KeyNames, when set, says where each of Keys came from (a file, a KMS
+	// URI; "" when unknown), so that a failure names the key the user gave.
+	KeyNames []string
 	// Identities and TrustedMaterial are used for keyless signatures.
 	Identities      []Identity
 	TrustedMaterial root.TrustedMaterial
@@ -202,20 +205,36 @@ type checker struct {
 	label       string
 	co          *cosign.CheckOpts
 	requireTlog bool
+	keyed       bool
+}
+
+// reason words why a signature failed one checker: for a key, that the
+// signature was not made with it (what was expected), not only the
+// library's words.
+func (c checker) reason(err error) string {
+	s := cleanErr(err)
+	if c.keyed && strings.Contains(s, "invalid signature") {
+		return "not made with this key: the image was signed with another key, or changed after signing (" + s + ")"
+	}
+	return s
 }
 
 func (t Trust) checkers() ([]checker, error) {
 	var out []checker
-	for _, k := range t.Keys {
+	for i, k := range t.Keys {
 		id, err := KeyID(k)
 		if err != nil {
 			return nil, err
+		}
+		label := "key " + id
+		if i < len(t.KeyNames) && t.KeyNames[i] != "" {
+			label += " from " + t.KeyNames[i]
 		}
 		if t.RequireKeyedTlog && t.TrustedMaterial == nil {
 			return nil, errors.New("checking keyed signatures against Rekor needs a trusted root (Rekor public keys)")
 		}
 		co := &cosign.CheckOpts{SigVerifier: k, IgnoreTlog: !t.RequireKeyedTlog, TrustedMaterial: t.TrustedMaterial, IgnoreSCT: true, Offline: true}
-		out = append(out, checker{label: "key " + id, co: co, requireTlog: t.RequireKeyedTlog})
+		out = append(out, checker{label: label, co: co, requireTlog: t.RequireKeyedTlog, keyed: true})
 	}
 	if len(t.Identities) > 0 {
 		if t.TrustedMaterial == nil {
@@ -284,7 +303,7 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 			}
 			tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
 			if err != nil {
-				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, cleanErr(err)))
+				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, c.reason(err)))
 				continue
 			}
 			ok = append(ok, Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims})
@@ -402,7 +421,7 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 			}
 			checked, tlog, err := cosign.VerifyImageAttestation(ctx, one, e.Digest, &co)
 			if err != nil || len(checked) == 0 {
-				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, cleanErr(err)))
+				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, c.reason(err)))
 				continue
 			}
 			ok = append(ok, Verified{Signer: signerLabel(att, c.label), TlogVerified: tlog, Statement: st})

@@ -181,7 +181,7 @@ func (sd *Signed) attach(se oci.SignedEntity) (oci.SignedEntity, error) {
 // image.WriteLayout or cosign save). The layout ends up in cosign's format:
 // the subject's descriptor is marked as the signed image (or index) and the
 // signatures and attestations are one image each, so `cosign verify
-// --local-image` and `fullsend verify --layout` both read it. index.json is
+// --local-image` and `fullsend verify --oci-layout` both read it. index.json is
 // replaced atomically, after every blob is in place.
 func (sd *Signed) AppendToLayout(path string) error {
 	p, err := layout.FromPath(path)

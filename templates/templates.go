@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 
@@ -49,9 +50,30 @@ func List(kind string) ([]string, error) {
 	return out, err
 }
 
-// Write writes one kind's templates under dir, each file atomically (temp
-// file in the same directory, then rename). It returns the paths written.
-func Write(kind, dir string) ([]string, error) {
+// DefaultDir is where a kind's templates go when no directory is given:
+// the layout `fullsend init` writes (.github for GitHub Actions, ci for
+// GitLab CI, where the project's .gitlab-ci.yml includes it from).
+func DefaultDir(kind string) string {
+	if kind == string(cienv.GitHubActions) {
+		return ".github"
+	}
+	return "ci"
+}
+
+// WriteResult says what Write did: the paths written and the paths kept
+// because a file was already there, each as dir joined with the template's
+// path.
+type WriteResult struct {
+	Written []string `json:"written"`
+	Skipped []string `json:"skipped"`
+}
+
+// Write writes one kind's templates under dir (created when missing), each
+// file atomically through an os.Root of dir, so that no symbolic link leads
+// a write out of it. A file that exists already (or anything else at its
+// path) is kept and listed as skipped unless force is set, as `fullsend
+// init` does: an edited workflow is never replaced by accident.
+func Write(kind, dir string, force bool) (*WriteResult, error) {
 	fsys, err := FS(kind)
 	if err != nil {
 		return nil, err
@@ -60,24 +82,36 @@ func Write(kind, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var written []string
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	defer root.Close()
+	res := &WriteResult{Written: []string{}, Skipped: []string{}}
 	for _, name := range names {
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if _, err := root.Lstat(name); err == nil && !force {
+			res.Skipped = append(res.Skipped, dst)
+			continue
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("%s: %w", dst, err)
+		}
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return written, err
+			return res, err
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := writeAtomic(dst, data); err != nil {
-			return written, err
+		if d := path.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return res, fmt.Errorf("creating %s: %w", filepath.Join(dir, d), err)
+			}
 		}
-		written = append(written, dst)
+		if err := atomicfile.WriteIn(root, name, data, 0o644); err != nil {
+			return res, fmt.Errorf("writing %s: %w", dst, err)
+		}
+		res.Written = append(res.Written, dst)
 	}
-	return written, nil
-}
-
-func writeAtomic(dst string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	return atomicfile.Write(dst, data, 0o644)
+	return res, nil
 }

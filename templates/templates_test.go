@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -492,10 +493,11 @@ func toStrings(l []any) []string {
 func TestWrite(t *testing.T) {
 	for _, kind := range Kinds() {
 		dir := t.TempDir()
-		written, err := Write(kind, dir)
+		res, err := Write(kind, dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
+		written := res.Written
 		names, _ := List(kind)
 		if len(written) != len(names) {
 			t.Fatalf("%s: wrote %v", kind, written)
@@ -511,8 +513,40 @@ func TestWrite(t *testing.T) {
 			t.Errorf("temp files left: %v", left)
 		}
 	}
-	if _, err := Write("jenkins", t.TempDir()); !errors.Is(err, ErrUnknownKind) {
+	if _, err := Write("jenkins", t.TempDir(), false); !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestWriteKeepsEditedFiles: templates write used to overwrite an edited
+// workflow; like init it keeps it (listed as skipped) unless forced.
+func TestWriteKeepsEditedFiles(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write("github", dir, false); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(dir, "workflows", "fullsend.yml")
+	if err := os.WriteFile(wf, []byte("# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Write("github", dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(wf); string(got) != "# edited\n" {
+		t.Errorf("the edited workflow was replaced: %q", got)
+	}
+	if len(res.Written) != 0 || !slices.Contains(res.Skipped, wf) {
+		t.Errorf("written %v, skipped %v; want %s skipped", res.Written, res.Skipped, wf)
+	}
+	if res, err = Write("github", dir, true); err != nil || !slices.Contains(res.Written, wf) {
+		t.Fatalf("--force: %v, %v", res, err)
+	}
+	if got, _ := os.ReadFile(wf); string(got) == "# edited\n" {
+		t.Error("force kept the edited workflow")
+	}
+	if DefaultDir("github") != ".github" || DefaultDir("gitlab") != "ci" {
+		t.Errorf("DefaultDir: %s, %s", DefaultDir("github"), DefaultDir("gitlab"))
 	}
 }
 

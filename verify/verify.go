@@ -282,12 +282,14 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 		IgnoreSCT:         o.InsecureIgnoreSCT,
 	}
 	t.Keys = append(t.Keys, o.Verifiers...)
+	t.KeyNames = make([]string, len(o.Verifiers))
 	for _, k := range o.Keys {
 		v, err := sign.LoadPublicKey(ctx, k)
 		if err != nil {
 			return t, err
 		}
 		t.Keys = append(t.Keys, v)
+		t.KeyNames = append(t.KeyNames, k)
 	}
 	if o.Identity != nil {
 		if err := o.Identity.Validate(); err != nil {

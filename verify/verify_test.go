@@ -58,7 +58,7 @@ func TestTamperMatrix(t *testing.T) {
 		}, "no signatures found", sign.ErrNoSignatures},
 		{"wrong key", func(t *testing.T) Options {
 			return keyed(signedRef.String(), other)
-		}, "invalid signature", sign.ErrNoValidSignature},
+		}, "from " + other.pub + "): not made with this key", sign.ErrNoValidSignature},
 		{"signature copied from another image", func(t *testing.T) Options {
 			victim := push(t, repo.Tag("copied"), newImage(t, 3))
 			copyTag(t, cosignTag(signedRef, "sig"), cosignTag(victim, "sig"))

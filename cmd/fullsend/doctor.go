@@ -41,7 +41,7 @@ the policies digest, and for each agent (all by default) that its files
 verify, its placeholders resolve here and its policy lets the runner's
 uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
 		Example: `  fullsend doctor
-  fullsend doctor triage --set ISSUE_NUMBER=1 -o json`,
+  fullsend doctor summarizer --set ISSUE_NUMBER=1 -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd, args, f)
 		},
@@ -71,7 +71,13 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 			LookupHost: net.DefaultResolver.LookupHost, Explicit: "--set"},
 	})
 	if err != nil {
-		rep.Checks = []runner.Check{{Name: "project", Detail: fmt.Sprintf("%s: %v", f.dir, err),
+		err = fmt.Errorf("%s: %w", f.dir, err)
+	}
+	if perr := compiledProject(f.dir); perr != nil {
+		err = perr // where doctor looked, as run says it
+	}
+	if err != nil {
+		rep.Checks = []runner.Check{{Name: "project", Detail: err.Error(),
 			Fix: "point --dir at the compiled project and --policies-digest at the digest fullsend verify printed"}}
 	} else {
 		rep.Checks = r.Doctor(cmd.Context(), agents, values)

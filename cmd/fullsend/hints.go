@@ -35,7 +35,7 @@ var optionText = map[error]func(e *publish.OptionError, platforms []string) stri
 	},
 	publish.ErrPlatform: func(e *publish.OptionError, _ []string) string { return fmt.Sprintf("--platform: %v", e.Err) },
 	publish.ErrNotDir: func(e *publish.OptionError, _ []string) string {
-		return fmt.Sprintf("--dir %s: not a directory", e.Value)
+		return fmt.Sprintf("DIR %s: not a directory", e.Value)
 	},
 	publish.ErrEpoch: func(e *publish.OptionError, _ []string) string { return e.Err.Error() },
 	publish.ErrBinarySpec: func(e *publish.OptionError, _ []string) string {

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/image"
@@ -32,7 +35,7 @@ func TestCLIErrorText(t *testing.T) {
 		{"push without tag", opt(publish.ErrPushNeedsTag, "", nil), "--push needs at least one --tag REGISTRY/REPO:TAG", publish.ErrPushNeedsTag, true},
 		{"bad tag", opt(publish.ErrTag, "x", parseErr), `--tag "x": parse failure (want REGISTRY/REPO:TAG)`, parseErr, true},
 		{"bad platform", opt(publish.ErrPlatform, "", parseErr), "--platform: parse failure", publish.ErrPlatform, true},
-		{"not a dir", opt(publish.ErrNotDir, "proj", nil), "--dir proj: not a directory", publish.ErrNotDir, true},
+		{"not a dir", opt(publish.ErrNotDir, "proj", nil), "DIR proj: not a directory", publish.ErrNotDir, true},
 		{"bad epoch", opt(publish.ErrEpoch, "", errors.New(`SOURCE_DATE_EPOCH="x": want a non-negative integer number of seconds`)),
 			`SOURCE_DATE_EPOCH="x": want a non-negative integer number of seconds`, publish.ErrEpoch, true},
 		{"bad binary", opt(publish.ErrBinarySpec, "linux/amd64", nil), `--binary "linux/amd64": want PLATFORM=PATH, e.g. linux/amd64=dist/fullsend`, publish.ErrBinarySpec, true},
@@ -104,5 +107,25 @@ func TestCLIErrorText(t *testing.T) {
 	}
 	if cliError(nil, nil) != nil {
 		t.Error("cliError(nil) != nil")
+	}
+}
+
+// TestDecodeErrorsNameNoGoType: a policy with a misspelt field used to be
+// refused by policy lint and policy test with `field prot not found in
+// type openshell.Endpoint`; the error names the policy section instead.
+func TestDecodeErrorsNameNoGoType(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "p.yaml")
+	src := "version: 1\nnetwork_policies:\n  a:\n    name: a\n    endpoints:\n      - host: x.com\n        port: 443\n        prot: rest\n    binaries: [{path: /usr/bin/curl}]\n"
+	if err := os.WriteFile(pol, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"policy", "lint", pol},
+		{"policy", "test", "--policy", pol, "--request", "GET https://x.com/ from /usr/bin/curl"},
+	} {
+		_, _, err := runFullsend(t, args...)
+		if err == nil || strings.Contains(err.Error(), "openshell.") || !strings.Contains(err.Error(), "unknown field prot in an endpoint") {
+			t.Errorf("%v: %v", args, err)
+		}
 	}
 }

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/publish"
 	"github.com/fullsend-ai/agent-sandbox/sign"
 )
@@ -22,8 +24,8 @@ func newImageCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build the agent-sandbox image without a container daemon",
-		Example: `  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --dir . --oci-layout out/image
-  fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push`,
+		Example: `  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image .
+  fullsend image build --base scratch --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push .`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newImageBuildCmd(), newImageEntrypointCmd(), newImageSignCmd(), newImageKeygenCmd())
@@ -44,7 +46,7 @@ type imageBuildFlags struct {
 func newImageBuildCmd() *cobra.Command {
 	var f imageBuildFlags
 	cmd := &cobra.Command{
-		Use:   "build",
+		Use:   "build [DIR]",
 		Short: "Build the image: base by digest + fullsend binary + /opt/fullsend content",
 		Long: `Build the agent-sandbox image with go-containerregistry, without a daemon.
 
@@ -55,7 +57,7 @@ fullsend checkout around the current directory, else go install of
 github.com/fullsend-ai/agent-sandbox/cmd/fullsend at this binary's version
 (needs go and the module proxy; a (devel) or modified build cannot do this:
 pass --binary or --source). --source DIR compiles every platform from DIR. Then
-agents/, skills/, templates/ and the compiled policies/ of --dir under
+agents/, skills/, templates/ and the compiled policies/ of DIR (default .) under
 /opt/fullsend. The policies must match policies/manifest.json and their
 sources; the manifest digest is recorded in the dev.fullsend.policies.digest
 annotation. Builds are reproducible: timestamps come from SOURCE_DATE_EPOCH,
@@ -64,16 +66,19 @@ else the git commit time, else 0.
 With --push the image is uploaded by digest first and tagged last, plus an
 immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 		Example: `  # local OCI layout, host platform, binary compiled from this checkout
-  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image
+  fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base@sha256:... --oci-layout out/image .
 
   # two platforms, pushed (auth: docker config, GITHUB_TOKEN, CI_REGISTRY_*)
   fullsend image build --base ghcr.io/fullsend-ai/agent-sandbox-base:v1 \
-    --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push -o json
+    --platform linux/amd64,linux/arm64 --tag ghcr.io/acme/agents:v1.2.0 --push -o json .
 
   # prebuilt binaries, tarball for docker load
-  fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  fullsend image build --base scratch --binary linux/amd64=dist/fullsend --tarball out/image.tar .`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 0, "dir", &f.opts.Dir); err != nil {
+				return err
+			}
 			return runImageBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f)
 		},
 	}
@@ -82,12 +87,12 @@ immutable sha-<commit> tag; "latest" is refused without --allow-latest.`,
 	fl.StringVar(&o.Base, "base", "", "base image: registry reference (resolved to a digest), OCI layout dir, image tarball, or scratch (required)")
 	fl.StringVar(&o.BaseName, "base-name", "", "value of the base.name annotation (default: the --base reference for a registry base)")
 	fl.StringSliceVar(&o.Platforms, "platform", []string{"linux/" + runtime.GOARCH}, "target platforms, comma separated (several build an OCI index)")
-	fl.StringVar(&o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/ (compiled first when missing or stale)")
-	fl.BoolVar(&f.compile, "compile", true, "compile --dir first when its policies/ is missing or stale (false: refuse stale policies)")
+	deprecatedDirFlag(fl, &o.Dir, "dir", ".", "project directory holding agents/, skills/, templates/ and policies/")
+	fl.BoolVar(&f.compile, "compile", true, "outside CI, compile DIR first when its policies/ is missing or stale (false, and always in CI: refuse stale policies)")
 	fl.StringVar(&o.Source, "source", "", "fullsend module root to compile every binary from (development; default: the running fullsend, a checkout around the current directory, or its module version)")
 	fl.StringArrayVar(&o.Binaries, "binary", nil, "prebuilt fullsend binary as PLATFORM=PATH (repeatable)")
 	fl.StringVar(&o.Version, "version", "", "version for the image annotation and the compiled binary (default: git describe)")
-	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of --dir)")
+	fl.StringVar(&o.Revision, "revision", "", "source revision annotation (default: git HEAD of DIR)")
 	fl.StringVar(&o.SourceURL, "source-url", "", "source repository annotation (default: from GITHUB_* or CI_PROJECT_URL)")
 	fl.StringVar(&o.Title, "title", "", "title annotation")
 	fl.StringVar(&o.Description, "description", "", "description annotation")
@@ -134,6 +139,11 @@ type imageBaseJSON struct {
 // runImageBuild is flags -> publish.Options -> publish.Run -> print.
 func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildFlags) error {
 	o := f.opts
+	if !o.Push && o.OCILayout == "" && o.Tarball == "" {
+		// A build that goes nowhere would print a digest of nothing
+		// written (and drop --tag): say where it may go instead.
+		return usageErrorf("image build writes nothing without an output: pass --push (with --tag), --oci-layout DIR or --tarball FILE")
+	}
 	o.Getenv, o.Log = os.Getenv, stderr
 	if f.output != outputJSON && imageIsTerminal(stderr) {
 		o.Progress = stderr
@@ -142,11 +152,21 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 		so := f.signing.options()
 		o.Sign = &so
 	}
-	// --dir is compiled when policies/ is missing or stale (deterministic,
+	// DIR is compiled when policies/ is missing or stale (deterministic,
 	// so a current policies/ is left byte-for-byte alone); with
 	// --compile=false image.Build refuses stale policies.
-	if f.compile {
-		o.Prepare = func(ctx context.Context) error { return compileIfStale(ctx, o.Dir, stderr) }
+	// The one staleness rule (bundle.StaleRule): in CI a stale bundle is
+	// refused and nothing is compiled; elsewhere a warning, then the
+	// compile (unless --compile=false, when image.Build refuses it).
+	inCI := cienv.Detect(o.Getenv).IsCI()
+	o.Prepare = func(ctx context.Context) error {
+		if _, err := checkStale(o.Dir, filepath.Join(o.Dir, "policies"), o.Getenv, stderr); err != nil {
+			return err
+		}
+		if f.compile && !inCI {
+			return compileIfStale(ctx, o.Dir, stderr)
+		}
+		return nil
 	}
 	res, err := publish.Run(ctx, o)
 	if err != nil {
@@ -208,7 +228,7 @@ func newImageEntrypointCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "entrypoint -- [COMMAND [ARG]...]",
 		Short:              "The image entrypoint: run a fullsend command or exec any other command",
-		Example:            "  fullsend image entrypoint -- run triage\n  fullsend image entrypoint -- sh -c 'echo hello'",
+		Example:            "  fullsend image entrypoint -- run summarizer\n  fullsend image entrypoint -- sh -c 'echo hello'",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -92,7 +92,7 @@ func imageCLIArgs(t *testing.T) []string {
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	return []string{"image", "build", "--base", "scratch", "--platform", "linux/amd64",
-		"--binary", "linux/amd64=" + bin, "--dir", "../../image/testdata/project",
+		"--binary", "linux/amd64=" + bin, "../../image/testdata/project",
 		"--version", "v1.2.3", "--revision", "0123456789abcdef0123456789abcdef01234567",
 		"--source-url", "https://github.com/fullsend-ai/agent-sandbox", "--cache-dir", t.TempDir()}
 }
@@ -186,4 +186,21 @@ func TestImageBuildCLIPush(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestImageBuildNeedsAnOutput: without --push, --oci-layout or --tarball a
+// build used to print a digest and exit 0 having written nothing (and
+// dropping --tag); it is a usage error naming the three.
+func TestImageBuildNeedsAnOutput(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--tag", "registry.example/acme/agents:v1"}} {
+		stdout, _, err := runFullsend(t, append(imageCLIArgs(t), extra...)...)
+		if exitCode(err) != 2 || stdout != "" {
+			t.Fatalf("%v: exit %d (%v), stdout %q; want a usage error", extra, exitCode(err), err, stdout)
+		}
+		for _, flag := range []string{"--push", "--oci-layout", "--tarball"} {
+			if !strings.Contains(err.Error(), flag) {
+				t.Errorf("error %q does not name %s", err, flag)
+			}
+		}
+	}
 }

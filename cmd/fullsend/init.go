@@ -109,8 +109,8 @@ func initNext(dir string) []string {
 	q := shellQuote(dir)
 	return []string{
 		"fullsend policy test " + q,
-		"fullsend policy explain " + scaffold.ExampleAgent + " --dir " + q,
-		"fullsend image build --dir " + q + " --base scratch --oci-layout " + shellQuote(filepath.Join(dir, "out", "image")),
+		"fullsend policy explain " + scaffold.ExampleAgent + " " + q,
+		"fullsend image build --base scratch --oci-layout " + shellQuote(filepath.Join(dir, "out", "image")) + " " + q,
 	}
 }
 

@@ -8,12 +8,12 @@ func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Compile, validate, lint, test and explain OpenShell policies",
-		Example: `  fullsend policy compile testdata/triage
-  fullsend policy validate --openshell-version v0.0.83 policies/triage.yaml
-  fullsend policy lint testdata/triage/policies/*.yaml
-  fullsend policy explain triage --dir testdata/triage
-  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/
+		Example: `  fullsend policy compile .
+  fullsend policy validate --openshell-version v0.0.83 policies/summarizer.yaml
+  fullsend policy lint policies/*.yaml
+  fullsend policy explain summarizer .
+  fullsend policy diff bundle:policies .
+  fullsend policy suggest summarizer --logs denied.log
   fullsend policy schema openshell > policy.cue`,
 		Args: cobra.NoArgs,
 	}

@@ -109,12 +109,12 @@ compiles cleanly; every problem of every file is reported in one run.
 With --agent NAME only the named agents and what they reference are
 compiled and checked, and nothing is written (the bundle is always the
 whole project).`,
-		Example: `  fullsend policy compile testdata/triage
-  fullsend policy compile --set OWNER=fullsend-ai --set REPO_NAME=agent-sandbox .
+		Example: `  fullsend policy compile .
+  fullsend policy compile --set OWNER=acme --set REPO_NAME=widgets .
   fullsend policy compile --openshell-version v0.0.83 --out build/policies .
   fullsend policy compile --check .          # CI gate: fail when policies/ is stale
   fullsend policy compile --strict .         # every warning is an error
-  fullsend policy compile --agent triage .   # just triage, its subagents and skills
+  fullsend policy compile --agent summarizer .   # just summarizer, its subagents and skills
   fullsend policy compile --catalog org-catalog/ -o json .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -320,12 +320,20 @@ func newPolicyExplainCmd() *cobra.Command {
 		output outputFormat
 	)
 	cmd := &cobra.Command{
-		Use:   "explain AGENT",
+		Use:   "explain AGENT [DIR]",
 		Short: "Show each endpoint, rule, binary and path of an agent's policy with the line that caused it",
-		Example: `  fullsend policy explain triage --dir testdata/triage
-  fullsend policy explain duplicate-detector --dir testdata/triage -o json`,
-		Args: cobra.ExactArgs(1),
+		Example: `  fullsend policy explain summarizer
+  fullsend policy explain summarizer . -o json`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 1, "dir", &dir); err != nil {
+				return err
+			}
+			// explain shows the sources; say when the compiled policies
+			// the other commands use no longer match them.
+			if _, err := checkStale(dir, filepath.Join(dir, "policies"), os.Getenv, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			// Only the agent and what it references are compiled: a broken
 			// file elsewhere does not hide this agent's explanation.
 			po := flags.options()
@@ -351,7 +359,7 @@ func newPolicyExplainCmd() *cobra.Command {
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVar(&dir, "dir", ".", "project directory")
+	deprecatedDirFlag(cmd.Flags(), &dir, "dir", ".", "project directory")
 	addOutputFlag(cmd, &output)
 	return cmd
 }

@@ -129,7 +129,7 @@ func TestCompileAgentSelection(t *testing.T) {
 // broken.
 func TestExplainStartsWithTier(t *testing.T) {
 	dir := brokenTriage(t)
-	stdout, _, err := execCLISplit(t, "policy", "explain", "duplicate-detector", "--dir", dir)
+	stdout, _, err := execCLISplit(t, "policy", "explain", "duplicate-detector", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,11 +58,11 @@ from the PR):
 
 Exit status: 0 when no change is at or above --fail-on (default none: report
 only), 1 when one is or on an error, 2 on usage errors.`,
-		Example: `  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage
-  fullsend policy diff testdata/triage testdata/triage --fail-on high
-  fullsend policy diff bundle:testdata/triage/policies testdata/triage -o json
-  fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 testdata/triage
-  fullsend policy diff git:HEAD~1 git:HEAD --dir testdata/triage -o markdown --comment-file /tmp/comment.md`,
+		Example: `  fullsend policy diff bundle:policies .
+  fullsend policy diff . . --fail-on high
+  fullsend policy diff bundle:policies . -o json
+  fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 .
+  fullsend policy diff bundle:policies . -o markdown --comment-file comment.md`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(policydiff.Formats(), output) {

@@ -39,13 +39,13 @@ agents, so findings point at the agent or skill line that caused them.
 Waive one finding with --waive ID[@AGENT][:POLICY_PATH]=REASON, or with a
 data.fullsend.waivers list in a --data file; conftest's "exception" rules are
 honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
-		Example: `  fullsend policy lint testdata/triage/policies
-  fullsend policy lint -o sarif testdata/triage/policies > lint.sarif
-  fullsend policy lint -o github --fail-on warn policies/triage.yaml
+		Example: `  fullsend policy lint policies
+  fullsend policy lint -o sarif policies > lint.sarif
+  fullsend policy lint -o github --fail-on warn policies/summarizer.yaml
   fullsend policy lint --rules org-rules/ --data org-data.json policies/
-  fullsend policy lint --waive 'FS003@triage:network_policies.git.endpoints[0]=git needs L4' policies/
+  fullsend policy lint --waive 'FS003@summarizer:network_policies.git.endpoints[0]=git needs L4' policies/
   fullsend policy lint --list-rules
-  fullsend policy lint --write-context ctx/ policies/ && conftest test --all-namespaces -p lint/rules --data ctx/triage.context.json policies/triage.yaml`,
+  fullsend policy lint --write-context ctx/ policies/   # then: conftest test --data ctx/summarizer.context.json ...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !contains(report.Formats(), output) {
 				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(report.Formats(), ", "))
@@ -74,7 +74,7 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 			var inputs []lint.Input
 			var inputsErr error
 			if !listRules && len(args) > 0 {
-				inputs, inputsErr = lintInputs(args, runtime)
+				inputs, inputsErr = lintInputs(args, runtime, cmd.ErrOrStderr())
 			}
 			engine, err := newEngine()
 			if err != nil {
@@ -179,7 +179,7 @@ func printRules(w io.Writer, rules []report.Rule, output string) error {
 // lintInputs turns arguments into lint inputs: a directory holding
 // manifest.json is a compiled project (each agent with its context); another
 // directory contributes its *.yaml files; a file is one policy.
-func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
+func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, error) {
 	var inputs []lint.Input
 	for _, arg := range args {
 		st, err := os.Stat(arg)
@@ -195,6 +195,11 @@ func lintInputs(args []string, runtime bool) ([]lint.Input, error) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
+			// A compiled bundle is judged against the sources of the
+			// project around it (bundle.StaleRule).
+			if _, err := checkStale(filepath.Dir(filepath.Clean(arg)), arg, os.Getenv, errw); err != nil {
+				return nil, err
+			}
 			b, err := bundle.Open(os.DirFS(arg), ".")
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
@@ -237,7 +242,7 @@ func fileInput(name string) (lint.Input, error) {
 	}
 	p, err := openshell.Unmarshal(raw)
 	if err != nil {
-		return lint.Input{}, fmt.Errorf("%s: %w", name, err)
+		return lint.Input{}, fmt.Errorf("%s: %w", name, openshell.DecodeError(err))
 	}
 	return lint.Input{File: name, Policy: p, Raw: raw}, nil
 }

@@ -24,8 +24,8 @@ the agent and skill frontmatter (#ClaudeAgent, #OpenCodeAgent, #Skill, #Sandbox)
 The validator's field table and the frontmatter parser's key lists are generated
 from these same files, so cue vet and fullsend agree on the shape; fullsend adds
 the semantic checks, positions and hints.`,
-		Example: `  fullsend policy schema openshell > policy.cue && cue vet -c policy.cue p.yaml -d '#Policy'
-  fullsend policy schema input > input.cue && cue vet -c input.cue fm.yaml -d '#Skill'`,
+		Example: `  fullsend policy schema openshell > policy.cue && cue vet -c policy.cue policies/summarizer.yaml -d '#Policy'
+  fullsend policy schema input > input.cue   # for cue vet of frontmatter as YAML: -d '#Skill'`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newPolicySchemaOpenShellCmd(), newPolicySchemaInputCmd())
@@ -42,10 +42,8 @@ func newPolicySchemaOpenShellCmd() *cobra.Command {
 knows and #Policy_v0_0_83 fullsend's pin. With --openshell-version, #Policy is
 pinned to that release's features, so cue vet -d '#Policy' checks the shape
 that release loads (fullsend policy validate checks the same shape and more).`,
-		Example: `  fullsend policy schema openshell > policy.cue
-  cue vet -c policy.cue policies/triage.yaml -d '#Policy'
-  fullsend policy schema openshell --openshell-version v0.0.83 > policy-0.0.83.cue
-  cue vet -c policy-0.0.83.cue policies/*.yaml -d '#Policy'`,
+		Example: `  fullsend policy schema openshell > policy.cue && cue vet -c policy.cue policies/summarizer.yaml -d '#Policy'
+  fullsend policy schema openshell --openshell-version v0.0.83 > policy-0.0.83.cue && cue vet -c policy-0.0.83.cue policies/*.yaml -d '#Policy'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkSchemaOutput(output); err != nil {
@@ -80,8 +78,8 @@ as one file: #ClaudeAgent, #OpenCodeAgent, #Skill and #Sandbox. Check the YAML
 between a definition's --- lines with cue vet; fullsend policy compile checks
 the same shape and also tool rules, references between files and paths.`,
 		Example: `  fullsend policy schema input > input.cue
-  cue vet -c input.cue frontmatter.yaml -d '#ClaudeAgent'
-  cue vet -c input.cue skill-frontmatter.yaml -d '#Skill'`,
+  # the frontmatter between the --- lines, saved as frontmatter.yaml:
+  #   cue vet -c input.cue frontmatter.yaml -d '#ClaudeAgent'   (or '#Skill')`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkSchemaOutput(output); err != nil {

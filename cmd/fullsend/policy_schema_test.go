@@ -37,8 +37,8 @@ func TestPolicySchema(t *testing.T) {
 		{"input json", []string{"input", "-o", "json"}, 2, "use -o cue"},
 		{"yaml", []string{"input", "-o", "yaml"}, 2, `unknown output format "yaml"`},
 		{"bad version", []string{"openshell", "--openshell-version", "v0.0.999"}, 2, "unsupported OpenShell version"},
-		{"input has no version", []string{"input", "--openshell-version", "v0.0.83"}, 1, "unknown flag"},
-		{"extra argument", []string{"openshell", "x.yaml"}, 1, "unknown command"},
+		{"input has no version", []string{"input", "--openshell-version", "v0.0.83"}, 2, "unknown flag"},
+		{"extra argument", []string{"openshell", "x.yaml"}, 2, "unknown command"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ type suggestFlags struct {
 func newPolicySuggestCmd() *cobra.Command {
 	var f suggestFlags
 	cmd := &cobra.Command{
-		Use:   "suggest AGENT --logs PATH...",
+		Use:   "suggest AGENT [DIR] --logs PATH...",
 		Short: "Turn an agent's OpenShell denials into minimal sandbox: frontmatter changes",
 		Long: `Suggest reads what OpenShell denied an agent (the sandbox's log file, its
 OCSF JSONL file or "openshell logs" output, detected per line; or a run's log
@@ -58,21 +58,21 @@ denied. Suggestions are evidence for a human: --write is refused in CI, and
 Exit codes: 0 analysis done, 1 an error (the project does not compile, a
 suggestion fails its check, --strict without a parseable event, --fail-on
 met), 2 usage.`,
-		Example: `  fullsend policy suggest duplicate-detector --dir testdata/triage \
-    --logs suggest/testdata/logs/l7-write.log --set OWNER=acme --set REPO_NAME=widgets --set ISSUE_NUMBER=7
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o json
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/run/ -o patch
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/l4.log --strict-paths
-  fullsend policy suggest duplicate-detector --dir testdata/triage --logs suggest/testdata/logs/audit.jsonl \
-    --include-audit --result suggest/testdata/run/result.json`,
-		Args: cobra.ExactArgs(1),
+		Example: `  fullsend policy suggest summarizer --logs denied.log
+  fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
+  fullsend policy suggest summarizer --logs denied.log -o patch
+  fullsend policy suggest summarizer --logs denied.log --strict-paths`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
+				return err
+			}
 			return runPolicySuggest(cmd, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output) or a run's log directory (repeatable)")
-	fl.StringVar(&f.dir, "dir", ".", "project directory")
+	deprecatedDirFlag(fl, &f.dir, "dir", ".", "project directory DIR")
 	fl.StringVar(&f.result, "result", "", "a run's result.json: its placeholders turn values back into {{NAME}}")
 	fl.StringArrayVar(&f.set, "set", nil, "a value the job resolved, KEY=VALUE, turned back into {{KEY}} (repeatable)")
 	fl.BoolVar(&f.includeAudit, "include-audit", false, `also treat enforcement: audit "would deny" as denials (needs OCSF JSONL input)`)

@@ -75,15 +75,15 @@ _provider_<provider name> (default: the profile id), suffixed _2, _3 on a
 collision, the policy's own keys untouched. Decisions then say which layer
 decided. A profile OpenShell would refuse, or a composition it would refuse
 to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
-		Example: `  fullsend policy test testdata/triage
+		Example: `  fullsend policy test
   fullsend policy test --set OWNER=acme --set REPO_NAME=widgets .
-  fullsend policy test --policy policies/triage.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r --set ISSUE_NUMBER=5 \
     --request 'GET https://api.github.com/repos/o/r/issues/5 from /usr/bin/gh via /usr/bin/bash'
-  fullsend policy test --policy policies/triage.yaml \
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r \
     --request 'forward GET http://10.0.0.5:8080/status from /usr/bin/curl'
-  fullsend policy test --policy policies/triage.yaml --requests requests.txt > decisions.jsonl
-  fullsend policy test -o json testdata/production
-  fullsend policy test --policy policies/base.yaml --provider-profile profiles/github-ro.yaml \
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r --requests requests.txt > decisions.jsonl
+  fullsend policy test -o json .
+  fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r \
     --provider-profile work=github --request 'GET https://api.github.com/user from /usr/bin/gh'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -125,6 +125,9 @@ to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
 			}
 			if policiesDir == "" {
 				policiesDir = filepath.Join(dir, "policies")
+			}
+			if _, err := checkStale(dir, policiesDir, os.Getenv, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			policies, err := projectPolicies(policiesDir)
 			if err != nil {
@@ -178,7 +181,7 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 	for _, name := range b.Manifest.AgentNames() {
 		p, err := openshell.Unmarshal(b.Policies[name])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, err)
+			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, openshell.DecodeError(err))
 		}
 		out[name] = p
 	}

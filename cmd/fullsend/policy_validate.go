@@ -48,9 +48,8 @@ bad usage. "-" reads a policy from standard input; a directory stands for
 the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 		Example: `  fullsend policy validate policies/*.yaml
   fullsend policy validate --openshell-version v0.0.83 policies/
-  fullsend policy validate --strict -o json policies/triage.yaml
-  fullsend policy validate profiles/*.yaml policies/base.yaml
-  openshell policy get triage --base | fullsend policy validate -`,
+  fullsend policy validate --strict -o json policies/summarizer.yaml
+  openshell policy get summarizer --base | fullsend policy validate -`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("name at least one policy file (- reads standard input)")

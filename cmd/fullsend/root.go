@@ -20,10 +20,11 @@ func newRootCmd() *cobra.Command {
 into NVIDIA OpenShell sandbox policies, bakes them into a reproducible,
 signed agent-sandbox image, verifies that image before a CI job runs it,
 and runs agents inside OpenShell sandboxes from within the image.`,
-		Example: `  fullsend policy compile testdata/triage
-  fullsend image build --dir testdata/triage --oci-layout out/image --sign --key cosign.key
-  fullsend verify --key cosign.pub registry.example.com/agents@sha256:...
-  fullsend run triage`,
+		Example: `  fullsend init my-agents && cd my-agents
+  fullsend policy compile .
+  fullsend image build . --base scratch --tag ghcr.io/acme/agents:v1.2.0 --oci-layout out/image --sign --key cosign.key
+  fullsend verify --key cosign.pub --oci-layout out/image ghcr.io/acme/agents:v1.2.0
+  fullsend run summarizer`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -37,15 +38,67 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newTemplatesCmd())
 	root.AddCommand(newInitCmd())
+	root.Version = version.Info().String()
+	root.SetVersionTemplate("fullsend {{.Version}}\n")
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every way of calling a command wrongly a usageError
+// (exit 2), whoever catches it: a bad flag or flag value (cobra's flag
+// error, inherited by every subcommand), a wrong number of arguments
+// (each command's Args), and an unknown subcommand (with cobra's
+// did-you-mean).
+func usageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		switch {
+		case c.HasSubCommands() && !c.Runnable():
+			// A group: cobra would print its help and exit 0 for an
+			// unknown subcommand.
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if err := unknownSubcommand(c, args); err != nil {
+					return err
+				}
+				return c.Help()
+			}
+		case c.Args != nil:
+			args := c.Args
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return usageError{err}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// unknownSubcommand refuses an argument to a command group: it names no
+// subcommand of it.
+func unknownSubcommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageErrorf("%s (see %s --help)", msg, c.CommandPath())
 }
 
 func newVersionCmd() *cobra.Command {
 	var output outputFormat
 	cmd := &cobra.Command{
 		Use:     "version",
-		Short:   "Print the fullsend version",
-		Example: "  fullsend version\n  fullsend version -o json",
+		Short:   "Print the fullsend version, module, commit and Go version",
+		Example: "  fullsend version\n  fullsend version -o json\n  fullsend --version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return printVersion(cmd.OutOrStdout(), output)
@@ -57,9 +110,9 @@ func newVersionCmd() *cobra.Command {
 
 func printVersion(w io.Writer, output outputFormat) error {
 	if output == outputJSON {
-		return writeJSON(w, map[string]string{"version": version.String()})
+		return writeJSON(w, version.Info())
 	}
-	_, err := fmt.Fprintln(w, version.String())
+	_, err := fmt.Fprintln(w, version.Info())
 	return err
 }
 

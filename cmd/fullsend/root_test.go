@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,7 +38,9 @@ func TestVersionOutput(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{[]string{"version"}, "devel\n", false},
+		{[]string{"version"}, "devel (module github.com/fullsend-ai/agent-sandbox, go", false},
+		{[]string{"--version"}, "fullsend devel (module github.com/fullsend-ai/agent-sandbox, go", false},
+		{[]string{"version", "-o", "json"}, "\"go_version\": \"go", false},
 		{[]string{"version", "-o", "json"}, "\"version\": \"devel\"", false},
 		{[]string{"version", "-o", "yaml"}, "", true},
 	}
@@ -62,5 +65,65 @@ func TestVersionOutput(t *testing.T) {
 				t.Errorf("output %q does not contain %q", out.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestUsageErrorsExit2: however a command is called wrongly (an unknown
+// flag, a bad flag value, a wrong number of arguments, an unknown
+// subcommand), the exit status is 2; it used to be 1 when cobra caught it.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"policy", "compile", "--no-such-flag"},
+		{"policy", "compile", "--strict=maybe"},
+		{"policy", "explain"},
+		{"templates", "write"},
+		{"policy", "compil"},
+		{"imag"},
+		{"version", "extra"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, _, err := runFullsend(t, args...)
+			if err == nil || exitCode(err) != 2 {
+				t.Errorf("exit %d (%v), want 2", exitCode(err), err)
+			}
+		})
+	}
+	_, _, err := runFullsend(t, "policy", "compil")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "compile"?`) {
+		t.Errorf("unknown subcommand: %v, want a did-you-mean", err)
+	}
+}
+
+// TestProjectDirPositional: the project directory is a positional DIR in
+// every command that takes one; the old --dir (and serve agents'
+// --manifest, verify's --layout) still work as deprecated aliases, and two
+// different directories are a usage error.
+func TestProjectDirPositional(t *testing.T) {
+	dir := copyTree(t, filepath.Join("..", "..", "testdata", "production"))
+	for _, args := range [][]string{
+		{"policy", "explain", "triage", dir},
+		{"policy", "explain", "triage", "--dir", dir},
+	} {
+		if out, err := execCLI(t, args...); err != nil || !strings.Contains(out, "agent triage") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"policy", "explain", "triage", dir, "--dir", dir + "x"},
+		{"image", "build", dir, "--dir", dir + "x", "--base", "scratch", "--oci-layout", t.TempDir()},
+		{"run", "triage", dir, "--dir", dir + "x"},
+		{"serve", "agents", dir, "--manifest", dir + "x"},
+	} {
+		if _, _, err := runFullsend(t, args...); exitCode(err) != 2 || !strings.Contains(err.Error(), "directory given twice") {
+			t.Errorf("%v: exit %d (%v), want a usage error", args, exitCode(err), err)
+		}
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"verify", "--help"}},
+	} {
+		out, _, _ := runFullsend(t, c.args...)
+		if !strings.Contains(out, "--oci-layout") || strings.Contains(out, "--layout ") {
+			t.Errorf("verify --help: want --oci-layout and no --layout:\n%s", out)
+		}
 	}
 }

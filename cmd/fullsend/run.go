@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
@@ -35,7 +37,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run AGENT",
+		Use:   "run AGENT [DIR]",
 		Short: "Run one agent inside an OpenShell sandbox with its verified, compiled policy",
 		Long: `Run verifies the compiled project (the policy manifest and, with
 --policies-digest, required in CI, that it is the signed one; every policy and agent file
@@ -52,18 +54,21 @@ downloads the declared outputs and always deletes the sandbox.
 It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
 78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
-		Example: `  fullsend run triage
-  fullsend run triage --dir out/project --set ISSUE_NUMBER=42 --prompt-file prompt.md
-  FULLSEND_POLICIES_DIGEST=sha256:... fullsend run triage --provider anthropic=anthropic:ANTHROPIC_API_KEY
-  echo "Label issue 42" | fullsend run triage --download out --artifacts results -o json
-  fullsend run triage --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
-		Args: cobra.ExactArgs(1),
+		Example: `  fullsend run summarizer
+  fullsend run summarizer . --set ISSUE_NUMBER=42 --prompt-file prompt.md
+  FULLSEND_POLICIES_DIGEST=sha256:... fullsend run summarizer --provider anthropic=anthropic:ANTHROPIC_API_KEY
+  echo "Summarize issue 42" | fullsend run summarizer --download out --artifacts results -o json
+  fullsend run summarizer --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
+				return err
+			}
 			return runAgent(cmd, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory (agents/, skills/, policies/)")
+	deprecatedDirFlag(fl, &f.dir, "dir", "/opt/fullsend", "compiled project directory DIR (agents/, skills/, policies/; default /opt/fullsend)")
 	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI, elsewhere an unpinned run says so")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE, wins over the CI environment (repeatable)")
 	fl.StringVar(&f.prompt, "prompt", "", "prompt for the agent")
@@ -93,6 +98,9 @@ It never runs an agent outside a sandbox. Exit codes: the agent's own status;
 func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if err := f.check(); err != nil {
 		return err
+	}
+	if err := compiledProject(f.dir); err != nil {
+		return exitError{code: runner.ExitPolicy, err: err}
 	}
 	values, err := placeholder.ParseSet(f.sets)
 	if err != nil {
@@ -191,17 +199,28 @@ func gatewayMode(f runFlags) string {
 	return f.gatewayMode
 }
 
+// compiledProject says where run looked when dir holds no compiled
+// project: the manifest path, and what DIR is by default.
+func compiledProject(dir string) error {
+	manifest := filepath.Join(dir, "policies", bundle.ManifestFile)
+	if _, err := os.Stat(manifest); err != nil {
+		return fmt.Errorf("no compiled project in %s: %s: %w (hint: inside the image the project is /opt/fullsend, the default; elsewhere give the directory you compiled: fullsend run AGENT DIR, after fullsend policy compile DIR)", dir, manifest, errors.Unwrap(err))
+	}
+	return nil
+}
+
 // logSafe returns the run error to print: in CI its message quotes
 // openshell and the sandbox, so it is printed masked (Result.Error) and
 // escaped like every line of the run's log.
 func logSafe(ci cienv.Env, res runner.Result, err error) error {
-	if !ci.IsCI() {
-		return err
-	}
 	if res.Error != "" {
 		// The runner reported it already, once, as the CI's error
-		// annotation with its cause and next step: do not repeat it.
+		// annotation (locally: its error line) with its cause and next
+		// step: do not repeat it.
 		return logSafeError{err: err, msg: fmt.Sprintf("run %s failed with exit %d; the error is reported above", res.Agent, res.ExitCode)}
+	}
+	if !ci.IsCI() {
+		return err
 	}
 	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
 }

@@ -40,7 +40,7 @@ func TestRunFromImage(t *testing.T) {
 	work := t.TempDir()
 	lay := filepath.Join(work, "layout")
 	build := fullsendCmd(bin, map[string]string{"SOURCE_DATE_EPOCH": "0"}, "image", "build", "--base", "scratch",
-		"--dir", project, "--platform", "linux/"+runtime.GOARCH,
+		project, "--platform", "linux/"+runtime.GOARCH,
 		"--binary", "linux/"+runtime.GOARCH+"="+filepath.Join(bin, "fullsend"),
 		"--oci-layout", lay, "--version", "v0.0.0-e2e", "--no-cache")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -78,7 +78,7 @@ func TestRunFromImage(t *testing.T) {
 				os.WriteFile(ev, []byte(`{"issue":{"number":42}}`), 0o644)
 				env["GITHUB_EVENT_PATH"] = ev
 			}
-			cmd := exec.Command(extracted, "run", "triage", "--dir", filepath.Join(root, "opt", "fullsend"),
+			cmd := exec.Command(extracted, "run", "triage", filepath.Join(root, "opt", "fullsend"),
 				"--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--set", "HOST_IP=10.0.0.9")
 			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + dir}
 			for k, v := range env {

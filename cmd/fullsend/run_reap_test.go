@@ -47,7 +47,7 @@ func TestRunReapsSandboxOfSIGKILLedRun(t *testing.T) {
 	sets := []string{"--set", "OWNER=acme", "--set", "REPO_NAME=w", "--set", "ISSUE_NUMBER=1", "--set", "FORGE_HOST=api.github.com"}
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, ".stub-sleep"), nil, 0o644)
-	killed := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)...)
+	killed := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)...)
 	var out bytes.Buffer
 	killed.Stdout, killed.Stderr = &out, &out
 	killed.WaitDelay = time.Second // the orphaned openshell keeps the pipe open
@@ -69,7 +69,7 @@ func TestRunReapsSandboxOfSIGKILLedRun(t *testing.T) {
 	leftover := strings.TrimSuffix(filepath.Base(left[0]), ".json")
 
 	ws2 := t.TempDir()
-	next := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--workspace", ws2, "--diag-dir", t.TempDir(), "-o", "json"}, sets...)...)
+	next := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--workspace", ws2, "--diag-dir", t.TempDir(), "-o", "json"}, sets...)...)
 	var stdout, stderr bytes.Buffer
 	next.Stdout, next.Stderr = &stdout, &stderr
 	if err := next.Run(); err != nil {

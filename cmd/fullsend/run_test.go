@@ -143,7 +143,7 @@ func TestRunCommandCI(t *testing.T) {
 				env["GITHUB_EVENT_PATH"] = ev
 				env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary.md")
 			}
-			cmd := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--gateway-port", "0"}, tc.args...)...)
+			cmd := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--prompt", "hi", "-o", "json", "--diag-dir", filepath.Join(dir, "diag"), "--gateway-port", "0"}, tc.args...)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -182,7 +182,7 @@ func TestRunCommandFailures(t *testing.T) {
 	t.Run("digest mismatch", func(t *testing.T) {
 		env := base(t.TempDir())
 		env["FULLSEND_POLICIES_DIGEST"] = strings.Repeat("0", 64)
-		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not the ones that were verified")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
@@ -194,7 +194,7 @@ func TestRunCommandFailures(t *testing.T) {
 			state := t.TempDir()
 			env := base(state)
 			env[ci] = "true"
-			out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+			out, err := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 			if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("no policies digest pinned")) ||
 				!bytes.Contains(out, []byte("hint: set FULLSEND_POLICIES_DIGEST")) {
 				t.Fatalf("exit %d:\n%s", exitStatus(err), out)
@@ -212,7 +212,7 @@ func TestRunCommandFailures(t *testing.T) {
 		env["GITHUB_ACTIONS"] = "true"
 		env["FULLSEND_POLICIES_DIGEST"] = "sha256:" + bundle.SHA256Hex(runMust(os.ReadFile(filepath.Join(project, "policies", "manifest.json"))))
 		env["FULLSEND_SANDBOX_IMAGE"] = "ghcr.io/evil/sandbox@sha256:5555555555555555555555555555555555555555555555555555555555555555"
-		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("not an image the verify step verified")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
@@ -221,13 +221,13 @@ func TestRunCommandFailures(t *testing.T) {
 		}
 	})
 	t.Run("unpinned outside CI says so", func(t *testing.T) {
-		out, err := fullsendCmd(bin, base(t.TempDir()), append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		out, err := fullsendCmd(bin, base(t.TempDir()), append([]string{"run", "triage", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte("warning: policies digest not pinned")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
 	})
 	t.Run("unresolved placeholder", func(t *testing.T) {
-		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", "--dir", project, "--diag-dir", t.TempDir()).CombinedOutput()
+		out, err := fullsendCmd(bin, base(t.TempDir()), "run", "triage", project, "--diag-dir", t.TempDir()).CombinedOutput()
 		if exitStatus(err) != runner.ExitPolicy || !bytes.Contains(out, []byte("{{ISSUE_NUMBER}} is not set")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
@@ -235,7 +235,7 @@ func TestRunCommandFailures(t *testing.T) {
 	t.Run("pass-env reaches the agent masked", func(t *testing.T) {
 		env := base(t.TempDir())
 		env["FULLSEND_AGENT_TOKEN"] = "fsat_cli_secret_0123456789"
-		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir(),
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--diag-dir", t.TempDir(),
 			"--pass-env", "FULLSEND_AGENT_*"}, sets...)...).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte("agent token: ***")) || bytes.Contains(out, []byte("fsat_cli_secret")) {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
@@ -244,7 +244,7 @@ func TestRunCommandFailures(t *testing.T) {
 	t.Run("agent exit propagated", func(t *testing.T) {
 		env := base(t.TempDir())
 		env["OPENSHELL_FAKE_FAIL"] = "exec-exit=5"
-		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", "--dir", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
+		out, err := fullsendCmd(bin, env, append([]string{"run", "triage", project, "--diag-dir", t.TempDir()}, sets...)...).CombinedOutput()
 		if exitStatus(err) != 5 {
 			t.Fatalf("exit %d:\n%s", exitStatus(err), out)
 		}
@@ -253,7 +253,7 @@ func TestRunCommandFailures(t *testing.T) {
 		state := t.TempDir()
 		ws := t.TempDir()
 		os.WriteFile(filepath.Join(ws, ".stub-sleep"), nil, 0o644)
-		cmd := fullsendCmd(bin, base(state), append([]string{"run", "triage", "--dir", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)...)
+		cmd := fullsendCmd(bin, base(state), append([]string{"run", "triage", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -340,7 +340,7 @@ func TestAttackPassEnvStarForgeToken(t *testing.T) {
 			for k, v := range creds {
 				env[k] = v
 			}
-			args := append([]string{"run", "triage", "--dir", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)
+			args := append([]string{"run", "triage", project, "--workspace", ws, "--diag-dir", t.TempDir()}, sets...)
 			out, err := fullsendCmd(bin, env, append(args, tc.flags...)...).CombinedOutput()
 			if exitStatus(err) != tc.exit {
 				t.Fatalf("exit %d, want %d:\n%s", exitStatus(err), tc.exit, out)

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,8 +28,8 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the host-side forge proxy and subagent-spawning services",
-		Example: `  fullsend serve forge --repo acme/widgets --issue 42 --label duplicate --mint triage:write=/run/fullsend/triage.token
-  fullsend serve agents --manifest policies/manifest.json --repo acme/widgets --issue 42 --runner "fullsend run"`,
+		Example: `  GITHUB_TOKEN=... fullsend serve forge --listen 127.0.0.1:0 --repo acme/widgets --issue 42 --mint summarizer:read=summarizer.token
+  GITHUB_TOKEN=... fullsend serve agents . --listen 127.0.0.1:0 --forge-listen 127.0.0.1:0 --repo acme/widgets --runner "fullsend run"`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newServeForgeCmd(), newServeAgentsCmd())
@@ -159,8 +160,8 @@ accepts only the GitHub-shaped endpoints agents need, authenticates every sandbo
 its own minted bearer token, applies that agent's tier and the configured repository,
 issue and label scope, refuses bodies that carry credentials, and audits every call.`,
 		Example: `  GITHUB_TOKEN=... fullsend serve forge --repo acme/widgets --issue 42 \
-      --label duplicate --label needs-info --mint triage:write=/run/fullsend/triage.token
-  fullsend serve forge --forge gitlab --token-env CI_JOB_TOKEN --gitlab-token-header JOB-TOKEN \
+      --label duplicate --label needs-info --mint summarizer:write=summarizer.token
+  CI_JOB_TOKEN=... fullsend serve forge --forge gitlab --token-env CI_JOB_TOKEN --gitlab-token-header JOB-TOKEN \
       --repo acme/widgets --listen 172.17.0.1:8081 --agent-tokens tokens.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -217,7 +218,7 @@ func newServeAgentsCmd() *cobra.Command {
 		rps                             float64
 	)
 	cmd := &cobra.Command{
-		Use:   "agents",
+		Use:   "agents [DIR]",
 		Short: "Serve POST /run-agent (subagents in fresh sandboxes) together with the forge proxy",
 		Long: `Serve the subagent-spawning service and, in the same process, the forge proxy. An
 orchestrator asks POST /run-agent {"agent":NAME,"prompt":TEXT} with its bearer token;
@@ -229,11 +230,20 @@ The manifest is pinned by --policies-digest (FULLSEND_POLICIES_DIGEST, the diges
 fullsend verify exported): its sha256 must match, and every subagent run gets the
 same digest as FULLSEND_POLICIES_DIGEST. In CI (GitHub Actions, GitLab CI) the
 service refuses to start without one (exit 78).`,
-		Example: `  GITHUB_TOKEN=... FULLSEND_POLICIES_DIGEST=sha256:... fullsend serve agents --manifest /opt/fullsend/policies \
-      --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
-      --mint triage=/run/fullsend/triage.token`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  GITHUB_TOKEN=... FULLSEND_POLICIES_DIGEST="$(sha256sum policies/manifest.json | cut -c1-64)" \
+      fullsend serve agents . --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
+      --mint summarizer=summarizer.token`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// DIR is the compiled project; --manifest (deprecated)
+				// named its policies directory.
+				policies := filepath.Join(args[0], "policies")
+				if cmd.Flags().Changed("manifest") && filepath.Clean(manifest) != policies {
+					return usageErrorf("directory given twice: %q and --manifest %q", args[0], manifest)
+				}
+				manifest = policies
+			}
 			ms, err := parseMints(mints, false)
 			if err != nil {
 				return err
@@ -308,7 +318,8 @@ service refuses to start without one (exit 78).`,
 	}
 	ff.register(cmd, "forge-listen")
 	fs := cmd.Flags()
-	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json")
+	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json (deprecated: give the project as DIR, default .)")
+	_ = fs.MarkDeprecated("manifest", "give the compiled project directory as the DIR argument (its policies/ is read)")
 	fs.StringVar(&digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
 	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
 	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")

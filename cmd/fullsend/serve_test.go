@@ -147,7 +147,7 @@ printf '{"agent":"%s","arg":"%s","forge":"%s","has_token":%s,"leaks":%s,"digest"
 	root.SetErr(&stderr)
 	// Pinned, as in CI: the subagent's runner gets the same digest.
 	digest := "sha256:" + testManifestDigest(t)
-	root.SetArgs([]string{"serve", "agents", "--manifest", "../../spawn/testdata/policies", "--repo", "acme/widgets",
+	root.SetArgs([]string{"serve", "agents", "../../spawn/testdata", "--repo", "acme/widgets",
 		"--issue", "42", "--upstream", "http://127.0.0.1:1", "--forge-listen", forgeAddr, "--listen", spawnAddr,
 		"--policies-digest", digest, "--runner", script, "--audit", filepath.Join(dir, "audit.jsonl"), "--mint", "triage=" + filepath.Join(dir, "triage.token")})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -230,7 +230,7 @@ func TestServeAgentsPinning(t *testing.T) {
 				t.Setenv(tc.ci, "true")
 			}
 			t.Setenv("GITHUB_TOKEN", "ghs_pinningTESTtoken0123456789abcdefgh")
-			args := []string{"serve", "agents", "--manifest", "../../spawn/testdata/policies", "--repo", "acme/widgets",
+			args := []string{"serve", "agents", "../../spawn/testdata", "--repo", "acme/widgets",
 				"--forge-listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--policies-digest", tc.digest}
 			if tc.runner != "" {
 				args = append(args, "--runner", tc.runner)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -144,7 +145,7 @@ command line) and written with mode 0600; PREFIX.pub is the public key for
 fullsend verify --key and cosign verify --key. Existing files are never
 overwritten.`,
 		Example: `  COSIGN_PASSWORD="$(pass show fullsend/cosign)" fullsend image keygen
-  fullsend image keygen --output-prefix keys/release --password-file /run/secrets/cosign-password`,
+  fullsend image keygen --output-prefix keys/release --password-file cosign-password.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := signFlags{passwordFile: passwordFile}
@@ -156,6 +157,10 @@ overwritten.`,
 				return usageErrorf("no password: set COSIGN_PASSWORD or pass --password-file (an unencrypted key is refused)")
 			}
 			priv, pub := prefix+".key", prefix+".pub"
+			// --output-prefix keys/release: the directory is created.
+			if err := os.MkdirAll(filepath.Dir(priv), 0o755); err != nil {
+				return err
+			}
 			if err := sign.GenerateKeyPair(priv, pub, pass); err != nil {
 				return cliError(err, nil)
 			}

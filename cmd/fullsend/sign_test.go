@@ -95,9 +95,9 @@ func TestImageBuildSignCLI(t *testing.T) {
 	dotenv := filepath.Join(dir, "verify.env")
 	for _, args := range [][]string{
 		{"verify", "--key", filepath.Join(dir, "good.pub"), "--require-provenance", "--require-sbom", "--dotenv", dotenv, "-o", "json", tag},
-		{"verify", "--key", filepath.Join(dir, "good.pub"), "--layout", layoutDir, "-o", "json", host + "/acme/agents"},
+		{"verify", "--key", filepath.Join(dir, "good.pub"), "--oci-layout", layoutDir, "-o", "json", host + "/acme/agents"},
 		// The tag the build was given: REPO:TAG with --layout (it failed to parse).
-		{"verify", "--key", filepath.Join(dir, "good.pub"), "--layout", layoutDir, "-o", "json", tag},
+		{"verify", "--key", filepath.Join(dir, "good.pub"), "--oci-layout", layoutDir, "-o", "json", tag},
 	} {
 		stdout, stderr, err := runFullsend(t, args...)
 		if err != nil {

@@ -13,7 +13,7 @@ func newTemplatesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "templates",
 		Short: "Write the GitHub Actions and GitLab CI templates that verify the image and run an agent",
-		Example: `  fullsend templates write github .github
+		Example: `  fullsend templates write github
   fullsend templates write gitlab ci
   fullsend templates list -o json`,
 		Args: cobra.NoArgs,
@@ -23,14 +23,22 @@ func newTemplatesCmd() *cobra.Command {
 }
 
 func newTemplatesWriteCmd() *cobra.Command {
-	var out string
-	var output outputFormat
+	var (
+		out    string
+		output outputFormat
+		force  bool
+	)
 	cmd := &cobra.Command{
 		Use:   "write github|gitlab [DIR]",
-		Short: "Write one CI system's templates to a directory (DIR, or --out, default .)",
-		Example: `  fullsend templates write github .github   # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
-  fullsend templates write gitlab ci        # ci/fullsend.gitlab-ci.yml
-  fullsend templates write gitlab --out ci  # the same`,
+		Short: "Write one CI system's templates to a directory (DIR or --out; default .github for github, ci for gitlab)",
+		Long: `Write puts one CI system's templates where fullsend init puts them:
+github into .github (workflows/fullsend.yml, actions/fullsend-run/action.yml),
+gitlab into ci (fullsend.gitlab-ci.yml), or into DIR. Like init, it never
+replaces an existing file without --force: the files it kept are listed as
+skipped, so an edited workflow survives running it again.`,
+		Example: `  fullsend templates write github            # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
+  fullsend templates write gitlab ci         # ci/fullsend.gitlab-ci.yml
+  fullsend templates write gitlab --force    # replace ci/fullsend.gitlab-ci.yml with the current template`,
 		Args:      cobra.RangeArgs(1, 2),
 		ValidArgs: templates.Kinds(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,20 +48,30 @@ func newTemplatesWriteCmd() *cobra.Command {
 				}
 				out = args[1]
 			}
-			written, err := templates.Write(args[0], out)
-			if err != nil {
+			if _, err := templates.FS(args[0]); err != nil {
 				return usageErrorf("%v", err)
 			}
-			if output == outputJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"kind": args[0], "written": written})
+			if out == "" {
+				out = templates.DefaultDir(args[0])
 			}
-			for _, p := range written {
+			res, err := templates.Write(args[0], out, force)
+			if err != nil {
+				return err
+			}
+			if output == outputJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"kind": args[0], "written": res.Written, "skipped": res.Skipped})
+			}
+			for _, p := range res.Written {
 				fmt.Fprintln(cmd.OutOrStdout(), p)
+			}
+			for _, p := range res.Skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "skipped %s: it exists (--force replaces it)\n", p)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", ".", "directory to write into (same as DIR)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write into, same as DIR (default .github for github, ci for gitlab)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace files that already exist")
 	addOutputFlag(cmd, &output)
 	return cmd
 }

@@ -49,3 +49,30 @@ func TestTemplatesWriteDir(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplatesWriteLikeInit: github goes into .github by default, and a
+// second write keeps an edited file, saying so, unless --force.
+func TestTemplatesWriteLikeInit(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, _, err := runFullsend(t, "templates", "write", "github"); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(".github", "workflows", "fullsend.yml")
+	if err := os.WriteFile(wf, []byte("# edited\n"), 0o644); err != nil {
+		t.Fatalf("github did not default to .github: %v", err)
+	}
+	_, stderr, err := runFullsend(t, "templates", "write", "github")
+	if err != nil || !strings.Contains(stderr, "skipped "+wf) || !strings.Contains(stderr, "--force") {
+		t.Fatalf("second write: %v, stderr %q; want %s skipped with a line", err, stderr, wf)
+	}
+	if got, _ := os.ReadFile(wf); string(got) != "# edited\n" {
+		t.Errorf("edited workflow replaced: %q", got)
+	}
+	if _, _, err := runFullsend(t, "templates", "write", "github", "--force"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(wf); string(got) == "# edited\n" {
+		t.Error("--force kept the edited workflow")
+	}
+}

@@ -64,7 +64,7 @@ instead of IMAGE itself, is verified after IMAGE with the same signer and the
 same requirements (pinning, transparency, attestations, -a annotations); its
 signature names its own repository, and the policies digest (the job image's
 claim) is not asked of it. It is always read from its registry (where
-OpenShell pulls it), also with --layout.
+OpenShell pulls it), also with --oci-layout.
 
 Keyed signatures are checked offline without a transparency log unless
 --require-tlog; keyless ones need their Rekor entry (inclusion promise,
@@ -83,8 +83,8 @@ FULLSEND_VERIFIED_SANDBOX_IMAGE and FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST
     --certificate-oidc-issuer https://token.actions.githubusercontent.com ghcr.io/acme/agents@sha256:...
   fullsend verify --key cosign.pub --dotenv verify.env registry.gitlab.com/acme/agents@sha256:...
   fullsend verify --key cosign.pub --sandbox-image ghcr.io/acme/sandbox@sha256:... ghcr.io/acme/agents@sha256:...
-  fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents     # offline, OCI layout
-  fullsend verify --key cosign.pub --layout out/image ghcr.io/acme/agents:v1.2.0`,
+  fullsend verify --key cosign.pub --oci-layout out/image ghcr.io/acme/agents     # offline, OCI layout
+  fullsend verify --key cosign.pub --oci-layout out/image ghcr.io/acme/agents:v1.2.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVerify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args[0])
@@ -109,7 +109,11 @@ FULLSEND_VERIFIED_SANDBOX_IMAGE and FULLSEND_VERIFIED_SANDBOX_IMAGE_DIGEST
 	fl.BoolVar(&f.requireTlog, "require-tlog", false, "keyed signatures must carry a Rekor entry verified against the trusted root")
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: skip the Rekor check (the certificate must then be valid now)")
 	fl.BoolVar(&f.ignoreSCT, "insecure-ignore-sct", false, "keyless: skip the certificate-transparency check (private Fulcio without a CT log)")
-	fl.StringVar(&f.layout, "layout", "", "verify the image in this OCI layout directory (offline) instead of the registry; IMAGE is then REPO, REPO:TAG (checked against the layout's tag) or REPO@sha256:...")
+	fl.StringVar(&f.layout, "oci-layout", "", "verify the image in this OCI layout directory (offline) instead of the registry; IMAGE is then REPO, REPO:TAG (checked against the layout's tag) or REPO@sha256:...")
+	// --oci-layout is the name image build and image sign use; --layout
+	// stays as a deprecated alias.
+	fl.StringVar(&f.layout, "layout", "", "deprecated alias of --oci-layout")
+	_ = fl.MarkDeprecated("layout", "use --oci-layout, as image build and image sign do")
 	fl.StringVar(&f.sandboxImage, "sandbox-image", "", "also verify this separate sandbox image (REPO@sha256:..., or a tag resolved once) with the same signer and requirements, and export it as the sandbox image fullsend run must use")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write FULLSEND_IMAGE, FULLSEND_IMAGE_DIGEST, FULLSEND_POLICIES_DIGEST (and FULLSEND_VERIFIED_SANDBOX_IMAGE[_DIGEST]) to this dotenv file (GitLab artifacts:reports:dotenv)")
 	fl.BoolVar(&f.githubOutput, "github-output", true, "in GitHub Actions, append to $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY")

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Every command names the project directory the same way: a positional
+// DIR. The flags some commands took before (--dir, serve agents'
+// --manifest) stay as deprecated aliases, so scripts keep working.
+
+// deprecatedDirFlag registers the old --NAME flag bound to dir as a
+// deprecated alias of the positional DIR.
+func deprecatedDirFlag(fl *pflag.FlagSet, dir *string, name, def, usage string) {
+	fl.StringVar(dir, name, def, usage+" (deprecated: give DIR as an argument)")
+	_ = fl.MarkDeprecated(name, "give the directory as the DIR argument")
+}
+
+// dirFromArgs sets *dir from args[i] when given: the positional DIR wins
+// over the default, and a different --flag value is a usage error.
+func dirFromArgs(cmd *cobra.Command, args []string, i int, flag string, dir *string) error {
+	if len(args) <= i {
+		return nil
+	}
+	if cmd.Flags().Changed(flag) && *dir != args[i] {
+		return usageErrorf("directory given twice: %q and --%s %q", args[i], flag, *dir)
+	}
+	*dir = args[i]
+	return nil
+}
