@@ -114,7 +114,7 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	var raw rawExpectFile
-	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set and tests"); err != nil {
+	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set, providers and tests"); err != nil {
 		return nil, bad(err.line, "%s", err.msg)
 	}
 	var extra yaml.Node
@@ -175,7 +175,7 @@ func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
 
 // The keys of an expectation file and of one test case.
 var (
-	expectFileKeys = []string{"agent", "set", "tests"}
+	expectFileKeys = []string{"agent", "set", "providers", "tests"}
 	expectCaseKeys = []string{"expect", "name", "reason", "request"}
 )
 

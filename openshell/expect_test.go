@@ -41,7 +41,7 @@ func TestParseExpectFileErrors(t *testing.T) {
 		"empty":          {"", ":1: file is empty"},
 		"no agent":       {"tests: [{request: 'GET https://x.com/ from /b', expect: allow}]", "missing agent"},
 		"no tests":       {"agent: a\n", "no tests"},
-		"unknown key":    {"agent: a\nfoo: 1\ntests: []\n", `:2: unknown field "foo" (want agent, set and tests)`},
+		"unknown key":    {"agent: a\nfoo: 1\ntests: []\n", `:2: unknown field "foo" (want agent, set, providers and tests)`},
 		"unknown case":   {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: allow\n    verdict: x\n", `:5: tests[0]: unknown field "verdict"`},
 		"near key":       {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expects: allow\n", `:4: tests[0]: unknown field "expects": did you mean "expect"?`},
 		"near top key":   {"agnt: a\ntests: []\n", `:1: unknown field "agnt": did you mean "agent"?`},

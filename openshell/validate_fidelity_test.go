@@ -388,7 +388,7 @@ func TestDuplicateMapKeyLastWins(t *testing.T) {
 		{"kept entry's access+rules is refused", good, semanticBad, refuses(CodeAccessAndRules), ""},
 		{"dropped entry's unknown field still refuses the file", shapeBad, good, refuses(CodeUnknownField), ""},
 	} {
-		for _, v := range SupportedVersions {
+		for _, v := range SupportedVersions() {
 			t.Run(v+"/"+tc.name, func(t *testing.T) {
 				diags := Validate("p.yaml", doc(tc.first, tc.second), v)
 				checkVerdict(t, diags, tc.want)

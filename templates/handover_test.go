@@ -15,6 +15,8 @@ import (
 // variables a user sets, the GitHub workflow's install step): no fullsend
 // command reads them, so they are not hand-over names.
 var templateOwn = []string{
+	"FULLSEND_POLICY_DIFF_FAIL_ON",     // policy diff jobs: --fail-on
+	"FULLSEND_MR_NOTE_TOKEN",           // GitLab MR note job: the token that posts the note
 	"FULLSEND_AGENT",                   // GitLab run job: the agent argument
 	"FULLSEND_SET",                     // GitLab run job: the --set values
 	"FULLSEND_VERSION",                 // the release `go install` fetches

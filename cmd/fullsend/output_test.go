@@ -41,7 +41,7 @@ func TestOutputFormatSet(t *testing.T) {
 // their own (lint's report formats, schema's cue); a bad -o exits 2 before
 // the command runs.
 func TestOutputFlagIsOneEnum(t *testing.T) {
-	own := map[string]bool{"fullsend policy lint": true, "fullsend policy schema input": true, "fullsend policy schema openshell": true}
+	own := map[string]bool{"fullsend policy lint": true, "fullsend policy diff": true, "fullsend policy suggest": true, "fullsend policy schema input": true, "fullsend policy schema openshell": true}
 	var n int
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -142,7 +142,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 		t.Fatal("base.yaml is expected network-less")
 	}
 	policies := map[string]*openshell.Policy{"review": base, "code": base}
-	for _, v := range openshell.SupportedVersions {
+	for _, v := range openshell.SupportedVersions() {
 		t.Run(v, func(t *testing.T) {
 			compose := func(ef *openshell.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
 				var att []Attachment

@@ -83,7 +83,7 @@ func TestBuiltinTraps(t *testing.T) {
 // TestAgentsProfilesValidate: fullsend-ai/agents' production profiles are
 // clean at both supported releases.
 func TestAgentsProfilesValidate(t *testing.T) {
-	for _, v := range openshell.SupportedVersions {
+	for _, v := range openshell.SupportedVersions() {
 		for _, r := range ValidateAll(readInputs(t, "testdata/agents/profiles/*.yaml"), v) {
 			for _, d := range r.Diagnostics {
 				t.Errorf("%s: %s", v, d)
@@ -277,7 +277,7 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Add([]byte("id: x\ndisplay_name: X\nendpoints: [{host: a, port: 1, rules: [{allow: {tool: 1}}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, v := range openshell.SupportedVersions {
+		for _, v := range openshell.SupportedVersions() {
 			for _, d := range Validate("f.yaml", data, v) {
 				if d.Line < 1 || d.Code == "" {
 					t.Fatalf("bad diagnostic %+v", d)
