@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 
@@ -204,7 +205,7 @@ func logSafe(ci cienv.Env, res runner.Result, err error) error {
 		// annotation with its cause and next step: do not repeat it.
 		return logSafeError{err: err, msg: fmt.Sprintf("run %s failed with exit %d; the error is reported above", res.Agent, res.ExitCode)}
 	}
-	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
+	return logSafeError{err: err, msg: ciout.Escape(ci.Kind(), err.Error())}
 }
 
 // logSafeError is a run error whose message is printed as msg.
