@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/sign"
@@ -81,12 +82,12 @@ func (s *SignOptions) keyed(ctx context.Context) (*sign.Signer, error) {
 
 // Resolve decides what a signature claims and which attestations it
 // carries, from the options, the subject's manifest annotations and what
-// the CI environment says (sign.DetectCI):
+// the CI environment says (ci, read by cienv):
 //   - the revision claim: GitRevision, else the image's revision
 //     annotation, else the CI's commit;
 //   - the provenance builder: BuilderID, else the CI workflow (GitHub
-//     Actions) or runner (GitLab CI), else, outside CI (ci.Name empty),
-//     sign.LocalBuilderID; in CI without one, Resolve fails with an
+//     Actions) or runner (GitLab CI), else, outside CI,
+//     sign.LocalBuilderID (cienv.Env.BuilderID); in CI without one, Resolve fails with an
 //     *OptionError of Kind sign.ErrNoBuilderID (a CI build never claims to
 //     be local);
 //   - the provenance source: the CI's repository, else the image's source
@@ -94,7 +95,7 @@ func (s *SignOptions) keyed(ctx context.Context) (*sign.Signer, error) {
 //
 // params are the build's external parameters and baseImage the base image
 // by digest ("" when unknown), both recorded in the provenance.
-func (s *SignOptions) Resolve(annotations map[string]string, ci sign.CI, params map[string]any, baseImage string) (sign.Options, error) {
+func (s *SignOptions) Resolve(annotations map[string]string, ci cienv.Env, params map[string]any, baseImage string) (sign.Options, error) {
 	extra := map[string]string{}
 	for _, a := range s.Annotations {
 		k, v, ok := strings.Cut(a, "=")
@@ -103,32 +104,29 @@ func (s *SignOptions) Resolve(annotations map[string]string, ci sign.CI, params 
 		}
 		extra[k] = v
 	}
-	rev := firstNonEmpty(s.GitRevision, annotations[image.AnnotationRevision], ci.Revision)
+	rev := firstNonEmpty(s.GitRevision, annotations[image.AnnotationRevision], ci.Revision())
 	o := sign.Options{Claims: sign.Claims{
 		PoliciesDigest:  annotations[image.AnnotationPoliciesDigest],
 		GitRevision:     rev,
 		FullsendVersion: version.String(),
-		RunURL:          ci.RunURL,
+		RunURL:          ci.RunURL(),
 		Extra:           extra,
 	}}
 	if s.SBOM {
 		o.SBOM = &sign.SBOMOptions{Paths: s.SBOMPaths, Tool: "fullsend-" + version.String(), AllLayers: s.SBOMAllLayers}
 	}
 	if s.Provenance {
-		builder := firstNonEmpty(s.BuilderID, ci.BuilderID)
-		if builder == "" && ci.Name == "" {
-			builder = sign.LocalBuilderID
-		}
+		builder := firstNonEmpty(s.BuilderID, ci.BuilderID())
 		if builder == "" {
 			return o, invalid(sign.ErrNoBuilderID, "", nil)
 		}
-		src := ci.SourceRepo
+		src := ci.SourceRepo()
 		if src == "" && annotations[image.AnnotationSource] != "" {
 			src = "git+" + annotations[image.AnnotationSource]
 		}
 		o.Provenance = &sign.Provenance{
-			BuilderID: builder, SourceRepo: src, SourceRevision: rev, SourceRef: ci.Ref,
-			Parameters: params, BaseImage: baseImage, InvocationID: ci.RunURL, FullsendVersion: version.String(),
+			BuilderID: builder, SourceRepo: src, SourceRevision: rev, SourceRef: ci.Ref(),
+			Parameters: params, BaseImage: baseImage, InvocationID: ci.RunURL(), FullsendVersion: version.String(),
 		}
 	}
 	return o, nil
@@ -137,7 +135,7 @@ func (s *SignOptions) Resolve(annotations map[string]string, ci sign.CI, params 
 // resolveFromEnv is Resolve with the CI facts read through getenv: the one
 // place publish reads the CI environment for signing.
 func (s *SignOptions) resolveFromEnv(getenv func(string) string, annotations map[string]string, params map[string]any, baseImage string) (sign.Options, error) {
-	return s.Resolve(annotations, sign.DetectCI(getenv), params, baseImage)
+	return s.Resolve(annotations, cienv.Detect(getenv), params, baseImage)
 }
 
 func firstNonEmpty(vals ...string) string {

@@ -3,9 +3,11 @@ package publish
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/sign"
@@ -65,14 +67,14 @@ func TestResolve(t *testing.T) {
 		image.AnnotationPoliciesDigest: "sha256:abc",
 		image.AnnotationSource:         "https://github.com/acme/agents",
 	}
-	github := sign.DetectCI(env(map[string]string{
+	githubVars := map[string]string{
 		"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/agents",
 		"GITHUB_SHA": ciRev, "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": "7",
-		"GITHUB_WORKFLOW_REF": "acme/agents/.github/workflows/release.yml@refs/heads/main",
-	}))
-	githubNoWorkflow := github
-	githubNoWorkflow.BuilderID = ""
-	gitlab := sign.DetectCI(env(map[string]string{
+	}
+	githubNoWorkflow := cienv.Detect(env(maps.Clone(githubVars)))
+	githubVars["GITHUB_WORKFLOW_REF"] = "acme/agents/.github/workflows/release.yml@refs/heads/main"
+	github := cienv.Detect(env(githubVars))
+	gitlab := cienv.Detect(env(map[string]string{
 		"GITLAB_CI": "true", "CI_COMMIT_SHA": ciRev, "CI_COMMIT_REF_NAME": "main", "CI_JOB_URL": "https://gitlab.example/acme/agents/-/jobs/9",
 		"CI_PROJECT_URL": "https://gitlab.example/acme/agents", "CI_SERVER_URL": "https://gitlab.example",
 		"CI_PROJECT_PATH": "acme/agents", "CI_RUNNER_ID": "42",
@@ -81,7 +83,7 @@ func TestResolve(t *testing.T) {
 		name                     string
 		o                        SignOptions
 		ann                      map[string]string
-		ci                       sign.CI
+		ci                       cienv.Env
 		wantRev, wantRun         string
 		wantBuilder, wantSource  string
 		wantRef                  string
@@ -157,7 +159,7 @@ func TestResolve(t *testing.T) {
 
 func TestResolveAnnotations(t *testing.T) {
 	o := SignOptions{Annotations: []string{"team=agents", "empty=", "k=v=w"}}
-	got, err := o.Resolve(map[string]string{}, sign.CI{}, nil, "")
+	got, err := o.Resolve(map[string]string{}, cienv.Env{}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 )
 
 // WriteOptions tunes rendering.
@@ -140,17 +142,10 @@ func encodeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// ghEscape escapes workflow command data; ghProp also escapes : and , for properties.
-func ghEscape(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-func ghProp(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
-}
-
 // writeGitHub emits GitHub Actions workflow commands (::error/::warning),
-// which the runner turns into annotations on the file and line.
+// which the runner turns into annotations on the file and line. Property
+// values take ciout.EscapeProperty and the message ciout.EscapeData, the
+// encodings GitHub decodes back, so the annotation shows the text as it is.
 func (r *Report) writeGitHub(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
@@ -162,11 +157,11 @@ func (r *Report) writeGitHub(w io.Writer) error {
 			cmd = "error"
 		}
 		file, line := f.location()
-		props := []string{"file=" + ghProp(file)}
+		props := []string{"file=" + ciout.EscapeProperty(file)}
 		if line > 0 {
 			props = append(props, fmt.Sprintf("line=%d", line))
 		}
-		props = append(props, "title="+ghProp(f.RuleID+" "+f.Title))
+		props = append(props, "title="+ciout.EscapeProperty(f.RuleID+" "+f.Title))
 		msg := f.Message
 		if f.PolicyPath != "" {
 			msg = f.PolicyPath + ": " + msg
@@ -174,7 +169,7 @@ func (r *Report) writeGitHub(w io.Writer) error {
 		if f.Source != nil {
 			msg += " (policy " + f.Policy + ")"
 		}
-		fmt.Fprintf(&b, "::%s %s::%s\n", cmd, strings.Join(props, ","), ghEscape(msg))
+		fmt.Fprintf(&b, "::%s %s::%s\n", cmd, strings.Join(props, ","), ciout.EscapeData(msg))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

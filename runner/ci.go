@@ -63,10 +63,6 @@ func (g Getenv) value(k string) string {
 	return v
 }
 
-// DetectCI tells GitHub Actions, GitLab CI and anything else apart by their
-// documented marker variables (cienv.Detect).
-func DetectCI(getenv Getenv) CIKind { return cienv.Detect(getenv.value).Kind() }
-
 // Environment is everything the runner reads from the machine it runs on,
 // injected so that tests can run in memory.
 type Environment struct {

@@ -119,9 +119,11 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestDetectCI(t *testing.T) {
+// TestEnvironmentCI: the runner's environment is read by cienv through its
+// Getenv.
+func TestEnvironmentCI(t *testing.T) {
 	for env, want := range map[string]CIKind{"GITHUB_ACTIONS": CIGitHub, "GITLAB_CI": CIGitLab, "CI": CILocal} {
-		if got := DetectCI(MapEnv(map[string]string{env: "true"})); got != want {
+		if got := MapEnvironment(map[string]string{env: "true"}, nil).CI().Kind(); got != want {
 			t.Errorf("%s=true: %s, want %s", env, got, want)
 		}
 	}

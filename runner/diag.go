@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 )
 
 // finish reports the outcome: an annotation on failure, the job summary,
@@ -105,7 +105,7 @@ func sanitizeFileName(s string) string {
 }
 
 // summaryMarkdown renders the job summary table. Every value is rendered
-// literally (mdText, mdCode): an error message quotes openshell and the
+// literally (ciout.MarkdownText, ciout.MarkdownCode): an error message quotes openshell and the
 // sandbox, and must not add links, images or HTML to the summary.
 func summaryMarkdown(res *Result) string {
 	var b strings.Builder
@@ -113,37 +113,37 @@ func summaryMarkdown(res *Result) string {
 	if res.ExitCode != 0 {
 		status = fmt.Sprintf("failed (exit %d)", res.ExitCode)
 	}
-	fmt.Fprintf(&b, "### fullsend run %s: %s\n\n", mdCode(res.Agent), status)
+	fmt.Fprintf(&b, "### fullsend run %s: %s\n\n", ciout.MarkdownCode(res.Agent), status)
 	b.WriteString("| | |\n|---|---|\n")
 	row := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(&b, "| %s | %s |\n", k, v)
 		}
 	}
-	row("sandbox", mdText(res.Sandbox))
+	row("sandbox", ciout.MarkdownText(res.Sandbox))
 	row("sandbox deleted", fmt.Sprint(res.Deleted))
-	row("openshell", mdText(res.OpenShellVersion))
-	row("manifest sha256", mdCode(res.ManifestSHA256))
-	row("policy sha256", mdCode(res.PolicySHA256))
-	row("resolved policy sha256", mdCode(res.ResolvedSHA256))
+	row("openshell", ciout.MarkdownText(res.OpenShellVersion))
+	row("manifest sha256", ciout.MarkdownCode(res.ManifestSHA256))
+	row("policy sha256", ciout.MarkdownCode(res.PolicySHA256))
+	row("resolved policy sha256", ciout.MarkdownCode(res.ResolvedSHA256))
 	keys := make([]string, 0, len(res.Placeholders))
 	for k := range res.Placeholders {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		row(mdText("{{"+k+"}}"), mdCode(res.Placeholders[k])+" from "+mdText(res.PlaceholderFrom[k]))
+		row(ciout.MarkdownText("{{"+k+"}}"), ciout.MarkdownCode(res.Placeholders[k])+" from "+ciout.MarkdownText(res.PlaceholderFrom[k]))
 	}
 	row("duration", res.Duration.Round(time.Millisecond).String())
-	row("error", mdText(res.Error))
-	row("diagnostic bundle", mdCode(res.DiagDir))
+	row("error", ciout.MarkdownText(res.Error))
+	row("diagnostic bundle", ciout.MarkdownCode(res.DiagDir))
 	if ev := res.Evidence; ev != nil {
-		row("evidence", mdCode(ev.Dir)+" from "+mdText(ev.Source))
+		row("evidence", ciout.MarkdownCode(ev.Dir)+" from "+ciout.MarkdownText(ev.Source))
 		if n := denialTotal(res.Denials); n > 0 {
-			row("denied requests", fmt.Sprintf("%d: %s", n, mdText(denialSummary(res.Denials))))
-			row("next step", mdCode(ev.Suggest))
+			row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(denialSummary(res.Denials))))
+			row("next step", ciout.MarkdownCode(ev.Suggest))
 		} else if res.Denials[DenialAuditWouldDeny] > 0 {
-			row("audit would-deny", mdText(denialSummary(res.Denials)))
+			row("audit would-deny", ciout.MarkdownText(denialSummary(res.Denials)))
 		} else if ev.Source != EvidenceNone {
 			row("denied requests", "0")
 		}
@@ -156,64 +156,9 @@ func summaryMarkdown(res *Result) string {
 			if s.Failed {
 				mark = " (failed)"
 			}
-			fmt.Fprintf(&b, "| %s%s | %.0f |\n", mdText(s.Name), mark, s.MS)
+			fmt.Fprintf(&b, "| %s%s | %.0f |\n", ciout.MarkdownText(s.Name), mark, s.MS)
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// mdText renders s as literal text in a Markdown table cell: every ASCII
-// punctuation character backslash-escaped (CommonMark allows it for all of
-// them; it also keeps `|` from ending the cell and stops autolinks), line
-// breaks as <br>, hidden characters (hidden) as U+FFFD.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ReplaceAll(s, "\r\n", "\n") {
-		switch {
-		case r == '\n':
-			b.WriteString("<br>")
-		case r < utf8.RuneSelf && unicode.IsPunct(r) || r < utf8.RuneSelf && unicode.IsSymbol(r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case hidden(r):
-			b.WriteRune(utf8.RuneError)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// mdCode renders s as a code span in a table cell: fenced by one backtick
-// more than its longest run of backticks, `|` escaped (GFM splits cells
-// before it parses spans), line breaks and hidden characters replaced.
-func mdCode(s string) string {
-	if s == "" {
-		return ""
-	}
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r':
-			return ' '
-		case hidden(r):
-			return utf8.RuneError
-		}
-		return r
-	}, s)
-	s = strings.ReplaceAll(s, "|", "\\|")
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
 }

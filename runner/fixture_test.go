@@ -192,7 +192,7 @@ func (h *harness) run(ctx context.Context, req Request) (Result, error) {
 	opts := h.opts
 	opts.Project = h.project
 	opts.Env = MapEnvironment(h.env, h.root)
-	if opts.PoliciesDigest == "" && !h.unpinned && DetectCI(opts.Env.Getenv) != CILocal {
+	if opts.PoliciesDigest == "" && !h.unpinned && opts.Env.CI().Kind() != CILocal {
 		// In CI the runner runs only a pinned project, as the verify step
 		// pins it.
 		opts.PoliciesDigest = "sha256:" + bundle.SHA256Hex(h.project["policies/manifest.json"].Data)

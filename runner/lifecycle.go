@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 )
 
 // Sandbox paths. The sandbox user's home is /sandbox; runtimes read their
@@ -42,7 +43,7 @@ type run struct {
 	req        Request
 	res        *Result
 	d          *driver
-	rep        Reporter
+	rep        ciout.Reporter
 	mask       *masker
 	log        *runLog // the only writer of the runner's own lines
 	tmp        string
@@ -97,13 +98,13 @@ func (x *run) step(title string, fn func() error) error {
 // *AgentExitError; ExitCode maps it to the process exit code.
 func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	start := time.Now()
-	res = Result{Agent: req.Agent, CI: DetectCI(r.opts.Env.Getenv), ManifestSHA256: r.project.ManifestSHA256}
+	ci := r.opts.Env.CI()
+	res = Result{Agent: req.Agent, CI: ci.Kind(), ManifestSHA256: r.project.ManifestSHA256}
 	mask := &masker{}
 	x := &run{r: r, req: req, res: &res, mask: mask, log: newRunLog(res.CI, mask, r.opts.Log)}
 	x.rep = r.opts.Reporter
 	if x.rep == nil {
-		summary, _ := r.opts.Env.Getenv("GITHUB_STEP_SUMMARY")
-		x.rep = NewReporter(res.CI, r.opts.Log, summary)
+		x.rep = ciout.NewReporter(res.CI, r.opts.Log, ci.StepSummary())
 	}
 	x.d = &driver{env: r.childEnv(), mask: mask}
 	if req.Timeout > 0 {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"unicode"
+
+	"github.com/fullsend-ai/agent-sandbox/ciout/ciouttest"
 )
 
 // The tests in this file reproduce the log-injection attacks of issue 12
@@ -17,138 +17,6 @@ import (
 // against the openshell fake with an agent (a script in the workspace that
 // the runtime stub sources) that plays the attacker, then replays the log
 // the way GitHub Actions or GitLab CI reads it.
-
-// ghCommand is one workflow command the GitHub Actions runner executed.
-type ghCommand struct{ name, data string }
-
-// ghRunner replays log text the way the GitHub Actions runner processes a
-// step's output (actions/runner, src/Runner.Worker/ActionCommandManager.cs
-// and src/Runner.Common/ActionCommand.cs): lines split by StreamReader.
-// ReadLine (LF, CR or CRLF); a `::name props::data` command after leading
-// white space, or a legacy `##[name props]data` anywhere in the line; while
-// stop-commands is on, only the resume token is recognised.
-type ghRunner struct {
-	stopped  bool
-	token    string
-	executed []ghCommand
-}
-
-var ghRegistered = map[string]bool{"add-mask": true, "add-matcher": true, "remove-matcher": true, "debug": true,
-	"warning": true, "error": true, "notice": true, "group": true, "endgroup": true, "echo": true, "save-state": true,
-	"set-output": true, "set-env": true, "add-path": true, "stop-commands": true}
-
-func (g *ghRunner) feed(stream string) {
-	stream = strings.ReplaceAll(stream, "\r\n", "\n")
-	for _, line := range strings.FieldsFunc(stream, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		g.line(line)
-	}
-}
-
-func (g *ghRunner) registered(name string) bool {
-	return ghRegistered[strings.ToLower(name)] || g.token != "" && strings.EqualFold(name, g.token)
-}
-
-func (g *ghRunner) parse(line string) (name, data string, ok bool) {
-	if m := strings.TrimLeftFunc(line, unicode.IsSpace); strings.HasPrefix(m, "::") {
-		if end := strings.Index(m[2:], "::"); end >= 0 {
-			info := m[2 : 2+end]
-			name, _, _ = strings.Cut(info, " ")
-			if g.registered(name) {
-				return name, ghUnescapeData(m[2+end+2:]), true
-			}
-		}
-	}
-	if i := strings.Index(line, "##["); i >= 0 {
-		if rb := strings.IndexByte(line[i:], ']'); rb >= 0 {
-			info := line[i+3 : i+rb]
-			name, _, _ = strings.Cut(info, " ")
-			if g.registered(name) {
-				return name, line[i+rb+1:], true
-			}
-		}
-	}
-	return "", "", false
-}
-
-func (g *ghRunner) line(line string) {
-	name, data, ok := g.parse(line)
-	switch {
-	case !ok:
-	case g.stopped:
-		if strings.EqualFold(name, g.token) {
-			g.stopped, g.token = false, ""
-			g.executed = append(g.executed, ghCommand{"resume", name})
-		}
-	case name == "stop-commands":
-		g.stopped, g.token = true, data
-		g.executed = append(g.executed, ghCommand{name, data})
-	default:
-		g.executed = append(g.executed, ghCommand{name, data})
-	}
-}
-
-// ghUnescapeData is ActionCommand.UnescapeData: the mappings applied in
-// their declared order.
-func ghUnescapeData(s string) string {
-	for _, m := range [][2]string{{"%0D", "\r"}, {"%0A", "\n"}, {"%25", "%"}} {
-		s = strings.ReplaceAll(s, m[0], m[1])
-	}
-	return s
-}
-
-var hexToken = regexp.MustCompile(`^[0-9a-f]{32}$`)
-
-// foreignCommands returns the commands executed that the runner did not
-// issue: its own are groups, its error annotation, masks of the values it
-// knows, and stop-commands/resume with its random 32-hex-digit tokens.
-func foreignCommands(cmds []ghCommand, masks ...string) []ghCommand {
-	var out []ghCommand
-	for _, c := range cmds {
-		switch {
-		case c.name == "group" || c.name == "endgroup":
-		case c.name == "error" && strings.HasPrefix(c.data, "exit "):
-		case (c.name == "stop-commands" || c.name == "resume") && hexToken.MatchString(c.data):
-		case c.name == "add-mask" && contains(masks, c.data):
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// gitlabOwn matches the sequences the runner itself writes on GitLab: its
-// section markers and the colours of its annotations.
-var gitlabOwn = regexp.MustCompile(`\x1b\[0Ksection_(start|end):\d+:fullsend_\d+_[a-z0-9_.-]*(\[collapsed=true\])?\r\x1b\[0K|\x1b\[1;3[0-9]m|\x1b\[0m`)
-
-// gitlabSection is GitLab's trace section marker (Gitlab::Regex.build_trace_section_regex):
-// it is recognised anywhere in a line.
-var gitlabSection = regexp.MustCompile(`section_(start|end):(\d+):([a-zA-Z0-9_.-]+)(\[[^\]]*\])?\r\x1b\[0K`)
-
-// gitlabForged returns what in a GitLab log is not the runner's own: section
-// markers and escape sequences or carriage returns that would move the
-// cursor, erase or open sections.
-func gitlabForged(log string) []string {
-	var out []string
-	for _, m := range gitlabSection.FindAllStringSubmatch(log, -1) {
-		if !strings.HasPrefix(m[3], "fullsend_") {
-			out = append(out, fmt.Sprintf("section marker %q", m[0]))
-		}
-	}
-	rest := strings.ReplaceAll(gitlabOwn.ReplaceAllString(log, ""), "\r\n", "\n")
-	if i := strings.IndexAny(rest, "\x1b\r"); i >= 0 {
-		out = append(out, fmt.Sprintf("control character in %q", rest[max(0, i-40):min(len(rest), i+40)]))
-	}
-	return out
-}
 
 // shQuote spells s as a printf format in single quotes, every byte that is
 // not a plain ASCII letter or digit as an octal escape.
@@ -180,23 +48,11 @@ func agentWorkspace(t *testing.T, script string) string {
 	return ws
 }
 
-// attackNames are file names an agent leaves in its outputs for the runner
-// to log.
-var attackNames = map[string]string{
-	"newline add-mask":      "\n::add-mask::x",
-	"encoded newline error": "%0A::error::pwn",
-	"osc 8 hyperlink":       "\x1b]8;;https:evil.example\x1b\\click\x1b]8;;\x1b\\",
-	"erase line":            "ok\x1b[0Kfake",
-	"section_start":         "section_start:123:x\r\x1b[0K",
-	"carriage return error": "a\r::error::pwn",
-	"legacy command":        "a ##[error]pwn",
-}
-
 // TestAttackFileNameInjection: an agent names files in its outputs so that
 // the runner, logging what it removed from them, writes workflow commands,
 // ANSI sequences or GitLab section markers into the job log.
 func TestAttackFileNameInjection(t *testing.T) {
-	for attack, name := range attackNames {
+	for attack, name := range ciouttest.AttackNames() {
 		for _, ci := range []CIKind{CIGitHub, CIGitLab} {
 			t.Run(attack+"/"+string(ci), func(t *testing.T) {
 				h := newHarness(t, ci)
@@ -215,9 +71,9 @@ func TestAttackFileNameInjection(t *testing.T) {
 				log := h.log.String()
 				switch ci {
 				case CIGitHub:
-					g := &ghRunner{}
-					g.feed(log)
-					if bad := foreignCommands(g.executed); len(bad) > 0 {
+					g := &ciouttest.GitHubRunner{}
+					g.Feed(log)
+					if bad := ciouttest.ForeignCommands(g.Executed); len(bad) > 0 {
 						t.Errorf("the job executed %q:\n%s", bad, log)
 					}
 					if strings.ContainsAny(log, "\x1b\r") {
@@ -227,7 +83,7 @@ func TestAttackFileNameInjection(t *testing.T) {
 						t.Errorf("file name not data-encoded (%% as %%25):\n%s", log)
 					}
 				case CIGitLab:
-					if bad := gitlabForged(log); len(bad) > 0 {
+					if bad := ciouttest.GitLabForged(log); len(bad) > 0 {
 						t.Errorf("forged in the job log: %q\n%q", bad, log)
 					}
 				}
@@ -270,29 +126,29 @@ func TestAttackAgentStopCommands(t *testing.T) {
 			if ExitCode(err) != 3 {
 				t.Fatalf("exit %d: %v\n%s", ExitCode(err), err, h.log.String())
 			}
-			g := &ghRunner{}
+			g := &ciouttest.GitHubRunner{}
 			switch mode {
 			case "stderr then stdout":
-				g.feed(h.log.String())
-				g.feed(h.stdout.String())
+				g.Feed(h.log.String())
+				g.Feed(h.stdout.String())
 			case "stdout then stderr":
-				g.feed(h.stdout.String())
-				g.feed(h.log.String())
+				g.Feed(h.stdout.String())
+				g.Feed(h.log.String())
 			default:
-				g.feed(h.log.String())
+				g.Feed(h.log.String())
 			}
-			if bad := foreignCommands(g.executed); len(bad) > 0 {
+			if bad := ciouttest.ForeignCommands(g.Executed); len(bad) > 0 {
 				t.Errorf("the agent's output executed %q\nlog:\n%s\nstdout:\n%s", bad, h.log.String(), h.stdout.String())
 			}
-			if g.stopped {
-				t.Errorf("commands still stopped at the end of the run (token %q)", g.token)
+			if g.Stopped {
+				t.Errorf("commands still stopped at the end of the run (token %q)", g.Token)
 			}
 			if mode == "one stream" {
 				groups, ends, annotated := 0, 0, false
-				for _, c := range g.executed {
-					groups += btoi(c.name == "group")
-					ends += btoi(c.name == "endgroup")
-					annotated = annotated || c.name == "error" && strings.HasPrefix(c.data, "exit 3")
+				for _, c := range g.Executed {
+					groups += btoi(c.Name == "group")
+					ends += btoi(c.Name == "endgroup")
+					annotated = annotated || c.Name == "error" && strings.HasPrefix(c.Data, "exit 3")
 				}
 				if groups == 0 || groups != ends || !annotated {
 					t.Errorf("the runner's own commands after the agent did not run: %d groups, %d ends, error annotation %v\n%s",
@@ -301,9 +157,9 @@ func TestAttackAgentStopCommands(t *testing.T) {
 			}
 			// The fence token never reaches the sandbox.
 			calls, _ := os.ReadFile(filepath.Join(h.state, "calls.jsonl"))
-			for _, c := range g.executed {
-				if c.name == "stop-commands" && bytes.Contains(calls, []byte(c.data)) {
-					t.Errorf("stop-commands token %s in an openshell call", c.data)
+			for _, c := range g.Executed {
+				if c.Name == "stop-commands" && bytes.Contains(calls, []byte(c.Data)) {
+					t.Errorf("stop-commands token %s in an openshell call", c.Data)
 				}
 			}
 		})
@@ -333,7 +189,7 @@ printf '\033[32mgreen is fine\033[0m\n'
 	log := h.log.String()
 	// Colour (SGR) from the agent stays; nothing else does.
 	log = strings.ReplaceAll(log, "\x1b[32mgreen is fine\x1b[0m", "green is fine")
-	if bad := gitlabForged(log); len(bad) > 0 {
+	if bad := ciouttest.GitLabForged(log); len(bad) > 0 {
 		t.Errorf("forged in the job log: %q\n%q", bad, log)
 	}
 }

@@ -41,6 +41,9 @@ func short(s string) string {
 	return s[:60] + fmt.Sprintf("...(%d bytes)...", len(s)-120) + s[len(s)-60:]
 }
 
+// oldLineCut is where the writer used to cut a line: 64 KiB.
+const oldLineCut = 64 << 10
+
 // TestMaskWriterEverySplit is the regression test of "maskWriter can miss a
 // secret split across its buffer boundary": the writer cut a line at 64
 // KiB and wrote a multi-line secret line by line, so a secret across that
@@ -50,7 +53,7 @@ func short(s string) string {
 // time the output must be what masking the whole text at once gives, and
 // hold no secret.
 func TestMaskWriterEverySplit(t *testing.T) {
-	long := strings.Repeat("x", maxLine-3) // puts a secret across the old 64 KiB cut
+	long := strings.Repeat("x", oldLineCut-3) // puts a secret across the old 64 KiB cut
 	pem := "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END KEY-----"
 	for _, tc := range []struct {
 		name    string
@@ -106,7 +109,7 @@ func TestMaskWriterEverySplit(t *testing.T) {
 				for i := at - 2; i <= at+len(tc.secrets[0])+2; i++ {
 					check([]int{i})
 				}
-				check([]int{at + 3, maxLine, 1})
+				check([]int{at + 3, oldLineCut, 1})
 				return
 			}
 			for i := 0; i <= len(tc.input); i++ {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -103,7 +104,7 @@ type Options struct {
 	Stdout io.Writer
 	Log    io.Writer
 	// Reporter renders logs for the CI; nil picks one from the environment.
-	Reporter Reporter
+	Reporter ciout.Reporter
 	// SandboxImage is a separate image every sandbox is created from
 	// (`sandbox create --from`), REPO@sha256:...; empty means
 	// Verified.SandboxImage, else Verified.Image, the job's own image.

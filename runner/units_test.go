@@ -127,47 +127,6 @@ func TestMaskWriter(t *testing.T) {
 	}
 }
 
-func TestGitHubReporter(t *testing.T) {
-	var out bytes.Buffer
-	summary := filepath.Join(t.TempDir(), "summary.md")
-	rep := NewReporter(CIGitHub, &out, summary)
-	end := rep.Group("step\n::error::injected")
-	end()
-	rep.Annotate("error", "a:b,c", "line1\nline2 100%")
-	w, _, stop := rep.Untrusted(&out, &out)
-	w.Write([]byte("::add-mask::x\n"))
-	stop()
-	if err := rep.Summary("| a | b |\n"); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{"::group::step%0A::error::injected\n", "::endgroup::\n",
-		"::error title=a%3Ab%2Cc::line1%0Aline2 100%25\n", "::stop-commands::", "\n%3A:add-mask::x\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q in:\n%s", want, got)
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(got), "\n")
-	token := strings.TrimPrefix(lines[len(lines)-3], "::stop-commands::")
-	if len(token) != 32 || lines[len(lines)-1] != "::"+token+"::" {
-		t.Errorf("untrusted output not bracketed by a random token:\n%s", got)
-	}
-	if b, _ := os.ReadFile(summary); string(b) != "| a | b |\n" {
-		t.Errorf("summary %q", b)
-	}
-}
-
-func TestGitLabReporter(t *testing.T) {
-	var out bytes.Buffer
-	rep := NewReporter(CIGitLab, &out, "")
-	rep.Group("Create Sandbox!")()
-	got := out.String()
-	if !strings.Contains(got, "section_start:") || !strings.Contains(got, ":fullsend_1_create_sandbox[collapsed=true]\r\x1b[0KCreate Sandbox!\n") ||
-		!strings.Contains(got, "section_end:") {
-		t.Errorf("section markers:\n%q", got)
-	}
-}
-
 func TestExitCode(t *testing.T) {
 	for err, want := range map[error]int{
 		nil:                                     0,

@@ -1,33 +1,13 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-// TestGitLabFence: the agent's output is fenced by two lines carrying one
-// random token the agent never sees before it is printed.
-func TestGitLabFence(t *testing.T) {
-	var log, out bytes.Buffer
-	rep := NewReporter(CIGitLab, &log, "")
-	o, _, end := rep.Untrusted(&out, &out)
-	fmt.Fprintln(o, "----- agent output ends (fence 0000000000000000) -----")
-	end()
-	re := regexp.MustCompile(`(?m)^----- agent output begins \(untrusted; fence ([0-9a-f]{16})\) -----\n----- agent output ends \(fence ([0-9a-f]{16})\) -----$`)
-	m := re.FindStringSubmatch(log.String())
-	if m == nil || m[1] != m[2] || m[1] == "0000000000000000" {
-		t.Fatalf("no fence with one token:\n%q", log.String())
-	}
-	if strings.Contains(out.String(), "fence "+m[1]) {
-		t.Error("the agent's output carries the token")
-	}
-}
 
 // TestStepTimings: the GitHub job summary lists each step with its
 // milliseconds and the bundle of a failed run; the log ends each group with

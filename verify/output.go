@@ -9,6 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/handover"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 
@@ -120,7 +121,7 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 		}
 	}
 	if summary != "" {
-		if err := appendFile(summary, githubSummary(r)); err != nil {
+		if err := ciout.AppendSummary(summary, githubSummary(r)); err != nil {
 			return false, fmt.Errorf("writing %s: %w", cienv.GitHubStepSummary, err)
 		}
 	}
@@ -128,32 +129,33 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 }
 
 // githubSummary is the Markdown table of a verified image for the job
-// summary.
+// summary. The refs and digests are the values Outputs accepted; every
+// other value is rendered literally (ciout.MarkdownText, MarkdownCode).
 func githubSummary(r *Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### fullsend verify: passed\n\n| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| image | `%s` |\n", r.Ref)
 	if r.ResolvedTag != "" {
-		fmt.Fprintf(&b, "| resolved from | `%s` |\n", mdEscape(r.ResolvedTag))
+		fmt.Fprintf(&b, "| resolved from | %s |\n", ciout.MarkdownCode(r.ResolvedTag))
 	}
 	for _, s := range r.Signers {
-		fmt.Fprintf(&b, "| signer | %s |\n", mdEscape(s))
+		fmt.Fprintf(&b, "| signer | %s |\n", ciout.MarkdownText(s))
 	}
-	fmt.Fprintf(&b, "| transparency | %s |\n", mdEscape(r.Transparency))
+	fmt.Fprintf(&b, "| transparency | %s |\n", ciout.MarkdownText(r.Transparency))
 	fmt.Fprintf(&b, "| policies digest | `%s` |\n", r.PoliciesDigest)
 	for _, a := range r.Attestations {
-		fmt.Fprintf(&b, "| attestation | %s |\n", mdEscape(a.PredicateType))
+		fmt.Fprintf(&b, "| attestation | %s |\n", ciout.MarkdownText(a.PredicateType))
 	}
 	if sb := r.Sandbox; sb != nil {
 		fmt.Fprintf(&b, "| sandbox image | `%s` |\n", sb.Ref)
 		if sb.ResolvedTag != "" {
-			fmt.Fprintf(&b, "| sandbox image resolved from | `%s` |\n", mdEscape(sb.ResolvedTag))
+			fmt.Fprintf(&b, "| sandbox image resolved from | %s |\n", ciout.MarkdownCode(sb.ResolvedTag))
 		}
 		for _, s := range sb.Signers {
-			fmt.Fprintf(&b, "| sandbox image signer | %s |\n", mdEscape(s))
+			fmt.Fprintf(&b, "| sandbox image signer | %s |\n", ciout.MarkdownText(s))
 		}
 		for _, a := range sb.Attestations {
-			fmt.Fprintf(&b, "| sandbox image attestation | %s |\n", mdEscape(a.PredicateType))
+			fmt.Fprintf(&b, "| sandbox image attestation | %s |\n", ciout.MarkdownText(a.PredicateType))
 		}
 	}
 	b.WriteString("\n")
@@ -186,9 +188,4 @@ func appendFile(path, s string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'")
-	return r.Replace(s)
 }

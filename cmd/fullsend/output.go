@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
-	"github.com/fullsend-ai/agent-sandbox/runner"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 )
 
 // outputFormat is the value of the shared -o/--output flag: text or json.
@@ -55,15 +54,10 @@ func writeJSON(w io.Writer, v any) error {
 // ciSafe renders text a command prints but does not control (paths and
 // names from the project, committed file contents, error text quoting
 // either) inert in the log of the CI it runs in, or in a terminal: each
-// line goes through runner.EscapeLog, the project's one CI-safe escaper, so
-// a name holding a line break, a CR, an ANSI escape or a leading "::" can
+// line goes through ciout.Escape, the project's one CI-safe escaper, so a
+// name holding a line break, a CR, an ANSI escape or a leading "::" can
 // start no workflow command, GitLab section or terminal sequence. The line
-// breaks of s itself stay line breaks.
+// breaks of s itself stay line breaks (ciout.Lines).
 func ciSafe(s string) string {
-	kind := cienv.Detect(os.Getenv).Kind()
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = runner.EscapeLog(kind, l)
-	}
-	return strings.Join(lines, "\n")
+	return ciout.Lines(cienv.Detect(os.Getenv).Kind(), s)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/handover"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
 
@@ -222,7 +223,7 @@ func logSafe(ci cienv.Env, res runner.Result, err error) error {
 	if !ci.IsCI() {
 		return err
 	}
-	return logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
+	return logSafeError{err: err, msg: ciout.Escape(ci.Kind(), err.Error())}
 }
 
 // logSafeError is a run error whose message is printed as msg.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/cienv"
-	"github.com/fullsend-ai/agent-sandbox/runner"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 )
 
 // checkStale applies bundle.StaleRule to the compiled bundle in
@@ -34,10 +34,10 @@ func checkStale(dir, policiesDir string, getenv func(string) string, errw io.Wri
 	warning, err := bundle.StaleRule(s, ci.IsCI(), "fullsend policy compile "+dir)
 	if err != nil {
 		// The file names come from the checkout: escaped for the CI log.
-		return true, logSafeError{err: err, msg: runner.EscapeLog(ci.Kind(), err.Error())}
+		return true, logSafeError{err: err, msg: ciout.Escape(ci.Kind(), err.Error())}
 	}
 	if warning != "" {
-		fmt.Fprintln(errw, runner.EscapeLog(ci.Kind(), warning))
+		fmt.Fprintln(errw, ciout.Escape(ci.Kind(), warning))
 	}
 	return s.Stale(), nil
 }
