@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fullsend-ai/agent-sandbox/denial"
 )
 
 // finish reports the outcome: an annotation on failure, the job summary,
@@ -142,7 +144,7 @@ func summaryMarkdown(res *Result) string {
 		if n := denialTotal(res.Denials); n > 0 {
 			row("denied requests", fmt.Sprintf("%d: %s", n, mdText(denialSummary(res.Denials))))
 			row("next step", mdCode(ev.Suggest))
-		} else if res.Denials[DenialAuditWouldDeny] > 0 {
+		} else if res.Denials[denial.KindAudit] > 0 {
 			row("audit would-deny", mdText(denialSummary(res.Denials)))
 		} else if ev.Source != EvidenceNone {
 			row("denied requests", "0")
