@@ -67,6 +67,8 @@ func Classify(ev Event, audit bool) Kind {
 	if ev.Policy == "bypass-detect" || strings.HasPrefix(r, "BYPASS_DETECT ") {
 		return KindBypass
 	}
+	// status_detail transparent_tcp_*, else the message "Transparent TCP
+	// denied ..." (proxy.rs:884-948@v0.0.111).
 	if strings.HasPrefix(r, "transparent_tcp") || strings.HasPrefix(r, "Transparent TCP denied") {
 		return KindTransparentTCP
 	}

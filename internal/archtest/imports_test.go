@@ -37,7 +37,7 @@ func goList(t *testing.T, args ...string) []string {
 // read a compiled bundle (or the OpenShell model) pull in neither CUE nor
 // OPA: evaluating CUE or Rego is compile's and lint's business.
 func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
-	for _, pkg := range []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "placeholder", "report", "prover", "policydiff", "suggest"} {
+	for _, pkg := range []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "placeholder", "report", "prover", "policydiff", "suggest", "denial"} {
 		t.Run(pkg, func(t *testing.T) {
 			deps := goList(t, "-deps", module+"/"+pkg)
 			for _, banned := range []string{"cuelang.org/go", "github.com/open-policy-agent/opa", module + "/compile", module + "/policycue", module + "/lint"} {
@@ -56,11 +56,12 @@ func TestBundleReadersLinkNoPolicyEngines(t *testing.T) {
 }
 
 // TestLeaves checks that the packages any other package may use import the
-// standard library only: the compiled bundle, the CI-environment adapter and
+// standard library only: the compiled bundle, the CI-environment adapter,
 // the secret rule set (generated from gitleaks' configuration rather than
-// importing gitleaks).
+// importing gitleaks) and the OpenShell denial parsers and kind table (the
+// runner's and suggest's one owner of the kind names).
 func TestLeaves(t *testing.T) {
-	for _, pkg := range []string{"bundle", "cienv", "secretscan"} {
+	for _, pkg := range []string{"bundle", "cienv", "secretscan", "denial"} {
 		deps := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg)
 		if !slices.Equal(deps, []string{module + "/" + pkg}) {
 			t.Errorf("%s depends on %v outside the standard library; it must stay a leaf", pkg, deps)
