@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/denial"
 )
 
 // finish reports the outcome: an annotation on failure, the job summary,
@@ -142,7 +143,7 @@ func summaryMarkdown(res *Result) string {
 		if n := denialTotal(res.Denials); n > 0 {
 			row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(denialSummary(res.Denials))))
 			row("next step", ciout.MarkdownCode(ev.Suggest))
-		} else if res.Denials[DenialAuditWouldDeny] > 0 {
+		} else if res.Denials[denial.KindAudit] > 0 {
 			row("audit would-deny", ciout.MarkdownText(denialSummary(res.Denials)))
 		} else if ev.Source != EvidenceNone {
 			row("denied requests", "0")

@@ -13,11 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/denial"
 )
 
 // Run evidence: OpenShell's own record of what the sandbox allowed and
@@ -183,7 +186,7 @@ func (x *run) collectEvidence(ctx context.Context) {
 		}
 		x.logf("evidence: source %s", ev.Source)
 	}
-	denials := map[string]int{}
+	denials := map[denial.Kind]int{}
 	for _, f := range files {
 		data := redactLog(x.mask, f.data, f.format == "ocsf-jsonl")
 		if err := writeEvidenceFile(ev.Dir, f.name, data); err != nil {
@@ -200,9 +203,9 @@ func (x *run) collectEvidence(ctx context.Context) {
 		// audit verdicts the shorthand cannot show.
 		switch {
 		case f.format == "shorthand" || f.format == "cli" && f.name == "sandbox.log":
-			countDenials(denials, data)
+			countDenials(denials, f.name, data, false)
 		case f.format == "ocsf-jsonl":
-			countAudits(denials, data)
+			countDenials(denials, f.name, data, true)
 		}
 	}
 	for i, n := range ev.Notes {
@@ -467,140 +470,27 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// Denial kinds: one per row of OpenShell's denial table (the OCSF events its
-// proxy, Rego and bypass monitor emit at v0.0.111; shared/reference
-// day2-loop.md A.1 lists the sources). The names follow the DenialEvent
-// denial_stage values where OpenShell has one.
-const (
-	DenialNoEndpoint           = "no-endpoint"        // L4, endpoint not allowed by any policy
-	DenialBinary               = "binary-not-allowed" // L4, binary not in the policy
-	DenialNoNetwork            = "no-network"         // L4, no network policy at all
-	DenialSSRF                 = "ssrf"               // CONNECT blocked by the resolver/allowed_ips
-	DenialForward              = "forward"            // plain http:// through HTTP_PROXY
-	DenialForwardSSRF          = "forward-ssrf"
-	DenialL7                   = "l7-deny"         // L7 rule, in a CONNECT tunnel
-	DenialForwardL7            = "forward-l7-deny" // L7 rule, FORWARD path
-	DenialL7Parse              = "l7-parse-rejection"
-	DenialUninspectedCreds     = "uninspected-credentials"
-	DenialTLSUnavailable       = "tls-termination-unavailable"
-	DenialBypass               = "bypass"
-	DenialTransparentTCP       = "transparent-tcp"
-	DenialOther                = "other"
-	DenialAuditWouldDeny       = "audit-would-deny" // enforcement: audit, from the JSONL only
-	denialReasonNoEndpointNew  = "is not allowed by any policy"
-	denialReasonNoEndpointDocs = "no matching policy"
-)
-
-// shorthandFileLine is the sandbox file's OCSF line
-// (shorthand_layer.rs:56-64@v0.0.111); cliOCSFLine the gateway stream's
-// as `openshell logs` prints it (run.rs:6779-6809@v0.0.111, level OCSF and
-// target ocsf from log_push.rs:54-85@v0.0.111).
-var (
-	shorthandFileLine = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z OCSF (.*)$`)
-	cliOCSFLine       = regexp.MustCompile(`^\[[0-9]+\.[0-9]{3}\] \[sandbox *\] \[OCSF *\] \[ocsf\] (.*)$`)
-	deniedEvent       = regexp.MustCompile(`^(NET|HTTP):\S+ \[[A-Z]+\] DENIED\b`)
-	engineTag         = regexp.MustCompile(`\[policy:\S* engine:([a-z0-9-]+)\]`)
-)
-
-// countDenials adds the denied events of a shorthand or CLI log.
-func countDenials(into map[string]int, data []byte) {
-	for _, line := range strings.Split(string(data), "\n") {
-		if !strings.Contains(line, " DENIED") {
-			continue // DenialKind needs it; most lines are allowed events
+// countDenials adds the denials of one shorthand or `openshell logs` log
+// to into, by the kind of package denial's table (the one `policy suggest`
+// names); audits adds only the audit "would deny" verdicts of an OCSF
+// JSONL log instead (an Allowed event whose message is "L7_REQUEST audit
+// ..." or "FORWARD_L7 audit ...", l7/relay.rs:1375-1417,
+// proxy.rs:5435-5455@v0.0.111), which the shorthand cannot show. The log is
+// the sandbox's bytes: the parser bounds every line and holds no event.
+func countDenials(into map[denial.Kind]int, name string, data []byte, audits bool) {
+	_, _ = denial.Scan(name, bytes.NewReader(data), func(ev denial.Event) {
+		k := denial.Classify(ev, audits)
+		if audits && k == denial.KindAudit || !audits && k.Denied() {
+			into[k]++
 		}
-		line = strings.TrimSuffix(line, "\r")
-		var body string
-		if m := shorthandFileLine.FindStringSubmatch(line); m != nil {
-			body = m[1]
-		} else if m := cliOCSFLine.FindStringSubmatch(line); m != nil {
-			body = m[1]
-		} else {
-			continue
-		}
-		if kind, ok := DenialKind(body); ok {
-			into[kind]++
-		}
-	}
-}
-
-// DenialKind classifies one OCSF shorthand event (without its timestamp,
-// "NET:OPEN [MED] DENIED ..."); ok is false for an event that is not a
-// denial. The table is OpenShell's emitters at v0.0.111: engine (the
-// firewall_rule type) and the reason or message text the shorthand shows
-// (crates/openshell-ocsf/src/format/shorthand.rs:193-307@v0.0.111).
-func DenialKind(body string) (kind string, ok bool) {
-	m := deniedEvent.FindStringSubmatch(body)
-	if m == nil {
-		return "", false
-	}
-	http := m[1] == "HTTP"
-	engine := ""
-	if e := engineTag.FindStringSubmatch(body); e != nil {
-		engine = e[1]
-	}
-	reason := ""
-	if i := strings.Index(body, "reason:"); i >= 0 {
-		reason = body[i+len("reason:"):]
-	}
-	switch {
-	case engine == "nftables" || strings.Contains(body, "BYPASS_DETECT"):
-		return DenialBypass, true // bypass_monitor/mod.rs:80-107
-	case engine == "ssrf" && http:
-		return DenialForwardSSRF, true // proxy.rs:1534-1571,1620-1660
-	case engine == "ssrf":
-		return DenialSSRF, true // proxy.rs:1490-1531,1574-1617
-	case engine == "credentials":
-		return DenialUninspectedCreds, true // proxy.rs:2024-2066
-	case engine == "tls":
-		return DenialTLSUnavailable, true // proxy.rs:1989-2021,2241-2269
-	case strings.HasPrefix(engine, "l7"):
-		switch {
-		case !http || strings.Contains(reason, "non-canonical") || strings.Contains(reason, "request-target"):
-			return DenialL7Parse, true // proxy.rs:1423-1456,2314-2342,5226-5271
-		case strings.HasPrefix(reason, "FORWARD"):
-			return DenialForwardL7, true // proxy.rs:5435-5520
-		}
-		return DenialL7, true // l7/relay.rs:1375-1415
-	case strings.Contains(reason, "Transparent TCP"):
-		return DenialTransparentTCP, true // proxy.rs:588-601,641-657,904-944
-	case http:
-		return DenialForward, true // proxy.rs:1459-1488,4949-4971
-	case strings.Contains(reason, "binary '"):
-		return DenialBinary, true // data/sandbox-policy.rego:46-62
-	case strings.Contains(reason, "network connections not allowed"):
-		return DenialNoNetwork, true // sandbox-policy.rego:64-69
-	case strings.Contains(reason, denialReasonNoEndpointNew), strings.Contains(reason, denialReasonNoEndpointDocs), engine == "opa":
-		return DenialNoEndpoint, true // sandbox-policy.rego:37-44
-	}
-	return DenialOther, true
-}
-
-// countAudits adds enforcement: audit "would deny" verdicts, which only the
-// JSONL shows (an Allowed event whose message is "L7_REQUEST audit ..." or
-// "FORWARD_L7 audit ...": l7/relay.rs:1375-1417, proxy.rs:5435-5455
-// @v0.0.111).
-func countAudits(into map[string]int, data []byte) {
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if !bytes.Contains(line, []byte(" audit ")) {
-			continue
-		}
-		var ev struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(line, &ev) != nil {
-			continue
-		}
-		if strings.HasPrefix(ev.Message, "L7_REQUEST audit ") || strings.HasPrefix(ev.Message, "FORWARD_L7 audit ") {
-			into[DenialAuditWouldDeny]++
-		}
-	}
+	})
 }
 
 // denialTotal counts denied requests (audit verdicts were forwarded).
-func denialTotal(d map[string]int) int {
+func denialTotal(d map[denial.Kind]int) int {
 	n := 0
 	for k, v := range d {
-		if k != DenialAuditWouldDeny {
+		if k.Denied() {
 			n += v
 		}
 	}
@@ -628,15 +518,15 @@ func shellQuote(s string) string {
 }
 
 // denialSummary renders the denial counts, sorted by kind.
-func denialSummary(d map[string]int) string {
-	keys := make([]string, 0, len(d))
+func denialSummary(d map[denial.Kind]int) string {
+	keys := make([]denial.Kind, 0, len(d))
 	for k := range d {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+" "+strconv.Itoa(d[k]))
+		parts = append(parts, string(k)+" "+strconv.Itoa(d[k]))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -38,7 +39,10 @@ func eventsFixture(t testing.TB) string {
 // suggest command.
 func TestRunKeepsEvidence(t *testing.T) {
 	const secret = "tok-SECRET-abc123"
-	denied := map[string]int{DenialL7: 2, DenialForwardL7: 1, DenialNoEndpoint: 1}
+	// The tunnel and FORWARD L7 denials are one kind, l7-deny (the table's,
+	// as `policy suggest` names them).
+	denied := map[denial.Kind]int{denial.KindL7Deny: 3, denial.KindL4NoEndpoint: 1}
+	withAudit := map[denial.Kind]int{denial.KindL7Deny: 3, denial.KindL4NoEndpoint: 1, denial.KindAudit: 1}
 	for _, tc := range []struct {
 		name        string
 		version     string
@@ -46,14 +50,14 @@ func TestRunKeepsEvidence(t *testing.T) {
 		fail        string // OPENSHELL_FAKE_FAIL
 		source      string
 		files       []string // name patterns in the evidence dir
-		wantDenials map[string]int
+		wantDenials map[denial.Kind]int
 	}{
 		{name: "own gateway: shorthand and JSONL files", ownGateway: true, source: EvidenceSandboxFiles,
 			files:       []string{"openshell.*.log", "openshell-ocsf.*.log", "result.json"},
-			wantDenials: map[string]int{DenialL7: 2, DenialForwardL7: 1, DenialNoEndpoint: 1, DenialAuditWouldDeny: 1}},
+			wantDenials: withAudit},
 		{name: "own gateway at v0.0.83", version: "0.0.83", ownGateway: true, source: EvidenceSandboxFiles,
 			files:       []string{"openshell.*.log", "openshell-ocsf.*.log", "result.json"},
-			wantDenials: map[string]int{DenialL7: 2, DenialForwardL7: 1, DenialNoEndpoint: 1, DenialAuditWouldDeny: 1}},
+			wantDenials: withAudit},
 		{name: "existing gateway at v0.0.83: shorthand file, JSONL left off", version: "0.0.83", source: EvidenceSandboxFiles,
 			files: []string{"openshell.*.log", "openshell-ocsf.*.log", "result.json"}, wantDenials: denied},
 		{name: "no log files: the gateway's tail", fail: "no-log-files", source: EvidenceOpenShellLogs,
@@ -211,7 +215,7 @@ func TestRunFailedKeepsEvidence(t *testing.T) {
 	if ExitCode(err) != 3 {
 		t.Fatalf("exit %d: %v", ExitCode(err), err)
 	}
-	if res.Evidence == nil || res.Evidence.Dir != res.DiagDir || res.Denials[DenialL7] != 2 {
+	if res.Evidence == nil || res.Evidence.Dir != res.DiagDir || res.Denials[denial.KindL7Deny] != 3 {
 		t.Errorf("evidence %+v in %s, denials %v", res.Evidence, res.DiagDir, res.Denials)
 	}
 	if strings.Contains(h.log.String(), "requests denied") {
@@ -354,60 +358,118 @@ func TestRedactQueries(t *testing.T) {
 	}
 }
 
-// TestDenialKind: one line per row of OpenShell's denial table
-// (day2-loop.md A.1; the sources are cited at DenialKind).
+// TestDenialKind: the runner counts every row of the denial table by the
+// table's own name (the name `policy suggest` prints), from the sandbox
+// file's shorthand and from `openshell logs` alike; lines are OpenShell's
+// forms at v0.0.111 (the sources are cited in package denial), including
+// the v0.0.111 bracket of unmapped fields before the reason
+// (crates/openshell-ocsf/src/format/shorthand.rs:158-171@v0.0.111).
 func TestDenialKind(t *testing.T) {
-	for _, tc := range []struct{ line, want string }{
-		{"NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:endpoint api.github.com:443 is not allowed by any policy]", DenialNoEndpoint},
-		{"NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:no matching policy]", DenialNoEndpoint},
-		{"NET:OPEN [MED] DENIED python3(9) -> h:8081 [policy:- engine:opa] [reason:binary '/usr/bin/python3.11' not allowed in policy 'p' (ancestors: [/usr/bin/bash -> /usr/local/bin/claude], cmdline: [])]", DenialBinary},
-		{"NET:OPEN [MED] DENIED curl(1) -> h:443 [policy:- engine:opa] [reason:network connections not allowed by policy]", DenialNoNetwork},
-		{"NET:OPEN [MED] DENIED curl(1618) -> 169.254.169.254:80 [policy:- engine:ssrf] [reason:resolves to always-blocked address]", DenialSSRF},
-		{"HTTP:GET [MED] DENIED curl(2) -> GET http://h/p [policy:- engine:opa] [reason:endpoint h:80 is not allowed by any policy]", DenialForward},
-		{"HTTP:GET [MED] DENIED curl(2) -> GET http://h/p [policy:p engine:ssrf] [reason:resolves to 10.0.3.7 which is not in allowed_ips, connection rejected]", DenialForwardSSRF},
-		{"HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny POST h:8081/p reason=POST /p not permitted by policy]", DenialL7},
-		{"HTTP:POST [MED] DENIED POST http://h:8081/graphql [policy:p engine:l7-graphql] [reason:L7_REQUEST deny POST h:8081/graphql reason=x]", DenialL7},
-		{"HTTP:GET [MED] DENIED curl(3) -> GET http://h/p [policy:p engine:l7] [reason:FORWARD_L7 deny GET h:80/p reason=GET /p not permitted by policy]", DenialForwardL7},
-		{"HTTP:GET [MED] DENIED curl(3) -> GET http://h/a%2Fb [policy:p engine:l7] [reason:request-target contains an encoded '/' (%2F)]", DenialL7Parse},
-		{"NET:OPEN [MED] DENIED curl(3) -> h:443 [policy:p engine:l7] [reason:CONNECT_L7 blocked unsupported tunnel protocol for h:443]", DenialL7Parse},
-		{"NET:OPEN [HIGH] DENIED curl(3) -> h:443 [policy:p engine:credentials] [reason:credentialed endpoint requires L7 inspection; raw tunnel is not explicitly allowed]", DenialUninspectedCreds},
-		{"NET:OPEN [HIGH] DENIED curl(3) -> h:443 [policy:p engine:tls] [reason:x]", DenialTLSUnavailable},
-		{"NET:REFUSE [MED] DENIED node(4) -> 1.2.3.4:443/tcp [policy:bypass-detect engine:nftables] [reason:BYPASS_DETECT 1.2.3.4:443 proto=tcp binary=node action=reject reason=x]", DenialBypass},
-		{"NET:OPEN [MED] DENIED x(5) -> h:5432 [policy:- engine:opa] [reason:Transparent TCP denied h:5432]", DenialTransparentTCP},
+	for _, tc := range []struct {
+		body string
+		want denial.Kind // "" counts nothing
+	}{
+		{"NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:endpoint api.github.com:443 is not allowed by any policy]", denial.KindL4NoEndpoint},
+		{"NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:no matching policy]", denial.KindL4NoEndpoint},
+		{"NET:OPEN [MED] DENIED python3(9) -> h:8081 [policy:- engine:opa] [reason:binary '/usr/bin/python3.11' not allowed in policy 'p' (ancestors: [/usr/bin/bash -> /usr/local/bin/claude], cmdline: [])]", denial.KindBinary},
+		{"NET:OPEN [MED] DENIED curl(1) -> h:443 [policy:- engine:opa] [reason:network connections not allowed by policy]", denial.KindNoNetwork},
+		{"NET:OPEN [MED] DENIED curl(1618) -> 169.254.169.254:80 [policy:- engine:ssrf] [reason:resolves to always-blocked address]", denial.KindSSRF},
+		{"HTTP:GET [MED] DENIED curl(2) -> GET http://h/p [policy:p engine:ssrf] [reason:resolves to 10.0.3.7 which is not in allowed_ips, connection rejected]", denial.KindSSRF},
+		{"HTTP:GET [MED] DENIED curl(2) -> GET http://h/p [policy:- engine:opa] [reason:endpoint h:80 is not allowed by any policy]", denial.KindForward},
+		{"HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny POST h:8081/p reason=POST /p not permitted by policy]", denial.KindL7Deny},
+		{"HTTP:GET [MED] DENIED curl(3) -> GET http://h/p [policy:p engine:l7] [reason:FORWARD_L7 deny GET h:80/p reason=GET /p not permitted by policy]", denial.KindL7Deny},
+		{"HTTP:GET [MED] DENIED curl(3) -> GET http://h/p [policy:p engine:l7] [rule:x attempt:2 reason:FORWARD_L7 deny GET h:80/p reason=GET /p not permitted by policy]", denial.KindL7Deny},
+		{"HTTP:DELETE [MED] DENIED DELETE http://h:443/p [policy:p engine:l7] [reason:L7_REQUEST deny DELETE h:443/p reason=DELETE /p blocked by deny rule]", denial.KindL7DenyRule},
+		{"HTTP:POST [MED] DENIED POST http://h:8081/graphql [policy:p engine:l7-graphql] [reason:GRAPHQL_L7_REQUEST deny POST h:8081/graphql reason=x]", denial.KindL7Other},
+		{"HTTP:GET [MED] DENIED curl(3) -> GET http://h/a%2Fb [policy:p engine:l7] [reason:request-target contains an encoded '/' (%2F)]", denial.KindNonCanonical},
+		{"NET:OPEN [MED] DENIED curl(3) -> h:443 [policy:p engine:l7] [reason:CONNECT_L7 blocked unsupported tunnel protocol for h:443]", denial.KindTunnelProtocol},
+		{"NET:OPEN [HIGH] DENIED curl(3) -> h:443 [policy:p engine:credentials] [reason:credentialed endpoint requires L7 inspection; raw tunnel is not explicitly allowed]", denial.KindCredentials},
+		{"NET:OPEN [HIGH] DENIED curl(3) -> h:443 [policy:p engine:tls] [reason:x]", denial.KindTLS},
+		{"NET:REFUSE [MED] DENIED node(4) -> 1.2.3.4:443/tcp [policy:bypass-detect engine:nftables] [reason:BYPASS_DETECT 1.2.3.4:443 proto=tcp binary=node action=reject reason=x]", denial.KindBypass},
+		{"NET:OPEN [MED] DENIED /usr/bin/psql(5) -> db:5432 [policy:- engine:opa] [reason:transparent_tcp_identity_denied]", denial.KindTransparentTCP},
+		{"NET:OPEN [MED] DENIED curl(3) -> h:443 [policy:p engine:opa] [reason:CONNECT h:443 not permitted because policy changed]", denial.KindReloadRace},
+		{"HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected]", denial.KindUnknown},
 		{"HTTP:GET [INFO] ALLOWED GET http://api.github.com:443/user [policy:github engine:l7]", ""},
 		{"NET:OPEN [INFO] ALLOWED curl(64) -> h:8081 [policy:p engine:opa]", ""},
 		{"PROC:LAUNCH [INFO] DENIED sh(1)", ""},
 	} {
-		got, ok := DenialKind(tc.line)
-		if got != tc.want || ok != (tc.want != "") {
-			t.Errorf("DenialKind(%q) = %q, %v; want %q", tc.line, got, ok, tc.want)
+		want := map[denial.Kind]int{}
+		if tc.want != "" {
+			want[tc.want] = 1
+		}
+		for _, line := range []string{"2026-04-01T04:04:32.190Z OCSF " + tc.body, "[1775016272.190] [sandbox] [OCSF ] [ocsf] " + tc.body} {
+			got := map[denial.Kind]int{}
+			countDenials(got, "sandbox.log", []byte(line+"\n"), false)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %v, want %v", line, got, want)
+			}
+			for k := range got {
+				if _, ok := denial.Lookup(k); !ok {
+					t.Errorf("%s: %q is not a kind of the table", line, k)
+				}
+			}
 		}
 	}
 }
 
-// TestCountDenialsFormats: the file's shorthand and the CLI's gateway
-// stream count the same; non-OCSF and gateway-source lines count nothing.
+// TestCountDenialsFormats: the file's shorthand and the CLI's sandbox
+// stream count the same; non-OCSF lines count nothing; the JSONL counts
+// only audit verdicts (its denials are the shorthand's, counted there).
 func TestCountDenialsFormats(t *testing.T) {
-	body := "HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny POST h:8081/p reason=x]"
+	body := "HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny POST h:8081/p reason=POST /p not permitted by policy]"
 	for _, log := range []string{
 		"2026-04-01T04:04:32.190Z OCSF " + body + "\n2026-04-01T04:04:32.191Z INFO openshell_sandbox: DENIED nothing\n",
-		"[1775014132.190] [sandbox] [OCSF ] [ocsf] " + body + "\n[1775014132.191] [gateway] [INFO ] [openshell_server] " + body + "\n",
+		"[1775014132.190] [sandbox] [OCSF ] [ocsf] " + body + "\r\n[1775014132.191] [gateway] [INFO ] [openshell_server] " + body + "\n",
 	} {
-		got := map[string]int{}
-		countDenials(got, []byte(log))
-		if !reflect.DeepEqual(got, map[string]int{DenialL7: 1}) {
+		got := map[denial.Kind]int{}
+		countDenials(got, "sandbox.log", []byte(log), false)
+		if !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindL7Deny: 1}) {
 			t.Errorf("%v from %q", got, log)
 		}
 	}
+	data, err := os.ReadFile(eventsFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jsonl []byte
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			OCSF json.RawMessage `json:"ocsf"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		jsonl = append(append(jsonl, ev.OCSF...), '\n')
+	}
+	got := map[denial.Kind]int{}
+	countDenials(got, "openshell-ocsf.2026-04-01.log", jsonl, true)
+	if !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindAudit: 1}) {
+		t.Errorf("JSONL: %v, want one audit verdict", got)
+	}
+	got = map[denial.Kind]int{}
+	countDenials(got, "openshell-ocsf.2026-04-01.log", jsonl, false)
+	if !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindL7Deny: 3, denial.KindL4NoEndpoint: 1}) {
+		t.Errorf("JSONL denials: %v, want the shorthand's", got)
+	}
 }
 
-func FuzzDenialKind(f *testing.F) {
-	f.Add("HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny]")
-	f.Add("NET:OPEN [MED] DENIED curl(1) -> h:443 [policy:- engine:opa] [reason:binary '")
-	f.Fuzz(func(t *testing.T, line string) {
-		kind, ok := DenialKind(line)
-		if ok != (kind != "") || ok && !strings.Contains(line, "DENIED") {
-			t.Errorf("DenialKind(%q) = %q, %v", line, kind, ok)
+// FuzzCountDenials: any log counts only kinds of the table, at most one
+// per line, and never an audit verdict as a denial.
+func FuzzCountDenials(f *testing.F) {
+	f.Add([]byte("2026-04-01T04:04:32.190Z OCSF HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny]\n"), false)
+	f.Add([]byte(`{"class_uid":4002,"action_id":1,"message":"L7_REQUEST audit GET h:1/x reason=y","firewall_rule":{"name":"p","type":"l7"}}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, audits bool) {
+		got := map[denial.Kind]int{}
+		countDenials(got, "f", data, audits)
+		n := 0
+		for k, v := range got {
+			if _, ok := denial.Lookup(k); !ok || k.Denied() == audits {
+				t.Errorf("kind %q counted (audits %v)", k, audits)
+			}
+			n += v
+		}
+		if n > bytes.Count(data, []byte("\n"))+1 {
+			t.Errorf("%d counts for %d lines", n, bytes.Count(data, []byte("\n"))+1)
 		}
 	})
 }
@@ -499,9 +561,9 @@ func BenchmarkProcessEvidence(b *testing.B) {
 		if err != nil || len(files) != 1 {
 			b.Fatal(err)
 		}
-		d := map[string]int{}
-		countDenials(d, redactLog(m, files[0].data, false))
-		if d[DenialForwardL7] != 10000 {
+		d := map[denial.Kind]int{}
+		countDenials(d, files[0].name, redactLog(m, files[0].data, false), false)
+		if d[denial.KindL7Deny] != 10000 {
 			b.Fatal(d)
 		}
 	}
@@ -516,7 +578,7 @@ func TestRunDeniedWarnsOnGitLab(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log.String())
 	}
-	want := "\x1b[1;33mWARNING: fullsend run triage: requests denied\x1b[0m: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); download the run's evidence artifact and run `fullsend policy suggest triage --logs " + filepath.Base(res.Evidence.Dir) + "`"
+	want := "\x1b[1;33mWARNING: fullsend run triage: requests denied\x1b[0m: 4 requests were denied (l4-no-endpoint 1, l7-deny 3); download the run's evidence artifact and run `fullsend policy suggest triage --logs " + filepath.Base(res.Evidence.Dir) + "`"
 	if !strings.Contains(h.log.String(), want) {
 		t.Errorf("no yellow warning line:\n%s", h.log.String())
 	}
@@ -533,7 +595,7 @@ func TestRunDeniedLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log.String())
 	}
-	if want := "warning: fullsend run triage: requests denied: 4 requests were denied (forward-l7-deny 1, l7-deny 2, no-endpoint 1); run `fullsend policy suggest triage --logs " + res.Evidence.Dir + "`"; !strings.Contains(h.log.String(), want) {
+	if want := "warning: fullsend run triage: requests denied: 4 requests were denied (l4-no-endpoint 1, l7-deny 3); run `fullsend policy suggest triage --logs " + res.Evidence.Dir + "`"; !strings.Contains(h.log.String(), want) {
 		t.Errorf("want %q in:\n%s", want, h.log.String())
 	}
 
@@ -551,7 +613,7 @@ func TestRunDeniedLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log.String())
 	}
-	if !reflect.DeepEqual(res.Denials, map[string]int{DenialAuditWouldDeny: 1}) || !strings.HasSuffix(res.Evidence.Suggest, " --include-audit") ||
+	if !reflect.DeepEqual(res.Denials, map[denial.Kind]int{denial.KindAudit: 1}) || !strings.HasSuffix(res.Evidence.Suggest, " --include-audit") ||
 		strings.Contains(h.log.String(), "warning: fullsend run") {
 		t.Errorf("denials %v, suggest %q\n%s", res.Denials, res.Evidence.Suggest, h.log.String())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -192,9 +193,10 @@ type Result struct {
 	Steps []StepTiming `json:"steps,omitempty"`
 	// Reaped are sandboxes of earlier, killed runs this run deleted.
 	Reaped []string `json:"reaped_sandboxes,omitempty"`
-	// Denials counts the sandbox's denied requests by kind (DenialKind;
-	// DenialAuditWouldDeny counts audit verdicts, which were forwarded).
-	Denials map[string]int `json:"denials,omitempty"`
+	// Denials counts the sandbox's denied requests by kind, the kinds of
+	// package denial's table (the names `policy suggest` prints);
+	// denial.KindAudit counts audit verdicts, which were forwarded.
+	Denials map[denial.Kind]int `json:"denials,omitempty"`
 	// Evidence describes the OpenShell logs the run kept.
 	Evidence *Evidence `json:"evidence,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -262,7 +263,7 @@ func TestSameEventThreeFormats(t *testing.T) {
 	if len(res.Denials) != 1 || res.Denials[0].Count != 1 {
 		t.Fatalf("three formats of one event: %d denials, count %d; want 1, 1", len(res.Denials), res.Denials[0].Count)
 	}
-	if got := res.Inputs; len(got) != 3 || got[0].Format != suggest.FormatShorthand || got[1].Format != suggest.FormatCLI || got[2].Format != suggest.FormatJSONL {
+	if got := res.Inputs; len(got) != 3 || got[0].Format != denial.FormatShorthand || got[1].Format != denial.FormatCLI || got[2].Format != denial.FormatJSONL {
 		t.Errorf("formats detected: %+v", got)
 	}
 }
@@ -379,7 +380,7 @@ func TestAudit(t *testing.T) {
 		t.Errorf("without --include-audit: %d denials, %d suggestions", len(res.Denials), len(res.Suggestions))
 	}
 	res = run(t, runOpts{values: job, includeAudit: true}, logs+"audit.jsonl")
-	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls" || res.Denials[0].Kind != suggest.KindAudit {
+	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls" || res.Denials[0].Kind != denial.KindAudit {
 		t.Fatalf("with --include-audit: %+v", res.Suggestions)
 	}
 
@@ -519,7 +520,7 @@ func TestRunDirectory(t *testing.T) {
 		t.Errorf("result.json's placeholders were not put back: %v", values)
 	}
 	for _, d := range res.Denials {
-		if d.Kind == suggest.KindL7Deny && d.Method == "POST" && d.Count != 1 {
+		if d.Kind == denial.KindL7Deny && d.Method == "POST" && d.Count != 1 {
 			t.Errorf("the JSONL and shorthand copies of one event count %d", d.Count)
 		}
 	}

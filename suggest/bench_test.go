@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/suggest"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkReadLog100k(b *testing.B) {
 	data := benchLog(100_000)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, _, err := suggest.ReadLog("sandbox.log", bytes.NewReader(data)); err != nil {
+		if _, _, err := denial.ReadLog("sandbox.log", bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,8 +110,8 @@ func TestWriteBenchLog(t *testing.T) {
 	}
 	var b bytes.Buffer
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		ev, res := suggest.ParseLine(line)
-		if res != suggest.LineEvent {
+		ev, res := denial.ParseLine(line)
+		if res != denial.LineEvent {
 			continue
 		}
 		b.Write(ocsfJSON(ev))
@@ -123,7 +124,7 @@ func TestWriteBenchLog(t *testing.T) {
 
 // ocsfJSON renders an event as the OCSF JSON object OpenShell writes
 // (the fields suggest reads).
-func ocsfJSON(ev suggest.Event) []byte {
+func ocsfJSON(ev denial.Event) []byte {
 	action := map[string]int{"Allowed": 1, "Denied": 2}[ev.Action]
 	m := map[string]any{"class_uid": ev.Class, "time": ev.TimeMS, "action_id": action, "action": ev.Action,
 		"dst_endpoint": map[string]any{"domain": ev.Host, "port": ev.Port}}

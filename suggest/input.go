@@ -9,13 +9,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // Logs are the events and the placeholder values read from --logs paths.
 type Logs struct {
-	Events []Event
-	Inputs []InputStats
+	Events []denial.Event
+	Inputs []denial.InputStats
 	// Values are the placeholders of the run's result.json, when a log
 	// directory held one.
 	Values placeholder.Values
@@ -88,7 +89,7 @@ func (l *Logs) readFile(name string) error {
 		return fmt.Errorf("--logs: %w", err)
 	}
 	defer f.Close()
-	ev, st, err := ReadLog(name, f)
+	ev, st, err := denial.ReadLog(name, f)
 	if err != nil {
 		return err
 	}

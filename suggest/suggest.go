@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
@@ -63,22 +64,22 @@ type Options struct {
 
 // Denial is one group of identical denials.
 type Denial struct {
-	ID        string   `json:"id"`
-	Kind      Kind     `json:"kind"`
-	Host      string   `json:"host,omitempty"`
-	Port      int      `json:"port,omitempty"`
-	Method    string   `json:"method,omitempty"`
-	Path      string   `json:"path,omitempty"`
-	Binary    string   `json:"binary,omitempty"`
-	Ancestors []string `json:"ancestors,omitempty"`
-	Policy    string   `json:"policy,omitempty"`
-	Engine    string   `json:"engine,omitempty"`
-	Reason    string   `json:"reason,omitempty"`
-	Forward   bool     `json:"forward,omitempty"`
-	Count     int      `json:"count"`
-	FirstSeen string   `json:"first_seen"`
-	LastSeen  string   `json:"last_seen"`
-	Lines     []string `json:"lines"`
+	ID        string      `json:"id"`
+	Kind      denial.Kind `json:"kind"`
+	Host      string      `json:"host,omitempty"`
+	Port      int         `json:"port,omitempty"`
+	Method    string      `json:"method,omitempty"`
+	Path      string      `json:"path,omitempty"`
+	Binary    string      `json:"binary,omitempty"`
+	Ancestors []string    `json:"ancestors,omitempty"`
+	Policy    string      `json:"policy,omitempty"`
+	Engine    string      `json:"engine,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Forward   bool        `json:"forward,omitempty"`
+	Count     int         `json:"count"`
+	FirstSeen string      `json:"first_seen"`
+	LastSeen  string      `json:"last_seen"`
+	Lines     []string    `json:"lines"`
 
 	firstMS, lastMS int64
 	// viaBinary is a binary of the policy, for requests of an L7 denial
@@ -125,16 +126,16 @@ type Finding struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Schema           string        `json:"schema"`
-	Agent            string        `json:"agent"`
-	OpenShellVersion string        `json:"openshell_version"`
-	Inputs           []InputStats  `json:"inputs"`
-	Denials          []*Denial     `json:"denials"`
-	Suggestions      []*Suggestion `json:"suggestions"`
-	Refused          []Finding     `json:"refused"`
-	Manual           []Finding     `json:"manual"`
-	Ignored          []Finding     `json:"ignored"`
-	Warnings         []string      `json:"warnings"`
+	Schema           string              `json:"schema"`
+	Agent            string              `json:"agent"`
+	OpenShellVersion string              `json:"openshell_version"`
+	Inputs           []denial.InputStats `json:"inputs"`
+	Denials          []*Denial           `json:"denials"`
+	Suggestions      []*Suggestion       `json:"suggestions"`
+	Refused          []Finding           `json:"refused"`
+	Manual           []Finding           `json:"manual"`
+	Ignored          []Finding           `json:"ignored"`
+	Warnings         []string            `json:"warnings"`
 	// Patch is the unified diff of the frontmatter files.
 	Patch string `json:"patch"`
 	// PolicyTest is a *.policytest.yaml for the suggestions and refusals.
@@ -150,7 +151,7 @@ var ErrVerify = errors.New("suggestion failed verification")
 // Run classifies the events, maps them to frontmatter changes, applies
 // the changes to a copy of the project, recompiles it with opts.Compile and
 // checks every change with the decision engine before returning it.
-func Run(ctx context.Context, opts Options, events []Event, inputs []InputStats) (*Result, error) {
+func Run(ctx context.Context, opts Options, events []denial.Event, inputs []denial.InputStats) (*Result, error) {
 	if opts.Agent == nil || opts.Agent.Policy == nil {
 		return nil, errors.New("suggest: no compiled agent")
 	}
@@ -164,7 +165,7 @@ func Run(ctx context.Context, opts Options, events []Event, inputs []InputStats)
 	res := &Result{Schema: Schema, Agent: opts.Agent.Name, OpenShellVersion: version, Inputs: inputs,
 		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
 	if res.Inputs == nil {
-		res.Inputs = []InputStats{}
+		res.Inputs = []denial.InputStats{}
 	}
 	before, err := newDecider(opts.Agent.Policy, opts.Values, version)
 	if err != nil {
@@ -190,7 +191,7 @@ func Run(ctx context.Context, opts Options, events []Event, inputs []InputStats)
 
 // eventKey is what makes two events the same denial.
 type eventKey struct {
-	kind                         Kind
+	kind                         denial.Kind
 	host                         string
 	port                         int
 	method, path, binary, policy string
@@ -200,7 +201,7 @@ type eventKey struct {
 // read from several inputs: an event in another input within 1 s of one
 // already counted is that one (the file, JSONL and CLI timestamps of one
 // event differ by the write delay).
-func group(events []Event, audit bool) []*Denial {
+func group(events []denial.Event, audit bool) []*Denial {
 	type occ struct {
 		ms    int64
 		files map[string]bool
@@ -210,9 +211,9 @@ func group(events []Event, audit bool) []*Denial {
 		occs []occ
 	}
 	sorted := make([]int, 0, len(events))
-	kinds := make([]Kind, len(events))
+	kinds := make([]denial.Kind, len(events))
 	for i := range events {
-		if kinds[i] = classify(events[i], audit); kinds[i] != kindNotDenial {
+		if kinds[i] = denial.Classify(events[i], audit); kinds[i] != denial.KindNone {
 			sorted = append(sorted, i)
 		}
 	}
@@ -266,8 +267,8 @@ func group(events []Event, audit bool) []*Denial {
 	out := make([]*Denial, 0, len(groups))
 	for _, g := range groups {
 		d := g.d
-		if d.Kind == KindBinary {
-			if b, _, anc := binaryReason(d.Reason); b != "" {
+		if d.Kind == denial.KindBinary {
+			if b, _, anc := denial.BinaryReason(d.Reason); b != "" {
 				if d.Binary == "" {
 					d.Binary = b
 				}
@@ -377,7 +378,7 @@ func (p *planner) ignore(d *Denial, why string) {
 
 // auditWarning warns when the agent has an audit endpoint but no input is
 // JSONL: the shorthand hides audit verdicts (shorthand.rs:282@v0.0.111).
-func (p *planner) auditWarning(inputs []InputStats) {
+func (p *planner) auditWarning(inputs []denial.InputStats) {
 	audit := false
 	for _, np := range p.opts.Agent.Policy.NetworkPolicies {
 		for _, ep := range np.Endpoints {
@@ -390,7 +391,7 @@ func (p *planner) auditWarning(inputs []InputStats) {
 		return
 	}
 	for _, in := range inputs {
-		if in.Format == FormatJSONL {
+		if in.Format == denial.FormatJSONL {
 			return
 		}
 	}
@@ -521,7 +522,7 @@ func blocked(host string, port int) string {
 
 // plan decides one denial group's outcome.
 func (p *planner) plan(d *Denial) {
-	info := kindInfo(d.Kind)
+	info := planOf(d.Kind)
 	switch {
 	case d.Host != "" && !validHost(d.Host):
 		p.refuse(d, "the host is not a DNS name or IP address (the log line is the sandbox's bytes)")
@@ -532,7 +533,7 @@ func (p *planner) plan(d *Denial) {
 	case d.Binary != "" && !validBinary(d.Binary):
 		p.refuse(d, "the binary is not a plain absolute executable path")
 		return
-	case d.Method != "" && d.Kind != KindL7Other && !validMethod(d.Method):
+	case d.Method != "" && d.Kind != denial.KindL7Other && !validMethod(d.Method):
 		p.refuse(d, "the method is not a REST method the sandbox: block can grant")
 		return
 	}
@@ -543,16 +544,16 @@ func (p *planner) plan(d *Denial) {
 		}
 	}
 	switch d.Kind {
-	case KindReloadRace:
+	case denial.KindReloadRace:
 		p.ignore(d, "policy reload race: the request was decided while the policy changed")
 		return
-	case KindL7DenyRule:
+	case denial.KindL7DenyRule:
 		p.ignore(d, "denied by a deny rule the author wrote on purpose; suggest never removes one")
 		return
-	case KindSSRF:
+	case denial.KindSSRF:
 		p.planSSRF(d)
 		return
-	case KindL7Deny, KindAudit, KindForward, KindL4NoEndpoint, KindNoNetwork, KindBinary:
+	case denial.KindL7Deny, denial.KindAudit, denial.KindForward, denial.KindL4NoEndpoint, denial.KindNoNetwork, denial.KindBinary:
 	default:
 		p.manual(d, info.Why, "OpenShell's reason: "+d.Reason)
 		return
@@ -571,18 +572,18 @@ func (p *planner) plan(d *Denial) {
 		return
 	}
 	switch d.Kind {
-	case KindL7Deny, KindAudit:
+	case denial.KindL7Deny, denial.KindAudit:
 		p.planRule(d, req)
-	case KindForward:
+	case denial.KindForward:
 		p.planEndpoint(d, req, false)
-	case KindL4NoEndpoint, KindNoNetwork:
+	case denial.KindL4NoEndpoint, denial.KindNoNetwork:
 		if p.opts.StrictPaths {
 			p.manual(d, fmt.Sprintf("%s:%d was denied at L4 (no path visible); --strict-paths suggests no provisional endpoint", d.Host, d.Port),
 				"declare the endpoint with the exact METHOD /path rules the agent needs")
 			return
 		}
 		p.planEndpoint(d, req, true)
-	case KindBinary:
+	case denial.KindBinary:
 		p.planBinary(d, req)
 	}
 }
@@ -641,7 +642,7 @@ func (p *planner) request(d *Denial) *openshell.Request {
 	hp := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 	var s string
 	switch {
-	case d.Method != "" && (d.Forward || d.Kind == KindForward):
+	case d.Method != "" && (d.Forward || d.Kind == denial.KindForward):
 		s = fmt.Sprintf("forward %s http://%s%s from %s", d.Method, hp, d.Path, bin)
 	case d.Method != "":
 		scheme := "http"
@@ -817,7 +818,7 @@ func (p *planner) planRule(d *Denial, req *openshell.Request) {
 	s, _ := p.findSug(src.path, yp, "add-rule", p.rule(d))
 	s.methods[d.Method] = true
 	s.cover(d, req)
-	if d.Kind == KindAudit {
+	if d.Kind == denial.KindAudit {
 		s.addNote("audit: the endpoint let this request through under enforcement: audit")
 	}
 }
@@ -861,7 +862,7 @@ const provisionalNote = "provisional: denied at L4 (HTTPS), so the paths are unk
 // unless a binary of the policy is its symlink (OpenShell matches the
 // kernel-resolved /proc/<pid>/exe, sandbox-policy.rego:58@v0.0.111).
 func (p *planner) planBinary(d *Denial, req *openshell.Request) {
-	_, pol, _ := binaryReason(d.Reason)
+	_, pol, _ := denial.BinaryReason(d.Reason)
 	if pol != "" {
 		d.Policy = pol
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
-	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 )
 

@@ -102,9 +102,9 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `handover`, `openshell` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
-		is:   []claim{only("bundle", "cienv", "ciout", "handover", "openshell", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
+		is:   []claim{only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
 	},
 	{
 		says: "It imports only `internal/version` and `secretscan`, and takes a tier as the manifest's string; it must never import the policy side (`bundle`, `openshell`, `placeholder`, `policycue`, `compile`, `lint`, `report`, CUE, OPA), the image side (`image`, `publish`) or the signing side (`sign`, `verify`, cosign).",
@@ -218,7 +218,7 @@ var rules = []rule{
 		is:   []claim{only("bundle", "openshell", "prover", "report"), never("compile", cue, opa)},
 	},
 	{
-		says: "It imports `openshell`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
+		says: "It imports `denial`, `openshell`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
 		pkgs: []string{"suggest"},
 		is:   []claim{never("compile", "policycue", "lint", cue, opa)},
 	},
@@ -232,6 +232,12 @@ var rules = []rule{
 		says: "`ciout/ciouttest` holds the test oracles (a model of how the GitHub Actions runner reads a log, the GitLab forgery check, the attack names) and is imported by `_test.go` files only.",
 		pkgs: []string{"ciout/ciouttest"},
 		is:   []claim{onlyBy()},
+	},
+
+	{
+		says: "It imports the standard library only (the runner links it inside the image), so it never links CUE, OPA, `compile`, `lint` or `policycue`.",
+		pkgs: []string{"denial"},
+		is:   []claim{leaf(), never(cue, opa, "compile", "lint", "policycue")},
 	},
 
 	// ## Import rules
@@ -250,13 +256,13 @@ var rules = []rule{
 		says: "\"Must never import\" and \"links\" are checked against every transitive dependency.",
 	},
 	{
-		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `placeholder`, `report`, `prover`, `policydiff` and `suggest` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
-		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest"},
+		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `placeholder`, `report`, `prover`, `policydiff`, `suggest` and `denial` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
+		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest", "denial"},
 		is:   []claim{never(cue, opa, "compile", "policycue", "lint")},
 	},
 	{
-		says: "`bundle`, `cienv` and `secretscan` depend on the standard library only.",
-		pkgs: []string{"bundle", "cienv", "secretscan"},
+		says: "`bundle`, `cienv`, `secretscan` and `denial` depend on the standard library only.",
+		pkgs: []string{"bundle", "cienv", "secretscan", "denial"},
 		is:   []claim{leaf()},
 	},
 	{
@@ -275,8 +281,8 @@ var rules = []rule{
 		is:   []claim{ordered()},
 	},
 	{
-		says: "`bundle`, `placeholder`, `cienv` and `internal/{atomicfile,suggest,version}` import nothing of this module;",
-		pkgs: []string{"bundle", "placeholder", "cienv", "internal/atomicfile", "internal/suggest", "internal/version"},
+		says: "`bundle`, `placeholder`, `cienv`, `denial` and `internal/{atomicfile,suggest,version}` import nothing of this module;",
+		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "internal/atomicfile", "internal/suggest", "internal/version"},
 		is:   []claim{only()},
 	},
 	{

@@ -1,15 +1,15 @@
-package suggest
+package denial
 
 import (
 	"strings"
 )
 
-// isAudit reports an enforcement: audit "would deny": an Allowed L7 event
+// IsAudit reports an enforcement: audit "would deny": an Allowed L7 event
 // whose message is "L7_REQUEST audit ..." or "FORWARD_L7 audit ..."
 // (crates/openshell-supervisor-network/src/l7/relay.rs:1375-1397@v0.0.111,
 // proxy.rs:5462-5472@v0.0.111). The shorthand shows it as ALLOWED without a
 // reason (shorthand.rs:282), so only JSONL carries it.
-func isAudit(ev Event) bool {
+func IsAudit(ev Event) bool {
 	if ev.Class != 4002 || ev.Action != "Allowed" {
 		return false
 	}
@@ -35,15 +35,17 @@ func l7Verdict(msg string) (string, string) {
 	return verdict, reason
 }
 
-// classify maps an event to its row of Kinds; kindNotDenial for events
-// that deny nothing. audit says whether audit verdicts count.
-func classify(ev Event, audit bool) Kind {
+// Classify maps an event to its row of the kind table; KindNone for an
+// event that denies nothing. audit says whether audit "would deny" verdicts
+// count (as KindAudit). It reads only the event, so the three log formats
+// of one event classify alike.
+func Classify(ev Event, audit bool) Kind {
 	r := ev.Reason
 	if ev.Action != "Denied" {
-		if audit && isAudit(ev) {
+		if audit && IsAudit(ev) {
 			return KindAudit
 		}
-		return kindNotDenial
+		return KindNone
 	}
 	// A request decided while the policy was being replaced
 	// (reject_stale_connect_policy, proxy.rs:3403-3428@v0.0.111).
@@ -65,6 +67,8 @@ func classify(ev Event, audit bool) Kind {
 	if ev.Policy == "bypass-detect" || strings.HasPrefix(r, "BYPASS_DETECT ") {
 		return KindBypass
 	}
+	// status_detail transparent_tcp_*, else the message "Transparent TCP
+	// denied ..." (proxy.rs:884-948@v0.0.111).
 	if strings.HasPrefix(r, "transparent_tcp") || strings.HasPrefix(r, "Transparent TCP denied") {
 		return KindTransparentTCP
 	}
@@ -75,7 +79,7 @@ func classify(ev Event, audit bool) Kind {
 		case "opa":
 			return opaKind(r, KindL4NoEndpoint)
 		}
-		return KindUnknownDenial
+		return KindUnknown
 	}
 	// HTTP Activity.
 	switch ev.Engine {
@@ -92,7 +96,7 @@ func classify(ev Event, audit bool) Kind {
 		case r == "":
 			// No reason at all: not a line OpenShell writes for a denial
 			// (the message is the fallback, shorthand.rs:130-135).
-			return KindUnknownDenial
+			return KindUnknown
 		case verdict == "":
 			// status_detail of a non-canonical request target
 			// (proxy.rs:1423-1456@v0.0.111).
@@ -104,7 +108,7 @@ func classify(ev Event, audit bool) Kind {
 		}
 		return KindL7Other
 	}
-	return KindUnknownDenial
+	return KindUnknown
 }
 
 // opaKind reads the Rego deny reasons
@@ -125,14 +129,14 @@ func opaKind(r string, noEndpoint Kind) Kind {
 		r == "no matching policy":
 		return noEndpoint
 	}
-	return KindUnknownDenial
+	return KindUnknown
 }
 
-// binaryReason reads the first miss of the binary reason: "binary 'B' not
+// BinaryReason reads the first miss of the binary reason: "binary 'B' not
 // allowed in policy 'N' (ancestors: [A -> ...], cmdline: [...]). SYMLINK
 // HINT: ..." (sandbox-policy.rego:58@v0.0.111). The binary comes first, so
 // the 256-byte cut does not reach it; ancestors are read when whole.
-func binaryReason(r string) (binary, policy string, ancestors []string) {
+func BinaryReason(r string) (binary, policy string, ancestors []string) {
 	rest, ok := strings.CutPrefix(r, "binary '")
 	if !ok {
 		return "", "", nil

@@ -1,4 +1,4 @@
-package suggest
+package denial
 
 import (
 	"bufio"
@@ -45,9 +45,20 @@ type InputStats struct {
 // line) and returns its network and HTTP events. name labels the events
 // (File) and the errors. A line longer than 1 MiB is counted unparsed.
 func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
+	var events []Event
+	st, err := Scan(name, r, func(ev Event) { events = append(events, ev) })
+	if err != nil {
+		return nil, st, err
+	}
+	return events, st, nil
+}
+
+// Scan reads a log as ReadLog does and calls fn with each network and HTTP
+// event in input order, holding none of them: a caller that only counts
+// (the runner, in the image) reads a 32 MiB log in constant memory.
+func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 	st := InputStats{Path: name}
 	formats := map[Format]int{}
-	var events []Event
 	br := bufio.NewReaderSize(r, 64*1024)
 	line := 0
 	for {
@@ -66,10 +77,10 @@ func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
 					if ev.Action == "Denied" {
 						st.Denials++
 					}
-					if isAudit(ev) {
+					if IsAudit(ev) {
 						st.Audits++
 					}
-					events = append(events, ev)
+					fn(ev)
 				case LineUnparsed:
 					st.Unparsed++
 				}
@@ -79,7 +90,7 @@ func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
 			break
 		}
 		if err != nil {
-			return nil, st, fmt.Errorf("%s: line %d: %w", name, line+1, err)
+			return st, fmt.Errorf("%s: line %d: %w", name, line+1, err)
 		}
 	}
 	best := 0
@@ -88,7 +99,7 @@ func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
 			st.Format, best = f, formats[f]
 		}
 	}
-	return events, st, nil
+	return st, nil
 }
 
 // readLine returns the next line without its line break; nil (with a nil
@@ -442,7 +453,7 @@ func splitHostPort(s string) (string, int, bool) {
 	return strings.ToLower(host), port, true
 }
 
-// ocsfJSON is the part of an OCSF event suggest reads
+// ocsfJSON is the part of an OCSF event this package reads
 // (crates/openshell-ocsf/src/objects/{endpoint,process,http,firewall_rule}.rs@v0.0.111).
 type ocsfJSON struct {
 	ClassUID     *int    `json:"class_uid"`

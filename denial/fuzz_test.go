@@ -1,4 +1,4 @@
-package suggest
+package denial
 
 import (
 	"bytes"
@@ -9,10 +9,16 @@ import (
 	"unicode/utf8"
 )
 
+// seedLogs are the seed corpus: this package's real OpenShell lines and
+// the log fixtures of `policy suggest` (every kind, the three formats,
+// cut and hostile lines; ../suggest/testdata/logs/README.md).
+const seedLogs = "../suggest/testdata/logs/"
+
 // seedLines adds every fixture line to f.
 func seedLines(f *testing.F) {
-	files, _ := filepath.Glob("testdata/logs/*")
-	for _, name := range files {
+	own, _ := filepath.Glob("testdata/*.log")
+	files, _ := filepath.Glob(seedLogs + "*")
+	for _, name := range append(own, files...) {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			continue
@@ -51,6 +57,11 @@ func FuzzParseLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		ev, res := ParseLine(line)
 		checkEvent(t, line, ev, res)
+		if k := Classify(ev, true); res != LineEvent && k != KindNone {
+			t.Fatalf("%q: kind %q of no event", line, k)
+		} else if _, ok := Lookup(k); k != KindNone && !ok {
+			t.Fatalf("%q: kind %q is not in the table", line, k)
+		}
 	})
 }
 
@@ -59,6 +70,10 @@ func FuzzParseShorthand(f *testing.F) {
 	f.Add("NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:endpoint api.github.com:443 is not allowed by any policy]")
 	f.Add("HTTP:GET [MED] DENIED /b(1) -> GET http://h:1/x [policy:p engine:l7] [k:v reason:r]")
 	f.Add("HTTP:POST [MED] DENIED POST http://[::1]:8081/x [policy:p engine:l7] [reason:L7_REQUEST deny POST x reason=y]")
+	f.Add("HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:m engine:middleware] [transformed:false failed:false reason:r]")
+	// The seeds of the runner's former FuzzDenialKind.
+	f.Add("HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny]")
+	f.Add("NET:OPEN [MED] DENIED curl(1) -> h:443 [policy:- engine:opa] [reason:binary '")
 	f.Fuzz(func(t *testing.T, body string) {
 		line := []byte("2026-04-01T04:04:32.190Z OCSF " + body)
 		ev, res := ParseShorthandLine(string(line))
@@ -78,9 +93,9 @@ func FuzzParseCLI(f *testing.F) {
 
 // FuzzParseJSON targets OCSF JSONL lines.
 func FuzzParseJSON(f *testing.F) {
-	b, _ := os.ReadFile("testdata/logs/l7-write.jsonl")
+	b, _ := os.ReadFile(seedLogs + "l7-write.jsonl")
 	f.Add(string(bytes.TrimSpace(b)))
-	b, _ = os.ReadFile("testdata/logs/audit.jsonl")
+	b, _ = os.ReadFile(seedLogs + "audit.jsonl")
 	f.Add(string(bytes.TrimSpace(b)))
 	f.Add(`{"class_uid":4001,"action_id":2,"status_detail":"` + strings.Repeat("é", 200) + `"}`)
 	f.Fuzz(func(t *testing.T, line string) {
@@ -95,13 +110,17 @@ func FuzzParseJSON(f *testing.F) {
 // FuzzReadLog: a whole input, with any line breaks, reads without error
 // and counts every line once.
 func FuzzReadLog(f *testing.F) {
-	b, _ := os.ReadFile("testdata/logs/noise.log")
+	b, _ := os.ReadFile(seedLogs + "noise.log")
 	f.Add(b)
 	f.Add([]byte("\r\n\n\r"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs, st, err := ReadLog("f", bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
+		}
+		n := 0
+		if sst, err := Scan("f", bytes.NewReader(data), func(Event) { n++ }); err != nil || sst != st || n != len(evs) {
+			t.Fatalf("Scan %+v %v, %d events; ReadLog %+v, %d", sst, err, n, st, len(evs))
 		}
 		if st.Events != len(evs) || st.Unparsed > strings.Count(string(data), "\n")+1 {
 			t.Fatalf("stats %+v for %d events", st, len(evs))

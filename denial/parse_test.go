@@ -1,16 +1,19 @@
-package suggest
+package denial
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // The lines are OpenShell's formats as its source writes them (see the
-// citations in parse.go) and testdata/logs/README.md.
+// citations in parse.go, testdata/README.md and
+// ../suggest/testdata/logs/README.md).
 func TestParseLine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -27,6 +30,22 @@ func TestParseLine(t *testing.T) {
 			`2026-04-01T04:04:32.190Z OCSF HTTP:GET [MED] DENIED /usr/bin/curl(9) -> GET https://api.github.com/user [policy:gh engine:l7] [rule:x reason:FORWARD_L7 deny GET api.github.com:443/user reason=GET /user not permitted by policy]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "api.github.com", Port: 443, Method: "GET", Path: "/user",
 				Binary: "/usr/bin/curl", Policy: "gh", Engine: "l7", Reason: "FORWARD_L7 deny GET api.github.com:443/user reason=GET /user not permitted by policy"}},
+		{"shorthand HTTP middleware deny, unmapped fields then the reason (middleware.rs:769-811, shorthand.rs:158-171@v0.0.111)",
+			`2026-04-01T04:04:32.190Z OCSF HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected by guard]`,
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "api.example.com", Port: 443, Method: "POST", Path: "/v1/chat",
+				Policy: "model_api", Engine: "middleware", Reason: "prompt rejected by guard"}},
+		{"shorthand HTTP unmapped values escaped (escape_context_field, shorthand.rs:104-119@v0.0.111), a reason quoting reason:",
+			`2026-04-01T04:04:32.190Z OCSF HTTP:GET [MED] DENIED GET http://h.example/x [policy:p engine:l7] [note:a\u{20}b\]c k\u{20}2:v reason:L7_REQUEST deny GET h.example:80/x reason=GET /x not permitted by policy reason:x]`,
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "h.example", Port: 80, Method: "GET", Path: "/x",
+				Policy: "p", Engine: "l7", Reason: "L7_REQUEST deny GET h.example:80/x reason=GET /x not permitted by policy reason:x"}},
+		{"shorthand HTTP allowed with unmapped fields only (shorthand.rs test_http_activity_shorthand_includes_unmapped_attributes@v0.0.111)",
+			`2026-04-01T04:04:32.190Z OCSF HTTP:POST [INFO] ALLOWED POST http://httpbin.org:443/anything [policy:httpbin engine:extension] [attempt:2 cached:true]`,
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Allowed", Host: "httpbin.org", Port: 443, Method: "POST", Path: "/anything",
+				Policy: "httpbin", Engine: "extension"}},
+		{"shorthand HTTP at v0.0.83: the reason bracket alone (shorthand.rs:203-207@v0.0.83)",
+			`2026-04-01T04:04:32.190Z OCSF HTTP:PUT [MED] DENIED curl(1618) -> PUT http://169.254.169.254/latest/api/token [policy:aws_iam engine:ssrf] [reason:not in allowed_ips]`,
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "169.254.169.254", Port: 80, Method: "PUT", Path: "/latest/api/token",
+				Binary: "curl", Policy: "aws_iam", Engine: "ssrf", Reason: "not in allowed_ips"}},
 		{"shorthand NET deny with a binary path holding spaces and brackets",
 			`2026-04-01T04:04:32.190Z OCSF NET:OPEN [MED] DENIED /opt/my tool [x](12) -> api.example.com:443 [policy:- engine:opa] [reason:endpoint api.example.com:443 is not allowed by any policy]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "api.example.com", Port: 443,
@@ -79,110 +98,6 @@ func TestParseLine(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		ev    Event
-		audit bool
-		want  Kind
-	}{
-		{Event{Class: 4001, Action: "Denied", Engine: "opa", Reason: "endpoint a:1 is not allowed by any policy"}, false, KindL4NoEndpoint},
-		{Event{Class: 4001, Action: "Denied", Engine: "opa", Reason: "network connections not allowed by policy"}, false, KindNoNetwork},
-		{Event{Class: 4001, Action: "Denied", Engine: "opa", Reason: "binary '/x' not allowed in policy 'p' (ancestors: [], cmdline: [])..."}, false, KindBinary},
-		{Event{Class: 4001, Action: "Denied", Engine: "ssrf", Reason: "x"}, false, KindSSRF},
-		{Event{Class: 4001, Action: "Denied", Engine: "credentials"}, false, KindCredentials},
-		{Event{Class: 4001, Action: "Denied", Engine: "tls"}, false, KindTLS},
-		{Event{Class: 4001, Action: "Denied", Engine: "l7", Reason: "unsupported"}, false, KindTunnelProtocol},
-		{Event{Class: 4001, Action: "Denied", Engine: "nftables"}, false, KindBypass},
-		{Event{Class: 4001, Action: "Denied", Reason: "transparent_tcp_identity_denied"}, false, KindTransparentTCP},
-		{Event{Class: 4001, Action: "Denied", Engine: "opa", Reason: "CONNECT a:1 not permitted because policy changed"}, false, KindReloadRace},
-		{Event{Class: 4002, Action: "Denied", Engine: "opa", Reason: "endpoint a:80 is not allowed by any policy"}, false, KindForward},
-		{Event{Class: 4002, Action: "Denied", Engine: "l7", Reason: "L7_REQUEST deny GET a:1/x reason=GET /x not permitted by policy"}, false, KindL7Deny},
-		{Event{Class: 4002, Action: "Denied", Engine: "l7", Reason: "FORWARD_L7 deny GET a:1/x reason=GET /x blocked by deny rule"}, false, KindL7DenyRule},
-		{Event{Class: 4002, Action: "Denied", Engine: "l7", Reason: "request-target contains an encoded '/' (%2F)"}, false, KindNonCanonical},
-		{Event{Class: 4002, Action: "Denied", Engine: "l7-graphql", Reason: "x"}, false, KindL7Other},
-		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST audit GET a:1/x reason=GET /x not permitted by policy"}, true, KindAudit},
-		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST audit GET a:1/x reason=GET /x not permitted by policy"}, false, kindNotDenial},
-		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST allow GET a:1/x reason="}, true, kindNotDenial},
-	}
-	for _, tc := range tests {
-		if got := classify(tc.ev, tc.audit); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.ev, got, tc.want)
-		}
-	}
-}
-
-// Every kind of the table has a row, and the table cites its source.
-func TestKindTable(t *testing.T) {
-	seen := map[Kind]bool{}
-	for _, r := range Kinds {
-		if seen[r.Kind] {
-			t.Errorf("%s twice", r.Kind)
-		}
-		seen[r.Kind] = true
-		if r.Why == "" || r.Source == "" || r.Outcome == "" {
-			t.Errorf("%s: incomplete row", r.Kind)
-		}
-	}
-	for _, k := range []Kind{KindL4NoEndpoint, KindBinary, KindNoNetwork, KindSSRF, KindForward, KindL7Deny, KindL7DenyRule, KindAudit,
-		KindNonCanonical, KindTunnelProtocol, KindCredentials, KindTLS, KindBypass, KindTransparentTCP, KindReloadRace, KindL7Other, KindUnknownDenial} {
-		if !seen[k] {
-			t.Errorf("%s has no row", k)
-		}
-	}
-	// docs/policy-suggest.md carries the same table.
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "policy-suggest.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range seen {
-		if !bytes.Contains(doc, []byte("`"+string(k)+"`")) {
-			t.Errorf("docs/policy-suggest.md does not describe %s", k)
-		}
-	}
-}
-
-func TestDeresolve(t *testing.T) {
-	v := map[string]string{"OWNER": "acme", "REPO_NAME": "acme", "ISSUE_NUMBER": "7", "FORGE_HOST": "git.example.com", "HOST_IP": "172.17.0.1", "GCP_REGION": "us-east5"}
-	for path, want := range map[string]string{
-		"/repos/acme/acme/issues/7":           "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}",
-		"/repos/acmex/w/issues/77":            "/repos/acmex/w/issues/77",
-		"/v1/projects/p/locations/us-east5/x": "/v1/projects/p/locations/{{GCP_REGION}}/x",
-	} {
-		if got, _ := deresolvePath(path, v); got != want {
-			t.Errorf("%s: %s, want %s", path, got, want)
-		}
-	}
-	for host, want := range map[string]string{
-		"git.example.com": "{{FORGE_HOST}}", "172.17.0.1": "{{HOST_IP}}",
-		"us-east5-aiplatform.googleapis.com": "{{GCP_REGION}}-aiplatform.googleapis.com", "api.github.com": "api.github.com",
-	} {
-		if got := deresolveHost(host, v); got != want {
-			t.Errorf("%s: %s, want %s", host, got, want)
-		}
-	}
-	// One-character values other than ISSUE_NUMBER are left alone.
-	if got, _ := deresolvePath("/a/b", map[string]string{"OWNER": "a"}); got != "/a/b" {
-		t.Errorf("short value substituted: %s", got)
-	}
-}
-
-func TestLooksLikeID(t *testing.T) {
-	for seg, want := range map[string]bool{"42": true, "7": false, "abc": false, "0123456789abcdef": true,
-		"550e8400-e29b-41d4-a716-446655440000": true, "comments": false, "": false} {
-		if got := looksLikeID(seg); got != want {
-			t.Errorf("%q: %v", seg, got)
-		}
-	}
-}
-
-func TestSafe(t *testing.T) {
-	for in, want := range map[string]string{"plain": "plain", "a\x1b[31mb": `a\x1b[31mb`, "é": `\u00e9`, "\xff": `\xff`, `a\b`: `a\\b`, "x\ny": `x\x0ay`} {
-		if got := Safe(in); got != want {
-			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestReadLogLongLine(t *testing.T) {
 	long := strings.Repeat("x", maxLine+10)
 	in := "2026-04-01T04:05:00.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(64) -> a.example:443 [policy:- engine:opa] [reason:endpoint a.example:443 is not allowed by any policy]\n" + long + "\nlast"
@@ -195,31 +110,32 @@ func TestReadLogLongLine(t *testing.T) {
 	}
 }
 
-// Real lines from OpenShell's own tests and docs (testdata/logs/README.md)
-// parse, and classify as their reasons say.
-func TestUpstreamLines(t *testing.T) {
-	data, err := os.ReadFile("testdata/logs/upstream.log")
+// Scan hands over the events ReadLog returns, in order, with the same
+// counts.
+func TestScanIsReadLog(t *testing.T) {
+	data, err := os.ReadFile("testdata/upstream.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Kind{kindNotDenial, "", KindUnknownDenial, kindNotDenial, KindUnknownDenial, KindForward, KindUnknownDenial, KindL4NoEndpoint}
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		ev, res := ParseLine([]byte(line))
-		if i == 1 {
-			if res != LineOther {
-				t.Errorf("line 2: %d, want a tracing line", res)
-			}
-			continue
-		}
-		if res != LineEvent {
-			t.Errorf("line %d does not parse: %s", i+1, line)
-			continue
-		}
-		if got := classify(ev, false); got != want[i] {
-			t.Errorf("line %d: kind %q, want %q", i+1, got, want[i])
-		}
-		if strings.Contains(ev.Path, "secret") {
-			t.Errorf("line %d: the query reached the path", i+1)
-		}
+	want, wst, err := ReadLog("u.log", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Event
+	st, err := Scan("u.log", bytes.NewReader(data), func(ev Event) { got = append(got, ev) })
+	if err != nil || !reflect.DeepEqual(got, want) || st != wst {
+		t.Errorf("Scan: %v %+v, %d events; ReadLog: %+v, %d events", err, st, len(got), wst, len(want))
+	}
+	if wst.Events != 7 || wst.Denials != 5 || wst.Format != FormatShorthand {
+		t.Errorf("stats %+v", wst)
+	}
+}
+
+// A read error names the input and the line.
+func TestScanReadError(t *testing.T) {
+	r := io.MultiReader(strings.NewReader("hello\n"), iotest.ErrReader(errors.New("disk gone")))
+	_, err := Scan("sandbox.log", r, func(Event) {})
+	if err == nil || !strings.Contains(err.Error(), "sandbox.log: line 2: disk gone") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -1,0 +1,105 @@
+package suggest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/denial"
+)
+
+// Every kind of the denial table has a plan, and only those: a kind added
+// to package denial fails here until suggest says what it does with it.
+func TestKindPlans(t *testing.T) {
+	rows := denial.Kinds()
+	for _, r := range rows {
+		p, ok := kindPlans[r.Kind]
+		if !ok || p.Outcome == "" || p.Why == "" {
+			t.Errorf("%s: no complete plan (%+v)", r.Kind, p)
+		}
+	}
+	if len(kindPlans) != len(rows) {
+		t.Errorf("%d plans for %d kinds", len(kindPlans), len(rows))
+	}
+	if p := planOf("not-a-kind"); p.Outcome != outcomeManual {
+		t.Errorf("an unknown kind is %s", p.Outcome)
+	}
+}
+
+// docs/policy-suggest.md's "suggest does" column states each kind's
+// outcome: every outcome word of the plan is in the row, in bold when it
+// is a grant or a refusal.
+func TestDocsOutcomes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "policy-suggest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[denial.Kind][]string{}
+	var last denial.Kind
+	for _, line := range strings.Split(string(data), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 7 {
+			continue
+		}
+		if k := strings.Trim(strings.TrimSpace(cells[1]), "`"); k != "" {
+			last = denial.Kind(k)
+		}
+		rows[last] = append(rows[last], strings.ToLower(cells[4]))
+	}
+	for k, p := range kindPlans {
+		does := strings.Join(rows[k], " / ")
+		if does == "" {
+			t.Errorf("docs/policy-suggest.md has no row for %s", k)
+			continue
+		}
+		for _, word := range []string{"suggest", "manual", "refused", "ignored"} {
+			if strings.Contains(p.Outcome, word) != strings.Contains(does, word) {
+				t.Errorf("docs/policy-suggest.md %s: %q, the plan says %q", k, does, p.Outcome)
+				break
+			}
+		}
+	}
+}
+
+func TestDeresolve(t *testing.T) {
+	v := map[string]string{"OWNER": "acme", "REPO_NAME": "acme", "ISSUE_NUMBER": "7", "FORGE_HOST": "git.example.com", "HOST_IP": "172.17.0.1", "GCP_REGION": "us-east5"}
+	for path, want := range map[string]string{
+		"/repos/acme/acme/issues/7":           "/repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}",
+		"/repos/acmex/w/issues/77":            "/repos/acmex/w/issues/77",
+		"/v1/projects/p/locations/us-east5/x": "/v1/projects/p/locations/{{GCP_REGION}}/x",
+	} {
+		if got, _ := deresolvePath(path, v); got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+	for host, want := range map[string]string{
+		"git.example.com": "{{FORGE_HOST}}", "172.17.0.1": "{{HOST_IP}}",
+		"us-east5-aiplatform.googleapis.com": "{{GCP_REGION}}-aiplatform.googleapis.com", "api.github.com": "api.github.com",
+	} {
+		if got := deresolveHost(host, v); got != want {
+			t.Errorf("%s: %s, want %s", host, got, want)
+		}
+	}
+	// One-character values other than ISSUE_NUMBER are left alone.
+	if got, _ := deresolvePath("/a/b", map[string]string{"OWNER": "a"}); got != "/a/b" {
+		t.Errorf("short value substituted: %s", got)
+	}
+}
+
+func TestLooksLikeID(t *testing.T) {
+	for seg, want := range map[string]bool{"42": true, "7": false, "abc": false, "0123456789abcdef": true,
+		"550e8400-e29b-41d4-a716-446655440000": true, "comments": false, "": false} {
+		if got := looksLikeID(seg); got != want {
+			t.Errorf("%q: %v", seg, got)
+		}
+	}
+}
+
+func TestSafe(t *testing.T) {
+	for in, want := range map[string]string{"plain": "plain", "a\x1b[31mb": `a\x1b[31mb`, "é": `\u00e9`, "\xff": `\xff`, `a\b`: `a\\b`, "x\ny": `x\x0ay`} {
+		if got := Safe(in); got != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
