@@ -272,16 +272,32 @@ func (f *fake) emitEvents(s *sandbox) int {
 		now := time.Now()
 		f.appendFile(f.shorthandFile(s, now), stamp(now)+" "+ev.Shorthand+"\n")
 		if len(ev.OCSF) > 0 && f.ocsfEnabled(s) {
-			var compact strings.Builder
-			if b, err := json.Marshal(ev.OCSF); err == nil {
-				compact.Write(b)
-			}
-			f.appendFile(f.jsonlFile(s, now), compact.String()+"\n")
+			f.appendFile(f.jsonlFile(s, now), stampOCSF(ev.OCSF, now)+"\n")
 		}
 		f.stream(s, streamLine{MS: now.UnixMilli(), Source: "sandbox", Level: "OCSF", Target: "ocsf",
 			Message: strings.TrimPrefix(ev.Shorthand, "OCSF ")})
 	}
 	return 0
+}
+
+// stampOCSF renders a fixture's OCSF event as one JSONL line whose "time"
+// is the emission time in milliseconds, as OpenShell stamps every event
+// when it is built (BaseEventData::new, time:
+// chrono::Utc::now().timestamp_millis(), crates/openshell-ocsf/src/events/
+// base_event.rs:156@v0.0.111; the field at :40-41, serialized at :94). A
+// fixture's own "time" is replaced, so the JSONL line and the shorthand
+// line of one event carry the same instant.
+func stampOCSF(raw json.RawMessage, now time.Time) string {
+	var ev map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return string(raw)
+	}
+	ev["time"] = json.RawMessage(strconv.FormatInt(now.UnixMilli(), 10))
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
 }
 
 // streamLine is one SandboxLogLine the gateway keeps.
