@@ -125,6 +125,20 @@ func Unmarshal(data []byte) (*Policy, error) {
 	if len(data) > MaxPolicyBytes {
 		return nil, fmt.Errorf("policy is %d bytes, over OpenShell's limit of %d", len(data), MaxPolicyBytes)
 	}
+	p, err := decodeStrict(data)
+	if err != nil && strings.Contains(err.Error(), "already defined") {
+		// A repeated key: OpenShell keeps the last entry of a map field
+		// and refuses a repeated struct field. Decode what it loads.
+		if deduped, ok := lastEntriesWin(data); ok {
+			p, err = decodeStrict(deduped)
+		}
+	}
+	return p, err
+}
+
+// decodeStrict decodes one policy document, refusing unknown fields and a
+// second document.
+func decodeStrict(data []byte) (*Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var p Policy
@@ -139,6 +153,93 @@ func Unmarshal(data []byte) (*Policy, error) {
 		return nil, errors.New("policy file holds more than one YAML document")
 	}
 	return &p, nil
+}
+
+// lastEntriesWin re-encodes data with every repeated key of a map field
+// dropped but its last entry, as OpenShell loads such a file: serde_yml
+// hands every pair to serde and a BTreeMap field inserts a repeat again,
+// the last one winning; a repeated struct field, or a repeat inside a
+// free-form value (a middleware's config), stays and is refused (the
+// citations are at validate_shape.go's duplicate-key comment, where
+// `policy validate` reports the dropped entries as traps). ok is false when
+// data does not parse.
+func lastEntriesWin(data []byte) ([]byte, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, false
+	}
+	dropRepeats(&doc, structOrValue)
+	out, err := yaml.Marshal(&doc)
+	return out, err == nil
+}
+
+// mapKind says what a mapping node is to serde.
+type mapKind int
+
+const (
+	// structOrValue: a struct or a free-form value; repeats are refused.
+	structOrValue mapKind = iota
+	// namedStructs: a BTreeMap of structs (network_policies,
+	// network_middlewares, graphql_persisted_queries).
+	namedStructs
+	// matchers: a BTreeMap of matchers (query, params), whose params
+	// values may be nested matcher maps.
+	matchers
+)
+
+// fieldMapKind says what a field's value is (lib.rs:66, 68, 163, 328, 338,
+// 356 @ v0.0.111): the map fields, or structOrValue.
+func fieldMapKind(key string) mapKind {
+	switch key {
+	case "network_policies", "network_middlewares", "graphql_persisted_queries":
+		return namedStructs
+	case "query", "params":
+		return matchers
+	}
+	return structOrValue
+}
+
+// dropRepeats keeps only the last entry of each repeated key of a map
+// node (kind namedStructs or matchers) and walks on. A middleware's config
+// is a serde_yml Value, whose own mapping refuses repeats: it is not walked.
+func dropRepeats(n *yaml.Node, kind mapKind) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			dropRepeats(c, structOrValue)
+		}
+		return
+	case yaml.MappingNode:
+	default:
+		return
+	}
+	isAny := len(n.Content) == 2 && n.Content[0].Value == "any"
+	if kind != structOrValue && !isAny {
+		last := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			last[n.Content[i].Value] = i
+		}
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if last[n.Content[i].Value] == i {
+				kept = append(kept, n.Content[i], n.Content[i+1])
+			}
+		}
+		n.Content = kept
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		switch {
+		case kind == matchers && !isAny:
+			dropRepeats(val, matchers) // a nested params object
+		case kind == namedStructs:
+			dropRepeats(val, structOrValue)
+		case key == "config":
+			// a serde_yml Value: left as written
+		default:
+			dropRepeats(val, fieldMapKind(key))
+		}
+	}
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler: a scalar glob or {any: [globs]}.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -246,6 +247,41 @@ func BenchmarkMarshal(b *testing.B) {
 	for b.Loop() {
 		if _, err := Marshal(p, "header"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestUnmarshalRepeatedKeys: OpenShell loads a policy whose map field
+// repeats a key and keeps the last entry (policy validate calls it a trap);
+// a repeated struct field or a repeat inside a middleware's config refuses
+// the file, as serde does.
+func TestUnmarshalRepeatedKeys(t *testing.T) {
+	data, err := os.ReadFile("testdata/validate/invalid/duplicate_policy_key.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Unmarshal(data)
+	if err != nil {
+		t.Fatalf("a repeated network policy name: %v", err)
+	}
+	if np := p.NetworkPolicies["github"]; np.Name != "github-write" || len(p.NetworkPolicies) != 1 {
+		t.Errorf("want the last entry (github-write), got %+v", p.NetworkPolicies)
+	}
+	const base = "version: 1\nnetwork_policies:\n  a:\n    name: a\n    endpoints:\n      - host: h.example\n        port: 443\n        protocol: rest\n        rules:\n          - allow:\n              method: GET\n              path: /x\n              query:\n                q: one\n                q: two\n    binaries: [{path: /usr/bin/curl}]\n"
+	p, err = Unmarshal([]byte(base))
+	if err != nil {
+		t.Fatalf("a repeated query key: %v", err)
+	}
+	if got := p.NetworkPolicies["a"].Endpoints[0].Rules[0].Allow.Query["q"].Glob; got != "two" {
+		t.Errorf("query q = %q, want the last (two)", got)
+	}
+	for name, doc := range map[string]string{
+		"repeated struct field": "version: 1\nversion: 1\n",
+		"repeated port":         "version: 1\nnetwork_policies:\n  a:\n    name: a\n    endpoints: [{host: h.example, port: 443, port: 80}]\n    binaries: [{path: /usr/bin/curl}]\n",
+		"repeat in config":      "version: 1\nnetwork_middlewares:\n  m:\n    middleware: x\n    config: {k: 1, k: 2}\n",
+	} {
+		if _, err := Unmarshal([]byte(doc)); err == nil || !strings.Contains(err.Error(), "already defined") {
+			t.Errorf("%s: err = %v, want the repeat refused", name, err)
 		}
 	}
 }

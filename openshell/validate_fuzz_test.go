@@ -46,6 +46,14 @@ func FuzzValidate(f *testing.F) {
 		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode && !HasErrors(diags) {
 			t.Fatal("a document that is not a mapping passed validation")
 		}
+		// A repeated map key that OpenShell loads (a trap, no error) does
+		// not stop the decoder policy test, lint and the runner use: it
+		// keeps the last entry, as OpenShell does.
+		if !HasErrors(diags) {
+			if _, err := Unmarshal(data); err != nil && strings.Contains(err.Error(), "already defined") {
+				t.Fatalf("validation passed but Unmarshal refused a repeated key: %v", err)
+			}
+		}
 		for _, d := range diags {
 			if d.File != "fuzz.yaml" || d.Line < 1 || d.Column < 1 || d.Code == "" || d.Message == "" ||
 				(d.Severity != SeverityError && d.Severity != SeverityWarning) || (d.Trap && d.Severity != SeverityWarning) {
