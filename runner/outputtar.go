@@ -80,11 +80,16 @@ func (x *run) readOutput(ctx context.Context, remote, stage string) ([]removal, 
 	switch {
 	case err != nil:
 		return p.removed, fmt.Errorf("%w: read %s through sandbox exec: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+	case code != 0:
+		// tar's own words first (a missing output: "Cannot stat"), then
+		// what the reader made of the stream, if anything.
+		msg := fmt.Sprintf("tar exit %d: %s", code, lastLine(x.mask.String(stderr.buf.String())))
+		if p.err != nil {
+			msg += "; " + p.err.Error()
+		}
+		return p.removed, fmt.Errorf("%w: read %s through sandbox exec: %s", ErrSandbox, remote, msg)
 	case p.err != nil:
 		return p.removed, fmt.Errorf("%w: read %s through sandbox exec: %w", ErrSandbox, remote, p.err)
-	case code != 0:
-		return p.removed, fmt.Errorf("%w: read %s through sandbox exec: tar exit %d: %s", ErrSandbox, remote, code,
-			lastLine(x.mask.String(stderr.buf.String())))
 	}
 	return p.removed, nil
 }

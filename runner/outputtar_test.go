@@ -76,7 +76,7 @@ func TestExtractOutputTar(t *testing.T) {
 			{name: "out/hard", typ: tar.TypeLink, link: "etc/shadow"},
 			{name: "out/fifo", typ: tar.TypeFifo},
 			{name: "out/dev", typ: tar.TypeChar}},
-			absent: []string{"out/passwd", "out/hard", "out/fifo", "out/dev"},
+			absent:  []string{"out/passwd", "out/hard", "out/fifo", "out/dev"},
 			removed: []string{"passwd: " + whySymlink, "hard: " + whyLinked, "fifo: " + whySpecial, "dev: " + whySpecial}},
 		{name: "the output itself a link", entries: []outEntry{{name: "out", typ: tar.TypeSymlink, link: "/etc"}},
 			absent: []string{"out"}, removed: []string{".: " + whySymlink}},

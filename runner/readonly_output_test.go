@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,4 +69,25 @@ func TestReadOnlyTierOutputs(t *testing.T) {
 			assertNoStaging(t, outDir)
 		})
 	}
+}
+
+// TestReadOnlyTierMissingOutput: a missing output outside /sandbox fails the
+// run (75) with tar's reason, and leaves nothing behind.
+func TestReadOnlyTierMissingOutput(t *testing.T) {
+	h := newHarness(t, CIGitHub)
+	h.project = testProjectWith(t, "v0.0.111", readOnlyPolicy())
+	ws := filepath.Join(t.TempDir(), "repo")
+	writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
+	outDir := filepath.Join(t.TempDir(), "artifacts")
+	_, err := h.run(context.Background(), Request{Workspace: ws, Outputs: []string{"missing"}, OutputDir: outDir})
+	if ExitCode(err) != ExitSandbox || !errors.Is(err, ErrSandbox) {
+		t.Fatalf("exit %d, want %d: %v", ExitCode(err), ExitSandbox, err)
+	}
+	if !strings.Contains(err.Error(), "read /tmp/repo/missing through sandbox exec: tar exit") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(outDir, "missing")); !os.IsNotExist(err) {
+		t.Errorf("missing output left something: %v", err)
+	}
+	assertNoStaging(t, outDir)
 }
