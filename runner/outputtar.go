@@ -29,7 +29,10 @@ import (
 // extra read_write path: a read-only tier stays read-only). It reads such an
 // output the way download itself does, `tar cf - -C <parent> -- <basename>`
 // as the sandbox user (ssh.rs:1205-1217 @ v0.0.83, :1268-1280 @ v0.0.111),
-// through `sandbox exec` (argv, no shell), and parses the tar stream itself
+// through `sandbox exec` (argv, no shell of ours: the gateway shell-escapes
+// each argument, build_remote_exec_command,
+// crates/openshell-server/src/grpc/sandbox.rs:1515-1529 @ v0.0.83,
+// :1906-1920 @ v0.0.111), and parses the tar stream itself
 // (extractOutputTar), as the evidence step reads /var/log (readLogTar). The
 // command runs under the sandbox's Landlock rules, so it reads nothing the
 // agent could not have copied into its output itself; the boundary that
