@@ -384,10 +384,24 @@ func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []r
 		}
 	}()
 	staged := filepath.Join(stage, filepath.Base(dest))
-	if err := x.d.Download(ctx, x.res.Sandbox, remote, staged); err != nil {
-		return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+	if inWorkspace(remote) {
+		if err := x.d.Download(ctx, x.res.Sandbox, remote, staged); err != nil {
+			return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
+		}
+	} else {
+		// Outside /sandbox, which download refuses (outputtar.go): the
+		// runner reads the tar stream itself; what it leaves out is
+		// reported like what sanitize removes.
+		x.logf("reading output %s through sandbox exec tar (sandbox download reads only /sandbox)", remote)
+		if removed, err = x.readOutput(ctx, remote, stage); err != nil {
+			return removed, err
+		}
+		if _, err := os.Lstat(staged); os.IsNotExist(err) {
+			return removed, nil // the output itself was left out (a link)
+		}
 	}
-	removed, err = sanitize(staged)
+	more, err := sanitize(staged)
+	removed = append(removed, more...)
 	if err != nil {
 		return removed, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -44,7 +45,21 @@ type Options struct {
 	Force bool
 	// Signing is SigningKeyless (default, "") or SigningKey.
 	Signing string
+	// Version is the running fullsend's version (internal/version). A
+	// release version (vX.Y.Z) is written to VersionFile; anything else (a
+	// devel build, a pseudo-version, a pre-release) writes no VersionFile,
+	// and Result.VersionNote says why.
+	Version string
 }
+
+// VersionFile pins the fullsend that reviews policy changes: the
+// pull-request policy-diff templates install the version the base branch
+// holds there and skip the diff without it
+// (templates/github/workflows/fullsend-policy-diff.yml).
+const VersionFile = ".fullsend-version"
+
+// releaseVersion is what the policy-diff templates accept in VersionFile.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // Result says what Write did, by slash path relative to Dir.
 type Result struct {
@@ -52,6 +67,9 @@ type Result struct {
 	Signing string   `json:"signing"`
 	Written []string `json:"written"`
 	Skipped []string `json:"skipped"`
+	// VersionNote says why no VersionFile was written ("" when it was
+	// written or kept).
+	VersionNote string `json:"version_note,omitempty"`
 }
 
 // File is one file of the scaffold.
@@ -131,6 +149,17 @@ func Write(o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Dir: o.Dir, Signing: o.Signing, Written: []string{}, Skipped: []string{}}
+	if releaseVersion.MatchString(o.Version) {
+		files = append(files, File{Path: VersionFile, Data: []byte(o.Version + "\n")})
+		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	} else {
+		v := o.Version
+		if v == "" {
+			v = "unknown"
+		}
+		res.VersionNote = fmt.Sprintf("%s not written: this fullsend (%s) is not a release version vX.Y.Z; "+
+			"the pull-request policy diff skips until the default branch holds one (echo vX.Y.Z > %s)", VersionFile, v, VersionFile)
+	}
 	if res.Signing == "" {
 		res.Signing = SigningKeyless
 	}

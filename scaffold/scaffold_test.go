@@ -79,11 +79,11 @@ func TestScaffoldGolden(t *testing.T) {
 	for _, signing := range []string{SigningKeyless, SigningKey} {
 		t.Run(signing, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := Write(Options{Dir: dir, Signing: signing})
+			res, err := Write(Options{Dir: dir, Signing: signing, Version: "v1.2.3"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Skipped) != 0 || res.Signing != signing {
+			if len(res.Skipped) != 0 || res.Signing != signing || res.VersionNote != "" {
 				t.Errorf("skipped %v, signing %q", res.Skipped, res.Signing)
 			}
 			golden(t, "tree-"+signing, render(t, dir))
@@ -223,5 +223,46 @@ func TestFilesHaveNoKeyMaterial(t *testing.T) {
 				t.Errorf("%s (%s) carries key material", f.Path, signing)
 			}
 		}
+	}
+}
+
+// TestScaffoldVersionFile: a release build pins itself in .fullsend-version,
+// which the pull-request policy-diff templates read from the base branch
+// (they accept only vX.Y.Z); any other build writes none and says why.
+func TestScaffoldVersionFile(t *testing.T) {
+	for _, tc := range []struct {
+		version, want string // want "" = no file
+	}{
+		{"v0.4.1", "v0.4.1\n"},
+		{"v10.0.12", "v10.0.12\n"},
+		{"devel", ""},
+		{"", ""},
+		{"v0.0.0-20260101000000-0123456789ab", ""}, // a pseudo-version: the templates refuse it
+		{"v1.0.0-rc.1", ""},
+		{"v1.0.0\nv9.9.9", ""},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			dir := t.TempDir()
+			res, err := Write(Options{Dir: dir, Version: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, VersionFile))
+			if tc.want == "" {
+				if !os.IsNotExist(err) {
+					t.Errorf("%s written for %q: %q, %v", VersionFile, tc.version, b, err)
+				}
+				if !strings.Contains(res.VersionNote, VersionFile+" not written") || slices.Contains(res.Written, VersionFile) {
+					t.Errorf("note %q, written %v", res.VersionNote, res.Written)
+				}
+				return
+			}
+			if err != nil || string(b) != tc.want {
+				t.Errorf("%s = %q, %v; want %q", VersionFile, b, err, tc.want)
+			}
+			if res.VersionNote != "" || !slices.Contains(res.Written, VersionFile) {
+				t.Errorf("note %q, written %v", res.VersionNote, res.Written)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/scaffold"
 )
 
@@ -36,7 +37,9 @@ sandbox: blocks, the policy tests they pass (agents/*.policytest.yaml), the
 GitHub Actions (.github/) and GitLab CI (ci/) templates, signing instructions
 (SIGNING.md: keyless by default, a cosign key pair with --key), a README and a
 .gitignore. It then compiles the policies (policies/) and prints the next
-commands.
+commands. A release build also writes .fullsend-version (its own version):
+the pull-request policy-diff templates install the fullsend the base branch
+pins there, and skip without it; a devel build writes none and says so.
 
 Init never writes a private key: with --key, SIGNING.md says how to create an
 encrypted one (fullsend image keygen, password from COSIGN_PASSWORD). It never
@@ -55,7 +58,7 @@ skipped, so running it again is harmless.`,
 			if key {
 				signing = scaffold.SigningKey
 			}
-			return runInit(cmd.Context(), cmd.OutOrStdout(), scaffold.Options{Dir: dir, Force: force, Signing: signing}, output)
+			return runInit(cmd.Context(), cmd.OutOrStdout(), scaffold.Options{Dir: dir, Force: force, Signing: signing, Version: version.String()}, output)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace files that already exist")
@@ -95,6 +98,9 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output output
 	}
 	for _, p := range res.Skipped {
 		fmt.Fprintf(w, "skipped %s (exists; --force replaces it)\n", filepath.Join(o.Dir, p))
+	}
+	if res.VersionNote != "" {
+		fmt.Fprintf(w, "note:   %s\n", res.VersionNote)
 	}
 	fmt.Fprintf(w, "compiled %s into %s (signing: %s, see %s)\n\nnext:\n",
 		strings.Join(rep.Agents, ", "), filepath.Join(o.Dir, "policies"), res.Signing, filepath.Join(o.Dir, "SIGNING.md"))

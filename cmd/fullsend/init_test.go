@@ -18,7 +18,9 @@ func TestInitTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"wrote   " + filepath.Join(dir, "agents", "summarizer.md"), "compiled summarizer", "fullsend policy test '" + dir + "'", "signing: keyless"} {
+	// A test binary is a devel build: it pins no version, and says so.
+	for _, want := range []string{"wrote   " + filepath.Join(dir, "agents", "summarizer.md"), "compiled summarizer", "fullsend policy test '" + dir + "'", "signing: keyless",
+		"note:   .fullsend-version not written: this fullsend (devel) is not a release version"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -31,13 +31,17 @@ func newTemplatesWriteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "write github|gitlab [DIR]",
 		Short: "Write one CI system's templates to a directory (DIR or --out; default .github for github, ci for gitlab)",
-		Long: `Write puts one CI system's templates where fullsend init puts them:
-github into .github (workflows/fullsend.yml, actions/fullsend-run/action.yml),
-gitlab into ci (fullsend.gitlab-ci.yml), or into DIR. Like init, it never
+		Long: `Write puts one CI system's templates where fullsend init puts them,
+or into DIR (fullsend templates list shows them all):
+github into .github (workflows/fullsend.yml, actions/fullsend-run/action.yml,
+workflows/fullsend-policy-diff.yml, workflows/fullsend-policy-diff-comment.yml),
+gitlab into ci (fullsend.gitlab-ci.yml, fullsend-policy-diff.gitlab-ci.yml).
+The policy-diff templates install the fullsend release the base branch pins
+in .fullsend-version (fullsend init writes it). Like init, it never
 replaces an existing file without --force: the files it kept are listed as
 skipped, so an edited workflow survives running it again.`,
-		Example: `  fullsend templates write github            # .github/workflows/fullsend.yml, .github/actions/fullsend-run/action.yml
-  fullsend templates write gitlab ci         # ci/fullsend.gitlab-ci.yml
+		Example: `  fullsend templates write github            # .github/workflows/fullsend.yml, fullsend-policy-diff.yml, fullsend-policy-diff-comment.yml; .github/actions/fullsend-run/action.yml
+  fullsend templates write gitlab ci         # ci/fullsend.gitlab-ci.yml, ci/fullsend-policy-diff.gitlab-ci.yml
   fullsend templates write gitlab --force    # replace ci/fullsend.gitlab-ci.yml with the current template`,
 		Args:      cobra.RangeArgs(1, 2),
 		ValidArgs: templates.Kinds(),

@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/templates"
 )
 
 func TestTemplatesWriteDir(t *testing.T) {
@@ -74,5 +77,26 @@ func TestTemplatesWriteLikeInit(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(wf); string(got) == "# edited\n" {
 		t.Error("--force kept the edited workflow")
+	}
+}
+
+// TestTemplatesWriteHelpNamesEveryFile: `templates write --help` names
+// every file `templates list` prints for each CI system, in its description
+// and (by file name) in its example.
+func TestTemplatesWriteHelpNamesEveryFile(t *testing.T) {
+	cmd := newTemplatesWriteCmd()
+	for _, kind := range templates.Kinds() {
+		names, err := templates.List(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if !strings.Contains(cmd.Long, n) {
+				t.Errorf("templates write --help does not name %s template %s", kind, n)
+			}
+			if !strings.Contains(cmd.Example, path.Base(n)) {
+				t.Errorf("templates write --help example does not name %s template %s", kind, n)
+			}
+		}
 	}
 }

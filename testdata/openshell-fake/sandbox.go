@@ -300,6 +300,15 @@ func (f *fake) exec(args []string) int {
 		// One pass, so a scratch root under /tmp is not rewritten again.
 		// /var/log/ is the supervisor's log directory (logs.go).
 		cmdArgs[i] = strings.NewReplacer("/sandbox/", root+"/sandbox/", " /tmp/", " "+root+"/tmp/", "/var/log/", root+"/var/log/").Replace(a)
+		// An argument that is itself a /tmp path the scratch sandbox holds
+		// (the runner's `tar cf - -C /tmp/repo -- out` for a read-only
+		// tier's output) too; a host path under /tmp that the scratch root
+		// does not hold (a test's marker file) stays as it is.
+		if a == "/tmp" || strings.HasPrefix(a, "/tmp/") {
+			if _, err := os.Lstat(root + a); err == nil {
+				cmdArgs[i] = root + a
+			}
+		}
 	}
 	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
 	cmd.Dir = dir

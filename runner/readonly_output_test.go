@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+)
+
+// readOnlyPolicy is a read-only tier's filesystem: /sandbox read-only, the
+// runtime's state and /tmp read-write (policycue/schema/catalog/runtimes.cue),
+// so the runner stages the workspace under /tmp.
+func readOnlyPolicy() *openshell.Policy {
+	p := testPolicy()
+	p.FilesystemPolicy = &openshell.FilesystemPolicy{
+		ReadOnly:  []string{"/usr", "/lib", "/etc", "/sandbox"},
+		ReadWrite: []string{"/sandbox/.claude", "/tmp"}}
+	return p
+}
+
+// TestReadOnlyTierOutputs: a read-only tier's workspace lives under /tmp,
+// and `openshell sandbox download` refuses any path outside the sandbox
+// workspace /sandbox, lexically and after realpath
+// (crates/openshell-cli/src/ssh.rs:865-912 @ v0.0.83, :876-938 @ v0.0.111),
+// so an output there must come back another way: read through `sandbox
+// exec` as a tar stream the runner parses itself, then sanitized. Both
+// supported CLI versions.
+func TestReadOnlyTierOutputs(t *testing.T) {
+	for _, version := range []string{"0.0.83", "0.0.111"} {
+		t.Run(version, func(t *testing.T) {
+			h := newHarness(t, CIGitHub)
+			h.env["OPENSHELL_FAKE_VERSION"] = version
+			h.project = testProjectWith(t, "v"+version, readOnlyPolicy())
+			ws := filepath.Join(t.TempDir(), "repo")
+			writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
+			outDir := filepath.Join(t.TempDir(), "artifacts")
+			res, err := h.run(context.Background(), Request{Workspace: ws, Outputs: []string{"out", "out/result.txt"}, OutputDir: outDir})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, h.log.String())
+			}
+			if !res.Deleted {
+				t.Error("sandbox not deleted")
+			}
+			if b, err := os.ReadFile(filepath.Join(outDir, "out", "result.txt")); err != nil || string(b) != "triaged\n" {
+				t.Errorf("out/result.txt = %q, %v\n%s", b, err, h.log.String())
+			}
+			if b, err := os.ReadFile(filepath.Join(outDir, "result.txt")); err != nil || string(b) != "triaged\n" {
+				t.Errorf("result.txt (a single-file output) = %q, %v", b, err)
+			}
+			// The agent's symlink to /etc/passwd and its git hooks do not
+			// come back, and their removal is reported.
+			for _, gone := range []string{"out/escape", "out/repo/.git"} {
+				if _, err := os.Lstat(filepath.Join(outDir, gone)); !os.IsNotExist(err) {
+					t.Errorf("%s came back: %v", gone, err)
+				}
+				if !slices.Contains(res.Removed, filepath.Join(outDir, gone)) {
+					t.Errorf("removal of %s not reported: %v", gone, res.Removed)
+				}
+			}
+			if !strings.Contains(h.log.String(), "/tmp/repo/out") {
+				t.Errorf("log does not name the output's sandbox path:\n%s", h.log.String())
+			}
+			assertInert(t, outDir)
+			assertNoStaging(t, outDir)
+		})
+	}
+}
+
+// TestReadOnlyTierMissingOutput: a missing output outside /sandbox fails the
+// run (75) with tar's reason, and leaves nothing behind.
+func TestReadOnlyTierMissingOutput(t *testing.T) {
+	h := newHarness(t, CIGitHub)
+	h.project = testProjectWith(t, "v0.0.111", readOnlyPolicy())
+	ws := filepath.Join(t.TempDir(), "repo")
+	writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
+	outDir := filepath.Join(t.TempDir(), "artifacts")
+	_, err := h.run(context.Background(), Request{Workspace: ws, Outputs: []string{"missing"}, OutputDir: outDir})
+	if ExitCode(err) != ExitSandbox || !errors.Is(err, ErrSandbox) {
+		t.Fatalf("exit %d, want %d: %v", ExitCode(err), ExitSandbox, err)
+	}
+	if !strings.Contains(err.Error(), "read /tmp/repo/missing through sandbox exec: tar exit") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(outDir, "missing")); !os.IsNotExist(err) {
+		t.Errorf("missing output left something: %v", err)
+	}
+	assertNoStaging(t, outDir)
+}
