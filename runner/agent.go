@@ -335,6 +335,10 @@ func (x *run) download(ctx context.Context) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
+	// Every output is checked before the first is downloaded: a refused
+	// one leaves no artifact behind.
+	type fetch struct{ remote, dest string }
+	var fetches []fetch
 	dests := map[string]string{}
 	for _, o := range outputs {
 		remote := o
@@ -345,11 +349,20 @@ func (x *run) download(ctx context.Context) error {
 		if remote == "/" || strings.Contains(o, "..") {
 			return fmt.Errorf("%w: output %q: give a path under the sandbox, without ..", ErrPolicy, o)
 		}
+		// The runner's own files (env/run.env holds the job's secret
+		// values) never become an artifact, whichever output covers them.
+		if rd := x.runnerDir(); remote == rd || strings.HasPrefix(rd, remote+"/") || strings.HasPrefix(remote, rd+"/") {
+			return fmt.Errorf("%w: output %q covers %s, the runner's own files (they hold the job's secret values): give a directory the agent writes its results to", ErrPolicy, o, rd)
+		}
 		dest := filepath.Join(outDir, path.Base(remote))
 		if prev, ok := dests[dest]; ok {
 			return fmt.Errorf("%w: outputs %s and %s would both land in %s", ErrPolicy, prev, remote, dest)
 		}
 		dests[dest] = remote
+		fetches = append(fetches, fetch{remote, dest})
+	}
+	for _, f := range fetches {
+		remote, dest := f.remote, f.dest
 		if err := x.refuseReplacing(dest); err != nil {
 			return err
 		}

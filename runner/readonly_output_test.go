@@ -91,3 +91,38 @@ func TestReadOnlyTierMissingOutput(t *testing.T) {
 	}
 	assertNoStaging(t, outDir)
 }
+
+// TestOutputsNeverCoverTheRunnerDir: an output that is, holds or lies in
+// the runner's directory (/sandbox/.fullsend, /tmp/.fullsend for a
+// read-only tier), whose env/run.env holds the job's secret values, is
+// refused before anything is downloaded: artifacts are readable by anyone
+// who reads the job, secrets are not.
+func TestOutputsNeverCoverTheRunnerDir(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy *openshell.Policy
+		output string
+	}{
+		{"full tier, the workspace root", testPolicy(), "/sandbox"},
+		{"full tier, the runner dir", testPolicy(), "/sandbox/.fullsend"},
+		{"full tier, inside it", testPolicy(), "/sandbox/.fullsend/env"},
+		{"read-only tier, /tmp", readOnlyPolicy(), "/tmp"},
+		{"read-only tier, the runner dir", readOnlyPolicy(), "/tmp/.fullsend/env/run.env"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, CIGitHub)
+			h.project = testProjectWith(t, "v0.0.111", tc.policy)
+			ws := filepath.Join(t.TempDir(), "repo")
+			writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
+			outDir := filepath.Join(t.TempDir(), "artifacts")
+			_, err := h.run(context.Background(), Request{Workspace: ws, Outputs: []string{tc.output}, OutputDir: outDir})
+			if !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "runner's own files") {
+				t.Fatalf("err = %v, want the output refused\n%s", err, h.log.String())
+			}
+			entries, _ := os.ReadDir(outDir)
+			if len(entries) != 0 {
+				t.Errorf("something was downloaded: %v", entries)
+			}
+		})
+	}
+}
