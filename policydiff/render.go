@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
@@ -61,7 +63,7 @@ func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
 // line-separator characters are escaped as Go escapes them, so a value can
 // neither start a new line (a CI workflow command) nor hide text.
 func lit(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return hidden(r) || r == '\t' }) < 0 {
+	if strings.IndexFunc(s, func(r rune) bool { return ciout.Hidden(r) || r == '\t' || r == utf8.RuneError }) < 0 {
 		return s
 	}
 	q := strconv.QuoteToGraphic(s)
@@ -228,7 +230,7 @@ func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
 		fmt.Fprintf(&b, "<!-- fullsend-policy-diff project=%s -->\n", markerRE.ReplaceAllString(o.Marker, "_"))
 	}
 	fmt.Fprintf(&b, "### fullsend policy diff: highest risk %s\n\n", r.Summary.MaxRisk)
-	b.WriteString(mdText(r.SummaryLine()) + "\n\n")
+	b.WriteString(ciout.MarkdownText(r.SummaryLine()) + "\n\n")
 	rows := r.rows()
 	if len(rows) > 0 {
 		b.WriteString("| risk | change | agent | grant | before -> after | source |\n|---|---|---|---|---|---|\n")
@@ -260,29 +262,29 @@ func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
 			}
 			src := ""
 			if s := origin(c.From); s != nil {
-				src = mdCode(fmt.Sprintf("%s:%d", s.File, s.Line))
+				src = ciout.MarkdownCode(fmt.Sprintf("%s:%d", s.File, s.Line))
 			}
 			cats := ""
 			if len(c.Categories) > 0 {
-				cats = " " + mdCode(strings.Join(c.Categories, ","))
+				cats = " " + ciout.MarkdownCode(strings.Join(c.Categories, ","))
 			}
 			if target != "" {
-				target = " " + mdCode(target)
+				target = " " + ciout.MarkdownCode(target)
 			}
-			fmt.Fprintf(&b, "| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, mdText(grant), mdCode(rw.agent),
-				mdText(c.Kind), target, mdCode(ba), src)
+			fmt.Fprintf(&b, "| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, ciout.MarkdownText(grant), ciout.MarkdownCode(rw.agent),
+				ciout.MarkdownText(c.Kind), target, ciout.MarkdownCode(ba), src)
 		}
 		b.WriteString("\n")
 	}
 	for _, a := range r.Agents {
-		fmt.Fprintf(&b, "<details><summary>%s (%s, tier %s -> %s)</summary>\n\n", mdText(a.Agent), a.Status, mdText(orNone(a.Tier.Before)), mdText(orNone(a.Tier.After)))
+		fmt.Fprintf(&b, "<details><summary>%s (%s, tier %s -> %s)</summary>\n\n", ciout.MarkdownText(a.Agent), a.Status, ciout.MarkdownText(orNone(a.Tier.Before)), ciout.MarkdownText(orNone(a.Tier.After)))
 		for _, c := range a.Changes {
-			fmt.Fprintf(&b, "- %s %s", c.Risk, mdCode(c.Subject()))
+			fmt.Fprintf(&b, "- %s %s", c.Risk, ciout.MarkdownCode(c.Subject()))
 			if s := origin(c.From); s != nil {
-				fmt.Fprintf(&b, " from %s", mdCode(s.String()))
+				fmt.Fprintf(&b, " from %s", ciout.MarkdownCode(s.String()))
 			}
 			for _, p := range c.Prover {
-				fmt.Fprintf(&b, "<br>prover %s", mdCode(p.String()))
+				fmt.Fprintf(&b, "<br>prover %s", ciout.MarkdownCode(p.String()))
 			}
 			b.WriteString("\n")
 		}
@@ -291,16 +293,16 @@ func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
 	if len(r.Flips) > 0 {
 		b.WriteString("| policy test | request | expect | before -> after |\n|---|---|---|---|\n")
 		for _, f := range r.Flips {
-			fmt.Fprintf(&b, "| %s %s | %s | %s | %s -> %s |\n", mdCode(f.File), mdCode(f.Name), mdCode(f.Request), f.Expect, f.Before, f.After)
+			fmt.Fprintf(&b, "| %s %s | %s | %s | %s -> %s |\n", ciout.MarkdownCode(f.File), ciout.MarkdownCode(f.Name), ciout.MarkdownCode(f.Request), f.Expect, f.Before, f.After)
 		}
 		b.WriteString("\n")
 	}
 	for _, q := range r.questions() {
-		b.WriteString("**Review:** " + mdText(q) + "\n\n")
+		b.WriteString("**Review:** " + ciout.MarkdownText(q) + "\n\n")
 	}
-	b.WriteString(mdText(r.comparedLine()) + "\n\n")
+	b.WriteString(ciout.MarkdownText(r.comparedLine()) + "\n\n")
 	if r.Reproduce != "" {
-		b.WriteString("Reproduce: " + mdCode(r.Reproduce) + "\n")
+		b.WriteString("Reproduce: " + ciout.MarkdownCode(r.Reproduce) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
