@@ -195,7 +195,7 @@ func (c *checker) run(data []byte) {
 			c.errorf(nil, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
 			return
 		}
-		c.errorf(&yaml.Node{Line: yamlErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
+		c.errorf(&yaml.Node{Line: YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
 		return
 	}
 	var extra yaml.Node
@@ -203,7 +203,7 @@ func (c *checker) run(data []byte) {
 		c.errorf(&extra, "", CodeSyntax, "keep one policy per file", "policy file holds more than one YAML document")
 		return
 	} else if !errors.Is(err, io.EOF) {
-		c.errorf(&yaml.Node{Line: yamlErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
+		c.errorf(&yaml.Node{Line: YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
 		return
 	}
 	root := &doc
@@ -224,7 +224,7 @@ func (c *checker) run(data []byte) {
 
 // yamlParserProblems are the problems yaml.v3 reports as parser (not
 // scanner) errors. For those it prints the 0-based line of the enclosing
-// construct's start, so yamlErrorLine adds one; scanner errors are 1-based.
+// construct's start, so YAMLErrorLine adds one; scanner errors are 1-based.
 var yamlParserProblems = []string{
 	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
 	"did not find expected '-' indicator", "did not find expected <document start>",
@@ -234,9 +234,11 @@ var yamlParserProblems = []string{
 	"found undefined tag handle",
 }
 
-// yamlErrorLine extracts the 1-based line from a yaml.v3 error
-// ("yaml: line 3: ...").
-func yamlErrorLine(err error) int {
+// YAMLErrorLine extracts the 1-based line from a yaml.v3 error
+// ("yaml: line 3: ..."), correcting the 0-based line yaml.v3 prints for its
+// parser errors (yamlParserProblems). The provider profile decoder uses it
+// too.
+func YAMLErrorLine(err error) int {
 	var line int
 	msg := err.Error()
 	i := strings.Index(msg, "line ")

@@ -203,9 +203,9 @@ var rules = []rule{
 	},
 
 	{
-		says: "It imports `openshell` and `bundle` only and must never import CUE, OPA, `compile`, `lint` or `policycue`: the runner uses it inside the image.",
+		says: "It imports `openshell`, `bundle` and `internal/suggest` only and must never import CUE, OPA, `compile`, `lint` or `policycue`: the runner uses it inside the image.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "bundle"), never(cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "bundle", "internal/suggest"), never(cue, opa, "compile", "lint", "policycue")},
 	},
 	{
 		says: "It imports `openshell` only; it must never import CUE, OPA, `compile` or `lint`.",

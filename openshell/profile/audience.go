@@ -20,12 +20,12 @@ func (c *checker) checkAudienceOverrides(base string, cr Credential) {
 				if !overrideMatchesEndpoint(o, e.Host, port) {
 					continue
 				}
-				host, p := trimSpace(o.Host), trimSpace(o.Path)
+				host, p := strings.TrimSpace(o.Host), strings.TrimSpace(o.Path)
 				if host == "" {
-					host = trimSpace(e.Host)
+					host = strings.TrimSpace(e.Host)
 				}
 				if p == "" {
-					p = trimSpace(e.Path)
+					p = strings.TrimSpace(e.Path)
 				}
 				cand := binding{index: i, host: strings.ToLower(host), port: port, path: p,
 					score: hostSpecificity(host) + pathSpecificity(p)}
@@ -62,7 +62,7 @@ func endpointPorts(port uint32, ports []uint32) []uint32 {
 
 // overrideMatchesEndpoint is token_grant_override_matches_endpoint (profiles.rs:2221-2232).
 func overrideMatchesEndpoint(o AudienceOverride, host string, port uint32) bool {
-	oh := trimSpace(o.Host)
+	oh := strings.TrimSpace(o.Host)
 	hostOK := oh == "" || hostPatternMatches(oh, host) || hostPatternMatches(host, oh)
 	return hostOK && (o.Port == 0 || o.Port == port)
 }

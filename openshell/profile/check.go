@@ -83,7 +83,7 @@ func checkSet(profiles []*Profile, version string) []openshell.Diagnostic {
 		c.checkCredentials()
 		c.checkEndpoints()
 		for i, b := range p.Binaries {
-			if trimSpace(b.Path) == "" {
+			if strings.TrimSpace(b.Path) == "" {
 				c.errorf(fmt.Sprintf("binaries[%d]", i), CodeBinary, "name an executable path or glob", "binary path must not be empty")
 			}
 		}
@@ -94,7 +94,7 @@ func checkSet(profiles []*Profile, version string) []openshell.Diagnostic {
 
 func (c *checker) checkID(ids map[string]bool) {
 	raw := c.p.ID
-	id := trimSpace(raw)
+	id := strings.TrimSpace(raw)
 	norm, ok := NormalizeID(raw)
 	switch {
 	case id == "":
@@ -139,7 +139,7 @@ func (c *checker) checkCredentials() {
 	p := c.p
 	names := map[string]bool{}
 	for i, cr := range p.Credentials {
-		name := trimSpace(cr.Name)
+		name := strings.TrimSpace(cr.Name)
 		path := fmt.Sprintf("credentials[%d].name", i)
 		if name == "" {
 			c.errorf(path, CodeCredential, "name the credential", "credential name is required")
@@ -151,7 +151,7 @@ func (c *checker) checkCredentials() {
 	// discovery.credentials, profiles.rs:1547-1572 @ v0.0.111 (v0.0.48 on).
 	seen := map[string]bool{}
 	for i, n := range p.Discovery {
-		n = trimSpace(n)
+		n = strings.TrimSpace(n)
 		path := fmt.Sprintf("discovery.credentials[%d]", i)
 		switch {
 		case n == "":
@@ -168,7 +168,7 @@ func (c *checker) checkCredentials() {
 		base := fmt.Sprintf("credentials[%d]", i)
 		for j, ev := range cr.EnvVars {
 			path := fmt.Sprintf("%s.env_vars[%d]", base, j)
-			t := trimSpace(ev)
+			t := strings.TrimSpace(ev)
 			switch {
 			case t == "":
 				c.errorf(path, CodeCredential, "", "credential env var must not be empty")
@@ -227,22 +227,22 @@ func (c *checker) reservedEnv(key string) bool {
 
 // checkAuthStyle is profiles.rs:1600-1657 @ v0.0.111 (path auth from v0.0.58).
 func (c *checker) checkAuthStyle(base string, cr Credential) {
-	style := strings.ToLower(trimSpace(cr.AuthStyle))
+	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
 	switch {
 	case style == "" || style == "basic":
 	case style == "bearer" || style == "header":
-		if trimSpace(cr.HeaderName) == "" {
+		if strings.TrimSpace(cr.HeaderName) == "" {
 			c.errorf(base+".header_name", CodeCredential, "e.g. header_name: authorization", "header_name is required for %s auth", style)
 		}
 	case style == "path" && c.has("v0.0.58"):
-		t := trimSpace(cr.PathTemplate)
+		t := strings.TrimSpace(cr.PathTemplate)
 		if t == "" {
 			c.errorf(base+".path_template", CodeCredential, "e.g. path_template: /bot{credential}", "path_template is required for path auth")
 		} else if n := strings.Count(t, "{credential}"); n != 1 {
 			c.errorf(base+".path_template", CodeCredential, "", "path_template should contain {credential} exactly once, %s contains {credential} %d times", t, n)
 		}
 	case style == "query":
-		if trimSpace(cr.QueryParam) == "" {
+		if strings.TrimSpace(cr.QueryParam) == "" {
 			c.errorf(base+".query_param", CodeCredential, "", "query_param is required for query auth")
 		}
 	default:
@@ -276,7 +276,7 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 	}
 	names := map[string]bool{}
 	for i, m := range r.Material {
-		n := trimSpace(m.Name)
+		n := strings.TrimSpace(m.Name)
 		mp := fmt.Sprintf("%s.material[%d].name", path, i)
 		if n == "" {
 			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
@@ -299,7 +299,7 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 	seen, mapped := map[string]bool{}, map[string]bool{}
 	for i, o := range r.AdditionalOutputs {
 		op := fmt.Sprintf("%s.additional_outputs[%d]", path, i)
-		id, cred := trimSpace(o.Output), trimSpace(o.Credential)
+		id, cred := strings.TrimSpace(o.Output), strings.TrimSpace(o.Credential)
 		if id == "" {
 			c.errorf(op+".output", CodeRefresh, "", "refresh additional output id is required")
 			continue
@@ -363,12 +363,12 @@ func (c *checker) checkTokenGrant(base string, cr Credential) {
 	default:
 		c.errorf(path+".token_endpoint", CodeTokenGrant, "use https", "token_endpoint must use https, except http for loopback or in-cluster service hosts")
 	}
-	style := strings.ToLower(trimSpace(cr.AuthStyle))
+	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
 	if style != "" && style != "bearer" && style != "header" {
 		c.errorf(path, CodeTokenGrant, "", "token_grant credentials support auth_style bearer or header")
 		return
 	}
-	header := trimSpace(cr.HeaderName)
+	header := strings.TrimSpace(cr.HeaderName)
 	if header == "" && style != "header" {
 		header = "Authorization"
 	}
@@ -409,7 +409,7 @@ func k8sServiceHost(h string) bool {
 
 // endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111).
 func endpointValid(e Endpoint) bool {
-	if trimSpace(e.Host) == "" {
+	if strings.TrimSpace(e.Host) == "" {
 		return false
 	}
 	if len(e.Ports) > 0 {
@@ -435,9 +435,9 @@ func (c *checker) checkEndpoints() {
 		}
 		// profiles.rs:2033-2053 @ v0.0.111 (v0.0.110 on).
 		if c.has("v0.0.110") && credentialed && !e.AllowUninspectedCredentials &&
-			(trimSpace(e.Protocol) == "" || strings.EqualFold(trimSpace(e.TLS), "skip")) {
+			(strings.TrimSpace(e.Protocol) == "" || strings.EqualFold(strings.TrimSpace(e.TLS), "skip")) {
 			mode := "tls: skip"
-			if trimSpace(e.Protocol) == "" {
+			if strings.TrimSpace(e.Protocol) == "" {
 				mode = "L4-only"
 			}
 			c.errorf(base+".allow_uninspected_credentials", CodeUninspected,

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/semver"
 	"gopkg.in/yaml.v3"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -134,7 +135,7 @@ func Decode(file string, data []byte, version string) (*Profile, []openshell.Dia
 			d.errorf(nil, "", CodeSyntax, "a profile needs at least id and display_name", "profile is empty")
 			return nil, d.diags
 		}
-		d.errorf(&yaml.Node{Line: yamlErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		d.errorf(&yaml.Node{Line: openshell.YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil, d.diags
 	}
 	var extra yaml.Node
@@ -248,31 +249,11 @@ func lookup(fields []field, key string) (field, bool) {
 func suggestField(fields []field, key string) string {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(s)) }
 	for _, f := range fields {
-		if norm(f.name) == norm(key) || editDistance(f.name, key) == 1 {
+		if norm(f.name) == norm(key) || suggest.Distance(f.name, key) == 1 {
 			return f.name
 		}
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func (d *decoder) required(at *yaml.Node, vals map[string]*yaml.Node, path string, names ...string) {
@@ -880,38 +861,3 @@ func allDigits(s string) bool {
 	}
 	return true
 }
-
-// yamlParserProblems are the problems yaml.v3 reports as parser errors,
-// with the 0-based line of the enclosing construct (scanner errors are
-// 1-based); the same list as openshell's validator (validate.go:225-235).
-var yamlParserProblems = []string{
-	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
-	"did not find expected '-' indicator", "did not find expected <document start>",
-	"did not find expected <stream-start>", "did not find expected key",
-	"did not find expected node content", "found duplicate %TAG directive",
-	"found duplicate %YAML directive", "found incompatible YAML document",
-	"found undefined tag handle",
-}
-
-// yamlErrorLine extracts the 1-based line from a yaml.v3 error
-// ("yaml: line 3: ...").
-func yamlErrorLine(err error) int {
-	msg := err.Error()
-	i := strings.Index(msg, "line ")
-	if i < 0 {
-		return 1
-	}
-	var line int
-	if _, e := fmt.Sscanf(msg[i:], "line %d", &line); e != nil || line < 0 {
-		return 1
-	}
-	for _, p := range yamlParserProblems {
-		if strings.HasSuffix(msg, p) {
-			line++
-			break
-		}
-	}
-	return max(line, 1)
-}
-
-func trimSpace(s string) string { return strings.TrimSpace(s) }

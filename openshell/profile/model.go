@@ -1,6 +1,10 @@
 package profile
 
-import "github.com/fullsend-ai/agent-sandbox/openshell"
+import (
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+)
 
 // Profile is one provider profile, mirroring ProviderTypeProfile
 // (crates/openshell-providers/src/profiles.rs:380-411 @ v0.0.111,
@@ -179,7 +183,7 @@ func (p *Profile) HasCredentialedEndpoints() bool {
 		return true
 	}
 	for _, e := range p.Endpoints {
-		if trimSpace(e.CredentialSigning) != "" {
+		if strings.TrimSpace(e.CredentialSigning) != "" {
 			return true
 		}
 	}
