@@ -1,0 +1,523 @@
+package suggest
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+// planner turns denials into suggestions and findings.
+type planner struct {
+	opts    Options
+	res     *Result
+	before  *openshell.Decider
+	sources map[string]*source
+	sugs    []*Suggestion
+	// tierTo is the tier the agent's declared sandbox.tier is raised to
+	// when the patched project does not compile under the declared one.
+	tierTo string
+}
+
+func (p *planner) refuse(d *Denial, why string) {
+	p.res.Refused = append(p.res.Refused, Finding{Denial: d.ID, Why: why})
+}
+
+func (p *planner) manual(d *Denial, why, hint string) {
+	p.res.Manual = append(p.res.Manual, Finding{Denial: d.ID, Why: why, Hint: hint})
+}
+
+func (p *planner) ignore(d *Denial, why string) {
+	p.res.Ignored = append(p.res.Ignored, Finding{Denial: d.ID, Why: why})
+}
+
+// auditWarning warns when the agent has an audit endpoint but no input is
+// JSONL: the shorthand hides audit verdicts (shorthand.rs:282@v0.0.111).
+func (p *planner) auditWarning(inputs []denial.InputStats) {
+	audit := false
+	for _, np := range p.opts.Agent.Policy.NetworkPolicies {
+		for _, ep := range np.Endpoints {
+			if ep.Enforcement == "audit" {
+				audit = true
+			}
+		}
+	}
+	if !audit {
+		return
+	}
+	for _, in := range inputs {
+		if in.Format == denial.FormatJSONL {
+			return
+		}
+	}
+	p.res.Warnings = append(p.res.Warnings, "the agent has an enforcement: audit endpoint, but no input is OCSF JSONL: audit \"would deny\" verdicts are only in the JSONL file (enable ocsf_json_enabled)")
+}
+
+// valuesWarning warns when the agent's policy holds forge placeholders but
+// no value was given: the suggestions then pin concrete owners, repositories
+// and issues, and requests the job's values allow look denied.
+func (p *planner) valuesWarning() {
+	if len(p.opts.Values) > 0 {
+		return
+	}
+	open, err := openshell.OpenPlaceholders(p.opts.Agent.Policy.Clone())
+	if err != nil {
+		return
+	}
+	for _, n := range open {
+		if n == placeholder.Owner || n == placeholder.RepoName || n == placeholder.IssueNumber {
+			p.res.Warnings = append(p.res.Warnings, "no placeholder values (--result FILE, --set KEY=VALUE, or a log directory's result.json): paths stay concrete, and requests the job's values allow are judged with example values")
+			return
+		}
+	}
+}
+
+// writeMethods are the methods that change state (capability_expansion).
+var writeMethods = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true}
+
+// plan decides one denial group's outcome.
+func (p *planner) plan(d *Denial) {
+	info := planOf(d.Kind)
+	switch {
+	case d.Host != "" && !validHost(d.Host):
+		p.refuse(d, "the host is not a DNS name or IP address (the log line is the sandbox's bytes)")
+		return
+	case d.Path != "" && !validPath(d.Path):
+		p.refuse(d, "the path holds characters that would act as glob or placeholder syntax, or is not a plain URL path")
+		return
+	case d.Binary != "" && !validBinary(d.Binary):
+		p.refuse(d, "the binary is not a plain absolute executable path")
+		return
+	case d.Method != "" && d.Kind != denial.KindL7Other && !validMethod(d.Method):
+		p.refuse(d, "the method is not a REST method the sandbox: block can grant")
+		return
+	}
+	if d.Host != "" {
+		if why := blocked(d.Host, d.Port); why != "" {
+			p.refuse(d, why)
+			return
+		}
+	}
+	switch d.Kind {
+	case denial.KindReloadRace:
+		p.ignore(d, "policy reload race: the request was decided while the policy changed")
+		return
+	case denial.KindL7DenyRule:
+		p.ignore(d, "denied by a deny rule the author wrote on purpose; suggest never removes one")
+		return
+	case denial.KindSSRF:
+		p.planSSRF(d)
+		return
+	case denial.KindL7Deny, denial.KindAudit, denial.KindForward, denial.KindL4NoEndpoint, denial.KindNoNetwork, denial.KindBinary:
+	default:
+		p.manual(d, info.Why, "OpenShell's reason: "+d.Reason)
+		return
+	}
+	req := p.request(d)
+	if req == nil {
+		p.manual(d, "the denial does not name a complete request", "")
+		return
+	}
+	if dec := p.before.Decide(req); dec.Allowed && !dec.Audit {
+		p.ignore(d, "already allowed by the current policy")
+		return
+	}
+	if d.Count < p.opts.MinCount {
+		p.ignore(d, fmt.Sprintf("seen %d times, below --min-count %d", d.Count, p.opts.MinCount))
+		return
+	}
+	switch d.Kind {
+	case denial.KindL7Deny, denial.KindAudit:
+		p.planRule(d, req)
+	case denial.KindForward:
+		p.planEndpoint(d, req, false)
+	case denial.KindL4NoEndpoint, denial.KindNoNetwork:
+		if p.opts.StrictPaths {
+			p.manual(d, fmt.Sprintf("%s:%d was denied at L4 (no path visible); --strict-paths suggests no provisional endpoint", d.Host, d.Port),
+				"declare the endpoint with the exact METHOD /path rules the agent needs")
+			return
+		}
+		p.planEndpoint(d, req, true)
+	case denial.KindBinary:
+		p.planBinary(d, req)
+	}
+}
+
+// planSSRF maps the destination check's reasons
+// (crates/openshell-supervisor-network/src/proxy.rs:3869-3955@v0.0.111).
+func (p *planner) planSSRF(d *Denial) {
+	r := d.Reason
+	ipAfter := func(marker string) string {
+		_, rest, ok := strings.Cut(r, marker)
+		if !ok {
+			return ""
+		}
+		f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ',' })
+		if len(f) == 0 {
+			return ""
+		}
+		if a, err := netip.ParseAddr(f[0]); err == nil {
+			return a.String()
+		}
+		return ""
+	}
+	switch {
+	case strings.Contains(r, "always-blocked"):
+		p.refuse(d, "resolves to an always-blocked address (loopback, link-local or cloud metadata): OpenShell refuses it whatever the policy")
+	case strings.Contains(r, "control-plane port"):
+		p.refuse(d, fmt.Sprintf("port %d is a control-plane port, refused whatever the policy", d.Port))
+	case strings.Contains(r, "which is not in allowed_ips"):
+		ip := ipAfter(" resolves to ")
+		p.manual(d, fmt.Sprintf("%s resolves to %s, outside the endpoint's allowed_ips; fullsend never adds allowed_ips from logs", d.Host, ip),
+			fmt.Sprintf("if %s is the service's stable address, a human may add allowed_ips: [\"%s/32\"] (or {{HOST_IP}}) to the endpoint", ip, ip))
+	case strings.Contains(r, "internal address"):
+		ip := ipAfter(" internal address ")
+		p.manual(d, fmt.Sprintf("%s resolves to the internal address %s; fullsend never adds allowed_ips from logs", d.Host, ip),
+			"declare the exact host (OpenShell lets an exact declared host reach private addresses), or have a human add allowed_ips")
+	case strings.Contains(r, "DNS resolution failed"):
+		p.manual(d, "DNS resolution failed inside the sandbox: a runtime problem, not a grant", "")
+	default:
+		p.manual(d, "the destination check refused the connection: "+r, "")
+	}
+}
+
+// request is the concrete request a denial stands for.
+func (p *planner) request(d *Denial) *openshell.Request {
+	if d.Host == "" || d.Port == 0 {
+		return nil
+	}
+	bin := d.Binary
+	if bin == "" {
+		bin = p.policyBinary(d)
+		d.viaBinary = bin
+	}
+	if bin == "" {
+		return nil
+	}
+	hp := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	var s string
+	switch {
+	case d.Method != "" && (d.Forward || d.Kind == denial.KindForward):
+		s = fmt.Sprintf("forward %s http://%s%s from %s", d.Method, hp, d.Path, bin)
+	case d.Method != "":
+		scheme := "http"
+		if d.Port == 443 {
+			scheme = "https"
+		}
+		s = fmt.Sprintf("%s %s://%s%s from %s", d.Method, scheme, hp, d.Path, bin)
+	default:
+		s = fmt.Sprintf("CONNECT %s from %s", hp, bin)
+	}
+	for _, a := range d.Ancestors {
+		if validBinary(a) {
+			s += " via " + a
+		}
+	}
+	r, err := openshell.ParseRequest(s)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// policyBinary is a binary of the denial's policy (an L7 denial inside a
+// tunnel names none: the CONNECT was allowed, so any binary of the policy
+// stands for it).
+func (p *planner) policyBinary(d *Denial) string {
+	key, np := p.policyFor(d)
+	if key == "" || len(np.Binaries) == 0 {
+		return ""
+	}
+	return np.Binaries[0].Path
+}
+
+// policyFor finds the compiled network policy a denial names, by key, by
+// name, else by its host and port.
+func (p *planner) policyFor(d *Denial) (string, openshell.NetworkPolicy) {
+	pol := p.opts.Agent.Policy
+	if np, ok := pol.NetworkPolicies[d.Policy]; ok && d.Policy != "" {
+		return d.Policy, np
+	}
+	for _, key := range pol.PolicyKeys() {
+		np := pol.NetworkPolicies[key]
+		if d.Policy != "" && np.Name == d.Policy {
+			return key, np
+		}
+	}
+	for _, key := range pol.PolicyKeys() {
+		np := pol.NetworkPolicies[key]
+		for _, ep := range np.Endpoints {
+			if ep.Port == d.Port && p.sameHost(ep.Host, d.Host) {
+				return key, np
+			}
+		}
+	}
+	return "", openshell.NetworkPolicy{}
+}
+
+// sameHost compares a policy host (placeholders open) with a concrete one.
+func (p *planner) sameHost(policyHost, host string) bool {
+	if strings.EqualFold(policyHost, host) {
+		return true
+	}
+	vals := placeholder.Examples()
+	for k, v := range p.opts.Values {
+		vals[k] = v
+	}
+	out, _, err := placeholder.Expand(policyHost, placeholder.FieldHost, vals)
+	if err != nil {
+		out, _, err = placeholder.Expand(policyHost, placeholder.FieldHostLabel, vals)
+	}
+	return err == nil && strings.EqualFold(out, host)
+}
+
+// source loads (once) a project file.
+func (p *planner) source(path string) (*source, error) {
+	if s, ok := p.sources[path]; ok {
+		return s, nil
+	}
+	s, err := loadSource(p.opts.Project, path)
+	if err != nil {
+		return nil, err
+	}
+	p.sources[path] = s
+	return s, nil
+}
+
+// targetFile is where new endpoints go (--to).
+func (p *planner) targetFile() string {
+	if name, ok := strings.CutPrefix(p.opts.To, "skill:"); ok {
+		return "skills/" + name + "/SKILL.md"
+	}
+	return p.opts.Agent.File
+}
+
+// ownerEntry finds the sandbox.endpoints entry that declares host:port in
+// the files the policy's provenance names (the agent file first).
+func (p *planner) ownerEntry(np openshell.NetworkPolicy, host string, port int) (*source, *endpointEntry) {
+	var files []string
+	add := func(f string) {
+		if strings.HasSuffix(f, ".md") && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	if strings.HasPrefix(p.opts.To, "skill:") {
+		add(p.targetFile())
+	}
+	for _, ep := range np.Endpoints {
+		for _, src := range ep.From {
+			if src.File == p.opts.Agent.File {
+				add(src.File)
+			}
+		}
+	}
+	for _, ep := range np.Endpoints {
+		for _, src := range ep.From {
+			add(src.File)
+		}
+	}
+	for _, f := range files {
+		s, err := p.source(f)
+		if err != nil {
+			continue
+		}
+		for _, e := range s.endpoints() {
+			if e.port == port && p.sameHost(e.host, host) {
+				e := e
+				return s, &e
+			}
+		}
+	}
+	return nil, nil
+}
+
+// findSug returns the suggestion of change at (file, yaml path), creating it.
+func (p *planner) findSug(file, yamlPath, change, value string) (*Suggestion, bool) {
+	for _, s := range p.sugs {
+		if s.File == file && s.YAMLPath == yamlPath && s.Change == change && s.Value == value {
+			return s, false
+		}
+	}
+	s := &Suggestion{File: file, YAMLPath: yamlPath, Change: change, Value: value, Categories: []string{}, Notes: []string{}, methods: map[string]bool{}}
+	p.sugs = append(p.sugs, s)
+	return s, true
+}
+
+func (s *Suggestion) cover(d *Denial, r *openshell.Request) {
+	s.denials = append(s.denials, d)
+	s.requests = append(s.requests, r)
+}
+
+// rule is a denial's rule text, placeholders put back.
+func (p *planner) rule(d *Denial) string {
+	path, _ := deresolvePath(d.Path, p.opts.Values)
+	return d.Method + " " + path
+}
+
+// planRule adds METHOD /path to the endpoint entry that owns the policy, or
+// a new endpoint for the same host and port when a profile or a tool made
+// the policy (kinds l7-deny and l7-audit).
+func (p *planner) planRule(d *Denial, req *openshell.Request) {
+	_, np := p.policyFor(d)
+	src, entry := p.ownerEntry(np, d.Host, d.Port)
+	if entry == nil {
+		p.planEndpoint(d, req, false)
+		return
+	}
+	if get(entry.node, "access") != nil {
+		p.manual(d, fmt.Sprintf("%s:%d declares an access preset at %s:%d; a rule cannot be added beside it", d.Host, d.Port, src.path, src.fileLine(entry.node)),
+			"replace the preset with rules, then add "+p.rule(d))
+		return
+	}
+	yp := fmt.Sprintf("sandbox.endpoints[%d].rules", entry.index)
+	s, _ := p.findSug(src.path, yp, "add-rule", p.rule(d))
+	s.methods[d.Method] = true
+	s.cover(d, req)
+	if d.Kind == denial.KindAudit {
+		s.addNote("audit: the endpoint let this request through under enforcement: audit")
+	}
+}
+
+func (s *Suggestion) addNote(n string) {
+	if !slices.Contains(s.Notes, n) {
+		s.Notes = append(s.Notes, n)
+	}
+}
+
+// planEndpoint adds a new endpoint for the exact host and port: with the
+// observed rule, or, for an L4 denial, provisional access: read-only (the
+// decision on issue 23's question Q1).
+func (p *planner) planEndpoint(d *Denial, req *openshell.Request, provisional bool) {
+	file := p.targetFile()
+	host := deresolveHost(d.Host, p.opts.Values)
+	value := net.JoinHostPort(host, strconv.Itoa(d.Port))
+	s, _ := p.findSug(file, "sandbox.endpoints", "add-endpoint", value)
+	s.cover(d, req)
+	if provisional {
+		// Paths seen for the host (a forward request) beat the
+		// provisional read-only preset of an L4 denial of it.
+		if len(s.Rules) == 0 {
+			s.Provisional = true
+			s.addNote(provisionalNote)
+		}
+		return
+	}
+	r := p.rule(d)
+	if !slices.Contains(s.Rules, r) {
+		s.Rules = append(s.Rules, r)
+	}
+	s.methods[d.Method] = true
+	s.Provisional = false
+	s.Notes = slices.DeleteFunc(s.Notes, func(n string) bool { return n == provisionalNote })
+}
+
+const provisionalNote = "provisional: denied at L4 (HTTPS), so the paths are unknown; replace access: read-only with the exact rules after the next run, or rerun with --strict-paths to list it as manual"
+
+// planBinary adds the denied binary to the endpoint that owns the policy,
+// unless a binary of the policy is its symlink (OpenShell matches the
+// kernel-resolved /proc/<pid>/exe, sandbox-policy.rego:58@v0.0.111).
+func (p *planner) planBinary(d *Denial, req *openshell.Request) {
+	_, pol, _ := denial.BinaryReason(d.Reason)
+	if pol != "" {
+		d.Policy = pol
+	}
+	key, np := p.policyFor(d)
+	bin := d.Binary
+	for _, b := range np.Binaries {
+		if bb, db := path.Base(b.Path), path.Base(bin); bb == db || strings.HasPrefix(db, bb) && len(bb) >= 3 {
+			p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, b.Path),
+				fmt.Sprintf("if %s is a link to %s, declare %s (readlink -f inside the sandbox)", b.Path, bin, bin))
+			return
+		}
+	}
+	src, entry := p.ownerEntry(np, d.Host, d.Port)
+	if entry == nil {
+		p.manual(d, fmt.Sprintf("%s is not allowed in policy %s, whose binaries come from tools or a profile, not a sandbox: endpoint", bin, key),
+			"add the tool that implies the binary, or declare the endpoint with binaries:")
+		return
+	}
+	yp := fmt.Sprintf("sandbox.endpoints[%d].binaries", entry.index)
+	s, fresh := p.findSug(src.path, yp, "add-binary", bin)
+	if fresh {
+		for _, b := range np.Binaries {
+			s.Rules = append(s.Rules, b.Path) // the binaries already allowed, kept
+		}
+	}
+	s.cover(d, req)
+}
+
+// generalize turns the last path segment of rules into "*" where OpenShell's
+// own mapper would (generalise_path/looks_like_id,
+// crates/openshell-sandbox/src/mechanistic_mapper.rs:380-420@v0.0.111) or
+// where three or more values were seen under one prefix and method; never
+// in the first two segments, never "**", never a placeholder segment.
+func (p *planner) generalize() {
+	type gk struct{ file, yp, method, prefix string }
+	seen := map[gk][]*Suggestion{}
+	for _, s := range p.sugs {
+		if s.Change != "add-rule" {
+			continue
+		}
+		m, pth, _ := strings.Cut(s.Value, " ")
+		i := strings.LastIndexByte(pth, '/')
+		if strings.Count(pth, "/") < 3 || strings.Contains(pth[i:], "{{") {
+			continue
+		}
+		k := gk{s.File, s.YAMLPath, m, pth[:i]}
+		seen[k] = append(seen[k], s)
+	}
+	for k, list := range seen {
+		idLike := true
+		for _, s := range list {
+			_, pth, _ := strings.Cut(s.Value, " ")
+			if !looksLikeID(pth[strings.LastIndexByte(pth, '/')+1:]) {
+				idLike = false
+			}
+		}
+		if !idLike && len(list) < 3 {
+			continue
+		}
+		keep := list[0]
+		keep.Value = k.method + " " + k.prefix + "/*"
+		keep.addNote(fmt.Sprintf("the last segment became * (%d values seen; ids by OpenShell's looks_like_id)", len(list)))
+		for _, s := range list[1:] {
+			keep.denials = append(keep.denials, s.denials...)
+			keep.requests = append(keep.requests, s.requests...)
+			p.sugs = slices.DeleteFunc(p.sugs, func(x *Suggestion) bool { return x == s })
+		}
+	}
+}
+
+// looksLikeID is mechanistic_mapper.rs looks_like_id@v0.0.111: all digits
+// and at least 2 long; 24+ hex digits with a '-'; 16+ hex digits only.
+func looksLikeID(seg string) bool {
+	if seg == "" {
+		return false
+	}
+	digits, hex := true, 0
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if c < '0' || c > '9' {
+			digits = false
+		}
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			hex++
+		}
+	}
+	switch {
+	case digits && len(seg) >= 2:
+		return true
+	case hex >= 24 && strings.Contains(seg, "-"):
+		return true
+	case hex >= 16 && hex == len(seg):
+		return true
+	}
+	return false
+}
