@@ -201,12 +201,6 @@ func TestTriageFlowRealRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := forge.NewRegistry()
-	proxy, err := forge.New(forge.Config{Upstream: gh.srv.URL, Credential: cred, Registry: reg, Audit: audit,
-		Scope:    forge.Scope{Owner: flowOwner, Repo: flowRepo, Issue: flowIssue, Labels: []string{"duplicate", "needs-info"}, MaxCommentBytes: 65536},
-		ErrorLog: log.New(errLog, "fullsend serve: ", 0), MaxWrites: 20, UpstreamTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	manifest, _, err := bundle.ReadManifest(os.DirFS(filepath.Join(e.project, "policies")))
 	if err != nil {
 		t.Fatal(err)
@@ -223,34 +217,42 @@ func TestTriageFlowRealRunner(t *testing.T) {
 	cr := &CommandRunner{Args: e.runArgs(), Stderr: runLog, GracePeriod: 10 * time.Second, PoliciesDigest: env[EnvPoliciesDigest],
 		PassEnv: []string{"PATH", "HOME", "TMPDIR", "GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH",
 			"GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "OPENSHELL_FAKE_STATE", "OPENSHELL_FAKE_GATEWAY", "FULLSEND_IMAGE"}}
-	svc, err := New(Config{Manifest: manifest, Registry: reg, Runner: cr, Audit: audit, ErrorLog: log.New(errLog, "fullsend serve: ", 0),
-		ForgeURL: "http://" + fln.Addr().String(), SpawnURL: "http://" + sln.Addr().String(), Timeout: 60 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 2)
-	go func() { served <- proxy.Serve(ctx, fln) }()
-	go func() { served <- svc.Serve(ctx, sln) }()
-	// shutdown stops both services and waits until they have returned (the
-	// spawn service only after its runs have ended); it runs once.
-	shutdown := sync.OnceFunc(func() {
-		stop()
-		for range 2 {
-			if err := <-served; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		}
-	})
-	defer shutdown()
-
 	// The orchestrator's token, minted as `serve agents --mint triage=FILE`
 	// does (tier from the manifest), reaches its run through the variables
 	// --pass-env FULLSEND_AGENT_TOKEN (masked) and --public-env hand to the
 	// sandbox.
-	triageTok, err := reg.Mint(forge.Identity{Agent: "triage", Tier: forge.TierFromManifest(manifest.Agents["triage"].Tier)})
+	tokFile := filepath.Join(t.TempDir(), "triage.token")
+	stack, err := NewStack(StackConfig{
+		Forge: forge.Config{Upstream: gh.srv.URL, Credential: cred, Registry: reg, Audit: audit,
+			Scope:    forge.Scope{Owner: flowOwner, Repo: flowRepo, Issue: flowIssue, Labels: []string{"duplicate", "needs-info"}, MaxCommentBytes: 65536},
+			ErrorLog: log.New(errLog, "fullsend serve: ", 0), MaxWrites: 20, UpstreamTimeout: 30 * time.Second},
+		ForgeListen: fln.Addr().String(), Listen: sln.Addr().String(),
+		Service: Config{Manifest: manifest, Runner: cr, Timeout: 60 * time.Second},
+		Mints:   []Mint{{Agent: "triage", File: tokFile}},
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- stack.Serve(ctx, fln, sln) }()
+	// shutdown stops both services and waits until they have returned (the
+	// spawn service only after its runs have ended); it runs once.
+	shutdown := sync.OnceFunc(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	defer shutdown()
+
+	tokBytes, err := os.ReadFile(tokFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	triageTok := strings.TrimSpace(string(tokBytes))
+	if id, err := reg.Lookup(triageTok); err != nil || id.Tier != forge.TierFromManifest(manifest.Agents["triage"].Tier) {
+		t.Fatalf("minted triage token resolves to %+v, %v; want the manifest tier", id, err)
 	}
 	orchEnv := []string{EnvAgent + "=triage", EnvForgeURL + "=http://" + fln.Addr().String(),
 		EnvAgentToken + "=" + triageTok, EnvSpawnURL + "=http://" + sln.Addr().String()}

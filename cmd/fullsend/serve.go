@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -252,44 +251,35 @@ service refuses to start without one (exit 78).`,
 			if err != nil {
 				return err
 			}
+			cr := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr(), PoliciesDigest: digest}
+			if err := cr.Validate(); err != nil {
+				return usageErrorf("--runner: %v", err)
+			}
 			cfg, closer, err := ff.build(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer closer.Close()
-			proxy, err := forge.New(cfg)
-			if err != nil {
-				return err
-			}
-			cr := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr(), PoliciesDigest: digest}
-			if err := cr.Validate(); err != nil {
-				return usageErrorf("--runner: %v", err)
-			}
-			if forgeURL == "" {
-				forgeURL = "http://" + ff.listen
-			}
-			if spawnURL == "" {
-				spawnURL = "http://" + listenAddr
-			}
-			svc, err := spawn.New(spawn.Config{
-				Manifest: m, Registry: cfg.Registry, Runner: cr, Audit: cfg.Audit, ErrorLog: cfg.ErrorLog,
-				ForgeURL: forgeURL, SpawnURL: spawnURL, MaxConcurrent: maxConc, MaxQueue: maxQueue,
-				QueueWait: queueWait, Timeout: timeout, MaxDepth: maxDep, Rate: rate.Limit(rps), Burst: brst,
-			})
-			if err != nil {
-				return err
+			sc := spawn.StackConfig{
+				Forge: cfg, ForgeListen: ff.listen, Listen: listenAddr,
+				Service: spawn.Config{
+					Manifest: m, Runner: cr, ForgeURL: forgeURL, SpawnURL: spawnURL,
+					MaxConcurrent: maxConc, MaxQueue: maxQueue, QueueWait: queueWait, Timeout: timeout,
+					MaxDepth: maxDep, Rate: rate.Limit(rps), Burst: brst,
+				},
 			}
 			for _, mt := range ms {
-				entry, ok := m.Agents[mt.agent]
-				if !ok {
-					return usageErrorf("--mint %s: not in the manifest (have %v)", mt.agent, m.AgentNames())
-				}
-				if mt.tier != "" {
+				if entry, ok := m.Agents[mt.agent]; ok && mt.tier != "" {
 					return usageErrorf("--mint %s: the tier comes from the manifest (%s); drop :%s", mt.agent, entry.Tier, mt.tier)
 				}
-				if err := mintTo(cfg.Registry, forge.Identity{Agent: mt.agent, Tier: forge.TierFromManifest(entry.Tier)}, mt.file); err != nil {
-					return err
-				}
+				sc.Mints = append(sc.Mints, spawn.Mint{Agent: mt.agent, File: mt.file})
+			}
+			stack, err := spawn.NewStack(sc)
+			if me := (*spawn.MintError)(nil); errors.As(err, &me) {
+				return usageErrorf("--mint %s: %v", me.Agent, me.Err)
+			}
+			if err != nil {
+				return err
 			}
 			fln, err := listen(ff.listen)
 			if err != nil {
@@ -310,10 +300,7 @@ service refuses to start without one (exit 78).`,
 				sln.Close()
 				return err
 			}
-			g, ctx := errgroup.WithContext(cmd.Context())
-			g.Go(func() error { return proxy.Serve(ctx, fln) })
-			g.Go(func() error { return svc.Serve(ctx, sln) })
-			return g.Wait()
+			return stack.Serve(cmd.Context(), fln, sln)
 		},
 	}
 	ff.register(cmd, "forge-listen")
