@@ -1,8 +1,12 @@
 package image
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -128,14 +132,43 @@ func TestGoInstallWithoutToolchain(t *testing.T) {
 }
 
 func TestIsStatic(t *testing.T) {
-	if isStatic("self_test.go") {
-		t.Error("a Go source file is reported as a static binary")
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"no program interpreter", elfWithProgram(elf.PT_LOAD), true},
+		{"program interpreter", elfWithProgram(elf.PT_INTERP), false},
+		{"Go source", []byte("package image\n"), false},
+		{"truncated ELF", elfWithProgram(elf.PT_LOAD)[:40], false},
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			if err := os.WriteFile(p, tt.data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if got := isStatic(p); got != tt.want {
+				t.Errorf("isStatic = %v, want %v", got, tt.want)
+			}
+		})
 	}
-	_ = isStatic(exe) // the test binary may be either; it must not fail
+}
+
+// elfWithProgram is a minimal ELF64 little-endian executable with one
+// program header of type typ: PT_INTERP is what a dynamically linked
+// binary carries.
+func elfWithProgram(typ elf.ProgType) []byte {
+	var b bytes.Buffer
+	h := elf.Header64{Type: uint16(elf.ET_EXEC), Machine: uint16(elf.EM_X86_64), Version: uint32(elf.EV_CURRENT),
+		Phoff: 64, Ehsize: 64, Phentsize: 56, Phnum: 1}
+	copy(h.Ident[:], elf.ELFMAG)
+	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	_ = binary.Write(&b, binary.LittleEndian, h)
+	_ = binary.Write(&b, binary.LittleEndian, elf.Prog64{Type: uint32(typ), Off: 120, Filesz: 1, Memsz: 1})
+	b.WriteByte(0)
+	return b.Bytes()
 }
 
 // TestModuleBuildSaysWhy: a cgo-linked `go install` of fullsend used to

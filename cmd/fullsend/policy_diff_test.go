@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 	"github.com/fullsend-ai/agent-sandbox/policydiff"
 )
 
@@ -395,16 +396,14 @@ func TestPolicyDiffCIFormats(t *testing.T) {
 
 // git:REV inputs compile the tree of each commit, read with git archive.
 func TestPolicyDiffGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	git := testtool.Find(t, "git", ".ci/install.d/10-git.sh")
 	repo := t.TempDir()
 	proj := filepath.Join(repo, "proj")
 	if err := os.Rename(triageCopy(t), proj); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) {
-		cmd := exec.Command("git", args...)
+		cmd := exec.Command(git, args...)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
 		if out, err := cmd.CombinedOutput(); err != nil {
