@@ -282,21 +282,36 @@ func credentialEnv(ref bundle.ProviderRef, p *profile.Profile, getenv Getenv) ([
 	return keys, nil
 }
 
-// confirmComposed checks the sandbox's effective policy against the compiled
-// policy plus exactly the expected provider layers, computed with
-// profile.Compose from the same attachments in the same order. active is
-// the effective policy (`sandbox get --policy-only` prints the gateway's
-// effective policy, composed layers included: run.rs:1256-1303 @ v0.0.111;
-// the YAML drops provider_credentialed, openshell-policy lib.rs:3874 @
-// v0.0.111). A global policy (policy_source "global") means nothing was
-// composed. Any difference is ErrPolicy, naming its first path.
-func (x *run) confirmComposed(ctx context.Context, name string, active []byte) error {
+// checkPolicySource refuses, when the agent attaches provider profiles, a
+// sandbox whose effective policy is the gateway's global policy
+// (policy_source "global"): OpenShell then composes no provider layer
+// (grpc/policy.rs:1020 @ v0.0.83, :1122-1124 @ v0.0.111) and the sandbox
+// does not run the compiled policy.
+func (x *run) checkPolicySource(ctx context.Context, name string) error {
+	if x.composed == nil {
+		return nil
+	}
 	src, err := x.d.PolicySource(ctx, name)
 	if err != nil {
 		return err
 	}
 	if src == "global" {
-		return fmt.Errorf("%w: sandbox %s enforces the gateway's global policy: OpenShell composes no provider layer under it (grpc/policy.rs:1122-1124 @ v0.0.111), and it is not the compiled policy", ErrPolicy, name)
+		return fmt.Errorf("%w: the sandbox enforces the gateway's global policy, under which OpenShell composes no provider layer; refusing to run without the compiled policy", ErrPolicy)
+	}
+	return nil
+}
+
+// confirmComposed checks, when the agent attaches provider profiles, the
+// sandbox's effective policy against the compiled policy plus exactly the
+// expected provider layers, computed with profile.Compose from the same
+// attachments in the same order. active is the effective policy (`sandbox
+// get --policy-only` prints the gateway's effective policy, composed layers
+// included: run.rs:1256-1303 @ v0.0.111; the YAML drops
+// provider_credentialed, openshell-policy lib.rs:3874 @ v0.0.111). Any
+// difference is ErrPolicy, naming its first path.
+func (x *run) confirmComposed(name string, active []byte) error {
+	if x.composed == nil {
+		return nil
 	}
 	got, err := openshell.Unmarshal(active)
 	if err != nil {
@@ -308,8 +323,8 @@ func (x *run) confirmComposed(ctx context.Context, name string, active []byte) e
 	}
 	want := profile.Compose(base, x.composed.attached, profile.Gateway{ProvidersV2Enabled: true})
 	if d := openshell.Difference(want.Policy, got); d != "" {
-		return fmt.Errorf("%w: sandbox %s: the effective policy is not the compiled policy plus the provider layers %s: first difference at %s",
-			ErrPolicy, name, layerKeys(want), d)
+		return fmt.Errorf("%w: the effective policy is not the compiled policy plus the provider layers %s: first difference at %s",
+			ErrPolicy, layerKeys(want), d)
 	}
 	x.logf("sandbox %s: the effective policy is the compiled policy plus provider layers %s", name, layerKeys(want))
 	return nil

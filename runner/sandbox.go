@@ -241,6 +241,9 @@ const (
 // load status of its revision. A failed load is ErrPolicy; a pending one is
 // returned as its status.
 func (x *run) policyState(ctx context.Context, name string) (policyState, error) {
+	if err := x.checkPolicySource(ctx, name); err != nil {
+		return "", err
+	}
 	active, err := x.d.ActivePolicy(ctx, name)
 	if err != nil {
 		return "", err
@@ -264,10 +267,8 @@ func (x *run) policyState(ctx context.Context, name string) (policyState, error)
 		}
 		return policyDiffers, nil
 	}
-	if x.composed != nil {
-		if err := x.confirmComposed(ctx, name, active); err != nil {
-			return "", err
-		}
+	if err := x.confirmComposed(name, active); err != nil {
+		return "", err
 	}
 	switch rev.Status {
 	case "loaded":

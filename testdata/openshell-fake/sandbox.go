@@ -486,6 +486,9 @@ func (f *fake) provider(args []string) int {
 	max := 1
 	if args[0] == "create" {
 		spec["--name"], spec["--type"], max = true, true, 0
+		if f.atLeast(0, 0, 111) {
+			spec["--global-profile"] = false
+		}
 	} else if args[0] != "update" {
 		return fail(2, "openshell-fake implements provider create and update only")
 	}
@@ -506,14 +509,27 @@ func (f *fake) provider(args []string) int {
 		}
 	}
 	p := filepath.Join(f.state, "provider-"+name)
-	_, err := os.Stat(p)
-	if args[0] == "create" && err == nil {
-		return fail(1, "status: AlreadyExists, message: \"provider already exists\"")
+	rec, exists := f.providerRecord(name)
+	if args[0] == "create" {
+		typ, ok := f.resolveType(fl.value("--type"))
+		if !ok {
+			return fail(1, "unsupported provider type or profile: %s", fl.value("--type"))
+		}
+		if exists {
+			return fail(1, "status: AlreadyExists, message: \"provider already exists\"")
+		}
+		rec.Type = typ
 	}
-	if args[0] == "update" && err != nil {
+	if args[0] == "update" && !exists {
 		return fail(1, "provider %q not found", name)
 	}
-	os.WriteFile(p, []byte(strings.Join(fl.vals["--credential"], "\n")), 0o600)
+	rec.Credentials = nil
+	for _, c := range fl.vals["--credential"] {
+		k, _, _ := strings.Cut(c, "=")
+		rec.Credentials = append(rec.Credentials, k)
+	}
+	b, _ := json.Marshal(rec)
+	os.WriteFile(p, b, 0o600)
 	return 0
 }
 
