@@ -17,7 +17,7 @@ import (
 // tags have every command below; what only v0.0.111 has is noted):
 //
 //   - `provider profile import (-f FILE | --from DIR) [--global]`
-//     (main.rs:958-967 @ v0.0.83, :1039-1052 @ v0.0.111; --global, the
+//     (main.rs:957-967 @ v0.0.83, :1039-1052 @ v0.0.111; --global, the
 //     platform scope, only at v0.0.111). The CLI reads *.yaml, *.yml and
 //     *.json files of DIR, sorted (profile_source_paths, run.rs:4380-4407
 //     @ v0.0.111), and the gateway imports all of them or none
