@@ -188,6 +188,7 @@ func (x *run) prepare(ctx context.Context) error {
 		return err
 	}
 	x.agent = a
+	x.maskProviderSecrets()
 	x.res.PolicySHA256 = a.PolicySHA256
 	x.logf("agent %s: runtime %s, tier %s, policy %s (sha256 %s) matches manifest %s",
 		a.Name, a.Entry.Runtime, a.Entry.Tier, a.Entry.Policy, a.PolicySHA256, x.r.project.ManifestSHA256)

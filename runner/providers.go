@@ -98,6 +98,37 @@ func (x *run) profileProviders(ctx context.Context) error {
 	return nil
 }
 
+// maskProviderSecrets masks, and announces to the CI, the values of every
+// variable a provider of the agent may take its credentials from (the
+// manifest's lists and the env_vars of its profiles' credentials), before
+// the first line that could print one (a placeholder value).
+func (x *run) maskProviderSecrets() {
+	version := x.r.project.Manifest.OpenShellVersion
+	var names []string
+	for _, ref := range x.agent.Entry.Providers {
+		names = append(names, ref.Credentials...)
+		data, ok := x.agent.Profiles[ref.File]
+		if ref.Builtin {
+			_, data, _ = profile.Builtin(ref.Profile, version)
+			ok = data != nil
+		}
+		if !ok {
+			continue
+		}
+		if p, _ := profile.Decode(ref.File, data, version); p != nil {
+			for _, cr := range p.Credentials {
+				names = append(names, cr.EnvVars...)
+			}
+		}
+	}
+	for _, k := range names {
+		if v, ok := x.r.opts.Env.Getenv(k); ok && v != "" {
+			x.mask.Add(v)
+			x.rep.Mask(v)
+		}
+	}
+}
+
 // resolveProviders decodes and validates every referenced profile at the
 // gateway's version: built-ins from OpenShell's embedded catalog, project
 // profiles from the bytes the manifest pins. A project profile whose id is a

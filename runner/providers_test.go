@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // acmeProfile is a project profile holding one credential.
@@ -288,4 +289,16 @@ func mustProfile(t *testing.T, src string) *profile.Profile {
 		t.Fatalf("profile does not decode: %v", diags)
 	}
 	return p
+}
+
+// TestProfileSecretMaskedEarly gives a placeholder the value of a provider
+// credential: the runner prints placeholder values before the providers
+// step, so the credential must be masked from the start.
+func TestProfileSecretMaskedEarly(t *testing.T) {
+	h := newProviderHarness(t, "v0.0.111", []bundle.ProviderRef{acmeRef, githubRef}, map[string]string{"profiles/acme-api.yaml": acmeProfile})
+	res, _ := h.run(context.Background(), Request{Values: placeholder.Values{"OWNER": acmeSecret, "REPO_NAME": githubSecret}})
+	if !strings.Contains(h.log.String(), "{{OWNER}} = ***") {
+		t.Errorf("placeholder line not masked:\n%s", h.log.String())
+	}
+	assertNoSecrets(t, h, res)
 }
