@@ -508,9 +508,17 @@ func (f *fake) provider(args []string) int {
 			return fail(1, "credential %s: environment variable %s is not set", k, k)
 		}
 	}
-	p := filepath.Join(f.state, "provider-"+name)
+	return f.saveProvider(args[0], name, fl)
+}
+
+// saveProvider writes the record of a created or updated provider (the
+// credential keys only; create resolves --type, profiles.go).
+func (f *fake) saveProvider(cmd, name string, fl flags) int {
 	rec, exists := f.providerRecord(name)
-	if args[0] == "create" {
+	switch {
+	case cmd == "update" && !exists:
+		return fail(1, "provider %q not found", name)
+	case cmd == "create":
 		typ, ok := f.resolveType(fl.value("--type"))
 		if !ok {
 			return fail(1, "unsupported provider type or profile: %s", fl.value("--type"))
@@ -520,16 +528,13 @@ func (f *fake) provider(args []string) int {
 		}
 		rec.Type = typ
 	}
-	if args[0] == "update" && !exists {
-		return fail(1, "provider %q not found", name)
-	}
 	rec.Credentials = nil
 	for _, c := range fl.vals["--credential"] {
 		k, _, _ := strings.Cut(c, "=")
 		rec.Credentials = append(rec.Credentials, k)
 	}
 	b, _ := json.Marshal(rec)
-	os.WriteFile(p, b, 0o600)
+	os.WriteFile(filepath.Join(f.state, "provider-"+name), b, 0o600)
 	return 0
 }
 
