@@ -201,7 +201,11 @@ func (x *run) importProfiles(ctx context.Context, c *composition) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	held, err := x.d.ProviderProfiles(ctx, x.d.version)
+	var want []string
+	for _, i := range todo {
+		want = append(want, c.refs[i].Profile)
+	}
+	held, err := x.d.ProviderProfiles(ctx, x.d.version, want)
 	if err != nil {
 		return fmt.Errorf("%w: listing the gateway's provider profiles: %w", ErrPreflight, errOr(ctxErr(ctx), err))
 	}
@@ -373,9 +377,9 @@ func layerKeys(c *profile.Composed) string {
 // list-profiles -o json`, a JSON array of profiles (profiles_to_json,
 // openshell-providers profiles.rs:996 @ v0.0.83, :1404 @ v0.0.111;
 // provider_list_profiles, run.rs:5055-5081 @ v0.0.83, :3889-3921 @
-// v0.0.111). Each is decoded as a profile at version; one that does not
-// decode is an error.
-func (d *driver) ProviderProfiles(ctx context.Context, version string) (map[string]*profile.Profile, error) {
+// v0.0.111). Those whose id is in want are decoded as profiles at version
+// (one that does not decode is an error); the others are left alone.
+func (d *driver) ProviderProfiles(ctx context.Context, version string, want []string) (map[string]*profile.Profile, error) {
 	res, err := d.run(ctx, callOpts{}, "provider", "list-profiles", "-o", "json")
 	if err != nil {
 		return nil, err
@@ -385,10 +389,16 @@ func (d *driver) ProviderProfiles(ctx context.Context, version string) (map[stri
 		return nil, fmt.Errorf("decoding `openshell provider list-profiles -o json`: %w", err)
 	}
 	out := map[string]*profile.Profile{}
-	for i, r := range raw {
-		p, _ := profile.Decode(fmt.Sprintf("gateway profile %d", i), r, version)
+	for _, r := range raw {
+		var head struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(r, &head) != nil || !slices.Contains(want, head.ID) {
+			continue
+		}
+		p, _ := profile.Decode("gateway profile "+head.ID, r, version)
 		if p == nil {
-			return nil, fmt.Errorf("`openshell provider list-profiles -o json`: profile %d does not decode", i)
+			return nil, fmt.Errorf("`openshell provider list-profiles -o json`: profile %s does not decode", head.ID)
 		}
 		out[p.ID] = p
 	}
