@@ -66,6 +66,9 @@ type run struct {
 	// root is where the runner's files and the workspace land in the
 	// sandbox (stageRoot); empty means sandboxHome.
 	root string
+	// composed is set when the agent attaches provider profiles
+	// (providers.go): the attachments the effective policy must compose.
+	composed *composition
 }
 
 // logf writes one line of the runner's log: format is the runner's own
@@ -185,6 +188,7 @@ func (x *run) prepare(ctx context.Context) error {
 		return err
 	}
 	x.agent = a
+	x.maskProviderSecrets()
 	x.res.PolicySHA256 = a.PolicySHA256
 	x.logf("agent %s: runtime %s, tier %s, policy %s (sha256 %s) matches manifest %s",
 		a.Name, a.Entry.Runtime, a.Entry.Tier, a.Entry.Policy, a.PolicySHA256, x.r.project.ManifestSHA256)
@@ -279,6 +283,9 @@ func ParseEnvFile(name string, data []byte) ([][2]string, error) {
 
 // providers creates the typed credential providers from the environment.
 func (x *run) providers(ctx context.Context) error {
+	if len(x.agent.Entry.Providers) > 0 {
+		return x.profileProviders(ctx)
+	}
 	if len(x.r.opts.Providers) == 0 {
 		x.logf("no credential providers")
 		return nil

@@ -55,6 +55,9 @@ type Agent struct {
 	// sandbox, keyed by their path relative to the runtime's config dir
 	// (agents/NAME.md, skills/SKILL/SKILL.md).
 	Files map[string][]byte
+	// Profiles are the verified bytes of the project provider profiles the
+	// agent attaches (Entry.Providers), keyed by their manifest path.
+	Profiles map[string][]byte
 }
 
 // Agent verifies and loads one agent: its policy file against the manifest
@@ -90,7 +93,7 @@ func (p *Project) Agent(name string) (*Agent, error) {
 		return nil, fmt.Errorf("%w: agent %s: manifest pins no digest for its source %s; refusing to install an unverified definition",
 			ErrPolicy, name, entry.Source)
 	}
-	a := &Agent{Name: name, Entry: entry, PolicySHA256: entry.PolicySHA256, Policy: pol, Open: open, Files: map[string][]byte{}}
+	a := &Agent{Name: name, Entry: entry, PolicySHA256: entry.PolicySHA256, Policy: pol, Open: open, Files: map[string][]byte{}, Profiles: b.Profiles}
 	for _, src := range entry.Sources {
 		if data, ok := b.Sources[src.Path]; ok {
 			target, _ := installPath(src.Path, entry, name)

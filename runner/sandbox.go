@@ -64,6 +64,9 @@ func (x *run) create(ctx context.Context) error {
 	for _, p := range x.r.opts.Providers {
 		spec.providers = append(spec.providers, p.Name)
 	}
+	if x.composed != nil { // attached in the order the layers were composed
+		spec.providers = append(spec.providers, x.composed.names()...)
+	}
 	progress := newLineFunc(func(line string) { x.logf("openshell: %s", line) })
 	defer progress.Close()
 	spec.progress = progress
@@ -238,6 +241,9 @@ const (
 // load status of its revision. A failed load is ErrPolicy; a pending one is
 // returned as its status.
 func (x *run) policyState(ctx context.Context, name string) (policyState, error) {
+	if err := x.checkPolicySource(ctx, name); err != nil {
+		return "", err
+	}
 	active, err := x.d.ActivePolicy(ctx, name)
 	if err != nil {
 		return "", err
@@ -260,6 +266,9 @@ func (x *run) policyState(ctx context.Context, name string) (policyState, error)
 			return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
 		}
 		return policyDiffers, nil
+	}
+	if err := x.confirmComposed(name, active); err != nil {
+		return "", err
 	}
 	switch rev.Status {
 	case "loaded":

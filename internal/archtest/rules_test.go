@@ -102,9 +102,9 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
-		is:   []claim{only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
+		is:   []claim{only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
 	},
 	{
 		says: "It imports only `internal/version` and `secretscan`, and takes a tier as the manifest's string; it must never import the policy side (`bundle`, `openshell`, `placeholder`, `policycue`, `compile`, `lint`, `report`, CUE, OPA), the image side (`image`, `publish`) or the signing side (`sign`, `verify`, cosign).",
@@ -197,9 +197,9 @@ var rules = []rule{
 		is:   []claim{only(cue, "internal/cueload", "internal/atomicfile"), onlyBy()},
 	},
 	{
-		says: "it imports `openshell` only and nothing imports it.",
+		says: "it imports `openshell` and `openshell/profile` (for the bytes of OpenShell's built-in profiles) only and nothing imports it.",
 		pkgs: []string{"testdata/openshell-fake"},
-		is:   []claim{only("openshell"), onlyBy()},
+		is:   []claim{only("openshell", "openshell/profile"), onlyBy()},
 	},
 
 	{

@@ -27,6 +27,14 @@
 // Sandboxes keep their `create --label` pairs (validated as the gateway
 // does), and `sandbox list` filters by --selector and prints the table,
 // --names, --ids or `-o json` (see list.go for the OpenShell sources).
+// Providers v2 (profiles.go): `provider profile import`, `provider
+// list-profiles`, typed `provider create`, `sandbox provider attach|detach`
+// and the gateway's composition of `_provider_*` layers into the effective
+// policy when the global setting providers_v2_enabled is on, with what
+// v0.0.83 lacks (--global, --global-profile) refused there. Workspaces and
+// the platform scope of v0.0.111 are not modelled (--global is accepted and
+// ignored), nor is the gateway's ambiguity check of a candidate effective
+// policy.
 //
 // Environment:
 //
@@ -44,7 +52,10 @@
 //	    policy-pending, load-pending, load-pending-polls=N, load-failed, exec-exit=N,
 //	    sandbox-lost, egress-403-once, gateway-down, gateway-no-start, delete,
 //	    download-partial[=SANDBOX_PATH] (the files land, then the download fails),
-//	    no-log-files (the supervisor could not open /var/log: no log files)
+//	    no-log-files (the supervisor could not open /var/log: no log files),
+//	    compose-extra (the gateway composes one endpoint more than a profile
+//	    holds), global-policy (a global policy replaces the sandbox's: nothing
+//	    composed, policy_source "global")
 //	OPENSHELL_FAKE_EVENTS   JSON-lines file of OCSF events the sandbox logs at its first
 //	                        exec: {"shorthand":"OCSF ...","ocsf":{...}} (logs.go)
 //
@@ -56,5 +67,7 @@
 //
 // It is a test fixture, not part of the pipeline: the runner's and spawn's
 // tests build it from this directory. Of this module it imports only
-// openshell (the strict policy codec); nothing may import it.
+// openshell (the strict policy codec) and openshell/profile (for the bytes
+// of OpenShell's embedded built-in profiles, not its decoder or
+// composition); nothing may import it.
 package main

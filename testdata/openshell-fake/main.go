@@ -124,6 +124,8 @@ func (f *fake) dispatch(args []string) int {
 			return f.delete(args[2:])
 		case "list":
 			return f.list(args[2:])
+		case "provider":
+			return f.sandboxProvider(args[2:])
 		}
 		return fail(2, "unrecognized subcommand '%s'", args[1])
 	case "policy":
@@ -140,6 +142,9 @@ func (f *fake) dispatch(args []string) int {
 	case "provider":
 		if code := f.requireGateway(); code != 0 {
 			return code
+		}
+		if len(args) > 1 && (args[1] == "profile" || args[1] == "list-profiles") {
+			return f.profileCmd(args[1:])
 		}
 		return f.provider(args[1:])
 	case "gateway":

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
@@ -70,21 +69,15 @@ func (f *fake) printPolicy(s *sandbox) int {
 			return fail(1, "%v", err)
 		}
 	}
-	// The active policy is the effective one: OpenShell composes a
-	// _provider_<name> network policy per attached provider into it.
-	if len(s.Providers) > 0 {
-		cp := *p
-		cp.NetworkPolicies = map[string]openshell.NetworkPolicy{}
-		for k, v := range p.NetworkPolicies {
-			cp.NetworkPolicies[k] = v
-		}
-		for _, prov := range s.Providers {
-			key := "_provider_" + strings.ReplaceAll(prov, "-", "_")
-			cp.NetworkPolicies[key] = openshell.NetworkPolicy{Name: key,
-				Endpoints: []openshell.Endpoint{{Host: "api." + prov + ".example.com", Port: 443}},
-				Binaries:  []openshell.Binary{{Path: "/usr/bin/*"}}}
-		}
-		p = &cp
+	// The active policy is the effective one: with providers_v2_enabled the
+	// gateway composes a _provider_<name> network policy per attached
+	// provider into it (profiles.go). A global policy replaces it.
+	if _, global := f.fails["global-policy"]; global {
+		p = defaultPolicy
+	}
+	p, code := f.compose(p, s)
+	if code != 0 {
+		return code
 	}
 	b, err := openshell.Marshal(p, "")
 	if err != nil {
@@ -188,6 +181,9 @@ func (f *fake) policyGet(args []string) int {
 		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
 		// v0.0.111:6376-6400).
 		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
+		if _, global := f.fails["global-policy"]; global {
+			obj["policy_source"] = "global"
+		}
 	default:
 		r := latest
 		if revNo > 0 {

@@ -486,6 +486,9 @@ func (f *fake) provider(args []string) int {
 	max := 1
 	if args[0] == "create" {
 		spec["--name"], spec["--type"], max = true, true, 0
+		if f.atLeast(0, 0, 111) {
+			spec["--global-profile"] = false
+		}
 	} else if args[0] != "update" {
 		return fail(2, "openshell-fake implements provider create and update only")
 	}
@@ -505,15 +508,33 @@ func (f *fake) provider(args []string) int {
 			return fail(1, "credential %s: environment variable %s is not set", k, k)
 		}
 	}
-	p := filepath.Join(f.state, "provider-"+name)
-	_, err := os.Stat(p)
-	if args[0] == "create" && err == nil {
-		return fail(1, "status: AlreadyExists, message: \"provider already exists\"")
-	}
-	if args[0] == "update" && err != nil {
+	return f.saveProvider(args[0], name, fl)
+}
+
+// saveProvider writes the record of a created or updated provider (the
+// credential keys only; create resolves --type, profiles.go).
+func (f *fake) saveProvider(cmd, name string, fl flags) int {
+	rec, exists := f.providerRecord(name)
+	switch {
+	case cmd == "update" && !exists:
 		return fail(1, "provider %q not found", name)
+	case cmd == "create":
+		typ, ok := f.resolveType(fl.value("--type"))
+		if !ok {
+			return fail(1, "unsupported provider type or profile: %s", fl.value("--type"))
+		}
+		if exists {
+			return fail(1, "status: AlreadyExists, message: \"provider already exists\"")
+		}
+		rec.Type = typ
 	}
-	os.WriteFile(p, []byte(strings.Join(fl.vals["--credential"], "\n")), 0o600)
+	rec.Credentials = nil
+	for _, c := range fl.vals["--credential"] {
+		k, _, _ := strings.Cut(c, "=")
+		rec.Credentials = append(rec.Credentials, k)
+	}
+	b, _ := json.Marshal(rec)
+	os.WriteFile(filepath.Join(f.state, "provider-"+name), b, 0o600)
 	return 0
 }
 
