@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
 // Sandbox paths. The sandbox user's home is /sandbox; runtimes read their
@@ -56,7 +57,7 @@ type run struct {
 	sandboxImage string
 	agent        *Agent
 	envVars      [][2]string // from ExtraEnvFiles, validated once
-	staged       *stagedWorkspace
+	staged       *stage.Workspace
 	created      bool
 	// ocsfJSON: the run turned on OpenShell's OCSF JSONL log.
 	ocsfJSON bool

@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 func TestClaudeAgentsJSON(t *testing.T) {
 	def := "---\nname: triage\ndescription: Triage one issue.\nsandbox: {policy: x}\ntools: Bash(gh,curl,jq), Skill\n" +
 		"model: opus\nskills: [issue-labels]\nhooks:\n  Stop:\n    - hooks: [{type: command, command: echo}]\n---\nBody.\n"
-	b, err := claudeAgentsJSON("triage", []byte(def))
+	b, err := ClaudeAgentsJSON("triage", []byte(def))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestClaudeAgentsJSON(t *testing.T) {
 		t.Error("not JSON")
 	}
 	for _, bad := range []string{"no frontmatter", "---\nname: x\n", "---\n- a\n---\n"} {
-		if _, err := claudeAgentsJSON("x", []byte(bad)); err == nil {
+		if _, err := ClaudeAgentsJSON("x", []byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

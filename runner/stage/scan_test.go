@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"encoding/base64"
@@ -8,7 +8,7 @@ import (
 
 func TestTokenScanner(t *testing.T) {
 	const tok = "ghs_ScannerTestToken0123456789abcdefghij"
-	s := newTokenScanner(MapEnv(map[string]string{"GITHUB_TOKEN": tok, "SHORT": "true", "CI_JOB_TOKEN": "short"}),
+	s := NewScanner(mapEnv(map[string]string{"GITHUB_TOKEN": tok, "SHORT": "true", "CI_JOB_TOKEN": "short"}),
 		[]string{"GITHUB_TOKEN", "SHORT", "CI_JOB_TOKEN", "UNSET"})
 	pad := strings.Repeat("x ", 200<<10) // longer than a chunk
 	for _, tc := range []struct {
@@ -36,10 +36,10 @@ func TestTokenScanner(t *testing.T) {
 			}
 			exact, shape := false, false
 			for _, f := range got {
-				exact = exact || f.exact
-				shape = shape || !f.exact
-				if strings.Contains(f.what, tok) || strings.Contains(f.what, "AAAA") {
-					t.Errorf("a finding holds the value: %q", f.what)
+				exact = exact || f.Exact
+				shape = shape || !f.Exact
+				if strings.Contains(f.What, tok) || strings.Contains(f.What, "AAAA") {
+					t.Errorf("a finding holds the value: %q", f.What)
 				}
 			}
 			if exact != tc.exact || shape != tc.shape {
