@@ -26,3 +26,24 @@ func TestClaudeAgentsJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzClaudeAgentsJSON: any definition gives an error or one valid JSON
+// object naming the agent, with a prompt; never a panic.
+func FuzzClaudeAgentsJSON(f *testing.F) {
+	f.Add([]byte("---\nname: triage\ntools: Bash(gh,curl,jq), Skill\nhooks:\n  Stop:\n    - hooks: [{type: command, command: echo}]\n---\nBody.\n"))
+	f.Add([]byte("---\nmodel: &a [*a]\n---\n"))
+	f.Add([]byte("---\r\ndescription: \"\\u2028\"\r\nmaxTurns: 1e400\r\n---\r\n"))
+	f.Fuzz(func(t *testing.T, def []byte) {
+		b, err := ClaudeAgentsJSON("x", def)
+		if err != nil {
+			return
+		}
+		var got map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("not one JSON object: %v\n%s", err, b)
+		}
+		if _, ok := got["x"]["prompt"]; !ok || len(got) != 1 {
+			t.Errorf("no prompt for the agent: %s", b)
+		}
+	})
+}
