@@ -102,10 +102,10 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `placeholder`, `runner/stage` and `runner/evidence` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `placeholder`, `runner/stage`, `runner/evidence` and `runner/resolve` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
 		is: []claim{
-			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder", "runner/stage", "runner/evidence"),
+			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder", "runner/stage", "runner/evidence", "runner/resolve"),
 			never("compile", "policycue", "lint", "sign", "verify", cue, opa),
 		},
 	},
@@ -113,6 +113,11 @@ var rules = []rule{
 		says: "It imports the standard library and `gopkg.in/yaml.v3` only, and must never import `openshell`, `runner` or `runner/evidence`: it drives no sandbox and decides no policy, the runner calls it around the `openshell` commands.",
 		pkgs: []string{"runner/stage"},
 		is:   []claim{leaf("gopkg.in/yaml.v3"), never("openshell", "runner", "runner/evidence")},
+	},
+	{
+		says: "It imports `cienv` and `placeholder` only and must never import `openshell`, `runner`, `runner/stage` or `runner/evidence`.",
+		pkgs: []string{"runner/resolve"},
+		is:   []claim{only("cienv", "placeholder"), never("openshell", "runner", "runner/stage", "runner/evidence")},
 	},
 	{
 		says: "It imports `denial` and the standard library only and must never import `openshell`, `runner` or `runner/stage`: the runner runs the sandbox commands and hands it the bytes.",
