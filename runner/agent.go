@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
@@ -208,8 +209,8 @@ func (x *run) execAgent(ctx context.Context) error {
 		// agent's output. Both are untrusted: masked first (a secret must
 		// be matched as the agent wrote it), then fenced for the CI.
 		stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
-		out := &maskWriter{m: x.mask, w: stdoutW}
-		errOut := &maskWriter{m: x.mask, w: stderrW}
+		out := redact.NewWriter(x.mask, stdoutW)
+		errOut := redact.NewWriter(x.mask, stderrW)
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
 			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),

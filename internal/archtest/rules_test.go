@@ -102,10 +102,10 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `placeholder`, `runner/stage`, `runner/evidence` and `runner/resolve` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
 		is: []claim{
-			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder", "runner/stage", "runner/evidence", "runner/resolve"),
+			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact"),
 			never("compile", "policycue", "lint", "sign", "verify", cue, opa),
 		},
 	},
@@ -118,6 +118,11 @@ var rules = []rule{
 		says: "It imports `cienv` and `placeholder` only and must never import `openshell`, `runner`, `runner/stage` or `runner/evidence`.",
 		pkgs: []string{"runner/resolve"},
 		is:   []claim{only("cienv", "placeholder"), never("openshell", "runner", "runner/stage", "runner/evidence")},
+	},
+	{
+		says: "It is a leaf (standard library only), so any package of the run may use it.",
+		pkgs: []string{"runner/redact"},
+		is:   []claim{leaf()},
 	},
 	{
 		says: "It imports `denial` and the standard library only and must never import `openshell`, `runner` or `runner/stage`: the runner runs the sandbox commands and hands it the bytes.",
