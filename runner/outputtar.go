@@ -30,7 +30,7 @@ import (
 // each argument, build_remote_exec_command,
 // crates/openshell-server/src/grpc/sandbox.rs:1515-1529 @ v0.0.83,
 // :1906-1920 @ v0.0.111), and parses the tar stream itself
-// (stage.ExtractOutput), as the evidence step reads /var/log (readLogTar). The
+// (stage.ExtractOutput), as the evidence step reads /var/log (evidence.ReadLogs). The
 // command runs under the sandbox's Landlock rules, so it reads nothing the
 // agent could not have copied into its output itself; the boundary that
 // matters is on the runner, where only directories and regular files are
