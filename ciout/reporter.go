@@ -102,6 +102,32 @@ func AppendSummary(path, markdown string) error {
 	return err
 }
 
+// AppendOutputs appends step outputs to GitHub's GITHUB_OUTPUT file
+// (cienv.Env.OutputFile) as name=value lines
+// (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands#setting-an-output-parameter),
+// in one write. A name holding '=' or a line break, or a value holding a
+// line break, is refused before anything is written: it would set another
+// output (fullsend never writes the multi-line delimiter form). A missing
+// file is created, mode 0644.
+func AppendOutputs(path string, outputs [][2]string) error {
+	var b strings.Builder
+	for _, kv := range outputs {
+		if kv[0] == "" || strings.ContainsAny(kv[0], "=\r\n") || strings.ContainsAny(kv[1], "\r\n") {
+			return fmt.Errorf("refusing step output %q: a name must be non-empty without '=' or a line break, a value without a line break", kv[0])
+		}
+		b.WriteString(kv[0] + "=" + kv[1] + "\n")
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // Untrusted fences the agent's output twice. It stops workflow commands
 // with a token the agent cannot guess (random per call, made after the
 // agent's files and environment were staged, never passed to the sandbox):

@@ -108,3 +108,28 @@ func TestGitLabFence(t *testing.T) {
 		t.Error("the agent's output carries the token")
 	}
 }
+
+// TestAppendOutputs: step outputs are appended as name=value lines in one
+// write; a name or value that would start another output is refused and
+// nothing is written.
+func TestAppendOutputs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "github_output")
+	if err := os.WriteFile(path, []byte("earlier=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendOutputs(path, [][2]string{{"ref", "r@sha256:ab"}, {"digest", "sha256:ab"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][2]string{{"ref", "x\nother=y"}, {"ref", "x\r"}, {"a=b", "x"}, {"a\nb", "x"}, {"", "x"}} {
+		if err := AppendOutputs(path, [][2]string{{"ok", "1"}, bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "earlier=1\nref=r@sha256:ab\ndigest=sha256:ab\n"; string(got) != want {
+		t.Errorf("file %q, want %q", got, want)
+	}
+}

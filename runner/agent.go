@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
+	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
 // runtimeDir is where a runtime reads user-level agents and skills.
@@ -53,7 +56,7 @@ func (x *run) bootstrap(ctx context.Context) error {
 		return err
 	}
 	if x.staged != nil {
-		if err := x.upload(ctx, x.staged.dir, x.stageRoot()+"/"); err != nil {
+		if err := x.upload(ctx, x.staged.Dir, x.stageRoot()+"/"); err != nil {
 			return err
 		}
 		x.logf("uploaded the staged workspace to %s", x.workdir())
@@ -102,7 +105,7 @@ func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
 		files = append(files, [2]string{"env/run.env", b.String()})
 	}
 	if x.agent.Entry.Runtime != RuntimeOpenCode {
-		def, err := claudeAgentsJSON(x.agent.Name, x.agent.Files["agents/"+x.agent.Name+".md"])
+		def, err := stage.ClaudeAgentsJSON(x.agent.Name, x.agent.Files["agents/"+x.agent.Name+".md"])
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
@@ -206,8 +209,8 @@ func (x *run) execAgent(ctx context.Context) error {
 		// agent's output. Both are untrusted: masked first (a secret must
 		// be matched as the agent wrote it), then fenced for the CI.
 		stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
-		out := &maskWriter{m: x.mask, w: stdoutW}
-		errOut := &maskWriter{m: x.mask, w: stderrW}
+		out := redact.NewWriter(x.mask, stdoutW)
+		errOut := redact.NewWriter(x.mask, stderrW)
 		started := time.Now()
 		code, stderr, err := x.d.Exec(ctx, execSpec{
 			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
@@ -288,7 +291,7 @@ func (x *run) runtimeEnv() []string {
 		// The tier's permission map carries the agent's own command
 		// allowances, as Claude Code's --allowedTools does.
 		if p, ok := env["OPENCODE_PERMISSION"]; ok {
-			if mirrored, err := openCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
+			if mirrored, err := stage.OpenCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
 				env["OPENCODE_PERMISSION"] = mirrored
 			}
 		}
@@ -320,7 +323,7 @@ func (x *run) outputs() []string {
 }
 
 // download fetches the declared outputs. Outputs are untrusted data: each
-// lands in a private staging directory, is sanitized there (Sanitize) and
+// lands in a private staging directory, is sanitized there (stage.Sanitize) and
 // only then renamed into OutputDir/<basename>; a failed download leaves
 // nothing of that output behind.
 func (x *run) download(ctx context.Context) error {
@@ -368,8 +371,8 @@ func (x *run) download(ctx context.Context) error {
 		}
 		removed, err := x.fetchOutput(ctx, remote, dest)
 		for _, r := range removed {
-			x.logf("removed %q from downloaded %s: %s", r.path, remote, r.why)
-			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r.path))
+			x.logf("removed %q from downloaded %s: %s", r.Path, remote, r.Why)
+			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r.Path))
 		}
 		if err != nil {
 			return err
@@ -386,17 +389,17 @@ func (x *run) download(ctx context.Context) error {
 // sanitizes it and renames it to dest, replacing what was there. On any
 // error it removes the staging directory: no partial or unsanitized tree is
 // ever at dest, and none is left next to it.
-func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []removal, err error) {
-	stage, err := os.MkdirTemp(filepath.Dir(dest), ".fullsend-download-")
+func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []stage.Removal, err error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), ".fullsend-download-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, err)
 	}
 	defer func() {
-		if rerr := removeTree(stage); rerr != nil && err == nil {
+		if rerr := stage.RemoveTree(tmp); rerr != nil && err == nil {
 			err = fmt.Errorf("%w: download %s: removing the staging directory: %w", ErrSandbox, remote, rerr)
 		}
 	}()
-	staged := filepath.Join(stage, filepath.Base(dest))
+	staged := filepath.Join(tmp, filepath.Base(dest))
 	if inWorkspace(remote) {
 		if err := x.d.Download(ctx, x.res.Sandbox, remote, staged); err != nil {
 			return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
@@ -406,14 +409,14 @@ func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []r
 		// runner reads the tar stream itself; what it leaves out is
 		// reported like what sanitize removes.
 		x.logf("reading output %s through sandbox exec tar (sandbox download reads only /sandbox)", remote)
-		if removed, err = x.readOutput(ctx, remote, stage); err != nil {
+		if removed, err = x.readOutput(ctx, remote, tmp); err != nil {
 			return removed, err
 		}
 		if _, err := os.Lstat(staged); os.IsNotExist(err) {
 			return removed, nil // the output itself was left out (a link)
 		}
 	}
-	more, err := sanitize(staged)
+	more, err := stage.SanitizeReport(staged)
 	removed = append(removed, more...)
 	if err != nil {
 		return removed, fmt.Errorf("%w: %w", ErrSandbox, err)
@@ -424,7 +427,7 @@ func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []r
 	// A previous output of the same name is replaced, not merged into: it
 	// moves into the staging directory and goes with it.
 	if _, err := os.Lstat(dest); err == nil {
-		if err := os.Rename(dest, filepath.Join(stage, "previous")); err != nil {
+		if err := os.Rename(dest, filepath.Join(tmp, "previous")); err != nil {
 			return removed, fmt.Errorf("%w: download %s: replacing %s: %w", ErrSandbox, remote, dest, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
 // BenchmarkRun measures one whole agent run against the openshell fake and
@@ -50,7 +51,7 @@ func BenchmarkPrepare(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		x := &run{r: r, req: Request{Agent: "triage"}, res: &Result{}, mask: &masker{}, rep: ciout.NewReporter(CILocal, &h.log, ""), tmp: b.TempDir()}
+		x := &run{r: r, req: Request{Agent: "triage"}, res: &Result{}, mask: &redact.Masker{}, rep: ciout.NewReporter(CILocal, &h.log, ""), tmp: b.TempDir()}
 		x.log = newRunLog(CILocal, x.mask, &h.log)
 		if err := x.prepare(context.Background()); err != nil {
 			b.Fatal(err)

@@ -72,24 +72,9 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 	}
 	started := time.Now()
 	env := append([]string(nil), x.d.env...)
-	socket := pre.podmanSocket
-	if socket == "" {
-		// A unix socket path is limited to 107 bytes: a short directory of
-		// its own, not the run's temporary directory.
-		sockDir, err := os.MkdirTemp("", "fs-pm-")
-		if err != nil {
-			return stopAll, fmt.Errorf("%w: %w", ErrPreflight, err)
-		}
-		stops = append(stops, func() { os.RemoveAll(sockDir) })
-		socket = filepath.Join(sockDir, "podman.sock")
-		stop, err := r.startChild(x, "podman", pre.podman, []string{"system", "service", "--time=0", "unix://" + socket}, env)
-		if err != nil {
-			return stopAll, err
-		}
-		stops = append(stops, stop)
-		if err := waitDial(ctx, x, "unix", socket, r.opts.GatewayTimeout); err != nil {
-			return stopAll, fmt.Errorf("%w: the Podman API service did not answer on %s: %w; see %s", ErrPreflight, socket, err, x.gatewayLog)
-		}
+	socket, err := r.startPodman(ctx, x, pre, env, &stops)
+	if err != nil {
+		return stopAll, err
 	}
 	env = append(env, "OPENSHELL_PODMAN_SOCKET="+socket)
 	port := r.opts.GatewayPort
@@ -114,51 +99,11 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 	stops = append(stops, stop)
 	x.res.GatewayStarted = true
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(r.opts.GatewayTimeout)
-	// A cheap wait for the port to accept connections first, so that the
-	// `status` polls (a process each) start when they can succeed.
-	if err := waitDial(ctx, x, "tcp", "127.0.0.1:"+strconv.Itoa(port), r.opts.GatewayTimeout); err != nil {
-		if cerr := ctxErr(ctx); cerr != nil {
-			return stopAll, cerr
-		}
-		if xerr := x.childExited(); xerr != nil {
-			return stopAll, xerr
-		}
-		return stopAll, fmt.Errorf("%w: the gateway started on %s does not accept connections after %s; see %s", ErrPreflight, endpoint, r.opts.GatewayTimeout, x.gatewayLog)
+	if err := r.waitHealthy(ctx, x, port, endpoint); err != nil {
+		return stopAll, err
 	}
-	last := ""
-	for i := 0; ; i++ {
-		if err := x.childExited(); err != nil {
-			return stopAll, err
-		}
-		st, err := x.d.StatusAt(ctx, endpoint)
-		if cerr := ctxErr(ctx); cerr != nil {
-			return stopAll, cerr
-		}
-		if err == nil && st == statusConnected {
-			break
-		}
-		last = st
-		if err != nil {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			return stopAll, fmt.Errorf("%w: the gateway started on %s is not healthy after %s (last status %q); see %s",
-				ErrPreflight, endpoint, r.opts.GatewayTimeout, last, x.gatewayLog)
-		}
-		if err := sleep(ctx, r.backoff(i)); err != nil {
-			return stopAll, err
-		}
-	}
-	if err := x.d.GatewayAdd(ctx, endpoint, gatewayName); err != nil {
-		var ce *CallError
-		if !errors.As(err, &ce) || !strings.Contains(ce.Stderr, "already exists") {
-			return stopAll, fmt.Errorf("%w: registering the gateway: %w", ErrPreflight, errOr(ctxErr(ctx), err))
-		}
-		// An earlier run in this container registered the name; the CLI
-		// refuses to add it again. Every later call names the endpoint
-		// below, so the old registration is never used by this run.
-		x.logf("gateway %q is already registered (an earlier run); this run names %s in every call", gatewayName, endpoint)
+	if err := x.registerGateway(ctx, endpoint); err != nil {
+		return stopAll, err
 	}
 	// Every later call names the endpoint too, so that another gateway a
 	// user selected cannot be picked up instead.
@@ -166,6 +111,91 @@ func (r *Runner) bringUp(ctx context.Context, x *run, pre *prereqs) (func(), err
 	x.res.GatewayEndpoint = endpoint
 	x.logf("gateway started: %s, driver %s, supervisor %s, healthy after %s", endpoint, pre.driver, r.opts.SupervisorImage, time.Since(started).Round(time.Millisecond))
 	return stopAll, nil
+}
+
+// startPodman starts the Podman API service on a socket of its own unless
+// one already answers (pre.podmanSocket), adding its stops to stops, and
+// returns the socket.
+func (r *Runner) startPodman(ctx context.Context, x *run, pre *prereqs, env []string, stops *[]func()) (string, error) {
+	if pre.podmanSocket != "" {
+		return pre.podmanSocket, nil
+	}
+	// A unix socket path is limited to 107 bytes: a short directory of
+	// its own, not the run's temporary directory.
+	sockDir, err := os.MkdirTemp("", "fs-pm-")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	*stops = append(*stops, func() { os.RemoveAll(sockDir) })
+	socket := filepath.Join(sockDir, "podman.sock")
+	stop, err := r.startChild(x, "podman", pre.podman, []string{"system", "service", "--time=0", "unix://" + socket}, env)
+	if err != nil {
+		return "", err
+	}
+	*stops = append(*stops, stop)
+	if err := waitDial(ctx, x, "unix", socket, r.opts.GatewayTimeout); err != nil {
+		return "", fmt.Errorf("%w: the Podman API service did not answer on %s: %w; see %s", ErrPreflight, socket, err, x.gatewayLog)
+	}
+	return socket, nil
+}
+
+// waitHealthy waits for the gateway the run started on port to accept
+// connections, then polls `status` against endpoint until "connected",
+// bounded by GatewayTimeout; a gateway process that exits ends the wait.
+func (r *Runner) waitHealthy(ctx context.Context, x *run, port int, endpoint string) error {
+	deadline := time.Now().Add(r.opts.GatewayTimeout)
+	// A cheap wait for the port to accept connections first, so that the
+	// `status` polls (a process each) start when they can succeed.
+	if err := waitDial(ctx, x, "tcp", "127.0.0.1:"+strconv.Itoa(port), r.opts.GatewayTimeout); err != nil {
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		if xerr := x.childExited(); xerr != nil {
+			return xerr
+		}
+		return fmt.Errorf("%w: the gateway started on %s does not accept connections after %s; see %s", ErrPreflight, endpoint, r.opts.GatewayTimeout, x.gatewayLog)
+	}
+	last := ""
+	for i := 0; ; i++ {
+		if err := x.childExited(); err != nil {
+			return err
+		}
+		st, err := x.d.StatusAt(ctx, endpoint)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		if err == nil && st == statusConnected {
+			return nil
+		}
+		last = st
+		if err != nil {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: the gateway started on %s is not healthy after %s (last status %q); see %s",
+				ErrPreflight, endpoint, r.opts.GatewayTimeout, last, x.gatewayLog)
+		}
+		if err := sleep(ctx, r.backoff(i)); err != nil {
+			return err
+		}
+	}
+}
+
+// registerGateway registers the gateway the run started under gatewayName
+// (`gateway add URL --local --name`); a name an earlier run registered is
+// kept, since every later call names the endpoint.
+func (x *run) registerGateway(ctx context.Context, endpoint string) error {
+	if err := x.d.GatewayAdd(ctx, endpoint, gatewayName); err != nil {
+		var ce *CallError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Stderr, "already exists") {
+			return fmt.Errorf("%w: registering the gateway: %w", ErrPreflight, errOr(ctxErr(ctx), err))
+		}
+		// An earlier run in this container registered the name; the CLI
+		// refuses to add it again. Every later call names the endpoint
+		// (bringUp), so the old registration is never used by this run.
+		x.logf("gateway %q is already registered (an earlier run); this run names %s in every call", gatewayName, endpoint)
+	}
+	return nil
 }
 
 // startChild starts one long-lived helper (the Podman service, the

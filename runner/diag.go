@@ -11,6 +11,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/runner/evidence"
 )
 
 // finish reports the outcome: an annotation on failure, the job summary,
@@ -29,14 +30,14 @@ func (x *run) finish(err error) {
 			}
 		}
 	}
-	if n := denialTotal(res.Denials); n > 0 && err == nil {
+	if n := evidence.DenialTotal(res.Denials); n > 0 && err == nil {
 		// A run that succeeded after being denied leaves no other trace.
 		where := "run"
 		if res.CI != CILocal {
 			where = "download the run's evidence artifact and run"
 		}
 		x.rep.Annotate("warning", "fullsend run "+res.Agent+": requests denied",
-			fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, denialSummary(res.Denials), where, res.Evidence.Suggest))
+			fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, evidence.DenialSummary(res.Denials), where, res.Evidence.Suggest))
 	}
 	x.writeEvidenceResult()
 	if serr := x.rep.Summary(summaryMarkdown(res)); serr != nil {
@@ -140,12 +141,12 @@ func summaryMarkdown(res *Result) string {
 	row("diagnostic bundle", ciout.MarkdownCode(res.DiagDir))
 	if ev := res.Evidence; ev != nil {
 		row("evidence", ciout.MarkdownCode(ev.Dir)+" from "+ciout.MarkdownText(ev.Source))
-		if n := denialTotal(res.Denials); n > 0 {
-			row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(denialSummary(res.Denials))))
+		if n := evidence.DenialTotal(res.Denials); n > 0 {
+			row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(evidence.DenialSummary(res.Denials))))
 			row("next step", ciout.MarkdownCode(ev.Suggest))
 		} else if res.Denials[denial.KindAudit] > 0 {
-			row("audit would-deny", ciout.MarkdownText(denialSummary(res.Denials)))
-		} else if ev.Source != EvidenceNone {
+			row("audit would-deny", ciout.MarkdownText(evidence.DenialSummary(res.Denials)))
+		} else if ev.Source != evidence.SourceNone {
 			row("denied requests", "0")
 		}
 	}

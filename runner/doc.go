@@ -14,6 +14,13 @@
 // (bringup.go). Every sandbox is created --from the pinned image, and the
 // policy is confirmed loaded without re-pushing an identical one.
 //
+// What crosses the sandbox boundary as files (the staged workspace, the
+// agent definition for its runtime, outputs extracted and sanitized) is
+// package runner/stage; reading, redacting and counting OpenShell's logs
+// is package runner/evidence; where a placeholder's runtime value comes
+// from is package runner/resolve. The runner drives the openshell
+// commands around them.
+//
 // It is the last stage of the pipeline, inside the image `fullsend verify`
 // approved: LoadProject checks the bundle's manifest against the policies
 // digest verify exported (FULLSEND_POLICIES_DIGEST; New requires one in CI),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
 // Doctor checks the machine or job container for everything Run needs and
@@ -21,7 +22,7 @@ import (
 // It runs the same checks as preflight and creates nothing.
 func (r *Runner) Doctor(ctx context.Context, agents []string, set placeholder.Values) []Check {
 	c := &checker{}
-	d := &driver{env: r.childEnv(), mask: &masker{}}
+	d := &driver{env: r.childEnv(), mask: &redact.Masker{}}
 	pre := &prereqs{}
 	r.checkTools(ctx, c, d, pre)
 	if d.bin != "" {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
+	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
 // Sandbox paths. The sandbox user's home is /sandbox; runtimes read their
@@ -44,7 +46,7 @@ type run struct {
 	res        *Result
 	d          *driver
 	rep        ciout.Reporter
-	mask       *masker
+	mask       *redact.Masker
 	log        *runLog // the only writer of the runner's own lines
 	tmp        string
 	gatewayLog string
@@ -56,7 +58,7 @@ type run struct {
 	sandboxImage string
 	agent        *Agent
 	envVars      [][2]string // from ExtraEnvFiles, validated once
-	staged       *stagedWorkspace
+	staged       *stage.Workspace
 	created      bool
 	// ocsfJSON: the run turned on OpenShell's OCSF JSONL log.
 	ocsfJSON bool
@@ -103,7 +105,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	start := time.Now()
 	ci := r.opts.Env.CI()
 	res = Result{Agent: req.Agent, CI: ci.Kind(), ManifestSHA256: r.project.ManifestSHA256}
-	mask := &masker{}
+	mask := &redact.Masker{}
 	x := &run{r: r, req: req, res: &res, mask: mask, log: newRunLog(res.CI, mask, r.opts.Log)}
 	x.rep = r.opts.Reporter
 	if x.rep == nil {

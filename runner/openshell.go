@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 	"golang.org/x/mod/semver"
 )
 
@@ -75,7 +76,7 @@ type driver struct {
 	bin     string
 	env     []string // the minimal environment every call gets
 	version string   // "v0.0.111", set by preflight
-	mask    *masker
+	mask    *redact.Masker
 
 	// killAfter is how long a cancelled call's process group has, after
 	// SIGTERM, before it is SIGKILLed (0: defaultKillAfter).

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 	"io"
 	"os"
 	"os/exec"
@@ -78,7 +79,7 @@ func childPIDs(pid int) []int {
 // state, and a sandbox already created in it.
 func fakeDriver(t *testing.T, bin, state, name string) *driver {
 	t.Helper()
-	d := &driver{bin: filepath.Join(bin, "openshell"), mask: &masker{}, env: []string{
+	d := &driver{bin: filepath.Join(bin, "openshell"), mask: &redact.Masker{}, env: []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"OPENSHELL_FAKE_STATE=" + state, "OPENSHELL_FAKE_GATEWAY=up"}}
 	if _, err := d.run(context.Background(), callOpts{}, "sandbox", "create", "--name", name, "--detach", "--", "sleep", "infinity"); err != nil {

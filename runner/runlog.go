@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/fullsend-ai/agent-sandbox/ciout"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
 // Everything the runner logs that it does not control (file names from the
@@ -21,8 +22,8 @@ import (
 // formatted with its verb, masked and escaped for the CI before it joins
 // the line, so no call site can log an untrusted value raw.
 type runLog struct {
-	w      *maskWriter
-	mask   *masker
+	w      *redact.Writer
+	mask   *redact.Masker
 	escape func(string) string
 	// line is applied to the composed line: on GitHub a command can span
 	// two values ("%s%s" with ":" and ":x").
@@ -30,8 +31,8 @@ type runLog struct {
 }
 
 // newRunLog returns the log of one run on the CI kind, writing to w.
-func newRunLog(kind CIKind, m *masker, w io.Writer) *runLog {
-	l := &runLog{w: &maskWriter{m: m, w: w}, mask: m, escape: ciout.EscapeText, line: func(s string) string { return s }}
+func newRunLog(kind CIKind, m *redact.Masker, w io.Writer) *runLog {
+	l := &runLog{w: redact.NewWriter(m, w), mask: m, escape: ciout.EscapeText, line: func(s string) string { return s }}
 	if kind == CIGitHub {
 		l.escape, l.line = ciout.EscapeGitHub, ciout.DefuseGitHub
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/ciout/ciouttest"
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
 // TestRunLogEscapesEveryArgument: whatever the verb and the type, no
@@ -15,7 +16,7 @@ import (
 func TestRunLogEscapesEveryArgument(t *testing.T) {
 	for _, ci := range []CIKind{CIGitHub, CIGitLab, CILocal} {
 		var out bytes.Buffer
-		m := &masker{}
+		m := &redact.Masker{}
 		m.Add("s3cr3t-value")
 		l := newRunLog(ci, m, &out)
 		for _, name := range ciouttest.AttackNames() {

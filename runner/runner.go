@@ -12,6 +12,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
+	"github.com/fullsend-ai/agent-sandbox/runner/evidence"
 )
 
 // Agent runtimes the runner can start.
@@ -198,7 +199,7 @@ type Result struct {
 	// denial.KindAudit counts audit verdicts, which were forwarded.
 	Denials map[denial.Kind]int `json:"denials,omitempty"`
 	// Evidence describes the OpenShell logs the run kept.
-	Evidence *Evidence `json:"evidence,omitempty"`
+	Evidence *evidence.Record `json:"evidence,omitempty"`
 }
 
 // StepTiming is one step of a run and how long it took.

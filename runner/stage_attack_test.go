@@ -31,12 +31,12 @@ const (
 	legacyJobToken    = "64_AttackLegacyJobToken9z"
 )
 
-// evidence is what the runtime stand-in recorded.
-type evidence struct {
+// recording is what the runtime stand-in recorded.
+type recording struct {
 	dir string
 }
 
-func (e evidence) argv(t *testing.T) []string {
+func (e recording) argv(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(e.dir, "argv"))
 	if err != nil {
@@ -45,17 +45,17 @@ func (e evidence) argv(t *testing.T) []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
-func (e evidence) environ(t *testing.T) string {
+func (e recording) environ(t *testing.T) string {
 	t.Helper()
 	b, _ := os.ReadFile(filepath.Join(e.dir, "environ"))
 	return string(b)
 }
 
 // workspace is the uploaded workspace as the runtime saw it.
-func (e evidence) workspace() string { return filepath.Join(e.dir, "workspace") }
+func (e recording) workspace() string { return filepath.Join(e.dir, "workspace") }
 
 // files maps every regular file of the uploaded workspace to its content.
-func (e evidence) files(t *testing.T) map[string]string {
+func (e recording) files(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(e.workspace(), func(p string, d fs.DirEntry, err error) error {
@@ -82,7 +82,7 @@ func (e evidence) files(t *testing.T) map[string]string {
 // the fake runs the runtime with; they record argv (one per line), the
 // environment and a copy of the working directory into the evidence dir,
 // and create the agent's declared output.
-func recordingRuntime(t *testing.T, h *harness) evidence {
+func recordingRuntime(t *testing.T, h *harness) recording {
 	t.Helper()
 	dir, bin := t.TempDir(), t.TempDir()
 	script := "#!/bin/sh\ncat >/dev/null\nev='" + dir + "'\n" +
@@ -94,7 +94,7 @@ func recordingRuntime(t *testing.T, h *harness) evidence {
 		}
 	}
 	h.env["PATH"] = bin + string(os.PathListSeparator) + h.env["PATH"]
-	return evidence{dir: dir}
+	return recording{dir: dir}
 }
 
 // checkout writes a workspace named repo: files by slash path.
@@ -255,7 +255,7 @@ func TestAttackCredentialLeftInWorkspaceRefusesToStart(t *testing.T) {
 
 // projectRuntimeConfigRun runs the agent on a workspace holding project
 // runtime config and returns what the runtime received.
-func projectRuntimeConfigRun(t *testing.T, h *harness, files map[string]string) (evidence, map[string]string) {
+func projectRuntimeConfigRun(t *testing.T, h *harness, files map[string]string) (recording, map[string]string) {
 	t.Helper()
 	ev := recordingRuntime(t, h)
 	files["README.md"] = "hello\n"

@@ -3,7 +3,6 @@ package verify
 import (
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 
@@ -112,11 +111,11 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 		return false, err
 	}
 	if outFile != "" {
-		var b strings.Builder
-		for _, kv := range kvs {
-			fmt.Fprintf(&b, "%s=%s\n", githubOutputName(kv[0]), kv[1])
+		outputs := make([][2]string, len(kvs))
+		for i, kv := range kvs {
+			outputs[i] = [2]string{githubOutputName(kv[0]), kv[1]}
 		}
-		if err := appendFile(outFile, b.String()); err != nil {
+		if err := ciout.AppendOutputs(outFile, outputs); err != nil {
 			return false, fmt.Errorf("writing %s: %w", cienv.GitHubOutput, err)
 		}
 	}
@@ -176,16 +175,4 @@ func WriteDotenv(r *Result, path string) error {
 		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
 	}
 	return atomicfile.Write(path, []byte(b.String()), 0o644)
-}
-
-func appendFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(s); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

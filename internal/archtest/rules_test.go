@@ -102,9 +102,32 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile` and `placeholder` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
-		is:   []claim{only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder"), never("compile", "policycue", "lint", "sign", "verify", cue, opa)},
+		is: []claim{
+			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact"),
+			never("compile", "policycue", "lint", "sign", "verify", cue, opa),
+		},
+	},
+	{
+		says: "It imports the standard library and `gopkg.in/yaml.v3` only, and must never import `openshell`, `runner` or `runner/evidence`: it drives no sandbox and decides no policy, the runner calls it around the `openshell` commands.",
+		pkgs: []string{"runner/stage"},
+		is:   []claim{leaf("gopkg.in/yaml.v3"), never("openshell", "runner", "runner/evidence")},
+	},
+	{
+		says: "It imports `cienv` and `placeholder` only and must never import `openshell`, `runner`, `runner/stage` or `runner/evidence`.",
+		pkgs: []string{"runner/resolve"},
+		is:   []claim{only("cienv", "placeholder"), never("openshell", "runner", "runner/stage", "runner/evidence")},
+	},
+	{
+		says: "It is a leaf (standard library only), so any package of the run may use it.",
+		pkgs: []string{"runner/redact"},
+		is:   []claim{leaf()},
+	},
+	{
+		says: "It imports `denial` and the standard library only and must never import `openshell`, `runner` or `runner/stage`: the runner runs the sandbox commands and hands it the bytes.",
+		pkgs: []string{"runner/evidence"},
+		is:   []claim{only("denial"), never("openshell", "runner", "runner/stage")},
 	},
 	{
 		says: "It imports only `internal/version` and `secretscan`, and takes a tier as the manifest's string; it must never import the policy side (`bundle`, `openshell`, `placeholder`, `policycue`, `compile`, `lint`, `report`, CUE, OPA), the image side (`image`, `publish`) or the signing side (`sign`, `verify`, cosign).",

@@ -1,4 +1,4 @@
-package runner
+package redact
 
 import (
 	"bytes"
@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// writeChunks writes input to a fresh maskWriter in pieces of the given
+// writeChunks writes input to a fresh Writer in pieces of the given
 // sizes (the last piece takes the rest), flushes it and returns what came
 // out.
-func writeChunks(t testing.TB, m *masker, input string, sizes []int) string {
+func writeChunks(t testing.TB, m *Masker, input string, sizes []int) string {
 	t.Helper()
 	var out bytes.Buffer
-	w := &maskWriter{m: m, w: &out}
+	w := &Writer{m: m, w: &out}
 	rest := input
 	for _, n := range sizes {
 		n = min(n, len(rest))
@@ -44,7 +44,7 @@ func short(s string) string {
 // oldLineCut is where the writer used to cut a line: 64 KiB.
 const oldLineCut = 64 << 10
 
-// TestMaskWriterEverySplit is the regression test of "maskWriter can miss a
+// TestMaskWriterEverySplit is the regression test of "Writer can miss a
 // secret split across its buffer boundary": the writer cut a line at 64
 // KiB and wrote a multi-line secret line by line, so a secret across that
 // cut, or across a line break, came out whole. For every secret set and
@@ -84,7 +84,7 @@ func TestMaskWriterEverySplit(t *testing.T) {
 		{name: "no secrets", input: "plain text\n", want: "plain text\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &masker{}
+			m := &Masker{}
 			for _, s := range tc.secrets {
 				m.Add(s)
 			}
@@ -131,10 +131,10 @@ func TestMaskWriterEverySplit(t *testing.T) {
 // secret passes at once, partial lines included (a terminal sees the
 // agent's output as it comes); a possible start is held until it is decided.
 func TestMaskWriterHoldsBackOnlyWhatMayBeASecret(t *testing.T) {
-	m := &masker{}
+	m := &Masker{}
 	m.Add("ghs_TOKEN42")
 	var out bytes.Buffer
-	w := &maskWriter{m: m, w: &out}
+	w := &Writer{m: m, w: &out}
 	for _, step := range []struct{ write, want string }{
 		{"progress: 10%", "progress: 10%"},
 		{" then gh", "progress: 10% then "},
@@ -156,7 +156,7 @@ func TestMaskWriterHoldsBackOnlyWhatMayBeASecret(t *testing.T) {
 	}
 }
 
-// FuzzMaskWriter writes any text, cut into any pieces, through a maskWriter
+// FuzzMaskWriter writes any text, cut into any pieces, through a Writer
 // holding two secrets: the output is what masking the whole text gives, and
 // no secret is left in it (unless the secret itself holds the * the mask is
 // made of, when *** next to the text around it can spell it again).
@@ -166,7 +166,7 @@ func FuzzMaskWriter(f *testing.F) {
 	f.Add("0abcdefghi1", "abcdef", "defghi", []byte{3, 3})
 	f.Add("-----BEGIN\nKEYKEY\n-----END", "-----BEGIN\nKEYKEY\n-----END", "KEYKEY", []byte{11})
 	f.Fuzz(func(t *testing.T, input, s1, s2 string, cuts []byte) {
-		m := &masker{}
+		m := &Masker{}
 		m.Add(s1)
 		m.Add(s2)
 		sizes := make([]int, len(cuts))
@@ -186,10 +186,10 @@ func FuzzMaskWriter(f *testing.F) {
 }
 
 // BenchmarkMaskWriter streams 1 MiB of agent-like output in 4 KiB writes
-// through a maskWriter holding a model key, a token and a 1.7 KiB
+// through a Writer holding a model key, a token and a 1.7 KiB
 // multi-line key (each of whose lines is a secret too).
 func BenchmarkMaskWriter(b *testing.B) {
-	m := &masker{}
+	m := &Masker{}
 	m.Add("sk-ant-api03-SECRETVALUE-0123456789")
 	m.Add("ghs_SECRETTOKEN9876543210")
 	m.Add("-----BEGIN PRIVATE KEY-----\n" + strings.Repeat(strings.Repeat("A", 63)+"B\n", 26) + "-----END PRIVATE KEY-----")
@@ -197,7 +197,7 @@ func BenchmarkMaskWriter(b *testing.B) {
 	input := []byte(strings.Repeat(line, (1<<20)/len(line)))
 	b.SetBytes(int64(len(input)))
 	for b.Loop() {
-		w := &maskWriter{m: m, w: io.Discard}
+		w := &Writer{m: m, w: io.Discard}
 		for p := input; len(p) > 0; {
 			n := min(4096, len(p))
 			w.Write(p[:n])
@@ -212,10 +212,10 @@ func BenchmarkMaskWriter(b *testing.B) {
 // whole. The writer holds at most maxHold bytes, passes the chain on as ***
 // and lets no part of the secret out.
 func TestMaskWriterBoundsItsHold(t *testing.T) {
-	m := &masker{}
+	m := &Masker{}
 	m.Add("0000")
 	var out bytes.Buffer
-	w := &maskWriter{m: m, w: &out}
+	w := &Writer{m: m, w: &out}
 	chunk := []byte(strings.Repeat("0", 4096))
 	for range 64 {
 		w.Write(chunk)
@@ -230,5 +230,20 @@ func TestMaskWriterBoundsItsHold(t *testing.T) {
 	w.Flush()
 	if got := out.String(); strings.Contains(got, "0000") || !strings.HasSuffix(got, "\nend") || strings.Trim(got[:len(got)-4], "*0") != "" {
 		t.Errorf("output %q", short(got))
+	}
+}
+
+func TestMaskWriter(t *testing.T) {
+	m := &Masker{}
+	m.Add("sk-ant-0123456789")
+	m.Add("abc") // too short to mask
+	var out bytes.Buffer
+	w := NewWriter(m, &out)
+	// The secret is split across writes; it must still be masked.
+	w.Write([]byte("key=sk-ant-01"))
+	w.Write([]byte("23456789 abc\nnext"))
+	w.Flush()
+	if got := out.String(); got != "key=*** abc\nnext" {
+		t.Errorf("masked output %q", got)
 	}
 }

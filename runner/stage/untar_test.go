@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"archive/tar"
@@ -114,7 +114,7 @@ func TestExtractOutputTar(t *testing.T) {
 			if tc.maxEnt > 0 {
 				maxEnt = tc.maxEnt
 			}
-			removed, err := extractOutputTar(bytes.NewReader(buildOutTar(t, tc.entries)), dir, "out", maxBytes, maxEnt)
+			removed, err := ExtractOutput(bytes.NewReader(buildOutTar(t, tc.entries)), dir, "out", maxBytes, maxEnt)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -142,7 +142,7 @@ func TestExtractOutputTar(t *testing.T) {
 			}
 			var got []string
 			for _, r := range removed {
-				got = append(got, r.path+": "+r.why)
+				got = append(got, r.Path+": "+r.Why)
 			}
 			if len(got) != len(tc.removed) {
 				t.Fatalf("removed %q, want %q", got, tc.removed)
@@ -196,7 +196,7 @@ func FuzzExtractOutputTar(f *testing.F) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = extractOutputTar(bytes.NewReader(data), dir, "out", 1<<16, 64)
+		_, _ = ExtractOutput(bytes.NewReader(data), dir, "out", 1<<16, 64)
 		assertConfined(t, parent)
 		ents, _ := os.ReadDir(parent)
 		if len(ents) != 1 {

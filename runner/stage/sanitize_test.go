@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"os"
@@ -14,8 +14,8 @@ func TestIsDotGit(t *testing.T) {
 		"git": false, ".gitattributes": false, ".gitmodules": false, ".github": false, "x.git": false,
 		".git2": false, "..git": false, "": false,
 	} {
-		if got := isDotGit(name); got != want {
-			t.Errorf("isDotGit(%q) = %v, want %v", name, got, want)
+		if got := IsDotGit(name); got != want {
+			t.Errorf("IsDotGit(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -116,10 +116,48 @@ func TestRemoveTreeLockedDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := removeTree(stage); err != nil {
+	if err := RemoveTree(stage); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(stage); !os.IsNotExist(err) {
 		t.Errorf("%s left: %v", stage, err)
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "repo", ".git", "hooks"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "repo", ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "repo", "file"), []byte("ok"), 0o644))
+	must(os.Symlink("/etc/shadow", filepath.Join(dir, "repo", "abs")))
+	must(os.Symlink("file", filepath.Join(dir, "repo", "rel")))
+	must(os.Symlink("..", filepath.Join(dir, "repo", "up")))
+	must(os.WriteFile(filepath.Join(dir, "repo", "suid"), []byte("x"), 0o755))
+	must(os.Chmod(filepath.Join(dir, "repo", "suid"), 0o4777|os.ModeSetuid))
+	removed, err := Sanitize(dir)
+	must(err)
+	if len(removed) != 4 {
+		t.Errorf("removed %v, want 3 symlinks and the .git dir", removed)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "repo", "file")); err != nil || string(b) != "ok" {
+		t.Error("regular file lost")
+	}
+	if info, err := os.Stat(filepath.Join(dir, "repo", "suid")); err != nil || info.Mode()&os.ModeSetuid != 0 || info.Mode().Perm() != 0o775 {
+		t.Errorf("setuid/world-write bits survived: %v %v", info.Mode(), err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "repo", ".git")); !os.IsNotExist(err) {
+		t.Errorf(".git must go, hooks or not: %v", err)
+	}
+	// A symlink as the output root is removed too.
+	link := filepath.Join(t.TempDir(), "out")
+	must(os.Symlink("/", link))
+	if r, err := Sanitize(link); err != nil || len(r) != 1 {
+		t.Errorf("root symlink: %v %v", r, err)
 	}
 }

@@ -1,4 +1,10 @@
-package runner
+// Package redact is the run's secret masker: the secret values one run
+// registers (provider credentials, pass-env values, tokens) replaced by ***
+// in strings (Masker) and in streams (Writer, across any split of the
+// writes, with bounded memory). The runner masks its log, the agent's
+// output, the evidence files and the calls recorded for diagnosis with
+// it. The CI's own masking is the Reporter's (ciout.Reporter.Mask).
+package redact
 
 import (
 	"io"
@@ -7,18 +13,12 @@ import (
 	"sync"
 )
 
-// The masker and the maskWriter are the run's: they hold the secrets one
-// run registers (provider credentials, pass-env values, tokens) and mask
-// them in its log, the agent's output, the evidence files and the calls
-// recorded for diagnosis. The CI's own masking is the Reporter's
-// (ciout.Reporter.Mask).
-
-// minSecretLen is the shortest value the masker hides; shorter values would
+// minSecretLen is the shortest value the Masker hides; shorter values would
 // garble ordinary output and are not credentials.
 const minSecretLen = 4
 
-// masker replaces known secret values in text with ***.
-type masker struct {
+// Masker replaces known secret values in text with ***.
+type Masker struct {
 	mu sync.RWMutex
 	// secrets is never changed in place (Add makes a new slice), so a
 	// snapshot stays valid without the lock. Longest first.
@@ -28,7 +28,7 @@ type masker struct {
 // Add registers a secret. A value of several lines also registers each of
 // its lines, as GitHub's ::add-mask:: does (ciout.Reporter.Mask): a line of
 // a key is a part of the key.
-func (m *masker) Add(secret string) {
+func (m *Masker) Add(secret string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	next := slices.Clone(m.secrets)
@@ -55,7 +55,7 @@ func (m *masker) Add(secret string) {
 }
 
 // snapshot returns the secrets, longest first; the slice is never modified.
-func (m *masker) snapshot() []string {
+func (m *Masker) snapshot() []string {
 	if m == nil {
 		return nil
 	}
@@ -67,11 +67,11 @@ func (m *masker) snapshot() []string {
 // String returns s with every byte of every occurrence of a secret hidden:
 // each run of overlapping occurrences (of one secret or of several) becomes
 // one ***, so no part of a secret that overlaps another is left readable.
-func (m *masker) String(s string) string {
+func (m *Masker) String(s string) string {
 	return maskSpans(s, m.snapshot())
 }
 
-func (m *masker) Strings(ss []string) []string {
+func (m *Masker) Strings(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = m.String(s)
@@ -82,7 +82,7 @@ func (m *masker) Strings(ss []string) []string {
 // maskSpans replaces the union of the occurrences of secrets in s by ***,
 // one per maximal run of overlapping occurrences. Occurrences that only
 // touch stay two: masking two pieces that no occurrence spans gives the
-// same text as masking them together, which maskWriter relies on.
+// same text as masking them together, which Writer relies on.
 func maskSpans(s string, secrets []string) string {
 	type span struct{ a, b int }
 	var spans []span
@@ -118,13 +118,16 @@ func maskSpans(s string, secrets []string) string {
 	return b.String()
 }
 
-// maskWriter masks secrets in a stream. Whatever the sequence of writes,
+// NewWriter returns a Writer that masks m's secrets on their way to w.
+func NewWriter(m *Masker, w io.Writer) *Writer { return &Writer{m: m, w: w} }
+
+// Writer masks secrets in a stream. Whatever the sequence of writes,
 // a secret split across them is masked: a write passes on, masked, all it
 // can, and holds back only the bytes that could still become part of a
 // secret (at most the longest secret's length minus one, plus any
 // occurrence they overlap). Close (or Flush) writes what is held back.
-type maskWriter struct {
-	m   *masker
+type Writer struct {
+	m   *Masker
 	w   io.Writer
 	mu  sync.Mutex
 	buf []byte
@@ -133,7 +136,7 @@ type maskWriter struct {
 	swallow int
 }
 
-// maxHold bounds what a maskWriter holds back. Only a chain of overlapping
+// maxHold bounds what a Writer holds back. Only a chain of overlapping
 // occurrences of a secret that overlaps itself ("0000" in a run of zeros)
 // holds back more than the longest secret; such a hold is written as ***,
 // and the next len(longest secret)-1 input bytes, which may end the last
@@ -141,7 +144,7 @@ type maskWriter struct {
 // and no part of a secret comes out.
 const maxHold = 64 << 10
 
-func (mw *maskWriter) Write(p []byte) (int, error) {
+func (mw *Writer) Write(p []byte) (int, error) {
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
 	n := len(p)
@@ -208,7 +211,7 @@ func safeCut(buf string, secrets []string) int {
 // Flush writes, masked, what the writer holds back. The stream may go on:
 // a secret whose start was flushed is then no longer recognised, so flush
 // only where the text is complete (the end of a log line or of a stream).
-func (mw *maskWriter) Flush() error {
+func (mw *Writer) Flush() error {
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
 	if len(mw.buf) == 0 {
@@ -220,4 +223,4 @@ func (mw *maskWriter) Flush() error {
 }
 
 // Close flushes; the underlying writer stays open.
-func (mw *maskWriter) Close() error { return mw.Flush() }
+func (mw *Writer) Close() error { return mw.Flush() }

@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"bytes"
@@ -7,17 +7,19 @@ import (
 	"sort"
 )
 
-// jobCredentialEnv names the environment variables that hold the job's
+// JobCredentialEnv names the environment variables that hold the job's
 // own forge and CI credentials: their values must never reach a sandbox.
 // GitHub Actions: the workflow token (as actions and the gh CLI read it)
 // and the runtime and OIDC request tokens. GitLab CI: the job token and
 // the variables that carry it or another credential (registry, dependency
-// proxy, deploy token, ID token JWTs).
-var jobCredentialEnv = []string{
-	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-	"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-	"CI_JOB_TOKEN", "CI_REGISTRY_PASSWORD", "CI_DEPENDENCY_PROXY_PASSWORD", "CI_DEPLOY_PASSWORD",
-	"CI_JOB_JWT", "CI_JOB_JWT_V1", "CI_JOB_JWT_V2", "GITLAB_TOKEN", "GL_TOKEN",
+// proxy, deploy token, ID token JWTs). Each call returns a new slice.
+func JobCredentialEnv() []string {
+	return []string{
+		"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+		"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+		"CI_JOB_TOKEN", "CI_REGISTRY_PASSWORD", "CI_DEPENDENCY_PROXY_PASSWORD", "CI_DEPLOY_PASSWORD",
+		"CI_JOB_JWT", "CI_JOB_JWT_V1", "CI_JOB_JWT_V2", "GITLAB_TOKEN", "GL_TOKEN",
+	}
 }
 
 // minScanLen is the shortest environment value scanned for: shorter
@@ -88,14 +90,14 @@ type needle struct {
 	what string
 }
 
-// tokenScanner finds the job's own credential values (exact, and base64
+// Scanner finds the job's own credential values (exact, and base64
 // encoded as a basic credential or at any alignment) and token-shaped
 // strings in files. It never keeps or reports a matched value: a finding
 // says what was found, not the bytes.
 //
 // It reads every byte once: a bitset of the patterns' first two bytes
 // picks the positions worth a closer look.
-type tokenScanner struct {
+type Scanner struct {
 	needles []needle
 	overlap int
 	bits    [1 << 10]uint64        // set for each two-byte pattern start
@@ -105,9 +107,10 @@ type tokenScanner struct {
 // candidate is a needle (shape < 0) or a token shape (needle < 0).
 type candidate struct{ needle, shape int }
 
-// newTokenScanner builds a scanner for the values of the named variables.
-func newTokenScanner(getenv Getenv, names []string) *tokenScanner {
-	s := &tokenScanner{}
+// NewScanner builds a scanner for the values of the named variables, read
+// through getenv.
+func NewScanner(getenv func(name string) (string, bool), names []string) *Scanner {
+	s := &Scanner{}
 	seen := map[string]bool{}
 	for _, name := range names {
 		v, ok := getenv(name)
@@ -136,13 +139,13 @@ func newTokenScanner(getenv Getenv, names []string) *tokenScanner {
 	return s
 }
 
-func (s *tokenScanner) index(p []byte, c candidate) {
+func (s *Scanner) index(p []byte, c candidate) {
 	k := uint16(p[0])<<8 | uint16(p[1])
 	s.bits[k>>6] |= 1 << (k & 63)
 	s.cands[k] = append(s.cands[k], c)
 }
 
-func (s *tokenScanner) add(b []byte, what string) {
+func (s *Scanner) add(b []byte, what string) {
 	s.needles = append(s.needles, needle{b: b, what: what})
 }
 
@@ -171,16 +174,19 @@ func base64Middles(v []byte) [][]byte {
 	return out
 }
 
-// finding is one kind of credential found in one file.
-type finding struct {
-	what  string
-	exact bool // one of the job's own values, not only a shape
+// Finding is one kind of credential found in one file.
+type Finding struct {
+	// What names the kind ("a GitHub personal access token", "the value
+	// of GITHUB_TOKEN"), never the value.
+	What string
+	// Exact is set for one of the job's own values, not only a shape.
+	Exact bool
 }
 
 // scan reads r to its end and returns what it found, sorted and without
 // duplicates.
-func (s *tokenScanner) scan(r io.Reader) ([]finding, error) {
-	found := map[finding]bool{}
+func (s *Scanner) scan(r io.Reader) ([]Finding, error) {
+	found := map[Finding]bool{}
 	buf := make([]byte, 0, 256<<10+s.overlap)
 	chunk := make([]byte, 256<<10)
 	for {
@@ -198,15 +204,15 @@ func (s *tokenScanner) scan(r io.Reader) ([]finding, error) {
 		keep := min(len(buf), s.overlap)
 		buf = append(buf[:0], buf[len(buf)-keep:]...)
 	}
-	out := make([]finding, 0, len(found))
+	out := make([]Finding, 0, len(found))
 	for f := range found {
 		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].what < out[j].what })
+	sort.Slice(out, func(i, j int) bool { return out[i].What < out[j].What })
 	return out, nil
 }
 
-func (s *tokenScanner) scanBuf(buf []byte, found map[finding]bool) {
+func (s *Scanner) scanBuf(buf []byte, found map[Finding]bool) {
 	for i := 0; i+1 < len(buf); i++ {
 		k := uint16(buf[i])<<8 | uint16(buf[i+1])
 		if s.bits[k>>6]&(1<<(k&63)) == 0 {
@@ -215,10 +221,10 @@ func (s *tokenScanner) scanBuf(buf []byte, found map[finding]bool) {
 		for _, c := range s.cands[k] {
 			if c.needle >= 0 {
 				if n := s.needles[c.needle]; bytes.HasPrefix(buf[i:], n.b) {
-					found[finding{what: n.what, exact: true}] = true
+					found[Finding{What: n.what, Exact: true}] = true
 				}
 			} else if t := tokenShapes[c.shape]; shapeAt(buf, i, t) {
-				found[finding{what: t.what}] = true
+				found[Finding{What: t.what}] = true
 			}
 		}
 	}

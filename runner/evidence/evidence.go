@@ -1,9 +1,8 @@
-package runner
+package evidence
 
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 )
@@ -59,177 +57,61 @@ import (
 
 // Evidence sources, as result.json and the run log name them.
 const (
-	EvidenceSandboxFiles  = "sandbox-log-files"
-	EvidenceOpenShellLogs = "openshell-logs"
-	EvidenceNone          = "none"
+	SourceSandboxFiles  = "sandbox-log-files"
+	SourceOpenShellLogs = "openshell-logs"
+	SourceNone          = "none"
 )
 
 // Limits on what comes out of a sandbox: its logs are attacker-influenced
 // (the agent chooses what it is denied), so each file, the whole set and
 // the number of files are bounded.
 const (
-	evidenceFileMax  = 32 << 20
-	evidenceTotalMax = 64 << 20
-	evidenceMaxFiles = 8 // 3 shorthand + 3 JSONL files are kept (max_log_files 3), plus the day that rolled
-	logsTailLines    = 2000
-	evidenceTimeout  = time.Minute
-	// evidenceCancelledTimeout bounds the logs of a cancelled run, whose
-	// sandbox must still be deleted: GitHub kills a cancelled step 10 s
-	// after its SIGINT (docs/runner.md).
-	evidenceCancelledTimeout = 2 * time.Second
+	// FileMax bounds one log file (and one `openshell logs` capture).
+	FileMax  = 32 << 20
+	totalMax = 64 << 20
+	maxFiles = 8 // 3 shorthand + 3 JSONL files are kept (max_log_files 3), plus the day that rolled
 )
 
-// logTarScript lists the supervisor's log files and streams them as one tar
-// archive to stdout. The glob is matched by the sandbox's shell; the runner
-// checks every name it gets back.
-const logTarScript = "cd /var/log/ && exec tar -cf - -- openshell*.log"
+// LogTarScript lists the supervisor's log files and streams them as one tar
+// archive to stdout (`sh -c` in the sandbox). The glob is matched by the
+// sandbox's shell; ReadLogs checks every name it gets back.
+const LogTarScript = "cd /var/log/ && exec tar -cf - -- openshell*.log"
 
 // logFileName is what the rolling appenders name their files
 // (filename_prefix "openshell" / "openshell-ocsf", suffix "log", daily).
 var logFileName = regexp.MustCompile(`^openshell(-ocsf)?\.[0-9]{4}-[0-9]{2}-[0-9]{2}\.log$`)
 
-// Evidence describes the logs a run kept.
-type Evidence struct {
+// Record describes the logs a run kept (result.json's "evidence").
+type Record struct {
 	// Dir holds the files (EVIDENCE_DIR/<sandbox>).
 	Dir string `json:"dir"`
-	// Source is EvidenceSandboxFiles, EvidenceOpenShellLogs or EvidenceNone.
+	// Source is SourceSandboxFiles, SourceOpenShellLogs or SourceNone.
 	Source string `json:"source"`
 	// OCSFJSON reports that the runner turned on ocsf_json_enabled.
-	OCSFJSON bool           `json:"ocsf_json"`
-	Files    []EvidenceFile `json:"files,omitempty"`
+	OCSFJSON bool   `json:"ocsf_json"`
+	Files    []File `json:"files,omitempty"`
 	// Notes say what was missing, cut or refused.
 	Notes []string `json:"notes,omitempty"`
 	// Suggest is the command that turns the denials into frontmatter.
 	Suggest string `json:"suggest,omitempty"`
 }
 
-// EvidenceFile is one written log file.
-type EvidenceFile struct {
+// File is one written log file.
+type File struct {
 	Name   string `json:"name"`
 	Format string `json:"format"` // shorthand, ocsf-jsonl, cli
 	Bytes  int    `json:"bytes"`
 	SHA256 string `json:"sha256"`
 	// Truncated: the sandbox's file was longer than the limit; the first
-	// evidenceFileMax bytes, up to the last whole line, were kept.
+	// FileMax bytes, up to the last whole line, were kept.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// evidenceRoot is where runs keep their evidence ("" = none is kept).
-func (x *run) evidenceRoot() string {
-	if x.r.opts.EvidenceDir != "" {
-		return x.r.opts.EvidenceDir
-	}
-	return x.r.opts.DiagDir
-}
-
-// enableOCSFJSON turns on the JSONL log on a gateway the run started.
-func (x *run) enableOCSFJSON(ctx context.Context) {
-	if !x.res.GatewayStarted || x.evidenceRoot() == "" {
-		return
-	}
-	if err := x.d.SettingSetGlobal(ctx, "ocsf_json_enabled", "true"); err != nil {
-		x.logf("warning: OCSF JSONL not enabled, audit verdicts will be missing from the evidence: %v", err)
-		return
-	}
-	x.ocsfJSON = true
-	x.logf("OCSF JSONL enabled on the run's own gateway (ocsf_json_enabled=true, global)")
-}
-
-// collectEvidence keeps the sandbox's logs. It never fails the run: a
-// missing piece is logged and noted in result.json.
-func (x *run) collectEvidence(ctx context.Context) {
-	root := x.evidenceRoot()
-	if root == "" || x.res.Sandbox == "" {
-		return
-	}
-	// A cancelled run (SIGTERM, --timeout) must still delete its sandbox
-	// before the CI kills the job: the logs then get a short bound.
-	timeout := evidenceTimeout
-	if ctx.Err() != nil {
-		timeout = evidenceCancelledTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	ev := &Evidence{Dir: filepath.Join(root, sanitizeFileName(x.res.Sandbox)), Source: EvidenceNone, OCSFJSON: x.ocsfJSON}
-	x.res.Evidence = ev
-	if err := os.MkdirAll(ev.Dir, 0o700); err != nil {
-		x.logf("warning: no run evidence: %v", err)
-		return
-	}
-	var files []capturedLog
-	var notes []string
-	err := errors.New("the sandbox's policy was never confirmed, so nothing runs in it")
-	if x.policyConfirmed {
-		files, notes, err = x.sandboxLogFiles(ctx)
-	}
-	ev.Notes = append(ev.Notes, notes...)
-	if err == nil && hasShorthand(files) {
-		ev.Source = EvidenceSandboxFiles
-		x.logf("evidence: the sandbox's log files (/var/log/openshell*.log, %d read through sandbox exec tar)", len(files))
-	} else {
-		if err == nil {
-			err = errors.New("no shorthand log file")
-		}
-		ev.Notes = append(ev.Notes, "sandbox log files unavailable: "+x.mask.String(err.Error()))
-		x.logf("evidence: the sandbox's log files are unavailable (%v); falling back to openshell logs --source sandbox|gateway -n %d", err, logsTailLines)
-		files = nil
-		for _, src := range []string{"sandbox", "gateway"} {
-			out, lerr := x.d.LogsSource(ctx, x.res.Sandbox, src, logsTailLines, evidenceFileMax)
-			if lerr != nil && len(out.data) == 0 {
-				ev.Notes = append(ev.Notes, fmt.Sprintf("openshell logs --source %s: %s", src, x.mask.String(lerr.Error())))
-				continue
-			}
-			files = append(files, capturedLog{name: fallbackLogName[src], format: "cli", data: out.data, truncated: out.truncated})
-		}
-		if len(files) > 0 {
-			ev.Source = EvidenceOpenShellLogs
-		}
-		x.logf("evidence: source %s", ev.Source)
-	}
-	denials := map[denial.Kind]int{}
-	for _, f := range files {
-		data := redactLog(x.mask, f.data, f.format == "ocsf-jsonl")
-		if err := writeEvidenceFile(ev.Dir, f.name, data); err != nil {
-			ev.Notes = append(ev.Notes, fmt.Sprintf("%s not written: %v", f.name, err))
-			continue
-		}
-		sum := sha256.Sum256(data)
-		ev.Files = append(ev.Files, EvidenceFile{Name: f.name, Format: f.format, Bytes: len(data), SHA256: hex.EncodeToString(sum[:]), Truncated: f.truncated})
-		if f.truncated {
-			x.logf("warning: evidence %s cut at %d bytes", f.name, evidenceFileMax)
-		}
-		// One source of counts: the shorthand record when there is one
-		// (complete), else the gateway's sandbox tail; JSONL adds only the
-		// audit verdicts the shorthand cannot show.
-		switch {
-		case f.format == "shorthand" || f.format == "cli" && f.name == "sandbox.log":
-			countDenials(denials, f.name, data, false)
-		case f.format == "ocsf-jsonl":
-			countDenials(denials, f.name, data, true)
-		}
-	}
-	for i, n := range ev.Notes {
-		ev.Notes[i] = x.mask.String(n)
-	}
-	if len(denials) > 0 {
-		x.res.Denials = denials
-		// In CI the directory reaches the user as the root of the evidence
-		// artifact, so the command names it as it is there.
-		dir := ev.Dir
-		if x.res.CI != CILocal {
-			dir = filepath.Base(ev.Dir)
-		}
-		ev.Suggest = suggestCommand(x.res.Agent, dir)
-		if denialTotal(denials) == 0 {
-			ev.Suggest += " --include-audit" // only audit verdicts (A.3)
-		}
-	}
-	x.logf("evidence: %d files in %s, %d denied requests", len(ev.Files), ev.Dir, denialTotal(denials))
-}
-
-func hasShorthand(files []capturedLog) bool {
-	for _, f := range files {
-		if f.format == "shorthand" {
+// HasShorthand reports whether logs hold the sandbox's complete shorthand
+// record (a log file, not a tail).
+func HasShorthand(logs []Log) bool {
+	for _, f := range logs {
+		if f.Format == "shorthand" {
 			return true
 		}
 	}
@@ -238,55 +120,30 @@ func hasShorthand(files []capturedLog) bool {
 
 // fallbackLogName names the `openshell logs --source S` captures; the
 // diagnostic bundle's gateway.log is the gateway process's own output.
-var fallbackLogName = map[string]string{"sandbox": "sandbox.log", "gateway": "gateway-events.log"}
-
-// capturedLog is one log as read, before redaction.
-type capturedLog struct {
-	name, format string
-	data         []byte
-	truncated    bool
+func fallbackLogName(source string) string {
+	return map[string]string{"sandbox": "sandbox.log", "gateway": "gateway-events.log"}[source]
 }
 
-// sandboxLogFiles reads /var/log/openshell*.log through `sandbox exec -n N
-// --no-tty --timeout S -- sh -c SCRIPT` (flags at
-// crates/openshell-cli/src/main.rs:1414-1436@v0.0.83, :1568-1590@v0.0.111;
-// the command travels as argv, `command: command.to_vec()` in
-// sandbox_exec_grpc, run.rs:2729-2806@v0.0.83, :1399-1478@v0.0.111). It
-// runs as the sandbox user under the sandbox's Landlock rules, so the
-// policy must let it read /var/log (every fullsend tier does).
-func (x *run) sandboxLogFiles(ctx context.Context) ([]capturedLog, []string, error) {
-	pr, pw := io.Pipe()
-	type parsed struct {
-		files []capturedLog
-		notes []string
-		err   error
-	}
-	done := make(chan parsed, 1)
-	go func() {
-		files, notes, err := readLogTar(pr, evidenceFileMax, evidenceTotalMax, evidenceMaxFiles)
-		// Drain what is left so the remote tar is not blocked, then close.
-		_, _ = io.Copy(io.Discard, pr)
-		pr.CloseWithError(err)
-		done <- parsed{files, notes, err}
-	}()
-	var stderr bytes.Buffer
-	code, _, err := x.d.Exec(ctx, execSpec{name: x.res.Sandbox, timeout: evidenceTimeout,
-		command: []string{"sh", "-c", logTarScript}, stdout: pw, stderr: &stderr})
-	pw.Close()
-	p := <-done
-	if err != nil {
-		return nil, p.notes, err
-	}
-	if p.err != nil {
-		return nil, p.notes, p.err
-	}
-	if code != 0 && len(p.files) == 0 {
-		return nil, p.notes, fmt.Errorf("sandbox exec tar exit %d: %s", code, lastLine(x.mask.String(stderr.String())))
-	}
-	if code != 0 {
-		p.notes = append(p.notes, fmt.Sprintf("sandbox exec tar exit %d: %s", code, lastLine(x.mask.String(stderr.String()))))
-	}
-	return p.files, p.notes, nil
+// Log is one log as read, before redaction.
+type Log struct {
+	// Name is the file name it is kept under; Format is shorthand,
+	// ocsf-jsonl or cli.
+	Name, Format string
+	Data         []byte
+	// Truncated: cut at FileMax, at the last whole line.
+	Truncated bool
+}
+
+// CLILog is the capture of `openshell logs NAME --source source` (sandbox
+// or gateway), kept as sandbox.log or gateway-events.log.
+func CLILog(source string, data []byte, truncated bool) Log {
+	return Log{Name: fallbackLogName(source), Format: "cli", Data: data, Truncated: truncated}
+}
+
+// ReadLogs reads the tar stream LogTarScript writes, within the evidence
+// limits (readLogTar).
+func ReadLogs(r io.Reader) ([]Log, []string, error) {
+	return readLogTar(r, FileMax, totalMax, maxFiles)
 }
 
 // readLogTar reads a tar stream of the supervisor's log files. It is the
@@ -295,9 +152,9 @@ func (x *run) sandboxLogFiles(ctx context.Context) ([]capturedLog, []string, err
 // whose name is exactly a rolling log name; each is cut at fileMax (at the
 // last whole line), the set at totalMax, the count at maxFiles. Entries
 // are kept in memory and written by the caller under names it builds.
-func readLogTar(r io.Reader, fileMax, totalMax, maxFiles int) ([]capturedLog, []string, error) {
+func readLogTar(r io.Reader, fileMax, totalMax, maxFiles int) ([]Log, []string, error) {
 	tr := tar.NewReader(r)
-	var files []capturedLog
+	var files []Log
 	var notes []string
 	total := 0
 	seen := map[string]bool{}
@@ -349,10 +206,43 @@ func readLogTar(r io.Reader, fileMax, totalMax, maxFiles int) ([]capturedLog, []
 		if strings.HasPrefix(name, "openshell-ocsf.") {
 			format = "ocsf-jsonl"
 		}
-		files = append(files, capturedLog{name: name, format: format, data: data, truncated: truncated})
+		files = append(files, Log{Name: name, Format: format, Data: data, Truncated: truncated})
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, notes, nil
+}
+
+// Keep writes logs into r.Dir, each redacted (redactLog: the run's
+// secrets masked through mask, query strings cut), records each in
+// r.Files, masks r.Notes, and returns the denials the logs count: one
+// source of counts, the shorthand record when there is one (complete),
+// else the gateway's sandbox tail; JSONL adds only the audit verdicts the
+// shorthand cannot show. A file that cannot be written is a note; a cut
+// one is logged through logf.
+func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format string, args ...any)) map[denial.Kind]int {
+	denials := map[denial.Kind]int{}
+	for _, f := range logs {
+		data := redactLog(mask, f.Data, f.Format == "ocsf-jsonl")
+		if err := writeEvidenceFile(r.Dir, f.Name, data); err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s not written: %v", f.Name, err))
+			continue
+		}
+		sum := sha256.Sum256(data)
+		r.Files = append(r.Files, File{Name: f.Name, Format: f.Format, Bytes: len(data), SHA256: hex.EncodeToString(sum[:]), Truncated: f.Truncated})
+		if f.Truncated {
+			logf("warning: evidence %s cut at %d bytes", f.Name, FileMax)
+		}
+		switch {
+		case f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log":
+			countDenials(denials, f.Name, data, false)
+		case f.Format == "ocsf-jsonl":
+			countDenials(denials, f.Name, data, true)
+		}
+	}
+	for i, n := range r.Notes {
+		r.Notes[i] = mask(n)
+	}
+	return denials
 }
 
 // writeEvidenceFile creates dir/name, which must not exist, without
@@ -380,7 +270,7 @@ func writeEvidenceFile(dir, name string, data []byte) error {
 // @v0.0.111: from '?' to the next whitespace or ']'). A JSONL line is
 // treated per string value (redactJSONLine), so escapes cannot hide a
 // secret and each line stays valid JSON.
-func redactLog(m *masker, data []byte, jsonl bool) []byte {
+func redactLog(mask func(string) string, data []byte, jsonl bool) []byte {
 	var out bytes.Buffer
 	out.Grow(len(data))
 	for len(data) > 0 {
@@ -390,9 +280,9 @@ func redactLog(m *masker, data []byte, jsonl bool) []byte {
 			line, rest = data[:i+1], data[i+1:]
 		}
 		if jsonl {
-			out.WriteString(redactJSONLine(m, string(line)))
+			out.WriteString(redactJSONLine(mask, string(line)))
 		} else {
-			out.WriteString(redactQueries(m.String(string(line))))
+			out.WriteString(redactQueries(mask(string(line))))
 		}
 		data = rest
 	}
@@ -431,11 +321,11 @@ func isSpace(r rune) bool {
 // redactJSONLine masks and redacts every string of one JSON line in its
 // decoded form, then encodes it again: key order and the rest of the line
 // are kept. A line that is not JSON is treated as text.
-func redactJSONLine(m *masker, line string) string {
+func redactJSONLine(mask func(string) string, line string) string {
 	body := strings.TrimRight(line, "\r\n")
 	eol := line[len(body):]
 	if !json.Valid([]byte(body)) {
-		return redactQueries(m.String(line))
+		return redactQueries(mask(line))
 	}
 	var b strings.Builder
 	for i := 0; i < len(body); {
@@ -453,9 +343,9 @@ func redactJSONLine(m *masker, line string) string {
 		}
 		var s string
 		if err := json.Unmarshal([]byte(body[i:j+1]), &s); err != nil {
-			return redactQueries(m.String(line)) // not reached: the line is valid JSON
+			return redactQueries(mask(line)) // not reached: the line is valid JSON
 		}
-		b.WriteString(jsonString(redactQueries(m.String(s))))
+		b.WriteString(jsonString(redactQueries(mask(s))))
 		i = j + 1
 	}
 	return b.String() + eol
@@ -486,8 +376,8 @@ func countDenials(into map[denial.Kind]int, name string, data []byte, audits boo
 	})
 }
 
-// denialTotal counts denied requests (audit verdicts were forwarded).
-func denialTotal(d map[denial.Kind]int) int {
+// DenialTotal counts denied requests (audit verdicts were forwarded).
+func DenialTotal(d map[denial.Kind]int) int {
 	n := 0
 	for k, v := range d {
 		if k.Denied() {
@@ -497,8 +387,8 @@ func denialTotal(d map[denial.Kind]int) int {
 	return n
 }
 
-// suggestCommand is the command that turns the evidence into suggestions.
-func suggestCommand(agent, dir string) string {
+// SuggestCommand is the command that turns the evidence into suggestions.
+func SuggestCommand(agent, dir string) string {
 	return "fullsend policy suggest " + shellQuote(agent) + " --logs " + shellQuote(dir)
 }
 
@@ -517,8 +407,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// denialSummary renders the denial counts, sorted by kind.
-func denialSummary(d map[denial.Kind]int) string {
+// DenialSummary renders the denial counts, sorted by kind.
+func DenialSummary(d map[denial.Kind]int) string {
 	keys := make([]denial.Kind, 0, len(d))
 	for k := range d {
 		keys = append(keys, k)
@@ -529,21 +419,4 @@ func denialSummary(d map[denial.Kind]int) string {
 		parts = append(parts, string(k)+" "+strconv.Itoa(d[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeEvidenceResult writes result.json next to the logs, so that
-// `policy suggest --logs DIR` finds the run's placeholder values.
-func (x *run) writeEvidenceResult() {
-	ev := x.res.Evidence
-	if ev == nil {
-		return
-	}
-	res := *x.res
-	res.Calls = nil
-	b, _ := json.MarshalIndent(res, "", "  ")
-	p := filepath.Join(ev.Dir, "result.json")
-	if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() {
-		return
-	}
-	_ = os.WriteFile(p, append(b, '\n'), 0o600)
 }

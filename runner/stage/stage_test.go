@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"os"
@@ -30,14 +30,14 @@ func TestStageWorkspace(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(ws, ".opencode"))
 	syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o600)
 	before := treeSnapshot(t, ws)
-	w, err := stageWorkspace(ws, filepath.Join(t.TempDir(), "stage"), newTokenScanner(MapEnv(nil), nil))
+	w, err := Copy(ws, filepath.Join(t.TempDir(), "stage"), NewScanner(noEnv, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Base(w.dir) != "repo" {
-		t.Errorf("staged as %s, want the workspace's basename", w.dir)
+	if filepath.Base(w.Dir) != "repo" {
+		t.Errorf("staged as %s, want the workspace's basename", w.Dir)
 	}
-	got := treeSnapshot(t, w.dir)
+	got := treeSnapshot(t, w.Dir)
 	for _, want := range []string{"src/main.go", ".gitignore", ".git/HEAD", ".git/config", ".git/refs/heads/main",
 		".git/modules/lib/config", "lib/.git", ".agents/README", ".git/refs/heads/hooks/config", "link -> src/main.go"} {
 		if _, ok := got[want]; !ok && !slices.Contains(keys(got), want) {
@@ -61,8 +61,8 @@ func TestStageWorkspace(t *testing.T) {
 	if after := treeSnapshot(t, ws); !mapsEqual(before, after) {
 		t.Error("staging changed the checkout")
 	}
-	if len(w.blocking) != 0 {
-		t.Errorf("findings in a clean workspace: %v", w.blocking)
+	if len(w.Blocking) != 0 {
+		t.Errorf("findings in a clean workspace: %v", w.Blocking)
 	}
 }
 
@@ -89,21 +89,21 @@ func TestStageWorkspaceCommittedFixtures(t *testing.T) {
 			run("update-index", "--index-version", version)
 			os.WriteFile(filepath.Join(ws, "edited.txt"), []byte("ok "+fixture+"\n"), 0o644)
 			os.WriteFile(filepath.Join(ws, "untracked.txt"), []byte(fixture), 0o644)
-			w, err := stageWorkspace(ws, filepath.Join(t.TempDir(), "stage"), newTokenScanner(MapEnv(nil), nil))
+			w, err := Copy(ws, filepath.Join(t.TempDir(), "stage"), NewScanner(noEnv, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := w.committed["testdata/fixture.txt"]; !ok || len(w.committed) != 1 {
-				t.Errorf("committed: %v, want the committed fixture only", w.committed)
+			if _, ok := w.Committed["testdata/fixture.txt"]; !ok || len(w.Committed) != 1 {
+				t.Errorf("committed: %v, want the committed fixture only", w.Committed)
 			}
-			if len(w.blocking) != 2 || w.blocking["edited.txt"] == nil || w.blocking["untracked.txt"] == nil {
-				t.Errorf("blocking: %v, want the edited and the untracked file", w.blocking)
+			if len(w.Blocking) != 2 || w.Blocking["edited.txt"] == nil || w.Blocking["untracked.txt"] == nil {
+				t.Errorf("blocking: %v, want the edited and the untracked file", w.Blocking)
 			}
-			if err := w.err(); err == nil || strings.Contains(err.Error(), fixture) {
+			if err := w.Refusal(); err == "" || strings.Contains(err, fixture) {
 				t.Errorf("refusal %v", err)
 			}
 			// The staged repository still works for the agent.
-			cmd := exec.Command(git, "-C", w.dir, "log", "--oneline")
+			cmd := exec.Command(git, "-C", w.Dir, "log", "--oneline")
 			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("git log in the staged copy: %v\n%s", err, b)

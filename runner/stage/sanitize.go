@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"fmt"
@@ -19,10 +19,11 @@ const (
 	whyBare    = "repository layout (HEAD with objects/ and refs/, or commondir): git would use it as a repository"
 )
 
-// removal is one entry Sanitize removed, relative to its root, and why.
-type removal struct {
-	path string
-	why  string
+// Removal is one entry Sanitize removed (or an extractor left out),
+// relative to its root, and why.
+type Removal struct {
+	Path string
+	Why  string
 }
 
 // Sanitize makes files downloaded from a sandbox safe to hand to later CI
@@ -42,15 +43,16 @@ type removal struct {
 // touched.
 // It returns what it removed, relative to root ("." when root itself went).
 func Sanitize(root string) ([]string, error) {
-	rs, err := sanitize(root)
+	rs, err := SanitizeReport(root)
 	paths := make([]string, 0, len(rs))
 	for _, r := range rs {
-		paths = append(paths, r.path)
+		paths = append(paths, r.Path)
 	}
 	return paths, err
 }
 
-func sanitize(root string) ([]removal, error) {
+// SanitizeReport is Sanitize returning each removal with its reason.
+func SanitizeReport(root string) ([]Removal, error) {
 	info, err := os.Lstat(root)
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing %s: %w", root, err)
@@ -80,16 +82,16 @@ func sanitize(root string) ([]removal, error) {
 		}
 		return nil, nil
 	}
-	if err := removeTree(root); err != nil {
+	if err := RemoveTree(root); err != nil {
 		return nil, fmt.Errorf("sanitizing %s: %w", root, err)
 	}
-	return []removal{{".", why}}, nil
+	return []Removal{{".", why}}, nil
 }
 
 // sanitizer walks one output through its os.Root.
 type sanitizer struct {
 	root    *os.Root
-	removed []removal
+	removed []Removal
 	// linked holds the files removed as hard links, so that the last name
 	// of one goes too, once the others are gone and it has one link left.
 	linked map[fileID]bool
@@ -134,7 +136,7 @@ func (s *sanitizer) entry(name string, e fs.DirEntry) error {
 	if err := removeAll(s.root, name); err != nil {
 		return err
 	}
-	s.removed = append(s.removed, removal{filepath.FromSlash(name), why})
+	s.removed = append(s.removed, Removal{filepath.FromSlash(name), why})
 	return nil
 }
 
@@ -156,7 +158,7 @@ func (s *sanitizer) verdict(name string, info fs.FileInfo) string {
 		return whySymlink
 	case !mode.IsDir() && !mode.IsRegular():
 		return whySpecial
-	case isDotGit(name):
+	case IsDotGit(name):
 		return whyGit
 	case mode.IsRegular() && s.hardLinked(info):
 		return whyLinked
@@ -189,10 +191,10 @@ func safeMode(mode fs.FileMode) (safe fs.FileMode, change bool) {
 	return safe, safe != mode.Perm() || mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0
 }
 
-// removeTree removes the file or tree at p without following links, like
+// RemoveTree removes the file or tree at p without following links, like
 // os.RemoveAll, and also when the agent left directories without the
 // owner's write or search permission in it.
-func removeTree(p string) error {
+func RemoveTree(p string) error {
 	err := os.RemoveAll(p)
 	if err == nil {
 		return nil
@@ -221,13 +223,13 @@ func removeAll(r *os.Root, name string) error {
 	return r.RemoveAll(name)
 }
 
-// isDotGit reports whether git, or a checkout of these files on a
+// IsDotGit reports whether git, or a checkout of these files on a
 // case-insensitive (HFS+, APFS) or NTFS file system, would read name as
 // .git: any case, with Unicode format characters (zero-width joiners...)
 // that HFS+ ignores, trailing dots and spaces or an alternate data stream
 // that NTFS drops, or the 8.3 short name GIT~1. Git itself refuses these
 // spellings in trees for the same reason (is_hfs_dotgit, is_ntfs_dotgit).
-func isDotGit(name string) bool {
+func IsDotGit(name string) bool {
 	name = strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) {
 			return -1

@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"bytes"
@@ -15,10 +15,6 @@ import (
 	"unicode/utf8"
 )
 
-// ErrWorkspaceCredential reports that the workspace would carry a
-// credential into the sandbox; it matches ErrPolicy (exit 78).
-var ErrWorkspaceCredential = fmt.Errorf("%w: credentials in the workspace", ErrPolicy)
-
 // Project-level runtime configuration, at any depth of the workspace: by
 // the runtimes' documented precedence it would override or extend the
 // verified definition (Claude Code: .claude/ holds agents, settings with
@@ -33,42 +29,57 @@ var (
 		"opencode.json": true, "opencode.jsonc": true, ".opencode.json": true, "AGENTS.md": true}
 )
 
-// stagedWorkspace is a private copy of the workspace made for upload: no
+// Workspace is a private copy of the workspace made for upload: no
 // project runtime configuration, git metadata without credentials or
 // commands, and what the token scan found. .git stays in the copy because
 // `openshell sandbox upload` picks the files to send with
 // `git ls-files -co --exclude-standard` in the repository around the path
 // (crates/openshell-cli/src/run.rs git_sync_files, v0.0.83:6060-6104,
 // v0.0.111:5380-5424): without it every ignored file would go up.
-type stagedWorkspace struct {
-	dir string
-	// stripped is the project runtime configuration left out.
-	stripped []string
-	// gitDropped names, per rewritten git config file, the variables
+type Workspace struct {
+	// Dir is the staged copy, parent/<basename of the workspace>.
+	Dir string
+	// Stripped is the project runtime configuration left out.
+	Stripped []string
+	// GitDropped names, per rewritten git config file, the variables
 	// dropped or cleaned.
-	gitDropped map[string][]string
-	// skipped are entries not copied: git hooks, .git links that point
+	GitDropped map[string][]string
+	// Skipped are entries not copied: git hooks, .git links that point
 	// outside the workspace, sockets, pipes and devices.
-	skipped []string
-	// blocking are the files holding a credential; committed are files
+	Skipped []string
+	// Blocking are the files holding a credential; Committed are files
 	// whose token-shaped strings are their committed content.
-	blocking, committed map[string][]finding
-	files               int
-	bytes               int64
+	Blocking, Committed map[string][]Finding
+	// Files and Bytes count what was staged.
+	Files int
+	Bytes int64
 }
 
 // stager walks the job's checkout (read only) into the staging directory.
 type stager struct {
 	root, dst string
-	scan      *tokenScanner
+	scan      *Scanner
 	gitDirs   map[string]bool // source dirs known to be (or not be) git dirs
-	found     map[string][]finding
-	res       *stagedWorkspace
+	found     map[string][]Finding
+	res       *Workspace
 }
 
-// stageWorkspace copies the workspace src into parent/<basename of src>
-// and returns the copy with its report. It never writes to src.
-func stageWorkspace(src, parent string, scan *tokenScanner) (*stagedWorkspace, error) {
+// Copy copies the workspace src into parent/<basename of src> and returns
+// the copy with its report. It never writes to src. A path of the checkout
+// in its error is quoted, never raw.
+func Copy(src, parent string, scan *Scanner) (*Workspace, error) {
+	w, err := copyWorkspace(src, parent, scan)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("staging the workspace: %s %s: %w", pe.Op, quoteShort(pe.Path), pe.Err)
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+func copyWorkspace(src, parent string, scan *Scanner) (*Workspace, error) {
 	root, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
@@ -80,9 +91,9 @@ func stageWorkspace(src, parent string, scan *tokenScanner) (*stagedWorkspace, e
 		return nil, fmt.Errorf("staging the workspace: %w", err)
 	}
 	s := &stager{root: root, dst: filepath.Join(parent, filepath.Base(src)), scan: scan,
-		gitDirs: map[string]bool{}, found: map[string][]finding{},
-		res: &stagedWorkspace{gitDropped: map[string][]string{}, blocking: map[string][]finding{}, committed: map[string][]finding{}}}
-	s.res.dir = s.dst
+		gitDirs: map[string]bool{}, found: map[string][]Finding{},
+		res: &Workspace{GitDropped: map[string][]string{}, Blocking: map[string][]Finding{}, Committed: map[string][]Finding{}}}
+	s.res.Dir = s.dst
 	if err := filepath.WalkDir(root, s.visit); err != nil {
 		return nil, fmt.Errorf("staging the workspace: %w", err)
 	}
@@ -116,10 +127,10 @@ func (s *stager) leaveOut(p, slash, out string, d fs.DirEntry) (done bool, err e
 	inGit := s.insideGitDir(slash)
 	switch {
 	case !inGit && s.runtimeConfig(slash, d):
-		s.res.stripped = append(s.res.stripped, slash+dirSuffix(d))
+		s.res.Stripped = append(s.res.Stripped, slash+dirSuffix(d))
 		return true, skipIfDir(d)
 	case inGit && d.IsDir() && d.Name() == "hooks" && s.isGitDir(filepath.Dir(p)):
-		s.res.skipped = append(s.res.skipped, slash+"/")
+		s.res.Skipped = append(s.res.Skipped, slash+"/")
 		return true, fs.SkipDir
 	case !inGit && d.Name() == ".git" && !d.IsDir():
 		return true, s.gitLink(p, slash, out, d)
@@ -141,7 +152,7 @@ func (s *stager) copyEntry(p, slash, out string, d fs.DirEntry) error {
 		}
 		return os.Symlink(target, out)
 	case !t.IsRegular():
-		s.res.skipped = append(s.res.skipped, slash)
+		s.res.Skipped = append(s.res.Skipped, slash)
 		return nil
 	}
 	if (d.Name() == "config" || d.Name() == "config.worktree") && s.insideGitDir(slash) && s.isGitDir(filepath.Dir(p)) {
@@ -232,7 +243,7 @@ func (s *stager) gitLink(p, slash, out string, d fs.DirEntry) error {
 			}
 		}
 	}
-	s.res.skipped = append(s.res.skipped, slash)
+	s.res.Skipped = append(s.res.Skipped, slash)
 	return nil
 }
 
@@ -244,7 +255,7 @@ func (s *stager) gitConfig(p, slash, out string) error {
 	}
 	clean, dropped := sanitizeGitConfig(data)
 	if len(dropped) > 0 {
-		s.res.gitDropped[slash] = dropped
+		s.res.GitDropped[slash] = dropped
 	}
 	if err := os.WriteFile(out, clean, 0o644); err != nil {
 		return err
@@ -271,8 +282,8 @@ func (s *stager) copyFile(p, slash, out string, scan bool) error {
 		err = s.record(slash, io.TeeReader(in, o), st.Size())
 	} else {
 		_, err = io.Copy(o, in)
-		s.res.files++
-		s.res.bytes += st.Size()
+		s.res.Files++
+		s.res.Bytes += st.Size()
 	}
 	if err != nil {
 		o.Close()
@@ -290,8 +301,8 @@ func (s *stager) record(slash string, r io.Reader, size int64) error {
 	if len(f) > 0 {
 		s.found[slash] = f
 	}
-	s.res.files++
-	s.res.bytes += size
+	s.res.Files++
+	s.res.Bytes += size
 	return nil
 }
 
@@ -305,18 +316,18 @@ func (s *stager) judge() {
 	for rel, fl := range s.found {
 		exact := false
 		for _, f := range fl {
-			exact = exact || f.exact
+			exact = exact || f.Exact
 		}
 		if !exact {
 			if !loaded {
 				idx, loaded = s.loadIndex(), true
 			}
 			if idx != nil && idx.committed(rel, filepath.Join(s.dst, filepath.FromSlash(rel))) {
-				s.res.committed[rel] = fl
+				s.res.Committed[rel] = fl
 				continue
 			}
 		}
-		s.res.blocking[rel] = fl
+		s.res.Blocking[rel] = fl
 	}
 }
 
@@ -342,18 +353,19 @@ func (s *stager) loadIndex() *gitIndex {
 	return idx
 }
 
-// err is the refusal when a credential was found: it names the files and
-// what kind of credential each holds, never a value.
-func (w *stagedWorkspace) err() error {
-	if len(w.blocking) == 0 {
-		return nil
+// Refusal is why the copy must not be uploaded when a credential was
+// found, "" otherwise: it names the files and what kind of credential
+// each holds, never a value.
+func (w *Workspace) Refusal() string {
+	if len(w.Blocking) == 0 {
+		return ""
 	}
-	return fmt.Errorf("%w: refusing to upload it: %s; remove them from the workspace before the run (the checkout itself was not changed)",
-		ErrWorkspaceCredential, describeFindings(w.blocking))
+	return fmt.Sprintf("refusing to upload it: %s; remove them from the workspace before the run (the checkout itself was not changed)",
+		describeFindings(w.Blocking))
 }
 
 // describeFindings lists files with what was found, at most 10.
-func describeFindings(m map[string][]finding) string {
+func describeFindings(m map[string][]Finding) string {
 	files := make([]string, 0, len(m))
 	for f := range m {
 		files = append(files, f)
@@ -363,7 +375,7 @@ func describeFindings(m map[string][]finding) string {
 	for _, f := range files {
 		var what []string
 		for _, x := range m[f] {
-			what = append(what, x.what)
+			what = append(what, x.What)
 		}
 		parts = append(parts, quoteShort(f)+" ("+strings.Join(what, "; ")+")")
 	}
@@ -392,61 +404,32 @@ func listShort(items []string, n int) string {
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
-// logStaging writes what staging changed, names only.
-func (x *run) logStaging(w *stagedWorkspace) {
-	x.logf("staged the workspace for upload: %d file(s), %d bytes", w.files, w.bytes)
-	if len(w.stripped) > 0 {
-		q := make([]string, len(w.stripped))
-		for i, s := range w.stripped {
+// Report writes what staging changed through logf, names only, quoted.
+func (w *Workspace) Report(logf func(format string, args ...any)) {
+	logf("staged the workspace for upload: %d file(s), %d bytes", w.Files, w.Bytes)
+	if len(w.Stripped) > 0 {
+		q := make([]string, len(w.Stripped))
+		for i, s := range w.Stripped {
 			q[i] = quoteShort(s)
 		}
-		x.logf("left out project runtime config (the verified definition runs instead): %s", listShort(q, 10))
+		logf("left out project runtime config (the verified definition runs instead): %s", listShort(q, 10))
 	}
-	files := make([]string, 0, len(w.gitDropped))
-	for f := range w.gitDropped {
+	files := make([]string, 0, len(w.GitDropped))
+	for f := range w.GitDropped {
 		files = append(files, f)
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		x.logf("rewrote %s from an allowlist; dropped: %s", quoteShort(f), listShort(w.gitDropped[f], 10))
+		logf("rewrote %s from an allowlist; dropped: %s", quoteShort(f), listShort(w.GitDropped[f], 10))
 	}
-	if len(w.skipped) > 0 {
-		q := make([]string, len(w.skipped))
-		for i, s := range w.skipped {
+	if len(w.Skipped) > 0 {
+		q := make([]string, len(w.Skipped))
+		for i, s := range w.Skipped {
 			q[i] = quoteShort(s)
 		}
-		x.logf("not uploaded (git hooks, .git links out of the workspace, special files): %s", listShort(q, 10))
+		logf("not uploaded (git hooks, .git links out of the workspace, special files): %s", listShort(q, 10))
 	}
-	if len(w.committed) > 0 {
-		x.logf("token-shaped strings in committed files, uploaded as the repository's own content: %s", describeFindings(w.committed))
+	if len(w.Committed) > 0 {
+		logf("token-shaped strings in committed files, uploaded as the repository's own content: %s", describeFindings(w.Committed))
 	}
-}
-
-// stageWorkspace stages the request's workspace and refuses to go on when
-// the staged copy holds a credential.
-func (x *run) stageWorkspace() error {
-	abs, err := filepath.Abs(x.req.Workspace)
-	if err != nil {
-		return fmt.Errorf("%w: workspace: %w", ErrSandbox, err)
-	}
-	switch filepath.Base(abs) {
-	case ".claude", ".config", ".fullsend", "/":
-		return fmt.Errorf("%w: workspace %s would land on the runner's own /sandbox/%s", ErrPolicy, abs, filepath.Base(abs))
-	}
-	names := append([]string(nil), jobCredentialEnv...)
-	for _, p := range x.r.opts.Providers {
-		names = append(names, p.CredentialEnv...)
-	}
-	w, err := stageWorkspace(abs, filepath.Join(x.tmp, "workspace"), newTokenScanner(x.r.opts.Env.Getenv, names))
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			// A path from the checkout: quoted, never raw, in the error.
-			err = fmt.Errorf("staging the workspace: %s %s: %w", pe.Op, quoteShort(pe.Path), pe.Err)
-		}
-		return fmt.Errorf("%w: %w", ErrSandbox, err)
-	}
-	x.staged = w
-	x.logStaging(w)
-	return w.err()
 }

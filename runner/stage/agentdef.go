@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ var claudeAgentFields = map[string]bool{
 // frontmatter; --agents wants a JSON array.
 var claudeListFields = map[string]bool{"tools": true, "disallowedTools": true, "skills": true}
 
-// claudeAgentsJSON turns the verified definition of a Claude Code agent
+// ClaudeAgentsJSON turns the verified definition of a Claude Code agent
 // (YAML frontmatter and a Markdown body) into the JSON object of `claude
 // --agents`: {"NAME": {fields..., "prompt": BODY}}. Claude Code ranks
 // --agents above the project's .claude/agents/ and the user's
 // ~/.claude/agents/ (only managed settings rank higher), so the verified
 // definition wins whatever the workspace holds. Key order is kept.
-func claudeAgentsJSON(name string, def []byte) ([]byte, error) {
+func ClaudeAgentsJSON(name string, def []byte) ([]byte, error) {
 	front, body, err := splitFrontmatter(def)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 	return nil
 }
 
-// openCodePermission mirrors, in the OPENCODE_PERMISSION map the manifest
+// OpenCodePermission mirrors, in the OPENCODE_PERMISSION map the manifest
 // sets for the agent's tier, the command allowances of the verified
 // OpenCode definition, as Claude Code's --allowedTools carries the agent's
 // own Bash(...) rules: where the tier's map says `"bash": "deny"` and the
@@ -177,7 +177,7 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 // compiler gave the agent a tier that holds every command it allows, so
 // the mirror never exceeds the tier; the sandbox policy stays the
 // boundary. Anything else is returned unchanged.
-func openCodePermission(tierMap string, def []byte) (string, error) {
+func OpenCodePermission(tierMap string, def []byte) (string, error) {
 	var env yaml.Node
 	if err := yaml.Unmarshal([]byte(tierMap), &env); err != nil || len(env.Content) != 1 || env.Content[0].Kind != yaml.MappingNode {
 		return tierMap, nil // not a JSON object: left to OpenCode to judge

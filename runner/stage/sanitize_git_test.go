@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"context"
@@ -309,7 +309,7 @@ func assertInert(t testing.TB, root string) {
 			t.Errorf("symlink left: %s", p)
 		case !mode.IsDir() && !mode.IsRegular():
 			t.Errorf("special file left: %s (%v)", p, mode)
-		case isDotGit(d.Name()):
+		case IsDotGit(d.Name()):
 			t.Errorf(".git left: %s", p)
 		case mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || mode.Perm()&0o002 != 0:
 			t.Errorf("unsafe mode left: %s (%v)", p, mode)

@@ -1,4 +1,4 @@
-package runner
+package stage
 
 import (
 	"encoding/json"
@@ -13,12 +13,12 @@ import (
 // bash: deny; the runner carries the agent's own command patterns into it,
 // as --allowedTools carries Bash(...) rules for Claude Code.
 func TestOpenCodePermissionMirrorsAllowlist(t *testing.T) {
-	def, err := os.ReadFile("../testdata/opencode/.opencode/agent/reviewer.md")
+	def, err := os.ReadFile("../../testdata/opencode/.opencode/agent/reviewer.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tierMap := `{"edit":"deny","bash":"deny","webfetch":"allow"}`
-	got, err := openCodePermission(tierMap, def)
+	got, err := OpenCodePermission(tierMap, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +31,12 @@ func TestOpenCodePermissionMirrorsAllowlist(t *testing.T) {
 		"no bash patterns":         {tierMap, "---\ndescription: d\npermission:\n  bash: deny\n---\nb\n"},
 		"not an object":            {`deny`, string(def)},
 	} {
-		got, err := openCodePermission(tc.tierMap, []byte(tc.def))
+		got, err := OpenCodePermission(tc.tierMap, []byte(tc.def))
 		if err != nil || got != tc.tierMap {
 			t.Errorf("%s: got %q, %v; want the tier's map unchanged", name, got, err)
 		}
 	}
-	if _, err := openCodePermission(tierMap, []byte("no frontmatter")); err == nil || !strings.Contains(err.Error(), "frontmatter") {
+	if _, err := OpenCodePermission(tierMap, []byte("no frontmatter")); err == nil || !strings.Contains(err.Error(), "frontmatter") {
 		t.Errorf("no frontmatter: %v", err)
 	}
 }
@@ -48,7 +48,7 @@ func FuzzOpenCodePermission(f *testing.F) {
 	f.Add(`{"bash":"deny"}`, "---\npermission: [1, 2]\n---\n")
 	f.Add(`deny`, "---\n&a [*a]\n---\n")
 	f.Fuzz(func(t *testing.T, tierMap, def string) {
-		got, err := openCodePermission(tierMap, []byte(def))
+		got, err := OpenCodePermission(tierMap, []byte(def))
 		if err != nil || got == tierMap {
 			return
 		}

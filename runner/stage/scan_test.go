@@ -1,6 +1,7 @@
-package runner
+package stage
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 func TestTokenScanner(t *testing.T) {
 	const tok = "ghs_ScannerTestToken0123456789abcdefghij"
-	s := newTokenScanner(MapEnv(map[string]string{"GITHUB_TOKEN": tok, "SHORT": "true", "CI_JOB_TOKEN": "short"}),
+	s := NewScanner(mapEnv(map[string]string{"GITHUB_TOKEN": tok, "SHORT": "true", "CI_JOB_TOKEN": "short"}),
 		[]string{"GITHUB_TOKEN", "SHORT", "CI_JOB_TOKEN", "UNSET"})
 	pad := strings.Repeat("x ", 200<<10) // longer than a chunk
 	for _, tc := range []struct {
@@ -36,10 +37,10 @@ func TestTokenScanner(t *testing.T) {
 			}
 			exact, shape := false, false
 			for _, f := range got {
-				exact = exact || f.exact
-				shape = shape || !f.exact
-				if strings.Contains(f.what, tok) || strings.Contains(f.what, "AAAA") {
-					t.Errorf("a finding holds the value: %q", f.what)
+				exact = exact || f.Exact
+				shape = shape || !f.Exact
+				if strings.Contains(f.What, tok) || strings.Contains(f.What, "AAAA") {
+					t.Errorf("a finding holds the value: %q", f.What)
 				}
 			}
 			if exact != tc.exact || shape != tc.shape {
@@ -47,4 +48,40 @@ func TestTokenScanner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzScanner: whatever a workspace file holds, the scanner never panics,
+// never reports a value (a finding names a kind), and always finds one of
+// the job's own values placed anywhere in it (across a chunk boundary:
+// TestTokenScanner).
+func FuzzScanner(f *testing.F) {
+	const tok = "glpat-FuzzScannerJobToken0123"
+	f.Add([]byte("hello"), uint32(0))
+	f.Add([]byte("ghp_"+strings.Repeat("A", 36)), uint32(3))
+	f.Add([]byte(base64.StdEncoding.EncodeToString([]byte("x-access-token:"+tok))), uint32(7))
+	s := NewScanner(mapEnv(map[string]string{"CI_JOB_TOKEN": tok}), []string{"CI_JOB_TOKEN"})
+	f.Fuzz(func(t *testing.T, data []byte, at uint32) {
+		got, err := s.scan(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range got {
+			if strings.Contains(f.What, tok) || len(f.What) > 80 {
+				t.Errorf("a finding holds data: %q", f.What)
+			}
+		}
+		pos := int(at % uint32(len(data)+1))
+		with := append(append(append([]byte(nil), data[:pos]...), tok...), data[pos:]...)
+		got, err = s.scan(bytes.NewReader(with))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := false
+		for _, f := range got {
+			exact = exact || f.Exact
+		}
+		if !exact {
+			t.Errorf("the job's value at %d not found", pos)
+		}
+	})
 }
