@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -200,7 +202,7 @@ func mergeList(csv string, add []string) string {
 }
 
 // toolTier is the tier one tool rule needs on its own.
-func toolTier(cat *policycue.Catalog, r ToolRule) policycue.Tier {
+func toolTier(cat *policycue.Catalog, r agentdef.ToolRule) policycue.Tier {
 	if r.Tool == "Bash" {
 		if r.AnyCommand() {
 			return policycue.TierFull

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -78,11 +82,11 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
 	endLoad := tl.begin("load")
-	proj, diags, _ := loadPartial(fsys)
+	proj, diags, _ := agentdef.LoadPartial(fsys)
 	endLoad()
 	if len(po.Agents) > 0 {
-		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
-			return nil, err
+		if proj, diags, err = agentdef.Select(proj, diags, po.Agents); err != nil {
+			return nil, &OptionError{Option: "Agents", Err: err}
 		}
 	}
 	if len(proj.Agents) == 0 {
@@ -93,7 +97,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	proj.Warnings = diags
 	scope := expectScope{known: map[string]bool{}, loadErrors: diags.Errors()}
-	for name := range proj.byName {
+	for name := range proj.Defined() {
 		scope.known[name] = true
 	}
 	if len(po.Agents) > 0 {
@@ -153,20 +157,20 @@ func dirFS(dirs []string) []fs.FS {
 // fails is a compiler bug or a catalog error; either way nothing is written.
 // The policies are validated concurrently (GOMAXPROCS at once); the
 // diagnostics come in agent name order.
-func ValidateCheck(ctx context.Context, out *Output) (Diagnostics, error) {
+func ValidateCheck(ctx context.Context, out *Output) (agentdef.Diagnostics, error) {
 	return validateCheck(0)(ctx, out)
 }
 
 // validateCheck is ValidateCheck on up to workers goroutines (workerCount).
 func validateCheck(workers int) Check {
-	return func(_ context.Context, out *Output) (Diagnostics, error) {
+	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
 		names := out.AgentNames()
-		per := make([]Diagnostics, len(names))
+		per := make([]agentdef.Diagnostics, len(names))
 		errs := make([]error, len(names))
 		forEach(len(names), workers, func(i int) {
 			per[i], errs[i] = validateOne(out, names[i])
 		})
-		var ds Diagnostics
+		var ds agentdef.Diagnostics
 		for i := range names {
 			if errs[i] != nil {
 				return nil, errs[i]
@@ -182,7 +186,7 @@ func validateCheck(workers int) Check {
 // (substituting examples would change nothing); the others are cloned,
 // given example values and marshalled again. It reads only out.Agents and
 // out.OpenShellVersion, so it may run beside emit.
-func validateOne(out *Output, name string) (Diagnostics, error) {
+func validateOne(out *Output, name string) (agentdef.Diagnostics, error) {
 	file := "policies/" + name + ".yaml"
 	c := out.Agents[name]
 	data := c.doc // what emit writes, marshalled by the compile worker
@@ -196,14 +200,14 @@ func validateOne(out *Output, name string) (Diagnostics, error) {
 			return nil, err
 		}
 	}
-	var ds Diagnostics
+	var ds agentdef.Diagnostics
 	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
-		sev := SeverityWarning
+		sev := agentdef.SeverityWarning
 		if d.IsFatal() { // errors and traps: a compiled policy never holds either
-			sev = SeverityError
+			sev = agentdef.SeverityError
 		}
-		ds = append(ds, Diagnostic{
-			Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
+		ds = append(ds, agentdef.Diagnostic{
+			Pos: agentdef.Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
 			Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
 		})
 	}
@@ -220,7 +224,7 @@ func LintCheck(lo lint.Options) Check {
 // lintCheck is LintCheck with the engine from newEngine, which may have
 // been started before the compile (startLint).
 func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
-	return func(ctx context.Context, out *Output) (Diagnostics, error) {
+	return func(ctx context.Context, out *Output) (agentdef.Diagnostics, error) {
 		// What each agent writes (lint.Writes matches every endpoint's
 		// rules), then each input, is computed on GOMAXPROCS goroutines,
 		// in name order.
@@ -254,20 +258,20 @@ func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 		if err != nil {
 			return nil, fmt.Errorf("linting: %w", err)
 		}
-		var ds Diagnostics
+		var ds agentdef.Diagnostics
 		for _, f := range report.Findings {
 			if f.Waived != "" {
 				continue
 			}
-			d := Diagnostic{Severity: SeverityWarning, Field: f.PolicyPath,
+			d := agentdef.Diagnostic{Severity: agentdef.SeverityWarning, Field: f.PolicyPath,
 				Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent)}
 			if f.Severity == "deny" || f.Severity == "error" {
-				d.Severity = SeverityError
+				d.Severity = agentdef.SeverityError
 			}
 			if f.Source != nil {
-				d.Pos = Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
+				d.Pos = agentdef.Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
 			} else {
-				d.Pos = Pos{File: f.Policy}
+				d.Pos = agentdef.Pos{File: f.Policy}
 			}
 			ds = append(ds, d)
 		}
@@ -339,7 +343,7 @@ type expectScope struct {
 	// loadErrors are the errors of the definitions that failed to load:
 	// an agent too broken to have a name may be the one an expectation
 	// file names.
-	loadErrors Diagnostics
+	loadErrors agentdef.Diagnostics
 }
 
 // expectationsCheck is ExpectationsCheck within a scope. Every file is
@@ -349,7 +353,7 @@ type expectScope struct {
 // reported where they are); an agent nobody defined is an error with the
 // closest defined name.
 func expectationsCheck(fsys fs.FS, scope expectScope) Check {
-	return func(_ context.Context, out *Output) (Diagnostics, error) {
+	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
 		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
@@ -358,7 +362,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		for name, c := range out.Agents {
 			policies[name] = c.Policy
 		}
-		var ds Diagnostics
+		var ds agentdef.Diagnostics
 		kept := files[:0:0]
 		for _, f := range files {
 			data, err := fs.ReadFile(fsys, f)
@@ -367,7 +371,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			}
 			ef, err := openshell.ParseExpectFile(f, data)
 			if err != nil {
-				d := Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Message: err.Error(),
+				d := agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Message: err.Error(),
 					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
 				var pe *openshell.ExpectFileError
 				if errors.As(err, &pe) {
@@ -383,19 +387,19 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			switch {
 			case scope.selected != nil && !scope.selected[ef.Agent]:
 				// Not asked for with --agent: not compiled, not tested.
-			case scope.known[ef.Agent] || namedFileIn(scope.loadErrors, ef.Agent):
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+			case scope.known[ef.Agent] || agentdef.NamedFileIn(scope.loadErrors, ef.Agent):
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
 					Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", ef.Agent)})
 			case len(scope.loadErrors) > 0:
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
 					Message: fmt.Sprintf("expectations skipped: no agent %q compiled; it may be one of the definitions that failed to load", ef.Agent)})
 			default:
-				names := sortedMapKeys(scope.known)
+				names := slices.Sorted(maps.Keys(scope.known))
 				if len(names) == 0 {
 					names = out.AgentNames()
 				}
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Field: "agent",
-					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: knownHint("agents", ef.Agent, names)})
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Field: "agent",
+					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: agentdef.KnownHint("agents", ef.Agent, names)})
 			}
 		}
 		if len(kept) == 0 {
@@ -413,7 +417,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			if r.Problem != "" {
 				msg += ": " + r.Problem
 			}
-			ds = append(ds, Diagnostic{Pos: Pos{File: r.File, Line: r.Line}, Severity: SeverityError, Field: "tests", Message: msg,
+			ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
 				Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
 		}
 		return ds, nil

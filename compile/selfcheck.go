@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
@@ -60,7 +62,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 					continue
 				}
 				if d := decide(r); !d.Allowed {
-					at := Pos{File: b.agent.File}
+					at := agentdef.Pos{File: b.agent.File}
 					if src := ep.Rules[j].From; len(src) > 0 {
 						at = posOf(src[0])
 					}
@@ -123,7 +125,7 @@ func (b *builder) checkIntended(decide func(*openshell.Request) openshell.Decisi
 // binaries.
 type profileUse struct {
 	name string
-	at   Pos
+	at   agentdef.Pos
 	bins []string
 }
 

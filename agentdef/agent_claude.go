@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -468,4 +469,18 @@ func normalizeSpecifier(r ToolRule) string {
 		return strings.Join(r.Agents, ",")
 	}
 	return strings.TrimSpace(r.Specifier)
+}
+
+// urlPort is u's port, or its scheme's default (80 for http, else 443).
+func urlPort(u *url.URL) int {
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil && n > 0 && n <= 65535 {
+			return n
+		}
+		return 0
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return 80
+	}
+	return 443
 }

@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 // fieldCheck validates one frontmatter field the compiler checks but does
 // not read: check reports what is wrong with the field's value (name is the

@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 // The frontmatter parser's vocabularies (claudeAgentKeys, skillKeys,
 // openCodeTools, the enums, freeTextFields, ...) are generated from the CUE

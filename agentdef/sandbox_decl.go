@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"fmt"
@@ -221,7 +221,7 @@ func (d *decoder) host(n *yaml.Node, name, s string) bool {
 	if strings.Contains(s, "{{") {
 		msg, hint = placeholderHostProblem(s)
 	} else {
-		msg, hint = hostProblem(s)
+		msg, hint = HostProblem(s)
 	}
 	if msg != "" {
 		d.errAt(d.pos(n), name, msg, hint)
@@ -233,14 +233,14 @@ func (d *decoder) host(n *yaml.Node, name, s string) bool {
 // placeholderHostProblem returns what is wrong with a host holding a
 // placeholder, with a hint; "" when it is one host placeholder.
 func placeholderHostProblem(s string) (msg, hint string) {
-	if refs, err := placeholder.Find(s); err == nil && len(refs) > 0 && allHostLabel(refs) {
+	if refs, err := placeholder.Find(s); err == nil && len(refs) > 0 && AllHostLabel(refs) {
 		// {{GCP_REGION}}-aiplatform.googleapis.com: check the host with
 		// example values in place.
 		out, _, err := placeholder.Expand(s, placeholder.FieldHostLabel, placeholder.Examples())
 		if err != nil {
 			return err.Error(), "host-label placeholders are {{GCP_REGION}} and {{AWS_REGION}}"
 		}
-		return hostProblem(out)
+		return HostProblem(out)
 	}
 	if _, err := placeholder.Check(s, placeholder.FieldHost); err != nil {
 		return err.Error(), "host placeholders are {{FORGE_HOST}} and {{HOST_IP}}, or {{GCP_REGION}} and {{AWS_REGION}} inside a label"
@@ -251,9 +251,9 @@ func placeholderHostProblem(s string) (msg, hint string) {
 	return "", ""
 }
 
-// hostProblem returns what is wrong with a literal host, with a hint; ""
+// HostProblem returns what is wrong with a literal host, with a hint; ""
 // for a valid DNS name or IP literal.
-func hostProblem(s string) (msg, hint string) {
+func HostProblem(s string) (msg, hint string) {
 	switch {
 	case s == "":
 		return "host is empty", ""
@@ -475,9 +475,9 @@ func (d *decoder) relPath(n *yaml.Node, name string) bool {
 	return true
 }
 
-// allHostLabel reports whether every placeholder reference may stand inside
+// AllHostLabel reports whether every placeholder reference may stand inside
 // a host label ({{GCP_REGION}}-aiplatform.googleapis.com).
-func allHostLabel(refs []placeholder.Ref) bool {
+func AllHostLabel(refs []placeholder.Ref) bool {
 	for _, r := range refs {
 		if !placeholder.Allowed(r.Name, placeholder.FieldHostLabel) {
 			return false

@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"fmt"
@@ -50,6 +50,12 @@ type Project struct {
 	// Agents because their file has an error (for --agent selection).
 	byName map[string]*Agent
 }
+
+// Defined returns every agent read, by name, including those left out of
+// Agents because their file has an error (what --agent may select and a
+// spawn may name). It is nil for a Project not made by the loader; callers
+// must not modify it.
+func (p *Project) Defined() map[string]*Agent { return p.byName }
 
 // Agent is one normalized agent definition.
 type Agent struct {

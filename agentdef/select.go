@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"fmt"
@@ -15,19 +15,19 @@ type selection struct {
 	files  map[string]bool
 }
 
-// selectAgents narrows a partially loaded project to the named agents and
+// Select narrows a partially loaded project to the named agents and
 // what they reference, keeping only the diagnostics of those files: a
 // broken file elsewhere in the project does not stop them. A name that is
 // no agent is an error naming the known ones. A file that could not be read
 // far enough to know its name belongs to the selection when its base name
 // (agents/NAME.md, skills/NAME/SKILL.md) is a selected name.
-func selectAgents(proj *Project, diags Diagnostics, names []string) (*Project, Diagnostics, error) {
+func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnostics, error) {
 	sel := selection{agents: map[string]bool{}, skills: map[string]bool{}, files: map[string]bool{}}
 	known := sortedMapKeys(proj.byName)
 	var queue []string
 	for _, n := range names {
-		if _, ok := proj.byName[n]; !ok && !namedFileIn(diags, n) {
-			return nil, nil, &OptionError{Option: "Agents", Err: fmt.Errorf("no agent %q in the project (%s)", n, knownHint("agents", n, known))}
+		if _, ok := proj.byName[n]; !ok && !NamedFileIn(diags, n) {
+			return nil, nil, fmt.Errorf("no agent %q in the project (%s)", n, KnownHint("agents", n, known))
 		}
 		queue = append(queue, n)
 	}
@@ -106,9 +106,9 @@ func (sel *selection) names(file string) bool {
 	return sel.agents[strings.TrimSuffix(base, path.Ext(base))]
 }
 
-// namedFileIn reports whether a diagnostic points at an agent file named
+// NamedFileIn reports whether a diagnostic points at an agent file named
 // after name (one too broken to know its name from).
-func namedFileIn(diags Diagnostics, name string) bool {
+func NamedFileIn(diags Diagnostics, name string) bool {
 	for _, d := range diags {
 		base := path.Base(d.Pos.File)
 		if base != "SKILL.md" && strings.TrimSuffix(base, path.Ext(base)) == name {

@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ import (
 // Pass an fs.FS that cannot escape the project, such as os.Root.FS();
 // symbolic links inside the layouts are reported, never followed.
 func Load(fsys fs.FS) (*Project, error) {
-	proj, diags, _ := loadPartial(fsys)
+	proj, diags, _ := LoadPartial(fsys)
 	if errs := diags.Errors(); len(errs) > 0 {
 		return nil, errs
 	}
@@ -34,12 +34,12 @@ func Load(fsys fs.FS) (*Project, error) {
 	return proj, nil
 }
 
-// loadPartial is Load that keeps going past errors: it returns the project
+// LoadPartial is Load that keeps going past errors: it returns the project
 // of every definition read, every diagnostic (errors included, sorted), and
 // the files that had an error. Agents from such files are left out of
 // proj.Agents (so nothing is compiled from a half-read definition) but kept
 // in the reference checks; a broken skill with a name stays in proj.Skills.
-func loadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
+func LoadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	cands, diags, variants := discover(fsys)
 	broken := map[string]bool{}
 	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
@@ -52,7 +52,7 @@ func loadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	// names are then claimed in discovery order, so the first definition of
 	// a name wins and diagnostics come out as a serial read gives them.
 	parsed := make([]parsedFile, len(cands))
-	forEach(len(cands), 0, func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
+	forEach(len(cands), func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
 	for i, c := range cands {
 		pf := &parsed[i]
 		if pf.readErr != nil {
@@ -185,12 +185,12 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 	return data, nil
 }
 
-// readNoLinks reads a project file named by a path from the project's
+// ReadNoLinks reads a project file named by a path from the project's
 // text (a policy fragment), refusing it when the file or any directory on
 // its way is a symbolic link: links are not followed, even inside the
 // project, so the error names the link and never shows the bytes of what it
 // points to.
-func readNoLinks(fsys fs.FS, name string) ([]byte, error) {
+func ReadNoLinks(fsys fs.FS, name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, fmt.Errorf("reading %s: %w", quotePath(name), fs.ErrInvalid)
 	}
@@ -206,7 +206,7 @@ func readNoLinks(fsys fs.FS, name string) ([]byte, error) {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s is a %w", name[:i], errSymlink)
+			return nil, fmt.Errorf("%s is a %w", name[:i], ErrSymlink)
 		}
 	}
 	return readLimited(fsys, name)
@@ -215,7 +215,7 @@ func readNoLinks(fsys fs.FS, name string) ([]byte, error) {
 var (
 	errNotRegular = errors.New("not a regular file")
 	errTooLarge   = errors.New("file too large")
-	errSymlink    = errors.New("symbolic link, which is not followed")
+	ErrSymlink    = errors.New("symbolic link, which is not followed")
 )
 
 // hintFor suggests a fix for a readLimited error.
@@ -248,7 +248,7 @@ func checkReferences(proj *Project, agents map[string]*Agent, variants map[strin
 	for _, a := range proj.Agents {
 		for i, ref := range a.Skills {
 			if _, ok := proj.Skills[ref.Name]; !ok {
-				hint := "create skills/" + ref.Name + "/SKILL.md, or remove the reference; " + knownHint("skills", ref.Name, skillNames)
+				hint := "create skills/" + ref.Name + "/SKILL.md, or remove the reference; " + KnownHint("skills", ref.Name, skillNames)
 				if vs := variants[ref.Name]; len(vs) > 0 {
 					hint = fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
 				}
@@ -265,12 +265,12 @@ func checkReferences(proj *Project, agents map[string]*Agent, variants map[strin
 					}
 					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
 						Message: fmt.Sprintf("%s names agent %q, which does not exist: no sandbox may be spawned for it", r.Raw, name),
-						Hint:    knownHint("agents", name, agentNames) + "; define the agent in agents/, or remove it"})
+						Hint:    KnownHint("agents", name, agentNames) + "; define the agent in agents/, or remove it"})
 				}
 			case r.Tool == "Skill" && r.SkillName != "":
 				if _, ok := proj.Skills[r.SkillName]; !ok {
 					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
-						Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: knownHint("skills", r.SkillName, skillNames)})
+						Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: KnownHint("skills", r.SkillName, skillNames)})
 				}
 			}
 		}
@@ -365,7 +365,7 @@ func canonicalCycle(c []string) string {
 	return strings.Join(append(append([]string(nil), c[first:]...), c[:first]...), ",")
 }
 
-func knownHint(what, name string, known []string) string {
+func KnownHint(what, name string, known []string) string {
 	if len(known) == 0 {
 		return "no " + what + " are defined in this project"
 	}
