@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
 
@@ -20,7 +22,7 @@ func BenchmarkCompileStages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	proj, err := Load(fsys)
+	proj, err := agentdef.Load(fsys)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func BenchmarkCompileStages(b *testing.B) {
 	})
 	b.Run("load", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Load(fsys); err != nil {
+			if _, err := agentdef.Load(fsys); err != nil {
 				b.Fatal(err)
 			}
 		}

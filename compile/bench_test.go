@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
 
@@ -45,7 +47,7 @@ func BenchmarkCompile(b *testing.B) {
 			opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{})}
 			b.ReportAllocs()
 			for b.Loop() {
-				proj, err := Load(fsys)
+				proj, err := agentdef.Load(fsys)
 				if err != nil {
 					b.Fatal(err)
 				}

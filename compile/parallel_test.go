@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,8 +29,11 @@ func TestParallelMatchesSerial(t *testing.T) {
 	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
 		dirs[name] = filepath.Join("..", "testdata", name)
 	}
-	for _, sub := range []string{"egress", "mcp", "bad/duplicate-agent", "bad/cyclic-agents"} {
-		dirs[sub] = filepath.Join("testdata", filepath.FromSlash(sub))
+	for _, sub := range []string{"egress", "mcp"} {
+		dirs[sub] = filepath.Join("testdata", sub)
+	}
+	for _, sub := range []string{"bad/duplicate-agent", "bad/cyclic-agents"} {
+		dirs[sub] = filepath.Join("..", "agentdef", "testdata", filepath.FromSlash(sub))
 	}
 	for name, dir := range dirs {
 		t.Run(name, func(t *testing.T) {
@@ -65,7 +70,7 @@ func TestWorkersOption(t *testing.T) {
 		}
 		opts.Workers = workers
 		opts.Checks = []Check{validateCheck(workers)}
-		proj, diags, _ := loadPartial(fsys)
+		proj, diags, _ := agentdef.LoadPartial(fsys)
 		proj.Warnings = diags
 		out, err := Compile(context.Background(), proj, fsys, opts)
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -43,7 +45,7 @@ func compiler(t testing.TB) suggest.Compiler {
 		t.Fatal(err)
 	}
 	return func(ctx context.Context, fsys fs.FS) (*suggest.Target, error) {
-		proj, err := compile.Load(fsys)
+		proj, err := agentdef.Load(fsys)
 		if err != nil {
 			return nil, err
 		}

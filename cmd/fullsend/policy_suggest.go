@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/compile"
@@ -219,7 +221,7 @@ func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler,
 	opts.Catalog, opts.Provider = cat, po.Provider
 	opts.Checks = []compile.Check{compile.ValidateCheck}
 	return func(ctx context.Context, fsys fs.FS) (*suggest.Target, error) {
-		proj, err := compile.Load(fsys)
+		proj, err := agentdef.Load(fsys)
 		if err != nil {
 			return nil, err
 		}

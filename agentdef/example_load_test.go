@@ -1,4 +1,4 @@
-package compile_test
+package agentdef_test
 
 import (
 	"errors"
@@ -6,16 +6,16 @@ import (
 	"strings"
 	"testing/fstest"
 
-	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 func ExampleParseToolRule() {
-	r, err := compile.ParseToolRule("Bash(gh api:*)", compile.Pos{File: "agents/triage.md", Line: 4, Column: 8})
+	r, err := agentdef.ParseToolRule("Bash(gh api:*)", agentdef.Pos{File: "agents/triage.md", Line: 4, Column: 8})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(r.Tool, r.Commands[0].Command, r.Commands[0].Args)
-	_, err = compile.ParseToolRule("Bash(/usr/bin/gh)", compile.Pos{File: "agents/triage.md", Line: 4, Column: 8})
+	_, err = agentdef.ParseToolRule("Bash(/usr/bin/gh)", agentdef.Pos{File: "agents/triage.md", Line: 4, Column: 8})
 	fmt.Println(err)
 	// Output:
 	// Bash gh api *
@@ -27,7 +27,7 @@ func ExampleLoad() {
 		"agents/triage.md":             {Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skill\nskills: [issue-labels]\n---\nPrompt.\n")},
 		"skills/issue-labels/SKILL.md": {Data: []byte("---\nname: issue-labels\ndescription: Label taxonomy.\nallowed-tools: Bash(gh label list:*)\n---\n")},
 	}
-	proj, err := compile.Load(fsys)
+	proj, err := agentdef.Load(fsys)
 	if err != nil {
 		panic(err)
 	}
@@ -36,7 +36,7 @@ func ExampleLoad() {
 
 	// An unknown tool grants nothing: a warning, with a hint.
 	fsys["agents/triage.md"] = &fstest.MapFile{Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), Skil\n---\n")}
-	proj, err = compile.Load(fsys)
+	proj, err = agentdef.Load(fsys)
 	if err != nil {
 		panic(err)
 	}
@@ -45,8 +45,8 @@ func ExampleLoad() {
 
 	// A malformed tool name is an error.
 	fsys["agents/triage.md"] = &fstest.MapFile{Data: []byte("---\nname: triage\ndescription: Triage issues.\ntools: Bash(gh,curl,jq), 9kill\n---\n")}
-	_, err = compile.Load(fsys)
-	var ds compile.Diagnostics
+	_, err = agentdef.Load(fsys)
+	var ds agentdef.Diagnostics
 	if errors.As(err, &ds) {
 		fmt.Println(ds[0].Pos, ds[0].Field, ds[0].Severity)
 	}

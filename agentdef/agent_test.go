@@ -1,10 +1,13 @@
-package compile
+package agentdef
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/forge"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // loadOne loads a project made of the given files and fails on error.
@@ -399,6 +402,52 @@ func TestSkillDependencies(t *testing.T) {
 		var ds Diagnostics
 		if !errors.As(err, &ds) || ds[0].Field != "dependencies[0]" || !strings.Contains(ds[0].Message, msg) {
 			t.Errorf("%s: got %v, want %q", dep, err, msg)
+		}
+	}
+}
+
+// TestForeignToolsMatchCatalog: the did-you-mean table of other runtimes'
+// tool names (foreignTools) and catalog/tools.cue's aliases agree, both ways.
+func TestForeignToolsMatchCatalog(t *testing.T) {
+	cat, err := policycue.LoadCatalog(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCUE := map[string]map[string]bool{}
+	for tool, spec := range cat.Tools {
+		for runtime, names := range spec.Aliases {
+			for _, n := range names {
+				if fromCUE[n] == nil {
+					fromCUE[n] = map[string]bool{}
+				}
+				fromCUE[n][tool] = true
+				if _, ok := foreignTools[n]; !ok {
+					t.Errorf("tools.cue: %s alias %s of %s is missing from foreignTools", runtime, n, tool)
+				}
+			}
+		}
+		if spec.Source == "" {
+			t.Errorf("tools.cue: %s cites no source", tool)
+		}
+	}
+	for n, tool := range foreignTools {
+		if foreignRuntimes(n) == "another runtime" {
+			t.Errorf("foreignRuntimes: %s names no runtime", n)
+		}
+		if !fromCUE[n][tool] {
+			t.Errorf("foreignTools: %s -> %s is not an alias of %s in tools.cue", n, tool, tool)
+		}
+	}
+}
+
+// TestAgentNameSyntaxMatchesForge: every name policy compile accepts is an
+// identity the forge proxy and the spawn service accept, and the other way
+// round.
+func TestAgentNameSyntaxMatchesForge(t *testing.T) {
+	for _, name := range []string{"triage", "a", "dotnet-framework-4.8-expert", "Explore", "general_purpose", "a--b",
+		"-a", ".a", "..", "_a", "a b", "a/b", "../etc", "a:b", "", strings.Repeat("a", 64), strings.Repeat("a", 65), "é"} {
+		if got, want := agentIDRE.MatchString(name), forge.ValidAgentName(name); got != want {
+			t.Errorf("%q: policy compile accepts it: %v, forge: %v", name, got, want)
 		}
 	}
 }

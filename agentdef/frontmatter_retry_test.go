@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"os"
@@ -110,7 +110,7 @@ func TestClaudeRetry(t *testing.T) {
 			if !strings.HasPrefix(tc.file, "agents/") {
 				fsys["agents/z.md"] = &fstest.MapFile{Data: []byte("---\nname: z\ndescription: d\ntools: Read\n---\n")}
 			}
-			proj, ds, _ := loadPartial(fsys)
+			proj, ds, _ := LoadPartial(fsys)
 			var got []string
 			for _, d := range ds {
 				got = append(got, string(d.Severity)+" "+d.Pos.String()+" "+d.Field)
@@ -145,7 +145,7 @@ func TestClaudeRetryBlocked(t *testing.T) {
 }
 
 func TestSkillWithoutName(t *testing.T) {
-	proj, ds, _ := loadPartial(fstest.MapFS{
+	proj, ds, _ := LoadPartial(fstest.MapFS{
 		"skills/my-skill/SKILL.md": {Data: []byte("---\ndescription: d\n---\n")},
 		"skills/Bad Dir/SKILL.md":  {Data: []byte("---\ndescription: d\n---\n")},
 		"skills/x\ty/SKILL.md":     {Data: []byte("---\ndescription: d\n---\n")},
@@ -167,7 +167,7 @@ func TestSkillWithoutName(t *testing.T) {
 }
 
 func TestSkillMetadataValues(t *testing.T) {
-	_, ds, _ := loadPartial(fstest.MapFS{
+	_, ds, _ := LoadPartial(fstest.MapFS{
 		"skills/s/SKILL.md": {Data: []byte("---\nname: s\ndescription: d\nmetadata:\n  author: me\n  keywords: [a, b]\n  openclaw: {emoji: x}\n  version: 1\n---\n")},
 		"agents/z.md":       {Data: []byte("---\nname: z\ndescription: d\ntools: Read\n---\n")},
 	})

@@ -1,4 +1,4 @@
-package compile
+package agentdef
 
 import (
 	"errors"
@@ -73,7 +73,7 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security",
 		"testdata/realworld/oc-darrenhinde-copywriter", "testdata/realworld/oc-devalexanderdaza-debug", "testdata/realworld/oc-lorenzorasmussen-build",
 		// Tools of every kind with mcpServers in both shapes (egress warnings).
-		"testdata/egress"}
+		"../compile/testdata/egress"}
 	seen := map[policycue.InputKind]int{}
 	for _, dir := range dirs {
 		fsys := os.DirFS(dir)
