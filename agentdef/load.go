@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 )
 
 // Load discovers and parses every agent and skill definition under fsys,
@@ -52,7 +53,7 @@ func LoadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	// names are then claimed in discovery order, so the first definition of
 	// a name wins and diagnostics come out as a serial read gives them.
 	parsed := make([]parsedFile, len(cands))
-	forEach(len(cands), func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
+	parallel.ForEach(len(cands), 0, func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
 	for i, c := range cands {
 		pf := &parsed[i]
 		if pf.readErr != nil {

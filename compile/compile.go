@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -163,7 +164,7 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 	}
 	results := make([]result, len(proj.Agents))
 	endCompile := opts.timeline.begin("compile")
-	forEach(len(proj.Agents), opts.Workers, func(i int) {
+	parallel.ForEach(len(proj.Agents), opts.Workers, func(i int) {
 		c, ds := compileAgent(proj, proj.Agents[i], opts, load)
 		if c != nil {
 			c.doc, c.docErr = openshell.Marshal(c.Policy, header(c, opts.OpenShellVersion))
@@ -234,7 +235,7 @@ func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (a
 	if workers <= 0 {
 		workers = len(checks)
 	}
-	forEach(len(checks), workers, func(i int) {
+	parallel.ForEach(len(checks), workers, func(i int) {
 		ds, err := checks[i](ctx, out)
 		results[i] = result{ds, err}
 	})

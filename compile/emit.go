@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -90,7 +91,7 @@ var ErrWrittenDiffers = errors.New("does not decode to what was checked")
 func (o *Output) checkWritten(prov *bundle.ProvenanceFile) error {
 	names := o.AgentNames()
 	errs := make([]error, len(names))
-	forEach(len(names), 0, func(i int) {
+	parallel.ForEach(len(names), 0, func(i int) {
 		errs[i] = checkPolicyFile(names[i]+".yaml", o.Files[names[i]+".yaml"], o.Agents[names[i]].Policy)
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -155,3 +155,28 @@ func writeMapFS(t testing.TB, fsys fstest.MapFS) string {
 	}
 	return dir
 }
+
+// genProject builds an in-memory project of n agents in four shapes, each
+// with its own skill: the same shapes bench/compile.sh generates.
+func genProject(n int) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i := 0; i < n; i++ {
+		fsys[fmt.Sprintf("skills/skill-%d/SKILL.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: skill-%d\ndescription: Generated skill %d.\nallowed-tools: Read Grep\n---\nBody.\n", i, i))}
+		var tools, extra string
+		switch i % 4 {
+		case 0:
+			tools = "Read, Grep, Bash(grep *), Bash(cat *)"
+		case 1:
+			tools = "Bash(gh,jq), Read"
+		case 2:
+			tools = fmt.Sprintf("WebFetch(domain:docs-%d.example.com), Read", i)
+		case 3:
+			tools = "Bash(curl *)"
+			extra = fmt.Sprintf("sandbox:\n  tier: full\n  endpoints:\n    - host: api-%d.example.com\n      rules:\n        - GET /v1/items/**\n        - POST /v1/items/{{ISSUE_NUMBER}}/notes\n", i)
+		}
+		fsys[fmt.Sprintf("agents/agent-%d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: agent-%d\ndescription: Generated agent %d.\ntools: %s\nskills: [skill-%d]\n%s---\nBody.\n", i, i, tools, i, extra))}
+	}
+	return fsys
+}

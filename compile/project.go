@@ -8,11 +8,10 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 
-	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -27,10 +26,14 @@ type ProjectOptions struct {
 	// Set holds KEY=VALUE placeholder assignments.
 	Set      []string
 	Provider string
-	// RuleDirs are extra lint rule directories.
-	RuleDirs []string
 	// Strict makes every warning an error.
 	Strict bool
+	// Lint, when set, starts the rule check (package lint's OPA rules,
+	// through compile/lintcheck): CompileDir starts it before the project
+	// loads, so that the rules compile while the project loads, runs its
+	// check between ValidateCheck and the expectations, and waits for it
+	// before returning. compile links no rule engine; the caller injects it.
+	Lint StartCheck
 	// Agents, when set, compiles only the named agents and what they
 	// reference (subagents, skills, fragments): problems in other files are
 	// not reported and do not fail the compile.
@@ -48,6 +51,13 @@ type OptionError struct {
 func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
 
 func (e *OptionError) Unwrap() error { return e.Err }
+
+// StartCheck starts preparing a check that is slow to prepare (compiling
+// lint rules) on its own goroutine and returns the check, which waits for
+// the preparation when it runs, and wait, which blocks until the
+// preparation has ended. stage records a span of the compile's timeline
+// (Output.Stages) and returns the function that ends it.
+type StartCheck func(ctx context.Context, stage func(name string) (end func())) (check Check, wait func())
 
 // CompileDir loads, compiles, validates and lints the project in dir. It
 // reads only, through an os.Root on dir so that no symbolic link leads out
@@ -76,8 +86,12 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	fsys := root.FS()
 	// The lint rules parse and compile while the project loads and
 	// compiles: the two share no data until the lint check runs.
-	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)}, tl)
-	defer engine.wait(ctx) // the goroutine never outlives CompileDir
+	var lintCheck Check
+	if po.Lint != nil {
+		check, wait := po.Lint(ctx, tl.begin)
+		defer wait() // the preparation never outlives CompileDir
+		lintCheck = timed(tl, "lint", check)
+	}
 	// Every file is read and every problem of every file reported in one
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
@@ -106,11 +120,11 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 			scope.selected[a.Name] = true
 		}
 	}
-	opts.Checks = []Check{
-		timed(tl, "validate", ValidateCheck),
-		timed(tl, "lint", lintCheck(engine.wait)),
-		timed(tl, "expectations", expectationsCheck(fsys, scope)),
+	opts.Checks = []Check{timed(tl, "validate", ValidateCheck)}
+	if lintCheck != nil {
+		opts.Checks = append(opts.Checks, lintCheck)
 	}
+	opts.Checks = append(opts.Checks, timed(tl, "expectations", expectationsCheck(fsys, scope)))
 	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
 }
@@ -143,14 +157,6 @@ func (po ProjectOptions) resolve() (Options, error) {
 	return opts, nil
 }
 
-func dirFS(dirs []string) []fs.FS {
-	out := make([]fs.FS, 0, len(dirs))
-	for _, d := range dirs {
-		out = append(out, os.DirFS(d))
-	}
-	return out
-}
-
 // ValidateCheck runs the offline OpenShell validator on every emitted policy
 // for the target version, with its open placeholders resolved to example
 // values: that is the document OpenShell will load. A compiled policy that
@@ -161,13 +167,13 @@ func ValidateCheck(ctx context.Context, out *Output) (agentdef.Diagnostics, erro
 	return validateCheck(0)(ctx, out)
 }
 
-// validateCheck is ValidateCheck on up to workers goroutines (workerCount).
+// validateCheck is ValidateCheck on up to workers goroutines (parallel.Workers).
 func validateCheck(workers int) Check {
 	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
 		names := out.AgentNames()
 		per := make([]agentdef.Diagnostics, len(names))
 		errs := make([]error, len(names))
-		forEach(len(names), workers, func(i int) {
+		parallel.ForEach(len(names), workers, func(i int) {
 			per[i], errs[i] = validateOne(out, names[i])
 		})
 		var ds agentdef.Diagnostics
@@ -212,118 +218,6 @@ func validateOne(out *Output, name string) (agentdef.Diagnostics, error) {
 		})
 	}
 	return ds, nil
-}
-
-// LintCheck runs the OPA rule set on every compiled policy with its full
-// fullsend context; deny findings fail the compile, warn findings are
-// reported. Findings point at the agent or skill line from provenance.
-func LintCheck(lo lint.Options) Check {
-	return lintCheck(func(ctx context.Context) (*lint.Engine, error) { return lint.New(ctx, lo) })
-}
-
-// lintCheck is LintCheck with the engine from newEngine, which may have
-// been started before the compile (startLint).
-func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
-	return func(ctx context.Context, out *Output) (agentdef.Diagnostics, error) {
-		// What each agent writes (lint.Writes matches every endpoint's
-		// rules), then each input, is computed on GOMAXPROCS goroutines,
-		// in name order.
-		names := out.AgentNames()
-		infos := make([]lint.AgentInfo, len(names))
-		forEach(len(names), 0, func(i int) {
-			c := out.Agents[names[i]]
-			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
-		})
-		agents := make(map[string]lint.AgentInfo, len(names))
-		for i, name := range names {
-			agents[name] = infos[i]
-		}
-		engine, err := newEngine(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("loading lint rules: %w", err)
-		}
-		inputs := make([]lint.Input, len(names))
-		forEach(len(names), 0, func(i int) {
-			name, c := names[i], out.Agents[names[i]]
-			inputs[i] = lint.Input{
-				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
-				Context: lint.Context{
-					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
-					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
-					Agents: reachable(agents, name),
-				},
-			}
-		})
-		report, err := engine.Lint(ctx, inputs)
-		if err != nil {
-			return nil, fmt.Errorf("linting: %w", err)
-		}
-		var ds agentdef.Diagnostics
-		for _, f := range report.Findings {
-			if f.Waived != "" {
-				continue
-			}
-			d := agentdef.Diagnostic{Severity: agentdef.SeverityWarning, Field: f.PolicyPath,
-				Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent)}
-			if f.Severity == "deny" || f.Severity == "error" {
-				d.Severity = agentdef.SeverityError
-			}
-			if f.Source != nil {
-				d.Pos = agentdef.Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
-			} else {
-				d.Pos = agentdef.Pos{File: f.Policy}
-			}
-			ds = append(ds, d)
-		}
-		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
-		return ds, nil
-	}
-}
-
-// pendingEngine is a lint engine being prepared on its own goroutine.
-type pendingEngine struct {
-	done   chan struct{}
-	engine *lint.Engine
-	err    error
-}
-
-// startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
-// the stage "lint-rules"; wait returns its result. Every caller must wait
-// before returning, so that the goroutine never outlives the compilation.
-func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
-	p := &pendingEngine{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		defer tl.begin("lint-rules")()
-		p.engine, p.err = lint.New(ctx, lo)
-	}()
-	return p
-}
-
-// wait blocks until the engine is ready (or failed) and returns it. It
-// takes a context only to match lintCheck's engine constructor.
-func (p *pendingEngine) wait(context.Context) (*lint.Engine, error) {
-	<-p.done
-	return p.engine, p.err
-}
-
-// reachable returns the agents name can start through Agent(), directly or
-// transitively, itself included: what the privilege-lifting rule looks at.
-// Passing only these keeps linting linear in the number of agents.
-func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.AgentInfo {
-	out := map[string]lint.AgentInfo{}
-	queue := []string{name}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		info, ok := agents[n]
-		if _, seen := out[n]; seen || !ok {
-			continue
-		}
-		out[n] = info
-		queue = append(queue, info.Spawns...)
-	}
-	return out
 }
 
 // ExpectationsCheck runs the project's *.policytest.yaml expectations
@@ -422,11 +316,4 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		}
 		return ds, nil
 	}
-}
-
-func placeholdersOrEmpty(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
 }

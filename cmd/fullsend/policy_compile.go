@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
+	"github.com/fullsend-ai/agent-sandbox/lint"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +47,19 @@ func (f *compileFlags) register(cmd *cobra.Command) {
 func (f *compileFlags) options() compile.ProjectOptions {
 	return compile.ProjectOptions{
 		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
-		Provider: f.provider, RuleDirs: f.rules, Strict: f.strict, Agents: f.agents,
+		Provider: f.provider, Lint: lintStart(f.rules), Strict: f.strict, Agents: f.agents,
 	}
+}
+
+// lintStart is the compile-time lint check, the built-in rules plus the
+// rule directories dirs: compile links no rule engine, so the CLI injects
+// the check (compile/lintcheck).
+func lintStart(dirs []string) compile.StartCheck {
+	var lo lint.Options
+	for _, d := range dirs {
+		lo.RuleDirs = append(lo.RuleDirs, os.DirFS(d))
+	}
+	return lintcheck.Start(lo)
 }
 
 // optionFlag is the flag of a compile.ProjectOptions field.

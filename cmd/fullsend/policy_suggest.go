@@ -141,7 +141,7 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 			return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
 		}
 	}
-	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}}
+	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
 	res, err := compile.CompileDir(cmd.Context(), f.dir, po)
 	var oe *compile.OptionError
 	if errors.As(err, &oe) && oe.Option == "Agents" {

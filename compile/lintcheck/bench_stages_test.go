@@ -1,10 +1,12 @@
-package compile
+package lintcheck_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
@@ -18,7 +20,7 @@ import (
 func BenchmarkCompileStages(b *testing.B) {
 	const n = 1000
 	fsys := genProject(n)
-	opts, err := ProjectOptions{}.resolve()
+	opts, err := options()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func BenchmarkCompileStages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	out, err := Compile(context.Background(), proj, fsys, opts)
+	out, err := compile.Compile(context.Background(), proj, fsys, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func BenchmarkCompileStages(b *testing.B) {
 	b.Run("pipeline", func(b *testing.B) {
 		dir := writeMapFS(b, fsys)
 		for b.Loop() {
-			if _, err := CompileDir(ctx, dir, ProjectOptions{}); err != nil {
+			if _, err := compile.CompileDir(ctx, dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -48,20 +50,20 @@ func BenchmarkCompileStages(b *testing.B) {
 	})
 	b.Run("compile", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Compile(ctx, proj, fsys, opts); err != nil {
+			if _, err := compile.Compile(ctx, proj, fsys, opts); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("validate", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := ValidateCheck(ctx, out); err != nil {
+			if _, err := compile.ValidateCheck(ctx, out); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("lint", func(b *testing.B) {
-		check := LintCheck(lint.Options{})
+		check := lintcheck.New(lint.Options{})
 		for b.Loop() {
 			if _, err := check(ctx, out); err != nil {
 				b.Fatal(err)

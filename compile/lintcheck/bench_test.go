@@ -1,12 +1,17 @@
-package compile
+package lintcheck_test
 
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
@@ -40,22 +45,45 @@ func BenchmarkCompile(b *testing.B) {
 	for _, n := range []int{1, 10, 100, 1000} {
 		fsys := genProject(n)
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
-			opts, err := ProjectOptions{}.resolve()
+			opts, err := options()
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts.Checks = []Check{ValidateCheck, LintCheck(lint.Options{})}
+			opts.Checks = []compile.Check{compile.ValidateCheck, lintcheck.New(lint.Options{})}
 			b.ReportAllocs()
 			for b.Loop() {
 				proj, err := agentdef.Load(fsys)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := Compile(context.Background(), proj, fsys, opts); err != nil {
+				if _, err := compile.Compile(context.Background(), proj, fsys, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(n), "ms/agent")
 		})
 	}
+}
+
+// options are the compile options of `fullsend policy compile` without
+// flags: the built-in catalog, no values.
+func options() (compile.Options, error) {
+	cat, err := policycue.LoadCatalog(nil, "")
+	return compile.Options{Catalog: cat}, err
+}
+
+// writeMapFS writes fsys under a new temporary directory and returns it.
+func writeMapFS(t testing.TB, fsys fstest.MapFS) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, f := range fsys {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
