@@ -17,9 +17,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
-	"github.com/fullsend-ai/agent-sandbox/policycue"
-
 	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // These tests cross-check the CUE input schemas (policycue/schema/input)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 

@@ -9,9 +9,8 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
-
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"

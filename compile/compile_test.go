@@ -9,7 +9,6 @@ import (
 	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"

@@ -10,9 +10,8 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
-
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )

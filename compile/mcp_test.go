@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 

@@ -1,13 +1,13 @@
 package compile
 
 import (
-	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"gopkg.in/yaml.v3"
 
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"

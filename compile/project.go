@@ -11,7 +11,6 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
-
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -59,7 +58,8 @@ func (e *OptionError) Unwrap() error { return e.Err }
 // (Output.Stages) and returns the function that ends it.
 type StartCheck func(ctx context.Context, stage func(name string) (end func())) (check Check, wait func())
 
-// CompileDir loads, compiles, validates and lints the project in dir. It
+// CompileDir loads, compiles and checks the project in dir: validation,
+// the injected lint check (ProjectOptions.Lint) and the expectations. It
 // reads only, through an os.Root on dir so that no symbolic link leads out
 // of the project; writing is Write's job. An invalid option is an *OptionError
 // (a refused Set assignment a *placeholder.AssignmentError).

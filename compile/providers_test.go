@@ -7,7 +7,6 @@ import (
 	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 

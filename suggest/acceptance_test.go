@@ -15,11 +15,10 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
-	"github.com/fullsend-ai/agent-sandbox/lint"
-
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-
 	"github.com/fullsend-ai/agent-sandbox/compile"
 )
 

@@ -7,7 +7,6 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
-
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
 

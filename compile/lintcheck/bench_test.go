@@ -11,9 +11,8 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
-	"github.com/fullsend-ai/agent-sandbox/policycue"
-
 	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // genProject builds an in-memory project of n agents in four shapes, each
