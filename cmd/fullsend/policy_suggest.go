@@ -200,7 +200,9 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 
 // suggestCompiler compiles a (patched) project file system as policy
 // compile does with po, checking the policies with the offline validator,
-// and returns agent's compiled policy.
+// and returns agent's compiled policy. The lint check and the expectations
+// are not injected here: each candidate is judged with the decision engine,
+// and the patched project meets both when policy compile runs on it.
 func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler, error) {
 	var opts compile.Options
 	if po.OpenShellVersion != "" {
