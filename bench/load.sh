@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Parse the frontmatter of 10, 100 and 1000 generated agent+skill pairs with
-# compile.Load (strict: positions, unknown keys, tool rules, sandbox blocks,
+# agentdef.Load (strict: positions, unknown keys, tool rules, sandbox blocks,
 # references) and with js-yaml (the YAML parser of the Node agent tooling,
 # split + load only, no checks), in the same run, both timed in-process
 # over the same files on disk. Prints ms per run and the ratio ours/js-yaml.
@@ -76,7 +76,7 @@ printf '%-6s %14s %14s %8s\n' files ours_ms js-yaml_ms ratio
 for n in $SIZES; do
 	dir="$work/p$n"
 	gen "$n" "$dir"
-	ns=$(FULLSEND_BENCH_DIR="$dir" go test ./compile -run '^$' -bench '^BenchmarkLoadDir$' -benchtime 2s |
+	ns=$(FULLSEND_BENCH_DIR="$dir" go test ./agentdef -run '^$' -bench '^BenchmarkLoadDir$' -benchtime 2s |
 		awk '/^BenchmarkLoadDir/ {print $3}')
 	ours=$(awk -v ns="$ns" 'BEGIN {printf "%.2f", ns / 1e6}')
 	peer=$(node "$work/peer.js" "$dir")

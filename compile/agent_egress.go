@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -19,8 +20,8 @@ import (
 //
 // It runs on the compiled policy, so declarations of every origin count
 // (sandbox.endpoints, profiles, skills, policy fragments).
-func egressChecks(c *Compiled, skills []*Skill) Diagnostics {
-	var ds Diagnostics
+func egressChecks(c *Compiled, skills []*agentdef.Skill) agentdef.Diagnostics {
+	var ds agentdef.Diagnostics
 	rules := slices.Clone(c.Agent.Tools)
 	for _, s := range skills {
 		rules = append(rules, s.AllowedTools...)
@@ -69,8 +70,8 @@ func policyReach(c *Compiled) reach {
 
 // networkClientWarnings warns, once per command, about a network client
 // the rule allows that no endpoint lets out.
-func networkClientWarnings(c *Compiled, r ToolRule, rc reach, warned map[string]bool) Diagnostics {
-	var ds Diagnostics
+func networkClientWarnings(c *Compiled, r agentdef.ToolRule, rc reach, warned map[string]bool) agentdef.Diagnostics {
+	var ds agentdef.Diagnostics
 	for _, cmd := range r.Commands {
 		bin, ok := c.catalog.Binaries[cmd.Command]
 		if !ok || !bin.Network || len(bin.Profiles) > 0 || warned["cmd:"+cmd.Command] {
@@ -80,8 +81,8 @@ func networkClientWarnings(c *Compiled, r ToolRule, rc reach, warned map[string]
 			continue
 		}
 		warned["cmd:"+cmd.Command] = true
-		ds = append(ds, Diagnostic{
-			Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+		ds = append(ds, agentdef.Diagnostic{
+			Pos: r.Pos, Severity: agentdef.SeverityWarning, Field: "tools",
 			Message: fmt.Sprintf("%s allows %s, but no host is declared for it: under this policy %s reaches nothing", r.Raw, cmd.Command, cmd.Command),
 			Hint: fmt.Sprintf("declare each host %s needs in sandbox.endpoints (- host: api.example.com, access: read-only), "+
 				"name a catalog profile in sandbox.profiles, or drop the rule", cmd.Command),
@@ -92,13 +93,13 @@ func networkClientWarnings(c *Compiled, r ToolRule, rc reach, warned map[string]
 
 // mcpWarning checks one mcp__server__tool rule against the agent's
 // mcpServers and the policy's endpoints.
-func mcpWarning(c *Compiled, r ToolRule, rc reach) (Diagnostic, bool) {
-	d := Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools"}
-	i := slices.IndexFunc(c.Agent.MCPServers, func(s MCPServerDecl) bool { return s.Name == r.MCPServer })
+func mcpWarning(c *Compiled, r agentdef.ToolRule, rc reach) (agentdef.Diagnostic, bool) {
+	d := agentdef.Diagnostic{Pos: r.Pos, Severity: agentdef.SeverityWarning, Field: "tools"}
+	i := slices.IndexFunc(c.Agent.MCPServers, func(s agentdef.MCPServerDecl) bool { return s.Name == r.MCPServer })
 	if i < 0 {
 		d.Message = fmt.Sprintf("%s uses MCP server %q, which the agent does not declare: the tool is not there at run time", r.Raw, r.MCPServer)
 		d.Hint = fmt.Sprintf("add %s to mcpServers (inline: {%s: {type: http, url: https://HOST/mcp}}) and declare HOST in sandbox.endpoints", r.MCPServer, r.MCPServer)
-		if c.Agent.Format == FormatOpenCode {
+		if c.Agent.Format == agentdef.FormatOpenCode {
 			d.Message = fmt.Sprintf("%s uses MCP server %q: OpenCode names MCP tools <server>_<tool>, and the server is configured outside the agent file", r.Raw, r.MCPServer)
 			d.Hint = "declare the server's host in sandbox.endpoints"
 		}

@@ -2,11 +2,15 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -41,7 +45,7 @@ type contribution struct {
 // skills and declarations, remembering the source of each.
 type builder struct {
 	cat      *policycue.Catalog
-	agent    *Agent
+	agent    *agentdef.Agent
 	runtime  string
 	provider string
 	// version is the target OpenShell version: gated output is omitted,
@@ -61,13 +65,13 @@ type builder struct {
 	// netBinaries are the network-capable command binaries the agent's tools
 	// allow; declared endpoints without binaries default to them.
 	netBinaries map[string][]bundle.Source
-	spawns      []NameRef
+	spawns      []agentdef.NameRef
 	// projectAgents are the project's agents by name; nil takes every
 	// Agent(...) name as one of them.
-	projectAgents map[string]*Agent
+	projectAgents map[string]*agentdef.Agent
 	// mcpIntended are the compiled MCP server uses (mcp.go).
 	mcpIntended []mcpIntent
-	outputs     []PathDecl
+	outputs     []agentdef.PathDecl
 	// baselineKeys are the network policies that only the runtime's model
 	// API baseline contributed to.
 	baselineKeys []string
@@ -75,21 +79,21 @@ type builder struct {
 	needs []tierNeed
 	caps  []tierCap
 
-	diags Diagnostics
+	diags agentdef.Diagnostics
 }
 
 type tierNeed struct {
 	tier policycue.Tier
 	what string
-	pos  Pos
+	pos  agentdef.Pos
 }
 
 type tierCap struct {
 	tier policycue.Tier
-	pos  Pos
+	pos  agentdef.Pos
 }
 
-func newBuilder(cat *policycue.Catalog, a *Agent) *builder {
+func newBuilder(cat *policycue.Catalog, a *agentdef.Agent) *builder {
 	return &builder{
 		cat:         cat,
 		agent:       a,
@@ -99,19 +103,19 @@ func newBuilder(cat *policycue.Catalog, a *Agent) *builder {
 	}
 }
 
-func src(p Pos, reason string) bundle.Source {
+func src(p agentdef.Pos, reason string) bundle.Source {
 	return bundle.Source{File: p.File, Line: p.Line, Column: p.Column, Reason: reason}
 }
 
-func (b *builder) errorf(p Pos, field, hint, format string, args ...any) {
-	b.diags = append(b.diags, Diagnostic{Pos: p, Severity: SeverityError, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
+func (b *builder) errorf(p agentdef.Pos, field, hint, format string, args ...any) {
+	b.diags = append(b.diags, agentdef.Diagnostic{Pos: p, Severity: agentdef.SeverityError, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
 
-func (b *builder) warnf(p Pos, field, hint, format string, args ...any) {
-	b.diags = append(b.diags, Diagnostic{Pos: p, Severity: SeverityWarning, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
+func (b *builder) warnf(p agentdef.Pos, field, hint, format string, args ...any) {
+	b.diags = append(b.diags, agentdef.Diagnostic{Pos: p, Severity: agentdef.SeverityWarning, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
 
-func (b *builder) need(t policycue.Tier, p Pos, format string, args ...any) {
+func (b *builder) need(t policycue.Tier, p agentdef.Pos, format string, args ...any) {
 	b.needs = append(b.needs, tierNeed{tier: t, what: fmt.Sprintf(format, args...), pos: p})
 }
 
@@ -141,7 +145,7 @@ func (b *builder) runtimeBaseline() {
 
 // addProfile adds a catalog profile's endpoints. Endpoints that pin their
 // own binaries keep them; the others get bins.
-func (b *builder) addProfile(name string, at Pos, reason string, bins []string, baseline bool) bool {
+func (b *builder) addProfile(name string, at agentdef.Pos, reason string, bins []string, baseline bool) bool {
 	prof, ok := b.cat.Profiles[name]
 	if !ok {
 		return false
@@ -188,7 +192,7 @@ func catalogMatch(r policycue.CatalogRule) openshell.Match {
 
 // tool applies one tool rule. where names its origin for messages ("tools",
 // "skill issue-labels allowed-tools").
-func (b *builder) tool(r ToolRule, where string) {
+func (b *builder) tool(r agentdef.ToolRule, where string) {
 	name := r.Tool
 	if strings.HasPrefix(name, "mcp") {
 		name = "mcp"
@@ -217,7 +221,7 @@ func (b *builder) tool(r ToolRule, where string) {
 			// spawn service refuses a manifest that spawns anything else);
 			// checkReferences warns about the other names.
 			if b.projectAgents == nil || b.projectAgents[n] != nil {
-				b.spawns = append(b.spawns, NameRef{Name: n, Pos: r.Pos})
+				b.spawns = append(b.spawns, agentdef.NameRef{Name: n, Pos: r.Pos})
 			}
 		}
 	}
@@ -226,7 +230,7 @@ func (b *builder) tool(r ToolRule, where string) {
 
 // toolDir opens the directory of a Read/Edit-style rule's path, if it names
 // one outside the workdir, in dirs (the read-only or read-write set).
-func (b *builder) toolDir(dirs map[string][]bundle.Source, r ToolRule, reason string) {
+func (b *builder) toolDir(dirs map[string][]bundle.Source, r agentdef.ToolRule, reason string) {
 	if r.Path == "" {
 		return
 	}
@@ -235,7 +239,7 @@ func (b *builder) toolDir(dirs map[string][]bundle.Source, r ToolRule, reason st
 	}
 }
 
-func (b *builder) bash(r ToolRule, reason string) {
+func (b *builder) bash(r agentdef.ToolRule, reason string) {
 	if r.AnyCommand() {
 		b.warnf(r.Pos, "tools", "list the commands, e.g. Bash(gh,curl,jq), and declare hosts in sandbox.endpoints",
 			"%s allows any command: it implies no egress and needs the full tier", r.Raw)
@@ -252,7 +256,7 @@ func (b *builder) bash(r ToolRule, reason string) {
 			// Unknown: it implies nothing, so it raises nothing (fail
 			// closed: a typo never buys the full tier); the warning says so.
 			hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
-			if s := suggest(c.Command, sortedMapKeys(b.cat.Binaries)); s != "" {
+			if s := suggest.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
 				hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
 			}
 			b.warnf(r.Pos, "tools", hint,
@@ -272,7 +276,7 @@ func (b *builder) bash(r ToolRule, reason string) {
 	}
 }
 
-func (b *builder) webFetch(r ToolRule, reason string) {
+func (b *builder) webFetch(r agentdef.ToolRule, reason string) {
 	if r.Domain == "" {
 		b.warnf(r.Pos, "tools", "use WebFetch(domain:example.com) for each site the agent reads",
 			"%s allows any URL: it implies no egress", r.Raw)
@@ -289,7 +293,7 @@ func (b *builder) webFetch(r ToolRule, reason string) {
 // toolPath maps a gitignore-style Read/Edit path to the directory the
 // sandbox policy must open: `//abs/x/**` -> /abs/x; `~/p` and `/p` and `p`
 // live in the workdir (/sandbox), which the baseline already covers.
-func (b *builder) toolPath(r ToolRule) (string, bool) {
+func (b *builder) toolPath(r agentdef.ToolRule) (string, bool) {
 	p := r.Path
 	if !strings.HasPrefix(p, "//") {
 		// Relative to the home or project: inside /sandbox already.
@@ -309,7 +313,7 @@ func (b *builder) toolPath(r ToolRule) (string, bool) {
 }
 
 // sandbox applies one `sandbox:` declaration (the agent's or a skill's).
-func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) {
+func (b *builder) sandbox(s *agentdef.Sandbox, baseDir string, fragments fragmentLoader) {
 	if s == nil {
 		return
 	}
@@ -355,7 +359,7 @@ func (b *builder) sandbox(s *Sandbox, baseDir string, fragments fragmentLoader) 
 // path is created for the sandbox user before (prepare_filesystem,
 // crates/openshell-supervisor-process/src/process.rs:2045-2055 @ v0.0.111).
 // It returns the output that covers dir.
-func outputDir(dir string, outputs []PathDecl) (string, bool) {
+func outputDir(dir string, outputs []agentdef.PathDecl) (string, bool) {
 	inside := false
 	for _, root := range []string{"/sandbox/", "/tmp/"} {
 		if rest, ok := strings.CutPrefix(dir, root); ok && rest != "" {
@@ -375,7 +379,7 @@ func outputDir(dir string, outputs []PathDecl) (string, bool) {
 
 // sandboxProfile applies a declared capability profile to the agent's
 // network binaries bins.
-func (b *builder) sandboxProfile(p NameRef, bins []string) {
+func (b *builder) sandboxProfile(p agentdef.NameRef, bins []string) {
 	reason := "sandbox profile " + p.Name
 	if len(bins) == 0 {
 		b.errorf(p.Pos, "sandbox.profiles", "allow a network command such as Bash(curl *) or Bash(gh,...), or pin binaries in the profile",
@@ -393,7 +397,7 @@ func (b *builder) sandboxProfile(p NameRef, bins []string) {
 
 // sandboxEndpoint adds a declared endpoint as a contribution: its own
 // binaries, else the agent's network binaries bins.
-func (b *builder) sandboxEndpoint(e EndpointDecl, bins []string) {
+func (b *builder) sandboxEndpoint(e agentdef.EndpointDecl, bins []string) {
 	c := contribution{
 		host: e.Host, port: e.Port, protocol: e.Protocol, access: e.Access,
 		allowedIPs: e.AllowedIPs, from: src(e.Pos, "sandbox endpoint "+e.Host),
@@ -430,7 +434,7 @@ func (b *builder) sandboxEndpoint(e EndpointDecl, bins []string) {
 }
 
 // declaredRule converts a sandbox rule declaration to an OpenShell rule.
-func declaredRule(r RuleDecl) openshell.Rule {
+func declaredRule(r agentdef.RuleDecl) openshell.Rule {
 	m := openshell.Match{Method: r.Method, Path: r.Path}
 	for k, v := range r.Query {
 		if m.Query == nil {

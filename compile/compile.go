@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -49,11 +51,11 @@ type Options struct {
 // Check inspects the compiled output and reports diagnostics. The checks of
 // one compilation may run concurrently with each other: a Check reads out
 // and must not modify it.
-type Check func(ctx context.Context, out *Output) (Diagnostics, error)
+type Check func(ctx context.Context, out *Output) (agentdef.Diagnostics, error)
 
 // Compiled is one agent's compiled policy and what is known about it.
 type Compiled struct {
-	Agent    *Agent
+	Agent    *agentdef.Agent
 	Policy   *openshell.Policy
 	Tier     policycue.Tier
 	Runtime  string
@@ -88,7 +90,7 @@ type Output struct {
 	// Files maps output file names (relative to the policies directory) to
 	// their exact bytes.
 	Files    map[string][]byte
-	Warnings Diagnostics
+	Warnings agentdef.Diagnostics
 	// Stages is when each stage of the compilation ran, by start: for
 	// `policy compile --timings`, never part of the bundle.
 	Stages []Stage
@@ -112,7 +114,7 @@ var ErrCompile = errors.New("compilation failed")
 // problem with its position. fsys is the project root the policy fragments
 // are read from; pass one that cannot escape the project, such as
 // os.Root.FS(). Fragments that are or lie under a symbolic link are refused.
-func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Output, error) {
+func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Options) (*Output, error) {
 	if opts.OpenShellVersion == "" {
 		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
 	}
@@ -127,7 +129,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		opts.Catalog = cat
 	}
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
-	var diags Diagnostics
+	var diags agentdef.Diagnostics
 	diags = append(diags, proj.Warnings...)
 	strict := func() {
 		if opts.Strict {
@@ -142,7 +144,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	}
 	var filesMu sync.Mutex
 	load := func(name string) ([]byte, error) {
-		data, err := readNoLinks(fsys, name)
+		data, err := agentdef.ReadNoLinks(fsys, name)
 		if err == nil {
 			sum := bundle.SHA256Hex(data)
 			filesMu.Lock()
@@ -157,11 +159,11 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 	// keeps diagnostics deterministic.
 	type result struct {
 		c     *Compiled
-		diags Diagnostics
+		diags agentdef.Diagnostics
 	}
 	results := make([]result, len(proj.Agents))
 	endCompile := opts.timeline.begin("compile")
-	forEach(len(proj.Agents), opts.Workers, func(i int) {
+	parallel.ForEach(len(proj.Agents), opts.Workers, func(i int) {
 		c, ds := compileAgent(proj, proj.Agents[i], opts, load)
 		if c != nil {
 			c.doc, c.docErr = openshell.Marshal(c.Policy, header(c, opts.OpenShellVersion))
@@ -186,7 +188,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		return out.emit(files)
 	}
 	var (
-		ds  Diagnostics
+		ds  agentdef.Diagnostics
 		err error
 	)
 	if opts.checksReadAgents && opts.Workers != 1 {
@@ -223,20 +225,20 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 // when workers is 0), and returns their diagnostics in the order of checks; the first error in
 // that order wins. The checks are independent of each other, so a long one
 // (lint) overlaps the others (validate, expectations) instead of waiting.
-func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (Diagnostics, error) {
+func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (agentdef.Diagnostics, error) {
 	type result struct {
-		diags Diagnostics
+		diags agentdef.Diagnostics
 		err   error
 	}
 	results := make([]result, len(checks))
 	if workers <= 0 {
 		workers = len(checks)
 	}
-	forEach(len(checks), workers, func(i int) {
+	parallel.ForEach(len(checks), workers, func(i int) {
 		ds, err := checks[i](ctx, out)
 		results[i] = result{ds, err}
 	})
-	var diags Diagnostics
+	var diags agentdef.Diagnostics
 	for _, r := range results {
 		if r.err != nil {
 			return nil, r.err
@@ -246,12 +248,12 @@ func runChecks(ctx context.Context, out *Output, checks []Check, workers int) (D
 	return diags, nil
 }
 
-func compileError(ds Diagnostics, out *Output) error {
+func compileError(ds agentdef.Diagnostics, out *Output) error {
 	sortDiagnostics(ds)
 	return &Failure{Diagnostics: ds, Agents: out.AgentNames()}
 }
 
-func sortDiagnostics(ds Diagnostics) {
+func sortDiagnostics(ds agentdef.Diagnostics) {
 	sort.SliceStable(ds, func(i, j int) bool {
 		a, b := ds[i].Pos, ds[j].Pos
 		if a.File != b.File {
@@ -264,9 +266,9 @@ func sortDiagnostics(ds Diagnostics) {
 	})
 }
 
-func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*Compiled, Diagnostics) {
+func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load fragmentLoader) (*Compiled, agentdef.Diagnostics) {
 	b := newBuilder(opts.Catalog, a)
-	b.projectAgents = proj.byName
+	b.projectAgents = proj.Defined()
 	b.version = opts.OpenShellVersion
 	b.values = opts.Values
 	if !b.selectRuntime(proj, a, opts) {
@@ -323,7 +325,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 
 // selectRuntime sets the agent's runtime (its format) and model provider;
 // false when the catalog has either not.
-func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
+func (b *builder) selectRuntime(proj *agentdef.Project, a *agentdef.Agent, opts Options) bool {
 	b.runtime = string(a.Format)
 	if _, ok := opts.Catalog.Runtimes[b.runtime]; !ok {
 		b.errorf(a.NamePos, "", "", "runtime %q is not in the catalog", b.runtime)
@@ -350,8 +352,8 @@ func (b *builder) selectRuntime(proj *Project, a *Agent, opts Options) bool {
 }
 
 // skills resolves the agent's skills and applies their allowed tools.
-func (b *builder) skills(proj *Project, a *Agent) []*Skill {
-	var skills []*Skill
+func (b *builder) skills(proj *agentdef.Project, a *agentdef.Agent) []*agentdef.Skill {
+	var skills []*agentdef.Skill
 	for _, ref := range a.Skills {
 		s, ok := proj.Skills[ref.Name]
 		if !ok {
@@ -367,7 +369,7 @@ func (b *builder) skills(proj *Project, a *Agent) []*Skill {
 
 // summarize records on c what the agent spawns, its skills and its
 // outputs, each sorted (spawns deduplicated).
-func (b *builder) summarize(c *Compiled, skills []*Skill) {
+func (b *builder) summarize(c *Compiled, skills []*agentdef.Skill) {
 	seen := map[string]bool{}
 	for _, s := range b.spawns {
 		if !seen[s.Name] {
@@ -391,7 +393,7 @@ func (b *builder) summarize(c *Compiled, skills []*Skill) {
 // OpenCode model is "provider/model"), then --provider, then the runtime's
 // default. fromModel reports that the model id, the runtime's own field,
 // named it.
-func provider(a *Agent, proj *Project, opts Options, b *builder) (name string, fromModel bool) {
+func provider(a *agentdef.Agent, proj *agentdef.Project, opts Options, b *builder) (name string, fromModel bool) {
 	if a.Sandbox != nil && a.Sandbox.Provider != "" {
 		return a.Sandbox.Provider, false
 	}
@@ -401,11 +403,11 @@ func provider(a *Agent, proj *Project, opts Options, b *builder) (name string, f
 		}
 	}
 	switch a.Format {
-	case FormatClaude:
+	case agentdef.FormatClaude:
 		if p := inferProvider(a.Model); p != "" {
 			return p, true
 		}
-	case FormatOpenCode:
+	case agentdef.FormatOpenCode:
 		if p, _, ok := strings.Cut(a.Model, "/"); ok {
 			return p, true
 		}
@@ -416,7 +418,7 @@ func provider(a *Agent, proj *Project, opts Options, b *builder) (name string, f
 	return b.cat.Runtimes[b.runtime].DefaultProvider, false
 }
 
-func providerPos(a *Agent) Pos {
+func providerPos(a *agentdef.Agent) agentdef.Pos {
 	if a.Sandbox != nil && a.Sandbox.ProviderPos.Line > 0 {
 		return a.Sandbox.ProviderPos
 	}
@@ -437,7 +439,7 @@ func providerNames(c *policycue.Catalog, runtime string) []string {
 
 // sourceFiles lists the input files a policy derives from: the agent, its
 // skills, and any file named in provenance.
-func sourceFiles(a *Agent, skills []*Skill, p *openshell.Policy) []string {
+func sourceFiles(a *agentdef.Agent, skills []*agentdef.Skill, p *openshell.Policy) []string {
 	set := map[string]bool{a.File: true}
 	for _, s := range skills {
 		set[s.File] = true

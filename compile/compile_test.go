@@ -8,32 +8,33 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
-func pos(line int) Pos { return Pos{File: "agents/a.md", Line: line, Column: 1} }
+func pos(line int) agentdef.Pos { return agentdef.Pos{File: "agents/a.md", Line: line, Column: 1} }
 
-func rule(t *testing.T, raw string, line int) ToolRule {
+func rule(t *testing.T, raw string, line int) agentdef.ToolRule {
 	t.Helper()
-	r, err := ParseToolRule(raw, pos(line))
+	r, err := agentdef.ParseToolRule(raw, pos(line))
 	if err != nil {
 		t.Fatalf("ParseToolRule(%q): %v", raw, err)
 	}
 	return r
 }
 
-func agent(name string, tools []ToolRule, sb *Sandbox) *Agent {
-	return &Agent{Name: name, NamePos: pos(2), File: "agents/a.md", Format: FormatClaude, Description: "d", Tools: tools, Sandbox: sb}
+func agent(name string, tools []agentdef.ToolRule, sb *agentdef.Sandbox) *agentdef.Agent {
+	return &agentdef.Agent{Name: name, NamePos: pos(2), File: "agents/a.md", Format: agentdef.FormatClaude, Description: "d", Tools: tools, Sandbox: sb}
 }
 
-func project(agents ...*Agent) *Project {
-	return &Project{Agents: agents, Skills: map[string]*Skill{}, Files: map[string]string{"agents/a.md": strings.Repeat("0", 64)}}
+func project(agents ...*agentdef.Agent) *agentdef.Project {
+	return &agentdef.Project{Agents: agents, Skills: map[string]*agentdef.Skill{}, Files: map[string]string{"agents/a.md": strings.Repeat("0", 64)}}
 }
 
-func compileOne(t *testing.T, a *Agent, opts Options) (*Compiled, error) {
+func compileOne(t *testing.T, a *agentdef.Agent, opts Options) (*Compiled, error) {
 	t.Helper()
 	out, err := Compile(context.Background(), project(a), fstest.MapFS{}, opts)
 	if err != nil {
@@ -46,7 +47,7 @@ func TestCompileSemantics(t *testing.T) {
 	tests := []struct {
 		name    string
 		tools   []string
-		sandbox *Sandbox
+		sandbox *agentdef.Sandbox
 		wantErr []string
 		check   func(t *testing.T, c *Compiled)
 	}{
@@ -102,19 +103,19 @@ func TestCompileSemantics(t *testing.T) {
 		{
 			name:    "tier cap is an error at the offending line",
 			tools:   []string{"Bash(curl *)"},
-			sandbox: &Sandbox{Tier: "network", TierPos: pos(9), Endpoints: []EndpointDecl{{Pos: pos(11), Host: "api.example.com", Rules: []RuleDecl{{Pos: pos(12), Method: "POST", Path: "/x"}}}}},
+			sandbox: &agentdef.Sandbox{Tier: "network", TierPos: pos(9), Endpoints: []agentdef.EndpointDecl{{Pos: pos(11), Host: "api.example.com", Rules: []agentdef.RuleDecl{{Pos: pos(12), Method: "POST", Path: "/x"}}}}},
 			wantErr: []string{"agents/a.md:12:1", "needs tier full, above the agent's declared tier network"},
 		},
 		{
 			name:    "declared endpoint without a network tool",
 			tools:   []string{"Read"},
-			sandbox: &Sandbox{Endpoints: []EndpointDecl{{Pos: pos(7), Host: "api.example.com", Access: "read-only"}}},
+			sandbox: &agentdef.Sandbox{Endpoints: []agentdef.EndpointDecl{{Pos: pos(7), Host: "api.example.com", Access: "read-only"}}},
 			wantErr: []string{"agents/a.md:7:1", "no tool of the agent can open connections"},
 		},
 		{
 			name:  "conflicting protocols on one host:port",
 			tools: []string{"Bash(curl *)"},
-			sandbox: &Sandbox{Endpoints: []EndpointDecl{
+			sandbox: &agentdef.Sandbox{Endpoints: []agentdef.EndpointDecl{
 				{Pos: pos(7), Host: "api.example.com", Protocol: "rest", Access: "read-only"},
 				{Pos: pos(9), Host: "api.example.com", Protocol: "graphql", Access: "read-only"},
 			}},
@@ -123,9 +124,9 @@ func TestCompileSemantics(t *testing.T) {
 		{
 			name:  "presets and rules on one endpoint merge into rules",
 			tools: []string{"Bash(curl *)"},
-			sandbox: &Sandbox{Endpoints: []EndpointDecl{
+			sandbox: &agentdef.Sandbox{Endpoints: []agentdef.EndpointDecl{
 				{Pos: pos(7), Host: "api.example.com", Access: "read-only"},
-				{Pos: pos(9), Host: "api.example.com", Rules: []RuleDecl{{Pos: pos(10), Method: "POST", Path: "/v1/items"}}},
+				{Pos: pos(9), Host: "api.example.com", Rules: []agentdef.RuleDecl{{Pos: pos(10), Method: "POST", Path: "/v1/items"}}},
 			}},
 			check: func(t *testing.T, c *Compiled) {
 				ep := c.Policy.NetworkPolicies["api_example_com_443"].Endpoints[0]
@@ -140,19 +141,19 @@ func TestCompileSemantics(t *testing.T) {
 		{
 			name:    "unknown profile",
 			tools:   []string{"Bash(curl *)"},
-			sandbox: &Sandbox{Profiles: []NameRef{{Name: "forge-wirte", Pos: pos(8)}}},
+			sandbox: &agentdef.Sandbox{Profiles: []agentdef.NameRef{{Name: "forge-wirte", Pos: pos(8)}}},
 			wantErr: []string{"agents/a.md:8:1", `unknown profile "forge-wirte"`},
 		},
 		{
 			name:    "read-write path needs the full tier",
 			tools:   []string{"Read"},
-			sandbox: &Sandbox{Tier: "read-only", TierPos: pos(5), ReadWrite: []PathDecl{{Path: "/opt/out", Pos: pos(6)}}},
+			sandbox: &agentdef.Sandbox{Tier: "read-only", TierPos: pos(5), ReadWrite: []agentdef.PathDecl{{Path: "/opt/out", Pos: pos(6)}}},
 			wantErr: []string{"agents/a.md:6:1", "read_write /opt/out needs tier full"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var tools []ToolRule
+			var tools []agentdef.ToolRule
 			for i, raw := range tt.tools {
 				tools = append(tools, rule(t, raw, 4+i))
 			}
@@ -185,7 +186,7 @@ func TestCompileSemantics(t *testing.T) {
 }
 
 func TestCompileSetValues(t *testing.T) {
-	a := agent("a", []ToolRule{rule(t, "Bash(gh)", 4)}, nil)
+	a := agent("a", []agentdef.ToolRule{rule(t, "Bash(gh)", 4)}, nil)
 	v, err := placeholder.ParseSet([]string{"OWNER=o", "REPO_NAME=r"})
 	if err != nil {
 		t.Fatal(err)
@@ -205,9 +206,9 @@ func TestCompileSetValues(t *testing.T) {
 }
 
 func TestCompileDeterministic(t *testing.T) {
-	mk := func() *Agent {
-		return agent("a", []ToolRule{rule(t, "Bash(gh,curl,git)", 4), rule(t, "WebFetch(domain:docs.github.com)", 5)},
-			&Sandbox{Profiles: []NameRef{{Name: "package-registries", Pos: pos(8)}}})
+	mk := func() *agentdef.Agent {
+		return agent("a", []agentdef.ToolRule{rule(t, "Bash(gh,curl,git)", 4), rule(t, "WebFetch(domain:docs.github.com)", 5)},
+			&agentdef.Sandbox{Profiles: []agentdef.NameRef{{Name: "package-registries", Pos: pos(8)}}})
 	}
 	var first map[string][]byte
 	for i := 0; i < 5; i++ {
@@ -250,7 +251,7 @@ network_policies:
 		{"file relative", "agents/frag.yaml", "frag.yaml"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{PolicyFile: tt.ref, PolicyFilePos: pos(6)})
+			a := agent("a", []agentdef.ToolRule{rule(t, "Bash(curl *)", 4)}, &agentdef.Sandbox{PolicyFile: tt.ref, PolicyFilePos: pos(6)})
 			fsys := fstest.MapFS{tt.file: {Data: frag}}
 			out, err := Compile(context.Background(), project(a), fsys, Options{})
 			if err != nil {
@@ -269,7 +270,7 @@ network_policies:
 			}
 		})
 	}
-	a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{PolicyFile: "../outside.yaml", PolicyFilePos: pos(6)})
+	a := agent("a", []agentdef.ToolRule{rule(t, "Bash(curl *)", 4)}, &agentdef.Sandbox{PolicyFile: "../outside.yaml", PolicyFilePos: pos(6)})
 	if _, err := Compile(context.Background(), project(a), fstest.MapFS{}, Options{}); err == nil || !strings.Contains(err.Error(), "leaves the project") {
 		t.Fatalf("fragment outside the project: err = %v", err)
 	}

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -88,7 +90,7 @@ var ErrWrittenDiffers = errors.New("does not decode to what was checked")
 func (o *Output) checkWritten(prov *bundle.ProvenanceFile) error {
 	names := o.AgentNames()
 	errs := make([]error, len(names))
-	forEach(len(names), 0, func(i int) {
+	parallel.ForEach(len(names), 0, func(i int) {
 		errs[i] = checkPolicyFile(names[i]+".yaml", o.Files[names[i]+".yaml"], o.Agents[names[i]].Policy)
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -200,7 +202,7 @@ func mergeList(csv string, add []string) string {
 }
 
 // toolTier is the tier one tool rule needs on its own.
-func toolTier(cat *policycue.Catalog, r ToolRule) policycue.Tier {
+func toolTier(cat *policycue.Catalog, r agentdef.ToolRule) policycue.Tier {
 	if r.Tool == "Bash" {
 		if r.AnyCommand() {
 			return policycue.TierFull

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // TestExpectationsOfABrokenAgent: an agent that does not parse (an unquoted
@@ -38,12 +40,12 @@ func TestExpectationsOfABrokenAgent(t *testing.T) {
 			var gotErr, gotWarn, gotNote bool
 			for _, d := range f.Diagnostics {
 				switch {
-				case d.Pos.File == "agents/summarizer.md" && d.Severity == SeverityError && strings.Contains(d.Message, tc.wantErr):
+				case d.Pos.File == "agents/summarizer.md" && d.Severity == agentdef.SeverityError && strings.Contains(d.Message, tc.wantErr):
 					gotErr = true
-				case d.Pos.File == "agents/other.md" && d.Severity == SeverityWarning:
+				case d.Pos.File == "agents/other.md" && d.Severity == agentdef.SeverityWarning:
 					gotWarn = true
 				case d.Pos.File == "agents/summarizer.policytest.yaml":
-					if d.Severity != SeverityNote || !strings.Contains(d.Message, "expectations skipped") {
+					if d.Severity != agentdef.SeverityNote || !strings.Contains(d.Message, "expectations skipped") {
 						t.Errorf("expectation file: %v, want one note that it was skipped", d)
 					}
 					gotNote = true

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -17,7 +18,7 @@ import (
 type TierReason struct {
 	Tier policycue.Tier `json:"tier"`
 	What string         `json:"what"`
-	Pos  Pos            `json:"pos"`
+	Pos  agentdef.Pos   `json:"pos"`
 }
 
 // String renders the reason as `file:line: what (needs tier T)`.
@@ -65,7 +66,7 @@ type Explanation struct {
 	Tier  string `json:"tier"`
 	// TierDecidedBy is the line that decided the tier (the first of TierWhy),
 	// or the agent's name line when nothing needs more than read-only.
-	TierDecidedBy Pos `json:"tier_decided_by"`
+	TierDecidedBy agentdef.Pos `json:"tier_decided_by"`
 	// TierReason says, in words, why the agent got its tier.
 	TierReason string `json:"tier_reason"`
 	// TierWhy lists everything that needs a tier above read-only.
@@ -228,7 +229,7 @@ func tierDecides(c *Compiled) []string {
 }
 
 // tierDecision is the line that decided c's tier and why, in words.
-func tierDecision(c *Compiled) (Pos, string) {
+func tierDecision(c *Compiled) (agentdef.Pos, string) {
 	if len(c.TierWhy) > 0 {
 		r := c.TierWhy[0]
 		why := fmt.Sprintf("%s needs tier %s", r.What, r.Tier)

@@ -3,6 +3,8 @@ package compile
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // Failure is the error of a failed compile: every diagnostic of the run,
@@ -12,7 +14,7 @@ import (
 type Failure struct {
 	// Diagnostics holds every diagnostic, errors and warnings, sorted by
 	// position.
-	Diagnostics Diagnostics
+	Diagnostics agentdef.Diagnostics
 	// Agents lists the agents that compiled despite the failure elsewhere.
 	Agents []string
 }

@@ -3,6 +3,7 @@ package compile
 import (
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -66,7 +67,7 @@ func TestGlabProfiles(t *testing.T) {
 	}
 	for _, version := range []string{"v0.0.83", "v0.0.111"} {
 		t.Run(version, func(t *testing.T) {
-			c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Bash(glab issue view *)", 4)}, nil), Options{OpenShellVersion: version})
+			c, err := compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Bash(glab issue view *)", 4)}, nil), Options{OpenShellVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,8 +85,8 @@ func TestGlabProfiles(t *testing.T) {
 				}
 			}
 
-			sb := &Sandbox{Profiles: []NameRef{{Name: "gitlab-write", Pos: pos(6)}, {Name: "gitlab-mr-write", Pos: pos(6)}}}
-			c, err = compileOne(t, agent("a", []ToolRule{rule(t, "Bash(glab *)", 4)}, sb), Options{OpenShellVersion: version})
+			sb := &agentdef.Sandbox{Profiles: []agentdef.NameRef{{Name: "gitlab-write", Pos: pos(6)}, {Name: "gitlab-mr-write", Pos: pos(6)}}}
+			c, err = compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Bash(glab *)", 4)}, sb), Options{OpenShellVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}

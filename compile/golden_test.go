@@ -3,6 +3,7 @@ package compile
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 // exampleSystems are the bundled agent systems, compiled into their own
 // policies/ directories, which are the golden files.
+var update = flag.Bool("update", false, "rewrite golden files")
+
 var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents"}
 
 func compileExample(t *testing.T, system string) (*Output, string) {

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // injectedPolicy is what a directory name could smuggle into a policy
@@ -31,16 +34,16 @@ func TestUnprintablePathsRefused(t *testing.T) {
 			writeFile(t, filepath.Join(agentDir, "a.md"), "---\nname: a\ndescription: d\ntools: Read\n---\n")
 			writeFile(t, filepath.Join(dir, "agents", "ok.md"), "---\nname: ok\ndescription: d\ntools: Read\n---\n")
 			_, err := CompileDir(context.Background(), dir, ProjectOptions{})
-			var ds Diagnostics
+			var ds agentdef.Diagnostics
 			var f *Failure
 			if errors.As(err, &f) {
 				ds = f.Diagnostics
 			}
 			var found bool
 			for _, d := range ds {
-				if d.Severity == SeverityError && strings.Contains(d.Message, "not printable text") {
+				if d.Severity == agentdef.SeverityError && strings.Contains(d.Message, "not printable text") {
 					found = true
-					if checkPathText(d.Pos.File) != nil || !strings.HasPrefix(d.Pos.File, `"agents/team`) || d.Pos.Line != 1 {
+					if !printablePath(d.Pos.File) || !strings.HasPrefix(d.Pos.File, `"agents/team`) || d.Pos.Line != 1 {
 						t.Errorf("position %q:%d is not the quoted path", d.Pos.File, d.Pos.Line)
 					}
 				}
@@ -49,7 +52,7 @@ func TestUnprintablePathsRefused(t *testing.T) {
 				// A name that is not UTF-8 cannot even be opened below the
 				// os.Root: the walk for policy tests fails, naming it quoted.
 				if err == nil || f != nil || !strings.Contains(err.Error(), `"agents/team`) ||
-					checkPathText(strings.ReplaceAll(err.Error(), "\n", " ")) != nil {
+					!printablePath(strings.ReplaceAll(err.Error(), "\n", " ")) {
 					t.Fatalf("want a not-printable-text error or a quoted walk error, got %v", err)
 				}
 			}
@@ -128,4 +131,18 @@ func writeFile(t *testing.T, name, body string) {
 	if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// printablePath reports whether s is valid UTF-8 of graphic characters only:
+// how a path is written in a message once the loader has quoted it.
+func printablePath(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !strconv.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -54,8 +55,8 @@ func TestUnknownKeys(t *testing.T) {
 			if !strings.HasPrefix(tc.file, "skills/") {
 				fsys["skills/s/SKILL.md"] = &fstest.MapFile{Data: []byte(skill)}
 			}
-			proj, err := Load(fsys)
-			var ds Diagnostics
+			proj, err := agentdef.Load(fsys)
+			var ds agentdef.Diagnostics
 			switch {
 			case tc.err && !errors.As(err, &ds):
 				t.Fatalf("want an error, got %v", err)
@@ -82,7 +83,7 @@ func TestUnknownKeys(t *testing.T) {
 // TestStrict: Options.Strict makes every warning an error.
 func TestStrict(t *testing.T) {
 	fsys := fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read\ncategory: x\n---\nbody\n")}}
-	proj, err := Load(fsys)
+	proj, err := agentdef.Load(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +95,13 @@ func TestStrict(t *testing.T) {
 		t.Fatal("no warning without Strict")
 	}
 	_, err = Compile(context.Background(), proj, fsys, Options{Strict: true})
-	var ds Diagnostics
+	var ds agentdef.Diagnostics
 	if !errors.Is(err, ErrCompile) || !errors.As(err, &ds) {
 		t.Fatalf("Strict: want a compile error, got %v", err)
 	}
 	found := false
 	for _, d := range ds {
-		found = found || d.Field == "category" && d.Severity == SeverityError && strings.Contains(d.Message, "strict")
+		found = found || d.Field == "category" && d.Severity == agentdef.SeverityError && strings.Contains(d.Message, "strict")
 	}
 	if !found {
 		t.Errorf("Strict: no error on category: %v", ds)
@@ -115,7 +116,7 @@ func TestParserToolsInCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range KnownTools() {
+	for _, name := range agentdef.KnownTools() {
 		if name == "Task" {
 			continue
 		}
@@ -130,7 +131,7 @@ func TestParserToolsInCatalog(t *testing.T) {
 func TestLocalTools(t *testing.T) {
 	const tools = "BashOutput, KillShell, AskUserQuestion, SlashCommand, SendMessage, TeamCreate, TeamDelete, Read"
 	fsys := fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: " + tools + "\n---\nbody\n")}}
-	proj, err := Load(fsys)
+	proj, err := agentdef.Load(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +169,11 @@ func TestToleratedSpecViolations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			proj, err := Load(fstest.MapFS{tc.file: {Data: []byte("---\n" + tc.fm + "---\nbody\n")}})
+			proj, err := agentdef.Load(fstest.MapFS{tc.file: {Data: []byte("---\n" + tc.fm + "---\nbody\n")}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got Diagnostics
+			var got agentdef.Diagnostics
 			for _, d := range proj.Warnings {
 				if strings.HasPrefix(d.Field, strings.SplitN(tc.field, "[", 2)[0]) && strings.Contains(d.Message, tc.msg) {
 					got = append(got, d)
@@ -190,7 +191,7 @@ func TestToleratedSpecViolations(t *testing.T) {
 // an error.
 func TestNoTools(t *testing.T) {
 	fsys := fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: []\n---\nbody\n")}}
-	proj, err := Load(fsys)
+	proj, err := agentdef.Load(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,42 +206,8 @@ func TestNoTools(t *testing.T) {
 		t.Errorf("tier = %s, want read-only", c.Tier)
 	}
 	for _, fm := range []string{"tools: \"\"\n", "tools: [\"\", \" \"]\n"} {
-		if _, err := Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\n" + fm + "---\n")}}); err == nil || !strings.Contains(err.Error(), "tools is empty") {
+		if _, err := agentdef.Load(fstest.MapFS{"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\n" + fm + "---\n")}}); err == nil || !strings.Contains(err.Error(), "tools is empty") {
 			t.Errorf("%q: want tools is empty, got %v", fm, err)
-		}
-	}
-}
-
-// TestForeignToolsMatchCatalog: the did-you-mean table of other runtimes'
-// tool names (foreignTools) and catalog/tools.cue's aliases agree, both ways.
-func TestForeignToolsMatchCatalog(t *testing.T) {
-	cat, err := policycue.LoadCatalog(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromCUE := map[string]map[string]bool{}
-	for tool, spec := range cat.Tools {
-		for runtime, names := range spec.Aliases {
-			for _, n := range names {
-				if fromCUE[n] == nil {
-					fromCUE[n] = map[string]bool{}
-				}
-				fromCUE[n][tool] = true
-				if _, ok := foreignTools[n]; !ok {
-					t.Errorf("tools.cue: %s alias %s of %s is missing from foreignTools", runtime, n, tool)
-				}
-			}
-		}
-		if spec.Source == "" {
-			t.Errorf("tools.cue: %s cites no source", tool)
-		}
-	}
-	for n, tool := range foreignTools {
-		if foreignRuntimes(n) == "another runtime" {
-			t.Errorf("foreignRuntimes: %s names no runtime", n)
-		}
-		if !fromCUE[n][tool] {
-			t.Errorf("foreignTools: %s -> %s is not an alias of %s in tools.cue", n, tool, tool)
 		}
 	}
 }
@@ -248,24 +215,24 @@ func TestForeignToolsMatchCatalog(t *testing.T) {
 // TestForeignToolHint: another runtime's tool name is a warning (it grants
 // nothing) whose hint names the Claude Code tool to write.
 func TestForeignToolHint(t *testing.T) {
-	if h := hintOf(func() *RuleError {
-		var re *RuleError
-		_, err := ParseToolRule("run_shell_command", Pos{File: "a.md", Line: 1, Column: 1})
+	if h := hintOf(func() *agentdef.RuleError {
+		var re *agentdef.RuleError
+		_, err := agentdef.ParseToolRule("run_shell_command", agentdef.Pos{File: "a.md", Line: 1, Column: 1})
 		errors.As(err, &re)
 		return re
 	}()); !strings.Contains(h, "run_shell_command is Gemini CLI's name") {
 		t.Errorf("hint %q does not name Gemini CLI", h)
 	}
 	for name, want := range map[string]string{"run_shell_command": "Bash", "read_file": "Read", "webfetch": "WebFetch", "apply_patch": "Edit", "Grep_Search": "Grep"} {
-		_, err := ParseToolRule(name, Pos{File: "a.md", Line: 3, Column: 8})
-		var re *RuleError
+		_, err := agentdef.ParseToolRule(name, agentdef.Pos{File: "a.md", Line: 3, Column: 8})
+		var re *agentdef.RuleError
 		if !errors.As(err, &re) || !re.UnknownTool || !strings.Contains(re.Hint, `did you mean "`+want+`"`) {
 			t.Errorf("%s: got %v (hint %q), want an unknown-tool error suggesting %s", name, err, hintOf(re), want)
 		}
 	}
 }
 
-func hintOf(re *RuleError) string {
+func hintOf(re *agentdef.RuleError) string {
 	if re == nil {
 		return ""
 	}
@@ -294,7 +261,7 @@ func TestClaudeToolsReference(t *testing.T) {
 		"WebSearch": "vendor-network", "Write": "fs-write",
 	}
 	for name, class := range want {
-		if _, err := ParseToolRule(name, Pos{File: "a.md", Line: 1, Column: 1}); err != nil {
+		if _, err := agentdef.ParseToolRule(name, agentdef.Pos{File: "a.md", Line: 1, Column: 1}); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		if got := cat.Tools[name].Class; got != class {

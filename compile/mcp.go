@@ -2,12 +2,11 @@ package compile
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
@@ -29,12 +28,12 @@ var mcpClientMethods = []string{"initialize", "notifications/initialized", "tool
 
 // mcpUse is what an agent's tools use of one MCP server.
 type mcpUse struct {
-	server MCPServerDecl
+	server agentdef.MCPServerDecl
 	// tools are the tool names the agent lists, sorted; anyTool is set by
 	// mcp__server or mcp__server__*.
 	tools   []string
 	anyTool bool
-	at      Pos
+	at      agentdef.Pos
 	from    []bundle.Source
 }
 
@@ -45,7 +44,7 @@ type mcpUse struct {
 // are the runtime's (Claude Code itself is the MCP client). stdio servers
 // run inside the sandbox and need no endpoint; servers defined outside the
 // agent file are left to sandbox.endpoints (egressChecks warns).
-func (b *builder) mcpEndpoints(skills []*Skill) {
+func (b *builder) mcpEndpoints(skills []*agentdef.Skill) {
 	rules := slices.Clone(b.agent.Tools)
 	for _, s := range skills {
 		rules = append(rules, s.AllowedTools...)
@@ -56,7 +55,7 @@ func (b *builder) mcpEndpoints(skills []*Skill) {
 		if r.Tool != "mcp" {
 			continue
 		}
-		i := slices.IndexFunc(b.agent.MCPServers, func(s MCPServerDecl) bool { return s.Name == r.MCPServer })
+		i := slices.IndexFunc(b.agent.MCPServers, func(s agentdef.MCPServerDecl) bool { return s.Name == r.MCPServer })
 		if i < 0 {
 			continue // egressChecks: the server is not declared
 		}
@@ -227,25 +226,11 @@ func mcpRule(m openshell.Match, from ...bundle.Source) openshell.Rule {
 // exactly; the legacy sse transport posts to a message url the server
 // announces at run time, so it gets the whole host. A url without a path
 // gets the whole host too.
-func mcpEndpointPath(s MCPServerDecl) string {
+func mcpEndpointPath(s agentdef.MCPServerDecl) string {
 	if s.Type == "sse" || s.Path == "" || s.Path == "/" {
 		return ""
 	}
 	return s.Path
-}
-
-// urlPort is u's port, or its scheme's default (80 for http, else 443).
-func urlPort(u *url.URL) int {
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err == nil && n > 0 && n <= 65535 {
-			return n
-		}
-		return 0
-	}
-	if strings.EqualFold(u.Scheme, "http") {
-		return 80
-	}
-	return 443
 }
 
 // mcpRuleKey distinguishes MCP rules of the same method in mergeRules.

@@ -2,13 +2,13 @@ package compile
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -63,7 +63,7 @@ func ruleText(ep openshell.Endpoint) []string {
 // tools, for the runtime's binary; a stdio server gets none; below
 // FeatureProtocolJSONRPC nothing is emitted, with a warning.
 func TestMCPEndpoints(t *testing.T) {
-	proj, err := Load(os.DirFS(filepath.Join("testdata", "mcp")))
+	proj, err := agentdef.Load(os.DirFS(filepath.Join("testdata", "mcp")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestMCPEndpoints(t *testing.T) {
 					t.Errorf("binaries %v, want %v", paths, want)
 				}
 			}
-			if tc.warn != "" && !slices.ContainsFunc(out.Warnings, func(d Diagnostic) bool {
+			if tc.warn != "" && !slices.ContainsFunc(out.Warnings, func(d agentdef.Diagnostic) bool {
 				return strings.HasSuffix(d.Pos.File, tc.agent+".md") && strings.Contains(d.Message, tc.warn)
 			}) {
 				t.Errorf("no warning %q for %s in %v", tc.warn, tc.agent, out.Warnings)
@@ -162,34 +162,15 @@ func TestMCPRuleMerge(t *testing.T) {
 }
 
 // TestURLPort: the url's port, else the scheme's default.
-func TestURLPort(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int
-	}{
-		{"https://mcp.example.com/mcp", 443},
-		{"http://mcp.example.com/mcp", 80},
-		{"https://mcp.example.com:8443/mcp", 8443},
-		{"https://mcp.example.com:99999/mcp", 0},
-	} {
-		u, err := url.Parse(tc.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := urlPort(u); got != tc.want {
-			t.Errorf("urlPort(%s) = %d, want %d", tc.in, got, tc.want)
-		}
-	}
-}
 
 // TestMCPSelfCheck: a policy that denies what a compiled MCP server use
 // intends (here: no endpoint for it at all, as when a policy fragment's
 // endpoint takes the path) is an error at the mcpServers entry.
 func TestMCPSelfCheck(t *testing.T) {
-	at := Pos{File: "agents/a.md", Line: 7, Column: 5}
-	b := newBuilder(nil, &Agent{File: "agents/a.md"})
+	at := agentdef.Pos{File: "agents/a.md", Line: 7, Column: 5}
+	b := newBuilder(nil, &agentdef.Agent{File: "agents/a.md"})
 	b.mcpIntended = []mcpIntent{{
-		use: &mcpUse{server: MCPServerDecl{Name: "github", Pos: at, Host: "api.githubcopilot.com", Port: 443, Path: "/mcp/"}, tools: []string{"get_issue"}},
+		use: &mcpUse{server: agentdef.MCPServerDecl{Name: "github", Pos: at, Host: "api.githubcopilot.com", Port: 443, Path: "/mcp/"}, tools: []string{"get_issue"}},
 		bin: "/usr/local/bin/claude",
 	}}
 	b.checkMCPIntended(decider(&openshell.Policy{Version: 1}))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -23,18 +24,18 @@ type fragmentLoader func(name string) ([]byte, error)
 // form experiment 0005 and fullsend's skill `policy` field use) as
 // contributions. Its static sections are ignored with a warning: they are the
 // compiler's to emit.
-func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoader) {
+func (b *builder) fragment(rel string, at agentdef.Pos, baseDir string, load fragmentLoader) {
 	name, data, ok := b.loadFragment(rel, at, baseDir, load)
 	if !ok {
 		return
 	}
 	p, err := openshell.Unmarshal(data)
 	if err != nil {
-		b.errorf(Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", openshell.DecodeError(err))
+		b.errorf(agentdef.Pos{File: name, Line: 1}, "", "the fragment must be a valid OpenShell policy document", "%v", openshell.DecodeError(err))
 		return
 	}
 	if p.FilesystemPolicy != nil || p.Process != nil || p.Landlock != nil {
-		b.warnf(Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
+		b.warnf(agentdef.Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
 			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
 	}
 	hosts := fragmentHostPositions(name, data)
@@ -48,7 +49,7 @@ func (b *builder) fragment(rel string, at Pos, baseDir string, load fragmentLoad
 // tried second. It returns the name the fragment was found under. A
 // fragment that is, or lies under, a symbolic link is refused (see
 // readNoLinks).
-func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragmentLoader) (string, []byte, bool) {
+func (b *builder) loadFragment(rel string, at agentdef.Pos, baseDir string, load fragmentLoader) (string, []byte, bool) {
 	for _, name := range []string{path.Join(baseDir, rel), path.Clean(rel)} {
 		if strings.HasPrefix(rel, "/") || name == ".." || strings.HasPrefix(name, "../") {
 			b.errorf(at, "sandbox", "keep policy fragments inside the project", "policy fragment %q leaves the project", rel)
@@ -62,7 +63,7 @@ func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragment
 			// Name the path only: a fragment that cannot be read (a
 			// link, a special file) may not be the project's.
 			hint := "a policy fragment must be a regular file of the project"
-			if errors.Is(err, errSymlink) {
+			if errors.Is(err, agentdef.ErrSymlink) {
 				hint = "copy the fragment into the project instead of linking it"
 			}
 			b.errorf(at, "sandbox", hint, "policy fragment %s: %v", rel, err)
@@ -77,16 +78,16 @@ func (b *builder) loadFragment(rel string, at Pos, baseDir string, load fragment
 // fragmentPolicy adds the endpoints of one network policy of fragment name
 // as contributions; endpoints with what the compiler does not merge (ports,
 // tls, deny_rules) are errors.
-func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []Pos) {
+func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []agentdef.Pos) {
 	bins := b.fragmentBinaries(name, key, np.Binaries)
 	for i, ep := range np.Endpoints {
 		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
-		at := Pos{File: name, Line: 1}
+		at := agentdef.Pos{File: name, Line: 1}
 		if i < len(hostPos) {
 			at = hostPos[i]
 			from.Line, from.Column = at.Line, at.Column
 		}
-		if msg, hint := hostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
+		if msg, hint := agentdef.HostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
 			// OpenShell refuses the whole policy at load (a TLD wildcard
 			// from v0.0.27, check_wildcard_host): report it here, at the
 			// fragment's line, not in the compiled output.
@@ -97,7 +98,7 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, h
 			continue
 		}
 		if len(ep.Ports) > 0 || ep.TLS != "" || len(ep.DenyRules) > 0 {
-			b.errorf(Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
+			b.errorf(agentdef.Pos{File: name, Line: 1}, "network_policies."+key, "write one endpoint per port, without tls or deny_rules",
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
@@ -378,7 +379,9 @@ func isReadMethod(m string) bool {
 	return false
 }
 
-func posOf(s bundle.Source) Pos { return Pos{File: s.File, Line: s.Line, Column: s.Column} }
+func posOf(s bundle.Source) agentdef.Pos {
+	return agentdef.Pos{File: s.File, Line: s.Line, Column: s.Column}
+}
 
 // policyKey derives a stable network policy key from host:port:
 // `*.googleapis.com:443` -> `wildcard_googleapis_com_443`, and a placeholder

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -19,7 +20,7 @@ import (
 // relay.rs, L7AllowDef.operation_type in crates/openshell-policy/src/lib.rs;
 // both present @ v0.0.83 and @ v0.0.111). Below that release the endpoint is
 // left out with a warning naming what the agent gets instead.
-func (b *builder) supportsEndpoint(profile string, ep policycue.CatalogEndpoint, at Pos) bool {
+func (b *builder) supportsEndpoint(profile string, ep policycue.CatalogEndpoint, at agentdef.Pos) bool {
 	if ep.Protocol != openshell.ProtocolGraphQL || openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
 		return true
 	}
@@ -87,7 +88,7 @@ func hostMatchesTemplate(tmpl, host string) bool {
 		return true
 	}
 	refs, err := placeholder.Find(tmpl)
-	if err != nil || len(refs) == 0 || !allHostLabel(refs) {
+	if err != nil || len(refs) == 0 || !agentdef.AllHostLabel(refs) {
 		return false
 	}
 	var re strings.Builder
@@ -182,7 +183,7 @@ func (b *builder) fragmentBinaries(name, key string, in []openshell.Binary) []st
 			out = append(out, bin.Path)
 			continue
 		}
-		b.warnf(Pos{File: name, Line: 1}, "network_policies."+key+".binaries",
+		b.warnf(agentdef.Pos{File: name, Line: 1}, "network_policies."+key+".binaries",
 			"name the executables, e.g. "+paths[0],
 			"binary %q in policy fragment %s matches any executable named %s anywhere; narrowed to the catalog's %s", bin.Path, name, base, strings.Join(paths, ", "))
 		out = append(out, paths...)
@@ -199,7 +200,7 @@ func (b *builder) fragmentModelAPI(name, key string, ep openshell.Endpoint) bool
 	for _, pn := range prov.Profiles {
 		for _, pe := range b.cat.Profiles[pn].Endpoints {
 			if ep.Host == pe.Host || (strings.Contains(ep.Host, "*") && openshell.GlobMatch(strings.ToLower(ep.Host), strings.ToLower(pe.Host), '.')) {
-				b.warnf(Pos{File: name, Line: 1}, "network_policies."+key,
+				b.warnf(agentdef.Pos{File: name, Line: 1}, "network_policies."+key,
 					"remove the endpoint; the runtime's "+b.provider+" baseline (profile "+pn+") reaches the model API with the project and region pinned",
 					"endpoint %s in policy fragment %s is the model API of provider %s: the baseline grants it, the fragment's wider grant is dropped", ep.Host, name, b.provider)
 				return true
@@ -212,12 +213,12 @@ func (b *builder) fragmentModelAPI(name, key string, ep openshell.Endpoint) bool
 // fragmentHostPositions returns, per network policy key, the position of
 // each endpoint's host in a policy fragment, so that what is wrong with an
 // endpoint is reported at the fragment's line.
-func fragmentHostPositions(name string, data []byte) map[string][]Pos {
+func fragmentHostPositions(name string, data []byte) map[string][]agentdef.Pos {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return nil
 	}
-	out := map[string][]Pos{}
+	out := map[string][]agentdef.Pos{}
 	nps := mappingValue(doc.Content[0], "network_policies")
 	if nps == nil || nps.Kind != yaml.MappingNode {
 		return nil
@@ -229,9 +230,9 @@ func fragmentHostPositions(name string, data []byte) map[string][]Pos {
 			continue
 		}
 		for _, ep := range eps.Content {
-			p := Pos{File: name, Line: ep.Line, Column: ep.Column}
+			p := agentdef.Pos{File: name, Line: ep.Line, Column: ep.Column}
 			if h := mappingValue(ep, "host"); h != nil {
-				p = Pos{File: name, Line: h.Line, Column: h.Column}
+				p = agentdef.Pos{File: name, Line: h.Line, Column: h.Column}
 			}
 			out[key] = append(out[key], p)
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -38,7 +39,7 @@ func decideWith(t *testing.T, c *Compiled, req string, v map[string]string) open
 func TestGhReadsGetGraphQLQueries(t *testing.T) {
 	for _, version := range []string{"v0.0.83", "v0.0.111"} {
 		t.Run(version, func(t *testing.T) {
-			out, err := Compile(t.Context(), project(agent("a", []ToolRule{rule(t, "Bash(gh issue view *)", 4), rule(t, "Bash(gh label list *)", 5)}, nil)), nil, Options{OpenShellVersion: version})
+			out, err := Compile(t.Context(), project(agent("a", []agentdef.ToolRule{rule(t, "Bash(gh issue view *)", 4), rule(t, "Bash(gh label list *)", 5)}, nil)), nil, Options{OpenShellVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestGhReadsGetGraphQLQueries(t *testing.T) {
 // graphql nor endpoint path routing; the grant is left out with a warning
 // saying what the agent gets instead.
 func TestGraphQLGatedBelowV0037(t *testing.T) {
-	out, err := Compile(t.Context(), project(agent("a", []ToolRule{rule(t, "Bash(gh)", 4)}, nil)), nil, Options{OpenShellVersion: "v0.0.30"})
+	out, err := Compile(t.Context(), project(agent("a", []agentdef.ToolRule{rule(t, "Bash(gh)", 4)}, nil)), nil, Options{OpenShellVersion: "v0.0.30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestGraphQLGatedBelowV0037(t *testing.T) {
 // TestGhWritesMapToMutations: the forge-write profile adds exactly the
 // mutations gh uses for comments and labels, and they raise the tier.
 func TestGhWritesMapToMutations(t *testing.T) {
-	c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Bash(gh)", 4)}, &Sandbox{Profiles: []NameRef{{Name: "forge-write", Pos: pos(6)}}}), Options{})
+	c, err := compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Bash(gh)", 4)}, &agentdef.Sandbox{Profiles: []agentdef.NameRef{{Name: "forge-write", Pos: pos(6)}}}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestGhWritesMapToMutations(t *testing.T) {
 
 // TestGitReadWithoutDotGit: actions/checkout sets remotes without .git.
 func TestGitReadWithoutDotGit(t *testing.T) {
-	c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Bash(git fetch *)", 4)}, nil), Options{})
+	c, err := compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Bash(git fetch *)", 4)}, nil), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestGitReadWithoutDotGit(t *testing.T) {
 // placeholders, the regional host and the workload identity federation
 // hosts are reached, and the model id selects the provider.
 func TestVertexBaseline(t *testing.T) {
-	a := agent("a", []ToolRule{rule(t, "Read", 4)}, nil)
+	a := agent("a", []agentdef.ToolRule{rule(t, "Read", 4)}, nil)
 	a.Model = "claude-sonnet-4-6@default"
 	c, err := compileOne(t, a, Options{})
 	if err != nil {
@@ -173,11 +174,11 @@ func TestVertexBaseline(t *testing.T) {
 // TestDeclaredRegionalHostKeepsTier: declaring the regional Vertex host by
 // hand is the agent's own model API: no tier raise, the runtime's binaries.
 func TestDeclaredRegionalHostKeepsTier(t *testing.T) {
-	sb := &Sandbox{Provider: "vertex", Endpoints: []EndpointDecl{{
+	sb := &agentdef.Sandbox{Provider: "vertex", Endpoints: []agentdef.EndpointDecl{{
 		Pos: pos(8), Host: "us-east5-aiplatform.googleapis.com",
-		Rules: []RuleDecl{{Pos: pos(9), Method: "POST", Path: "/v1/projects/acme-ci/locations/us-east5/publishers/anthropic/models/*"}},
+		Rules: []agentdef.RuleDecl{{Pos: pos(9), Method: "POST", Path: "/v1/projects/acme-ci/locations/us-east5/publishers/anthropic/models/*"}},
 	}}}
-	c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Read", 4)}, sb), Options{})
+	c, err := compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Read", 4)}, sb), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestInferProvider(t *testing.T) {
 // TestBedrockBaseline: a Bedrock model id selects the bedrock profile,
 // pinned to {{AWS_REGION}}.
 func TestBedrockBaseline(t *testing.T) {
-	a := agent("a", []ToolRule{rule(t, "Read", 4)}, nil)
+	a := agent("a", []agentdef.ToolRule{rule(t, "Read", 4)}, nil)
 	a.Model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	c, err := compileOne(t, a, Options{})
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,8 +29,11 @@ func TestParallelMatchesSerial(t *testing.T) {
 	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
 		dirs[name] = filepath.Join("..", "testdata", name)
 	}
-	for _, sub := range []string{"egress", "mcp", "bad/duplicate-agent", "bad/cyclic-agents"} {
-		dirs[sub] = filepath.Join("testdata", filepath.FromSlash(sub))
+	for _, sub := range []string{"egress", "mcp"} {
+		dirs[sub] = filepath.Join("testdata", sub)
+	}
+	for _, sub := range []string{"bad/duplicate-agent", "bad/cyclic-agents"} {
+		dirs[sub] = filepath.Join("..", "agentdef", "testdata", filepath.FromSlash(sub))
 	}
 	for name, dir := range dirs {
 		t.Run(name, func(t *testing.T) {
@@ -65,7 +70,7 @@ func TestWorkersOption(t *testing.T) {
 		}
 		opts.Workers = workers
 		opts.Checks = []Check{validateCheck(workers)}
-		proj, diags, _ := loadPartial(fsys)
+		proj, diags, _ := agentdef.LoadPartial(fsys)
 		proj.Warnings = diags
 		out, err := Compile(context.Background(), proj, fsys, opts)
 		if err != nil {
@@ -149,4 +154,29 @@ func writeMapFS(t testing.TB, fsys fstest.MapFS) string {
 		}
 	}
 	return dir
+}
+
+// genProject builds an in-memory project of n agents in four shapes, each
+// with its own skill: the same shapes bench/compile.sh generates.
+func genProject(n int) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i := 0; i < n; i++ {
+		fsys[fmt.Sprintf("skills/skill-%d/SKILL.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: skill-%d\ndescription: Generated skill %d.\nallowed-tools: Read Grep\n---\nBody.\n", i, i))}
+		var tools, extra string
+		switch i % 4 {
+		case 0:
+			tools = "Read, Grep, Bash(grep *), Bash(cat *)"
+		case 1:
+			tools = "Bash(gh,jq), Read"
+		case 2:
+			tools = fmt.Sprintf("WebFetch(domain:docs-%d.example.com), Read", i)
+		case 3:
+			tools = "Bash(curl *)"
+			extra = fmt.Sprintf("sandbox:\n  tier: full\n  endpoints:\n    - host: api-%d.example.com\n      rules:\n        - GET /v1/items/**\n        - POST /v1/items/{{ISSUE_NUMBER}}/notes\n", i)
+		}
+		fsys[fmt.Sprintf("agents/agent-%d.md", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: agent-%d\ndescription: Generated agent %d.\ntools: %s\nskills: [skill-%d]\n%s---\nBody.\n", i, i, tools, i, extra))}
+	}
+	return fsys
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // TestPlaceholderHostsKeepDistinctPolicyKeys is the red-team finding "policies
@@ -14,7 +16,7 @@ import (
 // endpoints get two stable keys that do not depend on what else the policy
 // holds.
 func TestPlaceholderHostsKeepDistinctPolicyKeys(t *testing.T) {
-	a := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{Endpoints: []EndpointDecl{
+	a := agent("a", []agentdef.ToolRule{rule(t, "Bash(curl *)", 4)}, &agentdef.Sandbox{Endpoints: []agentdef.EndpointDecl{
 		{Pos: pos(7), Host: "{{FORGE_HOST}}", Access: "read-only"},
 		{Pos: pos(9), Host: "{{HOST_IP}}", Access: "read-only", AllowedIPs: []string{"{{HOST_IP}}"}},
 		{Pos: pos(11), Host: "{{HOST_IP}}", Port: 8081, Access: "read-only", AllowedIPs: []string{"{{HOST_IP}}"}},
@@ -45,7 +47,7 @@ func TestPlaceholderHostsKeepDistinctPolicyKeys(t *testing.T) {
 		}
 	}
 	// Stable: the key does not depend on the other endpoints.
-	b := agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{Endpoints: []EndpointDecl{
+	b := agent("a", []agentdef.ToolRule{rule(t, "Bash(curl *)", 4)}, &agentdef.Sandbox{Endpoints: []agentdef.EndpointDecl{
 		{Pos: pos(9), Host: "{{HOST_IP}}", Access: "read-only", AllowedIPs: []string{"{{HOST_IP}}"}},
 	}})
 	out, err := Compile(context.Background(), project(b), fstest.MapFS{}, Options{})
@@ -79,12 +81,12 @@ func TestPolicyKey(t *testing.T) {
 // TestCollidingHostsKeepStableKeys: two hosts that sanitize to one key get
 // keys that do not depend on how many other endpoints the policy has.
 func TestCollidingHostsKeepStableKeys(t *testing.T) {
-	keysOf := func(extra ...EndpointDecl) []string {
-		eps := append([]EndpointDecl{
+	keysOf := func(extra ...agentdef.EndpointDecl) []string {
+		eps := append([]agentdef.EndpointDecl{
 			{Pos: pos(7), Host: "a-b.example.com", Access: "read-only"},
 			{Pos: pos(8), Host: "a.b.example.com", Access: "read-only"},
 		}, extra...)
-		c, err := compileOne(t, agent("a", []ToolRule{rule(t, "Bash(curl *)", 4)}, &Sandbox{Endpoints: eps}), Options{})
+		c, err := compileOne(t, agent("a", []agentdef.ToolRule{rule(t, "Bash(curl *)", 4)}, &agentdef.Sandbox{Endpoints: eps}), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +103,8 @@ func TestCollidingHostsKeepStableKeys(t *testing.T) {
 	if len(alone) != 2 || alone[0] != "a-b.example.com=a_b_example_com_443" {
 		t.Fatalf("keys %v", alone)
 	}
-	more := keysOf(EndpointDecl{Pos: pos(9), Host: "0.example.com", Access: "read-only"},
-		EndpointDecl{Pos: pos(10), Host: "1.example.com", Access: "read-only"})
+	more := keysOf(agentdef.EndpointDecl{Pos: pos(9), Host: "0.example.com", Access: "read-only"},
+		agentdef.EndpointDecl{Pos: pos(10), Host: "1.example.com", Access: "read-only"})
 	if strings.Join(alone, " ") != strings.Join(more, " ") {
 		t.Errorf("keys changed with other endpoints: %v, then %v", alone, more)
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
-	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -23,10 +25,14 @@ type ProjectOptions struct {
 	// Set holds KEY=VALUE placeholder assignments.
 	Set      []string
 	Provider string
-	// RuleDirs are extra lint rule directories.
-	RuleDirs []string
 	// Strict makes every warning an error.
 	Strict bool
+	// Lint, when set, starts the rule check (package lint's OPA rules,
+	// through compile/lintcheck): CompileDir starts it before the project
+	// loads, so that the rules compile while the project loads, runs its
+	// check between ValidateCheck and the expectations, and waits for it
+	// before returning. compile links no rule engine; the caller injects it.
+	Lint StartCheck
 	// Agents, when set, compiles only the named agents and what they
 	// reference (subagents, skills, fragments): problems in other files are
 	// not reported and do not fail the compile.
@@ -45,7 +51,15 @@ func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
 
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// CompileDir loads, compiles, validates and lints the project in dir. It
+// StartCheck starts preparing a check that is slow to prepare (compiling
+// lint rules) on its own goroutine and returns the check, which waits for
+// the preparation when it runs, and wait, which blocks until the
+// preparation has ended. stage records a span of the compile's timeline
+// (Output.Stages) and returns the function that ends it.
+type StartCheck func(ctx context.Context, stage func(name string) (end func())) (check Check, wait func())
+
+// CompileDir loads, compiles and checks the project in dir: validation,
+// the injected lint check (ProjectOptions.Lint) and the expectations. It
 // reads only, through an os.Root on dir so that no symbolic link leads out
 // of the project; writing is Write's job. An invalid option is an *OptionError
 // (a refused Set assignment a *placeholder.AssignmentError).
@@ -72,17 +86,21 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	fsys := root.FS()
 	// The lint rules parse and compile while the project loads and
 	// compiles: the two share no data until the lint check runs.
-	engine := startLint(ctx, lint.Options{RuleDirs: dirFS(po.RuleDirs)}, tl)
-	defer engine.wait(ctx) // the goroutine never outlives CompileDir
+	var lintCheck Check
+	if po.Lint != nil {
+		check, wait := po.Lint(ctx, tl.begin)
+		defer wait() // the preparation never outlives CompileDir
+		lintCheck = timed(tl, "lint", check)
+	}
 	// Every file is read and every problem of every file reported in one
 	// run: a broken definition fails the project, but the others are still
 	// compiled and checked (with --agent, only the selection counts).
 	endLoad := tl.begin("load")
-	proj, diags, _ := loadPartial(fsys)
+	proj, diags, _ := agentdef.LoadPartial(fsys)
 	endLoad()
 	if len(po.Agents) > 0 {
-		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
-			return nil, err
+		if proj, diags, err = agentdef.Select(proj, diags, po.Agents); err != nil {
+			return nil, &OptionError{Option: "Agents", Err: err}
 		}
 	}
 	if len(proj.Agents) == 0 {
@@ -93,7 +111,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	proj.Warnings = diags
 	scope := expectScope{known: map[string]bool{}, loadErrors: diags.Errors()}
-	for name := range proj.byName {
+	for name := range proj.Defined() {
 		scope.known[name] = true
 	}
 	if len(po.Agents) > 0 {
@@ -102,11 +120,11 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 			scope.selected[a.Name] = true
 		}
 	}
-	opts.Checks = []Check{
-		timed(tl, "validate", ValidateCheck),
-		timed(tl, "lint", lintCheck(engine.wait)),
-		timed(tl, "expectations", expectationsCheck(fsys, scope)),
+	opts.Checks = []Check{timed(tl, "validate", ValidateCheck)}
+	if lintCheck != nil {
+		opts.Checks = append(opts.Checks, lintCheck)
 	}
+	opts.Checks = append(opts.Checks, timed(tl, "expectations", expectationsCheck(fsys, scope)))
 	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
 }
@@ -139,34 +157,26 @@ func (po ProjectOptions) resolve() (Options, error) {
 	return opts, nil
 }
 
-func dirFS(dirs []string) []fs.FS {
-	out := make([]fs.FS, 0, len(dirs))
-	for _, d := range dirs {
-		out = append(out, os.DirFS(d))
-	}
-	return out
-}
-
 // ValidateCheck runs the offline OpenShell validator on every emitted policy
 // for the target version, with its open placeholders resolved to example
 // values: that is the document OpenShell will load. A compiled policy that
 // fails is a compiler bug or a catalog error; either way nothing is written.
 // The policies are validated concurrently (GOMAXPROCS at once); the
 // diagnostics come in agent name order.
-func ValidateCheck(ctx context.Context, out *Output) (Diagnostics, error) {
+func ValidateCheck(ctx context.Context, out *Output) (agentdef.Diagnostics, error) {
 	return validateCheck(0)(ctx, out)
 }
 
-// validateCheck is ValidateCheck on up to workers goroutines (workerCount).
+// validateCheck is ValidateCheck on up to workers goroutines (parallel.Workers).
 func validateCheck(workers int) Check {
-	return func(_ context.Context, out *Output) (Diagnostics, error) {
+	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
 		names := out.AgentNames()
-		per := make([]Diagnostics, len(names))
+		per := make([]agentdef.Diagnostics, len(names))
 		errs := make([]error, len(names))
-		forEach(len(names), workers, func(i int) {
+		parallel.ForEach(len(names), workers, func(i int) {
 			per[i], errs[i] = validateOne(out, names[i])
 		})
-		var ds Diagnostics
+		var ds agentdef.Diagnostics
 		for i := range names {
 			if errs[i] != nil {
 				return nil, errs[i]
@@ -182,7 +192,7 @@ func validateCheck(workers int) Check {
 // (substituting examples would change nothing); the others are cloned,
 // given example values and marshalled again. It reads only out.Agents and
 // out.OpenShellVersion, so it may run beside emit.
-func validateOne(out *Output, name string) (Diagnostics, error) {
+func validateOne(out *Output, name string) (agentdef.Diagnostics, error) {
 	file := "policies/" + name + ".yaml"
 	c := out.Agents[name]
 	data := c.doc // what emit writes, marshalled by the compile worker
@@ -196,130 +206,18 @@ func validateOne(out *Output, name string) (Diagnostics, error) {
 			return nil, err
 		}
 	}
-	var ds Diagnostics
+	var ds agentdef.Diagnostics
 	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
-		sev := SeverityWarning
+		sev := agentdef.SeverityWarning
 		if d.IsFatal() { // errors and traps: a compiled policy never holds either
-			sev = SeverityError
+			sev = agentdef.SeverityError
 		}
-		ds = append(ds, Diagnostic{
-			Pos: Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
+		ds = append(ds, agentdef.Diagnostic{
+			Pos: agentdef.Pos{File: file, Line: d.Line, Column: d.Column}, Severity: sev,
 			Field: d.Path, Message: fmt.Sprintf("[%s] %s", d.Code, d.Message), Hint: d.Hint,
 		})
 	}
 	return ds, nil
-}
-
-// LintCheck runs the OPA rule set on every compiled policy with its full
-// fullsend context; deny findings fail the compile, warn findings are
-// reported. Findings point at the agent or skill line from provenance.
-func LintCheck(lo lint.Options) Check {
-	return lintCheck(func(ctx context.Context) (*lint.Engine, error) { return lint.New(ctx, lo) })
-}
-
-// lintCheck is LintCheck with the engine from newEngine, which may have
-// been started before the compile (startLint).
-func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
-	return func(ctx context.Context, out *Output) (Diagnostics, error) {
-		// What each agent writes (lint.Writes matches every endpoint's
-		// rules), then each input, is computed on GOMAXPROCS goroutines,
-		// in name order.
-		names := out.AgentNames()
-		infos := make([]lint.AgentInfo, len(names))
-		forEach(len(names), 0, func(i int) {
-			c := out.Agents[names[i]]
-			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
-		})
-		agents := make(map[string]lint.AgentInfo, len(names))
-		for i, name := range names {
-			agents[name] = infos[i]
-		}
-		engine, err := newEngine(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("loading lint rules: %w", err)
-		}
-		inputs := make([]lint.Input, len(names))
-		forEach(len(names), 0, func(i int) {
-			name, c := names[i], out.Agents[names[i]]
-			inputs[i] = lint.Input{
-				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
-				Context: lint.Context{
-					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
-					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
-					Agents: reachable(agents, name),
-				},
-			}
-		})
-		report, err := engine.Lint(ctx, inputs)
-		if err != nil {
-			return nil, fmt.Errorf("linting: %w", err)
-		}
-		var ds Diagnostics
-		for _, f := range report.Findings {
-			if f.Waived != "" {
-				continue
-			}
-			d := Diagnostic{Severity: SeverityWarning, Field: f.PolicyPath,
-				Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent)}
-			if f.Severity == "deny" || f.Severity == "error" {
-				d.Severity = SeverityError
-			}
-			if f.Source != nil {
-				d.Pos = Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
-			} else {
-				d.Pos = Pos{File: f.Policy}
-			}
-			ds = append(ds, d)
-		}
-		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
-		return ds, nil
-	}
-}
-
-// pendingEngine is a lint engine being prepared on its own goroutine.
-type pendingEngine struct {
-	done   chan struct{}
-	engine *lint.Engine
-	err    error
-}
-
-// startLint starts lint.New(ctx, lo) on a new goroutine, recorded on tl as
-// the stage "lint-rules"; wait returns its result. Every caller must wait
-// before returning, so that the goroutine never outlives the compilation.
-func startLint(ctx context.Context, lo lint.Options, tl *timeline) *pendingEngine {
-	p := &pendingEngine{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		defer tl.begin("lint-rules")()
-		p.engine, p.err = lint.New(ctx, lo)
-	}()
-	return p
-}
-
-// wait blocks until the engine is ready (or failed) and returns it. It
-// takes a context only to match lintCheck's engine constructor.
-func (p *pendingEngine) wait(context.Context) (*lint.Engine, error) {
-	<-p.done
-	return p.engine, p.err
-}
-
-// reachable returns the agents name can start through Agent(), directly or
-// transitively, itself included: what the privilege-lifting rule looks at.
-// Passing only these keeps linting linear in the number of agents.
-func reachable(agents map[string]lint.AgentInfo, name string) map[string]lint.AgentInfo {
-	out := map[string]lint.AgentInfo{}
-	queue := []string{name}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		info, ok := agents[n]
-		if _, seen := out[n]; seen || !ok {
-			continue
-		}
-		out[n] = info
-		queue = append(queue, info.Spawns...)
-	}
-	return out
 }
 
 // ExpectationsCheck runs the project's *.policytest.yaml expectations
@@ -339,7 +237,7 @@ type expectScope struct {
 	// loadErrors are the errors of the definitions that failed to load:
 	// an agent too broken to have a name may be the one an expectation
 	// file names.
-	loadErrors Diagnostics
+	loadErrors agentdef.Diagnostics
 }
 
 // expectationsCheck is ExpectationsCheck within a scope. Every file is
@@ -349,7 +247,7 @@ type expectScope struct {
 // reported where they are); an agent nobody defined is an error with the
 // closest defined name.
 func expectationsCheck(fsys fs.FS, scope expectScope) Check {
-	return func(_ context.Context, out *Output) (Diagnostics, error) {
+	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
 		files, err := openshell.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
@@ -358,7 +256,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		for name, c := range out.Agents {
 			policies[name] = c.Policy
 		}
-		var ds Diagnostics
+		var ds agentdef.Diagnostics
 		kept := files[:0:0]
 		for _, f := range files {
 			data, err := fs.ReadFile(fsys, f)
@@ -367,7 +265,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			}
 			ef, err := openshell.ParseExpectFile(f, data)
 			if err != nil {
-				d := Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Message: err.Error(),
+				d := agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Message: err.Error(),
 					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
 				var pe *openshell.ExpectFileError
 				if errors.As(err, &pe) {
@@ -383,19 +281,19 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			switch {
 			case scope.selected != nil && !scope.selected[ef.Agent]:
 				// Not asked for with --agent: not compiled, not tested.
-			case scope.known[ef.Agent] || namedFileIn(scope.loadErrors, ef.Agent):
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+			case scope.known[ef.Agent] || agentdef.NamedFileIn(scope.loadErrors, ef.Agent):
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
 					Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", ef.Agent)})
 			case len(scope.loadErrors) > 0:
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityNote, Field: "agent",
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
 					Message: fmt.Sprintf("expectations skipped: no agent %q compiled; it may be one of the definitions that failed to load", ef.Agent)})
 			default:
-				names := sortedMapKeys(scope.known)
+				names := slices.Sorted(maps.Keys(scope.known))
 				if len(names) == 0 {
 					names = out.AgentNames()
 				}
-				ds = append(ds, Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Field: "agent",
-					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: knownHint("agents", ef.Agent, names)})
+				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Field: "agent",
+					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: agentdef.KnownHint("agents", ef.Agent, names)})
 			}
 		}
 		if len(kept) == 0 {
@@ -413,16 +311,9 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			if r.Problem != "" {
 				msg += ": " + r.Problem
 			}
-			ds = append(ds, Diagnostic{Pos: Pos{File: r.File, Line: r.Line}, Severity: SeverityError, Field: "tests", Message: msg,
+			ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
 				Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
 		}
 		return ds, nil
 	}
-}
-
-func placeholdersOrEmpty(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -23,12 +24,12 @@ func TestProviderBaselines(t *testing.T) {
 	)
 	tests := []struct {
 		name     string
-		format   Format
+		format   agentdef.Format
 		provider string
 		allow    []string
 		deny     []string
 	}{{
-		name: "claude anthropic", format: FormatClaude, provider: "anthropic",
+		name: "claude anthropic", format: agentdef.FormatClaude, provider: "anthropic",
 		allow: []string{
 			"POST https://api.anthropic.com/v1/messages?beta=true" + node,
 			"POST https://api.anthropic.com/v1/messages" + claude,
@@ -45,7 +46,7 @@ func TestProviderBaselines(t *testing.T) {
 			"POST https://statsig.anthropic.com/v1/rgstr" + node,
 		},
 	}, {
-		name: "claude bedrock", format: FormatClaude, provider: "bedrock",
+		name: "claude bedrock", format: agentdef.FormatClaude, provider: "bedrock",
 		allow: []string{
 			"POST " + bedrock + "us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream" + node,
 			// @anthropic-ai/bedrock-sdk percent-encodes the model id.
@@ -62,14 +63,14 @@ func TestProviderBaselines(t *testing.T) {
 			"GET https://api.anthropic.com/api/web/domain_info?domain=x" + node,
 		},
 	}, {
-		name: "opencode anthropic", format: FormatOpenCode, provider: "anthropic",
+		name: "opencode anthropic", format: agentdef.FormatOpenCode, provider: "anthropic",
 		allow: []string{"POST https://api.anthropic.com/v1/messages" + opencode},
 		deny: []string{
 			"POST https://api.anthropic.com/v1/messages/batches" + opencode,
 			"GET https://api.anthropic.com/api/web/domain_info?domain=x" + opencode,
 		},
 	}, {
-		name: "opencode openai", format: FormatOpenCode, provider: "openai",
+		name: "opencode openai", format: agentdef.FormatOpenCode, provider: "openai",
 		allow: []string{"POST https://api.openai.com/v1/responses" + opencode},
 		deny: []string{
 			"POST https://api.openai.com/v1/chat/completions" + opencode,
@@ -77,7 +78,7 @@ func TestProviderBaselines(t *testing.T) {
 			"GET https://api.openai.com/v1/responses/resp_1" + opencode,
 		},
 	}, {
-		name: "opencode amazon-bedrock", format: FormatOpenCode, provider: "amazon-bedrock",
+		name: "opencode amazon-bedrock", format: agentdef.FormatOpenCode, provider: "amazon-bedrock",
 		allow: []string{
 			"POST " + bedrock + "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream" + opencode,
 			"POST " + bedrock + "us.anthropic.claude-sonnet-4-5-20250929-v1:0/converse" + opencode,
@@ -89,7 +90,7 @@ func TestProviderBaselines(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := agent("a", []ToolRule{rule(t, "Read", 4)}, &Sandbox{Provider: tc.provider})
+			a := agent("a", []agentdef.ToolRule{rule(t, "Read", 4)}, &agentdef.Sandbox{Provider: tc.provider})
 			a.Format = tc.format
 			c, err := compileOne(t, a, Options{})
 			if err != nil {
@@ -123,7 +124,7 @@ func TestProviderIntendedRequestsGuard(t *testing.T) {
 	prof := cat.Profiles["bedrock"]
 	prof.Endpoints[0].Rules[1].Path = "/model/anthropic.*/invoke-with-response-stream"
 	cat.Profiles["bedrock"] = prof
-	a := agent("a", []ToolRule{rule(t, "Read", 4)}, &Sandbox{Provider: "bedrock"})
+	a := agent("a", []agentdef.ToolRule{rule(t, "Read", 4)}, &agentdef.Sandbox{Provider: "bedrock"})
 	_, err = compileOne(t, a, Options{Catalog: cat})
 	if err == nil || !strings.Contains(err.Error(), "profile bedrock intends") {
 		t.Fatalf("err = %v, want the bedrock self-check error", err)

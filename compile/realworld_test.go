@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -99,9 +100,9 @@ func TestRealWorld(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
-			dir := filepath.Join("testdata", "realworld", tc.dir)
+			dir := filepath.Join("..", "agentdef", "testdata", "realworld", tc.dir)
 			if tc.tier == "" {
-				proj, err := Load(os.DirFS(dir))
+				proj, err := agentdef.Load(os.DirFS(dir))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,11 +129,11 @@ func TestRealWorld(t *testing.T) {
 }
 
 // checkWarnings compares the warnings' "position field" with want.
-func checkWarnings(t *testing.T, ds Diagnostics, want []string) {
+func checkWarnings(t *testing.T, ds agentdef.Diagnostics, want []string) {
 	t.Helper()
 	var got []string
 	for _, d := range ds {
-		if d.Severity != SeverityWarning {
+		if d.Severity != agentdef.SeverityWarning {
 			t.Errorf("not a warning: %s", d)
 		}
 		got = append(got, d.Pos.String()+" "+d.Field)

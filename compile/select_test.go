@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // writeProject writes files under a temporary project directory.
@@ -41,13 +43,13 @@ func TestCompileReportsEveryFile(t *testing.T) {
 	if !errors.As(err, &f) || !errors.Is(err, ErrCompile) {
 		t.Fatalf("err = %v, want a *Failure", err)
 	}
-	files := map[string]Severity{}
+	files := map[string]agentdef.Severity{}
 	for _, d := range f.Diagnostics {
-		if files[d.Pos.File] != SeverityError {
+		if files[d.Pos.File] != agentdef.SeverityError {
 			files[d.Pos.File] = d.Severity
 		}
 	}
-	for file, sev := range map[string]Severity{"agents/bad-yaml.md": SeverityError, "agents/bad-tool.md": SeverityError, "agents/other.md": SeverityWarning} {
+	for file, sev := range map[string]agentdef.Severity{"agents/bad-yaml.md": agentdef.SeverityError, "agents/bad-tool.md": agentdef.SeverityError, "agents/other.md": agentdef.SeverityWarning} {
 		if files[file] != sev {
 			t.Errorf("%s: %q, want a %s (all: %v)", file, files[file], sev, f.Diagnostics)
 		}
@@ -55,7 +57,7 @@ func TestCompileReportsEveryFile(t *testing.T) {
 	if strings.Join(f.Agents, ",") != "lead,other,worker" {
 		t.Errorf("compiled despite the failure: %v, want lead,other,worker", f.Agents)
 	}
-	var ds Diagnostics
+	var ds agentdef.Diagnostics
 	if !errors.As(err, &ds) || len(ds.Errors()) != len(ds) {
 		t.Errorf("errors.As Diagnostics: %v, want errors only", ds)
 	}

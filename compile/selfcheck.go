@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
@@ -60,7 +61,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 					continue
 				}
 				if d := decide(r); !d.Allowed {
-					at := Pos{File: b.agent.File}
+					at := agentdef.Pos{File: b.agent.File}
 					if src := ep.Rules[j].From; len(src) > 0 {
 						at = posOf(src[0])
 					}
@@ -123,7 +124,7 @@ func (b *builder) checkIntended(decide func(*openshell.Request) openshell.Decisi
 // binaries.
 type profileUse struct {
 	name string
-	at   Pos
+	at   agentdef.Pos
 	bins []string
 }
 
@@ -166,6 +167,21 @@ func firstBinary(np openshell.NetworkPolicy) string {
 // ruleSample builds the request a rule is written for; false when the rule
 // has globs the sampler does not read (classes, alternatives).
 func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*openshell.Request, bool) {
+	r, ok := endpointSample(ep, bin)
+	if !ok {
+		return nil, false
+	}
+	if m.OperationType != "" {
+		return graphQLSample(r, ep, m)
+	}
+	return restSample(r, m)
+}
+
+// endpointSample is the request to ep from bin before any rule is read:
+// a host with its wildcards filled in, the first port, the scheme that port
+// implies and the address the endpoint pins; false when the host is empty
+// or keeps a glob the sampler does not fill.
+func endpointSample(ep *openshell.Endpoint, bin string) (*openshell.Request, bool) {
 	host := ep.Host
 	if strings.Contains(host, "*") {
 		host = strings.NewReplacer("**.", "a.", "*.", "a.").Replace(host)
@@ -191,26 +207,36 @@ func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*opensh
 	if a, err := netip.ParseAddr(host); err == nil && !r.Addr.IsValid() {
 		r.Addr = a
 	}
-	if m.OperationType != "" {
-		r.Method, r.Path = "POST", ep.Path
-		if r.Path == "" || strings.ContainsAny(r.Path, "*?[") {
-			r.Path = "/graphql"
-		}
-		op := openshell.GraphQLOp{Type: m.OperationType}
-		if op.Type == "*" {
-			op.Type = "query"
-		}
-		if m.OperationName != "" {
-			op.Name = strings.ReplaceAll(m.OperationName, "*", "X")
-		}
-		if len(m.Fields) > 0 {
-			op.Fields = []string{strings.ReplaceAll(m.Fields[0], "*", "x")}
-		} else {
-			op.Fields = []string{"viewer"}
-		}
-		r.GraphQL = []openshell.GraphQLOp{op}
-		return r, !strings.ContainsAny(m.OperationName+strings.Join(m.Fields, ""), "?[{")
+	return r, true
+}
+
+// graphQLSample makes r the GraphQL operation a GraphQL rule m is written
+// for: a POST to the endpoint's path (else /graphql) carrying one operation
+// of m's type, name and first field.
+func graphQLSample(r *openshell.Request, ep *openshell.Endpoint, m *openshell.Match) (*openshell.Request, bool) {
+	r.Method, r.Path = "POST", ep.Path
+	if r.Path == "" || strings.ContainsAny(r.Path, "*?[") {
+		r.Path = "/graphql"
 	}
+	op := openshell.GraphQLOp{Type: m.OperationType}
+	if op.Type == "*" {
+		op.Type = "query"
+	}
+	if m.OperationName != "" {
+		op.Name = strings.ReplaceAll(m.OperationName, "*", "X")
+	}
+	if len(m.Fields) > 0 {
+		op.Fields = []string{strings.ReplaceAll(m.Fields[0], "*", "x")}
+	} else {
+		op.Fields = []string{"viewer"}
+	}
+	r.GraphQL = []openshell.GraphQLOp{op}
+	return r, !strings.ContainsAny(m.OperationName+strings.Join(m.Fields, ""), "?[{")
+}
+
+// restSample makes r the HTTP request a method-and-path rule m is written
+// for, its path and query globs read as meant (samplePath, sampleQuery).
+func restSample(r *openshell.Request, m *openshell.Match) (*openshell.Request, bool) {
 	if m.Method == "" || m.Path == "" || strings.ContainsAny(m.Path, "[{") {
 		return nil, false
 	}

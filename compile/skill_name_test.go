@@ -2,12 +2,15 @@ package compile
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // TestSkillDisplayName: Claude Code loads a skill whose name is a display
@@ -25,7 +28,7 @@ func TestSkillDisplayName(t *testing.T) {
 		{"agentgraph-pdf", "skills/pdf/SKILL.md", "PDF Processing", "pdf"},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("testdata", "realworld", tc.fixture, filepath.FromSlash(tc.file)))
+			data, err := os.ReadFile(filepath.Join("..", "agentdef", "testdata", "realworld", tc.fixture, filepath.FromSlash(tc.file)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,13 +36,13 @@ func TestSkillDisplayName(t *testing.T) {
 				tc.file:       {Data: data},
 				"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read, Skill\nskills: [" + tc.dir + "]\n---\nbody\n")},
 			}
-			proj, err := Load(fsys)
+			proj, err := agentdef.Load(fsys)
 			if err != nil {
 				t.Fatal(err)
 			}
 			s := proj.Skills[tc.dir]
 			if s == nil {
-				t.Fatalf("no skill %q; skills: %v", tc.dir, sortedMapKeys(proj.Skills))
+				t.Fatalf("no skill %q; skills: %v", tc.dir, slices.Sorted(maps.Keys(proj.Skills)))
 			}
 			if _, ok := proj.Skills[tc.display]; ok {
 				t.Errorf("skill also known by its display name %q", tc.display)

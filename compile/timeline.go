@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // Stage is one span of a compilation: a stage's name and when it ran,
@@ -64,7 +66,7 @@ func timed(t *timeline, name string, check Check) Check {
 	if t == nil {
 		return check
 	}
-	return func(ctx context.Context, out *Output) (Diagnostics, error) {
+	return func(ctx context.Context, out *Output) (agentdef.Diagnostics, error) {
 		defer t.begin(name)()
 		return check(ctx, out)
 	}

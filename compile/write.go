@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -61,7 +62,7 @@ func Write(dir string, out *Output) error {
 	// reported. The manifest goes last, and only when every other file is
 	// in place: it pins them.
 	errs := make([]error, len(names))
-	forEach(len(names), writeWorkers, func(i int) {
+	parallel.ForEach(len(names), writeWorkers, func(i int) {
 		_, errs[i] = atomicfile.UpdateIn(root, names[i], out.Files[names[i]], 0o644)
 	})
 	for _, err := range errs {

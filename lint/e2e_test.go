@@ -9,6 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/report"
@@ -27,7 +28,7 @@ func TestExampleSystems(t *testing.T) {
 		{"../testdata/production", nil},
 	} {
 		t.Run(c.dir, func(t *testing.T) {
-			out, err := compile.CompileDir(context.Background(), c.dir, compile.ProjectOptions{Set: c.set})
+			out, err := compile.CompileDir(context.Background(), c.dir, compile.ProjectOptions{Set: c.set, Lint: lintcheck.Start(lint.Options{})})
 			if err != nil {
 				t.Fatalf("compiling %s: %v", c.dir, err)
 			}
@@ -86,7 +87,7 @@ func TestExampleSystems(t *testing.T) {
 // TestExpectationsCatchAWrongPolicy flips one expectation of the triage
 // system: the run must report exactly that case as failed.
 func TestExpectationsCatchAWrongPolicy(t *testing.T) {
-	out, err := compile.CompileDir(context.Background(), "../testdata/triage", compile.ProjectOptions{Set: []string{"HOST_IP=172.17.0.1"}})
+	out, err := compile.CompileDir(context.Background(), "../testdata/triage", compile.ProjectOptions{Set: []string{"HOST_IP=172.17.0.1"}, Lint: lintcheck.Start(lint.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

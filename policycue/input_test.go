@@ -12,7 +12,7 @@ import (
 )
 
 // The cross-check against the Go frontmatter parser lives in package
-// compile (compile/input_schema_test.go), which can read its key lists.
+// agentdef (agentdef/input_schema_test.go), which can read its key lists.
 // These tests cover the schema package and the cue CLI on its own.
 
 func TestInputSchemaDefinitions(t *testing.T) {

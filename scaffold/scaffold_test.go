@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/report"
@@ -100,7 +101,7 @@ func TestScaffoldCompilesLintsAndPasses(t *testing.T) {
 	if _, err := Write(Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	out, err := compile.CompileDir(t.Context(), dir, compile.ProjectOptions{})
+	out, err := compile.CompileDir(t.Context(), dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})})
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

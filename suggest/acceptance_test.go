@@ -14,8 +14,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -43,7 +46,7 @@ func compiler(t testing.TB) suggest.Compiler {
 		t.Fatal(err)
 	}
 	return func(ctx context.Context, fsys fs.FS) (*suggest.Target, error) {
-		proj, err := compile.Load(fsys)
+		proj, err := agentdef.Load(fsys)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +62,7 @@ func compiler(t testing.TB) suggest.Compiler {
 // target compiles the project in dir as `policy compile --agent` does.
 func target(t testing.TB, dir string) *suggest.Target {
 	t.Helper()
-	out, err := compile.CompileDir(context.Background(), dir, compile.ProjectOptions{Agents: []string{agent}})
+	out, err := compile.CompileDir(context.Background(), dir, compile.ProjectOptions{Agents: []string{agent}, Lint: lintcheck.Start(lint.Options{})})
 	if err != nil {
 		t.Fatalf("compiling %s: %v", dir, err)
 	}
@@ -203,7 +206,7 @@ func TestL7WritePlaceholders(t *testing.T) {
 	if err := os.WriteFile(pt, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := compile.CompileDir(context.Background(), dir, compile.ProjectOptions{})
+	out, err := compile.CompileDir(context.Background(), dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})})
 	if err != nil {
 		t.Fatalf("the patched project does not compile: %v", err)
 	}

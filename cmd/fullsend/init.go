@@ -76,7 +76,7 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output output
 	// An existing repository keeps the OpenShell version it compiled for,
 	// and current policies are left byte-for-byte alone.
 	policies := filepath.Join(o.Dir, "policies")
-	var po compile.ProjectOptions
+	po := compile.ProjectOptions{Lint: lintStart(nil)}
 	if m, _, err := bundle.ReadManifest(os.DirFS(policies)); err == nil {
 		po.OpenShellVersion = m.OpenShellVersion
 	}

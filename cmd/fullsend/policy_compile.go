@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
+	"github.com/fullsend-ai/agent-sandbox/lint"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -43,8 +47,19 @@ func (f *compileFlags) register(cmd *cobra.Command) {
 func (f *compileFlags) options() compile.ProjectOptions {
 	return compile.ProjectOptions{
 		OpenShellVersion: f.version, CatalogDir: f.catalog, Set: f.set,
-		Provider: f.provider, RuleDirs: f.rules, Strict: f.strict, Agents: f.agents,
+		Provider: f.provider, Lint: lintStart(f.rules), Strict: f.strict, Agents: f.agents,
 	}
+}
+
+// lintStart is the compile-time lint check, the built-in rules plus the
+// rule directories dirs: compile links no rule engine, so the CLI injects
+// the check (compile/lintcheck).
+func lintStart(dirs []string) compile.StartCheck {
+	var lo lint.Options
+	for _, d := range dirs {
+		lo.RuleDirs = append(lo.RuleDirs, os.DirFS(d))
+	}
+	return lintcheck.Start(lo)
 }
 
 // optionFlag is the flag of a compile.ProjectOptions field.
@@ -190,8 +205,8 @@ type compileSummary struct {
 	OpenShellVersion string                          `json:"openshell_version,omitempty"`
 	Agents           map[string]bundle.ManifestAgent `json:"agents"`
 	// Errors and Warnings are every diagnostic of the run, by severity.
-	Errors   compile.Diagnostics `json:"errors"`
-	Warnings compile.Diagnostics `json:"warnings"`
+	Errors   agentdef.Diagnostics `json:"errors"`
+	Warnings agentdef.Diagnostics `json:"warnings"`
 	// Error is the failure when it is not a list of diagnostics (a flag, an
 	// unreadable directory).
 	Error string `json:"error,omitempty"`
@@ -205,10 +220,10 @@ func compileFailure(w, errw io.Writer, output outputFormat, err error) error {
 	var f *compile.Failure
 	isFailure := errors.As(err, &f)
 	if output == outputJSON {
-		sum := compileSummary{Agents: map[string]bundle.ManifestAgent{}, Errors: compile.Diagnostics{}, Warnings: compile.Diagnostics{}}
+		sum := compileSummary{Agents: map[string]bundle.ManifestAgent{}, Errors: agentdef.Diagnostics{}, Warnings: agentdef.Diagnostics{}}
 		if isFailure {
 			for _, d := range f.Diagnostics {
-				if d.Severity == compile.SeverityError {
+				if d.Severity == agentdef.SeverityError {
 					sum.Errors = append(sum.Errors, d)
 				} else {
 					sum.Warnings = append(sum.Warnings, d)
@@ -224,7 +239,7 @@ func compileFailure(w, errw io.Writer, output outputFormat, err error) error {
 	}
 	if isFailure {
 		for _, d := range f.Diagnostics {
-			if d.Severity != compile.SeverityError {
+			if d.Severity != agentdef.SeverityError {
 				fmt.Fprintln(errw, ciSafe(d.String()))
 			}
 		}
@@ -234,7 +249,7 @@ func compileFailure(w, errw io.Writer, output outputFormat, err error) error {
 
 func printCompile(w, errw io.Writer, output outputFormat, outDir string, res *compile.Output) error {
 	if output == outputJSON {
-		return writeJSON(w, compileSummary{OK: true, OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Errors: compile.Diagnostics{}, Warnings: nonNil(res.Warnings)})
+		return writeJSON(w, compileSummary{OK: true, OutDir: outDir, OpenShellVersion: res.OpenShellVersion, Agents: res.Manifest.Agents, Errors: agentdef.Diagnostics{}, Warnings: nonNil(res.Warnings)})
 	}
 	for _, d := range res.Warnings {
 		fmt.Fprintln(errw, ciSafe(d.String()))
@@ -255,9 +270,9 @@ func printCompile(w, errw io.Writer, output outputFormat, outDir string, res *co
 	return nil
 }
 
-func nonNil(ds compile.Diagnostics) compile.Diagnostics {
+func nonNil(ds agentdef.Diagnostics) agentdef.Diagnostics {
 	if ds == nil {
-		return compile.Diagnostics{}
+		return agentdef.Diagnostics{}
 	}
 	return ds
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 )
 
@@ -52,9 +53,9 @@ func TestCompileJSONOnFailure(t *testing.T) {
 		t.Fatalf("err = %v, want a compile failure", err)
 	}
 	var res struct {
-		OK       bool                `json:"ok"`
-		Errors   compile.Diagnostics `json:"errors"`
-		Warnings compile.Diagnostics `json:"warnings"`
+		OK       bool                 `json:"ok"`
+		Errors   agentdef.Diagnostics `json:"errors"`
+		Warnings agentdef.Diagnostics `json:"warnings"`
 	}
 	if jerr := json.Unmarshal([]byte(stdout), &res); jerr != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", jerr, stdout)

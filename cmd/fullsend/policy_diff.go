@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -174,7 +176,7 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, fsys fs.FS, version string) (*policydiff.Side, error) {
-		proj, err := compile.Load(fsys)
+		proj, err := agentdef.Load(fsys)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/compile"
@@ -139,7 +141,7 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 			return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
 		}
 	}
-	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}}
+	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
 	res, err := compile.CompileDir(cmd.Context(), f.dir, po)
 	var oe *compile.OptionError
 	if errors.As(err, &oe) && oe.Option == "Agents" {
@@ -198,7 +200,9 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 
 // suggestCompiler compiles a (patched) project file system as policy
 // compile does with po, checking the policies with the offline validator,
-// and returns agent's compiled policy.
+// and returns agent's compiled policy. The lint check and the expectations
+// are not injected here: each candidate is judged with the decision engine,
+// and the patched project meets both when policy compile runs on it.
 func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler, error) {
 	var opts compile.Options
 	if po.OpenShellVersion != "" {
@@ -219,7 +223,7 @@ func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler,
 	opts.Catalog, opts.Provider = cat, po.Provider
 	opts.Checks = []compile.Check{compile.ValidateCheck}
 	return func(ctx context.Context, fsys fs.FS) (*suggest.Target, error) {
-		proj, err := compile.Load(fsys)
+		proj, err := agentdef.Load(fsys)
 		if err != nil {
 			return nil, err
 		}

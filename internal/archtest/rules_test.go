@@ -22,9 +22,9 @@ var pendingRemoval = []string{}
 var rules = []rule{
 	// ## Packages
 	{
-		says: "It imports the standard library only and must never import `compile` (or its frontmatter types)",
+		says: "It imports the standard library only and must never import `compile` or `agentdef` (the frontmatter types)",
 		pkgs: []string{"bundle"},
-		is:   []claim{leaf(), never("compile")},
+		is:   []claim{leaf(), never("compile", "agentdef")},
 	},
 	{
 		says: "It imports `bundle`, `placeholder` and `internal/suggest`; it must never import CUE or OPA (the runner uses it inside the image), nor `compile`, `lint` or `policycue`, which sit above it.",
@@ -52,9 +52,19 @@ var rules = []rule{
 		is:   []claim{never(opa, "lint", "compile")},
 	},
 	{
-		says: "It is the one library package that links both CUE (through `policycue`) and OPA (through `lint`), so only `cmd/fullsend` imports it",
+		says: "It imports `bundle`, `placeholder`, `internal/parallel` and `internal/suggest` only; it must never import `compile`, `lint`, `policycue`, CUE or OPA: parsing input needs no catalog and no rule engine.",
+		pkgs: []string{"agentdef"},
+		is:   []claim{only("bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
+	},
+	{
+		says: "It imports `agentdef`, `bundle`, `openshell`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{onlyBy("cmd/fullsend")},
+		is:   []claim{only("agentdef", "bundle", "openshell", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+	},
+	{
+		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
+		pkgs: []string{"compile"},
+		is:   []claim{never(opa, "lint"), onlyBy("cmd/fullsend", "compile/lintcheck")},
 	},
 	{
 		says: "It must never import `image`, `sign`, `verify`, `runner`, `spawn` or `forge`: the compiler ends at the bundle.",
@@ -62,7 +72,12 @@ var rules = []rule{
 		is:   []claim{never("image", "sign", "verify", "runner", "spawn", "forge")},
 	},
 	{
-		says: "It imports `bundle`, `openshell`, `report`, `secretscan` (FS018's rules) and OPA only; it must never import CUE, `policycue` or `compile` (`compile` imports it).",
+		says: "It imports `agentdef`, `compile`, `internal/parallel` and `lint` only; it is the one library package that links both the compiler and OPA, and only `cmd/fullsend` imports it.",
+		pkgs: []string{"compile/lintcheck"},
+		is:   []claim{only("agentdef", "compile", "internal/parallel", "lint"), onlyBy("cmd/fullsend")},
+	},
+	{
+		says: "It imports `bundle`, `openshell`, `report`, `secretscan` (FS018's rules) and OPA only; it must never import CUE, `policycue` or `compile` (`compile/lintcheck` imports it).",
 		pkgs: []string{"lint"},
 		is:   []claim{only("bundle", "openshell", "report", "secretscan", opa), never(cue, "policycue", "compile")},
 	},
@@ -195,6 +210,11 @@ var rules = []rule{
 		is:   []claim{leaf()},
 	},
 	{
+		says: "`parallel` (the ordered worker loop that `agentdef`, `compile` and `compile/lintcheck` share: indexed work on a bounded number of goroutines, results independent of scheduling) is a standard-library leaf too.",
+		pkgs: []string{"internal/parallel"},
+		is:   []claim{leaf()},
+	},
+	{
 		says: "`suggest` (\"did you mean\") imports only `github.com/agnivade/levenshtein`, a library without dependencies that the binary links through OPA anyway.",
 		pkgs: []string{"internal/suggest"},
 		is:   []claim{leaf("github.com/agnivade/levenshtein")},
@@ -279,8 +299,8 @@ var rules = []rule{
 		says: "\"Must never import\" and \"links\" are checked against every transitive dependency.",
 	},
 	{
-		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `placeholder`, `report`, `prover`, `policydiff`, `suggest` and `denial` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
-		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest", "denial"},
+		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `placeholder`, `report`, `prover`, `policydiff`, `suggest`, `denial` and `agentdef` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
+		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest", "denial", "agentdef"},
 		is:   []claim{never(cue, opa, "compile", "policycue", "lint")},
 	},
 	{
@@ -289,8 +309,18 @@ var rules = []rule{
 		is:   []claim{leaf()},
 	},
 	{
-		says: "Only `cmd/fullsend` imports `compile`.",
+		says: "`compile` depends on neither `github.com/open-policy-agent/opa` nor `lint`: the lint check is injected from `compile/lintcheck`.",
 		pkgs: []string{"compile"},
+		is:   []claim{never(opa, "lint")},
+	},
+	{
+		says: "Only `cmd/fullsend` and `compile/lintcheck` import `compile`.",
+		pkgs: []string{"compile"},
+		is:   []claim{onlyBy("cmd/fullsend", "compile/lintcheck")},
+	},
+	{
+		says: "Only `cmd/fullsend` imports `compile/lintcheck`.",
+		pkgs: []string{"compile/lintcheck"},
 		is:   []claim{onlyBy("cmd/fullsend")},
 	},
 	{
@@ -299,13 +329,13 @@ var rules = []rule{
 		is:   []claim{onlyBy("sign")},
 	},
 	{
-		says: "data flows down the pipeline and no stage imports a later one (`compile`, `image`, `sign`, `publish`, `verify`, `runner` in that order;",
-		pkgs: []string{"compile", "image", "sign", "publish", "verify", "runner"},
+		says: "data flows down the pipeline and no stage imports a later one (`agentdef`, `compile`, `image`, `sign`, `publish`, `verify`, `runner` in that order;",
+		pkgs: []string{"agentdef", "compile", "image", "sign", "publish", "verify", "runner"},
 		is:   []claim{ordered()},
 	},
 	{
-		says: "`bundle`, `placeholder`, `cienv`, `denial` and `internal/{atomicfile,suggest,version}` import nothing of this module;",
-		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "internal/atomicfile", "internal/suggest", "internal/version"},
+		says: "`bundle`, `placeholder`, `cienv`, `denial` and `internal/{atomicfile,parallel,suggest,version}` import nothing of this module;",
+		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "internal/atomicfile", "internal/parallel", "internal/suggest", "internal/version"},
 		is:   []claim{only()},
 	},
 	{

@@ -19,7 +19,7 @@ var targets = []struct {
 	schema, dir, features, out string
 }{
 	{"openshell", "policycue/schema/openshell", "openshell/version.go", "openshell/zz_generated_schema.go"},
-	{"input", "policycue/schema/input", "", "compile/zz_generated_input.go"},
+	{"input", "policycue/schema/input", "", "agentdef/zz_generated_input.go"},
 }
 
 func fromRoot(p string) string {

@@ -14,7 +14,7 @@ import (
 // proseAttr marks a frontmatter field whose value is prose (@prose()).
 const proseAttr = "prose"
 
-// inputTable is one generated variable of package compile: what it holds,
+// inputTable is one generated variable of package agentdef: what it holds,
 // read from which definition (and field) of the input schemas.
 type inputTable struct {
 	goName string
@@ -52,7 +52,7 @@ var inputTables = []inputTable{
 // proseDefs are the definitions whose @prose fields form freeTextFields.
 var proseDefs = []string{"#ClaudeAgent", "#OpenCodeAgent", "#Skill"}
 
-// generateInput returns compile/zz_generated_input.go for the input
+// generateInput returns agentdef/zz_generated_input.go for the input
 // schemas in dir.
 func generateInput(dir string) ([]byte, error) {
 	pkg, err := loadDir(cuecontext.New(), dir)
@@ -60,7 +60,7 @@ func generateInput(dir string) ([]byte, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
-	b.WriteString(`package compile
+	b.WriteString(`package agentdef
 
 // The frontmatter parser's vocabularies, as the CUE input schemas in
 // policycue/schema/input declare them. Change the CUE and run

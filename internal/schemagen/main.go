@@ -4,18 +4,18 @@
 //   - -schema openshell: the OpenShell policy validator's field table
 //     (openshell/zz_generated_schema.go) from policycue/schema/openshell;
 //   - -schema input: the frontmatter parser's key lists and enums
-//     (compile/zz_generated_input.go) from policycue/schema/input.
+//     (agentdef/zz_generated_input.go) from policycue/schema/input.
 //
 // The direction is CUE -> Go: the CUE carries the knowledge (and is what
 // `fullsend policy schema` prints for `cue vet` users), while openshell and
-// compile's parser never evaluate CUE at run time, so the runner and image
+// agentdef's parser never evaluate CUE at run time, so the runner and image
 // packages need not link cuelang.org/go. Run it through `go generate ./...`;
 // the directives sit in openshell/validate_schema.go and
-// compile/input_schema.go, and TestGeneratedFilesAreCurrent fails when a
+// agentdef/input_schema.go, and TestGeneratedFilesAreCurrent fails when a
 // checked-in file differs from what the schemas produce.
 //
 // The generator reads the CUE from disk and imports neither openshell nor
-// compile, so it still builds when a generated file is missing or stale.
+// agentdef, so it still builds when a generated file is missing or stale.
 package main
 
 import (

@@ -1,0 +1,404 @@
+package agentdef
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
+)
+
+// Load discovers and parses every agent and skill definition under fsys,
+// the project root, and checks the references between them: skills an
+// agent preloads, subagents its Agent(...) rules spawn (which must exist and
+// must not form a cycle), skills its Skill(name) rules name.
+//
+// On success it returns the normalized project: agents sorted by name,
+// skills by name, the sha256 of every file read, and the warnings. When any
+// input is invalid it returns a nil project and a Diagnostics error listing
+// every error found, each with file:line:column, field and hint.
+//
+// Pass an fs.FS that cannot escape the project, such as os.Root.FS();
+// symbolic links inside the layouts are reported, never followed.
+func Load(fsys fs.FS) (*Project, error) {
+	proj, diags, _ := LoadPartial(fsys)
+	if errs := diags.Errors(); len(errs) > 0 {
+		return nil, errs
+	}
+	proj.Warnings = diags
+	return proj, nil
+}
+
+// LoadPartial is Load that keeps going past errors: it returns the project
+// of every definition read, every diagnostic (errors included, sorted), and
+// the files that had an error. Agents from such files are left out of
+// proj.Agents (so nothing is compiled from a half-read definition) but kept
+// in the reference checks; a broken skill with a name stays in proj.Skills.
+func LoadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
+	cands, diags, variants := discover(fsys)
+	broken := map[string]bool{}
+	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
+	agentFiles := map[string]*Agent{}
+	// incomplete is set when a file yields no named definition: a reference
+	// to a missing name may then point into that broken file, so existence
+	// checks would only add noise to the errors already reported.
+	incomplete := false
+	// Files are read and parsed concurrently, each with its own decoder;
+	// names are then claimed in discovery order, so the first definition of
+	// a name wins and diagnostics come out as a serial read gives them.
+	parsed := make([]parsedFile, len(cands))
+	parallel.ForEach(len(cands), 0, func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
+	for i, c := range cands {
+		pf := &parsed[i]
+		if pf.readErr != nil {
+			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
+				Message: pf.readErr.Error(), Hint: hintFor(pf.readErr)})
+			incomplete = true
+			broken[c.path] = true
+			continue
+		}
+		proj.Files[c.path] = pf.sum
+		d := pf.d
+		if s := pf.skill; s != nil && s.Name != "" {
+			if prev, dup := proj.Skills[s.Name]; dup {
+				d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
+					"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
+			} else {
+				proj.Skills[s.Name] = s
+			}
+		}
+		if a := pf.agent; a != nil && a.Name != "" {
+			if prev, dup := agentFiles[a.Name]; dup {
+				d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
+					"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
+			} else {
+				agentFiles[a.Name] = a
+				proj.Agents = append(proj.Agents, a)
+			}
+		}
+		if pf.noRoot || d.nerr > 0 {
+			incomplete = true
+			broken[c.path] = true
+		}
+		diags = append(diags, d.diags...)
+	}
+	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
+	diags = append(diags, checkReferences(proj, agentFiles, variants, !incomplete)...)
+	sortDiags(diags)
+	for _, d := range diags {
+		if d.Severity == SeverityError {
+			broken[d.Pos.File] = true
+		}
+	}
+	proj.byName = agentFiles
+	if len(broken) > 0 {
+		good := proj.Agents[:0:0]
+		for _, a := range proj.Agents {
+			if !broken[a.File] {
+				good = append(good, a)
+			}
+		}
+		proj.Agents = good
+	}
+	return proj, diags, broken
+}
+
+// parsedFile is one discovered file read and parsed on its own: the
+// definition it holds and its decoder's diagnostics so far.
+type parsedFile struct {
+	readErr error
+	sum     string
+	d       *decoder
+	noRoot  bool // the frontmatter could not be parsed
+	skill   *Skill
+	agent   *Agent
+}
+
+// parseCandidate reads and parses one discovered file. It touches nothing
+// shared, so files are parsed concurrently.
+func parseCandidate(fsys fs.FS, c candidate) parsedFile {
+	data, err := readLimited(fsys, c.path)
+	if err != nil {
+		return parsedFile{readErr: err}
+	}
+	pf := parsedFile{sum: bundle.SHA256Hex(data), d: newDecoder(c.path)}
+	parse := parseDocument
+	if c.kind == kindAgent && c.format == FormatOpenCode {
+		// OpenCode loads a file with no or an empty frontmatter as a
+		// prompt-only agent (see parseOpenCodeDocument).
+		parse = parseOpenCodeDocument
+	}
+	doc := parse(pf.d, data)
+	if doc.root == nil {
+		pf.noRoot = true
+		return pf
+	}
+	switch c.kind {
+	case kindSkill:
+		pf.skill = parseSkill(pf.d, doc)
+	case kindAgent:
+		if agentFormat(c.format, doc) == FormatOpenCode {
+			pf.agent = parseOpenCodeAgent(pf.d, doc)
+		} else {
+			pf.agent = parseClaudeAgent(pf.d, doc)
+		}
+	}
+	return pf
+}
+
+// agentFormat decides the dialect of an agents/ file: Claude Code, unless
+// the frontmatter is clearly OpenCode's (a permission or mode field and no
+// name field). Files under .claude/ and .opencode/ have a fixed dialect.
+func agentFormat(f Format, doc *document) Format {
+	if f != formatAuto {
+		return f
+	}
+	if !hasKey(doc.root, "name") && (hasKey(doc.root, "permission") || hasKey(doc.root, "mode")) {
+		return FormatOpenCode
+	}
+	return FormatClaude
+}
+
+// readLimited reads a file, refusing anything above MaxFileSize without
+// reading it whole.
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading %s: %w", name, errNotRegular)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errTooLarge, name, MaxFileSize)
+	}
+	return data, nil
+}
+
+// ReadNoLinks reads a project file named by a path from the project's
+// text (a policy fragment), refusing it when the file or any directory on
+// its way is a symbolic link: links are not followed, even inside the
+// project, so the error names the link and never shows the bytes of what it
+// points to.
+func ReadNoLinks(fsys fs.FS, name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, fmt.Errorf("reading %s: %w", quotePath(name), fs.ErrInvalid)
+	}
+	if err := checkPathText(name); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", quotePath(name), err)
+	}
+	for i := range len(name) + 1 {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		fi, err := fs.Lstat(fsys, name[:i])
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a %w", name[:i], ErrSymlink)
+		}
+	}
+	return readLimited(fsys, name)
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+	ErrSymlink    = errors.New("symbolic link, which is not followed")
+)
+
+// hintFor suggests a fix for a readLimited error.
+func hintFor(err error) string {
+	switch {
+	case errors.Is(err, errTooLarge):
+		return "agent and skill definitions are small Markdown files; move large reference material into separate files"
+	case errors.Is(err, errNotRegular):
+		return "definitions must be regular files"
+	}
+	return "check that the file is readable"
+}
+
+// checkReferences checks the names agents refer to (when existence is
+// set) and rejects cycles in the Agent(...) spawn graph. A name that is not
+// in the project is a warning, not an error: Claude Code and OpenCode load
+// the agent all the same (a missing skill is not preloaded, a missing
+// subagent cannot be started), and a project compiled file by file, or one
+// whose skills a harness installs per forge (fullsend-ai/agents'
+// skills/issue-labels/{github,gitlab,jira}), names what it does not hold.
+// The agent gets nothing from a missing name; a runtime's built-in
+// subagent (builtinSubagents) runs inside the caller's own sandbox.
+func checkReferences(proj *Project, agents map[string]*Agent, variants map[string][]string, existence bool) Diagnostics {
+	var diags Diagnostics
+	if !existence {
+		return spawnCycles(proj.Agents, agents)
+	}
+	skillNames := sortedMapKeys(proj.Skills)
+	agentNames := sortedMapKeys(agents)
+	for _, a := range proj.Agents {
+		for i, ref := range a.Skills {
+			if _, ok := proj.Skills[ref.Name]; !ok {
+				hint := "create skills/" + ref.Name + "/SKILL.md, or remove the reference; " + KnownHint("skills", ref.Name, skillNames)
+				if vs := variants[ref.Name]; len(vs) > 0 {
+					hint = fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
+				}
+				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityWarning, Field: fieldIndex("skills", i),
+					Message: fmt.Sprintf("skill %q does not exist: the agent gets none of its tools or endpoints", ref.Name), Hint: hint})
+			}
+		}
+		for _, r := range a.Tools {
+			switch {
+			case r.Tool == "Agent":
+				for _, name := range r.Agents {
+					if _, ok := agents[name]; ok || isBuiltinSubagent(a.Format, name) {
+						continue
+					}
+					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+						Message: fmt.Sprintf("%s names agent %q, which does not exist: no sandbox may be spawned for it", r.Raw, name),
+						Hint:    KnownHint("agents", name, agentNames) + "; define the agent in agents/, or remove it"})
+				}
+			case r.Tool == "Skill" && r.SkillName != "":
+				if _, ok := proj.Skills[r.SkillName]; !ok {
+					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+						Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: KnownHint("skills", r.SkillName, skillNames)})
+				}
+			}
+		}
+	}
+	return append(diags, spawnCycles(proj.Agents, agents)...)
+}
+
+// builtinSubagents are the subagents each runtime ships, by agent format.
+// They run in the calling agent's process, so inside its sandbox and under
+// its policy: Agent(Explore) needs no sandbox of its own.
+//   - Claude Code: Explore, Plan, general-purpose, statusline-setup and
+//     claude-code-guide (code.claude.com/docs/en/sub-agents, "Built-in
+//     subagents").
+//   - OpenCode: general and explore (subagents), build and plan (primary
+//     agents), anomalyco/opencode packages/opencode/src/agent/agent.ts.
+var builtinSubagents = map[Format][]string{
+	FormatClaude:   {"Explore", "Plan", "general-purpose", "statusline-setup", "claude-code-guide"},
+	FormatOpenCode: {"general", "explore", "build", "plan"},
+}
+
+// isBuiltinSubagent reports whether name is a subagent the runtime of
+// format f ships.
+func isBuiltinSubagent(f Format, name string) bool {
+	return slices.Contains(builtinSubagents[f], name)
+}
+
+// spawnCycles reports each cycle of the Agent(...) graph once, at the rule
+// that closes it.
+func spawnCycles(list []*Agent, agents map[string]*Agent) Diagnostics {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var diags Diagnostics
+	seen := map[string]bool{}
+	var visit func(a *Agent)
+	visit = func(a *Agent) {
+		color[a.Name] = grey
+		stack = append(stack, a.Name)
+		for _, r := range a.Tools {
+			if r.Tool != "Agent" {
+				continue
+			}
+			for _, next := range r.Agents {
+				b, ok := agents[next]
+				if !ok {
+					continue
+				}
+				switch color[next] {
+				case white:
+					visit(b)
+				case grey:
+					start := 0
+					for i, n := range stack {
+						if n == next {
+							start = i
+						}
+					}
+					cycle := append(append([]string(nil), stack[start:]...), next)
+					key := canonicalCycle(cycle[:len(cycle)-1])
+					if !seen[key] {
+						seen[key] = true
+						diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
+							Message: "cyclic Agent() spawn list: " + strings.Join(cycle, " -> "),
+							Hint:    "subagents must not spawn their ancestors; remove one Agent() entry of the cycle"})
+					}
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[a.Name] = black
+	}
+	for _, a := range list {
+		if color[a.Name] == white {
+			visit(a)
+		}
+	}
+	return diags
+}
+
+// canonicalCycle names a cycle independently of where it was entered.
+func canonicalCycle(c []string) string {
+	first := 0
+	for i := range c {
+		if c[i] < c[first] {
+			first = i
+		}
+	}
+	return strings.Join(append(append([]string(nil), c[first:]...), c[:first]...), ",")
+}
+
+func KnownHint(what, name string, known []string) string {
+	if len(known) == 0 {
+		return "no " + what + " are defined in this project"
+	}
+	hint := "known " + what + ": " + strings.Join(known, ", ")
+	if s := suggest(name, known); s != "" {
+		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+	}
+	return hint
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortDiags orders diagnostics by file, line, column, then message.
+func sortDiags(ds Diagnostics) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return ds[i].Message < ds[j].Message
+	})
+}

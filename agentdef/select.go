@@ -1,0 +1,119 @@
+package agentdef
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// selection is the part of a project that --agent NAME keeps: the named
+// agents, the subagents they may spawn and the skills they use,
+// transitively, with the files those come from.
+type selection struct {
+	agents map[string]bool
+	skills map[string]bool
+	files  map[string]bool
+}
+
+// Select narrows a partially loaded project to the named agents and
+// what they reference, keeping only the diagnostics of those files: a
+// broken file elsewhere in the project does not stop them. A name that is
+// no agent is an error naming the known ones. A file that could not be read
+// far enough to know its name belongs to the selection when its base name
+// (agents/NAME.md, skills/NAME/SKILL.md) is a selected name.
+func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnostics, error) {
+	sel := selection{agents: map[string]bool{}, skills: map[string]bool{}, files: map[string]bool{}}
+	known := sortedMapKeys(proj.byName)
+	var queue []string
+	for _, n := range names {
+		if _, ok := proj.byName[n]; !ok && !NamedFileIn(diags, n) {
+			return nil, nil, fmt.Errorf("no agent %q in the project (%s)", n, KnownHint("agents", n, known))
+		}
+		queue = append(queue, n)
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if sel.agents[n] {
+			continue
+		}
+		sel.agents[n] = true
+		a, ok := proj.byName[n]
+		if !ok {
+			continue
+		}
+		sel.files[a.File] = true
+		queue = append(queue, sel.addRules(proj, a.Tools)...)
+		for _, ref := range a.Skills {
+			queue = append(queue, sel.addSkill(proj, ref.Name)...)
+		}
+	}
+	var kept Diagnostics
+	for _, d := range diags {
+		if d.Pos.File == "" || sel.files[d.Pos.File] || sel.names(d.Pos.File) {
+			kept = append(kept, d)
+		}
+	}
+	out := *proj
+	out.Agents = nil
+	for _, a := range proj.Agents {
+		if sel.agents[a.Name] {
+			out.Agents = append(out.Agents, a)
+		}
+	}
+	return &out, kept, nil
+}
+
+// addRules adds the skills a rule list names and returns the agents it may
+// spawn.
+func (sel *selection) addRules(proj *Project, rules []ToolRule) []string {
+	var spawn []string
+	for _, r := range rules {
+		switch {
+		case r.Tool == "Agent":
+			spawn = append(spawn, r.Agents...)
+		case r.Tool == "Skill" && r.SkillName != "":
+			spawn = append(spawn, sel.addSkill(proj, r.SkillName)...)
+		}
+	}
+	return spawn
+}
+
+// addSkill adds a skill and returns the agents its allowed tools spawn.
+func (sel *selection) addSkill(proj *Project, name string) []string {
+	if sel.skills[name] {
+		return nil
+	}
+	sel.skills[name] = true
+	s, ok := proj.Skills[name]
+	if !ok {
+		return nil
+	}
+	sel.files[s.File] = true
+	if s.PolicyFile != "" {
+		sel.files[path.Join(s.Dir, s.PolicyFile)] = true
+	}
+	return sel.addRules(proj, s.AllowedTools)
+}
+
+// names reports whether file is named after a selected agent or skill:
+// agents/NAME.md, skills/NAME/SKILL.md (any layout).
+func (sel *selection) names(file string) bool {
+	base := path.Base(file)
+	if base == "SKILL.md" {
+		return sel.skills[path.Base(path.Dir(file))]
+	}
+	return sel.agents[strings.TrimSuffix(base, path.Ext(base))]
+}
+
+// NamedFileIn reports whether a diagnostic points at an agent file named
+// after name (one too broken to know its name from).
+func NamedFileIn(diags Diagnostics, name string) bool {
+	for _, d := range diags {
+		base := path.Base(d.Pos.File)
+		if base != "SKILL.md" && strings.TrimSuffix(base, path.Ext(base)) == name {
+			return true
+		}
+	}
+	return false
+}
