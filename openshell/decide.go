@@ -451,22 +451,6 @@ func epPath(key string, i int) string {
 	return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
 }
 
-// IsL7 reports whether OpenShell inspects the endpoint's requests: it has a
-// protocol other than tcp.
-func IsL7(ep *Endpoint) bool {
-	return ep.Protocol != "" && !strings.EqualFold(ep.Protocol, ProtocolTCP)
-}
-
-// IsReadMethod reports whether method is one of the read-only methods of
-// OpenShell's read-only access preset.
-func IsReadMethod(m string) bool {
-	switch strings.ToUpper(m) {
-	case "GET", "HEAD", "OPTIONS":
-		return true
-	}
-	return false
-}
-
 func jsonrpcFamily(ep *Endpoint) bool {
 	return ep.Protocol == ProtocolJSONRPC || ep.Protocol == ProtocolMCP
 }

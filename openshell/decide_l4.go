@@ -54,10 +54,6 @@ func firstExtended(ms []matched) *matched {
 	return nil
 }
 
-// NormalizeHost lower-cases h and drops a trailing dot, as OpenShell compares
-// host names.
-func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
-
 // endpointHasPort: Rego sees only "ports", which is ports when the
 // endpoint lists any and [port] otherwise (proto_to_opa_data_json,
 // opa.rs:1239-1246 @ v0.0.83, :1834-1840 @ v0.0.111): a port written

@@ -50,7 +50,7 @@ func selectConfigForPath(configs []*matched, path string) *matched {
 // endpointPathMatches is openshell-core endpoint_path::matches (@
 // v0.0.111): equal strings; "", "**" or "/**" match anything; "P/**"
 // matches P and everything under it; otherwise a glob-crate pattern with
-// default options, where '*' crosses '/' (rustGlobMatch).
+// default options, where '*' crosses '/' (glob.MatchRust).
 func endpointPathMatches(pattern, p string) bool {
 	if pattern == p {
 		return true
@@ -62,7 +62,7 @@ func endpointPathMatches(pattern, p string) bool {
 		prefix := strings.TrimSuffix(pattern, "/**")
 		return p == prefix || strings.HasPrefix(p, prefix+"/")
 	}
-	return rustGlobMatch(pattern, p)
+	return MatchRust(pattern, p)
 }
 
 // l7Protocol reports whether the endpoint's protocol selects L7 inspection

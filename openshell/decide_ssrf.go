@@ -3,7 +3,6 @@ package openshell
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 )
 
@@ -44,7 +43,7 @@ func inAny(a netip.Addr, ps []netip.Prefix) bool {
 // /etc/hosts entry of host.openshell.internal, which the proxy trusts; a
 // private address such as Docker's 172.17.0.1 takes the normal path.
 func trustedGatewayAddr(host string, addr netip.Addr) bool {
-	if !isHostGatewayAlias(host) {
+	if !IsHostGatewayAlias(host) {
 		return false
 	}
 	a := addr.Unmap()
@@ -98,7 +97,7 @@ func newDestination(host string, r *Request) dest {
 //
 // Without "at IP" a host name is taken to resolve where the mode allows.
 func (d *Decider) destination(ms []matched, cfg *matched, host string, port int, dst dest) (Decision, bool) {
-	controlPlane := slices.Contains(controlPlanePorts, int64(port))
+	controlPlane := ControlPlanePort(port)
 	refuse := func(m *matched, sub, why string) (Decision, bool) {
 		if m == nil {
 			return Decision{Reason: why}, false
@@ -108,7 +107,7 @@ func (d *Decider) destination(ms []matched, cfg *matched, host string, port int,
 	cpReason := fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
 	// A host-gateway alias without "at IP" is taken to be the trusted
 	// gateway, as in a sandbox whose driver injected it.
-	if dst.gateway || (!dst.isIP && isHostGatewayAlias(host)) {
+	if dst.gateway || (!dst.isIP && IsHostGatewayAlias(host)) {
 		if controlPlane {
 			return refuse(nil, "", cpReason)
 		}
@@ -116,7 +115,7 @@ func (d *Decider) destination(ms []matched, cfg *matched, host string, port int,
 	}
 	if cfg != nil && len(cfg.ep.AllowedIPs) > 0 {
 		for _, s := range cfg.ep.AllowedIPs {
-			p, ok := parseAllowedIP(s)
+			p, ok := ParseAllowedIP(s)
 			if !ok || AlwaysBlockedNet(p) {
 				return refuse(cfg, ".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
 			}

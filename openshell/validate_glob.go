@@ -145,3 +145,26 @@ func matchRustGlob(toks []rustGlobTok, s []rune) bool {
 	}
 	return ti == len(toks)
 }
+
+// RustPattern is a pattern compiled as glob::Pattern::new does (ParseRust).
+type RustPattern struct{ toks []rustGlobTok }
+
+// ParseRust compiles a Rust glob::Pattern; false for a pattern glob 0.3
+// rejects (three or more `*`, `**` not a whole path component, an unclosed
+// `[`).
+func ParseRust(pattern string) (RustPattern, bool) {
+	toks, ok := parseRustGlob(pattern)
+	return RustPattern{toks}, ok
+}
+
+// Match reports whether s matches the pattern with the default
+// MatchOptions.
+func (p RustPattern) Match(s string) bool { return matchRustGlob(p.toks, []rune(s)) }
+
+// MatchRust matches s against a Rust glob::Pattern (the glob crate,
+// default options): `*` any run, `?` one character, `[...]`/`[!...]`
+// classes with ranges, no escapes; an invalid pattern matches nothing.
+func MatchRust(pattern, s string) bool {
+	p, ok := ParseRust(pattern)
+	return ok && p.Match(s)
+}

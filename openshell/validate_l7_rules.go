@@ -282,7 +282,7 @@ func describeMethod(m string) string {
 // methodMatchesToolsCall mirrors method_matcher_matches_tools_call
 // (l7/mod.rs:752 @ v0.0.83, :818 @ v0.0.111), glob::Pattern semantics.
 func methodMatchesToolsCall(m string) bool {
-	return m == "tools/call" || m == "*" || rustGlobMatch(m, "tools/call")
+	return m == "tools/call" || m == "*" || MatchRust(m, "tools/call")
 }
 
 // checkRPCFields mirrors validate_jsonrpc_rule_fields (l7/mod.rs:659 @
@@ -444,17 +444,6 @@ func (c *checker) checkPersistedQueries(ep *obj, proto string) {
 		}
 		c.checkGraphQLFieldGlobs(op, op.path)
 	}
-}
-
-// rustGlobMatch matches s against a Rust glob::Pattern (the glob crate,
-// default options): `*` any run, `?` one character, `[...]`/`[!...]`
-// classes with ranges, no escapes; an invalid pattern matches nothing.
-func rustGlobMatch(pattern, s string) bool {
-	toks, ok := parseRustGlob(pattern)
-	if !ok {
-		return false
-	}
-	return matchRustGlob(toks, []rune(s))
 }
 
 // demoteToTrap turns the errors with code whose path starts with prefix

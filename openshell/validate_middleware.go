@@ -252,7 +252,7 @@ type hostPattern struct {
 type hostLabel struct {
 	recursive bool
 	source    string
-	toks      []rustGlobTok
+	pat       RustPattern
 	literal   bool
 }
 
@@ -279,11 +279,11 @@ func newHostPattern(p string) (*hostPattern, string) {
 			hp.labels = append(hp.labels, hostLabel{recursive: true})
 			continue
 		}
-		toks, ok := parseRustGlob(l)
+		pat, ok := ParseRust(l)
 		if !ok {
 			return nil, fmt.Sprintf("invalid host pattern: label %q is not a valid glob", l)
 		}
-		hp.labels = append(hp.labels, hostLabel{source: l, toks: toks, literal: !strings.ContainsAny(l, "*?[")})
+		hp.labels = append(hp.labels, hostLabel{source: l, pat: pat, literal: !strings.ContainsAny(l, "*?[")})
 	}
 	return hp, ""
 }
@@ -346,7 +346,7 @@ func (h *hostPattern) matches(host string) bool {
 		l := h.labels[s.p]
 		if l.recursive {
 			stack = append(stack, st{s.p + 1, s.h + 1}, st{s.p, s.h + 1})
-		} else if matchRustGlob(l.toks, []rune(labels[s.h])) {
+		} else if l.pat.Match(labels[s.h]) {
 			stack = append(stack, st{s.p + 1, s.h + 1})
 		}
 	}
@@ -392,9 +392,9 @@ func labelsMayOverlap(a, b hostLabel) bool {
 	case a.literal && b.literal:
 		return a.source == b.source
 	case a.literal:
-		return matchRustGlob(b.toks, []rune(a.source))
+		return b.pat.Match(a.source)
 	case b.literal:
-		return matchRustGlob(a.toks, []rune(b.source))
+		return a.pat.Match(b.source)
 	}
 	return true
 }

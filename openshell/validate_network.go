@@ -13,9 +13,6 @@ import (
 // providers; user policies may not use it.
 const reservedPolicyPrefix = "_provider_"
 
-// controlPlanePorts are blocked by the proxy whatever the policy says.
-var controlPlanePorts = []int64{2379, 2380, 6443, 10250, 10255}
-
 // minSafePrefixBits: allowed_ips prefixes broader than this warn upstream.
 const minSafePrefixBits = 16
 
@@ -187,7 +184,7 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 	}
 	c.checkHostReachable(hn, hp, host, ips)
 	exact := !strings.Contains(host, "*") && c.supports(FeaturePrivateExactHost)
-	c.checkControlPlanePorts(ep, ports, len(ips) > 0 || exact || isHostGatewayAlias(host))
+	c.checkControlPlanePorts(ep, ports, len(ips) > 0 || exact || IsHostGatewayAlias(host))
 }
 
 // checkNoHost reports an endpoint without a host that needs one.
@@ -349,7 +346,7 @@ func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
 // port is reachable on a public address, and the warning says so.
 func (c *checker) checkControlPlanePorts(ep *obj, ports []int64, refused bool) {
 	for _, p := range ports {
-		if !slices.Contains(controlPlanePorts, p) {
+		if !ControlPlanePort(int(p)) {
 			continue
 		}
 		switch {
@@ -386,10 +383,10 @@ func (c *checker) checkAllowedIPs(ep *obj) {
 	// SSRF tiers entirely (proxy.rs:776 @ v0.0.83,
 	// proxy/destination.rs:86 @ v0.0.111): its link-local address is the
 	// point, not a mistake.
-	gateway := isHostGatewayAlias(ep.str("host"))
+	gateway := IsHostGatewayAlias(ep.str("host"))
 	for i, s := range vals {
 		path := fmt.Sprintf("%s[%d]", ep.sub("allowed_ips"), i)
-		pfx, ok := parseAllowedIP(s)
+		pfx, ok := ParseAllowedIP(s)
 		if !ok {
 			hint := "write an address (10.0.0.5) or a CIDR (10.0.0.0/24)"
 			if strings.Contains(s, "{{") {
@@ -420,39 +417,7 @@ func (c *checker) checkAllowedIPs(ep *obj) {
 // anyPrefixContains reports whether a well-formed entry of ips contains a.
 func anyPrefixContains(ips []string, a netip.Addr) bool {
 	for _, s := range ips {
-		if p, ok := parseAllowedIP(s); ok && p.Masked().Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// parseAllowedIP parses a CIDR or a bare address (as a host prefix), the
-// forms OpenShell's ipnet parsing accepts.
-func parseAllowedIP(s string) (netip.Prefix, bool) {
-	if p, err := netip.ParsePrefix(s); err == nil {
-		if p.Addr().Zone() != "" {
-			return netip.Prefix{}, false
-		}
-		return p, true
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, a.BitLen()), true
-}
-
-// hostGatewayAliases are the driver-injected names of the host machine
-// (HOST_GATEWAY_ALIASES, proxy.rs:52 @ v0.0.83, proxy.rs:100 @ v0.0.111).
-var hostGatewayAliases = []string{"host.openshell.internal", "host.containers.internal", "host.docker.internal"}
-
-// isHostGatewayAlias mirrors is_host_gateway_alias: case-insensitive, with
-// IPv6-style brackets stripped.
-func isHostGatewayAlias(host string) bool {
-	h := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	for _, a := range hostGatewayAliases {
-		if strings.EqualFold(a, h) {
+		if p, ok := ParseAllowedIP(s); ok && p.Masked().Contains(a) {
 			return true
 		}
 	}
