@@ -10,6 +10,8 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -197,7 +199,7 @@ func validateOne(out *Output, name string) (Diagnostics, error) {
 		}
 	}
 	var ds Diagnostics
-	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
+	for _, d := range validate.File(file, data, out.OpenShellVersion) {
 		sev := SeverityWarning
 		if d.IsFatal() { // errors and traps: a compiled policy never holds either
 			sev = SeverityError
@@ -350,7 +352,7 @@ type expectScope struct {
 // closest defined name.
 func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 	return func(_ context.Context, out *Output) (Diagnostics, error) {
-		files, err := openshell.FindExpectations(fsys)
+		files, err := decide.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
 		}
@@ -365,11 +367,11 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			if err != nil {
 				return nil, fmt.Errorf("reading expectations: %w", err)
 			}
-			ef, err := openshell.ParseExpectFile(f, data)
+			ef, err := decide.ParseExpectFile(f, data)
 			if err != nil {
 				d := Diagnostic{Pos: Pos{File: f, Line: 1}, Severity: SeverityError, Message: err.Error(),
 					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
-				var pe *openshell.ExpectFileError
+				var pe *decide.ExpectFileError
 				if errors.As(err, &pe) {
 					d.Pos.Line, d.Message = max(pe.Line, 1), pe.Message
 				}
@@ -401,7 +403,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		if len(kept) == 0 {
 			return ds, nil
 		}
-		rep, err := openshell.RunExpectations(fsys, kept, policies, nil)
+		rep, err := decide.RunExpectations(fsys, kept, policies, nil)
 		if err != nil {
 			return nil, err
 		}

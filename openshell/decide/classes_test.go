@@ -26,7 +26,7 @@ func TestDecideClasses(t *testing.T) {
 	cases := []struct {
 		version, req, want, why string
 	}{
-		// Globs: regorus glob.match is globset (glob.go; rego:736 path_matches).
+		// Globs: regorus glob.match is globset (package glob; rego:736 path_matches).
 		{"", "GET https://api.example.com/files/a.json" + gh, "allow", "rules[0]"},
 		{"", "GET https://api.example.com/files/a/b.json" + gh, "deny", "no rule"},
 		{"", "GET https://api.example.com/repos/pulls" + gh, "allow", "rules[1]"},

@@ -13,7 +13,7 @@ import (
 // numbers @ v0.0.111; v0.0.83 has the same decision rules at other line
 // numbers: allow_request :237, request_allowed_for_endpoint :443, path_matches
 // :703, _matching_endpoint_configs :862) and l7/FILE:LINE (crates/openshell-supervisor-network/
-// src/l7/). Globs are regorus's glob.match (glob.go).
+// src/l7/). Globs are regorus's glob.match (../glob/glob.go).
 
 // Decision is the verdict on one request, with the element that decided it.
 type Decision struct {
@@ -191,7 +191,7 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 
 // Decide evaluates r as OpenShell's proxy does:
 //
-//   - always-blocked addresses (blocked.go) first;
+//   - always-blocked addresses (openshell.AlwaysBlockedIP) first;
 //   - the L4 decision: a policy whose endpoint matches host and port and
 //     whose binaries match the process or an ancestor
 //     (sandbox-policy.rego:94 network_policy_for_request);
@@ -202,9 +202,9 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 //     endpoint_has_extended_config; regorus iterates the policy-name set in
 //     sorted order). The first one alone decides tls: skip and allowed_ips
 //     (query_tls_mode, query_allowed_ips); every one with an L7 protocol
-//     takes part in L7 inspection, whatever its own tls (decide_route.go);
+//     takes part in L7 inspection, whatever its own tls (route.go);
 //   - the destination check on the resolved address ("at IP"), control-plane
-//     ports included (decide_ssrf.go);
+//     ports included (ssrf.go);
 //   - with an L7 config and no tls: skip on the first config, every
 //     request: path canonicalised (l7/path.rs), then allowed when an
 //     endpoint of a matching policy allows it and no deny rule of one
@@ -214,10 +214,10 @@ func Decide(p *openshell.Policy, r *Request) Decision {
 //   - with no L7 config and no tls: skip, every request: the passthrough
 //     relay's strict HTTP parser, which refuses a path that does not
 //     canonicalise (an encoded slash, a `..` above the root) or a query
-//     that does not decode (decide_passthrough.go).
+//     that does not decode (passthrough.go).
 //
 // A forward-proxy request (r.Forward) follows handle_forward_proxy instead
-// (decide_forward.go).
+// (forward.go).
 func (d *Decider) Decide(r *Request) Decision {
 	// The host as the client sent it, lower-cased: the proxy passes the
 	// CONNECT target's host on unchanged (proxy.rs:6106 parse_target @

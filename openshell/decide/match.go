@@ -10,7 +10,7 @@ import (
 
 // Rule matching: whether one allow or deny rule matches a request, by
 // method, path and query globs (REST), JSON-RPC method, MCP tool and params,
-// or GraphQL operation, with the glob semantics of glob.go.
+// or GraphQL operation, with the glob semantics of package glob.
 
 // globCache holds every pattern of the policy compiled, keyed by the
 // pattern as written: slash for glob.match(p, ["/"], v), dot for

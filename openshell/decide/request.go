@@ -20,7 +20,7 @@ type Request struct {
 	// sent to the proxy itself, not inside a CONNECT tunnel ("forward GET
 	// http://host/path ...", what a client does with HTTP_PROXY for an
 	// http:// URL). OpenShell decides it in handle_forward_proxy
-	// (decide_forward.go).
+	// (forward.go).
 	Forward bool `json:"forward,omitempty"`
 	// Scheme is https, http, wss or ws ("" for CONNECT); a forward-proxy
 	// request may name any scheme.

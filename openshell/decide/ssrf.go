@@ -11,7 +11,7 @@ import (
 // The SSRF guard: which resolved addresses a request may reach whatever the
 // policy allows (internal ranges, the trusted host-gateway alias,
 // allowed_ips), as crates/openshell-supervisor-network/src/proxy.rs does.
-// The always-blocked addresses are in blocked.go.
+// The always-blocked addresses are openshell.AlwaysBlockedIP.
 
 // privateRanges need an exact host or allowed_ips (the proxy's internal-IP
 // classification, openshell-core/src/net.rs:257 is_internal_v4 @ v0.0.111,

@@ -337,7 +337,7 @@ func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
 
 // checkControlPlanePorts reports a control-plane port. The proxy's
 // destination check refuses one per connection, never at load, in every
-// mode that checks ports (decide_ssrf.go's destination, from
+// mode that checks ports (../decide/ssrf.go's destination, from
 // build_validation_plan, proxy/destination.rs:79-106 @ v0.0.111; inline at
 // proxy.rs:764-1040 @ v0.0.83): a host-gateway alias, allowed_ips, an
 // IP-literal host, and from v0.0.53 an exact declared host. refused says

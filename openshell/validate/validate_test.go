@@ -349,7 +349,7 @@ func TestCodesDocumented(t *testing.T) {
 	}
 	codes := regexp.MustCompile(`"(OSP\d{3})"`).FindAllStringSubmatch(string(src), -1)
 	if len(codes) < 50 {
-		t.Fatalf("found only %d codes in validate_codes.go", len(codes))
+		t.Fatalf("found only %d codes in codes.go", len(codes))
 	}
 	seen := map[string]bool{}
 	for _, m := range codes {
@@ -449,7 +449,7 @@ func TestPathsCompete(t *testing.T) {
 // proxy's destination check always refuses it, and a plain warning where
 // a connection can take the default mode, which checks no port
 // (reject_internal_resolved_addrs, proxy.rs:2676 @ v0.0.83, :3864 @
-// v0.0.111; decide_ssrf.go's destination).
+// v0.0.111; ../decide/ssrf.go's destination).
 func TestValidateControlPlanePorts(t *testing.T) {
 	tests := []struct {
 		name, endpoint, version string
