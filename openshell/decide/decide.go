@@ -458,54 +458,81 @@ func jsonrpcFamily(ep *openshell.Endpoint) bool {
 	return ep.Protocol == openshell.ProtocolJSONRPC || ep.Protocol == openshell.ProtocolMCP
 }
 
-// allowed is request_allowed_for_endpoint (sandbox-policy.rego:476-573).
+// allowed is request_allowed_for_endpoint (sandbox-policy.rego:476-573):
+// a rule of the endpoint, then the MCP allowances that need no rule, then
+// GraphQL.
 func (d *Decider) allowed(m matched, r *Request, path string) (Decision, bool) {
-	ep := m.ep
-	rules := d.rules[ep]
-	ok := func(j int, why string) (Decision, bool) {
-		p := epPath(m.key, m.i)
-		if len(ep.Rules) > 0 {
-			p = fmt.Sprintf("%s.rules[%d]", p, j)
-		} else if ep.Access != "" {
-			p += ".access"
-			why = fmt.Sprintf("access %s allows %s (preset rule %s %s)", ep.Access, r.Method, rules[j].Method, rules[j].Path)
-		}
-		return Decision{Allowed: true, Policy: m.key, Path: p, Reason: why}, true
-	}
+	rules := d.rules[m.ep]
 	for j := range rules {
-		ru := &rules[j]
-		switch {
-		// REST (:476): not JSON-RPC family, method, path, query.
-		case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
-			d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, true):
-			return ok(j, fmt.Sprintf("allowed by rule %s %s", ru.Method, ru.Path))
-		// SQL (:488): command, "*" or case-insensitive.
-		case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
-			return ok(j, fmt.Sprintf("allowed by SQL rule %s", ru.Command))
-		// JSON-RPC family (:497).
-		case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && !r.RPCResponse && d.rpcMatches(ep, ru, r):
-			return ok(j, fmt.Sprintf("allowed by JSON-RPC rule %s", ru.Method))
+		if why, ok := d.ruleAllows(m.ep, &rules[j], r, path); ok {
+			return ruleDecision(m, rules, j, r, why), true
 		}
 	}
-	// MCP allow_all_known_mcp_methods (:509), unless a tools/call is
-	// narrowed by a rule with params.name.
-	if ep.Protocol == openshell.ProtocolMCP && ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods &&
-		r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" && !(r.RPCMethod == "tools/call" && mcpNarrowed(rules)) {
-		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i) + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
-	}
-	// MCP response frames (:526) are allowed on MCP endpoints.
-	if ep.Protocol == openshell.ProtocolMCP && r.Method == "POST" && r.RPCResponse {
-		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP response frame"}, true
-	}
-	// MCP receive stream (:560): a bodiless GET accepting an event stream.
-	if ep.Protocol == openshell.ProtocolMCP && r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse {
-		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "MCP receive stream (GET, text/event-stream)"}, true
+	if dec, ok := mcpAllowed(m, rules, r); ok {
+		return dec, true
 	}
 	// GraphQL (:573).
-	if len(r.GraphQL) > 0 && d.graphqlAllowed(ep, rules, r) {
+	if len(r.GraphQL) > 0 && d.graphqlAllowed(m.ep, rules, r) {
 		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "every GraphQL operation is allowed by a rule"}, true
 	}
 	return Decision{}, false
+}
+
+// ruleAllows reports whether the allow rule ru of ep matches r, and why.
+func (d *Decider) ruleAllows(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string) (string, bool) {
+	switch {
+	// REST (:476): not JSON-RPC family, method, path, query.
+	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, true):
+		return fmt.Sprintf("allowed by rule %s %s", ru.Method, ru.Path), true
+	// SQL (:488): command, "*" or case-insensitive.
+	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+		return fmt.Sprintf("allowed by SQL rule %s", ru.Command), true
+	// JSON-RPC family (:497).
+	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && !r.RPCResponse && d.rpcMatches(ep, ru, r):
+		return fmt.Sprintf("allowed by JSON-RPC rule %s", ru.Method), true
+	}
+	return "", false
+}
+
+// ruleDecision is the decision of rules[j] (an explicit rule, or a rule of
+// the endpoint's access preset) allowing r.
+func ruleDecision(m matched, rules []openshell.Match, j int, r *Request, why string) Decision {
+	ep := m.ep
+	p := epPath(m.key, m.i)
+	if len(ep.Rules) > 0 {
+		p = fmt.Sprintf("%s.rules[%d]", p, j)
+	} else if ep.Access != "" {
+		p += ".access"
+		why = fmt.Sprintf("access %s allows %s (preset rule %s %s)", ep.Access, r.Method, rules[j].Method, rules[j].Path)
+	}
+	return Decision{Allowed: true, Policy: m.key, Path: p, Reason: why}
+}
+
+// mcpAllowed holds what an MCP endpoint allows without a rule:
+// allow_all_known_mcp_methods (:509), unless a tools/call is narrowed by a
+// rule with params.name; response frames (:526); and the receive stream
+// (:560), a bodiless GET accepting an event stream.
+func mcpAllowed(m matched, rules []openshell.Match, r *Request) (Decision, bool) {
+	ep := m.ep
+	if ep.Protocol != openshell.ProtocolMCP {
+		return Decision{}, false
+	}
+	at := epPath(m.key, m.i)
+	switch {
+	case allowAllKnownMCP(ep) && r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" &&
+		!(r.RPCMethod == "tools/call" && mcpNarrowed(rules)):
+		return Decision{Allowed: true, Policy: m.key, Path: at + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
+	case r.Method == "POST" && r.RPCResponse:
+		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP response frame"}, true
+	case r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse:
+		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP receive stream (GET, text/event-stream)"}, true
+	}
+	return Decision{}, false
+}
+
+func allowAllKnownMCP(ep *openshell.Endpoint) bool {
+	return ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods
 }
 
 func mcpNarrowed(rules []openshell.Match) bool {

@@ -371,94 +371,23 @@ func (b bitset) empty() bool {
 // step advances the set of positions reachable in s through toks. It is a
 // position-set simulation of globset's regex, linear in len(toks)*len(s).
 func (g *Glob) step(toks []globTok, in bitset, s string) bitset {
-	n := len(s)
 	cur := in
 	for ti := range toks {
 		t := &toks[ti]
 		next := make(bitset, len(cur))
 		switch t.kind {
 		case gLit, gAny, gClass:
-			for i := 0; i < n; i++ {
-				if !cur.has(i) {
-					continue
-				}
-				c := s[i]
-				ok := false
-				switch t.kind {
-				case gLit:
-					ok = c == t.lit
-				case gAny:
-					ok = c != '/'
-				case gClass:
-					ok = classHas(t, c)
-				}
-				if ok {
-					next.set(i + 1)
-				}
-			}
-		case gStar: // [^/]*
-			active := false
-			for i := 0; i <= n; i++ {
-				if cur.has(i) {
-					active = true
-				}
-				if active {
-					next.set(i)
-				}
-				if i < n && s[i] == '/' {
-					active = false
-				}
-			}
-		case gRecPrefix: // (?:/?|.*/)
-			seen := false
-			for i := 0; i <= n; i++ {
-				if cur.has(i) {
-					next.set(i)
-				}
-				if i > 0 && seen && s[i-1] == '/' {
-					next.set(i)
-				}
-				if cur.has(i) {
-					seen = true
-				}
-			}
-		case gRecSuffix: // /.*
-			seen := false
-			for i := 0; i <= n; i++ {
-				if seen {
-					next.set(i)
-				}
-				if i < n && cur.has(i) && s[i] == '/' {
-					seen = true
-				}
-			}
-		case gRecZero: // (?:/|/.*/)
-			seen := false
-			for i := 0; i <= n; i++ {
-				if i > 0 && seen && s[i-1] == '/' {
-					next.set(i)
-				}
-				if i < n && cur.has(i) && s[i] == '/' {
-					seen = true
-				}
-			}
+			stepByte(t, cur, next, s)
+		case gStar:
+			stepStar(cur, next, s)
+		case gRecPrefix:
+			stepRecPrefix(cur, next, s)
+		case gRecSuffix:
+			stepRecSuffix(cur, next, s)
+		case gRecZero:
+			stepRecZero(cur, next, s)
 		case gAlts:
-			// globset drops empty alternatives (empty_alternates off); an
-			// alternate whose branches are all empty emits nothing.
-			any := false
-			for _, br := range t.alts {
-				if regexEmpty(br) {
-					continue
-				}
-				any = true
-				out := g.step(br, cur, s)
-				for w := range next {
-					next[w] |= out[w]
-				}
-			}
-			if !any {
-				copy(next, cur)
-			}
+			g.stepAlts(t, cur, next, s)
 		}
 		cur = next
 		if cur.empty() {
@@ -466,4 +395,108 @@ func (g *Glob) step(toks []globTok, in bitset, s string) bitset {
 		}
 	}
 	return cur
+}
+
+// byteMatches reports whether the one-byte token t (a literal, `?` or a
+// class) matches c.
+func byteMatches(t *globTok, c byte) bool {
+	switch t.kind {
+	case gLit:
+		return c == t.lit
+	case gAny:
+		return c != '/'
+	case gClass:
+		return classHas(t, c)
+	}
+	return false
+}
+
+// stepByte: a literal, `?` ([^/]) or a class consumes one byte.
+func stepByte(t *globTok, cur, next bitset, s string) {
+	for i := 0; i < len(s); i++ {
+		if cur.has(i) && byteMatches(t, s[i]) {
+			next.set(i + 1)
+		}
+	}
+}
+
+// stepStar: `*` is [^/]*, a run that stops at a slash.
+func stepStar(cur, next bitset, s string) {
+	n := len(s)
+	active := false
+	for i := 0; i <= n; i++ {
+		if cur.has(i) {
+			active = true
+		}
+		if active {
+			next.set(i)
+		}
+		if i < n && s[i] == '/' {
+			active = false
+		}
+	}
+}
+
+// stepRecPrefix: a leading `**/` is (?:/?|.*/).
+func stepRecPrefix(cur, next bitset, s string) {
+	seen := false
+	for i := 0; i <= len(s); i++ {
+		if cur.has(i) {
+			next.set(i)
+		}
+		if i > 0 && seen && s[i-1] == '/' {
+			next.set(i)
+		}
+		if cur.has(i) {
+			seen = true
+		}
+	}
+}
+
+// stepRecSuffix: a trailing `/**` is /.*.
+func stepRecSuffix(cur, next bitset, s string) {
+	n := len(s)
+	seen := false
+	for i := 0; i <= n; i++ {
+		if seen {
+			next.set(i)
+		}
+		if i < n && cur.has(i) && s[i] == '/' {
+			seen = true
+		}
+	}
+}
+
+// stepRecZero: an inner `/**/` is (?:/|/.*/).
+func stepRecZero(cur, next bitset, s string) {
+	n := len(s)
+	seen := false
+	for i := 0; i <= n; i++ {
+		if i > 0 && seen && s[i-1] == '/' {
+			next.set(i)
+		}
+		if i < n && cur.has(i) && s[i] == '/' {
+			seen = true
+		}
+	}
+}
+
+// stepAlts: `{a,b}` is the union of its branches. globset drops empty
+// alternatives (empty_alternates off); an alternate whose branches are all
+// empty emits nothing.
+func (g *Glob) stepAlts(t *globTok, cur, next bitset, s string) {
+	any := false
+	for _, br := range t.alts {
+		if regexEmpty(br) {
+			continue
+		}
+		any = true
+		out := g.step(br, cur, s)
+		for w := range next {
+			next[w] |= out[w]
+		}
+	}
+	if !any {
+		copy(next, cur)
+	}
 }
