@@ -139,44 +139,54 @@ func effectiveRules(ep *openshell.Endpoint) []openshell.Match {
 		proto = openshell.ProtocolREST
 	}
 	if ep.Access == "" {
-		if proto == openshell.ProtocolMCP && ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods {
+		if proto == openshell.ProtocolMCP && allowAllKnownMCP(ep) {
 			return []openshell.Match{{Method: "*"}}
 		}
 		return nil
 	}
-	rest := func(ms ...string) []openshell.Match {
-		out := make([]openshell.Match, len(ms))
-		for i, m := range ms {
-			out[i] = openshell.Match{Method: m, Path: "**"}
-		}
-		return out
-	}
-	gql := func(ts ...string) []openshell.Match {
-		out := make([]openshell.Match, len(ts))
-		for i, t := range ts {
-			out[i] = openshell.Match{OperationType: t}
-		}
-		return out
-	}
+	return presetRules(proto, ep.Access)
+}
+
+// presetRules expands an access preset for a protocol (the table of
+// effectiveRules).
+func presetRules(proto, access string) []openshell.Match {
 	switch {
-	case proto == openshell.ProtocolGraphQL && ep.Access == openshell.AccessReadOnly:
-		return gql("query")
-	case proto == openshell.ProtocolGraphQL && ep.Access == openshell.AccessReadWrite:
-		return gql("query", "mutation")
-	case proto == openshell.ProtocolGraphQL && ep.Access == openshell.AccessFull:
-		return gql("*")
-	case proto == openshell.ProtocolWebsocket && ep.Access == openshell.AccessReadOnly:
-		return rest("GET")
-	case proto == openshell.ProtocolWebsocket && ep.Access == openshell.AccessReadWrite:
-		return rest("GET", "WEBSOCKET_TEXT")
-	case ep.Access == openshell.AccessFull:
-		return rest("*")
-	case ep.Access == openshell.AccessReadOnly:
-		return rest("GET", "HEAD", "OPTIONS")
-	case ep.Access == openshell.AccessReadWrite:
-		return rest("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH")
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadOnly:
+		return gqlRules("query")
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadWrite:
+		return gqlRules("query", "mutation")
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessFull:
+		return gqlRules("*")
+	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadOnly:
+		return restRules("GET")
+	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadWrite:
+		return restRules("GET", "WEBSOCKET_TEXT")
+	case access == openshell.AccessFull:
+		return restRules("*")
+	case access == openshell.AccessReadOnly:
+		return restRules("GET", "HEAD", "OPTIONS")
+	case access == openshell.AccessReadWrite:
+		return restRules("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH")
 	}
 	return nil
+}
+
+// restRules are the preset rules allowing each method on every path.
+func restRules(ms ...string) []openshell.Match {
+	out := make([]openshell.Match, len(ms))
+	for i, m := range ms {
+		out[i] = openshell.Match{Method: m, Path: "**"}
+	}
+	return out
+}
+
+// gqlRules are the preset rules allowing each GraphQL operation type.
+func gqlRules(ts ...string) []openshell.Match {
+	out := make([]openshell.Match, len(ts))
+	for i, t := range ts {
+		out[i] = openshell.Match{OperationType: t}
+	}
+	return out
 }
 
 // Decide evaluates a request against a policy with the semantics of the
@@ -367,28 +377,42 @@ func sqlStream(configs []*matched, r *Request) (Decision, bool) {
 // stream", jsonrpc.rs:198) nor a JSON-RPC call or response frame
 // (parse_jsonrpc_body_with_options, jsonrpc.rs:236: invalid JSON).
 func hardDeny(route *matched, r *Request) (Decision, bool) {
-	deny := func(why string) (Decision, bool) {
-		return Decision{Policy: route.key, Path: epPath(route.key, route.i), Reason: why + " (denied even under audit)"}, true
+	var why string
+	switch p := route.ep.Protocol; {
+	case strings.EqualFold(p, openshell.ProtocolGraphQL):
+		why = graphqlHardDeny(r)
+	case strings.EqualFold(p, openshell.ProtocolJSONRPC) || strings.EqualFold(p, openshell.ProtocolMCP):
+		why = rpcHardDeny(route.ep, r)
 	}
+	if why == "" {
+		return Decision{}, false
+	}
+	return Decision{Policy: route.key, Path: epPath(route.key, route.i), Reason: why + " (denied even under audit)"}, true
+}
+
+// graphqlHardDeny is why a graphql route rejects r outright, or "".
+func graphqlHardDeny(r *Request) string {
 	switch {
-	case strings.EqualFold(route.ep.Protocol, openshell.ProtocolGraphQL) && r.Method != "GET" && r.Method != "POST":
-		return deny(fmt.Sprintf("GraphQL request rejected: unsupported GraphQL HTTP method %s", r.Method))
-	case strings.EqualFold(route.ep.Protocol, openshell.ProtocolGraphQL) && len(r.GraphQL) == 0:
-		return deny("GraphQL request rejected: the request carries no GraphQL operation (no graphql clause)")
-	case (strings.EqualFold(route.ep.Protocol, openshell.ProtocolJSONRPC) || strings.EqualFold(route.ep.Protocol, openshell.ProtocolMCP)) &&
-		!(r.Method == "GET" && r.RPCStream) && r.RPCMethod == "" && !r.RPCResponse:
-		return deny("JSON-RPC request rejected: the body is not a JSON-RPC message (no rpc clause or response frame)")
+	case r.Method != "GET" && r.Method != "POST":
+		return fmt.Sprintf("GraphQL request rejected: unsupported GraphQL HTTP method %s", r.Method)
+	case len(r.GraphQL) == 0:
+		return "GraphQL request rejected: the request carries no GraphQL operation (no graphql clause)"
 	}
-	if strings.EqualFold(route.ep.Protocol, openshell.ProtocolJSONRPC) && r.RPCResponse {
-		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
-			Reason: "JSON-RPC response frames are not permitted from client to server (denied even under audit)"}, true
+	return ""
+}
+
+// rpcHardDeny is why a json-rpc or mcp route rejects r outright, or "".
+func rpcHardDeny(ep *openshell.Endpoint, r *Request) string {
+	switch {
+	case !(r.Method == "GET" && r.RPCStream) && r.RPCMethod == "" && !r.RPCResponse:
+		return "JSON-RPC request rejected: the body is not a JSON-RPC message (no rpc clause or response frame)"
+	case strings.EqualFold(ep.Protocol, openshell.ProtocolJSONRPC) && r.RPCResponse:
+		return "JSON-RPC response frames are not permitted from client to server"
+	case strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		(ep.MCP == nil || ep.MCP.StrictToolNames == nil || *ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool):
+		return fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled", r.Tool)
 	}
-	if strings.EqualFold(route.ep.Protocol, openshell.ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
-		(route.ep.MCP == nil || route.ep.MCP.StrictToolNames == nil || *route.ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool) {
-		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
-			Reason: fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled (denied even under audit)", r.Tool)}, true
-	}
-	return Decision{}, false
+	return ""
 }
 
 // strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.
