@@ -261,6 +261,13 @@ func (d *Decider) Decide(r *Request) Decision {
 	if deny, ok := d.credentialGuard(ms, r); !ok {
 		return deny
 	}
+	return d.decideRequests(ms, cfg, configs, r)
+}
+
+// decideRequests decides the requests over an allowed connection: none
+// (no method: the connection alone), the raw tunnel of tls: skip, the
+// passthrough relay, or L7 inspection.
+func (d *Decider) decideRequests(ms []matched, cfg *matched, configs []*matched, r *Request) Decision {
 	first := ms[0]
 	if cfg != nil {
 		first = *cfg
@@ -285,6 +292,13 @@ func (d *Decider) Decide(r *Request) Decision {
 	if len(configs) == 0 {
 		return d.passthrough(first, r)
 	}
+	return d.inspect(ms, configs, r)
+}
+
+// inspect is L7 inspection: the request refused before policy evaluation
+// (an SQL stream, a query or path that does not parse), route selection
+// among several configs, the hard denials, then the rules.
+func (d *Decider) inspect(ms []matched, configs []*matched, r *Request) Decision {
 	route := configs[0]
 	if deny, ok := sqlStream(configs, r); ok {
 		return deny
@@ -303,22 +317,9 @@ func (d *Decider) Decide(r *Request) Decision {
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
 	if len(configs) > 1 {
-		// Route selection (l7/relay.rs:506 relay_with_route_selection @
-		// v0.0.111, :230 @ v0.0.83; proxy/relay.rs:250 with more than one
-		// config): the request is canonicalised with allow_encoded_slash if
-		// any config opts in, then the config whose endpoint path matches
-		// most specifically handles it (relay.rs:924).
-		sel := selectConfigForPath(configs, canon)
-		if sel == nil {
-			return Decision{Policy: route.key, Path: epPath(route.key, route.i),
-				Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}
-		}
-		// v0.0.111 re-checks the opt-in against the selected config
-		// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
-		// every endpoint on the host:port.
-		if openshell.CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
-			return Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
-				Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}
+		sel, deny, ok := d.selectRoute(configs, route, canon, r)
+		if !ok {
+			return deny
 		}
 		route = sel
 	}
@@ -326,6 +327,28 @@ func (d *Decider) Decide(r *Request) Decision {
 		return deny
 	}
 	return d.decideL7(ms, route, r, canon)
+}
+
+// selectRoute picks the config that handles canon among several.
+func (d *Decider) selectRoute(configs []*matched, route *matched, canon string, r *Request) (*matched, Decision, bool) {
+	// Route selection (l7/relay.rs:506 relay_with_route_selection @
+	// v0.0.111, :230 @ v0.0.83; proxy/relay.rs:250 with more than one
+	// config): the request is canonicalised with allow_encoded_slash if
+	// any config opts in, then the config whose endpoint path matches
+	// most specifically handles it (relay.rs:924).
+	sel := selectConfigForPath(configs, canon)
+	if sel == nil {
+		return nil, Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}, false
+	}
+	// v0.0.111 re-checks the opt-in against the selected config
+	// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
+	// every endpoint on the host:port.
+	if openshell.CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
+		return nil, Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
+			Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}, false
+	}
+	return sel, Decision{}, true
 }
 
 // sqlStream decides what OpenShell does with SQL on an inspected
