@@ -43,6 +43,35 @@ const pathSlashSentinel = byte(0x01)
 //     dropped ("//" collapses, a trailing '/' stays: "/x/;p" is "/x/");
 //   - bytes other than unreserved/sub-delims/':'/'@' are re-encoded as %XX.
 func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (string, error) {
+	raw, err := checkRequestTarget(raw)
+	if err != nil {
+		return "", err
+	}
+	dec, err := percentDecodePath(raw, allowEncodedSlash)
+	if err != nil {
+		return "", err
+	}
+	v111 := openshell.CompareVersions(version, "v0.0.111") >= 0
+	segs := strings.Split(dec[1:], "/")
+	if v111 {
+		for i, s := range segs {
+			segs[i], _, _ = strings.Cut(s, ";")
+		}
+	}
+	stack, err := resolveDotSegments(segs)
+	if err != nil {
+		return "", err
+	}
+	if v111 && residualDot(stack) {
+		return "", errPathResidualDot
+	}
+	return encodePath(stack), nil
+}
+
+// checkRequestTarget refuses control bytes, raw non-ASCII and a fragment,
+// drops the query, and refuses what is not an origin-form path of at most
+// 4096 bytes ("" is "/").
+func checkRequestTarget(raw string) (string, error) {
 	for i := 0; i < len(raw); i++ {
 		b := raw[i]
 		switch {
@@ -65,24 +94,20 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 	if len(raw) > 4096 {
 		return "", errPathTooLong
 	}
-	dec, err := percentDecodePath(raw, allowEncodedSlash)
-	if err != nil {
-		return "", err
-	}
-	v111 := openshell.CompareVersions(version, "v0.0.111") >= 0
-	segs := strings.Split(dec[1:], "/")
-	if v111 {
-		for i, s := range segs {
-			segs[i], _, _ = strings.Cut(s, ";")
-		}
-	}
+	return raw, nil
+}
+
+// resolveDotSegments resolves "." and ".." (".." above the root is an
+// error; a final "." or ".." leaves a trailing slash) and drops empty
+// segments other than the last.
+func resolveDotSegments(segs []string) ([]string, error) {
 	var stack []string
 	last := len(segs) - 1
 	for i, s := range segs {
 		switch {
 		case s == "..":
 			if len(stack) == 0 {
-				return "", errPathAboveRoot
+				return nil, errPathAboveRoot
 			}
 			stack = stack[:len(stack)-1]
 			if i == last {
@@ -97,15 +122,25 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 			stack = append(stack, s)
 		}
 	}
-	if v111 {
-		for _, s := range stack {
-			for _, part := range strings.Split(s, string(pathSlashSentinel)) {
-				if part == "." || part == ".." {
-					return "", errPathResidualDot
-				}
+	return stack, nil
+}
+
+// residualDot reports whether a segment, split at decoded slashes, still
+// holds a "." or ".." part (v0.0.111's check after resolution).
+func residualDot(stack []string) bool {
+	for _, s := range stack {
+		for _, part := range strings.Split(s, string(pathSlashSentinel)) {
+			if part == "." || part == ".." {
+				return true
 			}
 		}
 	}
+	return false
+}
+
+// encodePath rebuilds the path from its segments: ";params" stripped, a
+// decoded slash as %2F, bytes other than pchar re-encoded as %XX.
+func encodePath(stack []string) string {
 	var b strings.Builder
 	b.WriteByte('/')
 	for i, s := range stack {
@@ -128,7 +163,7 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 			}
 		}
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // pcharUnreserved is path.rs is_pchar_unreserved.
