@@ -99,61 +99,75 @@ func newDestination(host string, r *Request) dest {
 //
 // Without "at IP" a host name is taken to resolve where the mode allows.
 func (d *Decider) destination(ms []matched, cfg *matched, host string, port int, dst dest) (Decision, bool) {
-	controlPlane := openshell.ControlPlanePort(port)
-	refuse := func(m *matched, sub, why string) (Decision, bool) {
-		if m == nil {
-			return Decision{Reason: why}, false
-		}
-		return Decision{Policy: m.key, Path: epPath(m.key, m.i) + sub, Reason: why}, false
+	var cpReason string // why the port is refused; "" when it is not a control-plane port
+	if openshell.ControlPlanePort(port) {
+		cpReason = fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
 	}
-	cpReason := fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
+	switch {
 	// A host-gateway alias without "at IP" is taken to be the trusted
 	// gateway, as in a sandbox whose driver injected it.
-	if dst.gateway || (!dst.isIP && openshell.IsHostGatewayAlias(host)) {
-		if controlPlane {
-			return refuse(nil, "", cpReason)
-		}
-		return Decision{}, true
-	}
-	if cfg != nil && len(cfg.ep.AllowedIPs) > 0 {
-		for _, s := range cfg.ep.AllowedIPs {
-			p, ok := openshell.ParseAllowedIP(s)
-			if !ok || openshell.AlwaysBlockedNet(p) {
-				return refuse(cfg, ".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
-			}
-		}
-		if controlPlane {
-			return refuse(cfg, "", cpReason)
-		}
-		if dst.isIP && !ipAllowed(cfg.ep.AllowedIPs, dst.addr) {
-			kind := "a public address"
-			if inAny(dst.addr, privateRanges) {
-				kind = "a private address"
-			}
-			return refuse(cfg, ".allowed_ips", fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", dst.addr, kind))
-		}
-		return Decision{}, true
-	}
-	if dst.literal && !openshell.AlwaysBlockedIP(dst.addr) {
-		if controlPlane {
-			return refuse(nil, "", cpReason)
-		}
-		return Decision{}, true
-	}
-	if openshell.Supports(openshell.FeaturePrivateExactHost, d.version) {
-		for _, m := range ms {
-			if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && strings.EqualFold(m.ep.Host, host) {
-				if controlPlane {
-					return refuse(nil, "", cpReason)
-				}
-				return Decision{}, true
-			}
-		}
-	}
-	if dst.isIP && inAny(dst.addr, privateRanges) {
+	case dst.gateway || (!dst.isIP && openshell.IsHostGatewayAlias(host)):
+		return controlPlaneCheck(cpReason)
+	case cfg != nil && len(cfg.ep.AllowedIPs) > 0:
+		return allowedIPsDestination(cfg, cpReason, dst)
+	case dst.literal && !openshell.AlwaysBlockedIP(dst.addr):
+		return controlPlaneCheck(cpReason)
+	case d.exactHostPolicy(ms, host):
+		return controlPlaneCheck(cpReason)
+	case dst.isIP && inAny(dst.addr, privateRanges):
 		return Decision{Reason: fmt.Sprintf("%s is a private address: it needs allowed_ips covering it or an exact host name", dst.addr)}, false
 	}
 	return Decision{}, true
+}
+
+// controlPlaneCheck refuses the destination when cpReason says the port is
+// a control-plane port, and allows it otherwise.
+func controlPlaneCheck(cpReason string) (Decision, bool) {
+	if cpReason != "" {
+		return Decision{Reason: cpReason}, false
+	}
+	return Decision{}, true
+}
+
+// allowedIPsDestination is the allowed_ips mode of the first config cfg:
+// every entry must parse and stay clear of the always-blocked ranges, the
+// port must not be a control-plane port, and an "at IP" address must be
+// covered by an entry.
+func allowedIPsDestination(cfg *matched, cpReason string, dst dest) (Decision, bool) {
+	refuse := func(sub, why string) (Decision, bool) {
+		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i) + sub, Reason: why}, false
+	}
+	for _, s := range cfg.ep.AllowedIPs {
+		p, ok := openshell.ParseAllowedIP(s)
+		if !ok || openshell.AlwaysBlockedNet(p) {
+			return refuse(".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
+		}
+	}
+	if cpReason != "" {
+		return refuse("", cpReason)
+	}
+	if dst.isIP && !ipAllowed(cfg.ep.AllowedIPs, dst.addr) {
+		kind := "a public address"
+		if inAny(dst.addr, privateRanges) {
+			kind = "a private address"
+		}
+		return refuse(".allowed_ips", fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", dst.addr, kind))
+	}
+	return Decision{}, true
+}
+
+// exactHostPolicy reports whether, at a release that lets an exact host
+// name reach a private address, a matching policy names host exactly.
+func (d *Decider) exactHostPolicy(ms []matched, host string) bool {
+	if !openshell.Supports(openshell.FeaturePrivateExactHost, d.version) {
+		return false
+	}
+	for _, m := range ms {
+		if m.ep.Host != "" && !strings.Contains(m.ep.Host, "*") && strings.EqualFold(m.ep.Host, host) {
+			return true
+		}
+	}
+	return false
 }
 
 func ipAllowed(list []string, a netip.Addr) bool {
