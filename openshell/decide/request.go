@@ -247,71 +247,101 @@ func (r *Request) parseTarget(s, method, target string) error {
 	return nil
 }
 
-// parseClause reads one "from BINARY", "via ANCESTOR" or "at IP" clause of
-// request s.
+// parseClause reads one "from BINARY", "via ANCESTOR" or "at IP" clause,
+// or one clause of what the request carries, of request s.
 func (r *Request) parseClause(s, kw, val string) error {
+	var problem string
+	switch kw {
+	case "from", "via", "at":
+		problem = r.parseOrigin(kw, val)
+	case "sql", "graphql", "rpc", "tool", "frame", "credentialed":
+		problem = r.parsePayload(kw, val)
+	default:
+		problem = fmt.Sprintf("unexpected %q (want %s)", kw, requestSyntax)
+	}
+	if problem != "" {
+		return fmt.Errorf("%w %q: %s", ErrBadRequest, s, problem)
+	}
+	return nil
+}
+
+// parseOrigin reads a from, via or at clause: what sends the request, and
+// from where. It returns the problem, or "".
+func (r *Request) parseOrigin(kw, val string) string {
 	switch kw {
 	case "from":
 		if r.Binary != "" {
-			return fmt.Errorf("%w %q: more than one from", ErrBadRequest, s)
+			return "more than one from"
 		}
 		if !strings.HasPrefix(val, "/") {
-			return fmt.Errorf("%w %q: binary %q must be an absolute path", ErrBadRequest, s, val)
+			return fmt.Sprintf("binary %q must be an absolute path", val)
 		}
 		r.Binary = val
 	case "via":
 		if !strings.HasPrefix(val, "/") {
-			return fmt.Errorf("%w %q: ancestor %q must be an absolute path", ErrBadRequest, s, val)
+			return fmt.Sprintf("ancestor %q must be an absolute path", val)
 		}
 		r.Ancestors = append(r.Ancestors, val)
 	case "at":
 		a, err := netip.ParseAddr(val)
 		if err != nil || r.Addr.IsValid() {
-			return fmt.Errorf("%w %q: at needs one IP address, got %q", ErrBadRequest, s, val)
+			return fmt.Sprintf("at needs one IP address, got %q", val)
 		}
 		r.Addr = a
+	}
+	return ""
+}
+
+// parsePayload reads a sql, graphql, rpc, tool, frame or credentialed
+// clause: what the request carries. It returns the problem, or "".
+func (r *Request) parsePayload(kw, val string) string {
+	switch kw {
 	case "sql":
 		if r.Forward {
-			return fmt.Errorf("%w %q: a forward-proxy request is HTTP only and carries no sql command", ErrBadRequest, s)
+			return "a forward-proxy request is HTTP only and carries no sql command"
 		}
-		if r.Command != "" {
-			return fmt.Errorf("%w %q: more than one sql", ErrBadRequest, s)
-		}
-		r.Command = val
+		return setOnce(&r.Command, val, "more than one sql")
 	case "graphql":
 		op, err := parseGraphQLOp(val)
 		if err != nil {
-			return fmt.Errorf("%w %q: %v", ErrBadRequest, s, err)
+			return err.Error()
 		}
 		r.GraphQL = append(r.GraphQL, op)
 	case "rpc":
-		if r.RPCMethod != "" {
-			return fmt.Errorf("%w %q: more than one rpc", ErrBadRequest, s)
-		}
-		r.RPCMethod = val
+		return setOnce(&r.RPCMethod, val, "more than one rpc")
 	case "tool":
-		if r.Tool != "" {
-			return fmt.Errorf("%w %q: more than one tool", ErrBadRequest, s)
-		}
-		r.Tool = val
+		return setOnce(&r.Tool, val, "more than one tool")
 	case "frame":
-		switch {
-		case val == "response" && !r.RPCResponse:
-			r.RPCResponse = true
-		case val == "stream" && !r.RPCStream:
-			r.RPCStream = true
-		default:
-			return fmt.Errorf("%w %q: want \"frame response\" or \"frame stream\" once each, got %q", ErrBadRequest, s, val)
-		}
+		return r.parseFrame(val)
 	case "credentialed":
 		if slices.Contains(r.Credentialed, val) {
-			return fmt.Errorf("%w %q: credentialed %s given twice", ErrBadRequest, s, val)
+			return fmt.Sprintf("credentialed %s given twice", val)
 		}
 		r.Credentialed = append(r.Credentialed, val)
-	default:
-		return fmt.Errorf("%w %q: unexpected %q (want %s)", ErrBadRequest, s, kw, requestSyntax)
 	}
-	return nil
+	return ""
+}
+
+// setOnce sets *field to val, or returns problem when it is already set.
+func setOnce(field *string, val, problem string) string {
+	if *field != "" {
+		return problem
+	}
+	*field = val
+	return ""
+}
+
+// parseFrame reads "frame response" or "frame stream", each at most once.
+func (r *Request) parseFrame(val string) string {
+	switch {
+	case val == "response" && !r.RPCResponse:
+		r.RPCResponse = true
+	case val == "stream" && !r.RPCStream:
+		r.RPCStream = true
+	default:
+		return fmt.Sprintf("want \"frame response\" or \"frame stream\" once each, got %q", val)
+	}
+	return ""
 }
 
 func (r *Request) parseURL(raw string) error {
