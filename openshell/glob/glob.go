@@ -192,26 +192,43 @@ func (p *globParser) star() {
 		return
 	}
 	p.i++ // second '*'
-	cur := p.branches[len(p.branches)-1]
-	if len(cur) == 0 {
-		if c, ok := p.peek(); ok && c != '/' {
-			p.push(globTok{kind: gStar})
-			p.push(globTok{kind: gStar})
-		} else {
-			p.push(globTok{kind: gRecPrefix})
-			if ok {
-				p.i++ // the '/'
-			}
-		}
+	if len(p.branches[len(p.branches)-1]) == 0 {
+		p.leadingRecursive()
 		return
 	}
-	if !hasPrev || prev != '/' {
-		if len(p.branches) <= 1 || (prev != ',' && prev != '{') {
-			p.push(globTok{kind: gStar})
-			p.push(globTok{kind: gStar})
-			return
+	// '**' is recursive only after '/', or after ',' or '{' inside an
+	// alternate; elsewhere it is two '*'.
+	if (!hasPrev || prev != '/') && (len(p.branches) <= 1 || (prev != ',' && prev != '{')) {
+		p.twoStars()
+		return
+	}
+	p.recursive()
+}
+
+// twoStars pushes '**' read as two '*'.
+func (p *globParser) twoStars() {
+	p.push(globTok{kind: gStar})
+	p.push(globTok{kind: gStar})
+}
+
+// leadingRecursive reads '**' at the start of a branch: a recursive prefix
+// ('**/' or '**' at the end), else two '*'.
+func (p *globParser) leadingRecursive() {
+	if c, ok := p.peek(); ok && c != '/' {
+		p.twoStars()
+	} else {
+		p.push(globTok{kind: gRecPrefix})
+		if ok {
+			p.i++ // the '/'
 		}
 	}
+}
+
+// recursive reads '**' after a separator: a recursive suffix at the end of
+// the pattern or of an alternate's branch, a recursive zero-or-more
+// ('/**/') before a '/', else two '*'. The recursive token replaces the
+// token before it (the separator), unless that one is already recursive.
+func (p *globParser) recursive() {
 	isSuffix := false
 	switch c, ok := p.peek(); {
 	case !ok:
@@ -221,8 +238,7 @@ func (p *globParser) star() {
 	case c == '/':
 		p.i++
 	default:
-		p.push(globTok{kind: gStar})
-		p.push(globTok{kind: gStar})
+		p.twoStars()
 		return
 	}
 	br := p.branches[len(p.branches)-1]
