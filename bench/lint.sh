@@ -24,7 +24,7 @@ echo "load average: $(cut -d" " -f1-3 /proc/loadavg)"
 
 # lint/testdata/facts is left out: its findings need the facts the engine
 # computes (conftest gets them only from per-policy --write-context files).
-mapfile -t corpus < <(ls "$root"/lint/testdata/bad/*.yaml "$root"/lint/testdata/good/*.yaml "$root"/openshell/testdata/decide/policy.yaml)
+mapfile -t corpus < <(ls "$root"/lint/testdata/bad/*.yaml "$root"/lint/testdata/good/*.yaml "$root"/openshell/decide/testdata/policy.yaml)
 
 # best CMD...: "WALL_MS CPU_MS", each the minimum over $RUNS runs (exit status
 # ignored: both tools exit 1 when they find something).

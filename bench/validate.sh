@@ -20,7 +20,7 @@ if ! command -v cue >/dev/null; then
 	bash .ci/install.d/60-cue.sh
 fi
 schema=policycue/schema/openshell/policy.cue
-src=openshell/testdata/validate/valid/v0.0.111.yaml
+src=openshell/validate/testdata/valid/v0.0.111.yaml
 
 # gen N DIR: N distinct realistic policies (the v0.0.111 fixture with the
 # hosts and policy keys renamed per file).

@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // glabDecide compiles an agent and decides req on its policy with the
 // job's GitLab values.
-func glabDecide(t *testing.T, c *Compiled, req string) openshell.Decision {
+func glabDecide(t *testing.T, c *Compiled, req string) decide.Decision {
 	t.Helper()
 	return decideWith(t, c, req, map[string]string{"FORGE_HOST": "gitlab.com", "OWNER": "acme", "REPO_NAME": "widgets.api", "ISSUE_NUMBER": "5"})
 }

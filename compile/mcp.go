@@ -9,6 +9,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
 
 // mcpClientMethods are the JSON-RPC methods an MCP client sends besides
@@ -20,7 +21,7 @@ import (
 // mcp.allow_all_known_mcp_methods, which allows every method of the MCP
 // protocol, resources and prompts included, and tools/call too unless a
 // rule narrows it by tool (sandbox-policy.rego:511,543 @ v0.0.111;
-// openshell/decide.go models it): an explicit list is the least privilege.
+// openshell/decide/decide.go models it): an explicit list is the least privilege.
 // With allow_all_known_mcp_methods unset every rule needs a method
 // (l7/mod.rs:767 @ v0.0.111), and MCP method names are exact except for
 // tools/* globs (OSP080).
@@ -176,10 +177,10 @@ type mcpIntent struct {
 // checkMCPIntended runs the decision engine on what each compiled MCP
 // server use intends: the handshake, tools/list and a tools/call of every
 // listed tool (or of an example tool for mcp__server), from the runtime's
-// binary, with decide on the example-expanded policy (selfCheck's). A
+// binary, with allow on the example-expanded policy (selfCheck's). A
 // denial (a fragment's deny rule, another endpoint taking the path) is an
 // error at the server.
-func (b *builder) checkMCPIntended(decide func(*openshell.Request) openshell.Decision) {
+func (b *builder) checkMCPIntended(allow func(*decide.Request) decide.Decision) {
 	for _, in := range b.mcpIntended {
 		s := in.use.server
 		target := fmt.Sprintf("https://%s:%d%s", s.Host, s.Port, s.Path)
@@ -201,11 +202,11 @@ func (b *builder) checkMCPIntended(decide func(*openshell.Request) openshell.Dec
 			reqs = append(reqs, "rpc tools/call tool "+t)
 		}
 		for _, q := range reqs {
-			r, err := openshell.ParseRequest("POST " + target + " from " + in.bin + " " + q)
+			r, err := decide.ParseRequest("POST " + target + " from " + in.bin + " " + q)
 			if err != nil {
 				continue // a tool name the request syntax cannot spell
 			}
-			if d := decide(r); !d.Allowed {
+			if d := allow(r); !d.Allowed {
 				b.errorf(s.Pos, "mcpServers", "check the sandbox declarations and policy fragments that cover "+s.Host,
 					"MCP server %s: the compiled policy denies %s: %s", s.Name, r, d.Reason)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -199,7 +200,7 @@ func (b *builder) fragmentModelAPI(name, key string, ep openshell.Endpoint) bool
 	prov := b.cat.Runtimes[b.runtime].Providers[b.provider]
 	for _, pn := range prov.Profiles {
 		for _, pe := range b.cat.Profiles[pn].Endpoints {
-			if ep.Host == pe.Host || (strings.Contains(ep.Host, "*") && openshell.GlobMatch(strings.ToLower(ep.Host), strings.ToLower(pe.Host), '.')) {
+			if ep.Host == pe.Host || (strings.Contains(ep.Host, "*") && glob.Match(strings.ToLower(ep.Host), strings.ToLower(pe.Host), '.')) {
 				b.warnf(agentdef.Pos{File: name, Line: 1}, "network_policies."+key,
 					"remove the endpoint; the runtime's "+b.provider+" baseline (profile "+pn+") reaches the model API with the project and region pinned",
 					"endpoint %s in policy fragment %s is the model API of provider %s: the baseline grants it, the fragment's wider grant is dropped", ep.Host, name, b.provider)

@@ -6,29 +6,30 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
-// decide runs the decision engine on a compiled policy with values for
+// decideOn runs the decision engine on a compiled policy with values for
 // every placeholder the catalog uses.
-func decide(t *testing.T, c *Compiled, req string) openshell.Decision {
+func decideOn(t *testing.T, c *Compiled, req string) decide.Decision {
 	t.Helper()
 	return decideWith(t, c, req, map[string]string{"OWNER": "acme", "REPO_NAME": "widgets", "ISSUE_NUMBER": "5", "GCP_PROJECT": "acme-ci", "GCP_REGION": "us-east5", "AWS_REGION": "us-east-1"})
 }
 
 // decideWith runs the decision engine on a copy of a compiled policy with
 // the placeholder values v applied.
-func decideWith(t *testing.T, c *Compiled, req string, v map[string]string) openshell.Decision {
+func decideWith(t *testing.T, c *Compiled, req string, v map[string]string) decide.Decision {
 	t.Helper()
 	p := c.Policy.Clone()
 	if _, err := openshell.ApplyPlaceholders(p, v); err != nil {
 		t.Fatal(err)
 	}
-	r, err := openshell.ParseRequest(req)
+	r, err := decide.ParseRequest(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return openshell.Decide(p, r)
+	return decide.Decide(p, r)
 }
 
 // TestGhReadsGetGraphQLQueries: Bash(gh) grants the REST reads and a
@@ -61,7 +62,7 @@ func TestGhReadsGetGraphQLQueries(t *testing.T) {
 				{"GET https://api.github.com/repos/acme/widgets/issues/5 from /usr/bin/gh", true},
 				{"POST https://api.github.com/repos/acme/widgets/issues/5/comments from /usr/bin/gh", false},
 			} {
-				if d := decide(t, c, tc.req); d.Allowed != tc.allow {
+				if d := decideOn(t, c, tc.req); d.Allowed != tc.allow {
 					t.Errorf("%s: allowed=%v (%s), want %v", tc.req, d.Allowed, d.Reason, tc.allow)
 				}
 			}
@@ -110,7 +111,7 @@ func TestGhWritesMapToMutations(t *testing.T) {
 		{"POST https://api.github.com/graphql graphql mutation:IssueUpdate:updateIssue from /usr/bin/gh", false},
 		{"POST https://api.github.com/graphql graphql mutation:PullRequestCreate:createPullRequest from /usr/bin/gh", false},
 	} {
-		if d := decide(t, c, tc.req); d.Allowed != tc.allow {
+		if d := decideOn(t, c, tc.req); d.Allowed != tc.allow {
 			t.Errorf("%s: allowed=%v (%s), want %v", tc.req, d.Allowed, d.Reason, tc.allow)
 		}
 	}
@@ -128,11 +129,11 @@ func TestGitReadWithoutDotGit(t *testing.T) {
 		"GET https://github.com/acme/widgets/info/refs?service=git-upload-pack from /usr/bin/git",
 		"POST https://github.com/acme/widgets/git-upload-pack from /usr/lib/git-core/git-remote-https",
 	} {
-		if d := decide(t, c, req); !d.Allowed {
+		if d := decideOn(t, c, req); !d.Allowed {
 			t.Errorf("%s denied: %s", req, d.Reason)
 		}
 	}
-	if d := decide(t, c, "POST https://github.com/acme/widgets/git-receive-pack from /usr/bin/git"); d.Allowed {
+	if d := decideOn(t, c, "POST https://github.com/acme/widgets/git-receive-pack from /usr/bin/git"); d.Allowed {
 		t.Error("push allowed")
 	}
 	if c.Tier != policycue.TierNetwork {
@@ -165,7 +166,7 @@ func TestVertexBaseline(t *testing.T) {
 		{"POST https://oauth2.googleapis.com/token from /usr/bin/node", true},
 		{"GET https://storage.googleapis.com/b/x from /usr/bin/node", false},
 	} {
-		if d := decide(t, c, tc.req); d.Allowed != tc.allow {
+		if d := decideOn(t, c, tc.req); d.Allowed != tc.allow {
 			t.Errorf("%s: allowed=%v (%s), want %v", tc.req, d.Allowed, d.Reason, tc.allow)
 		}
 	}
@@ -185,7 +186,7 @@ func TestDeclaredRegionalHostKeepsTier(t *testing.T) {
 	if c.Tier != policycue.TierReadOnly {
 		t.Errorf("tier = %s, want read-only", c.Tier)
 	}
-	if d := decide(t, c, "POST https://us-east5-aiplatform.googleapis.com/v1/projects/acme-ci/locations/us-east5/publishers/anthropic/models/m:rawPredict from /usr/local/bin/claude"); !d.Allowed {
+	if d := decideOn(t, c, "POST https://us-east5-aiplatform.googleapis.com/v1/projects/acme-ci/locations/us-east5/publishers/anthropic/models/m:rawPredict from /usr/local/bin/claude"); !d.Allowed {
 		t.Errorf("declared regional host denied: %s", d.Reason)
 	}
 }
@@ -220,7 +221,7 @@ func TestBedrockBaseline(t *testing.T) {
 	if c.Provider != "bedrock" {
 		t.Fatalf("provider = %s", c.Provider)
 	}
-	if d := decide(t, c, "POST https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream from /usr/local/bin/claude"); !d.Allowed {
+	if d := decideOn(t, c, "POST https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream from /usr/local/bin/claude"); !d.Allowed {
 		t.Errorf("bedrock denied: %s", d.Reason)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -207,7 +209,7 @@ func validateOne(out *Output, name string) (agentdef.Diagnostics, error) {
 		}
 	}
 	var ds agentdef.Diagnostics
-	for _, d := range openshell.Validate(file, data, out.OpenShellVersion) {
+	for _, d := range validate.File(file, data, out.OpenShellVersion) {
 		sev := agentdef.SeverityWarning
 		if d.IsFatal() { // errors and traps: a compiled policy never holds either
 			sev = agentdef.SeverityError
@@ -248,7 +250,7 @@ type expectScope struct {
 // closest defined name.
 func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 	return func(_ context.Context, out *Output) (agentdef.Diagnostics, error) {
-		files, err := openshell.FindExpectations(fsys)
+		files, err := decide.FindExpectations(fsys)
 		if err != nil || len(files) == 0 {
 			return nil, err
 		}
@@ -263,11 +265,11 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 			if err != nil {
 				return nil, fmt.Errorf("reading expectations: %w", err)
 			}
-			ef, err := openshell.ParseExpectFile(f, data)
+			ef, err := decide.ParseExpectFile(f, data)
 			if err != nil {
 				d := agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Message: err.Error(),
 					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
-				var pe *openshell.ExpectFileError
+				var pe *decide.ExpectFileError
 				if errors.As(err, &pe) {
 					d.Pos.Line, d.Message = max(pe.Line, 1), pe.Message
 				}
@@ -299,7 +301,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		if len(kept) == 0 {
 			return ds, nil
 		}
-		rep, err := openshell.RunExpectations(fsys, kept, policies, nil)
+		rep, err := decide.RunExpectations(fsys, kept, policies, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -100,12 +100,12 @@ func TestProviderBaselines(t *testing.T) {
 				t.Fatalf("provider = %s, want %s", c.Provider, tc.provider)
 			}
 			for _, req := range tc.allow {
-				if d := decide(t, c, req); !d.Allowed {
+				if d := decideOn(t, c, req); !d.Allowed {
 					t.Errorf("%s denied: %s", req, d.Reason)
 				}
 			}
 			for _, req := range tc.deny {
-				if d := decide(t, c, req); d.Allowed {
+				if d := decideOn(t, c, req); d.Allowed {
 					t.Errorf("%s allowed", req)
 				}
 			}

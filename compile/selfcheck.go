@@ -7,11 +7,12 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // The self-check: before a policy ships, the decision engine
-// (openshell.Decide) runs on the requests each of its rules is written for,
+// (decide.Decide) runs on the requests each of its rules is written for,
 // and on the requests its catalog profiles name (intended:), so that a glob
 // whose meaning under OpenShell's matching differs from the author's intent
 // is caught at compile time, positioned at the rule.
@@ -42,8 +43,8 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 		return // reported by the compile itself
 	}
 	// One decider for every request: preparing one compiles all of the
-	// policy's globs, as openshell.Decide would for each request.
-	decide := decider(p)
+	// policy's globs, as decide.Decide would for each request.
+	allow := decider(p)
 	for _, key := range p.PolicyKeys() {
 		np := p.NetworkPolicies[key]
 		bin := firstBinary(np)
@@ -60,7 +61,7 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 				if !ok {
 					continue
 				}
-				if d := decide(r); !d.Allowed {
+				if d := allow(r); !d.Allowed {
 					at := agentdef.Pos{File: b.agent.File}
 					if src := ep.Rules[j].From; len(src) > 0 {
 						at = posOf(src[0])
@@ -72,17 +73,17 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 			}
 		}
 	}
-	b.checkIntended(decide)
-	b.checkMCPIntended(decide)
+	b.checkIntended(allow)
+	b.checkMCPIntended(allow)
 }
 
-// decider returns openshell.Decide on p with the decider prepared once; p
+// decider returns decide.Decide on p with the decider prepared once; p
 // must not change while it is used.
-func decider(p *openshell.Policy) func(*openshell.Request) openshell.Decision {
-	d, err := openshell.NewDecider(p, openshell.DefaultOpenShellVersion)
-	return func(r *openshell.Request) openshell.Decision {
+func decider(p *openshell.Policy) func(*decide.Request) decide.Decision {
+	d, err := decide.New(p, openshell.DefaultOpenShellVersion)
+	return func(r *decide.Request) decide.Decision {
 		if err != nil {
-			return openshell.Decision{Reason: err.Error()}
+			return decide.Decision{Reason: err.Error()}
 		}
 		return d.Decide(r)
 	}
@@ -90,8 +91,8 @@ func decider(p *openshell.Policy) func(*openshell.Request) openshell.Decision {
 
 // checkIntended runs the intended requests of the catalog profiles the
 // agent pulled in (git fetch without .git, a search with dots, a regional
-// model host) with decide, on the example-expanded policy.
-func (b *builder) checkIntended(decide func(*openshell.Request) openshell.Decision) {
+// model host) with allow, on the example-expanded policy.
+func (b *builder) checkIntended(allow func(*decide.Request) decide.Decision) {
 	for _, u := range b.profilesUsed {
 		prof := b.cat.Profiles[u.name]
 		for _, text := range prof.Intended {
@@ -107,12 +108,12 @@ func (b *builder) checkIntended(decide func(*openshell.Request) openshell.Decisi
 			if len(bins) == 0 {
 				continue
 			}
-			r, err := openshell.ParseRequest(expanded + " from " + bins[0])
+			r, err := decide.ParseRequest(expanded + " from " + bins[0])
 			if err != nil {
 				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
 				continue
 			}
-			if d := decide(r); !d.Allowed {
+			if d := allow(r); !d.Allowed {
 				b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
 					"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
 			}
@@ -166,7 +167,7 @@ func firstBinary(np openshell.NetworkPolicy) string {
 
 // ruleSample builds the request a rule is written for; false when the rule
 // has globs the sampler does not read (classes, alternatives).
-func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*openshell.Request, bool) {
+func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*decide.Request, bool) {
 	r, ok := endpointSample(ep, bin)
 	if !ok {
 		return nil, false
@@ -181,7 +182,7 @@ func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*opensh
 // a host with its wildcards filled in, the first port, the scheme that port
 // implies and the address the endpoint pins; false when the host is empty
 // or keeps a glob the sampler does not fill.
-func endpointSample(ep *openshell.Endpoint, bin string) (*openshell.Request, bool) {
+func endpointSample(ep *openshell.Endpoint, bin string) (*decide.Request, bool) {
 	host := ep.Host
 	if strings.Contains(host, "*") {
 		host = strings.NewReplacer("**.", "a.", "*.", "a.").Replace(host)
@@ -193,7 +194,7 @@ func endpointSample(ep *openshell.Endpoint, bin string) (*openshell.Request, boo
 	if port == 0 && len(ep.Ports) > 0 {
 		port = ep.Ports[0]
 	}
-	r := &openshell.Request{Scheme: "https", Host: host, Port: port, Binary: bin}
+	r := &decide.Request{Scheme: "https", Host: host, Port: port, Binary: bin}
 	if port == 80 || port == 8080 || port == 8081 || port == 8082 {
 		r.Scheme = "http"
 	}
@@ -213,12 +214,12 @@ func endpointSample(ep *openshell.Endpoint, bin string) (*openshell.Request, boo
 // graphQLSample makes r the GraphQL operation a GraphQL rule m is written
 // for: a POST to the endpoint's path (else /graphql) carrying one operation
 // of m's type, name and first field.
-func graphQLSample(r *openshell.Request, ep *openshell.Endpoint, m *openshell.Match) (*openshell.Request, bool) {
+func graphQLSample(r *decide.Request, ep *openshell.Endpoint, m *openshell.Match) (*decide.Request, bool) {
 	r.Method, r.Path = "POST", ep.Path
 	if r.Path == "" || strings.ContainsAny(r.Path, "*?[") {
 		r.Path = "/graphql"
 	}
-	op := openshell.GraphQLOp{Type: m.OperationType}
+	op := decide.GraphQLOp{Type: m.OperationType}
 	if op.Type == "*" {
 		op.Type = "query"
 	}
@@ -230,13 +231,13 @@ func graphQLSample(r *openshell.Request, ep *openshell.Endpoint, m *openshell.Ma
 	} else {
 		op.Fields = []string{"viewer"}
 	}
-	r.GraphQL = []openshell.GraphQLOp{op}
+	r.GraphQL = []decide.GraphQLOp{op}
 	return r, !strings.ContainsAny(m.OperationName+strings.Join(m.Fields, ""), "?[{")
 }
 
 // restSample makes r the HTTP request a method-and-path rule m is written
 // for, its path and query globs read as meant (samplePath, sampleQuery).
-func restSample(r *openshell.Request, m *openshell.Match) (*openshell.Request, bool) {
+func restSample(r *decide.Request, m *openshell.Match) (*decide.Request, bool) {
 	if m.Method == "" || m.Path == "" || strings.ContainsAny(m.Path, "[{") {
 		return nil, false
 	}

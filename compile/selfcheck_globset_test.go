@@ -8,7 +8,7 @@ import (
 )
 
 // Tests in this file hold only with OpenShell's globset semantics in
-// openshell.GlobMatch (paths: "/" delimits, "**" spans segments only as a
+// glob.Match (paths: "/" delimits, "**" spans segments only as a
 // whole segment; query values: "." delimits). They fail with the older
 // gobwas engine, where "**" crosses "/" anywhere and query globs have no
 // delimiter: that is their point, so they never skip.

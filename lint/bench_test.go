@@ -16,7 +16,7 @@ import (
 func benchDir(b *testing.B, n int) string {
 	b.Helper()
 	src, _ := filepath.Glob("testdata/bad/*.yaml")
-	src = append(src, "testdata/good/triage.yaml", "../openshell/testdata/decide/policy.yaml")
+	src = append(src, "testdata/good/triage.yaml", "../openshell/decide/testdata/policy.yaml")
 	dir := b.TempDir()
 	for i := 0; i < n; i++ {
 		data, err := os.ReadFile(src[i%len(src)])

@@ -12,6 +12,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
@@ -37,11 +38,11 @@ func TestExampleSystems(t *testing.T) {
 				policies[name] = a.Policy
 			}
 			project := os.DirFS(c.dir)
-			files, err := openshell.FindExpectations(project)
+			files, err := decide.FindExpectations(project)
 			if err != nil || len(files) == 0 {
 				t.Fatalf("expectation files: %v, %v", files, err)
 			}
-			rep, err := openshell.RunExpectations(project, files, policies, nil)
+			rep, err := decide.RunExpectations(project, files, policies, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +103,7 @@ func TestExpectationsCatchAWrongPolicy(t *testing.T) {
 	}
 	fsys := fstest.MapFS{"d.policytest.yaml": {Data: []byte(flipped)}}
 	policies := map[string]*openshell.Policy{"duplicate-detector": out.Agents["duplicate-detector"].Policy}
-	rep, err := openshell.RunExpectations(fsys, []string{"d.policytest.yaml"}, policies, nil)
+	rep, err := decide.RunExpectations(fsys, []string{"d.policytest.yaml"}, policies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

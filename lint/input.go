@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // Input is one policy to lint, with the fullsend context rules may use.
@@ -345,11 +346,11 @@ func inferenceRule(host string, m *openshell.Match) bool {
 // inferenceGlobs are inferenceAPIs compiled as glob.match(host, ["."], _)
 // and glob.match(path, ["/"], _), once: Writes runs for every agent of a
 // project, and compiling the globs on every call was most of its cost.
-var inferenceGlobs = sync.OnceValue(func() []struct{ host, path *openshell.RegoGlob } {
-	out := make([]struct{ host, path *openshell.RegoGlob }, len(inferenceAPIs))
+var inferenceGlobs = sync.OnceValue(func() []struct{ host, path *glob.Rego } {
+	out := make([]struct{ host, path *glob.Rego }, len(inferenceAPIs))
 	for i, api := range inferenceAPIs {
-		out[i].host = openshell.CompileRegoGlob(api.host, []rune{'.'})
-		out[i].path = openshell.CompileRegoGlob(api.path, []rune{'/'})
+		out[i].host = glob.CompileRego(api.host, []rune{'.'})
+		out[i].path = glob.CompileRego(api.path, []rune{'/'})
 	}
 	return out
 })

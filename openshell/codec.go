@@ -160,7 +160,7 @@ func decodeStrict(data []byte) (*Policy, error) {
 // hands every pair to serde and a BTreeMap field inserts a repeat again,
 // the last one winning; a repeated struct field, or a repeat inside a
 // free-form value (a middleware's config), stays and is refused (the
-// citations are at validate_shape.go's duplicate-key comment, where
+// citations are at validate/shape.go's duplicate-key comment, where
 // `policy validate` reports the dropped entries as traps). ok is false when
 // data does not parse.
 func lastEntriesWin(data []byte) ([]byte, bool) {

@@ -198,7 +198,8 @@ func stripHarness(p *Policy) *Policy {
 func TestMarshalDecodesToSamePolicy(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../testdata/*/policies/*.yaml", "../compile/testdata/*/*.yaml",
-		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "testdata/*/*.yaml", "testdata/*.yaml"} {
+		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "decide/testdata/*.yaml", "decide/testdata/upstream/*.yaml",
+		"validate/testdata/upstream-load/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -256,7 +257,7 @@ func BenchmarkMarshal(b *testing.B) {
 // a repeated struct field or a repeat inside a middleware's config refuses
 // the file, as serde does.
 func TestUnmarshalRepeatedKeys(t *testing.T) {
-	data, err := os.ReadFile("testdata/validate/invalid/duplicate_policy_key.yaml")
+	data, err := os.ReadFile("validate/testdata/invalid/duplicate_policy_key.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

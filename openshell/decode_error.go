@@ -1,6 +1,7 @@
 package openshell
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -68,3 +69,38 @@ type decodeError struct {
 
 func (e *decodeError) Error() string { return e.msg }
 func (e *decodeError) Unwrap() error { return e.err }
+
+// yamlParserProblems are the problems yaml.v3 reports as parser (not
+// scanner) errors. For those it prints the 0-based line of the enclosing
+// construct's start, so YAMLErrorLine adds one; scanner errors are 1-based.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// YAMLErrorLine extracts the 1-based line from a yaml.v3 error
+// ("yaml: line 3: ..."), correcting the 0-based line yaml.v3 prints for its
+// parser errors (yamlParserProblems). The provider profile decoder uses it
+// too.
+func YAMLErrorLine(err error) int {
+	var line int
+	msg := err.Error()
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return 1
+	}
+	if _, scanErr := fmt.Sscanf(msg[i:], "line %d", &line); scanErr != nil || line < 0 {
+		return 1
+	}
+	for _, p := range yamlParserProblems {
+		if strings.HasSuffix(msg, p) {
+			line++
+			break
+		}
+	}
+	return max(line, 1)
+}

@@ -1,20 +1,20 @@
-// Package openshell encodes NVIDIA OpenShell's policy semantics, in one
-// place for every stage that writes or reads a policy: the policy model
-// (Policy, whose provenance never reaches the emitted document), the strict
-// codec (Unmarshal rejects unknown fields as OpenShell's serde structs do,
-// Marshal is deterministic), version gating (Feature, Supports,
-// NormalizeVersion), the offline validator (Validate, Diagnostic and its
-// stable OSP codes), placeholder substitution on the model
-// (ApplyPlaceholders, OpenPlaceholders, Policy.Clone), the request-decision
-// engine (Decider, Decide, ParseRequest, and GlobMatch: regorus's glob.match over
-// globset semantics) and policy-test expectations
-// (*.policytest.yaml: ParseExpectFile, RunExpectations).
+// Package openshell is NVIDIA OpenShell's policy model, in one place for
+// every stage that writes or reads a policy: the model (Policy, whose
+// provenance never reaches the emitted document), the strict codec
+// (Unmarshal rejects unknown fields as OpenShell's serde structs do,
+// Marshal is deterministic, Difference compares two policies), version
+// gating (Feature, Supports, NormalizeVersion), placeholder substitution on
+// the model (ApplyPlaceholders, OpenPlaceholders, Policy.Clone) and the
+// facts of OpenShell's proxy the checks share (AlwaysBlockedIP,
+// ControlPlanePort, IsHostGatewayAlias, ParseAllowedIP).
 //
-// compile emits policies with it, lint reads them with it, policycue takes
-// its version gates, and the runner parses, resolves and re-encodes them
-// with it inside the image.
-// Of this module it imports only bundle (the sources of provenance),
-// placeholder and internal/suggest. It must never import CUE or OPA (the
-// runner links this package and neither engine), nor compile, lint or
-// policycue, which sit above it.
+// The offline validator is openshell/validate, the request-decision engine
+// and policy-test expectations are openshell/decide, and OpenShell's glob
+// matchers are openshell/glob. compile emits policies with this package,
+// lint reads them with it, policycue takes its version gates, and the
+// runner parses, resolves and re-encodes them with it inside the image.
+// Of this module it imports only bundle (the sources of provenance) and
+// placeholder. It must never import CUE or OPA (the runner links this
+// package and neither engine), nor openshell/validate, openshell/decide,
+// compile, lint or policycue, which sit above it.
 package openshell

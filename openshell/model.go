@@ -3,6 +3,7 @@ package openshell
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 )
@@ -285,3 +286,23 @@ func (p *Policy) PolicyKeys() []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// IsL7 reports whether OpenShell inspects the endpoint's requests: it has a
+// protocol other than tcp.
+func IsL7(ep *Endpoint) bool {
+	return ep.Protocol != "" && !strings.EqualFold(ep.Protocol, ProtocolTCP)
+}
+
+// IsReadMethod reports whether method is one of the read-only methods of
+// OpenShell's read-only access preset.
+func IsReadMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+// NormalizeHost lower-cases h and drops a trailing dot, as OpenShell compares
+// host names.
+func NormalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }

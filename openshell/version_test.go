@@ -2,7 +2,6 @@ package openshell
 
 import (
 	"errors"
-	"sync"
 	"testing"
 )
 
@@ -85,23 +84,4 @@ func TestSupports(t *testing.T) {
 	if CompareVersions("0.0.83", "v0.0.111") >= 0 || CompareVersions("v0.0.111", "0.0.111") != 0 {
 		t.Error("CompareVersions orders numerically with an optional v")
 	}
-}
-
-// TestValidateConcurrent runs Validate from many goroutines (under -race in
-// CI): the compiler validates agents in parallel.
-func TestValidateConcurrent(t *testing.T) {
-	data := largePolicy(5)
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, v := range []string{"v0.0.83", "v0.0.111"} {
-				if diags := Validate("p.yaml", data, v); v == "v0.0.111" && len(diags) != 0 {
-					t.Errorf("%s: %s", v, render(diags))
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	cueyaml "cuelang.org/go/encoding/yaml"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 func TestLoadEmbedded(t *testing.T) {
@@ -99,14 +100,14 @@ func TestCUESchemaAgreesOnFixtures(t *testing.T) {
 		return schema.Unify(ctx.BuildFile(f)).Validate(cue.Concrete(true))
 	}
 	for _, v := range openshell.SupportedVersions() {
-		if err := check(filepath.Join("..", "openshell", "testdata", "validate", "valid", v+".yaml"), v); err != nil {
+		if err := check(filepath.Join("..", "openshell", "validate", "testdata", "valid", v+".yaml"), v); err != nil {
 			t.Errorf("CUE rejects valid %s fixture: %v", v, err)
 		}
 	}
-	shapeCodes := map[string]bool{openshell.CodeUnknownField: true, openshell.CodeType: true, openshell.CodeFieldTooNew: true, openshell.CodeRequired: true, openshell.CodeVersion: true}
+	shapeCodes := map[string]bool{validate.CodeUnknownField: true, validate.CodeType: true, validate.CodeFieldTooNew: true, validate.CodeRequired: true, validate.CodeVersion: true}
 	// The invalid fixtures whose only errors, as the Go validator reports
 	// them for a release, are pure shape must be rejected by CUE too.
-	invalid := filepath.Join("..", "openshell", "testdata", "validate", "invalid")
+	invalid := filepath.Join("..", "openshell", "validate", "testdata", "invalid")
 	entries, err := os.ReadDir(invalid)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestCUESchemaAgreesOnFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range openshell.SupportedVersions() {
-			if !onlyShapeErrors(openshell.Validate(file, data, v), shapeCodes) {
+			if !onlyShapeErrors(validate.File(file, data, v), shapeCodes) {
 				continue
 			}
 			if err := check(file, v); err == nil {
@@ -132,7 +133,7 @@ func TestCUESchemaAgreesOnFixtures(t *testing.T) {
 			}
 		}
 	}
-	if err := check(filepath.Join("..", "openshell", "testdata", "validate", "valid", "v0.0.111.yaml"), "v0.0.83"); err == nil {
+	if err := check(filepath.Join("..", "openshell", "validate", "testdata", "valid", "v0.0.111.yaml"), "v0.0.83"); err == nil {
 		t.Error("CUE accepts the v0.0.111 fixture (protocol tcp, credential_binding) for v0.0.83")
 	}
 }
@@ -141,7 +142,7 @@ func TestCUESchemaAgreesOnFixtures(t *testing.T) {
 // schema (compiled once) - the alternative to Validate's Go walk, for the
 // record: it is why Validate walks a Go table generated from the CUE.
 func BenchmarkCUEValidate(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "openshell", "testdata", "validate", "valid", "v0.0.111.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "openshell", "validate", "testdata", "valid", "v0.0.111.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,24 +167,24 @@ func BenchmarkCUEValidate(b *testing.B) {
 
 // BenchmarkValidateTypical is Validate on the same policy as BenchmarkCUEValidate.
 func BenchmarkValidateTypical(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "openshell", "testdata", "validate", "valid", "v0.0.111.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "openshell", "validate", "testdata", "valid", "v0.0.111.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {
-		openshell.Validate("p.yaml", data, "")
+		validate.File("p.yaml", data, "")
 	}
 	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // onlyShapeErrors reports whether diags has errors and every error's code is
 // one of shape.
-func onlyShapeErrors(diags []openshell.Diagnostic, shape map[string]bool) bool {
+func onlyShapeErrors(diags []validate.Diagnostic, shape map[string]bool) bool {
 	errs := 0
 	for _, d := range diags {
-		if d.Severity != openshell.SeverityError {
+		if d.Severity != validate.SeverityError {
 			continue
 		}
 		if !shape[d.Code] {

@@ -40,7 +40,7 @@ func TestCUEVetCLI(t *testing.T) {
 	printed83 := writeSchema(t, "policy-83.cue", pinned83, err)
 	pinned111, err := OpenShellSchemaCUE("v0.0.111")
 	printed111 := writeSchema(t, "policy-111.cue", pinned111, err)
-	fixture := func(f string) string { return filepath.Join("..", "openshell", "testdata", "validate", f) }
+	fixture := func(f string) string { return filepath.Join("..", "openshell", "validate", "testdata", f) }
 	type vet struct {
 		file, def string
 		ok        bool

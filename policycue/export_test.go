@@ -29,7 +29,7 @@ func TestOpenShellSchemaCUE(t *testing.T) {
 	}
 	ctx := cuecontext.New()
 	fixture := func(v string) cue.Value {
-		data, err := os.ReadFile(filepath.Join("..", "openshell", "testdata", "validate", "valid", v+".yaml"))
+		data, err := os.ReadFile(filepath.Join("..", "openshell", "validate", "testdata", "valid", v+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

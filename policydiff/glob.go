@@ -3,13 +3,13 @@ package policydiff
 import (
 	"strings"
 
-	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // Path comparison for L7 rules. OpenShell matches a rule path with
 // glob.match(pattern, ["/"], path), "**" alone matching everything
-// (sandbox-policy.rego:736-741 @ v0.0.111; openshell/decide_match.go and
-// openshell/glob.go model it): '*' stays inside one segment, a whole "**"
+// (sandbox-policy.rego:736-741 @ v0.0.111; openshell/decide/match.go and
+// openshell/glob/glob.go model it): '*' stays inside one segment, a whole "**"
 // segment spans segments. A {{PLACEHOLDER}} is an unknown single segment
 // value (the validators refuse '/', '*' and ".." in one), so '*' covers it
 // and nothing else but itself does.
@@ -65,7 +65,7 @@ func segCovers(a, b string) bool {
 	case a == "*":
 		return true
 	case isLiteral(b) && !strings.Contains(a, "{{"):
-		return openshell.GlobMatch(a, b, '/')
+		return glob.Match(a, b, '/')
 	}
 	return false
 }

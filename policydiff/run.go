@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
 
 // Compiler compiles the project at the root of fsys for an OpenShell
@@ -152,16 +153,16 @@ func (req Request) compile(ctx context.Context, fsys fs.FS, version, ref string)
 // whose agent a side lacks, or whose placeholders a side cannot resolve,
 // is skipped on that side and its cases flip to "error".
 func Flips(fsys fs.FS, base, head *Side, agents []string) ([]Flip, error) {
-	files, err := openshell.FindExpectations(fsys)
+	files, err := decide.FindExpectations(fsys)
 	if err != nil {
 		return nil, err
 	}
-	run := func(s *Side, file string) (*openshell.ExpectReport, error) {
+	run := func(s *Side, file string) (*decide.ExpectReport, error) {
 		pols := map[string]*openshell.Policy{}
 		for n, a := range s.Agents {
 			pols[n] = a.Policy
 		}
-		return openshell.RunExpectationsVersion(fsys, []string{file}, pols, nil, s.OpenShellVersion)
+		return decide.RunExpectationsVersion(fsys, []string{file}, pols, nil, s.OpenShellVersion)
 	}
 	var out []Flip
 	for _, f := range files {
@@ -169,7 +170,7 @@ func Flips(fsys fs.FS, base, head *Side, agents []string) ([]Flip, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", f, err)
 		}
-		ef, err := openshell.ParseExpectFile(f, data)
+		ef, err := decide.ParseExpectFile(f, data)
 		if err != nil {
 			return nil, err
 		}

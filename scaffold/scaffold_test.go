@@ -15,6 +15,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
@@ -142,11 +143,11 @@ func TestScaffoldCompilesLintsAndPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, err := openshell.FindExpectations(os.DirFS(dir))
+	files, err := decide.FindExpectations(os.DirFS(dir))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("expectation files %v, %v", files, err)
 	}
-	er, err := openshell.RunExpectations(os.DirFS(dir), files, policies, nil)
+	er, err := decide.RunExpectations(os.DirFS(dir), files, policies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

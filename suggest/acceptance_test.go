@@ -20,6 +20,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 	"github.com/fullsend-ai/agent-sandbox/suggest"
@@ -143,8 +144,8 @@ func render(t *testing.T, res *suggest.Result) (text, js, patch string) {
 
 func noCI(string) string { return "" }
 
-// decide answers a request against a compiled policy with the job's values.
-func decide(t *testing.T, pol *openshell.Policy, req string) openshell.Decision {
+// decideOn answers a request against a compiled policy with the job's values.
+func decideOn(t *testing.T, pol *openshell.Policy, req string) decide.Decision {
 	t.Helper()
 	p := pol.Clone()
 	vals := placeholder.Examples()
@@ -154,11 +155,11 @@ func decide(t *testing.T, pol *openshell.Policy, req string) openshell.Decision 
 	if _, err := openshell.ApplyPlaceholders(p, vals); err != nil {
 		t.Fatal(err)
 	}
-	d, err := openshell.NewDecider(p, "")
+	d, err := decide.New(p, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := openshell.ParseRequest(req)
+	r, err := decide.ParseRequest(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestL7WritePlaceholders(t *testing.T) {
 		"DELETE http://host.docker.internal:8081/repos/acme/widgets/issues/7 from /usr/bin/curl":           false,
 		"POST http://host.docker.internal:8081/repos/acme/widgets/issues/7/comments from /usr/bin/python3": false,
 	} {
-		if d := decide(t, pol, req); d.Allowed != allowed {
+		if d := decideOn(t, pol, req); d.Allowed != allowed {
 			t.Errorf("%s: allowed=%v, want %v (%s)", req, d.Allowed, allowed, d.Reason)
 		}
 	}
@@ -554,7 +555,7 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	// The snippet is a valid expectation file.
-	if _, err := openshell.ParseExpectFile("snippet.policytest.yaml", []byte(res.PolicyTest)); err != nil {
+	if _, err := decide.ParseExpectFile("snippet.policytest.yaml", []byte(res.PolicyTest)); err != nil {
 		t.Errorf("the policy-test snippet does not parse: %v\n%s", err, res.PolicyTest)
 	}
 }

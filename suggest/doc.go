@@ -7,7 +7,7 @@
 // `sandbox:` block: exact
 // hosts, methods and paths, placeholders put back ({{OWNER}}...), never a
 // wildcard host, `**`, or allowed_ips. Every suggestion is checked through
-// the decision engine (openshell.Decider) on the recompiled project before
+// the decision engine (decide.Decider) on the recompiled project before
 // it is printed: the denied request is allowed, nearby requests stay denied.
 //
 // Log lines are the sandboxed agent's bytes: a prompt-injected agent chooses

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -18,7 +19,7 @@ import (
 type planner struct {
 	opts    Options
 	res     *Result
-	before  *openshell.Decider
+	before  *decide.Decider
 	sources map[string]*source
 	sugs    []*Suggestion
 	// tierTo is the tier the agent's declared sandbox.tier is raised to
@@ -189,7 +190,7 @@ func (p *planner) planSSRF(d *Denial) {
 }
 
 // request is the concrete request a denial stands for.
-func (p *planner) request(d *Denial) *openshell.Request {
+func (p *planner) request(d *Denial) *decide.Request {
 	if d.Host == "" || d.Port == 0 {
 		return nil
 	}
@@ -220,7 +221,7 @@ func (p *planner) request(d *Denial) *openshell.Request {
 			s += " via " + a
 		}
 	}
-	r, err := openshell.ParseRequest(s)
+	r, err := decide.ParseRequest(s)
 	if err != nil {
 		return nil
 	}
@@ -350,7 +351,7 @@ func (p *planner) findSug(file, yamlPath, change, value string) (*Suggestion, bo
 	return s, true
 }
 
-func (s *Suggestion) cover(d *Denial, r *openshell.Request) {
+func (s *Suggestion) cover(d *Denial, r *decide.Request) {
 	s.denials = append(s.denials, d)
 	s.requests = append(s.requests, r)
 }
@@ -364,7 +365,7 @@ func (p *planner) rule(d *Denial) string {
 // planRule adds METHOD /path to the endpoint entry that owns the policy, or
 // a new endpoint for the same host and port when a profile or a tool made
 // the policy (kinds l7-deny and l7-audit).
-func (p *planner) planRule(d *Denial, req *openshell.Request) {
+func (p *planner) planRule(d *Denial, req *decide.Request) {
 	_, np := p.policyFor(d)
 	src, entry := p.ownerEntry(np, d.Host, d.Port)
 	if entry == nil {
@@ -394,7 +395,7 @@ func (s *Suggestion) addNote(n string) {
 // planEndpoint adds a new endpoint for the exact host and port: with the
 // observed rule, or, for an L4 denial, provisional access: read-only (the
 // decision on issue 23's question Q1).
-func (p *planner) planEndpoint(d *Denial, req *openshell.Request, provisional bool) {
+func (p *planner) planEndpoint(d *Denial, req *decide.Request, provisional bool) {
 	file := p.targetFile()
 	host := deresolveHost(d.Host, p.opts.Values)
 	value := net.JoinHostPort(host, strconv.Itoa(d.Port))
@@ -423,7 +424,7 @@ const provisionalNote = "provisional: denied at L4 (HTTPS), so the paths are unk
 // planBinary adds the denied binary to the endpoint that owns the policy,
 // unless a binary of the policy is its symlink (OpenShell matches the
 // kernel-resolved /proc/<pid>/exe, sandbox-policy.rego:58@v0.0.111).
-func (p *planner) planBinary(d *Denial, req *openshell.Request) {
+func (p *planner) planBinary(d *Denial, req *decide.Request) {
 	_, pol, _ := denial.BinaryReason(d.Reason)
 	if pol != "" {
 		d.Policy = pol

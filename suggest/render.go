@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -317,7 +318,7 @@ func Safe(s string) string {
 	return b.String()
 }
 
-func methodOf(r *openshell.Request) string {
+func methodOf(r *decide.Request) string {
 	if r.Method == "" {
 		return "CONNECT"
 	}

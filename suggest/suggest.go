@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -105,8 +106,8 @@ type Suggestion struct {
 	TierAfter   string   `json:"tier_after"`
 
 	// requests are the covered denials' requests (concrete values).
-	requests []*openshell.Request
-	probes   []*openshell.Request
+	requests []*decide.Request
+	probes   []*decide.Request
 	// binaries are declared on a new endpoint whose tools do not imply
 	// the denied binary.
 	binaries []string
@@ -337,7 +338,7 @@ func scrubQuery(s string) string {
 
 // newDecider substitutes the job's values (examples for the rest) into a
 // copy of p and prepares it for decisions.
-func newDecider(p *openshell.Policy, v placeholder.Values, version string) (*openshell.Decider, error) {
+func newDecider(p *openshell.Policy, v placeholder.Values, version string) (*decide.Decider, error) {
 	vals := placeholder.Examples()
 	for k, x := range v {
 		vals[k] = x
@@ -346,5 +347,5 @@ func newDecider(p *openshell.Policy, v placeholder.Values, version string) (*ope
 	if _, err := openshell.ApplyPlaceholders(cp, vals); err != nil {
 		return nil, err
 	}
-	return openshell.NewDecider(cp, version)
+	return decide.New(cp, version)
 }

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
 
 // probeMethods are the methods a suggestion must not open besides its own.
@@ -112,7 +113,7 @@ func (p *planner) verify(ctx context.Context, version string) error {
 // declareBinaries gives a new endpoint an explicit binaries: list when
 // its covered requests are denied only for their binary (the tools do not
 // imply it). It reports whether it changed a suggestion.
-func (p *planner) declareBinaries(dec *openshell.Decider) bool {
+func (p *planner) declareBinaries(dec *decide.Decider) bool {
 	changed := false
 	relaxed := dec.RelaxedBinaryIdentity()
 	for _, s := range p.sugs {
@@ -142,7 +143,7 @@ func containsString(list []string, s string) bool {
 }
 
 // check verifies one suggestion against the patched policy.
-func (p *planner) check(s *Suggestion, dec *openshell.Decider) error {
+func (p *planner) check(s *Suggestion, dec *decide.Decider) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s (%s %s in %s): %s", ErrVerify, s.ID, s.Change, s.Value, s.File, fmt.Sprintf(format, args...))
 	}
@@ -173,11 +174,11 @@ func (p *planner) check(s *Suggestion, dec *openshell.Decider) error {
 }
 
 // probesFor are the requests near r that must stay denied.
-func (p *planner) probesFor(s *Suggestion, r *openshell.Request) []*openshell.Request {
-	var out []*openshell.Request
+func (p *planner) probesFor(s *Suggestion, r *decide.Request) []*decide.Request {
+	var out []*decide.Request
 	hp := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	add := func(text string) {
-		if q, err := openshell.ParseRequest(text); err == nil {
+		if q, err := decide.ParseRequest(text); err == nil {
 			out = append(out, q)
 		}
 	}
@@ -224,7 +225,7 @@ func (p *planner) probesFor(s *Suggestion, r *openshell.Request) []*openshell.Re
 // patch breaks: a human chooses between the grant and the expectation.
 func (p *planner) expectations(after *Target, version string) error {
 	fsys := overlay{base: p.opts.Project, files: p.res.Files}
-	files, err := openshell.FindExpectations(fsys)
+	files, err := decide.FindExpectations(fsys)
 	if err != nil {
 		return nil // no expectations to keep
 	}
@@ -234,7 +235,7 @@ func (p *planner) expectations(after *Target, version string) error {
 		if err != nil {
 			continue
 		}
-		if ef, err := openshell.ParseExpectFile(f, data); err == nil && ef.Agent == p.opts.Agent.Name {
+		if ef, err := decide.ParseExpectFile(f, data); err == nil && ef.Agent == p.opts.Agent.Name {
 			mine = append(mine, f)
 		}
 	}
@@ -242,7 +243,7 @@ func (p *planner) expectations(after *Target, version string) error {
 		return nil
 	}
 	run := func(pol *openshell.Policy) map[string]bool {
-		rep, err := openshell.RunExpectationsVersion(fsys, mine, map[string]*openshell.Policy{p.opts.Agent.Name: pol}, nil, version)
+		rep, err := decide.RunExpectationsVersion(fsys, mine, map[string]*openshell.Policy{p.opts.Agent.Name: pol}, nil, version)
 		out := map[string]bool{}
 		if err != nil {
 			return out

@@ -9,7 +9,9 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // providerFlags are policy test's provider composition flags.
@@ -46,7 +48,7 @@ func (f providerFlags) compose(p *openshell.Policy, version string, sources ...s
 	if c.Skipped != "" {
 		return c.Policy, c, nil
 	}
-	if err := openshell.DiagnosticsError(profile.CheckComposed(c, version)); err != nil {
+	if err := validate.DiagnosticsError(profile.CheckComposed(c, version)); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", profile.ErrComposition, err)
 	}
 	return c.Policy, c, nil
@@ -70,8 +72,8 @@ func readIn(fsys fs.FS) func(string) ([]byte, error) {
 // expectComposer composes each expectation file's providers: (files read
 // inside fsys) and then the --provider-profile flags into its agent's
 // policy.
-func (f providerFlags) expectComposer(fsys fs.FS, version string) openshell.ComposeFunc {
-	return func(ef *openshell.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
+func (f providerFlags) expectComposer(fsys fs.FS, version string) decide.ComposeFunc {
+	return func(ef *decide.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
 		out, _, err := f.compose(p, version, source{ef.Providers, readIn(fsys)}, source{f.refs, readCwd})
 		return out, err
 	}
@@ -97,7 +99,7 @@ func layerNote(c *profile.Composed, key string) string {
 // an error naming its first error diagnostic (policy validate lists all).
 func profileLintInput(name string, raw []byte) (lint.Input, error) {
 	p, diags := profile.Decode(name, raw, "")
-	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
+	if err := validate.DiagnosticsError(diags); err != nil || p == nil {
 		if err == nil {
 			err = fmt.Errorf("%s: not a provider profile", name)
 		}

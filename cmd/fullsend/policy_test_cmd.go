@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
@@ -133,14 +134,14 @@ to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
 			if err != nil {
 				return err
 			}
-			files, err := openshell.FindExpectations(os.DirFS(dir))
+			files, err := decide.FindExpectations(os.DirFS(dir))
 			if err != nil {
 				return err
 			}
 			if len(files) == 0 {
-				return usageErrorf("no *%s files under %s", openshell.ExpectSuffix, dir)
+				return usageErrorf("no *%s files under %s", decide.ExpectSuffix, dir)
 			}
-			rep, err := openshell.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
+			rep, err := decide.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
 				providers.expectComposer(os.DirFS(dir), version))
 			if err != nil {
 				return err
@@ -149,7 +150,7 @@ to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
 				return err
 			}
 			if n := rep.Failed(); n > 0 {
-				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", openshell.ErrExpectationsFailed, n, len(rep.Results))}
+				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", decide.ErrExpectationsFailed, n, len(rep.Results))}
 			}
 			return nil
 		},
@@ -190,7 +191,7 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 
 // policyDecider loads one policy file, substitutes the placeholders,
 // composes the --provider-profile layers and prepares it for decisions.
-func policyDecider(file string, values placeholder.Values, version string, providers providerFlags) (*openshell.Decider, *profile.Composed, error) {
+func policyDecider(file string, values placeholder.Values, version string, providers providerFlags) (*decide.Decider, *profile.Composed, error) {
 	in, err := fileInput(file)
 	if err != nil {
 		return nil, nil, err
@@ -207,20 +208,20 @@ func policyDecider(file string, values placeholder.Values, version string, provi
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := openshell.NewDecider(p, version)
+	d, err := decide.New(p, version)
 	return d, composed, err
 }
 
-func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, output outputFormat, composed *profile.Composed) error {
+func adHocDecisions(w io.Writer, dec *decide.Decider, requests []string, output outputFormat, composed *profile.Composed) error {
 	type result struct {
-		Request  string             `json:"request"`
-		Decision openshell.Decision `json:"decision"`
+		Request  string          `json:"request"`
+		Decision decide.Decision `json:"decision"`
 		// Layer names the provider layer that decided, when one did.
 		Layer string `json:"layer,omitempty"`
 	}
 	var results []result
 	for _, s := range requests {
-		r, err := openshell.ParseRequest(s)
+		r, err := decide.ParseRequest(s)
 		if err != nil {
 			return usageErrorf("--request: %v", err)
 		}
@@ -255,16 +256,16 @@ func adHocDecisions(w io.Writer, dec *openshell.Decider, requests []string, outp
 
 // batchResult is one line of --requests output.
 type batchResult struct {
-	Line     int                 `json:"line"`
-	Request  string              `json:"request,omitempty"`
-	Verdict  string              `json:"verdict,omitempty"`
-	Decision *openshell.Decision `json:"decision,omitempty"`
-	Error    string              `json:"error,omitempty"`
+	Line     int              `json:"line"`
+	Request  string           `json:"request,omitempty"`
+	Verdict  string           `json:"verdict,omitempty"`
+	Decision *decide.Decision `json:"decision,omitempty"`
+	Error    string           `json:"error,omitempty"`
 }
 
 // batchDecisions decides every request of file (or stdin for "-"), one a
 // line, writing one JSON object a line.
-func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.Decider) error {
+func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *decide.Decider) error {
 	in := stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -287,7 +288,7 @@ func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.De
 			continue
 		}
 		res := batchResult{Line: line, Request: s}
-		if r, err := openshell.ParseRequest(s); err != nil {
+		if r, err := decide.ParseRequest(s); err != nil {
 			bad++
 			res.Error = err.Error()
 		} else {
@@ -310,7 +311,7 @@ func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *openshell.De
 	return nil
 }
 
-func writeExpectReport(w io.Writer, rep *openshell.ExpectReport, output outputFormat) error {
+func writeExpectReport(w io.Writer, rep *decide.ExpectReport, output outputFormat) error {
 	if output == outputJSON {
 		return writeJSON(w, map[string]any{"files": rep.Files, "failed": rep.Failed(), "results": rep.Results})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 	"github.com/spf13/cobra"
 )
 
@@ -65,15 +66,15 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 			if err != nil {
 				return err
 			}
-			inputs := make([]openshell.Input, 0, len(names))
+			inputs := make([]validate.Input, 0, len(names))
 			for _, name := range names {
 				data, err := readPolicyFile(cmd.InOrStdin(), name)
 				if err != nil {
 					return err
 				}
-				inputs = append(inputs, openshell.Input{File: name, Data: data})
+				inputs = append(inputs, validate.Input{File: name, Data: data})
 			}
-			report := openshell.NewReport(version, validateInputs(inputs, version))
+			report := validate.NewReport(version, validateInputs(inputs, version))
 			if output == outputJSON {
 				err = writeJSON(cmd.OutOrStdout(), report)
 			} else {
@@ -95,11 +96,11 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 	return cmd
 }
 
-// validateInputs validates policies with openshell.ValidateAll and provider
+// validateInputs validates policies with validate.All and provider
 // profiles (profile.IsProfile) as one set with profile.ValidateAll, and
 // returns the reports in input order.
-func validateInputs(inputs []openshell.Input, version string) []openshell.FileReport {
-	var policies, profiles []openshell.Input
+func validateInputs(inputs []validate.Input, version string) []validate.FileReport {
+	var policies, profiles []validate.Input
 	var isProfile []bool
 	for _, in := range inputs {
 		p := profile.IsProfile(in.Data)
@@ -110,8 +111,8 @@ func validateInputs(inputs []openshell.Input, version string) []openshell.FileRe
 			policies = append(policies, in)
 		}
 	}
-	pol, prof := openshell.ValidateAll(policies, version), profile.ValidateAll(profiles, version)
-	out := make([]openshell.FileReport, 0, len(inputs))
+	pol, prof := validate.All(policies, version), profile.ValidateAll(profiles, version)
+	out := make([]validate.FileReport, 0, len(inputs))
 	for _, p := range isProfile {
 		if p {
 			out, prof = append(out, prof[0]), prof[1:]

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 var updateValidateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-const fixtures = "../../openshell/testdata/validate"
+const fixtures = "../../openshell/validate/testdata"
 
 // runCLI runs the fullsend command tree with args and returns stdout and
 // the process exit code main would use.
@@ -106,12 +107,12 @@ func TestPolicyValidateJSONAndStdin(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
 	}
-	var r openshell.Report
+	var r validate.Report
 	if err := json.NewDecoder(bytes.NewBufferString(out)).Decode(&r); err != nil {
 		t.Fatalf("output is not a JSON report: %v\n%s", err, out)
 	}
 	if r.OpenShellVersion != "v0.0.83" || len(r.Files) != 1 || r.Files[0].File != "-" || r.Errors != 1 ||
-		r.Files[0].Diagnostics[0].Code != openshell.CodeSQLEnforce {
+		r.Files[0].Diagnostics[0].Code != validate.CodeSQLEnforce {
 		t.Fatalf("unexpected report: %+v", r)
 	}
 }

@@ -27,9 +27,24 @@ var rules = []rule{
 		is:   []claim{leaf(), never("compile", "agentdef")},
 	},
 	{
-		says: "It imports `bundle`, `placeholder` and `internal/suggest`; it must never import CUE or OPA (the runner uses it inside the image), nor `compile`, `lint` or `policycue`, which sit above it.",
+		says: "It imports `bundle` and `placeholder` only; it must never import CUE or OPA (the runner uses it inside the image), nor `openshell/validate`, `openshell/decide`, `compile`, `lint` or `policycue`, which sit above it.",
 		pkgs: []string{"openshell"},
-		is:   []claim{only("bundle", "placeholder", "internal/suggest"), never(cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("bundle", "placeholder"), never(cue, opa, "openshell/validate", "openshell/decide", "compile", "lint", "policycue")},
+	},
+	{
+		says: "It imports `openshell`, `openshell/glob` and `internal/suggest` only; it must never import CUE, OPA or `openshell/decide`.",
+		pkgs: []string{"openshell/validate"},
+		is:   []claim{only("openshell", "openshell/glob", "internal/suggest"), never(cue, opa, "openshell/decide")},
+	},
+	{
+		says: "It imports `openshell`, `openshell/glob`, `placeholder` and `internal/suggest` only; it must never import CUE, OPA or `openshell/validate`.",
+		pkgs: []string{"openshell/decide"},
+		is:   []claim{only("openshell", "openshell/glob", "placeholder", "internal/suggest"), never(cue, opa, "openshell/validate")},
+	},
+	{
+		says: "It is a leaf (standard library only).",
+		pkgs: []string{"openshell/glob"},
+		is:   []claim{leaf()},
 	},
 	{
 		says: "It is a leaf (standard library only) and must never import `openshell`",
@@ -57,9 +72,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `bundle`, `openshell`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "bundle", "openshell", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -77,9 +92,9 @@ var rules = []rule{
 		is:   []claim{only("agentdef", "compile", "internal/parallel", "lint"), onlyBy("cmd/fullsend")},
 	},
 	{
-		says: "It imports `bundle`, `openshell`, `report`, `secretscan` (FS018's rules) and OPA only; it must never import CUE, `policycue` or `compile` (`compile/lintcheck` imports it).",
+		says: "It imports `bundle`, `openshell`, `openshell/glob` (the inference-API host and path patterns), `report`, `secretscan` (FS018's rules) and OPA only; it must never import CUE, `policycue` or `compile` (`compile/lintcheck` imports it), nor `openshell/validate` or `openshell/decide`: the rules read the model, not the validator's or the decision engine's answers.",
 		pkgs: []string{"lint"},
-		is:   []claim{only("bundle", "openshell", "report", "secretscan", opa), never(cue, "policycue", "compile")},
+		is:   []claim{only("bundle", "openshell", "openshell/glob", "report", "secretscan", opa), never(cue, "policycue", "compile", "openshell/validate", "openshell/decide")},
 	},
 	{
 		says: "It imports `bundle` (a finding's source) and `ciout` (the workflow-command encodings of the github format) only and must never import OPA or `lint`, so findings are rendered without a rule engine.",
@@ -117,11 +132,11 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `openshell/decide`, `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
 		is: []claim{
 			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact"),
-			never("compile", "policycue", "lint", "sign", "verify", cue, opa),
+			never("openshell/decide", "compile", "policycue", "lint", "sign", "verify", cue, opa),
 		},
 	},
 	{
@@ -246,9 +261,9 @@ var rules = []rule{
 	},
 
 	{
-		says: "It imports `openshell`, `bundle` and `internal/suggest` only and must never import CUE, OPA, `compile`, `lint` or `policycue`: the runner uses it inside the image.",
+		says: "It imports `openshell`, `openshell/validate`, `bundle` and `internal/suggest` only and must never import CUE, OPA, `compile`, `lint` or `policycue`: the runner uses it inside the image.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "bundle", "internal/suggest"), never(cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "openshell/validate", "bundle", "internal/suggest"), never(cue, opa, "compile", "lint", "policycue")},
 	},
 	{
 		says: "It imports `openshell` only; it must never import CUE, OPA, `compile` or `lint`.",
@@ -256,12 +271,12 @@ var rules = []rule{
 		is:   []claim{only("openshell"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "so it imports `bundle`, `ciout`, `openshell`, `prover` and `report` and never `compile`, CUE or OPA.",
+		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
-		is:   []claim{only("bundle", "ciout", "openshell", "prover", "report"), never("compile", cue, opa)},
+		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "prover", "report"), never("compile", cue, opa)},
 	},
 	{
-		says: "It imports `denial`, `openshell`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
+		says: "It imports `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
 		pkgs: []string{"suggest"},
 		is:   []claim{never("compile", "policycue", "lint", cue, opa)},
 	},
@@ -299,8 +314,8 @@ var rules = []rule{
 		says: "\"Must never import\" and \"links\" are checked against every transitive dependency.",
 	},
 	{
-		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `placeholder`, `report`, `prover`, `policydiff`, `suggest`, `denial` and `agentdef` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
-		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "placeholder", "report", "prover", "policydiff", "suggest", "denial", "agentdef"},
+		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `placeholder`, `report`, `prover`, `policydiff`, `suggest`, `denial` and `agentdef` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
+		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "openshell/validate", "openshell/decide", "openshell/glob", "placeholder", "report", "prover", "policydiff", "suggest", "denial", "agentdef"},
 		is:   []claim{never(cue, opa, "compile", "policycue", "lint")},
 	},
 	{
@@ -334,8 +349,8 @@ var rules = []rule{
 		is:   []claim{ordered()},
 	},
 	{
-		says: "`bundle`, `placeholder`, `cienv`, `denial` and `internal/{atomicfile,parallel,suggest,version}` import nothing of this module;",
-		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "internal/atomicfile", "internal/parallel", "internal/suggest", "internal/version"},
+		says: "`bundle`, `placeholder`, `cienv`, `denial`, `openshell/glob` and `internal/{atomicfile,parallel,suggest,version}` import nothing of this module;",
+		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "openshell/glob", "internal/atomicfile", "internal/parallel", "internal/suggest", "internal/version"},
 		is:   []claim{only()},
 	},
 	{

@@ -18,7 +18,7 @@ import (
 var targets = []struct {
 	schema, dir, features, out string
 }{
-	{"openshell", "policycue/schema/openshell", "openshell/version.go", "openshell/zz_generated_schema.go"},
+	{"openshell", "policycue/schema/openshell", "openshell/version.go", "openshell/validate/zz_generated_schema.go"},
 	{"input", "policycue/schema/input", "", "agentdef/zz_generated_input.go"},
 }
 
@@ -147,7 +147,7 @@ func TestOpenShellSchemaErrors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, s := range []string{`{name: "version", kind: kInt, max: 65535, required: true}`, `{name: "x", kind: kIntList, max: 65535, since: FeatureA}`} {
+				for _, s := range []string{`{name: "version", kind: kInt, max: 65535, required: true}`, `{name: "x", kind: kIntList, max: 65535, since: openshell.FeatureA}`} {
 					if !bytes.Contains(out, []byte(s)) {
 						t.Errorf("output lacks %s:\n%s", s, out)
 					}

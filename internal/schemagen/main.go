@@ -2,7 +2,7 @@
 // CUE schemas in policycue/schema, which are the single source of truth:
 //
 //   - -schema openshell: the OpenShell policy validator's field table
-//     (openshell/zz_generated_schema.go) from policycue/schema/openshell;
+//     (openshell/validate/zz_generated_schema.go) from policycue/schema/openshell;
 //   - -schema input: the frontmatter parser's key lists and enums
 //     (agentdef/zz_generated_input.go) from policycue/schema/input.
 //
@@ -10,7 +10,7 @@
 // `fullsend policy schema` prints for `cue vet` users), while openshell and
 // agentdef's parser never evaluate CUE at run time, so the runner and image
 // packages need not link cuelang.org/go. Run it through `go generate ./...`;
-// the directives sit in openshell/validate_schema.go and
+// the directives sit in openshell/validate/schema.go and
 // agentdef/input_schema.go, and TestGeneratedFilesAreCurrent fails when a
 // checked-in file differs from what the schemas produce.
 //

@@ -62,7 +62,7 @@ type osGen struct {
 	occs   []osOccurrence
 }
 
-// generateOpenShell returns openshell/zz_generated_schema.go for the
+// generateOpenShell returns openshell/validate/zz_generated_schema.go for the
 // schema in dir; featuresGo is the Go file declaring the Feature constants.
 func generateOpenShell(dir, featuresGo string) ([]byte, error) {
 	consts, err := featureConsts(featuresGo)
@@ -464,7 +464,9 @@ func collectPaths(v cue.Value, path string, out map[string]bool) error {
 
 func (g *osGen) render() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(`package openshell
+	b.WriteString(`package validate
+
+import "github.com/fullsend-ai/agent-sandbox/openshell"
 
 // The OpenShell v1 policy schema, field by field, with the release feature
 // that added each field, as policycue/schema/openshell/policy.cue declares
@@ -492,7 +494,7 @@ func (f *osField) literal() string {
 		parts = append(parts, "max: "+strconv.FormatInt(f.max, 10))
 	}
 	if f.since != "" {
-		parts = append(parts, "since: "+f.since)
+		parts = append(parts, "since: openshell."+f.since)
 	}
 	if f.required {
 		parts = append(parts, "required: true")

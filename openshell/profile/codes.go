@@ -1,7 +1,7 @@
 package profile
 
 // Stable diagnostic codes of profile validation, in openshell's Diagnostic
-// code style (openshell/validate_codes.go). Findings about the endpoints as
+// code style (openshell/validate/codes.go). Findings about the endpoints as
 // the composed policy carries them keep openshell's OSP codes. Codes never
 // change meaning; docs/providers.md lists them.
 const (

@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 func mustProfile(t *testing.T, doc string) *Profile {
 	t.Helper()
 	p, diags := Decode("p.yaml", []byte(doc), "")
-	if p == nil || openshell.HasErrors(diags) {
+	if p == nil || validate.HasErrors(diags) {
 		t.Fatalf("decode: %v", diags)
 	}
 	return p
@@ -144,7 +146,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 	policies := map[string]*openshell.Policy{"review": base, "code": base}
 	for _, v := range openshell.SupportedVersions() {
 		t.Run(v, func(t *testing.T) {
-			compose := func(ef *openshell.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
+			compose := func(ef *decide.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
 				var att []Attachment
 				for _, ref := range ef.Providers {
 					a, err := Resolve(ref, readAgents, v)
@@ -154,12 +156,12 @@ func TestAgentsPolicyTests(t *testing.T) {
 					att = append(att, a)
 				}
 				c := Compose(p, att, Gateway{ProvidersV2Enabled: true})
-				if err := openshell.DiagnosticsError(CheckComposed(c, v)); err != nil {
+				if err := validate.DiagnosticsError(CheckComposed(c, v)); err != nil {
 					return nil, err
 				}
 				return c.Policy, nil
 			}
-			rep, err := openshell.RunExpectationsCompose(os.DirFS("testdata/agents"),
+			rep, err := decide.RunExpectationsCompose(os.DirFS("testdata/agents"),
 				[]string{"review.policytest.yaml", "code.policytest.yaml"}, policies, nil, v, compose)
 			if err != nil {
 				t.Fatal(err)
@@ -176,10 +178,10 @@ func TestAgentsPolicyTests(t *testing.T) {
 				}
 			}
 			// Without the gate nothing is composed: base.yaml allows nothing.
-			off := func(ef *openshell.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
+			off := func(ef *decide.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
 				return Compose(p, nil, Gateway{}).Policy, nil
 			}
-			rep, err = openshell.RunExpectationsCompose(os.DirFS("testdata/agents"), []string{"review.policytest.yaml"}, policies, nil, v, off)
+			rep, err = decide.RunExpectationsCompose(os.DirFS("testdata/agents"), []string{"review.policytest.yaml"}, policies, nil, v, off)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,9 +197,9 @@ func TestAgentsPolicyTests(t *testing.T) {
 // TestExpectationsNeedComposer: a test file naming providers: fails closed
 // without a composer.
 func TestExpectationsNeedComposer(t *testing.T) {
-	_, err := openshell.RunExpectationsVersion(os.DirFS("testdata/agents"), []string{"review.policytest.yaml"},
+	_, err := decide.RunExpectationsVersion(os.DirFS("testdata/agents"), []string{"review.policytest.yaml"},
 		map[string]*openshell.Policy{"review": {Version: 1}}, nil, "v0.0.111")
-	if !errors.Is(err, openshell.ErrExpectFile) || !strings.Contains(err.Error(), "providers:") {
+	if !errors.Is(err, decide.ErrExpectFile) || !strings.Contains(err.Error(), "providers:") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -221,13 +223,13 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Compose(&openshell.Policy{Version: 1}, []Attachment{s3}, Gateway{ProvidersV2Enabled: true})
-	var errs []openshell.Diagnostic
+	var errs []validate.Diagnostic
 	for _, d := range CheckComposed(c, "v0.0.111") {
-		if d.Severity == openshell.SeverityError {
+		if d.Severity == validate.SeverityError {
 			errs = append(errs, d)
 		}
 	}
-	if len(errs) != 1 || errs[0].Code != openshell.CodeAmbiguousEndpoints || !strings.HasSuffix(errs[0].File, "aws-s3.yaml") || errs[0].Line != 92 {
+	if len(errs) != 1 || errs[0].Code != validate.CodeAmbiguousEndpoints || !strings.HasSuffix(errs[0].File, "aws-s3.yaml") || errs[0].Line != 92 {
 		t.Errorf("aws-s3 composed: %v", errs)
 	}
 }
@@ -252,17 +254,17 @@ network_policies:
 		t.Fatal(err)
 	}
 	c := Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true})
-	var errs []openshell.Diagnostic
+	var errs []validate.Diagnostic
 	for _, d := range CheckComposed(c, "v0.0.111") {
-		if d.Severity == openshell.SeverityError {
+		if d.Severity == validate.SeverityError {
 			errs = append(errs, d)
 		}
 	}
-	if len(errs) != 1 || errs[0].Code != openshell.CodeAmbiguousEndpoints || errs[0].File != "profiles/fullsend-github-ro.yaml" || errs[0].Line != 9 {
+	if len(errs) != 1 || errs[0].Code != validate.CodeAmbiguousEndpoints || errs[0].File != "profiles/fullsend-github-ro.yaml" || errs[0].Line != 9 {
 		t.Errorf("got %v", errs)
 	}
 	// At v0.0.83 the gateway has no ambiguity check (v0.0.97 on).
-	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); openshell.HasErrors(diags) {
+	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); validate.HasErrors(diags) {
 		t.Errorf("v0.0.83: %v", diags)
 	}
 }
@@ -284,7 +286,7 @@ func FuzzCompose(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, provider string) {
 		p, diags := Decode("f.yaml", data, "v0.0.111")
-		if p == nil || openshell.HasErrors(diags) {
+		if p == nil || validate.HasErrors(diags) {
 			return
 		}
 		c := Compose(base, []Attachment{{Provider: provider, Profile: p}, {Provider: provider, Profile: p}}, Gateway{ProvidersV2Enabled: true})
@@ -292,8 +294,8 @@ func FuzzCompose(f *testing.F) {
 			t.Fatalf("layers %+v", c.Layers)
 		}
 		_ = CheckComposed(c, "v0.0.111")
-		if d, err := openshell.NewDecider(c.Policy, "v0.0.111"); err == nil {
-			r, err := openshell.ParseRequest("GET https://api.github.com/x from /usr/bin/gh")
+		if d, err := decide.New(c.Policy, "v0.0.111"); err == nil {
+			r, err := decide.ParseRequest("GET https://api.github.com/x from /usr/bin/gh")
 			if err == nil {
 				_ = d.Decide(r)
 			}

@@ -13,7 +13,7 @@
 // unknown fields, so a misspelt or too-new key loads and is silently
 // dropped; Validate reports it as a trap warning (an error under --strict).
 // Endpoints are also checked the way the supervisor will see them, as a
-// network policy of the composed policy (openshell.Validate), and the
+// network policy of the composed policy (validate.File), and the
 // findings are mapped back to the profile's lines.
 //
 // It imports openshell and bundle; it must never import CUE, OPA, compile,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // ErrInvalidProfile is returned when a named profile has error diagnostics.
@@ -58,7 +59,7 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 		p.Builtin = !strings.Contains(target, "/") && path.Ext(target) == "" || isBuiltinBytes(strings.TrimSpace(p.ID), data)
 		diags = append(diags, checkSet([]*Profile{p}, v)...)
 	}
-	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
+	if err := validate.DiagnosticsError(diags); err != nil || p == nil {
 		if err == nil {
 			err = fmt.Errorf("%s: not a provider profile", name)
 		}
@@ -73,20 +74,20 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 // and as the supervisor loads it, and returns the findings that concern a
 // layer, at the profile's lines: here an error is an attachment OpenShell
 // refuses. The reserved keys themselves are the gateway's (no OSP020).
-func CheckComposed(c *Composed, version string) []openshell.Diagnostic {
+func CheckComposed(c *Composed, version string) []validate.Diagnostic {
 	if len(c.Layers) == 0 {
 		return nil
 	}
-	var out []openshell.Diagnostic
-	for _, d := range openshell.ValidatePolicy(c.Policy, version) {
-		if d.Code == openshell.CodeReservedKey || d.Code == openshell.CodeStaticOmitted {
+	var out []validate.Diagnostic
+	for _, d := range validate.Policy(c.Policy, version) {
+		if d.Code == validate.CodeReservedKey || d.Code == validate.CodeStaticOmitted {
 			continue
 		}
 		layer, rest, ok := c.layerPath(d.Path)
 		if !ok {
 			// An ambiguity between the policy's own endpoint and a
 			// layer's: report it at the layer's endpoint.
-			if d.Code != openshell.CodeAmbiguousEndpoints {
+			if d.Code != validate.CodeAmbiguousEndpoints {
 				continue
 			}
 			m := layerEndpointRE.FindStringSubmatch(d.Message)
@@ -99,7 +100,7 @@ func CheckComposed(c *Composed, version string) []openshell.Diagnostic {
 			}
 			rest = "endpoints[" + m[2] + "]"
 		}
-		if (d.Code == openshell.CodeNoEndpoints || d.Code == openshell.CodeNoBinaries) && len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0 {
+		if (d.Code == validate.CodeNoEndpoints || d.Code == validate.CodeNoBinaries) && len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0 {
 			continue
 		}
 		d.File = layer.File

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // IsProfile reports whether data has the shape of a provider profile rather
@@ -41,27 +42,27 @@ func IsProfile(data []byte) bool {
 // decoded (Decode), then validate_profile_set over all of them (ids unique
 // across the set, a built-in id refused unless the file is the built-in
 // itself), then each profile's endpoints as the network policy its layer
-// becomes in the composed policy (openshell.Validate, findings mapped back
+// becomes in the composed policy (validate.File, findings mapped back
 // to the profile's lines). Reports come in input order, diagnostics sorted
 // by position.
-func ValidateAll(inputs []openshell.Input, version string) []openshell.FileReport {
-	out := make([]openshell.FileReport, len(inputs))
+func ValidateAll(inputs []validate.Input, version string) []validate.FileReport {
+	out := make([]validate.FileReport, len(inputs))
 	v, verr := openshell.NormalizeVersion(version)
 	var profiles []*Profile
 	idx := map[*Profile]int{}
 	for i, in := range inputs {
 		p, diags := Decode(in.File, in.Data, version)
-		out[i] = openshell.FileReport{File: in.File, Diagnostics: diags}
+		out[i] = validate.FileReport{File: in.File, Diagnostics: diags}
 		// OpenShell stops at a profile that does not deserialize
 		// (parse_profile_yaml fails): no set check, no layer.
-		if p == nil || verr != nil || openshell.HasErrors(diags) {
+		if p == nil || verr != nil || validate.HasErrors(diags) {
 			continue
 		}
 		p.Builtin = isBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
 		profiles = append(profiles, p)
 		idx[p] = i
 	}
-	byFile := map[int][]openshell.Diagnostic{}
+	byFile := map[int][]validate.Diagnostic{}
 	for _, d := range checkSet(profiles, v) {
 		for p, i := range idx {
 			if p.File == d.File {
@@ -81,8 +82,8 @@ func ValidateAll(inputs []openshell.Input, version string) []openshell.FileRepor
 }
 
 // Validate validates one profile file (see ValidateAll).
-func Validate(file string, data []byte, version string) []openshell.Diagnostic {
-	return ValidateAll([]openshell.Input{{File: file, Data: data}}, version)[0].Diagnostics
+func Validate(file string, data []byte, version string) []validate.Diagnostic {
+	return ValidateAll([]validate.Input{{File: file, Data: data}}, version)[0].Diagnostics
 }
 
 // layerDiagnostics validates p's endpoints and binaries as the network
@@ -97,25 +98,25 @@ func Validate(file string, data []byte, version string) []openshell.Diagnostic {
 // on an endpoint profile lint already refused, and, for a profile without
 // endpoints (credentials only, bound by credential_binding), the empty
 // layer (grpc/policy.rs:2300-2302 @ v0.0.111 tracks those apart).
-func layerDiagnostics(p *Profile, version string, prior []openshell.Diagnostic) []openshell.Diagnostic {
+func layerDiagnostics(p *Profile, version string, prior []validate.Diagnostic) []validate.Diagnostic {
 	key := ProviderRuleName(p.ID)
 	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
 	refused := map[string]bool{}
 	for _, d := range prior {
-		if d.Severity == openshell.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
+		if d.Severity == validate.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
 			refused[d.Path[:strings.IndexByte(d.Path, ']')+1]] = true
 		}
 	}
 	prefix := "network_policies." + key
-	var out []openshell.Diagnostic
-	for _, d := range openshell.ValidatePolicy(pol, version) {
+	var out []validate.Diagnostic
+	for _, d := range validate.Policy(pol, version) {
 		if d.Path != prefix && !strings.HasPrefix(d.Path, prefix+".") {
 			continue
 		}
 		switch d.Code {
-		case openshell.CodeReservedKey, openshell.CodeStaticOmitted:
+		case validate.CodeReservedKey, validate.CodeStaticOmitted:
 			continue
-		case openshell.CodeNoEndpoints, openshell.CodeNoBinaries:
+		case validate.CodeNoEndpoints, validate.CodeNoBinaries:
 			if len(p.Endpoints) == 0 {
 				continue
 			}
@@ -127,11 +128,11 @@ func layerDiagnostics(p *Profile, version string, prior []openshell.Diagnostic) 
 		d.File = p.File
 		d.Path = path
 		d.Line, d.Column = p.position(path)
-		if d.Severity == openshell.SeverityError {
+		if d.Severity == validate.SeverityError {
 			// The profile imports (profile lint does not run this check);
 			// a sandbox that attaches it fails: a trap for validate, an
 			// error for Compose's callers (CheckComposed).
-			d.Severity, d.Trap = openshell.SeverityWarning, true
+			d.Severity, d.Trap = validate.SeverityWarning, true
 			d.Message += " (composed under " + key + ": the profile imports, but attaching it fails)"
 		} else {
 			d.Message += " (composed under " + key + ")"
@@ -153,7 +154,7 @@ func profilePath(path string) string {
 	return path
 }
 
-func sortDiagnostics(diags []openshell.Diagnostic) {
+func sortDiagnostics(diags []validate.Diagnostic) {
 	sort.SliceStable(diags, func(i, j int) bool {
 		a, b := diags[i], diags[j]
 		if a.Line != b.Line {

@@ -1,0 +1,630 @@
+package decide
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
+)
+
+// The decision engine follows OpenShell's own evaluation, cited as
+// sandbox-policy.rego:LINE (crates/openshell-supervisor-network/data/, line
+// numbers @ v0.0.111; v0.0.83 has the same decision rules at other line
+// numbers: allow_request :237, request_allowed_for_endpoint :443, path_matches
+// :703, _matching_endpoint_configs :862) and l7/FILE:LINE (crates/openshell-supervisor-network/
+// src/l7/). Globs are regorus's glob.match (../glob/glob.go).
+
+// Decision is the verdict on one request, with the element that decided it.
+type Decision struct {
+	Allowed bool `json:"allowed"`
+	// Audit is set when an endpoint that is not enforced let through a
+	// request its rules deny: OpenShell logs it and allows it.
+	Audit  bool   `json:"audit,omitempty"`
+	Reason string `json:"reason"`
+	// Policy is the network policy key; Path the deciding element, e.g.
+	// network_policies.github.endpoints[0].rules[2].
+	Policy string `json:"policy,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// Verdict renders the decision as allow, deny or audit.
+func (d Decision) Verdict() string {
+	switch {
+	case d.Audit:
+		return "audit"
+	case d.Allowed:
+		return "allow"
+	}
+	return "deny"
+}
+
+// Decider decides requests against one policy for one OpenShell version.
+// It is safe for concurrent use once built.
+type Decider struct {
+	p       *openshell.Policy
+	version string
+	keys    []string
+	// rules holds each endpoint's effective allow rules: its rules, or its
+	// access preset expanded (l7/mod.rs:1629 expand_access_presets).
+	rules map[*openshell.Endpoint][]openshell.Match
+	globs globCache
+	// relaxed: binaries are not matched (see RelaxedBinaryIdentity).
+	relaxed bool
+}
+
+// RelaxedBinaryIdentity returns a Decider for a sandbox whose supervisor
+// runs with binary identity relaxed (OPENSHELL network binary identity
+// "relaxed", "disabled", "endpoint-only", "false" or "0": opa.rs:95 @
+// v0.0.111, opa.rs:68 data.runtime @ v0.0.83): every policy's binaries
+// match any process (sandbox-policy.rego:22 binary_identity_required, :143
+// binary_allowed), so policies are endpoint/L7 scoped.
+func (d *Decider) RelaxedBinaryIdentity() *Decider {
+	c := *d
+	c.relaxed = true
+	return &c
+}
+
+// NewDecider prepares p for decisions with the semantics of OpenShell
+// version (a supported tag; "" is DefaultOpenShellVersion).
+func New(p *openshell.Policy, version string) (*Decider, error) {
+	if version == "" {
+		version = openshell.DefaultOpenShellVersion
+	}
+	v, err := openshell.NormalizeVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	d := &Decider{p: p, version: v, keys: p.PolicyKeys(), rules: map[*openshell.Endpoint][]openshell.Match{},
+		globs: globCache{slash: map[string]*glob.Rego{}, dot: map[string]*glob.Rego{}}}
+	addDot := d.globs.addDot
+	addQM := func(q openshell.QueryMatch) {
+		addDot(q.Glob)
+		for _, g := range q.Any {
+			addDot(g)
+		}
+	}
+	addMatch := func(m *openshell.Match) {
+		d.globs.addSlash(m.Path)
+		addDot(m.OperationName)
+		addDot(m.Method)
+		for _, f := range m.Fields {
+			addDot(f)
+		}
+		for _, q := range m.Query {
+			addQM(q)
+		}
+		for _, q := range flattenParams(m) {
+			addQM(q)
+		}
+	}
+	for _, k := range d.keys {
+		np := p.NetworkPolicies[k]
+		for i := range np.Endpoints {
+			ep := &p.NetworkPolicies[k].Endpoints[i]
+			d.globs.addSlash(ep.Path)
+			addDot(strings.ToLower(ep.Host))
+			d.rules[ep] = effectiveRules(ep)
+			for j := range d.rules[ep] {
+				addMatch(&d.rules[ep][j])
+			}
+			for j := range ep.DenyRules {
+				addMatch(&ep.DenyRules[j])
+			}
+		}
+		for _, b := range np.Binaries {
+			d.globs.addSlash(b.Path)
+		}
+	}
+	return d, nil
+}
+
+// effectiveRules is what Rego sees as endpoint.rules: the rules, or, when
+// there are none, the access preset expanded (l7/mod.rs:1580
+// access_preset_rules and :1629 expand_access_presets @ v0.0.111; the same
+// table @ v0.0.83 l7/mod.rs:1460): websocket read-only is GET only and
+// read-write adds WEBSOCKET_TEXT; graphql presets are operation types; an
+// MCP endpoint with allow_all_known_mcp_methods and no rules gets method *.
+// An unknown preset is ignored with a warning: no rules.
+func effectiveRules(ep *openshell.Endpoint) []openshell.Match {
+	if len(ep.Rules) > 0 {
+		out := make([]openshell.Match, len(ep.Rules))
+		for i := range ep.Rules {
+			out[i] = ep.Rules[i].Allow
+		}
+		return out
+	}
+	proto := ep.Protocol
+	if proto == "" {
+		proto = openshell.ProtocolREST
+	}
+	if ep.Access == "" {
+		if proto == openshell.ProtocolMCP && allowAllKnownMCP(ep) {
+			return []openshell.Match{{Method: "*"}}
+		}
+		return nil
+	}
+	return presetRules(proto, ep.Access)
+}
+
+// presetRules expands an access preset for a protocol (the table of
+// effectiveRules).
+func presetRules(proto, access string) []openshell.Match {
+	switch {
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadOnly:
+		return gqlRules("query")
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadWrite:
+		return gqlRules("query", "mutation")
+	case proto == openshell.ProtocolGraphQL && access == openshell.AccessFull:
+		return gqlRules("*")
+	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadOnly:
+		return restRules("GET")
+	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadWrite:
+		return restRules("GET", "WEBSOCKET_TEXT")
+	case access == openshell.AccessFull:
+		return restRules("*")
+	case access == openshell.AccessReadOnly:
+		return restRules("GET", "HEAD", "OPTIONS")
+	case access == openshell.AccessReadWrite:
+		return restRules("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH")
+	}
+	return nil
+}
+
+// restRules are the preset rules allowing each method on every path.
+func restRules(ms ...string) []openshell.Match {
+	out := make([]openshell.Match, len(ms))
+	for i, m := range ms {
+		out[i] = openshell.Match{Method: m, Path: "**"}
+	}
+	return out
+}
+
+// gqlRules are the preset rules allowing each GraphQL operation type.
+func gqlRules(ts ...string) []openshell.Match {
+	out := make([]openshell.Match, len(ts))
+	for i, t := range ts {
+		out[i] = openshell.Match{OperationType: t}
+	}
+	return out
+}
+
+// Decide evaluates a request against a policy with the semantics of the
+// default OpenShell version. See Decider.Decide.
+func Decide(p *openshell.Policy, r *Request) Decision {
+	d, err := New(p, openshell.DefaultOpenShellVersion)
+	if err != nil {
+		return Decision{Reason: err.Error()}
+	}
+	return d.Decide(r)
+}
+
+// Decide evaluates r as OpenShell's proxy does:
+//
+//   - always-blocked addresses (openshell.AlwaysBlockedIP) first;
+//   - the L4 decision: a policy whose endpoint matches host and port and
+//     whose binaries match the process or an ancestor
+//     (sandbox-policy.rego:94 network_policy_for_request);
+//   - the endpoint configs of the connection: every endpoint with an
+//     extended config (protocol other than tcp, allowed_ips or tls) among
+//     all matching policies, in policy name order and then endpoint order
+//     (sandbox-policy.rego:892 _matching_endpoint_configs, :1028
+//     endpoint_has_extended_config; regorus iterates the policy-name set in
+//     sorted order). The first one alone decides tls: skip and allowed_ips
+//     (query_tls_mode, query_allowed_ips); every one with an L7 protocol
+//     takes part in L7 inspection, whatever its own tls (route.go);
+//   - the destination check on the resolved address ("at IP"), control-plane
+//     ports included (ssrf.go);
+//   - with an L7 config and no tls: skip on the first config, every
+//     request: path canonicalised (l7/path.rs), then allowed when an
+//     endpoint of a matching policy allows it and no deny rule of one
+//     denies it (sandbox-policy.rego:270 allow_request, :296 deny_request);
+//     enforcement other than "enforce" (the default is audit, l7/mod.rs:209)
+//     logs the denial and lets the request through;
+//   - with no L7 config and no tls: skip, every request: the passthrough
+//     relay's strict HTTP parser, which refuses a path that does not
+//     canonicalise (an encoded slash, a `..` above the root) or a query
+//     that does not decode (passthrough.go).
+//
+// A forward-proxy request (r.Forward) follows handle_forward_proxy instead
+// (forward.go).
+func (d *Decider) Decide(r *Request) Decision {
+	// The host as the client sent it, lower-cased: the proxy passes the
+	// CONNECT target's host on unchanged (proxy.rs:6106 parse_target @
+	// v0.0.111, :4535 @ v0.0.83) and Rego lower()s both sides, so a
+	// trailing root dot does not match a policy host written without one.
+	host := strings.ToLower(r.Host)
+	if r.Forward {
+		if deny, ok := d.forwardScheme(r, host); !ok {
+			return deny
+		}
+	}
+	dst := newDestination(host, r)
+	if dst.isIP && !dst.gateway && openshell.AlwaysBlockedIP(dst.addr) {
+		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", dst.addr)}
+	}
+	ms, hostMatched := d.matchPolicies(host, r)
+	if len(ms) == 0 {
+		if hostMatched {
+			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
+		}
+		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
+	}
+	cfg := firstExtended(ms)
+	configs := l7Configs(ms)
+	if r.Forward {
+		return d.decideForward(ms, cfg, configs, r, host, dst)
+	}
+	if deny, ok := d.destination(ms, cfg, host, r.Port, dst); !ok {
+		return deny
+	}
+	if deny, ok := d.credentialGuard(ms, r); !ok {
+		return deny
+	}
+	return d.decideRequests(ms, cfg, configs, r)
+}
+
+// decideRequests decides the requests over an allowed connection: none
+// (no method: the connection alone), the raw tunnel of tls: skip, the
+// passthrough relay, or L7 inspection.
+func (d *Decider) decideRequests(ms []matched, cfg *matched, configs []*matched, r *Request) Decision {
+	first := ms[0]
+	if cfg != nil {
+		first = *cfg
+	}
+	// tls: skip on the first config relays the tunnel raw (query_tls_mode,
+	// proxy.rs:2362 and :1153 @ v0.0.83, proxy.rs:3514 and :2171 @
+	// v0.0.111); otherwise the L7 configs, if any, inspect it
+	// (l7_inspection_active, proxy.rs:354 @ v0.0.83, :1089 @ v0.0.111).
+	skip := cfg != nil && cfg.ep.TLS == openshell.TLSSkip
+	if r.Method == "" {
+		d := Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
+			Reason: "L4: the connection is allowed"}
+		if !skip && len(configs) > 0 {
+			d.Reason = "the connection is allowed; requests over it are checked against the L7 rules of " + epPath(configs[0].key, configs[0].i)
+		}
+		return d
+	}
+	if skip {
+		return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
+			Reason: fmt.Sprintf("L4 endpoint %s: the connection is allowed without request inspection (tls: skip: requests are not inspected)", first.ep.Host)}
+	}
+	if len(configs) == 0 {
+		return d.passthrough(first, r)
+	}
+	return d.inspect(ms, configs, r)
+}
+
+// inspect is L7 inspection: the request refused before policy evaluation
+// (an SQL stream, a query or path that does not parse), route selection
+// among several configs, the hard denials, then the rules.
+func (d *Decider) inspect(ms []matched, configs []*matched, r *Request) Decision {
+	route := configs[0]
+	if deny, ok := sqlStream(configs, r); ok {
+		return deny
+	}
+	if r.QueryError != "" {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
+	}
+	slashOK := false
+	for _, c := range configs {
+		slashOK = slashOK || c.ep.AllowEncodedSlash
+	}
+	canon, err := canonicalRequestPath(r.Path, slashOK, d.version)
+	if err != nil {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
+	}
+	if len(configs) > 1 {
+		sel, deny, ok := d.selectRoute(configs, route, canon, r)
+		if !ok {
+			return deny
+		}
+		route = sel
+	}
+	if deny, ok := hardDeny(route, r); ok {
+		return deny
+	}
+	return d.decideL7(ms, route, r, canon)
+}
+
+// selectRoute picks the config that handles canon among several.
+func (d *Decider) selectRoute(configs []*matched, route *matched, canon string, r *Request) (*matched, Decision, bool) {
+	// Route selection (l7/relay.rs:506 relay_with_route_selection @
+	// v0.0.111, :230 @ v0.0.83; proxy/relay.rs:250 with more than one
+	// config): the request is canonicalised with allow_encoded_slash if
+	// any config opts in, then the config whose endpoint path matches
+	// most specifically handles it (relay.rs:924).
+	sel := selectConfigForPath(configs, canon)
+	if sel == nil {
+		return nil, Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("no L7 endpoint path matched request %s (l7/relay.rs route selection)", canon)}, false
+	}
+	// v0.0.111 re-checks the opt-in against the selected config
+	// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
+	// every endpoint on the host:port.
+	if openshell.CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
+		return nil, Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
+			Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}, false
+	}
+	return sel, Decision{}, true
+}
+
+// sqlStream decides what OpenShell does with SQL on an inspected
+// connection. It has no SQL parser at either tag: relay_with_inspection
+// relays a lone sql endpoint's tunnel uninspected ("SQL L7 provider not yet
+// implemented", l7/relay.rs:201 @ v0.0.83, :463 @ v0.0.111), so its command
+// rules never run (evaluate_l7_request puts no command in the Rego input,
+// relay.rs:1658 @ v0.0.83, :2572 @ v0.0.111). SQL wire bytes ("sql CMD")
+// that are not TLS are refused as an unsupported tunnel protocol on any L7
+// endpoint (unsupported_l7_tunnel_protocol_detail, proxy.rs:389 @ v0.0.83,
+// :1147 @ v0.0.111); inside TLS they reach the relay, and every relay but the lone
+// sql one parses HTTP and closes the connection on them. An HTTP request
+// routed to a sql endpoint among several is evaluated by Rego without a
+// command (decideL7). ok is false when the request goes on to the rules.
+func sqlStream(configs []*matched, r *Request) (Decision, bool) {
+	route := configs[0]
+	lone := len(configs) == 1 && strings.EqualFold(route.ep.Protocol, openshell.ProtocolSQL)
+	tls := r.Scheme == "https" || r.Scheme == "wss"
+	switch {
+	case r.Command != "" && !tls:
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "plaintext SQL is an unsupported tunnel protocol for an L7-inspected endpoint (proxy.rs unsupported_l7_tunnel_protocol_detail)"}, true
+	case lone:
+		return Decision{Allowed: true, Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "protocol sql: OpenShell has no SQL provider and relays the connection uninspected (l7/relay.rs relay_with_inspection)"}, true
+	case r.Command != "":
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: "SQL bytes on an HTTP-inspected endpoint: the relay cannot parse them and closes the connection"}, true
+	}
+	return Decision{}, false
+}
+
+// hardDeny holds the inspection errors OpenShell denies even under audit:
+// a JSON-RPC response frame sent to a json-rpc (not MCP) endpoint
+// (l7/relay.rs:2247 jsonrpc_response_frame_hard_deny_reason and :2261 @
+// v0.0.111; :1482 and :1089 @ v0.0.83), and an MCP tools/call whose tool
+// name breaks ^[A-Za-z0-9_.-]{1,128}$ while strict_tool_names is on, the
+// default (l7/jsonrpc.rs:384 parse_mcp_call, :449 validate_mcp_tool_name,
+// same lines @ v0.0.83).
+//
+// A body the route's parser cannot read is such an error too
+// (l7_request_hard_deny_reason, l7/relay.rs:2261 @ v0.0.111; relay_graphql
+// :1284, relay_jsonrpc :1086 and relay_with_route_selection :404 @
+// v0.0.83): on a graphql route a request whose method is not GET or POST,
+// or that names no operation (graphql.rs:118 classify_request_inner @
+// v0.0.111, :94 @ v0.0.83: "no query document or persisted query
+// identifier", an empty or non-JSON body); on a json-rpc or mcp
+// route a request that is neither a receive stream (GET with "frame
+// stream", jsonrpc.rs:198) nor a JSON-RPC call or response frame
+// (parse_jsonrpc_body_with_options, jsonrpc.rs:236: invalid JSON).
+func hardDeny(route *matched, r *Request) (Decision, bool) {
+	var why string
+	switch p := route.ep.Protocol; {
+	case strings.EqualFold(p, openshell.ProtocolGraphQL):
+		why = graphqlHardDeny(r)
+	case strings.EqualFold(p, openshell.ProtocolJSONRPC) || strings.EqualFold(p, openshell.ProtocolMCP):
+		why = rpcHardDeny(route.ep, r)
+	}
+	if why == "" {
+		return Decision{}, false
+	}
+	return Decision{Policy: route.key, Path: epPath(route.key, route.i), Reason: why + " (denied even under audit)"}, true
+}
+
+// graphqlHardDeny is why a graphql route rejects r outright, or "".
+func graphqlHardDeny(r *Request) string {
+	switch {
+	case r.Method != "GET" && r.Method != "POST":
+		return fmt.Sprintf("GraphQL request rejected: unsupported GraphQL HTTP method %s", r.Method)
+	case len(r.GraphQL) == 0:
+		return "GraphQL request rejected: the request carries no GraphQL operation (no graphql clause)"
+	}
+	return ""
+}
+
+// rpcHardDeny is why a json-rpc or mcp route rejects r outright, or "".
+func rpcHardDeny(ep *openshell.Endpoint, r *Request) string {
+	switch {
+	case !(r.Method == "GET" && r.RPCStream) && r.RPCMethod == "" && !r.RPCResponse:
+		return "JSON-RPC request rejected: the body is not a JSON-RPC message (no rpc clause or response frame)"
+	case strings.EqualFold(ep.Protocol, openshell.ProtocolJSONRPC) && r.RPCResponse:
+		return "JSON-RPC response frames are not permitted from client to server"
+	case strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		(ep.MCP == nil || ep.MCP.StrictToolNames == nil || *ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool):
+		return fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled", r.Tool)
+	}
+	return ""
+}
+
+// strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.
+func strictMCPToolName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// decideL7 is allow_request and not deny_request over every matching
+// policy's endpoints on this host:port whose endpoint path matches
+// (sandbox-policy.rego:1012 endpoint_matches_l7_request).
+func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) Decision {
+	var allow *Decision
+	for _, m := range ms {
+		if m.ep.Path != "" && !d.pathMatches(m.ep.Path, path) {
+			continue
+		}
+		for j := range m.ep.DenyRules {
+			if d.denied(m.ep, &m.ep.DenyRules[j], r, path) {
+				return enforce(cfg, Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
+					Reason: fmt.Sprintf("%s %s blocked by deny rule", r.Method, path)})
+			}
+		}
+		if dd, ok := d.builtinDeny(m, r); ok {
+			return enforce(cfg, dd)
+		}
+		if allow == nil {
+			if dd, ok := d.allowed(m, r, path); ok {
+				allow = &dd
+			}
+		}
+	}
+	if allow != nil {
+		return *allow
+	}
+	return enforce(cfg, Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
+		Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s (not permitted by policy)", cfg.ep.Host, r.Method, path)})
+}
+
+// enforce turns a denial into an audited allow unless the connection's
+// endpoint config says enforcement: enforce (l7/mod.rs:209 @ v0.0.111).
+func enforce(cfg *matched, d Decision) Decision {
+	if cfg.ep.Enforcement != openshell.EnforcementEnforce {
+		d.Allowed, d.Audit = true, true
+		e := cfg.ep.Enforcement
+		if e == "" {
+			e = "unset, which is audit"
+		}
+		d.Reason += fmt.Sprintf(" (enforcement %s: audited, not blocked)", e)
+	}
+	return d
+}
+
+func epPath(key string, i int) string {
+	return fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i)
+}
+
+func jsonrpcFamily(ep *openshell.Endpoint) bool {
+	return ep.Protocol == openshell.ProtocolJSONRPC || ep.Protocol == openshell.ProtocolMCP
+}
+
+// allowed is request_allowed_for_endpoint (sandbox-policy.rego:476-573):
+// a rule of the endpoint, then the MCP allowances that need no rule, then
+// GraphQL.
+func (d *Decider) allowed(m matched, r *Request, path string) (Decision, bool) {
+	rules := d.rules[m.ep]
+	for j := range rules {
+		if why, ok := d.ruleAllows(m.ep, &rules[j], r, path); ok {
+			return ruleDecision(m, rules, j, r, why), true
+		}
+	}
+	if dec, ok := mcpAllowed(m, rules, r); ok {
+		return dec, true
+	}
+	// GraphQL (:573).
+	if len(r.GraphQL) > 0 && d.graphqlAllowed(m.ep, rules, r) {
+		return Decision{Allowed: true, Policy: m.key, Path: epPath(m.key, m.i), Reason: "every GraphQL operation is allowed by a rule"}, true
+	}
+	return Decision{}, false
+}
+
+// ruleAllows reports whether the allow rule ru of ep matches r, and why.
+func (d *Decider) ruleAllows(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string) (string, bool) {
+	switch {
+	// REST (:476): not JSON-RPC family, method, path, query.
+	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, true):
+		return fmt.Sprintf("allowed by rule %s %s", ru.Method, ru.Path), true
+	// SQL (:488): command, "*" or case-insensitive.
+	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+		return fmt.Sprintf("allowed by SQL rule %s", ru.Command), true
+	// JSON-RPC family (:497).
+	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && !r.RPCResponse && d.rpcMatches(ep, ru, r):
+		return fmt.Sprintf("allowed by JSON-RPC rule %s", ru.Method), true
+	}
+	return "", false
+}
+
+// ruleDecision is the decision of rules[j] (an explicit rule, or a rule of
+// the endpoint's access preset) allowing r.
+func ruleDecision(m matched, rules []openshell.Match, j int, r *Request, why string) Decision {
+	ep := m.ep
+	p := epPath(m.key, m.i)
+	if len(ep.Rules) > 0 {
+		p = fmt.Sprintf("%s.rules[%d]", p, j)
+	} else if ep.Access != "" {
+		p += ".access"
+		why = fmt.Sprintf("access %s allows %s (preset rule %s %s)", ep.Access, r.Method, rules[j].Method, rules[j].Path)
+	}
+	return Decision{Allowed: true, Policy: m.key, Path: p, Reason: why}
+}
+
+// mcpAllowed holds what an MCP endpoint allows without a rule:
+// allow_all_known_mcp_methods (:509), unless a tools/call is narrowed by a
+// rule with params.name; response frames (:526); and the receive stream
+// (:560), a bodiless GET accepting an event stream.
+func mcpAllowed(m matched, rules []openshell.Match, r *Request) (Decision, bool) {
+	ep := m.ep
+	if ep.Protocol != openshell.ProtocolMCP {
+		return Decision{}, false
+	}
+	at := epPath(m.key, m.i)
+	switch {
+	case allowAllKnownMCP(ep) && r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" &&
+		!(r.RPCMethod == "tools/call" && mcpNarrowed(rules)):
+		return Decision{Allowed: true, Policy: m.key, Path: at + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
+	case r.Method == "POST" && r.RPCResponse:
+		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP response frame"}, true
+	case r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse:
+		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP receive stream (GET, text/event-stream)"}, true
+	}
+	return Decision{}, false
+}
+
+func allowAllKnownMCP(ep *openshell.Endpoint) bool {
+	return ep.MCP != nil && ep.MCP.AllowAllKnownMCPMethods != nil && *ep.MCP.AllowAllKnownMCPMethods
+}
+
+func mcpNarrowed(rules []openshell.Match) bool {
+	for i := range rules {
+		if _, ok := flattenParams(&rules[i])["name"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinDeny holds the deny rules that need no deny_rules entry: JSON-RPC
+// response frames (sandbox-policy.rego:336) and GraphQL operations the
+// endpoint's rules do not allow (:357 graphql, :367 websocket).
+func (d *Decider) builtinDeny(m matched, r *Request) (Decision, bool) {
+	ep := m.ep
+	var why string
+	switch {
+	case ep.Protocol == openshell.ProtocolJSONRPC && r.Method == "POST" && r.RPCResponse:
+		why = "JSON-RPC response frames are not permitted from client to server"
+	case (ep.Protocol == openshell.ProtocolGraphQL || ep.Protocol == openshell.ProtocolWebsocket) && len(r.GraphQL) > 0 && !d.graphqlAllowed(ep, d.rules[ep], r):
+		why = "GraphQL operation not permitted by policy"
+	default:
+		return Decision{}, false
+	}
+	return Decision{Policy: m.key, Path: epPath(m.key, m.i), Reason: why}, true
+}
+
+// denied is request_denied_for_endpoint for one deny rule
+// (sandbox-policy.rego:306 REST, :318 SQL, :327 JSON-RPC, :344 GraphQL).
+func (d *Decider) denied(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string) bool {
+	switch {
+	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, false):
+		return true
+	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+		return true
+	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && d.rpcMatches(ep, ru, r):
+		return true
+	case ru.OperationType != "":
+		for _, op := range r.GraphQL {
+			if eff, ok := effectiveOp(ep, op); ok && d.opMatches(eff, ru, false) {
+				return true
+			}
+		}
+	}
+	return false
+}

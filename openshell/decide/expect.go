@@ -1,0 +1,410 @@
+package decide
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+
+	"gopkg.in/yaml.v3"
+
+	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
+)
+
+// ExpectSuffix names expectation files: agents/triage.policytest.yaml.
+const ExpectSuffix = ".policytest.yaml"
+
+// ErrExpectFile reports an expectation file that does not parse.
+var ErrExpectFile = errors.New("bad expectation file")
+
+// ExpectFileError is an expectation file that does not parse, at a line
+// (0 when the YAML decoder gave none). It wraps ErrExpectFile.
+type ExpectFileError struct {
+	File    string
+	Line    int
+	Message string
+}
+
+func (e *ExpectFileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%v: %s:%d: %s", ErrExpectFile, e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%v: %s: %s", ErrExpectFile, e.File, e.Message)
+}
+
+// Unwrap returns ErrExpectFile.
+func (e *ExpectFileError) Unwrap() error { return ErrExpectFile }
+
+// ExpectFile is one *.policytest.yaml: requests one agent's compiled policy
+// must allow or deny.
+//
+//	agent: triage
+//	set: {OWNER: acme, REPO_NAME: widgets, ISSUE_NUMBER: "5"}
+//	tests:
+//	  - name: reads its own issue
+//	    request: GET https://api.github.com/repos/acme/widgets/issues/5 from /usr/bin/gh
+//	    expect: allow
+//	  - request: CONNECT 169.254.169.254:80 from /usr/bin/curl
+//	    expect: deny
+//	    reason: SSRF
+type ExpectFile struct {
+	File  string
+	Agent string
+	// Set holds placeholder values for this file (--set values override them).
+	Set   placeholder.Values
+	Tests []ExpectCase
+	// Providers lists the provider profiles whose layers the tests compose
+	// into the agent's policy (providers: [...], as written; resolved by
+	// the ComposeFunc of RunExpectationsCompose).
+	Providers []string
+}
+
+// ComposeFunc returns the effective policy the tests of ef run against,
+// given the agent's policy with its placeholders substituted (package
+// openshell/profile composes the provider layers).
+type ComposeFunc func(ef *ExpectFile, p *openshell.Policy) (*openshell.Policy, error)
+
+// ExpectCase is one request and its expected verdict.
+type ExpectCase struct {
+	Line    int
+	Name    string
+	Request *Request
+	// Expect is allow, deny or audit (allowed, but only because the
+	// endpoint is not enforced).
+	Expect string
+	// Reason, when set, must be a substring of the decision's reason.
+	Reason string
+}
+
+type rawExpectFile struct {
+	Agent     string            `yaml:"agent"`
+	Set       map[string]string `yaml:"set"`
+	Providers []string          `yaml:"providers"`
+	Tests     []yaml.Node       `yaml:"tests"`
+}
+
+type rawCase struct {
+	Name    string `yaml:"name"`
+	Request string `yaml:"request"`
+	Expect  string `yaml:"expect"`
+	Reason  string `yaml:"reason"`
+}
+
+// ParseExpectFile parses an expectation file strictly: unknown keys, a
+// missing agent or tests, a bad request or verdict are errors naming the
+// file and line.
+func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
+	bad := func(line int, format string, args ...any) error {
+		return &ExpectFileError{File: name, Line: line, Message: fmt.Sprintf(format, args...)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, bad(1, "file is empty (want agent: and tests:)")
+		}
+		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var raw rawExpectFile
+	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set, providers and tests"); err != nil {
+		return nil, bad(err.line, "%s", err.msg)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, bad(extra.Line, "more than one YAML document")
+	}
+	if strings.TrimSpace(raw.Agent) == "" {
+		return nil, bad(1, "missing agent: (the agent whose compiled policy the tests run against)")
+	}
+	if len(raw.Tests) == 0 {
+		return nil, bad(1, "no tests: (want a list of {request, expect})")
+	}
+	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}, Providers: raw.Providers}
+	for _, k := range slices.Sorted(maps.Keys(raw.Set)) {
+		if err := ef.Set.Set(k, raw.Set[k]); err != nil {
+			return nil, bad(1, "set.%s: %v", k, err)
+		}
+	}
+	for i := range raw.Tests {
+		n := &raw.Tests[i]
+		c, err := parseExpectCase(n)
+		if err != nil {
+			line := n.Line
+			var ke *keyError
+			if errors.As(err, &ke) && ke.line > 0 {
+				line = ke.line
+			}
+			return nil, bad(line, "tests[%d]: %v", i, err)
+		}
+		ef.Tests = append(ef.Tests, c)
+	}
+	return ef, nil
+}
+
+// parseExpectCase parses one test case: a known request and verdict.
+func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
+	var rc rawCase
+	if n.Kind != yaml.MappingNode {
+		return ExpectCase{}, fmt.Errorf("want a mapping with request and expect")
+	}
+	if err := decodeKnown(n, &rc, expectCaseKeys, "name, request, expect and reason"); err != nil {
+		return ExpectCase{}, err
+	}
+	if rc.Request == "" {
+		return ExpectCase{}, errors.New("missing request:")
+	}
+	r, err := ParseRequest(rc.Request)
+	if err != nil {
+		return ExpectCase{}, err
+	}
+	switch rc.Expect {
+	case "allow", "deny", "audit":
+	default:
+		return ExpectCase{}, fmt.Errorf("expect %q, want allow, deny or audit", rc.Expect)
+	}
+	return ExpectCase{Line: n.Line, Name: rc.Name, Request: r, Expect: rc.Expect, Reason: rc.Reason}, nil
+}
+
+// The keys of an expectation file and of one test case.
+var (
+	expectFileKeys = []string{"agent", "set", "providers", "tests"}
+	expectCaseKeys = []string{"expect", "name", "reason", "request"}
+)
+
+// keyError is a problem with one key of an expectation file, at its line.
+type keyError struct {
+	line int
+	msg  string
+}
+
+func (e *keyError) Error() string { return e.msg }
+
+// decodeKnown decodes a mapping node into v after checking its keys against
+// known, so that an unknown key is named with its line and a did-you-mean
+// (yaml.v3's strict decoder would name the Go type instead). what lists the
+// keys for the message.
+func decodeKnown(n *yaml.Node, v any, known []string, what string) *keyError {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return &keyError{line: n.Line, msg: "want a mapping with " + what}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(known, k.Value) {
+			msg := fmt.Sprintf("unknown field %q (want %s)", k.Value, what)
+			if s := suggestpkg.Closest(k.Value, known); s != "" {
+				msg = fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, s)
+			}
+			return &keyError{line: k.Line, msg: msg}
+		}
+		if seen[k.Value] {
+			return &keyError{line: k.Line, msg: fmt.Sprintf("field %q given twice", k.Value)}
+		}
+		seen[k.Value] = true
+	}
+	if err := n.Decode(v); err != nil {
+		return &keyError{line: n.Line, msg: typeErrorText(err)}
+	}
+	return nil
+}
+
+// typeErrorText is a yaml.v3 decoding error without the Go type names
+// (`line 1: cannot unmarshal !!seq into string` becomes `want a string,
+// got a list`).
+func typeErrorText(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	var parts []string
+	for _, e := range te.Errors {
+		if m := unmarshalError.FindStringSubmatch(e); m != nil {
+			e = fmt.Sprintf("want %s, got %s", yamlWord(m[2]), yamlWord(m[1]))
+		}
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var unmarshalError = regexp.MustCompile(`cannot unmarshal (!!\w+)(?: ` + "`" + `[^` + "`" + `]*` + "`" + `)? into (\S+)`)
+
+// yamlWord names a YAML tag or a Go type of the expectation file's fields
+// in the file's own words.
+func yamlWord(s string) string {
+	switch {
+	case s == "!!seq" || strings.HasPrefix(s, "[]"):
+		return "a list"
+	case s == "!!map" || strings.HasPrefix(s, "map["):
+		return "a mapping"
+	case s == "!!str" || s == "string":
+		return "a string"
+	case s == "!!int" || s == "!!float":
+		return "a number"
+	case s == "!!bool":
+		return "a boolean"
+	}
+	return "a " + strings.TrimPrefix(s, "!!")
+}
+
+// FindExpectations lists every *.policytest.yaml under fsys, skipping hidden
+// directories and the compiled policies directory.
+func FindExpectations(fsys fs.FS) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			// The path is the project's, not ours: quoted, so that no
+			// character of it reaches a log raw.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("%s: %w", strconv.QuoteToGraphic(p), err)
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ExpectSuffix) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finding %s files: %w", ExpectSuffix, err)
+	}
+	return out, nil
+}
+
+// CaseResult is the outcome of one expectation.
+type CaseResult struct {
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Agent    string   `json:"agent"`
+	Name     string   `json:"name,omitempty"`
+	Request  string   `json:"request"`
+	Expect   string   `json:"expect"`
+	Decision Decision `json:"decision"`
+	Pass     bool     `json:"pass"`
+	// Problem explains a failure beyond the verdict (a reason mismatch).
+	Problem string `json:"problem,omitempty"`
+}
+
+// ExpectReport collects the results of RunExpectations.
+type ExpectReport struct {
+	Files   int          `json:"files"`
+	Results []CaseResult `json:"results"`
+}
+
+// Failed counts the expectations that did not hold.
+func (r *ExpectReport) Failed() int {
+	n := 0
+	for _, c := range r.Results {
+		if !c.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrExpectationsFailed is wrapped by callers when expectations do not hold.
+var ErrExpectationsFailed = errors.New("policy expectations failed")
+
+// RunExpectations parses the named expectation files in fsys and runs each
+// against its agent's policy (policies by agent name). Placeholders are
+// substituted on a copy of the policy from the file's set: values overridden
+// by set; a placeholder a test needs but nobody sets is an error, as is an
+// agent with no policy.
+func RunExpectations(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values) (*ExpectReport, error) {
+	return RunExpectationsVersion(fsys, files, policies, set, openshell.DefaultOpenShellVersion)
+}
+
+// RunExpectationsVersion is RunExpectations with the decisions of OpenShell
+// version.
+func RunExpectationsVersion(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values, version string) (*ExpectReport, error) {
+	return RunExpectationsCompose(fsys, files, policies, set, version, nil)
+}
+
+// RunExpectationsCompose is RunExpectationsVersion with each file's policy
+// passed through compose (when not nil) before its tests run. A file that
+// names providers: without a compose function is an error.
+func RunExpectationsCompose(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values, version string, compose ComposeFunc) (*ExpectReport, error) {
+	rep := &ExpectReport{Results: []CaseResult{}}
+	for _, name := range files {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("reading expectations: %w", err)
+		}
+		ef, err := ParseExpectFile(name, data)
+		if err != nil {
+			return nil, err
+		}
+		resolved, err := resolvePolicy(ef, policies, set)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if compose != nil {
+			if resolved, err = compose(ef, resolved); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		} else if len(ef.Providers) > 0 {
+			return nil, fmt.Errorf("%w: %s: providers: needs provider profile composition", ErrExpectFile, name)
+		}
+		dec, err := New(resolved, version)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files++
+		for _, c := range ef.Tests {
+			rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, dec, c))
+		}
+	}
+	return rep, nil
+}
+
+// resolvePolicy returns a copy of the policy of the file's agent with every
+// placeholder substituted: the file's set, overridden by set.
+func resolvePolicy(ef *ExpectFile, policies map[string]*openshell.Policy, set placeholder.Values) (*openshell.Policy, error) {
+	p, ok := policies[ef.Agent]
+	if !ok {
+		return nil, fmt.Errorf("agent %q has no compiled policy (have %s)", ef.Agent, strings.Join(slices.Sorted(maps.Keys(policies)), ", "))
+	}
+	resolved := p.Clone()
+	open, err := openshell.ApplyPlaceholders(resolved, ef.Set.Merge(set))
+	if err != nil {
+		return nil, fmt.Errorf("substituting placeholders into %s's policy: %w", ef.Agent, err)
+	}
+	if len(open) > 0 {
+		return nil, fmt.Errorf("%s's policy still has placeholders %s: give them under set: or with --set KEY=VALUE",
+			ef.Agent, strings.Join(open, ", "))
+	}
+	return resolved, nil
+}
+
+// runExpectCase decides one case's request and judges the verdict (an
+// audited allow does not satisfy expect: allow) and the reason.
+func runExpectCase(file, agent string, dec *Decider, c ExpectCase) CaseResult {
+	d := dec.Decide(c.Request)
+	res := CaseResult{File: path.Clean(file), Line: c.Line, Agent: agent, Name: c.Name,
+		Request: c.Request.String(), Expect: c.Expect, Decision: d, Pass: d.Verdict() == c.Expect}
+	if c.Expect == "allow" && d.Audit {
+		res.Pass = false
+		res.Problem = "allowed only because the endpoint is not enforced (expect: audit to accept that)"
+	}
+	if res.Pass && c.Reason != "" && !strings.Contains(d.Reason, c.Reason) {
+		res.Pass = false
+		res.Problem = fmt.Sprintf("reason %q does not contain %q", d.Reason, c.Reason)
+	}
+	return res
+}

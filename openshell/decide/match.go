@@ -1,0 +1,231 @@
+package decide
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
+)
+
+// Rule matching: whether one allow or deny rule matches a request, by
+// method, path and query globs (REST), JSON-RPC method, MCP tool and params,
+// or GraphQL operation, with the glob semantics of package glob.
+
+// globCache holds every pattern of the policy compiled, keyed by the
+// pattern as written: slash for glob.match(p, ["/"], v), dot for
+// glob.match(p, [] or ["."], v). It is filled when the Decider is built and
+// only read afterwards.
+type globCache struct {
+	slash, dot map[string]*glob.Rego
+}
+
+func (c *globCache) addSlash(pat string) {
+	if _, ok := c.slash[pat]; !ok {
+		c.slash[pat] = glob.CompileRego(pat, []rune{'/'})
+	}
+}
+
+func (c *globCache) addDot(pat string) {
+	if _, ok := c.dot[pat]; !ok {
+		c.dot[pat] = glob.CompileRego(pat, []rune{'.'})
+	}
+}
+
+// match is glob.match(pat, ["/"], v) (slash) or glob.match(pat, [] or ["."],
+// v) (dot), using the compiled pattern when there is one.
+func (c *globCache) match(slash bool, pat, v string) bool {
+	if slash {
+		if g, ok := c.slash[pat]; ok {
+			return g.Match(v)
+		}
+		return glob.RegoMatch(pat, []rune{'/'}, v)
+	}
+	if g, ok := c.dot[pat]; ok {
+		return g.Match(v)
+	}
+	return glob.RegoMatch(pat, []rune{'.'}, v)
+}
+
+// methodMatches: "*" any method, else case-insensitive, and a GET rule
+// also matches HEAD (sandbox-policy.rego:716-727).
+func methodMatches(actual, expected string) bool {
+	if expected == "*" {
+		return true
+	}
+	a, e := strings.ToUpper(actual), strings.ToUpper(expected)
+	return a == e || (a == "HEAD" && e == "GET")
+}
+
+// pathMatches: "**" matches anything, else glob.match(pattern, ["/"],
+// path) (sandbox-policy.rego:736-741). A rule without path is an empty
+// pattern, which matches only the empty path: never a request path.
+func (d *Decider) pathMatches(pattern, p string) bool {
+	if pattern == "**" {
+		return true
+	}
+	return d.globs.match(true, pattern, p)
+}
+
+// queryMatches: allow rules need every configured key present with all its
+// values matching (sandbox-policy.rego:747); deny rules need every key
+// present and one value matching (:378-425).
+func (d *Decider) queryMatches(q map[string]openshell.QueryMatch, r *Request, allow bool) bool {
+	for key, qm := range q {
+		vals := r.Query[key]
+		if len(vals) == 0 {
+			return false
+		}
+		n := 0
+		for _, v := range vals {
+			if d.valueMatches(qm, v) {
+				n++
+			}
+		}
+		if allow && n != len(vals) || !allow && n == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// valueMatches is query_value_matches (sandbox-policy.rego:790-807): a glob
+// or any of several, with glob.match(p, [], v), whose delimiter is '.'.
+func (d *Decider) valueMatches(qm openshell.QueryMatch, v string) bool {
+	if qm.Glob != "" && d.globs.match(false, qm.Glob, v) {
+		return true
+	}
+	for _, g := range qm.Any {
+		if d.globs.match(false, g, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rpcMatches is jsonrpc_rule_matches (sandbox-policy.rego:790-860):
+// json-rpc methods compare exactly ("*" any); MCP methods are globs and its
+// params (tool: is params.name, openshell-policy lib.rs:533) must match the
+// request's params, which carry only the tools/call name (l7/jsonrpc.rs:440).
+func (d *Decider) rpcMatches(ep *openshell.Endpoint, ru *openshell.Match, r *Request) bool {
+	if r.RPCMethod == "" {
+		return false
+	}
+	if ep.Protocol == openshell.ProtocolJSONRPC {
+		return ru.Method == "*" || ru.Method == r.RPCMethod
+	}
+	if !d.globs.match(false, ru.Method, r.RPCMethod) {
+		return false
+	}
+	for key, qm := range flattenParams(ru) {
+		v, ok := "", false
+		if key == "name" && r.Tool != "" {
+			v, ok = r.Tool, true
+		}
+		if !ok || !d.valueMatches(qm, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// flattenParams is a rule's params as Rego sees them: tool as params.name,
+// nested objects flattened to dotted keys (openshell-policy lib.rs:424
+// flatten_param_matchers @ v0.0.111).
+func flattenParams(m *openshell.Match) map[string]openshell.QueryMatch {
+	if m.Tool == nil && len(m.Params) == 0 {
+		return nil
+	}
+	out := map[string]openshell.QueryMatch{}
+	var walk func(prefix string, ps map[string]openshell.ParamMatch)
+	walk = func(prefix string, ps map[string]openshell.ParamMatch) {
+		for k, p := range ps {
+			if p.Matcher != nil {
+				out[prefix+k] = *p.Matcher
+			} else {
+				walk(prefix+k+".", p.Object)
+			}
+		}
+	}
+	walk("", m.Params)
+	if m.Tool != nil {
+		out["name"] = *m.Tool
+	}
+	return out
+}
+
+// graphqlAllowed is graphql_request_allowed (sandbox-policy.rego:586):
+// every operation allowed by some rule with an operation_type, and no
+// hash-only persisted query missing from the endpoint's registry (:607).
+func (d *Decider) graphqlAllowed(ep *openshell.Endpoint, rules []openshell.Match, r *Request) bool {
+	for _, op := range r.GraphQL {
+		eff, ok := effectiveOp(ep, op)
+		if !ok {
+			return false
+		}
+		allowed := false
+		for j := range rules {
+			if rules[j].OperationType != "" && d.opMatches(eff, &rules[j], true) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return false
+		}
+	}
+	return len(r.GraphQL) > 0
+}
+
+// effectiveOp is graphql_effective_operation (sandbox-policy.rego:630): a
+// hash-only persisted query is the registered operation when the endpoint
+// has persisted_queries: allow_registered and registers the hash; without
+// a registration it is not allowed (false).
+func effectiveOp(ep *openshell.Endpoint, op GraphQLOp) (GraphQLOp, bool) {
+	if op.Hash == "" {
+		return op, true
+	}
+	if ep.PersistedQueries != "allow_registered" {
+		return op, false
+	}
+	reg, ok := ep.GraphQLPersistedQueries[op.Hash]
+	if !ok {
+		return op, false
+	}
+	return GraphQLOp{Type: reg.OperationType, Name: reg.OperationName, Fields: reg.Fields}, true
+}
+
+// opMatches matches one GraphQL operation (sandbox-policy.rego:646-712):
+// type "*" or case-insensitive, name a glob, fields: allow rules need every
+// selected root field to match a pattern, deny rules one.
+func (d *Decider) opMatches(op GraphQLOp, ru *openshell.Match, allow bool) bool {
+	if ru.OperationType != "*" && !strings.EqualFold(ru.OperationType, op.Type) {
+		return false
+	}
+	if ru.OperationName != "" && !d.globs.match(false, ru.OperationName, op.Name) {
+		return false
+	}
+	if len(ru.Fields) == 0 {
+		return true
+	}
+	fieldOK := func(f string) bool {
+		for _, p := range ru.Fields {
+			if d.globs.match(false, p, f) {
+				return true
+			}
+		}
+		return false
+	}
+	if !allow {
+		return slices.ContainsFunc(op.Fields, fieldOK)
+	}
+	if len(op.Fields) == 0 {
+		return false
+	}
+	for _, f := range op.Fields {
+		if !fieldOK(f) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,86 @@
+package glob
+
+import "testing"
+
+func TestRustGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, s string
+		ok, match  bool
+	}{
+		{"tools/*", "tools/call", true, true},
+		{"*", "tools/call", true, true},
+		{"tools/c?ll", "tools/call", true, true},
+		{"t[a-z]ols/call", "tools/call", true, true},
+		{"t[!o]ols/call", "tools/call", true, false},
+		{"[]]x", "]x", true, true},
+		{"**", "tools/call", true, true},
+		{"tools/**", "tools/call", true, true},
+		{"a**", "", false, false},
+		{"***", "", false, false},
+		{"[abc", "", false, false},
+		{"[!]", "", false, false},
+		{"resources/*", "tools/call", true, false},
+		{"api", "API", true, false},
+	} {
+		toks, ok := parseRustGlob(tc.pattern)
+		if ok != tc.ok {
+			t.Errorf("parse %q: ok %v, want %v", tc.pattern, ok, tc.ok)
+			continue
+		}
+		if ok && matchRustGlob(toks, []rune(tc.s)) != tc.match {
+			t.Errorf("%q ~ %q: want %v", tc.pattern, tc.s, tc.match)
+		}
+	}
+}
+
+// FuzzRustGlob checks the linear glob matcher against a naive recursive one
+// over the same tokens (differential), and that parsing never panics.
+func FuzzRustGlob(f *testing.F) {
+	for _, s := range [][2]string{{"tools/*", "tools/call"}, {"t[!o]o?s/*l", "tools/call"}, {"*a*b*", "xaybz"}, {"[]]*", "]]"}, {"**/x", "a/b/x"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		toks, ok := parseRustGlob(pattern)
+		if !ok {
+			return
+		}
+		rs := []rune(s)
+		if got, want := matchRustGlob(toks, rs), naiveRustGlob(toks, rs); got != want {
+			t.Fatalf("%q ~ %q: linear %v, naive %v", pattern, s, got, want)
+		}
+	})
+}
+
+func naiveRustGlob(toks []rustGlobTok, s []rune) bool {
+	if len(toks) == 0 {
+		return len(s) == 0
+	}
+	t := toks[0]
+	if t.kind == '*' {
+		for i := 0; i <= len(s); i++ {
+			if naiveRustGlob(toks[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(s) == 0 {
+		return false
+	}
+	switch t.kind {
+	case '?':
+	case 'c':
+		if t.ch != s[0] {
+			return false
+		}
+	case '[':
+		if !t.classHas(s[0]) {
+			return false
+		}
+	case '!':
+		if t.classHas(s[0]) {
+			return false
+		}
+	}
+	return naiveRustGlob(toks[1:], s[1:])
+}

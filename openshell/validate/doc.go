@@ -1,0 +1,13 @@
+// Package validate checks an OpenShell policy offline against what
+// OpenShell at a release accepts and does: the closed schema of that
+// release (a field table generated from policycue/schema/openshell), its
+// load-time rejections, its gateway and supervisor checks, and the traps it
+// accepts silently. File validates one document, Policy an in-memory
+// model, All the files of `fullsend policy validate`; every finding is a
+// Diagnostic with a position, a Severity and a stable OSP code
+// (docs/policy-validate.md), the vocabulary openshell/profile reports in
+// too.
+//
+// It imports openshell, openshell/glob and internal/suggest only, and never
+// CUE, OPA or openshell/decide.
+package validate
