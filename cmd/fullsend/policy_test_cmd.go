@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -254,17 +252,8 @@ func adHocDecisions(w io.Writer, dec *decide.Decider, requests []string, output 
 	return nil
 }
 
-// batchResult is one line of --requests output.
-type batchResult struct {
-	Line     int              `json:"line"`
-	Request  string           `json:"request,omitempty"`
-	Verdict  string           `json:"verdict,omitempty"`
-	Decision *decide.Decision `json:"decision,omitempty"`
-	Error    string           `json:"error,omitempty"`
-}
-
-// batchDecisions decides every request of file (or stdin for "-"), one a
-// line, writing one JSON object a line.
+// batchDecisions answers --requests: every request of file (or stdin for
+// "-"), one a line, decided with dec, one JSON object a line.
 func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *decide.Decider) error {
 	in := stdin
 	if file != "-" {
@@ -275,35 +264,9 @@ func batchDecisions(w io.Writer, stdin io.Reader, file string, dec *decide.Decid
 		defer f.Close()
 		in = f
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	bw := bufio.NewWriterSize(w, 64*1024)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	bad, line := 0, 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		res := batchResult{Line: line, Request: s}
-		if r, err := decide.ParseRequest(s); err != nil {
-			bad++
-			res.Error = err.Error()
-		} else {
-			d := dec.Decide(r)
-			res.Verdict, res.Decision = d.Verdict(), &d
-		}
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("--requests %s: line %d: %w", file, line+1, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return err
+	bad, err := dec.DecideLines(in, w)
+	if err != nil {
+		return fmt.Errorf("--requests %s: %w", file, err)
 	}
 	if bad > 0 {
 		return exitError{code: 1, err: fmt.Errorf("--requests %s: %d lines are not requests (see their \"error\")", file, bad)}

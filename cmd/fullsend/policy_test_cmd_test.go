@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
 
 // TestPolicyTestBatch: --requests reads one request a line and writes JSON
@@ -44,9 +46,9 @@ network_middlewares:
 	if code != 0 || len(lines) != 2 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	var got []batchResult
+	var got []decide.BatchResult
 	for _, l := range lines {
-		var r batchResult
+		var r decide.BatchResult
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
