@@ -40,6 +40,9 @@ type Options struct {
 
 	// timeline records the stages (CompileDir passes its own).
 	timeline *timeline
+	// projectProfiles are the ids of the project's profiles/*.yaml, for
+	// did-you-mean hints on sandbox.providers (providers.go).
+	projectProfiles []string
 	// checksReadAgents is set when the checks read only the Output's
 	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
 	// beside them.
@@ -71,6 +74,11 @@ type Compiled struct {
 	// TierWhy lists what raised the agent above read-only, highest tier
 	// first, each at its line; the first entry decided the tier.
 	TierWhy []TierReason
+	// Providers are the provider profiles the agent names, in attachment
+	// order, and Composed its policy composed with their layers: what
+	// OpenShell enforces, and what the checks see (Effective).
+	Providers []ProviderLayer
+	Composed  *openshell.Policy
 
 	catalog *policycue.Catalog
 	// doc and docErr are Marshal's result on Policy, computed by the
@@ -127,6 +135,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		opts.Catalog = cat
 	}
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
+	opts.projectProfiles = listProjectProfiles(fsys)
 	var diags Diagnostics
 	diags = append(diags, proj.Warnings...)
 	strict := func() {
@@ -307,17 +316,19 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		return nil, b.diags
 	}
 	b.selfCheck(pol)
+	composed, layers := b.providers(providerRefs(a, skills), pol, tier, load, opts.projectProfiles)
 	if b.diags.Err() != nil {
 		return nil, b.diags
 	}
 	c := &Compiled{
 		Agent: a, Policy: pol, Tier: tier, Runtime: b.runtime, Provider: b.provider,
 		Placeholders: open, catalog: opts.Catalog, Baseline: b.baselineKeys,
+		Providers: layers, Composed: composed,
 	}
 	b.summarize(c, skills)
 	c.TierWhy = tierWhy(b.needs, tier)
 	b.diags = append(b.diags, egressChecks(c, skills)...)
-	c.Sources = sourceFiles(a, skills, pol)
+	c.Sources = providerSources(sourceFiles(a, skills, pol), layers)
 	return c, b.diags
 }
 

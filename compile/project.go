@@ -228,7 +228,7 @@ func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 		infos := make([]lint.AgentInfo, len(names))
 		forEach(len(names), 0, func(i int) {
 			c := out.Agents[names[i]]
-			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Effective())}
 		})
 		agents := make(map[string]lint.AgentInfo, len(names))
 		for i, name := range names {
@@ -242,10 +242,10 @@ func lintCheck(newEngine func(context.Context) (*lint.Engine, error)) Check {
 		forEach(len(names), 0, func(i int) {
 			name, c := names[i], out.Agents[names[i]]
 			inputs[i] = lint.Input{
-				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
+				Name: name, File: "policies/" + name + ".yaml", Policy: c.Effective(),
 				Context: lint.Context{
 					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
-					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
+					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Effective().Provenance(),
 					Agents: reachable(agents, name),
 				},
 			}
@@ -356,7 +356,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		}
 		policies := make(map[string]*openshell.Policy, len(out.Agents))
 		for name, c := range out.Agents {
-			policies[name] = c.Policy
+			policies[name] = c.Effective() // with its provider layers
 		}
 		var ds Diagnostics
 		kept := files[:0:0]
