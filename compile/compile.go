@@ -41,8 +41,10 @@ type Options struct {
 	// timeline records the stages (CompileDir passes its own).
 	timeline *timeline
 	// projectProfiles are the ids of the project's profiles/*.yaml, for
-	// did-you-mean hints on sandbox.providers (providers.go).
+	// did-you-mean hints on sandbox.providers, and readProfile reads one
+	// (providers.go).
 	projectProfiles []string
+	readProfile     fragmentLoader
 	// checksReadAgents is set when the checks read only the Output's
 	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
 	// beside them.
@@ -135,7 +137,6 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		opts.Catalog = cat
 	}
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
-	opts.projectProfiles = listProjectProfiles(fsys)
 	var diags Diagnostics
 	diags = append(diags, proj.Warnings...)
 	strict := func() {
@@ -160,6 +161,7 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		}
 		return data, err
 	}
+	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, load)
 	// Agents compile independently (the project and the catalog are only
 	// read), so they compile, and their policies are marshalled,
 	// concurrently; results are collected in the project's order, which
@@ -316,7 +318,7 @@ func compileAgent(proj *Project, a *Agent, opts Options, load fragmentLoader) (*
 		return nil, b.diags
 	}
 	b.selfCheck(pol)
-	composed, layers := b.providers(providerRefs(a, skills), pol, tier, load, opts.projectProfiles)
+	composed, layers := b.providers(providerRefs(a, skills), pol, tier, opts.readProfile, opts.projectProfiles)
 	if b.diags.Err() != nil {
 		return nil, b.diags
 	}

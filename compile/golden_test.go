@@ -15,7 +15,7 @@ import (
 
 // exampleSystems are the bundled agent systems, compiled into their own
 // policies/ directories, which are the golden files.
-var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents"}
+var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents", "fullsend-providers"}
 
 func compileExample(t *testing.T, system string) (*Output, string) {
 	t.Helper()

@@ -182,15 +182,19 @@ func (b *builder) projectProfile(ref NameRef, file string, data []byte) (*profil
 	return p, true
 }
 
-// listProjectProfiles returns the ids (file base names) of the project's
-// profiles/*.yaml, for did-you-mean hints.
-func listProjectProfiles(fsys fs.FS) []string {
+// projectProfiles returns the ids (file base names) of the project's
+// profiles/*.yaml, for did-you-mean hints, and the reader of a profile
+// file: load, or, without a project file system, one that finds none.
+func projectProfiles(fsys fs.FS, load fragmentLoader) ([]string, fragmentLoader) {
+	if fsys == nil {
+		return nil, func(string) ([]byte, error) { return nil, fs.ErrNotExist }
+	}
 	names, _ := fs.Glob(fsys, ProfilesDir+"/*.yaml")
 	ids := make([]string, 0, len(names))
 	for _, n := range names {
 		ids = append(ids, strings.TrimSuffix(path.Base(n), ".yaml"))
 	}
-	return ids
+	return ids, load
 }
 
 // leastPrivilege holds one provider layer to the agent's tier, which its
@@ -198,7 +202,7 @@ func listProjectProfiles(fsys fs.FS) []string {
 // and never grants more than it. The layer needs tier network for any
 // endpoint, and tier full for an endpoint that can write (access
 // read-write or full, a rule allowing a method other than GET, HEAD or
-// OPTIONS unless it is a GraphQL query, or an endpoint OpenShell does not
+// OPTIONS unless it is a GraphQL query or git's upload-pack POST, or an endpoint OpenShell does not
 // inspect at L7, which passes any bytes), the same arithmetic as declared
 // endpoints (needEndpoint). The agent's model channel is exempt, as the
 // runtime baseline is: an endpoint whose host is, or as a wildcard covers,
@@ -238,7 +242,10 @@ func endpointNeed(ep openshell.Endpoint) (policycue.Tier, string) {
 		return policycue.TierFull, "access " + ep.Access
 	}
 	for _, r := range ep.Rules {
-		reads := isReadMethod(r.Allow.Method)
+		// git's smart-HTTP fetch POSTs to .../git-upload-pack and only
+		// reads (the catalog marks such rules Reads); a push is
+		// git-receive-pack.
+		reads := r.Reads || isReadMethod(r.Allow.Method) || r.Allow.Method == "POST" && strings.HasSuffix(r.Allow.Path, "/git-upload-pack")
 		if r.Allow.OperationType != "" {
 			reads = graphQLReads(r.Allow)
 		}
