@@ -113,8 +113,8 @@ func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycu
 				"[%s] %s", d.Code, d.Message)
 		}
 	}
-	for i, a := range atts {
-		b.leastPrivilege(layers[i], a.Profile, comp.Policy.NetworkPolicies[layers[i].Key], tier)
+	for i := range atts {
+		b.leastPrivilege(layers[i], comp.Policy.NetworkPolicies[layers[i].Key], tier)
 	}
 	return comp.Policy, layers
 }
@@ -175,7 +175,7 @@ func (b *builder) projectProfile(ref NameRef, file string, data []byte) (*profil
 		return nil, false
 	}
 	if id := strings.TrimSpace(p.ID); id != ref.Name {
-		b.errorf(Pos{File: file, Line: 1}, "id", fmt.Sprintf("rename the file to %s/%s.yaml and name %q, or set id: %s", ProfilesDir, id, id, ref.Name),
+		b.errorf(Pos{File: file, Line: idLine(data)}, "id", fmt.Sprintf("rename the file to %s/%s.yaml and name %q, or set id: %s", ProfilesDir, id, id, ref.Name),
 			"provider profile %s has id %q, not %q: the runner imports it under its id, so the agent's provider would not find it", file, id, ref.Name)
 		return nil, false
 	}
@@ -208,29 +208,42 @@ func projectProfiles(fsys fs.FS, load fragmentLoader) ([]string, fragmentLoader)
 // runtime baseline is: an endpoint whose host is, or as a wildcard covers,
 // a model API host of the agent's runtime needs no tier; a wildcard that
 // covers more than that host is a warning, since the layer then reaches
-// every host it matches.
-func (b *builder) leastPrivilege(l ProviderLayer, p *profile.Profile, np openshell.NetworkPolicy, tier policycue.Tier) {
-	for _, ep := range np.Endpoints {
-		host := ep.Host
+// every host it matches. One error per layer names its most demanding
+// endpoint.
+func (b *builder) leastPrivilege(l ProviderLayer, np openshell.NetworkPolicy, tier policycue.Tier) {
+	worst, worstRank := -1, tier.Rank()
+	var worstNeed policycue.Tier
+	var worstWhat string
+	for i, ep := range np.Endpoints {
 		need, what := endpointNeed(ep)
-		at := l.Pos
-		if len(ep.From) > 0 {
-			at = Pos{File: ep.From[0].File, Line: ep.From[0].Line, Column: ep.From[0].Column}
-		}
-		if model, exact := b.modelChannel(host); model {
+		if model, exact := b.modelChannel(ep.Host); model {
 			if !exact && need == policycue.TierFull {
-				b.warnf(at, "endpoints", "narrow the host to the model API (for Vertex AI, {{GCP_REGION}}-aiplatform.googleapis.com)",
-					"provider %s: %s on %s covers the agent's model API and every other host it matches (layer %s)", l.Name, what, host, l.Key)
+				b.warnf(endpointPos(l, ep), "endpoints", "narrow the host to the model API (for Vertex AI, {{GCP_REGION}}-aiplatform.googleapis.com)",
+					"provider %s: %s on %s covers the agent's model API and every other host it matches (layer %s)", l.Name, what, ep.Host, l.Key)
 			}
 			continue
 		}
-		if need.Rank() > tier.Rank() {
-			b.errorf(l.Pos, "sandbox.providers",
-				fmt.Sprintf("name a narrower profile, or give the agent the tool that needs it: the tier follows the tools, never the profiles (the endpoint is at %s)", at),
-				"provider %s grants %s on %s:%d, which needs tier %s; the agent's tools and declarations imply tier %s, and a provider profile never grants more (least privilege)",
-				l.Name, what, host, endpointPort(ep), need, tier)
+		if need.Rank() > worstRank {
+			worst, worstRank, worstNeed, worstWhat = i, need.Rank(), need, what
 		}
 	}
+	if worst < 0 {
+		return
+	}
+	ep := np.Endpoints[worst]
+	b.errorf(l.Pos, "sandbox.providers",
+		fmt.Sprintf("name a narrower profile, or give the agent the tool that needs it: the tier follows the tools, never the profiles (the endpoint is at %s)", endpointPos(l, ep)),
+		"provider %s grants %s on %s:%d, which needs tier %s; the agent's tools and declarations imply tier %s, and a provider profile never grants more (least privilege)",
+		l.Name, worstWhat, ep.Host, endpointPort(ep), worstNeed, tier)
+}
+
+// endpointPos is where a layer endpoint is written: its profile line, or
+// where the agent named the provider.
+func endpointPos(l ProviderLayer, ep openshell.Endpoint) Pos {
+	if len(ep.From) > 0 && ep.From[0].Line > 0 {
+		return Pos{File: ep.From[0].File, Line: ep.From[0].Line, Column: ep.From[0].Column}
+	}
+	return l.Pos
 }
 
 // endpointNeed is the tier one layer endpoint needs, with what decided it.
@@ -345,4 +358,14 @@ func pinProfiles(m *bundle.Manifest, layers []ProviderLayer, files map[string]st
 		}
 		m.Profiles[l.File] = files[l.File]
 	}
+}
+
+// idLine is the line of a profile's top-level id key (1 when not found).
+func idLine(data []byte) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "id:") {
+			return i + 1
+		}
+	}
+	return 1
 }
