@@ -213,9 +213,9 @@ var rules = []rule{
 		is:   []claim{only("openshell"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "so it imports `bundle`, `ciout`, `openshell`, `prover` and `report` and never `compile`, CUE or OPA.",
+		says: "it imports `bundle`, `ciout`, `openshell`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
-		is:   []claim{only("bundle", "ciout", "openshell", "prover", "report"), never("compile", cue, opa)},
+		is:   []claim{only("bundle", "ciout", "openshell", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
 	},
 	{
 		says: "It imports `denial`, `openshell`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
