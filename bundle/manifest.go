@@ -26,10 +26,6 @@ type Manifest struct {
 	Schema           string                   `json:"schema"`
 	OpenShellVersion string                   `json:"openshell_version"`
 	Agents           map[string]ManifestAgent `json:"agents"`
-	// Profiles pins the project provider profiles the agents name
-	// (ManifestAgent.Providers): path relative to the project root ->
-	// sha256. The runner imports them before it attaches the providers.
-	Profiles map[string]string `json:"profiles,omitempty"`
 }
 
 // ManifestAgent is the manifest entry of one compiled agent.
@@ -61,9 +57,6 @@ type ManifestAgent struct {
 	Provider string `json:"provider,omitempty"`
 	// Outputs are the sandbox paths the runner downloads after a run.
 	Outputs []string `json:"outputs,omitempty"`
-	// Providers are the OpenShell provider profiles the sandbox is composed
-	// with, in attachment order (bundle/providers.go).
-	Providers []ManifestProvider `json:"providers,omitempty"`
 }
 
 // SourceFile pins one input file by digest.
@@ -119,9 +112,6 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	}
 	if m.Schema != ManifestSchema {
 		return nil, fmt.Errorf("%w: %s: schema %q, want %q", ErrManifest, ManifestFile, m.Schema, ManifestSchema)
-	}
-	if err := m.checkProviders(); err != nil {
-		return nil, err
 	}
 	return &m, nil
 }
