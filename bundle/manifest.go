@@ -26,6 +26,12 @@ type Manifest struct {
 	Schema           string                   `json:"schema"`
 	OpenShellVersion string                   `json:"openshell_version"`
 	Agents           map[string]ManifestAgent `json:"agents"`
+	// Profiles pins the project's OpenShell provider profile files that
+	// agents attach (ManifestAgent.Providers), sorted by path. Each path is
+	// relative to the policies directory and names a file directly in its
+	// profiles/ subdirectory (profiles/NAME.yaml, .yml or .json): the file
+	// travels with the policies and the manifest digest pins it.
+	Profiles []SourceFile `json:"profiles,omitempty"`
 }
 
 // ManifestAgent is the manifest entry of one compiled agent.
@@ -57,6 +63,34 @@ type ManifestAgent struct {
 	Provider string `json:"provider,omitempty"`
 	// Outputs are the sandbox paths the runner downloads after a run.
 	Outputs []string `json:"outputs,omitempty"`
+	// Providers lists the OpenShell providers (Providers v2) the agent's
+	// sandbox attaches, in attachment order: the order the compiler composed
+	// their `_provider_<name>` layers in. Empty: none.
+	Providers []ProviderRef `json:"providers,omitempty"`
+}
+
+// ProviderRef is one provider an agent's sandbox attaches: an OpenShell
+// provider named Name whose type is the provider profile Profile. Exactly
+// one of Builtin and File says where the profile comes from.
+type ProviderRef struct {
+	// Name is the provider's name on the gateway; the layer OpenShell
+	// composes for it is keyed `_provider_<Name>` (sanitized, suffixed
+	// _2, _3... on a collision). The compiler defaults it to Profile.
+	Name string `json:"name"`
+	// Profile is the profile id: the provider's `--type`.
+	Profile string `json:"profile"`
+	// Builtin names a profile of OpenShell's built-in catalog at the
+	// manifest's openshell_version.
+	Builtin bool `json:"builtin,omitempty"`
+	// File is a project profile: a path of Manifest.Profiles (relative to
+	// the policies directory), imported into the gateway before the
+	// provider is created.
+	File string `json:"file,omitempty"`
+	// Credentials are the environment variables whose values in the job
+	// become the provider's credentials, each under its own name
+	// (`--credential NAME`, the value in the environment). Empty: the
+	// profile's credentials[].env_vars (the first one set of each).
+	Credentials []string `json:"credentials,omitempty"`
 }
 
 // SourceFile pins one input file by digest.

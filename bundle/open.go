@@ -44,6 +44,10 @@ type Bundle struct {
 	// Sources holds the verified bytes of every checked source file, keyed
 	// by its path relative to the project root.
 	Sources map[string][]byte
+	// Profiles holds the verified bytes of the project provider profiles the
+	// checked agents attach, keyed by their path relative to the policies
+	// directory (Manifest.Profiles).
+	Profiles map[string][]byte
 }
 
 // Option selects what Open checks beyond reading the manifest.
@@ -85,9 +89,9 @@ func WithSources(keep func(agent string, entry ManifestAgent, src SourceFile) bo
 // Open answers "these policy files match this manifest and these sources":
 // it reads policiesDir/manifest.json from root, checks its digest when one is
 // pinned (WithDigest), then checks every selected agent's policy file
-// (WithAgents; default all) and the selected source files (WithSources;
-// default none) against the manifest's sha256 digests, and returns the
-// verified bytes. Paths the manifest names must stay inside policiesDir
+// (WithAgents; default all), the project provider profiles those agents
+// attach and the selected source files (WithSources; default none) against
+// the manifest's sha256 digests, and returns the verified bytes. Paths the manifest names must stay inside policiesDir
 // (policies) and root (sources).
 func Open(root fs.FS, policiesDir string, opts ...Option) (*Bundle, error) {
 	var c openConfig
@@ -107,7 +111,7 @@ func Open(root fs.FS, policiesDir string, opts ...Option) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	b := &Bundle{Manifest: m, ManifestSHA256: sum, Policies: map[string][]byte{}, Sources: map[string][]byte{}}
+	b := &Bundle{Manifest: m, ManifestSHA256: sum, Policies: map[string][]byte{}, Sources: map[string][]byte{}, Profiles: map[string][]byte{}}
 	agents := c.agents
 	if !c.agentsSet {
 		agents = m.AgentNames()
@@ -128,6 +132,9 @@ func (c *openConfig) verifyAgent(b *Bundle, root, policies fs.FS, name string) e
 		return err
 	}
 	b.Policies[name] = data
+	if err := b.verifyProviders(policies, name); err != nil {
+		return err
+	}
 	if c.sources == nil {
 		return nil
 	}
