@@ -51,7 +51,7 @@ func (o *Output) emit(files map[string]string) error {
 		m.Agents[name] = entry
 		// The provider layers' elements name their profile's lines.
 		prov.Agents[name] = c.Effective().Provenance()
-		pinProfiles(m, c.Providers, files)
+		pinProfiles(m, c.Providers, o.Files)
 	}
 	// The provenance sidecar lets `policy lint` and `policy explain` point at
 	// the author's lines without recompiling.

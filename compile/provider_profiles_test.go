@@ -33,9 +33,11 @@ func TestProviderProfilesProject(t *testing.T) {
 		c := out.Agents[name]
 		got := slices.Clone(c.Providers)
 		for i := range got {
-			got[i].Pos = Pos{}
+			got[i].Pos, got[i].data = Pos{}, nil
 		}
-		if !slices.Equal(got, layers) {
+		if !slices.EqualFunc(got, layers, func(a, b ProviderLayer) bool {
+			return a.Name == b.Name && a.Profile == b.Profile && a.Builtin == b.Builtin && a.File == b.File && a.Key == b.Key
+		}) {
 			t.Errorf("%s: layers %+v, want %+v", name, got, layers)
 		}
 		for _, l := range layers {
@@ -45,7 +47,13 @@ func TestProviderProfilesProject(t *testing.T) {
 			if _, ok := c.Effective().NetworkPolicies[l.Key]; !ok {
 				t.Errorf("%s: the checked policy lacks %s", name, l.Key)
 			}
-			if l.File != "" && (out.Manifest.Profiles[l.File] == "" || !slices.ContainsFunc(out.Manifest.Agents[name].Sources, func(s bundle.SourceFile) bool { return s.Path == l.File })) {
+			if l.File == "" {
+				continue
+			}
+			// The bundle carries a copy under the policies directory,
+			// pinned in the manifest; the agent's sources pin the original.
+			pin := bundle.SourceFile{Path: "profiles/" + l.Profile + ".yaml", SHA256: bundle.SHA256Hex(out.Files["profiles/"+l.Profile+".yaml"])}
+			if !slices.Contains(out.Manifest.Profiles, pin) || !slices.ContainsFunc(out.Manifest.Agents[name].Sources, func(s bundle.SourceFile) bool { return s.Path == l.File && s.SHA256 == pin.SHA256 }) {
 				t.Errorf("%s: %s is not pinned in the manifest's profiles and the agent's sources", name, l.File)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -39,6 +40,9 @@ type ProviderLayer struct {
 	Key string
 	// Pos is where the agent (or one of its skills) named it.
 	Pos Pos
+
+	// data is the project profile's bytes, copied into the bundle.
+	data []byte
 }
 
 // Effective returns the policy the compile checks (lint, policy tests):
@@ -88,14 +92,14 @@ func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycu
 	var atts []profile.Attachment
 	var layers []ProviderLayer
 	for _, ref := range refs {
-		p, ok := b.resolveProvider(ref, load, projectProfiles)
+		p, data, ok := b.resolveProvider(ref, load, projectProfiles)
 		if !ok {
 			continue
 		}
 		atts = append(atts, profile.Attachment{Provider: ref.Name, Profile: p})
 		l := ProviderLayer{Name: ref.Name, Profile: p.ID, Builtin: p.Builtin, Pos: ref.Pos}
 		if !p.Builtin {
-			l.File = p.File
+			l.File, l.data = p.File, data
 		}
 		layers = append(layers, l)
 	}
@@ -124,33 +128,34 @@ func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycu
 // `openshell provider profile lint` validate it (its errors and traps are
 // errors here, at the profile's lines), else the built-in profile of that
 // id at the target release; else an error with the closest known id.
-func (b *builder) resolveProvider(ref NameRef, load fragmentLoader, projectProfiles []string) (*profile.Profile, bool) {
+func (b *builder) resolveProvider(ref NameRef, load fragmentLoader, projectProfiles []string) (*profile.Profile, []byte, bool) {
 	file := path.Join(ProfilesDir, ref.Name+".yaml")
 	data, err := load(file)
 	switch {
 	case err == nil:
-		return b.projectProfile(ref, file, data)
+		p, ok := b.projectProfile(ref, file, data)
+		return p, data, ok
 	case !errors.Is(err, fs.ErrNotExist):
 		b.errorf(ref.Pos, "sandbox.providers", "a project profile must be a regular file inside the project", "provider %q: %v", ref.Name, err)
-		return nil, false
+		return nil, nil, false
 	case profile.IsBuiltinID(ref.Name, b.version):
 		name, data, err := profile.Builtin(ref.Name, b.version)
 		if err != nil {
 			b.errorf(ref.Pos, "sandbox.providers", "target OpenShell v0.0.83 or v0.0.111, or ship the profile as "+file, "provider %q: %v", ref.Name, err)
-			return nil, false
+			return nil, nil, false
 		}
 		p, diags := profile.Decode(name, data, b.version)
 		if p == nil || openshell.HasErrors(diags) {
-			return nil, false // TestBuiltinsValidate: never for the embedded catalog
+			return nil, nil, false // TestBuiltinsValidate: never for the embedded catalog
 		}
 		p.Builtin = true
-		return p, true
+		return p, nil, true
 	}
 	known := append(append([]string{}, projectProfiles...), profile.BuiltinIDs(b.version)...)
 	sort.Strings(known)
 	b.errorf(ref.Pos, "sandbox.providers", knownHint("provider profiles (project "+ProfilesDir+"/*.yaml and OpenShell "+b.version+" built-ins)", ref.Name, known),
 		"no provider profile %q: neither %s nor a built-in profile of OpenShell %s", ref.Name, file, b.version)
-	return nil, false
+	return nil, nil, false
 }
 
 // projectProfile decodes and validates a project profile file; its id must
@@ -334,30 +339,46 @@ func providerSources(sources []string, layers []ProviderLayer) []string {
 	return sources
 }
 
-// manifestProviders is the manifest's record of an agent's providers.
-func manifestProviders(layers []ProviderLayer) []bundle.ManifestProvider {
+// manifestProviders is the manifest's record of an agent's providers, in
+// attachment order. A project profile's file is its copy in the bundle,
+// profiles/<id>.yaml relative to the policies directory (bundleProfile).
+func manifestProviders(layers []ProviderLayer) []bundle.ProviderRef {
 	if len(layers) == 0 {
 		return nil
 	}
-	out := make([]bundle.ManifestProvider, 0, len(layers))
+	out := make([]bundle.ProviderRef, 0, len(layers))
 	for _, l := range layers {
-		out = append(out, bundle.ManifestProvider{Name: l.Name, Profile: l.Profile, Builtin: l.Builtin, File: l.File, Layer: l.Key})
+		ref := bundle.ProviderRef{Name: l.Name, Profile: l.Profile, Builtin: l.Builtin}
+		if !l.Builtin {
+			ref.File = bundleProfile(l)
+		}
+		out = append(out, ref)
 	}
 	return out
 }
 
-// pinProfiles records the agent's project profile files in the manifest's
-// profiles, with the sha256 the loader read.
-func pinProfiles(m *bundle.Manifest, layers []ProviderLayer, files map[string]string) {
+// bundleProfile is where a project profile's copy goes in the bundle,
+// relative to the policies directory: profiles/<id>.yaml, the layout
+// bundle.Open and the runner read.
+func bundleProfile(l ProviderLayer) string { return path.Join(ProfilesDir, l.Profile+".yaml") }
+
+// pinProfiles copies the agent's project profiles into the bundle (files,
+// relative to the policies directory) and pins them in the manifest's
+// profiles, sorted by path: the runner imports exactly these bytes, and
+// the manifest digest, which the image signature covers, pins them.
+func pinProfiles(m *bundle.Manifest, layers []ProviderLayer, files map[string][]byte) {
 	for _, l := range layers {
-		if l.File == "" {
+		if l.Builtin {
 			continue
 		}
-		if m.Profiles == nil {
-			m.Profiles = map[string]string{}
+		name := bundleProfile(l)
+		if _, done := files[name]; done {
+			continue
 		}
-		m.Profiles[l.File] = files[l.File]
+		files[name] = l.data
+		m.Profiles = append(m.Profiles, bundle.SourceFile{Path: name, SHA256: bundle.SHA256Hex(l.data)})
 	}
+	sort.Slice(m.Profiles, func(i, j int) bool { return m.Profiles[i].Path < m.Profiles[j].Path })
 }
 
 // idLine is the line of a profile's top-level id key (1 when not found).
@@ -368,4 +389,36 @@ func idLine(data []byte) int {
 		}
 	}
 	return 1
+}
+
+// makeSubdirs creates the subdirectories of the output files (profiles/)
+// inside root.
+func makeSubdirs(root *os.Root, names []string) error {
+	for _, n := range names {
+		if d := path.Dir(n); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// staleProfiles lists the profile copies in the output's profiles/
+// directory that out does not contain (an agent stopped naming the
+// profile): the directory is the compiler's, like the policies beside it.
+// Only regular files count.
+func staleProfiles(root *os.Root, out *Output) []string {
+	entries, err := fs.ReadDir(root.FS(), ProfilesDir)
+	if err != nil {
+		return nil // no profiles/ directory
+	}
+	var stale []string
+	for _, e := range entries {
+		n := path.Join(ProfilesDir, e.Name())
+		if _, ok := out.Files[n]; !ok && e.Type().IsRegular() {
+			stale = append(stale, n)
+		}
+	}
+	return stale
 }

@@ -16,55 +16,51 @@ import (
 // network grant, under the layer's _provider_ key; these changes say which
 // provider came or went.
 func (d *differ) providers() {
-	name := func(p bundle.ManifestProvider) string { return p.Name + " (profile " + p.Profile + ")" }
+	name := func(p bundle.ProviderRef) string { return p.Name + " (profile " + p.Profile + ")" }
 	bp, hp := d.b.Manifest.Providers, d.h.Manifest.Providers
 	for _, p := range hp {
-		if slices.ContainsFunc(bp, func(q bundle.ManifestProvider) bool { return q.Name == p.Name }) {
+		if slices.ContainsFunc(bp, func(q bundle.ProviderRef) bool { return q.Name == p.Name }) {
 			continue
 		}
-		c := Change{Action: ActionAdd, Kind: "provider_profile", Policy: p.Layer, After: name(p), From: d.providerSource(d.h, p), order: "0e" + p.Name}
-		c.apply(grade{RiskLow, "", "OpenShell composes the profile's endpoints under " + p.Layer + "; each is listed as its own change"})
+		layer := profile.ProviderRuleName(p.Name)
+		c := Change{Action: ActionAdd, Kind: "provider_profile", Policy: layer, After: name(p), From: d.providerSource(d.h, p), order: "0e" + p.Name}
+		c.apply(grade{RiskLow, "", "OpenShell composes the profile's endpoints under " + layer + "; each is listed as its own change"})
 		d.add(c)
 	}
 	for _, p := range bp {
-		if slices.ContainsFunc(hp, func(q bundle.ManifestProvider) bool { return q.Name == p.Name }) {
+		if slices.ContainsFunc(hp, func(q bundle.ProviderRef) bool { return q.Name == p.Name }) {
 			continue
 		}
-		d.add(Change{Action: ActionRemove, Kind: "provider_profile", Policy: p.Layer, Before: name(p), Risk: RiskInfo,
+		d.add(Change{Action: ActionRemove, Kind: "provider_profile", Policy: profile.ProviderRuleName(p.Name), Before: name(p), Risk: RiskInfo,
 			From: d.providerSource(d.b, p), order: "0e" + p.Name})
 	}
 }
 
-// providerSource is the profile file of a provider (or the agent's
-// definition for a built-in profile).
-func (d *differ) providerSource(a *Agent, p bundle.ManifestProvider) []bundle.Source {
+// providerSource is the profile file of a provider, as the bundle names it
+// (or the agent's definition for a built-in profile).
+func (d *differ) providerSource(a *Agent, p bundle.ProviderRef) []bundle.Source {
 	if p.File != "" {
 		return []bundle.Source{{File: p.File, Reason: "provider profile " + p.Profile}}
 	}
 	return []bundle.Source{{File: a.Manifest.Source, Reason: "OpenShell built-in provider profile " + p.Profile}}
 }
 
-// ComposeProviders replaces the policy of every agent of a bundle side
+// composeProviders replaces the policy of every agent of a bundle side
 // that names providers with the policy OpenShell enforces: its own
 // composed with the layers of its provider profiles, in the manifest's
 // order (profile.Compose, providers_v2_enabled on). Project profiles are
-// read from root (the project directory the bundle was compiled from) and
-// must match the sha256 the manifest pins; built-in profiles come from the
-// embedded catalog at the side's OpenShell version. policies holds the
-// bundle's manifest.
-func ComposeProviders(s *Side, policies, root fs.FS) error {
-	m, _, err := bundle.ReadManifest(policies)
-	if err != nil {
-		return err
-	}
-	for _, name := range m.AgentNames() {
+// the bundle's copies bundle.Open verified against the manifest; built-in
+// profiles come from the embedded catalog at the side's OpenShell version.
+// The layers' provenance names the profiles' lines.
+func composeProviders(s *Side, b *bundle.Bundle) error {
+	for _, name := range b.Manifest.AgentNames() {
 		a := s.Agents[name]
 		if a == nil || len(a.Manifest.Providers) == 0 {
 			continue
 		}
 		atts := make([]profile.Attachment, 0, len(a.Manifest.Providers))
 		for _, p := range a.Manifest.Providers {
-			att, err := bundleAttachment(p, m, root)
+			att, err := bundleAttachment(p, b)
 			if err != nil {
 				return fmt.Errorf("%s: agent %s: %w", s.Ref, name, err)
 			}
@@ -82,14 +78,11 @@ func ComposeProviders(s *Side, policies, root fs.FS) error {
 }
 
 // bundleAttachment resolves one manifest provider to its profile.
-func bundleAttachment(p bundle.ManifestProvider, m *bundle.Manifest, root fs.FS) (profile.Attachment, error) {
+func bundleAttachment(p bundle.ProviderRef, b *bundle.Bundle) (profile.Attachment, error) {
 	read := func(file string) ([]byte, error) {
-		data, err := fs.ReadFile(root, file)
-		if err != nil {
-			return nil, fmt.Errorf("%w (compare the project directory, or a bundle inside it)", err)
-		}
-		if sum := bundle.SHA256Hex(data); sum != m.Profiles[file] {
-			return nil, fmt.Errorf("%s has sha256 %s, the manifest pins %s: recompile the bundle", file, sum, m.Profiles[file])
+		data, ok := b.Profiles[file]
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", file, fs.ErrNotExist)
 		}
 		return data, nil
 	}
@@ -97,5 +90,5 @@ func bundleAttachment(p bundle.ManifestProvider, m *bundle.Manifest, root fs.FS)
 	if !p.Builtin {
 		ref = p.Name + "=" + p.File
 	}
-	return profile.Resolve(ref, read, m.OpenShellVersion)
+	return profile.Resolve(ref, read, b.Manifest.OpenShellVersion)
 }

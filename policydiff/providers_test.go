@@ -9,26 +9,15 @@ import (
 	"testing/fstest"
 )
 
-const providersProject = "../testdata/fullsend-providers"
-
-// readComposed reads the fullsend-providers bundle with its provider
-// layers composed from root.
-func readComposed(t *testing.T, root fs.FS) (*Side, error) {
-	t.Helper()
-	policies := os.DirFS(filepath.Join(providersProject, "policies"))
-	s, err := ReadBundle("bundle", policies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, ComposeProviders(s, policies, root)
-}
+// providersBundle is a compiled bundle whose agents name provider profiles.
+var providersBundle = filepath.Join("..", "testdata", "fullsend-providers", "policies")
 
 // TestComposeProvidersBundle: a bundle side's agents get the layers the
-// manifest names, from the pinned project profiles and the built-in
-// catalog, with provenance at the profiles' lines; a profile that is not
-// the pinned one is refused.
+// manifest names, from the pinned project profile copies and the built-in
+// catalog, with provenance at the profiles' lines; a profile copy that is
+// not the pinned one is refused.
 func TestComposeProvidersBundle(t *testing.T) {
-	s, err := readComposed(t, os.DirFS(providersProject))
+	s, err := ReadBundle("bundle", os.DirFS(providersBundle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,18 +30,21 @@ func TestComposeProvidersBundle(t *testing.T) {
 		t.Errorf("review's layer provenance %v, want profiles/fullsend-github-ro.yaml", src)
 	}
 
-	root := fstest.MapFS{}
-	for _, f := range []string{"fullsend-github-ro", "fullsend-github-code", "fullsend-gitleaks", "fullsend-package-registries"} {
-		data, err := os.ReadFile(filepath.Join(providersProject, "profiles", f+".yaml"))
-		if err != nil {
-			t.Fatal(err)
+	policies := fstest.MapFS{}
+	if err := fs.WalkDir(os.DirFS(providersBundle), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		root["profiles/"+f+".yaml"] = &fstest.MapFile{Data: data}
+		data, err := os.ReadFile(filepath.Join(providersBundle, filepath.FromSlash(p)))
+		policies[p] = &fstest.MapFile{Data: data}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	ro := root["profiles/fullsend-github-ro.yaml"]
+	ro := policies["profiles/fullsend-github-ro.yaml"]
 	ro.Data = []byte(strings.Replace(string(ro.Data), "access: read-only", "access: read-write", 1))
-	if _, err := readComposed(t, root); err == nil || !strings.Contains(err.Error(), "the manifest pins") {
-		t.Errorf("a changed profile file composed: %v", err)
+	if _, err := ReadBundle("bundle", policies); err == nil || !strings.Contains(err.Error(), "fullsend-github-ro.yaml has sha256") {
+		t.Errorf("a changed profile copy composed: %v", err)
 	}
 }
 
@@ -60,22 +52,18 @@ func TestComposeProvidersBundle(t *testing.T) {
 // each endpoint its layer grants, with their risk; losing it shows them
 // removed.
 func TestCompareProviders(t *testing.T) {
-	head, err := readComposed(t, os.DirFS(providersProject))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := ReadBundle("bundle", os.DirFS(filepath.Join(providersProject, "policies")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The base: review without providers (its own policy alone).
-	for name, a := range base.Agents {
-		if name != "review" {
-			base.Agents[name] = head.Agents[name]
-			continue
+	read := func() *Side {
+		s, err := ReadBundle("bundle", os.DirFS(providersBundle))
+		if err != nil {
+			t.Fatal(err)
 		}
-		a.Manifest.Providers = nil
+		return s
 	}
+	head, base := read(), read()
+	// The base: review without providers (its own policy alone).
+	review := base.Agents["review"]
+	review.Manifest.Providers = nil
+	delete(review.Policy.NetworkPolicies, "_provider_fullsend_github_ro")
 	find := func(r *Result, kind, action string) *Change {
 		for _, ad := range r.Agents {
 			for i, c := range ad.Changes {
@@ -96,5 +84,10 @@ func TestCompareProviders(t *testing.T) {
 	lose := Compare(head, base, Options{})
 	if find(lose, "provider_profile", ActionRemove) == nil || find(lose, "endpoint", ActionRemove) == nil {
 		t.Errorf("losing fullsend-github-ro: %+v", lose.Agents)
+	}
+	for _, ad := range gain.Agents {
+		if ad.Agent != "review" {
+			t.Errorf("agent %s changed: %+v", ad.Agent, ad.Changes)
+		}
 	}
 }

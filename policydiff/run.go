@@ -104,10 +104,6 @@ func (req Request) load(ctx context.Context, arg, version string) (loaded, error
 			dir = filepath.Join(dir, "policies")
 		}
 		s, err := ReadBundle(in.Arg, os.DirFS(dir))
-		if err == nil {
-			// The project profiles sit beside the policies directory.
-			err = ComposeProviders(s, os.DirFS(dir), os.DirFS(filepath.Dir(dir)))
-		}
 		return loaded{side: s}, err
 	case InputDir:
 		// The root stays open for the policy tests; Run closes it.
