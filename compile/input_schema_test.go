@@ -239,6 +239,10 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"bad provider profile id", claudeFile, claudeBase + "sandbox: {providers: [GitHub]}\n", "sandbox.providers[0]", ""},
 		{"provider profile path", claudeFile, claudeBase + "sandbox: {providers: [profiles/github-ro.yaml]}\n", "sandbox.providers[0]", ""},
 		{"providers string", claudeFile, claudeBase + "sandbox: {providers: github}\n", "sandbox.providers", ""},
+		{"provider mapping without profile", claudeFile, claudeBase + "sandbox: {providers: [{name: gh}]}\n", "sandbox.providers[0].profile", ""},
+		{"provider unknown key", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, credential: [X]}]}\n", "sandbox.providers[0].credential", ""},
+		{"provider bad credential", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, credentials: [GH-TOKEN]}]}\n", "sandbox.providers[0].credentials[0]", ""},
+		{"provider bad name", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, name: GH}]}\n", "sandbox.providers[0].name", ""},
 		{"endpoints mapping", claudeFile, claudeBase + "sandbox: {endpoints: {host: a.example.com}}\n", "sandbox.endpoints", ""},
 		{"endpoint missing host", claudeFile, claudeBase + "sandbox: {endpoints: [{port: 443}]}\n", "sandbox.endpoints[0].host", ""},
 		{"unknown endpoint key", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, hosts: x}]}\n", "sandbox.endpoints[0].hosts", ""},
@@ -367,6 +371,7 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 		{"claude tools omitted", claudeFile, "name: a\ndescription: d\n"},
 		{"claude empty initialPrompt", claudeFile, claudeBase + "initialPrompt: \"\"\n"},
 		{"sandbox providers", claudeFile, claudeBase + "sandbox:\n  providers: [github, fullsend-github-ro]\n"},
+		{"sandbox providers mapping", claudeFile, claudeBase + "sandbox:\n  providers:\n    - {profile: fullsend-github-ro, name: github-ro, credentials: [GH_TOKEN]}\n    - {profile: pypi}\n"},
 		{"sandbox block", claudeFile, claudeBase + "sandbox:\n  tier: network\n  provider: github\n  profiles: [forge-read]\n" +
 			"  endpoints:\n" +
 			"    - host: api.github.com\n      rules:\n        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ ISSUE_NUMBER }}/**\n        - {method: GET, path: /search/issues, query: {q: \"repo:{{OWNER}}/*\"}}\n" +

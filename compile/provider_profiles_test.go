@@ -21,11 +21,11 @@ import (
 func TestProviderProfilesProject(t *testing.T) {
 	out, _ := compileExample(t, "fullsend-providers")
 	want := map[string][]ProviderLayer{
-		"review": {{Name: "fullsend-github-ro", Profile: "fullsend-github-ro", File: "profiles/fullsend-github-ro.yaml", Key: "_provider_fullsend_github_ro"}},
+		"review": {{Name: "github-ro", Profile: "fullsend-github-ro", File: "profiles/fullsend-github-ro.yaml", Credentials: []string{"GH_TOKEN"}, Key: "_provider_github_ro"}},
 		"code": {
-			{Name: "fullsend-package-registries", Profile: "fullsend-package-registries", File: "profiles/fullsend-package-registries.yaml", Key: "_provider_fullsend_package_registries"},
-			{Name: "fullsend-gitleaks", Profile: "fullsend-gitleaks", File: "profiles/fullsend-gitleaks.yaml", Key: "_provider_fullsend_gitleaks"},
-			{Name: "fullsend-github-code", Profile: "fullsend-github-code", File: "profiles/fullsend-github-code.yaml", Key: "_provider_fullsend_github_code"},
+			{Name: "package-registries", Profile: "fullsend-package-registries", File: "profiles/fullsend-package-registries.yaml", Credentials: []string{"_NOOP_PACKAGE_REGISTRIES"}, Key: "_provider_package_registries"},
+			{Name: "gitleaks", Profile: "fullsend-gitleaks", File: "profiles/fullsend-gitleaks.yaml", Credentials: []string{"_NOOP_GITLEAKS"}, Key: "_provider_gitleaks"},
+			{Name: "github-code", Profile: "fullsend-github-code", File: "profiles/fullsend-github-code.yaml", Credentials: []string{"GH_TOKEN"}, Key: "_provider_github_code"},
 		},
 		"scan": {{Name: "github", Profile: "github", Builtin: true, Key: "_provider_github"}},
 	}
@@ -36,7 +36,7 @@ func TestProviderProfilesProject(t *testing.T) {
 			got[i].Pos, got[i].data = Pos{}, nil
 		}
 		if !slices.EqualFunc(got, layers, func(a, b ProviderLayer) bool {
-			return a.Name == b.Name && a.Profile == b.Profile && a.Builtin == b.Builtin && a.File == b.File && a.Key == b.Key
+			return a.Name == b.Name && a.Profile == b.Profile && a.Builtin == b.Builtin && a.File == b.File && a.Key == b.Key && slices.Equal(a.Credentials, b.Credentials)
 		}) {
 			t.Errorf("%s: layers %+v, want %+v", name, got, layers)
 		}
@@ -174,6 +174,12 @@ func TestProviderProfileErrors(t *testing.T) {
 		name: "named twice", tools: ghRead, providers: "[github, github]",
 		pos: "agents/a.md:7:23", msg: `provider "github" is named twice (first at line 7)`,
 	}, {
+		name: "a credential that is not a variable name", tools: ghRead, providers: "[{profile: github, credentials: [ghp_abc-123]}]",
+		pos: "agents/a.md:7:47", msg: `invalid environment variable name "ghp_abc-123"`, hint: "never the secret itself",
+	}, {
+		name: "mapping without a profile", tools: ghRead, providers: "[{name: gh}]",
+		pos: "agents/a.md:7:15", msg: "missing required field profile",
+	}, {
 		name: "a path, not an id", tools: ghRead, providers: "[profiles/x.yaml]",
 		pos: "agents/a.md:7:15", msg: `invalid provider profile id "profiles/x.yaml"`,
 	}}
@@ -219,5 +225,25 @@ func TestProviderProfileModelChannel(t *testing.T) {
 				t.Errorf("warned %v, want %v: %v", warned, tc.warn != "", out.Warnings)
 			}
 		})
+	}
+}
+
+// TestProviderProfileNamed: the mapping form names the provider (and so
+// its layer) and its credentials; one profile may be attached twice under
+// two names, each its own layer, as OpenShell composes them.
+func TestProviderProfileNamed(t *testing.T) {
+	dir := profileProject(t, "Read, Bash(gh pr view:*)", "[{profile: github, name: gh-a, credentials: [GH_TOKEN_A]}, {profile: github, name: gh-b}]", nil)
+	out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Manifest.Agents["a"].Providers
+	if len(got) != 2 || got[0].Name != "gh-a" || got[0].Profile != "github" || !slices.Equal(got[0].Credentials, []string{"GH_TOKEN_A"}) || got[1].Name != "gh-b" || got[1].Credentials != nil {
+		t.Errorf("manifest providers %+v", got)
+	}
+	for _, key := range []string{"_provider_gh_a", "_provider_gh_b"} {
+		if _, ok := out.Agents["a"].Effective().NetworkPolicies[key]; !ok {
+			t.Errorf("no layer %s", key)
+		}
 	}
 }

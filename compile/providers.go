@@ -35,6 +35,9 @@ type ProviderLayer struct {
 	// File is the project profile (profiles/<id>.yaml), relative to the
 	// project root.
 	File string
+	// Credentials are the job's environment variables that become the
+	// provider's credentials (empty: the profile's env_vars).
+	Credentials []string
 	// Key is the network_policies key the layer takes in the composed
 	// policy (_provider_<name>, suffixed on a collision as OpenShell does).
 	Key string
@@ -58,8 +61,8 @@ func (c *Compiled) Effective() *openshell.Policy {
 
 // providerRefs lists the providers the agent and then its skills name, in
 // that order, each once (the first naming wins).
-func providerRefs(a *Agent, skills []*Skill) []NameRef {
-	var refs []NameRef
+func providerRefs(a *Agent, skills []*Skill) []ProviderDecl {
+	var refs []ProviderDecl
 	seen := map[string]bool{}
 	add := func(sb *Sandbox) {
 		if sb == nil {
@@ -85,7 +88,7 @@ func providerRefs(a *Agent, skills []*Skill) []NameRef {
 // (profile.CheckComposed) and holds every layer to the agent's tier
 // (leastPrivilege). It returns nil and no layer when the agent names no
 // provider; errors go to b.diags.
-func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycue.Tier, load fragmentLoader, projectProfiles []string) (*openshell.Policy, []ProviderLayer) {
+func (b *builder) providers(refs []ProviderDecl, pol *openshell.Policy, tier policycue.Tier, load fragmentLoader, projectProfiles []string) (*openshell.Policy, []ProviderLayer) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -97,7 +100,7 @@ func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycu
 			continue
 		}
 		atts = append(atts, profile.Attachment{Provider: ref.Name, Profile: p})
-		l := ProviderLayer{Name: ref.Name, Profile: p.ID, Builtin: p.Builtin, Pos: ref.Pos}
+		l := ProviderLayer{Name: ref.Name, Profile: p.ID, Builtin: p.Builtin, Credentials: ref.Credentials, Pos: ref.Pos}
 		if !p.Builtin {
 			l.File, l.data = p.File, data
 		}
@@ -128,20 +131,20 @@ func (b *builder) providers(refs []NameRef, pol *openshell.Policy, tier policycu
 // `openshell provider profile lint` validate it (its errors and traps are
 // errors here, at the profile's lines), else the built-in profile of that
 // id at the target release; else an error with the closest known id.
-func (b *builder) resolveProvider(ref NameRef, load fragmentLoader, projectProfiles []string) (*profile.Profile, []byte, bool) {
-	file := path.Join(ProfilesDir, ref.Name+".yaml")
+func (b *builder) resolveProvider(ref ProviderDecl, load fragmentLoader, projectProfiles []string) (*profile.Profile, []byte, bool) {
+	file := path.Join(ProfilesDir, ref.Profile+".yaml")
 	data, err := load(file)
 	switch {
 	case err == nil:
 		p, ok := b.projectProfile(ref, file, data)
 		return p, data, ok
 	case !errors.Is(err, fs.ErrNotExist):
-		b.errorf(ref.Pos, "sandbox.providers", "a project profile must be a regular file inside the project", "provider %q: %v", ref.Name, err)
+		b.errorf(ref.Pos, "sandbox.providers", "a project profile must be a regular file inside the project", "provider profile %q: %v", ref.Profile, err)
 		return nil, nil, false
-	case profile.IsBuiltinID(ref.Name, b.version):
-		name, data, err := profile.Builtin(ref.Name, b.version)
+	case profile.IsBuiltinID(ref.Profile, b.version):
+		name, data, err := profile.Builtin(ref.Profile, b.version)
 		if err != nil {
-			b.errorf(ref.Pos, "sandbox.providers", "target OpenShell v0.0.83 or v0.0.111, or ship the profile as "+file, "provider %q: %v", ref.Name, err)
+			b.errorf(ref.Pos, "sandbox.providers", "target OpenShell v0.0.83 or v0.0.111, or ship the profile as "+file, "provider profile %q: %v", ref.Profile, err)
 			return nil, nil, false
 		}
 		p, diags := profile.Decode(name, data, b.version)
@@ -153,14 +156,14 @@ func (b *builder) resolveProvider(ref NameRef, load fragmentLoader, projectProfi
 	}
 	known := append(append([]string{}, projectProfiles...), profile.BuiltinIDs(b.version)...)
 	sort.Strings(known)
-	b.errorf(ref.Pos, "sandbox.providers", knownHint("provider profiles (project "+ProfilesDir+"/*.yaml and OpenShell "+b.version+" built-ins)", ref.Name, known),
-		"no provider profile %q: neither %s nor a built-in profile of OpenShell %s", ref.Name, file, b.version)
+	b.errorf(ref.Pos, "sandbox.providers", knownHint("provider profiles (project "+ProfilesDir+"/*.yaml and OpenShell "+b.version+" built-ins)", ref.Profile, known),
+		"no provider profile %q: neither %s nor a built-in profile of OpenShell %s", ref.Profile, file, b.version)
 	return nil, nil, false
 }
 
 // projectProfile decodes and validates a project profile file; its id must
 // be the name the agent used (the file's base name).
-func (b *builder) projectProfile(ref NameRef, file string, data []byte) (*profile.Profile, bool) {
+func (b *builder) projectProfile(ref ProviderDecl, file string, data []byte) (*profile.Profile, bool) {
 	bad := false
 	for _, d := range profile.Validate(file, data, b.version) {
 		at := Pos{File: file, Line: d.Line, Column: d.Column}
@@ -179,9 +182,9 @@ func (b *builder) projectProfile(ref NameRef, file string, data []byte) (*profil
 	if p == nil {
 		return nil, false
 	}
-	if id := strings.TrimSpace(p.ID); id != ref.Name {
-		b.errorf(Pos{File: file, Line: idLine(data)}, "id", fmt.Sprintf("rename the file to %s/%s.yaml and name %q, or set id: %s", ProfilesDir, id, id, ref.Name),
-			"provider profile %s has id %q, not %q: the runner imports it under its id, so the agent's provider would not find it", file, id, ref.Name)
+	if id := strings.TrimSpace(p.ID); id != ref.Profile {
+		b.errorf(Pos{File: file, Line: idLine(data)}, "id", fmt.Sprintf("rename the file to %s/%s.yaml and name %q, or set id: %s", ProfilesDir, id, id, ref.Profile),
+			"provider profile %s has id %q, not %q: the runner imports it under its id, so the agent's provider would not find it", file, id, ref.Profile)
 		return nil, false
 	}
 	return p, true
@@ -348,7 +351,7 @@ func manifestProviders(layers []ProviderLayer) []bundle.ProviderRef {
 	}
 	out := make([]bundle.ProviderRef, 0, len(layers))
 	for _, l := range layers {
-		ref := bundle.ProviderRef{Name: l.Name, Profile: l.Profile, Builtin: l.Builtin}
+		ref := bundle.ProviderRef{Name: l.Name, Profile: l.Profile, Builtin: l.Builtin, Credentials: l.Credentials}
 		if !l.Builtin {
 			ref.File = bundleProfile(l)
 		}

@@ -188,7 +188,7 @@ type Sandbox struct {
 	// Profiles names catalog profiles (forge-read, vertex-ai, ...).
 	Profiles []NameRef
 	// Providers names OpenShell provider profiles (providers_decl.go).
-	Providers []NameRef `json:",omitempty"`
+	Providers []ProviderDecl `json:",omitempty"`
 	// Endpoints are explicit network declarations.
 	Endpoints []EndpointDecl
 	// ReadOnly and ReadWrite are extra filesystem paths.

@@ -31,6 +31,10 @@ var (
 	// filesystemKeys are the fields of a sandbox filesystem block (#Filesystem).
 	filesystemKeys = []string{"read_only", "read_write"}
 
+	// providerRefKeys are the fields of a sandbox provider in mapping form
+	// (#ProviderRef).
+	providerRefKeys = []string{"profile", "name", "credentials"}
+
 	// permissionModes are Claude Code's permission modes
 	// (#ClaudeAgent.permissionMode).
 	permissionModes = []string{"default", "acceptEdits", "auto", "dontAsk", "bypassPermissions", "plan"}

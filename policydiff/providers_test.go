@@ -21,12 +21,12 @@ func TestComposeProvidersBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for agent, key := range map[string]string{"review": "_provider_fullsend_github_ro", "code": "_provider_fullsend_gitleaks", "scan": "_provider_github"} {
+	for agent, key := range map[string]string{"review": "_provider_github_ro", "code": "_provider_gitleaks", "scan": "_provider_github"} {
 		if _, ok := s.Agents[agent].Policy.NetworkPolicies[key]; !ok {
 			t.Errorf("%s: no layer %s", agent, key)
 		}
 	}
-	if src := s.Agents["review"].Prov["network_policies._provider_fullsend_github_ro.endpoints[0]"]; len(src) == 0 || src[0].File != "profiles/fullsend-github-ro.yaml" {
+	if src := s.Agents["review"].Prov["network_policies._provider_github_ro.endpoints[0]"]; len(src) == 0 || src[0].File != "profiles/fullsend-github-ro.yaml" {
 		t.Errorf("review's layer provenance %v, want profiles/fullsend-github-ro.yaml", src)
 	}
 
@@ -63,7 +63,7 @@ func TestCompareProviders(t *testing.T) {
 	// The base: review without providers (its own policy alone).
 	review := base.Agents["review"]
 	review.Manifest.Providers = nil
-	delete(review.Policy.NetworkPolicies, "_provider_fullsend_github_ro")
+	delete(review.Policy.NetworkPolicies, "_provider_github_ro")
 	find := func(r *Result, kind, action string) *Change {
 		for _, ad := range r.Agents {
 			for i, c := range ad.Changes {
@@ -75,10 +75,10 @@ func TestCompareProviders(t *testing.T) {
 		return nil
 	}
 	gain := Compare(base, head, Options{})
-	if c := find(gain, "provider_profile", ActionAdd); c == nil || c.Policy != "_provider_fullsend_github_ro" {
+	if c := find(gain, "provider_profile", ActionAdd); c == nil || c.Policy != "_provider_github_ro" {
 		t.Errorf("gaining fullsend-github-ro: no provider_profile change: %+v", gain.Agents)
 	}
-	if c := find(gain, "endpoint", ActionAdd); c == nil || c.Policy != "_provider_fullsend_github_ro" || c.Risk == RiskInfo {
+	if c := find(gain, "endpoint", ActionAdd); c == nil || c.Policy != "_provider_github_ro" || c.Risk == RiskInfo {
 		t.Errorf("gaining fullsend-github-ro: its endpoints are not graded grants: %+v", c)
 	}
 	lose := Compare(head, base, Options{})
