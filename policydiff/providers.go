@@ -2,7 +2,6 @@ package policydiff
 
 import (
 	"fmt"
-	"io/fs"
 	"slices"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -58,13 +57,9 @@ func composeProviders(s *Side, b *bundle.Bundle) error {
 		if a == nil || len(a.Manifest.Providers) == 0 {
 			continue
 		}
-		atts := make([]profile.Attachment, 0, len(a.Manifest.Providers))
-		for _, p := range a.Manifest.Providers {
-			att, err := bundleAttachment(p, b)
-			if err != nil {
-				return fmt.Errorf("%s: agent %s: %w", s.Ref, name, err)
-			}
-			atts = append(atts, att)
+		atts, err := profile.Attachments(a.Manifest.Providers, b.Profiles, b.Manifest.OpenShellVersion)
+		if err != nil {
+			return fmt.Errorf("%s: agent %s: %w", s.Ref, name, err)
 		}
 		comp := profile.Compose(a.Policy, atts, profile.Gateway{ProvidersV2Enabled: true})
 		a.Policy = comp.Policy
@@ -75,20 +70,4 @@ func composeProviders(s *Side, b *bundle.Bundle) error {
 		}
 	}
 	return nil
-}
-
-// bundleAttachment resolves one manifest provider to its profile.
-func bundleAttachment(p bundle.ProviderRef, b *bundle.Bundle) (profile.Attachment, error) {
-	read := func(file string) ([]byte, error) {
-		data, ok := b.Profiles[file]
-		if !ok {
-			return nil, fmt.Errorf("%s: %w", file, fs.ErrNotExist)
-		}
-		return data, nil
-	}
-	ref := p.Name + "=" + p.Profile
-	if !p.Builtin {
-		ref = p.Name + "=" + p.File
-	}
-	return profile.Resolve(ref, read, b.Manifest.OpenShellVersion)
 }

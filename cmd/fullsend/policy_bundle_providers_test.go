@@ -1,0 +1,23 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBundleProvidersComposed: `policy test` and `policy lint` on a
+// compiled bundle whose agents name provider profiles judge the composed
+// policies, as the compile did: the policy tests that hold only with the
+// layers pass, and lint findings on a layer point at the profile's lines.
+func TestBundleProvidersComposed(t *testing.T) {
+	const project = "../../testdata/fullsend-providers"
+	t.Setenv("CI", "") // a stale check warns instead of failing
+	out, code := runCLIErr(t, "policy", "test", project)
+	if code != 0 || !strings.Contains(out, "(via _provider_github_ro)") || !strings.Contains(out, "13 passed, 0 failed") {
+		t.Errorf("policy test: exit %d:\n%s", code, out)
+	}
+	out, code = runCLIErr(t, "policy", "lint", project+"/policies")
+	if code != 0 || !strings.Contains(out, "network_policies._provider_github_ro.binaries[1]") || !strings.Contains(out, "from profiles/fullsend-github-ro.yaml:27:5") {
+		t.Errorf("policy lint: exit %d:\n%s", code, out)
+	}
+}
