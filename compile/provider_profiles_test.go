@@ -247,3 +247,32 @@ func TestProviderProfileNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderProfileFromSkill: a skill's providers attach after the
+// agent's own, a provider both name once.
+func TestProviderProfileFromSkill(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"agents/a.md":       "---\nname: a\ndescription: d\ntools: Read, Bash(gh pr view:*), Skill\nmodel: claude-opus-4-1@20250805\nskills: [s]\nsandbox:\n  providers: [github]\n---\n\nbody\n",
+		"skills/s/SKILL.md": "---\nname: s\ndescription: d\nsandbox:\n  providers: [github, {profile: github, name: gh-skill}]\n---\n\nbody\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range out.Agents["a"].Providers {
+		got = append(got, l.Name+"@"+l.Pos.File)
+	}
+	if want := []string{"github@agents/a.md", "gh-skill@skills/s/SKILL.md"}; !slices.Equal(got, want) {
+		t.Errorf("providers %v, want %v", got, want)
+	}
+}
