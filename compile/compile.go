@@ -32,6 +32,10 @@ type Options struct {
 	Checks []Check
 	// Strict makes every warning an error.
 	Strict bool
+	// EmitProfiles is the profiles emit mode: the network policies several
+	// agents share move into generated provider profiles
+	// (emit_profiles.go).
+	EmitProfiles bool
 	// Workers bounds how many agents are compiled, and how many checks
 	// run, at once: 0 means GOMAXPROCS agents and every check at once, 1
 	// compiles and checks serially. The output is the same byte for byte
@@ -187,6 +191,11 @@ func Compile(ctx context.Context, proj *Project, fsys fs.FS, opts Options) (*Out
 		}
 	}
 	strict()
+	if opts.EmitProfiles && diags.Err() == nil {
+		if err := splitSharedProfiles(out); err != nil {
+			return nil, err
+		}
+	}
 	// With errors, the agents that did compile still go through the checks,
 	// so one run reports every problem of every file; nothing is returned.
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {

@@ -44,8 +44,10 @@ type ProviderLayer struct {
 	// Pos is where the agent (or one of its skills) named it.
 	Pos Pos
 
-	// data is the project profile's bytes, copied into the bundle.
+	// data is the project profile's bytes, copied into the bundle; prof
+	// the decoded profile.
 	data []byte
+	prof *profile.Profile
 }
 
 // Effective returns the policy the compile checks (lint, policy tests):
@@ -100,7 +102,7 @@ func (b *builder) providers(refs []ProviderDecl, pol *openshell.Policy, tier pol
 			continue
 		}
 		atts = append(atts, profile.Attachment{Provider: ref.Name, Profile: p})
-		l := ProviderLayer{Name: ref.Name, Profile: p.ID, Builtin: p.Builtin, Credentials: ref.Credentials, Pos: ref.Pos}
+		l := ProviderLayer{Name: ref.Name, Profile: p.ID, Builtin: p.Builtin, Credentials: ref.Credentials, Pos: ref.Pos, prof: p}
 		if !p.Builtin {
 			l.File, l.data = p.File, data
 		}
