@@ -21,3 +21,11 @@ func TestBundleProvidersComposed(t *testing.T) {
 		t.Errorf("policy lint: exit %d:\n%s", code, out)
 	}
 }
+
+// TestCompileEmitFlag: --emit takes policies or profiles.
+func TestCompileEmitFlag(t *testing.T) {
+	out, code := runCLIErr(t, "policy", "compile", "--emit", "layers", "../../testdata/fullsend-providers")
+	if code != 2 || !strings.Contains(out, `--emit "layers": want policies or profiles`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
