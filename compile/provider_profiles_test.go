@@ -276,3 +276,26 @@ func TestProviderProfileFromSkill(t *testing.T) {
 		t.Errorf("providers %v, want %v", got, want)
 	}
 }
+
+// TestProviderProfileOldRelease: before v0.0.103 a provider's credential
+// is not bound to its profile's endpoints, which the compile warns about
+// (the runner refuses such a run).
+func TestProviderProfileOldRelease(t *testing.T) {
+	dir := profileProject(t, "Read, Bash(gh pr view:*)", "[github]", nil)
+	for _, tc := range []struct {
+		version string
+		warn    bool
+	}{{"v0.0.83", true}, {"v0.0.111", false}} {
+		out, err := CompileDir(context.Background(), dir, ProjectOptions{OpenShellVersion: tc.version})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.version, err)
+		}
+		var warned bool
+		for _, d := range out.Warnings {
+			warned = warned || strings.Contains(d.Message, "fullsend run refuses providers there")
+		}
+		if warned != tc.warn {
+			t.Errorf("%s: warned %v, want %v", tc.version, warned, tc.warn)
+		}
+	}
+}

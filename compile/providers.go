@@ -16,6 +16,13 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
+// credentialBindingSince is the first OpenShell release whose sandbox
+// proxy resolves a provider's static credential at its profile's endpoints
+// only (commit 0120535ef, "bind static credentials to provider endpoints";
+// first tagged in v0.0.103; docs/sandboxes/providers-v2.mdx:66 @ v0.0.111);
+// the runner refuses providers before it.
+const credentialBindingSince = "v0.0.103"
+
 // ProfilesDir is where a project keeps its provider profiles: NAME in
 // `sandbox.providers` is profiles/NAME.yaml when that file exists.
 const ProfilesDir = "profiles"
@@ -110,6 +117,10 @@ func (b *builder) providers(refs []ProviderDecl, pol *openshell.Policy, tier pol
 	}
 	if len(atts) != len(refs) {
 		return nil, nil
+	}
+	if openshell.CompareVersions(b.version, credentialBindingSince) < 0 {
+		b.warnf(refs[0].Pos, "sandbox.providers", "target OpenShell "+credentialBindingSince+" or later",
+			"OpenShell %s resolves a provider's credential at every host the sandbox may reach, not only its profile's endpoints (bound from %s): fullsend run refuses providers there", b.version, credentialBindingSince)
 	}
 	comp := profile.Compose(pol, atts, profile.Gateway{ProvidersV2Enabled: true})
 	for i := range layers {
