@@ -235,6 +235,13 @@ func TestInputSchemaRejectsLikeGo(t *testing.T) {
 		{"bad provider", claudeFile, claudeBase + "sandbox: {provider: x_y}\n", "sandbox.provider", ""},
 		{"bad profile", claudeFile, claudeBase + "sandbox: {profiles: [Forge]}\n", "sandbox.profiles[0]", ""},
 		{"profiles string", claudeFile, claudeBase + "sandbox: {profiles: forge}\n", "sandbox.profiles", ""},
+		{"bad provider profile id", claudeFile, claudeBase + "sandbox: {providers: [GitHub]}\n", "sandbox.providers[0]", ""},
+		{"provider profile path", claudeFile, claudeBase + "sandbox: {providers: [profiles/github-ro.yaml]}\n", "sandbox.providers[0]", ""},
+		{"providers string", claudeFile, claudeBase + "sandbox: {providers: github}\n", "sandbox.providers", ""},
+		{"provider mapping without profile", claudeFile, claudeBase + "sandbox: {providers: [{name: gh}]}\n", "sandbox.providers[0].profile", ""},
+		{"provider unknown key", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, credential: [X]}]}\n", "sandbox.providers[0].credential", ""},
+		{"provider bad credential", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, credentials: [GH-TOKEN]}]}\n", "sandbox.providers[0].credentials[0]", ""},
+		{"provider bad name", claudeFile, claudeBase + "sandbox: {providers: [{profile: github, name: GH}]}\n", "sandbox.providers[0].name", ""},
 		{"endpoints mapping", claudeFile, claudeBase + "sandbox: {endpoints: {host: a.example.com}}\n", "sandbox.endpoints", ""},
 		{"endpoint missing host", claudeFile, claudeBase + "sandbox: {endpoints: [{port: 443}]}\n", "sandbox.endpoints[0].host", ""},
 		{"unknown endpoint key", claudeFile, claudeBase + "sandbox: {endpoints: [{host: a.example.com, hosts: x}]}\n", "sandbox.endpoints[0].hosts", ""},
@@ -362,6 +369,8 @@ func TestInputSchemaAcceptsLikeGo(t *testing.T) {
 		{"claude skills list", claudeFile, claudeBase + "skills: [s]\n"},
 		{"claude tools omitted", claudeFile, "name: a\ndescription: d\n"},
 		{"claude empty initialPrompt", claudeFile, claudeBase + "initialPrompt: \"\"\n"},
+		{"sandbox providers", claudeFile, claudeBase + "sandbox:\n  providers: [github, fullsend-github-ro]\n"},
+		{"sandbox providers mapping", claudeFile, claudeBase + "sandbox:\n  providers:\n    - {profile: fullsend-github-ro, name: github-ro, credentials: [GH_TOKEN]}\n    - {profile: pypi}\n"},
 		{"sandbox block", claudeFile, claudeBase + "sandbox:\n  tier: network\n  provider: github\n  profiles: [forge-read]\n" +
 			"  endpoints:\n" +
 			"    - host: api.github.com\n      rules:\n        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ ISSUE_NUMBER }}/**\n        - {method: GET, path: /search/issues, query: {q: \"repo:{{OWNER}}/*\"}}\n" +
@@ -447,6 +456,7 @@ func TestInputSchemaGoOnly(t *testing.T) {
 		{"permission allows nothing", openCodeFile, openCodeBase + "permission: {\"*\": deny}\n", "evaluation"},
 		{"wildcard key allowing known permissions", openCodeFile, openCodeBase + "permission: {\"*\": deny, read: allow, \"web*\": allow}\n", "wildcard matching against the known permissions"},
 		{"opencode name and file name invalid", ".opencode/agent/R b.md", "name: Rev Bot\n" + openCodeBase + "permission: allow\n", "file location"},
+		{"provider named twice", claudeFile, claudeBase + "sandbox: {providers: [github, github]}\n", "uniqueness (the CUE list type does not say unique)"},
 		{"YAML anchor and alias", claudeFile, "name: a\ndescription: &d d\ncolor: *d\ntools: Read\n", "YAML safety (the CUE decoder expands aliases)"},
 	}
 	for _, tc := range tests {

@@ -55,6 +55,9 @@ func (d *decoder) sandbox(n *yaml.Node, name string) *Sandbox {
 	if v, ok := f["profiles"]; ok {
 		sb.Profiles = d.profiles(v.value, fieldPath(name, "profiles"))
 	}
+	if v, ok := f["providers"]; ok {
+		sb.Providers = d.providers(v.value, fieldPath(name, "providers"))
+	}
 	if v, ok := f["endpoints"]; ok {
 		sb.Endpoints = d.endpoints(v.value, fieldPath(name, "endpoints"))
 	}

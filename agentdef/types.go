@@ -193,6 +193,8 @@ type Sandbox struct {
 	ProviderPos Pos
 	// Profiles names catalog profiles (forge-read, vertex-ai, ...).
 	Profiles []NameRef
+	// Providers names OpenShell provider profiles (providers_decl.go).
+	Providers []ProviderDecl `json:",omitempty"`
 	// Endpoints are explicit network declarations.
 	Endpoints []EndpointDecl
 	// ReadOnly and ReadWrite are extra filesystem paths.

@@ -34,6 +34,10 @@ type Options struct {
 	Checks []Check
 	// Strict makes every warning an error.
 	Strict bool
+	// EmitProfiles is the profiles emit mode: the network policies several
+	// agents share move into generated provider profiles
+	// (emit_profiles.go).
+	EmitProfiles bool
 	// Workers bounds how many agents are compiled, and how many checks
 	// run, at once: 0 means GOMAXPROCS agents and every check at once, 1
 	// compiles and checks serially. The output is the same byte for byte
@@ -42,6 +46,11 @@ type Options struct {
 
 	// timeline records the stages (CompileDir passes its own).
 	timeline *timeline
+	// projectProfiles are the ids of the project's profiles/*.yaml, for
+	// did-you-mean hints on sandbox.providers, and readProfile reads one
+	// (providers.go).
+	projectProfiles []string
+	readProfile     fragmentLoader
 	// checksReadAgents is set when the checks read only the Output's
 	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
 	// beside them.
@@ -73,6 +82,11 @@ type Compiled struct {
 	// TierWhy lists what raised the agent above read-only, highest tier
 	// first, each at its line; the first entry decided the tier.
 	TierWhy []TierReason
+	// Providers are the provider profiles the agent names, in attachment
+	// order, and Composed its policy composed with their layers: what
+	// OpenShell enforces, and what the checks see (Effective).
+	Providers []ProviderLayer
+	Composed  *openshell.Policy
 
 	catalog *policycue.Catalog
 	// doc and docErr are Marshal's result on Policy, computed by the
@@ -153,6 +167,7 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 		}
 		return data, err
 	}
+	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, load)
 	// Agents compile independently (the project and the catalog are only
 	// read), so they compile, and their policies are marshalled,
 	// concurrently; results are collected in the project's order, which
@@ -178,6 +193,11 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 		}
 	}
 	strict()
+	if opts.EmitProfiles && diags.Err() == nil {
+		if err := splitSharedProfiles(out); err != nil {
+			return nil, err
+		}
+	}
 	// With errors, the agents that did compile still go through the checks,
 	// so one run reports every problem of every file; nothing is returned.
 	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
@@ -309,17 +329,19 @@ func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load 
 		return nil, b.diags
 	}
 	b.selfCheck(pol)
+	composed, layers := b.providers(providerRefs(a, skills), pol, tier, opts.readProfile, opts.projectProfiles)
 	if b.diags.Err() != nil {
 		return nil, b.diags
 	}
 	c := &Compiled{
 		Agent: a, Policy: pol, Tier: tier, Runtime: b.runtime, Provider: b.provider,
 		Placeholders: open, catalog: opts.Catalog, Baseline: b.baselineKeys,
+		Providers: layers, Composed: composed,
 	}
 	b.summarize(c, skills)
 	c.TierWhy = tierWhy(b.needs, tier)
 	b.diags = append(b.diags, egressChecks(c, skills)...)
-	c.Sources = sourceFiles(a, skills, pol)
+	c.Sources = providerSources(sourceFiles(a, skills, pol), layers)
 	return c, b.diags
 }
 

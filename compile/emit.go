@@ -40,6 +40,7 @@ func (o *Output) emit(files map[string]string) error {
 			Policy: file, PolicySHA256: bundle.SHA256Hex(data), Source: c.Agent.File,
 			Runtime: c.Runtime, Model: c.Agent.Model, Tier: string(c.Tier), Provider: c.Provider,
 			Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
+			Providers: manifestProviders(c.Providers),
 		}
 		for _, f := range c.Sources {
 			sum, ok := files[f]
@@ -50,7 +51,9 @@ func (o *Output) emit(files map[string]string) error {
 		}
 		entry.RuntimeFlags, entry.RuntimeEnv = runtimeFlags(c)
 		m.Agents[name] = entry
-		prov.Agents[name] = c.Policy.Provenance()
+		// The provider layers' elements name their profile's lines.
+		prov.Agents[name] = c.Effective().Provenance()
+		pinProfiles(m, c.Providers, o.Files)
 	}
 	// The provenance sidecar lets `policy lint` and `policy explain` point at
 	// the author's lines without recompiling.

@@ -18,7 +18,7 @@ import (
 // policies/ directories, which are the golden files.
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents"}
+var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents", "fullsend-providers"}
 
 func compileExample(t *testing.T, system string) (*Output, string) {
 	t.Helper()

@@ -39,6 +39,9 @@ type ProjectOptions struct {
 	// reference (subagents, skills, fragments): problems in other files are
 	// not reported and do not fail the compile.
 	Agents []string
+	// EmitProfiles moves the network policies several agents share into
+	// generated provider profiles (Options.EmitProfiles).
+	EmitProfiles bool
 }
 
 // OptionError reports an invalid ProjectOptions field. Option is the
@@ -155,7 +158,7 @@ func (po ProjectOptions) resolve() (Options, error) {
 	if opts.Values, err = placeholder.ParseSet(po.Set); err != nil {
 		return opts, err
 	}
-	opts.Provider, opts.Strict = po.Provider, po.Strict
+	opts.Provider, opts.Strict, opts.EmitProfiles = po.Provider, po.Strict, po.EmitProfiles
 	return opts, nil
 }
 
@@ -256,7 +259,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		}
 		policies := make(map[string]*openshell.Policy, len(out.Agents))
 		for name, c := range out.Agents {
-			policies[name] = c.Policy
+			policies[name] = c.Effective() // with its provider layers
 		}
 		var ds agentdef.Diagnostics
 		kept := files[:0:0]

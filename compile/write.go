@@ -57,6 +57,9 @@ func Write(dir string, out *Output) error {
 		}
 	}
 	sort.Strings(names)
+	if err := makeSubdirs(root, names); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	// The policies and the provenance sidecar are written concurrently
 	// (each file on its own is atomic); the first error in name order is
 	// reported. The manifest goes last, and only when every other file is
@@ -149,7 +152,7 @@ func staleFiles(root *os.Root, out *Output) ([]string, error) {
 			stale = append(stale, n)
 		}
 	}
-	return stale, nil
+	return append(stale, staleProfiles(root, out)...), nil
 }
 
 // FileDiff is one difference between committed and freshly compiled output.

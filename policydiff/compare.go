@@ -238,6 +238,7 @@ func (d *differ) add(c Change) *Change {
 func compareAgent(b, h *Agent, opts Options) []Change {
 	d := &differ{b: b, h: h, opts: opts, bCreds: opts.Credentials.ForPolicy(b.Policy), hCreds: opts.Credentials.ForPolicy(h.Policy)}
 	d.manifest()
+	d.providers()
 	d.filesystem()
 	d.network()
 	d.attachProver()

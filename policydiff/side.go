@@ -72,5 +72,9 @@ func ReadBundle(ref string, policies fs.FS) (*Side, error) {
 		}
 		s.Agents[name] = a
 	}
+	// What OpenShell enforces: the policies with their provider layers.
+	if err := composeProviders(s, b); err != nil {
+		return nil, err
+	}
 	return s, nil
 }

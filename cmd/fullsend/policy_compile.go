@@ -111,6 +111,7 @@ func newPolicyCompileCmd() *cobra.Command {
 		check   bool
 		output  outputFormat
 		timings bool
+		emit    string
 	)
 	cmd := &cobra.Command{
 		Use:   "compile [DIR]",
@@ -130,7 +131,8 @@ whole project).`,
   fullsend policy compile --check .          # CI gate: fail when policies/ is stale
   fullsend policy compile --strict .         # every warning is an error
   fullsend policy compile --agent summarizer .   # just summarizer, its subagents and skills
-  fullsend policy compile --catalog org-catalog/ -o json .`,
+  fullsend policy compile --catalog org-catalog/ -o json .
+  fullsend policy compile --emit profiles --set OWNER=acme --set REPO_NAME=widgets .   # ADR 0065 layout`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Compiling is a short-lived batch like linting, whose
@@ -143,7 +145,15 @@ whole project).`,
 			if out == "" {
 				out = filepath.Join(dir, "policies")
 			}
-			res, err := compile.CompileDir(cmd.Context(), dir, flags.options())
+			po := flags.options()
+			switch emit {
+			case "policies":
+			case "profiles":
+				po.EmitProfiles = true
+			default:
+				return usageErrorf("--emit %q: want policies or profiles", emit)
+			}
+			res, err := compile.CompileDir(cmd.Context(), dir, po)
 			if err != nil {
 				return compileFailure(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, err)
 			}
@@ -178,6 +188,7 @@ whole project).`,
 	}
 	flags.register(cmd)
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/policies)")
+	cmd.Flags().StringVar(&emit, "emit", "policies", "policies, or profiles: the network policies several agents share become generated provider profiles in policies/profiles/ (docs/providers.md)")
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit non-zero with a diff when the output directory is stale")
 	cmd.Flags().BoolVar(&timings, "timings", false, "print when each stage ran (catalog, lint-rules, load, compile, emit, validate, lint, expectations, write) to stderr")
 	addOutputFlag(cmd, &output)

@@ -187,7 +187,7 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 		}
 		pols := make(map[string]*openshell.Policy, len(out.Agents))
 		for n, c := range out.Agents {
-			pols[n] = c.Policy
+			pols[n] = c.Effective() // with its provider layers: what OpenShell enforces
 		}
 		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, pols)
 	}, nil

@@ -205,6 +205,9 @@ func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, erro
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
 			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b)
+			if err == nil {
+				err = composeLintInputs(b, ins)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -159,10 +159,13 @@ func copyDir(t *testing.T, from, to string) {
 func TestPolicyLintProfiles(t *testing.T) {
 	ro := filepath.Join(profileFixtures, "testdata/agents/profiles/fullsend-github-ro.yaml")
 	out, code := runCLI(t, "", "policy", "lint", "-o", "json", ro)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (FS022: **/gh is not absolute)", code)
+	// **/gh matches absolute paths in OpenShell (glob.match with "/" as
+	// delimiter, sandbox-policy.rego:171 @ v0.0.111): FS028 warns about the
+	// glob, FS022 does not call it relative.
+	if code != 0 || strings.Contains(out, `"FS022"`) {
+		t.Errorf("exit %d, want 0 and no FS022", code)
 	}
-	if !strings.Contains(out, `"FS022"`) || !strings.Contains(out, "network_policies._provider_fullsend_github_ro.binaries[0]") ||
+	if !strings.Contains(out, `"FS028"`) || !strings.Contains(out, "network_policies._provider_fullsend_github_ro.binaries[0]") ||
 		!strings.Contains(out, `"line": 26`) {
 		t.Errorf("findings do not point at the profile:\n%s", out)
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
@@ -131,4 +132,42 @@ func splitProfiles(files []string) ([]string, []lint.Input, error) {
 		profiles = append(profiles, in)
 	}
 	return rest, profiles, nil
+}
+
+// composeBundleProviders returns a compiled agent's policy composed with
+// the provider layers its manifest entry lists (`sandbox.providers`), as
+// OpenShell composes them with providers_v2_enabled: what the compile
+// tested, and what the runner confirms. An agent without providers keeps
+// its policy.
+func composeBundleProviders(b *bundle.Bundle, agent string, p *openshell.Policy) (*openshell.Policy, error) {
+	refs := b.Manifest.Agents[agent].Providers
+	if len(refs) == 0 {
+		return p, nil
+	}
+	atts, err := profile.Attachments(refs, b.Profiles, b.Manifest.OpenShellVersion)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", agent, err)
+	}
+	return profile.Compose(p, atts, profile.Gateway{ProvidersV2Enabled: true}).Policy, nil
+}
+
+// composeLintInputs lints each bundle agent's composed policy, as the
+// compile did: its policy with its provider layers, and what it writes
+// (for the privilege-lifting rules) computed on the composed policy too.
+func composeLintInputs(b *bundle.Bundle, ins []lint.Input) error {
+	for i := range ins {
+		p, err := composeBundleProviders(b, ins[i].Name, ins[i].Policy)
+		if err != nil {
+			return err
+		}
+		if p == ins[i].Policy {
+			continue
+		}
+		ins[i].Policy = p
+		if info, ok := ins[i].Context.Agents[ins[i].Name]; ok {
+			info.Writes = lint.Writes(p)
+			ins[i].Context.Agents[ins[i].Name] = info // the map all inputs share
+		}
+	}
+	return nil
 }

@@ -182,7 +182,9 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, openshell.DecodeError(err))
 		}
-		out[name] = p
+		if out[name], err = composeBundleProviders(b, name, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
 	}
 	return out, nil
 }

@@ -39,7 +39,7 @@ func check(newEngine func(context.Context) (*lint.Engine, error)) compile.Check 
 		infos := make([]lint.AgentInfo, len(names))
 		parallel.ForEach(len(names), 0, func(i int) {
 			c := out.Agents[names[i]]
-			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Policy)}
+			infos[i] = lint.AgentInfo{Tier: string(c.Tier), Spawns: c.Spawns, Writes: lint.Writes(c.Effective())}
 		})
 		agents := make(map[string]lint.AgentInfo, len(names))
 		for i, name := range names {
@@ -53,10 +53,10 @@ func check(newEngine func(context.Context) (*lint.Engine, error)) compile.Check 
 		parallel.ForEach(len(names), 0, func(i int) {
 			name, c := names[i], out.Agents[names[i]]
 			inputs[i] = lint.Input{
-				Name: name, File: "policies/" + name + ".yaml", Policy: c.Policy,
+				Name: name, File: "policies/" + name + ".yaml", Policy: c.Effective(),
 				Context: lint.Context{
 					Agent: name, Tier: string(c.Tier), Spawns: c.Spawns, Skills: c.Skills,
-					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Policy.Provenance(),
+					Placeholders: placeholdersOrEmpty(c.Placeholders), Provenance: c.Effective().Provenance(),
 					Agents: reachable(agents, name),
 				},
 			}

@@ -3,6 +3,8 @@ package lintcheck_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -70,4 +72,35 @@ func TestNewMatchesStart(t *testing.T) {
 	if !errors.As(err, &f) || !strings.Contains(f.Diagnostics.Errors().Error(), "[FS027]") {
 		t.Fatalf("want the privilege-lifting error, got %v", err)
 	}
+}
+
+// TestLintsTheComposedPolicy: the lint check sees an agent's provider
+// layers. fullsend-ai/agents' fullsend-vertex-ai profile (fixture from
+// fullsend-ai/agents profiles/ at d021f80a) lets **/node write to every
+// Google API once composed, which FS016 denies at the profile's line.
+func TestLintsTheComposedPolicy(t *testing.T) {
+	vertex, err := os.ReadFile(filepath.Join("..", "..", "openshell", "profile", "testdata", "agents", "profiles", "fullsend-vertex-ai.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeMapFS(t, fstest.MapFS{
+		"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read, Bash(gh pr view:*)\nmodel: claude-opus-4-1@20250805\n" +
+			"sandbox:\n  providers: [fullsend-vertex-ai]\n---\n\nbody\n")},
+		"profiles/fullsend-vertex-ai.yaml": {Data: vertex},
+	})
+	ctx := context.Background()
+	if _, err := compile.CompileDir(ctx, dir, compile.ProjectOptions{}); err != nil {
+		t.Fatalf("without the lint check: %v", err)
+	}
+	_, err = compile.CompileDir(ctx, dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})})
+	var f *compile.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("with the lint check: want a *compile.Failure, got %v", err)
+	}
+	for _, d := range f.Diagnostics.Errors() {
+		if d.Pos.String() == "profiles/fullsend-vertex-ai.yaml:14:5" && strings.Contains(d.Message, "[FS016] binary **/node may write to *.googleapis.com (agent a)") {
+			return
+		}
+	}
+	t.Errorf("no FS016 error at profiles/fullsend-vertex-ai.yaml:14:5 in\n%v", f.Diagnostics)
 }

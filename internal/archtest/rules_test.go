@@ -72,9 +72,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -271,9 +271,9 @@ var rules = []rule{
 		is:   []claim{only("openshell"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `prover` and `report` and never `compile`, CUE or OPA.",
+		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
-		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "prover", "report"), never("compile", cue, opa)},
+		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
 	},
 	{
 		says: "It imports `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",

@@ -103,7 +103,20 @@ bad_refs contains [fs_path(list, i), sprintf("path %q %s", [p, reason])] if {
 bad_refs contains [lib.bin_path(key, i), sprintf("path %q %s", [p, reason])] if {
 	some [key, i, p] in lib.binaries
 	not plain_path(p)
+	not any_dir_glob(p)
 	reason := bad_path(p)
+}
+
+# any_dir_glob holds for a binary glob that starts with "**/", such as
+# "**/gh" (fullsend-ai/agents' provider profiles): OpenShell matches binaries
+# with glob.match(b.path, ["/"], path) (crates/openshell-supervisor-network/
+# data/sandbox-policy.rego:171 @ v0.0.111), where "**" also matches "/", so
+# the glob matches absolute paths in every directory. FS028 still warns
+# about the glob itself.
+any_dir_glob(p) if {
+	startswith(p, "**/")
+	not regex.match(`(^|/)\.\.(/|$)`, p)
+	count(p) <= 4096
 }
 
 bad_refs contains ["filesystem_policy", sprintf("%d filesystem paths, over OpenShell's limit of 256", [count(fs_paths)])] if {

@@ -32,6 +32,12 @@ test_fs022_bad_path if {
 	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.fs([sprintf("/d/%d", [i]) | some i in numbers.range(1, 257)], [])
 }
 
+test_fs022_any_directory_binary_glob_ok if {
+	count(fs.deny_bad_path) == 0 with input as t.policy([t.ep({})], ["**/gh"])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.policy([t.ep({})], ["*/gh"])
+	t.ids(fs.deny_bad_path) == {"FS022"} with input as t.policy([t.ep({})], ["**/../gh"])
+}
+
 test_fs022_absolute_ok if {
 	count(fs.deny_bad_path) == 0 with input as t.fs(["/usr", "/sandbox/..data"], ["/tmp"])
 }

@@ -1,0 +1,73 @@
+package policydiff
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+)
+
+// providers compares the provider profiles the agent's sandbox is composed
+// with (the manifest's providers, `sandbox.providers` in the frontmatter).
+// The sides' policies are the composed ones, so what a layer grants, and
+// every change to a profile file's endpoints, is compared as any other
+// network grant, under the layer's _provider_ key; these changes say which
+// provider came or went.
+func (d *differ) providers() {
+	name := func(p bundle.ProviderRef) string { return p.Name + " (profile " + p.Profile + ")" }
+	bp, hp := d.b.Manifest.Providers, d.h.Manifest.Providers
+	for _, p := range hp {
+		if slices.ContainsFunc(bp, func(q bundle.ProviderRef) bool { return q.Name == p.Name }) {
+			continue
+		}
+		layer := profile.ProviderRuleName(p.Name)
+		c := Change{Action: ActionAdd, Kind: "provider_profile", Policy: layer, After: name(p), From: d.providerSource(d.h, p), order: "0e" + p.Name}
+		c.apply(grade{RiskLow, "", "OpenShell composes the profile's endpoints under " + layer + "; each is listed as its own change"})
+		d.add(c)
+	}
+	for _, p := range bp {
+		if slices.ContainsFunc(hp, func(q bundle.ProviderRef) bool { return q.Name == p.Name }) {
+			continue
+		}
+		d.add(Change{Action: ActionRemove, Kind: "provider_profile", Policy: profile.ProviderRuleName(p.Name), Before: name(p), Risk: RiskInfo,
+			From: d.providerSource(d.b, p), order: "0e" + p.Name})
+	}
+}
+
+// providerSource is the profile file of a provider, as the bundle names it
+// (or the agent's definition for a built-in profile).
+func (d *differ) providerSource(a *Agent, p bundle.ProviderRef) []bundle.Source {
+	if p.File != "" {
+		return []bundle.Source{{File: p.File, Reason: "provider profile " + p.Profile}}
+	}
+	return []bundle.Source{{File: a.Manifest.Source, Reason: "OpenShell built-in provider profile " + p.Profile}}
+}
+
+// composeProviders replaces the policy of every agent of a bundle side
+// that names providers with the policy OpenShell enforces: its own
+// composed with the layers of its provider profiles, in the manifest's
+// order (profile.Compose, providers_v2_enabled on). Project profiles are
+// the bundle's copies bundle.Open verified against the manifest; built-in
+// profiles come from the embedded catalog at the side's OpenShell version.
+// The layers' provenance names the profiles' lines.
+func composeProviders(s *Side, b *bundle.Bundle) error {
+	for _, name := range b.Manifest.AgentNames() {
+		a := s.Agents[name]
+		if a == nil || len(a.Manifest.Providers) == 0 {
+			continue
+		}
+		atts, err := profile.Attachments(a.Manifest.Providers, b.Profiles, b.Manifest.OpenShellVersion)
+		if err != nil {
+			return fmt.Errorf("%s: agent %s: %w", s.Ref, name, err)
+		}
+		comp := profile.Compose(a.Policy, atts, profile.Gateway{ProvidersV2Enabled: true})
+		a.Policy = comp.Policy
+		for k, v := range comp.Policy.Provenance() {
+			if _, ok := a.Prov[k]; !ok {
+				a.Prov[k] = v
+			}
+		}
+	}
+	return nil
+}
