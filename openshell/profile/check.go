@@ -11,28 +11,27 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // checker reports the findings of validate_profile_set for one profile.
 type checker struct {
 	version string
 	p       *Profile
-	diags   []validate.Diagnostic
+	diags   []openshell.Diagnostic
 }
 
 func (c *checker) has(since string) bool { return semver.Compare(c.version, since) >= 0 }
 
 // at reports at path's position in the profile (or its nearest decoded
 // ancestor).
-func (c *checker) at(path string, sev validate.Severity, code, hint, format string, args ...any) {
+func (c *checker) at(path string, sev openshell.Severity, code, hint, format string, args ...any) {
 	line, col := c.p.position(path)
-	c.diags = append(c.diags, validate.Diagnostic{File: c.p.File, Line: line, Column: col, Path: escapeControls(path),
+	c.diags = append(c.diags, openshell.Diagnostic{File: c.p.File, Line: line, Column: col, Path: escapeControls(path),
 		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: escapeControls(hint)})
 }
 
 func (c *checker) errorf(path, code, hint, format string, args ...any) {
-	c.at(path, validate.SeverityError, code, hint, format, args...)
+	c.at(path, openshell.SeverityError, code, hint, format, args...)
 }
 
 // position returns the line and column of path, or of its nearest ancestor.
@@ -75,8 +74,8 @@ func NormalizeID(s string) (string, bool) {
 // unique across the set, then each profile's credentials, discovery,
 // endpoints and binaries. Profiles that are not the built-in catalog also
 // meet the gateway's conflict check (builtin ids cannot be overwritten).
-func checkSet(profiles []*Profile, version string) []validate.Diagnostic {
-	var out []validate.Diagnostic
+func checkSet(profiles []*Profile, version string) []openshell.Diagnostic {
+	var out []openshell.Diagnostic
 	ids := map[string]bool{}
 	for _, p := range profiles {
 		c := &checker{version: version, p: p}

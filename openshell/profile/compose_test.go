@@ -17,7 +17,7 @@ import (
 func mustProfile(t *testing.T, doc string) *Profile {
 	t.Helper()
 	p, diags := Decode("p.yaml", []byte(doc), "")
-	if p == nil || validate.HasErrors(diags) {
+	if p == nil || openshell.HasErrors(diags) {
 		t.Fatalf("decode: %v", diags)
 	}
 	return p
@@ -156,7 +156,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 					att = append(att, a)
 				}
 				c := Compose(p, att, Gateway{ProvidersV2Enabled: true})
-				if err := validate.DiagnosticsError(CheckComposed(c, v)); err != nil {
+				if err := openshell.DiagnosticsError(CheckComposed(c, v)); err != nil {
 					return nil, err
 				}
 				return c.Policy, nil
@@ -223,9 +223,9 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Compose(&openshell.Policy{Version: 1}, []Attachment{s3}, Gateway{ProvidersV2Enabled: true})
-	var errs []validate.Diagnostic
+	var errs []openshell.Diagnostic
 	for _, d := range CheckComposed(c, "v0.0.111") {
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			errs = append(errs, d)
 		}
 	}
@@ -254,9 +254,9 @@ network_policies:
 		t.Fatal(err)
 	}
 	c := Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true})
-	var errs []validate.Diagnostic
+	var errs []openshell.Diagnostic
 	for _, d := range CheckComposed(c, "v0.0.111") {
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			errs = append(errs, d)
 		}
 	}
@@ -264,7 +264,7 @@ network_policies:
 		t.Errorf("got %v", errs)
 	}
 	// At v0.0.83 the gateway has no ambiguity check (v0.0.97 on).
-	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); validate.HasErrors(diags) {
+	if diags := CheckComposed(Compose(base, []Attachment{ro}, Gateway{ProvidersV2Enabled: true}), "v0.0.83"); openshell.HasErrors(diags) {
 		t.Errorf("v0.0.83: %v", diags)
 	}
 }
@@ -286,7 +286,7 @@ func FuzzCompose(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, provider string) {
 		p, diags := Decode("f.yaml", data, "v0.0.111")
-		if p == nil || validate.HasErrors(diags) {
+		if p == nil || openshell.HasErrors(diags) {
 			return
 		}
 		c := Compose(base, []Attachment{{Provider: provider, Profile: p}, {Provider: provider, Profile: p}}, Gateway{ProvidersV2Enabled: true})

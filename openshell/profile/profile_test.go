@@ -40,7 +40,7 @@ func TestBuiltinsValidate(t *testing.T) {
 			var ids []string
 			for _, r := range ValidateAll(ins, v) {
 				for _, d := range r.Diagnostics {
-					if d.Severity == validate.SeverityError {
+					if d.Severity == openshell.SeverityError {
 						t.Errorf("%s", d)
 					}
 				}
@@ -145,7 +145,7 @@ func replayUpstream(t *testing.T, c upstreamCase, version string) {
 	t.Helper()
 	var errs []string
 	for _, d := range Validate("case.yaml", []byte(c.Profile), version) {
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			errs = append(errs, d.Message)
 		}
 	}
@@ -172,46 +172,46 @@ func TestBrokenProfiles(t *testing.T) {
 		name, version, doc string
 		code               string
 		line               int
-		sev                validate.Severity
+		sev                openshell.Severity
 		trap               bool
 	}{
-		{"yaml syntax", "", "id: x\ndisplay_name: [\n", CodeSyntax, 3, validate.SeverityError, false},
-		{"empty", "", "", CodeSyntax, 1, validate.SeverityError, false},
-		{"not a mapping", "", "- id: x\n", CodeType, 1, validate.SeverityError, false},
-		{"missing display_name", "", "id: x\nendpoints: []\n", CodeRequired, 1, validate.SeverityError, false},
-		{"missing id", "", "display_name: X\n", CodeRequired, 1, validate.SeverityError, false},
-		{"id not kebab", "", "id: My_Profile\ndisplay_name: X\n", CodeID, 1, validate.SeverityError, false},
-		{"builtin id", "", "id: github\ndisplay_name: Mine\n", CodeBuiltinID, 1, validate.SeverityError, false},
+		{"yaml syntax", "", "id: x\ndisplay_name: [\n", CodeSyntax, 3, openshell.SeverityError, false},
+		{"empty", "", "", CodeSyntax, 1, openshell.SeverityError, false},
+		{"not a mapping", "", "- id: x\n", CodeType, 1, openshell.SeverityError, false},
+		{"missing display_name", "", "id: x\nendpoints: []\n", CodeRequired, 1, openshell.SeverityError, false},
+		{"missing id", "", "display_name: X\n", CodeRequired, 1, openshell.SeverityError, false},
+		{"id not kebab", "", "id: My_Profile\ndisplay_name: X\n", CodeID, 1, openshell.SeverityError, false},
+		{"builtin id", "", "id: github\ndisplay_name: Mine\n", CodeBuiltinID, 1, openshell.SeverityError, false},
 		{"builtin id at v0.0.83 (aws-s3 is not one yet)", "v0.0.83", "id: aws-s3\ndisplay_name: Mine\n", "", 0, "", false},
-		{"unknown key is a trap", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    protcol: rest\n", CodeUnknownField, 6, validate.SeverityWarning, true},
-		{"merge key is a trap", "", "id: x\ndisplay_name: X\n<<: {description: d}\n", CodeUnknownField, 3, validate.SeverityWarning, true},
-		{"credential_binding is ignored in a profile", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    credential_binding: {provider: p}\n", CodeUnknownField, 6, validate.SeverityWarning, true},
-		{"too new at v0.0.83", "v0.0.83", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    allow_uninspected_credentials: true\n", CodeFieldTooNew, 6, validate.SeverityWarning, true},
-		{"port out of range", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 70000\n", CodeEndpoint, 4, validate.SeverityError, false},
-		{"quoted port", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: \"443\"\n", CodeType, 5, validate.SeverityError, false},
-		{"unknown category", "", "id: x\ndisplay_name: X\ncategory: cloud\n", CodeType, 3, validate.SeverityError, false},
-		{"numeric binary", "", "id: x\ndisplay_name: X\nbinaries: [123]\n", CodeType, 3, validate.SeverityError, false},
-		{"empty binary", "", "id: x\ndisplay_name: X\nbinaries: ['']\n", CodeBinary, 3, validate.SeverityError, false},
-		{"duplicate key", "", "id: x\nid: y\ndisplay_name: X\n", CodeDuplicateKey, 2, validate.SeverityError, false},
-		{"custom tag", "", "id: !env X\ndisplay_name: X\n", CodeYAMLFeature, 1, validate.SeverityError, false},
-		{"aws sts before v0.0.86", "v0.0.83", "id: x\ndisplay_name: X\ncredentials:\n  - name: k\n    refresh:\n      strategy: aws_sts_assume_role\n", CodeType, 6, validate.SeverityError, false},
-		{"credentialed L4 at v0.0.111", "", "id: x\ndisplay_name: X\ncredentials: [{name: t, env_vars: [T]}]\nendpoints:\n  - host: a.example.com\n    port: 443\n", CodeUninspected, 5, validate.SeverityError, false},
+		{"unknown key is a trap", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    protcol: rest\n", CodeUnknownField, 6, openshell.SeverityWarning, true},
+		{"merge key is a trap", "", "id: x\ndisplay_name: X\n<<: {description: d}\n", CodeUnknownField, 3, openshell.SeverityWarning, true},
+		{"credential_binding is ignored in a profile", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    credential_binding: {provider: p}\n", CodeUnknownField, 6, openshell.SeverityWarning, true},
+		{"too new at v0.0.83", "v0.0.83", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    allow_uninspected_credentials: true\n", CodeFieldTooNew, 6, openshell.SeverityWarning, true},
+		{"port out of range", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 70000\n", CodeEndpoint, 4, openshell.SeverityError, false},
+		{"quoted port", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: \"443\"\n", CodeType, 5, openshell.SeverityError, false},
+		{"unknown category", "", "id: x\ndisplay_name: X\ncategory: cloud\n", CodeType, 3, openshell.SeverityError, false},
+		{"numeric binary", "", "id: x\ndisplay_name: X\nbinaries: [123]\n", CodeType, 3, openshell.SeverityError, false},
+		{"empty binary", "", "id: x\ndisplay_name: X\nbinaries: ['']\n", CodeBinary, 3, openshell.SeverityError, false},
+		{"duplicate key", "", "id: x\nid: y\ndisplay_name: X\n", CodeDuplicateKey, 2, openshell.SeverityError, false},
+		{"custom tag", "", "id: !env X\ndisplay_name: X\n", CodeYAMLFeature, 1, openshell.SeverityError, false},
+		{"aws sts before v0.0.86", "v0.0.83", "id: x\ndisplay_name: X\ncredentials:\n  - name: k\n    refresh:\n      strategy: aws_sts_assume_role\n", CodeType, 6, openshell.SeverityError, false},
+		{"credentialed L4 at v0.0.111", "", "id: x\ndisplay_name: X\ncredentials: [{name: t, env_vars: [T]}]\nendpoints:\n  - host: a.example.com\n    port: 443\n", CodeUninspected, 5, openshell.SeverityError, false},
 		{"credentialed L4 at v0.0.83 is accepted", "v0.0.83", "id: x\ndisplay_name: X\ncredentials: [{name: t, env_vars: [T]}]\nendpoints:\n  - host: a.example.com\n    port: 443\n", "", 0, "", false},
-		{"audit by omission", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    protocol: rest\n    access: read-only\nbinaries: [/usr/bin/gh]\n", validate.CodeEnforcement, 4, validate.SeverityWarning, true},
-		{"bad host glob in composed policy", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: '*'\n    port: 443\nbinaries: [/usr/bin/gh]\n", validate.CodeHostWildcard, 4, validate.SeverityWarning, true},
-		{"reserved env var", "", "id: x\ndisplay_name: X\ncredentials:\n  - name: t\n    env_vars: [v2_TOKEN]\n", CodeCredential, 5, validate.SeverityError, false},
-		{"syntax: block mapping", "", "id: x\nendpoints:\n  - host: a\n port: 1\n", CodeSyntax, 4, validate.SeverityError, false},
-		{"no profiles before v0.0.37", "v0.0.30", "id: x\ndisplay_name: X\n", CodeUnsupported, 1, validate.SeverityError, false},
-		{"annotations are too new at v0.0.83", "v0.0.83", "id: x\ndisplay_name: X\nannotations: {a: b}\n", CodeFieldTooNew, 3, validate.SeverityWarning, true},
-		{"a non-canonical spelling of a built-in id conflicts too", "", "id: GitHub\ndisplay_name: X\n", CodeBuiltinID, 1, validate.SeverityError, false},
-		{"too many documents", "", "id: x\ndisplay_name: X\n---\nid: y\n", CodeSyntax, 3, validate.SeverityError, false},
+		{"audit by omission", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: a.example.com\n    port: 443\n    protocol: rest\n    access: read-only\nbinaries: [/usr/bin/gh]\n", validate.CodeEnforcement, 4, openshell.SeverityWarning, true},
+		{"bad host glob in composed policy", "", "id: x\ndisplay_name: X\nendpoints:\n  - host: '*'\n    port: 443\nbinaries: [/usr/bin/gh]\n", validate.CodeHostWildcard, 4, openshell.SeverityWarning, true},
+		{"reserved env var", "", "id: x\ndisplay_name: X\ncredentials:\n  - name: t\n    env_vars: [v2_TOKEN]\n", CodeCredential, 5, openshell.SeverityError, false},
+		{"syntax: block mapping", "", "id: x\nendpoints:\n  - host: a\n port: 1\n", CodeSyntax, 4, openshell.SeverityError, false},
+		{"no profiles before v0.0.37", "v0.0.30", "id: x\ndisplay_name: X\n", CodeUnsupported, 1, openshell.SeverityError, false},
+		{"annotations are too new at v0.0.83", "v0.0.83", "id: x\ndisplay_name: X\nannotations: {a: b}\n", CodeFieldTooNew, 3, openshell.SeverityWarning, true},
+		{"a non-canonical spelling of a built-in id conflicts too", "", "id: GitHub\ndisplay_name: X\n", CodeBuiltinID, 1, openshell.SeverityError, false},
+		{"too many documents", "", "id: x\ndisplay_name: X\n---\nid: y\n", CodeSyntax, 3, openshell.SeverityError, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := Validate("p.yaml", []byte(tc.doc), tc.version)
 			if tc.code == "" {
 				for _, d := range diags {
-					if d.Severity == validate.SeverityError {
+					if d.Severity == openshell.SeverityError {
 						t.Errorf("unexpected %s", d)
 					}
 				}

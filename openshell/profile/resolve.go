@@ -59,7 +59,7 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 		p.Builtin = !strings.Contains(target, "/") && path.Ext(target) == "" || isBuiltinBytes(strings.TrimSpace(p.ID), data)
 		diags = append(diags, checkSet([]*Profile{p}, v)...)
 	}
-	if err := validate.DiagnosticsError(diags); err != nil || p == nil {
+	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
 		if err == nil {
 			err = fmt.Errorf("%s: not a provider profile", name)
 		}
@@ -74,11 +74,11 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 // and as the supervisor loads it, and returns the findings that concern a
 // layer, at the profile's lines: here an error is an attachment OpenShell
 // refuses. The reserved keys themselves are the gateway's (no OSP020).
-func CheckComposed(c *Composed, version string) []validate.Diagnostic {
+func CheckComposed(c *Composed, version string) []openshell.Diagnostic {
 	if len(c.Layers) == 0 {
 		return nil
 	}
-	var out []validate.Diagnostic
+	var out []openshell.Diagnostic
 	for _, d := range validate.Policy(c.Policy, version) {
 		if d.Code == validate.CodeReservedKey || d.Code == validate.CodeStaticOmitted {
 			continue

@@ -55,14 +55,14 @@ func ValidateAll(inputs []validate.Input, version string) []validate.FileReport 
 		out[i] = validate.FileReport{File: in.File, Diagnostics: diags}
 		// OpenShell stops at a profile that does not deserialize
 		// (parse_profile_yaml fails): no set check, no layer.
-		if p == nil || verr != nil || validate.HasErrors(diags) {
+		if p == nil || verr != nil || openshell.HasErrors(diags) {
 			continue
 		}
 		p.Builtin = isBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
 		profiles = append(profiles, p)
 		idx[p] = i
 	}
-	byFile := map[int][]validate.Diagnostic{}
+	byFile := map[int][]openshell.Diagnostic{}
 	for _, d := range checkSet(profiles, v) {
 		for p, i := range idx {
 			if p.File == d.File {
@@ -82,7 +82,7 @@ func ValidateAll(inputs []validate.Input, version string) []validate.FileReport 
 }
 
 // Validate validates one profile file (see ValidateAll).
-func Validate(file string, data []byte, version string) []validate.Diagnostic {
+func Validate(file string, data []byte, version string) []openshell.Diagnostic {
 	return ValidateAll([]validate.Input{{File: file, Data: data}}, version)[0].Diagnostics
 }
 
@@ -98,17 +98,17 @@ func Validate(file string, data []byte, version string) []validate.Diagnostic {
 // on an endpoint profile lint already refused, and, for a profile without
 // endpoints (credentials only, bound by credential_binding), the empty
 // layer (grpc/policy.rs:2300-2302 @ v0.0.111 tracks those apart).
-func layerDiagnostics(p *Profile, version string, prior []validate.Diagnostic) []validate.Diagnostic {
+func layerDiagnostics(p *Profile, version string, prior []openshell.Diagnostic) []openshell.Diagnostic {
 	key := ProviderRuleName(p.ID)
 	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
 	refused := map[string]bool{}
 	for _, d := range prior {
-		if d.Severity == validate.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
+		if d.Severity == openshell.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
 			refused[d.Path[:strings.IndexByte(d.Path, ']')+1]] = true
 		}
 	}
 	prefix := "network_policies." + key
-	var out []validate.Diagnostic
+	var out []openshell.Diagnostic
 	for _, d := range validate.Policy(pol, version) {
 		if d.Path != prefix && !strings.HasPrefix(d.Path, prefix+".") {
 			continue
@@ -128,11 +128,11 @@ func layerDiagnostics(p *Profile, version string, prior []validate.Diagnostic) [
 		d.File = p.File
 		d.Path = path
 		d.Line, d.Column = p.position(path)
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			// The profile imports (profile lint does not run this check);
 			// a sandbox that attaches it fails: a trap for validate, an
 			// error for Compose's callers (CheckComposed).
-			d.Severity, d.Trap = validate.SeverityWarning, true
+			d.Severity, d.Trap = openshell.SeverityWarning, true
 			d.Message += " (composed under " + key + ": the profile imports, but attaching it fails)"
 		} else {
 			d.Message += " (composed under " + key + ")"
@@ -154,7 +154,7 @@ func profilePath(path string) string {
 	return path
 }
 
-func sortDiagnostics(diags []validate.Diagnostic) {
+func sortDiagnostics(diags []openshell.Diagnostic) {
 	sort.SliceStable(diags, func(i, j int) bool {
 		a, b := diags[i], diags[j]
 		if a.Line != b.Line {
