@@ -11,6 +11,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 )
 
 // providerFlags are policy test's provider composition flags.
@@ -47,8 +48,8 @@ func (f providerFlags) compose(p *openshell.Policy, version string, sources ...s
 	if c.Skipped != "" {
 		return c.Policy, c, nil
 	}
-	if err := openshell.DiagnosticsError(profile.CheckComposed(c, version)); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", profile.ErrComposition, err)
+	if err := openshell.DiagnosticsError(check.Composed(c, version)); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", check.ErrComposition, err)
 	}
 	return c.Policy, c, nil
 }

@@ -72,14 +72,14 @@ func (d *decoder) add(n *yaml.Node, path string, sev openshell.Severity, trap bo
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	d.diags = append(d.diags, openshell.Diagnostic{File: d.file, Line: line, Column: col, Path: escapeControls(path),
-		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: hint, Trap: trap})
+	d.diags = append(d.diags, openshell.Diagnostic{File: d.file, Line: line, Column: col, Path: EscapeControls(path),
+		Severity: sev, Code: code, Message: EscapeControls(fmt.Sprintf(format, args...)), Hint: hint, Trap: trap})
 }
 
-// escapeControls writes control and line-separator characters of s (which
+// EscapeControls writes control and line-separator characters of s (which
 // quotes profile content) as Go escapes, so that a value cannot forge a
 // line of the report or of a CI log.
-func escapeControls(s string) string {
+func EscapeControls(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}
