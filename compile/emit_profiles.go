@@ -12,7 +12,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -44,7 +44,7 @@ func splitSharedProfiles(out *Output) error {
 	}
 	for _, g := range shared {
 		p, diags := profile.Decode("profiles/"+g.id+".yaml", g.data, out.OpenShellVersion)
-		if p == nil || validate.HasErrors(diags) || validate.HasErrors(profile.Validate("profiles/"+g.id+".yaml", g.data, out.OpenShellVersion)) {
+		if p == nil || openshell.HasErrors(diags) || openshell.HasErrors(check.File("profiles/"+g.id+".yaml", g.data, out.OpenShellVersion)) {
 			continue // stays compiled: the profile model cannot carry it
 		}
 		for _, name := range slices.Sorted(maps.Keys(g.agents)) {

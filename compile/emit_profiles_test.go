@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 )
 
 // TestEmitProfiles: in the profiles emit mode the network policies every
@@ -41,7 +41,7 @@ func TestEmitProfiles(t *testing.T) {
 			var got []string
 			for _, p := range out.Manifest.Profiles {
 				got = append(got, strings.TrimSuffix(strings.TrimPrefix(p.Path, "profiles/"), ".yaml"))
-				if diags := profile.Validate(p.Path, out.Files[p.Path], out.OpenShellVersion); validate.HasErrors(diags) {
+				if diags := check.File(p.Path, out.Files[p.Path], out.OpenShellVersion); openshell.HasErrors(diags) {
 					t.Errorf("%s does not validate: %v", p.Path, diags)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -129,7 +129,7 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 	for i := range layers {
 		layers[i].Key = comp.Layers[i].Key
 	}
-	for _, d := range profile.CheckComposed(comp, b.version) {
+	for _, d := range check.Composed(comp, b.version) {
 		if d.IsFatal() {
 			b.errorf(agentdef.Pos{File: d.File, Line: d.Line, Column: d.Column}, d.Path,
 				"OpenShell refuses to attach this provider to the agent's sandbox; fix the profile or name another",
@@ -164,7 +164,7 @@ func (b *builder) resolveProvider(ref agentdef.ProviderDecl, load fragmentLoader
 			return nil, nil, false
 		}
 		p, diags := profile.Decode(name, data, b.version)
-		if p == nil || validate.HasErrors(diags) {
+		if p == nil || openshell.HasErrors(diags) {
 			return nil, nil, false // TestBuiltinsValidate: never for the embedded catalog
 		}
 		p.Builtin = true
@@ -181,7 +181,7 @@ func (b *builder) resolveProvider(ref agentdef.ProviderDecl, load fragmentLoader
 // be the name the agent used (the file's base name).
 func (b *builder) projectProfile(ref agentdef.ProviderDecl, file string, data []byte) (*profile.Profile, bool) {
 	bad := false
-	for _, d := range profile.Validate(file, data, b.version) {
+	for _, d := range check.File(file, data, b.version) {
 		at := agentdef.Pos{File: file, Line: d.Line, Column: d.Column}
 		msg := fmt.Sprintf("[%s] %s", d.Code, d.Message)
 		if d.IsFatal() {

@@ -6,7 +6,9 @@
 // gating (Feature, Supports, NormalizeVersion), placeholder substitution on
 // the model (ApplyPlaceholders, OpenPlaceholders, Policy.Clone) and the
 // facts of OpenShell's proxy the checks share (AlwaysBlockedIP,
-// ControlPlanePort, IsHostGatewayAlias, ParseAllowedIP).
+// ControlPlanePort, IsHostGatewayAlias, ParseAllowedIP), and the
+// diagnostic vocabulary the validator and the provider profile decoder
+// both report in (Diagnostic, Severity, HasErrors, DiagnosticsError).
 //
 // The offline validator is openshell/validate, the request-decision engine
 // and policy-test expectations are openshell/decide, and OpenShell's glob

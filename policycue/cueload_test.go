@@ -181,10 +181,10 @@ func BenchmarkValidateTypical(b *testing.B) {
 
 // onlyShapeErrors reports whether diags has errors and every error's code is
 // one of shape.
-func onlyShapeErrors(diags []validate.Diagnostic, shape map[string]bool) bool {
+func onlyShapeErrors(diags []openshell.Diagnostic, shape map[string]bool) bool {
 	errs := 0
 	for _, d := range diags {
-		if d.Severity != validate.SeverityError {
+		if d.Severity != openshell.SeverityError {
 			continue
 		}
 		if !shape[d.Code] {

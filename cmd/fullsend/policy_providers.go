@@ -12,7 +12,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 )
 
 // providerFlags are policy test's provider composition flags.
@@ -49,8 +49,8 @@ func (f providerFlags) compose(p *openshell.Policy, version string, sources ...s
 	if c.Skipped != "" {
 		return c.Policy, c, nil
 	}
-	if err := validate.DiagnosticsError(profile.CheckComposed(c, version)); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", profile.ErrComposition, err)
+	if err := openshell.DiagnosticsError(check.Composed(c, version)); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", check.ErrComposition, err)
 	}
 	return c.Policy, c, nil
 }
@@ -100,7 +100,7 @@ func layerNote(c *profile.Composed, key string) string {
 // an error naming its first error diagnostic (policy validate lists all).
 func profileLintInput(name string, raw []byte) (lint.Input, error) {
 	p, diags := profile.Decode(name, raw, "")
-	if err := validate.DiagnosticsError(diags); err != nil || p == nil {
+	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
 		if err == nil {
 			err = fmt.Errorf("%s: not a provider profile", name)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile/check"
 	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 	"github.com/spf13/cobra"
 )
@@ -97,7 +98,7 @@ the *.yaml and *.yml files directly in it (a compiled policies/ directory).`,
 }
 
 // validateInputs validates policies with validate.All and provider
-// profiles (profile.IsProfile) as one set with profile.ValidateAll, and
+// profiles (profile.IsProfile) as one set with check.All, and
 // returns the reports in input order.
 func validateInputs(inputs []validate.Input, version string) []validate.FileReport {
 	var policies, profiles []validate.Input
@@ -111,7 +112,7 @@ func validateInputs(inputs []validate.Input, version string) []validate.FileRepo
 			policies = append(policies, in)
 		}
 	}
-	pol, prof := validate.All(policies, version), profile.ValidateAll(profiles, version)
+	pol, prof := validate.All(policies, version), check.All(profiles, version)
 	out := make([]validate.FileReport, 0, len(inputs))
 	for _, p := range isProfile {
 		if p {

@@ -72,9 +72,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -132,11 +132,11 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `openshell/decide`, `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `openshell/validate`, `openshell/decide`, `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
 		is: []claim{
 			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact"),
-			never("openshell/decide", "compile", "policycue", "lint", "sign", "verify", cue, opa),
+			never("openshell/validate", "openshell/decide", "compile", "policycue", "lint", "sign", "verify", cue, opa),
 		},
 	},
 	{
@@ -255,15 +255,20 @@ var rules = []rule{
 		is:   []claim{only(cue, "internal/cueload", "internal/atomicfile"), onlyBy()},
 	},
 	{
-		says: "it imports `openshell` and `openshell/profile` (for the bytes of OpenShell's built-in profiles) only and nothing imports it.",
+		says: "it imports `openshell` and `openshell/profile` (for the bytes of OpenShell's built-in profiles) only, must never import `openshell/validate` or `openshell/decide`, and nothing imports it.",
 		pkgs: []string{"testdata/openshell-fake"},
-		is:   []claim{only("openshell", "openshell/profile"), onlyBy()},
+		is:   []claim{only("openshell", "openshell/profile"), never("openshell/validate", "openshell/decide"), onlyBy()},
 	},
 
 	{
-		says: "It imports `openshell`, `openshell/validate`, `bundle` and `internal/suggest` only and must never import CUE, OPA, `compile`, `lint` or `policycue`: the runner uses it inside the image.",
+		says: "It imports `openshell`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "openshell/validate", "bundle", "internal/suggest"), never(cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
+	},
+	{
+		says: "It imports `openshell`, `openshell/profile` and `openshell/validate` only; it must never import CUE, OPA or `openshell/decide`.",
+		pkgs: []string{"openshell/profile/check"},
+		is:   []claim{only("openshell", "openshell/profile", "openshell/validate"), never(cue, opa, "openshell/decide")},
 	},
 	{
 		says: "It imports `openshell` only; it must never import CUE, OPA, `compile` or `lint`.",
@@ -314,8 +319,8 @@ var rules = []rule{
 		says: "\"Must never import\" and \"links\" are checked against every transitive dependency.",
 	},
 	{
-		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `placeholder`, `report`, `prover`, `policydiff`, `suggest`, `denial` and `agentdef` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
-		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "openshell/validate", "openshell/decide", "openshell/glob", "placeholder", "report", "prover", "policydiff", "suggest", "denial", "agentdef"},
+		says: "`runner`, `image`, `spawn`, `publish`, `bundle`, `cienv`, `openshell`, `openshell/profile`, `openshell/profile/check`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `placeholder`, `report`, `prover`, `policydiff`, `suggest`, `denial` and `agentdef` depend on neither `cuelang.org/go` nor `github.com/open-policy-agent/opa`, nor on `compile`, `policycue` or `lint`.",
+		pkgs: []string{"runner", "image", "spawn", "publish", "bundle", "cienv", "openshell", "openshell/profile", "openshell/profile/check", "openshell/validate", "openshell/decide", "openshell/glob", "placeholder", "report", "prover", "policydiff", "suggest", "denial", "agentdef"},
 		is:   []claim{never(cue, opa, "compile", "policycue", "lint")},
 	},
 	{

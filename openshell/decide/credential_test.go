@@ -95,7 +95,7 @@ func TestCredentialPolicyLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range validate.Policy(p, "v0.0.111") {
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			t.Errorf("does not load at v0.0.111: %s", d)
 		}
 	}

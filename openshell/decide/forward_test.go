@@ -250,7 +250,7 @@ func routeDecider(t *testing.T, name, v string) *Decider {
 		t.Fatalf("%s: %v", name, err)
 	}
 	for _, d := range validate.Policy(p, v) {
-		if d.Severity == validate.SeverityError {
+		if d.Severity == openshell.SeverityError {
 			t.Fatalf("policy %s does not load at %s: %s", name, v, d)
 		}
 	}
@@ -272,7 +272,7 @@ func TestRouteV83OnlyPolicies(t *testing.T) {
 		}
 		refused := false
 		for _, d := range validate.Policy(p, "v0.0.111") {
-			refused = refused || d.Severity == validate.SeverityError && d.Code == validate.CodeAmbiguousEndpoints
+			refused = refused || d.Severity == openshell.SeverityError && d.Code == validate.CodeAmbiguousEndpoints
 		}
 		if !refused {
 			t.Errorf("%s loads at v0.0.111; run its cases there too", name)
@@ -290,7 +290,7 @@ func TestUpstreamForwardFixturesLoad(t *testing.T) {
 		}
 		for _, v := range openshell.SupportedVersions() {
 			for _, d := range validate.Policy(p, v) {
-				if d.Severity == validate.SeverityError {
+				if d.Severity == openshell.SeverityError {
 					t.Errorf("%s does not load at %s: %s", fx.Data, v, d)
 				}
 			}

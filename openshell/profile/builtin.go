@@ -77,9 +77,9 @@ func Builtin(id, version string) (name string, data []byte, err error) {
 	return "openshell:" + tag + "/providers/" + id + ".yaml", data, nil
 }
 
-// isBuiltinBytes reports whether data is, byte for byte (line endings
+// IsBuiltinBytes reports whether data is, byte for byte (line endings
 // aside), the built-in profile id at version or at any embedded tag.
-func isBuiltinBytes(id string, data []byte) bool {
+func IsBuiltinBytes(id string, data []byte) bool {
 	norm := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	tags, _ := fs.ReadDir(builtinFS, "builtin")
 	names := make([]string, 0, len(tags))

@@ -11,32 +11,32 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // checker reports the findings of validate_profile_set for one profile.
 type checker struct {
 	version string
 	p       *Profile
-	diags   []validate.Diagnostic
+	diags   []openshell.Diagnostic
 }
 
 func (c *checker) has(since string) bool { return semver.Compare(c.version, since) >= 0 }
 
 // at reports at path's position in the profile (or its nearest decoded
 // ancestor).
-func (c *checker) at(path string, sev validate.Severity, code, hint, format string, args ...any) {
-	line, col := c.p.position(path)
-	c.diags = append(c.diags, validate.Diagnostic{File: c.p.File, Line: line, Column: col, Path: escapeControls(path),
-		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: escapeControls(hint)})
+func (c *checker) at(path string, sev openshell.Severity, code, hint, format string, args ...any) {
+	line, col := c.p.Position(path)
+	c.diags = append(c.diags, openshell.Diagnostic{File: c.p.File, Line: line, Column: col, Path: EscapeControls(path),
+		Severity: sev, Code: code, Message: EscapeControls(fmt.Sprintf(format, args...)), Hint: EscapeControls(hint)})
 }
 
 func (c *checker) errorf(path, code, hint, format string, args ...any) {
-	c.at(path, validate.SeverityError, code, hint, format, args...)
+	c.at(path, openshell.SeverityError, code, hint, format, args...)
 }
 
-// position returns the line and column of path, or of its nearest ancestor.
-func (p *Profile) position(path string) (int, int) {
+// Position returns the line and column of path in the profile's file, or of
+// its nearest decoded ancestor (1, 1 when none was decoded).
+func (p *Profile) Position(path string) (int, int) {
 	for path != "" {
 		if pos, ok := p.pos[path]; ok {
 			return pos.line, pos.col
@@ -70,13 +70,13 @@ func NormalizeID(s string) (string, bool) {
 	return id, true
 }
 
-// checkSet runs validate_profile_set (profiles.rs:1496-2066 @ v0.0.111,
+// CheckSet runs validate_profile_set (profiles.rs:1496-2066 @ v0.0.111,
 // profiles.rs:1083-1370 @ v0.0.83) over profiles, gated by version: ids
 // unique across the set, then each profile's credentials, discovery,
 // endpoints and binaries. Profiles that are not the built-in catalog also
 // meet the gateway's conflict check (builtin ids cannot be overwritten).
-func checkSet(profiles []*Profile, version string) []validate.Diagnostic {
-	var out []validate.Diagnostic
+func CheckSet(profiles []*Profile, version string) []openshell.Diagnostic {
+	var out []openshell.Diagnostic
 	ids := map[string]bool{}
 	for _, p := range profiles {
 		c := &checker{version: version, p: p}

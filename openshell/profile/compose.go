@@ -165,7 +165,7 @@ func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Compose
 // binaries under name, each with the profile line it came from.
 func (p *Profile) NetworkPolicy(name string) openshell.NetworkPolicy {
 	src := func(path string) []bundle.Source {
-		line, col := p.position(path)
+		line, col := p.Position(path)
 		return []bundle.Source{{File: p.File, Line: line, Column: col, Reason: "provider profile " + p.ID}}
 	}
 	np := openshell.NetworkPolicy{Name: name, Endpoints: []openshell.Endpoint{}, Binaries: []openshell.Binary{}, From: src("")}
@@ -272,3 +272,7 @@ func (m Match) lower(mcp, allowAll bool) openshell.Match {
 	}
 	return out
 }
+
+// Profile returns the profile the layer was composed from (nil for a layer
+// built without one).
+func (l Layer) Profile() *Profile { return l.profile }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // Since is the first OpenShell release with provider profiles (profiles.rs,
@@ -63,24 +62,24 @@ const maxNodeVisits = 200000
 
 type decoder struct {
 	file, version string
-	diags         []validate.Diagnostic
+	diags         []openshell.Diagnostic
 	budget        int
 	pos           map[string]position
 }
 
-func (d *decoder) add(n *yaml.Node, path string, sev validate.Severity, trap bool, code, hint, format string, args ...any) {
+func (d *decoder) add(n *yaml.Node, path string, sev openshell.Severity, trap bool, code, hint, format string, args ...any) {
 	line, col := 1, 1
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	d.diags = append(d.diags, validate.Diagnostic{File: d.file, Line: line, Column: col, Path: escapeControls(path),
-		Severity: sev, Code: code, Message: escapeControls(fmt.Sprintf(format, args...)), Hint: hint, Trap: trap})
+	d.diags = append(d.diags, openshell.Diagnostic{File: d.file, Line: line, Column: col, Path: EscapeControls(path),
+		Severity: sev, Code: code, Message: EscapeControls(fmt.Sprintf(format, args...)), Hint: hint, Trap: trap})
 }
 
-// escapeControls writes control and line-separator characters of s (which
+// EscapeControls writes control and line-separator characters of s (which
 // quotes profile content) as Go escapes, so that a value cannot forge a
 // line of the report or of a CI log.
-func escapeControls(s string) string {
+func EscapeControls(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}
@@ -101,11 +100,11 @@ func isControl(r rune) bool {
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, code, hint, format string, args ...any) {
-	d.add(n, path, validate.SeverityError, false, code, hint, format, args...)
+	d.add(n, path, openshell.SeverityError, false, code, hint, format, args...)
 }
 
 func (d *decoder) trapf(n *yaml.Node, path, code, hint, format string, args ...any) {
-	d.add(n, path, validate.SeverityWarning, true, code, hint, format, args...)
+	d.add(n, path, openshell.SeverityWarning, true, code, hint, format, args...)
 }
 
 func (d *decoder) has(since string) bool { return semver.Compare(d.version, since) >= 0 }
@@ -116,11 +115,11 @@ func (d *decoder) has(since string) bool { return semver.Compare(d.version, sinc
 // trap warnings for the keys it silently drops (unknown, or newer than
 // version). The profile is nil when the document is not a mapping. Decode
 // never panics.
-func Decode(file string, data []byte, version string) (*Profile, []validate.Diagnostic) {
+func Decode(file string, data []byte, version string) (*Profile, []openshell.Diagnostic) {
 	d := &decoder{file: file, budget: maxNodeVisits, pos: map[string]position{}}
 	v, err := openshell.NormalizeVersion(version)
 	if err != nil {
-		d.errorf(nil, "", validate.CodeVersionUnsupported, "", "%v", err)
+		d.errorf(nil, "", openshell.CodeVersionUnsupported, "", "%v", err)
 		return nil, d.diags
 	}
 	d.version = v

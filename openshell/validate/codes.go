@@ -4,15 +4,16 @@ package validate
 // meaning; retired codes are not reused. docs/policy-validate.md lists them.
 const (
 	// Document and schema.
-	CodeVersionUnsupported = "OSP000" // target OpenShell version unknown
-	CodeSyntax             = "OSP001" // YAML syntax, empty document, several documents
-	CodeUnknownField       = "OSP002" // key the release's serde struct does not know
-	CodeType               = "OSP003" // wrong YAML type or out-of-range number
-	CodeFieldTooNew        = "OSP004" // field added after the target release
-	CodeRequired           = "OSP005" // required field missing
-	CodeDuplicateKey       = "OSP006" // the same key twice in one mapping (a trap in a name-keyed map: last wins)
-	CodeTooLarge           = "OSP007" // serialized policy over 256 KiB
-	CodeYAMLFeature        = "OSP008" // custom tags, merge keys, over-deep alias expansion
+	// OSP000 (target OpenShell version unknown) is openshell.CodeVersionUnsupported:
+	// the provider profile decoder reports it too.
+	CodeSyntax       = "OSP001" // YAML syntax, empty document, several documents
+	CodeUnknownField = "OSP002" // key the release's serde struct does not know
+	CodeType         = "OSP003" // wrong YAML type or out-of-range number
+	CodeFieldTooNew  = "OSP004" // field added after the target release
+	CodeRequired     = "OSP005" // required field missing
+	CodeDuplicateKey = "OSP006" // the same key twice in one mapping (a trap in a name-keyed map: last wins)
+	CodeTooLarge     = "OSP007" // serialized policy over 256 KiB
+	CodeYAMLFeature  = "OSP008" // custom tags, merge keys, over-deep alias expansion
 
 	// Static sections.
 	CodeVersion         = "OSP010" // version is not 1

@@ -3,10 +3,10 @@
 // release (a field table generated from policycue/schema/openshell), its
 // load-time rejections, its gateway and supervisor checks, and the traps it
 // accepts silently. File validates one document, Policy an in-memory
-// model, All the files of `fullsend policy validate`; every finding is a
-// Diagnostic with a position, a Severity and a stable OSP code
-// (docs/policy-validate.md), the vocabulary openshell/profile reports in
-// too.
+// model, All the files of `fullsend policy validate`; every finding is an
+// openshell.Diagnostic (the vocabulary openshell/profile reports in too)
+// with a position, a severity and a stable OSP code
+// (docs/policy-validate.md).
 //
 // It imports openshell, openshell/glob and internal/suggest only, and never
 // CUE, OPA or openshell/decide.

@@ -28,8 +28,8 @@ func oneEndpoint(ep, extra string) []byte {
 }
 
 type verdict struct {
-	code string   // "" = loads without any error
-	sev  Severity // SeverityError, trap or SeverityWarning
+	code string             // "" = loads without any error
+	sev  openshell.Severity // openshell.SeverityError, trap or openshell.SeverityWarning
 }
 
 var (
@@ -38,7 +38,7 @@ var (
 	v111  = []string{"v0.0.111"}
 )
 
-func refuses(code string) verdict { return verdict{code, SeverityError} }
+func refuses(code string) verdict { return verdict{code, openshell.SeverityError} }
 func trapped(code string) verdict { return verdict{code, trap} }
 
 const (
@@ -196,17 +196,17 @@ func TestValidateMatchesOpenShell(t *testing.T) {
 	}
 }
 
-func checkVerdict(t *testing.T, diags []Diagnostic, want verdict) {
+func checkVerdict(t *testing.T, diags []openshell.Diagnostic, want verdict) {
 	t.Helper()
 	if want.code == "" {
-		if HasErrors(diags) {
+		if openshell.HasErrors(diags) {
 			t.Errorf("OpenShell loads this policy; got errors:\n%s", render(diags))
 		}
 		return
 	}
 	for _, d := range diags {
 		if d.Code == want.code && matchesSeverity(d, want.sev) {
-			if want.sev != SeverityError && HasErrors(diags) {
+			if want.sev != openshell.SeverityError && openshell.HasErrors(diags) {
 				t.Errorf("OpenShell loads this policy; got errors:\n%s", render(diags))
 			}
 			return
@@ -253,7 +253,7 @@ func TestTrapsAreFatal(t *testing.T) {
 	for _, d := range diags {
 		if d.Code == CodeEnforcement {
 			found = true
-			if d.Severity != SeverityWarning || !d.Trap || !d.IsFatal() {
+			if d.Severity != openshell.SeverityWarning || !d.Trap || !d.IsFatal() {
 				t.Errorf("enforcement omitted: %+v", d)
 			}
 		}
@@ -264,7 +264,7 @@ func TestTrapsAreFatal(t *testing.T) {
 	if !found {
 		t.Fatalf("no OSP041:\n%s", render(diags))
 	}
-	if (Diagnostic{Severity: SeverityError}).IsFatal() != true {
+	if (openshell.Diagnostic{Severity: openshell.SeverityError}).IsFatal() != true {
 		t.Error("an error is not fatal")
 	}
 }

@@ -42,23 +42,23 @@ func FuzzValidate(f *testing.F) {
 		version := versions[int(v)%len(versions)]
 		diags := File("fuzz.yaml", data, version)
 		var doc yaml.Node
-		if err := yaml.Unmarshal(data, &doc); err != nil && !HasErrors(diags) {
+		if err := yaml.Unmarshal(data, &doc); err != nil && !openshell.HasErrors(diags) {
 			t.Fatalf("YAML that does not parse (%v) passed validation", err)
 		}
-		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode && !HasErrors(diags) {
+		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode && !openshell.HasErrors(diags) {
 			t.Fatal("a document that is not a mapping passed validation")
 		}
 		// A repeated map key that OpenShell loads (a trap, no error) does
 		// not stop the decoder policy test, lint and the runner use: it
 		// keeps the last entry, as OpenShell does.
-		if !HasErrors(diags) {
+		if !openshell.HasErrors(diags) {
 			if _, err := openshell.Unmarshal(data); err != nil && strings.Contains(err.Error(), "already defined") {
 				t.Fatalf("validation passed but Unmarshal refused a repeated key: %v", err)
 			}
 		}
 		for _, d := range diags {
 			if d.File != "fuzz.yaml" || d.Line < 1 || d.Column < 1 || d.Code == "" || d.Message == "" ||
-				(d.Severity != SeverityError && d.Severity != SeverityWarning) || (d.Trap && d.Severity != SeverityWarning) {
+				(d.Severity != openshell.SeverityError && d.Severity != openshell.SeverityWarning) || (d.Trap && d.Severity != openshell.SeverityWarning) {
 				t.Fatalf("malformed diagnostic %+v", d)
 			}
 		}
@@ -170,7 +170,7 @@ func BenchmarkValidateAll1000(b *testing.B) {
 		inputs[i] = Input{File: fmt.Sprintf("policy-%d.yaml", i), Data: []byte(s)}
 	}
 	for _, r := range All(inputs[:1], "") {
-		if HasErrors(r.Diagnostics) {
+		if openshell.HasErrors(r.Diagnostics) {
 			b.Fatalf("benchmark policy is not valid:\n%s", render(r.Diagnostics))
 		}
 	}

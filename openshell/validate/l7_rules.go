@@ -454,8 +454,8 @@ func (c *checker) checkPersistedQueries(ep *obj, proto string) {
 func (c *checker) demoteToTrap(code, prefix string) {
 	for i := range c.diags {
 		d := &c.diags[i]
-		if d.Code == code && d.Severity == SeverityError && strings.HasPrefix(d.Path, prefix) {
-			d.Severity, d.Trap = SeverityWarning, true
+		if d.Code == code && d.Severity == openshell.SeverityError && strings.HasPrefix(d.Path, prefix) {
+			d.Severity, d.Trap = openshell.SeverityWarning, true
 		}
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // FileReport is the validation result of one policy file.
 type FileReport struct {
-	File        string       `json:"file"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
+	File        string                 `json:"file"`
+	Diagnostics []openshell.Diagnostic `json:"diagnostics"`
 }
 
 // Report is the result of validating several policy files against one
@@ -21,7 +23,7 @@ type Report struct {
 	Files            []FileReport `json:"files"`
 	Errors           int          `json:"errors"`
 	Warnings         int          `json:"warnings"`
-	// Traps counts the warnings that are traps (Diagnostic.Trap): the
+	// Traps counts the warnings that are traps (openshell.Diagnostic.Trap): the
 	// policy loads but does not do what it says.
 	Traps int `json:"traps"`
 }
@@ -31,10 +33,10 @@ func NewReport(version string, files []FileReport) *Report {
 	r := &Report{OpenShellVersion: version, Files: files}
 	for i := range r.Files {
 		if r.Files[i].Diagnostics == nil {
-			r.Files[i].Diagnostics = []Diagnostic{}
+			r.Files[i].Diagnostics = []openshell.Diagnostic{}
 		}
 		for _, d := range r.Files[i].Diagnostics {
-			if d.Severity == SeverityError {
+			if d.Severity == openshell.SeverityError {
 				r.Errors++
 			} else {
 				r.Warnings++

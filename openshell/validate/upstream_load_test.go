@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"gopkg.in/yaml.v3"
 )
 
@@ -96,11 +97,11 @@ func TestUpstreamLoad(t *testing.T) {
 			}
 			counts[c.Tag]++
 			diags := File(c.Name+".yaml", []byte(c.Policy), c.Tag)
-			refused := HasErrors(diags)
+			refused := openshell.HasErrors(diags)
 			if refused != (c.Expect == "refused") {
 				var b strings.Builder
 				for _, d := range diags {
-					if d.Severity == SeverityError || refused != (c.Expect == "refused") && d.Trap {
+					if d.Severity == openshell.SeverityError || refused != (c.Expect == "refused") && d.Trap {
 						b.WriteString("\n  " + d.String())
 					}
 				}

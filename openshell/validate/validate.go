@@ -13,86 +13,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Severity of a validation finding.
-type Severity string
-
-// Severities. An error means OpenShell refuses to load the policy (the
-// gateway rejects it, or the supervisor fails validation and quarantines the
-// sandbox); everything else is at most a warning. A warning that is a trap
-// (Diagnostic.Trap) means OpenShell loads the policy but silently does
-// something other than what it says (audit by omission, a rule that matches
-// nothing, a destination refused per connection); `policy compile` treats
-// traps as errors and `policy validate --strict` fails on every warning.
-const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-)
-
-// Diagnostic is one validation finding with its position in the policy file.
-type Diagnostic struct {
-	File     string   `json:"file"`
-	Line     int      `json:"line"`
-	Column   int      `json:"column"`
-	Path     string   `json:"path,omitempty"`
-	Severity Severity `json:"severity"`
-	Code     string   `json:"code"`
-	Message  string   `json:"message"`
-	Hint     string   `json:"hint,omitempty"`
-	// Trap marks a warning for a policy OpenShell loads but that does not do
-	// what it says; compilers must treat it as an error.
-	Trap bool `json:"trap,omitempty"`
-}
-
-// String renders the diagnostic as `file:line:col: severity[CODE]: message (hint)`.
-func (d Diagnostic) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d:%d: %s[%s]: ", d.File, d.Line, d.Column, d.Severity, d.Code)
-	if d.Path != "" {
-		b.WriteString(d.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(d.Message)
-	if d.Hint != "" {
-		b.WriteString(" (")
-		b.WriteString(d.Hint)
-		b.WriteString(")")
-	}
-	return b.String()
-}
-
-// IsFatal reports whether a compiler must refuse to emit a policy with d:
-// an error, or a trap.
-func (d Diagnostic) IsFatal() bool { return d.Severity == SeverityError || d.Trap }
-
-// HasErrors reports whether any diagnostic is an error.
-func HasErrors(diags []Diagnostic) bool {
-	for _, d := range diags {
-		if d.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
-// ErrInvalidPolicy is returned by callers that turn error diagnostics into an
-// error (see DiagnosticsError).
-var ErrInvalidPolicy = errors.New("invalid OpenShell policy")
-
-// DiagnosticsError wraps the error diagnostics of a validation run as one
-// error (nil when there are none); it matches ErrInvalidPolicy with errors.Is.
-func DiagnosticsError(diags []Diagnostic) error {
-	var lines []string
-	for _, d := range diags {
-		if d.Severity == SeverityError {
-			lines = append(lines, d.String())
-		}
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w:\n%s", ErrInvalidPolicy, strings.Join(lines, "\n"))
-}
-
 // Validate checks one OpenShell policy document offline against what
 // OpenShell at version (canonical or bare, "" for DefaultOpenShellVersion)
 // accepts and does: the closed schema of that release, its load-time
@@ -100,12 +20,12 @@ func DiagnosticsError(diags []Diagnostic) error {
 // silently (audit by omission, L7 fields without a protocol, empty binaries).
 // Every diagnostic carries a line (1 when the document cannot be parsed at
 // all). Diagnostics are sorted by position. Validate never panics.
-func File(filename string, data []byte, version string) []Diagnostic {
+func File(filename string, data []byte, version string) []openshell.Diagnostic {
 	c := &checker{file: filename}
 	v, err := openshell.NormalizeVersion(version)
 	if err != nil {
-		c.diags = append(c.diags, Diagnostic{File: filename, Line: 1, Column: 1, Severity: SeverityError,
-			Code: CodeVersionUnsupported, Message: err.Error(),
+		c.diags = append(c.diags, openshell.Diagnostic{File: filename, Line: 1, Column: 1, Severity: openshell.SeverityError,
+			Code: openshell.CodeVersionUnsupported, Message: err.Error(),
 			Hint: fmt.Sprintf("pass --openshell-version between %s and %s", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion)})
 		return c.diags
 	}
@@ -119,17 +39,17 @@ func File(filename string, data []byte, version string) []Diagnostic {
 // see it, by encoding it exactly as Marshal does and validating the bytes.
 // The diagnostics name the file "<policy>"; their lines are those of the
 // Marshal output.
-func Policy(p *openshell.Policy, version string) []Diagnostic {
+func Policy(p *openshell.Policy, version string) []openshell.Diagnostic {
 	const name = "<policy>"
 	data, err := openshell.Marshal(p, "")
 	if err != nil {
-		return []Diagnostic{{File: name, Line: 1, Column: 1, Severity: SeverityError, Code: CodeSyntax,
+		return []openshell.Diagnostic{{File: name, Line: 1, Column: 1, Severity: openshell.SeverityError, Code: CodeSyntax,
 			Message: err.Error()}}
 	}
 	return File(name, data, version)
 }
 
-func sortDiagnostics(diags []Diagnostic) {
+func sortDiagnostics(diags []openshell.Diagnostic) {
 	sort.SliceStable(diags, func(i, j int) bool {
 		a, b := diags[i], diags[j]
 		if a.Line != b.Line {
@@ -146,7 +66,7 @@ func sortDiagnostics(diags []Diagnostic) {
 type checker struct {
 	file    string
 	version string
-	diags   []Diagnostic
+	diags   []openshell.Diagnostic
 	budget  int // remaining node visits, bounding alias expansion
 	// hostHard is set while checking an endpoint host OpenShell parses
 	// strictly at load (see checkHost).
@@ -157,28 +77,28 @@ type checker struct {
 // 256 KiB document into billions of nodes.
 const maxNodeVisits = 200000
 
-func (c *checker) at(n *yaml.Node, path string, sev Severity, code, hint, format string, args ...any) {
+func (c *checker) at(n *yaml.Node, path string, sev openshell.Severity, code, hint, format string, args ...any) {
 	line, col := 1, 1
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
 	}
-	c.diags = append(c.diags, Diagnostic{File: c.file, Line: line, Column: col, Path: path,
+	c.diags = append(c.diags, openshell.Diagnostic{File: c.file, Line: line, Column: col, Path: path,
 		Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 func (c *checker) errorf(n *yaml.Node, path, code, hint, format string, args ...any) {
-	c.at(n, path, SeverityError, code, hint, format, args...)
+	c.at(n, path, openshell.SeverityError, code, hint, format, args...)
 }
 
 func (c *checker) warnf(n *yaml.Node, path, code, hint, format string, args ...any) {
-	c.at(n, path, SeverityWarning, code, hint, format, args...)
+	c.at(n, path, openshell.SeverityWarning, code, hint, format, args...)
 }
 
 // trapf reports a trap: OpenShell loads the policy, but it does something
 // other than what it says. A warning for `policy validate`, fatal for the
-// compiler (Diagnostic.IsFatal).
+// compiler (openshell.Diagnostic.IsFatal).
 func (c *checker) trapf(n *yaml.Node, path, code, hint, format string, args ...any) {
-	c.at(n, path, SeverityWarning, code, hint, format, args...)
+	c.at(n, path, openshell.SeverityWarning, code, hint, format, args...)
 	c.diags[len(c.diags)-1].Trap = true
 }
 

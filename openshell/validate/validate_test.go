@@ -15,12 +15,12 @@ import (
 
 // trap in a table's severity column means a warning marked Trap: OpenShell
 // loads the policy, but it does not do what it says.
-const trap Severity = "trap"
+const trap openshell.Severity = "trap"
 
 // matchesSeverity reports whether d has the severity a table expects.
-func matchesSeverity(d Diagnostic, want Severity) bool {
+func matchesSeverity(d openshell.Diagnostic, want openshell.Severity) bool {
 	if want == trap {
-		return d.Severity == SeverityWarning && d.Trap
+		return d.Severity == openshell.SeverityWarning && d.Trap
 	}
 	return d.Severity == want && !d.Trap
 }
@@ -32,109 +32,109 @@ var invalidCases = []struct {
 	name     string
 	version  string
 	code     string
-	severity Severity
+	severity openshell.Severity
 	line     int
 	message  string
 }{
-	{"syntax_error", "v0.0.111", "OSP001", SeverityError, 2, "invalid YAML"},
-	{"empty_document", "v0.0.111", "OSP001", SeverityError, 1, "policy is empty"},
-	{"two_documents", "v0.0.111", "OSP001", SeverityError, 19, "more than one YAML document"},
-	{"not_a_mapping", "v0.0.111", "OSP003", SeverityError, 1, "policy must be a YAML mapping"},
-	{"unknown_field", "v0.0.111", "OSP002", SeverityError, 14, "unknown field \"hosts\" in endpoint"},
-	{"unknown_top_level", "v0.0.111", "OSP002", SeverityError, 19, "unknown field \"inference\" in policy"},
-	{"merge_key", "v0.0.111", "OSP002", SeverityError, 12, "unknown field \"<<\""},
-	{"query_glob_not_string", "v0.0.111", "OSP003", SeverityError, 17, "glob must be a string, got integer 1"},
-	{"host_null_literal", "v0.0.111", "OSP003", SeverityWarning, 12, "read as the literal string \"null\""},
-	{"port_quoted", "v0.0.111", "OSP003", SeverityError, 13, "port must be an integer, got quoted \"443\""},
-	{"port_out_of_range", "v0.0.111", "OSP003", SeverityError, 13, "between 0 and 65535"},
-	{"include_workdir_not_bool", "v0.0.111", "OSP003", SeverityError, 3, "include_workdir must be a boolean"},
-	{"field_too_new_uninspected", "v0.0.83", "OSP004", SeverityError, 17, "needs OpenShell v0.0.110"},
-	{"deny_rules_before_v0_0_30", "v0.0.29", "OSP004", SeverityError, 17, "needs OpenShell v0.0.30"},
-	{"network_middlewares_before_v0_0_86", "v0.0.83", "OSP004", SeverityError, 19, "needs OpenShell v0.0.86"},
-	{"missing_version", "v0.0.111", "OSP005", SeverityError, 1, "missing required field \"version\""},
-	{"missing_allow_wrapper", "v0.0.111", "OSP005", SeverityError, 17, "missing required field \"allow\" in rule"},
-	{"duplicate_key", "v0.0.111", "OSP006", SeverityError, 14, "duplicate key \"port\""},
+	{"syntax_error", "v0.0.111", "OSP001", openshell.SeverityError, 2, "invalid YAML"},
+	{"empty_document", "v0.0.111", "OSP001", openshell.SeverityError, 1, "policy is empty"},
+	{"two_documents", "v0.0.111", "OSP001", openshell.SeverityError, 19, "more than one YAML document"},
+	{"not_a_mapping", "v0.0.111", "OSP003", openshell.SeverityError, 1, "policy must be a YAML mapping"},
+	{"unknown_field", "v0.0.111", "OSP002", openshell.SeverityError, 14, "unknown field \"hosts\" in endpoint"},
+	{"unknown_top_level", "v0.0.111", "OSP002", openshell.SeverityError, 19, "unknown field \"inference\" in policy"},
+	{"merge_key", "v0.0.111", "OSP002", openshell.SeverityError, 12, "unknown field \"<<\""},
+	{"query_glob_not_string", "v0.0.111", "OSP003", openshell.SeverityError, 17, "glob must be a string, got integer 1"},
+	{"host_null_literal", "v0.0.111", "OSP003", openshell.SeverityWarning, 12, "read as the literal string \"null\""},
+	{"port_quoted", "v0.0.111", "OSP003", openshell.SeverityError, 13, "port must be an integer, got quoted \"443\""},
+	{"port_out_of_range", "v0.0.111", "OSP003", openshell.SeverityError, 13, "between 0 and 65535"},
+	{"include_workdir_not_bool", "v0.0.111", "OSP003", openshell.SeverityError, 3, "include_workdir must be a boolean"},
+	{"field_too_new_uninspected", "v0.0.83", "OSP004", openshell.SeverityError, 17, "needs OpenShell v0.0.110"},
+	{"deny_rules_before_v0_0_30", "v0.0.29", "OSP004", openshell.SeverityError, 17, "needs OpenShell v0.0.30"},
+	{"network_middlewares_before_v0_0_86", "v0.0.83", "OSP004", openshell.SeverityError, 19, "needs OpenShell v0.0.86"},
+	{"missing_version", "v0.0.111", "OSP005", openshell.SeverityError, 1, "missing required field \"version\""},
+	{"missing_allow_wrapper", "v0.0.111", "OSP005", openshell.SeverityError, 17, "missing required field \"allow\" in rule"},
+	{"duplicate_key", "v0.0.111", "OSP006", openshell.SeverityError, 14, "duplicate key \"port\""},
 	{"duplicate_policy_key", "v0.0.111", "OSP006", trap, 15, "keeps only the last entry; the one at line 9 is silently dropped"},
-	{"custom_tag", "v0.0.111", "OSP008", SeverityError, 12, "custom YAML tag !env"},
+	{"custom_tag", "v0.0.111", "OSP008", openshell.SeverityError, 12, "custom YAML tag !env"},
 	{"version_2", "v0.0.111", "OSP010", trap, 1, "version must be 1"},
-	{"run_as_root", "v0.0.111", "OSP011", SeverityError, 7, "run_as_user \"root\" is root"},
-	{"run_as_uid_zero", "v0.0.111", "OSP011", SeverityError, 7, "run_as_group \"0\" is root"},
-	{"run_as_uid_below_1000_v0_0_83", "v0.0.83", "OSP011", SeverityError, 7, "outside 1000..2000000000"},
-	{"run_as_name", "v0.0.111", "OSP011", SeverityError, 7, "neither \"sandbox\" nor a numeric id"},
-	{"landlock_unknown", "v0.0.111", "OSP012", SeverityWarning, 6, "silently treated as best_effort"},
-	{"fs_relative", "v0.0.111", "OSP013", SeverityError, 5, "path \"tmp\" is not absolute"},
-	{"fs_traversal", "v0.0.111", "OSP014", SeverityError, 4, "has a .. component"},
-	{"fs_too_long", "v0.0.111", "OSP015", SeverityError, 4, "OpenShell allows at most 4096"},
-	{"fs_too_many", "v0.0.111", "OSP016", SeverityError, 3, "lists 259 paths"},
-	{"fs_root_writable", "v0.0.111", "OSP017", SeverityError, 5, "makes the whole filesystem writable"},
-	{"process_omitted", "v0.0.111", "OSP018", SeverityWarning, 1, "process is omitted"},
-	{"reserved_provider_key", "v0.0.111", "OSP020", SeverityError, 9, "reserved prefix"},
+	{"run_as_root", "v0.0.111", "OSP011", openshell.SeverityError, 7, "run_as_user \"root\" is root"},
+	{"run_as_uid_zero", "v0.0.111", "OSP011", openshell.SeverityError, 7, "run_as_group \"0\" is root"},
+	{"run_as_uid_below_1000_v0_0_83", "v0.0.83", "OSP011", openshell.SeverityError, 7, "outside 1000..2000000000"},
+	{"run_as_name", "v0.0.111", "OSP011", openshell.SeverityError, 7, "neither \"sandbox\" nor a numeric id"},
+	{"landlock_unknown", "v0.0.111", "OSP012", openshell.SeverityWarning, 6, "silently treated as best_effort"},
+	{"fs_relative", "v0.0.111", "OSP013", openshell.SeverityError, 5, "path \"tmp\" is not absolute"},
+	{"fs_traversal", "v0.0.111", "OSP014", openshell.SeverityError, 4, "has a .. component"},
+	{"fs_too_long", "v0.0.111", "OSP015", openshell.SeverityError, 4, "OpenShell allows at most 4096"},
+	{"fs_too_many", "v0.0.111", "OSP016", openshell.SeverityError, 3, "lists 259 paths"},
+	{"fs_root_writable", "v0.0.111", "OSP017", openshell.SeverityError, 5, "makes the whole filesystem writable"},
+	{"process_omitted", "v0.0.111", "OSP018", openshell.SeverityWarning, 1, "process is omitted"},
+	{"reserved_provider_key", "v0.0.111", "OSP020", openshell.SeverityError, 9, "reserved prefix"},
 	{"no_endpoints", "v0.0.111", "OSP021", trap, 10, "has no endpoints"},
 	{"empty_binaries", "v0.0.111", "OSP022", trap, 17, "empty binaries list matches no process"},
 	{"binaries_omitted", "v0.0.111", "OSP022", trap, 10, "has no binaries"},
 	{"binary_relative", "v0.0.111", "OSP023", trap, 18, "is not absolute"},
-	{"host_missing", "v0.0.111", "OSP030", SeverityError, 12, "no host and no allowed_ips"},
-	{"port_missing", "v0.0.111", "OSP031", SeverityError, 12, "no port or ports"},
-	{"port_zero_in_ports", "v0.0.111", "OSP032", SeverityError, 13, "port 0 is not a destination port"},
+	{"host_missing", "v0.0.111", "OSP030", openshell.SeverityError, 12, "no host and no allowed_ips"},
+	{"port_missing", "v0.0.111", "OSP031", openshell.SeverityError, 12, "no port or ports"},
+	{"port_zero_in_ports", "v0.0.111", "OSP032", openshell.SeverityError, 13, "port 0 is not a destination port"},
 	{"port_and_ports", "v0.0.111", "OSP033", trap, 14, "mutually exclusive"},
-	{"host_star", "v0.0.111", "OSP035", SeverityError, 12, "would match every host"},
-	{"host_partial_double_star", "v0.0.111", "OSP035", SeverityError, 12, "must be the entire first label"},
-	{"host_middle_wildcard_v0_0_83", "v0.0.83", "OSP035", SeverityError, 12, "later label"},
-	{"host_later_label_partial", "v0.0.111", "OSP035", SeverityError, 12, "later label"},
-	{"host_tld_wildcard", "v0.0.111", "OSP036", SeverityError, 12, "covers a top-level domain"},
+	{"host_star", "v0.0.111", "OSP035", openshell.SeverityError, 12, "would match every host"},
+	{"host_partial_double_star", "v0.0.111", "OSP035", openshell.SeverityError, 12, "must be the entire first label"},
+	{"host_middle_wildcard_v0_0_83", "v0.0.83", "OSP035", openshell.SeverityError, 12, "later label"},
+	{"host_later_label_partial", "v0.0.111", "OSP035", openshell.SeverityError, 12, "later label"},
+	{"host_tld_wildcard", "v0.0.111", "OSP036", openshell.SeverityError, 12, "covers a top-level domain"},
 	{"host_trailing_dot", "v0.0.111", "OSP037", trap, 12, "ends with a dot"},
 	{"host_url", "v0.0.111", "OSP038", trap, 12, "includes a URL scheme"},
 	{"host_with_port", "v0.0.111", "OSP038", trap, 12, "includes a port"},
-	{"protocol_unknown", "v0.0.111", "OSP040", SeverityError, 14, "unknown protocol \"https\""},
+	{"protocol_unknown", "v0.0.111", "OSP040", openshell.SeverityError, 14, "unknown protocol \"https\""},
 	{"protocol_uppercase", "v0.0.111", "OSP040", trap, 14, "protocol \"REST\" is not lower case"},
-	{"protocol_tcp_v0_0_83", "v0.0.83", "OSP040", SeverityError, 14, "needs OpenShell v0.0.111"},
-	{"protocol_mcp_before_v0_0_72", "v0.0.53", "OSP040", SeverityError, 14, "needs OpenShell v0.0.72"},
+	{"protocol_tcp_v0_0_83", "v0.0.83", "OSP040", openshell.SeverityError, 14, "needs OpenShell v0.0.111"},
+	{"protocol_mcp_before_v0_0_72", "v0.0.53", "OSP040", openshell.SeverityError, 14, "needs OpenShell v0.0.72"},
 	{"enforcement_omitted", "v0.0.111", "OSP041", trap, 12, "enforcement is omitted, which means audit"},
 	{"enforcement_typo", "v0.0.111", "OSP041", trap, 15, "silently treated as audit"},
-	{"enforcement_audit", "v0.0.111", "OSP041", SeverityWarning, 15, "logs rule violations but allows them"},
+	{"enforcement_audit", "v0.0.111", "OSP041", openshell.SeverityWarning, 15, "logs rule violations but allows them"},
 	{"access_unknown", "v0.0.111", "OSP042", trap, 16, "unknown access preset \"readonly\""},
-	{"access_and_rules", "v0.0.111", "OSP043", SeverityError, 17, "mutually exclusive"},
-	{"access_on_mcp", "v0.0.111", "OSP044", SeverityError, 16, "protocol mcp does not support access presets"},
-	{"access_on_json_rpc", "v0.0.111", "OSP044", SeverityError, 16, "protocol json-rpc does not support access presets"},
-	{"sql_enforce", "v0.0.111", "OSP045", SeverityError, 15, "protocol sql cannot be enforced"},
-	{"tcp_with_access", "v0.0.111", "OSP046", SeverityError, 16, "protocol tcp does not support L7-only fields: access, enforcement"},
-	{"tcp_ip_literal", "v0.0.111", "OSP047", SeverityError, 12, "must use a DNS hostname, not an IP literal"},
+	{"access_and_rules", "v0.0.111", "OSP043", openshell.SeverityError, 17, "mutually exclusive"},
+	{"access_on_mcp", "v0.0.111", "OSP044", openshell.SeverityError, 16, "protocol mcp does not support access presets"},
+	{"access_on_json_rpc", "v0.0.111", "OSP044", openshell.SeverityError, 16, "protocol json-rpc does not support access presets"},
+	{"sql_enforce", "v0.0.111", "OSP045", openshell.SeverityError, 15, "protocol sql cannot be enforced"},
+	{"tcp_with_access", "v0.0.111", "OSP046", openshell.SeverityError, 16, "protocol tcp does not support L7-only fields: access, enforcement"},
+	{"tcp_ip_literal", "v0.0.111", "OSP047", openshell.SeverityError, 12, "must use a DNS hostname, not an IP literal"},
 	{"access_without_protocol", "v0.0.111", "OSP048", trap, 14, "grants full L4 access"},
 	{"rules_without_protocol", "v0.0.111", "OSP048", trap, 14, "grants full L4 access"},
-	{"deny_rules_without_protocol", "v0.0.111", "OSP048", SeverityError, 14, "deny_rules require a protocol"},
-	{"protocol_without_allow_set", "v0.0.111", "OSP049", SeverityError, 12, "requires rules or access"},
-	{"tls_terminate", "v0.0.111", "OSP050", SeverityWarning, 17, "deprecated and ignored"},
+	{"deny_rules_without_protocol", "v0.0.111", "OSP048", openshell.SeverityError, 14, "deny_rules require a protocol"},
+	{"protocol_without_allow_set", "v0.0.111", "OSP049", openshell.SeverityError, 12, "requires rules or access"},
+	{"tls_terminate", "v0.0.111", "OSP050", openshell.SeverityWarning, 17, "deprecated and ignored"},
 	{"tls_unknown", "v0.0.111", "OSP050", trap, 17, "unknown tls value \"strict\""},
-	{"tls_skip_l7_443", "v0.0.111", "OSP051", SeverityWarning, 17, "cannot see encrypted traffic"},
-	{"rules_empty", "v0.0.111", "OSP052", SeverityWarning, 16, "same as omitting rules"},
-	{"rule_denies_all", "v0.0.111", "OSP053", SeverityError, 17, "would deny all traffic"},
-	{"rule_unknown_method", "v0.0.111", "OSP054", SeverityWarning, 17, "unknown rest method \"FETCH\""},
+	{"tls_skip_l7_443", "v0.0.111", "OSP051", openshell.SeverityWarning, 17, "cannot see encrypted traffic"},
+	{"rules_empty", "v0.0.111", "OSP052", openshell.SeverityWarning, 16, "same as omitting rules"},
+	{"rule_denies_all", "v0.0.111", "OSP053", openshell.SeverityError, 17, "would deny all traffic"},
+	{"rule_unknown_method", "v0.0.111", "OSP054", openshell.SeverityWarning, 17, "unknown rest method \"FETCH\""},
 	{"rule_path_relative", "v0.0.111", "OSP055", trap, 17, "never matches a request"},
-	{"rule_glob_unbalanced", "v0.0.111", "OSP056", SeverityWarning, 17, "unbalanced brackets"},
-	{"query_any_empty", "v0.0.111", "OSP057", SeverityError, 20, "any: [] matches nothing"},
-	{"query_glob_key", "v0.0.111", "OSP002", SeverityError, 20, "unknown matcher key \"glob\""},
-	{"sql_command_on_rest", "v0.0.111", "OSP058", SeverityWarning, 17, "command is for protocol sql"},
-	{"credential_signing_unknown", "v0.0.111", "OSP059", SeverityError, 17, "unknown credential_signing \"sigv5\""},
+	{"rule_glob_unbalanced", "v0.0.111", "OSP056", openshell.SeverityWarning, 17, "unbalanced brackets"},
+	{"query_any_empty", "v0.0.111", "OSP057", openshell.SeverityError, 20, "any: [] matches nothing"},
+	{"query_glob_key", "v0.0.111", "OSP002", openshell.SeverityError, 20, "unknown matcher key \"glob\""},
+	{"sql_command_on_rest", "v0.0.111", "OSP058", openshell.SeverityWarning, 17, "command is for protocol sql"},
+	{"credential_signing_unknown", "v0.0.111", "OSP059", openshell.SeverityError, 17, "unknown credential_signing \"sigv5\""},
 	{"allowed_ips_invalid", "v0.0.111", "OSP060", trap, 17, "is not an IP address or CIDR"},
 	{"allowed_ips_placeholder", "v0.0.111", "OSP060", trap, 17, "is not an IP address or CIDR"},
 	{"allowed_ips_loopback", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
 	{"allowed_ips_metadata", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
 	{"allowed_ips_everything", "v0.0.111", "OSP061", trap, 17, "overlaps an always-blocked range"},
-	{"allowed_ips_broad", "v0.0.111", "OSP062", SeverityWarning, 17, "broader than /16"},
+	{"allowed_ips_broad", "v0.0.111", "OSP062", openshell.SeverityWarning, 17, "broader than /16"},
 	{"host_metadata_ip", "v0.0.111", "OSP063", trap, 12, "always-blocked address"},
 	{"host_localhost", "v0.0.111", "OSP063", trap, 12, "resolves to loopback"},
 	{"control_plane_port", "v0.0.111", "OSP064", trap, 13, "blocked control-plane port"},
-	{"internal_host_before_v0_0_53", "v0.0.52", "OSP065", SeverityWarning, 12, "looks internal"},
-	{"ambiguous_enforcement", "v0.0.111", "OSP070", SeverityError, 21, "conflicting settings: enforcement enforce vs audit"},
-	{"ambiguous_tcp_vs_rest", "v0.0.111", "OSP070", SeverityError, 21, "explicit tcp false vs true"},
-	{"process_empty", "v0.0.111", "OSP018", SeverityWarning, 7, "sets neither run_as_user nor run_as_group"},
-	{"binary_harness", "v0.0.111", "OSP058", SeverityWarning, 19, "harness is deprecated and ignored"},
+	{"internal_host_before_v0_0_53", "v0.0.52", "OSP065", openshell.SeverityWarning, 12, "looks internal"},
+	{"ambiguous_enforcement", "v0.0.111", "OSP070", openshell.SeverityError, 21, "conflicting settings: enforcement enforce vs audit"},
+	{"ambiguous_tcp_vs_rest", "v0.0.111", "OSP070", openshell.SeverityError, 21, "explicit tcp false vs true"},
+	{"process_empty", "v0.0.111", "OSP018", openshell.SeverityWarning, 7, "sets neither run_as_user nor run_as_group"},
+	{"binary_harness", "v0.0.111", "OSP058", openshell.SeverityWarning, 19, "harness is deprecated and ignored"},
 	{"port_and_ports_silent_drop", "v0.0.111", "OSP033", trap, 14, "silently drops port"},
 	{"host_wildcard_tld_label", "v0.0.111", "OSP036", trap, 12, "wildcard in the top-level label"},
-	{"ambiguous_mcp_options", "v0.0.111", "OSP070", SeverityError, 15, "mcp.strict_tool_names=true vs max_body_bytes=65536 mcp.strict_tool_names=false"},
-	{"rule_dead", "v0.0.111", "OSP053", SeverityWarning, 18, "rule has no allow condition and matches nothing"},
+	{"ambiguous_mcp_options", "v0.0.111", "OSP070", openshell.SeverityError, 15, "mcp.strict_tool_names=true vs max_body_bytes=65536 mcp.strict_tool_names=false"},
+	{"rule_dead", "v0.0.111", "OSP053", openshell.SeverityWarning, 18, "rule has no allow condition and matches nothing"},
 	{"host_ip_outside_allowed_ips", "v0.0.111", "OSP066", trap, 12, "outside the endpoint's allowed_ips"},
-	{"endpoint_path_relative", "v0.0.111", "OSP055", SeverityError, 17, "endpoint path must start with / or be **"},
+	{"endpoint_path_relative", "v0.0.111", "OSP055", openshell.SeverityError, 17, "endpoint path must start with / or be **"},
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
@@ -170,7 +170,7 @@ func TestValidateInvalidFixtures(t *testing.T) {
 	}
 }
 
-func render(diags []Diagnostic) string {
+func render(diags []openshell.Diagnostic) string {
 	var b strings.Builder
 	for _, d := range diags {
 		b.WriteString("  " + d.String() + "\n")
@@ -217,20 +217,20 @@ func TestValidateVersionGates(t *testing.T) {
 		{"uid 1000 on v0.0.76", withUser("1000"), "v0.0.76", nil},
 		{"uid 1000 on v0.0.75", withUser("1000"), "v0.0.75", []string{CodeProcessIdentity}},
 		{"uid 4294967295 on v0.0.111", withUser("4294967295"), "v0.0.111", []string{CodeProcessIdentity}},
-		{"unsupported old version", tcpPolicy, "v0.0.21", []string{CodeVersionUnsupported}},
-		{"unsupported new version", tcpPolicy, "v0.1.0", []string{CodeVersionUnsupported}},
-		{"not a version", tcpPolicy, "latest", []string{CodeVersionUnsupported}},
+		{"unsupported old version", tcpPolicy, "v0.0.21", []string{openshell.CodeVersionUnsupported}},
+		{"unsupported new version", tcpPolicy, "v0.1.0", []string{openshell.CodeVersionUnsupported}},
+		{"not a version", tcpPolicy, "latest", []string{openshell.CodeVersionUnsupported}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := File("p.yaml", tc.data, tc.version)
 			got := map[string]bool{}
 			for _, d := range diags {
-				if d.Severity == SeverityError {
+				if d.Severity == openshell.SeverityError {
 					got[d.Code] = true
 				}
 			}
-			if len(tc.codes) == 0 && HasErrors(diags) {
+			if len(tc.codes) == 0 && openshell.HasErrors(diags) {
 				t.Fatalf("want accepted, got:\n%s", render(diags))
 			}
 			for _, code := range tc.codes {
@@ -278,7 +278,7 @@ func TestValidateAliasBomb(t *testing.T) {
 	}
 	b.WriteString("filesystem_policy: {read_only: *a8}\n")
 	diags := File("bomb.yaml", []byte(b.String()), "")
-	if !HasErrors(diags) {
+	if !openshell.HasErrors(diags) {
 		t.Fatal("alias bomb accepted")
 	}
 }
@@ -301,10 +301,10 @@ func TestValidatePolicyModel(t *testing.T) {
 	}
 	p.NetworkPolicies["gh"].Endpoints[0].Access = "read-only"
 	diags := Policy(p, "v0.0.83")
-	if !HasErrors(diags) || diags[0].File != "<policy>" || diags[0].Code != CodeAccessAndRules {
+	if !openshell.HasErrors(diags) || diags[0].File != "<policy>" || diags[0].Code != CodeAccessAndRules {
 		t.Fatalf("want %s, got:\n%s", CodeAccessAndRules, render(diags))
 	}
-	if err := DiagnosticsError(diags); err == nil {
+	if err := openshell.DiagnosticsError(diags); err == nil {
 		t.Fatal("DiagnosticsError returned nil for errors")
 	}
 }
@@ -468,7 +468,7 @@ func TestValidateControlPlanePorts(t *testing.T) {
 			if tc.version == "v0.0.52" {
 				data = bytes.Replace(data, []byte("hard_requirement"), []byte("best_effort"), 1)
 			}
-			var found *Diagnostic
+			var found *openshell.Diagnostic
 			diags := File("p.yaml", data, tc.version)
 			for i := range diags {
 				if diags[i].Code == CodeControlPlanePort {
@@ -478,7 +478,7 @@ func TestValidateControlPlanePorts(t *testing.T) {
 			if found == nil {
 				t.Fatalf("no %s:\n%s", CodeControlPlanePort, render(diags))
 			}
-			if found.Severity != SeverityWarning || found.Trap != tc.trap {
+			if found.Severity != openshell.SeverityWarning || found.Trap != tc.trap {
 				t.Errorf("severity %v trap %v, want a warning with trap %v:\n%s", found.Severity, found.Trap, tc.trap, render(diags))
 			}
 		})

@@ -1,4 +1,4 @@
-package profile
+package check
 
 import (
 	"os"
@@ -6,18 +6,18 @@ import (
 )
 
 func BenchmarkValidateBuiltinAWSS3(b *testing.B) {
-	data, err := os.ReadFile("builtin/v0.0.111/aws-s3.yaml")
+	data, err := os.ReadFile("../builtin/v0.0.111/aws-s3.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		Validate("aws-s3.yaml", data, "v0.0.111")
+		File("aws-s3.yaml", data, "v0.0.111")
 	}
 }
 
 func BenchmarkValidateSmall(b *testing.B) {
 	data := []byte("id: x\ndisplay_name: X\nendpoints: [{host: a.example.com, port: 443, protocol: rest, access: read-only, enforcement: enforce}]\nbinaries: [/usr/bin/gh]\n")
 	for b.Loop() {
-		Validate("x.yaml", data, "v0.0.111")
+		File("x.yaml", data, "v0.0.111")
 	}
 }

@@ -1,69 +1,41 @@
-package profile
+package check
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
-// IsProfile reports whether data has the shape of a provider profile rather
-// than a sandbox policy: a top-level mapping with an id and endpoints,
-// credentials, binaries or display_name, and none of a policy's top-level
-// keys (version, network_policies, filesystem_policy, landlock, process).
-// It looks at keys only, so a broken profile is still recognised.
-func IsProfile(data []byte) bool {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 {
-		return false
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return false
-	}
-	keys := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		keys[root.Content[i].Value] = true
-	}
-	for _, k := range []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"} {
-		if keys[k] {
-			return false
-		}
-	}
-	return keys["id"] && (keys["endpoints"] || keys["credentials"] || keys["binaries"] || keys["display_name"])
-}
-
-// ValidateAll validates provider profile files as one set, the way
+// All validates provider profile files as one set, the way
 // `openshell provider profile lint --from DIR` does at version: each file
-// decoded (Decode), then validate_profile_set over all of them (ids unique
+// decoded (profile.Decode), then validate_profile_set over all of them (ids unique
 // across the set, a built-in id refused unless the file is the built-in
 // itself), then each profile's endpoints as the network policy its layer
 // becomes in the composed policy (validate.File, findings mapped back
 // to the profile's lines). Reports come in input order, diagnostics sorted
 // by position.
-func ValidateAll(inputs []validate.Input, version string) []validate.FileReport {
+func All(inputs []validate.Input, version string) []validate.FileReport {
 	out := make([]validate.FileReport, len(inputs))
 	v, verr := openshell.NormalizeVersion(version)
-	var profiles []*Profile
-	idx := map[*Profile]int{}
+	var profiles []*profile.Profile
+	idx := map[*profile.Profile]int{}
 	for i, in := range inputs {
-		p, diags := Decode(in.File, in.Data, version)
+		p, diags := profile.Decode(in.File, in.Data, version)
 		out[i] = validate.FileReport{File: in.File, Diagnostics: diags}
 		// OpenShell stops at a profile that does not deserialize
 		// (parse_profile_yaml fails): no set check, no layer.
-		if p == nil || verr != nil || validate.HasErrors(diags) {
+		if p == nil || verr != nil || openshell.HasErrors(diags) {
 			continue
 		}
-		p.Builtin = isBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
+		p.Builtin = profile.IsBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
 		profiles = append(profiles, p)
 		idx[p] = i
 	}
-	byFile := map[int][]validate.Diagnostic{}
-	for _, d := range checkSet(profiles, v) {
+	byFile := map[int][]openshell.Diagnostic{}
+	for _, d := range profile.CheckSet(profiles, v) {
 		for p, i := range idx {
 			if p.File == d.File {
 				byFile[i] = append(byFile[i], d)
@@ -81,9 +53,9 @@ func ValidateAll(inputs []validate.Input, version string) []validate.FileReport 
 	return out
 }
 
-// Validate validates one profile file (see ValidateAll).
-func Validate(file string, data []byte, version string) []validate.Diagnostic {
-	return ValidateAll([]validate.Input{{File: file, Data: data}}, version)[0].Diagnostics
+// File validates one profile file (see All).
+func File(file string, data []byte, version string) []openshell.Diagnostic {
+	return All([]validate.Input{{File: file, Data: data}}, version)[0].Diagnostics
 }
 
 // layerDiagnostics validates p's endpoints and binaries as the network
@@ -92,23 +64,23 @@ func Validate(file string, data []byte, version string) []validate.Diagnostic {
 // effective_policy, grpc/policy.rs:1155-1164 @ v0.0.111; the supervisor's
 // load-time validation). Findings keep openshell's OSP codes and take the
 // profile's positions; what would be an error there is a trap warning here,
-// since the profile itself imports (CheckComposed reports it as an error
+// since the profile itself imports (Composed reports it as an error
 // for a sandbox that attaches it). Left out: the reserved key itself (OSP020, the
 // gateway's own), the static sections the base policy supplies, findings
 // on an endpoint profile lint already refused, and, for a profile without
 // endpoints (credentials only, bound by credential_binding), the empty
 // layer (grpc/policy.rs:2300-2302 @ v0.0.111 tracks those apart).
-func layerDiagnostics(p *Profile, version string, prior []validate.Diagnostic) []validate.Diagnostic {
-	key := ProviderRuleName(p.ID)
+func layerDiagnostics(p *profile.Profile, version string, prior []openshell.Diagnostic) []openshell.Diagnostic {
+	key := profile.ProviderRuleName(p.ID)
 	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
 	refused := map[string]bool{}
 	for _, d := range prior {
-		if d.Severity == validate.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
+		if d.Severity == openshell.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
 			refused[d.Path[:strings.IndexByte(d.Path, ']')+1]] = true
 		}
 	}
 	prefix := "network_policies." + key
-	var out []validate.Diagnostic
+	var out []openshell.Diagnostic
 	for _, d := range validate.Policy(pol, version) {
 		if d.Path != prefix && !strings.HasPrefix(d.Path, prefix+".") {
 			continue
@@ -127,12 +99,12 @@ func layerDiagnostics(p *Profile, version string, prior []validate.Diagnostic) [
 		}
 		d.File = p.File
 		d.Path = path
-		d.Line, d.Column = p.position(path)
-		if d.Severity == validate.SeverityError {
+		d.Line, d.Column = p.Position(path)
+		if d.Severity == openshell.SeverityError {
 			// The profile imports (profile lint does not run this check);
 			// a sandbox that attaches it fails: a trap for validate, an
-			// error for Compose's callers (CheckComposed).
-			d.Severity, d.Trap = validate.SeverityWarning, true
+			// error for Compose's callers (Composed).
+			d.Severity, d.Trap = openshell.SeverityWarning, true
 			d.Message += " (composed under " + key + ": the profile imports, but attaching it fails)"
 		} else {
 			d.Message += " (composed under " + key + ")"
@@ -154,7 +126,7 @@ func profilePath(path string) string {
 	return path
 }
 
-func sortDiagnostics(diags []validate.Diagnostic) {
+func sortDiagnostics(diags []openshell.Diagnostic) {
 	sort.SliceStable(diags, func(i, j int) bool {
 		a, b := diags[i], diags[j]
 		if a.Line != b.Line {

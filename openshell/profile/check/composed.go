@@ -1,0 +1,79 @@
+package check
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
+)
+
+// ErrComposition is returned when the composed policy is one OpenShell
+// refuses (Composed found an error).
+var ErrComposition = errors.New("composed policy refused")
+
+// Composed validates the composed policy c as the gateway does when a
+// provider is attached (validate_candidate_effective_policy, grpc/policy.rs
+// :1155-1164 @ v0.0.111: the endpoint ambiguity check over base and layers)
+// and as the supervisor loads it, and returns the findings that concern a
+// layer, at the profile's lines: here an error is an attachment OpenShell
+// refuses. The reserved keys themselves are the gateway's (no OSP020).
+func Composed(c *profile.Composed, version string) []openshell.Diagnostic {
+	if len(c.Layers) == 0 {
+		return nil
+	}
+	var out []openshell.Diagnostic
+	for _, d := range validate.Policy(c.Policy, version) {
+		if d.Code == validate.CodeReservedKey || d.Code == validate.CodeStaticOmitted {
+			continue
+		}
+		layer, rest, ok := layerPath(c, d.Path)
+		if !ok {
+			// An ambiguity between the policy's own endpoint and a
+			// layer's: report it at the layer's endpoint.
+			if d.Code != validate.CodeAmbiguousEndpoints {
+				continue
+			}
+			m := layerEndpointRE.FindStringSubmatch(d.Message)
+			if m == nil {
+				continue
+			}
+			var found bool
+			if layer, found = c.LayerOf(m[1]); !found {
+				continue
+			}
+			rest = "endpoints[" + m[2] + "]"
+		}
+		if (d.Code == validate.CodeNoEndpoints || d.Code == validate.CodeNoBinaries) && len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0 {
+			continue
+		}
+		d.File = layer.File
+		d.Path = profilePath(rest)
+		if p := layer.Profile(); p != nil {
+			d.Line, d.Column = p.Position(d.Path)
+		}
+		d.Message += " (layer " + layer.Key + ", provider " + profile.EscapeControls(layer.Provider) + ")"
+		out = append(out, d)
+	}
+	sortDiagnostics(out)
+	return out
+}
+
+// layerPath splits network_policies.<layer key>.rest.
+func layerPath(c *profile.Composed, p string) (profile.Layer, string, bool) {
+	for _, l := range c.Layers {
+		prefix := "network_policies." + l.Key
+		if p == prefix {
+			return l, "", true
+		}
+		if rest, ok := strings.CutPrefix(p, prefix+"."); ok {
+			return l, rest, true
+		}
+	}
+	return profile.Layer{}, "", false
+}
+
+// layerEndpointRE finds "<layer key>.endpoints[N]" in an ambiguity message.
+var layerEndpointRE = regexp.MustCompile(`(_provider_[a-z0-9_]+)\.endpoints\[(\d+)\]`)
