@@ -216,6 +216,9 @@ func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, erro
 		}
 		files, _ := filepath.Glob(filepath.Join(arg, "*.yaml"))
 		if len(files) == 0 {
+			if _, err := os.Stat(filepath.Join(arg, "policies", "manifest.json")); err == nil {
+				return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies (hint: it is a project; lint its bundle: fullsend policy lint %s)", arg, filepath.Join(arg, "policies"))
+			}
 			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
 		}
 		files, profiles, err := splitProfiles(files)

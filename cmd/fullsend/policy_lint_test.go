@@ -113,3 +113,17 @@ func TestPolicyLintWriteContext(t *testing.T) {
 		t.Fatalf("context %+v", c)
 	}
 }
+
+// TestPolicyLintProjectDirHint: a project directory given where a policies
+// directory is wanted is a usage error that names the bundle to lint.
+func TestPolicyLintProjectDirHint(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "triage")
+	out, code := runCLIErr(t, "policy", "lint", dir)
+	if want := "fullsend policy lint " + filepath.Join(dir, "policies"); code != 2 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, want 2 and %q in:\n%s", code, want, out)
+	}
+	empty := t.TempDir()
+	if out, code := runCLIErr(t, "policy", "lint", empty); code != 2 || strings.Contains(out, "hint: it is a project") {
+		t.Fatalf("empty directory: exit %d\n%s", code, out)
+	}
+}
