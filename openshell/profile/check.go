@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -265,26 +266,7 @@ var (
 func (c *checker) checkRefresh(base string, cr Credential) {
 	r := cr.Refresh
 	path := base + ".refresh"
-	if r.Strategy == "" {
-		c.errorf(path+".strategy", CodeRefresh, "e.g. strategy: oauth2_refresh_token", "refresh strategy is required")
-	}
-	if r.RefreshBeforeSeconds < 0 {
-		c.errorf(path+".refresh_before_seconds", CodeRefresh, "", "refresh_before_seconds must be greater than or equal to 0")
-	}
-	if r.MaxLifetimeSeconds < 0 {
-		c.errorf(path+".max_lifetime_seconds", CodeRefresh, "", "max_lifetime_seconds must be greater than or equal to 0")
-	}
-	names := map[string]bool{}
-	for i, m := range r.Material {
-		n := strings.TrimSpace(m.Name)
-		mp := fmt.Sprintf("%s.material[%d].name", path, i)
-		if n == "" {
-			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
-		} else if names[n] {
-			c.errorf(mp, CodeRefresh, "", "duplicate refresh material name: %s", n)
-		}
-		names[n] = true
-	}
+	c.checkRefreshFields(path, r)
 	if !c.has("v0.0.86") {
 		return
 	}
@@ -308,36 +290,12 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 			c.errorf(op+".output", CodeRefresh, "", "duplicate refresh additional output: %s", id)
 		}
 		seen[id] = true
-		known := false
-		for _, k := range required {
-			known = known || k == id
-		}
-		if known {
+		if slices.Contains(required, id) {
 			mapped[id] = true
 		} else if len(required) > 0 {
 			c.errorf(op+".output", CodeRefresh, "", "strategy %s does not produce output '%s'", strategy, id)
 		}
-		var sib *Credential
-		for k := range c.p.Credentials {
-			if c.p.Credentials[k].Name == cred {
-				sib = &c.p.Credentials[k]
-				break
-			}
-		}
-		if sib == nil {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
-			continue
-		}
-		if sib.Refresh != nil {
-			c.errorf(op+".credential", CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
-		}
-		if len(sib.EnvVars) != 1 {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh output credential '%s' must declare exactly one env var", cred)
-			continue
-		}
-		if want, ok := outputEnvKey[[2]string{r.Strategy, id}]; ok && sib.EnvVars[0] != want {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh output '%s' must map to env var %s, found %s", id, want, sib.EnvVars[0])
-		}
+		c.checkOutputCredential(op+".credential", r.Strategy, id, cred)
 	}
 	for _, k := range required {
 		if !mapped[k] {
@@ -346,6 +304,58 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 	}
 	if want, ok := primaryEnvKey[r.Strategy]; ok && (len(cr.EnvVars) != 1 || cr.EnvVars[0] != want) {
 		c.errorf(base+".env_vars", CodeRefresh, "", "strategy %s requires primary credential to map to env var %s", strategy, want)
+	}
+}
+
+// checkRefreshFields checks the strategy, the two durations and the
+// material names of a refresh block at path.
+func (c *checker) checkRefreshFields(path string, r *Refresh) {
+	if r.Strategy == "" {
+		c.errorf(path+".strategy", CodeRefresh, "e.g. strategy: oauth2_refresh_token", "refresh strategy is required")
+	}
+	if r.RefreshBeforeSeconds < 0 {
+		c.errorf(path+".refresh_before_seconds", CodeRefresh, "", "refresh_before_seconds must be greater than or equal to 0")
+	}
+	if r.MaxLifetimeSeconds < 0 {
+		c.errorf(path+".max_lifetime_seconds", CodeRefresh, "", "max_lifetime_seconds must be greater than or equal to 0")
+	}
+	names := map[string]bool{}
+	for i, m := range r.Material {
+		n := strings.TrimSpace(m.Name)
+		mp := fmt.Sprintf("%s.material[%d].name", path, i)
+		if n == "" {
+			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
+		} else if names[n] {
+			c.errorf(mp, CodeRefresh, "", "duplicate refresh material name: %s", n)
+		}
+		names[n] = true
+	}
+}
+
+// checkOutputCredential checks the credential (named cred) that receives a
+// strategy's additional output id: it exists, has no refresh of its own and
+// one env var, the one the strategy's table names.
+func (c *checker) checkOutputCredential(loc, strategy, id, cred string) {
+	var sib *Credential
+	for k := range c.p.Credentials {
+		if c.p.Credentials[k].Name == cred {
+			sib = &c.p.Credentials[k]
+			break
+		}
+	}
+	if sib == nil {
+		c.errorf(loc, CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
+		return
+	}
+	if sib.Refresh != nil {
+		c.errorf(loc, CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
+	}
+	if len(sib.EnvVars) != 1 {
+		c.errorf(loc, CodeRefresh, "", "refresh output credential '%s' must declare exactly one env var", cred)
+		return
+	}
+	if want, ok := outputEnvKey[[2]string{strategy, id}]; ok && sib.EnvVars[0] != want {
+		c.errorf(loc, CodeRefresh, "", "refresh output '%s' must map to env var %s, found %s", id, want, sib.EnvVars[0])
 	}
 }
 
