@@ -33,7 +33,16 @@ func TestContextValue(t *testing.T) {
 		{"empty maps", Context{Agent: "a", Provenance: map[string][]bundle.Source{}, Env: map[string]string{}, Agents: map[string]AgentInfo{}}},
 		{"invalid utf-8", Context{Agent: "a\xff\xfeb", Env: map[string]string{"k": "\xc3"}}},
 		{"invalid utf-8 agents", Context{Agent: "a", Agents: map[string]AgentInfo{"b\xff": {Spawns: []string{"\xfe"}}}}},
+		{"invalid utf-8 source", Context{Agent: "a", Provenance: map[string][]bundle.Source{
+			"p": {{File: "a.md", Reason: "default"}, {File: "c\xff.md", Reason: "r"}},
+		}}},
+		{"valid again after invalid", Context{Agent: "a", Provenance: map[string][]bundle.Source{
+			"p": {{File: "a.md", Reason: "default"}},
+		}}},
 	}
+	// One memo for all cases, as a Lint worker keeps one for all its
+	// inputs: terms built for one context must read the same in the next.
+	memo := newTermMemo()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, want := tt.c.value(), tt.c.jsonValue()
@@ -42,8 +51,14 @@ func TestContextValue(t *testing.T) {
 			}
 			// Lint shares the agents' value among the inputs holding the
 			// same map; the context must read the same.
-			if shared := tt.c.valueWith(shareAgents([]Input{{Context: tt.c}})); shared.Compare(want) != 0 {
+			if shared := tt.c.valueWith(shareAgents([]Input{{Context: tt.c}}), nil); shared.Compare(want) != 0 {
 				t.Errorf("value with shared agents:\n%v\nJSON value:\n%v", shared, want)
+			}
+			// Each worker memoizes the terms of strings and sources.
+			for range 2 {
+				if memoized := tt.c.valueWith(nil, memo); memoized.Compare(want) != 0 {
+					t.Errorf("value with a term memo:\n%v\nJSON value:\n%v", memoized, want)
+				}
 			}
 		})
 	}

@@ -106,7 +106,7 @@ func (c Context) DataDocument() map[string]any {
 // (MarshalJSON), built directly, which spares a JSON encode and decode per
 // policy. Contexts with invalid UTF-8 take the JSON route, whose escaping of
 // such strings it does not copy. TestContextValue keeps the two equal.
-func (c *Context) value() ast.Value { return c.valueWith(nil) }
+func (c *Context) value() ast.Value { return c.valueWith(nil, nil) }
 
 // sharedAgents holds the value of each distinct Context.Agents map of a
 // Lint call, built once: ProjectInputs hands every agent the same map of
@@ -139,12 +139,13 @@ func shareAgents(inputs []Input) sharedAgents {
 }
 
 // valueWith is value, taking the agents' value from shared when it holds
-// the context's map.
-func (c *Context) valueWith(shared sharedAgents) ast.Value {
+// the context's map, and the terms of strings and provenance sources from
+// memo when it is not nil.
+func (c *Context) valueWith(shared sharedAgents, memo *termMemo) ast.Value {
 	if c.IsZero() {
 		return ast.NewObject()
 	}
-	b := valueBuilder{}
+	b := valueBuilder{memo: memo}
 	obj := ast.NewObject()
 	if c.Agent != "" {
 		obj.Insert(ast.InternedTerm("agent"), b.str(c.Agent))
@@ -169,15 +170,7 @@ func (c *Context) valueWith(shared sharedAgents) ast.Value {
 		for path, srcs := range c.Provenance {
 			terms := make([]*ast.Term, len(srcs))
 			for i, s := range srcs {
-				o := ast.NewObject(ast.Item(ast.InternedTerm("file"), b.str(s.File)))
-				if s.Line != 0 {
-					o.Insert(ast.InternedTerm("line"), ast.IntNumberTerm(s.Line))
-				}
-				if s.Column != 0 {
-					o.Insert(ast.InternedTerm("column"), ast.IntNumberTerm(s.Column))
-				}
-				o.Insert(ast.InternedTerm("reason"), b.str(s.Reason))
-				terms[i] = ast.NewTerm(o)
+				terms[i] = b.source(s)
 			}
 			var t *ast.Term
 			if srcs == nil {
@@ -210,7 +203,46 @@ func (c *Context) valueWith(shared sharedAgents) ast.Value {
 }
 
 // valueBuilder makes string terms, noting strings that are not valid UTF-8.
-type valueBuilder struct{ invalid bool }
+type valueBuilder struct {
+	invalid bool
+	memo    *termMemo
+}
+
+// termMemo holds the terms of the strings and provenance sources already
+// built by one Lint worker: the contexts of a project's agents repeat the
+// same policy paths and sources (their runtime's and the catalog's
+// baselines), which the memo builds once. Terms are read-only once built,
+// so values may share them. It holds only valid UTF-8 strings.
+type termMemo struct {
+	strs    map[string]*ast.Term
+	sources map[bundle.Source]*ast.Term
+}
+
+func newTermMemo() *termMemo {
+	return &termMemo{strs: map[string]*ast.Term{}, sources: map[bundle.Source]*ast.Term{}}
+}
+
+// source is the value of one provenance source.
+func (b *valueBuilder) source(s bundle.Source) *ast.Term {
+	if b.memo != nil {
+		if t, ok := b.memo.sources[s]; ok {
+			return t
+		}
+	}
+	o := ast.NewObject(ast.Item(ast.InternedTerm("file"), b.str(s.File)))
+	if s.Line != 0 {
+		o.Insert(ast.InternedTerm("line"), ast.IntNumberTerm(s.Line))
+	}
+	if s.Column != 0 {
+		o.Insert(ast.InternedTerm("column"), ast.IntNumberTerm(s.Column))
+	}
+	o.Insert(ast.InternedTerm("reason"), b.str(s.Reason))
+	t := ast.NewTerm(o)
+	if b.memo != nil && utf8.ValidString(s.File) && utf8.ValidString(s.Reason) {
+		b.memo.sources[s] = t
+	}
+	return t
+}
 
 // agents is the value of Context.Agents.
 func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
@@ -230,10 +262,20 @@ func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
 }
 
 func (b *valueBuilder) str(s string) *ast.Term {
+	if b.memo != nil {
+		if t, ok := b.memo.strs[s]; ok {
+			return t
+		}
+	}
 	if !utf8.ValidString(s) {
 		b.invalid = true
+		return ast.StringTerm(s)
 	}
-	return ast.StringTerm(s)
+	t := ast.StringTerm(s)
+	if b.memo != nil {
+		b.memo.strs[s] = t
+	}
+	return t
 }
 
 func (b *valueBuilder) strs(l []string) *ast.Term {
