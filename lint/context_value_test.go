@@ -1,9 +1,12 @@
 package lint
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
 // TestContextValue checks that the context's value, built directly, equals
@@ -61,5 +64,33 @@ func TestContextValue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Lint worker builds every policy's document with one term memo: each
+// document must equal the one built without it.
+func TestDocumentValueMemo(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	files = append(files, "../openshell/testdata/decide/policy.yaml")
+	memo := newTermMemo()
+	n := 0
+	for range 2 {
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := openshell.Unmarshal(raw)
+			if err != nil {
+				continue // the corpus holds policies that do not decode
+			}
+			n++
+			if got, want := documentValue(p, memo), DocumentValue(p); got.Compare(want) != 0 {
+				t.Errorf("%s: with a memo:\n%v\nwithout:\n%v", f, got, want)
+			}
+		}
+	}
+	if n < 20 || len(memo.strs) == 0 {
+		t.Fatalf("%d policies decoded, %d strings memoized: the corpus moved?", n, len(memo.strs))
 	}
 }

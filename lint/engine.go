@@ -372,7 +372,7 @@ func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents, memo 
 	if factsCtx == nil {
 		factsCtx = e.dataContext
 	}
-	doc := DocumentValue(in.Policy)
+	doc := documentValue(in.Policy, terms)
 	facts := factsValue(doc, in.Policy, factsCtx, memo)
 	s, err := e.session(ctx)
 	if err != nil {
