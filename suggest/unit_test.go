@@ -133,3 +133,28 @@ func TestEventCount(t *testing.T) {
 		t.Errorf("EventCount of no inputs = %d", n)
 	}
 }
+
+// refusal checks the log line's host, path, binary and method before the
+// destination, in that order, and lets a plain request through.
+func TestRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    Denial
+		want string // a substring of the reason; "" for none
+	}{
+		{"plain", Denial{Kind: denial.KindL7Deny, Host: "api.example.com", Port: 443, Method: "GET", Path: "/v1/x"}, ""},
+		{"bad host first", Denial{Host: "a b", Path: "/*", Binary: "rel"}, "host is not a DNS name"},
+		{"glob path", Denial{Host: "api.example.com", Path: "/v1/*"}, "path holds characters"},
+		{"relative binary", Denial{Binary: "bin/sh"}, "binary is not a plain absolute"},
+		{"odd method", Denial{Kind: denial.KindL7Deny, Host: "api.example.com", Method: "GET /x"}, "method is not a REST method"},
+		{"odd method on l7-other", Denial{Kind: denial.KindL7Other, Host: "api.example.com", Port: 443, Method: "GET /x"}, ""},
+		{"metadata address", Denial{Host: "169.254.169.254", Port: 80}, "169.254"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := refusal(&tc.d)
+			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("refusal = %q, want one with %q", got, tc.want)
+			}
+		})
+	}
+}
