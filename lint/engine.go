@@ -284,8 +284,9 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(runtime.GOMAXPROCS(0), len(inputs)) {
 		g.Go(func() error {
+			terms := newTermMemo()
 			for i := range next {
-				fs, err := e.lintOne(gctx, &inputs[i], agents, memo)
+				fs, err := e.lintOne(gctx, &inputs[i], agents, memo, terms)
 				if err != nil {
 					return err
 				}
@@ -316,8 +317,8 @@ func (e *Engine) Lint(ctx context.Context, inputs []Input) (*report.Report, erro
 	return rep, nil
 }
 
-func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo) ([]report.Finding, error) {
-	byNS, err := e.eval(ctx, in, agents, memo)
+func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo, terms *termMemo) ([]report.Finding, error) {
+	byNS, err := e.eval(ctx, in, agents, memo, terms)
 	if err != nil {
 		return nil, err
 	}
@@ -355,14 +356,15 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, me
 }
 
 // eval runs the lint query on one input and returns its result: rule
-// namespace -> rule name -> messages (and exceptions).
-func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo) (map[string]any, error) {
+// namespace -> rule name -> messages (and exceptions). terms, when not nil,
+// is the worker's memo of context terms.
+func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents, memo *secretMemo, terms *termMemo) (map[string]any, error) {
 	if in.Policy == nil {
 		return nil, fmt.Errorf("linting %s: no policy", in.label())
 	}
 	var ctxVal ast.Value
 	if !in.Context.IsZero() {
-		ctxVal = in.Context.valueWith(agents)
+		ctxVal = in.Context.valueWith(agents, terms)
 	} else if e.dataContext == nil {
 		ctxVal = ast.NewObject()
 	} // else: the data files' context, already in the store
@@ -370,7 +372,7 @@ func (e *Engine) eval(ctx context.Context, in *Input, agents sharedAgents, memo 
 	if factsCtx == nil {
 		factsCtx = e.dataContext
 	}
-	doc := DocumentValue(in.Policy)
+	doc := documentValue(in.Policy, terms)
 	facts := factsValue(doc, in.Policy, factsCtx, memo)
 	s, err := e.session(ctx)
 	if err != nil {

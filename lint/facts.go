@@ -55,9 +55,9 @@ func FactsDocument(p *openshell.Policy) map[string]any {
 func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMemo) ast.Value {
 	secrets := ast.NewObject()
 	var marked []*ast.Term
-	walkStrings(doc, nil, func(path []string, s string) {
+	walkStrings(doc, make([]pathSeg, 0, 8), func(path []pathSeg, s string) {
 		if strings.Contains(s, "${") || strings.Contains(s, "{{") {
-			marked = append(marked, ast.ArrayTerm(ast.StringTerm(strings.Join(path, "")), ast.StringTerm(s)))
+			marked = append(marked, ast.ArrayTerm(ast.StringTerm(renderPath(path)), ast.StringTerm(s)))
 		}
 		kinds := memo.kinds(s)
 		if len(kinds) == 0 {
@@ -67,7 +67,7 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 		for i, k := range kinds {
 			terms[i] = ast.StringTerm(k)
 		}
-		secrets.Insert(ast.StringTerm(strings.Join(path, "")), ast.ArrayTerm(terms...))
+		secrets.Insert(ast.StringTerm(renderPath(path)), ast.ArrayTerm(terms...))
 	})
 	hosts := ast.NewObject()
 	for _, np := range p.NetworkPolicies {
@@ -197,29 +197,52 @@ func scanSecrets(s string) []string {
 	return scanner.FindAll(s)
 }
 
-// walkStrings calls fn with every string value under v and its path rendered
-// the way lib.render_path renders walk paths: "a.b[0].c".
-func walkStrings(v ast.Value, path []string, fn func([]string, string)) {
+// walkStrings calls fn with every string value under v and its path. The
+// path is rendered only on demand (renderPath): most strings need none, and
+// building it for each was most of the walk's allocations. fn must not keep
+// path, whose backing array the walk reuses.
+func walkStrings(v ast.Value, path []pathSeg, fn func([]pathSeg, string)) {
 	switch x := v.(type) {
 	case ast.String:
 		fn(path, string(x))
 	case ast.Object:
 		x.Foreach(func(k, elem *ast.Term) {
-			ks, ok := k.Value.(ast.String)
-			if !ok {
-				return
+			if ks, ok := k.Value.(ast.String); ok {
+				walkStrings(elem.Value, append(path, pathSeg{key: string(ks)}), fn)
 			}
-			seg := string(ks)
-			if len(path) > 0 {
-				seg = "." + seg
-			}
-			walkStrings(elem.Value, append(path[:len(path):len(path)], seg), fn)
 		})
 	case *ast.Array:
 		for i := range x.Len() {
-			walkStrings(x.Elem(i).Value, append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), fn)
+			walkStrings(x.Elem(i).Value, append(path, pathSeg{index: i, isIndex: true}), fn)
 		}
 	}
+}
+
+// pathSeg is one step of a walk path: an object key or an array index.
+type pathSeg struct {
+	key     string
+	index   int
+	isIndex bool
+}
+
+// renderPath renders a walk path the way lib.render_path renders walk
+// paths: "a.b[0].c".
+func renderPath(path []pathSeg) string {
+	var b strings.Builder
+	for i, seg := range path {
+		switch {
+		case seg.isIndex:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(seg.index))
+			b.WriteByte(']')
+		case i > 0:
+			b.WriteByte('.')
+			b.WriteString(seg.key)
+		default:
+			b.WriteString(seg.key)
+		}
+	}
+	return b.String()
 }
 
 // hostFacts describes one endpoint host: the address it names in any

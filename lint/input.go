@@ -107,7 +107,7 @@ func (c Context) DataDocument() map[string]any {
 // (MarshalJSON), built directly, which spares a JSON encode and decode per
 // policy. Contexts with invalid UTF-8 take the JSON route, whose escaping of
 // such strings it does not copy. TestContextValue keeps the two equal.
-func (c *Context) value() ast.Value { return c.valueWith(nil) }
+func (c *Context) value() ast.Value { return c.valueWith(nil, nil) }
 
 // sharedAgents holds the value of each distinct Context.Agents map of a
 // Lint call, built once: ProjectInputs hands every agent the same map of
@@ -140,12 +140,13 @@ func shareAgents(inputs []Input) sharedAgents {
 }
 
 // valueWith is value, taking the agents' value from shared when it holds
-// the context's map.
-func (c *Context) valueWith(shared sharedAgents) ast.Value {
+// the context's map, and the terms of strings and provenance sources from
+// memo when it is not nil.
+func (c *Context) valueWith(shared sharedAgents, memo *termMemo) ast.Value {
 	if c.IsZero() {
 		return ast.NewObject()
 	}
-	b := valueBuilder{}
+	b := valueBuilder{memo: memo}
 	obj := ast.NewObject()
 	if c.Agent != "" {
 		obj.Insert(ast.InternedTerm("agent"), b.str(c.Agent))
@@ -170,15 +171,7 @@ func (c *Context) valueWith(shared sharedAgents) ast.Value {
 		for path, srcs := range c.Provenance {
 			terms := make([]*ast.Term, len(srcs))
 			for i, s := range srcs {
-				o := ast.NewObject(ast.Item(ast.InternedTerm("file"), b.str(s.File)))
-				if s.Line != 0 {
-					o.Insert(ast.InternedTerm("line"), ast.IntNumberTerm(s.Line))
-				}
-				if s.Column != 0 {
-					o.Insert(ast.InternedTerm("column"), ast.IntNumberTerm(s.Column))
-				}
-				o.Insert(ast.InternedTerm("reason"), b.str(s.Reason))
-				terms[i] = ast.NewTerm(o)
+				terms[i] = b.source(s)
 			}
 			var t *ast.Term
 			if srcs == nil {
@@ -211,7 +204,46 @@ func (c *Context) valueWith(shared sharedAgents) ast.Value {
 }
 
 // valueBuilder makes string terms, noting strings that are not valid UTF-8.
-type valueBuilder struct{ invalid bool }
+type valueBuilder struct {
+	invalid bool
+	memo    *termMemo
+}
+
+// termMemo holds the terms of the strings and provenance sources already
+// built by one Lint worker: the contexts of a project's agents repeat the
+// same policy paths and sources (their runtime's and the catalog's
+// baselines), which the memo builds once. Terms are read-only once built,
+// so values may share them. It holds only valid UTF-8 strings.
+type termMemo struct {
+	strs    map[string]*ast.Term
+	sources map[bundle.Source]*ast.Term
+}
+
+func newTermMemo() *termMemo {
+	return &termMemo{strs: map[string]*ast.Term{}, sources: map[bundle.Source]*ast.Term{}}
+}
+
+// source is the value of one provenance source.
+func (b *valueBuilder) source(s bundle.Source) *ast.Term {
+	if b.memo != nil {
+		if t, ok := b.memo.sources[s]; ok {
+			return t
+		}
+	}
+	o := ast.NewObject(ast.Item(ast.InternedTerm("file"), b.str(s.File)))
+	if s.Line != 0 {
+		o.Insert(ast.InternedTerm("line"), ast.IntNumberTerm(s.Line))
+	}
+	if s.Column != 0 {
+		o.Insert(ast.InternedTerm("column"), ast.IntNumberTerm(s.Column))
+	}
+	o.Insert(ast.InternedTerm("reason"), b.str(s.Reason))
+	t := ast.NewTerm(o)
+	if b.memo != nil && utf8.ValidString(s.File) && utf8.ValidString(s.Reason) {
+		b.memo.sources[s] = t
+	}
+	return t
+}
 
 // agents is the value of Context.Agents.
 func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
@@ -231,10 +263,20 @@ func (b *valueBuilder) agents(all map[string]AgentInfo) *ast.Term {
 }
 
 func (b *valueBuilder) str(s string) *ast.Term {
+	if b.memo != nil {
+		if t, ok := b.memo.strs[s]; ok {
+			return t
+		}
+	}
 	if !utf8.ValidString(s) {
 		b.invalid = true
+		return ast.StringTerm(s)
 	}
-	return ast.StringTerm(s)
+	t := ast.StringTerm(s)
+	if b.memo != nil {
+		b.memo.strs[s] = t
+	}
+	return t
 }
 
 func (b *valueBuilder) strs(l []string) *ast.Term {
@@ -358,22 +400,27 @@ var inferenceGlobs = sync.OnceValue(func() []struct{ host, path *glob.Rego } {
 // DocumentValue renders a policy as the Rego value of its YAML document:
 // the same keys, omissions and shapes openshell.Marshal emits and conftest
 // parses, built directly (no YAML round trip) because it is the hot path.
-func DocumentValue(p *openshell.Policy) ast.Value {
-	doc := ast.NewObject(ast.Item(str("version"), ast.IntNumberTerm(p.Version)))
+func DocumentValue(p *openshell.Policy) ast.Value { return documentValue(p, nil) }
+
+// documentValue is DocumentValue with the string terms from m when it is
+// not nil: the policies of a project repeat their keys, hosts, paths and
+// binaries.
+func documentValue(p *openshell.Policy, m *termMemo) ast.Value {
+	doc := ast.NewObject(ast.Item(m.str("version"), ast.IntNumberTerm(p.Version)))
 	if fs := p.FilesystemPolicy; fs != nil {
-		doc.Insert(str("filesystem_policy"), ast.ObjectTerm(
-			ast.Item(str("include_workdir"), ast.BooleanTerm(fs.IncludeWorkdir)),
-			ast.Item(str("read_only"), strList(fs.ReadOnly)),
-			ast.Item(str("read_write"), strList(fs.ReadWrite)),
+		doc.Insert(m.str("filesystem_policy"), ast.ObjectTerm(
+			ast.Item(m.str("include_workdir"), ast.BooleanTerm(fs.IncludeWorkdir)),
+			ast.Item(m.str("read_only"), m.strList(fs.ReadOnly)),
+			ast.Item(m.str("read_write"), m.strList(fs.ReadWrite)),
 		))
 	}
 	if l := p.Landlock; l != nil {
-		doc.Insert(str("landlock"), ast.ObjectTerm(ast.Item(str("compatibility"), str(l.Compatibility))))
+		doc.Insert(m.str("landlock"), ast.ObjectTerm(ast.Item(m.str("compatibility"), m.str(l.Compatibility))))
 	}
 	if pr := p.Process; pr != nil {
-		doc.Insert(str("process"), ast.ObjectTerm(
-			ast.Item(str("run_as_user"), str(pr.RunAsUser)),
-			ast.Item(str("run_as_group"), str(pr.RunAsGroup)),
+		doc.Insert(m.str("process"), ast.ObjectTerm(
+			ast.Item(m.str("run_as_user"), m.str(pr.RunAsUser)),
+			ast.Item(m.str("run_as_group"), m.str(pr.RunAsGroup)),
 		))
 	}
 	if len(p.NetworkPolicies) > 0 {
@@ -381,82 +428,82 @@ func DocumentValue(p *openshell.Policy) ast.Value {
 		for key, np := range p.NetworkPolicies {
 			eps := make([]*ast.Term, len(np.Endpoints))
 			for i := range np.Endpoints {
-				eps[i] = endpointTerm(&np.Endpoints[i])
+				eps[i] = m.endpointTerm(&np.Endpoints[i])
 			}
 			bins := make([]*ast.Term, len(np.Binaries))
 			for i, b := range np.Binaries {
-				bins[i] = ast.ObjectTerm(ast.Item(str("path"), str(b.Path)))
+				bins[i] = ast.ObjectTerm(ast.Item(m.str("path"), m.str(b.Path)))
 			}
-			nps.Insert(str(key), ast.ObjectTerm(
-				ast.Item(str("name"), str(np.Name)),
-				ast.Item(str("endpoints"), ast.ArrayTerm(eps...)),
-				ast.Item(str("binaries"), ast.ArrayTerm(bins...)),
+			nps.Insert(m.str(key), ast.ObjectTerm(
+				ast.Item(m.str("name"), m.str(np.Name)),
+				ast.Item(m.str("endpoints"), ast.ArrayTerm(eps...)),
+				ast.Item(m.str("binaries"), ast.ArrayTerm(bins...)),
 			))
 		}
-		doc.Insert(str("network_policies"), ast.NewTerm(nps))
+		doc.Insert(m.str("network_policies"), ast.NewTerm(nps))
 	}
 	return doc
 }
 
-func endpointTerm(ep *openshell.Endpoint) *ast.Term {
-	o := ast.NewObject(ast.Item(str("host"), str(ep.Host)))
+func (m *termMemo) endpointTerm(ep *openshell.Endpoint) *ast.Term {
+	o := ast.NewObject(ast.Item(m.str("host"), m.str(ep.Host)))
 	if ep.Path != "" {
-		o.Insert(str("path"), str(ep.Path))
+		o.Insert(m.str("path"), m.str(ep.Path))
 	}
 	if ep.Port != 0 {
-		o.Insert(str("port"), ast.IntNumberTerm(ep.Port))
+		o.Insert(m.str("port"), ast.IntNumberTerm(ep.Port))
 	}
 	if len(ep.Ports) > 0 {
 		ports := make([]*ast.Term, len(ep.Ports))
 		for i, p := range ep.Ports {
 			ports[i] = ast.IntNumberTerm(p)
 		}
-		o.Insert(str("ports"), ast.ArrayTerm(ports...))
+		o.Insert(m.str("ports"), ast.ArrayTerm(ports...))
 	}
 	for _, kv := range [][2]string{
 		{"protocol", ep.Protocol}, {"tls", ep.TLS}, {"enforcement", ep.Enforcement}, {"access", ep.Access},
 	} {
 		if kv[1] != "" {
-			o.Insert(str(kv[0]), str(kv[1]))
+			o.Insert(m.str(kv[0]), m.str(kv[1]))
 		}
 	}
 	if len(ep.Rules) > 0 {
 		rules := make([]*ast.Term, len(ep.Rules))
 		for i := range ep.Rules {
-			rules[i] = ast.ObjectTerm(ast.Item(str("allow"), matchTerm(&ep.Rules[i].Allow)))
+			rules[i] = ast.ObjectTerm(ast.Item(m.str("allow"), m.matchTerm(&ep.Rules[i].Allow)))
 		}
-		o.Insert(str("rules"), ast.ArrayTerm(rules...))
+		o.Insert(m.str("rules"), ast.ArrayTerm(rules...))
 	}
 	if len(ep.DenyRules) > 0 {
 		rules := make([]*ast.Term, len(ep.DenyRules))
 		for i := range ep.DenyRules {
-			rules[i] = matchTerm(&ep.DenyRules[i])
+			rules[i] = m.matchTerm(&ep.DenyRules[i])
 		}
-		o.Insert(str("deny_rules"), ast.ArrayTerm(rules...))
+		o.Insert(m.str("deny_rules"), ast.ArrayTerm(rules...))
 	}
 	if len(ep.AllowedIPs) > 0 {
-		o.Insert(str("allowed_ips"), strList(ep.AllowedIPs))
+		o.Insert(m.str("allowed_ips"), m.strList(ep.AllowedIPs))
 	}
 	return ast.NewTerm(o)
 }
 
-func matchTerm(m *openshell.Match) *ast.Term {
+func (tm *termMemo) matchTerm(m *openshell.Match) *ast.Term {
 	o := ast.NewObject()
 	for _, kv := range [][2]string{
 		{"method", m.Method}, {"path", m.Path}, {"operation_type", m.OperationType}, {"operation_name", m.OperationName},
 	} {
 		if kv[1] != "" {
-			o.Insert(str(kv[0]), str(kv[1]))
+			o.Insert(tm.str(kv[0]), tm.str(kv[1]))
 		}
 	}
 	if len(m.Fields) > 0 {
-		o.Insert(str("fields"), strList(m.Fields))
+		o.Insert(tm.str("fields"), tm.strList(m.Fields))
 	}
 	if m.Command != "" {
-		o.Insert(str("command"), str(m.Command))
+		o.Insert(tm.str("command"), tm.str(m.Command))
 	}
 	if m.Tool != nil {
-		o.Insert(str("tool"), matcherTerm(*m.Tool))
+		o.Insert(tm.str("tool"), tm.matcherTerm(*m.Tool))
 	}
 	if len(m.Query) > 0 {
 		q := ast.NewObject()
@@ -466,28 +513,41 @@ func matchTerm(m *openshell.Match) *ast.Term {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			q.Insert(str(k), matcherTerm(m.Query[k]))
+			q.Insert(tm.str(k), tm.matcherTerm(m.Query[k]))
 		}
-		o.Insert(str("query"), ast.NewTerm(q))
+		o.Insert(tm.str("query"), ast.NewTerm(q))
 	}
 	return ast.NewTerm(o)
 }
 
 // matcherTerm spells a matcher as the policy file does: a glob, or
 // {any: [globs]}.
-func matcherTerm(qm openshell.QueryMatch) *ast.Term {
+func (m *termMemo) matcherTerm(qm openshell.QueryMatch) *ast.Term {
 	if len(qm.Any) > 0 {
-		return ast.ObjectTerm(ast.Item(str("any"), strList(qm.Any)))
+		return ast.ObjectTerm(ast.Item(m.str("any"), m.strList(qm.Any)))
 	}
-	return str(qm.Glob)
+	return m.str(qm.Glob)
 }
 
-func str(s string) *ast.Term { return ast.StringTerm(s) }
+// str is the term of s, from m when m is not nil and holds it.
+func (m *termMemo) str(s string) *ast.Term {
+	if m == nil {
+		return ast.StringTerm(s)
+	}
+	if t, ok := m.strs[s]; ok {
+		return t
+	}
+	t := ast.StringTerm(s)
+	if utf8.ValidString(s) {
+		m.strs[s] = t
+	}
+	return t
+}
 
-func strList(list []string) *ast.Term {
+func (m *termMemo) strList(list []string) *ast.Term {
 	terms := make([]*ast.Term, len(list))
 	for i, s := range list {
-		terms[i] = ast.StringTerm(s)
+		terms[i] = m.str(s)
 	}
 	return ast.ArrayTerm(terms...)
 }

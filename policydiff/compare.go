@@ -323,33 +323,50 @@ func fsIndex(fs *openshell.FilesystemPolicy) (ro, rw map[string]int) {
 	return
 }
 
+// filesystem compares the filesystem policy (include_workdir, then each
+// path), landlock and the process identity.
 func (d *differ) filesystem() {
 	bfs, hfs := d.b.Policy.FilesystemPolicy, d.h.Policy.FilesystemPolicy
 	bro, brw := fsIndex(bfs)
 	hro, hrw := fsIndex(hfs)
-	bwd, hwd := bfs != nil && bfs.IncludeWorkdir, hfs != nil && hfs.IncludeWorkdir
-	if bwd != hwd {
-		c := Change{Kind: "filesystem", Field: "include_workdir", Before: strconv.FormatBool(bwd), After: strconv.FormatBool(hwd), From: sourcesFor(d.h, ""), order: "1a"}
-		if hwd {
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "the image's working directory (/sandbox) becomes writable"})
-			// fullsend lists /sandbox read-only below the full tier and
-			// includes the workdir at full: one widening, not a removal.
-			if _, ok := bro[workdir]; ok && !inEither(hro, hrw, workdir) {
-				c.Before, c.After = "read_only "+workdir, "include_workdir (read_write "+workdir+")"
-				delete(bro, workdir)
-			}
-		} else {
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-			if _, ok := hro[workdir]; ok && !inEither(bro, brw, workdir) {
-				c.Before, c.After = "include_workdir (read_write "+workdir+")", "read_only "+workdir
-				delete(hro, workdir)
-			}
-		}
-		d.add(c)
+	d.includeWorkdir(bfs != nil && bfs.IncludeWorkdir, hfs != nil && hfs.IncludeWorkdir, bro, brw, hro, hrw)
+	for _, p := range fsPaths(bro, brw, hro, hrw) {
+		d.fsPath(p, bro, brw, hro, hrw)
 	}
+	d.landlock()
+	d.process()
+}
+
+// includeWorkdir grades a change of include_workdir. fullsend lists
+// /sandbox read-only below the full tier and includes the workdir at full:
+// that is one change, so the read-only /sandbox it replaces is dropped from
+// the index (bro or hro) for the path comparison.
+func (d *differ) includeWorkdir(bwd, hwd bool, bro, brw, hro, hrw map[string]int) {
+	if bwd == hwd {
+		return
+	}
+	c := Change{Kind: "filesystem", Field: "include_workdir", Before: strconv.FormatBool(bwd), After: strconv.FormatBool(hwd), From: sourcesFor(d.h, ""), order: "1a"}
+	if hwd {
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "the image's working directory (/sandbox) becomes writable"})
+		if _, ok := bro[workdir]; ok && !inEither(hro, hrw, workdir) {
+			c.Before, c.After = "read_only "+workdir, "include_workdir (read_write "+workdir+")"
+			delete(bro, workdir)
+		}
+	} else {
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+		if _, ok := hro[workdir]; ok && !inEither(bro, brw, workdir) {
+			c.Before, c.After = "include_workdir (read_write "+workdir+")", "read_only "+workdir
+			delete(hro, workdir)
+		}
+	}
+	d.add(c)
+}
+
+// fsPaths is every path of the indexes, sorted.
+func fsPaths(indexes ...map[string]int) []string {
 	paths := map[string]bool{}
-	for _, m := range []map[string]int{bro, brw, hro, hrw} {
+	for _, m := range indexes {
 		for p := range m {
 			paths[p] = true
 		}
@@ -359,75 +376,88 @@ func (d *differ) filesystem() {
 		sorted = append(sorted, p)
 	}
 	sort.Strings(sorted)
-	access := func(ro, rw map[string]int, p string) (string, string) {
-		if i, ok := rw[p]; ok {
-			return "read_write", fmt.Sprintf("filesystem_policy.read_write[%d]", i)
-		}
-		if i, ok := ro[p]; ok {
-			return "read_only", fmt.Sprintf("filesystem_policy.read_only[%d]", i)
-		}
-		return "", ""
+	return sorted
+}
+
+// fsAccess is a path's access on one side and its policy path ("" when the
+// side does not list it); read_write wins over read_only.
+func fsAccess(ro, rw map[string]int, p string) (string, string) {
+	if i, ok := rw[p]; ok {
+		return "read_write", fmt.Sprintf("filesystem_policy.read_write[%d]", i)
 	}
-	for _, p := range sorted {
-		ba, bpath := access(bro, brw, p)
-		ha, hpath := access(hro, hrw, p)
-		c := Change{Kind: "filesystem", Field: ha, Before: "", After: "", order: "1b" + p}
-		switch {
-		case ba == ha:
-			if bs, hs := sourcesFor(d.b, bpath), sourcesFor(d.h, hpath); !sameOrigin(bs, hs) {
-				c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionMove, p, p, hs, bs, RiskInfo
-				c.Field = ha
-				d.add(c)
-			}
-			continue
-		case ba == "":
-			c.Action, c.After, c.From = ActionAdd, p, sourcesFor(d.h, hpath)
-			if ha == "read_write" {
-				c.apply(writableGrade(p))
-			} else {
-				c.apply(grade{RiskMedium, "", "a new readable path"})
-			}
-		case ha == "":
-			c.Action, c.Before, c.Field, c.From, c.Risk = ActionRemove, p, ba, sourcesFor(d.b, bpath), RiskInfo
-		case ha == "read_write":
-			c.Action, c.Before, c.After, c.From, c.Was = ActionWiden, "read_only "+p, "read_write "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath)
-			c.apply(writableGrade(p))
-		default:
-			c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionNarrow, "read_write "+p, "read_only "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath), RiskInfo
-		}
-		d.add(c)
+	if i, ok := ro[p]; ok {
+		return "read_only", fmt.Sprintf("filesystem_policy.read_only[%d]", i)
 	}
-	bl, hl := "", ""
-	if d.b.Policy.Landlock != nil {
-		bl = d.b.Policy.Landlock.Compatibility
-	}
-	if d.h.Policy.Landlock != nil {
-		hl = d.h.Policy.Landlock.Compatibility
-	}
-	if bl != hl && d.b.Policy.Landlock != nil && d.h.Policy.Landlock != nil {
-		c := Change{Kind: "landlock", Field: "compatibility", Before: bl, After: hl, From: sourcesFor(d.h, ""), order: "1c"}
-		if hl == openshell.LandlockHardRequirement {
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		} else {
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "the sandbox starts even where Landlock is unavailable"})
-		}
-		d.add(c)
-	}
-	bp, hp := d.b.Policy.Process, d.h.Policy.Process
-	if bp != nil && hp != nil {
-		for _, f := range []struct{ name, before, after string }{{"run_as_user", bp.RunAsUser, hp.RunAsUser}, {"run_as_group", bp.RunAsGroup, hp.RunAsGroup}} {
-			if f.before == f.after {
-				continue
-			}
-			c := Change{Action: ActionChange, Kind: "process", Field: f.name, Before: f.before, After: f.after, From: sourcesFor(d.h, ""), order: "1d" + f.name}
-			if f.after == "root" || f.after == "0" {
-				c.apply(grade{RiskHigh, "", "the agent runs as root"})
-			} else {
-				c.apply(grade{RiskMedium, "", "the agent runs as another user"})
-			}
+	return "", ""
+}
+
+// fsPath grades one filesystem path: added, removed, widened to
+// read_write, narrowed to read_only, or moved to other sources.
+func (d *differ) fsPath(p string, bro, brw, hro, hrw map[string]int) {
+	ba, bpath := fsAccess(bro, brw, p)
+	ha, hpath := fsAccess(hro, hrw, p)
+	c := Change{Kind: "filesystem", Field: ha, Before: "", After: "", order: "1b" + p}
+	switch {
+	case ba == ha:
+		if bs, hs := sourcesFor(d.b, bpath), sourcesFor(d.h, hpath); !sameOrigin(bs, hs) {
+			c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionMove, p, p, hs, bs, RiskInfo
+			c.Field = ha
 			d.add(c)
 		}
+		return
+	case ba == "":
+		c.Action, c.After, c.From = ActionAdd, p, sourcesFor(d.h, hpath)
+		if ha == "read_write" {
+			c.apply(writableGrade(p))
+		} else {
+			c.apply(grade{RiskMedium, "", "a new readable path"})
+		}
+	case ha == "":
+		c.Action, c.Before, c.Field, c.From, c.Risk = ActionRemove, p, ba, sourcesFor(d.b, bpath), RiskInfo
+	case ha == "read_write":
+		c.Action, c.Before, c.After, c.From, c.Was = ActionWiden, "read_only "+p, "read_write "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath)
+		c.apply(writableGrade(p))
+	default:
+		c.Action, c.Before, c.After, c.From, c.Was, c.Risk = ActionNarrow, "read_write "+p, "read_only "+p, sourcesFor(d.h, hpath), sourcesFor(d.b, bpath), RiskInfo
+	}
+	d.add(c)
+}
+
+// landlock grades a change of landlock compatibility when both sides set
+// it: best_effort widens.
+func (d *differ) landlock() {
+	bl, hl := d.b.Policy.Landlock, d.h.Policy.Landlock
+	if bl == nil || hl == nil || bl.Compatibility == hl.Compatibility {
+		return
+	}
+	c := Change{Kind: "landlock", Field: "compatibility", Before: bl.Compatibility, After: hl.Compatibility, From: sourcesFor(d.h, ""), order: "1c"}
+	if hl.Compatibility == openshell.LandlockHardRequirement {
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	} else {
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "the sandbox starts even where Landlock is unavailable"})
+	}
+	d.add(c)
+}
+
+// process grades a change of run_as_user or run_as_group when both sides
+// set a process: root is high.
+func (d *differ) process() {
+	bp, hp := d.b.Policy.Process, d.h.Policy.Process
+	if bp == nil || hp == nil {
+		return
+	}
+	for _, f := range []struct{ name, before, after string }{{"run_as_user", bp.RunAsUser, hp.RunAsUser}, {"run_as_group", bp.RunAsGroup, hp.RunAsGroup}} {
+		if f.before == f.after {
+			continue
+		}
+		c := Change{Action: ActionChange, Kind: "process", Field: f.name, Before: f.before, After: f.after, From: sourcesFor(d.h, ""), order: "1d" + f.name}
+		if f.after == "root" || f.after == "0" {
+			c.apply(grade{RiskHigh, "", "the agent runs as root"})
+		} else {
+			c.apply(grade{RiskMedium, "", "the agent runs as another user"})
+		}
+		d.add(c)
 	}
 }
 

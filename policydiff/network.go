@@ -163,114 +163,164 @@ func (d *differ) policyGrades(u *epUnit, a *Agent) []grade {
 	return out
 }
 
-// endpointPair compares two endpoints that are the same grant unit.
+// endpointPair compares two endpoints that are the same grant unit: each
+// setting in turn, then the origin, then the rules.
 func (d *differ) endpointPair(bu, hu *epUnit) {
+	d.pairPorts(bu, hu)
 	be, he := bu.ep, hu.ep
-	if bp, hp := portsString(bu.ports()), portsString(hu.ports()); bp != hp {
-		bs, hs := bu.ports(), hu.ports()
-		newPorts := []int{}
-		for _, p := range hs {
-			if !slices.Contains(bs, p) {
-				newPorts = append(newPorts, p)
-			}
-		}
-		c := d.endpointChange(hu, ActionChange, "ports", bp, hp)
-		switch {
-		case len(newPorts) == 0:
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		case len(newPorts) == len(hs) || len(bs) == 0:
-			c.apply(grade{RiskMedium, "", "the agent reaches the host on another port"})
-		default:
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "a port added"})
-		}
-		for _, g := range portGrades(newPorts) {
-			c.apply(g)
-		}
-		if len(newPorts) > 0 {
-			for _, g := range d.policyGrades(hu, d.h) {
-				c.apply(g)
-			}
-		}
-	}
-	// protocol
 	if be.Protocol != he.Protocol {
-		c := d.endpointChange(hu, ActionChange, "protocol", orNone(be.Protocol), orNone(he.Protocol))
-		switch {
-		case he.Protocol == "" || (he.Protocol == openshell.ProtocolTCP && be.Protocol != ""):
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "requests are no longer inspected at L7"})
-			d.credentialedTransport(c, he)
-		case be.Protocol == "" || be.Protocol == openshell.ProtocolTCP:
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		default:
-			c.apply(grade{RiskLow, "", "another L7 protocol parses the requests"})
-		}
+		d.pairProtocol(hu, be, he)
 	}
 	if be.Enforcement != he.Enforcement {
-		c := d.endpointChange(hu, ActionChange, "enforcement", orNone(be.Enforcement), orNone(he.Enforcement))
-		if he.Enforcement == openshell.EnforcementAudit {
-			c.Action = ActionWiden
-			c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
-		} else {
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		}
+		d.pairEnforcement(hu, be, he)
 	}
 	if be.Access != he.Access {
-		c := d.endpointChange(hu, ActionChange, "access", orNone(be.Access), orNone(he.Access))
-		if accessRank[he.Access] > accessRank[be.Access] {
-			c.Action = ActionWiden
-			if he.Access == openshell.AccessReadOnly {
-				c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
-			} else {
-				c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + he.Access + " allows write methods on every path"})
-			}
-		} else {
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		}
+		d.pairAccess(hu, be, he)
 	}
 	if be.TLS != he.TLS {
-		c := d.endpointChange(hu, ActionChange, "tls", orNone(be.TLS), orNone(he.TLS))
-		if he.TLS == openshell.TLSSkip {
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "TLS is not terminated: requests are not inspected"})
-			d.credentialedTransport(c, he)
-		} else if be.TLS == openshell.TLSSkip {
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		} else {
-			c.apply(grade{RiskLow, "", ""})
-		}
+		d.pairTLS(hu, be, he)
 	}
 	if !slices.Equal(sortedCopy(be.AllowedIPs), sortedCopy(he.AllowedIPs)) {
-		add, rem := added(be.AllowedIPs, he.AllowedIPs), added(he.AllowedIPs, be.AllowedIPs)
-		c := d.endpointChange(hu, ActionChange, "allowed_ips", strings.Join(be.AllowedIPs, ","), strings.Join(he.AllowedIPs, ","))
-		switch {
-		case len(add) == 0:
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-		case len(rem) == 0:
-			c.Action = ActionWiden
+		d.pairAllowedIPs(hu, be, he)
+	}
+	d.pairSwitches(hu, be, he)
+	d.pairOther(bu, hu)
+	d.rules(bu, hu)
+}
+
+// pairPorts grades a change of ports: fewer narrows, others widen.
+func (d *differ) pairPorts(bu, hu *epUnit) {
+	bp, hp := portsString(bu.ports()), portsString(hu.ports())
+	if bp == hp {
+		return
+	}
+	bs, hs := bu.ports(), hu.ports()
+	newPorts := []int{}
+	for _, p := range hs {
+		if !slices.Contains(bs, p) {
+			newPorts = append(newPorts, p)
 		}
-		c.apply(grade{RiskMedium, "", "the host may resolve to other addresses"})
-		for _, g := range allowedIPGrades(he.Host, add) {
+	}
+	c := d.endpointChange(hu, ActionChange, "ports", bp, hp)
+	switch {
+	case len(newPorts) == 0:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	case len(newPorts) == len(hs) || len(bs) == 0:
+		c.apply(grade{RiskMedium, "", "the agent reaches the host on another port"})
+	default:
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "a port added"})
+	}
+	for _, g := range portGrades(newPorts) {
+		c.apply(g)
+	}
+	if len(newPorts) > 0 {
+		for _, g := range d.policyGrades(hu, d.h) {
 			c.apply(g)
 		}
 	}
-	if be.AllowEncodedSlash != he.AllowEncodedSlash {
-		c := d.endpointChange(hu, ActionNarrow, "allow_encoded_slash", strconv.FormatBool(be.AllowEncodedSlash), strconv.FormatBool(he.AllowEncodedSlash))
+}
+
+// pairProtocol grades a change of protocol: losing L7 inspection widens.
+func (d *differ) pairProtocol(hu *epUnit, be, he *openshell.Endpoint) {
+	c := d.endpointChange(hu, ActionChange, "protocol", orNone(be.Protocol), orNone(he.Protocol))
+	switch {
+	case he.Protocol == "" || (he.Protocol == openshell.ProtocolTCP && be.Protocol != ""):
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "requests are no longer inspected at L7"})
+		d.credentialedTransport(c, he)
+	case be.Protocol == "" || be.Protocol == openshell.ProtocolTCP:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	default:
+		c.apply(grade{RiskLow, "", "another L7 protocol parses the requests"})
+	}
+}
+
+// pairEnforcement grades a change of enforcement: audit widens.
+func (d *differ) pairEnforcement(hu *epUnit, be, he *openshell.Endpoint) {
+	c := d.endpointChange(hu, ActionChange, "enforcement", orNone(be.Enforcement), orNone(he.Enforcement))
+	if he.Enforcement == openshell.EnforcementAudit {
+		c.Action = ActionWiden
+		c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
+	} else {
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	}
+}
+
+// pairAccess grades a change of access preset by its rank.
+func (d *differ) pairAccess(hu *epUnit, be, he *openshell.Endpoint) {
+	c := d.endpointChange(hu, ActionChange, "access", orNone(be.Access), orNone(he.Access))
+	switch {
+	case accessRank[he.Access] <= accessRank[be.Access]:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	case he.Access == openshell.AccessReadOnly:
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
+	default:
+		c.Action = ActionWiden
+		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + he.Access + " allows write methods on every path"})
+	}
+}
+
+// pairTLS grades a change of tls: skip widens.
+func (d *differ) pairTLS(hu *epUnit, be, he *openshell.Endpoint) {
+	c := d.endpointChange(hu, ActionChange, "tls", orNone(be.TLS), orNone(he.TLS))
+	switch {
+	case he.TLS == openshell.TLSSkip:
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "TLS is not terminated: requests are not inspected"})
+		d.credentialedTransport(c, he)
+	case be.TLS == openshell.TLSSkip:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	default:
+		c.apply(grade{RiskLow, "", ""})
+	}
+}
+
+// pairAllowedIPs grades a change of allowed_ips.
+func (d *differ) pairAllowedIPs(hu *epUnit, be, he *openshell.Endpoint) {
+	add, rem := added(be.AllowedIPs, he.AllowedIPs), added(he.AllowedIPs, be.AllowedIPs)
+	c := d.endpointChange(hu, ActionChange, "allowed_ips", strings.Join(be.AllowedIPs, ","), strings.Join(he.AllowedIPs, ","))
+	switch {
+	case len(add) == 0:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+	case len(rem) == 0:
+		c.Action = ActionWiden
+	}
+	c.apply(grade{RiskMedium, "", "the host may resolve to other addresses"})
+	for _, g := range allowedIPGrades(he.Host, add) {
+		c.apply(g)
+	}
+}
+
+// pairSwitches grades the boolean settings: turning one on widens.
+func (d *differ) pairSwitches(hu *epUnit, be, he *openshell.Endpoint) {
+	for _, sw := range []struct {
+		field  string
+		b, h   bool
+		widens grade
+	}{
+		{"allow_encoded_slash", be.AllowEncodedSlash, he.AllowEncodedSlash,
+			grade{RiskMedium, "", "%2F in a path no longer fails the request"}},
+		{"allow_uninspected_credentials", be.AllowUninspectedCredentials, he.AllowUninspectedCredentials,
+			grade{RiskHigh, CatUninspectedCrd, "credentialed traffic may pass uninspected"}},
+	} {
+		if sw.b == sw.h {
+			continue
+		}
+		c := d.endpointChange(hu, ActionNarrow, sw.field, strconv.FormatBool(sw.b), strconv.FormatBool(sw.h))
 		c.Risk = RiskInfo
-		if he.AllowEncodedSlash {
+		if sw.h {
 			c.Action, c.Risk = ActionWiden, ""
-			c.apply(grade{RiskMedium, "", "%2F in a path no longer fails the request"})
+			c.apply(sw.widens)
 		}
 	}
-	if be.AllowUninspectedCredentials != he.AllowUninspectedCredentials {
-		c := d.endpointChange(hu, ActionNarrow, "allow_uninspected_credentials", strconv.FormatBool(be.AllowUninspectedCredentials), strconv.FormatBool(he.AllowUninspectedCredentials))
-		c.Risk = RiskInfo
-		if he.AllowUninspectedCredentials {
-			c.Action, c.Risk = ActionWiden, ""
-			c.apply(grade{RiskHigh, CatUninspectedCrd, "credentialed traffic may pass uninspected"})
-		}
-	}
+}
+
+// pairOther grades the credential binding, the other settings and a change
+// of origin (the unit's sources).
+func (d *differ) pairOther(bu, hu *epUnit) {
+	be, he := bu.ep, hu.ep
 	if bb, hb := bindingOf(be), bindingOf(he); bb != hb {
 		c := d.endpointChange(hu, ActionChange, "credential_binding", orNone(bb), orNone(hb))
 		c.apply(grade{RiskMedium, "", "another provider's credentials are attached"})
@@ -283,7 +333,6 @@ func (d *differ) endpointPair(bu, hu *epUnit) {
 		c := d.endpointChange(hu, ActionMove, "", bu.label(), hu.label())
 		c.Risk, c.Was = RiskInfo, bs
 	}
-	d.rules(bu, hu)
 }
 
 func orNone(s string) string {

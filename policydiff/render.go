@@ -231,72 +231,9 @@ func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
 	}
 	fmt.Fprintf(&b, "### fullsend policy diff: highest risk %s\n\n", r.Summary.MaxRisk)
 	b.WriteString(ciout.MarkdownText(r.SummaryLine()) + "\n\n")
-	rows := r.rows()
-	if len(rows) > 0 {
-		b.WriteString("| risk | change | agent | grant | before -> after | source |\n|---|---|---|---|---|---|\n")
-		for i, rw := range rows {
-			if i == maxRows {
-				fmt.Fprintf(&b, "\n%d more in the JSON artifact.\n", len(rows)-maxRows)
-				break
-			}
-			c := rw.c
-			grant := c.Kind
-			if c.Field != "" {
-				grant += " " + c.Field
-			}
-			target := ""
-			if c.Host != "" {
-				target = c.Host
-				if c.Port > 0 {
-					target += ":" + strconv.Itoa(c.Port)
-				}
-			} else if c.Policy != "" {
-				target = c.Policy
-			}
-			ba := c.After
-			switch {
-			case c.Before != "" && c.After != "" && c.Before != c.After:
-				ba = c.Before + " -> " + c.After
-			case c.After == "":
-				ba = c.Before
-			}
-			src := ""
-			if s := origin(c.From); s != nil {
-				src = ciout.MarkdownCode(fmt.Sprintf("%s:%d", s.File, s.Line))
-			}
-			cats := ""
-			if len(c.Categories) > 0 {
-				cats = " " + ciout.MarkdownCode(strings.Join(c.Categories, ","))
-			}
-			if target != "" {
-				target = " " + ciout.MarkdownCode(target)
-			}
-			fmt.Fprintf(&b, "| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, ciout.MarkdownText(grant), ciout.MarkdownCode(rw.agent),
-				ciout.MarkdownText(c.Kind), target, ciout.MarkdownCode(ba), src)
-		}
-		b.WriteString("\n")
-	}
-	for _, a := range r.Agents {
-		fmt.Fprintf(&b, "<details><summary>%s (%s, tier %s -> %s)</summary>\n\n", ciout.MarkdownText(a.Agent), a.Status, ciout.MarkdownText(orNone(a.Tier.Before)), ciout.MarkdownText(orNone(a.Tier.After)))
-		for _, c := range a.Changes {
-			fmt.Fprintf(&b, "- %s %s", c.Risk, ciout.MarkdownCode(c.Subject()))
-			if s := origin(c.From); s != nil {
-				fmt.Fprintf(&b, " from %s", ciout.MarkdownCode(s.String()))
-			}
-			for _, p := range c.Prover {
-				fmt.Fprintf(&b, "<br>prover %s", ciout.MarkdownCode(p.String()))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n</details>\n\n")
-	}
-	if len(r.Flips) > 0 {
-		b.WriteString("| policy test | request | expect | before -> after |\n|---|---|---|---|\n")
-		for _, f := range r.Flips {
-			fmt.Fprintf(&b, "| %s %s | %s | %s | %s -> %s |\n", ciout.MarkdownCode(f.File), ciout.MarkdownCode(f.Name), ciout.MarkdownCode(f.Request), f.Expect, f.Before, f.After)
-		}
-		b.WriteString("\n")
-	}
+	r.markdownTable(&b, maxRows)
+	r.markdownAgents(&b)
+	r.markdownFlips(&b)
 	for _, q := range r.questions() {
 		b.WriteString("**Review:** " + ciout.MarkdownText(q) + "\n\n")
 	}
@@ -306,6 +243,92 @@ func (r *Result) writeMarkdown(w io.Writer, o WriteOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// markdownTable writes the table of changes, highest risk first, at most
+// maxRows rows.
+func (r *Result) markdownTable(b *strings.Builder, maxRows int) {
+	rows := r.rows()
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("| risk | change | agent | grant | before -> after | source |\n|---|---|---|---|---|---|\n")
+	for i, rw := range rows {
+		if i == maxRows {
+			fmt.Fprintf(b, "\n%d more in the JSON artifact.\n", len(rows)-maxRows)
+			break
+		}
+		b.WriteString(markdownRow(rw.c, rw.agent))
+	}
+	b.WriteString("\n")
+}
+
+// markdownRow is one change as a row of the Markdown table.
+func markdownRow(c *Change, agent string) string {
+	grant := c.Kind
+	if c.Field != "" {
+		grant += " " + c.Field
+	}
+	target := ""
+	if c.Host != "" {
+		target = c.Host
+		if c.Port > 0 {
+			target += ":" + strconv.Itoa(c.Port)
+		}
+	} else if c.Policy != "" {
+		target = c.Policy
+	}
+	ba := c.After
+	switch {
+	case c.Before != "" && c.After != "" && c.Before != c.After:
+		ba = c.Before + " -> " + c.After
+	case c.After == "":
+		ba = c.Before
+	}
+	src := ""
+	if s := origin(c.From); s != nil {
+		src = ciout.MarkdownCode(fmt.Sprintf("%s:%d", s.File, s.Line))
+	}
+	cats := ""
+	if len(c.Categories) > 0 {
+		cats = " " + ciout.MarkdownCode(strings.Join(c.Categories, ","))
+	}
+	if target != "" {
+		target = " " + ciout.MarkdownCode(target)
+	}
+	return fmt.Sprintf("| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, ciout.MarkdownText(grant), ciout.MarkdownCode(agent),
+		ciout.MarkdownText(c.Kind), target, ciout.MarkdownCode(ba), src)
+}
+
+// markdownAgents writes each agent's changes in a details block.
+func (r *Result) markdownAgents(b *strings.Builder) {
+	for _, a := range r.Agents {
+		fmt.Fprintf(b, "<details><summary>%s (%s, tier %s -> %s)</summary>\n\n", ciout.MarkdownText(a.Agent), a.Status, ciout.MarkdownText(orNone(a.Tier.Before)), ciout.MarkdownText(orNone(a.Tier.After)))
+		for _, c := range a.Changes {
+			fmt.Fprintf(b, "- %s %s", c.Risk, ciout.MarkdownCode(c.Subject()))
+			if s := origin(c.From); s != nil {
+				fmt.Fprintf(b, " from %s", ciout.MarkdownCode(s.String()))
+			}
+			for _, p := range c.Prover {
+				fmt.Fprintf(b, "<br>prover %s", ciout.MarkdownCode(p.String()))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+}
+
+// markdownFlips writes the policy-test decisions that flip between two
+// OpenShell versions.
+func (r *Result) markdownFlips(b *strings.Builder) {
+	if len(r.Flips) == 0 {
+		return
+	}
+	b.WriteString("| policy test | request | expect | before -> after |\n|---|---|---|---|\n")
+	for _, f := range r.Flips {
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s -> %s |\n", ciout.MarkdownCode(f.File), ciout.MarkdownCode(f.Name), ciout.MarkdownCode(f.Request), f.Expect, f.Before, f.After)
+	}
+	b.WriteString("\n")
 }
 
 // questions returns one review question per category hit, highest risk

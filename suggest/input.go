@@ -24,6 +24,28 @@ type Logs struct {
 	ResultFile string
 }
 
+// EventCount is the number of OCSF network and HTTP events the inputs held.
+func (l *Logs) EventCount() int {
+	n := 0
+	for _, in := range l.Inputs {
+		n += in.Events
+	}
+	return n
+}
+
+// MergeValues merges placeholder values, a later layer's value winning over
+// an earlier one's (logs, then a run's result.json, then --set). The result
+// is a new map, never nil.
+func MergeValues(layers ...placeholder.Values) placeholder.Values {
+	out := placeholder.Values{}
+	for _, l := range layers {
+		for k, v := range l {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // logPatterns are the files ReadLogs reads from a log directory: the
 // sandbox's shorthand and OCSF JSONL files as `sandbox download` of
 // /var/log keeps their names (prefixes "openshell" and "openshell-ocsf",

@@ -83,42 +83,16 @@ func (p *planner) valuesWarning() {
 // writeMethods are the methods that change state (capability_expansion).
 var writeMethods = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
-// plan decides one denial group's outcome.
+// plan decides one denial group's outcome: refused when the log line asks
+// for something no sandbox: block may grant, ignored or manual by its
+// kind, ignored when the policy already allows it or it is too rare, else
+// planned by kind.
 func (p *planner) plan(d *Denial) {
-	info := planOf(d.Kind)
-	switch {
-	case d.Host != "" && !validHost(d.Host):
-		p.refuse(d, "the host is not a DNS name or IP address (the log line is the sandbox's bytes)")
-		return
-	case d.Path != "" && !validPath(d.Path):
-		p.refuse(d, "the path holds characters that would act as glob or placeholder syntax, or is not a plain URL path")
-		return
-	case d.Binary != "" && !validBinary(d.Binary):
-		p.refuse(d, "the binary is not a plain absolute executable path")
-		return
-	case d.Method != "" && d.Kind != denial.KindL7Other && !validMethod(d.Method):
-		p.refuse(d, "the method is not a REST method the sandbox: block can grant")
+	if why := refusal(d); why != "" {
+		p.refuse(d, why)
 		return
 	}
-	if d.Host != "" {
-		if why := blocked(d.Host, d.Port); why != "" {
-			p.refuse(d, why)
-			return
-		}
-	}
-	switch d.Kind {
-	case denial.KindReloadRace:
-		p.ignore(d, "policy reload race: the request was decided while the policy changed")
-		return
-	case denial.KindL7DenyRule:
-		p.ignore(d, "denied by a deny rule the author wrote on purpose; suggest never removes one")
-		return
-	case denial.KindSSRF:
-		p.planSSRF(d)
-		return
-	case denial.KindL7Deny, denial.KindAudit, denial.KindForward, denial.KindL4NoEndpoint, denial.KindNoNetwork, denial.KindBinary:
-	default:
-		p.manual(d, info.Why, "OpenShell's reason: "+d.Reason)
+	if !p.plannable(d) {
 		return
 	}
 	req := p.request(d)
@@ -134,6 +108,48 @@ func (p *planner) plan(d *Denial) {
 		p.ignore(d, fmt.Sprintf("seen %d times, below --min-count %d", d.Count, p.opts.MinCount))
 		return
 	}
+	p.planKind(d, req)
+}
+
+// refusal is why a denial is refused, or "": a host, path, binary or
+// method that is not plain (the log line is the sandbox's bytes), or a
+// destination OpenShell blocks whatever the policy.
+func refusal(d *Denial) string {
+	switch {
+	case d.Host != "" && !validHost(d.Host):
+		return "the host is not a DNS name or IP address (the log line is the sandbox's bytes)"
+	case d.Path != "" && !validPath(d.Path):
+		return "the path holds characters that would act as glob or placeholder syntax, or is not a plain URL path"
+	case d.Binary != "" && !validBinary(d.Binary):
+		return "the binary is not a plain absolute executable path"
+	case d.Method != "" && d.Kind != denial.KindL7Other && !validMethod(d.Method):
+		return "the method is not a REST method the sandbox: block can grant"
+	case d.Host != "":
+		return blocked(d.Host, d.Port)
+	}
+	return ""
+}
+
+// plannable reports whether the denial's kind is one suggest plans a
+// change for; the other kinds it ignores, maps (SSRF) or lists as manual.
+func (p *planner) plannable(d *Denial) bool {
+	switch d.Kind {
+	case denial.KindReloadRace:
+		p.ignore(d, "policy reload race: the request was decided while the policy changed")
+	case denial.KindL7DenyRule:
+		p.ignore(d, "denied by a deny rule the author wrote on purpose; suggest never removes one")
+	case denial.KindSSRF:
+		p.planSSRF(d)
+	case denial.KindL7Deny, denial.KindAudit, denial.KindForward, denial.KindL4NoEndpoint, denial.KindNoNetwork, denial.KindBinary:
+		return true
+	default:
+		p.manual(d, planOf(d.Kind).Why, "OpenShell's reason: "+d.Reason)
+	}
+	return false
+}
+
+// planKind plans the change for a plannable denial of request req.
+func (p *planner) planKind(d *Denial, req *decide.Request) {
 	switch d.Kind {
 	case denial.KindL7Deny, denial.KindAudit:
 		p.planRule(d, req)

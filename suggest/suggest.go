@@ -200,23 +200,47 @@ type eventKey struct {
 // already counted is that one (the file, JSONL and CLI timestamps of one
 // event differ by the write delay).
 func group(events []denial.Event, audit bool) []*Denial {
-	type occ struct {
-		ms    int64
-		files map[string]bool
+	groups := map[eventKey]*denialGroup{}
+	for _, c := range classified(events, audit) {
+		ev := &events[c.index]
+		k := eventKey{c.kind, ev.Host, ev.Port, ev.Method, ev.Path, ev.Binary, ev.Policy}
+		g := groups[k]
+		if g == nil {
+			g = &denialGroup{d: &Denial{Kind: c.kind, Host: ev.Host, Port: ev.Port, Method: ev.Method, Path: ev.Path,
+				Binary: ev.Binary, Policy: ev.Policy, Engine: ev.Engine, firstMS: ev.TimeMS}}
+			groups[k] = g
+		}
+		g.add(ev)
 	}
-	type grp struct {
-		d    *Denial
-		occs []occ
+	out := make([]*Denial, 0, len(groups))
+	for _, g := range groups {
+		g.d.finish()
+		out = append(out, g.d)
 	}
-	sorted := make([]int, 0, len(events))
-	kinds := make([]denial.Kind, len(events))
+	sortDenials(out)
+	for i, d := range out {
+		d.ID = "D" + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// classifiedEvent is an event's index and its denial kind.
+type classifiedEvent struct {
+	index int
+	kind  denial.Kind
+}
+
+// classified returns the events that are denials, by time, then file and
+// line (a stable sort: the input order breaks the remaining ties).
+func classified(events []denial.Event, audit bool) []classifiedEvent {
+	out := make([]classifiedEvent, 0, len(events))
 	for i := range events {
-		if kinds[i] = denial.Classify(events[i], audit); kinds[i] != denial.KindNone {
-			sorted = append(sorted, i)
+		if k := denial.Classify(events[i], audit); k != denial.KindNone {
+			out = append(out, classifiedEvent{i, k})
 		}
 	}
-	sort.SliceStable(sorted, func(a, b int) bool {
-		ea, eb := &events[sorted[a]], &events[sorted[b]]
+	sort.SliceStable(out, func(a, b int) bool {
+		ea, eb := &events[out[a].index], &events[out[b].index]
 		if ea.TimeMS != eb.TimeMS {
 			return ea.TimeMS < eb.TimeMS
 		}
@@ -225,65 +249,83 @@ func group(events []denial.Event, audit bool) []*Denial {
 		}
 		return ea.Line < eb.Line
 	})
-	groups := map[eventKey]*grp{}
-	for _, i := range sorted {
-		ev := &events[i]
-		k := eventKey{kinds[i], ev.Host, ev.Port, ev.Method, ev.Path, ev.Binary, ev.Policy}
-		g := groups[k]
-		if g == nil {
-			g = &grp{d: &Denial{Kind: kinds[i], Host: ev.Host, Port: ev.Port, Method: ev.Method, Path: ev.Path,
-				Binary: ev.Binary, Policy: ev.Policy, Engine: ev.Engine, firstMS: ev.TimeMS}}
-			groups[k] = g
+	return out
+}
+
+// denialGroup is one denial and the occurrences counted for it: each
+// occurrence is a time and the inputs that reported it.
+type denialGroup struct {
+	d    *Denial
+	occs []occurrence
+}
+
+type occurrence struct {
+	ms    int64
+	files map[string]bool
+}
+
+// add merges one event into the group: the longest ancestry, the longest
+// untruncated reason, the first five lines, the last time, and a new
+// occurrence unless another input reported it within 1 s of one counted.
+func (g *denialGroup) add(ev *denial.Event) {
+	d := g.d
+	if len(ev.Ancestors) > len(d.Ancestors) {
+		d.Ancestors = ev.Ancestors
+	}
+	if d.Reason == "" || (!ev.Truncated && len(ev.Reason) > len(d.Reason)) {
+		d.Reason = ev.Reason
+	}
+	if ev.Class == 4002 && ev.Binary != "" {
+		d.Forward = true
+	}
+	if len(d.Lines) < 5 {
+		d.Lines = append(d.Lines, fmt.Sprintf("%s:%d", ev.File, ev.Line))
+	}
+	d.lastMS = max(d.lastMS, ev.TimeMS)
+	if !g.mergeOccurrence(ev) {
+		g.occs = append(g.occs, occurrence{ms: ev.TimeMS, files: map[string]bool{ev.File: true}})
+	}
+	d.Count = len(g.occs)
+}
+
+// mergeOccurrence counts ev as an occurrence already seen: one within 1 s
+// that another input reported.
+func (g *denialGroup) mergeOccurrence(ev *denial.Event) bool {
+	for j := len(g.occs) - 1; j >= 0 && ev.TimeMS-g.occs[j].ms <= 1000; j-- {
+		if !g.occs[j].files[ev.File] && ev.TimeMS-g.occs[j].ms >= -1000 {
+			g.occs[j].files[ev.File] = true
+			return true
 		}
-		d := g.d
-		if len(ev.Ancestors) > len(d.Ancestors) {
-			d.Ancestors = ev.Ancestors
-		}
-		if d.Reason == "" || (!ev.Truncated && len(ev.Reason) > len(d.Reason)) {
-			d.Reason = ev.Reason
-		}
-		if ev.Class == 4002 && ev.Binary != "" {
-			d.Forward = true
-		}
-		if len(d.Lines) < 5 {
-			d.Lines = append(d.Lines, fmt.Sprintf("%s:%d", ev.File, ev.Line))
-		}
-		d.lastMS = max(d.lastMS, ev.TimeMS)
-		merged := false
-		for j := len(g.occs) - 1; j >= 0 && ev.TimeMS-g.occs[j].ms <= 1000; j-- {
-			if !g.occs[j].files[ev.File] && ev.TimeMS-g.occs[j].ms >= -1000 {
-				g.occs[j].files[ev.File] = true
-				merged = true
-				break
+	}
+	return false
+}
+
+// finish completes a grouped denial: the binary and ancestors a binary
+// reason names, the newer wording of "no matching policy", queries
+// scrubbed, and the first and last time seen.
+func (d *Denial) finish() {
+	if d.Kind == denial.KindBinary {
+		if b, _, anc := denial.BinaryReason(d.Reason); b != "" {
+			if d.Binary == "" {
+				d.Binary = b
+			}
+			if len(d.Ancestors) == 0 {
+				d.Ancestors = anc
 			}
 		}
-		if !merged {
-			g.occs = append(g.occs, occ{ms: ev.TimeMS, files: map[string]bool{ev.File: true}})
-		}
-		d.Count = len(g.occs)
 	}
-	out := make([]*Denial, 0, len(groups))
-	for _, g := range groups {
-		d := g.d
-		if d.Kind == denial.KindBinary {
-			if b, _, anc := denial.BinaryReason(d.Reason); b != "" {
-				if d.Binary == "" {
-					d.Binary = b
-				}
-				if len(d.Ancestors) == 0 {
-					d.Ancestors = anc
-				}
-			}
-		}
-		if d.Reason == "no matching policy" && d.Host != "" {
-			// The docs' older wording (docs/observability/logging.mdx:119,192
-			// @v0.0.111) of the Rego reason (sandbox-policy.rego:43).
-			d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
-		}
-		d.Reason = scrubQuery(d.Reason)
-		d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
-		out = append(out, d)
+	if d.Reason == "no matching policy" && d.Host != "" {
+		// The docs' older wording (docs/observability/logging.mdx:119,192
+		// @v0.0.111) of the Rego reason (sandbox-policy.rego:43).
+		d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
 	}
+	d.Reason = scrubQuery(d.Reason)
+	d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
+}
+
+// sortDenials orders denials by host, port, path, method, kind, binary and
+// policy.
+func sortDenials(out []*Denial) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Host != b.Host {
@@ -306,10 +348,6 @@ func group(events []denial.Event, audit bool) []*Denial {
 		}
 		return a.Policy < b.Policy
 	})
-	for i, d := range out {
-		d.ID = "D" + strconv.Itoa(i+1)
-	}
-	return out
 }
 
 func stamp(ms int64) string {

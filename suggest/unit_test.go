@@ -1,12 +1,14 @@
 package suggest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
 // Every kind of the denial table has a plan, and only those: a kind added
@@ -101,5 +103,58 @@ func TestSafe(t *testing.T) {
 		if got := Safe(in); got != want {
 			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A later layer's value wins (logs, then result.json, then --set), nil
+// layers are skipped, and the inputs are not changed.
+func TestMergeValues(t *testing.T) {
+	logs := placeholder.Values{"OWNER": "from-logs", "REPO_NAME": "r"}
+	set := placeholder.Values{"OWNER": "from-set"}
+	got := MergeValues(logs, nil, placeholder.Values{"ISSUE_NUMBER": "7"}, set)
+	want := placeholder.Values{"OWNER": "from-set", "REPO_NAME": "r", "ISSUE_NUMBER": "7"}
+	if !maps.Equal(got, want) {
+		t.Errorf("MergeValues = %v, want %v", got, want)
+	}
+	if logs["OWNER"] != "from-logs" {
+		t.Errorf("MergeValues changed its input: %v", logs)
+	}
+	if m := MergeValues(); m == nil || len(m) != 0 {
+		t.Errorf("MergeValues() = %#v, want an empty map", m)
+	}
+}
+
+func TestEventCount(t *testing.T) {
+	l := &Logs{Inputs: []denial.InputStats{{Events: 2, Denials: 5}, {Events: 0}, {Events: 3}}}
+	if n := l.EventCount(); n != 5 {
+		t.Errorf("EventCount = %d, want 5", n)
+	}
+	if n := (&Logs{}).EventCount(); n != 0 {
+		t.Errorf("EventCount of no inputs = %d", n)
+	}
+}
+
+// refusal checks the log line's host, path, binary and method before the
+// destination, in that order, and lets a plain request through.
+func TestRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    Denial
+		want string // a substring of the reason; "" for none
+	}{
+		{"plain", Denial{Kind: denial.KindL7Deny, Host: "api.example.com", Port: 443, Method: "GET", Path: "/v1/x"}, ""},
+		{"bad host first", Denial{Host: "a b", Path: "/*", Binary: "rel"}, "host is not a DNS name"},
+		{"glob path", Denial{Host: "api.example.com", Path: "/v1/*"}, "path holds characters"},
+		{"relative binary", Denial{Binary: "bin/sh"}, "binary is not a plain absolute"},
+		{"odd method", Denial{Kind: denial.KindL7Deny, Host: "api.example.com", Method: "GET /x"}, "method is not a REST method"},
+		{"odd method on l7-other", Denial{Kind: denial.KindL7Other, Host: "api.example.com", Port: 443, Method: "GET /x"}, ""},
+		{"metadata address", Denial{Host: "169.254.169.254", Port: 80}, "169.254"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := refusal(&tc.d)
+			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("refusal = %q, want one with %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -23,13 +23,16 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/prover"
 )
 
+// diffFlags are the flags of policy diff.
+type diffFlags struct {
+	dir, output, failOn, summaryFile, commentFile string
+	osVersion, baseVersion, headVersion           string
+	catalog, provider, credentials                string
+	agents                                        []string
+}
+
 func newPolicyDiffCmd() *cobra.Command {
-	var (
-		dir, output, failOn, summaryFile, commentFile string
-		osVersion, baseVersion, headVersion           string
-		catalog, provider, credentials                string
-		agents                                        []string
-	)
+	var f diffFlags
 	cmd := &cobra.Command{
 		Use:   "diff BASE HEAD",
 		Short: "Show what a change grants: compare the compiled policies of two revisions, with risk",
@@ -67,96 +70,131 @@ only), 1 when one is or on an error, 2 on usage errors.`,
   fullsend policy diff bundle:policies . -o markdown --comment-file comment.md`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(policydiff.Formats(), output) {
-				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(policydiff.Formats(), ", "))
-			}
-			if failOn != "none" && policydiff.RiskRank(failOn) < 0 {
-				return usageErrorf("--fail-on %q: want critical, high, medium, low, info or none", failOn)
-			}
-			versionMode := baseVersion != "" || headVersion != ""
-			switch {
-			case versionMode && (baseVersion == "" || headVersion == ""):
-				return usageErrorf("--base-openshell and --head-openshell go together")
-			case versionMode && osVersion != "":
-				return usageErrorf("--openshell-version and --base-openshell/--head-openshell exclude each other")
-			case len(args) == 1 && !versionMode:
-				return usageErrorf("want BASE and HEAD (one argument only with --base-openshell and --head-openshell)")
-			case osVersion != "":
-				baseVersion, headVersion = osVersion, osVersion
-			}
-			for _, v := range []*string{&baseVersion, &headVersion} {
-				if *v == "" {
-					continue
-				}
-				n, err := openshell.NormalizeVersion(*v)
-				if err != nil {
-					return usageErrorf("OpenShell version %q: %v", *v, err)
-				}
-				*v = n
-			}
-			if len(args) == 1 {
-				args = append(args, args[0])
-			}
-			creds := prover.DefaultCredentials()
-			if credentials != "" {
-				data, err := os.ReadFile(credentials)
-				if err != nil {
-					return usageErrorf("--credentials: %v", err)
-				}
-				if creds, err = prover.ParseCredentials(data); err != nil {
-					return usageErrorf("--credentials %s: %v", credentials, err)
-				}
-			}
-			gcbudget.Apply(compileMemoryCeiling)
-			compiler, err := diffCompiler(catalog, provider)
-			if err != nil {
-				return flagError(err)
-			}
-			res, err := policydiff.Run(cmd.Context(), policydiff.Request{
-				Base: args[0], Head: args[1], Dir: dir, BaseVersion: baseVersion, HeadVersion: headVersion,
-				Flips: versionMode, Compile: compiler,
-				Options: policydiff.Options{Agents: agents, Credentials: creds},
-			})
-			if err != nil {
-				return err
-			}
-			res.Reproduce = reproduce(res, args, dir, baseVersion, headVersion, versionMode)
-			for _, f := range []struct{ path, marker string }{{summaryFile, ""}, {commentFile, dir}} {
-				if f.path == "" {
-					continue
-				}
-				var b bytes.Buffer
-				if err := res.Write(&b, "markdown", policydiff.WriteOptions{Marker: markerOf(f.marker, f.path == commentFile)}); err != nil {
-					return err
-				}
-				if err := writeMarkdownFile(f.path, b.Bytes(), f.path == summaryFile); err != nil {
-					return err
-				}
-			}
-			if err := res.Write(cmd.OutOrStdout(), output, policydiff.WriteOptions{}); err != nil {
-				return err
-			}
-			if failOn != "none" && policydiff.RiskRank(res.Summary.MaxRisk) >= policydiff.RiskRank(failOn) {
-				return exitError{code: 1, err: fmt.Errorf("policy diff: highest risk %s is at or above --fail-on %s", res.Summary.MaxRisk, failOn)}
-			}
-			return nil
+			return runPolicyDiff(cmd, args, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "dir", ".", "the project directory inside the repository, for git inputs")
-	fl.StringArrayVar(&agents, "agent", nil, "compare only this agent (repeatable)")
-	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(policydiff.Formats(), ", "))
-	fl.StringVar(&failOn, "fail-on", "none", "exit 1 when a change has this risk or higher: critical, high, medium, low, info or none")
-	fl.StringVar(&summaryFile, "summary-file", "", "also append the Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
-	fl.StringVar(&commentFile, "comment-file", "", "also write the Markdown report to FILE with a first-line marker for one PR comment per project")
-	fl.StringVar(&osVersion, "openshell-version", "", "target OpenShell version of both sides (default: the version the Containerfile pins)")
-	fl.StringVar(&baseVersion, "base-openshell", "", "OpenShell version of the base side (with --head-openshell)")
-	fl.StringVar(&headVersion, "head-openshell", "", "OpenShell version of the head side (with --base-openshell)")
-	fl.StringVar(&catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
-	fl.StringVar(&provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
-	fl.StringVar(&credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
+	fl.StringVar(&f.dir, "dir", ".", "the project directory inside the repository, for git inputs")
+	fl.StringArrayVar(&f.agents, "agent", nil, "compare only this agent (repeatable)")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+strings.Join(policydiff.Formats(), ", "))
+	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when a change has this risk or higher: critical, high, medium, low, info or none")
+	fl.StringVar(&f.summaryFile, "summary-file", "", "also append the Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
+	fl.StringVar(&f.commentFile, "comment-file", "", "also write the Markdown report to FILE with a first-line marker for one PR comment per project")
+	fl.StringVar(&f.osVersion, "openshell-version", "", "target OpenShell version of both sides (default: the version the Containerfile pins)")
+	fl.StringVar(&f.baseVersion, "base-openshell", "", "OpenShell version of the base side (with --head-openshell)")
+	fl.StringVar(&f.headVersion, "head-openshell", "", "OpenShell version of the head side (with --base-openshell)")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
+	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
+	fl.StringVar(&f.credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func runPolicyDiff(cmd *cobra.Command, args []string, f diffFlags) error {
+	versionMode, err := f.validate(len(args))
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		args = append(args, args[0])
+	}
+	creds, err := diffCredentials(f.credentials)
+	if err != nil {
+		return err
+	}
+	gcbudget.Apply(compileMemoryCeiling)
+	compiler, err := diffCompiler(f.catalog, f.provider)
+	if err != nil {
+		return flagError(err)
+	}
+	res, err := policydiff.Run(cmd.Context(), policydiff.Request{
+		Base: args[0], Head: args[1], Dir: f.dir, BaseVersion: f.baseVersion, HeadVersion: f.headVersion,
+		Flips: versionMode, Compile: compiler,
+		Options: policydiff.Options{Agents: f.agents, Credentials: creds},
+	})
+	if err != nil {
+		return err
+	}
+	res.Reproduce = reproduce(res, args, f.dir, f.baseVersion, f.headVersion, versionMode)
+	if err := f.writeMarkdownFiles(res); err != nil {
+		return err
+	}
+	if err := res.Write(cmd.OutOrStdout(), f.output, policydiff.WriteOptions{}); err != nil {
+		return err
+	}
+	if f.failOn != "none" && policydiff.RiskRank(res.Summary.MaxRisk) >= policydiff.RiskRank(f.failOn) {
+		return exitError{code: 1, err: fmt.Errorf("policy diff: highest risk %s is at or above --fail-on %s", res.Summary.MaxRisk, f.failOn)}
+	}
+	return nil
+}
+
+// validate checks the flags against the number of arguments and
+// normalizes the OpenShell versions (--openshell-version sets both sides);
+// versionMode is a comparison of one project across two OpenShell targets.
+func (f *diffFlags) validate(nargs int) (versionMode bool, err error) {
+	if !slices.Contains(policydiff.Formats(), f.output) {
+		return false, usageErrorf("unknown output format %q (want %s)", f.output, strings.Join(policydiff.Formats(), ", "))
+	}
+	if f.failOn != "none" && policydiff.RiskRank(f.failOn) < 0 {
+		return false, usageErrorf("--fail-on %q: want critical, high, medium, low, info or none", f.failOn)
+	}
+	versionMode = f.baseVersion != "" || f.headVersion != ""
+	switch {
+	case versionMode && (f.baseVersion == "" || f.headVersion == ""):
+		return false, usageErrorf("--base-openshell and --head-openshell go together")
+	case versionMode && f.osVersion != "":
+		return false, usageErrorf("--openshell-version and --base-openshell/--head-openshell exclude each other")
+	case nargs == 1 && !versionMode:
+		return false, usageErrorf("want BASE and HEAD (one argument only with --base-openshell and --head-openshell)")
+	case f.osVersion != "":
+		f.baseVersion, f.headVersion = f.osVersion, f.osVersion
+	}
+	for _, v := range []*string{&f.baseVersion, &f.headVersion} {
+		if *v == "" {
+			continue
+		}
+		n, err := openshell.NormalizeVersion(*v)
+		if err != nil {
+			return false, usageErrorf("OpenShell version %q: %v", *v, err)
+		}
+		*v = n
+	}
+	return versionMode, nil
+}
+
+// diffCredentials reads the --credentials file, or returns the default
+// credential set.
+func diffCredentials(path string) (prover.Credentials, error) {
+	if path == "" {
+		return prover.DefaultCredentials(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErrorf("--credentials: %v", err)
+	}
+	creds, err := prover.ParseCredentials(data)
+	if err != nil {
+		return nil, usageErrorf("--credentials %s: %v", path, err)
+	}
+	return creds, nil
+}
+
+// writeMarkdownFiles writes the Markdown report to --summary-file
+// (appended) and --comment-file (with the project's marker).
+func (f *diffFlags) writeMarkdownFiles(res *policydiff.Result) error {
+	for _, file := range []struct{ path, marker string }{{f.summaryFile, ""}, {f.commentFile, f.dir}} {
+		if file.path == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := res.Write(&b, "markdown", policydiff.WriteOptions{Marker: markerOf(file.marker, file.path == f.commentFile)}); err != nil {
+			return err
+		}
+		if err := writeMarkdownFile(file.path, b.Bytes(), file.path == f.summaryFile); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // diffCompiler compiles a side as policy compile does up to the policy

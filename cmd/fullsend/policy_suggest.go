@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -93,6 +94,58 @@ met), 2 usage.`,
 }
 
 func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	values, err := placeholder.ParseSet(f.set)
+	if err != nil {
+		return usageErrorf("%v", setFlagError(err))
+	}
+	logs, err := suggest.ReadLogs(f.logs)
+	if err != nil {
+		return err
+	}
+	var result placeholder.Values
+	if f.result != "" {
+		if result, err = suggest.ReadResultFile(f.result); err != nil {
+			return fmt.Errorf("--result: %w", err)
+		}
+	}
+	merged := suggest.MergeValues(logs.Values, result, values) // --set wins
+	if f.strict && logs.EventCount() == 0 {
+		return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
+	}
+	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
+	opts, err := suggestTarget(cmd.Context(), f.dir, agent, po)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	opts.Project, opts.Values = root.FS(), merged
+	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
+	out, err := suggest.Run(cmd.Context(), opts, logs.Events, logs.Inputs)
+	if err != nil {
+		return err
+	}
+	if err := writeSuggestions(cmd.OutOrStdout(), f.output, out); err != nil {
+		return err
+	}
+	if f.write && len(out.Files) > 0 {
+		if err := suggest.Write(f.dir, out, os.Getenv); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d files; now run `fullsend policy compile %s` and review with `fullsend policy diff`\n", len(out.Files), f.dir)
+	}
+	return suggestFailOn(f.failOn, out)
+}
+
+// validate checks the flags that need no file: usage errors (exit 2), and
+// --write in CI.
+func (f *suggestFlags) validate() error {
 	switch {
 	case f.output != "text" && f.output != "json" && f.output != "patch":
 		return usageErrorf("unknown output format %q (want text, json or patch)", f.output)
@@ -108,91 +161,52 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 	if f.write && suggest.InCI(os.Getenv) {
 		return suggest.ErrInCI
 	}
-	values, err := placeholder.ParseSet(f.set)
-	if err != nil {
-		return usageErrorf("%v", setFlagError(err))
-	}
-	logs, err := suggest.ReadLogs(f.logs)
-	if err != nil {
-		return err
-	}
-	merged := placeholder.Values{}
-	for k, v := range logs.Values {
-		merged[k] = v
-	}
-	if f.result != "" {
-		rv, err := suggest.ReadResultFile(f.result)
-		if err != nil {
-			return fmt.Errorf("--result: %w", err)
-		}
-		for k, v := range rv {
-			merged[k] = v
-		}
-	}
-	for k, v := range values { // --set wins
-		merged[k] = v
-	}
-	if f.strict {
-		n := 0
-		for _, in := range logs.Inputs {
-			n += in.Events
-		}
-		if n == 0 {
-			return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
-		}
-	}
-	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
-	res, err := compile.CompileDir(cmd.Context(), f.dir, po)
+	return nil
+}
+
+// suggestTarget compiles the project in dir as policy compile does with po
+// and returns the suggest options for agent: its compiled policy and the
+// compiler that checks each suggestion.
+func suggestTarget(ctx context.Context, dir, agent string, po compile.ProjectOptions) (suggest.Options, error) {
+	res, err := compile.CompileDir(ctx, dir, po)
 	var oe *compile.OptionError
 	if errors.As(err, &oe) && oe.Option == "Agents" {
-		return fmt.Errorf("%w %q in %s: %w", errNoAgent, agent, f.dir, oe.Err)
+		return suggest.Options{}, fmt.Errorf("%w %q in %s: %w", errNoAgent, agent, dir, oe.Err)
 	}
 	if err != nil {
-		return flagError(err)
+		return suggest.Options{}, flagError(err)
 	}
 	c, ok := res.Agents[agent]
 	if !ok {
-		return fmt.Errorf("%w %q in %s (have: %s)", errNoAgent, agent, f.dir, strings.Join(res.AgentNames(), ", "))
+		return suggest.Options{}, fmt.Errorf("%w %q in %s (have: %s)", errNoAgent, agent, dir, strings.Join(res.AgentNames(), ", "))
 	}
 	compiler, err := suggestCompiler(po, agent)
 	if err != nil {
-		return flagError(err)
+		return suggest.Options{}, flagError(err)
 	}
-	root, err := os.OpenRoot(f.dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	out, err := suggest.Run(cmd.Context(), suggest.Options{
+	return suggest.Options{
 		Agent:   &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy},
-		Project: root.FS(), Compile: compiler, Values: merged, OpenShellVersion: res.OpenShellVersion,
-		IncludeAudit: f.includeAudit, StrictPaths: f.strictPaths, MinCount: f.minCount, To: f.to,
-	}, logs.Events, logs.Inputs)
-	if err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	switch f.output {
+		Compile: compiler, OpenShellVersion: res.OpenShellVersion,
+	}, nil
+}
+
+// writeSuggestions prints the result in the -o format.
+func writeSuggestions(w io.Writer, format string, out *suggest.Result) error {
+	switch format {
 	case "json":
-		err = suggest.WriteJSON(w, out)
+		return suggest.WriteJSON(w, out)
 	case "patch":
-		err = suggest.WritePatch(w, out)
-	default:
-		err = suggest.WriteText(w, out)
+		return suggest.WritePatch(w, out)
 	}
-	if err != nil {
-		return err
-	}
-	if f.write && len(out.Files) > 0 {
-		if err := suggest.Write(f.dir, out, os.Getenv); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d files; now run `fullsend policy compile %s` and review with `fullsend policy diff`\n", len(out.Files), f.dir)
-	}
+	return suggest.WriteText(w, out)
+}
+
+// suggestFailOn is the --fail-on exit: 1 when the result has what it names.
+func suggestFailOn(failOn string, out *suggest.Result) error {
 	switch {
-	case f.failOn == "suggestion" && len(out.Suggestions) > 0:
+	case failOn == "suggestion" && len(out.Suggestions) > 0:
 		return exitError{code: 1, err: fmt.Errorf("--fail-on suggestion: %d suggestions", len(out.Suggestions))}
-	case f.failOn == "refused" && len(out.Refused) > 0:
+	case failOn == "refused" && len(out.Refused) > 0:
 		return exitError{code: 1, err: fmt.Errorf("--fail-on refused: %d refused requests", len(out.Refused))}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -266,26 +267,7 @@ var (
 func (c *checker) checkRefresh(base string, cr Credential) {
 	r := cr.Refresh
 	path := base + ".refresh"
-	if r.Strategy == "" {
-		c.errorf(path+".strategy", CodeRefresh, "e.g. strategy: oauth2_refresh_token", "refresh strategy is required")
-	}
-	if r.RefreshBeforeSeconds < 0 {
-		c.errorf(path+".refresh_before_seconds", CodeRefresh, "", "refresh_before_seconds must be greater than or equal to 0")
-	}
-	if r.MaxLifetimeSeconds < 0 {
-		c.errorf(path+".max_lifetime_seconds", CodeRefresh, "", "max_lifetime_seconds must be greater than or equal to 0")
-	}
-	names := map[string]bool{}
-	for i, m := range r.Material {
-		n := strings.TrimSpace(m.Name)
-		mp := fmt.Sprintf("%s.material[%d].name", path, i)
-		if n == "" {
-			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
-		} else if names[n] {
-			c.errorf(mp, CodeRefresh, "", "duplicate refresh material name: %s", n)
-		}
-		names[n] = true
-	}
+	c.checkRefreshFields(path, r)
 	if !c.has("v0.0.86") {
 		return
 	}
@@ -309,36 +291,12 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 			c.errorf(op+".output", CodeRefresh, "", "duplicate refresh additional output: %s", id)
 		}
 		seen[id] = true
-		known := false
-		for _, k := range required {
-			known = known || k == id
-		}
-		if known {
+		if slices.Contains(required, id) {
 			mapped[id] = true
 		} else if len(required) > 0 {
 			c.errorf(op+".output", CodeRefresh, "", "strategy %s does not produce output '%s'", strategy, id)
 		}
-		var sib *Credential
-		for k := range c.p.Credentials {
-			if c.p.Credentials[k].Name == cred {
-				sib = &c.p.Credentials[k]
-				break
-			}
-		}
-		if sib == nil {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
-			continue
-		}
-		if sib.Refresh != nil {
-			c.errorf(op+".credential", CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
-		}
-		if len(sib.EnvVars) != 1 {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh output credential '%s' must declare exactly one env var", cred)
-			continue
-		}
-		if want, ok := outputEnvKey[[2]string{r.Strategy, id}]; ok && sib.EnvVars[0] != want {
-			c.errorf(op+".credential", CodeRefresh, "", "refresh output '%s' must map to env var %s, found %s", id, want, sib.EnvVars[0])
-		}
+		c.checkOutputCredential(op+".credential", r.Strategy, id, cred)
 	}
 	for _, k := range required {
 		if !mapped[k] {
@@ -347,6 +305,58 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 	}
 	if want, ok := primaryEnvKey[r.Strategy]; ok && (len(cr.EnvVars) != 1 || cr.EnvVars[0] != want) {
 		c.errorf(base+".env_vars", CodeRefresh, "", "strategy %s requires primary credential to map to env var %s", strategy, want)
+	}
+}
+
+// checkRefreshFields checks the strategy, the two durations and the
+// material names of a refresh block at path.
+func (c *checker) checkRefreshFields(path string, r *Refresh) {
+	if r.Strategy == "" {
+		c.errorf(path+".strategy", CodeRefresh, "e.g. strategy: oauth2_refresh_token", "refresh strategy is required")
+	}
+	if r.RefreshBeforeSeconds < 0 {
+		c.errorf(path+".refresh_before_seconds", CodeRefresh, "", "refresh_before_seconds must be greater than or equal to 0")
+	}
+	if r.MaxLifetimeSeconds < 0 {
+		c.errorf(path+".max_lifetime_seconds", CodeRefresh, "", "max_lifetime_seconds must be greater than or equal to 0")
+	}
+	names := map[string]bool{}
+	for i, m := range r.Material {
+		n := strings.TrimSpace(m.Name)
+		mp := fmt.Sprintf("%s.material[%d].name", path, i)
+		if n == "" {
+			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
+		} else if names[n] {
+			c.errorf(mp, CodeRefresh, "", "duplicate refresh material name: %s", n)
+		}
+		names[n] = true
+	}
+}
+
+// checkOutputCredential checks the credential (named cred) that receives a
+// strategy's additional output id: it exists, has no refresh of its own and
+// one env var, the one the strategy's table names.
+func (c *checker) checkOutputCredential(loc, strategy, id, cred string) {
+	var sib *Credential
+	for k := range c.p.Credentials {
+		if c.p.Credentials[k].Name == cred {
+			sib = &c.p.Credentials[k]
+			break
+		}
+	}
+	if sib == nil {
+		c.errorf(loc, CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
+		return
+	}
+	if sib.Refresh != nil {
+		c.errorf(loc, CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
+	}
+	if len(sib.EnvVars) != 1 {
+		c.errorf(loc, CodeRefresh, "", "refresh output credential '%s' must declare exactly one env var", cred)
+		return
+	}
+	if want, ok := outputEnvKey[[2]string{strategy, id}]; ok && sib.EnvVars[0] != want {
+		c.errorf(loc, CodeRefresh, "", "refresh output '%s' must map to env var %s, found %s", id, want, sib.EnvVars[0])
 	}
 }
 
@@ -524,49 +534,98 @@ func additionalL7Fields(e Endpoint) []string {
 }
 
 // l7Semantics is validate_l7_endpoint_semantics (l7_validate.rs:105-184 @
-// v0.0.111; v0.0.92 has the same checks without protocol tcp).
+// v0.0.111; v0.0.92 has the same checks without protocol tcp). The errors
+// come in the source's order: the protocol, access presets, what defines the
+// allowed traffic, then deny_rules.
 func l7Semantics(version, protocol, access string, hasRules, hasDeny, denyAll, allowAll bool) []string {
+	s := newL7Shape(version, protocol, access, hasRules, hasDeny, denyAll, allowAll)
 	var errs []string
-	p := strings.ToLower(protocol)
-	known := map[string]bool{"rest": true, "websocket": true, "graphql": true, "sql": true, "json-rpc": true, "mcp": true}[p]
-	tcp := p == "tcp" && semver.Compare(version, "v0.0.111") >= 0
-	mcp, jsonrpc := p == "mcp", p == "json-rpc"
-	if protocol != "" && !known && !tcp {
-		if semver.Compare(version, "v0.0.111") >= 0 {
-			errs = append(errs, fmt.Sprintf("unknown protocol '%s' (expected tcp, rest, websocket, graphql, sql, json-rpc, or mcp)", protocol))
-		} else {
-			errs = append(errs, fmt.Sprintf("unknown protocol '%s' (expected rest, websocket, graphql, sql, json-rpc, or mcp)", protocol))
-		}
+	for _, check := range []func() []string{s.protocolErrs, s.accessErrs, s.allowErrs, s.denyErrs} {
+		errs = append(errs, check()...)
 	}
-	if tcp && (access != "" || hasRules || hasDeny) {
+	return errs
+}
+
+// l7Shape is what l7Semantics knows of one endpoint.
+type l7Shape struct {
+	protocol, access                     string
+	hasRules, hasDeny, denyAll, allowAll bool
+	v111, known, tcp, mcp, jsonrpc, bare bool
+}
+
+func newL7Shape(version, protocol, access string, hasRules, hasDeny, denyAll, allowAll bool) *l7Shape {
+	p := strings.ToLower(protocol)
+	v111 := semver.Compare(version, "v0.0.111") >= 0
+	return &l7Shape{
+		protocol: protocol, access: access,
+		hasRules: hasRules, hasDeny: hasDeny, denyAll: denyAll, allowAll: allowAll,
+		v111:    v111,
+		known:   map[string]bool{"rest": true, "websocket": true, "graphql": true, "sql": true, "json-rpc": true, "mcp": true}[p],
+		tcp:     p == "tcp" && v111,
+		mcp:     p == "mcp",
+		jsonrpc: p == "json-rpc",
+		bare:    !hasRules && access == "",
+	}
+}
+
+// protocolErrs: an unknown protocol, and L7 fields on protocol tcp.
+func (s *l7Shape) protocolErrs() []string {
+	var errs []string
+	if s.protocol != "" && !s.known && !s.tcp {
+		expected := "rest, websocket, graphql, sql, json-rpc, or mcp"
+		if s.v111 {
+			expected = "tcp, " + expected
+		}
+		errs = append(errs, fmt.Sprintf("unknown protocol '%s' (expected %s)", s.protocol, expected))
+	}
+	if s.tcp && (s.access != "" || s.hasRules || s.hasDeny) {
 		errs = append(errs, "protocol tcp does not support access, rules, or deny_rules; remove those L7 fields")
 	}
-	if hasRules && access != "" {
+	return errs
+}
+
+// accessErrs: access beside rules, and access presets on mcp and json-rpc.
+func (s *l7Shape) accessErrs() []string {
+	var errs []string
+	if s.hasRules && s.access != "" {
 		errs = append(errs, "rules and access are mutually exclusive")
 	}
-	if (mcp || jsonrpc) && access != "" {
-		if mcp {
-			errs = append(errs, fmt.Sprintf("protocol %s does not support access presets; use rules/deny_rules or set mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy", protocol))
-		} else {
-			errs = append(errs, fmt.Sprintf("protocol %s does not support access presets; use explicit rules with allow.method such as \"*\"", protocol))
-		}
+	switch {
+	case s.access == "":
+	case s.mcp:
+		errs = append(errs, fmt.Sprintf("protocol %s does not support access presets; use rules/deny_rules or set mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy", s.protocol))
+	case s.jsonrpc:
+		errs = append(errs, fmt.Sprintf("protocol %s does not support access presets; use explicit rules with allow.method such as \"*\"", s.protocol))
 	}
-	if jsonrpc && !hasRules && access == "" {
-		errs = append(errs, fmt.Sprintf("protocol %s requires explicit rules with allow.method", protocol))
+	return errs
+}
+
+// allowErrs: nothing that defines the allowed traffic, or rules that allow
+// nothing.
+func (s *l7Shape) allowErrs() []string {
+	var errs []string
+	if s.jsonrpc && s.bare {
+		errs = append(errs, fmt.Sprintf("protocol %s requires explicit rules with allow.method", s.protocol))
 	}
-	if known && !mcp && !jsonrpc && !hasRules && access == "" {
+	if s.known && !s.mcp && !s.jsonrpc && s.bare {
 		errs = append(errs, "protocol requires rules or access to define allowed traffic")
 	}
-	if mcp && !hasRules && access == "" && !allowAll {
+	if s.mcp && s.bare && !s.allowAll {
 		errs = append(errs, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
 	}
-	if denyAll && !(mcp && allowAll) {
+	if s.denyAll && !(s.mcp && s.allowAll) {
 		errs = append(errs, "rules would deny all traffic (no allow clause found). Use `access: full` or add allow clauses to rules.")
 	}
-	if hasDeny && !known {
+	return errs
+}
+
+// denyErrs: deny_rules without inspection or without a base allow set.
+func (s *l7Shape) denyErrs() []string {
+	var errs []string
+	if s.hasDeny && !s.known {
 		errs = append(errs, "deny_rules require protocol (L7 inspection must be enabled)")
 	}
-	if hasDeny && !mcp && !hasRules && access == "" {
+	if s.hasDeny && !s.mcp && s.bare {
 		errs = append(errs, "deny_rules require rules or access to define the base allow set")
 	}
 	return errs
@@ -583,60 +642,78 @@ func matchesToolsCall(method string) bool {
 	return err == nil && ok
 }
 
-// checkMCP is profiles.rs:1923-2000 @ v0.0.111 (v0.0.92 on).
+// checkMCP is profiles.rs:1923-2000 @ v0.0.111 (v0.0.92 on): each allow
+// and deny rule, then, when an allow rule selects tools, the rules that
+// would allow or deny every tool call beside it.
 func (c *checker) checkMCP(base string, e Endpoint, allowAll bool) {
 	strict := true
 	if e.MCP != nil && e.MCP.StrictToolNames != nil {
 		strict = *e.MCP.StrictToolNames
 	}
-	check := func(loc string, m *Match) {
-		if m.Tool != nil {
-			if _, ok := m.Params["name"]; ok {
-				c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
-			}
-		}
-		if m.hasToolSelector() && m.Method != "" && m.Method != "tools/call" {
-			c.errorf(loc, CodeEndpointMCP, "", "method must be tools/call when an MCP rule uses tool or params.name")
-		}
-		if m.Method == "" && !allowAll {
-			c.errorf(loc, CodeEndpointMCP, "", "method is required when mcp.allow_all_known_mcp_methods is false")
-		}
-		if globWildcard(m.Method) && !strings.HasPrefix(m.Method, "tools/") {
-			c.errorf(loc+".method", CodeEndpointMCP, "", "MCP method globs are only valid for the tools/ method family; omit method to use the endpoint method profile")
-		}
-		if m.Path != "" || len(m.Query) > 0 {
-			c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
-		}
-		keys := make([]string, 0, len(m.Params))
-		for k := range m.Params {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if k != "name" {
-				c.errorf(loc+".params."+k, CodeEndpointMCP, "", "MCP tool argument matching is not supported yet")
-			}
-		}
-		if m.Tool != nil {
-			c.mcpMatcher(loc+".tool", *m.Tool, strict)
-		}
-		if q, ok := m.Params["name"]; ok {
-			c.mcpMatcher(loc+".params.name", q, strict)
-		}
-	}
 	hasToolAllow := false
 	for j, r := range e.Rules {
 		if r.Allow != nil {
-			check(fmt.Sprintf("%s.rules[%d].allow", base, j), r.Allow)
+			c.checkMCPRule(fmt.Sprintf("%s.rules[%d].allow", base, j), r.Allow, allowAll, strict)
 			hasToolAllow = hasToolAllow || r.Allow.hasToolSelector()
 		}
 	}
 	for j := range e.DenyRules {
-		check(fmt.Sprintf("%s.deny_rules[%d]", base, j), &e.DenyRules[j])
+		c.checkMCPRule(fmt.Sprintf("%s.deny_rules[%d]", base, j), &e.DenyRules[j], allowAll, strict)
 	}
-	if !hasToolAllow {
-		return
+	if hasToolAllow {
+		c.checkMCPToolConflicts(base, e, allowAll)
 	}
+}
+
+// checkMCPRule checks one MCP allow or deny rule: its method, tool and
+// params.
+func (c *checker) checkMCPRule(loc string, m *Match, allowAll, strict bool) {
+	if m.Tool != nil {
+		if _, ok := m.Params["name"]; ok {
+			c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
+		}
+	}
+	if m.hasToolSelector() && m.Method != "" && m.Method != "tools/call" {
+		c.errorf(loc, CodeEndpointMCP, "", "method must be tools/call when an MCP rule uses tool or params.name")
+	}
+	if m.Method == "" && !allowAll {
+		c.errorf(loc, CodeEndpointMCP, "", "method is required when mcp.allow_all_known_mcp_methods is false")
+	}
+	if globWildcard(m.Method) && !strings.HasPrefix(m.Method, "tools/") {
+		c.errorf(loc+".method", CodeEndpointMCP, "", "MCP method globs are only valid for the tools/ method family; omit method to use the endpoint method profile")
+	}
+	if m.Path != "" || len(m.Query) > 0 {
+		c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
+	}
+	c.checkMCPParams(loc, m, strict)
+}
+
+// checkMCPParams: params other than name are not supported; the tool and
+// params.name matchers are checked in that order.
+func (c *checker) checkMCPParams(loc string, m *Match, strict bool) {
+	keys := make([]string, 0, len(m.Params))
+	for k := range m.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k != "name" {
+			c.errorf(loc+".params."+k, CodeEndpointMCP, "", "MCP tool argument matching is not supported yet")
+		}
+	}
+	if m.Tool != nil {
+		c.mcpMatcher(loc+".tool", *m.Tool, strict)
+	}
+	if q, ok := m.Params["name"]; ok {
+		c.mcpMatcher(loc+".params.name", q, strict)
+	}
+}
+
+// checkMCPToolConflicts reports, beside an allow rule that selects tools,
+// the allow rules that allow every tool call (a tools/call method matcher
+// without a tool, an empty method under allow_all_known_mcp_methods, or no
+// allow clause) and the deny rules that deny every tool call.
+func (c *checker) checkMCPToolConflicts(base string, e Endpoint, allowAll bool) {
 	const conflict = "method matcher allows every tool call and conflicts with MCP tool allow rules; add tool or params.name to narrow tools/call, or remove the tool allow rules"
 	for j, r := range e.Rules {
 		loc := fmt.Sprintf("%s.rules[%d].allow", base, j)
