@@ -103,12 +103,8 @@ func (f *fake) policySet(args []string) int {
 	if code != 0 {
 		return code
 	}
-	if old, err := openshell.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
-		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
-		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
-		if !bytes.Equal(a, b) {
-			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
-		}
+	if staticSectionsChanged(s.Policy, p) {
+		return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
 	}
 	// The gateway de-duplicates by hash: the same policy as the latest
 	// revision makes no new revision, and the CLI prints "Policy unchanged"
@@ -121,29 +117,57 @@ func (f *fake) policySet(args []string) int {
 		return 0
 	}
 	next := revision{Version: len(s.Revisions) + 1, Status: "loaded", Hash: policyHash(data)}
-	for i := range s.Revisions {
-		if s.Revisions[i].Status == "loaded" || s.Revisions[i].Status == "pending" {
-			s.Revisions[i].Status = "superseded"
-		}
-	}
-	if _, ok := f.fails["policy-failed"]; ok {
-		next.Status, next.LoadError = "failed", "injected load failure (openshell-fake)"
-		s.Revisions = append(s.Revisions, next)
-		f.save(s)
-		return fail(1, "policy revision %d failed to load: status FAILED (openshell-fake)", next.Version)
-	}
-	if _, ok := f.fails["policy-pending"]; ok && fl.has("--wait") {
-		next.Status = "pending"
-		s.Revisions = append(s.Revisions, next)
-		f.save(s)
-		fmt.Fprintf(os.Stderr, "timed out waiting for policy revision %d (status PENDING)\n", next.Version)
-		return 124
+	supersede(s.Revisions)
+	if code, ok := f.injectedPolicyFailure(s, next, fl.has("--wait")); ok {
+		return code
 	}
 	s.Revisions = append(s.Revisions, next)
 	s.Policy, s.PolicySet = data, true
 	f.save(s)
 	fmt.Fprintf(os.Stderr, "Policy revision %d loaded\n", next.Version)
 	return 0
+}
+
+// staticSectionsChanged reports whether p's static sections (filesystem,
+// Landlock, process) differ from those of the sandbox's current policy
+// (its YAML, cur); false when the sandbox has none or it does not parse.
+func staticSectionsChanged(cur []byte, p *openshell.Policy) bool {
+	old, err := openshell.Unmarshal(cur)
+	if err != nil || len(cur) == 0 {
+		return false
+	}
+	a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
+	b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
+	return !bytes.Equal(a, b)
+}
+
+// supersede marks every loaded or pending revision superseded.
+func supersede(revs []revision) {
+	for i := range revs {
+		if revs[i].Status == "loaded" || revs[i].Status == "pending" {
+			revs[i].Status = "superseded"
+		}
+	}
+}
+
+// injectedPolicyFailure records next as failed (policy-failed) or, under
+// --wait, pending (policy-pending) and returns the exit code and true
+// when OPENSHELL_FAKE_FAIL asks for either.
+func (f *fake) injectedPolicyFailure(s *sandbox, next revision, wait bool) (int, bool) {
+	if _, ok := f.fails["policy-failed"]; ok {
+		next.Status, next.LoadError = "failed", "injected load failure (openshell-fake)"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		return fail(1, "policy revision %d failed to load: status FAILED (openshell-fake)", next.Version), true
+	}
+	if _, ok := f.fails["policy-pending"]; ok && wait {
+		next.Status = "pending"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		fmt.Fprintf(os.Stderr, "timed out waiting for policy revision %d (status PENDING)\n", next.Version)
+		return 124, true
+	}
+	return 0, false
 }
 
 // policyGet reports a policy revision: since v0.0.111 without --rev it

@@ -509,9 +509,7 @@ func (f *fake) download(args []string) int {
 		return fail(1, "sandbox path does not exist: %s", fl.pos[1])
 	}
 	if !st.IsDir() {
-		if d, err := os.Stat(dest); err == nil && d.IsDir() {
-			dest = filepath.Join(dest, filepath.Base(src))
-		}
+		dest = fileDest(src, dest)
 	}
 	// A directory's contents are extracted into DEST (tar -C dir .).
 	if err := copyTree(src, dest); err != nil {
@@ -522,6 +520,15 @@ func (f *fake) download(args []string) int {
 		return fail(1, "download failed: connection reset by peer (injected)")
 	}
 	return 0
+}
+
+// fileDest is where a downloaded file lands: inside dest when dest is an
+// existing directory, else at dest.
+func fileDest(src, dest string) string {
+	if d, err := os.Stat(dest); err == nil && d.IsDir() {
+		return filepath.Join(dest, filepath.Base(src))
+	}
+	return dest
 }
 
 func orDefault(s, d string) string {
