@@ -92,6 +92,22 @@ func Files(signing string) ([]File, error) {
 	if signing != SigningKeyless && signing != SigningKey {
 		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrSigning, signing, SigningKeyless, SigningKey)
 	}
+	out, err := treeFiles(signing)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := templateFiles()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tmpl...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// treeFiles is the embedded tree for a signing choice: _gitignore as
+// .gitignore, SIGNING-<signing>.md as SIGNING.md and no other SIGNING-*.
+func treeFiles(signing string) ([]File, error) {
 	root, err := fs.Sub(tree, "tree")
 	if err != nil {
 		return nil, err
@@ -118,6 +134,13 @@ func Files(signing string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// templateFiles is both CI systems' templates under GitHubDir and
+// GitLabDir.
+func templateFiles() ([]File, error) {
+	var out []File
 	for kind, dir := range map[string]string{"github": GitHubDir, "gitlab": GitLabDir} {
 		fsys, err := templates.FS(kind)
 		if err != nil {
@@ -135,7 +158,6 @@ func Files(signing string) ([]File, error) {
 			out = append(out, File{Path: path.Join(dir, n), Data: data})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
