@@ -194,21 +194,35 @@ func Write(o Options) (*Result, error) {
 	}
 	defer root.Close()
 	for _, f := range files {
-		if _, err := root.Lstat(f.Path); err == nil && !o.Force {
+		written, err := writeFile(root, o.Dir, f, o.Force)
+		if err != nil {
+			return res, err
+		}
+		if written {
+			res.Written = append(res.Written, f.Path)
+		} else {
 			res.Skipped = append(res.Skipped, f.Path)
-			continue
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		if dir := path.Dir(f.Path); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return res, fmt.Errorf("creating %s in %s: %w", dir, o.Dir, err)
-			}
-		}
-		if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
-			return res, fmt.Errorf("%s: %w", o.Dir, err)
-		}
-		res.Written = append(res.Written, f.Path)
 	}
 	return res, nil
+}
+
+// writeFile writes f atomically under root (the directory dir, named in
+// errors), creating its parent directories; false, writing nothing, when
+// something is at its path and force is not set.
+func writeFile(root *os.Root, dir string, f File, force bool) (bool, error) {
+	if _, err := root.Lstat(f.Path); err == nil && !force {
+		return false, nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	if parent := path.Dir(f.Path); parent != "." {
+		if err := root.MkdirAll(parent, 0o755); err != nil {
+			return false, fmt.Errorf("creating %s in %s: %w", parent, dir, err)
+		}
+	}
+	if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	return true, nil
 }
