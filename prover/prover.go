@@ -332,6 +332,12 @@ func methodsInRule(p *openshell.Policy, id endpointID) []string {
 // port) is in the credential_reach_expansion delta (finding_delta,
 // crates/openshell-server/src/grpc/policy.rs:608-673 @ v0.0.111).
 func Delta(base, head []Finding) []Finding {
+	return suppressCoveredCapabilities(newPaths(base, head))
+}
+
+// newPaths is, per finding of head, the paths base lacks in the same
+// query; findings left without a path are dropped.
+func newPaths(base, head []Finding) []Finding {
 	baseKeys := map[string]bool{}
 	for _, f := range base {
 		for _, p := range f.Paths {
@@ -350,11 +356,19 @@ func Delta(base, head []Finding) []Finding {
 			delta = append(delta, Finding{Query: f.Query, Paths: paths})
 		}
 	}
+	return delta
+}
+
+// suppressCoveredCapabilities drops the capability_expansion paths whose
+// (binary, host, port) has a credential_reach_expansion path in delta,
+// and the capability_expansion finding when none is left. It reuses
+// delta's array.
+func suppressCoveredCapabilities(delta []Finding) []Finding {
 	reach := map[string]bool{}
 	for _, f := range delta {
 		if f.Query == CredentialReachExpansion {
 			for _, p := range f.Paths {
-				reach[fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)] = true
+				reach[reachKey(p)] = true
 			}
 		}
 	}
@@ -363,7 +377,7 @@ func Delta(base, head []Finding) []Finding {
 		if f.Query == CapabilityExpansion {
 			var keep []Path
 			for _, p := range f.Paths {
-				if !reach[fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)] {
+				if !reach[reachKey(p)] {
 					keep = append(keep, p)
 				}
 			}
@@ -375,4 +389,9 @@ func Delta(base, head []Finding) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// reachKey identifies a path's (binary, host, port).
+func reachKey(p Path) string {
+	return fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)
 }
