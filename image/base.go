@@ -141,34 +141,8 @@ func tarballBase(file string, platforms []v1.Platform) (*resolvedBase, error) {
 // selectPlatforms picks, for each platform, the image of idx (searching
 // nested indexes, as an OCI layout's index.json usually wraps the real one).
 func selectPlatforms(idx v1.ImageIndex, platforms []v1.Platform, what string) ([]v1.Image, error) {
-	var candidates []v1.Image
-	var found func(v1.ImageIndex) error
-	found = func(ii v1.ImageIndex) error {
-		im, err := ii.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, d := range im.Manifests {
-			switch {
-			case d.MediaType.IsIndex():
-				child, err := ii.ImageIndex(d.Digest)
-				if err != nil {
-					return err
-				}
-				if err := found(child); err != nil {
-					return err
-				}
-			case d.MediaType.IsImage():
-				img, err := ii.Image(d.Digest)
-				if err != nil {
-					return err
-				}
-				candidates = append(candidates, img)
-			}
-		}
-		return nil
-	}
-	if err := found(idx); err != nil {
+	candidates, err := indexImages(idx, nil)
+	if err != nil {
 		return nil, fmt.Errorf("base %s: %w", what, err)
 	}
 	images := make([]v1.Image, len(platforms))
@@ -185,6 +159,34 @@ func selectPlatforms(idx v1.ImageIndex, platforms []v1.Platform, what string) ([
 		}
 		if images[i] == nil {
 			return nil, fmt.Errorf("base %s: %s: %w", what, want, ErrPlatformNotInBase)
+		}
+	}
+	return images, nil
+}
+
+// indexImages appends to images every image of ii, in manifest order,
+// descending into nested indexes.
+func indexImages(ii v1.ImageIndex, images []v1.Image) ([]v1.Image, error) {
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range im.Manifests {
+		switch {
+		case d.MediaType.IsIndex():
+			child, err := ii.ImageIndex(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			if images, err = indexImages(child, images); err != nil {
+				return nil, err
+			}
+		case d.MediaType.IsImage():
+			img, err := ii.Image(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			images = append(images, img)
 		}
 	}
 	return images, nil

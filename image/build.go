@@ -324,23 +324,9 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 	if from == FromSource || from == FromModule {
 		defer o.status.Start("building fullsend for " + p.String())()
 	}
-	var path string
-	switch from {
-	case FromBinary:
-		path = o.Binaries[p.String()]
-	case FromExecutable:
-		path = o.Self.Path
-	case FromSource:
-		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
-		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
-			return file{}, err
-		}
-	case FromModule:
-		// Minutes of silence the first time: say why before it starts.
-		o.logf("%s", moduleBuildNote(o.Self, p))
-		if path, err = goInstall(ctx, o.Self, p, tmp); err != nil {
-			return file{}, err
-		}
+	path, err := o.binaryPath(ctx, from, p, tmp)
+	if err != nil {
+		return file{}, err
 	}
 	if from == FromSource || from == FromModule {
 		o.logf("fullsend binary for %s: %s (%s)", p, describeSource(from, o, p), since(started))
@@ -355,6 +341,29 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 		return file{}, fmt.Errorf("binary for %s: %s is not a regular file", p, path)
 	}
 	return file{path: BinaryPath, src: path, size: info.Size(), exec: true}, nil
+}
+
+// binaryPath is the host path of the binary for p from source from: the
+// prebuilt binary, the running executable, or one built into tmp from
+// the source module or the executable's module.
+func (o *Options) binaryPath(ctx context.Context, from string, p v1.Platform, tmp string) (string, error) {
+	switch from {
+	case FromBinary:
+		return o.Binaries[p.String()], nil
+	case FromExecutable:
+		return o.Self.Path, nil
+	case FromSource:
+		path := filepath.Join(tmp, "fullsend-"+platformSlug(p))
+		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
+			return "", err
+		}
+		return path, nil
+	case FromModule:
+		// Minutes of silence the first time: say why before it starts.
+		o.logf("%s", moduleBuildNote(o.Self, p))
+		return goInstall(ctx, o.Self, p, tmp)
+	}
+	return "", nil
 }
 
 // withRoot adds the /opt/fullsend directory itself, so the layer carries it
