@@ -73,13 +73,7 @@ func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 				case LineEvent:
 					ev.File, ev.Line = name, line
 					formats[ev.Format]++
-					st.Events++
-					if ev.Action == "Denied" {
-						st.Denials++
-					}
-					if IsAudit(ev) {
-						st.Audits++
-					}
+					st.count(ev)
 					fn(ev)
 				case LineUnparsed:
 					st.Unparsed++
@@ -93,13 +87,32 @@ func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 			return st, fmt.Errorf("%s: line %d: %w", name, line+1, err)
 		}
 	}
+	st.Format = dominantFormat(formats)
+	return st, nil
+}
+
+// count counts one event: as an event, a denial, an audit.
+func (st *InputStats) count(ev Event) {
+	st.Events++
+	if ev.Action == "Denied" {
+		st.Denials++
+	}
+	if IsAudit(ev) {
+		st.Audits++
+	}
+}
+
+// dominantFormat is the format of the most events (the first of
+// shorthand, CLI, JSONL on a tie); "" when there were none.
+func dominantFormat(counts map[Format]int) Format {
+	var format Format
 	best := 0
 	for _, f := range []Format{FormatShorthand, FormatCLI, FormatJSONL} {
-		if formats[f] > best {
-			st.Format, best = f, formats[f]
+		if counts[f] > best {
+			format, best = f, counts[f]
 		}
 	}
-	return st, nil
+	return format
 }
 
 // readLine returns the next line without its line break; nil (with a nil
