@@ -424,19 +424,30 @@ func runForwarding(cmd *exec.Cmd, timeoutSecs int) int {
 	}
 }
 
-func (f *fake) upload(args []string) int {
-	fl, code := parseFlags(args, map[string]bool{"--no-git-ignore": false}, 3)
+// transferArgs parses the command line of `sandbox upload|download NAME
+// PATH [DEST]` (flags in spec; usage is the error without PATH) and loads
+// the sandbox; a transfer runs over ssh, which must be on PATH.
+func (f *fake) transferArgs(args []string, spec map[string]bool, usage string) (flags, *sandbox, int) {
+	fl, code := parseFlags(args, spec, 3)
 	if code != 0 {
-		return code
+		return fl, nil, code
 	}
 	if len(fl.pos) < 2 {
-		return fail(2, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
+		return fl, nil, fail(2, "%s", usage)
 	}
 	s, code := f.load(fl.pos[0])
 	if code != 0 {
-		return code
+		return fl, nil, code
 	}
 	if code := needSSH(); code != 0 {
+		return fl, nil, code
+	}
+	return fl, s, 0
+}
+
+func (f *fake) upload(args []string) int {
+	fl, s, code := f.transferArgs(args, map[string]bool{"--no-git-ignore": false}, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
+	if code != 0 {
 		return code
 	}
 	local, dest := fl.pos[1], "/sandbox"
@@ -474,18 +485,8 @@ func (f *fake) upload(args []string) int {
 }
 
 func (f *fake) download(args []string) int {
-	fl, code := parseFlags(args, nil, 3)
+	fl, s, code := f.transferArgs(args, nil, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
 	if code != 0 {
-		return code
-	}
-	if len(fl.pos) < 2 {
-		return fail(2, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
-	}
-	s, code := f.load(fl.pos[0])
-	if code != 0 {
-		return code
-	}
-	if code := needSSH(); code != 0 {
 		return code
 	}
 	// `tar cf - -C PATH .` over ssh, as the sandbox user: the path must be
