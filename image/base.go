@@ -54,15 +54,7 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 		return nil, ErrNoBase
 	}
 	if spec == Scratch {
-		b := &resolvedBase{kind: BaseScratch}
-		for _, p := range platforms {
-			img, err := scratchImage(p)
-			if err != nil {
-				return nil, err
-			}
-			b.images = append(b.images, img)
-		}
-		return b, nil
+		return scratchBase(platforms)
 	}
 	info, err := os.Stat(spec)
 	if err == nil {
@@ -78,6 +70,25 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("base %q is neither scratch, an existing OCI layout or tarball, nor an image reference: %w", spec, err)
 	}
+	return registryBase(ref, platforms, ropts)
+}
+
+// scratchBase is an empty image per platform.
+func scratchBase(platforms []v1.Platform) (*resolvedBase, error) {
+	b := &resolvedBase{kind: BaseScratch}
+	for _, p := range platforms {
+		img, err := scratchImage(p)
+		if err != nil {
+			return nil, err
+		}
+		b.images = append(b.images, img)
+	}
+	return b, nil
+}
+
+// registryBase resolves ref in its registry: the platforms' images of an
+// index, or the one image when it is one.
+func registryBase(ref name.Reference, platforms []v1.Platform, ropts []remote.Option) (*resolvedBase, error) {
 	desc, err := remote.Get(ref, ropts...)
 	if err != nil {
 		return nil, fmt.Errorf("resolving base %s: %w", ref, err)
