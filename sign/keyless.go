@@ -82,6 +82,12 @@ func DiscoverIDToken(ctx context.Context, getenv func(string) string, client *ht
 		return "", fmt.Errorf("%w: set %s (GitLab: id_tokens: %[2]s: aud: sigstore) or run in GitHub Actions with permissions: id-token: write",
 			ErrNoIDToken, cienv.SigstoreIDToken)
 	}
+	return actionsIDToken(ctx, client, reqURL, reqTok)
+}
+
+// actionsIDToken asks the GitHub Actions token service at reqURL
+// (authorised by reqTok) for a token with audience "sigstore".
+func actionsIDToken(ctx context.Context, client *http.Client, reqURL, reqTok string) (string, error) {
 	u, err := url.Parse(reqURL)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cienv.ActionsIDTokenRequestURL, err)
