@@ -385,12 +385,19 @@ func (f *fake) logs(args []string) int {
 			return fail(2, "invalid value '%s' for '-n <N>': invalid digit found in string", v)
 		}
 	}
-	sources := fl.vals["--source"]
+	for _, l := range tail(f.readStream(fl.pos[0]), fl.vals["--source"], n) {
+		fmt.Printf("[%d.%03d] [%-7s] [%-5s] [%s] %s\n", l.MS/1000, l.MS%1000, l.Source, l.Level, l.Target, l.Message)
+	}
+	return 0
+}
+
+// tail is the last n lines from the given sources (none: all).
+func tail(lines []streamLine, sources []string, n int) []streamLine {
 	if len(sources) == 0 {
 		sources = []string{"all"}
 	}
 	var keep []streamLine
-	for _, l := range f.readStream(fl.pos[0]) {
+	for _, l := range lines {
 		if contains(sources, "all") || contains(sources, l.Source) {
 			keep = append(keep, l)
 		}
@@ -398,10 +405,7 @@ func (f *fake) logs(args []string) int {
 	if len(keep) > n {
 		keep = keep[len(keep)-n:]
 	}
-	for _, l := range keep {
-		fmt.Printf("[%d.%03d] [%-7s] [%-5s] [%s] %s\n", l.MS/1000, l.MS%1000, l.Source, l.Level, l.Target, l.Message)
-	}
-	return 0
+	return keep
 }
 
 // downloadAllowed is the CLI's workspace boundary on `sandbox download`:

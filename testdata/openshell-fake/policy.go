@@ -170,6 +170,49 @@ func (f *fake) injectedPolicyFailure(s *sandbox, next revision, wait bool) (int,
 	return 0, false
 }
 
+// pollPending counts a `policy get` on s; load-pending-polls=N: a
+// pending revision is loaded by the supervisor after N `policy get` calls
+// (a slow supervisor, #2159).
+func (f *fake) pollPending(s *sandbox) {
+	s.PolicyGets++
+	if n, err := strconv.Atoi(f.fails["load-pending-polls"]); err == nil && s.PolicyGets >= n {
+		for i := range s.Revisions {
+			if s.Revisions[i].Status == "pending" {
+				s.Revisions[i].Status = "loaded"
+			}
+		}
+	}
+}
+
+// revisionView is what `policy get` shows of revision revNo (0: the
+// effective policy, below 0: the latest revision).
+func (f *fake) revisionView(s *sandbox, revNo int) (map[string]any, int) {
+	latest := s.Revisions[len(s.Revisions)-1]
+	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
+	if revNo == 0 {
+		// Without --rev both versions print the effective view, status
+		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
+		// v0.0.111:6376-6400).
+		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
+		if _, global := f.fails["global-policy"]; global {
+			obj["policy_source"] = "global"
+		}
+		return obj, 0
+	}
+	r := latest
+	if revNo > 0 {
+		if revNo > len(s.Revisions) {
+			return nil, fail(1, "policy revision %d not found", revNo)
+		}
+		r = s.Revisions[revNo-1]
+	}
+	obj["version"], obj["status"] = r.Version, r.Status
+	if r.LoadError != "" {
+		obj["load_error"] = r.LoadError
+	}
+	return obj, 0
+}
+
 // policyGet reports a policy revision: since v0.0.111 without --rev it
 // shows the effective policy (status "effective"), before it shows the
 // latest revision with its load status.
@@ -186,40 +229,11 @@ func (f *fake) policyGet(args []string) int {
 		return code
 	}
 	revNo, _ := strconv.Atoi(fl.value("--rev"))
-	// load-pending-polls=N: a pending revision is loaded by the supervisor
-	// after N `policy get` calls (a slow supervisor, #2159).
-	s.PolicyGets++
-	if n, err := strconv.Atoi(f.fails["load-pending-polls"]); err == nil && s.PolicyGets >= n {
-		for i := range s.Revisions {
-			if s.Revisions[i].Status == "pending" {
-				s.Revisions[i].Status = "loaded"
-			}
-		}
-	}
+	f.pollPending(s)
 	f.save(s)
-	latest := s.Revisions[len(s.Revisions)-1]
-	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
-	switch {
-	case revNo == 0:
-		// Without --rev both versions print the effective view, status
-		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
-		// v0.0.111:6376-6400).
-		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
-		if _, global := f.fails["global-policy"]; global {
-			obj["policy_source"] = "global"
-		}
-	default:
-		r := latest
-		if revNo > 0 {
-			if revNo > len(s.Revisions) {
-				return fail(1, "policy revision %d not found", revNo)
-			}
-			r = s.Revisions[revNo-1]
-		}
-		obj["version"], obj["status"] = r.Version, r.Status
-		if r.LoadError != "" {
-			obj["load_error"] = r.LoadError
-		}
+	obj, code := f.revisionView(s, revNo)
+	if code != 0 {
+		return code
 	}
 	if fl.value("-o", "--output") == "json" {
 		b, _ := json.MarshalIndent(obj, "", "  ")
