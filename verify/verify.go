@@ -222,16 +222,7 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 		return nil, err
 	}
 	res.Annotations = sigs[0].Claims.Annotations
-	tlogAll := true
-	for _, s := range sigs {
-		res.Signers = appendUnique(res.Signers, s.Signer)
-		tlogAll = tlogAll && s.TlogVerified
-	}
-	if tlogAll {
-		res.Transparency = "rekor: signature entries verified offline (signed entry timestamps)"
-	} else {
-		res.Transparency = "none: keyed signature verified offline, transparency log skipped"
-	}
+	res.addSigners(sigs)
 	res.PoliciesDigest = policiesDigest(sigs[0].Claims, ent.Annotations)
 	for _, s := range sigs[1:] {
 		if d := policiesDigest(s.Claims, ent.Annotations); d != res.PoliciesDigest {
@@ -244,6 +235,21 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 		return nil, err
 	}
 	return res, nil
+}
+
+// addSigners records the signers of the valid signatures (each once)
+// and whether the transparency log backs them all.
+func (r *Result) addSigners(sigs []sign.Verified) {
+	tlogAll := true
+	for _, s := range sigs {
+		r.Signers = appendUnique(r.Signers, s.Signer)
+		tlogAll = tlogAll && s.TlogVerified
+	}
+	if tlogAll {
+		r.Transparency = "rekor: signature entries verified offline (signed entry timestamps)"
+	} else {
+		r.Transparency = "none: keyed signature verified offline, transparency log skipped"
+	}
 }
 
 // attestations checks the attestations the policy asks for (step 4).
