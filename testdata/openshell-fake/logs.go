@@ -124,7 +124,13 @@ func (f *fake) settings(args []string) int {
 	if len(fl.pos) != 1 {
 		return fail(2, "openshell-fake requires a sandbox name")
 	}
-	s, code := f.load(fl.pos[0])
+	return f.setSandboxSetting(fl.pos[0], key, value, stored)
+}
+
+// setSandboxSetting is `settings set NAME`: a key set globally cannot be
+// set per sandbox.
+func (f *fake) setSandboxSetting(name, key, value, stored string) int {
+	s, code := f.load(name)
 	if code != 0 {
 		return code
 	}

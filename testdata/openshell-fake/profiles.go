@@ -381,13 +381,7 @@ func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int)
 			continue // "provider type has no profile; skipping provider policy layer"
 		}
 		rule := ruleName(name)
-		key := rule
-		for n := 2; ; n++ {
-			if _, taken := cp.NetworkPolicies[key]; !taken {
-				break
-			}
-			key = fmt.Sprintf("%s_%d", rule, n)
-		}
+		key := freeKey(cp.NetworkPolicies, rule)
 		layer, err := renderLayer(rule, prof)
 		if err != nil {
 			return nil, fail(1, "provider '%s': profile '%s' does not render: %v (openshell-fake)", name, id, err)
@@ -398,6 +392,18 @@ func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int)
 		cp.NetworkPolicies[key] = layer
 	}
 	return &cp, 0
+}
+
+// freeKey is rule, or rule_N with the smallest N from 2 not yet a key
+// of policies.
+func freeKey(policies map[string]openshell.NetworkPolicy, rule string) string {
+	key := rule
+	for n := 2; ; n++ {
+		if _, taken := policies[key]; !taken {
+			return key
+		}
+		key = fmt.Sprintf("%s_%d", rule, n)
+	}
 }
 
 // renderLayer is network_policy_rule(rule) rendered as policy YAML: the
