@@ -276,32 +276,11 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 	var reasons []string
 	claimsFailed := false
 	for i, sig := range list {
-		for _, c := range checkers {
-			if err := c.tlogPresent(sig); err != nil {
-				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, err))
-				continue
-			}
-			var claims *SignedClaims
-			co := *c.co
-			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
-				cl, err := parseClaims(sig, h)
-				if err == nil && check != nil {
-					err = check(cl)
-				}
-				if err != nil {
-					claimsFailed = true
-					return err
-				}
-				claims = cl
-				return nil
-			}
-			tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
-			if err != nil {
-				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, c.reason(err)))
-				continue
-			}
-			ok = append(ok, Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims})
-			break
+		v, why, badClaims := e.checkSignature(ctx, checkers, i, sig, check)
+		reasons = append(reasons, why...)
+		claimsFailed = claimsFailed || badClaims
+		if v != nil {
+			ok = append(ok, *v)
 		}
 	}
 	if len(ok) == 0 {
@@ -311,6 +290,42 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 		return nil, fmt.Errorf("%s: %w among %d:\n  %s", e.Ref, ErrNoValidSignature, len(list), strings.Join(reasons, "\n  "))
 	}
 	return ok, nil
+}
+
+// checkSignature verifies signature number i (0-based) with each checker
+// in turn until one accepts it, and returns it with the reasons of the
+// checkers that refused it first (nil when none accepts it), and whether
+// its claims failed a check.
+func (e *Entity) checkSignature(ctx context.Context, checkers []checker, i int, sig oci.Signature, check func(*SignedClaims) error) (*Verified, []string, bool) {
+	var reasons []string
+	claimsFailed := false
+	for _, c := range checkers {
+		if err := c.tlogPresent(sig); err != nil {
+			reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, err))
+			continue
+		}
+		var claims *SignedClaims
+		co := *c.co
+		co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
+			cl, err := parseClaims(sig, h)
+			if err == nil && check != nil {
+				err = check(cl)
+			}
+			if err != nil {
+				claimsFailed = true
+				return err
+			}
+			claims = cl
+			return nil
+		}
+		tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, c.reason(err)))
+			continue
+		}
+		return &Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims}, reasons, claimsFailed
+	}
+	return nil, reasons, claimsFailed
 }
 
 // tlogPresent fails early, with a clear message, when the policy requires
