@@ -52,17 +52,8 @@ func Classify(ev Event, audit bool) Kind {
 	if strings.Contains(r, "policy changed") || strings.Contains(r, "generation is stale") {
 		return KindReloadRace
 	}
-	switch ev.Engine {
-	case "ssrf":
-		return KindSSRF
-	case "credentials":
-		return KindCredentials
-	case "tls":
-		return KindTLS
-	case "nftables":
-		return KindBypass
-	case "l7-graphql", "l7-jsonrpc", "l7-mcp":
-		return KindL7Other
+	if k, ok := engineKind(ev.Engine); ok {
+		return k
 	}
 	if ev.Policy == "bypass-detect" || strings.HasPrefix(r, "BYPASS_DETECT ") {
 		return KindBypass
@@ -73,16 +64,46 @@ func Classify(ev Event, audit bool) Kind {
 		return KindTransparentTCP
 	}
 	if ev.Class == 4001 {
-		switch ev.Engine {
-		case "l7":
-			return KindTunnelProtocol
-		case "opa":
-			return opaKind(r, KindL4NoEndpoint)
-		}
-		return KindUnknown
+		return networkKind(ev.Engine, r)
 	}
-	// HTTP Activity.
-	switch ev.Engine {
+	return httpKind(ev.Engine, r)
+}
+
+// engineKind is the kind of a denial that its engine alone decides,
+// whatever the class and the reason; false for the engines whose denials
+// the reason tells apart (opa, l7) and for unknown ones.
+func engineKind(engine string) (Kind, bool) {
+	switch engine {
+	case "ssrf":
+		return KindSSRF, true
+	case "credentials":
+		return KindCredentials, true
+	case "tls":
+		return KindTLS, true
+	case "nftables":
+		return KindBypass, true
+	case "l7-graphql", "l7-jsonrpc", "l7-mcp":
+		return KindL7Other, true
+	}
+	return KindNone, false
+}
+
+// networkKind classifies a Network Activity (4001) denial by its engine
+// and reason.
+func networkKind(engine, r string) Kind {
+	switch engine {
+	case "l7":
+		return KindTunnelProtocol
+	case "opa":
+		return opaKind(r, KindL4NoEndpoint)
+	}
+	return KindUnknown
+}
+
+// httpKind classifies an HTTP Activity (4002) denial by its engine and
+// reason.
+func httpKind(engine, r string) Kind {
+	switch engine {
 	case "opa":
 		// FORWARD denied M H:P/path: the Rego reasons of a CONNECT, or
 		// the message when no status_detail came with it.
@@ -91,24 +112,29 @@ func Classify(ev Event, audit bool) Kind {
 		}
 		return opaKind(r, KindForward)
 	case "l7":
-		verdict, why := l7Verdict(r)
-		switch {
-		case r == "":
-			// No reason at all: not a line OpenShell writes for a denial
-			// (the message is the fallback, shorthand.rs:130-135).
-			return KindUnknown
-		case verdict == "":
-			// status_detail of a non-canonical request target
-			// (proxy.rs:1423-1456@v0.0.111).
-			return KindNonCanonical
-		case strings.HasSuffix(why, " blocked by deny rule"):
-			return KindL7DenyRule
-		case strings.HasSuffix(why, " not permitted by policy") && !strings.HasPrefix(why, "GraphQL"):
-			return KindL7Deny
-		}
-		return KindL7Other
+		return l7Kind(r)
 	}
 	return KindUnknown
+}
+
+// l7Kind classifies an HTTP denial of the L7 engine by its reason.
+func l7Kind(r string) Kind {
+	verdict, why := l7Verdict(r)
+	switch {
+	case r == "":
+		// No reason at all: not a line OpenShell writes for a denial
+		// (the message is the fallback, shorthand.rs:130-135).
+		return KindUnknown
+	case verdict == "":
+		// status_detail of a non-canonical request target
+		// (proxy.rs:1423-1456@v0.0.111).
+		return KindNonCanonical
+	case strings.HasSuffix(why, " blocked by deny rule"):
+		return KindL7DenyRule
+	case strings.HasSuffix(why, " not permitted by policy") && !strings.HasPrefix(why, "GraphQL"):
+		return KindL7Deny
+	}
+	return KindL7Other
 }
 
 // opaKind reads the Rego deny reasons

@@ -73,13 +73,7 @@ func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 				case LineEvent:
 					ev.File, ev.Line = name, line
 					formats[ev.Format]++
-					st.Events++
-					if ev.Action == "Denied" {
-						st.Denials++
-					}
-					if IsAudit(ev) {
-						st.Audits++
-					}
+					st.count(ev)
 					fn(ev)
 				case LineUnparsed:
 					st.Unparsed++
@@ -93,13 +87,32 @@ func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 			return st, fmt.Errorf("%s: line %d: %w", name, line+1, err)
 		}
 	}
+	st.Format = dominantFormat(formats)
+	return st, nil
+}
+
+// count counts one event: as an event, a denial, an audit.
+func (st *InputStats) count(ev Event) {
+	st.Events++
+	if ev.Action == "Denied" {
+		st.Denials++
+	}
+	if IsAudit(ev) {
+		st.Audits++
+	}
+}
+
+// dominantFormat is the format of the most events (the first of
+// shorthand, CLI, JSONL on a tie); "" when there were none.
+func dominantFormat(counts map[Format]int) Format {
+	var format Format
 	best := 0
 	for _, f := range []Format{FormatShorthand, FormatCLI, FormatJSONL} {
-		if formats[f] > best {
-			st.Format, best = f, formats[f]
+		if counts[f] > best {
+			format, best = f, counts[f]
 		}
 	}
-	return st, nil
+	return format
 }
 
 // readLine returns the next line without its line break; nil (with a nil
@@ -196,38 +209,26 @@ func isLevel(s string) bool {
 // (crates/openshell-cli/src/run.rs:6779-6809@v0.0.111). Non-OCSF lines
 // ("[INFO ] [target] msg") are LineOther.
 func ParseCLILine(s string) (Event, LineResult) {
-	field := func(s string) (string, string, bool) {
-		if !strings.HasPrefix(s, "[") {
-			return "", "", false
-		}
-		end := strings.Index(s, "] ")
-		if end < 0 {
-			return "", "", false
-		}
-		return s[1:end], s[end+2:], true
-	}
-	ts, rest, ok := field(s)
+	ts, rest, ok := cutCLIField(s)
 	if !ok {
 		return Event{}, LineUnparsed
 	}
-	secs, ms, ok := strings.Cut(ts, ".")
-	sec, err1 := strconv.ParseInt(secs, 10, 64)
-	msec, err2 := strconv.Atoi(ms)
-	if !ok || err1 != nil || err2 != nil || len(ms) != 3 || sec < 0 || sec > 1<<40 {
+	ms, ok := parseCLITime(ts)
+	if !ok {
 		return Event{}, LineUnparsed
 	}
-	source, rest, ok := field(rest)
+	source, rest, ok := cutCLIField(rest)
 	if !ok {
 		return Event{}, LineUnparsed
 	}
 	if src := strings.TrimRight(source, " "); src != "sandbox" && src != "gateway" {
 		return Event{}, LineUnparsed
 	}
-	level, rest, ok := field(rest)
+	level, rest, ok := cutCLIField(rest)
 	if !ok {
 		return Event{}, LineUnparsed
 	}
-	target, body, ok := field(rest)
+	target, body, ok := cutCLIField(rest)
 	if !ok {
 		return Event{}, LineUnparsed
 	}
@@ -238,8 +239,33 @@ func ParseCLILine(s string) (Event, LineResult) {
 		return Event{}, LineUnparsed
 	}
 	ev, res := parseShorthand(body)
-	ev.Format, ev.TimeMS = FormatCLI, sec*1000+int64(msec)
+	ev.Format, ev.TimeMS = FormatCLI, ms
 	return ev, res
+}
+
+// cutCLIField cuts one "[field] " off the front of a CLI log line and
+// returns the field and the rest.
+func cutCLIField(s string) (field, rest string, ok bool) {
+	if !strings.HasPrefix(s, "[") {
+		return "", "", false
+	}
+	end := strings.Index(s, "] ")
+	if end < 0 {
+		return "", "", false
+	}
+	return s[1:end], s[end+2:], true
+}
+
+// parseCLITime reads the CLI's "<seconds>.<millis>" timestamp (exactly
+// three digits of milliseconds) into Unix milliseconds.
+func parseCLITime(ts string) (int64, bool) {
+	secs, ms, ok := strings.Cut(ts, ".")
+	sec, err1 := strconv.ParseInt(secs, 10, 64)
+	msec, err2 := strconv.Atoi(ms)
+	if !ok || err1 != nil || err2 != nil || len(ms) != 3 || sec < 0 || sec > 1<<40 {
+		return 0, false
+	}
+	return sec*1000 + int64(msec), true
 }
 
 // parseShorthand reads OcsfEvent::format_shorthand's NET and HTTP lines
@@ -251,86 +277,135 @@ func ParseCLILine(s string) (Event, LineResult) {
 // The reason is raw text (cut at 256 bytes, "]" not escaped): it runs to
 // the line's last "]". Other OCSF classes are LineOther.
 func parseShorthand(body string) (Event, LineResult) {
-	class := 0
-	switch {
-	case strings.HasPrefix(body, "NET:"):
-		class = 4001
-	case strings.HasPrefix(body, "HTTP:"):
-		class = 4002
-	default:
-		if i := strings.IndexByte(body, ':'); i > 0 && isUpperWord(body[:i]) {
-			return Event{}, LineOther
-		}
-		return Event{}, LineUnparsed
+	class, res := shorthandClass(body)
+	if res != LineEvent {
+		return Event{}, res
 	}
 	ev := Event{Class: class}
-	head, rest, ok := strings.Cut(body, " ")
-	if !ok || !isUpperWord(strings.TrimPrefix(strings.TrimPrefix(head, "NET:"), "HTTP:")) {
-		return Event{}, LineUnparsed
-	}
-	sev, rest, ok := strings.Cut(rest, " ")
-	if !ok || !strings.HasPrefix(sev, "[") || !strings.HasSuffix(sev, "]") {
+	head, rest, ok := cutShorthandHead(body)
+	if !ok {
 		return Event{}, LineUnparsed
 	}
 	action, rest, _ := strings.Cut(rest, " ")
-	switch action {
-	case "DENIED":
-		ev.Action = "Denied"
-	case "ALLOWED":
-		ev.Action = "Allowed"
-	default:
+	if ev.Action = shorthandAction(action); ev.Action == "" {
 		return ev, LineOther
 	}
 	// The detail ends at the first " [policy:" followed by "P engine:E]"
 	// and either the end or " [": the reason and the unmapped fields come
 	// after it. Binary paths may hold spaces, hosts and URLs may not.
-	var detail, ctx string
-	for off := 0; ; {
-		i := strings.Index(rest[off:], " [policy:")
-		if i < 0 {
-			detail = rest
-			break
-		}
-		i += off
-		after := rest[i+len(" [policy:"):]
-		end := strings.IndexByte(after, ']')
-		if end > 0 {
-			name, engine, ok := strings.Cut(after[:end], " engine:")
-			tail := after[end+1:]
-			if ok && !strings.ContainsAny(name, " [") && engine != "" && !strings.ContainsAny(engine, " [") &&
-				(tail == "" || strings.HasPrefix(tail, " [")) {
-				detail, ev.Policy, ev.Engine, ctx = rest[:i], name, engine, tail
-				break
-			}
-		}
-		off = i + 1
-	}
+	detail, policy, engine, ctx := cutPolicyBracket(rest)
+	ev.Policy, ev.Engine = policy, engine
 	if ev.Engine == "" {
 		// No firewall rule (transparent TCP, shorthand.rs:227-257): the
 		// reason follows the destination.
-		if i := strings.Index(detail, " [reason:"); i >= 0 {
-			detail, ctx = detail[:i], detail[i:]
-		} else if ev.Action == "Denied" {
+		if detail, ctx, ok = cutReasonBracket(detail); !ok && ev.Action == "Denied" {
 			// Every denial carries a rule or a reason: this line was cut.
 			return Event{}, LineUnparsed
 		}
 	}
-	if ctx != "" {
-		inner := strings.TrimPrefix(ctx, " [")
-		if !strings.HasSuffix(inner, "]") {
-			return Event{}, LineUnparsed // cut mid-reason
-		}
-		inner = inner[:len(inner)-1]
-		if r, ok := reasonField(inner); ok {
-			ev.Reason = r
-			ev.Truncated = strings.HasSuffix(r, "...") && len(r) > maxReasonLen
-		}
+	if !readContextReason(&ev, ctx) {
+		return Event{}, LineUnparsed // cut mid-reason
 	}
 	if class == 4001 {
 		return parseNetDetail(ev, detail)
 	}
 	ev.Method = strings.TrimPrefix(head, "HTTP:")
 	return parseHTTPDetail(ev, detail)
+}
+
+// shorthandClass reads the OCSF class from the shorthand's "NET:" or
+// "HTTP:" prefix (LineEvent); another upper-case class prefix is
+// LineOther, anything else LineUnparsed.
+func shorthandClass(body string) (int, LineResult) {
+	switch {
+	case strings.HasPrefix(body, "NET:"):
+		return 4001, LineEvent
+	case strings.HasPrefix(body, "HTTP:"):
+		return 4002, LineEvent
+	}
+	if i := strings.IndexByte(body, ':'); i > 0 && isUpperWord(body[:i]) {
+		return 0, LineOther
+	}
+	return 0, LineUnparsed
+}
+
+// cutShorthandHead cuts "<CLASS>:<ACTIVITY> [SEV] " off the shorthand and
+// returns "<CLASS>:<ACTIVITY>" and the rest.
+func cutShorthandHead(body string) (head, rest string, ok bool) {
+	head, rest, ok = strings.Cut(body, " ")
+	if !ok || !isUpperWord(strings.TrimPrefix(strings.TrimPrefix(head, "NET:"), "HTTP:")) {
+		return "", "", false
+	}
+	sev, rest, ok := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(sev, "[") || !strings.HasSuffix(sev, "]") {
+		return "", "", false
+	}
+	return head, rest, true
+}
+
+// shorthandAction maps the shorthand's action word to Event.Action; ""
+// for any other word.
+func shorthandAction(word string) string {
+	switch word {
+	case "DENIED":
+		return "Denied"
+	case "ALLOWED":
+		return "Allowed"
+	}
+	return ""
+}
+
+// cutPolicyBracket finds the first " [policy:P engine:E]" (P and E free of
+// spaces and "[", followed by the end or " [") and returns the text before
+// it, P, E and the text after it. Without one, detail is s and the rest
+// are empty.
+func cutPolicyBracket(s string) (detail, policy, engine, ctx string) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], " [policy:")
+		if i < 0 {
+			return s, "", "", ""
+		}
+		i += off
+		after := s[i+len(" [policy:"):]
+		if end := strings.IndexByte(after, ']'); end > 0 {
+			name, eng, ok := strings.Cut(after[:end], " engine:")
+			tail := after[end+1:]
+			if ok && !strings.ContainsAny(name, " [") && eng != "" && !strings.ContainsAny(eng, " [") &&
+				(tail == "" || strings.HasPrefix(tail, " [")) {
+				return s[:i], name, eng, tail
+			}
+		}
+		off = i + 1
+	}
+}
+
+// cutReasonBracket splits detail at its first " [reason:"; false (and
+// detail whole) when there is none.
+func cutReasonBracket(detail string) (string, string, bool) {
+	i := strings.Index(detail, " [reason:")
+	if i < 0 {
+		return detail, "", false
+	}
+	return detail[:i], detail[i:], true
+}
+
+// readContextReason sets ev's Reason and Truncated from the context
+// brackets ctx (" [k:v ... reason:R]", or empty); false when the bracket
+// was cut before its "]".
+func readContextReason(ev *Event, ctx string) bool {
+	if ctx == "" {
+		return true
+	}
+	inner := strings.TrimPrefix(ctx, " [")
+	if !strings.HasSuffix(inner, "]") {
+		return false
+	}
+	inner = inner[:len(inner)-1]
+	if r, ok := reasonField(inner); ok {
+		ev.Reason = r
+		ev.Truncated = strings.HasSuffix(r, "...") && len(r) > maxReasonLen
+	}
+	return true
 }
 
 // reasonField finds "reason:" in a context bracket: at its start (NET, and
@@ -513,32 +588,58 @@ func ParseJSONLine(s string) (Event, LineResult) {
 		reason = *j.StatusDetail
 	}
 	ev.Reason, ev.Truncated = reasonText(reason)
-	if d := j.DstEndpoint; d != nil {
-		ev.Host, ev.Port = strings.ToLower(d.Domain), d.Port
-		if ev.Host == "" {
-			ev.Host = strings.ToLower(d.IP)
-		}
-	}
-	if j.Actor != nil && j.Actor.Process != nil {
-		ev.Binary = j.Actor.Process.Name
-		for p, n := j.Actor.Process.Parent, 0; p != nil && n < 64; p, n = p.Parent, n+1 {
-			ev.Ancestors = append(ev.Ancestors, p.Name)
-		}
-	}
+	j.readEndpoint(&ev)
+	j.readActor(&ev)
 	if f := j.FirewallRule; f != nil {
 		ev.Policy, ev.Engine = f.Name, f.Type
 	}
-	if h := j.HTTPRequest; h != nil {
-		ev.Method = h.HTTPMethod
-		if u := h.URL; u != nil {
-			ev.Host, ev.Path = strings.ToLower(u.Hostname), stripQuery(u.Path)
-			if u.Port != 0 {
-				ev.Port = u.Port
-			}
-			if ev.Path == "" {
-				ev.Path = "/"
-			}
-		}
-	}
+	j.readHTTPRequest(&ev)
 	return ev, LineEvent
+}
+
+// readEndpoint sets ev's Host (the domain, else the IP, lowercased) and
+// Port from dst_endpoint.
+func (j *ocsfJSON) readEndpoint(ev *Event) {
+	d := j.DstEndpoint
+	if d == nil {
+		return
+	}
+	ev.Host, ev.Port = strings.ToLower(d.Domain), d.Port
+	if ev.Host == "" {
+		ev.Host = strings.ToLower(d.IP)
+	}
+}
+
+// readActor sets ev's Binary and Ancestors (at most 64, nearest first)
+// from actor.process.
+func (j *ocsfJSON) readActor(ev *Event) {
+	if j.Actor == nil || j.Actor.Process == nil {
+		return
+	}
+	ev.Binary = j.Actor.Process.Name
+	for p, n := j.Actor.Process.Parent, 0; p != nil && n < 64; p, n = p.Parent, n+1 {
+		ev.Ancestors = append(ev.Ancestors, p.Name)
+	}
+}
+
+// readHTTPRequest sets ev's Method and, from the URL, Host, Path (query
+// stripped, "/" when empty) and a non-zero Port; they override the
+// endpoint's.
+func (j *ocsfJSON) readHTTPRequest(ev *Event) {
+	h := j.HTTPRequest
+	if h == nil {
+		return
+	}
+	ev.Method = h.HTTPMethod
+	u := h.URL
+	if u == nil {
+		return
+	}
+	ev.Host, ev.Path = strings.ToLower(u.Hostname), stripQuery(u.Path)
+	if u.Port != 0 {
+		ev.Port = u.Port
+	}
+	if ev.Path == "" {
+		ev.Path = "/"
+	}
 }

@@ -54,15 +54,7 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 		return nil, ErrNoBase
 	}
 	if spec == Scratch {
-		b := &resolvedBase{kind: BaseScratch}
-		for _, p := range platforms {
-			img, err := scratchImage(p)
-			if err != nil {
-				return nil, err
-			}
-			b.images = append(b.images, img)
-		}
-		return b, nil
+		return scratchBase(platforms)
 	}
 	info, err := os.Stat(spec)
 	if err == nil {
@@ -78,6 +70,25 @@ func resolveBase(spec string, platforms []v1.Platform, ropts []remote.Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("base %q is neither scratch, an existing OCI layout or tarball, nor an image reference: %w", spec, err)
 	}
+	return registryBase(ref, platforms, ropts)
+}
+
+// scratchBase is an empty image per platform.
+func scratchBase(platforms []v1.Platform) (*resolvedBase, error) {
+	b := &resolvedBase{kind: BaseScratch}
+	for _, p := range platforms {
+		img, err := scratchImage(p)
+		if err != nil {
+			return nil, err
+		}
+		b.images = append(b.images, img)
+	}
+	return b, nil
+}
+
+// registryBase resolves ref in its registry: the platforms' images of an
+// index, or the one image when it is one.
+func registryBase(ref name.Reference, platforms []v1.Platform, ropts []remote.Option) (*resolvedBase, error) {
 	desc, err := remote.Get(ref, ropts...)
 	if err != nil {
 		return nil, fmt.Errorf("resolving base %s: %w", ref, err)
@@ -141,34 +152,8 @@ func tarballBase(file string, platforms []v1.Platform) (*resolvedBase, error) {
 // selectPlatforms picks, for each platform, the image of idx (searching
 // nested indexes, as an OCI layout's index.json usually wraps the real one).
 func selectPlatforms(idx v1.ImageIndex, platforms []v1.Platform, what string) ([]v1.Image, error) {
-	var candidates []v1.Image
-	var found func(v1.ImageIndex) error
-	found = func(ii v1.ImageIndex) error {
-		im, err := ii.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, d := range im.Manifests {
-			switch {
-			case d.MediaType.IsIndex():
-				child, err := ii.ImageIndex(d.Digest)
-				if err != nil {
-					return err
-				}
-				if err := found(child); err != nil {
-					return err
-				}
-			case d.MediaType.IsImage():
-				img, err := ii.Image(d.Digest)
-				if err != nil {
-					return err
-				}
-				candidates = append(candidates, img)
-			}
-		}
-		return nil
-	}
-	if err := found(idx); err != nil {
+	candidates, err := indexImages(idx, nil)
+	if err != nil {
 		return nil, fmt.Errorf("base %s: %w", what, err)
 	}
 	images := make([]v1.Image, len(platforms))
@@ -185,6 +170,34 @@ func selectPlatforms(idx v1.ImageIndex, platforms []v1.Platform, what string) ([
 		}
 		if images[i] == nil {
 			return nil, fmt.Errorf("base %s: %s: %w", what, want, ErrPlatformNotInBase)
+		}
+	}
+	return images, nil
+}
+
+// indexImages appends to images every image of ii, in manifest order,
+// descending into nested indexes.
+func indexImages(ii v1.ImageIndex, images []v1.Image) ([]v1.Image, error) {
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range im.Manifests {
+		switch {
+		case d.MediaType.IsIndex():
+			child, err := ii.ImageIndex(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			if images, err = indexImages(child, images); err != nil {
+				return nil, err
+			}
+		case d.MediaType.IsImage():
+			img, err := ii.Image(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			images = append(images, img)
 		}
 	}
 	return images, nil

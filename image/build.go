@@ -148,14 +148,8 @@ var ErrNoPlatforms = errors.New("no platforms given")
 // project and the base, compiles or loads the binaries, and returns the
 // image or index with its digest; nothing is written to a registry.
 func Build(ctx context.Context, o Options) (*Result, error) {
-	if len(o.Platforms) == 0 {
-		return nil, ErrNoPlatforms
-	}
-	if err := checkPlatforms(o.Platforms); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
-	}
-	if o.Project == nil {
-		return nil, errors.New("no project directory given")
 	}
 	if o.Created.IsZero() {
 		o.Created = time.Unix(0, 0).UTC() // never year 1 in a tar header
@@ -178,56 +172,16 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if base.kind == BaseRegistry {
 		logf("base %s resolved to %s@%s in %s", o.Base, base.name, base.digest, since(started))
 	}
-	cache := layerCache{dir: o.CacheDir}
-
-	// The content layers are the same on every platform: build them once.
-	contentTar, err := planTar(withRoot(proj.content), o.Created)
+	layers, err := o.buildLayers(ctx, layerCache{dir: o.CacheDir}, proj)
 	if err != nil {
-		return nil, fmt.Errorf("content layer: %w", err)
-	}
-	policiesTar, err := planTar(proj.policies, o.Created)
-	if err != nil {
-		return nil, fmt.Errorf("policies layer: %w", err)
-	}
-	var contentLayer, policiesLayer *layer
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { contentLayer, err = cache.newLayer(contentTar); return err })
-	g.Go(func() (err error) { policiesLayer, err = cache.newLayer(policiesTar); return err })
-
-	annotations := o.annotations(base, proj)
-	images := make([]v1.Image, len(o.Platforms))
-	binLayers := make([]*layer, len(o.Platforms))
-	tmp, err := os.MkdirTemp("", "fullsend-image-build-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	for i, p := range o.Platforms {
-		g.Go(func() error {
-			bin, err := o.binary(gctx, p, tmp)
-			if err != nil {
-				return err
-			}
-			binTar, err := planTar([]file{bin}, o.Created)
-			if err != nil {
-				return fmt.Errorf("binary layer for %s: %w", p, err)
-			}
-			binLayers[i], err = cache.newLayer(binTar)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	status.Close()
-	for i, p := range o.Platforms {
-		img, err := o.assemble(base.images[i], p, []*layer{binLayers[i], contentLayer, policiesLayer}, annotations, proj)
-		if err != nil {
-			return nil, fmt.Errorf("assembling %s: %w", p, err)
-		}
-		images[i] = img
+	annotations := o.annotations(base, proj)
+	images, err := o.assembleAll(base, layers, annotations, proj)
+	if err != nil {
+		return nil, err
 	}
-
 	res := &Result{
 		PoliciesDigest: proj.policiesDigest,
 		Manifest:       proj.manifest,
@@ -237,18 +191,38 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		BaseDigest:     base.digest,
 		Annotations:    annotations,
 	}
-	for _, img := range images {
-		d, err := img.Digest()
-		if err != nil {
-			return nil, err
-		}
-		res.PlatformDigest = append(res.PlatformDigest, d)
+	if res.PlatformDigest, err = digests(images); err != nil {
+		return nil, err
 	}
 	logf("built %d platform(s) in %s", len(images), since(started))
 	if len(images) == 1 {
 		res.Image, res.Digest, res.MediaType = images[0], res.PlatformDigest[0], types.OCIManifestSchema1
 		return res, nil
 	}
+	idx := o.index(images, indexAnnotations(annotations, base))
+	if res.Digest, err = idx.Digest(); err != nil {
+		return nil, err
+	}
+	res.Index, res.MediaType = idx, types.OCIImageIndex
+	return res, nil
+}
+
+// digests returns the manifest digest of each image.
+func digests(images []v1.Image) ([]v1.Hash, error) {
+	var ds []v1.Hash
+	for _, img := range images {
+		d, err := img.Digest()
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// index is the OCI index of the platform images (in o.Platforms' order)
+// with the given annotations.
+func (o *Options) index(images []v1.Image, annotations map[string]string) v1.ImageIndex {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for i, img := range images {
 		p := o.Platforms[i]
@@ -257,12 +231,86 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 			Descriptor: v1.Descriptor{MediaType: types.OCIManifestSchema1, Platform: &p},
 		})
 	}
-	idx = mutate.Annotations(idx, indexAnnotations(annotations, base)).(v1.ImageIndex)
-	if res.Digest, err = idx.Digest(); err != nil {
+	return mutate.Annotations(idx, annotations).(v1.ImageIndex)
+}
+
+// check refuses Options that name no platform, an unsupported one, or no
+// project.
+func (o *Options) check() error {
+	if len(o.Platforms) == 0 {
+		return ErrNoPlatforms
+	}
+	if err := checkPlatforms(o.Platforms); err != nil {
+		return err
+	}
+	if o.Project == nil {
+		return errors.New("no project directory given")
+	}
+	return nil
+}
+
+// builtLayers are the layers of a build: content and policies, the same
+// on every platform, and one binary layer per platform (in o.Platforms'
+// order).
+type builtLayers struct {
+	content, policies *layer
+	binaries          []*layer
+}
+
+// buildLayers makes every layer of the build in parallel: the content and
+// policies layers once, a binary layer per platform.
+func (o *Options) buildLayers(ctx context.Context, cache layerCache, proj *project) (*builtLayers, error) {
+	// The content layers are the same on every platform: build them once.
+	contentTar, err := planTar(withRoot(proj.content), o.Created)
+	if err != nil {
+		return nil, fmt.Errorf("content layer: %w", err)
+	}
+	policiesTar, err := planTar(proj.policies, o.Created)
+	if err != nil {
+		return nil, fmt.Errorf("policies layer: %w", err)
+	}
+	bl := &builtLayers{binaries: make([]*layer, len(o.Platforms))}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { bl.content, err = cache.newLayer(contentTar); return err })
+	g.Go(func() (err error) { bl.policies, err = cache.newLayer(policiesTar); return err })
+	tmp, err := os.MkdirTemp("", "fullsend-image-build-")
+	if err != nil {
 		return nil, err
 	}
-	res.Index, res.MediaType = idx, types.OCIImageIndex
-	return res, nil
+	defer os.RemoveAll(tmp)
+	for i, p := range o.Platforms {
+		g.Go(func() (err error) { bl.binaries[i], err = o.binaryLayer(gctx, cache, p, tmp); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return bl, nil
+}
+
+// binaryLayer is the layer holding the fullsend binary for p.
+func (o *Options) binaryLayer(ctx context.Context, cache layerCache, p v1.Platform, tmp string) (*layer, error) {
+	bin, err := o.binary(ctx, p, tmp)
+	if err != nil {
+		return nil, err
+	}
+	binTar, err := planTar([]file{bin}, o.Created)
+	if err != nil {
+		return nil, fmt.Errorf("binary layer for %s: %w", p, err)
+	}
+	return cache.newLayer(binTar)
+}
+
+// assembleAll assembles the image of every platform on its base image.
+func (o *Options) assembleAll(base *resolvedBase, bl *builtLayers, annotations map[string]string, proj *project) ([]v1.Image, error) {
+	images := make([]v1.Image, len(o.Platforms))
+	for i, p := range o.Platforms {
+		img, err := o.assemble(base.images[i], p, []*layer{bl.binaries[i], bl.content, bl.policies}, annotations, proj)
+		if err != nil {
+			return nil, fmt.Errorf("assembling %s: %w", p, err)
+		}
+		images[i] = img
+	}
+	return images, nil
 }
 
 // binary returns the layer entry of the fullsend binary for p: the
@@ -276,23 +324,9 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 	if from == FromSource || from == FromModule {
 		defer o.status.Start("building fullsend for " + p.String())()
 	}
-	var path string
-	switch from {
-	case FromBinary:
-		path = o.Binaries[p.String()]
-	case FromExecutable:
-		path = o.Self.Path
-	case FromSource:
-		path = filepath.Join(tmp, "fullsend-"+platformSlug(p))
-		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
-			return file{}, err
-		}
-	case FromModule:
-		// Minutes of silence the first time: say why before it starts.
-		o.logf("%s", moduleBuildNote(o.Self, p))
-		if path, err = goInstall(ctx, o.Self, p, tmp); err != nil {
-			return file{}, err
-		}
+	path, err := o.binaryPath(ctx, from, p, tmp)
+	if err != nil {
+		return file{}, err
 	}
 	if from == FromSource || from == FromModule {
 		o.logf("fullsend binary for %s: %s (%s)", p, describeSource(from, o, p), since(started))
@@ -307,6 +341,29 @@ func (o *Options) binary(ctx context.Context, p v1.Platform, tmp string) (file, 
 		return file{}, fmt.Errorf("binary for %s: %s is not a regular file", p, path)
 	}
 	return file{path: BinaryPath, src: path, size: info.Size(), exec: true}, nil
+}
+
+// binaryPath is the host path of the binary for p from source from: the
+// prebuilt binary, the running executable, or one built into tmp from
+// the source module or the executable's module.
+func (o *Options) binaryPath(ctx context.Context, from string, p v1.Platform, tmp string) (string, error) {
+	switch from {
+	case FromBinary:
+		return o.Binaries[p.String()], nil
+	case FromExecutable:
+		return o.Self.Path, nil
+	case FromSource:
+		path := filepath.Join(tmp, "fullsend-"+platformSlug(p))
+		if err := goBuild(ctx, o.Source, p, o.Version, path); err != nil {
+			return "", err
+		}
+		return path, nil
+	case FromModule:
+		// Minutes of silence the first time: say why before it starts.
+		o.logf("%s", moduleBuildNote(o.Self, p))
+		return goInstall(ctx, o.Self, p, tmp)
+	}
+	return "", nil
 }
 
 // withRoot adds the /opt/fullsend directory itself, so the layer carries it

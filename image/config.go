@@ -62,16 +62,9 @@ func indexAnnotations(shared map[string]string, base *resolvedBase) map[string]s
 // assemble appends the layers to one platform's base and sets config,
 // labels and annotations.
 func (o *Options) assemble(base v1.Image, p v1.Platform, layers []*layer, shared map[string]string, proj *project) (v1.Image, error) {
-	annotations := make(map[string]string, len(shared)+1)
-	for k, v := range shared {
-		annotations[k] = v
-	}
-	if o.Base != Scratch {
-		d, err := base.Digest()
-		if err != nil {
-			return nil, fmt.Errorf("base digest: %w", err)
-		}
-		annotations[AnnotationBaseDigest] = d.String()
+	annotations, err := o.platformAnnotations(base, shared)
+	if err != nil {
+		return nil, err
 	}
 
 	cf, err := base.ConfigFile()
@@ -107,6 +100,34 @@ func (o *Options) assemble(base v1.Image, p v1.Platform, layers []*layer, shared
 	if err != nil {
 		return nil, err
 	}
+	img, err = mutate.ConfigFile(img, o.platformConfig(cf, p, annotations))
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Annotations(img, annotations).(v1.Image), nil
+}
+
+// platformAnnotations is the shared annotations plus, on a base other
+// than scratch, the base image's digest.
+func (o *Options) platformAnnotations(base v1.Image, shared map[string]string) (map[string]string, error) {
+	annotations := make(map[string]string, len(shared)+1)
+	for k, v := range shared {
+		annotations[k] = v
+	}
+	if o.Base != Scratch {
+		d, err := base.Digest()
+		if err != nil {
+			return nil, fmt.Errorf("base digest: %w", err)
+		}
+		annotations[AnnotationBaseDigest] = d.String()
+	}
+	return annotations, nil
+}
+
+// platformConfig is a copy of the config cf made fullsend's for platform
+// p: creation time, platform, entrypoint without Cmd, FULLSEND_HOME and
+// PATH, and the annotations as labels.
+func (o *Options) platformConfig(cf *v1.ConfigFile, p v1.Platform, annotations map[string]string) *v1.ConfigFile {
 	cf = cf.DeepCopy()
 	cf.Created = v1.Time{Time: o.Created.UTC()}
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
@@ -120,11 +141,7 @@ func (o *Options) assemble(base v1.Image, p v1.Platform, layers []*layer, shared
 	for k, v := range annotations {
 		cf.Config.Labels[k] = v
 	}
-	img, err = mutate.ConfigFile(img, cf)
-	if err != nil {
-		return nil, err
-	}
-	return mutate.Annotations(img, annotations).(v1.Image), nil
+	return cf
 }
 
 // withEnv sets key=value in env, replacing an existing entry.

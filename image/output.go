@@ -153,16 +153,8 @@ func isHex(s string) bool {
 // written; an existing dir is replaced only if it is an OCI layout.
 // refName, if set, becomes the org.opencontainers.image.ref.name annotation.
 func WriteLayout(r *Result, dir, refName string) error {
-	if info, err := os.Stat(dir); err == nil {
-		if !info.IsDir() {
-			return fmt.Errorf("oci layout %s exists and is not a directory", dir)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "oci-layout")); err != nil {
-			entries, _ := os.ReadDir(dir)
-			if len(entries) > 0 {
-				return fmt.Errorf("oci layout %s exists, is not empty and is not an OCI layout; refusing to replace it", dir)
-			}
-		}
+	if err := checkReplaceable(dir); err != nil {
+		return err
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -196,4 +188,22 @@ func WriteLayout(r *Result, dir, refName string) error {
 		return err
 	}
 	return os.Rename(tmp, dir)
+}
+
+// checkReplaceable refuses a dir that exists and is not a directory, or
+// is a non-empty directory that is not an OCI layout.
+func checkReplaceable(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil // nothing there to protect
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("oci layout %s exists and is not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "oci-layout")); err != nil {
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			return fmt.Errorf("oci layout %s exists, is not empty and is not an OCI layout; refusing to replace it", dir)
+		}
+	}
+	return nil
 }

@@ -44,41 +44,50 @@ type tarPlan struct {
 // sorted by name, every parent directory explicit and before its children.
 func planTar(files []file, mtime time.Time) (*tarPlan, error) {
 	plan := &tarPlan{entries: map[string]*file{}, mtime: mtime.UTC().Truncate(time.Second)}
-	entries := plan.entries
 	for i := range files {
-		f := &files[i]
-		p := path.Clean(f.path)
-		if !path.IsAbs(f.path) || p != f.path || p == "/" {
-			return nil, fmt.Errorf("layer path %q must be absolute and clean", f.path)
-		}
-		name := strings.TrimPrefix(p, "/")
-		if f.dir {
-			if _, clash := entries[name]; clash {
-				return nil, fmt.Errorf("layer path %s is both a file and a directory", p)
-			}
-			name += "/"
-			f = nil
-		}
-		if _, dup := entries[name]; dup && f != nil {
-			return nil, fmt.Errorf("layer path %s appears twice", p)
-		}
-		if _, isDir := entries[name+"/"]; isDir && f != nil {
-			return nil, fmt.Errorf("layer path %s is both a file and a directory", p)
-		}
-		entries[name] = f
-		for dir := path.Dir(strings.TrimSuffix(name, "/")); dir != "."; dir = path.Dir(dir) {
-			if _, clash := entries[dir]; clash {
-				return nil, fmt.Errorf("layer path /%s is both a file and a directory", dir)
-			}
-			entries[dir+"/"] = nil
+		if err := plan.add(&files[i]); err != nil {
+			return nil, err
 		}
 	}
-	for n := range entries {
+	for n := range plan.entries {
 		plan.names = append(plan.names, n)
 	}
 	// Sorting the names puts "a/" before "a/b": parents precede children.
 	sort.Strings(plan.names)
 	return plan, nil
+}
+
+// add enters f (a file, or an explicit directory) and its parent
+// directories; its path must be absolute and clean, and no path may be
+// both a file and a directory or a file twice.
+func (plan *tarPlan) add(f *file) error {
+	entries := plan.entries
+	p := path.Clean(f.path)
+	if !path.IsAbs(f.path) || p != f.path || p == "/" {
+		return fmt.Errorf("layer path %q must be absolute and clean", f.path)
+	}
+	name := strings.TrimPrefix(p, "/")
+	if f.dir {
+		if _, clash := entries[name]; clash {
+			return fmt.Errorf("layer path %s is both a file and a directory", p)
+		}
+		name += "/"
+		f = nil
+	}
+	if _, dup := entries[name]; dup && f != nil {
+		return fmt.Errorf("layer path %s appears twice", p)
+	}
+	if _, isDir := entries[name+"/"]; isDir && f != nil {
+		return fmt.Errorf("layer path %s is both a file and a directory", p)
+	}
+	entries[name] = f
+	for dir := path.Dir(strings.TrimSuffix(name, "/")); dir != "."; dir = path.Dir(dir) {
+		if _, clash := entries[dir]; clash {
+			return fmt.Errorf("layer path /%s is both a file and a directory", dir)
+		}
+		entries[dir+"/"] = nil
+	}
+	return nil
 }
 
 // size is the exact length of the rendered tar, for buffer sizing.

@@ -152,57 +152,22 @@ var ErrCatalog = errors.New("invalid catalog")
 // file names in positions (typically the --catalog directory as given).
 func LoadCatalog(org fs.FS, orgName string) (*Catalog, error) {
 	const root = "/fullsend/catalog"
-	overlay := map[string]load.Source{}
-	var files []string
-	add := func(fsys fs.FS, dir, display string) error {
-		entries, err := fs.ReadDir(fsys, dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if e.IsDir() || path.Ext(e.Name()) != ".cue" {
-				continue
-			}
-			data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-			if err != nil {
-				return err
-			}
-			name := path.Join(root, display, e.Name())
-			overlay[name] = load.FromBytes(data)
-			files = append(files, name)
-		}
-		return nil
-	}
-	if err := add(builtinCatalog, "schema/catalog", "builtin"); err != nil {
+	src := catalogSources{root: root, overlay: map[string]load.Source{}}
+	if err := src.add(builtinCatalog, "schema/catalog", "builtin"); err != nil {
 		return nil, fmt.Errorf("reading built-in catalog: %w", err)
 	}
 	if org != nil {
-		n := len(files)
-		if err := add(org, ".", "org"); err != nil {
+		n := len(src.files)
+		if err := src.add(org, ".", "org"); err != nil {
 			return nil, fmt.Errorf("reading catalog %s: %w", orgName, err)
 		}
-		if len(files) == n {
+		if len(src.files) == n {
 			return nil, fmt.Errorf("%w: %s holds no .cue files", ErrCatalog, orgName)
 		}
 	}
-	sort.Strings(files)
-	cfg := &load.Config{Dir: root, Overlay: overlay, Package: "catalog"}
-	insts := load.Instances(files, cfg)
-	if len(insts) != 1 {
-		return nil, fmt.Errorf("%w: expected one package, got %d", ErrCatalog, len(insts))
-	}
-	if err := insts[0].Err; err != nil {
-		return nil, catalogError(err, root, orgName)
-	}
-	v := cuecontext.New().BuildInstance(insts[0])
-	// The catalog is closed: a misspelled field in an organisation file is an error.
-	v = v.LookupPath(cue.MakePath(cue.Def("#Catalog"))).Unify(v)
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return nil, catalogError(err, root, orgName)
-	}
-	data, err := v.MarshalJSON()
+	data, err := src.evaluate(orgName)
 	if err != nil {
-		return nil, catalogError(err, root, orgName)
+		return nil, err
 	}
 	var c Catalog
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -212,6 +177,62 @@ func LoadCatalog(org fs.FS, orgName string) (*Catalog, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// catalogSources are the catalog's .cue files as a CUE load overlay under
+// root.
+type catalogSources struct {
+	root    string
+	overlay map[string]load.Source
+	files   []string
+}
+
+// add adds the .cue files of dir in fsys (not its subdirectories) as
+// root/display/<name>.
+func (cs *catalogSources) add(fsys fs.FS, dir, display string) error {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".cue" {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		name := path.Join(cs.root, display, e.Name())
+		cs.overlay[name] = load.FromBytes(data)
+		cs.files = append(cs.files, name)
+	}
+	return nil
+}
+
+// evaluate loads the files as one package, unifies it with #Catalog
+// (closed: a misspelled field is an error), requires it concrete and
+// returns it as JSON; errors name the files as catalogError does.
+func (cs *catalogSources) evaluate(orgName string) ([]byte, error) {
+	sort.Strings(cs.files)
+	cfg := &load.Config{Dir: cs.root, Overlay: cs.overlay, Package: "catalog"}
+	insts := load.Instances(cs.files, cfg)
+	if len(insts) != 1 {
+		return nil, fmt.Errorf("%w: expected one package, got %d", ErrCatalog, len(insts))
+	}
+	if err := insts[0].Err; err != nil {
+		return nil, catalogError(err, cs.root, orgName)
+	}
+	v := cuecontext.New().BuildInstance(insts[0])
+	// The catalog is closed: a misspelled field in an organisation file is an error.
+	v = v.LookupPath(cue.MakePath(cue.Def("#Catalog"))).Unify(v)
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return nil, catalogError(err, cs.root, orgName)
+	}
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return nil, catalogError(err, cs.root, orgName)
+	}
+	return data, nil
 }
 
 // catalogError renders CUE errors with positions mapped back to the names a

@@ -192,80 +192,115 @@ type endpointID struct {
 // l7_bypass_credentialed; else credential_reach_expansion plus one
 // capability_expansion per allowed method of the endpoint.
 func Check(p *openshell.Policy, creds Credentials, reg *Registry) []Finding {
-	keys := p.PolicyKeys()
-	var binaries []string
-	seen := map[string]bool{}
-	for _, k := range keys {
-		for _, b := range p.NetworkPolicies[k].Binaries {
-			if !seen[b.Path] {
-				seen[b.Path] = true
-				binaries = append(binaries, b.Path)
-			}
-		}
-	}
-	// OpenShell's maps are keyed policy:host:port, so with two endpoints of
-	// one key the last one's L7 facts win (model.rs:143-186); the endpoint
-	// list keeps both.
-	type facts struct{ l7, write bool }
-	var endpoints []endpointID
-	fact := map[endpointID]facts{}
-	allows := map[string]bool{} // binary \x00 policy
-	for _, k := range keys {
-		np := p.NetworkPolicies[k]
-		for i := range np.Endpoints {
-			ep := &np.Endpoints[i]
-			for _, port := range effectivePorts(ep) {
-				id := endpointID{k, ep.Host, port}
-				endpoints = append(endpoints, id)
-				fact[id] = facts{l7: ep.Protocol != "", write: l7AllowsWrite(ep)}
-			}
-		}
-		for _, b := range np.Binaries {
-			allows[b.Path+"\x00"+k] = true
-		}
-	}
-	var linkLocal, bypass, reach, capability []Path
-	for _, bin := range binaries {
+	g := newPolicyGraph(p)
+	var ps pathSets
+	for _, bin := range g.binaries {
 		c := reg.Lookup(bin)
 		if !c.CanExfiltrate {
 			continue
 		}
-		for _, id := range endpoints {
-			if !allows[bin+"\x00"+id.policy] {
-				continue
-			}
-			f := fact[id]
-			if !((!f.l7 && c.CanConstructHTTP) || (f.write && c.CanConstructHTTP) || c.BypassesL7()) {
-				continue
-			}
-			path := Path{Binary: bin, Host: id.host, Port: id.port, Policy: id.policy}
-			switch {
-			case IsLinkLocal(id.host) || IsMetadataHost(id.host):
-				path.Category = LinkLocalReach
-				path.Mechanism = fmt.Sprintf("Link-local endpoint — %s can reach the host's metadata range (cloud-credential exfiltration territory regardless of declared scopes)", bin)
-				linkLocal = append(linkLocal, path)
-				continue
-			case !creds.Credentialed(id.host):
-				continue
-			case c.BypassesL7():
-				path.Category = L7BypassCredentialed
-				path.Mechanism = c.Description + " — uses non-HTTP protocol, bypasses L7 inspection, and a credential is in scope for this host"
-				bypass = append(bypass, path)
-				continue
-			}
-			path.Category = CredentialReachExpansion
-			path.Mechanism = fmt.Sprintf("Binary %s has credentialed reach to %s:%d", bin, id.host, id.port)
-			reach = append(reach, path)
-			for _, m := range methodsInRule(p, id) {
-				cp := path
-				cp.Category, cp.Method = CapabilityExpansion, m
-				cp.Mechanism = fmt.Sprintf("Method %s allowed for %s on %s:%d", m, bin, id.host, id.port)
-				capability = append(capability, cp)
+		for _, id := range g.endpoints {
+			if g.allows[bin+"\x00"+id.policy] && g.facts[id].canSend(c) {
+				ps.add(p, creds, c, bin, id)
 			}
 		}
 	}
+	return ps.findings()
+}
+
+// endpointFacts are the L7 facts of one (policy, host, port): whether it
+// is inspected at L7 and whether its L7 rules allow a write method.
+type endpointFacts struct{ l7, write bool }
+
+// canSend is can_exfil_via_endpoint (model.rs:329-373): an L4 endpoint
+// and a binary that constructs HTTP, or L7 allowing a write and a binary
+// that constructs HTTP, or a binary that bypasses L7.
+func (f endpointFacts) canSend(c Capability) bool {
+	return (!f.l7 && c.CanConstructHTTP) || (f.write && c.CanConstructHTTP) || c.BypassesL7()
+}
+
+// policyGraph is the policy as the prover's model sees it
+// (model.rs:98-186).
+type policyGraph struct {
+	// binaries is every binary of any network policy, in first occurrence
+	// order over the sorted policy keys.
+	binaries []string
+	// endpoints is every (policy, host, port), in policy key order.
+	endpoints []endpointID
+	// facts holds each endpoint's L7 facts. OpenShell's maps are keyed
+	// policy:host:port, so with two endpoints of one key the last one's
+	// facts win (model.rs:143-186); endpoints keeps both.
+	facts map[endpointID]endpointFacts
+	// allows holds "binary\x00policy" for each binary a policy lists.
+	allows map[string]bool
+}
+
+// newPolicyGraph reads p's network policies into a policyGraph.
+func newPolicyGraph(p *openshell.Policy) *policyGraph {
+	g := &policyGraph{facts: map[endpointID]endpointFacts{}, allows: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, k := range p.PolicyKeys() {
+		np := p.NetworkPolicies[k]
+		for _, b := range np.Binaries {
+			if !seen[b.Path] {
+				seen[b.Path] = true
+				g.binaries = append(g.binaries, b.Path)
+			}
+			g.allows[b.Path+"\x00"+k] = true
+		}
+		for i := range np.Endpoints {
+			ep := &np.Endpoints[i]
+			for _, port := range effectivePorts(ep) {
+				id := endpointID{k, ep.Host, port}
+				g.endpoints = append(g.endpoints, id)
+				g.facts[id] = endpointFacts{l7: ep.Protocol != "", write: l7AllowsWrite(ep)}
+			}
+		}
+	}
+	return g
+}
+
+// pathSets collects the exfiltration paths of each of the four queries.
+type pathSets struct {
+	linkLocal, bypass, reach, capability []Path
+}
+
+// add files the path of binary bin (capabilities c) to endpoint id under
+// its query: a link-local or metadata host is link_local_reach (nothing
+// else); without a credential in scope there is nothing; an L7-bypassing
+// binary is l7_bypass_credentialed; else credential_reach_expansion plus
+// one capability_expansion per method the endpoint's rule allows.
+func (ps *pathSets) add(p *openshell.Policy, creds Credentials, c Capability, bin string, id endpointID) {
+	path := Path{Binary: bin, Host: id.host, Port: id.port, Policy: id.policy}
+	switch {
+	case IsLinkLocal(id.host) || IsMetadataHost(id.host):
+		path.Category = LinkLocalReach
+		path.Mechanism = fmt.Sprintf("Link-local endpoint — %s can reach the host's metadata range (cloud-credential exfiltration territory regardless of declared scopes)", bin)
+		ps.linkLocal = append(ps.linkLocal, path)
+		return
+	case !creds.Credentialed(id.host):
+		return
+	case c.BypassesL7():
+		path.Category = L7BypassCredentialed
+		path.Mechanism = c.Description + " — uses non-HTTP protocol, bypasses L7 inspection, and a credential is in scope for this host"
+		ps.bypass = append(ps.bypass, path)
+		return
+	}
+	path.Category = CredentialReachExpansion
+	path.Mechanism = fmt.Sprintf("Binary %s has credentialed reach to %s:%d", bin, id.host, id.port)
+	ps.reach = append(ps.reach, path)
+	for _, m := range methodsInRule(p, id) {
+		cp := path
+		cp.Category, cp.Method = CapabilityExpansion, m
+		cp.Mechanism = fmt.Sprintf("Method %s allowed for %s on %s:%d", m, bin, id.host, id.port)
+		ps.capability = append(ps.capability, cp)
+	}
+}
+
+// findings is one Finding per query with a path, in OpenShell's order.
+func (ps *pathSets) findings() []Finding {
 	var out []Finding
-	for _, f := range []Finding{{LinkLocalReach, linkLocal}, {L7BypassCredentialed, bypass}, {CredentialReachExpansion, reach}, {CapabilityExpansion, capability}} {
+	for _, f := range []Finding{{LinkLocalReach, ps.linkLocal}, {L7BypassCredentialed, ps.bypass}, {CredentialReachExpansion, ps.reach}, {CapabilityExpansion, ps.capability}} {
 		if len(f.Paths) > 0 {
 			out = append(out, f)
 		}
@@ -297,6 +332,12 @@ func methodsInRule(p *openshell.Policy, id endpointID) []string {
 // port) is in the credential_reach_expansion delta (finding_delta,
 // crates/openshell-server/src/grpc/policy.rs:608-673 @ v0.0.111).
 func Delta(base, head []Finding) []Finding {
+	return suppressCoveredCapabilities(newPaths(base, head))
+}
+
+// newPaths is, per finding of head, the paths base lacks in the same
+// query; findings left without a path are dropped.
+func newPaths(base, head []Finding) []Finding {
 	baseKeys := map[string]bool{}
 	for _, f := range base {
 		for _, p := range f.Paths {
@@ -315,11 +356,19 @@ func Delta(base, head []Finding) []Finding {
 			delta = append(delta, Finding{Query: f.Query, Paths: paths})
 		}
 	}
+	return delta
+}
+
+// suppressCoveredCapabilities drops the capability_expansion paths whose
+// (binary, host, port) has a credential_reach_expansion path in delta,
+// and the capability_expansion finding when none is left. It reuses
+// delta's array.
+func suppressCoveredCapabilities(delta []Finding) []Finding {
 	reach := map[string]bool{}
 	for _, f := range delta {
 		if f.Query == CredentialReachExpansion {
 			for _, p := range f.Paths {
-				reach[fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)] = true
+				reach[reachKey(p)] = true
 			}
 		}
 	}
@@ -328,7 +377,7 @@ func Delta(base, head []Finding) []Finding {
 		if f.Query == CapabilityExpansion {
 			var keep []Path
 			for _, p := range f.Paths {
-				if !reach[fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)] {
+				if !reach[reachKey(p)] {
 					keep = append(keep, p)
 				}
 			}
@@ -340,4 +389,9 @@ func Delta(base, head []Finding) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// reachKey identifies a path's (binary, host, port).
+func reachKey(p Path) string {
+	return fmt.Sprintf("%s\x00%s\x00%d", p.Binary, p.Host, p.Port)
 }

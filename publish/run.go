@@ -229,24 +229,38 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 	if bo.Binaries, err = parseBinaries(o.Binaries, platforms); err != nil {
 		return bo, err
 	}
-	if o.Source != "" {
-		if bo.Source, err = image.FindSource(o.Source); err != nil {
-			return bo, err
-		}
-	} else {
-		bo.Self = o.Self
-		if bo.Self == nil {
-			bo.Self = image.CurrentExecutable()
-		}
-		// A checkout of fullsend around the current directory compiles
-		// what the running binary cannot serve (development).
-		if image.NeedsSource(bo) {
-			bo.Source, _ = image.FindSource(".")
-		}
-		if err := image.CheckBinaries(bo); err != nil {
-			return bo, err
-		}
+	if err := o.binarySource(&bo); err != nil {
+		return bo, err
 	}
+	o.applyDefaults(ctx, &bo)
+	return bo, nil
+}
+
+// binarySource sets where bo's binaries without a prebuilt one come from:
+// the source module o.Source, else the running executable (o.Self, else
+// the current one) with a fullsend checkout around the current directory
+// for what it cannot serve.
+func (o *Options) binarySource(bo *image.Options) error {
+	var err error
+	if o.Source != "" {
+		bo.Source, err = image.FindSource(o.Source)
+		return err
+	}
+	bo.Self = o.Self
+	if bo.Self == nil {
+		bo.Self = image.CurrentExecutable()
+	}
+	// A checkout of fullsend around the current directory compiles
+	// what the running binary cannot serve (development).
+	if image.NeedsSource(*bo) {
+		bo.Source, _ = image.FindSource(".")
+	}
+	return image.CheckBinaries(*bo)
+}
+
+// applyDefaults fills bo's Revision (git), SourceURL (CI environment) and
+// Version when o left them empty, and its CacheDir.
+func (o *Options) applyDefaults(ctx context.Context, bo *image.Options) {
 	if bo.Revision == "" {
 		bo.Revision = image.GitRevision(ctx, o.Dir)
 	}
@@ -257,7 +271,6 @@ func (o *Options) ImageOptions(ctx context.Context) (image.Options, error) {
 		bo.Version = DefaultVersion(ctx, o.Dir)
 	}
 	bo.CacheDir = CacheDir(o.CacheDir, o.NoCache, os.UserCacheDir)
-	return bo, nil
 }
 
 // parseBinaries parses PLATFORM=PATH specs into a map keyed by the

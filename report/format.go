@@ -74,12 +74,7 @@ func (r *Report) summary() map[string]int {
 }
 
 func (r *Report) writeText(w io.Writer, color bool) error {
-	paint := func(code, s string) string {
-		if !color {
-			return s
-		}
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
+	paint := painter(color)
 	var b strings.Builder
 	group := ""
 	for _, f := range r.Findings {
@@ -93,30 +88,9 @@ func (r *Report) writeText(w io.Writer, color bool) error {
 			if f.Agent != "" {
 				head += " (agent " + f.Agent + ")"
 			}
-			b.WriteString(paint("1", head) + "\n")
+			b.WriteString(paint.paint("1", head) + "\n")
 		}
-		sev := fmt.Sprintf("%-4s", f.Severity)
-		switch {
-		case f.Waived != "":
-			sev = paint("2", "ok  ")
-		case f.Severity == SeverityDeny:
-			sev = paint("31", sev)
-		default:
-			sev = paint("33", sev)
-		}
-		where := f.PolicyPath
-		if where == "" {
-			where = "(policy)"
-		}
-		fmt.Fprintf(&b, "  %s %s %s: %s\n", sev, paint("1", f.RuleID), where, f.Message)
-		if f.Source != nil {
-			fmt.Fprintf(&b, "             from %s\n", f.Source)
-		} else if f.Line > 0 {
-			fmt.Fprintf(&b, "             at %s:%d\n", f.Policy, f.Line)
-		}
-		if f.Waived != "" {
-			fmt.Fprintf(&b, "             waived: %s\n", f.Waived)
-		}
+		writeFindingText(&b, f, paint)
 	}
 	s := r.summary()
 	if len(r.Findings) > 0 {
@@ -125,6 +99,45 @@ func (r *Report) writeText(w io.Writer, color bool) error {
 	fmt.Fprintf(&b, "%d policies: %d deny, %d warn, %d waived\n", s["policies"], s["deny"], s["warn"], s["waived"])
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// painter says whether text output is coloured.
+type painter bool
+
+// paint wraps s in the SGR code when colouring.
+func (p painter) paint(code, s string) string {
+	if !p {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// writeFindingText writes one finding's lines of the text report: its
+// severity (ok when waived), rule, path and message, then where it comes
+// from and its waiver.
+func writeFindingText(b *strings.Builder, f Finding, paint painter) {
+	sev := fmt.Sprintf("%-4s", f.Severity)
+	switch {
+	case f.Waived != "":
+		sev = paint.paint("2", "ok  ")
+	case f.Severity == SeverityDeny:
+		sev = paint.paint("31", sev)
+	default:
+		sev = paint.paint("33", sev)
+	}
+	where := f.PolicyPath
+	if where == "" {
+		where = "(policy)"
+	}
+	fmt.Fprintf(b, "  %s %s %s: %s\n", sev, paint.paint("1", f.RuleID), where, f.Message)
+	if f.Source != nil {
+		fmt.Fprintf(b, "             from %s\n", f.Source)
+	} else if f.Line > 0 {
+		fmt.Fprintf(b, "             at %s:%d\n", f.Policy, f.Line)
+	}
+	if f.Waived != "" {
+		fmt.Fprintf(b, "             waived: %s\n", f.Waived)
+	}
 }
 
 func (r *Report) writeJSON(w io.Writer) error {

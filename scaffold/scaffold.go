@@ -92,6 +92,22 @@ func Files(signing string) ([]File, error) {
 	if signing != SigningKeyless && signing != SigningKey {
 		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrSigning, signing, SigningKeyless, SigningKey)
 	}
+	out, err := treeFiles(signing)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := templateFiles()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tmpl...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// treeFiles is the embedded tree for a signing choice: _gitignore as
+// .gitignore, SIGNING-<signing>.md as SIGNING.md and no other SIGNING-*.
+func treeFiles(signing string) ([]File, error) {
 	root, err := fs.Sub(tree, "tree")
 	if err != nil {
 		return nil, err
@@ -118,6 +134,13 @@ func Files(signing string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// templateFiles is both CI systems' templates under GitHubDir and
+// GitLabDir.
+func templateFiles() ([]File, error) {
+	var out []File
 	for kind, dir := range map[string]string{"github": GitHubDir, "gitlab": GitLabDir} {
 		fsys, err := templates.FS(kind)
 		if err != nil {
@@ -135,7 +158,6 @@ func Files(signing string) ([]File, error) {
 			out = append(out, File{Path: path.Join(dir, n), Data: data})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
@@ -172,21 +194,35 @@ func Write(o Options) (*Result, error) {
 	}
 	defer root.Close()
 	for _, f := range files {
-		if _, err := root.Lstat(f.Path); err == nil && !o.Force {
+		written, err := writeFile(root, o.Dir, f, o.Force)
+		if err != nil {
+			return res, err
+		}
+		if written {
+			res.Written = append(res.Written, f.Path)
+		} else {
 			res.Skipped = append(res.Skipped, f.Path)
-			continue
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		if dir := path.Dir(f.Path); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return res, fmt.Errorf("creating %s in %s: %w", dir, o.Dir, err)
-			}
-		}
-		if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
-			return res, fmt.Errorf("%s: %w", o.Dir, err)
-		}
-		res.Written = append(res.Written, f.Path)
 	}
 	return res, nil
+}
+
+// writeFile writes f atomically under root (the directory dir, named in
+// errors), creating its parent directories; false, writing nothing, when
+// something is at its path and force is not set.
+func writeFile(root *os.Root, dir string, f File, force bool) (bool, error) {
+	if _, err := root.Lstat(f.Path); err == nil && !force {
+		return false, nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	if parent := path.Dir(f.Path); parent != "." {
+		if err := root.MkdirAll(parent, 0o755); err != nil {
+			return false, fmt.Errorf("creating %s in %s: %w", parent, dir, err)
+		}
+	}
+	if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	return true, nil
 }

@@ -279,29 +279,35 @@ func (a *allowlist) allows(secret, match, line string) bool {
 	case "line":
 		target = line
 	}
-	regexHit := false
-	if target != "" {
-		for _, re := range a.res {
-			if re.MatchString(target) {
-				regexHit = true
-				break
-			}
-		}
-	}
-	stopHit := false
-	if secret != "" && len(a.stopWords) > 0 {
-		lower := strings.ToLower(secret)
-		for _, w := range a.stopWords {
-			if strings.Contains(lower, w) {
-				stopHit = true
-				break
-			}
-		}
-	}
+	regexHit := target != "" && a.regexMatches(target)
+	stopHit := secret != "" && a.hasStopWord(secret)
 	if !a.and {
 		return regexHit || stopHit
 	}
 	return (len(a.res) == 0 || regexHit) && (len(a.stopWords) == 0 || stopHit)
+}
+
+// regexMatches reports whether any of the allowlist's regexes matches
+// target.
+func (a *allowlist) regexMatches(target string) bool {
+	for _, re := range a.res {
+		if re.MatchString(target) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasStopWord reports whether the lowercased secret holds any of the
+// allowlist's stop words.
+func (a *allowlist) hasStopWord(secret string) bool {
+	lower := strings.ToLower(secret)
+	for _, w := range a.stopWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // entropy is gitleaks' Shannon entropy of s (rune frequencies over its

@@ -265,15 +265,9 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 	if err != nil {
 		return nil, err
 	}
-	sigs, err := e.sigs()
+	list, err := listOf(e.sigs)
 	if err != nil {
 		return nil, fmt.Errorf("reading signatures of %s: %w", e.Ref, err)
-	}
-	var list []oci.Signature
-	if sigs != nil {
-		if list, err = sigs.Get(); err != nil {
-			return nil, fmt.Errorf("reading signatures of %s: %w", e.Ref, err)
-		}
 	}
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%s: %w", e.Ref, ErrNoSignatures)
@@ -282,32 +276,11 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 	var reasons []string
 	claimsFailed := false
 	for i, sig := range list {
-		for _, c := range checkers {
-			if err := c.tlogPresent(sig); err != nil {
-				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, err))
-				continue
-			}
-			var claims *SignedClaims
-			co := *c.co
-			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
-				cl, err := parseClaims(sig, h)
-				if err == nil && check != nil {
-					err = check(cl)
-				}
-				if err != nil {
-					claimsFailed = true
-					return err
-				}
-				claims = cl
-				return nil
-			}
-			tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
-			if err != nil {
-				reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, c.reason(err)))
-				continue
-			}
-			ok = append(ok, Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims})
-			break
+		v, why, badClaims := e.checkSignature(ctx, checkers, i, sig, check)
+		reasons = append(reasons, why...)
+		claimsFailed = claimsFailed || badClaims
+		if v != nil {
+			ok = append(ok, *v)
 		}
 	}
 	if len(ok) == 0 {
@@ -317,6 +290,42 @@ func (e *Entity) CheckSignatures(ctx context.Context, t Trust, check func(*Signe
 		return nil, fmt.Errorf("%s: %w among %d:\n  %s", e.Ref, ErrNoValidSignature, len(list), strings.Join(reasons, "\n  "))
 	}
 	return ok, nil
+}
+
+// checkSignature verifies signature number i (0-based) with each checker
+// in turn until one accepts it, and returns it with the reasons of the
+// checkers that refused it first (nil when none accepts it), and whether
+// its claims failed a check.
+func (e *Entity) checkSignature(ctx context.Context, checkers []checker, i int, sig oci.Signature, check func(*SignedClaims) error) (*Verified, []string, bool) {
+	var reasons []string
+	claimsFailed := false
+	for _, c := range checkers {
+		if err := c.tlogPresent(sig); err != nil {
+			reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, err))
+			continue
+		}
+		var claims *SignedClaims
+		co := *c.co
+		co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
+			cl, err := parseClaims(sig, h)
+			if err == nil && check != nil {
+				err = check(cl)
+			}
+			if err != nil {
+				claimsFailed = true
+				return err
+			}
+			claims = cl
+			return nil
+		}
+		tlog, err := cosign.VerifyImageSignature(ctx, sig, e.Digest, &co)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("signature %d (%s): %s", i+1, c.label, c.reason(err)))
+			continue
+		}
+		return &Verified{Signer: signerLabel(sig, c.label), TlogVerified: tlog, Claims: claims}, reasons, claimsFailed
+	}
+	return nil, reasons, claimsFailed
 }
 
 // tlogPresent fails early, with a clear message, when the policy requires
@@ -375,15 +384,9 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 	if err != nil {
 		return nil, err
 	}
-	atts, err := e.atts()
+	list, err := listOf(e.atts)
 	if err != nil {
 		return nil, fmt.Errorf("reading attestations of %s: %w", e.Ref, err)
-	}
-	var list []oci.Signature
-	if atts != nil {
-		if list, err = atts.Get(); err != nil {
-			return nil, fmt.Errorf("reading attestations of %s: %w", e.Ref, err)
-		}
 	}
 	var ok []Verified
 	var reasons []string
@@ -398,34 +401,13 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 			continue
 		}
 		seen++
-		for _, c := range checkers {
-			if err := c.tlogPresent(att); err != nil {
-				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, err))
-				continue
-			}
-			co := *c.co
-			co.ClaimVerifier = func(sig oci.Signature, h v1.Hash, _ map[string]any) error {
-				for _, s := range st.Subject {
-					if "sha256:"+s.Digest["sha256"] == h.String() {
-						if check != nil {
-							return check(st)
-						}
-						return nil
-					}
-				}
-				return fmt.Errorf("attestation subject is not %s (attestation for another digest)", h)
-			}
-			one, err := cmutate.AppendSignatures(cempty.Signatures(), false, att)
-			if err != nil {
-				return nil, err
-			}
-			checked, tlog, err := cosign.VerifyImageAttestation(ctx, one, e.Digest, &co)
-			if err != nil || len(checked) == 0 {
-				reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, c.reason(err)))
-				continue
-			}
-			ok = append(ok, Verified{Signer: signerLabel(att, c.label), TlogVerified: tlog, Statement: st})
-			break
+		v, why, err := e.checkAttestation(ctx, checkers, i, att, st, check)
+		if err != nil {
+			return nil, err
+		}
+		reasons = append(reasons, why...)
+		if v != nil {
+			ok = append(ok, *v)
 		}
 	}
 	if seen == 0 {
@@ -435,6 +417,59 @@ func (e *Entity) CheckAttestations(ctx context.Context, t Trust, predicateType s
 		return nil, fmt.Errorf("%s: %w of type %s among %d:\n  %s", e.Ref, ErrNoValidAttestation, predicateType, seen, strings.Join(reasons, "\n  "))
 	}
 	return ok, nil
+}
+
+// listOf reads the signatures (or attestations) get returns; none when it
+// returns nil.
+func listOf(get func() (oci.Signatures, error)) ([]oci.Signature, error) {
+	sigs, err := get()
+	if err != nil || sigs == nil {
+		return nil, err
+	}
+	return sigs.Get()
+}
+
+// checkAttestation verifies attestation number i (0-based; statement st)
+// with each checker in turn until one accepts it, and returns it with the
+// reasons of the checkers that refused it first; nil when none accepts
+// it.
+func (e *Entity) checkAttestation(ctx context.Context, checkers []checker, i int, att oci.Signature, st *Statement, check func(*Statement) error) (*Verified, []string, error) {
+	var reasons []string
+	for _, c := range checkers {
+		if err := c.tlogPresent(att); err != nil {
+			reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, err))
+			continue
+		}
+		co := *c.co
+		co.ClaimVerifier = subjectVerifier(st, check)
+		one, err := cmutate.AppendSignatures(cempty.Signatures(), false, att)
+		if err != nil {
+			return nil, nil, err
+		}
+		checked, tlog, err := cosign.VerifyImageAttestation(ctx, one, e.Digest, &co)
+		if err != nil || len(checked) == 0 {
+			reasons = append(reasons, fmt.Sprintf("attestation %d (%s): %s", i+1, c.label, c.reason(err)))
+			continue
+		}
+		return &Verified{Signer: signerLabel(att, c.label), TlogVerified: tlog, Statement: st}, reasons, nil
+	}
+	return nil, reasons, nil
+}
+
+// subjectVerifier is the claim check of an attestation: one of st's
+// subjects is the verified digest, then check (when not nil) passes.
+func subjectVerifier(st *Statement, check func(*Statement) error) func(oci.Signature, v1.Hash, map[string]any) error {
+	return func(_ oci.Signature, h v1.Hash, _ map[string]any) error {
+		for _, s := range st.Subject {
+			if "sha256:"+s.Digest["sha256"] == h.String() {
+				if check != nil {
+					return check(st)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("attestation subject is not %s (attestation for another digest)", h)
+	}
 }
 
 // attestationStatement decodes the in-toto statement of a DSSE attestation

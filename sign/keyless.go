@@ -82,6 +82,12 @@ func DiscoverIDToken(ctx context.Context, getenv func(string) string, client *ht
 		return "", fmt.Errorf("%w: set %s (GitLab: id_tokens: %[2]s: aud: sigstore) or run in GitHub Actions with permissions: id-token: write",
 			ErrNoIDToken, cienv.SigstoreIDToken)
 	}
+	return actionsIDToken(ctx, client, reqURL, reqTok)
+}
+
+// actionsIDToken asks the GitHub Actions token service at reqURL
+// (authorised by reqTok) for a token with audience "sigstore".
+func actionsIDToken(ctx context.Context, client *http.Client, reqURL, reqTok string) (string, error) {
 	u, err := url.Parse(reqURL)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cienv.ActionsIDTokenRequestURL, err)
@@ -135,6 +141,25 @@ func NewKeyless(ctx context.Context, o KeylessOptions) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
+	cert, err := fulcioCertificate(ctx, o, priv, tok)
+	if err != nil {
+		return nil, err
+	}
+	certPEM, err := cryptoutils.MarshalCertificateToPEM(cert)
+	if err != nil {
+		return nil, err
+	}
+	s := &Signer{sv: sv, certPEM: certPEM, identity: CertificateIdentity(cert)}
+	if s.tlog, err = o.transparencyLog(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fulcioCertificate asks Fulcio (o.CertificateProvider, else the one at
+// o.FulcioURL or DefaultFulcioURL) to certify priv for the identity of the
+// OIDC token tok, and checks that the certificate is for priv.
+func fulcioCertificate(ctx context.Context, o KeylessOptions, priv *ecdsa.PrivateKey, tok string) (*x509.Certificate, error) {
 	cp := o.CertificateProvider
 	if cp == nil {
 		fu := o.FulcioURL
@@ -154,29 +179,27 @@ func NewKeyless(ctx context.Context, o KeylessOptions) (*Signer, error) {
 	if cryptoutils.EqualKeys(cert.PublicKey, priv.Public()) != nil {
 		return nil, errors.New("the Fulcio certificate does not certify the key it was asked for")
 	}
-	certPEM, err := cryptoutils.MarshalCertificateToPEM(cert)
-	if err != nil {
-		return nil, err
-	}
-	s := &Signer{sv: sv, certPEM: certPEM, identity: CertificateIdentity(cert)}
+	return cert, nil
+}
+
+// transparencyLog is the log a keyless signer uploads to: nil with
+// NoTlogUpload, else o.TransparencyLog or Rekor at o.RekorURL (default
+// DefaultRekorURL). Both a log and NoTlogUpload is an error.
+func (o KeylessOptions) transparencyLog() (TransparencyLog, error) {
 	if o.NoTlogUpload && o.TransparencyLog != nil {
 		return nil, errors.New("keyless: a transparency log was given together with NoTlogUpload")
 	}
-	if !o.NoTlogUpload {
-		ru := o.RekorURL
-		if ru == "" {
-			ru = DefaultRekorURL
-		}
-		tl := o.TransparencyLog
-		if tl == nil {
-			var err error
-			if tl, err = NewRekor(ru); err != nil {
-				return nil, err
-			}
-		}
-		s.tlog = tl
+	if o.NoTlogUpload {
+		return nil, nil
 	}
-	return s, nil
+	if o.TransparencyLog != nil {
+		return o.TransparencyLog, nil
+	}
+	ru := o.RekorURL
+	if ru == "" {
+		ru = DefaultRekorURL
+	}
+	return NewRekor(ru)
 }
 
 // NewWithCertificate returns a signer whose signatures carry a

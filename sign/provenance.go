@@ -125,6 +125,24 @@ func provenanceStatement(ref name.Digest, p Provenance) (*statement, error) {
 	if bt == "" {
 		bt = BuildTypeImage
 	}
+	deps, err := p.resolvedDependencies()
+	if err != nil {
+		return nil, err
+	}
+	pred := slsaPredicate{
+		BuildDefinition: slsaBuildDefinition{BuildType: bt, ExternalParameters: p.externalParameters(), ResolvedDependencies: deps},
+		RunDetails:      slsaRunDetails{Builder: slsaBuilder{ID: p.BuilderID}, Metadata: p.metadata()},
+	}
+	if p.FullsendVersion != "" {
+		pred.RunDetails.Builder.Version = map[string]string{"fullsend": p.FullsendVersion}
+	}
+	return newStatement(ref, PredicateSLSAProvenance1, pred), nil
+}
+
+// externalParameters is the predicate's externalParameters: the
+// Parameters and, with a SourceRepo, "source" (uri, digest.gitCommit,
+// ref as given).
+func (p Provenance) externalParameters() map[string]any {
 	ext := map[string]any{}
 	for k, v := range p.Parameters {
 		ext[k] = v
@@ -139,13 +157,15 @@ func provenanceStatement(ref name.Digest, p Provenance) (*statement, error) {
 		}
 		ext["source"] = src
 	}
-	pred := slsaPredicate{
-		BuildDefinition: slsaBuildDefinition{BuildType: bt, ExternalParameters: ext},
-		RunDetails:      slsaRunDetails{Builder: slsaBuilder{ID: p.BuilderID}},
-	}
+	return ext
+}
+
+// resolvedDependencies is the source at its commit (when both are known)
+// and the base image, which must be pinned by digest.
+func (p Provenance) resolvedDependencies() ([]slsaResourceDescriptor, error) {
+	var deps []slsaResourceDescriptor
 	if p.SourceRepo != "" && p.SourceRevision != "" {
-		pred.BuildDefinition.ResolvedDependencies = append(pred.BuildDefinition.ResolvedDependencies,
-			slsaResourceDescriptor{URI: p.SourceRepo, Digest: map[string]string{"gitCommit": p.SourceRevision}})
+		deps = append(deps, slsaResourceDescriptor{URI: p.SourceRepo, Digest: map[string]string{"gitCommit": p.SourceRevision}})
 	}
 	if p.BaseImage != "" {
 		d, err := name.NewDigest(p.BaseImage)
@@ -156,12 +176,14 @@ func provenanceStatement(ref name.Digest, p Provenance) (*statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		pred.BuildDefinition.ResolvedDependencies = append(pred.BuildDefinition.ResolvedDependencies,
-			slsaResourceDescriptor{URI: "pkg:docker/" + d.Repository.Name() + "@" + h.String(), Name: "base-image", Digest: map[string]string{h.Algorithm: h.Hex}})
+		deps = append(deps, slsaResourceDescriptor{URI: "pkg:docker/" + d.Repository.Name() + "@" + h.String(), Name: "base-image", Digest: map[string]string{h.Algorithm: h.Hex}})
 	}
-	if p.FullsendVersion != "" {
-		pred.RunDetails.Builder.Version = map[string]string{"fullsend": p.FullsendVersion}
-	}
+	return deps, nil
+}
+
+// metadata is the run's metadata (invocation ID, RFC 3339 start and
+// finish in UTC); nil when none is known.
+func (p Provenance) metadata() *slsaMetadata {
 	md := slsaMetadata{InvocationID: p.InvocationID}
 	if !p.StartedOn.IsZero() {
 		md.StartedOn = p.StartedOn.UTC().Format(time.RFC3339)
@@ -169,8 +191,8 @@ func provenanceStatement(ref name.Digest, p Provenance) (*statement, error) {
 	if !p.FinishedOn.IsZero() {
 		md.FinishedOn = p.FinishedOn.UTC().Format(time.RFC3339)
 	}
-	if md != (slsaMetadata{}) {
-		pred.RunDetails.Metadata = &md
+	if md == (slsaMetadata{}) {
+		return nil
 	}
-	return newStatement(ref, PredicateSLSAProvenance1, pred), nil
+	return &md
 }

@@ -137,22 +137,55 @@ func sbomStatement(ctx context.Context, subj Subject, ref name.Digest, o SBOMOpt
 }
 
 func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions) (*spdxDocument, error) {
-	prefixes := DefaultSBOMPaths()
-	if o.Paths != nil {
-		prefixes = make([]string, len(o.Paths))
-		for i, p := range o.Paths {
-			prefixes[i] = strings.TrimPrefix(p, "/") // "/opt/x/" and "opt/x/" alike; "" or "/" = everything
-		}
-	}
+	prefixes := sbomPrefixes(o.Paths)
 	imgs, err := platformImages(subj)
 	if err != nil {
 		return nil, err
 	}
+	contents, err := scanImages(ctx, imgs, prefixes, o.AllLayers)
+	if err != nil {
+		return nil, err
+	}
+	created := o.Created
+	if created.IsZero() && len(imgs) > 0 {
+		if cf, err := imgs[0].img.ConfigFile(); err == nil {
+			created = cf.Created.Time
+		}
+	}
+	tool := o.Tool
+	if tool == "" {
+		tool = "fullsend"
+	}
+	doc := newSPDXDocument(ref, created, tool)
+	doc.CreationInfo.Comment = scopeComment(prefixes, contents)
+	modIDs := map[string]string{} // path@version -> SPDXID
+	for _, c := range contents {
+		doc.addContent(c, modIDs)
+	}
+	return doc, nil
+}
+
+// sbomPrefixes is the SBOM's path prefixes, relative to the image root:
+// paths, else DefaultSBOMPaths.
+func sbomPrefixes(paths []string) []string {
+	if paths == nil {
+		return DefaultSBOMPaths()
+	}
+	prefixes := make([]string, len(paths))
+	for i, p := range paths {
+		prefixes[i] = strings.TrimPrefix(p, "/") // "/opt/x/" and "opt/x/" alike; "" or "/" = everything
+	}
+	return prefixes
+}
+
+// scanImages scans every platform image in parallel; an error names its
+// platform.
+func scanImages(ctx context.Context, imgs []platformImage, prefixes []string, allLayers bool) ([]imageContent, error) {
 	contents := make([]imageContent, len(imgs))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, pi := range imgs {
 		g.Go(func() error {
-			c, err := scanImage(gctx, pi, prefixes, o.AllLayers)
+			c, err := scanImage(gctx, pi, prefixes, allLayers)
 			if err != nil {
 				if pi.label != "" {
 					return fmt.Errorf("%s: %w", pi.label, err)
@@ -166,19 +199,14 @@ func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	return contents, nil
+}
 
-	created := o.Created
-	if created.IsZero() && len(imgs) > 0 {
-		if cf, err := imgs[0].img.ConfigFile(); err == nil {
-			created = cf.Created.Time
-		}
-	}
-	tool := o.Tool
-	if tool == "" {
-		tool = "fullsend"
-	}
+// newSPDXDocument is the SBOM of ref before its files and modules: the
+// document, the image package and the DESCRIBES relationship.
+func newSPDXDocument(ref name.Digest, created time.Time, tool string) *spdxDocument {
 	h, _ := hashOf(ref)
-	doc := &spdxDocument{
+	return &spdxDocument{
 		SPDXVersion:       "SPDX-2.3",
 		DataLicense:       "CC0-1.0",
 		SPDXID:            "SPDXRef-DOCUMENT",
@@ -203,50 +231,63 @@ func buildSBOM(ctx context.Context, subj Subject, ref name.Digest, o SBOMOptions
 		}},
 		Relationships: []spdxRelationship{{Element: "SPDXRef-DOCUMENT", Type: "DESCRIBES", Related: "SPDXRef-Image"}},
 	}
+}
+
+// scopeComment says what the SBOM covers: the prefixes in fullsend's own
+// layers when every image's were found, else in the whole filesystem.
+func scopeComment(prefixes []string, contents []imageContent) string {
 	own := len(contents) > 0
 	for _, c := range contents {
 		own = own && c.ownLayers
 	}
 	scope := "files under " + strings.Join(prefixes, ", ")
 	if own {
-		doc.CreationInfo.Comment = scope + " in the layers added by fullsend image build; the base image is described by its own SBOM"
-	} else {
-		doc.CreationInfo.Comment = scope + " in the image filesystem (all layers)"
+		return scope + " in the layers added by fullsend image build; the base image is described by its own SBOM"
 	}
-	modIDs := map[string]string{} // path@version -> SPDXID
-	for _, c := range contents {
-		for _, f := range c.files {
-			doc.Files = append(doc.Files, f)
-			doc.Relationships = append(doc.Relationships, spdxRelationship{Element: "SPDXRef-Image", Type: "CONTAINS", Related: f.SPDXID})
-		}
-		for _, fileID := range slices.Sorted(maps.Keys(c.modules)) {
-			for _, bi := range c.modules[fileID] {
-				mods := append([]*debugModule{{Path: bi.Main.Path, Version: bi.Main.Version, Sum: bi.Main.Sum}}, depsOf(bi)...)
-				for _, m := range mods {
-					if m.Path == "" {
-						continue
-					}
-					key := m.Path + "@" + m.Version
-					id, ok := modIDs[key]
-					if !ok {
-						id = "SPDXRef-GoModule-" + spdxIDSafe(key)
-						modIDs[key] = id
-						pkg := spdxPackage{
-							SPDXID: id, Name: m.Path, VersionInfo: m.Version,
-							DownloadLocation: "NOASSERTION", FilesAnalyzed: false, PrimaryPackagePurpose: "LIBRARY",
-							ExternalRefs: []spdxExternalRef{{Category: "PACKAGE-MANAGER", Type: "purl", Locator: "pkg:golang/" + m.Path + versionSuffix(m.Version)}},
-						}
-						if m.Sum != "" {
-							pkg.Comment = "go.sum " + m.Sum
-						}
-						doc.Packages = append(doc.Packages, pkg)
-					}
-					doc.Relationships = append(doc.Relationships, spdxRelationship{Element: fileID, Type: "STATIC_LINK", Related: id})
+	return scope + " in the image filesystem (all layers)"
+}
+
+// addContent adds one platform image's files (CONTAINS) and the Go
+// modules linked into its executables (STATIC_LINK), each module package
+// once across the document (modIDs: path@version -> SPDXID).
+func (doc *spdxDocument) addContent(c imageContent, modIDs map[string]string) {
+	for _, f := range c.files {
+		doc.Files = append(doc.Files, f)
+		doc.Relationships = append(doc.Relationships, spdxRelationship{Element: "SPDXRef-Image", Type: "CONTAINS", Related: f.SPDXID})
+	}
+	for _, fileID := range slices.Sorted(maps.Keys(c.modules)) {
+		for _, bi := range c.modules[fileID] {
+			mods := append([]*debugModule{{Path: bi.Main.Path, Version: bi.Main.Version, Sum: bi.Main.Sum}}, depsOf(bi)...)
+			for _, m := range mods {
+				if m.Path == "" {
+					continue
 				}
+				id := doc.modulePackage(m, modIDs)
+				doc.Relationships = append(doc.Relationships, spdxRelationship{Element: fileID, Type: "STATIC_LINK", Related: id})
 			}
 		}
 	}
-	return doc, nil
+}
+
+// modulePackage returns the SPDXID of module m's package, adding the
+// package the first time the module is seen.
+func (doc *spdxDocument) modulePackage(m *debugModule, modIDs map[string]string) string {
+	key := m.Path + "@" + m.Version
+	if id, ok := modIDs[key]; ok {
+		return id
+	}
+	id := "SPDXRef-GoModule-" + spdxIDSafe(key)
+	modIDs[key] = id
+	pkg := spdxPackage{
+		SPDXID: id, Name: m.Path, VersionInfo: m.Version,
+		DownloadLocation: "NOASSERTION", FilesAnalyzed: false, PrimaryPackagePurpose: "LIBRARY",
+		ExternalRefs: []spdxExternalRef{{Category: "PACKAGE-MANAGER", Type: "purl", Locator: "pkg:golang/" + m.Path + versionSuffix(m.Version)}},
+	}
+	if m.Sum != "" {
+		pkg.Comment = "go.sum " + m.Sum
+	}
+	doc.Packages = append(doc.Packages, pkg)
+	return id
 }
 
 type debugModule struct{ Path, Version, Sum string }
@@ -337,33 +378,47 @@ func scanImage(ctx context.Context, pi platformImage, prefixes []string, allLaye
 		if !hasAnyPrefix(p, prefixes) {
 			continue
 		}
-		s1, s256 := sha1.New(), sha256.New() //nolint:gosec
-		var head bytes.Buffer
-		w := io.MultiWriter(s1, s256)
-		exec := hdr.Mode&0o111 != 0 && hdr.Size <= maxBuildInfoBinary
-		if exec {
-			w = io.MultiWriter(s1, s256, &head)
-		}
-		if _, err := io.Copy(w, tr); err != nil {
-			return c, fmt.Errorf("reading /%s: %w", p, err)
-		}
-		id := "SPDXRef-File-" + spdxIDSafe(pi.label+"/"+p)
-		f := spdxFile{SPDXID: id, FileName: "./" + p, Checksums: []spdxChecksum{
-			{Algorithm: "SHA1", Value: hex.EncodeToString(s1.Sum(nil))},
-			{Algorithm: "SHA256", Value: hex.EncodeToString(s256.Sum(nil))},
-		}}
-		if pi.label != "" {
-			f.Comment = "platform " + pi.label
+		f, bi, err := scanFile(tr, hdr, p, pi.label)
+		if err != nil {
+			return c, err
 		}
 		c.files = append(c.files, f)
-		if exec {
-			if bi, err := buildinfo.Read(bytes.NewReader(head.Bytes())); err == nil {
-				c.modules[id] = append(c.modules[id], bi)
-			}
+		if bi != nil {
+			c.modules[f.SPDXID] = append(c.modules[f.SPDXID], bi)
 		}
 	}
 	sort.Slice(c.files, func(i, j int) bool { return c.files[i].FileName < c.files[j].FileName })
 	return c, nil
+}
+
+// scanFile reads the regular file at p (its header hdr, its content the
+// tar's current entry) into its SPDX entry, hashed with SHA1 and SHA256,
+// and the Go build info of an executable not over maxBuildInfoBinary (nil
+// for others and when there is none).
+func scanFile(r io.Reader, hdr *tar.Header, p, label string) (spdxFile, *buildinfo.BuildInfo, error) {
+	s1, s256 := sha1.New(), sha256.New() //nolint:gosec
+	var head bytes.Buffer
+	w := io.MultiWriter(s1, s256)
+	exec := hdr.Mode&0o111 != 0 && hdr.Size <= maxBuildInfoBinary
+	if exec {
+		w = io.MultiWriter(s1, s256, &head)
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		return spdxFile{}, nil, fmt.Errorf("reading /%s: %w", p, err)
+	}
+	f := spdxFile{SPDXID: "SPDXRef-File-" + spdxIDSafe(label+"/"+p), FileName: "./" + p, Checksums: []spdxChecksum{
+		{Algorithm: "SHA1", Value: hex.EncodeToString(s1.Sum(nil))},
+		{Algorithm: "SHA256", Value: hex.EncodeToString(s256.Sum(nil))},
+	}}
+	if label != "" {
+		f.Comment = "platform " + label
+	}
+	if exec {
+		if bi, err := buildinfo.Read(bytes.NewReader(head.Bytes())); err == nil {
+			return f, bi, nil
+		}
+	}
+	return f, nil, nil
 }
 
 // ownLayers returns an image of only the layers whose history says

@@ -73,15 +73,7 @@ func LayoutSubject(dir string, repo name.Repository, digest string) (Subject, ma
 	if err != nil {
 		return Subject{}, nil, fmt.Errorf("reading OCI layout %s: %w", dir, err)
 	}
-	var cands []v1.Descriptor
-	for _, d := range im.Manifests {
-		if isSignatureKind(d.Annotations[layoutKind]) {
-			continue
-		}
-		if digest == "" || d.Digest.String() == digest {
-			cands = append(cands, d)
-		}
-	}
+	cands := subjectCandidates(im.Manifests, digest)
 	if len(cands) != 1 {
 		return Subject{}, nil, fmt.Errorf("%s: %w (%d candidates; pass REPO@sha256:... to pick one)", dir, ErrNoLayoutSubject, len(cands))
 	}
@@ -100,6 +92,21 @@ func LayoutSubject(dir string, repo name.Repository, digest string) (Subject, ma
 		return subj, nil, fmt.Errorf("reading %s in %s: %w", cands[0].Digest, dir, err)
 	}
 	return subj, ManifestAnnotations(raw), nil
+}
+
+// subjectCandidates is the layout's manifests that are not signatures or
+// attestations and, when digest is set, have that digest.
+func subjectCandidates(manifests []v1.Descriptor, digest string) []v1.Descriptor {
+	var cands []v1.Descriptor
+	for _, d := range manifests {
+		if isSignatureKind(d.Annotations[layoutKind]) {
+			continue
+		}
+		if digest == "" || d.Digest.String() == digest {
+			cands = append(cands, d)
+		}
+	}
+	return cands
 }
 
 // ManifestAnnotations returns the annotations of a raw image manifest or

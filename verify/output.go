@@ -43,22 +43,27 @@ func WriteText(w io.Writer, r *Result) error {
 			}
 		}
 	}
-	if sb := r.Sandbox; sb != nil {
-		fmt.Fprintf(&b, "Verified sandbox image %s (every sandbox is created from it)\n", sb.Ref)
-		if sb.ResolvedTag != "" {
-			fmt.Fprintf(&b, "  resolved from:   %s (only the digest was used)\n", sb.ResolvedTag)
-		}
-		for _, s := range sb.Signers {
-			fmt.Fprintf(&b, "  signer:          %s\n", s)
-		}
-		fmt.Fprintf(&b, "  transparency:    %s\n", sb.Transparency)
-		for _, a := range sb.Attestations {
-			fmt.Fprintf(&b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
-		}
+	if r.Sandbox != nil {
+		writeSandboxText(&b, r.Sandbox)
 	}
 	fmt.Fprintln(&b, r.Ref)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSandboxText writes the summary of the verified sandbox image.
+func writeSandboxText(b *strings.Builder, sb *Result) {
+	fmt.Fprintf(b, "Verified sandbox image %s (every sandbox is created from it)\n", sb.Ref)
+	if sb.ResolvedTag != "" {
+		fmt.Fprintf(b, "  resolved from:   %s (only the digest was used)\n", sb.ResolvedTag)
+	}
+	for _, s := range sb.Signers {
+		fmt.Fprintf(b, "  signer:          %s\n", s)
+	}
+	fmt.Fprintf(b, "  transparency:    %s\n", sb.Transparency)
+	for _, a := range sb.Attestations {
+		fmt.Fprintf(b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
+	}
 }
 
 // Outputs are the key/values handed to the next CI step or job: the

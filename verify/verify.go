@@ -222,16 +222,7 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 		return nil, err
 	}
 	res.Annotations = sigs[0].Claims.Annotations
-	tlogAll := true
-	for _, s := range sigs {
-		res.Signers = appendUnique(res.Signers, s.Signer)
-		tlogAll = tlogAll && s.TlogVerified
-	}
-	if tlogAll {
-		res.Transparency = "rekor: signature entries verified offline (signed entry timestamps)"
-	} else {
-		res.Transparency = "none: keyed signature verified offline, transparency log skipped"
-	}
+	res.addSigners(sigs)
 	res.PoliciesDigest = policiesDigest(sigs[0].Claims, ent.Annotations)
 	for _, s := range sigs[1:] {
 		if d := policiesDigest(s.Claims, ent.Annotations); d != res.PoliciesDigest {
@@ -244,6 +235,21 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 		return nil, err
 	}
 	return res, nil
+}
+
+// addSigners records the signers of the valid signatures (each once)
+// and whether the transparency log backs them all.
+func (r *Result) addSigners(sigs []sign.Verified) {
+	tlogAll := true
+	for _, s := range sigs {
+		r.Signers = appendUnique(r.Signers, s.Signer)
+		tlogAll = tlogAll && s.TlogVerified
+	}
+	if tlogAll {
+		r.Transparency = "rekor: signature entries verified offline (signed entry timestamps)"
+	} else {
+		r.Transparency = "none: keyed signature verified offline, transparency log skipped"
+	}
 }
 
 // attestations checks the attestations the policy asks for (step 4).
@@ -301,25 +307,34 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 		return t, fmt.Errorf("%w: %w", ErrPolicy, ErrNoSigner)
 	}
 	if len(t.Identities) > 0 || o.RequireTlog {
-		tm := o.TrustedMaterial
-		if tm == nil {
-			var err error
-			if o.TrustedRoot != "" {
-				tm, err = root.NewTrustedRootFromPath(o.TrustedRoot)
-				if err != nil {
-					return t, fmt.Errorf("loading trusted root %s: %w", o.TrustedRoot, err)
-				}
-			} else {
-				o.logf("fetching the Sigstore public-good trusted root over TUF (pass --trusted-root to stay offline)")
-				tm, err = root.FetchTrustedRoot()
-				if err != nil {
-					return t, fmt.Errorf("%w: %w", ErrFetchTrustedRoot, err)
-				}
-			}
+		tm, err := o.trustedMaterial()
+		if err != nil {
+			return t, err
 		}
 		t.TrustedMaterial = tm
 	}
 	return t, nil
+}
+
+// trustedMaterial is the Sigstore trusted root: o.TrustedMaterial, else
+// the file o.TrustedRoot, else the public-good root fetched over TUF.
+func (o *Options) trustedMaterial() (root.TrustedMaterial, error) {
+	if o.TrustedMaterial != nil {
+		return o.TrustedMaterial, nil
+	}
+	if o.TrustedRoot != "" {
+		tm, err := root.NewTrustedRootFromPath(o.TrustedRoot)
+		if err != nil {
+			return nil, fmt.Errorf("loading trusted root %s: %w", o.TrustedRoot, err)
+		}
+		return tm, nil
+	}
+	o.logf("fetching the Sigstore public-good trusted root over TUF (pass --trusted-root to stay offline)")
+	tm, err := root.FetchTrustedRoot()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFetchTrustedRoot, err)
+	}
+	return tm, nil
 }
 
 // open resolves the reference (step 1) and opens the signed subject.
@@ -366,6 +381,16 @@ func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, man
 	if err != nil || got.Name() != expect.Name() {
 		return fmt.Errorf("signature names repository %q, expected %q (signature made for another repository)", cl.DockerReference, expect.Name())
 	}
+	if err := o.checkAnnotations(cl); err != nil {
+		return err
+	}
+	return checkPoliciesDigest(cl, manifest)
+}
+
+// checkAnnotations requires every annotation of o.Annotations, with its
+// value, among the signed ones (the first missing or different one, in
+// key order, is the error).
+func (o *Options) checkAnnotations(cl *sign.SignedClaims) error {
 	keys := make([]string, 0, len(o.Annotations))
 	for k := range o.Annotations {
 		keys = append(keys, k)
@@ -380,6 +405,13 @@ func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, man
 			return fmt.Errorf("signature annotation %s=%q, required %q", k, v, o.Annotations[k])
 		}
 	}
+	return nil
+}
+
+// checkPoliciesDigest requires the policies digest, where the signature
+// claims it and where the manifest annotates it, to be a sha256 digest,
+// and the two to agree when both are given.
+func checkPoliciesDigest(cl *sign.SignedClaims, manifest map[string]string) error {
 	signed, hasSigned := cl.Annotations[handover.PoliciesDigestAnnotation]
 	inManifest, hasManifest := manifest[handover.PoliciesDigestAnnotation]
 	if hasSigned && !policiesDigestRE.MatchString(signed) {

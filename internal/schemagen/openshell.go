@@ -110,18 +110,8 @@ func featureConsts(file string) (map[string]string, error) {
 			continue
 		}
 		for _, s := range gd.Specs {
-			vs := s.(*ast.ValueSpec)
-			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Feature" || len(vs.Values) != len(vs.Names) {
-				continue
-			}
-			for i, n := range vs.Names {
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						return nil, fmt.Errorf("feature constant %s: %w", n.Name, err)
-					}
-					out[v] = n.Name
-				}
+			if err := addFeatureConsts(s.(*ast.ValueSpec), out); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -129,6 +119,24 @@ func featureConsts(file string) (map[string]string, error) {
 		return nil, fmt.Errorf("no Feature constants in %s", file)
 	}
 	return out, nil
+}
+
+// addFeatureConsts records in out the string constants of one const spec
+// of type Feature (value -> name); other specs add nothing.
+func addFeatureConsts(vs *ast.ValueSpec, out map[string]string) error {
+	if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Feature" || len(vs.Values) != len(vs.Names) {
+		return nil
+	}
+	for i, n := range vs.Names {
+		if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return fmt.Errorf("feature constant %s: %w", n.Name, err)
+			}
+			out[v] = n.Name
+		}
+	}
+	return nil
 }
 
 // featureSwitches maps each #Features switch to the Go Feature constant its

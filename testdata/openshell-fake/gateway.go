@@ -173,72 +173,97 @@ func (f *fake) gatewayCmd(args []string) int {
 	}
 	switch args[0] {
 	case "add":
-		fl, code := parseFlags(args[1:], map[string]bool{"--name": true, "--local": false, "--remote": true}, 1)
-		if code != 0 {
-			return code
-		}
-		if len(fl.pos) != 1 {
-			return fail(2, "the following required arguments were not provided: <ENDPOINT>")
-		}
-		if fl.has("--local") && fl.has("--remote") {
-			return fail(2, "the argument '--local' cannot be used with '--remote <REMOTE>'")
-		}
-		u, err := url.Parse(fl.pos[0])
-		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh" {
-			return fail(1, "invalid gateway endpoint %q", fl.pos[0])
-		}
-		if u.Scheme == "https" && !fl.has("--local") && !fl.has("--remote") {
-			// an https endpoint without flags is a cloud gateway: a
-			// browser login the fake cannot do (main.rs v0.0.111:1109-1112).
-			return fail(1, "edge-authenticated gateway registration needs a browser (openshell-fake)")
-		}
-		name := fl.value("--name")
-		if name == "" {
-			name = u.Hostname()
-		}
-		// A name already registered is refused (commands/gateway.rs
-		// v0.0.111:840-850, run.rs gateway_add v0.0.83:955).
-		if old, err := os.ReadFile(f.regPath()); err == nil {
-			var r registration
-			if json.Unmarshal(old, &r) == nil && r.Name == name {
-				return fail(1, "Gateway '%s' already exists.\nRemove it first with: openshell gateway remove %s\nOr choose a different name with: --name <name>", name, name)
-			}
-		}
-		b, _ := json.Marshal(registration{Name: name, Endpoint: fl.pos[0], Local: fl.has("--local")})
-		if err := os.WriteFile(f.regPath(), b, 0o600); err != nil {
-			return fail(1, "%v", err)
-		}
-		fmt.Printf("✓ Gateway %s added (%s)\n", name, fl.pos[0])
-		return 0
+		return f.gatewayAdd(args[1:])
 	case "list":
-		fl, code := parseFlags(args[1:], map[string]bool{"-o": true, "--output": true}, 0)
-		if code != 0 {
-			return code
-		}
-		var regs []registration
-		if b, err := os.ReadFile(f.regPath()); err == nil {
-			var r registration
-			if json.Unmarshal(b, &r) == nil {
-				regs = append(regs, r)
-			}
-		}
-		if fl.value("-o", "--output") == "json" {
-			if regs == nil {
-				regs = []registration{}
-			}
-			b, _ := json.Marshal(regs)
-			fmt.Println(string(b))
-			return 0
-		}
-		if len(regs) == 0 {
-			fmt.Println("No gateways found.")
-		}
-		for _, r := range regs {
-			fmt.Printf("%s\t%s\n", r.Name, r.Endpoint)
-		}
-		return 0
+		return f.gatewayList(args[1:])
 	}
 	return fail(2, "openshell-fake implements only `gateway add` and `gateway list`")
+}
+
+// gatewayAdd is `openshell gateway add ENDPOINT [--name N] [--local|--remote D]`.
+func (f *fake) gatewayAdd(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"--name": true, "--local": false, "--remote": true}, 1)
+	if code != 0 {
+		return code
+	}
+	if len(fl.pos) != 1 {
+		return fail(2, "the following required arguments were not provided: <ENDPOINT>")
+	}
+	if fl.has("--local") && fl.has("--remote") {
+		return fail(2, "the argument '--local' cannot be used with '--remote <REMOTE>'")
+	}
+	u, code := gatewayAddEndpoint(fl)
+	if code != 0 {
+		return code
+	}
+	name := fl.value("--name")
+	if name == "" {
+		name = u.Hostname()
+	}
+	// A name already registered is refused (commands/gateway.rs
+	// v0.0.111:840-850, run.rs gateway_add v0.0.83:955).
+	if r, ok := f.registered(); ok && r.Name == name {
+		return fail(1, "Gateway '%s' already exists.\nRemove it first with: openshell gateway remove %s\nOr choose a different name with: --name <name>", name, name)
+	}
+	b, _ := json.Marshal(registration{Name: name, Endpoint: fl.pos[0], Local: fl.has("--local")})
+	if err := os.WriteFile(f.regPath(), b, 0o600); err != nil {
+		return fail(1, "%v", err)
+	}
+	fmt.Printf("✓ Gateway %s added (%s)\n", name, fl.pos[0])
+	return 0
+}
+
+// gatewayAddEndpoint parses `gateway add`'s ENDPOINT: an http, https or
+// ssh URL with a host; an https one needs --local or --remote.
+func gatewayAddEndpoint(fl flags) (*url.URL, int) {
+	u, err := url.Parse(fl.pos[0])
+	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh" {
+		return nil, fail(1, "invalid gateway endpoint %q", fl.pos[0])
+	}
+	if u.Scheme == "https" && !fl.has("--local") && !fl.has("--remote") {
+		// an https endpoint without flags is a cloud gateway: a
+		// browser login the fake cannot do (main.rs v0.0.111:1109-1112).
+		return nil, fail(1, "edge-authenticated gateway registration needs a browser (openshell-fake)")
+	}
+	return u, 0
+}
+
+// registered reads the registration `gateway add` wrote; false when there
+// is none or it does not parse.
+func (f *fake) registered() (registration, bool) {
+	var r registration
+	b, err := os.ReadFile(f.regPath())
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return registration{}, false
+	}
+	return r, true
+}
+
+// gatewayList is `openshell gateway list [-o json]`.
+func (f *fake) gatewayList(args []string) int {
+	fl, code := parseFlags(args, map[string]bool{"-o": true, "--output": true}, 0)
+	if code != 0 {
+		return code
+	}
+	var regs []registration
+	if r, ok := f.registered(); ok {
+		regs = append(regs, r)
+	}
+	if fl.value("-o", "--output") == "json" {
+		if regs == nil {
+			regs = []registration{}
+		}
+		b, _ := json.Marshal(regs)
+		fmt.Println(string(b))
+		return 0
+	}
+	if len(regs) == 0 {
+		fmt.Println("No gateways found.")
+	}
+	for _, r := range regs {
+		fmt.Printf("%s\t%s\n", r.Name, r.Endpoint)
+	}
+	return 0
 }
 
 // gateway pretends to be openshell-gateway until SIGTERM or SIGINT, after
@@ -253,72 +278,32 @@ func (f *fake) gateway(args []string) int {
 	if code != 0 {
 		return code
 	}
-	driver := fl.value("--drivers", "--driver")
-	if driver == "" {
-		driver = os.Getenv("OPENSHELL_DRIVERS")
+	driver, code := gatewayDriver(fl)
+	if code != 0 {
+		return code
 	}
-	if driver == "" {
-		driver = detectDriver()
+	disableTLS, code := gatewayTLS(fl)
+	if code != 0 {
+		return code
 	}
-	switch driver {
-	case "":
-		return fail(1, "no compute driver configured and auto-detection found no suitable installed driver; set --drivers <name> or OPENSHELL_DRIVERS=<name>")
-	case "podman":
-		if podmanSocket() == "" {
-			return fail(1, "podman compute driver: no responding Podman API socket (OPENSHELL_PODMAN_SOCKET, $XDG_RUNTIME_DIR/podman/podman.sock)")
-		}
-	case "docker", "kubernetes", "vm":
-		return fail(1, "openshell-fake: the %s driver is not faked; use --drivers podman", driver)
-	default:
-		return fail(2, "invalid value '%s' for '--drivers <DRIVERS>'", driver)
-	}
-	disableTLS := fl.has("--disable-tls") || os.Getenv("OPENSHELL_DISABLE_TLS") == "true"
-	if !disableTLS && fl.value("--tls-cert") == "" {
-		return fail(1, "--tls-cert is required when TLS is enabled (use --disable-tls to skip)")
-	}
-	if !disableTLS && fl.value("--tls-key") == "" {
-		return fail(1, "--tls-key is required when TLS is enabled (use --disable-tls to skip)")
-	}
-	port := fl.value("--port")
-	if port == "" {
-		port = os.Getenv("OPENSHELL_SERVER_PORT")
-	}
-	if port == "" {
-		port = "17670"
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fail(2, "invalid value '%s' for '--port <PORT>'", port)
+	port, code := gatewayPort(fl)
+	if code != 0 {
+		return code
 	}
 	bind := fl.value("--bind-address")
 	if bind == "" {
 		bind = "127.0.0.1"
 	}
-	supervisor := ""
-	if c := fl.value("--config"); c != "" {
-		data, err := os.ReadFile(c)
-		if err != nil {
-			return fail(1, "failed to read gateway config %s: %v", c, err)
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "supervisor_image" {
-				supervisor = strings.Trim(strings.TrimSpace(v), `"`)
-			}
-		}
+	supervisor, code := gatewaySupervisorImage(fl.value("--config"))
+	if code != 0 {
+		return code
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(bind, port))
 	if err != nil {
 		return fail(1, "failed to bind %s:%s: %v", bind, port, err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln)
 	scheme := "https"
 	if disableTLS {
 		scheme = "http"
@@ -337,6 +322,94 @@ func (f *fake) gateway(args []string) int {
 	os.Remove(pidFile)
 	fmt.Println("openshell-gateway (fake) stopped")
 	return 0
+}
+
+// gatewayDriver resolves the gateway's one compute driver: --drivers,
+// --driver, OPENSHELL_DRIVERS, else auto-detection; only podman is faked.
+func gatewayDriver(fl flags) (string, int) {
+	driver := fl.value("--drivers", "--driver")
+	if driver == "" {
+		driver = os.Getenv("OPENSHELL_DRIVERS")
+	}
+	if driver == "" {
+		driver = detectDriver()
+	}
+	switch driver {
+	case "":
+		return "", fail(1, "no compute driver configured and auto-detection found no suitable installed driver; set --drivers <name> or OPENSHELL_DRIVERS=<name>")
+	case "podman":
+		if podmanSocket() == "" {
+			return "", fail(1, "podman compute driver: no responding Podman API socket (OPENSHELL_PODMAN_SOCKET, $XDG_RUNTIME_DIR/podman/podman.sock)")
+		}
+	case "docker", "kubernetes", "vm":
+		return "", fail(1, "openshell-fake: the %s driver is not faked; use --drivers podman", driver)
+	default:
+		return "", fail(2, "invalid value '%s' for '--drivers <DRIVERS>'", driver)
+	}
+	return driver, 0
+}
+
+// gatewayTLS reports whether TLS is disabled (--disable-tls or
+// OPENSHELL_DISABLE_TLS=true); with TLS on, --tls-cert and --tls-key are
+// required.
+func gatewayTLS(fl flags) (disabled bool, code int) {
+	if fl.has("--disable-tls") || os.Getenv("OPENSHELL_DISABLE_TLS") == "true" {
+		return true, 0
+	}
+	if fl.value("--tls-cert") == "" {
+		return false, fail(1, "--tls-cert is required when TLS is enabled (use --disable-tls to skip)")
+	}
+	if fl.value("--tls-key") == "" {
+		return false, fail(1, "--tls-key is required when TLS is enabled (use --disable-tls to skip)")
+	}
+	return false, 0
+}
+
+// gatewayPort resolves the listening port: --port, OPENSHELL_SERVER_PORT,
+// else 17670; it must fit 16 bits.
+func gatewayPort(fl flags) (string, int) {
+	port := fl.value("--port")
+	if port == "" {
+		port = os.Getenv("OPENSHELL_SERVER_PORT")
+	}
+	if port == "" {
+		port = "17670"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fail(2, "invalid value '%s' for '--port <PORT>'", port)
+	}
+	return port, 0
+}
+
+// gatewaySupervisorImage reads supervisor_image from the --config file
+// (the last assignment wins); "" without a file.
+func gatewaySupervisorImage(config string) (string, int) {
+	if config == "" {
+		return "", 0
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return "", fail(1, "failed to read gateway config %s: %v", config, err)
+	}
+	supervisor := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "supervisor_image" {
+			supervisor = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return supervisor, 0
+}
+
+// acceptAndClose accepts connections on ln and closes each at once (a
+// listener that answers connects) until ln is closed.
+func acceptAndClose(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
 
 // detectDriver is detect_driver: Kubernetes, then a responding Podman
@@ -406,15 +479,7 @@ func (f *fake) podman(args []string) int {
 		return fail(125, "%v", err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig

@@ -114,31 +114,23 @@ func (f *fake) settings(args []string) int {
 	if !ok {
 		return fail(1, "unknown setting key '%s'. Allowed keys: agent_policy_proposals_enabled,ocsf_json_enabled,proposal_approval_mode,providers_v2_enabled", key)
 	}
-	stored := value
-	if allowed == nil {
-		b, ok := parseBoolLike(value)
-		if !ok {
-			return fail(1, "invalid bool value '%s' for key '%s'; expected one of: true,false,yes,no,1,0", value, key)
-		}
-		stored = strconv.FormatBool(b)
-	} else if !contains(allowed, value) {
-		return fail(1, "invalid value '%s' for key '%s'; expected one of: %s", value, key, strings.Join(allowed, ", "))
+	stored, code := settingValue(key, value, allowed)
+	if code != 0 {
+		return code
 	}
 	if fl.has("--global") {
-		if !fl.has("--yes") {
-			return fail(1, "global setting updates require confirmation; pass --yes in non-interactive mode")
-		}
-		g := f.globalSettings()
-		g[key] = stored
-		b, _ := json.Marshal(g)
-		os.WriteFile(f.globalSettingsPath(), b, 0o600)
-		fmt.Printf("✓ Set global setting %s=%s (revision %d)\n", key, value, f.counter("settings-revision"))
-		return 0
+		return f.setGlobalSetting(fl.has("--yes"), key, value, stored)
 	}
 	if len(fl.pos) != 1 {
 		return fail(2, "openshell-fake requires a sandbox name")
 	}
-	s, code := f.load(fl.pos[0])
+	return f.setSandboxSetting(fl.pos[0], key, value, stored)
+}
+
+// setSandboxSetting is `settings set NAME`: a key set globally cannot be
+// set per sandbox.
+func (f *fake) setSandboxSetting(name, key, value, stored string) int {
+	s, code := f.load(name)
 	if code != 0 {
 		return code
 	}
@@ -152,6 +144,35 @@ func (f *fake) settings(args []string) int {
 	f.save(s)
 	f.applyOCSFSetting(s)
 	fmt.Printf("✓ Set sandbox setting %s=%s for %s (revision %d)\n", key, value, s.Name, f.counter("settings-revision"))
+	return 0
+}
+
+// settingValue checks value against the key's allowed values (nil: a
+// bool, stored as "true" or "false") and returns the value to store.
+func settingValue(key, value string, allowed []string) (string, int) {
+	if allowed == nil {
+		b, ok := parseBoolLike(value)
+		if !ok {
+			return "", fail(1, "invalid bool value '%s' for key '%s'; expected one of: true,false,yes,no,1,0", value, key)
+		}
+		return strconv.FormatBool(b), 0
+	}
+	if !contains(allowed, value) {
+		return "", fail(1, "invalid value '%s' for key '%s'; expected one of: %s", value, key, strings.Join(allowed, ", "))
+	}
+	return value, 0
+}
+
+// setGlobalSetting is `settings set --global`: it needs --yes.
+func (f *fake) setGlobalSetting(yes bool, key, value, stored string) int {
+	if !yes {
+		return fail(1, "global setting updates require confirmation; pass --yes in non-interactive mode")
+	}
+	g := f.globalSettings()
+	g[key] = stored
+	b, _ := json.Marshal(g)
+	os.WriteFile(f.globalSettingsPath(), b, 0o600)
+	fmt.Printf("✓ Set global setting %s=%s (revision %d)\n", key, value, f.counter("settings-revision"))
 	return 0
 }
 
@@ -370,12 +391,19 @@ func (f *fake) logs(args []string) int {
 			return fail(2, "invalid value '%s' for '-n <N>': invalid digit found in string", v)
 		}
 	}
-	sources := fl.vals["--source"]
+	for _, l := range tail(f.readStream(fl.pos[0]), fl.vals["--source"], n) {
+		fmt.Printf("[%d.%03d] [%-7s] [%-5s] [%s] %s\n", l.MS/1000, l.MS%1000, l.Source, l.Level, l.Target, l.Message)
+	}
+	return 0
+}
+
+// tail is the last n lines from the given sources (none: all).
+func tail(lines []streamLine, sources []string, n int) []streamLine {
 	if len(sources) == 0 {
 		sources = []string{"all"}
 	}
 	var keep []streamLine
-	for _, l := range f.readStream(fl.pos[0]) {
+	for _, l := range lines {
 		if contains(sources, "all") || contains(sources, l.Source) {
 			keep = append(keep, l)
 		}
@@ -383,10 +411,7 @@ func (f *fake) logs(args []string) int {
 	if len(keep) > n {
 		keep = keep[len(keep)-n:]
 	}
-	for _, l := range keep {
-		fmt.Printf("[%d.%03d] [%-7s] [%-5s] [%s] %s\n", l.MS/1000, l.MS%1000, l.Source, l.Level, l.Target, l.Message)
-	}
-	return 0
+	return keep
 }
 
 // downloadAllowed is the CLI's workspace boundary on `sandbox download`:

@@ -92,6 +92,7 @@ func fail(code int, format string, args ...any) int {
 	return code
 }
 
+// dispatch runs an `openshell` command line (without the program name).
 func (f *fake) dispatch(args []string) int {
 	if len(args) == 0 {
 		return fail(2, "a subcommand is required")
@@ -103,50 +104,11 @@ func (f *fake) dispatch(args []string) int {
 	case "status":
 		return f.status(args[1:])
 	case "sandbox":
-		if len(args) < 2 {
-			return fail(2, "'openshell sandbox' requires a subcommand")
-		}
-		if code := f.requireGateway(); code != 0 {
-			return code
-		}
-		switch args[1] {
-		case "create":
-			return f.create(args[2:])
-		case "get":
-			return f.get(args[2:])
-		case "exec":
-			return f.exec(args[2:])
-		case "upload":
-			return f.upload(args[2:])
-		case "download":
-			return f.download(args[2:])
-		case "delete":
-			return f.delete(args[2:])
-		case "list":
-			return f.list(args[2:])
-		case "provider":
-			return f.sandboxProvider(args[2:])
-		}
-		return fail(2, "unrecognized subcommand '%s'", args[1])
+		return f.sandboxCmd(args[1:])
 	case "policy":
-		if len(args) < 2 || args[1] != "set" && args[1] != "get" {
-			return fail(2, "openshell-fake implements only `policy set` and `policy get`")
-		}
-		if code := f.requireGateway(); code != 0 {
-			return code
-		}
-		if args[1] == "get" {
-			return f.policyGet(args[2:])
-		}
-		return f.policySet(args[2:])
+		return f.policyCmd(args[1:])
 	case "provider":
-		if code := f.requireGateway(); code != 0 {
-			return code
-		}
-		if len(args) > 1 && (args[1] == "profile" || args[1] == "list-profiles") {
-			return f.profileCmd(args[1:])
-		}
-		return f.provider(args[1:])
+		return f.providerCmd(args[1:])
 	case "gateway":
 		return f.gatewayCmd(args[1:])
 	case "logs":
@@ -155,6 +117,63 @@ func (f *fake) dispatch(args []string) int {
 		return f.settings(args[1:])
 	}
 	return fail(2, "unrecognized subcommand '%s'", args[0])
+}
+
+// sandboxCmd runs `openshell sandbox <subcommand> ...`; args starts at the
+// subcommand.
+func (f *fake) sandboxCmd(args []string) int {
+	if len(args) < 1 {
+		return fail(2, "'openshell sandbox' requires a subcommand")
+	}
+	if code := f.requireGateway(); code != 0 {
+		return code
+	}
+	switch args[0] {
+	case "create":
+		return f.create(args[1:])
+	case "get":
+		return f.get(args[1:])
+	case "exec":
+		return f.exec(args[1:])
+	case "upload":
+		return f.upload(args[1:])
+	case "download":
+		return f.download(args[1:])
+	case "delete":
+		return f.delete(args[1:])
+	case "list":
+		return f.list(args[1:])
+	case "provider":
+		return f.sandboxProvider(args[1:])
+	}
+	return fail(2, "unrecognized subcommand '%s'", args[0])
+}
+
+// policyCmd runs `openshell policy set|get ...`; args starts at the
+// subcommand.
+func (f *fake) policyCmd(args []string) int {
+	if len(args) < 1 || args[0] != "set" && args[0] != "get" {
+		return fail(2, "openshell-fake implements only `policy set` and `policy get`")
+	}
+	if code := f.requireGateway(); code != 0 {
+		return code
+	}
+	if args[0] == "get" {
+		return f.policyGet(args[1:])
+	}
+	return f.policySet(args[1:])
+}
+
+// providerCmd runs `openshell provider ...`: the profile commands, else
+// the provider CRUD; args starts at the subcommand.
+func (f *fake) providerCmd(args []string) int {
+	if code := f.requireGateway(); code != 0 {
+		return code
+	}
+	if len(args) > 0 && (args[0] == "profile" || args[0] == "list-profiles") {
+		return f.profileCmd(args)
+	}
+	return f.provider(args)
 }
 
 // flags is a parsed command line: flag values (repeatable) and positionals.

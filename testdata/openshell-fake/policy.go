@@ -103,12 +103,8 @@ func (f *fake) policySet(args []string) int {
 	if code != 0 {
 		return code
 	}
-	if old, err := openshell.Unmarshal(s.Policy); err == nil && len(s.Policy) > 0 {
-		a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
-		b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
-		if !bytes.Equal(a, b) {
-			return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
-		}
+	if staticSectionsChanged(s.Policy, p) {
+		return fail(1, "process policy cannot be changed on a live sandbox (static sections must repeat the creation policy exactly)")
 	}
 	// The gateway de-duplicates by hash: the same policy as the latest
 	// revision makes no new revision, and the CLI prints "Policy unchanged"
@@ -121,29 +117,100 @@ func (f *fake) policySet(args []string) int {
 		return 0
 	}
 	next := revision{Version: len(s.Revisions) + 1, Status: "loaded", Hash: policyHash(data)}
-	for i := range s.Revisions {
-		if s.Revisions[i].Status == "loaded" || s.Revisions[i].Status == "pending" {
-			s.Revisions[i].Status = "superseded"
-		}
-	}
-	if _, ok := f.fails["policy-failed"]; ok {
-		next.Status, next.LoadError = "failed", "injected load failure (openshell-fake)"
-		s.Revisions = append(s.Revisions, next)
-		f.save(s)
-		return fail(1, "policy revision %d failed to load: status FAILED (openshell-fake)", next.Version)
-	}
-	if _, ok := f.fails["policy-pending"]; ok && fl.has("--wait") {
-		next.Status = "pending"
-		s.Revisions = append(s.Revisions, next)
-		f.save(s)
-		fmt.Fprintf(os.Stderr, "timed out waiting for policy revision %d (status PENDING)\n", next.Version)
-		return 124
+	supersede(s.Revisions)
+	if code, ok := f.injectedPolicyFailure(s, next, fl.has("--wait")); ok {
+		return code
 	}
 	s.Revisions = append(s.Revisions, next)
 	s.Policy, s.PolicySet = data, true
 	f.save(s)
 	fmt.Fprintf(os.Stderr, "Policy revision %d loaded\n", next.Version)
 	return 0
+}
+
+// staticSectionsChanged reports whether p's static sections (filesystem,
+// Landlock, process) differ from those of the sandbox's current policy
+// (its YAML, cur); false when the sandbox has none or it does not parse.
+func staticSectionsChanged(cur []byte, p *openshell.Policy) bool {
+	old, err := openshell.Unmarshal(cur)
+	if err != nil || len(cur) == 0 {
+		return false
+	}
+	a, _ := json.Marshal([]any{old.FilesystemPolicy, old.Landlock, old.Process})
+	b, _ := json.Marshal([]any{p.FilesystemPolicy, p.Landlock, p.Process})
+	return !bytes.Equal(a, b)
+}
+
+// supersede marks every loaded or pending revision superseded.
+func supersede(revs []revision) {
+	for i := range revs {
+		if revs[i].Status == "loaded" || revs[i].Status == "pending" {
+			revs[i].Status = "superseded"
+		}
+	}
+}
+
+// injectedPolicyFailure records next as failed (policy-failed) or, under
+// --wait, pending (policy-pending) and returns the exit code and true
+// when OPENSHELL_FAKE_FAIL asks for either.
+func (f *fake) injectedPolicyFailure(s *sandbox, next revision, wait bool) (int, bool) {
+	if _, ok := f.fails["policy-failed"]; ok {
+		next.Status, next.LoadError = "failed", "injected load failure (openshell-fake)"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		return fail(1, "policy revision %d failed to load: status FAILED (openshell-fake)", next.Version), true
+	}
+	if _, ok := f.fails["policy-pending"]; ok && wait {
+		next.Status = "pending"
+		s.Revisions = append(s.Revisions, next)
+		f.save(s)
+		fmt.Fprintf(os.Stderr, "timed out waiting for policy revision %d (status PENDING)\n", next.Version)
+		return 124, true
+	}
+	return 0, false
+}
+
+// pollPending counts a `policy get` on s; load-pending-polls=N: a
+// pending revision is loaded by the supervisor after N `policy get` calls
+// (a slow supervisor, #2159).
+func (f *fake) pollPending(s *sandbox) {
+	s.PolicyGets++
+	if n, err := strconv.Atoi(f.fails["load-pending-polls"]); err == nil && s.PolicyGets >= n {
+		for i := range s.Revisions {
+			if s.Revisions[i].Status == "pending" {
+				s.Revisions[i].Status = "loaded"
+			}
+		}
+	}
+}
+
+// revisionView is what `policy get` shows of revision revNo (0: the
+// effective policy, below 0: the latest revision).
+func (f *fake) revisionView(s *sandbox, revNo int) (map[string]any, int) {
+	latest := s.Revisions[len(s.Revisions)-1]
+	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
+	if revNo == 0 {
+		// Without --rev both versions print the effective view, status
+		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
+		// v0.0.111:6376-6400).
+		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
+		if _, global := f.fails["global-policy"]; global {
+			obj["policy_source"] = "global"
+		}
+		return obj, 0
+	}
+	r := latest
+	if revNo > 0 {
+		if revNo > len(s.Revisions) {
+			return nil, fail(1, "policy revision %d not found", revNo)
+		}
+		r = s.Revisions[revNo-1]
+	}
+	obj["version"], obj["status"] = r.Version, r.Status
+	if r.LoadError != "" {
+		obj["load_error"] = r.LoadError
+	}
+	return obj, 0
 }
 
 // policyGet reports a policy revision: since v0.0.111 without --rev it
@@ -162,40 +229,11 @@ func (f *fake) policyGet(args []string) int {
 		return code
 	}
 	revNo, _ := strconv.Atoi(fl.value("--rev"))
-	// load-pending-polls=N: a pending revision is loaded by the supervisor
-	// after N `policy get` calls (a slow supervisor, #2159).
-	s.PolicyGets++
-	if n, err := strconv.Atoi(f.fails["load-pending-polls"]); err == nil && s.PolicyGets >= n {
-		for i := range s.Revisions {
-			if s.Revisions[i].Status == "pending" {
-				s.Revisions[i].Status = "loaded"
-			}
-		}
-	}
+	f.pollPending(s)
 	f.save(s)
-	latest := s.Revisions[len(s.Revisions)-1]
-	obj := map[string]any{"scope": "sandbox", "sandbox": s.Name, "active_version": latest.Version}
-	switch {
-	case revNo == 0:
-		// Without --rev both versions print the effective view, status
-		// "effective" (run.rs sandbox_policy_get_to_writer v0.0.83:7165-7190,
-		// v0.0.111:6376-6400).
-		obj["version"], obj["status"], obj["policy_source"], obj["hash"] = latest.Version, "effective", "sandbox", latest.Hash
-		if _, global := f.fails["global-policy"]; global {
-			obj["policy_source"] = "global"
-		}
-	default:
-		r := latest
-		if revNo > 0 {
-			if revNo > len(s.Revisions) {
-				return fail(1, "policy revision %d not found", revNo)
-			}
-			r = s.Revisions[revNo-1]
-		}
-		obj["version"], obj["status"] = r.Version, r.Status
-		if r.LoadError != "" {
-			obj["load_error"] = r.LoadError
-		}
+	obj, code := f.revisionView(s, revNo)
+	if code != 0 {
+		return code
 	}
 	if fl.value("-o", "--output") == "json" {
 		b, _ := json.MarshalIndent(obj, "", "  ")

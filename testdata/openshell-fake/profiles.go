@@ -166,26 +166,12 @@ func (f *fake) importProfiles(paths []string) int {
 	var diags []string
 	loaded := map[string]map[string]any{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		var m map[string]any
-		if err == nil {
-			err = yaml.Unmarshal(data, &m)
+		id, m, diag := f.importProfile(p, loaded)
+		if diag != "" {
+			diags = append(diags, diag)
+			continue
 		}
-		id, _ := m["id"].(string)
-		switch {
-		case err != nil || m == nil:
-			diags = append(diags, fmt.Sprintf("  error %s profile=- field=file failed to parse provider profile: %v", p, err))
-		case id == "":
-			diags = append(diags, fmt.Sprintf("  error %s profile=- field=id provider profile id is required", p))
-		case profile.IsBuiltinID(id, f.tag()) && !f.atLeast(0, 0, 111):
-			diags = append(diags, fmt.Sprintf("  error %s profile=%s field=id provider profile '%s' is built-in and cannot be overwritten", p, id, id))
-		case profile.IsBuiltinID(id, f.tag()):
-			diags = append(diags, fmt.Sprintf("  error %s profile=%s field=id provider profile '%s' is managed by source 'builtin' and cannot be overwritten", p, id, id))
-		case f.customProfile(id) != nil || loaded[id] != nil:
-			diags = append(diags, fmt.Sprintf("  error %s profile=%s field=id custom provider profile '%s' already exists", p, id, id))
-		default:
-			loaded[id] = m
-		}
+		loaded[id] = m
 	}
 	if len(diags) > 0 {
 		fmt.Fprintln(os.Stderr, "Provider profile diagnostics:")
@@ -203,6 +189,31 @@ func (f *fake) importProfiles(paths []string) int {
 	}
 	fmt.Printf("Imported %d provider profile%s.\n", len(loaded), s)
 	return 0
+}
+
+// importProfile reads the profile file p for import: its id and content,
+// or the diagnostic line refusing it (unparsable, no id, a built-in id,
+// an id already imported or loaded).
+func (f *fake) importProfile(p string, loaded map[string]map[string]any) (string, map[string]any, string) {
+	data, err := os.ReadFile(p)
+	var m map[string]any
+	if err == nil {
+		err = yaml.Unmarshal(data, &m)
+	}
+	id, _ := m["id"].(string)
+	switch {
+	case err != nil || m == nil:
+		return "", nil, fmt.Sprintf("  error %s profile=- field=file failed to parse provider profile: %v", p, err)
+	case id == "":
+		return "", nil, fmt.Sprintf("  error %s profile=- field=id provider profile id is required", p)
+	case profile.IsBuiltinID(id, f.tag()) && !f.atLeast(0, 0, 111):
+		return "", nil, fmt.Sprintf("  error %s profile=%s field=id provider profile '%s' is built-in and cannot be overwritten", p, id, id)
+	case profile.IsBuiltinID(id, f.tag()):
+		return "", nil, fmt.Sprintf("  error %s profile=%s field=id provider profile '%s' is managed by source 'builtin' and cannot be overwritten", p, id, id)
+	case f.customProfile(id) != nil || loaded[id] != nil:
+		return "", nil, fmt.Sprintf("  error %s profile=%s field=id custom provider profile '%s' already exists", p, id, id)
+	}
+	return id, m, ""
 }
 
 // listProfiles prints the catalog and the imported profiles.
@@ -281,32 +292,49 @@ func (f *fake) sandboxProvider(args []string) int {
 	if code != 0 {
 		return code
 	}
-	prov := fl.pos[1]
+	if args[0] == "attach" {
+		return f.attachProvider(s, fl.pos[1])
+	}
+	return f.detachProvider(s, fl.pos[1])
+}
+
+// providerIndex is the index of the last prov among the sandbox's
+// providers; -1 when it has none.
+func providerIndex(s *sandbox, prov string) int {
 	i := -1
 	for j, p := range s.Providers {
 		if p == prov {
 			i = j
 		}
 	}
-	switch {
-	case args[0] == "attach" && i >= 0:
+	return i
+}
+
+// attachProvider is `sandbox provider attach`: the provider must exist
+// and not be attached yet.
+func (f *fake) attachProvider(s *sandbox, prov string) int {
+	if providerIndex(s, prov) >= 0 {
 		return fail(1, "provider '%s' is already attached to sandbox '%s'", prov, s.Name)
-	case args[0] == "attach":
-		if _, ok := f.providerRecord(prov); !ok {
-			return fail(1, "provider '%s' not found", prov)
-		}
-		s.Providers = append(s.Providers, prov)
-	case i < 0:
-		return fail(1, "provider '%s' is not attached to sandbox '%s'", prov, s.Name)
-	default:
-		s.Providers = append(s.Providers[:i], s.Providers[i+1:]...)
 	}
+	if _, ok := f.providerRecord(prov); !ok {
+		return fail(1, "provider '%s' not found", prov)
+	}
+	s.Providers = append(s.Providers, prov)
 	f.save(s)
-	if args[0] == "attach" {
-		fmt.Printf("✓ Attached provider %s to sandbox %s\n", prov, s.Name)
-	} else {
-		fmt.Printf("✓ Detached provider %s from sandbox %s\n", prov, s.Name)
+	fmt.Printf("✓ Attached provider %s to sandbox %s\n", prov, s.Name)
+	return 0
+}
+
+// detachProvider is `sandbox provider detach`: the provider must be
+// attached.
+func (f *fake) detachProvider(s *sandbox, prov string) int {
+	i := providerIndex(s, prov)
+	if i < 0 {
+		return fail(1, "provider '%s' is not attached to sandbox '%s'", prov, s.Name)
 	}
+	s.Providers = append(s.Providers[:i], s.Providers[i+1:]...)
+	f.save(s)
+	fmt.Printf("✓ Detached provider %s from sandbox %s\n", prov, s.Name)
 	return 0
 }
 
@@ -353,13 +381,7 @@ func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int)
 			continue // "provider type has no profile; skipping provider policy layer"
 		}
 		rule := ruleName(name)
-		key := rule
-		for n := 2; ; n++ {
-			if _, taken := cp.NetworkPolicies[key]; !taken {
-				break
-			}
-			key = fmt.Sprintf("%s_%d", rule, n)
-		}
+		key := freeKey(cp.NetworkPolicies, rule)
 		layer, err := renderLayer(rule, prof)
 		if err != nil {
 			return nil, fail(1, "provider '%s': profile '%s' does not render: %v (openshell-fake)", name, id, err)
@@ -370,6 +392,18 @@ func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int)
 		cp.NetworkPolicies[key] = layer
 	}
 	return &cp, 0
+}
+
+// freeKey is rule, or rule_N with the smallest N from 2 not yet a key
+// of policies.
+func freeKey(policies map[string]openshell.NetworkPolicy, rule string) string {
+	key := rule
+	for n := 2; ; n++ {
+		if _, taken := policies[key]; !taken {
+			return key
+		}
+		key = fmt.Sprintf("%s_%d", rule, n)
+	}
 }
 
 // renderLayer is network_policy_rule(rule) rendered as policy YAML: the

@@ -84,6 +84,9 @@ func (f *fake) counter(name string) int {
 	return n
 }
 
+// create is `openshell sandbox create`: it validates the name and the
+// inputs, records the sandbox with its first policy revisions and brings
+// it to Ready (or to the injected failure).
 func (f *fake) create(args []string) int {
 	spec := map[string]bool{"--name": true, "--from": true, "--policy": true, "--provider": true, "--cpu": true,
 		"--memory": true, "--label": true, "--env": true, "--no-tty": false, "--tty": false,
@@ -96,6 +99,39 @@ func (f *fake) create(args []string) int {
 		return code
 	}
 	name := fl.value("--name")
+	if code := f.checkCreateName(name); code != 0 {
+		return code
+	}
+	pol, labels, code := f.createInputs(fl)
+	if code != 0 {
+		return code
+	}
+	if code := f.injectedCreateFailure(); code != 0 {
+		return code
+	}
+	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after,
+		Labels: labels, CreatedMS: time.Now().UnixMilli(), From: fl.value("--from")}
+	if s.From == "" {
+		fmt.Fprintf(os.Stderr, "openshell-fake: no --from: the sandbox runs the default image %s\n", defaultSandboxImage)
+	}
+	s.Revisions = f.firstRevisions(pol)
+	if code := f.provision(s); code != 0 {
+		return code
+	}
+	if f.atLeast(0, 0, 111) && !fl.has("--detach") && len(fl.after) > 0 {
+		// Since v0.0.111 the command is the main process: when it ends, so
+		// does the sandbox.
+		s.Phase = "Stopped"
+	}
+	f.save(s)
+	fmt.Fprintf(os.Stderr, "Created sandbox: %s\n", name)
+	return 0
+}
+
+// checkCreateName refuses a missing name, one that is not a DNS-1123
+// label (since v0.0.88), one already used, and the injected
+// name-taken-once race.
+func (f *fake) checkCreateName(name string) int {
 	if name == "" {
 		return fail(2, "openshell-fake requires --name")
 	}
@@ -108,10 +144,12 @@ func (f *fake) create(args []string) int {
 	if _, ok := f.fails["name-taken-once"]; ok && f.counter("name-taken") == 1 {
 		return fail(1, "status: AlreadyExists, message: \"sandbox %s already exists\" (openshell-fake: taken by another run)", name)
 	}
-	pol, labels, code := f.createInputs(fl)
-	if code != 0 {
-		return code
-	}
+	return 0
+}
+
+// injectedCreateFailure is the create, create-once and create-transient
+// failures OPENSHELL_FAKE_FAIL asks for; 0 when none applies.
+func (f *fake) injectedCreateFailure() int {
 	if _, ok := f.fails["create"]; ok {
 		return fail(1, "failed to create sandbox: injected failure (openshell-fake)")
 	}
@@ -121,11 +159,13 @@ func (f *fake) create(args []string) int {
 	if _, ok := f.fails["create-transient"]; ok {
 		return fail(1, "failed to create sandbox: status: Unavailable, message: \"transport error\" (injected, openshell-fake)")
 	}
-	s := &sandbox{Name: name, Phase: "Provisioning", Policy: pol, Providers: fl.vals["--provider"], Main: fl.after,
-		Labels: labels, CreatedMS: time.Now().UnixMilli(), From: fl.value("--from")}
-	if s.From == "" {
-		fmt.Fprintf(os.Stderr, "openshell-fake: no --from: the sandbox runs the default image %s\n", defaultSandboxImage)
-	}
+	return 0
+}
+
+// firstRevisions is a new sandbox's policy history: revision 1 of pol,
+// loaded, or pending, or failed, or (policy-differs) superseded by the
+// supervisor's default policy as revision 2.
+func (f *fake) firstRevisions(pol []byte) []revision {
 	first := revision{Version: 1, Status: "loaded", Hash: policyHash(pol)}
 	_, slow := f.fails["load-pending-polls"]
 	if _, ok := f.fails["load-pending"]; ok || slow {
@@ -134,40 +174,39 @@ func (f *fake) create(args []string) int {
 	if _, ok := f.fails["load-failed"]; ok {
 		first = revision{Version: 1, Status: "failed", LoadError: "injected supervisor validation failure (openshell-fake)"}
 	}
-	s.Revisions = []revision{first}
 	if _, ok := f.fails["policy-differs"]; ok {
 		// The supervisor synced back a different policy as a new revision
 		// (the reference's "may enrich it and sync it back").
 		dp, _ := openshell.Marshal(defaultPolicy, "")
-		s.Revisions = []revision{{Version: 1, Status: "superseded", Hash: first.Hash}, {Version: 2, Status: "loaded", Hash: policyHash(dp)}}
+		return []revision{{Version: 1, Status: "superseded", Hash: first.Hash}, {Version: 2, Status: "loaded", Hash: policyHash(dp)}}
 	}
-	if err := os.MkdirAll(filepath.Join(f.root(name), "sandbox"), 0o700); err != nil {
+	return []revision{first}
+}
+
+// provision makes the sandbox's scratch root and brings it to Ready,
+// saved, with its supervisor logs started; phase-error and never-ready
+// stop it on the way.
+func (f *fake) provision(s *sandbox) int {
+	if err := os.MkdirAll(filepath.Join(f.root(s.Name), "sandbox"), 0o700); err != nil {
 		return fail(1, "%v", err)
 	}
 	if _, ok := f.fails["phase-error"]; ok {
 		s.Phase = "Error"
 		f.save(s)
-		return fail(1, "sandbox %s entered phase Error (openshell-fake)", name)
+		return fail(1, "sandbox %s entered phase Error (openshell-fake)", s.Name)
 	}
 	// The CLI blocks until the sandbox is Ready and fails on phase Error
 	// (crates/openshell-cli/src/run.rs sandbox_create watch loop
 	// v0.0.83:2019-2185, v0.0.111:652-835), streaming progress to stderr.
-	fmt.Fprintf(os.Stderr, "Creating sandbox %s (image %s)\n", name, orDefault(s.From, defaultSandboxImage))
+	fmt.Fprintf(os.Stderr, "Creating sandbox %s (image %s)\n", s.Name, orDefault(s.From, defaultSandboxImage))
 	if _, never := f.fails["never-ready"]; never {
 		f.save(s)
-		return fail(1, "sandbox %s did not become ready: still Provisioning (openshell-fake)", name)
+		return fail(1, "sandbox %s did not become ready: still Provisioning (openshell-fake)", s.Name)
 	}
 	s.Phase = "Ready"
-	fmt.Fprintf(os.Stderr, "Sandbox %s is Ready\n", name)
+	fmt.Fprintf(os.Stderr, "Sandbox %s is Ready\n", s.Name)
 	f.save(s)
 	f.startSupervisorLogs(s)
-	if f.atLeast(0, 0, 111) && !fl.has("--detach") && len(fl.after) > 0 {
-		// Since v0.0.111 the command is the main process: when it ends, so
-		// does the sandbox.
-		s.Phase = "Stopped"
-	}
-	f.save(s)
-	fmt.Fprintf(os.Stderr, "Created sandbox: %s\n", name)
 	return 0
 }
 
@@ -244,6 +283,9 @@ func (f *fake) mapPath(name, p string) (string, error) {
 	return filepath.Join(f.root(name), clean), nil
 }
 
+// exec is `openshell sandbox exec -n NAME -- CMD...`: after the injected
+// failures it runs CMD on the host in the sandbox's scratch root (NOT a
+// sandbox), its sandbox paths mapped there.
 func (f *fake) exec(args []string) int {
 	fl, code := parseFlags(args, map[string]bool{"-n": true, "--name": true, "--workdir": true, "--timeout": true,
 		"--tty": false, "--no-tty": false, "--env": true}, 0)
@@ -265,35 +307,69 @@ func (f *fake) exec(args []string) int {
 	if code := f.emitEvents(s); code != 0 {
 		return code
 	}
-	if v, ok := f.fails["exec-exit"]; ok {
-		n, _ := strconv.Atoi(v)
-		fmt.Fprintf(os.Stderr, "openshell-fake: injected exit status %d\n", n)
-		return n
-	}
-	if _, ok := f.fails["sandbox-lost"]; ok {
-		s.Phase = "Error"
-		f.save(s)
-		return fail(1, "exec stream closed: sandbox %s terminated (openshell-fake)", s.Name)
-	}
-	if _, ok := f.fails["egress-403-once"]; ok && s.Execs == 1 {
-		fmt.Fprintln(os.Stderr, `HTTP 403 {"error":"policy_denied","detail":"injected transient denial on first egress (openshell-fake)"}`)
-		return 1
+	if code, ok := f.injectedExecFailure(s); ok {
+		return code
 	}
 	workdir := fl.value("--workdir")
 	if workdir == "" {
 		workdir = "/sandbox"
 	}
-	dir, err := f.mapPath(s.Name, workdir)
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fail(1, "workdir %s does not exist in the sandbox", workdir)
+	dir, code := f.execDir(s.Name, workdir)
+	if code != 0 {
+		return code
 	}
 	root := f.root(s.Name)
 	fmt.Fprintf(os.Stderr, "[openshell-fake] NOT A SANDBOX: running %q locally in scratch dir %s\n", fl.after[0], dir)
-	cmdArgs := make([]string, len(fl.after))
-	for i, a := range fl.after {
+	cmdArgs := scratchArgs(root, fl.after)
+	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(root, "sandbox"),
+		"OPENSHELL_FAKE_SANDBOX_ROOT=" + root, "OPENSHELL_SANDBOX=" + s.Name}
+	cmd.Env = append(cmd.Env, fl.vals["--env"]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	secs, _ := strconv.Atoi(fl.value("--timeout"))
+	return runForwarding(cmd, secs)
+}
+
+// injectedExecFailure is the exec-exit, sandbox-lost and egress-403-once
+// failures OPENSHELL_FAKE_FAIL asks for: the exit code and true when one
+// applies.
+func (f *fake) injectedExecFailure(s *sandbox) (int, bool) {
+	if v, ok := f.fails["exec-exit"]; ok {
+		n, _ := strconv.Atoi(v)
+		fmt.Fprintf(os.Stderr, "openshell-fake: injected exit status %d\n", n)
+		return n, true
+	}
+	if _, ok := f.fails["sandbox-lost"]; ok {
+		s.Phase = "Error"
+		f.save(s)
+		return fail(1, "exec stream closed: sandbox %s terminated (openshell-fake)", s.Name), true
+	}
+	if _, ok := f.fails["egress-403-once"]; ok && s.Execs == 1 {
+		fmt.Fprintln(os.Stderr, `HTTP 403 {"error":"policy_denied","detail":"injected transient denial on first egress (openshell-fake)"}`)
+		return 1, true
+	}
+	return 0, false
+}
+
+// execDir maps the exec's working directory into the scratch root; it
+// must exist there as a directory.
+func (f *fake) execDir(name, workdir string) (string, int) {
+	dir, err := f.mapPath(name, workdir)
+	if err != nil {
+		return "", fail(1, "%v", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fail(1, "workdir %s does not exist in the sandbox", workdir)
+	}
+	return dir, 0
+}
+
+// scratchArgs maps the sandbox paths in an exec's argv into the scratch
+// root.
+func scratchArgs(root string, argv []string) []string {
+	cmdArgs := make([]string, len(argv))
+	for i, a := range argv {
 		// The command runs on the host: the sandbox paths the runner stages
 		// into (/sandbox, or /tmp for tiers that keep /sandbox read-only)
 		// point into the scratch root.
@@ -310,12 +386,13 @@ func (f *fake) exec(args []string) int {
 			}
 		}
 	}
-	cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(root, "sandbox"),
-		"OPENSHELL_FAKE_SANDBOX_ROOT=" + root, "OPENSHELL_SANDBOX=" + s.Name}
-	cmd.Env = append(cmd.Env, fl.vals["--env"]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmdArgs
+}
+
+// runForwarding runs cmd to its end, forwarding SIGTERM and SIGINT to it
+// and killing it after timeoutSecs (when above 0, exit 124). A command
+// ended by a signal exits 128+signal, as a shell reports it.
+func runForwarding(cmd *exec.Cmd, timeoutSecs int) int {
 	if err := cmd.Start(); err != nil {
 		return fail(1, "exec failed: %v", err)
 	}
@@ -324,8 +401,8 @@ func (f *fake) exec(args []string) int {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var timeout <-chan time.Time
-	if secs, _ := strconv.Atoi(fl.value("--timeout")); secs > 0 {
-		timeout = time.After(time.Duration(secs) * time.Second)
+	if timeoutSecs > 0 {
+		timeout = time.After(time.Duration(timeoutSecs) * time.Second)
 	}
 	for {
 		select {
@@ -347,19 +424,30 @@ func (f *fake) exec(args []string) int {
 	}
 }
 
-func (f *fake) upload(args []string) int {
-	fl, code := parseFlags(args, map[string]bool{"--no-git-ignore": false}, 3)
+// transferArgs parses the command line of `sandbox upload|download NAME
+// PATH [DEST]` (flags in spec; usage is the error without PATH) and loads
+// the sandbox; a transfer runs over ssh, which must be on PATH.
+func (f *fake) transferArgs(args []string, spec map[string]bool, usage string) (flags, *sandbox, int) {
+	fl, code := parseFlags(args, spec, 3)
 	if code != 0 {
-		return code
+		return fl, nil, code
 	}
 	if len(fl.pos) < 2 {
-		return fail(2, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
+		return fl, nil, fail(2, "%s", usage)
 	}
 	s, code := f.load(fl.pos[0])
 	if code != 0 {
-		return code
+		return fl, nil, code
 	}
 	if code := needSSH(); code != 0 {
+		return fl, nil, code
+	}
+	return fl, s, 0
+}
+
+func (f *fake) upload(args []string) int {
+	fl, s, code := f.transferArgs(args, map[string]bool{"--no-git-ignore": false}, "usage: openshell sandbox upload <NAME> <LOCAL_PATH> [DEST]")
+	if code != 0 {
 		return code
 	}
 	local, dest := fl.pos[1], "/sandbox"
@@ -397,18 +485,8 @@ func (f *fake) upload(args []string) int {
 }
 
 func (f *fake) download(args []string) int {
-	fl, code := parseFlags(args, nil, 3)
+	fl, s, code := f.transferArgs(args, nil, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
 	if code != 0 {
-		return code
-	}
-	if len(fl.pos) < 2 {
-		return fail(2, "usage: openshell sandbox download <NAME> <SANDBOX_PATH> [DEST]")
-	}
-	s, code := f.load(fl.pos[0])
-	if code != 0 {
-		return code
-	}
-	if code := needSSH(); code != 0 {
 		return code
 	}
 	// `tar cf - -C PATH .` over ssh, as the sandbox user: the path must be
@@ -432,9 +510,7 @@ func (f *fake) download(args []string) int {
 		return fail(1, "sandbox path does not exist: %s", fl.pos[1])
 	}
 	if !st.IsDir() {
-		if d, err := os.Stat(dest); err == nil && d.IsDir() {
-			dest = filepath.Join(dest, filepath.Base(src))
-		}
+		dest = fileDest(src, dest)
 	}
 	// A directory's contents are extracted into DEST (tar -C dir .).
 	if err := copyTree(src, dest); err != nil {
@@ -445,6 +521,15 @@ func (f *fake) download(args []string) int {
 		return fail(1, "download failed: connection reset by peer (injected)")
 	}
 	return 0
+}
+
+// fileDest is where a downloaded file lands: inside dest when dest is an
+// existing directory, else at dest.
+func fileDest(src, dest string) string {
+	if d, err := os.Stat(dest); err == nil && d.IsDir() {
+		return filepath.Join(dest, filepath.Base(src))
+	}
+	return dest
 }
 
 func orDefault(s, d string) string {
