@@ -102,9 +102,12 @@ type ExplainedItem struct {
 	From  []bundle.Source `json:"from"`
 }
 
-// Explain builds the explanation of a compiled agent.
+// Explain builds the explanation of a compiled agent. Its network section is
+// the effective policy: the agent's own grants and the layers of the
+// provider profiles it attaches (`_provider_<name>`, each element with its
+// profile file and line), as the gateway composes them.
 func Explain(c *Compiled) *Explanation {
-	p := c.Policy
+	p := c.Effective()
 	e := &Explanation{
 		Agent: c.Agent.Name, File: c.Agent.File, Tier: string(c.Tier), Runtime: c.Runtime,
 		Provider: c.Provider, Spawns: c.Spawns, Placeholders: c.Placeholders,

@@ -127,3 +127,19 @@ func TestUnknownCommandTier(t *testing.T) {
 		t.Errorf("no did-you-mean warning: %v", out.Warnings)
 	}
 }
+
+// TestExplainShowsProviderLayers: explain lists the endpoints an attached
+// provider profile grants, under its _provider_ key and with the profile's
+// file and line, beside the agent's own grants.
+func TestExplainShowsProviderLayers(t *testing.T) {
+	out, _ := compileExample(t, "fullsend-providers")
+	text := Explain(out.Agents["review"]).String()
+	for _, want := range []string{
+		"github.com:443  protocol rest, access read-only  [network_policies._provider_github_ro]\n      <- profiles/fullsend-github-ro.yaml:20:5 (provider profile fullsend-github-ro)",
+		"[network_policies.api_github_com_443]", // the agent's own grant stays
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("explain lacks %q:\n%s", want, text)
+		}
+	}
+}
