@@ -98,11 +98,22 @@ func setFlagError(err error) error {
 	return fmt.Errorf("--set %s: %w", e.Name, e.Err)
 }
 
-// compileMemoryCeiling caps `policy compile`'s garbage-free heap
-// (gcbudget.Apply): a 1000-agent project allocates some 550 MB in all, and
-// collecting it at lint's 256 MB ceiling cost 10-15% of the compile's CPU,
+// compileMemoryCeiling caps `policy compile`'s heap budget
+// (gcbudget.Apply): a 1000-agent project allocates some 800 MB in all, and
+// collecting at lint's 256 MB ceiling cost 10-15% of the compile's CPU,
 // scavenging included (bench/compile.sh, 2026-11-25).
 const compileMemoryCeiling = 1 << 30
+
+// compileGCPercent lets `policy compile` collect when its heap has grown
+// tenfold over the live heap (gcbudget.Apply). With the collector off below
+// the ceiling, the compile's peak RSS was every byte it allocated (811 MiB
+// for 1000 agents) and faulting that memory in cost more system time than
+// the few collections cost: at 1000 the same compile peaks at about 485 MiB
+// (0.60x) in the same CPU and wall time (0.98-1.00x; farm-bench, 11 pairs
+// twice, 2026-11-28).
+// `policy lint` keeps the collector off (gcbudget.Off): at 100 policies a
+// percent of 1000 cost it 7% of its wall time.
+const compileGCPercent = 1000
 
 func newPolicyCompileCmd() *cobra.Command {
 	var (
@@ -137,7 +148,7 @@ whole project).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Compiling is a short-lived batch like linting, whose
 			// allocations (OPA evaluation above all) die young.
-			gcbudget.Apply(compileMemoryCeiling)
+			gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]

@@ -102,7 +102,7 @@ func runPolicyDiff(cmd *cobra.Command, args []string, f diffFlags) error {
 	if err != nil {
 		return err
 	}
-	gcbudget.Apply(compileMemoryCeiling)
+	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
 	compiler, err := diffCompiler(f.catalog, f.provider)
 	if err != nil {
 		return flagError(err)

@@ -67,7 +67,7 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
 				}
 				opts.Waivers = append(opts.Waivers, pw)
 			}
-			gcbudget.Apply(lintMemoryCeiling)
+			gcbudget.Apply(lintMemoryCeiling, gcbudget.Off)
 			// The rules compile on one core while the policies are read
 			// and decoded on the other; errors keep their order.
 			newEngine := startEngine(cmd, opts)

@@ -1,7 +1,7 @@
 // Package gcbudget sizes the garbage collector of short-lived batch
 // commands (policy compile, policy lint): their allocations, OPA
-// evaluation above all, die young while the live heap stays small, so
-// collecting before the heap reaches a budget is wasted work.
+// evaluation above all, die young while the live heap stays small, so the
+// collector runs rarely or not at all below a budget.
 package gcbudget
 
 import (
@@ -20,16 +20,22 @@ const Fallback = 256 << 20
 // floor keeps a tiny cgroup from turning the collector into a busy loop.
 const floor = 32 << 20
 
-// Apply turns the collector off and sets a soft memory limit of Budget
-// (runtime/debug.SetMemoryLimit): the heap is collected only when it
-// reaches the limit. It does nothing when the user set GOGC or GOMEMLIMIT,
-// which keep their usual meaning.
-func Apply(ceiling int64) {
+// Off is the percent for Apply that leaves the collector to the limit: a
+// batch command whose allocations stay under its budget never collects.
+const Off = -1
+
+// Apply sets the collector of a batch command: a soft memory limit of Budget
+// (runtime/debug.SetMemoryLimit), and, before the heap reaches it, a
+// collection only when the heap has grown percent over what the last
+// collection left live (runtime/debug.SetGCPercent; Off: none). It does
+// nothing when the user set GOGC or GOMEMLIMIT, which keep their usual
+// meaning.
+func Apply(ceiling int64, percent int) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(Budget(os.DirFS("/"), ceiling))
-	debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent)
 }
 
 // Budget is the soft heap limit for a batch command: half the memory the

@@ -1,6 +1,8 @@
 package gcbudget
 
 import (
+	"math"
+	"runtime/debug"
 	"testing"
 	"testing/fstest"
 )
@@ -42,6 +44,39 @@ func TestBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Budget(tc.files, tc.ceiling); got != tc.want {
 				t.Errorf("Budget = %d MiB, want %d MiB", got>>20, tc.want>>20)
+			}
+		})
+	}
+}
+
+// TestApply: Apply sets the percent and a limit, and leaves both alone when
+// the user set GOGC or GOMEMLIMIT.
+func TestApply(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	tests := []struct {
+		name, gogc, memlimit string
+		percent              int
+		want                 int
+	}{
+		{name: "compile", percent: 1000, want: 1000},
+		{name: "lint", percent: Off, want: Off},
+		{name: "GOGC set", gogc: "50", percent: 1000, want: 100},
+		{name: "GOMEMLIMIT set", memlimit: "1GiB", percent: Off, want: 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOGC", tt.gogc)
+			t.Setenv("GOMEMLIMIT", tt.memlimit)
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(math.MaxInt64)
+			Apply(1<<30, tt.percent)
+			if got := debug.SetGCPercent(100); got != tt.want {
+				t.Errorf("GC percent %d, want %d", got, tt.want)
+			}
+			limit := debug.SetMemoryLimit(math.MaxInt64)
+			if applied := tt.gogc == "" && tt.memlimit == ""; applied != (limit != math.MaxInt64) {
+				t.Errorf("memory limit %d after Apply (applied: %v)", limit, applied)
 			}
 		})
 	}
