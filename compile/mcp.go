@@ -21,7 +21,7 @@ import (
 // mcp.allow_all_known_mcp_methods, which allows every method of the MCP
 // protocol, resources and prompts included, and tools/call too unless a
 // rule narrows it by tool (sandbox-policy.rego:511,543 @ v0.0.111;
-// openshell/decide/decide.go models it): an explicit list is the least privilege.
+// openshell/decide/l7.go models it): an explicit list is the least privilege.
 // With allow_all_known_mcp_methods unset every rule needs a method
 // (l7/mod.rs:767 @ v0.0.111), and MCP method names are exact except for
 // tools/* globs (OSP080).

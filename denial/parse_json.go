@@ -1,0 +1,122 @@
+package denial
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ocsfJSON is the part of an OCSF event this package reads
+// (crates/openshell-ocsf/src/objects/{endpoint,process,http,firewall_rule}.rs@v0.0.111).
+type ocsfJSON struct {
+	ClassUID     *int    `json:"class_uid"`
+	Time         int64   `json:"time"`
+	ActionID     int     `json:"action_id"`
+	Message      string  `json:"message"`
+	StatusDetail *string `json:"status_detail"`
+	DstEndpoint  *struct {
+		Domain string `json:"domain"`
+		IP     string `json:"ip"`
+		Port   int    `json:"port"`
+	} `json:"dst_endpoint"`
+	Actor *struct {
+		Process *processJSON `json:"process"`
+	} `json:"actor"`
+	FirewallRule *struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"firewall_rule"`
+	HTTPRequest *struct {
+		HTTPMethod string `json:"http_method"`
+		URL        *struct {
+			Hostname string `json:"hostname"`
+			Path     string `json:"path"`
+			Port     int    `json:"port"`
+		} `json:"url"`
+	} `json:"http_request"`
+}
+
+type processJSON struct {
+	Name   string       `json:"name"`
+	Parent *processJSON `json:"parent_process"`
+}
+
+// ParseJSONLine reads one OCSF JSONL line. action_id 2 is Denied, 1
+// Allowed (crates/openshell-ocsf/src/enums/action.rs:13-23@v0.0.111).
+// Classes other than 4001 and 4002 are LineOther.
+func ParseJSONLine(s string) (Event, LineResult) {
+	var j ocsfJSON
+	if err := json.Unmarshal([]byte(s), &j); err != nil || j.ClassUID == nil {
+		return Event{}, LineUnparsed
+	}
+	if *j.ClassUID != 4001 && *j.ClassUID != 4002 {
+		return Event{}, LineOther
+	}
+	ev := Event{Format: FormatJSONL, Class: *j.ClassUID, TimeMS: j.Time}
+	switch j.ActionID {
+	case 1:
+		ev.Action = "Allowed"
+	case 2:
+		ev.Action = "Denied"
+	default:
+		return ev, LineOther
+	}
+	reason := j.Message
+	if j.StatusDetail != nil && *j.StatusDetail != "" {
+		reason = *j.StatusDetail
+	}
+	ev.Reason, ev.Truncated = reasonText(reason)
+	j.readEndpoint(&ev)
+	j.readActor(&ev)
+	if f := j.FirewallRule; f != nil {
+		ev.Policy, ev.Engine = f.Name, f.Type
+	}
+	j.readHTTPRequest(&ev)
+	return ev, LineEvent
+}
+
+// readEndpoint sets ev's Host (the domain, else the IP, lowercased) and
+// Port from dst_endpoint.
+func (j *ocsfJSON) readEndpoint(ev *Event) {
+	d := j.DstEndpoint
+	if d == nil {
+		return
+	}
+	ev.Host, ev.Port = strings.ToLower(d.Domain), d.Port
+	if ev.Host == "" {
+		ev.Host = strings.ToLower(d.IP)
+	}
+}
+
+// readActor sets ev's Binary and Ancestors (at most 64, nearest first)
+// from actor.process.
+func (j *ocsfJSON) readActor(ev *Event) {
+	if j.Actor == nil || j.Actor.Process == nil {
+		return
+	}
+	ev.Binary = j.Actor.Process.Name
+	for p, n := j.Actor.Process.Parent, 0; p != nil && n < 64; p, n = p.Parent, n+1 {
+		ev.Ancestors = append(ev.Ancestors, p.Name)
+	}
+}
+
+// readHTTPRequest sets ev's Method and, from the URL, Host, Path (query
+// stripped, "/" when empty) and a non-zero Port; they override the
+// endpoint's.
+func (j *ocsfJSON) readHTTPRequest(ev *Event) {
+	h := j.HTTPRequest
+	if h == nil {
+		return
+	}
+	ev.Method = h.HTTPMethod
+	u := h.URL
+	if u == nil {
+		return
+	}
+	ev.Host, ev.Path = strings.ToLower(u.Hostname), stripQuery(u.Path)
+	if u.Port != 0 {
+		ev.Port = u.Port
+	}
+	if ev.Path == "" {
+		ev.Path = "/"
+	}
+}

@@ -1,0 +1,266 @@
+package denial
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseShorthand reads OcsfEvent::format_shorthand's NET and HTTP lines
+// (crates/openshell-ocsf/src/format/shorthand.rs:193-307@v0.0.111):
+//
+//	NET:<ACTIVITY> [SEV] <ACTION> <binary>(<pid>) -> <host>:<port>[/<proto>] [policy:P engine:E] [reason:R]
+//	HTTP:<METHOD> [SEV] <ACTION> [<binary>(<pid>) -> ]<METHOD> <URL> [policy:P engine:E] [k:v ... reason:R]
+//
+// The reason is raw text (cut at 256 bytes, "]" not escaped): it runs to
+// the line's last "]". Other OCSF classes are LineOther.
+func parseShorthand(body string) (Event, LineResult) {
+	class, res := shorthandClass(body)
+	if res != LineEvent {
+		return Event{}, res
+	}
+	ev := Event{Class: class}
+	head, rest, ok := cutShorthandHead(body)
+	if !ok {
+		return Event{}, LineUnparsed
+	}
+	action, rest, _ := strings.Cut(rest, " ")
+	if ev.Action = shorthandAction(action); ev.Action == "" {
+		return ev, LineOther
+	}
+	// The detail ends at the first " [policy:" followed by "P engine:E]"
+	// and either the end or " [": the reason and the unmapped fields come
+	// after it. Binary paths may hold spaces, hosts and URLs may not.
+	detail, policy, engine, ctx := cutPolicyBracket(rest)
+	ev.Policy, ev.Engine = policy, engine
+	if ev.Engine == "" {
+		// No firewall rule (transparent TCP, shorthand.rs:227-257): the
+		// reason follows the destination.
+		if detail, ctx, ok = cutReasonBracket(detail); !ok && ev.Action == "Denied" {
+			// Every denial carries a rule or a reason: this line was cut.
+			return Event{}, LineUnparsed
+		}
+	}
+	if !readContextReason(&ev, ctx) {
+		return Event{}, LineUnparsed // cut mid-reason
+	}
+	if class == 4001 {
+		return parseNetDetail(ev, detail)
+	}
+	ev.Method = strings.TrimPrefix(head, "HTTP:")
+	return parseHTTPDetail(ev, detail)
+}
+
+// shorthandClass reads the OCSF class from the shorthand's "NET:" or
+// "HTTP:" prefix (LineEvent); another upper-case class prefix is
+// LineOther, anything else LineUnparsed.
+func shorthandClass(body string) (int, LineResult) {
+	switch {
+	case strings.HasPrefix(body, "NET:"):
+		return 4001, LineEvent
+	case strings.HasPrefix(body, "HTTP:"):
+		return 4002, LineEvent
+	}
+	if i := strings.IndexByte(body, ':'); i > 0 && isUpperWord(body[:i]) {
+		return 0, LineOther
+	}
+	return 0, LineUnparsed
+}
+
+// cutShorthandHead cuts "<CLASS>:<ACTIVITY> [SEV] " off the shorthand and
+// returns "<CLASS>:<ACTIVITY>" and the rest.
+func cutShorthandHead(body string) (head, rest string, ok bool) {
+	head, rest, ok = strings.Cut(body, " ")
+	if !ok || !isUpperWord(strings.TrimPrefix(strings.TrimPrefix(head, "NET:"), "HTTP:")) {
+		return "", "", false
+	}
+	sev, rest, ok := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(sev, "[") || !strings.HasSuffix(sev, "]") {
+		return "", "", false
+	}
+	return head, rest, true
+}
+
+// shorthandAction maps the shorthand's action word to Event.Action; ""
+// for any other word.
+func shorthandAction(word string) string {
+	switch word {
+	case "DENIED":
+		return "Denied"
+	case "ALLOWED":
+		return "Allowed"
+	}
+	return ""
+}
+
+// cutPolicyBracket finds the first " [policy:P engine:E]" (P and E free of
+// spaces and "[", followed by the end or " [") and returns the text before
+// it, P, E and the text after it. Without one, detail is s and the rest
+// are empty.
+func cutPolicyBracket(s string) (detail, policy, engine, ctx string) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], " [policy:")
+		if i < 0 {
+			return s, "", "", ""
+		}
+		i += off
+		after := s[i+len(" [policy:"):]
+		if end := strings.IndexByte(after, ']'); end > 0 {
+			name, eng, ok := strings.Cut(after[:end], " engine:")
+			tail := after[end+1:]
+			if ok && !strings.ContainsAny(name, " [") && eng != "" && !strings.ContainsAny(eng, " [") &&
+				(tail == "" || strings.HasPrefix(tail, " [")) {
+				return s[:i], name, eng, tail
+			}
+		}
+		off = i + 1
+	}
+}
+
+// cutReasonBracket splits detail at its first " [reason:"; false (and
+// detail whole) when there is none.
+func cutReasonBracket(detail string) (string, string, bool) {
+	i := strings.Index(detail, " [reason:")
+	if i < 0 {
+		return detail, "", false
+	}
+	return detail[:i], detail[i:], true
+}
+
+// readContextReason sets ev's Reason and Truncated from the context
+// brackets ctx (" [k:v ... reason:R]", or empty); false when the bracket
+// was cut before its "]".
+func readContextReason(ev *Event, ctx string) bool {
+	if ctx == "" {
+		return true
+	}
+	inner := strings.TrimPrefix(ctx, " [")
+	if !strings.HasSuffix(inner, "]") {
+		return false
+	}
+	inner = inner[:len(inner)-1]
+	if r, ok := reasonField(inner); ok {
+		ev.Reason = r
+		ev.Truncated = strings.HasSuffix(r, "...") && len(r) > maxReasonLen
+	}
+	return true
+}
+
+// reasonField finds "reason:" in a context bracket: at its start (NET, and
+// HTTP at v0.0.83, shorthand.rs:203-207@v0.0.83), or after the unmapped
+// fields, whose whitespace is escaped (HTTP at v0.0.111,
+// shorthand.rs:104-119,158-172@v0.0.111).
+func reasonField(inner string) (string, bool) {
+	if r, ok := strings.CutPrefix(inner, "reason:"); ok {
+		return r, true
+	}
+	if i := strings.Index(inner, " reason:"); i >= 0 {
+		return inner[i+len(" reason:"):], true
+	}
+	return "", false
+}
+
+func isUpperWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseNetDetail reads "<binary>(<pid>) -> <host>:<port>[/<proto>]".
+func parseNetDetail(ev Event, detail string) (Event, LineResult) {
+	dst := detail
+	if i := strings.LastIndex(detail, " -> "); i >= 0 {
+		bin, ok := parseActor(detail[:i])
+		if !ok {
+			return Event{}, LineUnparsed
+		}
+		ev.Binary, dst = bin, detail[i+len(" -> "):]
+	}
+	if dst == "" {
+		return ev, LineEvent
+	}
+	if i := strings.LastIndexByte(dst, '/'); i > 0 && !strings.Contains(dst[i:], ":") {
+		dst = dst[:i] // the bypass monitor's "/tcp"
+	}
+	host, port, ok := splitHostPort(dst)
+	if !ok {
+		return Event{}, LineUnparsed
+	}
+	ev.Host, ev.Port = host, port
+	return ev, LineEvent
+}
+
+// parseHTTPDetail reads "[<binary>(<pid>) -> ]<METHOD> <URL>".
+func parseHTTPDetail(ev Event, detail string) (Event, LineResult) {
+	req := detail
+	if i := strings.LastIndex(detail, " -> "); i >= 0 {
+		bin, ok := parseActor(detail[:i])
+		if !ok {
+			return Event{}, LineUnparsed
+		}
+		ev.Binary, req = bin, detail[i+len(" -> "):]
+	}
+	method, u, ok := strings.Cut(req, " ")
+	if !ok || method != ev.Method || strings.Contains(u, " ") {
+		return Event{}, LineUnparsed
+	}
+	scheme, hostPath, ok := strings.Cut(u, "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return Event{}, LineUnparsed
+	}
+	hp, path := hostPath, "/"
+	if i := strings.IndexByte(hostPath, '/'); i >= 0 {
+		hp, path = hostPath[:i], hostPath[i:]
+	}
+	// Url::to_display_string omits the port only for http:80 and
+	// https:443 (crates/openshell-ocsf/src/objects/http.rs:65-76@v0.0.111).
+	host, port, ok := splitHostPort(hp)
+	if !ok {
+		host, port = strings.ToLower(hp), 80
+		if scheme == "https" {
+			port = 443
+		}
+	}
+	ev.Host, ev.Port, ev.Path = host, port, stripQuery(path)
+	return ev, LineEvent
+}
+
+// parseActor reads "<name>(<pid>)"; name is the executable path.
+func parseActor(s string) (string, bool) {
+	i := strings.LastIndexByte(s, '(')
+	if i <= 0 || !strings.HasSuffix(s, ")") {
+		return "", false
+	}
+	pid := s[i+1 : len(s)-1]
+	if pid != "" && pid != "-" {
+		if _, err := strconv.ParseInt(pid, 10, 64); err != nil {
+			return "", false
+		}
+	}
+	return s[:i], true
+}
+
+// splitHostPort splits "host:port" and "[v6]:port"; the host is lowercased.
+func splitHostPort(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(s[i+1:])
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, false
+	}
+	host := s[:i]
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	} else if strings.Contains(host, ":") {
+		return "", 0, false
+	}
+	return strings.ToLower(host), port, true
+}

@@ -1,0 +1,345 @@
+package profile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// resolve follows aliases, spends the visit budget and rejects custom tags.
+func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	if n == nil || n.Kind == yaml.AliasNode {
+		return nil
+	}
+	d.budget--
+	if d.budget < 0 {
+		if d.budget == -1 {
+			d.errorf(n, path, CodeYAMLFeature, "expand aliases by hand", "document expands to too many nodes (alias bomb?)")
+		}
+		return nil
+	}
+	switch n.ShortTag() {
+	case "!!str", "!!int", "!!bool", "!!null", "!!float", "!!timestamp", "!!binary", "!!map", "!!seq", "!!merge":
+		return n
+	}
+	d.errorf(n, path, CodeYAMLFeature, "remove the tag", "custom YAML tag %s is not supported", n.Tag)
+	return nil
+}
+
+// str decodes a String field: serde_yml takes any scalar verbatim.
+func (d *decoder) str(n *yaml.Node, path string) string {
+	if n == nil {
+		return ""
+	}
+	if n = d.resolve(n, path); n == nil {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n, path, CodeType, "", "%s must be a string, got %s", last(path), describe(n))
+		return ""
+	}
+	return n.Value
+}
+
+// untaggedStr decodes a string inside an untagged enum (matchers, binaries):
+// serde buffers the scalar first, so a plain null, boolean or number there
+// is not a string (the openshell validator's plainScalarType rule).
+func (d *decoder) untaggedStr(n *yaml.Node, path string) (string, bool) {
+	if n = d.resolve(n, path); n == nil {
+		return "", false
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n, path, CodeType, "", "%s must be a string, got %s", last(path), describe(n))
+		return "", false
+	}
+	if isPlain(n) {
+		if t := plainScalarType(n.Value); t != "string" {
+			d.errorf(n, path, CodeType, "quote it", "%s must be a string, got the %s %s", last(path), t, n.Value)
+			return "", false
+		}
+	}
+	return n.Value, true
+}
+
+func (d *decoder) boolean(n *yaml.Node, path string) bool {
+	if n == nil {
+		return false
+	}
+	if n = d.resolve(n, path); n == nil {
+		return false
+	}
+	if n.Kind == yaml.ScalarNode && isPlain(n) {
+		switch n.Value {
+		case "true", "True", "TRUE":
+			return true
+		case "false", "False", "FALSE":
+			return false
+		}
+	}
+	d.errorf(n, path, CodeType, "write true or false, unquoted", "%s must be a boolean, got %s", last(path), describe(n))
+	return false
+}
+
+// optBool decodes an Option<bool>: null is unset.
+func (d *decoder) optBool(n *yaml.Node, path string) *bool {
+	if n == nil || isNull(n) {
+		return nil
+	}
+	b := d.boolean(n, path)
+	return &b
+}
+
+// uint decodes an unsigned integer of at most max (u32, u64).
+func (d *decoder) uint(n *yaml.Node, path string, max uint64) uint64 {
+	if n == nil {
+		return 0
+	}
+	if n = d.resolve(n, path); n == nil {
+		return 0
+	}
+	if n.Kind == yaml.ScalarNode && isPlain(n) {
+		if u, ok := serdeUint(n.Value); ok {
+			if u > max {
+				d.errorf(n, path, CodeType, "", "%s %s is out of range (at most %d)", last(path), n.Value, max)
+				return 0
+			}
+			return u
+		}
+	}
+	d.errorf(n, path, CodeType, "write a plain unsigned integer", "%s must be an unsigned integer, got %s", last(path), describe(n))
+	return 0
+}
+
+// int64 decodes a signed 64-bit integer.
+func (d *decoder) int64(n *yaml.Node, path string) int64 {
+	if n == nil {
+		return 0
+	}
+	if n = d.resolve(n, path); n == nil {
+		return 0
+	}
+	if n.Kind == yaml.ScalarNode && isPlain(n) {
+		s, neg := n.Value, false
+		if rest, ok := strings.CutPrefix(s, "-"); ok {
+			s, neg = rest, true
+		}
+		if u, ok := serdeUint(s); ok {
+			if !neg && u <= 1<<63-1 {
+				return int64(u)
+			}
+			if neg && u <= 1<<63 {
+				return -int64(u-1) - 1
+			}
+		}
+	}
+	d.errorf(n, path, CodeType, "write a plain integer", "%s must be an integer, got %s", last(path), describe(n))
+	return 0
+}
+
+// seq returns the items of a Vec field; null or an empty value is empty.
+func (d *decoder) seq(n *yaml.Node, path string) []*yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n = d.resolve(n, path); n == nil || isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, CodeType, "write a YAML list", "%s must be a list, got %s", last(path), describe(n))
+		return nil
+	}
+	return n.Content
+}
+
+func (d *decoder) strList(n *yaml.Node, path string, untagged bool) []string {
+	var out []string
+	for i, it := range d.seq(n, path) {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.pos[p] = position{it.Line, it.Column}
+		if untagged {
+			s, _ := d.untaggedStr(it, p)
+			out = append(out, s)
+		} else {
+			out = append(out, d.str(it, p))
+		}
+	}
+	return out
+}
+
+func (d *decoder) u32List(n *yaml.Node, path string) []uint32 {
+	var out []uint32
+	for i, it := range d.seq(n, path) {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.pos[p] = position{it.Line, it.Column}
+		out = append(out, uint32(d.uint(it, p, 1<<32-1)))
+	}
+	return out
+}
+
+// mapEntries returns the entries of a HashMap field; a key twice is an error.
+func (d *decoder) mapEntries(n *yaml.Node, path string) ([]string, []*yaml.Node) {
+	if n == nil {
+		return nil, nil
+	}
+	if n = d.resolve(n, path); n == nil || isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, CodeType, "", "%s must be a mapping, got %s", last(path), describe(n))
+		return nil, nil
+	}
+	var keys []string
+	var vals []*yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := d.resolve(n.Content[i], path)
+		if k == nil {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, path, CodeType, "", "%s keys must be strings", last(path))
+			continue
+		}
+		if seen[k.Value] {
+			d.errorf(k, join(path, k.Value), CodeDuplicateKey, "keep one", "duplicate entry with key %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		keys = append(keys, k.Value)
+		vals = append(vals, n.Content[i+1])
+		d.pos[join(path, k.Value)] = position{n.Content[i+1].Line, n.Content[i+1].Column}
+	}
+	return keys, vals
+}
+
+func (d *decoder) strMap(n *yaml.Node, path string) map[string]string {
+	keys, vals := d.mapEntries(n, path)
+	if keys == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for i, k := range keys {
+		out[k] = d.str(vals[i], join(path, k))
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func last(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+func isPlain(n *yaml.Node) bool {
+	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+func isEmptyPlain(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Value == "" && isPlain(n) && (n.Tag == "" || n.Tag == "!!null")
+}
+
+// isNull reports a plain YAML null (Option fields take it as None).
+func isNull(n *yaml.Node) bool {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.ScalarNode || !isPlain(n) {
+		return false
+	}
+	switch n.Value {
+	case "", "~", "null", "Null", "NULL":
+		return true
+	}
+	return false
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if !isPlain(n) {
+			return fmt.Sprintf("the string %q", n.Value)
+		}
+		return fmt.Sprintf("the %s %q", plainScalarType(n.Value), n.Value)
+	}
+	return "an alias"
+}
+
+// serdeUint parses a plain scalar as serde_yml parses unsigned integers:
+// decimal without leading zeros, or 0x/0o/0b, with an optional "+".
+func serdeUint(s string) (uint64, bool) {
+	u := strings.TrimPrefix(s, "+")
+	for _, p := range []struct {
+		prefix string
+		base   int
+	}{{"0x", 16}, {"0o", 8}, {"0b", 2}} {
+		if rest, ok := strings.CutPrefix(u, p.prefix); ok {
+			if rest == "" || rest[0] == '+' || rest[0] == '-' {
+				return 0, false
+			}
+			n, err := strconv.ParseUint(rest, p.base, 64)
+			return n, err == nil
+		}
+	}
+	if u == "" || (len(u) > 1 && u[0] == '0') {
+		return 0, false
+	}
+	for _, r := range u {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(u, 10, 64)
+	return n, err == nil
+}
+
+// plainScalarType is what serde_yml makes of a plain scalar in an untagged
+// position: null, boolean, integer, float or string.
+func plainScalarType(s string) string {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return "null"
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return "boolean"
+	}
+	if _, ok := serdeUint(strings.TrimPrefix(s, "-")); ok && !strings.HasPrefix(s, "-+") {
+		return "integer"
+	}
+	switch strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-") {
+	case ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN":
+		return "float"
+	}
+	t := strings.TrimLeft(s, "+-")
+	if len(t) > 1 && t[0] == '0' && allDigits(t) {
+		return "string"
+	}
+	if _, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64); err == nil && !strings.ContainsAny(s, "_xXpP") {
+		return "float"
+	}
+	return "string"
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
