@@ -1,11 +1,13 @@
 package suggest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -326,27 +328,16 @@ func (d *Denial) finish() {
 // sortDenials orders denials by host, port, path, method, kind, binary and
 // policy.
 func sortDenials(out []*Denial) {
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Host != b.Host {
-			return a.Host < b.Host
-		}
-		if a.Port != b.Port {
-			return a.Port < b.Port
-		}
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Method != b.Method {
-			return a.Method < b.Method
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		if a.Binary != b.Binary {
-			return a.Binary < b.Binary
-		}
-		return a.Policy < b.Policy
+	slices.SortFunc(out, func(a, b *Denial) int {
+		return cmp.Or(
+			cmp.Compare(a.Host, b.Host),
+			cmp.Compare(a.Port, b.Port),
+			cmp.Compare(a.Path, b.Path),
+			cmp.Compare(a.Method, b.Method),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Binary, b.Binary),
+			cmp.Compare(a.Policy, b.Policy),
+		)
 	})
 }
 
