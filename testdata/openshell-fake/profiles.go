@@ -338,7 +338,8 @@ func (f *fake) detachProvider(s *sandbox, prov string) int {
 	return 0
 }
 
-// ruleName is provider_rule_name (compose.rs:21-41).
+// ruleName is provider_rule_name (crates/openshell-policy/src/compose.rs:22-41,
+// the same lines at v0.0.83 and v0.0.111).
 func ruleName(provider string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(provider) {
@@ -354,7 +355,8 @@ func ruleName(provider string) string {
 	return "_provider_unnamed"
 }
 
-// compose adds the attached providers' layers to p as the gateway does.
+// compose adds the attached providers' layers to p as the gateway does
+// (compose_effective_policy, compose.rs:59-75 @ v0.0.83 and v0.0.111).
 func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int) {
 	if f.globalSettings()["providers_v2_enabled"] != "true" || len(s.Providers) == 0 {
 		return p, 0
@@ -395,7 +397,8 @@ func (f *fake) compose(p *openshell.Policy, s *sandbox) (*openshell.Policy, int)
 }
 
 // freeKey is rule, or rule_N with the smallest N from 2 not yet a key
-// of policies.
+// of policies (unique_provider_rule_key, compose.rs:77-90 @ v0.0.83 and
+// v0.0.111).
 func freeKey(policies map[string]openshell.NetworkPolicy, rule string) string {
 	key := rule
 	for n := 2; ; n++ {
