@@ -1,8 +1,10 @@
 package openshell
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -90,4 +92,12 @@ func DiagnosticsError(diags []Diagnostic) error {
 		return nil
 	}
 	return fmt.Errorf("%w:\n%s", ErrInvalidPolicy, strings.Join(lines, "\n"))
+}
+
+// SortDiagnostics orders the diagnostics of one file by line, column and
+// code, keeping the order of equal ones.
+func SortDiagnostics(diags []Diagnostic) {
+	slices.SortStableFunc(diags, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Code, b.Code))
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -31,7 +30,7 @@ func File(filename string, data []byte, version string) []openshell.Diagnostic {
 	}
 	c.version = v
 	c.run(data)
-	sortDiagnostics(c.diags)
+	openshell.SortDiagnostics(c.diags)
 	return c.diags
 }
 
@@ -47,19 +46,6 @@ func Policy(p *openshell.Policy, version string) []openshell.Diagnostic {
 			Message: err.Error()}}
 	}
 	return File(name, data, version)
-}
-
-func sortDiagnostics(diags []openshell.Diagnostic) {
-	sort.SliceStable(diags, func(i, j int) bool {
-		a, b := diags[i], diags[j]
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		return a.Code < b.Code
-	})
 }
 
 // checker accumulates the diagnostics of one Validate call.

@@ -57,7 +57,7 @@ func Composed(c *profile.Composed, version string) []openshell.Diagnostic {
 		d.Message += " (layer " + layer.Key + ", provider " + profile.EscapeControls(layer.Provider) + ")"
 		out = append(out, d)
 	}
-	sortDiagnostics(out)
+	openshell.SortDiagnostics(out)
 	return out
 }
 

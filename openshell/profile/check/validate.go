@@ -1,7 +1,6 @@
 package check
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -48,7 +47,7 @@ func All(inputs []validate.Input, version string) []validate.FileReport {
 	}
 	for i := range out {
 		out[i].Diagnostics = append(out[i].Diagnostics, byFile[i]...)
-		sortDiagnostics(out[i].Diagnostics)
+		openshell.SortDiagnostics(out[i].Diagnostics)
 	}
 	return out
 }
@@ -124,17 +123,4 @@ func profilePath(path string) string {
 		path = strings.Replace(path, r.from, r.to, 1)
 	}
 	return path
-}
-
-func sortDiagnostics(diags []openshell.Diagnostic) {
-	sort.SliceStable(diags, func(i, j int) bool {
-		a, b := diags[i], diags[j]
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		return a.Code < b.Code
-	})
 }
