@@ -39,14 +39,6 @@ const versionCredentialBinding = "v0.0.103"
 // 1112-1124 @ v0.0.111).
 const settingProvidersV2 = "providers_v2_enabled"
 
-// providerAliases are the provider types OpenShell's CLI and gateway
-// rewrite to another id before looking a profile up
-// (normalize_provider_type, openshell-providers lib.rs:186 @ v0.0.83,
-// 188-207 @ v0.0.111; normalize_inference_provider_type, openshell-core
-// inference.rs:219-231 at both tags; grpc/policy.rs:2287 @ v0.0.111): a
-// project profile with one of these ids would never be the one composed.
-var providerAliases = []string{"claude", "claude_code", "gcp", "glab", "gh", "vertex", "vertex-ai", "google-vertex", "gcp-vertex"}
-
 // composition is what the providers step prepared for the sandbox: the
 // attachments in order and the effective policy they must yield.
 type composition struct {
@@ -178,7 +170,7 @@ func checkImportable(id, file, version string) error {
 	case profile.IsBuiltinID(id, version):
 		return fmt.Errorf("%w: provider profile %s: id %q is an OpenShell built-in profile at %s; the gateway refuses to import it (rename the profile, or attach the built-in)",
 			ErrPolicy, file, id, version)
-	case slices.Contains(providerAliases, id):
+	case profile.IsAlias(id):
 		return fmt.Errorf("%w: provider profile %s: id %q is an alias OpenShell rewrites to a built-in type; its layer would come from that built-in (rename the profile)",
 			ErrPolicy, file, id)
 	}
