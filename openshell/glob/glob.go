@@ -136,42 +136,8 @@ func (p *globParser) parse() ([]globTok, error) {
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		p.i++
-		switch c {
-		case '?':
-			p.push(globTok{kind: gAny})
-		case '*':
-			p.star()
-		case '[':
-			if err := p.class(); err != nil {
-				return nil, err
-			}
-		case '{':
-			p.stack = append(p.stack, len(p.branches))
-			p.branches = append(p.branches, nil)
-		case '}':
-			if len(p.stack) == 0 {
-				return nil, errGlob
-			}
-			start := p.stack[len(p.stack)-1]
-			p.stack = p.stack[:len(p.stack)-1]
-			alts := append([][]globTok(nil), p.branches[start:]...)
-			p.branches = p.branches[:start]
-			p.push(globTok{kind: gAlts, alts: alts})
-		case ',':
-			if len(p.stack) == 0 {
-				p.push(globTok{kind: gLit, lit: ','})
-			} else {
-				p.branches = append(p.branches, nil)
-			}
-		case '\\':
-			if p.i >= len(p.s) {
-				return nil, errGlob
-			}
-			// globset escapes one char; a multi-byte char is its bytes.
-			p.push(globTok{kind: gLit, lit: p.s[p.i]})
-			p.i++
-		default:
-			p.push(globTok{kind: gLit, lit: c})
+		if err := p.token(c); err != nil {
+			return nil, err
 		}
 	}
 	if len(p.branches) != 1 {
@@ -180,29 +146,92 @@ func (p *globParser) parse() ([]globTok, error) {
 	return p.branches[0], nil
 }
 
+// token reads the token that starts with c (already consumed).
+func (p *globParser) token(c byte) error {
+	switch c {
+	case '?':
+		p.push(globTok{kind: gAny})
+	case '*':
+		p.star()
+	case '[':
+		return p.class()
+	case '{':
+		p.stack = append(p.stack, len(p.branches))
+		p.branches = append(p.branches, nil)
+	case '}':
+		return p.closeAlternate()
+	case ',':
+		p.comma()
+	case '\\':
+		return p.escape()
+	default:
+		p.push(globTok{kind: gLit, lit: c})
+	}
+	return nil
+}
+
+// closeAlternate reads the '}' that ends the innermost alternate: its
+// branches become one alternate token of the enclosing branch.
+func (p *globParser) closeAlternate() error {
+	if len(p.stack) == 0 {
+		return errGlob
+	}
+	start := p.stack[len(p.stack)-1]
+	p.stack = p.stack[:len(p.stack)-1]
+	alts := append([][]globTok(nil), p.branches[start:]...)
+	p.branches = p.branches[:start]
+	p.push(globTok{kind: gAlts, alts: alts})
+	return nil
+}
+
+// comma reads ',': a new branch inside an alternate, else itself.
+func (p *globParser) comma() {
+	if len(p.stack) == 0 {
+		p.push(globTok{kind: gLit, lit: ','})
+	} else {
+		p.branches = append(p.branches, nil)
+	}
+}
+
+// escape reads the character after '\' as a literal; a trailing '\' is
+// invalid.
+func (p *globParser) escape() error {
+	if p.i >= len(p.s) {
+		return errGlob
+	}
+	// globset escapes one char; a multi-byte char is its bytes.
+	p.push(globTok{kind: gLit, lit: p.s[p.i]})
+	p.i++
+	return nil
+}
+
 // star reads '*' or '**' (the first '*' consumed), as Parser::parse_star.
 func (p *globParser) star() {
-	var prev byte
-	hasPrev := p.i >= 2
-	if hasPrev {
+	var prev byte // the byte before the first '*'; 0 at the start
+	if p.i >= 2 {
 		prev = p.s[p.i-2]
 	}
-	if c, ok := p.peek(); !ok || c != '*' {
+	if c, _ := p.peek(); c != '*' {
 		p.push(globTok{kind: gStar})
 		return
 	}
 	p.i++ // second '*'
-	if len(p.branches[len(p.branches)-1]) == 0 {
+	switch {
+	case len(p.branches[len(p.branches)-1]) == 0:
 		p.leadingRecursive()
-		return
-	}
-	// '**' is recursive only after '/', or after ',' or '{' inside an
-	// alternate; elsewhere it is two '*'.
-	if (!hasPrev || prev != '/') && (len(p.branches) <= 1 || (prev != ',' && prev != '{')) {
+	case p.afterSeparator(prev):
+		p.recursive()
+	default:
 		p.twoStars()
-		return
 	}
-	p.recursive()
+}
+
+// afterSeparator reports whether a '**' that follows prev may be
+// recursive: after '/', or after ',' or '{' inside an alternate; elsewhere
+// it is two '*'.
+func (p *globParser) afterSeparator(prev byte) bool {
+	inAlternate := len(p.branches) > 1
+	return prev == '/' || inAlternate && (prev == ',' || prev == '{')
 }
 
 // twoStars pushes '**' read as two '*'.
@@ -258,56 +287,62 @@ func (p *globParser) recursive() {
 // without allow_unclosed_class. Ranges are of chars; when matching, globset's
 // byte regex sees a non-ASCII char as its UTF-8 bytes (compileClass).
 func (p *globParser) class() error {
-	t := globTok{kind: gClass}
-	j := p.i
-	if j < len(p.s) && (p.s[j] == '!' || p.s[j] == '^') {
-		t.neg = true
-		j++
+	b := classBuilder{tok: globTok{kind: gClass}, first: true}
+	if c, _ := p.peek(); c == '!' || c == '^' {
+		b.tok.neg = true
+		p.i++
 	}
-	first, inRange := true, false
-	for {
-		if j >= len(p.s) {
+	for p.i < len(p.s) {
+		c, w := utf8.DecodeRuneInString(p.s[p.i:])
+		p.i += w
+		if c == ']' && !b.first {
+			p.push(b.finish())
+			return nil
+		}
+		if err := b.add(c); err != nil {
+			return err
+		}
+	}
+	return errGlob
+}
+
+// classBuilder collects the members of a [...] class as its characters
+// are read.
+type classBuilder struct {
+	tok     globTok
+	first   bool // no member read yet: ']' and '-' are themselves
+	inRange bool // a '-' after a member: the next character ends its range
+}
+
+// add reads one character of the class body (not its closing ']').
+func (b *classBuilder) add(c rune) error {
+	first := b.first
+	b.first = false
+	switch {
+	case first && (c == ']' || c == '-'):
+		b.tok.ranges = append(b.tok.ranges, [2]rune{c, c})
+	case c == '-' && !b.inRange:
+		b.inRange = true
+	case b.inRange:
+		b.inRange = false
+		r := &b.tok.ranges[len(b.tok.ranges)-1]
+		r[1] = c
+		if r[1] < r[0] {
 			return errGlob
 		}
-		c, w := utf8.DecodeRuneInString(p.s[j:])
-		j += w
-		switch {
-		case c == ']' && !first:
-			goto done
-		case c == ']':
-			t.ranges = append(t.ranges, [2]rune{']', ']'})
-		case c == '-' && first:
-			t.ranges = append(t.ranges, [2]rune{'-', '-'})
-		case c == '-' && inRange:
-			r := &t.ranges[len(t.ranges)-1]
-			r[1] = '-'
-			if r[1] < r[0] {
-				return errGlob
-			}
-			inRange = false
-		case c == '-':
-			inRange = true
-		default:
-			if inRange {
-				r := &t.ranges[len(t.ranges)-1]
-				r[1] = c
-				if r[1] < r[0] {
-					return errGlob
-				}
-			} else {
-				t.ranges = append(t.ranges, [2]rune{c, c})
-			}
-			inRange = false
-		}
-		first = false
+	default:
+		b.tok.ranges = append(b.tok.ranges, [2]rune{c, c})
 	}
-done:
-	if inRange {
-		t.ranges = append(t.ranges, [2]rune{'-', '-'})
-	}
-	p.i = j
-	p.push(t)
 	return nil
+}
+
+// finish returns the class token; a '-' left open before the ']' is a
+// member.
+func (b *classBuilder) finish() globTok {
+	if b.inRange {
+		b.tok.ranges = append(b.tok.ranges, [2]rune{'-', '-'})
+	}
+	return b.tok
 }
 
 // classHas reports whether byte b is in the class as globset's byte regex

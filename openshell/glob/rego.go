@@ -1,6 +1,9 @@
 package glob
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // How OpenShell's Rego calls the matcher: regorus's glob.match(pattern,
 // delimiters, value), which rewrites the delimiters to "/" and hands the
@@ -55,25 +58,26 @@ func regoRewrite(s string, delims []rune) (string, bool) {
 	if len(delims) == 0 {
 		delims = []rune{'.'}
 	}
-	hasSlash := false
-	for _, d := range delims {
-		if d == '/' {
-			hasSlash = true
-		}
-	}
-	if !hasSlash {
+	if !slices.Contains(delims, '/') {
 		s = strings.ReplaceAll(s, "/", "\x00")
 	}
 	for _, d := range delims {
-		switch d {
-		case ':':
-			s = strings.ReplaceAll(s, ":", "\x00")
-		case '/':
-		default:
-			s = strings.ReplaceAll(s, string(d), "/"+string(d)+"/")
-		}
+		s = rewriteDelimiter(s, d)
 	}
 	return s, true
+}
+
+// rewriteDelimiter rewrites delimiter d of s for globset, whose only
+// separator is '/': '/' stays, ':' becomes NUL, and any other d becomes
+// "/d/".
+func rewriteDelimiter(s string, d rune) string {
+	switch d {
+	case '/':
+		return s
+	case ':':
+		return strings.ReplaceAll(s, ":", "\x00")
+	}
+	return strings.ReplaceAll(s, string(d), "/"+string(d)+"/")
 }
 
 // GlobMatch is the glob.match OpenShell's Rego runs (regorus over globset):

@@ -19,50 +19,82 @@ type rustGlobSpec struct{ lo, hi rune }
 // parseRustGlob tokenizes a pattern as glob::Pattern::new does; false for
 // a pattern it rejects (three or more `*`, `**` not a whole path component,
 // an unclosed `[`).
-func parseRustGlob(p string) ([]rustGlobTok, bool) {
-	cs := []rune(p)
-	var toks []rustGlobTok
-	for i := 0; i < len(cs); {
-		switch cs[i] {
-		case '?':
-			toks = append(toks, rustGlobTok{kind: '?'})
-			i++
-		case '*':
-			old := i
-			for i < len(cs) && cs[i] == '*' {
-				i++
-			}
-			switch n := i - old; {
-			case n > 2:
-				return nil, false
-			case n == 2:
-				if !(i == 2 || cs[old-1] == '/') {
-					return nil, false
-				}
-				if i < len(cs) && cs[i] == '/' {
-					i++
-				} else if i != len(cs) {
-					return nil, false
-				}
-				if len(toks) == 0 || toks[len(toks)-1].kind != '*' {
-					toks = append(toks, rustGlobTok{kind: '*'})
-				}
-			default:
-				toks = append(toks, rustGlobTok{kind: '*'})
-			}
-		case '[':
-			tok, next, ok := parseRustGlobClass(cs, i)
-			if !ok {
-				return nil, false
-			}
-			toks = append(toks, tok)
-			i = next
-		default:
-			toks = append(toks, rustGlobTok{kind: 'c', ch: cs[i]})
-			i++
+func parseRustGlob(pattern string) ([]rustGlobTok, bool) {
+	p := rustGlobParser{cs: []rune(pattern)}
+	for p.i < len(p.cs) {
+		if !p.token() {
+			return nil, false
 		}
 	}
-	return toks, true
+	return p.toks, true
+}
+
+// rustGlobParser is the state of parseRustGlob: the pattern's characters,
+// the position in them, and the tokens read.
+type rustGlobParser struct {
+	cs   []rune
+	i    int
+	toks []rustGlobTok
+}
+
+// token reads the token at cs[i]; false for an invalid one.
+func (p *rustGlobParser) token() bool {
+	switch c := p.cs[p.i]; c {
+	case '?':
+		p.toks = append(p.toks, rustGlobTok{kind: '?'})
+		p.i++
+	case '*':
+		return p.stars()
+	case '[':
+		tok, next, ok := parseRustGlobClass(p.cs, p.i)
+		if !ok {
+			return false
+		}
+		p.toks = append(p.toks, tok)
+		p.i = next
+	default:
+		p.toks = append(p.toks, rustGlobTok{kind: 'c', ch: c})
+		p.i++
+	}
+	return true
+}
+
+// stars reads the run of `*` at cs[i]: one is any sequence, two are the
+// recursive wildcard, three or more are invalid.
+func (p *rustGlobParser) stars() bool {
+	start := p.i
+	for p.i < len(p.cs) && p.cs[p.i] == '*' {
+		p.i++
+	}
+	switch p.i - start {
+	case 1:
+		p.toks = append(p.toks, rustGlobTok{kind: '*'})
+		return true
+	case 2:
+		return p.recursive(start)
+	}
+	return false
+}
+
+// recursive reads the `**` at cs[start:i], valid only as a whole path
+// component: at the start or after `/`, and then `/` (consumed) or the
+// end. It matches any sequence, as one `*` token merged with a `*` just
+// before it.
+func (p *rustGlobParser) recursive(start int) bool {
+	if start > 0 && p.cs[start-1] != '/' {
+		return false
+	}
+	switch {
+	case p.i == len(p.cs):
+	case p.cs[p.i] == '/':
+		p.i++
+	default:
+		return false
+	}
+	if len(p.toks) == 0 || p.toks[len(p.toks)-1].kind != '*' {
+		p.toks = append(p.toks, rustGlobTok{kind: '*'})
+	}
+	return true
 }
 
 // parseRustGlobClass parses the class starting at cs[i] == '['. The first
@@ -112,27 +144,38 @@ func (t rustGlobTok) classHas(r rune) bool {
 	return false
 }
 
+// matchesOne reports whether t, a token that matches one character (not
+// `*`), matches r.
+func (t rustGlobTok) matchesOne(r rune) bool {
+	switch t.kind {
+	case '?':
+		return true
+	case 'c':
+		return t.ch == r
+	case '[':
+		return t.classHas(r)
+	case '!':
+		return !t.classHas(r)
+	}
+	return false
+}
+
 // matchRustGlob matches s against toks: linear backtracking on the last
 // `*`, which is exact for patterns whose only multi-character token is `*`.
 func matchRustGlob(toks []rustGlobTok, s []rune) bool {
 	ti, si := 0, 0
 	starT, starS := -1, 0
 	for si < len(s) {
-		if ti < len(toks) {
-			t := toks[ti]
-			switch {
-			case t.kind == '*':
-				starT, starS = ti, si
-				ti++
-				continue
-			case t.kind == '?',
-				t.kind == 'c' && t.ch == s[si],
-				t.kind == '[' && t.classHas(s[si]),
-				t.kind == '!' && !t.classHas(s[si]):
-				ti++
-				si++
-				continue
-			}
+		switch {
+		case ti == len(toks):
+		case toks[ti].kind == '*':
+			starT, starS = ti, si
+			ti++
+			continue
+		case toks[ti].matchesOne(s[si]):
+			ti++
+			si++
+			continue
 		}
 		if starT < 0 {
 			return false
