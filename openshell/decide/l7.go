@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -83,29 +85,42 @@ func graphqlHardDeny(r *Request) string {
 // rpcHardDeny is why a json-rpc or mcp route rejects r outright, or "".
 func rpcHardDeny(ep *openshell.Endpoint, r *Request) string {
 	switch {
-	case !(r.Method == "GET" && r.RPCStream) && r.RPCMethod == "" && !r.RPCResponse:
+	case !rpcMessage(r):
 		return "JSON-RPC request rejected: the body is not a JSON-RPC message (no rpc clause or response frame)"
 	case strings.EqualFold(ep.Protocol, openshell.ProtocolJSONRPC) && r.RPCResponse:
 		return "JSON-RPC response frames are not permitted from client to server"
-	case strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
-		(ep.MCP == nil || ep.MCP.StrictToolNames == nil || *ep.MCP.StrictToolNames) && !strictMCPToolName(r.Tool):
+	case badMCPToolName(ep, r):
 		return fmt.Sprintf("MCP tool name %q must match ^[A-Za-z0-9_.-]{1,128}$ when strict_tool_names is enabled", r.Tool)
 	}
 	return ""
 }
 
+// rpcMessage reports whether r is something a JSON-RPC relay reads: a
+// receive stream (a GET), a call, or a response frame.
+func rpcMessage(r *Request) bool {
+	return r.Method == "GET" && r.RPCStream || r.RPCMethod != "" || r.RPCResponse
+}
+
+// badMCPToolName reports whether r is an MCP tools/call whose tool name
+// strict_tool_names refuses.
+func badMCPToolName(ep *openshell.Endpoint, r *Request) bool {
+	return strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) && r.RPCMethod == "tools/call" && r.Tool != "" &&
+		strictToolNames(ep) && !strictMCPToolName(r.Tool)
+}
+
+// strictToolNames is the endpoint's mcp.strict_tool_names, on unless set
+// to false.
+func strictToolNames(ep *openshell.Endpoint) bool {
+	return ep.MCP == nil || ep.MCP.StrictToolNames == nil || *ep.MCP.StrictToolNames
+}
+
+// mcpToolName is the tool name jsonrpc.rs validate_mcp_tool_name accepts
+// (its error message quotes this expression).
+var mcpToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
 // strictMCPToolName is jsonrpc.rs validate_mcp_tool_name.
 func strictMCPToolName(name string) bool {
-	if name == "" || len(name) > 128 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return mcpToolName.MatchString(name)
 }
 
 // decideL7 is allow_request and not deny_request over every matching
@@ -117,13 +132,7 @@ func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) 
 		if m.ep.Path != "" && !d.pathMatches(m.ep.Path, path) {
 			continue
 		}
-		for j := range m.ep.DenyRules {
-			if d.denied(m.ep, &m.ep.DenyRules[j], r, path) {
-				return enforce(cfg, Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
-					Reason: fmt.Sprintf("%s %s blocked by deny rule", r.Method, path)})
-			}
-		}
-		if dd, ok := d.builtinDeny(m, r); ok {
+		if dd, ok := d.endpointDenies(m, r, path); ok {
 			return enforce(cfg, dd)
 		}
 		if allow == nil {
@@ -137,6 +146,18 @@ func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) 
 	}
 	return enforce(cfg, Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 		Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s (not permitted by policy)", cfg.ep.Host, r.Method, path)})
+}
+
+// endpointDenies is deny_request for the endpoint of m: its first deny
+// rule that matches r, else a built-in denial (builtinDeny).
+func (d *Decider) endpointDenies(m matched, r *Request, path string) (Decision, bool) {
+	for j := range m.ep.DenyRules {
+		if d.denied(m.ep, &m.ep.DenyRules[j], r, path) {
+			return Decision{Policy: m.key, Path: fmt.Sprintf("%s.deny_rules[%d]", epPath(m.key, m.i), j),
+				Reason: fmt.Sprintf("%s %s blocked by deny rule", r.Method, path)}, true
+		}
+	}
+	return d.builtinDeny(m, r)
 }
 
 // enforce turns a denial into an audited allow unless the connection's
@@ -185,17 +206,38 @@ func (d *Decider) allowed(m matched, r *Request, path string) (Decision, bool) {
 func (d *Decider) ruleAllows(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string) (string, bool) {
 	switch {
 	// REST (:476): not JSON-RPC family, method, path, query.
-	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
-		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, true):
+	case d.restRuleMatches(ep, ru, r, path, true):
 		return fmt.Sprintf("allowed by rule %s %s", ru.Method, ru.Path), true
 	// SQL (:488): command, "*" or case-insensitive.
-	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
+	case sqlRuleMatches(ru, r):
 		return fmt.Sprintf("allowed by SQL rule %s", ru.Command), true
-	// JSON-RPC family (:497).
-	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && !r.RPCResponse && d.rpcMatches(ep, ru, r):
+	// JSON-RPC family (:497), never a response frame.
+	case !r.RPCResponse && d.rpcRuleMatches(ep, ru, r):
 		return fmt.Sprintf("allowed by JSON-RPC rule %s", ru.Method), true
 	}
 	return "", false
+}
+
+// restRuleMatches is the REST arm of an allow rule (sandbox-policy.rego:476)
+// or a deny rule (:306): an endpoint not of the JSON-RPC family, the
+// method, the path, and the query as allow or deny rules read it
+// (queryMatches).
+func (d *Decider) restRuleMatches(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string, allow bool) bool {
+	return !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
+		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, allow)
+}
+
+// sqlRuleMatches is the SQL arm of an allow rule (:488) or a deny rule
+// (:318): the command, "*" or case-insensitively equal.
+func sqlRuleMatches(ru *openshell.Match, r *Request) bool {
+	return ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command))
+}
+
+// rpcRuleMatches is the JSON-RPC arm of an allow rule (:497) or a deny
+// rule (:327): a POST to a JSON-RPC family endpoint whose call the rule's
+// method (and MCP params) match.
+func (d *Decider) rpcRuleMatches(ep *openshell.Endpoint, ru *openshell.Match, r *Request) bool {
+	return jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && d.rpcMatches(ep, ru, r)
 }
 
 // ruleDecision is the decision of rules[j] (an explicit rule, or a rule of
@@ -223,8 +265,7 @@ func mcpAllowed(m matched, rules []openshell.Match, r *Request) (Decision, bool)
 	}
 	at := epPath(m.key, m.i)
 	switch {
-	case allowAllKnownMCP(ep) && r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" &&
-		!(r.RPCMethod == "tools/call" && mcpNarrowed(rules)):
+	case allowAllKnownMCP(ep) && mcpCallNotNarrowed(rules, r):
 		return Decision{Allowed: true, Policy: m.key, Path: at + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
 	case r.Method == "POST" && r.RPCResponse:
 		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP response frame"}, true
@@ -232,6 +273,14 @@ func mcpAllowed(m matched, rules []openshell.Match, r *Request) (Decision, bool)
 		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP receive stream (GET, text/event-stream)"}, true
 	}
 	return Decision{}, false
+}
+
+// mcpCallNotNarrowed reports whether r is a JSON-RPC call that
+// allow_all_known_mcp_methods covers: a POST call, other than a tools/call
+// that a rule narrows by params.name.
+func mcpCallNotNarrowed(rules []openshell.Match, r *Request) bool {
+	return r.Method == "POST" && !r.RPCResponse && r.RPCMethod != "" &&
+		!(r.RPCMethod == "tools/call" && mcpNarrowed(rules))
 }
 
 func allowAllKnownMCP(ep *openshell.Endpoint) bool {
@@ -267,20 +316,19 @@ func (d *Decider) builtinDeny(m matched, r *Request) (Decision, bool) {
 // denied is request_denied_for_endpoint for one deny rule
 // (sandbox-policy.rego:306 REST, :318 SQL, :327 JSON-RPC, :344 GraphQL).
 func (d *Decider) denied(ep *openshell.Endpoint, ru *openshell.Match, r *Request, path string) bool {
-	switch {
-	case !jsonrpcFamily(ep) && ru.Method != "" && methodMatches(r.Method, ru.Method) &&
-		d.pathMatches(ru.Path, path) && d.queryMatches(ru.Query, r, false):
-		return true
-	case ru.Command != "" && r.Command != "" && (ru.Command == "*" || strings.EqualFold(ru.Command, r.Command)):
-		return true
-	case jsonrpcFamily(ep) && r.Method == "POST" && ru.Method != "" && d.rpcMatches(ep, ru, r):
-		return true
-	case ru.OperationType != "":
-		for _, op := range r.GraphQL {
-			if eff, ok := effectiveOp(ep, op); ok && d.opMatches(eff, ru, false) {
-				return true
-			}
-		}
+	return d.restRuleMatches(ep, ru, r, path, false) || sqlRuleMatches(ru, r) ||
+		d.rpcRuleMatches(ep, ru, r) || d.graphqlDenied(ep, ru, r)
+}
+
+// graphqlDenied is the GraphQL arm of a deny rule (:344): a rule with an
+// operation_type that matches one of the request's operations, a
+// persisted query through the endpoint's registry.
+func (d *Decider) graphqlDenied(ep *openshell.Endpoint, ru *openshell.Match, r *Request) bool {
+	if ru.OperationType == "" {
+		return false
 	}
-	return false
+	return slices.ContainsFunc(r.GraphQL, func(op GraphQLOp) bool {
+		eff, ok := effectiveOp(ep, op)
+		return ok && d.opMatches(eff, ru, false)
+	})
 }
