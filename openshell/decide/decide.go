@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -77,46 +78,30 @@ func New(p *openshell.Policy, version string) (*Decider, error) {
 	}
 	d := &Decider{p: p, version: v, keys: p.PolicyKeys(), rules: map[*openshell.Endpoint][]openshell.Match{},
 		globs: globCache{slash: map[string]*glob.Rego{}, dot: map[string]*glob.Rego{}}}
-	addDot := d.globs.addDot
-	addQM := func(q openshell.QueryMatch) {
-		addDot(q.Glob)
-		for _, g := range q.Any {
-			addDot(g)
-		}
-	}
-	addMatch := func(m *openshell.Match) {
-		d.globs.addSlash(m.Path)
-		addDot(m.OperationName)
-		addDot(m.Method)
-		for _, f := range m.Fields {
-			addDot(f)
-		}
-		for _, q := range m.Query {
-			addQM(q)
-		}
-		for _, q := range flattenParams(m) {
-			addQM(q)
-		}
-	}
 	for _, k := range d.keys {
 		np := p.NetworkPolicies[k]
 		for i := range np.Endpoints {
-			ep := &p.NetworkPolicies[k].Endpoints[i]
-			d.globs.addSlash(ep.Path)
-			addDot(strings.ToLower(ep.Host))
-			d.rules[ep] = effectiveRules(ep)
-			for j := range d.rules[ep] {
-				addMatch(&d.rules[ep][j])
-			}
-			for j := range ep.DenyRules {
-				addMatch(&ep.DenyRules[j])
-			}
+			d.addEndpoint(&p.NetworkPolicies[k].Endpoints[i])
 		}
 		for _, b := range np.Binaries {
 			d.globs.addSlash(b.Path)
 		}
 	}
 	return d, nil
+}
+
+// addEndpoint records ep's effective rules and compiles every pattern of
+// the endpoint and of its allow and deny rules.
+func (d *Decider) addEndpoint(ep *openshell.Endpoint) {
+	d.globs.addSlash(ep.Path)
+	d.globs.addDot(strings.ToLower(ep.Host))
+	d.rules[ep] = effectiveRules(ep)
+	for j := range d.rules[ep] {
+		d.globs.addMatch(&d.rules[ep][j])
+	}
+	for j := range ep.DenyRules {
+		d.globs.addMatch(&ep.DenyRules[j])
+	}
 }
 
 // effectiveRules is what Rego sees as endpoint.rules: the rules, or, when
@@ -147,26 +132,38 @@ func effectiveRules(ep *openshell.Endpoint) []openshell.Match {
 	return presetRules(proto, ep.Access)
 }
 
+// The access presets of effectiveRules: the GraphQL operation types, or
+// the methods allowed on every path, of each access level. A websocket
+// endpoint has its own read-only and read-write sets and shares full with
+// every protocol other than graphql.
+var (
+	graphqlPresets = map[string][]string{
+		openshell.AccessReadOnly:  {"query"},
+		openshell.AccessReadWrite: {"query", "mutation"},
+		openshell.AccessFull:      {"*"},
+	}
+	websocketPresets = map[string][]string{
+		openshell.AccessReadOnly:  {"GET"},
+		openshell.AccessReadWrite: {"GET", "WEBSOCKET_TEXT"},
+	}
+	methodPresets = map[string][]string{
+		openshell.AccessFull:      {"*"},
+		openshell.AccessReadOnly:  {"GET", "HEAD", "OPTIONS"},
+		openshell.AccessReadWrite: {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"},
+	}
+)
+
 // presetRules expands an access preset for a protocol (the table of
-// effectiveRules).
+// effectiveRules); nil for an unknown preset.
 func presetRules(proto, access string) []openshell.Match {
-	switch {
-	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadOnly:
-		return gqlRules("query")
-	case proto == openshell.ProtocolGraphQL && access == openshell.AccessReadWrite:
-		return gqlRules("query", "mutation")
-	case proto == openshell.ProtocolGraphQL && access == openshell.AccessFull:
-		return gqlRules("*")
-	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadOnly:
-		return restRules("GET")
-	case proto == openshell.ProtocolWebsocket && access == openshell.AccessReadWrite:
-		return restRules("GET", "WEBSOCKET_TEXT")
-	case access == openshell.AccessFull:
-		return restRules("*")
-	case access == openshell.AccessReadOnly:
-		return restRules("GET", "HEAD", "OPTIONS")
-	case access == openshell.AccessReadWrite:
-		return restRules("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH")
+	if ts, ok := graphqlPresets[access]; ok && proto == openshell.ProtocolGraphQL {
+		return gqlRules(ts...)
+	}
+	if ms, ok := websocketPresets[access]; ok && proto == openshell.ProtocolWebsocket {
+		return restRules(ms...)
+	}
+	if ms, ok := methodPresets[access]; ok {
+		return restRules(ms...)
 	}
 	return nil
 }
@@ -240,15 +237,12 @@ func (d *Decider) Decide(r *Request) Decision {
 		}
 	}
 	dst := newDestination(host, r)
-	if dst.isIP && !dst.gateway && openshell.AlwaysBlockedIP(dst.addr) {
+	if dst.alwaysBlocked() {
 		return Decision{Reason: fmt.Sprintf("%s is loopback, link-local or unspecified, always blocked by the SSRF guard", dst.addr)}
 	}
 	ms, hostMatched := d.matchPolicies(host, r)
 	if len(ms) == 0 {
-		if hostMatched {
-			return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
-		}
-		return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
+		return noPolicy(host, r, hostMatched)
 	}
 	cfg := firstExtended(ms)
 	configs := l7Configs(ms)
@@ -264,14 +258,30 @@ func (d *Decider) Decide(r *Request) Decision {
 	return d.decideRequests(ms, cfg, configs, r)
 }
 
+// noPolicy is the denial of a connection no network policy allows:
+// hostMatched says an endpoint matched host and port, but not for the
+// process or its ancestors.
+func noPolicy(host string, r *Request, hostMatched bool) Decision {
+	if hostMatched {
+		return Decision{Reason: fmt.Sprintf("no network policy for %s:%d allows binary %s", host, r.Port, strings.Join(r.Binaries(), " or its ancestors "))}
+	}
+	return Decision{Reason: fmt.Sprintf("no network policy allows %s:%d", host, r.Port)}
+}
+
+// firstConfig is the endpoint that speaks for the connection: the first
+// extended config cfg when there is one, else the first matching endpoint.
+func firstConfig(ms []matched, cfg *matched) matched {
+	if cfg != nil {
+		return *cfg
+	}
+	return ms[0]
+}
+
 // decideRequests decides the requests over an allowed connection: none
 // (no method: the connection alone), the raw tunnel of tls: skip, the
 // passthrough relay, or L7 inspection.
 func (d *Decider) decideRequests(ms []matched, cfg *matched, configs []*matched, r *Request) Decision {
-	first := ms[0]
-	if cfg != nil {
-		first = *cfg
-	}
+	first := firstConfig(ms, cfg)
 	// tls: skip on the first config relays the tunnel raw (query_tls_mode,
 	// proxy.rs:2362 and :1153 @ v0.0.83, proxy.rs:3514 and :2171 @
 	// v0.0.111); otherwise the L7 configs, if any, inspect it
@@ -307,11 +317,7 @@ func (d *Decider) inspect(ms []matched, configs []*matched, r *Request) Decision
 		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: fmt.Sprintf("request query is rejected before policy evaluation: %s (l7/rest.rs parse_query_params)", r.QueryError)}
 	}
-	slashOK := false
-	for _, c := range configs {
-		slashOK = slashOK || c.ep.AllowEncodedSlash
-	}
-	canon, err := canonicalRequestPath(r.Path, slashOK, d.version)
+	canon, err := canonicalRequestPath(r.Path, anyEncodedSlash(configs), d.version)
 	if err != nil {
 		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
 			Reason: fmt.Sprintf("request path %q is rejected before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
@@ -344,9 +350,22 @@ func (d *Decider) selectRoute(configs []*matched, route *matched, canon string, 
 	// v0.0.111 re-checks the opt-in against the selected config
 	// (relay.rs:572-584); v0.0.83 lets one endpoint's opt-in cover
 	// every endpoint on the host:port.
-	if openshell.CompareVersions(d.version, "v0.0.111") >= 0 && !sel.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
+	if d.encodedSlashRefused(sel, canon) {
 		return nil, Decision{Policy: sel.key, Path: epPath(sel.key, sel.i),
 			Reason: fmt.Sprintf("request path %q: %v (l7/relay.rs:581)", r.Path, errPathEncodedSlash)}, false
 	}
 	return sel, Decision{}, true
+}
+
+// anyEncodedSlash reports whether one of the configs opts in to
+// allow_encoded_slash: the request is canonicalised with it then.
+func anyEncodedSlash(configs []*matched) bool {
+	return slices.ContainsFunc(configs, func(c *matched) bool { return c.ep.AllowEncodedSlash })
+}
+
+// encodedSlashRefused reports whether v0.0.111's re-check of
+// allow_encoded_slash against the selected config route refuses canon,
+// which an opt-in of another config let keep an encoded slash.
+func (d *Decider) encodedSlashRefused(route *matched, canon string) bool {
+	return openshell.CompareVersions(d.version, "v0.0.111") >= 0 && !route.ep.AllowEncodedSlash && strings.Contains(canon, "%2F")
 }

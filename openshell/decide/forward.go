@@ -2,7 +2,6 @@ package decide
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
@@ -54,45 +53,15 @@ func (d *Decider) forwardScheme(r *Request, host string) (Decision, bool) {
 // decideForward decides a forward-proxy request once the L4 decision has
 // allowed it (ms non-empty).
 func (d *Decider) decideForward(ms []matched, cfg *matched, configs []*matched, r *Request, host string, dst dest) Decision {
-	first := ms[0]
-	if cfg != nil {
-		first = *cfg
-	}
-	slashOK := false
-	for _, c := range configs {
-		slashOK = slashOK || c.ep.AllowEncodedSlash
-	}
-	v111 := openshell.CompareVersions(d.version, "v0.0.111") >= 0
-	canon := r.Path
-	if v111 || len(configs) > 0 {
-		c, err := canonicalRequestPath(r.Path, slashOK, d.version)
-		if err != nil {
-			return Decision{Policy: first.key, Path: epPath(first.key, first.i),
-				Reason: fmt.Sprintf("forward-proxy request path %q refused with 400 before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
-		}
-		canon = c
+	first := firstConfig(ms, cfg)
+	canon, err := d.forwardPath(configs, r)
+	if err != nil {
+		return Decision{Policy: first.key, Path: epPath(first.key, first.i),
+			Reason: fmt.Sprintf("forward-proxy request path %q refused with 400 before policy evaluation: %v (l7/path.rs canonicalize_request_target)", r.Path, err)}
 	}
 	var allow Decision
 	if len(configs) > 0 {
-		route := selectConfigForPath(configs, canon)
-		if route == nil {
-			return Decision{Policy: configs[0].key, Path: epPath(configs[0].key, configs[0].i),
-				Reason: fmt.Sprintf("forward-proxy request %s %s did not match an L7 endpoint path (refused even under audit)", r.Method, canon)}
-		}
-		if v111 && !route.ep.AllowEncodedSlash && strings.Contains(canon, "%2F") {
-			return Decision{Policy: route.key, Path: epPath(route.key, route.i),
-				Reason: fmt.Sprintf("forward-proxy request path %q: %v (proxy.rs:5211 @ v0.0.111)", r.Path, errPathEncodedSlash)}
-		}
-		if deny, ok := hardDeny(route, r); ok {
-			return deny
-		}
-		req := r
-		if r.QueryError != "" {
-			q := *r
-			q.Query, q.QueryError = nil, ""
-			req = &q
-		}
-		allow = d.decideL7(ms, route, req, canon)
+		allow = d.forwardL7(ms, configs, r, canon)
 		if !allow.Allowed {
 			return allow
 		}
@@ -106,4 +75,46 @@ func (d *Decider) decideForward(ms []matched, cfg *matched, configs []*matched, 
 	}
 	return Decision{Allowed: true, Policy: first.key, Path: epPath(first.key, first.i),
 		Reason: fmt.Sprintf("forward proxy: L4 endpoint %s allows the request without inspection (no endpoint for this host:port has an L7 protocol)", first.ep.Host)}
+}
+
+// forwardPath is the path a forward-proxy request is decided on: the
+// request-target canonicalised (always at v0.0.111, only with an L7 config
+// at v0.0.83), else as written.
+func (d *Decider) forwardPath(configs []*matched, r *Request) (string, error) {
+	if openshell.CompareVersions(d.version, "v0.0.111") < 0 && len(configs) == 0 {
+		return r.Path, nil
+	}
+	return canonicalRequestPath(r.Path, anyEncodedSlash(configs), d.version)
+}
+
+// forwardL7 is the L7 verdict on a forward-proxy request with the path
+// canon: routed by endpoint path even to a single config (no route is
+// refused even under audit), the encoded-slash re-check of v0.0.111, the
+// hard denials, then the rules, with a query that does not decode
+// evaluated as no query.
+func (d *Decider) forwardL7(ms []matched, configs []*matched, r *Request, canon string) Decision {
+	route := selectConfigForPath(configs, canon)
+	if route == nil {
+		return Decision{Policy: configs[0].key, Path: epPath(configs[0].key, configs[0].i),
+			Reason: fmt.Sprintf("forward-proxy request %s %s did not match an L7 endpoint path (refused even under audit)", r.Method, canon)}
+	}
+	if d.encodedSlashRefused(route, canon) {
+		return Decision{Policy: route.key, Path: epPath(route.key, route.i),
+			Reason: fmt.Sprintf("forward-proxy request path %q: %v (proxy.rs:5211 @ v0.0.111)", r.Path, errPathEncodedSlash)}
+	}
+	if deny, ok := hardDeny(route, r); ok {
+		return deny
+	}
+	return d.decideL7(ms, route, withoutBadQuery(r), canon)
+}
+
+// withoutBadQuery is r, or when its query does not decode a copy of r
+// with no query (parse_query_params(..).unwrap_or_default()).
+func withoutBadQuery(r *Request) *Request {
+	if r.QueryError == "" {
+		return r
+	}
+	q := *r
+	q.Query, q.QueryError = nil, ""
+	return &q
 }

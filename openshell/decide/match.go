@@ -32,6 +32,31 @@ func (c *globCache) addDot(pat string) {
 	}
 }
 
+// addMatch compiles every pattern of rule m: its path for slash, its
+// operation name, method, fields, query values and params for dot.
+func (c *globCache) addMatch(m *openshell.Match) {
+	c.addSlash(m.Path)
+	c.addDot(m.OperationName)
+	c.addDot(m.Method)
+	for _, f := range m.Fields {
+		c.addDot(f)
+	}
+	for _, q := range m.Query {
+		c.addQuery(q)
+	}
+	for _, q := range flattenParams(m) {
+		c.addQuery(q)
+	}
+}
+
+// addQuery compiles the globs of a query or params matcher for dot.
+func (c *globCache) addQuery(q openshell.QueryMatch) {
+	c.addDot(q.Glob)
+	for _, g := range q.Any {
+		c.addDot(g)
+	}
+}
+
 // match is glob.match(pat, ["/"], v) (slash) or glob.match(pat, [] or ["."],
 // v) (dot), using the compiled pattern when there is one.
 func (c *globCache) match(slash bool, pat, v string) bool {

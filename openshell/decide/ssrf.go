@@ -74,6 +74,13 @@ func newDestination(host string, r *Request) dest {
 	return d
 }
 
+// alwaysBlocked reports whether the destination is an always-blocked
+// address (openshell.AlwaysBlockedIP) that does not take the
+// trusted-gateway path.
+func (d dest) alwaysBlocked() bool {
+	return d.isIP && !d.gateway && openshell.AlwaysBlockedIP(d.addr)
+}
+
 // destination is the proxy's destination check after the L4 decision, one
 // mode chosen in this order (build_validation_plan,
 // proxy/destination.rs:79-106 @ v0.0.111; the same chain inline at
