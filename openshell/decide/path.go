@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -72,22 +73,14 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 // drops the query, and refuses what is not an origin-form path of at most
 // 4096 bytes ("" is "/").
 func checkRequestTarget(raw string) (string, error) {
-	for i := 0; i < len(raw); i++ {
-		b := raw[i]
-		switch {
-		case b < 0x20 || b == 0x7f:
-			return "", errPathControl
-		case b >= 0x80:
-			return "", errPathNonASCII
-		}
+	if err := checkTargetBytes(raw); err != nil {
+		return "", err
 	}
 	if strings.Contains(raw, "#") {
 		return "", errPathFragment
 	}
 	raw, _, _ = strings.Cut(raw, "?")
-	if raw == "" {
-		raw = "/"
-	}
+	raw = cmp.Or(raw, "/")
 	if !strings.HasPrefix(raw, "/") {
 		return "", errPathMalformed
 	}
@@ -95,6 +88,20 @@ func checkRequestTarget(raw string) (string, error) {
 		return "", errPathTooLong
 	}
 	return raw, nil
+}
+
+// checkTargetBytes refuses a control byte or a raw non-ASCII byte,
+// whichever comes first.
+func checkTargetBytes(raw string) error {
+	for i := 0; i < len(raw); i++ {
+		switch b := raw[i]; {
+		case controlByte(b):
+			return errPathControl
+		case b >= 0x80:
+			return errPathNonASCII
+		}
+	}
+	return nil
 }
 
 // resolveDotSegments resolves "." and ".." (".." above the root is an
@@ -187,28 +194,49 @@ func percentDecodePath(raw string, allowEncodedSlash bool) (string, error) {
 			out = append(out, c)
 			continue
 		}
-		if i+2 >= len(raw) {
+		d, ok := percentByte(raw, i)
+		if !ok {
 			return "", errPathPercent
 		}
-		hi, ok1 := unhex(raw[i+1])
-		lo, ok2 := unhex(raw[i+2])
-		if !ok1 || !ok2 {
-			return "", errPathPercent
+		d, err := decodedPathByte(d, allowEncodedSlash)
+		if err != nil {
+			return "", err
 		}
-		d := hi<<4 | lo
-		switch {
-		case d == '/' && !allowEncodedSlash:
-			return "", errPathEncodedSlash
-		case d == '/':
-			out = append(out, pathSlashSentinel)
-		case d < 0x20 || d == 0x7f:
-			return "", errPathControl
-		default:
-			out = append(out, d)
-		}
+		out = append(out, d)
 		i += 2
 	}
 	return string(out), nil
+}
+
+// decodedPathByte is what the decoded escape d stands for in the path: a
+// decoded slash is pathSlashSentinel with allow_encoded_slash and an error
+// without, and a control byte is an error.
+func decodedPathByte(d byte, allowEncodedSlash bool) (byte, error) {
+	switch {
+	case d == '/' && !allowEncodedSlash:
+		return 0, errPathEncodedSlash
+	case d == '/':
+		return pathSlashSentinel, nil
+	case controlByte(d):
+		return 0, errPathControl
+	}
+	return d, nil
+}
+
+// controlByte reports whether b is an ASCII control byte (C0 or DEL).
+func controlByte(b byte) bool {
+	return b < 0x20 || b == 0x7f
+}
+
+// percentByte decodes the escape "%XX" at s[i]; false when it is truncated
+// or not hex.
+func percentByte(s string, i int) (byte, bool) {
+	if i+2 >= len(s) {
+		return 0, false
+	}
+	hi, ok1 := unhex(s[i+1])
+	lo, ok2 := unhex(s[i+2])
+	return hi<<4 | lo, ok1 && ok2
 }
 
 func unhex(c byte) (byte, bool) {

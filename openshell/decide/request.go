@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -103,23 +104,7 @@ func (r *Request) String() string {
 	if r.Forward {
 		b.WriteString("forward ")
 	}
-	if r.Method == "" {
-		fmt.Fprintf(&b, "CONNECT %s", net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
-	} else {
-		scheme := r.Scheme
-		if scheme == "" {
-			scheme = "https"
-		}
-		rq := r.rawQuery
-		if rq == "" {
-			rq = r.Query.Encode()
-		}
-		u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: rq}
-		if r.Port != r.defaultPort(scheme) {
-			u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
-		}
-		fmt.Fprintf(&b, "%s %s", r.Method, u.String())
-	}
+	b.WriteString(r.target())
 	fmt.Fprintf(&b, " from %s", r.Binary)
 	for _, a := range r.Ancestors {
 		fmt.Fprintf(&b, " via %s", a)
@@ -127,17 +112,39 @@ func (r *Request) String() string {
 	if r.Addr.IsValid() {
 		fmt.Fprintf(&b, " at %s", r.Addr)
 	}
+	r.writePayload(&b)
+	return b.String()
+}
+
+// target renders the request line: CONNECT HOST:PORT, or the method and
+// the URL (https when no scheme is set, the port only when it is not the
+// scheme's, the query as written).
+func (r *Request) target() string {
+	if r.Method == "" {
+		return "CONNECT " + net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+	}
+	scheme := cmp.Or(r.Scheme, "https")
+	rq := cmp.Or(r.rawQuery, r.Query.Encode())
+	u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: rq}
+	if r.Port != r.defaultPort(scheme) {
+		u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
+	}
+	return r.Method + " " + u.String()
+}
+
+// writePayload renders the clauses of what the request carries.
+func (r *Request) writePayload(b *strings.Builder) {
 	if r.Command != "" {
-		fmt.Fprintf(&b, " sql %s", r.Command)
+		fmt.Fprintf(b, " sql %s", r.Command)
 	}
 	for _, op := range r.GraphQL {
-		fmt.Fprintf(&b, " graphql %s", op)
+		fmt.Fprintf(b, " graphql %s", op)
 	}
 	if r.RPCMethod != "" {
-		fmt.Fprintf(&b, " rpc %s", r.RPCMethod)
+		fmt.Fprintf(b, " rpc %s", r.RPCMethod)
 	}
 	if r.Tool != "" {
-		fmt.Fprintf(&b, " tool %s", r.Tool)
+		fmt.Fprintf(b, " tool %s", r.Tool)
 	}
 	if r.RPCResponse {
 		b.WriteString(" frame response")
@@ -146,9 +153,8 @@ func (r *Request) String() string {
 		b.WriteString(" frame stream")
 	}
 	for _, k := range r.Credentialed {
-		fmt.Fprintf(&b, " credentialed %s", k)
+		fmt.Fprintf(b, " credentialed %s", k)
 	}
-	return b.String()
 }
 
 // ErrBadRequest reports request syntax ParseRequest cannot read.
@@ -197,33 +203,49 @@ func ParseRequest(s string) (*Request, error) {
 	if len(f) < 4 {
 		return nil, fmt.Errorf("%w %q: want %s", ErrBadRequest, s, requestSyntax)
 	}
-	method := strings.ToUpper(f[0])
-	if !httpMethods[method] {
-		return nil, fmt.Errorf("%w %q: unknown method %q", ErrBadRequest, s, f[0])
-	}
-	if r.Forward && (method == "CONNECT" || method == "WEBSOCKET_TEXT") {
-		return nil, fmt.Errorf("%w %q: a forward-proxy request is one plain HTTP request, not %s (drop \"forward\" for a CONNECT tunnel)", ErrBadRequest, s, method)
-	}
-	if err := r.parseTarget(s, method, f[1]); err != nil {
+	if err := r.parseRequestLine(s, f[0], f[1]); err != nil {
 		return nil, err
 	}
-	if r.Host == "" || strings.ContainsAny(r.Host, "*/ ") {
-		return nil, fmt.Errorf("%w %q: host %q is not a host name or address", ErrBadRequest, s, r.Host)
-	}
-	rest := f[2:]
-	for len(rest) > 0 {
-		if len(rest) < 2 {
-			return nil, fmt.Errorf("%w %q: %q needs a value (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
-		}
-		if err := r.parseClause(s, strings.ToLower(rest[0]), rest[1]); err != nil {
-			return nil, err
-		}
-		rest = rest[2:]
+	if err := r.parseClauses(s, f[2:]); err != nil {
+		return nil, err
 	}
 	if r.Binary == "" {
 		return nil, fmt.Errorf("%w %q: missing \"from BINARY\": OpenShell matches every connection to a process", ErrBadRequest, s)
 	}
 	return r, nil
+}
+
+// parseRequestLine reads the method and the target of request s.
+func (r *Request) parseRequestLine(s, word, target string) error {
+	method := strings.ToUpper(word)
+	if !httpMethods[method] {
+		return fmt.Errorf("%w %q: unknown method %q", ErrBadRequest, s, word)
+	}
+	if r.Forward && (method == "CONNECT" || method == "WEBSOCKET_TEXT") {
+		return fmt.Errorf("%w %q: a forward-proxy request is one plain HTTP request, not %s (drop \"forward\" for a CONNECT tunnel)", ErrBadRequest, s, method)
+	}
+	if err := r.parseTarget(s, method, target); err != nil {
+		return err
+	}
+	if r.Host == "" || strings.ContainsAny(r.Host, "*/ ") {
+		return fmt.Errorf("%w %q: host %q is not a host name or address", ErrBadRequest, s, r.Host)
+	}
+	return nil
+}
+
+// parseClauses reads the KEYWORD VALUE clauses after the target of
+// request s.
+func (r *Request) parseClauses(s string, rest []string) error {
+	for len(rest) > 0 {
+		if len(rest) < 2 {
+			return fmt.Errorf("%w %q: %q needs a value (want %s)", ErrBadRequest, s, rest[0], requestSyntax)
+		}
+		if err := r.parseClause(s, strings.ToLower(rest[0]), rest[1]); err != nil {
+			return err
+		}
+		rest = rest[2:]
+	}
+	return nil
 }
 
 // parseTarget reads the target of request s: HOST:PORT for CONNECT, a URL
@@ -344,36 +366,16 @@ func (r *Request) parseFrame(val string) string {
 	return ""
 }
 
+// parseURL reads the URL of a request other than CONNECT.
 func (r *Request) parseURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return err
 	}
-	def, ok := defaultPorts[u.Scheme]
-	// A forward-proxy target may name any scheme: OpenShell reads it
-	// before deciding (parse_proxy_uri), and the scheme is an input of the
-	// decision (v0.0.83 forwards every scheme but https as plain HTTP).
-	forwardOK := r.Forward && u.Scheme != "" && strings.HasPrefix(strings.ToLower(raw), u.Scheme+"://")
-	if !ok && !forwardOK {
-		return fmt.Errorf("URL %q: scheme must be https, http, wss or ws", raw)
+	if err := r.checkURL(raw, u); err != nil {
+		return err
 	}
-	if u.User != nil {
-		return fmt.Errorf("URL %q: credentials in URLs are not accepted", raw)
-	}
-	if u.Fragment != "" {
-		return fmt.Errorf("URL %q: fragments never reach the server", raw)
-	}
-	if r.Forward {
-		def = r.defaultPort(u.Scheme)
-	}
-	r.Scheme, r.Host, r.Port = u.Scheme, u.Hostname(), def
-	// url.Parse reads an unbracketed "::1" as host ":" and port "1"; only a
-	// bracketed IPv6 address may hold a colon.
-	if strings.Contains(r.Host, ":") {
-		if _, err := netip.ParseAddr(r.Host); err != nil {
-			return fmt.Errorf("URL %q: host %q is not an address: an IPv6 address in a URL goes in brackets ([::1])", raw, r.Host)
-		}
-	}
+	r.Scheme, r.Host, r.Port = u.Scheme, u.Hostname(), r.defaultPort(u.Scheme)
 	if p := u.Port(); p != "" {
 		if r.Port, err = parsePort(p); err != nil {
 			return err
@@ -383,16 +385,48 @@ func (r *Request) parseURL(raw string) error {
 	// raw non-ASCII, which OpenShell's canonicaliser rejects instead
 	// (l7/path.rs:546 non_ascii_raw_byte_rejected @ v0.0.111, :475 @
 	// v0.0.83); canonicalRequestPath sees what the client sent.
-	r.Path = rawURLPath(raw)
-	if r.Path == "" {
-		r.Path = "/"
-	}
+	r.Path = cmp.Or(rawURLPath(raw), "/")
 	r.rawQuery = u.RawQuery
 	r.Query, r.QueryError = parseQueryParams(u.RawQuery)
 	if len(r.Query) == 0 {
 		r.Query = nil
 	}
 	return nil
+}
+
+// checkURL refuses what a request URL may not hold: a scheme other than
+// https, http, wss or ws (but see schemeOK), credentials, a fragment, or
+// an IPv6 host without brackets.
+func (r *Request) checkURL(raw string, u *url.URL) error {
+	if !r.schemeOK(raw, u) {
+		return fmt.Errorf("URL %q: scheme must be https, http, wss or ws", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("URL %q: credentials in URLs are not accepted", raw)
+	}
+	if u.Fragment != "" {
+		return fmt.Errorf("URL %q: fragments never reach the server", raw)
+	}
+	// url.Parse reads an unbracketed "::1" as host ":" and port "1"; only a
+	// bracketed IPv6 address may hold a colon.
+	if host := u.Hostname(); strings.Contains(host, ":") {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return fmt.Errorf("URL %q: host %q is not an address: an IPv6 address in a URL goes in brackets ([::1])", raw, host)
+		}
+	}
+	return nil
+}
+
+// schemeOK reports whether the URL's scheme is one a request may name:
+// https, http, wss or ws. A forward-proxy target may name any scheme:
+// OpenShell reads it before deciding (parse_proxy_uri), and the scheme is
+// an input of the decision (v0.0.83 forwards every scheme but https as
+// plain HTTP).
+func (r *Request) schemeOK(raw string, u *url.URL) bool {
+	if _, ok := defaultPorts[u.Scheme]; ok {
+		return true
+	}
+	return r.Forward && u.Scheme != "" && strings.HasPrefix(strings.ToLower(raw), u.Scheme+"://")
 }
 
 // parseQueryParams decodes a query string as OpenShell's REST parser does
@@ -430,15 +464,12 @@ func decodeQueryComponent(in string) (string, string) {
 			b = append(b, ' ')
 		case c != '%':
 			b = append(b, c)
-		case i+2 >= len(in):
-			return "", "invalid percent-encoding in query component"
 		default:
-			hi, ok1 := unhex(in[i+1])
-			lo, ok2 := unhex(in[i+2])
-			if !ok1 || !ok2 {
+			d, ok := percentByte(in, i)
+			if !ok {
 				return "", "invalid percent-encoding in query component"
 			}
-			b = append(b, hi<<4|lo)
+			b = append(b, d)
 			i += 2
 		}
 	}
