@@ -97,17 +97,30 @@ func (d *Decider) pathMatches(pattern, p string) bool {
 // present and one value matching (:378-425).
 func (d *Decider) queryMatches(q map[string]openshell.QueryMatch, r *Request, allow bool) bool {
 	for key, qm := range q {
-		vals := r.Query[key]
-		if len(vals) == 0 {
+		if !d.valuesMatch(qm, r.Query[key], allow) {
 			return false
 		}
-		n := 0
-		for _, v := range vals {
-			if d.valueMatches(qm, v) {
-				n++
-			}
-		}
-		if allow && n != len(vals) || !allow && n == 0 {
+	}
+	return true
+}
+
+// valuesMatch is queryMatches for one key with the request's values vals:
+// present, and all of them (allow) or one of them (deny) matching qm.
+func (d *Decider) valuesMatch(qm openshell.QueryMatch, vals []string, allow bool) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	match := func(v string) bool { return d.valueMatches(qm, v) }
+	if allow {
+		return every(vals, match)
+	}
+	return slices.ContainsFunc(vals, match)
+}
+
+// every reports whether f holds for every element of s (true for none).
+func every[E any](s []E, f func(E) bool) bool {
+	for _, e := range s {
+		if !f(e) {
 			return false
 		}
 	}
@@ -117,15 +130,8 @@ func (d *Decider) queryMatches(q map[string]openshell.QueryMatch, r *Request, al
 // valueMatches is query_value_matches (sandbox-policy.rego:790-807): a glob
 // or any of several, with glob.match(p, [], v), whose delimiter is '.'.
 func (d *Decider) valueMatches(qm openshell.QueryMatch, v string) bool {
-	if qm.Glob != "" && d.globs.match(false, qm.Glob, v) {
-		return true
-	}
-	for _, g := range qm.Any {
-		if d.globs.match(false, g, v) {
-			return true
-		}
-	}
-	return false
+	match := func(g string) bool { return d.globs.match(false, g, v) }
+	return qm.Glob != "" && match(qm.Glob) || slices.ContainsFunc(qm.Any, match)
 }
 
 // rpcMatches is jsonrpc_rule_matches (sandbox-policy.rego:790-860):
@@ -139,15 +145,15 @@ func (d *Decider) rpcMatches(ep *openshell.Endpoint, ru *openshell.Match, r *Req
 	if ep.Protocol == openshell.ProtocolJSONRPC {
 		return ru.Method == "*" || ru.Method == r.RPCMethod
 	}
-	if !d.globs.match(false, ru.Method, r.RPCMethod) {
-		return false
-	}
+	return d.globs.match(false, ru.Method, r.RPCMethod) && d.paramsMatch(ru, r)
+}
+
+// paramsMatch reports whether the rule's params match the request's,
+// which hold only the tools/call name: every param must be name and match
+// the tool.
+func (d *Decider) paramsMatch(ru *openshell.Match, r *Request) bool {
 	for key, qm := range flattenParams(ru) {
-		v, ok := "", false
-		if key == "name" && r.Tool != "" {
-			v, ok = r.Tool, true
-		}
-		if !ok || !d.valueMatches(qm, v) {
+		if key != "name" || r.Tool == "" || !d.valueMatches(qm, r.Tool) {
 			return false
 		}
 	}
@@ -183,23 +189,22 @@ func flattenParams(m *openshell.Match) map[string]openshell.QueryMatch {
 // every operation allowed by some rule with an operation_type, and no
 // hash-only persisted query missing from the endpoint's registry (:607).
 func (d *Decider) graphqlAllowed(ep *openshell.Endpoint, rules []openshell.Match, r *Request) bool {
-	for _, op := range r.GraphQL {
-		eff, ok := effectiveOp(ep, op)
-		if !ok {
-			return false
-		}
-		allowed := false
-		for j := range rules {
-			if rules[j].OperationType != "" && d.opMatches(eff, &rules[j], true) {
-				allowed = true
-				break
-			}
-		}
-		if !allowed {
-			return false
+	return len(r.GraphQL) > 0 && every(r.GraphQL, func(op GraphQLOp) bool { return d.opAllowed(ep, rules, op) })
+}
+
+// opAllowed reports whether a rule with an operation_type allows op (a
+// persisted query through the endpoint's registry).
+func (d *Decider) opAllowed(ep *openshell.Endpoint, rules []openshell.Match, op GraphQLOp) bool {
+	eff, ok := effectiveOp(ep, op)
+	if !ok {
+		return false
+	}
+	for j := range rules {
+		if rules[j].OperationType != "" && d.opMatches(eff, &rules[j], true) {
+			return true
 		}
 	}
-	return len(r.GraphQL) > 0
+	return false
 }
 
 // effectiveOp is graphql_effective_operation (sandbox-policy.rego:630): a
@@ -230,27 +235,18 @@ func (d *Decider) opMatches(op GraphQLOp, ru *openshell.Match, allow bool) bool 
 	if ru.OperationName != "" && !d.globs.match(false, ru.OperationName, op.Name) {
 		return false
 	}
-	if len(ru.Fields) == 0 {
-		return true
-	}
+	return len(ru.Fields) == 0 || d.fieldsMatch(ru.Fields, op.Fields, allow)
+}
+
+// fieldsMatch matches an operation's selected root fields against a rule's
+// field patterns: allow rules need fields, each matching a pattern; deny
+// rules one field matching.
+func (d *Decider) fieldsMatch(patterns, fields []string, allow bool) bool {
 	fieldOK := func(f string) bool {
-		for _, p := range ru.Fields {
-			if d.globs.match(false, p, f) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(patterns, func(p string) bool { return d.globs.match(false, p, f) })
 	}
 	if !allow {
-		return slices.ContainsFunc(op.Fields, fieldOK)
+		return slices.ContainsFunc(fields, fieldOK)
 	}
-	if len(op.Fields) == 0 {
-		return false
-	}
-	for _, f := range op.Fields {
-		if !fieldOK(f) {
-			return false
-		}
-	}
-	return true
+	return len(fields) > 0 && every(fields, fieldOK)
 }
