@@ -123,23 +123,45 @@ func (d *Decider) credentialGuard(ms []matched, r *Request) (Decision, bool) {
 	if len(r.Credentialed) == 0 || !openshell.Supports(openshell.FeatureUninspectedCreds, d.version) {
 		return Decision{}, true
 	}
-	var guarded *matched
-	allOptIn, allProto, skip := true, true, false
-	for i := range ms {
-		m := &ms[i]
-		if !slices.Contains(r.Credentialed, m.key) {
-			continue
-		}
-		if guarded == nil {
-			guarded = m
-		}
-		allOptIn = allOptIn && m.ep.AllowUninspectedCredentials
-		allProto = allProto && m.ep.Protocol != ""
-		skip = skip || m.ep.TLS == openshell.TLSSkip
-	}
-	if guarded == nil || allOptIn || (allProto && !skip) {
+	g := gatherCredentialed(ms, r.Credentialed)
+	if !g.blocks() {
 		return Decision{}, true
 	}
-	return Decision{Policy: guarded.key, Path: epPath(guarded.key, guarded.i),
+	return Decision{Policy: g.first.key, Path: epPath(g.first.key, g.first.i),
 		Reason: "credentialed endpoint requires L7 inspection; raw tunnel is not explicitly allowed (an L4 or tls: skip endpoint without allow_uninspected_credentials, proxy.rs:2024)"}, false
+}
+
+// credentialedEndpoints is what the credential guard gathers from the
+// credentialed endpoints: the first of them (nil: none), and whether all opt in, all
+// name a protocol, and any has tls: skip.
+type credentialedEndpoints struct {
+	first              *matched
+	allOptIn, allProto bool
+	skip               bool
+}
+
+// gatherCredentialed gathers the endpoints among ms whose policies are
+// credentialed.
+func gatherCredentialed(ms []matched, credentialed []string) credentialedEndpoints {
+	g := credentialedEndpoints{allOptIn: true, allProto: true}
+	for i := range ms {
+		m := &ms[i]
+		if !slices.Contains(credentialed, m.key) {
+			continue
+		}
+		if g.first == nil {
+			g.first = m
+		}
+		g.allOptIn = g.allOptIn && m.ep.AllowUninspectedCredentials
+		g.allProto = g.allProto && m.ep.Protocol != ""
+		g.skip = g.skip || m.ep.TLS == openshell.TLSSkip
+	}
+	return g
+}
+
+// blocks is EndpointCredentialGuard::blocks_connect: some endpoint is
+// credentialed, not all opt in, and not all are L7 endpoints without tls:
+// skip.
+func (g credentialedEndpoints) blocks() bool {
+	return g.first != nil && !g.allOptIn && !(g.allProto && !g.skip)
 }

@@ -106,14 +106,9 @@ func (d dest) alwaysBlocked() bool {
 //
 // Without "at IP" a host name is taken to resolve where the mode allows.
 func (d *Decider) destination(ms []matched, cfg *matched, host string, port int, dst dest) (Decision, bool) {
-	var cpReason string // why the port is refused; "" when it is not a control-plane port
-	if openshell.ControlPlanePort(port) {
-		cpReason = fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
-	}
+	cpReason := controlPlaneReason(port)
 	switch {
-	// A host-gateway alias without "at IP" is taken to be the trusted
-	// gateway, as in a sandbox whose driver injected it.
-	case dst.gateway || (!dst.isIP && openshell.IsHostGatewayAlias(host)):
+	case dst.trustedGateway(host):
 		return controlPlaneCheck(cpReason)
 	case cfg != nil && len(cfg.ep.AllowedIPs) > 0:
 		return allowedIPsDestination(cfg, cpReason, dst)
@@ -125,6 +120,22 @@ func (d *Decider) destination(ms []matched, cfg *matched, host string, port int,
 		return Decision{Reason: fmt.Sprintf("%s is a private address: it needs allowed_ips covering it or an exact host name", dst.addr)}, false
 	}
 	return Decision{}, true
+}
+
+// trustedGateway reports whether the destination takes the trusted-gateway
+// path. A host-gateway alias without "at IP" is taken to be the trusted
+// gateway, as in a sandbox whose driver injected it.
+func (d dest) trustedGateway(host string) bool {
+	return d.gateway || (!d.isIP && openshell.IsHostGatewayAlias(host))
+}
+
+// controlPlaneReason is why the proxy refuses port as a control-plane
+// port, or "" when it is not one.
+func controlPlaneReason(port int) string {
+	if openshell.ControlPlanePort(port) {
+		return fmt.Sprintf("port %d is a control-plane port, refused by the proxy's destination check", port)
+	}
+	return ""
 }
 
 // controlPlaneCheck refuses the destination when cpReason says the port is
@@ -144,23 +155,35 @@ func allowedIPsDestination(cfg *matched, cpReason string, dst dest) (Decision, b
 	refuse := func(sub, why string) (Decision, bool) {
 		return Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i) + sub, Reason: why}, false
 	}
-	for _, s := range cfg.ep.AllowedIPs {
-		p, ok := openshell.ParseAllowedIP(s)
-		if !ok || openshell.AlwaysBlockedNet(p) {
-			return refuse(".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
-		}
+	if s, bad := unusableAllowedIP(cfg.ep.AllowedIPs); bad {
+		return refuse(".allowed_ips", fmt.Sprintf("allowed_ips entry %q is malformed or overlaps an always-blocked range: the proxy refuses every connection through this endpoint (parse_allowed_ips)", s))
 	}
 	if cpReason != "" {
 		return refuse("", cpReason)
 	}
 	if dst.isIP && !ipAllowed(cfg.ep.AllowedIPs, dst.addr) {
-		kind := "a public address"
-		if inAny(dst.addr, privateRanges) {
-			kind = "a private address"
-		}
-		return refuse(".allowed_ips", fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", dst.addr, kind))
+		return refuse(".allowed_ips", fmt.Sprintf("%s is %s outside the endpoint's allowed_ips", dst.addr, addressKind(dst.addr)))
 	}
 	return Decision{}, true
+}
+
+// unusableAllowedIP returns the first allowed_ips entry parse_allowed_ips
+// refuses: malformed, or overlapping an always-blocked range.
+func unusableAllowedIP(list []string) (string, bool) {
+	for _, s := range list {
+		if p, ok := openshell.ParseAllowedIP(s); !ok || openshell.AlwaysBlockedNet(p) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// addressKind names addr as a private or a public address.
+func addressKind(addr netip.Addr) string {
+	if inAny(addr, privateRanges) {
+		return "a private address"
+	}
+	return "a public address"
 }
 
 // exactHostPolicy reports whether, at a release that lets an exact host
