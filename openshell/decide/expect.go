@@ -104,51 +104,68 @@ type rawCase struct {
 // missing agent or tests, a bad request or verdict are errors naming the
 // file and line.
 func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
-	bad := func(line int, format string, args ...any) error {
-		return &ExpectFileError{File: name, Line: line, Message: fmt.Sprintf(format, args...)}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, bad(1, "file is empty (want agent: and tests:)")
-		}
-		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	var raw rawExpectFile
-	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set, providers and tests"); err != nil {
-		return nil, bad(err.line, "%s", err.msg)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, bad(extra.Line, "more than one YAML document")
+	raw, err := decodeExpectFile(name, data)
+	if err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(raw.Agent) == "" {
-		return nil, bad(1, "missing agent: (the agent whose compiled policy the tests run against)")
+		return nil, expectFileError(name, 1, "missing agent: (the agent whose compiled policy the tests run against)")
 	}
 	if len(raw.Tests) == 0 {
-		return nil, bad(1, "no tests: (want a list of {request, expect})")
+		return nil, expectFileError(name, 1, "no tests: (want a list of {request, expect})")
 	}
 	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}, Providers: raw.Providers}
 	for _, k := range slices.Sorted(maps.Keys(raw.Set)) {
 		if err := ef.Set.Set(k, raw.Set[k]); err != nil {
-			return nil, bad(1, "set.%s: %v", k, err)
+			return nil, expectFileError(name, 1, "set.%s: %v", k, err)
 		}
 	}
 	for i := range raw.Tests {
 		n := &raw.Tests[i]
 		c, err := parseExpectCase(n)
 		if err != nil {
-			line := n.Line
-			var ke *keyError
-			if errors.As(err, &ke) && ke.line > 0 {
-				line = ke.line
-			}
-			return nil, bad(line, "tests[%d]: %v", i, err)
+			return nil, expectFileError(name, caseErrorLine(n, err), "tests[%d]: %v", i, err)
 		}
 		ef.Tests = append(ef.Tests, c)
 	}
 	return ef, nil
+}
+
+// expectFileError is the ExpectFileError of file at line.
+func expectFileError(file string, line int, format string, args ...any) error {
+	return &ExpectFileError{File: file, Line: line, Message: fmt.Sprintf(format, args...)}
+}
+
+// decodeExpectFile decodes the one YAML document of an expectation file,
+// whose keys must be known.
+func decodeExpectFile(name string, data []byte) (*rawExpectFile, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, expectFileError(name, 1, "file is empty (want agent: and tests:)")
+		}
+		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var raw rawExpectFile
+	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set, providers and tests"); err != nil {
+		return nil, expectFileError(name, err.line, "%s", err.msg)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, expectFileError(name, extra.Line, "more than one YAML document")
+	}
+	return &raw, nil
+}
+
+// caseErrorLine is the line of a test case's error: the key's when it is
+// about one key, else the case's.
+func caseErrorLine(n *yaml.Node, err error) int {
+	var ke *keyError
+	if errors.As(err, &ke) && ke.line > 0 {
+		return ke.line
+	}
+	return n.Line
 }
 
 // parseExpectCase parses one test case: a known request and verdict.
@@ -200,25 +217,40 @@ func decodeKnown(n *yaml.Node, v any, known []string, what string) *keyError {
 	if n.Kind != yaml.MappingNode {
 		return &keyError{line: n.Line, msg: "want a mapping with " + what}
 	}
+	if err := checkKeys(n, known, what); err != nil {
+		return err
+	}
+	if err := n.Decode(v); err != nil {
+		return &keyError{line: n.Line, msg: typeErrorText(err)}
+	}
+	return nil
+}
+
+// checkKeys refuses a key of mapping n that is not known, or that is given
+// twice.
+func checkKeys(n *yaml.Node, known []string, what string) *keyError {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if !slices.Contains(known, k.Value) {
-			msg := fmt.Sprintf("unknown field %q (want %s)", k.Value, what)
-			if s := suggestpkg.Closest(k.Value, known); s != "" {
-				msg = fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, s)
-			}
-			return &keyError{line: k.Line, msg: msg}
+			return unknownKey(k, known, what)
 		}
 		if seen[k.Value] {
 			return &keyError{line: k.Line, msg: fmt.Sprintf("field %q given twice", k.Value)}
 		}
 		seen[k.Value] = true
 	}
-	if err := n.Decode(v); err != nil {
-		return &keyError{line: n.Line, msg: typeErrorText(err)}
-	}
 	return nil
+}
+
+// unknownKey is the error of key k, not one of known: with a did-you-mean
+// when one is close, else listing what.
+func unknownKey(k *yaml.Node, known []string, what string) *keyError {
+	msg := fmt.Sprintf("unknown field %q (want %s)", k.Value, what)
+	if s := suggestpkg.Closest(k.Value, known); s != "" {
+		msg = fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, s)
+	}
+	return &keyError{line: k.Line, msg: msg}
 }
 
 // typeErrorText is a yaml.v3 decoding error without the Go type names
@@ -245,18 +277,23 @@ var unmarshalError = regexp.MustCompile(`cannot unmarshal (!!\w+)(?: ` + "`" + `
 // in the file's own words.
 func yamlWord(s string) string {
 	switch {
-	case s == "!!seq" || strings.HasPrefix(s, "[]"):
+	case strings.HasPrefix(s, "[]"):
 		return "a list"
-	case s == "!!map" || strings.HasPrefix(s, "map["):
+	case strings.HasPrefix(s, "map["):
 		return "a mapping"
-	case s == "!!str" || s == "string":
-		return "a string"
-	case s == "!!int" || s == "!!float":
-		return "a number"
-	case s == "!!bool":
-		return "a boolean"
+	}
+	if w, ok := yamlWords[s]; ok {
+		return w
 	}
 	return "a " + strings.TrimPrefix(s, "!!")
+}
+
+// yamlWords are the words of yamlWord for YAML tags and Go's string.
+var yamlWords = map[string]string{
+	"!!seq": "a list", "!!map": "a mapping",
+	"!!str": "a string", "string": "a string",
+	"!!int": "a number", "!!float": "a number",
+	"!!bool": "a boolean",
 }
 
 // FindExpectations lists every *.policytest.yaml under fsys, skipping hidden
@@ -264,19 +301,12 @@ func yamlWord(s string) string {
 func FindExpectations(fsys fs.FS) ([]string, error) {
 	var out []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// The path is the project's, not ours: quoted, so that no
-			// character of it reaches a log raw.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return fmt.Errorf("%s: %w", strconv.QuoteToGraphic(p), err)
-		}
-		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
-			return fs.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ExpectSuffix) {
+		switch {
+		case err != nil:
+			return walkError(p, err)
+		case d.IsDir():
+			return skipDir(p, d.Name())
+		case strings.HasSuffix(p, ExpectSuffix):
 			out = append(out, p)
 		}
 		return nil
@@ -285,6 +315,25 @@ func FindExpectations(fsys fs.FS) ([]string, error) {
 		return nil, fmt.Errorf("finding %s files: %w", ExpectSuffix, err)
 	}
 	return out, nil
+}
+
+// walkError is the error of walking to p. The path is the project's, not
+// ours: quoted, so that no character of it reaches a log raw.
+func walkError(p string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: %w", strconv.QuoteToGraphic(p), err)
+}
+
+// skipDir is fs.SkipDir for the directory p (named name) when
+// FindExpectations does not look inside it: hidden, or node_modules.
+func skipDir(p, name string) error {
+	if p != "." && (strings.HasPrefix(name, ".") || name == "node_modules") {
+		return fs.SkipDir
+	}
+	return nil
 }
 
 // CaseResult is the outcome of one expectation.
@@ -340,37 +389,69 @@ func RunExpectationsVersion(fsys fs.FS, files []string, policies map[string]*ope
 // passed through compose (when not nil) before its tests run. A file that
 // names providers: without a compose function is an error.
 func RunExpectationsCompose(fsys fs.FS, files []string, policies map[string]*openshell.Policy, set placeholder.Values, version string, compose ComposeFunc) (*ExpectReport, error) {
+	x := expectRun{fsys: fsys, policies: policies, set: set, version: version, compose: compose}
 	rep := &ExpectReport{Results: []CaseResult{}}
 	for _, name := range files {
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("reading expectations: %w", err)
-		}
-		ef, err := ParseExpectFile(name, data)
-		if err != nil {
+		if err := x.runFile(rep, name); err != nil {
 			return nil, err
-		}
-		resolved, err := resolvePolicy(ef, policies, set)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if compose != nil {
-			if resolved, err = compose(ef, resolved); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-		} else if len(ef.Providers) > 0 {
-			return nil, fmt.Errorf("%w: %s: providers: needs provider profile composition", ErrExpectFile, name)
-		}
-		dec, err := New(resolved, version)
-		if err != nil {
-			return nil, err
-		}
-		rep.Files++
-		for _, c := range ef.Tests {
-			rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, dec, c))
 		}
 	}
 	return rep, nil
+}
+
+// expectRun is what every expectation file of a RunExpectationsCompose
+// runs with.
+type expectRun struct {
+	fsys     fs.FS
+	policies map[string]*openshell.Policy
+	set      placeholder.Values
+	version  string
+	compose  ComposeFunc
+}
+
+// runFile parses the expectation file name and adds its results to rep.
+func (x *expectRun) runFile(rep *ExpectReport, name string) error {
+	data, err := fs.ReadFile(x.fsys, name)
+	if err != nil {
+		return fmt.Errorf("reading expectations: %w", err)
+	}
+	ef, err := ParseExpectFile(name, data)
+	if err != nil {
+		return err
+	}
+	p, err := x.policy(ef)
+	if err != nil {
+		return err
+	}
+	dec, err := New(p, x.version)
+	if err != nil {
+		return err
+	}
+	rep.Files++
+	for _, c := range ef.Tests {
+		rep.Results = append(rep.Results, runExpectCase(name, ef.Agent, dec, c))
+	}
+	return nil
+}
+
+// policy is the policy the tests of ef run against: its agent's with the
+// placeholders substituted, then composed; without a compose function, a
+// file that names providers: is an error.
+func (x *expectRun) policy(ef *ExpectFile) (*openshell.Policy, error) {
+	resolved, err := resolvePolicy(ef, x.policies, x.set)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ef.File, err)
+	}
+	if x.compose == nil {
+		if len(ef.Providers) > 0 {
+			return nil, fmt.Errorf("%w: %s: providers: needs provider profile composition", ErrExpectFile, ef.File)
+		}
+		return resolved, nil
+	}
+	if resolved, err = x.compose(ef, resolved); err != nil {
+		return nil, fmt.Errorf("%s: %w", ef.File, err)
+	}
+	return resolved, nil
 }
 
 // resolvePolicy returns a copy of the policy of the file's agent with every
