@@ -269,10 +269,16 @@ func mcpAllowed(m matched, rules []openshell.Match, r *Request) (Decision, bool)
 		return Decision{Allowed: true, Policy: m.key, Path: at + ".mcp", Reason: "allow_all_known_mcp_methods allows " + r.RPCMethod}, true
 	case r.Method == "POST" && r.RPCResponse:
 		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP response frame"}, true
-	case r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse:
+	case mcpReceiveStream(r):
 		return Decision{Allowed: true, Policy: m.key, Path: at, Reason: "MCP receive stream (GET, text/event-stream)"}, true
 	}
 	return Decision{}, false
+}
+
+// mcpReceiveStream reports whether r opens an MCP receive stream: a GET
+// accepting an event stream, with no call or response frame in its body.
+func mcpReceiveStream(r *Request) bool {
+	return r.Method == "GET" && r.RPCStream && r.RPCMethod == "" && !r.RPCResponse
 }
 
 // mcpCallNotNarrowed reports whether r is a JSON-RPC call that

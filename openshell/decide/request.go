@@ -292,25 +292,37 @@ func (r *Request) parseClause(s, kw, val string) error {
 func (r *Request) parseOrigin(kw, val string) string {
 	switch kw {
 	case "from":
-		if r.Binary != "" {
-			return "more than one from"
-		}
-		if !strings.HasPrefix(val, "/") {
-			return fmt.Sprintf("binary %q must be an absolute path", val)
-		}
-		r.Binary = val
+		return r.setBinary(val)
 	case "via":
 		if !strings.HasPrefix(val, "/") {
 			return fmt.Sprintf("ancestor %q must be an absolute path", val)
 		}
 		r.Ancestors = append(r.Ancestors, val)
 	case "at":
-		a, err := netip.ParseAddr(val)
-		if err != nil || r.Addr.IsValid() {
-			return fmt.Sprintf("at needs one IP address, got %q", val)
-		}
-		r.Addr = a
+		return r.setAddr(val)
 	}
+	return ""
+}
+
+// setBinary reads "from BINARY": one absolute path.
+func (r *Request) setBinary(val string) string {
+	if r.Binary != "" {
+		return "more than one from"
+	}
+	if !strings.HasPrefix(val, "/") {
+		return fmt.Sprintf("binary %q must be an absolute path", val)
+	}
+	r.Binary = val
+	return ""
+}
+
+// setAddr reads "at IP": one IP address.
+func (r *Request) setAddr(val string) string {
+	a, err := netip.ParseAddr(val)
+	if err != nil || r.Addr.IsValid() {
+		return fmt.Sprintf("at needs one IP address, got %q", val)
+	}
+	r.Addr = a
 	return ""
 }
 
@@ -324,11 +336,7 @@ func (r *Request) parsePayload(kw, val string) string {
 		}
 		return setOnce(&r.Command, val, "more than one sql")
 	case "graphql":
-		op, err := parseGraphQLOp(val)
-		if err != nil {
-			return err.Error()
-		}
-		r.GraphQL = append(r.GraphQL, op)
+		return r.addGraphQL(val)
 	case "rpc":
 		return setOnce(&r.RPCMethod, val, "more than one rpc")
 	case "tool":
@@ -336,11 +344,28 @@ func (r *Request) parsePayload(kw, val string) string {
 	case "frame":
 		return r.parseFrame(val)
 	case "credentialed":
-		if slices.Contains(r.Credentialed, val) {
-			return fmt.Sprintf("credentialed %s given twice", val)
-		}
-		r.Credentialed = append(r.Credentialed, val)
+		return r.addCredentialed(val)
 	}
+	return ""
+}
+
+// addGraphQL reads one "graphql TYPE[:NAME[:FIELDS]]" clause.
+func (r *Request) addGraphQL(val string) string {
+	op, err := parseGraphQLOp(val)
+	if err != nil {
+		return err.Error()
+	}
+	r.GraphQL = append(r.GraphQL, op)
+	return ""
+}
+
+// addCredentialed reads one "credentialed POLICY" clause; each policy at
+// most once.
+func (r *Request) addCredentialed(val string) string {
+	if slices.Contains(r.Credentialed, val) {
+		return fmt.Sprintf("credentialed %s given twice", val)
+	}
+	r.Credentialed = append(r.Credentialed, val)
 	return ""
 }
 
@@ -547,12 +572,20 @@ func parseGraphQLOp(v string) (GraphQLOp, error) {
 		op.Name = parts[1]
 	}
 	if len(parts) > 2 {
-		for _, f := range strings.Split(parts[2], ",") {
-			if f == "" {
-				return op, fmt.Errorf("graphql %q: empty field name", v)
-			}
-			op.Fields = append(op.Fields, f)
+		fields, err := parseGraphQLFields(v, parts[2])
+		if err != nil {
+			return op, err
 		}
+		op.Fields = fields
 	}
 	return op, nil
+}
+
+// parseGraphQLFields reads the FIELD,FIELD... list of the operation v.
+func parseGraphQLFields(v, list string) ([]string, error) {
+	fields := strings.Split(list, ",")
+	if slices.Contains(fields, "") {
+		return nil, fmt.Errorf("graphql %q: empty field name", v)
+	}
+	return fields, nil
 }
