@@ -129,7 +129,7 @@ func strictMCPToolName(name string) bool {
 func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) Decision {
 	var allow *Decision
 	for _, m := range ms {
-		if m.ep.Path != "" && !d.pathMatches(m.ep.Path, path) {
+		if !d.l7EndpointMatches(m.ep, path) {
 			continue
 		}
 		if dd, ok := d.endpointDenies(m, r, path); ok {
@@ -146,6 +146,12 @@ func (d *Decider) decideL7(ms []matched, cfg *matched, r *Request, path string) 
 	}
 	return enforce(cfg, Decision{Policy: cfg.key, Path: epPath(cfg.key, cfg.i),
 		Reason: fmt.Sprintf("no rule of endpoint %s allows %s %s (not permitted by policy)", cfg.ep.Host, r.Method, path)})
+}
+
+// l7EndpointMatches is endpoint_matches_l7_request (sandbox-policy.rego:1012)
+// for the path: an endpoint without a path, or whose path glob matches.
+func (d *Decider) l7EndpointMatches(ep *openshell.Endpoint, path string) bool {
+	return ep.Path == "" || d.pathMatches(ep.Path, path)
 }
 
 // endpointDenies is deny_request for the endpoint of m: its first deny
@@ -311,12 +317,19 @@ func (d *Decider) builtinDeny(m matched, r *Request) (Decision, bool) {
 	switch {
 	case ep.Protocol == openshell.ProtocolJSONRPC && r.Method == "POST" && r.RPCResponse:
 		why = "JSON-RPC response frames are not permitted from client to server"
-	case (ep.Protocol == openshell.ProtocolGraphQL || ep.Protocol == openshell.ProtocolWebsocket) && len(r.GraphQL) > 0 && !d.graphqlAllowed(ep, d.rules[ep], r):
+	case d.graphqlNotAllowed(ep, r):
 		why = "GraphQL operation not permitted by policy"
 	default:
 		return Decision{}, false
 	}
 	return Decision{Policy: m.key, Path: epPath(m.key, m.i), Reason: why}, true
+}
+
+// graphqlNotAllowed reports whether r carries GraphQL operations to a
+// graphql or websocket endpoint whose rules do not allow them all.
+func (d *Decider) graphqlNotAllowed(ep *openshell.Endpoint, r *Request) bool {
+	graphqlCarrier := ep.Protocol == openshell.ProtocolGraphQL || ep.Protocol == openshell.ProtocolWebsocket
+	return graphqlCarrier && len(r.GraphQL) > 0 && !d.graphqlAllowed(ep, d.rules[ep], r)
 }
 
 // denied is request_denied_for_endpoint for one deny rule

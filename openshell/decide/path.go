@@ -3,6 +3,7 @@ package decide
 import (
 	"cmp"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -53,13 +54,7 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 		return "", err
 	}
 	v111 := openshell.CompareVersions(version, "v0.0.111") >= 0
-	segs := strings.Split(dec[1:], "/")
-	if v111 {
-		for i, s := range segs {
-			segs[i], _, _ = strings.Cut(s, ";")
-		}
-	}
-	stack, err := resolveDotSegments(segs)
+	stack, err := resolveDotSegments(pathSegments(dec, v111))
 	if err != nil {
 		return "", err
 	}
@@ -67,6 +62,19 @@ func canonicalRequestPath(raw string, allowEncodedSlash bool, version string) (s
 		return "", errPathResidualDot
 	}
 	return encodePath(stack), nil
+}
+
+// pathSegments splits the decoded path dec at '/', each segment without
+// its ";params" when stripParams (v0.0.111 strips them before dot
+// resolution).
+func pathSegments(dec string, stripParams bool) []string {
+	segs := strings.Split(dec[1:], "/")
+	if stripParams {
+		for i, s := range segs {
+			segs[i], _, _ = strings.Cut(s, ";")
+		}
+	}
+	return segs
 }
 
 // checkRequestTarget refuses control bytes, raw non-ASCII and a fragment,
@@ -234,19 +242,7 @@ func percentByte(s string, i int) (byte, bool) {
 	if i+2 >= len(s) {
 		return 0, false
 	}
-	hi, ok1 := unhex(s[i+1])
-	lo, ok2 := unhex(s[i+2])
-	return hi<<4 | lo, ok1 && ok2
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	// Two hex digits, either case: ParseUint takes no sign or '_' here.
+	d, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+	return byte(d), err == nil
 }

@@ -557,13 +557,9 @@ func parsePort(s string) (int, error) {
 func parseGraphQLOp(v string) (GraphQLOp, error) {
 	parts := strings.SplitN(v, ":", 3)
 	op := GraphQLOp{Type: parts[0]}
-	if op.Type == "persisted" {
-		if len(parts) != 2 || parts[1] == "" {
-			return op, fmt.Errorf("graphql %q: want persisted:HASH", v)
-		}
-		return GraphQLOp{Hash: parts[1]}, nil
-	}
 	switch op.Type {
+	case "persisted":
+		return parsePersistedOp(v, parts)
 	case "query", "mutation", "subscription":
 	default:
 		return op, fmt.Errorf("graphql %q: the operation type must be query, mutation, subscription or persisted", v)
@@ -579,6 +575,14 @@ func parseGraphQLOp(v string) (GraphQLOp, error) {
 		op.Fields = fields
 	}
 	return op, nil
+}
+
+// parsePersistedOp reads persisted:HASH, split at ':' in parts.
+func parsePersistedOp(v string, parts []string) (GraphQLOp, error) {
+	if len(parts) != 2 || parts[1] == "" {
+		return GraphQLOp{Type: parts[0]}, fmt.Errorf("graphql %q: want persisted:HASH", v)
+	}
+	return GraphQLOp{Hash: parts[1]}, nil
 }
 
 // parseGraphQLFields reads the FIELD,FIELD... list of the operation v.
