@@ -2,6 +2,7 @@ package glob
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -78,7 +79,7 @@ type Glob struct {
 	plain bool
 }
 
-// CompileGlob parses a globset pattern with '/' as the separator.
+// Compile parses a globset pattern with '/' as the separator.
 func Compile(pattern string) (*Glob, error) {
 	// Most patterns (hosts, paths, names) have no metacharacter at all:
 	// they match themselves, byte for byte, and need no tokens. Every
@@ -270,6 +271,13 @@ func (p *globParser) recursive() {
 		p.twoStars()
 		return
 	}
+	p.replaceSeparator(isSuffix)
+}
+
+// replaceSeparator replaces the last token of the branch (the separator
+// before '**') with a recursive suffix or zero-or-more token, unless it is
+// already recursive.
+func (p *globParser) replaceSeparator(isSuffix bool) {
 	br := p.branches[len(p.branches)-1]
 	last := br[len(br)-1]
 	p.branches[len(p.branches)-1] = br[:len(br)-1]
@@ -350,28 +358,21 @@ func (b *classBuilder) finish() globTok {
 // as its UTF-8 bytes, so "[é]" is the class of bytes 0xC3 and 0xA9, and
 // "[a-é]" the range a..0xC3 plus byte 0xA9 (char_to_escaped_literal).
 func classHas(t *globTok, b byte) bool {
-	in := false
-	for _, r := range t.ranges {
-		lo, hi := []byte(string(r[0])), []byte(string(r[1]))
-		if r[0] == r[1] {
-			in = in || bytesHas(lo, b)
-			continue
-		}
-		// The regex text is lo-bytes '-' hi-bytes: the range joins the last
-		// byte of lo and the first byte of hi; other bytes stand alone.
-		in = in || bytesHas(lo[:len(lo)-1], b) || bytesHas(hi[1:], b) ||
-			(b >= lo[len(lo)-1] && b <= hi[0])
-	}
+	in := slices.ContainsFunc(t.ranges, func(r [2]rune) bool { return rangeHas(r, b) })
 	return in != t.neg
 }
 
-func bytesHas(bs []byte, b byte) bool {
-	for _, x := range bs {
-		if x == b {
-			return true
-		}
+// rangeHas reports whether byte b is in the class range r (a single char
+// when r[0] == r[1]) as classHas reads it.
+func rangeHas(r [2]rune, b byte) bool {
+	lo, hi := []byte(string(r[0])), []byte(string(r[1]))
+	if r[0] == r[1] {
+		return slices.Contains(lo, b)
 	}
-	return false
+	// The regex text is lo-bytes '-' hi-bytes: the range joins the last
+	// byte of lo and the first byte of hi; other bytes stand alone.
+	return slices.Contains(lo[:len(lo)-1], b) || slices.Contains(hi[1:], b) ||
+		(b >= lo[len(lo)-1] && b <= hi[0])
 }
 
 // regexEmpty reports whether globset renders toks as the empty regex: no

@@ -9,22 +9,22 @@ import (
 // delimiters, value), which rewrites the delimiters to "/" and hands the
 // pattern to globset (src/builtins/glob.rs @ regorus-v0.9.1).
 
-// RegoGlobMatch is regorus's glob.match(pattern, delimiters, value) as
+// RegoMatch is regorus's glob.match(pattern, delimiters, value) as
 // OpenShell calls it: delims nil is Rego null, an empty non-nil slice is [].
 func RegoMatch(pattern string, delims []rune, value string) bool {
 	return CompileRego(pattern, delims).Match(value)
 }
 
-// RegoGlob is a pattern compiled once for regorus's glob.match with fixed
-// delimiters (RegoGlobMatch), to match many values. It is immutable and
+// Rego is a pattern compiled once for regorus's glob.match with fixed
+// delimiters (RegoMatch), to match many values. It is immutable and
 // safe for concurrent use.
 type Rego struct {
 	g      *Glob // nil: the pattern matches nothing
 	delims []rune
 }
 
-// CompileRegoGlob compiles pattern as RegoGlobMatch does; an invalid
-// pattern gives a RegoGlob that matches nothing.
+// CompileRego compiles pattern as RegoMatch does; an invalid pattern
+// gives a Rego that matches nothing.
 func CompileRego(pattern string, delims []rune) *Rego {
 	pat, ok := regoRewrite(pattern, delims)
 	if !ok {
@@ -80,10 +80,10 @@ func rewriteDelimiter(s string, d rune) string {
 	return strings.ReplaceAll(s, string(d), "/"+string(d)+"/")
 }
 
-// GlobMatch is the glob.match OpenShell's Rego runs (regorus over globset):
-// GlobMatch(p, v, '/') is glob.match(p, ["/"], v) (paths, binaries),
-// GlobMatch(p, v, '.') is glob.match(p, ["."], v) (hosts), and GlobMatch(p,
-// v) is glob.match(p, [], v), which regorus reads as ["."] (query values,
+// Match is the glob.match OpenShell's Rego runs (regorus over globset):
+// Match(p, v, '/') is glob.match(p, ["/"], v) (paths, binaries), Match(p,
+// v, '.') is glob.match(p, ["."], v) (hosts), and Match(p, v) is
+// glob.match(p, [], v), which regorus reads as ["."] (query values,
 // GraphQL names, MCP methods). An invalid pattern matches nothing.
 func Match(pattern string, value string, seps ...rune) bool {
 	if seps == nil {
