@@ -109,6 +109,11 @@ func TestDecideClasses(t *testing.T) {
 		// is a JSON-RPC message: a parse error, denied even under audit
 		// (l7/relay.rs:2261 l7_request_hard_deny_reason).
 		{"", "GET https://mcp.example.com/mcp" + node, "deny", "not a JSON-RPC message"},
+		// allow_all_known_mcp_methods (rego:509) allows any call but a
+		// tools/call that a rule narrows by params.name: that one needs the rule.
+		{"", "POST https://mcpall.example.com/mcp" + node + " rpc tools/list", "allow", "allow_all_known_mcp_methods"},
+		{"", "POST https://mcpall.example.com/mcp" + node + " rpc tools/call tool search_web", "allow", "rules[0]"},
+		{"", "POST https://mcpall.example.com/mcp" + node + " rpc tools/call tool delete_all", "deny", "no rule"},
 		// SQL has no provider (l7/relay.rs:201 @ v0.0.83, :463 @ v0.0.111):
 		// a lone sql endpoint relays TLS uninspected, whatever the command;
 		// plaintext SQL is an unsupported tunnel protocol (proxy.rs:389).

@@ -165,6 +165,10 @@ func TestParseRequestErrors(t *testing.T) {
 		"forward", "forward GET http://x.com/", "forward CONNECT x.com:80 from /b", "forward WEBSOCKET_TEXT ws://x.com/ from /b",
 		"forward GET http://x.com/ from /b sql SELECT", "forward forward GET http://x.com/ from /b", "forward GET x.com:80/a from /b",
 		"forward GET ftp:///a from /b", "GET ftp://x.com/ from /b",
+		"GET https://x.com/ from /b graphql fetch", "GET https://x.com/ from /b graphql persisted",
+		"GET https://x.com/ from /b graphql persisted:", "GET https://x.com/ from /b graphql query:Q:a,,b",
+		"GET https://x.com/ from /b credentialed p credentialed p", "GET https://x.com/ from /b rpc a rpc b",
+		"GET https://x.com/ from /b frame bogus", "GET https://x.com/ from /b frame stream frame stream",
 	} {
 		if _, err := ParseRequest(s); err == nil {
 			t.Errorf("ParseRequest(%q) succeeded, want an error", s)

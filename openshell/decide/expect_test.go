@@ -48,6 +48,8 @@ func TestParseExpectFileErrors(t *testing.T) {
 		"near key":       {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expects: allow\n", `:4: tests[0]: unknown field "expects": did you mean "expect"?`},
 		"near top key":   {"agnt: a\ntests: []\n", `:1: unknown field "agnt": did you mean "agent"?`},
 		"wrong type":     {"agent: [a]\ntests: []\n", "want a string"},
+		"not a list":     {"agent: a\nproviders: p\ntests: []\n", "want a list, got a string"},
+		"not a mapping":  {"agent: a\nset: [x]\ntests: []\n", "want a mapping, got a list"},
 		"repeated key":   {"agent: a\nagent: b\ntests: []\n", `:2: field "agent" given twice`},
 		"bad verdict":    {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: maybe\n", ":3: tests[0]: expect \"maybe\""},
 		"bad request":    {"agent: a\ntests:\n  - request: GET https://x.com/\n    expect: allow\n", ":3: tests[0]: bad request"},
@@ -130,6 +132,7 @@ func TestRunExpectationsErrors(t *testing.T) {
 	}{
 		"unknown agent": {map[string]*openshell.Policy{"other": p}, expectOK, `agent "triage" has no compiled policy (have other)`},
 		"open holder":   {map[string]*openshell.Policy{"triage": holder}, noSet, "still has placeholders OWNER"},
+		"no compose":    {map[string]*openshell.Policy{"triage": p}, "providers: [github]\n" + noSet, "a.policytest.yaml: providers: needs provider profile composition"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{"a.policytest.yaml": {Data: []byte(c.src)}}
