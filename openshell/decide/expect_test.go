@@ -143,3 +143,28 @@ func TestRunExpectationsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunExpectationsCompose checks that the compose function sees each
+// file and its agent's resolved policy, and that its error names the file.
+func TestRunExpectationsCompose(t *testing.T) {
+	p := decidePolicy(t)
+	src := "agent: triage\nproviders: [github]\ntests:\n  - request: GET https://x.com/ from /b\n    expect: deny\n"
+	fsys := fstest.MapFS{"a.policytest.yaml": {Data: []byte(src)}}
+	policies := map[string]*openshell.Policy{"triage": p}
+	var saw []string
+	compose := func(ef *ExpectFile, q *openshell.Policy) (*openshell.Policy, error) {
+		saw = append(saw, ef.File+" "+strings.Join(ef.Providers, ","))
+		return q, nil
+	}
+	rep, err := RunExpectationsCompose(fsys, []string{"a.policytest.yaml"}, policies, nil, "", compose)
+	if err != nil || rep.Failed() != 0 || len(saw) != 1 || saw[0] != "a.policytest.yaml github" {
+		t.Fatalf("compose: report %+v, err %v, saw %q", rep, err, saw)
+	}
+	failing := func(*ExpectFile, *openshell.Policy) (*openshell.Policy, error) {
+		return nil, errors.New("no such provider")
+	}
+	_, err = RunExpectationsCompose(fsys, []string{"a.policytest.yaml"}, policies, nil, "", failing)
+	if err == nil || err.Error() != "a.policytest.yaml: no such provider" {
+		t.Errorf("failing compose: error %v", err)
+	}
+}
