@@ -135,6 +135,17 @@ func TestGlobsetSemantics(t *testing.T) {
 		{"/x/*", "/x/a/b", false},
 		{"**/", "anything/at/all", true}, // re13
 		{"**/*", "a/b", true},            // re14
+		// "**" at a branch start not before '/' is two '*'; a recursive
+		// suffix may end an alternate's branch; a recursive token after a
+		// recursive one adds nothing; a '-' before ']' is a member.
+		{"**a", "xa", true},
+		{"**a", "x/a", false},
+		{"{a/**,b}", "a/x/y", true},
+		{"{a/**,b}", "a", false},
+		{"{a/**,b}", "b", true},
+		{"**/**", "a/b", true},
+		{"[a-]", "-", true},
+		{"[a-]", "b", false},
 	}
 	for _, c := range cases {
 		g, err := Compile(c.pat)

@@ -19,6 +19,8 @@ func TestRustGlob(t *testing.T) {
 		{"***", "", false, false},
 		{"[abc", "", false, false},
 		{"[!]", "", false, false},
+		{"a/**b", "", false, false},
+		{"tools*", "tools", true, true},
 		{"resources/*", "tools/call", true, false},
 		{"api", "API", true, false},
 	} {
