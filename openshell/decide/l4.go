@@ -132,8 +132,8 @@ func (d *Decider) credentialGuard(ms []matched, r *Request) (Decision, bool) {
 }
 
 // credentialedEndpoints is what the credential guard gathers from the
-// credentialed endpoints: the first of them (nil: none), and whether all opt in, all
-// name a protocol, and any has tls: skip.
+// credentialed endpoints: the first of them (nil: none), and whether all
+// opt in, all name a protocol, and any has tls: skip.
 type credentialedEndpoints struct {
 	first              *matched
 	allOptIn, allProto bool

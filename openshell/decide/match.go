@@ -149,8 +149,8 @@ func (d *Decider) rpcMatches(ep *openshell.Endpoint, ru *openshell.Match, r *Req
 }
 
 // paramsMatch reports whether the rule's params match the request's,
-// which hold only the tools/call name: every param must be name and match
-// the tool.
+// which hold only the tools/call name: every param must be name, and the
+// request's tool must match it.
 func (d *Decider) paramsMatch(ru *openshell.Match, r *Request) bool {
 	for key, qm := range flattenParams(ru) {
 		if key != "name" || r.Tool == "" || !d.valueMatches(qm, r.Tool) {

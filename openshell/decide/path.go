@@ -202,11 +202,11 @@ func percentDecodePath(raw string, allowEncodedSlash bool) (string, error) {
 			out = append(out, c)
 			continue
 		}
-		d, ok := percentByte(raw, i)
+		e, ok := percentByte(raw, i)
 		if !ok {
 			return "", errPathPercent
 		}
-		d, err := decodedPathByte(d, allowEncodedSlash)
+		d, err := decodedPathByte(e, allowEncodedSlash)
 		if err != nil {
 			return "", err
 		}

@@ -118,13 +118,17 @@ func (r *Request) String() string {
 
 // target renders the request line: CONNECT HOST:PORT, or the method and
 // the URL (https when no scheme is set, the port only when it is not the
-// scheme's, the query as written).
+// scheme's, the query as written or, for a Request built in code,
+// encoded).
 func (r *Request) target() string {
 	if r.Method == "" {
 		return "CONNECT " + net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	}
 	scheme := cmp.Or(r.Scheme, "https")
-	rq := cmp.Or(r.rawQuery, r.Query.Encode())
+	rq := r.rawQuery
+	if rq == "" {
+		rq = r.Query.Encode()
+	}
 	u := url.URL{Scheme: scheme, Host: r.Host, Opaque: "//" + hostForURL(r.Host) + r.Path, RawQuery: rq}
 	if r.Port != r.defaultPort(scheme) {
 		u.Opaque = "//" + net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) + r.Path
