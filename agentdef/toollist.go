@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -155,3 +156,100 @@ func normalizeSpecifier(r ToolRule) string {
 	}
 	return strings.TrimSpace(r.Specifier)
 }
+
+// ToolListItem is one element of a tool list string, with its byte offset.
+type ToolListItem struct {
+	Text   string
+	Offset int
+}
+
+// SplitToolList splits a tool list string into rules. Rules are separated
+// by commas and/or blanks outside parentheses, so `Bash(gh,curl,jq), Skill`
+// is two rules and `Bash(git:*) Read` (Agent Skills' space-separated form) is
+// two as well. An empty element between commas and unbalanced parentheses
+// are errors (*ToolListError, with the offending byte offset).
+func SplitToolList(s string) ([]ToolListItem, error) {
+	sp := toolListSplitter{s: s, start: -1, lastComma: -1}
+	for i, c := range s {
+		if err := sp.next(i, c); err != nil {
+			return nil, err
+		}
+	}
+	if sp.depth > 0 {
+		return nil, &ToolListError{Offset: sp.start, Message: "unbalanced parentheses: '(' is never closed"}
+	}
+	sp.flush(len(s))
+	if sp.lastComma >= 0 && !sp.sawItem {
+		return nil, &ToolListError{Offset: sp.lastComma, Message: "trailing comma in tool list"}
+	}
+	return sp.out, nil
+}
+
+// toolListSplitter is the state of SplitToolList: the items so far, the
+// parenthesis depth, the start of the current item (-1 between items).
+type toolListSplitter struct {
+	s         string
+	out       []ToolListItem
+	depth     int
+	start     int
+	lastComma int
+	sawItem   bool // an item since the last comma
+}
+
+// flush ends the current item, if any, at end.
+func (sp *toolListSplitter) flush(end int) {
+	if sp.start >= 0 {
+		sp.out = append(sp.out, ToolListItem{Text: sp.s[sp.start:end], Offset: sp.start})
+		sp.start = -1
+		sp.sawItem = true
+	}
+}
+
+// next consumes the rune c at byte offset i.
+func (sp *toolListSplitter) next(i int, c rune) error {
+	switch {
+	case c == '(':
+		if sp.start < 0 {
+			return &ToolListError{Offset: i, Message: "'(' without a tool name"}
+		}
+		sp.depth++
+	case c == ')':
+		if sp.depth == 0 {
+			return &ToolListError{Offset: i, Message: "unbalanced parentheses: ')' without '('"}
+		}
+		sp.depth--
+	case sp.depth == 0 && c == ',':
+		return sp.comma(i)
+	case sp.depth == 0 && unicode.IsSpace(c):
+		sp.flush(i)
+		return nil
+	}
+	if sp.start < 0 {
+		sp.start = i
+	}
+	return nil
+}
+
+// comma ends the current item at the separating comma at offset i; a
+// comma with no item since the last one is an error.
+func (sp *toolListSplitter) comma(i int) error {
+	sp.flush(i)
+	if !sp.sawItem {
+		return &ToolListError{Offset: i, Message: "empty element in tool list"}
+	}
+	sp.sawItem = false
+	sp.lastComma = i
+	return nil
+}
+
+// ToolListError is a SplitToolList error at a byte offset of the list.
+type ToolListError struct {
+	Offset  int
+	Message string
+}
+
+// Error implements error.
+func (e *ToolListError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Message) }
+
+// Unwrap lets errors.Is match ErrInvalidToolRule.
+func (e *ToolListError) Unwrap() error { return ErrInvalidToolRule }
