@@ -297,15 +297,19 @@ func HostProblem(s string) (msg, hint string) {
 	case strings.ContainsAny(s, "/:@ "):
 		return fmt.Sprintf("host %q is not a host name", s), "write the bare host; the port goes in port:, paths in rules:"
 	case len(s) > 253 || !hostRE.MatchString(s):
-		hint := "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
-		if s == "*" || s == "**" {
-			hint = "wildcard-only hosts allow the whole internet; name the hosts"
-		}
-		return fmt.Sprintf("invalid host %q", s), hint
+		return fmt.Sprintf("invalid host %q", s), invalidHostHint(s)
 	case strings.HasPrefix(s, "*") && strings.Count(s, ".") < 2:
 		return fmt.Sprintf("wildcard host %q covers a whole top-level domain", s), "wildcard hosts need at least three labels, such as *.example.com"
 	}
 	return "", ""
+}
+
+// invalidHostHint is the hint for a host that is no DNS name.
+func invalidHostHint(s string) string {
+	if s == "*" || s == "**" {
+		return "wildcard-only hosts allow the whole internet; name the hosts"
+	}
+	return "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
 }
 
 func isIP(s string) bool {
