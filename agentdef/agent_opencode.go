@@ -375,29 +375,38 @@ func (d *decoder) openCodePermissionEntry(k, v *yaml.Node) ([]permRule, bool) {
 	name := fieldPath("permission", k.Value)
 	_, known := openCodeTools[k.Value]
 	known = known || k.Value == "*"
-	if v.Kind == yaml.ScalarNode {
-		act, ok := d.action(v, name)
-		if !ok {
-			return nil, false
-		}
-		r := []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}
-		if !known {
-			return d.unknownOpenCodeKey(k, name, r, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
-		}
-		return r, k.Value == "*"
-	}
-	if known && !openCodePatternPerms[k.Value] {
-		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+	rules, def, ok := d.openCodePermissionValue(k, v, name, known)
+	if !ok {
 		return nil, false
 	}
-	if !d.mapping(v, name) {
-		return nil, false
-	}
-	rules, def := d.openCodePatterns(k.Value, name, v)
 	if !known {
 		return d.unknownOpenCodeKey(k, name, rules, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
 	}
 	return rules, def
+}
+
+// openCodePermissionValue reads the value of permission entry k (field
+// name; known tells whether fullsend knows the permission): one action,
+// or a {pattern: action} map where the permission takes patterns. It
+// reports whether the value sets the "*" default, and false in ok when
+// the value is unusable.
+func (d *decoder) openCodePermissionValue(k, v *yaml.Node, name string, known bool) (rules []permRule, def, ok bool) {
+	if v.Kind == yaml.ScalarNode {
+		act, ok := d.action(v, name)
+		if !ok {
+			return nil, false, false
+		}
+		return []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}, k.Value == "*", true
+	}
+	if known && !openCodePatternPerms[k.Value] {
+		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+		return nil, false, false
+	}
+	if !d.mapping(v, name) {
+		return nil, false, false
+	}
+	rules, def = d.openCodePatterns(k.Value, name, v)
+	return rules, def, true
 }
 
 // openCodePatterns reads the {pattern: action} map of permission perm, and
