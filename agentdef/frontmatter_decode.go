@@ -154,7 +154,7 @@ func (d *decoder) unknownKeyHint(key, prefix, suggestion string, known []string)
 	return hint
 }
 
-// join builds a field path.
+// fieldPath builds a field path.
 func fieldPath(prefix, key string) string {
 	if prefix == "" {
 		return key
@@ -162,7 +162,7 @@ func fieldPath(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// index builds a field path for a list element.
+// fieldIndex builds a field path for a list element.
 func fieldIndex(prefix string, i int) string {
 	return prefix + "[" + strconv.Itoa(i) + "]"
 }

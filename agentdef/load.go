@@ -450,6 +450,8 @@ func canonicalCycle(c []string) string {
 	return strings.Join(append(append([]string(nil), c[first:]...), c[:first]...), ",")
 }
 
+// KnownHint lists the known names of a kind (what: "agents", "skills")
+// for a hint about name, after the closest one when one is close.
 func KnownHint(what, name string, known []string) string {
 	if len(known) == 0 {
 		return "no " + what + " are defined in this project"
