@@ -1,7 +1,6 @@
 package agentdef
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -58,11 +57,17 @@ func parseClaudeAgent(d *decoder, doc *document) *Agent {
 	}
 	d.claudeTools(a, doc, f)
 	if v, ok := f["memory"]; ok {
-		if s, good := d.enum(v.value, "memory", memoryScopes...); good && a.Name != "" && !a.ToolsOmitted {
-			a.Tools = append(a.Tools, memoryTools(s, a.Name, d.pos(v.value))...)
-		}
+		d.claudeMemory(a, v)
 	}
 	return a
+}
+
+// claudeMemory reads memory, the scope of the agent's persistent memory
+// directory, and grants a named agent with a tool list access to it.
+func (d *decoder) claudeMemory(a *Agent, v field) {
+	if s, good := d.enum(v.value, "memory", memoryScopes...); good && a.Name != "" && !a.ToolsOmitted {
+		a.Tools = append(a.Tools, memoryTools(s, a.Name, d.pos(v.value))...)
+	}
 }
 
 // claudeAgentChecks check the subagent fields the compiler does not read,
@@ -132,32 +137,40 @@ func (d *decoder) claudePermissionMode(a *Agent, v field) {
 // checkMCPServers checks that mcpServers is a list or mapping, and warns
 // that the servers are not compiled.
 func checkMCPServers(d *decoder, v field, name string) {
-	if v.value.Kind != yaml.SequenceNode && v.value.Kind != yaml.MappingNode {
-		d.errAt(d.pos(v.value), name, fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
-		return
-	}
-	definitions := func(m *yaml.Node, prefix string) {
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			if def := m.Content[i+1]; def.Kind != yaml.MappingNode {
-				d.errAt(d.pos(def), fieldPath(prefix, m.Content[i].Value), fmt.Sprintf("want a server definition (a mapping), got a %s", kindName(def)),
-					"write {type: http, url: https://...} or {command: ..., args: [...]}")
-			}
-		}
-	}
-	if v.value.Kind == yaml.MappingNode {
-		definitions(v.value, name)
-	} else {
+	switch v.value.Kind {
+	case yaml.MappingNode:
+		d.mcpDefinitions(v.value, name)
+	case yaml.SequenceNode:
 		for i, it := range v.value.Content {
-			switch {
-			case it.Kind == yaml.MappingNode:
-				definitions(it, fieldIndex(name, i))
-			case it.Kind == yaml.ScalarNode && it.Tag == "!!str":
-				d.nonEmptyStr(it, fieldIndex(name, i))
-			default:
-				d.errAt(d.pos(it), fieldIndex(name, i), fmt.Sprintf("want a server name or an inline definition, got a %s", kindName(it)),
-					"list configured server names (github) or inline definitions ({github: {type: http, url: ...}})")
-			}
+			d.mcpListItem(it, fieldIndex(name, i))
 		}
+	default:
+		d.errAt(d.pos(v.value), name, fmt.Sprintf("want a list or mapping, got a %s", kindName(v.value)), "")
+	}
+}
+
+// mcpDefinitions checks that each server of a name-to-definition mapping
+// is defined by a mapping.
+func (d *decoder) mcpDefinitions(m *yaml.Node, prefix string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if def := m.Content[i+1]; def.Kind != yaml.MappingNode {
+			d.errAt(d.pos(def), fieldPath(prefix, m.Content[i].Value), fmt.Sprintf("want a server definition (a mapping), got a %s", kindName(def)),
+				"write {type: http, url: https://...} or {command: ..., args: [...]}")
+		}
+	}
+}
+
+// mcpListItem checks one item of an mcpServers list: a configured
+// server's name or an inline {name: definition}.
+func (d *decoder) mcpListItem(it *yaml.Node, field string) {
+	switch {
+	case it.Kind == yaml.MappingNode:
+		d.mcpDefinitions(it, field)
+	case it.Kind == yaml.ScalarNode && it.Tag == "!!str":
+		d.nonEmptyStr(it, field)
+	default:
+		d.errAt(d.pos(it), field, fmt.Sprintf("want a server name or an inline definition, got a %s", kindName(it)),
+			"list configured server names (github) or inline definitions ({github: {type: http, url: ...}})")
 	}
 }
 
@@ -167,26 +180,6 @@ func checkMCPServers(d *decoder, v field, name string) {
 // it does not know are left alone: checkMCPServers reports the field.
 func mcpServers(n *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
 	var out []MCPServerDecl
-	inline := func(k, v *yaml.Node) {
-		s := MCPServerDecl{Name: k.Value, Pos: pos(k)}
-		if v.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				switch v.Content[i].Value {
-				case "url":
-					s.URL = v.Content[i+1].Value
-					if u, err := url.Parse(s.URL); err == nil && !strings.Contains(s.URL, "${") {
-						s.Host = strings.ToLower(u.Hostname())
-						s.Port, s.Path = urlPort(u), u.EscapedPath()
-					}
-				case "command":
-					s.Command = v.Content[i+1].Value
-				case "type":
-					s.Type = v.Content[i+1].Value
-				}
-			}
-		}
-		out = append(out, s)
-	}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, it := range n.Content {
@@ -194,17 +187,51 @@ func mcpServers(n *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
 			case yaml.ScalarNode:
 				out = append(out, MCPServerDecl{Name: it.Value, Pos: pos(it)})
 			case yaml.MappingNode:
-				for i := 0; i+1 < len(it.Content); i += 2 {
-					inline(it.Content[i], it.Content[i+1])
-				}
+				out = appendInlineServers(out, it, pos)
 			}
 		}
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			inline(n.Content[i], n.Content[i+1])
-		}
+		out = appendInlineServers(out, n, pos)
 	}
 	return out
+}
+
+// appendInlineServers appends the servers of a name-to-definition mapping.
+func appendInlineServers(out []MCPServerDecl, m *yaml.Node, pos func(*yaml.Node) Pos) []MCPServerDecl {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out = append(out, inlineServer(m.Content[i], m.Content[i+1], pos))
+	}
+	return out
+}
+
+// inlineServer reads the server named by k and defined by v; a definition
+// that is not a mapping yields the name alone.
+func inlineServer(k, v *yaml.Node, pos func(*yaml.Node) Pos) MCPServerDecl {
+	s := MCPServerDecl{Name: k.Value, Pos: pos(k)}
+	if v.Kind != yaml.MappingNode {
+		return s
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		switch val := v.Content[i+1].Value; v.Content[i].Value {
+		case "url":
+			s.setURL(val)
+		case "command":
+			s.Command = val
+		case "type":
+			s.Type = val
+		}
+	}
+	return s
+}
+
+// setURL records an inline definition's url, and its host, port and path
+// when it parses and uses no ${VAR} expansion.
+func (s *MCPServerDecl) setURL(raw string) {
+	s.URL = raw
+	if u, err := url.Parse(raw); err == nil && !strings.Contains(raw, "${") {
+		s.Host = strings.ToLower(u.Hostname())
+		s.Port, s.Path = urlPort(u), u.EscapedPath()
+	}
 }
 
 // claudeTools resolves tools against disallowedTools: disallowedTools are
@@ -225,14 +252,22 @@ func (d *decoder) claudeTools(a *Agent, doc *document, f map[string]field) {
 	}
 	a.ToolsPos = d.pos(v.value)
 	rules, clean := d.toolList(v.value, "tools")
-	// tools: [] is an agent with no tools (it gets the runtime's baseline
-	// only); a blank string or blank elements are a mistake.
-	if clean && len(rules) == 0 && blankTools(v.value) {
+	a.Tools = subtractTools(rules, disallowed)
+	if clean {
+		d.checkToolsGrant(a, v.value, rules)
+	}
+}
+
+// checkToolsGrant reports a cleanly parsed tools value n that grants
+// nothing by mistake. tools: [] is an agent with no tools (it gets the
+// runtime's baseline only); a blank string or blank elements are a
+// mistake, and so are rules that disallowedTools all remove.
+func (d *decoder) checkToolsGrant(a *Agent, n *yaml.Node, rules []ToolRule) {
+	switch {
+	case len(rules) == 0 && blankTools(n):
 		d.errAt(a.ToolsPos, "tools", "tools is empty",
 			"list the tools the agent needs, such as Read, Grep, Bash(gh *), or write tools: [] for an agent with no tools")
-	}
-	a.Tools = subtractTools(rules, disallowed)
-	if clean && len(rules) > 0 && len(a.Tools) == 0 {
+	case len(rules) > 0 && len(a.Tools) == 0:
 		d.errAt(a.ToolsPos, "tools", "tools resolve to nothing: every tool is removed by disallowedTools",
 			"remove the disallowedTools entries that cancel tools, or list the tools the agent needs")
 	}
@@ -342,133 +377,6 @@ func (d *decoder) nameRefs(n *yaml.Node, name string, re *regexp.Regexp, hint st
 		}
 	}
 	return out
-}
-
-// toolList reads a tool list: one string of comma- and/or space-separated
-// rules, or a YAML list whose elements are rules (each element may itself
-// hold several). It returns the rules and whether all parsed cleanly.
-func (d *decoder) toolList(n *yaml.Node, name string) ([]ToolRule, bool) {
-	var elems []stringItem
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		elems = []stringItem{{value: n.Value, node: n, field: name}}
-	} else if n.Kind == yaml.SequenceNode {
-		var ok bool
-		if elems, ok = d.stringList(n, name, false); !ok {
-			return nil, false
-		}
-	} else {
-		d.errAt(d.pos(n), name, fmt.Sprintf("want a comma-separated string or a list of tool rules, got a %s", kindName(n)),
-			"write tools: Read, Grep, Bash(gh *)")
-		return nil, false
-	}
-	clean := true
-	var out []ToolRule
-	idx := 0
-	for _, el := range elems {
-		items, err := SplitToolList(el.value)
-		if err != nil {
-			d.toolListError(el, err)
-			clean = false
-			continue
-		}
-		for _, it := range items {
-			field := fieldIndex(name, idx)
-			if el.node.Kind == yaml.ScalarNode && n.Kind == yaml.SequenceNode && len(items) == 1 {
-				field = el.field
-			}
-			idx++
-			r, ok, unknown := d.toolRule(el, it, field)
-			if !ok {
-				clean = clean && unknown
-				continue
-			}
-			out = append(out, r)
-		}
-	}
-	return out, clean
-}
-
-// toolListError reports a tool list string that does not split into rules.
-func (d *decoder) toolListError(el stringItem, err error) {
-	var le *ToolListError
-	off := 0
-	msg := err.Error()
-	if errors.As(err, &le) {
-		off, msg = le.Offset, le.Message
-	}
-	d.errAt(d.scalarPos(el.node, off), el.field, msg, "separate rules with commas; keep each specifier's parentheses balanced: Bash(gh,curl,jq), Skill")
-}
-
-// toolRule parses one rule of a tool list element, reporting it as field
-// when it does not parse. A well-formed rule naming a tool fullsend does
-// not know is a warning and is dropped (unknown): the runtimes ignore it,
-// so it grants nothing.
-func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (r ToolRule, ok, unknown bool) {
-	r, err := ParseToolRule(it.Text, d.scalarPos(el.node, it.Offset))
-	if err == nil {
-		return r, true, false
-	}
-	var re *RuleError
-	switch {
-	case errors.As(err, &re) && re.UnknownTool:
-		d.warnAt(re.Pos, field, re.Message+" grants nothing; the rule is ignored", re.Hint)
-		return ToolRule{}, false, true
-	case errors.As(err, &re):
-		d.errAt(re.Pos, field, re.Message, re.Hint)
-	default:
-		d.errAt(d.scalarPos(el.node, it.Offset), field, err.Error(), "")
-	}
-	return ToolRule{}, false, false
-}
-
-// subtractTools removes from rules every rule that a disallowed rule
-// covers: a bare disallowed tool removes all rules of that tool; a
-// disallowed rule with a specifier removes the identical rule. Narrower
-// denials of a broader allowance cannot be subtracted here and stay in the
-// agent's Disallowed list for the runtime and explain output.
-func subtractTools(rules, disallowed []ToolRule) []ToolRule {
-	var out []ToolRule
-	for _, r := range rules {
-		removed := false
-		for _, x := range disallowed {
-			if coversRule(x, r) {
-				removed = true
-				break
-			}
-		}
-		if !removed {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// coversRule reports whether disallowed rule x removes allowed rule r.
-func coversRule(x, r ToolRule) bool {
-	if x.Tool != r.Tool {
-		return false
-	}
-	if x.Tool == "mcp" {
-		return x.MCPServer == r.MCPServer && (x.MCPTool == "" || x.MCPTool == "*" || x.MCPTool == r.MCPTool)
-	}
-	return !x.HasSpecifier || strings.TrimSpace(x.Specifier) == "*" ||
-		(r.HasSpecifier && normalizeSpecifier(x) == normalizeSpecifier(r))
-}
-
-// normalizeSpecifier renders a rule's specifier canonically, so that
-// Bash(gh api:*) and Bash(gh api *) compare equal.
-func normalizeSpecifier(r ToolRule) string {
-	if len(r.Commands) > 0 {
-		parts := make([]string, len(r.Commands))
-		for i, c := range r.Commands {
-			parts[i] = c.String()
-		}
-		return strings.Join(parts, ",")
-	}
-	if len(r.Agents) > 0 {
-		return strings.Join(r.Agents, ",")
-	}
-	return strings.TrimSpace(r.Specifier)
 }
 
 // urlPort is u's port, or its scheme's default (80 for http, else 443).

@@ -29,13 +29,6 @@ type permRule struct {
 	field   string
 }
 
-// grant is one effective (tool, pattern) allowance or denial.
-type grant struct {
-	tool    string
-	pattern string
-	rule    permRule
-}
-
 // parseOpenCodeAgent decodes an OpenCode agent and normalizes its tools map
 // and permission into tool rules; see docs/agent-format.md.
 func parseOpenCodeAgent(d *decoder, doc *document) *Agent {
@@ -199,22 +192,9 @@ func (d *decoder) openCodeModel(a *Agent, v field) {
 // rules, and reports an agent without an explicit "*" default (OpenCode
 // allows every unlisted tool) or one that allows nothing.
 func (d *decoder) openCodeToolRules(a *Agent, doc *document, f map[string]field) {
-	var rules []permRule
-	explicitDefault := false
-	if v, ok := f["tools"]; ok {
-		d.warnAt(d.pos(v.key), "tools", "the tools map is deprecated in OpenCode; it is folded into permission (true = allow, false = deny), before the permission rules",
-			"move the entries to permission")
-		rules2, def := d.openCodeToolsMap(v.value)
-		rules = append(rules, rules2...)
-		explicitDefault = def
-	}
-	perm, hasPerm := f["permission"]
-	if hasPerm {
-		rules2, def := d.openCodePermission(perm.value)
-		rules = append(rules, rules2...)
-		explicitDefault = explicitDefault || def
-	}
+	rules, explicitDefault := d.openCodePermRules(f)
 	a.Tools, a.Disallowed = d.evalPermissions(rules)
+	perm, hasPerm := f["permission"]
 	switch {
 	case !explicitDefault:
 		a.ToolsOmitted = true
@@ -225,19 +205,42 @@ func (d *decoder) openCodeToolRules(a *Agent, doc *document, f map[string]field)
 		d.warnAt(a.ToolsPos, "permission", "no \"*\" permission rule: OpenCode allows every tool not listed",
 			`start permission with "*": deny and allow what the agent needs; the compiler grants nothing to unlisted tools`)
 	case len(a.Tools) == 0 && d.nerr == 0:
-		at, field := d.pos(doc.root), "permission"
-		if hasPerm {
-			at = d.pos(perm.key)
-		} else if v, ok := f["tools"]; ok {
-			at, field = d.pos(v.key), "tools"
-		}
-		d.errAt(at, field, "permission resolves to no allowed tool",
-			"allow the tools the agent needs, such as read: allow")
+		d.noAllowedTool(doc, f)
 	case hasPerm:
 		a.ToolsPos = d.pos(perm.key)
 	default:
 		a.ToolsPos = d.pos(f["tools"].key)
 	}
+}
+
+// openCodePermRules reads the deprecated tools map, then permission, into
+// permission rules in OpenCode's order, and reports whether either sets
+// the "*" default.
+func (d *decoder) openCodePermRules(f map[string]field) (rules []permRule, explicitDefault bool) {
+	if v, ok := f["tools"]; ok {
+		d.warnAt(d.pos(v.key), "tools", "the tools map is deprecated in OpenCode; it is folded into permission (true = allow, false = deny), before the permission rules",
+			"move the entries to permission")
+		rules, explicitDefault = d.openCodeToolsMap(v.value)
+	}
+	if perm, ok := f["permission"]; ok {
+		permRules, def := d.openCodePermission(perm.value)
+		rules = append(rules, permRules...)
+		explicitDefault = explicitDefault || def
+	}
+	return rules, explicitDefault
+}
+
+// noAllowedTool reports an agent whose permission rules allow no tool, at
+// permission, else at the tools map, else at the frontmatter.
+func (d *decoder) noAllowedTool(doc *document, f map[string]field) {
+	at, field := d.pos(doc.root), "permission"
+	if perm, ok := f["permission"]; ok {
+		at = d.pos(perm.key)
+	} else if v, ok := f["tools"]; ok {
+		at, field = d.pos(v.key), "tools"
+	}
+	d.errAt(at, field, "permission resolves to no allowed tool",
+		"allow the tools the agent needs, such as read: allow")
 }
 
 // openCodeToolsMap reads the deprecated `tools: {name: bool}` map. OpenCode
@@ -372,29 +375,38 @@ func (d *decoder) openCodePermissionEntry(k, v *yaml.Node) ([]permRule, bool) {
 	name := fieldPath("permission", k.Value)
 	_, known := openCodeTools[k.Value]
 	known = known || k.Value == "*"
-	if v.Kind == yaml.ScalarNode {
-		act, ok := d.action(v, name)
-		if !ok {
-			return nil, false
-		}
-		r := []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}
-		if !known {
-			return d.unknownOpenCodeKey(k, name, r, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
-		}
-		return r, k.Value == "*"
-	}
-	if known && !openCodePatternPerms[k.Value] {
-		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+	rules, def, ok := d.openCodePermissionValue(k, v, name, known)
+	if !ok {
 		return nil, false
 	}
-	if !d.mapping(v, name) {
-		return nil, false
-	}
-	rules, def := d.openCodePatterns(k.Value, name, v)
 	if !known {
 		return d.unknownOpenCodeKey(k, name, rules, "known permissions: *, "+strings.Join(sortedKeys(openCodeTools), ", ")), false
 	}
 	return rules, def
+}
+
+// openCodePermissionValue reads the value of permission entry k (field
+// name; known tells whether fullsend knows the permission): one action,
+// or a {pattern: action} map where the permission takes patterns. It
+// reports whether the value sets the "*" default, and false in ok when
+// the value is unusable.
+func (d *decoder) openCodePermissionValue(k, v *yaml.Node, name string, known bool) (rules []permRule, def, ok bool) {
+	if v.Kind == yaml.ScalarNode {
+		act, ok := d.action(v, name)
+		if !ok {
+			return nil, false, false
+		}
+		return []permRule{{perm: k.Value, pattern: "*", action: act, pos: d.pos(k), field: name}}, k.Value == "*", true
+	}
+	if known && !openCodePatternPerms[k.Value] {
+		d.errAt(d.pos(v), name, fmt.Sprintf("%s takes one action, not a pattern map", k.Value), "write "+k.Value+": allow, ask or deny")
+		return nil, false, false
+	}
+	if !d.mapping(v, name) {
+		return nil, false, false
+	}
+	rules, def = d.openCodePatterns(k.Value, name, v)
+	return rules, def, true
 }
 
 // openCodePatterns reads the {pattern: action} map of permission perm, and
@@ -435,146 +447,13 @@ func (d *decoder) action(n *yaml.Node, name string) (string, bool) {
 	return act, true
 }
 
-// evalPermissions applies OpenCode's last-matching-rule-wins order: a later
-// deny removes every earlier allowance it covers (the same tool, or "*",
-// with a pattern matching the earlier pattern), and a later allow removes
-// the earlier denials it covers. What remains is converted to tool rules.
-func (d *decoder) evalPermissions(rules []permRule) (allowed, denied []ToolRule) {
-	var allows, denies []grant
-	for _, r := range rules {
-		for _, tool := range permTools(r.perm) {
-			g := grant{tool: tool, pattern: r.pattern, rule: r}
-			drop := func(list []grant) []grant {
-				out := list[:0]
-				for _, x := range list {
-					if !(x.tool == tool && wildcardMatch(r.pattern, x.pattern)) {
-						out = append(out, x)
-					}
-				}
-				return out
-			}
-			if r.action == "allow" {
-				denies = drop(denies)
-				allows = append(drop(allows), g)
-			} else {
-				allows = drop(allows)
-				denies = append(drop(denies), g)
-			}
-		}
-	}
-	for _, g := range allows {
-		if r, ok := d.grantRule(g); ok {
-			allowed = append(allowed, r)
-		}
-	}
-	for _, g := range denies {
-		// A denial never widens anything: a pattern the tool-rule syntax
-		// cannot express (a glob command such as "rm*") is kept verbatim.
-		if r, err := ParseToolRule(grantRaw(g), g.rule.pos); err == nil {
-			denied = append(denied, r)
-		} else {
-			raw := grantRaw(g)
-			denied = append(denied, ToolRule{Raw: raw, Pos: g.rule.pos, Tool: g.tool, Specifier: g.pattern, HasSpecifier: raw != g.tool})
-		}
-	}
-	return allowed, denied
-}
-
-// permTools lists the Claude Code tools a permission key governs.
-func permTools(perm string) []string {
-	if perm != "*" {
-		if t := openCodeTools[perm]; t != "" {
-			return []string{t}
-		}
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range openCodeTools {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return sortedCopy(out)
-}
-
-// grantRule converts a grant into the equivalent Claude Code tool rule,
-// parsed like any other, positioned at the permission entry.
-func (d *decoder) grantRule(g grant) (ToolRule, bool) {
-	raw := grantRaw(g)
-	p := g.rule.pos
-	p.Column = 0 // the rule is derived; point at the line
-	r, err := ParseToolRule(raw, p)
-	if err != nil && g.rule.perm == "*" {
-		// "*": {pattern: action} spans every tool; a pattern that does not
-		// fit a tool (a path pattern for bash) does not apply to it.
-		return ToolRule{}, false
-	}
-	if err != nil {
-		var re *RuleError
-		msg, hint := err.Error(), ""
-		if errors.As(err, &re) {
-			msg, hint = re.Message, re.Hint
-		}
-		d.errAt(g.rule.pos, g.rule.field, "pattern "+strconv.Quote(g.pattern)+": "+msg, hint)
-		return ToolRule{}, false
-	}
-	r.Pos = g.rule.pos
-	return r, true
-}
-
-// grantRaw renders a grant as the equivalent Claude Code rule.
-func grantRaw(g grant) string {
-	if g.pattern == "*" {
-		return g.tool
-	}
-	switch g.tool {
-	case "WebFetch", "WebSearch", "TodoWrite", "LSP":
-		// these take one action; a "*" permission's pattern does not apply
-		return g.tool
-	}
-	return g.tool + "(" + g.pattern + ")"
-}
-
-// wildcardMatch reports whether OpenCode wildcard pattern p ('*' any run of
-// characters, '?' one character) matches s taken literally.
-func wildcardMatch(p, s string) bool {
-	// Iterative matcher with single backtrack point: linear in practice.
-	pi, si, star, mark := 0, 0, -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
-
 // sortedKeys returns the keys of the maps, sorted and deduplicated.
 func sortedKeys(ms ...map[string]string) []string {
-	seen := map[string]bool{}
-	var out []string
+	keys := map[string]bool{}
 	for _, m := range ms {
 		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
+			keys[k] = true
 		}
 	}
-	return sortedCopy(out)
+	return sortedMapKeys(keys)
 }

@@ -129,21 +129,33 @@ func (dc *discovery) visit(l layout, p string, de fs.DirEntry, err error) error 
 			return fs.SkipDir
 		}
 	case de.Type()&fs.ModeSymlink != 0:
-		// Agents: any link could lead to definitions. Skills: the
-		// skill directory itself or its SKILL.md.
-		if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
-			dc.diags = append(dc.diags, linkDiagnostics(dc.fsys, p)...)
-		}
+		dc.link(l, p, depth)
 	case de.IsDir():
-		if l.kind == kindSkill && depth >= 2 {
-			dc.skillResources(p, depth)
-			return fs.SkipDir
-		}
-		if dc.unprintable(p) {
-			return fs.SkipDir
-		}
+		return dc.dir(l, p, depth)
 	default:
 		dc.file(l, p, rel)
+	}
+	return nil
+}
+
+// link judges a symbolic link at depth in the layout where it could lead
+// to definitions. Agents: any link could. Skills: the skill directory
+// itself or its SKILL.md.
+func (dc *discovery) link(l layout, p string, depth int) {
+	if l.kind == kindAgent || depth == 1 || strings.EqualFold(path.Base(p), "SKILL.md") {
+		dc.diags = append(dc.diags, linkDiagnostics(dc.fsys, p)...)
+	}
+}
+
+// dir handles a directory at depth in the layout: fs.SkipDir for a skill's
+// resources and for a name that is not printable text.
+func (dc *discovery) dir(l layout, p string, depth int) error {
+	if l.kind == kindSkill && depth >= 2 {
+		dc.skillResources(p, depth)
+		return fs.SkipDir
+	}
+	if dc.unprintable(p) {
+		return fs.SkipDir
 	}
 	return nil
 }
@@ -215,15 +227,24 @@ func linkDiagnostics(fsys fs.FS, p string) Diagnostics {
 		return Diagnostics{{Pos: pos, Severity: SeverityError, Message: fmt.Sprintf("symbolic link to %s leaves the project; it is not followed", target),
 			Hint: "copy the definitions into the project"}}
 	}
-	for _, l := range layouts {
-		if resolved == l.root || strings.HasPrefix(resolved, l.root+"/") {
-			if rel := strings.TrimPrefix(strings.TrimPrefix(resolved, l.root), "/"); rel == "" || !excluded(rel) {
-				return nil
-			}
-		}
+	if scanned(resolved) {
+		return nil
 	}
 	return Diagnostics{{Pos: pos, Severity: SeverityError, Message: fmt.Sprintf("symbolic link to %s is not followed", resolved),
 		Hint: "move the definitions into agents/ or skills/, or rename the link to start with _ to exclude it"}}
+}
+
+// scanned reports whether a project path is a layout's root or inside a
+// layout, not excluded.
+func scanned(p string) bool {
+	for _, l := range layouts {
+		if p == l.root || strings.HasPrefix(p, l.root+"/") {
+			if rel := strings.TrimPrefix(strings.TrimPrefix(p, l.root), "/"); rel == "" || !excluded(rel) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errPathText reports a path that is not printable text.

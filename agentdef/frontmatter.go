@@ -2,6 +2,7 @@ package agentdef
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -128,36 +129,51 @@ func parseDocument(d *decoder, data []byte) *document {
 	var n yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(fm))
 	if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
-		blocked := ""
-		if retryApplies(d.file, bytes.Contains(data, []byte("\r\n"))) {
-			var ok bool
-			if ok, blocked = retryQuoted(d, doc, fm); ok {
-				checkCommentTruncation(d, doc)
-				return doc
-			}
-		}
-		reportYAMLError(d, doc, err, blocked)
+		yamlSyntaxError(d, doc, bytes.Contains(data, []byte("\r\n")), err)
 		return doc
 	}
 	if !singleDocument(d, doc, dec) {
 		return doc
 	}
+	if doc.root = frontmatterRoot(d, &n); doc.root != nil {
+		checkCommentTruncation(d, doc)
+	}
+	return doc
+}
+
+// yamlSyntaxError handles a frontmatter yaml.v3 rejects with err: Claude
+// Code's quoting retry recovers it where that applies (crlf tells whether
+// the file has CRLF line ends); otherwise err is reported.
+func yamlSyntaxError(d *decoder, doc *document, crlf bool, err error) {
+	blocked := ""
+	if retryApplies(d.file, crlf) {
+		var ok bool
+		if ok, blocked = retryQuoted(d, doc, doc.raw); ok {
+			checkCommentTruncation(d, doc)
+			return
+		}
+	}
+	reportYAMLError(d, doc, err, blocked)
+}
+
+// frontmatterRoot returns the mapping the frontmatter's document n holds.
+// It reports an empty frontmatter, unsafe YAML or a root that is no
+// mapping, and returns nil then.
+func frontmatterRoot(d *decoder, n *yaml.Node) *yaml.Node {
 	if n.Kind == 0 || len(n.Content) == 0 {
 		d.errAt(Pos{File: d.file, Line: 2, Column: 1}, "", "frontmatter is empty",
 			"declare at least name and description")
-		return doc
+		return nil
 	}
 	root := n.Content[0]
 	if !checkSafe(d, root, 1) {
-		return doc
+		return nil
 	}
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "", "frontmatter must be a YAML mapping of field: value, not a %s", kindName(root))
-		return doc
+		return nil
 	}
-	doc.root = root
-	checkCommentTruncation(d, doc)
-	return doc
+	return root
 }
 
 // frontmatterFound reports a missing or unterminated frontmatter block
@@ -277,23 +293,28 @@ func checkCommentTruncation(d *decoder, doc *document) {
 		return
 	}
 	for i, line := range strings.Split(doc.raw, "\n") {
-		if !strings.Contains(line, " #") || doc.requoted[i] {
-			continue
+		if strings.Contains(line, " #") && !doc.requoted[i] {
+			checkLineComment(d, doc, i, line)
 		}
-		m := plainValueRE.FindStringSubmatchIndex(line)
-		if m == nil || m[2] != m[3] { // top-level keys only
-			continue
-		}
-		key := line[m[4]:m[5]]
-		if !freeTextFields[key] {
-			continue
-		}
-		value := line[m[6]:m[7]]
-		if c := strings.Index(value, " #"); c >= 0 {
-			d.warnAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + c + 2}, key,
-				"the text after ' #' is a YAML comment and is dropped from the value",
-				fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(value)))
-		}
+	}
+}
+
+// checkLineComment warns when line i of the frontmatter sets a top-level
+// prose field to a plain value that holds a comment.
+func checkLineComment(d *decoder, doc *document, i int, line string) {
+	m := plainValueRE.FindStringSubmatchIndex(line)
+	if m == nil || m[2] != m[3] { // top-level keys only
+		return
+	}
+	key := line[m[4]:m[5]]
+	if !freeTextFields[key] {
+		return
+	}
+	value := line[m[6]:m[7]]
+	if c := strings.Index(value, " #"); c >= 0 {
+		d.warnAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + c + 2}, key,
+			"the text after ' #' is a YAML comment and is dropped from the value",
+			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(value)))
 	}
 }
 
@@ -303,16 +324,27 @@ func checkCommentTruncation(d *decoder, doc *document) {
 // consumer that does would), merge keys, explicit tags, duplicate keys and
 // nesting deeper than MaxYAMLDepth. It reports every problem it finds.
 func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
-	ok := true
 	if depth > MaxYAMLDepth {
 		d.errorf(n, "", "YAML nesting deeper than %d levels", MaxYAMLDepth)
 		return false
 	}
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+	if n.Kind == yaml.AliasNode {
 		reportAnchor(d, n)
-		if n.Kind == yaml.AliasNode {
-			return false
-		}
+		return false
+	}
+	ok := checkNode(d, n)
+	for _, c := range n.Content {
+		ok = checkSafe(d, c, depth+1) && ok
+	}
+	return ok
+}
+
+// checkNode is checkSafe on one node that is no alias, not its children:
+// its anchor, its tag and its keys.
+func checkNode(d *decoder, n *yaml.Node) bool {
+	ok := true
+	if n.Anchor != "" {
+		reportAnchor(d, n)
 		ok = false
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
@@ -322,11 +354,6 @@ func checkSafe(d *decoder, n *yaml.Node, depth int) bool {
 	}
 	if n.Kind == yaml.MappingNode && !checkKeys(d, n) {
 		ok = false
-	}
-	for _, c := range n.Content {
-		if !checkSafe(d, c, depth+1) {
-			ok = false
-		}
 	}
 	return ok
 }
@@ -373,23 +400,15 @@ func checkKeys(d *decoder, n *yaml.Node) bool {
 
 // kindName names a YAML node kind for messages.
 func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "boolean"
-		case "!!int", "!!float":
-			return "number"
-		}
-		return "string"
-	case yaml.AliasNode:
-		return "alias"
+	if n.Kind == yaml.ScalarNode {
+		return cmp.Or(scalarTagNames[n.Tag], "string")
 	}
-	return "document"
+	return cmp.Or(nodeKindNames[n.Kind], "document")
 }
+
+// nodeKindNames and scalarTagNames are kindName's words for a node's kind
+// and, for a scalar, its resolved tag.
+var (
+	nodeKindNames  = map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list", yaml.AliasNode: "alias"}
+	scalarTagNames = map[string]string{"!!null": "null", "!!bool": "boolean", "!!int": "number", "!!float": "number"}
+)

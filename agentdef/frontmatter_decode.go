@@ -2,6 +2,7 @@ package agentdef
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,15 +130,8 @@ func (d *decoder) fields(m *yaml.Node, prefix string, known []string) map[string
 // unknown top-level key of a lenient decoder that is neither close to a
 // known key nor listed in keyErrors.
 func (d *decoder) unknownKey(k *yaml.Node, prefix string, known []string) {
-	hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
 	s := suggest(k.Value, known)
-	if h, ok := d.keyHints[k.Value]; ok {
-		hint = h
-	} else if s != "" {
-		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
-	} else if h, ok := d.keyHints[""]; ok && prefix == "" {
-		hint = h + "; " + hint
-	}
+	hint := d.unknownKeyHint(k.Value, prefix, s, known)
 	if d.lenient && prefix == "" && s == "" && !d.keyErrors[k.Value] {
 		d.warnAt(d.pos(k), k.Value, fmt.Sprintf("unknown field %q is ignored", k.Value), hint)
 		return
@@ -145,7 +139,22 @@ func (d *decoder) unknownKey(k *yaml.Node, prefix string, known []string) {
 	d.errAt(d.pos(k), fieldPath(prefix, k.Value), fmt.Sprintf("unknown field %q", k.Value), hint)
 }
 
-// join builds a field path.
+// unknownKeyHint is the hint for unknown key at prefix: the decoder's
+// hint for it, else did-you-mean suggestion, else the decoder's general
+// hint for a top-level key, followed by the known keys.
+func (d *decoder) unknownKeyHint(key, prefix, suggestion string, known []string) string {
+	hint := "known fields: " + strings.Join(sortedCopy(known), ", ")
+	if h, ok := d.keyHints[key]; ok {
+		return h
+	} else if suggestion != "" {
+		return fmt.Sprintf("did you mean %q? %s", suggestion, hint)
+	} else if h, ok := d.keyHints[""]; ok && prefix == "" {
+		return h + "; " + hint
+	}
+	return hint
+}
+
+// fieldPath builds a field path.
 func fieldPath(prefix, key string) string {
 	if prefix == "" {
 		return key
@@ -153,7 +162,7 @@ func fieldPath(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// index builds a field path for a list element.
+// fieldIndex builds a field path for a list element.
 func fieldIndex(prefix string, i int) string {
 	return prefix + "[" + strconv.Itoa(i) + "]"
 }
@@ -273,13 +282,7 @@ func (d *decoder) stringList(n *yaml.Node, name string, single bool) ([]stringIt
 	ok := true
 	for i, c := range n.Content {
 		f := fieldIndex(name, i)
-		if c.Kind == yaml.MappingNode && len(c.Content) == 2 && n.Style&yaml.FlowStyle != 0 {
-			d.errAt(d.pos(c), f, "want a string, got a mapping: an unquoted ': ' inside a [...] list starts a key: value pair",
-				"quote the element, e.g. \"Bash(gh api: *)\"")
-			ok = false
-			continue
-		}
-		s, good := d.str(c, f)
+		s, good := d.listString(c, f, n.Style&yaml.FlowStyle != 0)
 		if !good {
 			ok = false
 			continue
@@ -287,6 +290,17 @@ func (d *decoder) stringList(n *yaml.Node, name string, single bool) ([]stringIt
 		out = append(out, stringItem{value: s, node: c, field: f})
 	}
 	return out, ok
+}
+
+// listString reads element c (field f) of a string list; flow is set for a
+// [...] list, where an unquoted ': ' makes the element a mapping.
+func (d *decoder) listString(c *yaml.Node, f string, flow bool) (string, bool) {
+	if flow && c.Kind == yaml.MappingNode && len(c.Content) == 2 {
+		d.errAt(d.pos(c), f, "want a string, got a mapping: an unquoted ': ' inside a [...] list starts a key: value pair",
+			"quote the element, e.g. \"Bash(gh api: *)\"")
+		return "", false
+	}
+	return d.str(c, f)
 }
 
 // mapping checks that n is a mapping.
@@ -307,10 +321,8 @@ func (d *decoder) scalarPos(n *yaml.Node, off int) Pos {
 	if n.Line < 1 || n.Line > len(d.lines) || n.Column < 1 {
 		return p
 	}
-	start := n.Column - 1
-	if n.Style == yaml.SingleQuotedStyle || n.Style == yaml.DoubleQuotedStyle {
-		start++
-	} else if n.Style != 0 {
+	start, ok := valueStart(n)
+	if !ok {
 		return p
 	}
 	line := d.lines[n.Line-1]
@@ -320,14 +332,20 @@ func (d *decoder) scalarPos(n *yaml.Node, off int) Pos {
 	return p
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// valueStart is the byte offset of scalar n's value in its line: its
+// column, after the opening quote of a quoted scalar. False for a folded
+// or literal block scalar, whose value does not start there.
+func valueStart(n *yaml.Node) (int, bool) {
+	switch n.Style {
+	case 0:
+		return n.Column - 1, true
+	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
+		return n.Column, true
 	}
-	return false
+	return 0, false
 }
+
+func containsString(list []string, s string) bool { return slices.Contains(list, s) }
 
 func sortedCopy(list []string) []string {
 	out := append([]string(nil), list...)

@@ -74,11 +74,7 @@ func quoteProblematicValues(fm string) (string, []requote) {
 			continue
 		}
 		value := line[col:]
-		if (strings.HasPrefix(value, `"`) && strings.HasSuffix(value, `"`)) ||
-			(strings.HasPrefix(value, "'") && strings.HasSuffix(value, "'")) {
-			continue
-		}
-		if !ccSpecialRE.MatchString(value) {
+		if isQuoted(value) || !ccSpecialRE.MatchString(value) {
 			continue
 		}
 		escaped := strings.ReplaceAll(strings.ReplaceAll(value, `\`, `\\`), `"`, `\"`)
@@ -88,17 +84,24 @@ func quoteProblematicValues(fm string) (string, []requote) {
 	return strings.Join(lines, "\n"), changed
 }
 
+// isQuoted reports whether value starts and ends with the same quote
+// character, which Claude Code's rewrite leaves alone.
+func isQuoted(value string) bool {
+	return (strings.HasPrefix(value, `"`) && strings.HasSuffix(value, `"`)) ||
+		(strings.HasPrefix(value, "'") && strings.HasSuffix(value, "'"))
+}
+
+// ccKeyChars are the characters of the key in Claude Code's line regexp.
+const ccKeyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-"
+
 // ccKeyValue matches a line against /^([a-zA-Z_-]+):\s+(.+)$/ as JavaScript
 // does: \s is JavaScript's white space, `.` matches no line terminator and
 // $ is the end of the line. It returns the key and the value's offset; a
 // line of only white space after the colon has no value worth quoting (the
 // regexp's one-space value never holds a special character).
 func ccKeyValue(line string) (key string, col int, ok bool) {
-	k := 0
-	for k < len(line) && (line[k] == '_' || line[k] == '-' || ('a' <= line[k] && line[k] <= 'z') || ('A' <= line[k] && line[k] <= 'Z')) {
-		k++
-	}
-	if k == 0 || k >= len(line) || line[k] != ':' {
+	k := len(line) - len(strings.TrimLeft(line, ccKeyChars))
+	if k == 0 || !strings.HasPrefix(line[k:], ":") {
 		return "", 0, false
 	}
 	rest := line[k+1:]
@@ -149,18 +152,9 @@ func retryQuoted(d *decoder, doc *document, fm string) (ok bool, blocked string)
 		return false, ""
 	}
 	known := retryKnownKeys(d.file)
-	var differ []requote
-	for _, r := range changed {
-		if readsAsPlain(r.value) {
-			continue
-		}
-		if !retryStringKeys[r.key] && containsString(known, r.key) {
-			return false, r.key
-		}
-		differ = append(differ, r)
-	}
-	if len(differ) == 0 {
-		return false, ""
+	differ, blocked := retryChanges(changed, known)
+	if blocked != "" || len(differ) == 0 {
+		return false, blocked
 	}
 	root := decodeRetried(d, quoted)
 	if root == nil {
@@ -178,6 +172,22 @@ func retryQuoted(d *decoder, doc *document, fm string) (ok bool, blocked string)
 		doc.requoted[r.line] = true
 	}
 	return true, ""
+}
+
+// retryChanges returns the rewritten values whose reading the quoting
+// changes, or, when one of them is a field fullsend reads other than as a
+// string, that field's name (blocked).
+func retryChanges(changed []requote, known []string) (differ []requote, blocked string) {
+	for _, r := range changed {
+		if readsAsPlain(r.value) {
+			continue
+		}
+		if !retryStringKeys[r.key] && containsString(known, r.key) {
+			return nil, r.key
+		}
+		differ = append(differ, r)
+	}
+	return differ, ""
 }
 
 // decodeRetried parses the rewritten frontmatter: one document holding a

@@ -1,10 +1,12 @@
 package agentdef
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -42,71 +44,96 @@ func Load(fsys fs.FS) (*Project, error) {
 // in the reference checks; a broken skill with a name stays in proj.Skills.
 func LoadPartial(fsys fs.FS) (*Project, Diagnostics, map[string]bool) {
 	cands, diags, variants := discover(fsys)
-	broken := map[string]bool{}
-	proj := &Project{Skills: map[string]*Skill{}, Files: map[string]string{}}
-	agentFiles := map[string]*Agent{}
-	// incomplete is set when a file yields no named definition: a reference
-	// to a missing name may then point into that broken file, so existence
-	// checks would only add noise to the errors already reported.
-	incomplete := false
+	l := &loader{
+		proj:       &Project{Skills: map[string]*Skill{}, Files: map[string]string{}},
+		agentFiles: map[string]*Agent{},
+		broken:     map[string]bool{},
+		diags:      diags,
+	}
 	// Files are read and parsed concurrently, each with its own decoder;
 	// names are then claimed in discovery order, so the first definition of
 	// a name wins and diagnostics come out as a serial read gives them.
 	parsed := make([]parsedFile, len(cands))
 	parallel.ForEach(len(cands), 0, func(i int) { parsed[i] = parseCandidate(fsys, cands[i]) })
 	for i, c := range cands {
-		pf := &parsed[i]
-		if pf.readErr != nil {
-			diags = append(diags, Diagnostic{Pos: Pos{File: c.path, Line: 1, Column: 1}, Severity: SeverityError,
-				Message: pf.readErr.Error(), Hint: hintFor(pf.readErr)})
-			incomplete = true
-			broken[c.path] = true
-			continue
-		}
-		proj.Files[c.path] = pf.sum
-		d := pf.d
-		if s := pf.skill; s != nil && s.Name != "" {
-			if prev, dup := proj.Skills[s.Name]; dup {
-				d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
-					"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
-			} else {
-				proj.Skills[s.Name] = s
-			}
-		}
-		if a := pf.agent; a != nil && a.Name != "" {
-			if prev, dup := agentFiles[a.Name]; dup {
-				d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
-					"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
-			} else {
-				agentFiles[a.Name] = a
-				proj.Agents = append(proj.Agents, a)
-			}
-		}
-		if pf.noRoot || d.nerr > 0 {
-			incomplete = true
-			broken[c.path] = true
-		}
-		diags = append(diags, d.diags...)
+		l.claim(c.path, &parsed[i])
 	}
+	proj, broken := l.proj, l.broken
 	sort.Slice(proj.Agents, func(i, j int) bool { return proj.Agents[i].Name < proj.Agents[j].Name })
-	diags = append(diags, checkReferences(proj, agentFiles, variants, !incomplete)...)
+	diags = append(l.diags, checkReferences(proj, l.agentFiles, variants, !l.incomplete)...)
 	sortDiags(diags)
-	for _, d := range diags {
-		if d.Severity == SeverityError {
-			broken[d.Pos.File] = true
-		}
+	for _, d := range diags.Errors() {
+		broken[d.Pos.File] = true
 	}
-	proj.byName = agentFiles
-	if len(broken) > 0 {
-		good := proj.Agents[:0:0]
-		for _, a := range proj.Agents {
-			if !broken[a.File] {
-				good = append(good, a)
-			}
-		}
-		proj.Agents = good
-	}
+	proj.byName = l.agentFiles
+	proj.Agents = slices.DeleteFunc(proj.Agents, func(a *Agent) bool { return broken[a.File] })
 	return proj, diags, broken
+}
+
+// loader gathers the parsed files of one LoadPartial into its project, in
+// discovery order.
+type loader struct {
+	proj       *Project
+	agentFiles map[string]*Agent // every named agent, by name
+	broken     map[string]bool   // files with an error
+	diags      Diagnostics
+	// incomplete is set when a file yields no named definition: a reference
+	// to a missing name may then point into that broken file, so existence
+	// checks would only add noise to the errors already reported.
+	incomplete bool
+}
+
+// claim adds one parsed file to the project: its checksum, its skill and
+// agent (unless an earlier file claimed the name), and its diagnostics.
+func (l *loader) claim(file string, pf *parsedFile) {
+	if pf.readErr != nil {
+		l.diags = append(l.diags, Diagnostic{Pos: Pos{File: file, Line: 1, Column: 1}, Severity: SeverityError,
+			Message: pf.readErr.Error(), Hint: hintFor(pf.readErr)})
+		l.markBroken(file)
+		return
+	}
+	l.proj.Files[file] = pf.sum
+	d := pf.d
+	if s := pf.skill; s != nil && s.Name != "" {
+		l.claimSkill(d, s)
+	}
+	if a := pf.agent; a != nil && a.Name != "" {
+		l.claimAgent(d, a)
+	}
+	if pf.noRoot || d.nerr > 0 {
+		l.markBroken(file)
+	}
+	l.diags = append(l.diags, d.diags...)
+}
+
+// markBroken records that file has an error, so its agents are left out
+// and missing names are not reported.
+func (l *loader) markBroken(file string) {
+	l.incomplete = true
+	l.broken[file] = true
+}
+
+// claimSkill adds a named skill, or reports that an earlier file defines
+// its name.
+func (l *loader) claimSkill(d *decoder, s *Skill) {
+	if prev, dup := l.proj.Skills[s.Name]; dup {
+		d.errAt(s.NamePos, "name", fmt.Sprintf("skill %q is also defined in %s", s.Name, prev.File),
+			"skill names must be unique across skills/, .claude/skills/, .opencode/skills/ and .agents/skills/")
+		return
+	}
+	l.proj.Skills[s.Name] = s
+}
+
+// claimAgent adds a named agent, or reports that an earlier file defines
+// its name.
+func (l *loader) claimAgent(d *decoder, a *Agent) {
+	if prev, dup := l.agentFiles[a.Name]; dup {
+		d.errAt(a.NamePos, "name", fmt.Sprintf("agent %q is also defined in %s", a.Name, prev.File),
+			"agent names must be unique across agents/, .claude/agents/ and .opencode/agent/")
+		return
+	}
+	l.agentFiles[a.Name] = a
+	l.proj.Agents = append(l.proj.Agents, a)
 }
 
 // parsedFile is one discovered file read and parsed on its own: the
@@ -240,43 +267,80 @@ func hintFor(err error) string {
 // The agent gets nothing from a missing name; a runtime's built-in
 // subagent (builtinSubagents) runs inside the caller's own sandbox.
 func checkReferences(proj *Project, agents map[string]*Agent, variants map[string][]string, existence bool) Diagnostics {
-	var diags Diagnostics
 	if !existence {
 		return spawnCycles(proj.Agents, agents)
 	}
-	skillNames := sortedMapKeys(proj.Skills)
-	agentNames := sortedMapKeys(agents)
+	rc := &refChecker{proj: proj, agents: agents, variants: variants,
+		skillNames: sortedMapKeys(proj.Skills), agentNames: sortedMapKeys(agents)}
 	for _, a := range proj.Agents {
-		for i, ref := range a.Skills {
-			if _, ok := proj.Skills[ref.Name]; !ok {
-				hint := "create skills/" + ref.Name + "/SKILL.md, or remove the reference; " + KnownHint("skills", ref.Name, skillNames)
-				if vs := variants[ref.Name]; len(vs) > 0 {
-					hint = fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
-				}
-				diags = append(diags, Diagnostic{Pos: ref.Pos, Severity: SeverityWarning, Field: fieldIndex("skills", i),
-					Message: fmt.Sprintf("skill %q does not exist: the agent gets none of its tools or endpoints", ref.Name), Hint: hint})
-			}
+		rc.skillRefs(a)
+		rc.toolRefs(a)
+	}
+	return append(rc.diags, spawnCycles(proj.Agents, agents)...)
+}
+
+// refChecker warns about the names agents refer to that the project does
+// not define.
+type refChecker struct {
+	proj                   *Project
+	agents                 map[string]*Agent
+	variants               map[string][]string
+	skillNames, agentNames []string // sorted, for the hints
+	diags                  Diagnostics
+}
+
+// skillRefs checks the skills an agent preloads.
+func (rc *refChecker) skillRefs(a *Agent) {
+	for i, ref := range a.Skills {
+		if _, ok := rc.proj.Skills[ref.Name]; ok {
+			continue
 		}
-		for _, r := range a.Tools {
-			switch {
-			case r.Tool == "Agent":
-				for _, name := range r.Agents {
-					if _, ok := agents[name]; ok || isBuiltinSubagent(a.Format, name) {
-						continue
-					}
-					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
-						Message: fmt.Sprintf("%s names agent %q, which does not exist: no sandbox may be spawned for it", r.Raw, name),
-						Hint:    KnownHint("agents", name, agentNames) + "; define the agent in agents/, or remove it"})
-				}
-			case r.Tool == "Skill" && r.SkillName != "":
-				if _, ok := proj.Skills[r.SkillName]; !ok {
-					diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
-						Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: KnownHint("skills", r.SkillName, skillNames)})
-				}
-			}
+		rc.diags = append(rc.diags, Diagnostic{Pos: ref.Pos, Severity: SeverityWarning, Field: fieldIndex("skills", i),
+			Message: fmt.Sprintf("skill %q does not exist: the agent gets none of its tools or endpoints", ref.Name), Hint: rc.missingSkillHint(ref.Name)})
+	}
+}
+
+// missingSkillHint tells how to provide a skill the project lacks: copy
+// one of its variants, or create it.
+func (rc *refChecker) missingSkillHint(name string) string {
+	if vs := rc.variants[name]; len(vs) > 0 {
+		return fmt.Sprintf("only variants exist (%s); copy the one your agents run with to %s", strings.Join(vs, ", "), path.Dir(path.Dir(vs[0]))+"/SKILL.md")
+	}
+	return "create skills/" + name + "/SKILL.md, or remove the reference; " + KnownHint("skills", name, rc.skillNames)
+}
+
+// toolRefs checks the subagents and skills an agent's tool rules name.
+func (rc *refChecker) toolRefs(a *Agent) {
+	for _, r := range a.Tools {
+		switch {
+		case r.Tool == "Agent":
+			rc.spawnRefs(a, r)
+		case r.Tool == "Skill" && r.SkillName != "":
+			rc.skillRule(r)
 		}
 	}
-	return append(diags, spawnCycles(proj.Agents, agents)...)
+}
+
+// spawnRefs checks the subagents of an Agent(...) rule: each is a project
+// agent or one the runtime ships.
+func (rc *refChecker) spawnRefs(a *Agent, r ToolRule) {
+	for _, name := range r.Agents {
+		if _, ok := rc.agents[name]; ok || isBuiltinSubagent(a.Format, name) {
+			continue
+		}
+		rc.diags = append(rc.diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+			Message: fmt.Sprintf("%s names agent %q, which does not exist: no sandbox may be spawned for it", r.Raw, name),
+			Hint:    KnownHint("agents", name, rc.agentNames) + "; define the agent in agents/, or remove it"})
+	}
+}
+
+// skillRule checks the skill a Skill(name) rule names.
+func (rc *refChecker) skillRule(r ToolRule) {
+	if _, ok := rc.proj.Skills[r.SkillName]; ok {
+		return
+	}
+	rc.diags = append(rc.diags, Diagnostic{Pos: r.Pos, Severity: SeverityWarning, Field: "tools",
+		Message: fmt.Sprintf("%s names skill %q, which does not exist: it grants nothing", r.Raw, r.SkillName), Hint: KnownHint("skills", r.SkillName, rc.skillNames)})
 }
 
 // builtinSubagents are the subagents each runtime ships, by agent format.
@@ -301,58 +365,78 @@ func isBuiltinSubagent(f Format, name string) bool {
 // spawnCycles reports each cycle of the Agent(...) graph once, at the rule
 // that closes it.
 func spawnCycles(list []*Agent, agents map[string]*Agent) Diagnostics {
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	var stack []string
-	var diags Diagnostics
-	seen := map[string]bool{}
-	var visit func(a *Agent)
-	visit = func(a *Agent) {
-		color[a.Name] = grey
-		stack = append(stack, a.Name)
-		for _, r := range a.Tools {
-			if r.Tool != "Agent" {
-				continue
-			}
-			for _, next := range r.Agents {
-				b, ok := agents[next]
-				if !ok {
-					continue
-				}
-				switch color[next] {
-				case white:
-					visit(b)
-				case grey:
-					start := 0
-					for i, n := range stack {
-						if n == next {
-							start = i
-						}
-					}
-					cycle := append(append([]string(nil), stack[start:]...), next)
-					key := canonicalCycle(cycle[:len(cycle)-1])
-					if !seen[key] {
-						seen[key] = true
-						diags = append(diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
-							Message: "cyclic Agent() spawn list: " + strings.Join(cycle, " -> "),
-							Hint:    "subagents must not spawn their ancestors; remove one Agent() entry of the cycle"})
-					}
-				}
-			}
-		}
-		stack = stack[:len(stack)-1]
-		color[a.Name] = black
-	}
+	g := &spawnGraph{agents: agents, color: map[string]visitColor{}, seen: map[string]bool{}}
 	for _, a := range list {
-		if color[a.Name] == white {
-			visit(a)
+		if g.color[a.Name] == white {
+			g.visit(a)
 		}
 	}
-	return diags
+	return g.diags
+}
+
+// visitColor is an agent's state in spawnGraph's depth-first search.
+type visitColor int
+
+const (
+	white visitColor = iota // not visited yet
+	grey                    // on the stack
+	black                   // done
+)
+
+// spawnGraph is the depth-first search of spawnCycles.
+type spawnGraph struct {
+	agents map[string]*Agent
+	color  map[string]visitColor
+	stack  []string // the names of the grey agents, in visiting order
+	seen   map[string]bool
+	diags  Diagnostics
+}
+
+// visit follows every Agent(...) rule of a.
+func (g *spawnGraph) visit(a *Agent) {
+	g.color[a.Name] = grey
+	g.stack = append(g.stack, a.Name)
+	for _, r := range a.Tools {
+		if r.Tool != "Agent" {
+			continue
+		}
+		for _, next := range r.Agents {
+			g.follow(r, next)
+		}
+	}
+	g.stack = g.stack[:len(g.stack)-1]
+	g.color[a.Name] = black
+}
+
+// follow takes the edge of rule r to subagent next: it visits next, or
+// reports the cycle when next is on the stack. A name the project does not
+// define leads nowhere.
+func (g *spawnGraph) follow(r ToolRule, next string) {
+	b, ok := g.agents[next]
+	if !ok {
+		return
+	}
+	switch g.color[next] {
+	case white:
+		g.visit(b)
+	case grey:
+		g.reportCycle(r, next)
+	}
+}
+
+// reportCycle reports the cycle that rule r closes by spawning next, an
+// agent on the stack, unless the same cycle was reported from another entry.
+func (g *spawnGraph) reportCycle(r ToolRule, next string) {
+	start := slices.Index(g.stack, next)
+	cycle := append(slices.Clone(g.stack[start:]), next)
+	key := canonicalCycle(cycle[:len(cycle)-1])
+	if g.seen[key] {
+		return
+	}
+	g.seen[key] = true
+	g.diags = append(g.diags, Diagnostic{Pos: r.Pos, Severity: SeverityError, Field: "tools",
+		Message: "cyclic Agent() spawn list: " + strings.Join(cycle, " -> "),
+		Hint:    "subagents must not spawn their ancestors; remove one Agent() entry of the cycle"})
 }
 
 // canonicalCycle names a cycle independently of where it was entered.
@@ -366,6 +450,8 @@ func canonicalCycle(c []string) string {
 	return strings.Join(append(append([]string(nil), c[first:]...), c[:first]...), ",")
 }
 
+// KnownHint lists the known names of a kind (what: "agents", "skills")
+// for a hint about name, after the closest one when one is close.
 func KnownHint(what, name string, known []string) string {
 	if len(known) == 0 {
 		return "no " + what + " are defined in this project"
@@ -378,27 +464,14 @@ func KnownHint(what, name string, known []string) string {
 }
 
 func sortedMapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // sortDiags orders diagnostics by file, line, column, then message.
 func sortDiags(ds Diagnostics) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i].Pos, ds[j].Pos
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		return ds[i].Message < ds[j].Message
+	slices.SortStableFunc(ds, func(x, y Diagnostic) int {
+		a, b := x.Pos, y.Pos
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
+			cmp.Compare(x.Message, y.Message))
 	})
 }

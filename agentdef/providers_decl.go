@@ -90,17 +90,25 @@ func (d *decoder) providerMapping(n *yaml.Node, name string) (ProviderDecl, bool
 		}
 	}
 	if v, ok := f["credentials"]; ok {
-		items, _ := d.stringList(v.value, fieldPath(name, "credentials"), false)
-		for _, it := range items {
-			if !envNameRE.MatchString(it.value) {
-				d.errAt(d.pos(it.node), it.field, fmt.Sprintf("invalid environment variable name %q", it.value),
-					"name the job's environment variable that holds the secret, such as GITHUB_TOKEN (never the secret itself)")
-				continue
-			}
-			p.Credentials = append(p.Credentials, it.value)
-		}
+		p.Credentials = d.credentials(v.value, fieldPath(name, "credentials"))
 	}
 	return p, d.nerr == before
+}
+
+// credentials reads a provider's list of environment variable names,
+// keeping the valid ones.
+func (d *decoder) credentials(n *yaml.Node, name string) []string {
+	var out []string
+	items, _ := d.stringList(n, name, false)
+	for _, it := range items {
+		if !envNameRE.MatchString(it.value) {
+			d.errAt(d.pos(it.node), it.field, fmt.Sprintf("invalid environment variable name %q", it.value),
+				"name the job's environment variable that holds the secret, such as GITHUB_TOKEN (never the secret itself)")
+			continue
+		}
+		out = append(out, it.value)
+	}
+	return out
 }
 
 // profileID checks a profile id's syntax.

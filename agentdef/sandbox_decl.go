@@ -30,27 +30,27 @@ const maxPathLen = 4096
 // policy fragment file relative to the declaring file's directory.
 func (d *decoder) sandbox(n *yaml.Node, name string) *Sandbox {
 	sb := &Sandbox{Pos: d.pos(n)}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
 		if d.relPath(n, name) {
 			sb.PolicyFile, sb.PolicyFilePos = n.Value, d.pos(n)
 		}
-		return sb
-	}
-	if n.Kind != yaml.MappingNode {
+	case n.Kind == yaml.MappingNode:
+		d.sandboxFields(sb, d.fields(n, name, sandboxKeys), name)
+	default:
 		d.errAt(d.pos(n), name, fmt.Sprintf("want a mapping or a policy file path, got a %s", kindName(n)),
 			"write sandbox: {tier: read-only, endpoints: [...]} or sandbox: policies/agent.yaml")
-		return sb
 	}
-	f := d.fields(n, name, sandboxKeys)
+	return sb
+}
+
+// sandboxFields reads the fields f of a sandbox mapping into sb.
+func (d *decoder) sandboxFields(sb *Sandbox, f map[string]field, name string) {
 	if v, ok := f["tier"]; ok {
-		if s, good := d.enum(v.value, fieldPath(name, "tier"), tiers...); good {
-			sb.Tier, sb.TierPos = s, d.pos(v.value)
-		}
+		d.sandboxTier(sb, v, fieldPath(name, "tier"))
 	}
 	if v, ok := f["provider"]; ok {
-		if s, good := d.ident(v.value, fieldPath(name, "provider")); good {
-			sb.Provider, sb.ProviderPos = s, d.pos(v.value)
-		}
+		d.sandboxProvider(sb, v, fieldPath(name, "provider"))
 	}
 	if v, ok := f["profiles"]; ok {
 		sb.Profiles = d.profiles(v.value, fieldPath(name, "profiles"))
@@ -67,7 +67,20 @@ func (d *decoder) sandbox(n *yaml.Node, name string) *Sandbox {
 	if v, ok := f["outputs"]; ok {
 		sb.Outputs = d.absPaths(v.value, fieldPath(name, "outputs"), true)
 	}
-	return sb
+}
+
+// sandboxTier reads the sandbox's tier.
+func (d *decoder) sandboxTier(sb *Sandbox, v field, name string) {
+	if s, good := d.enum(v.value, name, tiers...); good {
+		sb.Tier, sb.TierPos = s, d.pos(v.value)
+	}
+}
+
+// sandboxProvider reads the sandbox's inference provider.
+func (d *decoder) sandboxProvider(sb *Sandbox, v field, name string) {
+	if s, good := d.ident(v.value, name); good {
+		sb.Provider, sb.ProviderPos = s, d.pos(v.value)
+	}
 }
 
 // profiles reads a list of capability profile names.
@@ -144,21 +157,15 @@ func (d *decoder) endpoint(n *yaml.Node, name string) (EndpointDecl, bool) {
 	before := d.nerr
 	f := d.fields(n, name, endpointKeys)
 	if v, ok := f["host"]; ok {
-		if s, good := d.str(v.value, fieldPath(name, "host")); good && d.host(v.value, fieldPath(name, "host"), s) {
-			ep.Host = s
-		}
+		d.endpointHost(&ep, v, fieldPath(name, "host"))
 	} else {
 		d.errAt(d.pos(n), fieldPath(name, "host"), "missing required field host", "add host: api.example.com")
 	}
 	if v, ok := f["port"]; ok {
-		if p, good := d.integer(v.value, fieldPath(name, "port"), 1, 65535); good {
-			ep.Port = p
-		}
+		d.endpointPort(&ep, v, fieldPath(name, "port"))
 	}
 	if v, ok := f["protocol"]; ok {
-		if s, good := d.enum(v.value, fieldPath(name, "protocol"), protocols...); good {
-			ep.Protocol = s
-		}
+		d.endpointProtocol(&ep, v, fieldPath(name, "protocol"))
 	}
 	if v, ok := f["access"]; ok {
 		d.endpointAccess(&ep, f, v, name)
@@ -173,6 +180,27 @@ func (d *decoder) endpoint(n *yaml.Node, name string) (EndpointDecl, bool) {
 		ep.Binaries = d.absPaths(v.value, fieldPath(name, "binaries"), false)
 	}
 	return ep, d.nerr == before
+}
+
+// endpointHost reads an endpoint's host.
+func (d *decoder) endpointHost(ep *EndpointDecl, v field, name string) {
+	if s, good := d.str(v.value, name); good && d.host(v.value, name, s) {
+		ep.Host = s
+	}
+}
+
+// endpointPort reads an endpoint's port.
+func (d *decoder) endpointPort(ep *EndpointDecl, v field, name string) {
+	if p, good := d.integer(v.value, name, 1, 65535); good {
+		ep.Port = p
+	}
+}
+
+// endpointProtocol reads an endpoint's protocol.
+func (d *decoder) endpointProtocol(ep *EndpointDecl, v field, name string) {
+	if s, good := d.enum(v.value, name, protocols...); good {
+		ep.Protocol = s
+	}
 }
 
 // endpointAccess reads an access preset, which excludes rules.
@@ -269,15 +297,19 @@ func HostProblem(s string) (msg, hint string) {
 	case strings.ContainsAny(s, "/:@ "):
 		return fmt.Sprintf("host %q is not a host name", s), "write the bare host; the port goes in port:, paths in rules:"
 	case len(s) > 253 || !hostRE.MatchString(s):
-		hint := "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
-		if s == "*" || s == "**" {
-			hint = "wildcard-only hosts allow the whole internet; name the hosts"
-		}
-		return fmt.Sprintf("invalid host %q", s), hint
+		return fmt.Sprintf("invalid host %q", s), invalidHostHint(s)
 	case strings.HasPrefix(s, "*") && strings.Count(s, ".") < 2:
 		return fmt.Sprintf("wildcard host %q covers a whole top-level domain", s), "wildcard hosts need at least three labels, such as *.example.com"
 	}
 	return "", ""
+}
+
+// invalidHostHint is the hint for a host that is no DNS name.
+func invalidHostHint(s string) string {
+	if s == "*" || s == "**" {
+		return "wildcard-only hosts allow the whole internet; name the hosts"
+	}
+	return "a DNS name such as api.github.com; wildcards only as the whole first label (*.example.com)"
 }
 
 func isIP(s string) bool {
@@ -438,18 +470,35 @@ func checkAbsPath(p string, placeholders bool) (string, error) {
 	case strings.ContainsFunc(p, unicode.IsControl):
 		return "remove control characters", fmt.Errorf("path %q contains a control character", p)
 	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." || seg == "." {
-			return "write the path without '.' or '..' steps", fmt.Errorf("path %q contains a %q step", p, seg)
-		}
+	if seg := dotStep(p); seg != "" {
+		return "write the path without '.' or '..' steps", fmt.Errorf("path %q contains a %q step", p, seg)
 	}
 	if strings.Contains(p, "{{") {
-		if !placeholders {
-			return "placeholders are not allowed here", fmt.Errorf("path %q contains a placeholder", p)
+		return checkPathPlaceholders(p, placeholders)
+	}
+	return "", nil
+}
+
+// dotStep returns the first '.' or '..' step of a slash-separated path, or
+// "" when it has none.
+func dotStep(p string) string {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." {
+			return seg
 		}
-		if _, err := placeholder.Check(p, placeholder.FieldPath); err != nil {
-			return "path placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}", err
-		}
+	}
+	return ""
+}
+
+// checkPathPlaceholders validates the placeholders of path p: path
+// placeholders where they are allowed, none elsewhere. It returns a hint
+// with the error.
+func checkPathPlaceholders(p string, placeholders bool) (string, error) {
+	if !placeholders {
+		return "placeholders are not allowed here", fmt.Errorf("path %q contains a placeholder", p)
+	}
+	if _, err := placeholder.Check(p, placeholder.FieldPath); err != nil {
+		return "path placeholders are {{OWNER}}, {{REPO_NAME}} and {{ISSUE_NUMBER}}", err
 	}
 	return "", nil
 }
@@ -459,23 +508,28 @@ func checkAbsPath(p string, placeholders bool) (string, error) {
 // that directory, still inside the project ('..' steps may climb out of the
 // agent's or skill's directory, never out of the project root).
 func (d *decoder) relPath(n *yaml.Node, name string) bool {
-	p := n.Value
-	bad := func(msg, hint string) bool {
+	if msg, hint := relPathProblem(d.file, n.Value); msg != "" {
 		d.errAt(d.pos(n), name, msg, hint)
 		return false
 	}
+	return true
+}
+
+// relPathProblem returns what is wrong with policy file path p, relative
+// to the directory of file, with a hint; "" when it is fine.
+func relPathProblem(file, p string) (msg, hint string) {
 	switch {
 	case strings.TrimSpace(p) == "":
-		return bad("policy file path is empty", "name a policy fragment relative to this file, such as policies/triage.yaml")
+		return "policy file path is empty", "name a policy fragment relative to this file, such as policies/triage.yaml"
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\"):
-		return bad(fmt.Sprintf("policy file %q is absolute", p), "paths are relative to the declaring file's directory")
+		return fmt.Sprintf("policy file %q is absolute", p), "paths are relative to the declaring file's directory"
 	case strings.ContainsFunc(p, unicode.IsControl) || strings.Contains(p, "{{") || strings.ContainsRune(p, '\\') || strings.Contains(p, "://"):
-		return bad(fmt.Sprintf("invalid policy file path %q", p), "a plain slash-separated relative path inside the project")
+		return fmt.Sprintf("invalid policy file path %q", p), "a plain slash-separated relative path inside the project"
 	}
-	if joined := path.Join(path.Dir(d.file), p); joined == ".." || strings.HasPrefix(joined, "../") {
-		return bad(fmt.Sprintf("policy file %q leaves the project", p), "keep policy fragments inside the project")
+	if joined := path.Join(path.Dir(file), p); joined == ".." || strings.HasPrefix(joined, "../") {
+		return fmt.Sprintf("policy file %q leaves the project", p), "keep policy fragments inside the project"
 	}
-	return true
+	return "", ""
 }
 
 // AllHostLabel reports whether every placeholder reference may stand inside

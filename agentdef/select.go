@@ -3,6 +3,7 @@ package agentdef
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -22,35 +23,17 @@ type selection struct {
 // far enough to know its name belongs to the selection when its base name
 // (agents/NAME.md, skills/NAME/SKILL.md) is a selected name.
 func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnostics, error) {
-	sel := selection{agents: map[string]bool{}, skills: map[string]bool{}, files: map[string]bool{}}
 	known := sortedMapKeys(proj.byName)
-	var queue []string
 	for _, n := range names {
 		if _, ok := proj.byName[n]; !ok && !NamedFileIn(diags, n) {
 			return nil, nil, fmt.Errorf("no agent %q in the project (%s)", n, KnownHint("agents", n, known))
 		}
-		queue = append(queue, n)
 	}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if sel.agents[n] {
-			continue
-		}
-		sel.agents[n] = true
-		a, ok := proj.byName[n]
-		if !ok {
-			continue
-		}
-		sel.files[a.File] = true
-		queue = append(queue, sel.addRules(proj, a.Tools)...)
-		for _, ref := range a.Skills {
-			queue = append(queue, sel.addSkill(proj, ref.Name)...)
-		}
-	}
+	sel := selection{agents: map[string]bool{}, skills: map[string]bool{}, files: map[string]bool{}}
+	sel.addAgents(proj, names)
 	var kept Diagnostics
 	for _, d := range diags {
-		if d.Pos.File == "" || sel.files[d.Pos.File] || sel.names(d.Pos.File) {
+		if sel.keeps(d) {
 			kept = append(kept, d)
 		}
 	}
@@ -62,6 +45,40 @@ func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnos
 		}
 	}
 	return &out, kept, nil
+}
+
+// addAgents adds the named agents and, transitively, the subagents and
+// skills they use.
+func (sel *selection) addAgents(proj *Project, names []string) {
+	queue := slices.Clone(names)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if sel.agents[n] {
+			continue
+		}
+		sel.agents[n] = true
+		if a, ok := proj.byName[n]; ok {
+			queue = append(queue, sel.addAgent(proj, a)...)
+		}
+	}
+}
+
+// addAgent adds an agent's file and skills, and returns the agents it and
+// its skills may spawn.
+func (sel *selection) addAgent(proj *Project, a *Agent) []string {
+	sel.files[a.File] = true
+	spawn := sel.addRules(proj, a.Tools)
+	for _, ref := range a.Skills {
+		spawn = append(spawn, sel.addSkill(proj, ref.Name)...)
+	}
+	return spawn
+}
+
+// keeps reports whether a diagnostic belongs to the selection: it has no
+// file, or its file is selected or named after a selected name.
+func (sel *selection) keeps(d Diagnostic) bool {
+	return d.Pos.File == "" || sel.files[d.Pos.File] || sel.names(d.Pos.File)
 }
 
 // addRules adds the skills a rule list names and returns the agents it may

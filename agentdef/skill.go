@@ -41,15 +41,26 @@ func parseSkill(d *decoder, doc *document) *Skill {
 		s.Dependencies = d.dependencies(v.value)
 	}
 	if v, ok := f["policy"]; ok {
-		if _, good := d.str(v.value, "policy"); good && d.relPath(v.value, "policy") {
-			s.PolicyFile, s.PolicyFilePos = v.value.Value, d.pos(v.value)
-		}
+		d.skillPolicy(s, v)
 	}
 	if v, ok := f["sandbox"]; ok {
 		s.Sandbox = d.sandbox(v.value, "sandbox")
 	}
 	d.skillTools(s, f)
 	return s
+}
+
+// skillPolicy reads policy, the skill's policy fragment file.
+func (d *decoder) skillPolicy(s *Skill, v field) {
+	if _, good := d.str(v.value, "policy"); good && d.relPath(v.value, "policy") {
+		s.PolicyFile, s.PolicyFilePos = v.value.Value, d.pos(v.value)
+	}
+}
+
+// isSkillName reports whether s is an Agent Skills name: 1-64 lowercase
+// letters, digits and single hyphens.
+func isSkillName(s string) bool {
+	return len([]rune(s)) <= maxSkillName && skillNameRE.MatchString(s)
 }
 
 // skillKeyHints explain unknown skill fields: an agent's tools field, which
@@ -101,7 +112,7 @@ func (d *decoder) skillName(s *Skill, v field) {
 	case strings.TrimSpace(name) == "" || strings.ContainsFunc(name, unicode.IsControl) || strings.Contains(name, "/"):
 		d.errAt(s.NamePos, "name", fmt.Sprintf("invalid skill name %q", name),
 			"1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")
-	case len([]rune(name)) > maxSkillName || !skillNameRE.MatchString(name):
+	case !isSkillName(name):
 		d.skillNamedAfterDir(s, s.NamePos, fmt.Sprintf("skill name %q is not an Agent Skills name but a display name", name),
 			"write name: %s (the Agent Skills specification wants 1-64 lowercase letters, digits and single hyphens)")
 	case name != path.Base(s.Dir):
@@ -132,7 +143,7 @@ func (d *decoder) skillNamedAfterDir(s *Skill, p Pos, why, hint string) {
 	}
 	s.Name, s.NamePos = base, p
 	hint = fmt.Sprintf(hint, base)
-	if len([]rune(base)) > maxSkillName || !skillNameRE.MatchString(base) {
+	if !isSkillName(base) {
 		hint = "add a name of 1-64 lowercase letters, digits and single hyphens and rename the directory to match (the Agent Skills specification requires it)"
 	}
 	d.warnAt(p, "name", fmt.Sprintf("%s: the skill is named %q after its directory, as Claude Code names it", why, base), hint)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -269,19 +270,25 @@ func lookupTool(name string) (specKind, *ruleFailure) {
 	}
 	kind, known := claudeTools[name]
 	if !known {
-		hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
-		if sg, ok := foreignTools[name]; ok {
-			hint = fmt.Sprintf("did you mean %q? (%s is %s's name for it) %s", sg, name, foreignRuntimes(name), hint)
-		} else if sg, ok := foreignTools[strings.ToLower(name)]; ok {
-			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
-		} else if sg := suggest(name, KnownTools()); sg != "" {
-			hint = fmt.Sprintf("did you mean %q? %s", sg, hint)
-		}
-		f := failAt(0, hint, "unknown tool %q", name)
+		f := failAt(0, unknownToolHint(name), "unknown tool %q", name)
 		f.unknownTool = true
 		return specNone, f
 	}
 	return kind, nil
+}
+
+// unknownToolHint lists the known tools, after the tool another runtime
+// calls name or the closest known one, if any.
+func unknownToolHint(name string) string {
+	hint := "known tools: " + strings.Join(KnownTools(), ", ") + ", mcp__<server>__<tool>"
+	if sg, ok := foreignTools[name]; ok {
+		return fmt.Sprintf("did you mean %q? (%s is %s's name for it) %s", sg, name, foreignRuntimes(name), hint)
+	} else if sg, ok := foreignTools[strings.ToLower(name)]; ok {
+		return fmt.Sprintf("did you mean %q? %s", sg, hint)
+	} else if sg := suggest(name, KnownTools()); sg != "" {
+		return fmt.Sprintf("did you mean %q? %s", sg, hint)
+	}
+	return hint
 }
 
 // parseSpecifier parses the non-empty specifier of tool name by its kind
@@ -291,28 +298,47 @@ func parseSpecifier(r *ToolRule, kind specKind, name, spec string, specOff int) 
 	case specNone:
 		return failAt(specOff, fmt.Sprintf("write plain %s", name), "%s takes no specifier", name)
 	case specCommand:
-		cmds, off, hint, err := parseCommands(spec)
-		if err != nil {
-			return failAt(specOff+off, hint, "%v", err)
-		}
-		r.Commands = cmds
+		return parseCommandSpec(r, spec, specOff)
 	case specPath:
-		if hint, err := checkRulePath(spec); err != nil {
-			return failAt(specOff, hint, "%v", err)
-		}
-		r.Path = spec
+		return parsePathSpec(r, spec, specOff)
 	case specDomain:
 		return parseDomainSpec(r, spec, specOff)
 	case specAgents:
 		return parseAgentsSpec(r, spec, specOff)
 	case specSkill:
-		n := strings.TrimSpace(spec)
-		n = strings.TrimSuffix(strings.TrimSuffix(n, ":*"), " *")
-		if !skillNameRE.MatchString(n) {
-			return failAt(specOff, "a skill name: lowercase letters, digits and single hyphens", "invalid skill name %q", n)
-		}
-		r.SkillName = n
+		return parseSkillSpec(r, spec, specOff)
 	}
+	return nil
+}
+
+// parseCommandSpec parses Bash(commands).
+func parseCommandSpec(r *ToolRule, spec string, specOff int) *ruleFailure {
+	cmds, off, hint, err := parseCommands(spec)
+	if err != nil {
+		return failAt(specOff+off, hint, "%v", err)
+	}
+	r.Commands = cmds
+	return nil
+}
+
+// parsePathSpec parses the gitignore-style path of Read(path) and the
+// other file tools.
+func parsePathSpec(r *ToolRule, spec string, specOff int) *ruleFailure {
+	if hint, err := checkRulePath(spec); err != nil {
+		return failAt(specOff, hint, "%v", err)
+	}
+	r.Path = spec
+	return nil
+}
+
+// parseSkillSpec parses Skill(name), Skill(name:*) or Skill(name *).
+func parseSkillSpec(r *ToolRule, spec string, specOff int) *ruleFailure {
+	n := strings.TrimSpace(spec)
+	n = strings.TrimSuffix(strings.TrimSuffix(n, ":*"), " *")
+	if !skillNameRE.MatchString(n) {
+		return failAt(specOff, "a skill name: lowercase letters, digits and single hyphens", "invalid skill name %q", n)
+	}
+	r.SkillName = n
 	return nil
 }
 
@@ -405,16 +431,12 @@ func parseCommand(item string) (CommandPattern, int, string, error) {
 	if item == "*" {
 		return CommandPattern{}, 0, "write Bash or Bash(*) alone to allow any command", errors.New("'*' inside a command list")
 	}
-	for _, op := range shellOperators {
-		if i := strings.Index(item, op); i >= 0 {
-			return CommandPattern{}, i, "a rule names one command and its arguments; write one rule per command", fmt.Errorf("shell operator %q in command pattern", op)
-		}
+	if op, i := shellOperator(item); op != "" {
+		return CommandPattern{}, i, "a rule names one command and its arguments; write one rule per command", fmt.Errorf("shell operator %q in command pattern", op)
 	}
-	if i := strings.Index(item, ":*"); i >= 0 {
-		if i != len(item)-2 {
-			return CommandPattern{}, i, "':*' may only end the pattern, as in Bash(gh api:*)", errors.New("':*' in the middle of a command pattern")
-		}
-		item = strings.TrimSpace(item[:i]) + " *"
+	item, i := legacyPrefix(item)
+	if i >= 0 {
+		return CommandPattern{}, i, "':*' may only end the pattern, as in Bash(gh api:*)", errors.New("':*' in the middle of a command pattern")
 	}
 	cmd, args, _ := strings.Cut(item, " ")
 	args = strings.Join(strings.Fields(args), " ")
@@ -422,6 +444,31 @@ func parseCommand(item string) (CommandPattern, int, string, error) {
 		return CommandPattern{}, 0, hint, err
 	}
 	return CommandPattern{Command: cmd, Args: args, Wrapper: wrapperCommands[cmd] && (args == "" || strings.ContainsAny(args, "*?["))}, 0, "", nil
+}
+
+// shellOperator returns the first of shellOperators that item holds, and
+// its offset; "" when it holds none.
+func shellOperator(item string) (string, int) {
+	for _, op := range shellOperators {
+		if i := strings.Index(item, op); i >= 0 {
+			return op, i
+		}
+	}
+	return "", -1
+}
+
+// legacyPrefix rewrites the legacy prefix form `cmd args:*` as
+// `cmd args *`. It returns the offset of a ':*' that does not end item, or
+// -1.
+func legacyPrefix(item string) (string, int) {
+	i := strings.Index(item, ":*")
+	switch {
+	case i < 0:
+		return item, -1
+	case i != len(item)-2:
+		return item, i
+	}
+	return strings.TrimSpace(item[:i]) + " *", -1
 }
 
 // checkCommandName rejects a command that is not a plain program name: a
@@ -445,106 +492,11 @@ func checkRulePath(p string) (string, error) {
 	if strings.TrimSpace(p) != p {
 		return "remove the surrounding blanks", errors.New("path has leading or trailing blanks")
 	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return "write the path without '..': //abs/path for absolute, ~/p for home, p for project-relative", fmt.Errorf("path %q contains '..'", p)
-		}
+	if slices.Contains(strings.Split(p, "/"), "..") {
+		return "write the path without '..': //abs/path for absolute, ~/p for home, p for project-relative", fmt.Errorf("path %q contains '..'", p)
 	}
-	for _, c := range p {
-		if unicode.IsControl(c) {
-			return "remove control characters", fmt.Errorf("path %q contains a control character", p)
-		}
+	if strings.ContainsFunc(p, unicode.IsControl) {
+		return "remove control characters", fmt.Errorf("path %q contains a control character", p)
 	}
 	return "", nil
 }
-
-// ToolListItem is one element of a tool list string, with its byte offset.
-type ToolListItem struct {
-	Text   string
-	Offset int
-}
-
-// SplitToolList splits a tool list string into rules. Rules are separated
-// by commas and/or blanks outside parentheses, so `Bash(gh,curl,jq), Skill`
-// is two rules and `Bash(git:*) Read` (Agent Skills' space-separated form) is
-// two as well. An empty element between commas and unbalanced parentheses
-// are errors (*ToolListError, with the offending byte offset).
-func SplitToolList(s string) ([]ToolListItem, error) {
-	sp := toolListSplitter{s: s, start: -1, lastComma: -1}
-	for i, c := range s {
-		if err := sp.next(i, c); err != nil {
-			return nil, err
-		}
-	}
-	if sp.depth > 0 {
-		return nil, &ToolListError{Offset: sp.start, Message: "unbalanced parentheses: '(' is never closed"}
-	}
-	sp.flush(len(s))
-	if sp.lastComma >= 0 && !sp.sawItem {
-		return nil, &ToolListError{Offset: sp.lastComma, Message: "trailing comma in tool list"}
-	}
-	return sp.out, nil
-}
-
-// toolListSplitter is the state of SplitToolList: the items so far, the
-// parenthesis depth, the start of the current item (-1 between items).
-type toolListSplitter struct {
-	s         string
-	out       []ToolListItem
-	depth     int
-	start     int
-	lastComma int
-	sawItem   bool // an item since the last comma
-}
-
-// flush ends the current item, if any, at end.
-func (sp *toolListSplitter) flush(end int) {
-	if sp.start >= 0 {
-		sp.out = append(sp.out, ToolListItem{Text: sp.s[sp.start:end], Offset: sp.start})
-		sp.start = -1
-		sp.sawItem = true
-	}
-}
-
-// next consumes the rune c at byte offset i.
-func (sp *toolListSplitter) next(i int, c rune) error {
-	switch {
-	case c == '(':
-		if sp.start < 0 {
-			return &ToolListError{Offset: i, Message: "'(' without a tool name"}
-		}
-		sp.depth++
-	case c == ')':
-		if sp.depth == 0 {
-			return &ToolListError{Offset: i, Message: "unbalanced parentheses: ')' without '('"}
-		}
-		sp.depth--
-	case sp.depth == 0 && c == ',':
-		sp.flush(i)
-		if !sp.sawItem {
-			return &ToolListError{Offset: i, Message: "empty element in tool list"}
-		}
-		sp.sawItem = false
-		sp.lastComma = i
-		return nil
-	case sp.depth == 0 && unicode.IsSpace(c):
-		sp.flush(i)
-		return nil
-	}
-	if sp.start < 0 {
-		sp.start = i
-	}
-	return nil
-}
-
-// ToolListError is a SplitToolList error at a byte offset of the list.
-type ToolListError struct {
-	Offset  int
-	Message string
-}
-
-// Error implements error.
-func (e *ToolListError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Message) }
-
-// Unwrap lets errors.Is match ErrInvalidToolRule.
-func (e *ToolListError) Unwrap() error { return ErrInvalidToolRule }

@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -86,9 +87,7 @@ var ErrSigning = errors.New("unknown signing choice")
 // embedded tree (with _gitignore as .gitignore and the SIGNING-<choice>.md
 // variant as SIGNING.md) and both CI systems' templates.
 func Files(signing string) ([]File, error) {
-	if signing == "" {
-		signing = SigningKeyless
-	}
+	signing = cmp.Or(signing, SigningKeyless)
 	if signing != SigningKeyless && signing != SigningKey {
 		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrSigning, signing, SigningKeyless, SigningKey)
 	}
@@ -117,15 +116,9 @@ func treeFiles(signing string) ([]File, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		name := p
-		switch {
-		case p == "_gitignore":
-			name = ".gitignore"
-		case strings.HasPrefix(p, "SIGNING-"):
-			if p != "SIGNING-"+signing+".md" {
-				return nil
-			}
-			name = "SIGNING.md"
+		name, ok := treeName(p, signing)
+		if !ok {
+			return nil
 		}
 		data, err := fs.ReadFile(root, p)
 		out = append(out, File{Path: name, Data: data})
@@ -137,26 +130,50 @@ func treeFiles(signing string) ([]File, error) {
 	return out, nil
 }
 
+// treeName is the scaffold path of the embedded tree's file p; false for
+// the SIGNING-*.md of another signing choice.
+func treeName(p, signing string) (string, bool) {
+	switch {
+	case p == "_gitignore":
+		return ".gitignore", true
+	case strings.HasPrefix(p, "SIGNING-"):
+		return "SIGNING.md", p == "SIGNING-"+signing+".md"
+	}
+	return p, true
+}
+
 // templateFiles is both CI systems' templates under GitHubDir and
 // GitLabDir.
 func templateFiles() ([]File, error) {
 	var out []File
 	for kind, dir := range map[string]string{"github": GitHubDir, "gitlab": GitLabDir} {
-		fsys, err := templates.FS(kind)
+		files, err := kindTemplates(kind, dir)
 		if err != nil {
 			return nil, err
 		}
-		names, err := templates.List(kind)
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// kindTemplates is one CI system's templates (templates.List(kind)) under
+// dir.
+func kindTemplates(kind, dir string) ([]File, error) {
+	fsys, err := templates.FS(kind)
+	if err != nil {
+		return nil, err
+	}
+	names, err := templates.List(kind)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, n := range names {
+		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}
-		for _, n := range names {
-			data, err := fs.ReadFile(fsys, n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, File{Path: path.Join(dir, n), Data: data})
-		}
+		out = append(out, File{Path: path.Join(dir, n), Data: data})
 	}
 	return out, nil
 }
@@ -170,21 +187,8 @@ func Write(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Dir: o.Dir, Signing: o.Signing, Written: []string{}, Skipped: []string{}}
-	if releaseVersion.MatchString(o.Version) {
-		files = append(files, File{Path: VersionFile, Data: []byte(o.Version + "\n")})
-		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	} else {
-		v := o.Version
-		if v == "" {
-			v = "unknown"
-		}
-		res.VersionNote = fmt.Sprintf("%s not written: this fullsend (%s) is not a release version vX.Y.Z; "+
-			"the pull-request policy diff skips until the default branch holds one (echo vX.Y.Z > %s)", VersionFile, v, VersionFile)
-	}
-	if res.Signing == "" {
-		res.Signing = SigningKeyless
-	}
+	res := &Result{Dir: o.Dir, Signing: cmp.Or(o.Signing, SigningKeyless), Written: []string{}, Skipped: []string{}}
+	files, res.VersionNote = withVersionFile(files, o.Version)
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", o.Dir, err)
 	}
@@ -193,10 +197,29 @@ func Write(o Options) (*Result, error) {
 		return nil, fmt.Errorf("opening %s: %w", o.Dir, err)
 	}
 	defer root.Close()
+	return res, res.writeFiles(root, o.Dir, files, o.Force)
+}
+
+// withVersionFile adds VersionFile to files, sorted by path, when version
+// is a release version; otherwise it returns files as they are and the
+// note that says why no VersionFile is written.
+func withVersionFile(files []File, version string) ([]File, string) {
+	if !releaseVersion.MatchString(version) {
+		return files, fmt.Sprintf("%s not written: this fullsend (%s) is not a release version vX.Y.Z; "+
+			"the pull-request policy diff skips until the default branch holds one (echo vX.Y.Z > %s)", VersionFile, cmp.Or(version, "unknown"), VersionFile)
+	}
+	files = append(files, File{Path: VersionFile, Data: []byte(version + "\n")})
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, ""
+}
+
+// writeFiles writes files under root (the directory dir), recording each
+// as written or skipped; it stops at the first error.
+func (res *Result) writeFiles(root *os.Root, dir string, files []File, force bool) error {
 	for _, f := range files {
-		written, err := writeFile(root, o.Dir, f, o.Force)
+		written, err := writeFile(root, dir, f, force)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if written {
 			res.Written = append(res.Written, f.Path)
@@ -204,7 +227,7 @@ func Write(o Options) (*Result, error) {
 			res.Skipped = append(res.Skipped, f.Path)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // writeFile writes f atomically under root (the directory dir, named in
@@ -216,13 +239,24 @@ func writeFile(root *os.Root, dir string, f File, force bool) (bool, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	if parent := path.Dir(f.Path); parent != "." {
-		if err := root.MkdirAll(parent, 0o755); err != nil {
-			return false, fmt.Errorf("creating %s in %s: %w", parent, dir, err)
-		}
+	if err := mkdirParent(root, dir, f.Path); err != nil {
+		return false, err
 	}
 	if err := atomicfile.WriteIn(root, f.Path, f.Data, 0o644); err != nil {
 		return false, fmt.Errorf("%s: %w", dir, err)
 	}
 	return true, nil
+}
+
+// mkdirParent creates the parent directories of slash path p under root
+// (the directory dir, named in errors).
+func mkdirParent(root *os.Root, dir, p string) error {
+	parent := path.Dir(p)
+	if parent == "." {
+		return nil
+	}
+	if err := root.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("creating %s in %s: %w", parent, dir, err)
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ func UpdateIn(root *os.Root, name string, data []byte, perm os.FileMode) (bool, 
 // that same file.
 func sameContents(root *os.Root, name string, data []byte, perm os.FileMode) bool {
 	li, err := root.Lstat(name)
-	if err != nil || !li.Mode().IsRegular() || li.Mode().Perm() != perm || li.Size() != int64(len(data)) {
+	if err != nil || !regularFile(li, perm, len(data)) {
 		return false
 	}
 	f, err := root.Open(name)
@@ -85,9 +85,21 @@ func sameContents(root *os.Root, name string, data []byte, perm os.FileMode) boo
 	if fi, err := f.Stat(); err != nil || !os.SameFile(li, fi) {
 		return false
 	}
-	// One byte more than expected proves a file that grew since Lstat.
+	return holds(f, data)
+}
+
+// regularFile reports whether fi is a regular file with mode perm and
+// size bytes.
+func regularFile(fi fs.FileInfo, perm os.FileMode, size int) bool {
+	return fi.Mode().IsRegular() && fi.Mode().Perm() == perm && fi.Size() == int64(size)
+}
+
+// holds reports whether reading r to its end gives exactly data. It reads
+// one byte more than data holds, which proves a file that grew since it
+// was Lstat-ed.
+func holds(r io.Reader, data []byte) bool {
 	buf := make([]byte, len(data)+1)
-	n, err := io.ReadFull(f, buf)
+	n, err := io.ReadFull(r, buf)
 	if n != len(data) || (!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)) {
 		return false
 	}

@@ -62,21 +62,25 @@ func Budget(root fs.FS, ceiling int64) int64 {
 // read, which is the process's own in a container.
 func cgroupLimit(root fs.FS) (int64, bool) {
 	for _, name := range []string{"sys/fs/cgroup/memory.max", "sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		data, err := fs.ReadFile(root, name)
-		if err != nil {
-			continue
+		if data, err := fs.ReadFile(root, name); err == nil {
+			return parseLimit(strings.TrimSpace(string(data)))
 		}
-		v := strings.TrimSpace(string(data))
-		if v == "max" {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 || n >= 1<<60 {
-			return 0, false
-		}
-		return n, true
 	}
 	return 0, false
+}
+
+// parseLimit reads a cgroup memory limit: false for no limit ("max", or
+// a value too large to be one) and for anything that is not a positive
+// number of bytes.
+func parseLimit(v string) (int64, bool) {
+	if v == "max" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n >= 1<<60 {
+		return 0, false
+	}
+	return n, true
 }
 
 // memTotal reads MemTotal from /proc/meminfo, in bytes.
@@ -87,19 +91,22 @@ func memTotal(root fs.FS) (int64, bool) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
-		if !ok {
-			continue
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			return parseKB(rest)
 		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, false
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb <= 0 || kb > 1<<50 {
-			return 0, false
-		}
-		return kb << 10, true
 	}
 	return 0, false
+}
+
+// parseKB reads the value of a /proc/meminfo line, "   N kB", in bytes.
+func parseKB(rest string) (int64, bool) {
+	f := strings.Fields(rest)
+	if len(f) != 2 || f[1] != "kB" {
+		return 0, false
+	}
+	kb, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || kb <= 0 || kb > 1<<50 {
+		return 0, false
+	}
+	return kb << 10, true
 }

@@ -29,12 +29,7 @@ func String(pattern string, r *rand.Rand, extra int) (string, error) {
 func gen(b *strings.Builder, re *syntax.Regexp, r *rand.Rand, extra int) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		for _, c := range re.Rune {
-			if re.Flags&syntax.FoldCase != 0 && r.IntN(2) == 0 {
-				c = unicode.SimpleFold(c)
-			}
-			b.WriteRune(c)
-		}
+		genLiteral(b, re, r)
 	case syntax.OpCharClass:
 		b.WriteRune(pick(re.Rune, r))
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
@@ -48,12 +43,29 @@ func gen(b *strings.Builder, re *syntax.Regexp, r *rand.Rand, extra int) {
 	case syntax.OpAlternate:
 		gen(b, re.Sub[r.IntN(len(re.Sub))], r, extra)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		lo, hi := bounds(re, extra)
-		for range lo + r.IntN(hi-lo+1) {
-			gen(b, re.Sub[0], r, extra)
-		}
+		genRepeat(b, re, r, extra)
 	}
 	// Empty-width assertions and empty matches write nothing.
+}
+
+// genLiteral writes a literal, each letter of a case-folded one in a
+// random case.
+func genLiteral(b *strings.Builder, re *syntax.Regexp, r *rand.Rand) {
+	for _, c := range re.Rune {
+		if re.Flags&syntax.FoldCase != 0 && r.IntN(2) == 0 {
+			c = unicode.SimpleFold(c)
+		}
+		b.WriteRune(c)
+	}
+}
+
+// genRepeat writes a random number of samples of a repetition's operand,
+// within bounds.
+func genRepeat(b *strings.Builder, re *syntax.Regexp, r *rand.Rand, extra int) {
+	lo, hi := bounds(re, extra)
+	for range lo + r.IntN(hi-lo+1) {
+		gen(b, re.Sub[0], r, extra)
+	}
 }
 
 func bounds(re *syntax.Regexp, extra int) (int, int) {
@@ -65,9 +77,9 @@ func bounds(re *syntax.Regexp, extra int) (int, int) {
 	case syntax.OpQuest:
 		return 0, 1
 	}
-	hi := re.Max
-	if hi < 0 || hi > re.Min+extra {
-		hi = re.Min + extra
+	hi := re.Min + extra
+	if re.Max >= 0 {
+		hi = min(hi, re.Max)
 	}
 	return re.Min, hi
 }
@@ -75,15 +87,21 @@ func bounds(re *syntax.Regexp, extra int) (int, int) {
 // pick returns a random rune of a character class (pairs of lo, hi),
 // preferring printable ASCII other than space when the class has some.
 func pick(ranges []rune, r *rand.Rand) rune {
+	if ascii := printableASCII(ranges); len(ascii) > 0 {
+		return ascii[r.IntN(len(ascii))]
+	}
+	i := r.IntN(len(ranges)/2) * 2
+	return ranges[i] + rune(r.IntN(int(ranges[i+1]-ranges[i])+1))
+}
+
+// printableASCII lists the runes of a character class (pairs of lo, hi)
+// that are printable ASCII other than space.
+func printableASCII(ranges []rune) []rune {
 	var ascii []rune
 	for i := 0; i+1 < len(ranges); i += 2 {
 		for c := max(ranges[i], '!'); c <= min(ranges[i+1], '~'); c++ {
 			ascii = append(ascii, c)
 		}
 	}
-	if len(ascii) > 0 {
-		return ascii[r.IntN(len(ascii))]
-	}
-	i := r.IntN(len(ranges)/2) * 2
-	return ranges[i] + rune(r.IntN(int(ranges[i+1]-ranges[i])+1))
+	return ascii
 }

@@ -131,21 +131,27 @@ func enumValues(v cue.Value, depth int) ([]string, error) {
 	op, args := v.Expr()
 	switch op {
 	case cue.OrOp:
-		var out []string
-		for _, a := range args {
-			vals, err := enumValues(a, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, vals...)
-		}
-		return out, nil
+		return enumAlternatives(args, depth+1)
 	case cue.SelectorOp:
 		if root, p := v.ReferencePath(); len(p.Selectors()) > 0 {
 			return enumValues(root.LookupPath(p), depth+1)
 		}
 	}
 	return nil, fmt.Errorf("%v is not a disjunction of strings", v)
+}
+
+// enumAlternatives is enumValues over each alternative of a disjunction,
+// in order.
+func enumAlternatives(args []cue.Value, depth int) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		vals, err := enumValues(a, depth)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vals...)
+	}
+	return out, nil
 }
 
 // claudeToolMap is #OpenCodePermissions as permission -> Claude Code tool.

@@ -7,8 +7,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -78,12 +78,8 @@ func generateOpenShell(dir, featuresGo string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := map[string]bool{}
-	for sw := range switches {
-		all[sw] = true
-	}
 	g := &osGen{byName: map[string]*osStruct{}}
-	root, err := policyAt(pkg, all)
+	root, err := policyAt(pkg, switchesOn(switches, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -105,20 +101,29 @@ func featureConsts(file string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, s := range gd.Specs {
-			if err := addFeatureConsts(s.(*ast.ValueSpec), out); err != nil {
-				return nil, err
-			}
+		if err := addFeatureDecl(d, out); err != nil {
+			return nil, err
 		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no Feature constants in %s", file)
 	}
 	return out, nil
+}
+
+// addFeatureDecl records in out the Feature constants of one top-level
+// declaration; other declarations add nothing.
+func addFeatureDecl(d ast.Decl, out map[string]string) error {
+	gd, ok := d.(*ast.GenDecl)
+	if !ok || gd.Tok != token.CONST {
+		return nil
+	}
+	for _, s := range gd.Specs {
+		if err := addFeatureConsts(s.(*ast.ValueSpec), out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addFeatureConsts records in out the string constants of one const spec
@@ -170,6 +175,15 @@ func policyAt(pkg cue.Value, on map[string]bool) (cue.Value, error) {
 	return v, nil
 }
 
+// switchesOn turns every switch of switches on but off ("" for none).
+func switchesOn(switches map[string]string, off string) map[string]bool {
+	on := map[string]bool{}
+	for sw := range switches {
+		on[sw] = sw != off
+	}
+	return on
+}
+
 // build returns the table of struct v at path, named goName in Go (derived
 // from the CUE definition or the field when ""), recording every field's
 // occurrence.
@@ -182,40 +196,60 @@ func (g *osGen) build(v cue.Value, path, goName, field string) (*osStruct, error
 		return nil, fmt.Errorf("%s: %w", orRoot(path), err)
 	}
 	if goName == "" {
-		goName = camel(field) + "Def"
-		if ref, _ := refName(v); ref != "" {
-			goName = camel(ref) + "Def"
-		}
+		goName = derivedGoName(v, field)
 	}
 	if !slices.Contains(g.order, goName) {
 		g.order = append(g.order, goName)
 	}
 	s := &osStruct{goName: goName, name: display}
-	sels, vals, err := regularFields(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", orRoot(path), err)
-	}
-	for i, sel := range sels {
-		f, child, err := classify(sel, vals[i])
-		fpath := strings.TrimPrefix(path+"."+sel.Unquoted(), ".")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fpath, err)
-		}
-		if child.Exists() {
-			if f.def, err = g.build(child, fpath, "", f.name); err != nil {
-				return nil, err
-			}
-		}
-		s.fields = append(s.fields, f)
+	if err := g.addFields(s, v, path); err != nil {
+		return nil, err
 	}
 	s, err = g.intern(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", orRoot(path), err)
 	}
 	for _, f := range s.fields {
-		g.occs = append(g.occs, osOccurrence{path: strings.TrimPrefix(path+"."+f.name, "."), parent: path, field: f})
+		g.occs = append(g.occs, osOccurrence{path: fieldPath(path, f.name), parent: path, field: f})
 	}
 	return s, nil
+}
+
+// derivedGoName is the Go name of the table of struct v, the value of
+// field: from its CUE definition, else from the field.
+func derivedGoName(v cue.Value, field string) string {
+	if ref, _ := refName(v); ref != "" {
+		return camel(ref) + "Def"
+	}
+	return camel(field) + "Def"
+}
+
+// addFields classifies the fields of struct v at path into s, building the
+// table of each nested struct.
+func (g *osGen) addFields(s *osStruct, v cue.Value, path string) error {
+	sels, vals, err := regularFields(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", orRoot(path), err)
+	}
+	for i, sel := range sels {
+		f, child, err := classify(sel, vals[i])
+		fpath := fieldPath(path, sel.Unquoted())
+		if err != nil {
+			return fmt.Errorf("%s: %w", fpath, err)
+		}
+		if child.Exists() {
+			if f.def, err = g.build(child, fpath, "", f.name); err != nil {
+				return err
+			}
+		}
+		s.fields = append(s.fields, f)
+	}
+	return nil
+}
+
+// fieldPath is the dotted path of field name of the struct at path.
+func fieldPath(path, name string) string {
+	return strings.TrimPrefix(path+"."+name, ".")
 }
 
 // intern returns the one table of a struct reached at several paths.
@@ -229,8 +263,9 @@ func (g *osGen) intern(s *osStruct) (*osStruct, error) {
 		return nil, fmt.Errorf("two different structs would be called %s", s.goName)
 	}
 	for i, f := range s.fields {
-		p := prev.fields[i]
-		if p.name != f.name || p.kind != f.kind || p.required != f.required || p.nullable != f.nullable || p.max != f.max || p.def != f.def {
+		// Every part of a field compares: since is "" until gate runs, and
+		// def is the interned table of a nested struct.
+		if *prev.fields[i] != *f {
 			return nil, fmt.Errorf("two different structs would be called %s (field %s)", s.goName, f.name)
 		}
 	}
@@ -382,25 +417,15 @@ func bounds(v cue.Value, lo, hi *int64, depth int) error {
 	op, args := v.Expr()
 	switch op {
 	case cue.AndOp:
-		for _, a := range args {
-			if err := bounds(a, lo, hi, depth+1); err != nil {
-				return err
-			}
-		}
+		return boundsAll(args, lo, hi, depth+1)
 	case cue.SelectorOp:
 		if root, p := v.ReferencePath(); len(p.Selectors()) > 0 {
 			return bounds(root.LookupPath(p), lo, hi, depth+1)
 		}
-	case cue.GreaterThanEqualOp, cue.LessThanEqualOp:
-		n, err := args[0].Int64()
-		if err != nil {
-			return fmt.Errorf("integer bound %v: %w", args[0], err)
-		}
-		if op == cue.GreaterThanEqualOp {
-			*lo = n
-		} else {
-			*hi = n
-		}
+	case cue.GreaterThanEqualOp:
+		return boundValue(args[0], lo)
+	case cue.LessThanEqualOp:
+		return boundValue(args[0], hi)
 	case cue.NoOp:
 		// int, or a concrete value such as the 1 of `#u32 & 1`: the
 		// validator checks values, the table only the type.
@@ -410,40 +435,71 @@ func bounds(v cue.Value, lo, hi *int64, depth int) error {
 	return nil
 }
 
+// boundsAll is bounds over each conjunct of a conjunction.
+func boundsAll(args []cue.Value, lo, hi *int64, depth int) error {
+	for _, a := range args {
+		if err := bounds(a, lo, hi, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boundValue stores the integer of bound arg in *bound.
+func boundValue(arg cue.Value, bound *int64) error {
+	n, err := arg.Int64()
+	if err != nil {
+		return fmt.Errorf("integer bound %v: %w", arg, err)
+	}
+	*bound = n
+	return nil
+}
+
 // gate sets each field's release feature: the switch without which the
 // field disappears while its parent stays.
 func (g *osGen) gate(pkg cue.Value, switches map[string]string) error {
-	names := make([]string, 0, len(switches))
-	for sw := range switches {
-		names = append(names, sw)
-	}
-	sort.Strings(names)
 	gates := map[*osField]string{}
-	for _, sw := range names {
-		on := map[string]bool{}
-		for _, n := range names {
-			on[n] = n != sw
-		}
-		v, err := policyAt(pkg, on)
+	for _, sw := range slices.Sorted(maps.Keys(switches)) {
+		present, err := pathsWithout(pkg, switches, sw)
 		if err != nil {
 			return err
 		}
-		present := map[string]bool{"": true}
-		if err := collectPaths(v, "", present); err != nil {
-			return fmt.Errorf("with %s off: %w", sw, err)
-		}
-		for _, o := range g.occs {
-			if present[o.path] || !present[o.parent] {
-				continue
-			}
-			if prev, ok := gates[o.field]; ok && prev != switches[sw] {
-				return fmt.Errorf("%s: gated by both %s and %s", o.path, prev, switches[sw])
-			}
-			gates[o.field] = switches[sw]
+		if err := g.gateBy(gates, present, switches[sw]); err != nil {
+			return err
 		}
 	}
 	for _, o := range g.occs {
 		o.field.since = gates[o.field]
+	}
+	return nil
+}
+
+// pathsWithout returns the path of every field of the policy document with
+// switch sw off and every other switch on ("" for the document itself).
+func pathsWithout(pkg cue.Value, switches map[string]string, sw string) (map[string]bool, error) {
+	v, err := policyAt(pkg, switchesOn(switches, sw))
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{"": true}
+	if err := collectPaths(v, "", present); err != nil {
+		return nil, fmt.Errorf("with %s off: %w", sw, err)
+	}
+	return present, nil
+}
+
+// gateBy records in gates the feature of the switch whose absence leaves
+// only the present paths: it gates each field that disappears while its
+// parent stays. A field gated by two features is an error.
+func (g *osGen) gateBy(gates map[*osField]string, present map[string]bool, feature string) error {
+	for _, o := range g.occs {
+		if present[o.path] || !present[o.parent] {
+			continue
+		}
+		if prev, ok := gates[o.field]; ok && prev != feature {
+			return fmt.Errorf("%s: gated by both %s and %s", o.path, prev, feature)
+		}
+		gates[o.field] = feature
 	}
 	return nil
 }
@@ -456,7 +512,7 @@ func collectPaths(v cue.Value, path string, out map[string]bool) error {
 	}
 	for i, sel := range sels {
 		_, child, err := classify(sel, vals[i])
-		fpath := strings.TrimPrefix(path+"."+sel.Unquoted(), ".")
+		fpath := fieldPath(path, sel.Unquoted())
 		if err != nil {
 			return fmt.Errorf("%s: %w", fpath, err)
 		}
