@@ -2,6 +2,7 @@ package policydiff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -330,7 +331,7 @@ func (d *differ) filesystem() {
 	bro, brw := fsIndex(bfs)
 	hro, hrw := fsIndex(hfs)
 	d.includeWorkdir(bfs != nil && bfs.IncludeWorkdir, hfs != nil && hfs.IncludeWorkdir, bro, brw, hro, hrw)
-	for _, p := range fsPaths(bro, brw, hro, hrw) {
+	for _, p := range sortedKeys(bro, brw, hro, hrw) {
 		d.fsPath(p, bro, brw, hro, hrw)
 	}
 	d.landlock()
@@ -363,20 +364,14 @@ func (d *differ) includeWorkdir(bwd, hwd bool, bro, brw, hro, hrw map[string]int
 	d.add(c)
 }
 
-// fsPaths is every path of the indexes, sorted.
-func fsPaths(indexes ...map[string]int) []string {
-	paths := map[string]bool{}
-	for _, m := range indexes {
-		for p := range m {
-			paths[p] = true
-		}
+// sortedKeys is every key of the maps, sorted.
+func sortedKeys[V any](ms ...map[string]V) []string {
+	var keys []string
+	for _, m := range ms {
+		keys = slices.AppendSeq(keys, maps.Keys(m))
 	}
-	sorted := make([]string, 0, len(paths))
-	for p := range paths {
-		sorted = append(sorted, p)
-	}
-	sort.Strings(sorted)
-	return sorted
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // fsAccess is a path's access on one side and its policy path ("" when the

@@ -65,8 +65,15 @@ type grade struct {
 	risk, category, why string
 }
 
-// apply raises c to the grade and records its category.
-func (c *Change) apply(g grade) {
+// apply raises c to each grade in turn.
+func (c *Change) apply(gs ...grade) {
+	for _, g := range gs {
+		c.raise(g)
+	}
+}
+
+// raise raises c to the grade and records its category.
+func (c *Change) raise(g grade) {
 	if RiskRank(g.risk) > RiskRank(c.Risk) {
 		c.Risk = g.risk
 		if g.why != "" {
