@@ -410,28 +410,43 @@ func (d *differ) attachProver() {
 	}
 }
 
+// explain returns the index of the change that explains a prover path,
+// by the first of explainers any change satisfies, or -1.
 func (d *differ) explain(p prover.Path) int {
-	match := []func(c *Change) bool{
-		func(c *Change) bool {
-			return c.Kind == "binary" && c.Action == ActionAdd && c.Policy == p.Policy && c.After == p.Binary
-		},
-		func(c *Change) bool {
-			return c.Kind == "rule" && (c.Action == ActionAdd || c.Action == ActionWiden) && c.Policy == p.Policy &&
-				strings.EqualFold(c.Host, p.Host) && (p.Method == "" || strings.HasPrefix(c.After, "allow "+p.Method+" "))
-		},
-		func(c *Change) bool {
-			return c.Kind == "endpoint" && c.Action != ActionRemove && c.Action != ActionMove && c.Policy == p.Policy && strings.EqualFold(c.Host, p.Host)
-		},
-		func(c *Change) bool {
-			return c.Policy == p.Policy && c.Action != ActionRemove && c.Action != ActionMove
-		},
-	}
-	for _, m := range match {
+	for _, explains := range explainers {
 		for i := range d.changes {
-			if m(&d.changes[i]) {
+			if explains(&d.changes[i], p) {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// explainers are the ways a change explains a prover path, most specific
+// first.
+var explainers = []func(c *Change, p prover.Path) bool{explainsByBinary, explainsByRule, explainsByEndpoint, explainsByPolicy}
+
+// explainsByBinary: the path's binary added to its policy.
+func explainsByBinary(c *Change, p prover.Path) bool {
+	return c.Kind == "binary" && c.Action == ActionAdd && c.Policy == p.Policy && c.After == p.Binary
+}
+
+// explainsByRule: a rule added or widened on the path's host, allowing its
+// method when it has one.
+func explainsByRule(c *Change, p prover.Path) bool {
+	return c.Kind == "rule" && (c.Action == ActionAdd || c.Action == ActionWiden) && c.Policy == p.Policy &&
+		strings.EqualFold(c.Host, p.Host) && (p.Method == "" || strings.HasPrefix(c.After, "allow "+p.Method+" "))
+}
+
+// explainsByEndpoint: a change (not a removal or move) of the path's
+// endpoint.
+func explainsByEndpoint(c *Change, p prover.Path) bool {
+	return c.Kind == "endpoint" && strings.EqualFold(c.Host, p.Host) && explainsByPolicy(c, p)
+}
+
+// explainsByPolicy: any change (not a removal or move) of the path's
+// policy.
+func explainsByPolicy(c *Change, p prover.Path) bool {
+	return c.Policy == p.Policy && c.Action != ActionRemove && c.Action != ActionMove
 }
