@@ -69,73 +69,29 @@ type session struct {
 
 // New loads and compiles the rules and data and prepares the lint query.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	if !opts.NoBuiltin {
-		// Compile the secret rules (the facts' scan, FS018) on the other
-		// core while the Rego compiles; Default waits for it when used.
-		go secretscan.Default()
-	}
-	// The secret rules' data is converted on another goroutine while the
-	// modules parse and compile: with the scanner above that keeps two
-	// cores busy for the whole start-up.
-	var secretRules map[string]any
-	var secretErr error
-	secretDone := make(chan struct{})
-	if !opts.NoBuiltin {
-		go func() {
-			defer close(secretDone)
-			secretRules, secretErr = secretRulesData()
-		}()
-	} else {
-		close(secretDone)
-	}
+	secretRules := startSecretRules(opts)
 	modules, err := loadModules(opts)
 	if err != nil {
-		<-secretDone
+		_, _ = secretRules()
 		return nil, err
 	}
-	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
-	if !opts.NoBuiltin && len(opts.RuleDirs) == 0 {
-		// Only the embedded rules, which TestBuiltinRulesPassEveryCheck
-		// compiles with every stage: skip the stages that only check.
-		compiler = compiler.WithSkipStages(builtinCheckStages...)
-	}
-	if compiler.Compile(modules); compiler.Failed() {
-		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
+	compiler, err := compileRules(opts, modules)
+	if err != nil {
+		return nil, err
 	}
 	e := &Engine{byRef: map[string]*report.Rule{}}
 	exceptions := e.collectRules(compiler)
-	data, err := loadData(opts.DataPaths)
+	data, err := e.readData(opts, secretRules)
 	if err != nil {
 		return nil, err
-	}
-	if err := e.useData(data, opts.Waivers); err != nil {
-		return nil, err
-	}
-	<-secretDone
-	if secretErr != nil {
-		return nil, secretErr
-	}
-	if !opts.NoBuiltin {
-		if err := addSecretRules(data, secretRules); err != nil {
-			return nil, err
-		}
 	}
 	q, err := e.buildQuery(exceptions)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := data["fullsend"]; !ok {
-		data["fullsend"] = map[string]any{} // where the context and facts go
-	}
-	if _, ok := data["fullsend"].(map[string]any); !ok {
-		return nil, errors.New("lint data: data.fullsend is not an object")
-	}
-	if _, ok := lookup(data, "fullsend", "facts"); ok {
-		return nil, errors.New("lint data: data.fullsend.facts is reserved for the facts the engine computes")
-	}
-	dataValue, err := ast.InterfaceToValue(data)
+	dataValue, err := storeValue(data)
 	if err != nil {
-		return nil, fmt.Errorf("lint data: %w", err)
+		return nil, err
 	}
 	e.prepare = func(ctx context.Context) (*session, error) {
 		store := inmem.NewFromObjectWithOpts(map[string]any{}, inmem.OptReturnASTValuesOnRead(true))
@@ -154,6 +110,87 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.sessions.Put(first)
 	return e, nil
+}
+
+// startSecretRules starts, unless the builtin rule set is off, the work the
+// secret rules need on other goroutines while the Rego parses and
+// compiles: the scanner's compilation (the facts' scan, FS018), which
+// secretscan.Default waits for when used, and the conversion of the rules'
+// data, which the returned function waits for. With the scanner that
+// keeps two cores busy for the whole start-up.
+func startSecretRules(opts Options) func() (map[string]any, error) {
+	if opts.NoBuiltin {
+		return func() (map[string]any, error) { return nil, nil }
+	}
+	go secretscan.Default()
+	var rules map[string]any
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rules, err = secretRulesData()
+	}()
+	return func() (map[string]any, error) {
+		<-done
+		return rules, err
+	}
+}
+
+// compileRules compiles the rule modules.
+func compileRules(opts Options, modules map[string]*ast.Module) (*ast.Compiler, error) {
+	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
+	if !opts.NoBuiltin && len(opts.RuleDirs) == 0 {
+		// Only the embedded rules, which TestBuiltinRulesPassEveryCheck
+		// compiles with every stage: skip the stages that only check.
+		compiler = compiler.WithSkipStages(builtinCheckStages...)
+	}
+	if compiler.Compile(modules); compiler.Failed() {
+		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
+	}
+	return compiler, nil
+}
+
+// readData loads the data files, takes the waivers and the default context
+// from them, and adds the secret rules' data unless the builtin rule set
+// is off.
+func (e *Engine) readData(opts Options, secretRules func() (map[string]any, error)) (map[string]any, error) {
+	data, err := loadData(opts.DataPaths)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.useData(data, opts.Waivers); err != nil {
+		return nil, err
+	}
+	rules, err := secretRules()
+	if err != nil {
+		return nil, err
+	}
+	if !opts.NoBuiltin {
+		if err := addSecretRules(data, rules); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+// storeValue is data as the value every session's store starts from, with
+// data.fullsend the object where the context and facts go; the facts are
+// the engine's to write.
+func storeValue(data map[string]any) (ast.Value, error) {
+	if _, ok := data["fullsend"]; !ok {
+		data["fullsend"] = map[string]any{} // where the context and facts go
+	}
+	if _, ok := data["fullsend"].(map[string]any); !ok {
+		return nil, errors.New("lint data: data.fullsend is not an object")
+	}
+	if _, ok := lookup(data, "fullsend", "facts"); ok {
+		return nil, errors.New("lint data: data.fullsend.facts is reserved for the facts the engine computes")
+	}
+	v, err := ast.InterfaceToValue(data)
+	if err != nil {
+		return nil, fmt.Errorf("lint data: %w", err)
+	}
+	return v, nil
 }
 
 // loadData loads the data files, like `conftest --data`.
@@ -323,29 +360,9 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, me
 		return nil, err
 	}
 	var out []report.Finding
-	var lines *lineLocator // parsed on the first finding that needs a line
+	lines := &lazyLines{raw: in.Raw}
 	for ns, v := range byNS {
-		sets, _ := v.(map[string]any)
-		excepted := exceptionNames(sets["exception"])
-		for name, msgs := range sets {
-			if name == "exception" {
-				continue
-			}
-			info := e.byRef[ns+"."+name]
-			for _, m := range asList(msgs) {
-				f := e.finding(in, info, m)
-				if f.PolicyPath != "" && len(in.Raw) > 0 {
-					if lines == nil {
-						lines = newLineLocator(in.Raw)
-					}
-					f.Line = lines.line(f.PolicyPath)
-				}
-				if excepted[bareName(name)] {
-					f.Waived = "exception in " + ns
-				}
-				out = append(out, f)
-			}
-		}
+		out = e.namespaceFindings(out, in, ns, v, lines)
 	}
 	for i := range out {
 		if out[i].Waived == "" {
@@ -353,6 +370,30 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, me
 		}
 	}
 	return out, nil
+}
+
+// namespaceFindings appends the findings of one rule namespace's results
+// (rule name -> messages, and its exceptions) to out: each at the line of
+// its policy path, waived when an exception of the namespace names its
+// rule.
+func (e *Engine) namespaceFindings(out []report.Finding, in *Input, ns string, v any, lines *lazyLines) []report.Finding {
+	sets, _ := v.(map[string]any)
+	excepted := exceptionNames(sets["exception"])
+	for name, msgs := range sets {
+		if name == "exception" {
+			continue
+		}
+		info := e.byRef[ns+"."+name]
+		for _, m := range asList(msgs) {
+			f := e.finding(in, info, m)
+			f.Line = lines.line(f.PolicyPath)
+			if excepted[bareName(name)] {
+				f.Waived = "exception in " + ns
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // eval runs the lint query on one input and returns its result: rule
