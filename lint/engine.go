@@ -239,6 +239,22 @@ func isDataFile(name string) bool {
 //
 //	r := {"ns": {"deny_x": data.ns.deny_x, ..., "exception": data.ns.exception}}
 func (e *Engine) buildQuery(exceptions map[string]bool) (ast.Body, error) {
+	byNS := e.queryRules(exceptions)
+	entries := make([]string, 0, len(byNS))
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		entries = append(entries, nsQuery(ns, byNS[ns]))
+	}
+	q, err := ast.ParseBodyWithOpts("r := {"+strings.Join(entries, ", ")+"}", ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, fmt.Errorf("building lint query: %w", err)
+	}
+	return q, nil
+}
+
+// queryRules lists the rules the query evaluates by namespace: the
+// deny/violation/warn rules, then "exception" where the namespace has
+// rules and exceptions.
+func (e *Engine) queryRules(exceptions map[string]bool) map[string][]string {
 	byNS := map[string][]string{}
 	for _, r := range e.rules {
 		byNS[r.Namespace] = append(byNS[r.Namespace], r.Name)
@@ -248,27 +264,17 @@ func (e *Engine) buildQuery(exceptions map[string]bool) (ast.Body, error) {
 			byNS[ns] = append(byNS[ns], "exception")
 		}
 	}
-	var b strings.Builder
-	b.WriteString("r := {")
-	for i, ns := range slices.Sorted(maps.Keys(byNS)) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: {", ns)
-		for j, name := range byNS[ns] {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%q: data.%s.%s", name, nsRef(ns), name)
-		}
-		b.WriteString("}")
+	return byNS
+}
+
+// nsQuery renders one namespace's entry of the query object:
+// "ns": {"name": data.ns.name, ...}.
+func nsQuery(ns string, names []string) string {
+	refs := make([]string, len(names))
+	for i, name := range names {
+		refs[i] = fmt.Sprintf("%q: data.%s.%s", name, nsRef(ns), name)
 	}
-	b.WriteString("}")
-	q, err := ast.ParseBodyWithOpts(b.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
-	if err != nil {
-		return nil, fmt.Errorf("building lint query: %w", err)
-	}
-	return q, nil
+	return fmt.Sprintf("%q: {%s}", ns, strings.Join(refs, ", "))
 }
 
 // nsRef renders a package path as a reference, quoting non-identifier parts.

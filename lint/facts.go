@@ -3,7 +3,6 @@ package lint
 import (
 	"encoding/binary"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -292,42 +291,41 @@ func embeddedV4(a netip.Addr) netip.Addr {
 		return a
 	}
 	a = a.Unmap()
-	if a.Is4() {
+	if a.Is4() || unspecifiedOrLoopback.Contains(a) {
 		return a
 	}
-	b := a.As16()
-	v4 := func(off int) netip.Addr { return netip.AddrFrom4([4]byte(b[off : off+4])) }
-	switch {
-	case slices.Equal(b[:12], make([]byte, 12)) && !slices.Equal(b[12:14], []byte{0, 0}):
-		return v4(12) // IPv4-compatible ::a.b.c.d (not :: or ::1)
-	case slices.Equal(b[:12], []byte{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}):
-		return v4(12) // NAT64 well-known prefix, RFC 6052
-	case slices.Equal(b[:6], []byte{0, 0x64, 0xff, 0x9b, 0, 1}):
-		return v4(12) // NAT64 local-use prefix 64:ff9b:1::/48, RFC 8215 (a /96 in practice)
-	case b[0] == 0x20 && b[1] == 0x02:
-		return v4(2) // 6to4, RFC 3056
+	for _, e := range v4Embeddings {
+		if e.prefix.Contains(a) {
+			b := a.As16()
+			return netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
+		}
 	}
 	return a
+}
+
+// unspecifiedOrLoopback holds :: and ::1, which IPv4-compatible addresses
+// leave out.
+var unspecifiedOrLoopback = netip.MustParsePrefix("::/112")
+
+// v4Embeddings are the IPv6 prefixes whose addresses carry an IPv4
+// address, at offset.
+var v4Embeddings = []struct {
+	prefix netip.Prefix
+	offset int
+}{
+	{netip.MustParsePrefix("::/96"), 12},          // IPv4-compatible ::a.b.c.d
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},   // NAT64 well-known prefix, RFC 6052
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 12}, // NAT64 local-use prefix, RFC 8215 (a /96 in practice)
+	{netip.MustParsePrefix("2002::/16"), 2},       // 6to4, RFC 3056
 }
 
 // parseInetAton parses the IPv4 forms of inet_aton(3): one to four parts,
 // each decimal, octal (leading 0) or hex (0x); the last part fills the
 // remaining bytes.
 func parseInetAton(s string) (netip.Addr, bool) {
-	if s == "" || len(s) > 64 {
+	vals, ok := atonParts(s)
+	if !ok {
 		return netip.Addr{}, false
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	vals := make([]uint64, len(parts))
-	for i, p := range parts {
-		v, ok := atonPart(p)
-		if !ok {
-			return netip.Addr{}, false
-		}
-		vals[i] = v
 	}
 	var n uint64
 	last := len(vals) - 1
@@ -346,26 +344,46 @@ func parseInetAton(s string) (netip.Addr, bool) {
 	return netip.AddrFrom4(b), true
 }
 
-func atonPart(p string) (uint64, bool) {
-	base := 10
-	digits := p
-	switch {
-	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
-		base, digits = 16, p[2:]
-		if digits == "" {
-			return 0, true // "0x" alone is 0 to glibc
+// atonParts parses the one to four dot-separated parts of an inet_aton(3)
+// address.
+func atonParts(s string) ([]uint64, bool) {
+	if s == "" || len(s) > 64 {
+		return nil, false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return nil, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, ok := atonPart(p)
+		if !ok {
+			return nil, false
 		}
+		vals[i] = v
+	}
+	return vals, true
+}
+
+// atonPart parses one part of an inet_aton(3) address: hex after 0x,
+// octal after a leading 0, else decimal.
+func atonPart(p string) (uint64, bool) {
+	switch {
+	case p == "0x" || p == "0X":
+		return 0, true // "0x" alone is 0 to glibc
+	case len(p) > 1 && strings.EqualFold(p[:2], "0x"):
+		return parseUint32(p[2:], 16)
 	case len(p) > 1 && p[0] == '0':
-		base, digits = 8, p[1:]
+		return parseUint32(p[1:], 8)
 	}
-	if digits == "" {
-		return 0, false
-	}
+	return parseUint32(p, 10)
+}
+
+// parseUint32 parses digits (no sign, no prefix) in base as a 32-bit
+// value.
+func parseUint32(digits string, base int) (uint64, bool) {
 	v, err := strconv.ParseUint(digits, base, 32)
-	if err != nil {
-		return 0, false
-	}
-	return v, true
+	return v, err == nil
 }
 
 // MultiTenantSuffix returns the suffix of the public suffix list's private

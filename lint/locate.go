@@ -65,13 +65,20 @@ func (l *lineLocator) line(path string) int {
 func child(n *yaml.Node, tok pathToken) (*yaml.Node, int) {
 	switch {
 	case n.Kind == yaml.MappingNode && !tok.index:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == tok.key {
-				return n.Content[i+1], n.Content[i].Line
-			}
-		}
+		return mappingValue(n, tok.key)
 	case n.Kind == yaml.SequenceNode && tok.index && tok.i < len(n.Content):
 		return n.Content[tok.i], n.Content[tok.i].Line
+	}
+	return nil, 0
+}
+
+// mappingValue returns the value of key in mapping n and the key's line,
+// or nil.
+func mappingValue(n *yaml.Node, key string) (*yaml.Node, int) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1], n.Content[i].Line
+		}
 	}
 	return nil, 0
 }
