@@ -93,9 +93,21 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.prepare = func(ctx context.Context) (*session, error) {
+	e.prepare = preparer(q, compiler, dataValue)
+	first, err := e.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.sessions.Put(first)
+	return e, nil
+}
+
+// preparer returns the function that makes a session: query q of the
+// compiled rules prepared over a store of its own holding data.
+func preparer(q ast.Body, compiler *ast.Compiler, data ast.Value) func(context.Context) (*session, error) {
+	return func(ctx context.Context) (*session, error) {
 		store := inmem.NewFromObjectWithOpts(map[string]any{}, inmem.OptReturnASTValuesOnRead(true))
-		if err := storage.WriteOne(ctx, store, storage.AddOp, storage.RootPath, dataValue); err != nil {
+		if err := storage.WriteOne(ctx, store, storage.AddOp, storage.RootPath, data); err != nil {
 			return nil, fmt.Errorf("loading lint data: %w", err)
 		}
 		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(compiler), rego.Store(store)).PrepareForEval(ctx)
@@ -104,12 +116,6 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		return &session{store: store, query: pq}, nil
 	}
-	first, err := e.prepare(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e.sessions.Put(first)
-	return e, nil
 }
 
 // startSecretRules starts, unless the builtin rule set is off, the work the
@@ -502,6 +508,18 @@ func (e *Engine) finding(in *Input, info *report.Rule, msg any) report.Finding {
 		RuleID: info.ID, Severity: info.Severity, Title: info.Title, Rule: info.Namespace + "." + info.Name,
 		Policy: in.File, Agent: in.Name,
 	}
+	readMessage(&f, msg)
+	if src := bundle.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
+		s := src[0]
+		f.Source = &s
+	}
+	return f
+}
+
+// readMessage reads a rule's message into f: a string, or an object with
+// msg, and optionally id (which overrides the rule's) and path (the policy
+// path it is about); anything else is printed.
+func readMessage(f *report.Finding, msg any) {
 	switch m := msg.(type) {
 	case string:
 		f.Message = m
@@ -514,9 +532,4 @@ func (e *Engine) finding(in *Input, info *report.Rule, msg any) report.Finding {
 	default:
 		f.Message = fmt.Sprint(m)
 	}
-	if src := bundle.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
-		s := src[0]
-		f.Source = &s
-	}
-	return f
 }

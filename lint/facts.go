@@ -3,6 +3,7 @@ package lint
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,13 +270,7 @@ func hostFacts(host string) ast.Object {
 // implicit_allowed_ips_for_ip_host, crates/openshell-supervisor-network/src/proxy.rs:3587 @ v0.0.111);
 // other spellings go to DNS, where getaddrinfo turns them into the address.
 func HostAddr(host string) (netip.Addr, bool) {
-	h := strings.TrimSuffix(strings.TrimSpace(host), ".")
-	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
-		h = h[1 : len(h)-1]
-	}
-	if i := strings.IndexByte(h, '%'); i >= 0 {
-		h = h[:i] // zone
-	}
+	h := bareHost(host)
 	if a, err := netip.ParseAddr(h); err == nil {
 		return embeddedV4(a), true
 	}
@@ -283,6 +278,19 @@ func HostAddr(host string) (netip.Addr, bool) {
 		return a, true
 	}
 	return netip.Addr{}, false
+}
+
+// bareHost trims a host for address parsing: spaces, the root's trailing
+// dot, IPv6 brackets and a zone.
+func bareHost(host string) string {
+	h := strings.TrimSuffix(strings.TrimSpace(host), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i] // zone
+	}
+	return h
 }
 
 // embeddedV4 returns the IPv4 address an IPv6 address carries, if any.
@@ -400,12 +408,9 @@ func parseUint32(digits string, base int) (uint64, bool) {
 func MultiTenantSuffix(host string) string {
 	h := openshell.NormalizeHost(host)
 	labels := strings.Split(h, ".")
-	first := 0
-	for first < len(labels) && strings.Contains(labels[first], "*") {
-		first++
-	}
-	if first == 0 || first == len(labels) {
-		return "" // an exact name is one tenant's; "*" alone is FS001's
+	first := slices.IndexFunc(labels, func(l string) bool { return !strings.Contains(l, "*") })
+	if first <= 0 {
+		return "" // an exact name is one tenant's (0); wildcards alone are FS001's (-1)
 	}
 	rest := strings.Join(labels[first:], ".")
 	s, icann := publicsuffix.PublicSuffix("x." + rest)

@@ -97,15 +97,22 @@ func splitPath(p string) []pathToken {
 		if key != "" {
 			out = append(out, pathToken{key: key})
 		}
-		for rest != "" {
-			num, after, ok := strings.Cut(rest, "]")
-			i, err := strconv.Atoi(num)
-			if !ok || err != nil {
-				break
-			}
-			out = append(out, pathToken{index: true, i: i})
-			rest = strings.TrimPrefix(after, "[")
+		out = appendIndexes(out, rest)
+	}
+	return out
+}
+
+// appendIndexes appends the index tokens of "2][0]" (what follows a key's
+// first '[') to out, up to the first that does not parse.
+func appendIndexes(out []pathToken, rest string) []pathToken {
+	for rest != "" {
+		num, after, ok := strings.Cut(rest, "]")
+		i, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			break
 		}
+		out = append(out, pathToken{index: true, i: i})
+		rest = strings.TrimPrefix(after, "[")
 	}
 	return out
 }

@@ -103,10 +103,15 @@ func (e *Engine) collectRules(compiler *ast.Compiler) map[string]bool {
 			e.rules = append(e.rules, ruleInfo(compiler, name, ns, head, r))
 		}
 	}
+	e.indexRules()
+	return exceptions
+}
+
+// indexRules maps each rule's reference (namespace.rule) to its info.
+func (e *Engine) indexRules() {
 	for i := range e.rules {
 		e.byRef[e.rules[i].Namespace+"."+e.rules[i].Name] = &e.rules[i]
 	}
-	return exceptions
 }
 
 // ruleInfo describes rule r (head) of namespace ns in module name, with the
