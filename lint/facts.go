@@ -69,6 +69,21 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 		}
 		secrets.Insert(ast.StringTerm(renderPath(path)), ast.ArrayTerm(terms...))
 	})
+	hosts := hostsFacts(p)
+	out := ast.NewObject(
+		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
+		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
+		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
+	)
+	if c != nil {
+		contextFacts(out, c)
+	}
+	return out
+}
+
+// hostsFacts describes each distinct endpoint host of p (hostFacts) that
+// has a fact.
+func hostsFacts(p *openshell.Policy) ast.Object {
 	hosts := ast.NewObject()
 	for _, np := range p.NetworkPolicies {
 		for i := range np.Endpoints {
@@ -82,15 +97,7 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 			}
 		}
 	}
-	out := ast.NewObject(
-		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
-		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
-		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
-	)
-	if c != nil {
-		contextFacts(out, c)
-	}
-	return out
+	return hosts
 }
 
 // contextFacts adds the facts of context value c to facts: reachable_agents,
@@ -102,59 +109,82 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 // actually reached. It is computed on the value the rules read, so the two
 // agree on every input, valid or not.
 func contextFacts(facts ast.Object, c ast.Value) {
-	obj, ok := c.(ast.Object)
+	g, ok := newSpawnGraph(c)
 	if !ok {
 		return
 	}
+	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(g.reachable()))
+}
+
+// spawnGraph mirrors the graph the rule builds: its own spawns (mine) for
+// the agent me, object.get(a, "spawns", []) for every agent a of agents
+// whose entry is an object (object.get is undefined on anything else).
+type spawnGraph struct {
+	me, mine *ast.Term
+	agents   ast.Object
+}
+
+// newSpawnGraph reads the graph from context value c; false when c has no
+// agent (the rule needs one) or is not what the rule expects (it then
+// decides).
+func newSpawnGraph(c ast.Value) (spawnGraph, bool) {
+	obj, ok := c.(ast.Object)
+	if !ok {
+		return spawnGraph{}, false
+	}
 	me := obj.Get(ast.InternedTerm("agent"))
 	if me == nil {
-		return // the rule needs an agent
+		return spawnGraph{}, false // the rule needs an agent
 	}
 	agents := ast.NewObject()
 	if a := obj.Get(ast.InternedTerm("agents")); a != nil {
 		if agents, ok = a.Value.(ast.Object); !ok {
-			return // not what the rule expects: let it decide
+			return spawnGraph{}, false // not what the rule expects: let it decide
 		}
 	}
 	mine := obj.Get(ast.InternedTerm("spawns"))
 	if mine == nil {
 		mine = ast.ArrayTerm()
 	}
-	// edges mirrors the graph the rule builds: its own spawns for the
-	// agent, object.get(a, "spawns", []) for every agent a whose entry is
-	// an object (object.get is undefined on anything else).
-	edges := func(node *ast.Term) *ast.Term {
-		if node.Equal(me) {
-			return mine
-		}
-		a := agents.Get(node)
-		if a == nil {
-			return nil
-		}
-		ao, ok := a.Value.(ast.Object)
-		if !ok {
-			return nil
-		}
-		if s := ao.Get(ast.InternedTerm("spawns")); s != nil {
-			return s
-		}
-		return ast.ArrayTerm()
+	return spawnGraph{me: me, mine: mine, agents: agents}, true
+}
+
+// edges returns the spawns of node, or nil when the graph lacks the node.
+func (g spawnGraph) edges(node *ast.Term) *ast.Term {
+	if node.Equal(g.me) {
+		return g.mine
 	}
-	// graph.reachable, topdown/reachable.go in OPA: a node counts as reached
-	// once visited, if the graph has it.
+	a := g.agents.Get(node)
+	if a == nil {
+		return nil
+	}
+	ao, ok := a.Value.(ast.Object)
+	if !ok {
+		return nil
+	}
+	if s := ao.Get(ast.InternedTerm("spawns")); s != nil {
+		return s
+	}
+	return ast.ArrayTerm()
+}
+
+// reachable walks the graph from the agent as graph.reachable does
+// (topdown/reachable.go in OPA): a node counts as reached once visited, if
+// the graph has it.
+func (g spawnGraph) reachable() ast.Set {
 	reached := ast.NewSet()
-	queue := []*ast.Term{me}
+	queue := []*ast.Term{g.me}
+	visit := func(n *ast.Term) {
+		if !reached.Contains(n) {
+			queue = append(queue, n)
+		}
+	}
 	for len(queue) > 0 {
 		node := queue[0]
 		queue = queue[1:]
-		e := edges(node)
+		e := g.edges(node)
 		if e == nil {
 			continue
-		}
-		visit := func(n *ast.Term) {
-			if !reached.Contains(n) {
-				queue = append(queue, n)
-			}
 		}
 		switch v := e.Value.(type) {
 		case *ast.Array:
@@ -164,7 +194,7 @@ func contextFacts(facts ast.Object, c ast.Value) {
 		}
 		reached.Add(node)
 	}
-	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(reached))
+	return reached
 }
 
 // secretMemo caches the secret scan's verdict on each distinct string of
