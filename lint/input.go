@@ -320,11 +320,8 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 	if !openshell.IsL7(ep) {
 		return true
 	}
-	switch ep.Access {
-	case openshell.AccessReadWrite, openshell.AccessFull:
-		return true
-	case openshell.AccessReadOnly:
-		return false
+	if writes, ok := accessWrites[ep.Access]; ok {
+		return writes
 	}
 	for i := range ep.Rules {
 		if ruleWrites(ep, &ep.Rules[i].Allow) {
@@ -333,6 +330,10 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 	}
 	return false
 }
+
+// accessWrites says whether each access preset lets a request change
+// state; without one, the rules decide.
+var accessWrites = map[string]bool{openshell.AccessReadWrite: true, openshell.AccessFull: true, openshell.AccessReadOnly: false}
 
 // ruleWrites reports whether an allow rule of an L7 endpoint without an
 // access preset lets a request change state.

@@ -104,22 +104,32 @@ func WriteContextFiles(dir string, inputs []Input) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	for _, in := range inputs {
-		name, err := contextFileName(&in)
+	for i := range inputs {
+		dst, err := writeContextFile(dir, &inputs[i])
 		if err != nil {
 			return written, err
-		}
-		data, err := json.MarshalIndent(contextDocument(&in), "", "  ")
-		if err != nil {
-			return written, fmt.Errorf("encoding context of %s: %w", name, err)
-		}
-		dst := filepath.Join(dir, name+".context.json")
-		if err := writeAtomic(dir, "."+name+".context.*.tmp", dst, append(data, '\n')); err != nil {
-			return written, fmt.Errorf("writing %s: %w", dst, err)
 		}
 		written = append(written, dst)
 	}
 	return written, nil
+}
+
+// writeContextFile writes one input's context file into dir and returns
+// its path.
+func writeContextFile(dir string, in *Input) (string, error) {
+	name, err := contextFileName(in)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.MarshalIndent(contextDocument(in), "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding context of %s: %w", name, err)
+	}
+	dst := filepath.Join(dir, name+".context.json")
+	if err := writeAtomic(dir, "."+name+".context.*.tmp", dst, append(data, '\n')); err != nil {
+		return "", fmt.Errorf("writing %s: %w", dst, err)
+	}
+	return dst, nil
 }
 
 // contextFileName names an input's context file: its agent, else its
