@@ -99,6 +99,19 @@ func waiverFromData(i int, item any) (Waiver, error) {
 	if !ok {
 		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] must be an object", ErrBadWaiver, i)
 	}
+	w, err := waiverFields(i, m)
+	if err != nil {
+		return Waiver{}, err
+	}
+	if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
+		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+	}
+	return w, nil
+}
+
+// waiverFields reads the fields of entry i of data.fullsend.waivers:
+// strings, each one of id, agent, path and reason.
+func waiverFields(i int, m map[string]any) (Waiver, error) {
 	var w Waiver
 	fields := map[string]*string{"id": &w.ID, "agent": &w.Agent, "path": &w.Path, "reason": &w.Reason}
 	for k, v := range m {
@@ -111,9 +124,6 @@ func waiverFromData(i int, item any) (Waiver, error) {
 			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d]: unknown field %q (want id, agent, path, reason)", ErrBadWaiver, i, k)
 		}
 		*field = s
-	}
-	if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
-		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
 	}
 	return w, nil
 }
