@@ -229,18 +229,24 @@ func pairRule(gone []ruleUnit, used map[int]bool, hr ruleUnit) int {
 		if used[j] || ruleRest(br.m) != ruleRest(hr.m) {
 			continue
 		}
-		sameMethod := strings.EqualFold(br.m.Method, hr.m.Method)
-		samePath := br.m.Path == hr.m.Path
-		switch {
-		case sameMethod && (covers(hr.m.Path, br.m.Path) || covers(br.m.Path, hr.m.Path)):
+		if nested(br.m, hr.m) {
 			return j
-		case samePath && (methodCovers(hr.m.Method, br.m.Method) || methodCovers(br.m.Method, hr.m.Method)):
-			return j
-		case sameMethod && similar(br.m.Path, hr.m.Path) && best < 0:
+		}
+		if best < 0 && strings.EqualFold(br.m.Method, hr.m.Method) && similar(br.m.Path, hr.m.Path) {
 			best = j
 		}
 	}
 	return best
+}
+
+// nested reports whether one of two rules covers the other along one
+// axis: the same method and one path covering the other, or the same path
+// and one method covering the other.
+func nested(a, b *openshell.Match) bool {
+	if strings.EqualFold(a.Method, b.Method) {
+		return covers(b.Path, a.Path) || covers(a.Path, b.Path)
+	}
+	return a.Path == b.Path && (methodCovers(b.Method, a.Method) || methodCovers(a.Method, b.Method))
 }
 
 // denyRules compares deny rules: a new one narrows, a removed one widens.
