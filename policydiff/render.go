@@ -36,27 +36,39 @@ func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
 	case "text":
 		return r.writeText(w)
 	case "json":
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("encoding diff: %w", err)
-		}
-		_, err := w.Write(buf.Bytes())
-		return err
+		return r.writeJSON(w)
 	case "markdown":
 		return r.writeMarkdown(w, o)
 	case "github":
-		if err := r.Report().Write(w, "github", report.WriteOptions{}); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintln(w, r.SummaryLine())
-		return err
+		return r.writeGitHub(w)
 	case "gitlab":
 		return r.Report().Write(w, format, report.WriteOptions{})
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
+}
+
+// writeJSON writes the result as indented JSON, values as written
+// (no HTML escaping).
+func (r *Result) writeJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encoding diff: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// writeGitHub writes the findings as GitHub workflow commands, then the
+// summary line.
+func (r *Result) writeGitHub(w io.Writer) error {
+	if err := r.Report().Write(w, "github", report.WriteOptions{}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, r.SummaryLine())
+	return err
 }
 
 // lit renders an untrusted value on one terminal line: control, format and
