@@ -72,7 +72,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	secretRules := startSecretRules(opts)
 	modules, err := loadModules(opts)
 	if err != nil {
-		_, _ = secretRules()
+		_, _ = secretRules() // the conversion finishes before New returns
 		return nil, err
 	}
 	compiler, err := compileRules(opts, modules)
@@ -122,8 +122,8 @@ func preparer(q ast.Body, compiler *ast.Compiler, data ast.Value) func(context.C
 // secret rules need on other goroutines while the Rego parses and
 // compiles: the scanner's compilation (the facts' scan, FS018), which
 // secretscan.Default waits for when used, and the conversion of the rules'
-// data, which the returned function waits for. With the scanner that
-// keeps two cores busy for the whole start-up.
+// data, which the returned function waits for. Together they keep two
+// cores busy for the whole start-up.
 func startSecretRules(opts Options) func() (map[string]any, error) {
 	if opts.NoBuiltin {
 		return func() (map[string]any, error) { return nil, nil }
