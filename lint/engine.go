@@ -69,30 +69,81 @@ type session struct {
 
 // New loads and compiles the rules and data and prepares the lint query.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	if !opts.NoBuiltin {
-		// Compile the secret rules (the facts' scan, FS018) on the other
-		// core while the Rego compiles; Default waits for it when used.
-		go secretscan.Default()
-	}
-	// The secret rules' data is converted on another goroutine while the
-	// modules parse and compile: with the scanner above that keeps two
-	// cores busy for the whole start-up.
-	var secretRules map[string]any
-	var secretErr error
-	secretDone := make(chan struct{})
-	if !opts.NoBuiltin {
-		go func() {
-			defer close(secretDone)
-			secretRules, secretErr = secretRulesData()
-		}()
-	} else {
-		close(secretDone)
-	}
+	secretRules := startSecretRules(opts)
 	modules, err := loadModules(opts)
 	if err != nil {
-		<-secretDone
+		_, _ = secretRules() // the conversion finishes before New returns
 		return nil, err
 	}
+	compiler, err := compileRules(opts, modules)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{byRef: map[string]*report.Rule{}}
+	exceptions := e.collectRules(compiler)
+	data, err := e.readData(opts, secretRules)
+	if err != nil {
+		return nil, err
+	}
+	q, err := e.buildQuery(exceptions)
+	if err != nil {
+		return nil, err
+	}
+	dataValue, err := storeValue(data)
+	if err != nil {
+		return nil, err
+	}
+	e.prepare = preparer(q, compiler, dataValue)
+	first, err := e.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.sessions.Put(first)
+	return e, nil
+}
+
+// preparer returns the function that makes a session: query q of the
+// compiled rules prepared over a store of its own holding data.
+func preparer(q ast.Body, compiler *ast.Compiler, data ast.Value) func(context.Context) (*session, error) {
+	return func(ctx context.Context) (*session, error) {
+		store := inmem.NewFromObjectWithOpts(map[string]any{}, inmem.OptReturnASTValuesOnRead(true))
+		if err := storage.WriteOne(ctx, store, storage.AddOp, storage.RootPath, data); err != nil {
+			return nil, fmt.Errorf("loading lint data: %w", err)
+		}
+		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(compiler), rego.Store(store)).PrepareForEval(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("preparing lint query: %w", err)
+		}
+		return &session{store: store, query: pq}, nil
+	}
+}
+
+// startSecretRules starts, unless the builtin rule set is off, the work the
+// secret rules need on other goroutines while the Rego parses and
+// compiles: the scanner's compilation (the facts' scan, FS018), which
+// secretscan.Default waits for when used, and the conversion of the rules'
+// data, which the returned function waits for. Together they keep two
+// cores busy for the whole start-up.
+func startSecretRules(opts Options) func() (map[string]any, error) {
+	if opts.NoBuiltin {
+		return func() (map[string]any, error) { return nil, nil }
+	}
+	go secretscan.Default()
+	var rules map[string]any
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rules, err = secretRulesData()
+	}()
+	return func() (map[string]any, error) {
+		<-done
+		return rules, err
+	}
+}
+
+// compileRules compiles the rule modules.
+func compileRules(opts Options, modules map[string]*ast.Module) (*ast.Compiler, error) {
 	compiler := ast.NewCompiler().WithEnablePrintStatements(false)
 	if !opts.NoBuiltin && len(opts.RuleDirs) == 0 {
 		// Only the embedded rules, which TestBuiltinRulesPassEveryCheck
@@ -102,8 +153,13 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if compiler.Compile(modules); compiler.Failed() {
 		return nil, fmt.Errorf("compiling lint rules: %w", compiler.Errors)
 	}
-	e := &Engine{byRef: map[string]*report.Rule{}}
-	exceptions := e.collectRules(compiler)
+	return compiler, nil
+}
+
+// readData loads the data files, takes the waivers and the default context
+// from them, and adds the secret rules' data unless the builtin rule set
+// is off.
+func (e *Engine) readData(opts Options, secretRules func() (map[string]any, error)) (map[string]any, error) {
 	data, err := loadData(opts.DataPaths)
 	if err != nil {
 		return nil, err
@@ -111,19 +167,22 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.useData(data, opts.Waivers); err != nil {
 		return nil, err
 	}
-	<-secretDone
-	if secretErr != nil {
-		return nil, secretErr
-	}
-	if !opts.NoBuiltin {
-		if err := addSecretRules(data, secretRules); err != nil {
-			return nil, err
-		}
-	}
-	q, err := e.buildQuery(exceptions)
+	rules, err := secretRules()
 	if err != nil {
 		return nil, err
 	}
+	if !opts.NoBuiltin {
+		if err := addSecretRules(data, rules); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+// storeValue is data as the value every session's store starts from, with
+// data.fullsend the object where the context and facts go; the facts are
+// the engine's to write.
+func storeValue(data map[string]any) (ast.Value, error) {
 	if _, ok := data["fullsend"]; !ok {
 		data["fullsend"] = map[string]any{} // where the context and facts go
 	}
@@ -133,27 +192,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if _, ok := lookup(data, "fullsend", "facts"); ok {
 		return nil, errors.New("lint data: data.fullsend.facts is reserved for the facts the engine computes")
 	}
-	dataValue, err := ast.InterfaceToValue(data)
+	v, err := ast.InterfaceToValue(data)
 	if err != nil {
 		return nil, fmt.Errorf("lint data: %w", err)
 	}
-	e.prepare = func(ctx context.Context) (*session, error) {
-		store := inmem.NewFromObjectWithOpts(map[string]any{}, inmem.OptReturnASTValuesOnRead(true))
-		if err := storage.WriteOne(ctx, store, storage.AddOp, storage.RootPath, dataValue); err != nil {
-			return nil, fmt.Errorf("loading lint data: %w", err)
-		}
-		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(compiler), rego.Store(store)).PrepareForEval(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("preparing lint query: %w", err)
-		}
-		return &session{store: store, query: pq}, nil
-	}
-	first, err := e.prepare(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e.sessions.Put(first)
-	return e, nil
+	return v, nil
 }
 
 // loadData loads the data files, like `conftest --data`.
@@ -202,6 +245,22 @@ func isDataFile(name string) bool {
 //
 //	r := {"ns": {"deny_x": data.ns.deny_x, ..., "exception": data.ns.exception}}
 func (e *Engine) buildQuery(exceptions map[string]bool) (ast.Body, error) {
+	byNS := e.queryRules(exceptions)
+	entries := make([]string, 0, len(byNS))
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		entries = append(entries, nsQuery(ns, byNS[ns]))
+	}
+	q, err := ast.ParseBodyWithOpts("r := {"+strings.Join(entries, ", ")+"}", ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, fmt.Errorf("building lint query: %w", err)
+	}
+	return q, nil
+}
+
+// queryRules lists the rules the query evaluates by namespace: the
+// deny/violation/warn rules, then "exception" where the namespace has
+// rules and exceptions.
+func (e *Engine) queryRules(exceptions map[string]bool) map[string][]string {
 	byNS := map[string][]string{}
 	for _, r := range e.rules {
 		byNS[r.Namespace] = append(byNS[r.Namespace], r.Name)
@@ -211,27 +270,17 @@ func (e *Engine) buildQuery(exceptions map[string]bool) (ast.Body, error) {
 			byNS[ns] = append(byNS[ns], "exception")
 		}
 	}
-	var b strings.Builder
-	b.WriteString("r := {")
-	for i, ns := range slices.Sorted(maps.Keys(byNS)) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: {", ns)
-		for j, name := range byNS[ns] {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%q: data.%s.%s", name, nsRef(ns), name)
-		}
-		b.WriteString("}")
+	return byNS
+}
+
+// nsQuery renders one namespace's entry of the query object:
+// "ns": {"name": data.ns.name, ...}.
+func nsQuery(ns string, names []string) string {
+	refs := make([]string, len(names))
+	for i, name := range names {
+		refs[i] = fmt.Sprintf("%q: data.%s.%s", name, nsRef(ns), name)
 	}
-	b.WriteString("}")
-	q, err := ast.ParseBodyWithOpts(b.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
-	if err != nil {
-		return nil, fmt.Errorf("building lint query: %w", err)
-	}
-	return q, nil
+	return fmt.Sprintf("%q: {%s}", ns, strings.Join(refs, ", "))
 }
 
 // nsRef renders a package path as a reference, quoting non-identifier parts.
@@ -323,29 +372,9 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, me
 		return nil, err
 	}
 	var out []report.Finding
-	var lines *lineLocator // parsed on the first finding that needs a line
+	lines := &lazyLines{raw: in.Raw}
 	for ns, v := range byNS {
-		sets, _ := v.(map[string]any)
-		excepted := exceptionNames(sets["exception"])
-		for name, msgs := range sets {
-			if name == "exception" {
-				continue
-			}
-			info := e.byRef[ns+"."+name]
-			for _, m := range asList(msgs) {
-				f := e.finding(in, info, m)
-				if f.PolicyPath != "" && len(in.Raw) > 0 {
-					if lines == nil {
-						lines = newLineLocator(in.Raw)
-					}
-					f.Line = lines.line(f.PolicyPath)
-				}
-				if excepted[bareName(name)] {
-					f.Waived = "exception in " + ns
-				}
-				out = append(out, f)
-			}
-		}
+		out = e.namespaceFindings(out, in, ns, v, lines)
 	}
 	for i := range out {
 		if out[i].Waived == "" {
@@ -353,6 +382,30 @@ func (e *Engine) lintOne(ctx context.Context, in *Input, agents sharedAgents, me
 		}
 	}
 	return out, nil
+}
+
+// namespaceFindings appends the findings of one rule namespace's results
+// (rule name -> messages, and its exceptions) to out: each at the line of
+// its policy path, waived when an exception of the namespace names its
+// rule.
+func (e *Engine) namespaceFindings(out []report.Finding, in *Input, ns string, v any, lines *lazyLines) []report.Finding {
+	sets, _ := v.(map[string]any)
+	excepted := exceptionNames(sets["exception"])
+	for name, msgs := range sets {
+		if name == "exception" {
+			continue
+		}
+		info := e.byRef[ns+"."+name]
+		for _, m := range asList(msgs) {
+			f := e.finding(in, info, m)
+			f.Line = lines.line(f.PolicyPath)
+			if excepted[bareName(name)] {
+				f.Waived = "exception in " + ns
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // eval runs the lint query on one input and returns its result: rule
@@ -455,6 +508,18 @@ func (e *Engine) finding(in *Input, info *report.Rule, msg any) report.Finding {
 		RuleID: info.ID, Severity: info.Severity, Title: info.Title, Rule: info.Namespace + "." + info.Name,
 		Policy: in.File, Agent: in.Name,
 	}
+	readMessage(&f, msg)
+	if src := bundle.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
+		s := src[0]
+		f.Source = &s
+	}
+	return f
+}
+
+// readMessage reads a rule's message into f: a string, or an object with
+// msg, and optionally id (which overrides the rule's) and path (the policy
+// path it is about); anything else is printed.
+func readMessage(f *report.Finding, msg any) {
 	switch m := msg.(type) {
 	case string:
 		f.Message = m
@@ -467,9 +532,4 @@ func (e *Engine) finding(in *Input, info *report.Rule, msg any) report.Finding {
 	default:
 		f.Message = fmt.Sprint(m)
 	}
-	if src := bundle.LookupSources(in.Context.Provenance, f.PolicyPath); len(src) > 0 && f.PolicyPath != "" {
-		s := src[0]
-		f.Source = &s
-	}
-	return f
 }

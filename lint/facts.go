@@ -69,6 +69,21 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 		}
 		secrets.Insert(ast.StringTerm(renderPath(path)), ast.ArrayTerm(terms...))
 	})
+	hosts := hostsFacts(p)
+	out := ast.NewObject(
+		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
+		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
+		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
+	)
+	if c != nil {
+		contextFacts(out, c)
+	}
+	return out
+}
+
+// hostsFacts describes each distinct endpoint host of p (hostFacts) that
+// has a fact.
+func hostsFacts(p *openshell.Policy) ast.Object {
 	hosts := ast.NewObject()
 	for _, np := range p.NetworkPolicies {
 		for i := range np.Endpoints {
@@ -82,15 +97,7 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 			}
 		}
 	}
-	out := ast.NewObject(
-		ast.Item(ast.InternedTerm("literal_secrets"), ast.NewTerm(secrets)),
-		ast.Item(ast.InternedTerm("strings"), ast.ArrayTerm(marked...)),
-		ast.Item(ast.InternedTerm("hosts"), ast.NewTerm(hosts)),
-	)
-	if c != nil {
-		contextFacts(out, c)
-	}
-	return out
+	return hosts
 }
 
 // contextFacts adds the facts of context value c to facts: reachable_agents,
@@ -102,59 +109,82 @@ func factsValue(doc ast.Value, p *openshell.Policy, c ast.Value, memo *secretMem
 // actually reached. It is computed on the value the rules read, so the two
 // agree on every input, valid or not.
 func contextFacts(facts ast.Object, c ast.Value) {
-	obj, ok := c.(ast.Object)
+	g, ok := newSpawnGraph(c)
 	if !ok {
 		return
 	}
+	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(g.reachable()))
+}
+
+// spawnGraph mirrors the graph the rule builds: its own spawns (mine) for
+// the agent me, object.get(a, "spawns", []) for every agent a of agents
+// whose entry is an object (object.get is undefined on anything else).
+type spawnGraph struct {
+	me, mine *ast.Term
+	agents   ast.Object
+}
+
+// newSpawnGraph reads the graph from context value c; false when c has no
+// agent (the rule needs one) or is not what the rule expects (it then
+// decides).
+func newSpawnGraph(c ast.Value) (spawnGraph, bool) {
+	obj, ok := c.(ast.Object)
+	if !ok {
+		return spawnGraph{}, false
+	}
 	me := obj.Get(ast.InternedTerm("agent"))
 	if me == nil {
-		return // the rule needs an agent
+		return spawnGraph{}, false // the rule needs an agent
 	}
 	agents := ast.NewObject()
 	if a := obj.Get(ast.InternedTerm("agents")); a != nil {
 		if agents, ok = a.Value.(ast.Object); !ok {
-			return // not what the rule expects: let it decide
+			return spawnGraph{}, false // not what the rule expects: let it decide
 		}
 	}
 	mine := obj.Get(ast.InternedTerm("spawns"))
 	if mine == nil {
 		mine = ast.ArrayTerm()
 	}
-	// edges mirrors the graph the rule builds: its own spawns for the
-	// agent, object.get(a, "spawns", []) for every agent a whose entry is
-	// an object (object.get is undefined on anything else).
-	edges := func(node *ast.Term) *ast.Term {
-		if node.Equal(me) {
-			return mine
-		}
-		a := agents.Get(node)
-		if a == nil {
-			return nil
-		}
-		ao, ok := a.Value.(ast.Object)
-		if !ok {
-			return nil
-		}
-		if s := ao.Get(ast.InternedTerm("spawns")); s != nil {
-			return s
-		}
-		return ast.ArrayTerm()
+	return spawnGraph{me: me, mine: mine, agents: agents}, true
+}
+
+// edges returns the spawns of node, or nil when the graph lacks the node.
+func (g spawnGraph) edges(node *ast.Term) *ast.Term {
+	if node.Equal(g.me) {
+		return g.mine
 	}
-	// graph.reachable, topdown/reachable.go in OPA: a node counts as reached
-	// once visited, if the graph has it.
+	a := g.agents.Get(node)
+	if a == nil {
+		return nil
+	}
+	ao, ok := a.Value.(ast.Object)
+	if !ok {
+		return nil
+	}
+	if s := ao.Get(ast.InternedTerm("spawns")); s != nil {
+		return s
+	}
+	return ast.ArrayTerm()
+}
+
+// reachable walks the graph from the agent as graph.reachable does
+// (topdown/reachable.go in OPA): a node counts as reached once visited, if
+// the graph has it.
+func (g spawnGraph) reachable() ast.Set {
 	reached := ast.NewSet()
-	queue := []*ast.Term{me}
+	queue := []*ast.Term{g.me}
+	visit := func(n *ast.Term) {
+		if !reached.Contains(n) {
+			queue = append(queue, n)
+		}
+	}
 	for len(queue) > 0 {
 		node := queue[0]
 		queue = queue[1:]
-		e := edges(node)
+		e := g.edges(node)
 		if e == nil {
 			continue
-		}
-		visit := func(n *ast.Term) {
-			if !reached.Contains(n) {
-				queue = append(queue, n)
-			}
 		}
 		switch v := e.Value.(type) {
 		case *ast.Array:
@@ -164,7 +194,7 @@ func contextFacts(facts ast.Object, c ast.Value) {
 		}
 		reached.Add(node)
 	}
-	facts.Insert(ast.InternedTerm("reachable_agents"), ast.NewTerm(reached))
+	return reached
 }
 
 // secretMemo caches the secret scan's verdict on each distinct string of
@@ -270,13 +300,7 @@ func hostFacts(host string) ast.Object {
 // implicit_allowed_ips_for_ip_host, crates/openshell-supervisor-network/src/proxy.rs:3587 @ v0.0.111);
 // other spellings go to DNS, where getaddrinfo turns them into the address.
 func HostAddr(host string) (netip.Addr, bool) {
-	h := strings.TrimSuffix(strings.TrimSpace(host), ".")
-	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
-		h = h[1 : len(h)-1]
-	}
-	if i := strings.IndexByte(h, '%'); i >= 0 {
-		h = h[:i] // zone
-	}
+	h := bareHost(host)
 	if a, err := netip.ParseAddr(h); err == nil {
 		return embeddedV4(a), true
 	}
@@ -286,48 +310,60 @@ func HostAddr(host string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
+// bareHost trims a host for address parsing: spaces, the root's trailing
+// dot, IPv6 brackets and a zone.
+func bareHost(host string) string {
+	h := strings.TrimSuffix(strings.TrimSpace(host), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i] // zone
+	}
+	return h
+}
+
 // embeddedV4 returns the IPv4 address an IPv6 address carries, if any.
 func embeddedV4(a netip.Addr) netip.Addr {
 	if !a.Is6() {
 		return a
 	}
 	a = a.Unmap()
-	if a.Is4() {
+	if a.Is4() || unspecifiedOrLoopback.Contains(a) {
 		return a
 	}
-	b := a.As16()
-	v4 := func(off int) netip.Addr { return netip.AddrFrom4([4]byte(b[off : off+4])) }
-	switch {
-	case slices.Equal(b[:12], make([]byte, 12)) && !slices.Equal(b[12:14], []byte{0, 0}):
-		return v4(12) // IPv4-compatible ::a.b.c.d (not :: or ::1)
-	case slices.Equal(b[:12], []byte{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}):
-		return v4(12) // NAT64 well-known prefix, RFC 6052
-	case slices.Equal(b[:6], []byte{0, 0x64, 0xff, 0x9b, 0, 1}):
-		return v4(12) // NAT64 local-use prefix 64:ff9b:1::/48, RFC 8215 (a /96 in practice)
-	case b[0] == 0x20 && b[1] == 0x02:
-		return v4(2) // 6to4, RFC 3056
+	for _, e := range v4Embeddings {
+		if e.prefix.Contains(a) {
+			b := a.As16()
+			return netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
+		}
 	}
 	return a
+}
+
+// unspecifiedOrLoopback holds :: and ::1, which IPv4-compatible addresses
+// leave out.
+var unspecifiedOrLoopback = netip.MustParsePrefix("::/112")
+
+// v4Embeddings are the IPv6 prefixes whose addresses carry an IPv4
+// address, at offset.
+var v4Embeddings = []struct {
+	prefix netip.Prefix
+	offset int
+}{
+	{netip.MustParsePrefix("::/96"), 12},          // IPv4-compatible ::a.b.c.d
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},   // NAT64 well-known prefix, RFC 6052
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 12}, // NAT64 local-use prefix, RFC 8215 (a /96 in practice)
+	{netip.MustParsePrefix("2002::/16"), 2},       // 6to4, RFC 3056
 }
 
 // parseInetAton parses the IPv4 forms of inet_aton(3): one to four parts,
 // each decimal, octal (leading 0) or hex (0x); the last part fills the
 // remaining bytes.
 func parseInetAton(s string) (netip.Addr, bool) {
-	if s == "" || len(s) > 64 {
+	vals, ok := atonParts(s)
+	if !ok {
 		return netip.Addr{}, false
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	vals := make([]uint64, len(parts))
-	for i, p := range parts {
-		v, ok := atonPart(p)
-		if !ok {
-			return netip.Addr{}, false
-		}
-		vals[i] = v
 	}
 	var n uint64
 	last := len(vals) - 1
@@ -346,26 +382,46 @@ func parseInetAton(s string) (netip.Addr, bool) {
 	return netip.AddrFrom4(b), true
 }
 
-func atonPart(p string) (uint64, bool) {
-	base := 10
-	digits := p
-	switch {
-	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
-		base, digits = 16, p[2:]
-		if digits == "" {
-			return 0, true // "0x" alone is 0 to glibc
+// atonParts parses the one to four dot-separated parts of an inet_aton(3)
+// address.
+func atonParts(s string) ([]uint64, bool) {
+	if s == "" || len(s) > 64 {
+		return nil, false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return nil, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, ok := atonPart(p)
+		if !ok {
+			return nil, false
 		}
+		vals[i] = v
+	}
+	return vals, true
+}
+
+// atonPart parses one part of an inet_aton(3) address: hex after 0x,
+// octal after a leading 0, else decimal.
+func atonPart(p string) (uint64, bool) {
+	switch {
+	case p == "0x" || p == "0X":
+		return 0, true // "0x" alone is 0 to glibc
+	case len(p) > 1 && strings.EqualFold(p[:2], "0x"):
+		return parseUint32(p[2:], 16)
 	case len(p) > 1 && p[0] == '0':
-		base, digits = 8, p[1:]
+		return parseUint32(p[1:], 8)
 	}
-	if digits == "" {
-		return 0, false
-	}
+	return parseUint32(p, 10)
+}
+
+// parseUint32 parses digits (no sign, no prefix) in base as a 32-bit
+// value.
+func parseUint32(digits string, base int) (uint64, bool) {
 	v, err := strconv.ParseUint(digits, base, 32)
-	if err != nil {
-		return 0, false
-	}
-	return v, true
+	return v, err == nil
 }
 
 // MultiTenantSuffix returns the suffix of the public suffix list's private
@@ -382,12 +438,9 @@ func atonPart(p string) (uint64, bool) {
 func MultiTenantSuffix(host string) string {
 	h := openshell.NormalizeHost(host)
 	labels := strings.Split(h, ".")
-	first := 0
-	for first < len(labels) && strings.Contains(labels[first], "*") {
-		first++
-	}
-	if first == 0 || first == len(labels) {
-		return "" // an exact name is one tenant's; "*" alone is FS001's
+	first := slices.IndexFunc(labels, func(l string) bool { return !strings.Contains(l, "*") })
+	if first <= 0 {
+		return "" // an exact name is one tenant's (0); wildcards alone are FS001's (-1)
 	}
 	rest := strings.Join(labels[first:], ".")
 	s, icann := publicsuffix.PublicSuffix("x." + rest)

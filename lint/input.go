@@ -320,28 +320,32 @@ func EndpointWrites(ep *openshell.Endpoint) bool {
 	if !openshell.IsL7(ep) {
 		return true
 	}
-	switch ep.Access {
-	case openshell.AccessReadWrite, openshell.AccessFull:
-		return true
-	case openshell.AccessReadOnly:
-		return false
+	if writes, ok := accessWrites[ep.Access]; ok {
+		return writes
 	}
-	for _, r := range ep.Rules {
-		if r.Allow.OperationType != "" {
-			// GraphQL: a query reads, any other operation type writes.
-			if !strings.EqualFold(r.Allow.OperationType, "query") {
-				return true
-			}
-			continue
-		}
-		if mcpReadMethods[r.Allow.Method] && strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) {
-			continue
-		}
-		if !openshell.IsReadMethod(r.Allow.Method) && !inferenceRule(ep.Host, &r.Allow) {
+	for i := range ep.Rules {
+		if ruleWrites(ep, &ep.Rules[i].Allow) {
 			return true
 		}
 	}
 	return false
+}
+
+// accessWrites says whether each access preset lets a request change
+// state; without one, the rules decide.
+var accessWrites = map[string]bool{openshell.AccessReadWrite: true, openshell.AccessFull: true, openshell.AccessReadOnly: false}
+
+// ruleWrites reports whether an allow rule of an L7 endpoint without an
+// access preset lets a request change state.
+func ruleWrites(ep *openshell.Endpoint, m *openshell.Match) bool {
+	if m.OperationType != "" {
+		// GraphQL: a query reads, any other operation type writes.
+		return !strings.EqualFold(m.OperationType, "query")
+	}
+	if mcpReadMethods[m.Method] && strings.EqualFold(ep.Protocol, openshell.ProtocolMCP) {
+		return false
+	}
+	return !openshell.IsReadMethod(m.Method) && !inferenceRule(ep.Host, m)
 }
 
 // mcpReadMethods mirrors lib.mcp_read_methods: MCP methods that change

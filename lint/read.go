@@ -16,25 +16,26 @@ import (
 func ReadPolicies(names []string) ([]Input, error) {
 	inputs := make([]Input, len(names))
 	errs := make([]error, len(names))
-	forEach(len(names), func(i int) {
-		raw, err := os.ReadFile(names[i])
-		if err != nil {
-			errs[i] = err // names the file already
-			return
-		}
-		p, err := openshell.Unmarshal(raw)
-		if err != nil {
-			errs[i] = fmt.Errorf("%s: %w", names[i], openshell.DecodeError(err))
-			return
-		}
-		inputs[i] = Input{File: names[i], Policy: p, Raw: raw}
-	})
+	forEach(len(names), func(i int) { inputs[i], errs[i] = readPolicyFile(names[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
 	return inputs, nil
+}
+
+// readPolicyFile reads and strictly decodes one policy file.
+func readPolicyFile(name string) (Input, error) {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return Input{}, err // names the file already
+	}
+	p, err := openshell.Unmarshal(raw)
+	if err != nil {
+		return Input{}, fmt.Errorf("%s: %w", name, openshell.DecodeError(err))
+	}
+	return Input{File: name, Policy: p, Raw: raw}, nil
 }
 
 // forEach calls fn(0) ... fn(n-1) on up to GOMAXPROCS goroutines and
@@ -47,24 +48,30 @@ func forEach(n int, fn func(int)) {
 		}
 		return
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		next int
-	)
+	var wg sync.WaitGroup
+	next := &counter{n: n}
 	for range workers {
 		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
+			for i, ok := next.take(); ok; i, ok = next.take() {
 				fn(i)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// counter hands out 0 ... n-1 to concurrent callers.
+type counter struct {
+	mu   sync.Mutex
+	next int
+	n    int
+}
+
+// take returns the next number, or false once all are taken.
+func (c *counter) take() (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := c.next
+	c.next++
+	return i, i < c.n
 }

@@ -103,10 +103,15 @@ func (e *Engine) collectRules(compiler *ast.Compiler) map[string]bool {
 			e.rules = append(e.rules, ruleInfo(compiler, name, ns, head, r))
 		}
 	}
+	e.indexRules()
+	return exceptions
+}
+
+// indexRules maps each rule's reference (namespace.rule) to its info.
+func (e *Engine) indexRules() {
 	for i := range e.rules {
 		e.byRef[e.rules[i].Namespace+"."+e.rules[i].Name] = &e.rules[i]
 	}
-	return exceptions
 }
 
 // ruleInfo describes rule r (head) of namespace ns in module name, with the
@@ -126,30 +131,7 @@ func ruleInfo(compiler *ast.Compiler, name, ns, head string, r *ast.Rule) report
 // parseRules parses every non-test *.rego file under dir of fsys, the files
 // concurrently (parsing is a good part of the engine's start-up).
 func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) error {
-	type file struct {
-		rel string
-		src []byte
-		mod *ast.Module
-		err error
-	}
-	var files []*file
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("reading lint rules: %w", err)
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".rego") || strings.HasSuffix(p, "_test.rego") {
-			return nil
-		}
-		if prefix == "builtin:" && p == dir+"/"+secretRulesFile {
-			return nil // stored as data instead (see secretRulesData)
-		}
-		src, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return fmt.Errorf("reading lint rules: %w", err)
-		}
-		files = append(files, &file{rel: strings.TrimPrefix(strings.TrimPrefix(p, dir), "/"), src: src})
-		return nil
-	})
+	files, err := readRuleFiles(fsys, dir, prefix)
 	if err != nil {
 		return err
 	}
@@ -169,6 +151,43 @@ func parseRules(fsys fs.FS, dir, prefix string, into map[string]*ast.Module) err
 		into[prefix+f.rel] = f.mod
 	}
 	return nil
+}
+
+// ruleFile is one rule file: its path under the rule directory, its
+// source, and the module parsed from it or the error.
+type ruleFile struct {
+	rel string
+	src []byte
+	mod *ast.Module
+	err error
+}
+
+// readRuleFiles reads the non-test *.rego files under dir of fsys in walk
+// order (for the builtin set, but its secret rules, which are stored as
+// data instead: see secretRulesData).
+func readRuleFiles(fsys fs.FS, dir, prefix string) ([]*ruleFile, error) {
+	var files []*ruleFile
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading lint rules: %w", err)
+		}
+		if !isRuleFile(p, d) || (prefix == "builtin:" && p == dir+"/"+secretRulesFile) {
+			return nil
+		}
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return fmt.Errorf("reading lint rules: %w", err)
+		}
+		files = append(files, &ruleFile{rel: strings.TrimPrefix(strings.TrimPrefix(p, dir), "/"), src: src})
+		return nil
+	})
+	return files, err
+}
+
+// isRuleFile reports whether a walked entry is a rule file: *.rego, not
+// *_test.rego.
+func isRuleFile(p string, d fs.DirEntry) bool {
+	return !d.IsDir() && strings.HasSuffix(p, ".rego") && !strings.HasSuffix(p, "_test.rego")
 }
 
 func prefixSeverity(rule string) string {

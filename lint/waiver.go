@@ -54,8 +54,12 @@ func (w Waiver) matches(f *report.Finding) bool {
 	if w.Agent != "" && w.Agent != f.Agent {
 		return false
 	}
-	return w.Path == "" || f.PolicyPath == w.Path ||
-		strings.HasPrefix(f.PolicyPath, w.Path+".") || strings.HasPrefix(f.PolicyPath, w.Path+"[")
+	return w.Path == "" || underPath(f.PolicyPath, w.Path)
+}
+
+// underPath reports whether policy path p is path or an element under it.
+func underPath(p, path string) bool {
+	return p == path || strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[")
 }
 
 func matchWaiver(ws []Waiver, f *report.Finding) string {
@@ -95,27 +99,31 @@ func waiverFromData(i int, item any) (Waiver, error) {
 	if !ok {
 		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] must be an object", ErrBadWaiver, i)
 	}
+	w, err := waiverFields(i, m)
+	if err != nil {
+		return Waiver{}, err
+	}
+	if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
+		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+	}
+	return w, nil
+}
+
+// waiverFields reads the fields of entry i of data.fullsend.waivers:
+// strings, each one of id, agent, path and reason.
+func waiverFields(i int, m map[string]any) (Waiver, error) {
 	var w Waiver
+	fields := map[string]*string{"id": &w.ID, "agent": &w.Agent, "path": &w.Path, "reason": &w.Reason}
 	for k, v := range m {
 		s, ok := v.(string)
 		if !ok {
 			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d].%s must be a string", ErrBadWaiver, i, k)
 		}
-		switch k {
-		case "id":
-			w.ID = s
-		case "agent":
-			w.Agent = s
-		case "path":
-			w.Path = s
-		case "reason":
-			w.Reason = s
-		default:
+		field, ok := fields[k]
+		if !ok {
 			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d]: unknown field %q (want id, agent, path, reason)", ErrBadWaiver, i, k)
 		}
-	}
-	if w.ID == "" || strings.TrimSpace(w.Reason) == "" {
-		return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d] needs an id and a reason", ErrBadWaiver, i)
+		*field = s
 	}
 	return w, nil
 }

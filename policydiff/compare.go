@@ -1,7 +1,9 @@
 package policydiff
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,100 +28,85 @@ type Options struct {
 
 // Compare compares two sides agent by agent.
 func Compare(base, head *Side, opts Options) *Result {
-	if opts.Credentials == nil {
-		opts.Credentials = prover.DefaultCredentials()
-	}
-	if opts.Registry == nil {
-		opts.Registry = prover.DefaultRegistry()
-	}
-	r := &Result{Schema: Schema,
-		Base:             SideRef{Ref: base.Ref, Commit: base.Commit, ManifestSHA256: base.ManifestSHA256, OpenShellVersion: base.OpenShellVersion},
-		Head:             SideRef{Ref: head.Ref, Commit: head.Commit, ManifestSHA256: head.ManifestSHA256, OpenShellVersion: head.OpenShellVersion},
-		OpenShellVersion: head.OpenShellVersion,
-		Agents:           []AgentDiff{},
-	}
+	opts = opts.withDefaults()
+	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
 	}
-	names := map[string]bool{}
-	for n := range base.Agents {
-		names[n] = true
-	}
-	for n := range head.Agents {
-		names[n] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		if len(opts.Agents) == 0 || slices.Contains(opts.Agents, n) {
-			sorted = append(sorted, n)
-		}
-	}
-	sort.Strings(sorted)
-	for _, n := range sorted {
-		b, h := base.Agents[n], head.Agents[n]
-		ad := AgentDiff{Agent: n, Status: "changed"}
-		switch {
-		case b == nil:
-			ad.Status = "added"
-			ad.Tier = Before{After: h.Manifest.Tier}
-			ad.Changes = compareAgent(&Agent{Name: n, Policy: &openshell.Policy{}, Prov: map[string][]bundle.Source{}}, h, opts)
-			ad.Changes = append([]Change{{Action: ActionAdd, Kind: "agent", After: n, Risk: RiskInfo, Categories: []string{},
-				From: sourcesFor(h, ""), order: "0"}}, ad.Changes...)
-		case h == nil:
-			ad.Status = "removed"
-			ad.Tier = Before{Before: b.Manifest.Tier}
-			ad.Changes = []Change{{Action: ActionRemove, Kind: "agent", Before: n, Risk: RiskInfo, Categories: []string{}, From: sourcesFor(b, "")}}
-		default:
-			ad.Tier = Before{Before: b.Manifest.Tier, After: h.Manifest.Tier}
-			ad.Changes = compareAgent(b, h, opts)
-		}
-		if len(ad.Changes) == 0 {
+	for _, n := range sortedKeys(base.Agents, head.Agents) {
+		if len(opts.Agents) > 0 && !slices.Contains(opts.Agents, n) {
 			continue
 		}
-		for i := range ad.Changes {
-			c := &ad.Changes[i]
-			c.ID = fmt.Sprintf("%s/C%d", n, i+1)
-			if c.Risk == "" {
-				c.Risk = RiskInfo
-			}
-			if c.Categories == nil {
-				c.Categories = []string{}
-			}
-			if c.From == nil {
-				c.From = []bundle.Source{}
-			}
-			r.count(c)
+		if ad := compareNamed(n, base.Agents[n], head.Agents[n], opts); len(ad.Changes) > 0 {
+			r.addAgent(ad)
 		}
-		r.Agents = append(r.Agents, ad)
 	}
 	r.Summary.MaxRisk = maxRisk(r)
 	return r
 }
 
+// withDefaults fills the credential set and the registry left unset.
+func (o Options) withDefaults() Options {
+	if o.Credentials == nil {
+		o.Credentials = prover.DefaultCredentials()
+	}
+	if o.Registry == nil {
+		o.Registry = prover.DefaultRegistry()
+	}
+	return o
+}
+
+func sideRef(s *Side) SideRef {
+	return SideRef{Ref: s.Ref, Commit: s.Commit, ManifestSHA256: s.ManifestSHA256, OpenShellVersion: s.OpenShellVersion}
+}
+
+// compareNamed compares the agent n of each side (b or h nil when that
+// side lacks it): an added agent is compared with an empty one.
+func compareNamed(n string, b, h *Agent, opts Options) AgentDiff {
+	switch {
+	case b == nil:
+		changes := compareAgent(&Agent{Name: n, Policy: &openshell.Policy{}, Prov: map[string][]bundle.Source{}}, h, opts)
+		return AgentDiff{Agent: n, Status: "added", Tier: Before{After: h.Manifest.Tier},
+			Changes: append([]Change{{Action: ActionAdd, Kind: "agent", After: n, Risk: RiskInfo, Categories: []string{},
+				From: sourcesFor(h, ""), order: "0"}}, changes...)}
+	case h == nil:
+		return AgentDiff{Agent: n, Status: "removed", Tier: Before{Before: b.Manifest.Tier},
+			Changes: []Change{{Action: ActionRemove, Kind: "agent", Before: n, Risk: RiskInfo, Categories: []string{}, From: sourcesFor(b, "")}}}
+	}
+	return AgentDiff{Agent: n, Status: "changed", Tier: Before{Before: b.Manifest.Tier, After: h.Manifest.Tier}, Changes: compareAgent(b, h, opts)}
+}
+
+// addAgent numbers an agent's changes, fills their unset fields (info, no
+// categories, no sources) and counts them.
+func (r *Result) addAgent(ad AgentDiff) {
+	for i := range ad.Changes {
+		c := &ad.Changes[i]
+		c.ID = fmt.Sprintf("%s/C%d", ad.Agent, i+1)
+		c.Risk = cmp.Or(c.Risk, RiskInfo)
+		if c.Categories == nil {
+			c.Categories = []string{}
+		}
+		if c.From == nil {
+			c.From = []bundle.Source{}
+		}
+		r.count(c)
+	}
+	r.Agents = append(r.Agents, ad)
+}
+
+// count counts a change under its risk and, but for an agent added or
+// removed, under its action.
 func (r *Result) count(c *Change) {
 	s := &r.Summary
 	if s.ByRisk == nil {
 		s.ByRisk = map[string]int{}
 	}
-	if c.Kind == "agent" {
-		s.ByRisk[c.Risk]++
-		return
-	}
-	switch c.Action {
-	case ActionAdd:
-		s.Added++
-	case ActionRemove:
-		s.Removed++
-	case ActionWiden:
-		s.Widened++
-	case ActionNarrow:
-		s.Narrowed++
-	case ActionChange:
-		s.Changed++
-	case ActionMove:
-		s.Moved++
-	}
 	s.ByRisk[c.Risk]++
+	byAction := map[string]*int{ActionAdd: &s.Added, ActionRemove: &s.Removed, ActionWiden: &s.Widened,
+		ActionNarrow: &s.Narrowed, ActionChange: &s.Changed, ActionMove: &s.Moved}
+	if n, ok := byAction[c.Action]; ok && c.Kind != "agent" {
+		*n++
+	}
 }
 
 func maxRisk(r *Result) string {
@@ -252,47 +239,52 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 // manifest compares the manifest's agent-level grants.
 func (d *differ) manifest() {
 	bm, hm := d.b.Manifest, d.h.Manifest
-	src := sourcesFor(d.h, "")
-	if bm.Tier != hm.Tier && hm.Tier != "" {
-		c := Change{Kind: "tier", Before: bm.Tier, After: hm.Tier, From: src, order: "0a"}
-		br, okb := tierRank[bm.Tier]
-		hr := tierRank[hm.Tier]
-		switch {
-		case !okb || hr > br:
-			c.Action = ActionWiden
-			if hm.Tier == "full" {
-				c.apply(grade{RiskCritical, CatTierFull, "the full tier lets the agent write its workspace and run interpreters"})
-			} else if hm.Tier == "network" {
-				c.apply(grade{RiskHigh, CatTierNetwork, "the agent gains network access beyond its model API"})
-			}
-		default:
-			c.Action = ActionNarrow
-		}
-		d.add(c)
-	}
+	d.tier()
 	for _, f := range []struct{ name, before, after string }{
 		{"runtime", bm.Runtime, hm.Runtime}, {"provider", bm.Provider, hm.Provider}, {"model", bm.Model, hm.Model},
 	} {
 		if f.before != f.after && d.b.Manifest.Policy != "" {
-			d.add(Change{Action: ActionChange, Kind: f.name, Before: f.before, After: f.after, Risk: RiskInfo, From: src, order: "0b" + f.name,
+			d.add(Change{Action: ActionChange, Kind: f.name, Before: f.before, After: f.after, Risk: RiskInfo, From: sourcesFor(d.h, ""), order: "0b" + f.name,
 				Why: "a different " + f.name + "; any new host it needs is listed as its own change"})
 		}
 	}
-	for _, s := range added(bm.Spawns, hm.Spawns) {
-		c := Change{Action: ActionAdd, Kind: "spawn", After: s, From: src, order: "0c" + s}
-		c.apply(grade{RiskHigh, CatSpawn, "the agent can start another agent, with that agent's grants"})
+	d.manifestList("spawn", "0c", bm.Spawns, hm.Spawns, grade{RiskHigh, CatSpawn, "the agent can start another agent, with that agent's grants"})
+	d.manifestList("output", "0d", bm.Outputs, hm.Outputs, grade{RiskLow, "", "the runner downloads this path after the run"})
+}
+
+// tier grades a change of tier the head sets: a higher (or a previously
+// unknown) tier widens.
+func (d *differ) tier() {
+	bt, ht := d.b.Manifest.Tier, d.h.Manifest.Tier
+	if bt == ht || ht == "" {
+		return
+	}
+	c := Change{Kind: "tier", Before: bt, After: ht, From: sourcesFor(d.h, ""), order: "0a"}
+	if br, ok := tierRank[bt]; ok && tierRank[ht] <= br {
+		c.Action = ActionNarrow
+	} else {
+		c.Action = ActionWiden
+		c.apply(tierGrades[ht]...)
+	}
+	d.add(c)
+}
+
+// tierGrades grade the tiers that widen the agent's reach.
+var tierGrades = map[string][]grade{
+	"full":    {{RiskCritical, CatTierFull, "the full tier lets the agent write its workspace and run interpreters"}},
+	"network": {{RiskHigh, CatTierNetwork, "the agent gains network access beyond its model API"}},
+}
+
+// manifestList compares a list of the manifest (spawns, outputs): an added
+// entry gets grade g, a removed one is info.
+func (d *differ) manifestList(kind, order string, before, after []string, g grade) {
+	for _, s := range added(before, after) {
+		c := Change{Action: ActionAdd, Kind: kind, After: s, From: sourcesFor(d.h, ""), order: order + s}
+		c.apply(g)
 		d.add(c)
 	}
-	for _, s := range added(hm.Spawns, bm.Spawns) {
-		d.add(Change{Action: ActionRemove, Kind: "spawn", Before: s, Risk: RiskInfo, From: sourcesFor(d.b, ""), order: "0c" + s})
-	}
-	for _, s := range added(bm.Outputs, hm.Outputs) {
-		c := Change{Action: ActionAdd, Kind: "output", After: s, From: src, order: "0d" + s}
-		c.apply(grade{RiskLow, "", "the runner downloads this path after the run"})
-		d.add(c)
-	}
-	for _, s := range added(hm.Outputs, bm.Outputs) {
-		d.add(Change{Action: ActionRemove, Kind: "output", Before: s, Risk: RiskInfo, From: sourcesFor(d.b, ""), order: "0d" + s})
+	for _, s := range added(after, before) {
+		d.add(Change{Action: ActionRemove, Kind: kind, Before: s, Risk: RiskInfo, From: sourcesFor(d.b, ""), order: order + s})
 	}
 }
 
@@ -330,7 +322,7 @@ func (d *differ) filesystem() {
 	bro, brw := fsIndex(bfs)
 	hro, hrw := fsIndex(hfs)
 	d.includeWorkdir(bfs != nil && bfs.IncludeWorkdir, hfs != nil && hfs.IncludeWorkdir, bro, brw, hro, hrw)
-	for _, p := range fsPaths(bro, brw, hro, hrw) {
+	for _, p := range sortedKeys(bro, brw, hro, hrw) {
 		d.fsPath(p, bro, brw, hro, hrw)
 	}
 	d.landlock()
@@ -363,20 +355,14 @@ func (d *differ) includeWorkdir(bwd, hwd bool, bro, brw, hro, hrw map[string]int
 	d.add(c)
 }
 
-// fsPaths is every path of the indexes, sorted.
-func fsPaths(indexes ...map[string]int) []string {
-	paths := map[string]bool{}
-	for _, m := range indexes {
-		for p := range m {
-			paths[p] = true
-		}
+// sortedKeys is every key of the maps, sorted.
+func sortedKeys[V any](ms ...map[string]V) []string {
+	var keys []string
+	for _, m := range ms {
+		keys = slices.AppendSeq(keys, maps.Keys(m))
 	}
-	sorted := make([]string, 0, len(paths))
-	for p := range paths {
-		sorted = append(sorted, p)
-	}
-	sort.Strings(sorted)
-	return sorted
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // fsAccess is a path's access on one side and its policy path ("" when the
@@ -480,10 +466,16 @@ func (c *Change) capBaseline() {
 		return
 	}
 	for _, s := range c.From {
-		if !strings.HasPrefix(s.Reason, "runtime ") && !(s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline")) {
+		if !baselineSource(s) {
 			return
 		}
 	}
 	c.Risk = RiskLow
 	c.Why = "the runtime's baseline (model API, its own binaries and state): every agent of this runtime has it"
+}
+
+// baselineSource reports whether a source is the runtime's baseline or the
+// catalog's filesystem baseline.
+func baselineSource(s bundle.Source) bool {
+	return strings.HasPrefix(s.Reason, "runtime ") || (s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline"))
 }

@@ -22,39 +22,58 @@ func covers(a, b string) bool {
 		return true
 	}
 	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
-	memo := make([]int8, (len(as)+1)*(len(bs)+1))
-	var match func(i, j int) bool
-	match = func(i, j int) bool {
-		k := i*(len(bs)+1) + j
-		if memo[k] != 0 {
-			return memo[k] > 0
-		}
-		ok := false
-		switch {
-		case i == len(as):
-			ok = j == len(bs)
-		case as[i] == "**":
-			// globset: a trailing "/**" needs at least one more segment
-			// ("x/**" does not match "x"); elsewhere zero or more.
-			min := 0
-			if i == len(as)-1 && i > 0 {
-				min = 1
-			}
-			for n := j + min; n <= len(bs) && !ok; n++ {
-				ok = match(i+1, n)
-			}
-		case j == len(bs) || bs[j] == "**":
-			ok = false
-		default:
-			ok = segCovers(as[i], bs[j]) && match(i+1, j+1)
-		}
-		memo[k] = -1
-		if ok {
-			memo[k] = 1
-		}
-		return ok
+	c := &coverage{as: as, bs: bs, memo: make([]int8, (len(as)+1)*(len(bs)+1))}
+	return c.match(0, 0)
+}
+
+// coverage matches the segments of pattern as against those of pattern
+// bs, memoizing each (i, j) suffix pair: 1 covered, -1 not, 0 unknown.
+type coverage struct {
+	as, bs []string
+	memo   []int8
+}
+
+// match reports whether as[i:] covers bs[j:].
+func (c *coverage) match(i, j int) bool {
+	k := i*(len(c.bs)+1) + j
+	if c.memo[k] != 0 {
+		return c.memo[k] > 0
 	}
-	return match(0, 0)
+	ok := c.step(i, j)
+	c.memo[k] = -1
+	if ok {
+		c.memo[k] = 1
+	}
+	return ok
+}
+
+// step compares as[i] with bs[j] and matches the rest.
+func (c *coverage) step(i, j int) bool {
+	switch {
+	case i == len(c.as):
+		return j == len(c.bs)
+	case c.as[i] == "**":
+		return c.globstar(i, j)
+	case j == len(c.bs) || c.bs[j] == "**":
+		return false
+	}
+	return segCovers(c.as[i], c.bs[j]) && c.match(i+1, j+1)
+}
+
+// globstar matches a "**" segment as[i] against bs[j:]: globset lets a
+// trailing "/**" take at least one more segment ("x/**" does not match
+// "x"), a "**" elsewhere zero or more.
+func (c *coverage) globstar(i, j int) bool {
+	least := 0
+	if i == len(c.as)-1 && i > 0 {
+		least = 1
+	}
+	for n := j + least; n <= len(c.bs); n++ {
+		if c.match(i+1, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // segCovers compares one segment of each pattern.

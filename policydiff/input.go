@@ -72,20 +72,32 @@ func checkRev(rev string) error {
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	cmd, stderr := gitCommand(ctx, dir, args)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, gitError(args, err, stderr)
+	}
+	return out, nil
+}
+
+// gitCommand is git in dir with no terminal prompt and no system
+// configuration, its stderr captured.
+func gitCommand(ctx context.Context, dir string, args []string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 400 {
-			msg = msg[:400] + "..."
-		}
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, lit(msg))
+	return cmd, &stderr
+}
+
+// gitError wraps the error of a git run with the start of its stderr.
+func gitError(args []string, err error, stderr *bytes.Buffer) error {
+	msg := strings.TrimSpace(stderr.String())
+	if len(msg) > 400 {
+		msg = msg[:400] + "..."
 	}
-	return out, nil
+	return fmt.Errorf("git %s: %w: %s", args[0], err, lit(msg))
 }
 
 // gitLimited is git with its output capped at limit bytes: a larger
@@ -93,11 +105,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 func gitLimited(ctx context.Context, dir string, limit int64, stdin io.Reader, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd, stderr := gitCommand(ctx, dir, args)
 	cmd.Stdin = stdin
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -113,11 +121,7 @@ func gitLimited(ctx context.Context, dir string, limit int64, stdin io.Reader, a
 		return nil, fmt.Errorf("git %s: output exceeds %d bytes", args[0], limit)
 	}
 	if err := cmd.Wait(); err != nil || rerr != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 400 {
-			msg = msg[:400] + "..."
-		}
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], errors.Join(err, rerr), lit(msg))
+		return nil, gitError(args, errors.Join(err, rerr), stderr)
 	}
 	return out, nil
 }
@@ -158,12 +162,36 @@ func GitTree(ctx context.Context, repoDir, commit, dir string) (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	type entry struct {
-		name string
-		mode fs.FileMode
+	entries, err := parseTree(treeish, list)
+	if err != nil {
+		return nil, err
 	}
-	var entries []entry
 	var oids strings.Builder
+	for _, e := range entries {
+		oids.WriteString(e.oid + "\n")
+	}
+	out, err := gitLimited(ctx, repoDir, maxTree, strings.NewReader(oids.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	return readBlobs(entries, out)
+}
+
+// treeEntry is one file of a `git ls-tree` listing.
+type treeEntry struct {
+	name string
+	mode fs.FileMode
+	oid  string
+}
+
+// treeModes maps the git modes GitTree keeps to file modes; a submodule
+// (160000) has no content here.
+var treeModes = map[string]fs.FileMode{"100644": 0o644, "100755": 0o755, "120000": fs.ModeSymlink | 0o777}
+
+// parseTree reads the NUL-separated records of `git ls-tree -r -z`: the
+// files and links with safe paths, submodules left out.
+func parseTree(treeish string, list []byte) ([]treeEntry, error) {
+	var entries []treeEntry
 	for _, rec := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
 		if rec == "" {
 			continue
@@ -176,24 +204,16 @@ func GitTree(ctx context.Context, repoDir, commit, dir string) (fs.FS, error) {
 		if !fs.ValidPath(name) {
 			return nil, fmt.Errorf("git tree %s: unsafe path %q", treeish, lit(name))
 		}
-		var mode fs.FileMode
-		switch f[0] {
-		case "100644":
-			mode = 0o644
-		case "100755":
-			mode = 0o755
-		case "120000":
-			mode = fs.ModeSymlink | 0o777
-		default:
-			continue // a submodule (160000) has no content here
+		if mode, ok := treeModes[f[0]]; ok {
+			entries = append(entries, treeEntry{name, mode, f[2]})
 		}
-		entries = append(entries, entry{name, mode})
-		oids.WriteString(f[2] + "\n")
 	}
-	out, err := gitLimited(ctx, repoDir, maxTree, strings.NewReader(oids.String()), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
-	}
+	return entries, nil
+}
+
+// readBlobs reads the output of `git cat-file --batch`, one blob per
+// entry in order, into an in-memory file system.
+func readBlobs(entries []treeEntry, out []byte) (fs.FS, error) {
 	m := fstest.MapFS{}
 	for _, e := range entries {
 		header, rest, ok := bytes.Cut(out, []byte("\n"))

@@ -17,30 +17,12 @@ import (
 // policy.
 func (d *differ) network() {
 	bes, hes := endpoints(d.b.Policy), endpoints(d.h.Policy)
-	bByKey := map[string]*epUnit{}
-	for _, u := range bes {
-		bByKey[u.key()] = u
-	}
 	matched := map[*epUnit]bool{}
-	var newEps []*epUnit
-	for _, hu := range hes {
-		if bu, ok := bByKey[hu.key()]; ok && !matched[bu] {
-			matched[bu] = true
-			d.endpointPair(bu, hu)
-			continue
-		}
-		newEps = append(newEps, hu)
-	}
+	newEps := d.pairByKey(bes, hes, matched)
 	// An endpoint whose ports changed pairs with the base endpoint of the
 	// same policy, host and path.
 	for _, hu := range newEps {
-		var pair *epUnit
-		for _, bu := range bes {
-			if !matched[bu] && bu.hostKey() == hu.hostKey() {
-				pair = bu
-				break
-			}
-		}
+		pair := unmatchedSameHost(bes, matched, hu)
 		if pair == nil {
 			d.endpointAdded(hu)
 			continue
@@ -50,11 +32,46 @@ func (d *differ) network() {
 	}
 	for _, bu := range bes {
 		if !matched[bu] {
-			d.add(Change{Action: ActionRemove, Kind: "endpoint", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
-				Before: bu.label(), Risk: RiskInfo, From: sourcesFor(d.b, bu.path), order: epOrder(bu, "")})
+			d.endpointRemoved(bu)
 		}
 	}
 	d.binaries()
+}
+
+// pairByKey compares each head endpoint with the unmatched base endpoint
+// of the same key (policy, host, path and ports), marking the base one
+// matched, and returns the head endpoints left without one.
+func (d *differ) pairByKey(bes, hes []*epUnit, matched map[*epUnit]bool) []*epUnit {
+	bByKey := map[string]*epUnit{}
+	for _, u := range bes {
+		bByKey[u.key()] = u
+	}
+	var newEps []*epUnit
+	for _, hu := range hes {
+		if bu, ok := bByKey[hu.key()]; ok && !matched[bu] {
+			matched[bu] = true
+			d.endpointPair(bu, hu)
+			continue
+		}
+		newEps = append(newEps, hu)
+	}
+	return newEps
+}
+
+// unmatchedSameHost returns the first unmatched base endpoint with the
+// policy, host and path of hu, or nil.
+func unmatchedSameHost(bes []*epUnit, matched map[*epUnit]bool, hu *epUnit) *epUnit {
+	i := slices.IndexFunc(bes, func(bu *epUnit) bool { return !matched[bu] && bu.hostKey() == hu.hostKey() })
+	if i < 0 {
+		return nil
+	}
+	return bes[i]
+}
+
+// endpointRemoved reports a base endpoint the head no longer has.
+func (d *differ) endpointRemoved(bu *epUnit) {
+	d.add(Change{Action: ActionRemove, Kind: "endpoint", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
+		Before: bu.label(), Risk: RiskInfo, From: sourcesFor(d.b, bu.path), order: epOrder(bu, "")})
 }
 
 func firstPort(ps []int) int {
@@ -77,6 +94,33 @@ func (d *differ) endpointChange(u *epUnit, action, field, before, after string) 
 // endpointAdded reports a new endpoint and every rule in it.
 func (d *differ) endpointAdded(u *epUnit) {
 	ep := u.ep
+	c := d.add(Change{Action: ActionAdd, Kind: "endpoint", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()), After: endpointDesc(u),
+		From: sourcesFor(d.h, u.path), order: epOrder(u, "")})
+	c.apply(grade{RiskMedium, "", "a new host the agent can reach"})
+	c.apply(hostGrades(ep.Host)...)
+	c.apply(portGrades(u.ports())...)
+	c.apply(allowedIPGrades(ep.Host, ep.AllowedIPs)...)
+	if ep.Enforcement == openshell.EnforcementAudit {
+		c.apply(auditGrade)
+	}
+	d.credentialedTransport(c, ep)
+	if ep.Access != "" {
+		c.apply(accessGrade(ep.Access))
+	}
+	c.apply(d.policyGrades(u, d.h)...)
+	for i := range ep.Rules {
+		d.ruleAdded(u, i, true)
+	}
+	for i := range ep.DenyRules {
+		d.denyRuleAdded(u, i)
+	}
+}
+
+// endpointDesc describes a new endpoint by its settings: the ports when
+// more than one, the path, the protocol (or L4), the access preset and the
+// allowed_ips.
+func endpointDesc(u *epUnit) string {
+	ep := u.ep
 	var parts []string
 	if len(u.ports()) > 1 {
 		parts = append(parts, "ports "+portsString(u.ports()))
@@ -95,40 +139,19 @@ func (d *differ) endpointAdded(u *epUnit) {
 	if len(ep.AllowedIPs) > 0 {
 		parts = append(parts, "allowed_ips "+strings.Join(ep.AllowedIPs, ","))
 	}
-	desc := strings.Join(parts, " ")
-	c := d.add(Change{Action: ActionAdd, Kind: "endpoint", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()), After: desc,
-		From: sourcesFor(d.h, u.path), order: epOrder(u, "")})
-	c.apply(grade{RiskMedium, "", "a new host the agent can reach"})
-	for _, g := range hostGrades(ep.Host) {
-		c.apply(g)
+	return strings.Join(parts, " ")
+}
+
+// auditGrade grades enforcement: audit.
+var auditGrade = grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"}
+
+// accessGrade grades an access preset the agent gains: read-only opens
+// every read path, any other preset write methods on every path.
+func accessGrade(access string) grade {
+	if access == openshell.AccessReadOnly {
+		return grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"}
 	}
-	for _, g := range portGrades(u.ports()) {
-		c.apply(g)
-	}
-	for _, g := range allowedIPGrades(ep.Host, ep.AllowedIPs) {
-		c.apply(g)
-	}
-	if ep.Enforcement == openshell.EnforcementAudit {
-		c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
-	}
-	d.credentialedTransport(c, ep)
-	if ep.Access == openshell.AccessReadOnly {
-		c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
-	} else if ep.Access != "" {
-		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + ep.Access + " allows write methods on every path"})
-	}
-	for _, g := range d.policyGrades(u, d.h) {
-		c.apply(g)
-	}
-	for i := range ep.Rules {
-		d.ruleAdded(u, i, true)
-	}
-	for i := range ep.DenyRules {
-		r := ep.DenyRules[i]
-		d.add(Change{Action: ActionNarrow, Kind: "deny_rule", Policy: u.policy, Host: ep.Host, Port: firstPort(u.ports()),
-			After: "deny " + ruleLabel(&r), Risk: RiskInfo, From: sourcesFor(d.h, fmt.Sprintf("%s.deny_rules[%d]", u.path, i)),
-			order: epOrder(u, "2"+ruleLabel(&r))})
-	}
+	return grade{RiskHigh, prover.CapabilityExpansion, "access: " + access + " allows write methods on every path"}
 }
 
 // credentialedTransport grades an endpoint whose traffic to a credentialed
@@ -155,12 +178,7 @@ func (d *differ) policyGrades(u *epUnit, a *Agent) []grade {
 	if d.hCreds.Credentialed(u.ep.Host) && len(a.Policy.NetworkPolicies[u.policy].Binaries) > 0 {
 		out = append(out, grade{RiskHigh, prover.CredentialReachExpansion, "the policy's binaries gain reach to a host that holds credentials"})
 	}
-	for _, s := range sourcesFor(a, u.path) {
-		if strings.Contains(s.Reason, "profile forge-write") {
-			out = append(out, grade{RiskHigh, CatForgeWrite, "profile forge-write: comments and labels on the forge"})
-		}
-	}
-	return out
+	return append(out, forgeWriteGrades(sourcesFor(a, u.path))...)
 }
 
 // endpointPair compares two endpoints that are the same grant unit: each
@@ -211,13 +229,9 @@ func (d *differ) pairPorts(bu, hu *epUnit) {
 		c.Action = ActionWiden
 		c.apply(grade{RiskMedium, "", "a port added"})
 	}
-	for _, g := range portGrades(newPorts) {
-		c.apply(g)
-	}
+	c.apply(portGrades(newPorts)...)
 	if len(newPorts) > 0 {
-		for _, g := range d.policyGrades(hu, d.h) {
-			c.apply(g)
-		}
+		c.apply(d.policyGrades(hu, d.h)...)
 	}
 }
 
@@ -241,7 +255,7 @@ func (d *differ) pairEnforcement(hu *epUnit, be, he *openshell.Endpoint) {
 	c := d.endpointChange(hu, ActionChange, "enforcement", orNone(be.Enforcement), orNone(he.Enforcement))
 	if he.Enforcement == openshell.EnforcementAudit {
 		c.Action = ActionWiden
-		c.apply(grade{RiskCritical, CatAudit, "audit forwards the requests the rules would deny"})
+		c.apply(auditGrade)
 	} else {
 		c.Action, c.Risk = ActionNarrow, RiskInfo
 	}
@@ -250,16 +264,12 @@ func (d *differ) pairEnforcement(hu *epUnit, be, he *openshell.Endpoint) {
 // pairAccess grades a change of access preset by its rank.
 func (d *differ) pairAccess(hu *epUnit, be, he *openshell.Endpoint) {
 	c := d.endpointChange(hu, ActionChange, "access", orNone(be.Access), orNone(he.Access))
-	switch {
-	case accessRank[he.Access] <= accessRank[be.Access]:
+	if accessRank[he.Access] <= accessRank[be.Access] {
 		c.Action, c.Risk = ActionNarrow, RiskInfo
-	case he.Access == openshell.AccessReadOnly:
-		c.Action = ActionWiden
-		c.apply(grade{RiskMedium, "", "access: read-only allows every GET, HEAD and OPTIONS path"})
-	default:
-		c.Action = ActionWiden
-		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "access: " + he.Access + " allows write methods on every path"})
+		return
 	}
+	c.Action = ActionWiden
+	c.apply(accessGrade(he.Access))
 }
 
 // pairTLS grades a change of tls: skip widens.
@@ -288,9 +298,7 @@ func (d *differ) pairAllowedIPs(hu *epUnit, be, he *openshell.Endpoint) {
 		c.Action = ActionWiden
 	}
 	c.apply(grade{RiskMedium, "", "the host may resolve to other addresses"})
-	for _, g := range allowedIPGrades(he.Host, add) {
-		c.apply(g)
-	}
+	c.apply(allowedIPGrades(he.Host, add)...)
 }
 
 // pairSwitches grades the boolean settings: turning one on widens.
@@ -378,81 +386,6 @@ func literalJSON(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// binaries compares the binaries of every network policy.
-func (d *differ) binaries() {
-	keys := map[string]bool{}
-	for k := range d.b.Policy.NetworkPolicies {
-		keys[k] = true
-	}
-	for k := range d.h.Policy.NetworkPolicies {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
-		bnp, hnp := d.b.Policy.NetworkPolicies[k], d.h.Policy.NetworkPolicies[k]
-		bidx := map[string]int{}
-		for i, b := range bnp.Binaries {
-			bidx[b.Path] = i
-		}
-		hidx := map[string]int{}
-		for i, b := range hnp.Binaries {
-			hidx[b.Path] = i
-		}
-		order := func(p string) string { return fmt.Sprintf("2%s\x00\xff%s", k, p) }
-		for i, b := range hnp.Binaries {
-			path := fmt.Sprintf("network_policies.%s.binaries[%d]", k, i)
-			if j, ok := bidx[b.Path]; ok {
-				bs, hs := sourcesFor(d.b, fmt.Sprintf("network_policies.%s.binaries[%d]", k, j)), sourcesFor(d.h, path)
-				if !sameOrigin(bs, hs) && !d.policyMoved(k) {
-					d.add(Change{Action: ActionMove, Kind: "binary", Policy: k, Before: b.Path, After: b.Path, Risk: RiskInfo,
-						From: hs, Was: bs, order: order(b.Path)})
-				}
-				continue
-			}
-			c := d.add(Change{Action: ActionAdd, Kind: "binary", Policy: k, After: b.Path, From: sourcesFor(d.h, path), order: order(b.Path)})
-			if len(bnp.Endpoints) == 0 {
-				c.apply(grade{RiskInfo, "", "part of a new network policy"})
-			} else {
-				c.apply(grade{RiskMedium, "", "a new binary can use the policy's endpoints"})
-			}
-			if rawBinary(b.Path) {
-				c.apply(grade{RiskHigh, CatRawBinary, "an interpreter or raw network tool sends whatever the agent writes"})
-			}
-			for _, ep := range hnp.Endpoints {
-				if !d.hCreds.Credentialed(ep.Host) || prover.IsLinkLocal(ep.Host) || prover.IsMetadataHost(ep.Host) {
-					continue
-				}
-				if d.opts.Registry.Lookup(b.Path).BypassesL7() {
-					c.apply(grade{RiskCritical, prover.L7BypassCredentialed, b.Path + " speaks a protocol OpenShell cannot inspect to a host that holds credentials"})
-				} else if len(bnp.Endpoints) > 0 {
-					c.apply(grade{RiskHigh, prover.CredentialReachExpansion, b.Path + " gains reach to a host that holds credentials"})
-				}
-			}
-		}
-		for i, b := range bnp.Binaries {
-			if _, ok := hidx[b.Path]; !ok {
-				d.add(Change{Action: ActionRemove, Kind: "binary", Policy: k, Before: b.Path, Risk: RiskInfo,
-					From: sourcesFor(d.b, fmt.Sprintf("network_policies.%s.binaries[%d]", k, i)), order: order(b.Path)})
-			}
-		}
-	}
-}
-
-// policyMoved reports whether the policy's own endpoint moved (its binary
-// moves are then the same move).
-func (d *differ) policyMoved(k string) bool {
-	for _, c := range d.changes {
-		if c.Policy == k && c.Action == ActionMove && c.Kind == "endpoint" {
-			return true
-		}
-	}
-	return false
-}
-
 // attachProver runs OpenShell's prover on both policies and attaches each
 // path of its delta (finding_delta) to the change that explains it: the
 // binary added to the path's policy, else a rule added or widened on its
@@ -477,28 +410,43 @@ func (d *differ) attachProver() {
 	}
 }
 
+// explain returns the index of the change that explains a prover path,
+// by the first of explainers any change satisfies, or -1.
 func (d *differ) explain(p prover.Path) int {
-	match := []func(c *Change) bool{
-		func(c *Change) bool {
-			return c.Kind == "binary" && c.Action == ActionAdd && c.Policy == p.Policy && c.After == p.Binary
-		},
-		func(c *Change) bool {
-			return c.Kind == "rule" && (c.Action == ActionAdd || c.Action == ActionWiden) && c.Policy == p.Policy &&
-				strings.EqualFold(c.Host, p.Host) && (p.Method == "" || strings.HasPrefix(c.After, "allow "+p.Method+" "))
-		},
-		func(c *Change) bool {
-			return c.Kind == "endpoint" && c.Action != ActionRemove && c.Action != ActionMove && c.Policy == p.Policy && strings.EqualFold(c.Host, p.Host)
-		},
-		func(c *Change) bool {
-			return c.Policy == p.Policy && c.Action != ActionRemove && c.Action != ActionMove
-		},
-	}
-	for _, m := range match {
+	for _, explains := range explainers {
 		for i := range d.changes {
-			if m(&d.changes[i]) {
+			if explains(&d.changes[i], p) {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// explainers are the ways a change explains a prover path, most specific
+// first.
+var explainers = []func(c *Change, p prover.Path) bool{explainsByBinary, explainsByRule, explainsByEndpoint, explainsByPolicy}
+
+// explainsByBinary: the path's binary added to its policy.
+func explainsByBinary(c *Change, p prover.Path) bool {
+	return c.Kind == "binary" && c.Action == ActionAdd && c.Policy == p.Policy && c.After == p.Binary
+}
+
+// explainsByRule: a rule added or widened on the path's host, allowing its
+// method when it has one.
+func explainsByRule(c *Change, p prover.Path) bool {
+	return c.Kind == "rule" && (c.Action == ActionAdd || c.Action == ActionWiden) && c.Policy == p.Policy &&
+		strings.EqualFold(c.Host, p.Host) && (p.Method == "" || strings.HasPrefix(c.After, "allow "+p.Method+" "))
+}
+
+// explainsByEndpoint: a change (not a removal or move) of the path's
+// endpoint.
+func explainsByEndpoint(c *Change, p prover.Path) bool {
+	return c.Kind == "endpoint" && strings.EqualFold(c.Host, p.Host) && explainsByPolicy(c, p)
+}
+
+// explainsByPolicy: any change (not a removal or move) of the path's
+// policy.
+func explainsByPolicy(c *Change, p prover.Path) bool {
+	return c.Policy == p.Policy && c.Action != ActionRemove && c.Action != ActionMove
 }

@@ -36,27 +36,39 @@ func (r *Result) Write(w io.Writer, format string, o WriteOptions) error {
 	case "text":
 		return r.writeText(w)
 	case "json":
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("encoding diff: %w", err)
-		}
-		_, err := w.Write(buf.Bytes())
-		return err
+		return r.writeJSON(w)
 	case "markdown":
 		return r.writeMarkdown(w, o)
 	case "github":
-		if err := r.Report().Write(w, "github", report.WriteOptions{}); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintln(w, r.SummaryLine())
-		return err
+		return r.writeGitHub(w)
 	case "gitlab":
 		return r.Report().Write(w, format, report.WriteOptions{})
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
+}
+
+// writeJSON writes the result as indented JSON, values as written
+// (no HTML escaping).
+func (r *Result) writeJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encoding diff: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// writeGitHub writes the findings as GitHub workflow commands, then the
+// summary line.
+func (r *Result) writeGitHub(w io.Writer) error {
+	if err := r.Report().Write(w, "github", report.WriteOptions{}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, r.SummaryLine())
+	return err
 }
 
 // lit renders an untrusted value on one terminal line: control, format and
@@ -90,22 +102,34 @@ func (c *Change) Subject() string {
 		b.WriteString(" " + c.Field)
 	}
 	if c.Host != "" {
-		fmt.Fprintf(&b, " %s", c.Host)
-		if c.Port > 0 {
-			fmt.Fprintf(&b, ":%d", c.Port)
-		}
+		b.WriteString(" " + c.hostPort())
 	} else if c.Policy != "" && c.Kind != "reach" {
 		fmt.Fprintf(&b, " [%s]", c.Policy)
 	}
-	switch {
-	case c.Before != "" && c.After != "" && c.Before != c.After:
-		fmt.Fprintf(&b, " %s -> %s", c.Before, c.After)
-	case c.After != "":
-		b.WriteString(" " + c.After)
-	case c.Before != "":
-		b.WriteString(" " + c.Before)
+	if ba := c.beforeAfter(); ba != "" {
+		b.WriteString(" " + ba)
 	}
 	return b.String()
+}
+
+// hostPort is the change's host, with its port when it has one.
+func (c *Change) hostPort() string {
+	if c.Port > 0 {
+		return c.Host + ":" + strconv.Itoa(c.Port)
+	}
+	return c.Host
+}
+
+// beforeAfter is "before -> after" when both are set and differ, else the
+// one set (the same value twice is shown once).
+func (c *Change) beforeAfter() string {
+	switch {
+	case c.Before != "" && c.After != "" && c.Before != c.After:
+		return c.Before + " -> " + c.After
+	case c.After == "":
+		return c.Before
+	}
+	return c.After
 }
 
 // origin picks the source a reviewer should look at: the first with a
@@ -124,37 +148,8 @@ func origin(ss []bundle.Source) *bundle.Source {
 
 func (r *Result) writeText(w io.Writer) error {
 	var b strings.Builder
-	for _, a := range r.Agents {
-		fmt.Fprintf(&b, "agent %s (%s, tier %s -> %s)\n", lit(a.Agent), a.Status, orNone(a.Tier.Before), orNone(a.Tier.After))
-		// Changes of one network policy are grouped under its key
-		// (agent -> policy -> endpoint, rule, binary).
-		policy := ""
-		for _, c := range a.Changes {
-			ind := "  "
-			if c.Policy != "" {
-				if c.Policy != policy {
-					fmt.Fprintf(&b, "  network_policies.%s\n", lit(c.Policy))
-					policy = c.Policy
-				}
-				ind = "    "
-			}
-			cats := ""
-			if len(c.Categories) > 0 {
-				cats = "  " + strings.Join(c.Categories, ",")
-			}
-			fmt.Fprintf(&b, "%s%s %s  %s%s\n", ind, symbol(c.Action), lit(c.Subject()), c.Risk, cats)
-			for _, s := range c.From {
-				fmt.Fprintf(&b, "%s    <- %s\n", ind, lit(s.String()))
-			}
-			if c.Action == ActionMove {
-				for _, s := range c.Was {
-					fmt.Fprintf(&b, "%s    was %s\n", ind, lit(s.String()))
-				}
-			}
-			for _, p := range c.Prover {
-				fmt.Fprintf(&b, "%s    prover %s\n", ind, lit(p.String()))
-			}
-		}
+	for i := range r.Agents {
+		writeTextAgent(&b, &r.Agents[i])
 	}
 	for _, f := range r.Flips {
 		fmt.Fprintf(&b, "flip %s %s: %s: %s -> %s (expect %s)\n", lit(f.File), lit(f.Agent), lit(f.Name), f.Before, f.After, f.Expect)
@@ -166,6 +161,46 @@ func (r *Result) writeText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTextAgent writes one agent's changes, those of one network policy
+// grouped under its key (agent -> policy -> endpoint, rule, binary).
+func writeTextAgent(b *strings.Builder, a *AgentDiff) {
+	fmt.Fprintf(b, "agent %s (%s, tier %s -> %s)\n", lit(a.Agent), a.Status, orNone(a.Tier.Before), orNone(a.Tier.After))
+	policy := ""
+	for i := range a.Changes {
+		c := &a.Changes[i]
+		ind := "  "
+		if c.Policy != "" {
+			if c.Policy != policy {
+				fmt.Fprintf(b, "  network_policies.%s\n", lit(c.Policy))
+				policy = c.Policy
+			}
+			ind = "    "
+		}
+		writeTextChange(b, ind, c)
+	}
+}
+
+// writeTextChange writes one change at indent ind: its line, then its
+// sources, what it moved from and the prover paths it explains.
+func writeTextChange(b *strings.Builder, ind string, c *Change) {
+	cats := ""
+	if len(c.Categories) > 0 {
+		cats = "  " + strings.Join(c.Categories, ",")
+	}
+	fmt.Fprintf(b, "%s%s %s  %s%s\n", ind, symbol(c.Action), lit(c.Subject()), c.Risk, cats)
+	for _, s := range c.From {
+		fmt.Fprintf(b, "%s    <- %s\n", ind, lit(s.String()))
+	}
+	if c.Action == ActionMove {
+		for _, s := range c.Was {
+			fmt.Fprintf(b, "%s    was %s\n", ind, lit(s.String()))
+		}
+	}
+	for _, p := range c.Prover {
+		fmt.Fprintf(b, "%s    prover %s\n", ind, lit(p.String()))
+	}
 }
 
 // SummaryLine is "Diff: N added, ...; highest risk R.".
@@ -269,21 +304,9 @@ func markdownRow(c *Change, agent string) string {
 	if c.Field != "" {
 		grant += " " + c.Field
 	}
-	target := ""
+	target := c.Policy
 	if c.Host != "" {
-		target = c.Host
-		if c.Port > 0 {
-			target += ":" + strconv.Itoa(c.Port)
-		}
-	} else if c.Policy != "" {
-		target = c.Policy
-	}
-	ba := c.After
-	switch {
-	case c.Before != "" && c.After != "" && c.Before != c.After:
-		ba = c.Before + " -> " + c.After
-	case c.After == "":
-		ba = c.Before
+		target = c.hostPort()
 	}
 	src := ""
 	if s := origin(c.From); s != nil {
@@ -297,7 +320,7 @@ func markdownRow(c *Change, agent string) string {
 		target = " " + ciout.MarkdownCode(target)
 	}
 	return fmt.Sprintf("| %s%s | %s %s | %s | %s%s | %s | %s |\n", c.Risk, cats, c.Action, ciout.MarkdownText(grant), ciout.MarkdownCode(agent),
-		ciout.MarkdownText(c.Kind), target, ciout.MarkdownCode(ba), src)
+		ciout.MarkdownText(c.Kind), target, ciout.MarkdownCode(c.beforeAfter()), src)
 }
 
 // markdownAgents writes each agent's changes in a details block.
@@ -354,32 +377,42 @@ func (r *Result) questions() []string {
 func (r *Result) Report() *report.Report {
 	rep := &report.Report{Findings: []report.Finding{}}
 	for _, rw := range r.rows() {
-		c := rw.c
-		if RiskRank(c.Risk) < RiskRank(RiskLow) || c.Action == ActionRemove || c.Action == ActionNarrow || c.Action == ActionMove {
-			continue
+		if rw.c.actionable() {
+			rep.Findings = append(rep.Findings, changeFinding(rw.agent, rw.c))
 		}
-		sev := report.SeverityWarn
-		if RiskRank(c.Risk) >= RiskRank(RiskHigh) {
-			sev = report.SeverityDeny
-		}
-		id := "policy-diff"
-		if len(c.Categories) > 0 {
-			id = c.Categories[0]
-		}
-		msg := rw.agent + ": " + c.Subject() + " (risk " + c.Risk + ")"
-		if c.Why != "" {
-			msg += ": " + c.Why
-		}
-		f := report.Finding{RuleID: id, Severity: sev, Title: "policy diff " + c.Risk, Message: strings.Map(oneLine, msg),
-			Rule: "fullsend.policydiff." + c.Kind, Agent: rw.agent, Policy: rw.agent}
-		if s := origin(c.From); s != nil {
-			src := *s
-			f.Source = &src
-		}
-		rep.Findings = append(rep.Findings, f)
 	}
 	rep.Policies = len(r.Agents)
 	return rep
+}
+
+// actionable reports whether a reviewer must act on a change: an add,
+// widen or change at risk low or above.
+func (c *Change) actionable() bool {
+	return RiskRank(c.Risk) >= RiskRank(RiskLow) && c.Action != ActionRemove && c.Action != ActionNarrow && c.Action != ActionMove
+}
+
+// changeFinding is a change of an agent as a report finding at its source
+// line: critical and high deny, medium and low warn.
+func changeFinding(agent string, c *Change) report.Finding {
+	sev := report.SeverityWarn
+	if RiskRank(c.Risk) >= RiskRank(RiskHigh) {
+		sev = report.SeverityDeny
+	}
+	id := "policy-diff"
+	if len(c.Categories) > 0 {
+		id = c.Categories[0]
+	}
+	msg := agent + ": " + c.Subject() + " (risk " + c.Risk + ")"
+	if c.Why != "" {
+		msg += ": " + c.Why
+	}
+	f := report.Finding{RuleID: id, Severity: sev, Title: "policy diff " + c.Risk, Message: strings.Map(oneLine, msg),
+		Rule: "fullsend.policydiff." + c.Kind, Agent: agent, Policy: agent}
+	if s := origin(c.From); s != nil {
+		src := *s
+		f.Source = &src
+	}
+	return f
 }
 
 func oneLine(r rune) rune {

@@ -65,8 +65,15 @@ type grade struct {
 	risk, category, why string
 }
 
-// apply raises c to the grade and records its category.
-func (c *Change) apply(g grade) {
+// apply raises c to each grade in turn.
+func (c *Change) apply(gs ...grade) {
+	for _, g := range gs {
+		c.raise(g)
+	}
+}
+
+// raise raises c to the grade and records its category.
+func (c *Change) raise(g grade) {
 	if RiskRank(g.risk) > RiskRank(c.Risk) {
 		c.Risk = g.risk
 		if g.why != "" {
@@ -157,21 +164,27 @@ func allowedIPGrades(host string, added []string) []grade {
 		out = append(out, grade{RiskCritical, CatHostlessIPs, "hostless allowed_ips match any name that resolves into the range"})
 	}
 	for _, s := range added {
-		p, ok := parseCIDR(s)
-		if !ok {
-			continue // a placeholder such as {{HOST_IP}} (a /32 or /128 of the job host)
+		out = append(out, cidrGrades(s)...)
+	}
+	return out
+}
+
+// cidrGrades grades one allowed_ips entry: once for each link-local range
+// it overlaps, once if it overlaps any internal range. A placeholder such
+// as {{HOST_IP}} (a /32 or /128 of the job host) is not graded.
+func cidrGrades(s string) []grade {
+	p, ok := parseCIDR(s)
+	if !ok {
+		return nil
+	}
+	var out []grade
+	for _, q := range linkLocalPrefixes {
+		if p.Overlaps(q) {
+			out = append(out, grade{RiskCritical, prover.LinkLocalReach, fmt.Sprintf("allowed_ips %s overlaps the link-local/metadata range", s)})
 		}
-		for _, q := range linkLocalPrefixes {
-			if p.Overlaps(q) {
-				out = append(out, grade{RiskCritical, prover.LinkLocalReach, fmt.Sprintf("allowed_ips %s overlaps the link-local/metadata range", s)})
-			}
-		}
-		for _, q := range internalPrefixes {
-			if p.Overlaps(q) {
-				out = append(out, grade{RiskCritical, CatPrivateIPs, fmt.Sprintf("allowed_ips %s opens private, CGNAT or ULA addresses", s)})
-				break
-			}
-		}
+	}
+	if slices.ContainsFunc(internalPrefixes, p.Overlaps) {
+		out = append(out, grade{RiskCritical, CatPrivateIPs, fmt.Sprintf("allowed_ips %s opens private, CGNAT or ULA addresses", s)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/prover"
 )
@@ -64,94 +65,152 @@ func (d *differ) gradeRule(c *Change, u *epUnit, m *openshell.Match, beforePath 
 	} else {
 		c.apply(grade{RiskLow, "", "a new request on a host the agent already reaches"})
 	}
-	if prover.IsWriteMethod(m.Method) || m.Method == "*" || (m.Method == "" && m.OperationType == "mutation") {
+	if writeRule(m) {
 		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "a write method: the agent can change state with the credentials it holds"})
 	}
-	if beforePath != "" && pathWidenedAcrossPlaceholder(beforePath, m.Path) {
-		c.apply(grade{RiskHigh, CatPathWidened, "the path now matches far more than the placeholder allowed"})
-	} else if beforePath == "" && (m.Path == "**" || strings.HasSuffix(m.Path, "/**")) && !newEndpoint {
-		c.apply(grade{RiskMedium, CatPathWidened, "a recursive path"})
-	}
-	for _, s := range c.From {
-		if strings.Contains(s.Reason, "profile forge-write") {
-			c.apply(grade{RiskHigh, CatForgeWrite, "profile forge-write: comments and labels on the forge"})
-		}
-	}
+	c.apply(pathGrades(beforePath, m.Path, newEndpoint)...)
+	c.apply(forgeWriteGrades(c.From)...)
 }
 
-// rules compares the allow and deny rules of two paired endpoints.
+// writeRule reports whether a rule allows a write: a write method, any
+// method, or a GraphQL mutation.
+func writeRule(m *openshell.Match) bool {
+	return prover.IsWriteMethod(m.Method) || m.Method == "*" || (m.Method == "" && m.OperationType == "mutation")
+}
+
+// pathGrades grades the path of an added or widened rule (beforePath is
+// the widened rule's old path, "" for an added rule): a widening across a
+// placeholder, or a recursive path on an endpoint the agent already reaches.
+func pathGrades(beforePath, path string, newEndpoint bool) []grade {
+	if beforePath != "" {
+		if pathWidenedAcrossPlaceholder(beforePath, path) {
+			return []grade{{RiskHigh, CatPathWidened, "the path now matches far more than the placeholder allowed"}}
+		}
+		return nil
+	}
+	if !newEndpoint && (path == "**" || strings.HasSuffix(path, "/**")) {
+		return []grade{{RiskMedium, CatPathWidened, "a recursive path"}}
+	}
+	return nil
+}
+
+// forgeWriteGrades grades a grant that the forge-write profile causes.
+func forgeWriteGrades(srcs []bundle.Source) []grade {
+	var out []grade
+	for _, s := range srcs {
+		if strings.Contains(s.Reason, "profile forge-write") {
+			out = append(out, grade{RiskHigh, CatForgeWrite, "profile forge-write: comments and labels on the forge"})
+		}
+	}
+	return out
+}
+
+// rules compares the allow and deny rules of two paired endpoints: a rule
+// both hold (by key) may have moved; a new rule replaces the removed rule
+// pairRule pairs it with, else it is added; the removed rules left over
+// are removed.
 func (d *differ) rules(bu, hu *epUnit) {
 	bs, hs := allowRules(bu.ep), allowRules(hu.ep)
-	bByKey := map[string]ruleUnit{}
-	for _, r := range bs {
-		bByKey[r.key()] = r
-	}
-	hKeys := map[string]bool{}
-	var newRules []ruleUnit
-	for _, hr := range hs {
-		hKeys[hr.key()] = true
-		br, ok := bByKey[hr.key()]
-		if !ok {
-			newRules = append(newRules, hr)
-			continue
-		}
-		bsrc := sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i))
-		hsrc := sourcesFor(d.h, fmt.Sprintf("%s.rules[%d]", hu.path, hr.i))
-		if !sameOrigin(bsrc, hsrc) {
-			d.add(Change{Action: ActionMove, Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
-				Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m), Risk: RiskInfo, Categories: []string{},
-				Why: "the same grant, declared elsewhere", From: hsrc, Was: bsrc, order: epOrder(hu, "1"+ruleLabel(hr.m))})
-		}
-	}
-	var gone []ruleUnit
-	for _, br := range bs {
-		if !hKeys[br.key()] {
-			gone = append(gone, br)
-		}
-	}
+	d.ruleMoves(bu, hu, bs, hs)
+	gone := unkeyed(hs, bs)
 	used := map[int]bool{}
-	for _, hr := range newRules {
+	for _, hr := range unkeyed(bs, hs) {
 		j := pairRule(gone, used, hr)
 		if j < 0 {
 			d.ruleAdded(hu, hr.i, false)
 			continue
 		}
 		used[j] = true
-		br := gone[j]
-		c := d.add(Change{Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
-			Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m),
-			From: sourcesFor(d.h, fmt.Sprintf("%s.rules[%d]", hu.path, hr.i)), Was: sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i)),
-			order: epOrder(hu, "1"+ruleLabel(hr.m))})
-		wider := covers(hr.m.Path, br.m.Path) && methodCovers(hr.m.Method, br.m.Method)
-		narrower := covers(br.m.Path, hr.m.Path) && methodCovers(br.m.Method, hr.m.Method)
-		switch {
-		case wider && !narrower:
-			c.Action = ActionWiden
-			c.apply(grade{RiskMedium, "", "the rule matches more requests"})
-			d.gradeRule(c, hu, hr.m, br.m.Path, false)
-		case narrower && !wider:
-			c.Action, c.Risk = ActionNarrow, RiskInfo
-			c.Categories = []string{}
-		default:
-			c.Action = ActionChange
-			c.apply(grade{RiskLow, "", "the rule matches other requests"})
-			if hasPlaceholder(br.m.Path) != hasPlaceholder(hr.m.Path) {
-				c.Why = "a concrete value and a placeholder swapped: the runner resolves the placeholder per job"
-			}
-			if prover.IsWriteMethod(hr.m.Method) {
-				c.apply(grade{RiskMedium, "", "a write method on other paths"})
-			}
-		}
+		d.ruleReplaced(bu, hu, gone[j], hr)
 	}
 	for j, br := range gone {
-		if used[j] {
-			continue
+		if !used[j] {
+			d.ruleRemoved(bu, hu, br)
 		}
-		d.add(Change{Action: ActionRemove, Kind: "rule", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
-			Before: "allow " + ruleLabel(br.m), Risk: RiskInfo, From: sourcesFor(d.b, fmt.Sprintf("%s.rules[%d]", bu.path, br.i)),
-			order: epOrder(hu, "1"+ruleLabel(br.m))})
 	}
 	d.denyRules(bu, hu)
+}
+
+// ruleMoves reports each allow rule both endpoints hold (by key) whose
+// sources changed.
+func (d *differ) ruleMoves(bu, hu *epUnit, bs, hs []ruleUnit) {
+	bByKey := map[string]ruleUnit{}
+	for _, r := range bs {
+		bByKey[r.key()] = r
+	}
+	for _, hr := range hs {
+		br, ok := bByKey[hr.key()]
+		if !ok {
+			continue
+		}
+		bsrc, hsrc := sourcesFor(d.b, rulePath(bu, br)), sourcesFor(d.h, rulePath(hu, hr))
+		if !sameOrigin(bsrc, hsrc) {
+			d.add(Change{Action: ActionMove, Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+				Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m), Risk: RiskInfo, Categories: []string{},
+				Why: "the same grant, declared elsewhere", From: hsrc, Was: bsrc, order: epOrder(hu, "1"+ruleLabel(hr.m))})
+		}
+	}
+}
+
+// unkeyed returns the rules of b whose key no rule of a has.
+func unkeyed(a, b []ruleUnit) []ruleUnit {
+	keys := map[string]bool{}
+	for _, r := range a {
+		keys[r.key()] = true
+	}
+	var out []ruleUnit
+	for _, r := range b {
+		if !keys[r.key()] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rulePath is the policy path of an allow rule of u.
+func rulePath(u *epUnit, r ruleUnit) string {
+	return fmt.Sprintf("%s.rules[%d]", u.path, r.i)
+}
+
+// ruleReplaced grades a new rule hr that replaces the removed rule br:
+// wider, narrower, or matching other requests.
+func (d *differ) ruleReplaced(bu, hu *epUnit, br, hr ruleUnit) {
+	c := d.add(Change{Kind: "rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+		Before: "allow " + ruleLabel(br.m), After: "allow " + ruleLabel(hr.m),
+		From: sourcesFor(d.h, rulePath(hu, hr)), Was: sourcesFor(d.b, rulePath(bu, br)),
+		order: epOrder(hu, "1"+ruleLabel(hr.m))})
+	wider, narrower := ruleCovers(hr.m, br.m), ruleCovers(br.m, hr.m)
+	switch {
+	case wider && !narrower:
+		c.Action = ActionWiden
+		c.apply(grade{RiskMedium, "", "the rule matches more requests"})
+		d.gradeRule(c, hu, hr.m, br.m.Path, false)
+	case narrower && !wider:
+		c.Action, c.Risk = ActionNarrow, RiskInfo
+		c.Categories = []string{}
+	default:
+		c.Action = ActionChange
+		c.apply(grade{RiskLow, "", "the rule matches other requests"})
+		if hasPlaceholder(br.m.Path) != hasPlaceholder(hr.m.Path) {
+			c.Why = "a concrete value and a placeholder swapped: the runner resolves the placeholder per job"
+		}
+		if prover.IsWriteMethod(hr.m.Method) {
+			c.apply(grade{RiskMedium, "", "a write method on other paths"})
+		}
+	}
+}
+
+// ruleCovers reports whether rule a matches every request rule b does, by
+// path and method.
+func ruleCovers(a, b *openshell.Match) bool {
+	return covers(a.Path, b.Path) && methodCovers(a.Method, b.Method)
+}
+
+// ruleRemoved reports a base allow rule no new rule replaces.
+func (d *differ) ruleRemoved(bu, hu *epUnit, br ruleUnit) {
+	d.add(Change{Action: ActionRemove, Kind: "rule", Policy: bu.policy, Host: bu.ep.Host, Port: firstPort(bu.ports()),
+		Before: "allow " + ruleLabel(br.m), Risk: RiskInfo, From: sourcesFor(d.b, rulePath(bu, br)),
+		order: epOrder(hu, "1"+ruleLabel(br.m))})
 }
 
 // methodCovers: "*" covers every method, GET covers HEAD (a GET rule also
@@ -170,44 +229,67 @@ func pairRule(gone []ruleUnit, used map[int]bool, hr ruleUnit) int {
 		if used[j] || ruleRest(br.m) != ruleRest(hr.m) {
 			continue
 		}
-		sameMethod := strings.EqualFold(br.m.Method, hr.m.Method)
-		samePath := br.m.Path == hr.m.Path
-		switch {
-		case sameMethod && (covers(hr.m.Path, br.m.Path) || covers(br.m.Path, hr.m.Path)):
+		if nested(br.m, hr.m) {
 			return j
-		case samePath && (methodCovers(hr.m.Method, br.m.Method) || methodCovers(br.m.Method, hr.m.Method)):
-			return j
-		case sameMethod && similar(br.m.Path, hr.m.Path) && best < 0:
+		}
+		if best < 0 && strings.EqualFold(br.m.Method, hr.m.Method) && similar(br.m.Path, hr.m.Path) {
 			best = j
 		}
 	}
 	return best
 }
 
+// nested reports whether one of two rules covers the other along one
+// axis: the same method and one path covering the other, or the same path
+// and one method covering the other.
+func nested(a, b *openshell.Match) bool {
+	if strings.EqualFold(a.Method, b.Method) {
+		return covers(b.Path, a.Path) || covers(a.Path, b.Path)
+	}
+	return a.Path == b.Path && (methodCovers(b.Method, a.Method) || methodCovers(a.Method, b.Method))
+}
+
 // denyRules compares deny rules: a new one narrows, a removed one widens.
 func (d *differ) denyRules(bu, hu *epUnit) {
-	key := func(m *openshell.Match) string { return ruleLabel(m) }
-	bset, hset := map[string]int{}, map[string]int{}
-	for i := range bu.ep.DenyRules {
-		bset[key(&bu.ep.DenyRules[i])] = i
-	}
-	for i := range hu.ep.DenyRules {
-		hset[key(&hu.ep.DenyRules[i])] = i
-	}
+	bset, hset := denyIndex(bu.ep), denyIndex(hu.ep)
 	for k, i := range hset {
 		if _, ok := bset[k]; !ok {
-			d.add(Change{Action: ActionNarrow, Kind: "deny_rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
-				After: "deny " + k, Risk: RiskInfo, From: sourcesFor(d.h, fmt.Sprintf("%s.deny_rules[%d]", hu.path, i)), order: epOrder(hu, "2"+k)})
+			d.denyRuleAdded(hu, i)
 		}
 	}
 	for k, i := range bset {
 		if _, ok := hset[k]; !ok {
-			c := d.add(Change{Action: ActionWiden, Kind: "deny_rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
-				Before: "deny " + k, From: sourcesFor(d.b, fmt.Sprintf("%s.deny_rules[%d]", bu.path, i)), order: epOrder(hu, "2"+k)})
-			c.apply(grade{RiskMedium, "", "requests a deny rule refused are allowed again"})
-			if prover.IsWriteMethod(bu.ep.DenyRules[i].Method) || bu.ep.DenyRules[i].Method == "*" {
-				c.apply(grade{RiskHigh, prover.CapabilityExpansion, "a write method the deny rule refused"})
-			}
+			d.denyRuleRemoved(bu, hu, i)
 		}
+	}
+}
+
+// denyIndex maps each deny rule's label to its (last) index.
+func denyIndex(ep *openshell.Endpoint) map[string]int {
+	idx := map[string]int{}
+	for i := range ep.DenyRules {
+		idx[ruleLabel(&ep.DenyRules[i])] = i
+	}
+	return idx
+}
+
+// denyRuleAdded reports the i-th deny rule of the head endpoint u as a
+// narrowing.
+func (d *differ) denyRuleAdded(u *epUnit, i int) {
+	k := ruleLabel(&u.ep.DenyRules[i])
+	d.add(Change{Action: ActionNarrow, Kind: "deny_rule", Policy: u.policy, Host: u.ep.Host, Port: firstPort(u.ports()),
+		After: "deny " + k, Risk: RiskInfo, From: sourcesFor(d.h, fmt.Sprintf("%s.deny_rules[%d]", u.path, i)), order: epOrder(u, "2"+k)})
+}
+
+// denyRuleRemoved grades the removal of the i-th deny rule of the base
+// endpoint bu: what it refused is allowed again.
+func (d *differ) denyRuleRemoved(bu, hu *epUnit, i int) {
+	m := &bu.ep.DenyRules[i]
+	k := ruleLabel(m)
+	c := d.add(Change{Action: ActionWiden, Kind: "deny_rule", Policy: hu.policy, Host: hu.ep.Host, Port: firstPort(hu.ports()),
+		Before: "deny " + k, From: sourcesFor(d.b, fmt.Sprintf("%s.deny_rules[%d]", bu.path, i)), order: epOrder(hu, "2"+k)})
+	c.apply(grade{RiskMedium, "", "requests a deny rule refused are allowed again"})
+	if prover.IsWriteMethod(m.Method) || m.Method == "*" {
+		c.apply(grade{RiskHigh, prover.CapabilityExpansion, "a write method the deny rule refused"})
 	}
 }

@@ -1,6 +1,7 @@
 package policydiff
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"golang.org/x/sync/errgroup"
@@ -51,33 +53,10 @@ type loaded struct {
 
 // Run reads or compiles both sides concurrently and compares them.
 func Run(ctx context.Context, req Request) (*Result, error) {
-	if req.RepoDir == "" {
-		req.RepoDir = "."
-	}
-	if req.Dir == "" {
-		req.Dir = "."
-	}
-	var sides [2]loaded
-	g, gctx := errgroup.WithContext(ctx)
-	for i, spec := range []struct{ name, arg, version string }{{"base", req.Base, req.BaseVersion}, {"head", req.Head, req.HeadVersion}} {
-		g.Go(func() error {
-			l, err := req.load(gctx, spec.arg, spec.version)
-			sides[i].close = l.close
-			if err != nil {
-				return fmt.Errorf("%w: %s (%s): %w", ErrSide, spec.name, spec.arg, err)
-			}
-			sides[i] = l
-			return nil
-		})
-	}
-	err := g.Wait()
-	defer func() {
-		for _, l := range sides {
-			if l.close != nil {
-				_ = l.close()
-			}
-		}
-	}()
+	req.RepoDir = cmp.Or(req.RepoDir, ".")
+	req.Dir = cmp.Or(req.Dir, ".")
+	sides, err := req.loadSides(ctx)
+	defer closeSides(sides)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +72,36 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
+// loadSides reads or compiles the base and the head concurrently. What a
+// side holds open is kept, even when it fails, for closeSides.
+func (req Request) loadSides(ctx context.Context) ([2]loaded, error) {
+	var sides [2]loaded
+	g, gctx := errgroup.WithContext(ctx)
+	for i, spec := range []struct{ name, arg, version string }{{"base", req.Base, req.BaseVersion}, {"head", req.Head, req.HeadVersion}} {
+		g.Go(func() error {
+			l, err := req.load(gctx, spec.arg, spec.version)
+			sides[i].close = l.close
+			if err != nil {
+				return fmt.Errorf("%w: %s (%s): %w", ErrSide, spec.name, spec.arg, err)
+			}
+			sides[i] = l
+			return nil
+		})
+	}
+	err := g.Wait()
+	return sides, err
+}
+
+// closeSides closes what the sides hold open.
+func closeSides(sides [2]loaded) {
+	for _, l := range sides {
+		if l.close != nil {
+			_ = l.close()
+		}
+	}
+}
+
+// load reads or compiles one side, by the kind of its argument.
 func (req Request) load(ctx context.Context, arg, version string) (loaded, error) {
 	in, err := ParseInput(ctx, req.RepoDir, arg)
 	if err != nil {
@@ -100,22 +109,38 @@ func (req Request) load(ctx context.Context, arg, version string) (loaded, error
 	}
 	switch in.Kind {
 	case InputBundle:
-		dir := in.Value
-		if _, err := os.Stat(filepath.Join(dir, bundle.ManifestFile)); err != nil {
-			dir = filepath.Join(dir, "policies")
-		}
-		s, err := ReadBundle(in.Arg, os.DirFS(dir))
-		return loaded{side: s}, err
+		return loadBundle(in)
 	case InputDir:
-		// The root stays open for the policy tests; Run closes it.
-		root, err := os.OpenRoot(in.Value)
-		if err != nil {
-			return loaded{}, err
-		}
-		fsys := root.FS()
-		s, err := req.compile(ctx, fsys, version, in.Arg)
-		return loaded{s, fsys, root.Close}, err
+		return req.loadDir(ctx, in, version)
 	}
+	return req.loadGit(ctx, in, version)
+}
+
+// loadBundle reads a bundle directory, or its policies subdirectory when
+// the manifest is there.
+func loadBundle(in Input) (loaded, error) {
+	dir := in.Value
+	if _, err := os.Stat(filepath.Join(dir, bundle.ManifestFile)); err != nil {
+		dir = filepath.Join(dir, "policies")
+	}
+	s, err := ReadBundle(in.Arg, os.DirFS(dir))
+	return loaded{side: s}, err
+}
+
+// loadDir compiles a project directory. Its root stays open for the policy
+// tests; Run closes it.
+func (req Request) loadDir(ctx context.Context, in Input, version string) (loaded, error) {
+	root, err := os.OpenRoot(in.Value)
+	if err != nil {
+		return loaded{}, err
+	}
+	fsys := root.FS()
+	s, err := req.compile(ctx, fsys, version, in.Arg)
+	return loaded{s, fsys, root.Close}, err
+}
+
+// loadGit compiles the project directory at a revision, read from git.
+func (req Request) loadGit(ctx context.Context, in Input, version string) (loaded, error) {
 	commit, err := ResolveCommit(ctx, req.RepoDir, in.Value)
 	if err != nil {
 		return loaded{}, err
@@ -157,53 +182,62 @@ func Flips(fsys fs.FS, base, head *Side, agents []string) ([]Flip, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(s *Side, file string) (*decide.ExpectReport, error) {
-		pols := map[string]*openshell.Policy{}
-		for n, a := range s.Agents {
-			pols[n] = a.Policy
-		}
-		return decide.RunExpectationsVersion(fsys, []string{file}, pols, nil, s.OpenShellVersion)
-	}
 	var out []Flip
 	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", f, err)
-		}
-		ef, err := decide.ParseExpectFile(f, data)
+		flips, err := fileFlips(fsys, f, base, head, agents)
 		if err != nil {
 			return nil, err
 		}
-		if len(agents) > 0 && !contains(agents, ef.Agent) {
-			continue
-		}
-		br, berr := run(base, f)
-		hr, herr := run(head, f)
-		for i, c := range ef.Tests {
-			before, after, reason := "error", "error", ""
-			if berr == nil {
-				before = br.Results[i].Decision.Verdict()
-			}
-			if herr == nil {
-				after, reason = hr.Results[i].Decision.Verdict(), hr.Results[i].Decision.Reason
-			} else {
-				reason = herr.Error()
-			}
-			if before != after {
-				out = append(out, Flip{File: f, Agent: ef.Agent, Name: c.Name, Request: c.Request.String(), Expect: c.Expect,
-					Before: before, After: after, Reason: reason})
-			}
-		}
+		out = append(out, flips...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// fileFlips runs the policy-test file f under both sides, unless it tests
+// an agent outside agents (when set), and returns its cases that flip.
+func fileFlips(fsys fs.FS, f string, base, head *Side, agents []string) ([]Flip, error) {
+	data, err := fs.ReadFile(fsys, f)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f, err)
+	}
+	ef, err := decide.ParseExpectFile(f, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(agents) > 0 && !slices.Contains(agents, ef.Agent) {
+		return nil, nil
+	}
+	br, berr := runExpectations(fsys, base, f)
+	hr, herr := runExpectations(fsys, head, f)
+	var out []Flip
+	for i, c := range ef.Tests {
+		before, _ := caseVerdict(br, berr, i)
+		after, reason := caseVerdict(hr, herr, i)
+		if before != after {
+			out = append(out, Flip{File: f, Agent: ef.Agent, Name: c.Name, Request: c.Request.String(), Expect: c.Expect,
+				Before: before, After: after, Reason: reason})
 		}
 	}
-	return false
+	return out, nil
+}
+
+// runExpectations runs one policy-test file against the policies of a
+// side, under its OpenShell version.
+func runExpectations(fsys fs.FS, s *Side, file string) (*decide.ExpectReport, error) {
+	pols := map[string]*openshell.Policy{}
+	for n, a := range s.Agents {
+		pols[n] = a.Policy
+	}
+	return decide.RunExpectationsVersion(fsys, []string{file}, pols, nil, s.OpenShellVersion)
+}
+
+// caseVerdict is the verdict of case i of a run and its reason, or
+// "error" and the run's error.
+func caseVerdict(rep *decide.ExpectReport, err error, i int) (verdict, reason string) {
+	if err != nil {
+		return "error", err.Error()
+	}
+	d := rep.Results[i].Decision
+	return d.Verdict(), d.Reason
 }

@@ -61,14 +61,9 @@ func ReadBundle(ref string, policies fs.FS) (*Side, error) {
 	}
 	s := &Side{Ref: ref, ManifestSHA256: b.ManifestSHA256, OpenShellVersion: b.Manifest.OpenShellVersion, Agents: map[string]*Agent{}}
 	for _, name := range b.Manifest.AgentNames() {
-		entry := b.Manifest.Agents[name]
-		p, err := openshell.Unmarshal(b.Policies[name])
+		a, err := bundleAgent(b, prov, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", ref, entry.Policy, err)
-		}
-		a := &Agent{Name: name, Manifest: entry, Policy: p, Prov: map[string][]bundle.Source{}}
-		if prov != nil && prov.Agents[name] != nil {
-			a.Prov = prov.Agents[name]
+			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		s.Agents[name] = a
 	}
@@ -77,4 +72,19 @@ func ReadBundle(ref string, policies fs.FS) (*Side, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// bundleAgent decodes the policy of agent name from a bundle, with its
+// provenance when the bundle has some.
+func bundleAgent(b *bundle.Bundle, prov *bundle.ProvenanceFile, name string) (*Agent, error) {
+	entry := b.Manifest.Agents[name]
+	p, err := openshell.Unmarshal(b.Policies[name])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", entry.Policy, err)
+	}
+	a := &Agent{Name: name, Manifest: entry, Policy: p, Prov: map[string][]bundle.Source{}}
+	if prov != nil && prov.Agents[name] != nil {
+		a.Prov = prov.Agents[name]
+	}
+	return a, nil
 }
