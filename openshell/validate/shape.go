@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -109,6 +110,26 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// pairs yields the key/value pairs of mapping n with aliases resolved,
+// skipping a pair either side of which resolves to nothing (yaml.v3 binds
+// every alias it decodes, so in a parsed document that is none).
+func pairs(n *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(k, v *yaml.Node) bool) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
+			if k != nil && v != nil && !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// isNull reports a scalar that resolves to null: null, ~ or an empty plain
+// value.
+func isNull(v *yaml.Node) bool {
+	return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null"
+}
+
 func (c *checker) spend() bool {
 	c.budget--
 	return c.budget >= 0
@@ -178,7 +199,7 @@ func (c *checker) walkStructField(o *obj, def *structDef, seen map[string]bool, 
 	name := k.Value
 	fpath := joinPath(path, name)
 	if seen[name] {
-		c.errorf(k, fpath, CodeDuplicateKey, "keep one", "duplicate key %q", name)
+		c.duplicateField(k, fpath)
 		return
 	}
 	seen[name] = true
@@ -337,6 +358,24 @@ func (c *checker) walkList(o *obj, f *fieldDef, v *yaml.Node, path string) {
 //     the earlier one, a trap here. Each value is still deserialized in turn,
 //     so a shape error in a dropped entry still refuses the file.
 
+// duplicateField reports k, a struct field repeated in its mapping: serde's
+// "duplicate field", which refuses the file.
+func (c *checker) duplicateField(k *yaml.Node, path string) {
+	c.errorf(k, path, CodeDuplicateKey, "keep one", "duplicate key %q", k.Value)
+}
+
+// noteMapKey records k, a key of the BTreeMap-typed mapping at path, in
+// seen; when seen already holds it, it reports the duplicate instead and
+// returns true.
+func (c *checker) noteMapKey(seen map[string]*yaml.Node, k *yaml.Node, path string) bool {
+	if first := seen[k.Value]; first != nil {
+		c.duplicateMapKey(k, joinPath(path, k.Value), first)
+		return true
+	}
+	seen[k.Value] = k
+	return false
+}
+
 // duplicateMapKey reports k, a key of a BTreeMap-typed mapping that repeats
 // the key at line first, as the trap it is.
 func (c *checker) duplicateMapKey(k *yaml.Node, path string, first *yaml.Node) {
@@ -360,12 +399,8 @@ func (c *checker) walkMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 			c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
 			continue
 		}
-		first := seen[k.Value]
-		if first != nil {
-			c.duplicateMapKey(k, joinPath(path, k.Value), first)
+		if c.noteMapKey(seen, k, path) {
 			entries = slices.DeleteFunc(entries, func(e entry) bool { return e.key == k.Value })
-		} else {
-			seen[k.Value] = k
 		}
 		if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
 			entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
@@ -384,14 +419,13 @@ func (c *checker) walkValueMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
-		if k != nil && k.Kind == yaml.ScalarNode {
-			if first := seen[k.Value]; first != nil {
-				c.duplicateMapKey(k, joinPath(path, k.Value), first)
-			} else {
-				seen[k.Value] = k
-			}
+		if k == nil {
+			continue
 		}
-		if k != nil && val != nil {
+		if k.Kind == yaml.ScalarNode {
+			c.noteMapKey(seen, k, path)
+		}
+		if val != nil {
 			c.walkMapValue(f, val, joinPath(path, k.Value))
 		}
 	}
