@@ -330,7 +330,7 @@ func TestHostPatternsOverlap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, pair := range [][2]string{{tc.a, tc.b}, {tc.b, tc.a}} {
-			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], "."), true); got != tc.want {
+			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], ".")); got != tc.want {
 				t.Errorf("overlap(%q, %q) = %v, want %v", pair[0], pair[1], got, tc.want)
 			}
 		}
