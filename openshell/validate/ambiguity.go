@@ -151,8 +151,7 @@ func bodySettings(ep *obj, reqProto string) string {
 		if limit == 0 {
 			limit = ep.kids["json_rpc"].num("max_body_bytes")
 		}
-		strict := mcp == nil || !mcp.has("strict_tool_names") || mcp.boolean("strict_tool_names")
-		return fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strict)
+		return fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strictToolNames(mcp))
 	}
 	return ""
 }
