@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"slices"
@@ -170,12 +171,18 @@ func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		c.walkStructField(o, def, seen, n.Content[i], n.Content[i+1])
 	}
+	c.checkRequired(o, def, seen)
+	return o
+}
+
+// checkRequired reports each required field of def that the walked mapping
+// o lacks (seen holds the field names its keys spelled).
+func (c *checker) checkRequired(o *obj, def *structDef, seen map[string]bool) {
 	for _, f := range def.fields {
 		if f.required && o.keys[f.name] == nil && !seen[f.name] {
-			c.errorf(n, joinPath(path, f.name), CodeRequired, requiredHint(f.name), "missing required field %q in %s", f.name, def.name)
+			c.errorf(o.node, joinPath(o.path, f.name), CodeRequired, requiredHint(f.name), "missing required field %q in %s", f.name, def.name)
 		}
 	}
-	return o
 }
 
 // notMapping reports a struct whose node is not a mapping.
@@ -241,34 +248,46 @@ func requiredHint(name string) string {
 // walkField checks one field value against its kind and records it on o.
 func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	v = resolveAlias(v)
-	if v == nil || !c.spend() {
-		return
-	}
-	if c.nullField(f, v, path) {
+	if v == nil || !c.spend() || c.nullField(f, v, path) {
 		return
 	}
 	switch f.kind {
 	case kString, kInt, kBool:
-		if c.scalar(v, path, f.kind, f.max) {
-			o.vals[f.name] = v
-		}
+		c.walkScalar(o, f, v, path)
 	case kStringList, kIntList:
 		c.walkScalarList(o, f, v, path)
 	case kStruct:
-		if kid := c.walkStruct(v, path, f.def); kid != nil {
-			o.kids[f.name] = kid
-			o.vals[f.name] = v
-		}
+		c.walkKid(o, f, v, path)
 	case kList:
 		c.walkList(o, f, v, path)
 	case kMap:
 		c.walkMap(o, f, v, path)
 	case kMatcher:
-		if c.matcher(v, path) {
-			o.vals[f.name] = v
-		}
+		c.walkMatcher(o, f, v, path)
 	case kMatcherMap, kParamMap, kOpaqueMap:
 		c.walkValueMap(o, f, v, path)
+	}
+}
+
+// walkScalar checks a string, integer or boolean.
+func (c *checker) walkScalar(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if c.scalar(v, path, f.kind, f.max) {
+		o.vals[f.name] = v
+	}
+}
+
+// walkKid checks a nested struct.
+func (c *checker) walkKid(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if kid := c.walkStruct(v, path, f.def); kid != nil {
+		o.kids[f.name] = kid
+		o.vals[f.name] = v
+	}
+}
+
+// walkMatcher checks a query or tool matcher.
+func (c *checker) walkMatcher(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if c.matcher(v, path) {
+		o.vals[f.name] = v
 	}
 }
 
@@ -282,18 +301,22 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 // `~` only as an Option's None. So an empty value of a list or map field is
 // an empty list or map, and of a struct field an empty struct (walkStruct).
 func (c *checker) nullField(f *fieldDef, v *yaml.Node, path string) bool {
-	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!null" || f.kind == kString {
+	if !isNull(v) || f.kind == kString {
 		return false
 	}
 	if f.nullable {
 		return true
 	}
-	if isEmptyPlain(v) && f.kind != kInt && f.kind != kBool && f.kind != kMatcher {
+	if isEmptyPlain(v) && !slices.Contains(nullOnlyKinds, f.kind) {
 		return f.kind != kStruct // a struct is walked as an empty mapping
 	}
 	c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
 	return true
 }
+
+// nullOnlyKinds are the kinds serde_yml reads an empty plain value into
+// only as null; the others take it as empty.
+var nullOnlyKinds = []kind{kInt, kBool, kMatcher}
 
 // isEmptyPlain reports an empty, untagged plain scalar: what `key:` with no
 // value parses to.
@@ -538,27 +561,38 @@ func (c *checker) paramMatcher(v *yaml.Node, path string, depth int) {
 		c.errorf(v, path, CodeType, "flatten the params", "params nest deeper than OpenShell's YAML recursion limit")
 		return
 	}
-	if v.Kind == yaml.MappingNode {
-		isAny := len(v.Content) == 2 && resolveAlias(v.Content[0]) != nil && resolveAlias(v.Content[0]).Value == "any"
-		if isAny {
-			c.matcher(v, path)
-			return
-		}
-		seen := map[string]*yaml.Node{}
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k := resolveAlias(v.Content[i])
-			if k != nil {
-				if first := seen[k.Value]; first != nil && k.Kind == yaml.ScalarNode {
-					c.duplicateMapKey(k, joinPath(path, k.Value), first)
-				} else if first == nil {
-					seen[k.Value] = k
-				}
-				c.paramMatcher(v.Content[i+1], joinPath(path, k.Value), depth+1)
-			}
-		}
+	if v.Kind == yaml.MappingNode && !isAnyMatcher(v) {
+		c.paramMap(v, path, depth)
 		return
 	}
 	c.matcher(v, path)
+}
+
+// isAnyMatcher reports a mapping of the one key any: the {any: [globs]}
+// form of a matcher.
+func isAnyMatcher(v *yaml.Node) bool {
+	if len(v.Content) != 2 {
+		return false
+	}
+	k := resolveAlias(v.Content[0])
+	return k != nil && k.Value == "any"
+}
+
+// paramMap checks a nested params map, each value a matcher or a map.
+func (c *checker) paramMap(v *yaml.Node, path string, depth int) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := resolveAlias(v.Content[i])
+		if k == nil {
+			continue
+		}
+		if first := seen[k.Value]; first != nil && k.Kind == yaml.ScalarNode {
+			c.duplicateMapKey(k, joinPath(path, k.Value), first)
+		} else if first == nil {
+			seen[k.Value] = k
+		}
+		c.paramMatcher(v.Content[i+1], joinPath(path, k.Value), depth+1)
+	}
 }
 
 func describe(n *yaml.Node) string {
@@ -576,23 +610,13 @@ func describe(n *yaml.Node) string {
 	return "an unsupported node"
 }
 
+// tagWord names a YAML tag in a message: the tag without its !! prefix,
+// except for the three abbreviated ones.
 func tagWord(tag string) string {
-	switch tag {
-	case "!!str":
-		return "string"
-	case "!!int":
-		return "integer"
-	case "!!bool":
-		return "boolean"
-	case "!!float":
-		return "float"
-	case "!!null":
-		return "null"
-	case "!!timestamp":
-		return "timestamp"
-	}
-	return strings.TrimPrefix(tag, "!!")
+	return cmp.Or(tagWords[tag], strings.TrimPrefix(tag, "!!"))
 }
+
+var tagWords = map[string]string{"!!str": "string", "!!int": "integer", "!!bool": "boolean"}
 
 func lastSegment(path string) string {
 	if i := strings.LastIndexAny(path, "."); i >= 0 {
