@@ -65,16 +65,21 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 		return
 	}
 	if p := ep.str("path"); p != "" {
-		if !strings.HasPrefix(p, "/") && p != "**" {
-			c.errorf(ep.pos("path"), ep.sub("path"), CodeRulePath, "write /"+p+", or ** for every path",
-				"endpoint path must start with / or be **, got %q", p)
-		}
-		c.globSyntax(ep.pos("path"), ep.sub("path"))
+		c.checkEndpointPath(ep, p)
 	}
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
 	c.checkRuleBodies(ep, proto)
 	c.checkProtocolSpecific(ep, proto)
+}
+
+// checkEndpointPath checks the endpoint's path selector p.
+func (c *checker) checkEndpointPath(ep *obj, p string) {
+	if !strings.HasPrefix(p, "/") && p != "**" {
+		c.errorf(ep.pos("path"), ep.sub("path"), CodeRulePath, "write /"+p+", or ** for every path",
+			"endpoint path must start with / or be **, got %q", p)
+	}
+	c.globSyntax(ep.pos("path"), ep.sub("path"))
 }
 
 // checkProtocol reports an unknown protocol, or one the target version
@@ -126,10 +131,14 @@ func presentField(ep *obj, name string) bool {
 	}
 	switch n.Kind {
 	case yaml.SequenceNode, yaml.MappingNode:
-		return len(n.Content) > 0 || name == "graphql_persisted_queries" || name == "json_rpc" || name == "mcp" || name == "credential_binding"
+		return len(n.Content) > 0 || slices.Contains(presentWhenEmpty, name)
 	}
 	return n.Value != "" && n.Value != "false"
 }
+
+// presentWhenEmpty are the L7-only mapping fields whose mere presence
+// reaches the supervisor, even when empty.
+var presentWhenEmpty = []string{"graphql_persisted_queries", "json_rpc", "mcp", "credential_binding"}
 
 // checkNoProtocol flags L7 settings on an endpoint without a protocol: they
 // never reach L7 parsing, so the endpoint grants full L4 access.
@@ -167,16 +176,13 @@ func (c *checker) checkNoProtocol(ep *obj) {
 	}
 }
 
+// checkEnforcement checks the enforcement of an L7 endpoint: anything but
+// enforce is audit.
 func (c *checker) checkEnforcement(ep *obj, proto string) {
 	e := ep.str("enforcement")
 	n, p := ep.pos("enforcement"), ep.sub("enforcement")
 	if proto == openshell.ProtocolSQL {
-		if e == openshell.EnforcementEnforce {
-			c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
-				"protocol sql cannot be enforced")
-		} else if e != "" && e != openshell.EnforcementAudit {
-			c.trapf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
-		}
+		c.checkSQLEnforcement(n, p, e)
 		return
 	}
 	switch e {
@@ -193,6 +199,19 @@ func (c *checker) checkEnforcement(ep *obj, proto string) {
 	default:
 		c.trapf(n, p, CodeEnforcement, "write `enforcement: enforce`",
 			"unknown enforcement %q is silently treated as audit: denied requests are logged and allowed", e)
+	}
+}
+
+// checkSQLEnforcement checks the enforcement e of a protocol sql endpoint,
+// which can only audit.
+func (c *checker) checkSQLEnforcement(n *yaml.Node, p, e string) {
+	switch e {
+	case openshell.EnforcementEnforce:
+		c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
+			"protocol sql cannot be enforced")
+	case "", openshell.EnforcementAudit:
+	default:
+		c.trapf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
 	}
 }
 
@@ -234,8 +253,8 @@ func (c *checker) checkAccessAndRules(ep *obj, proto string) {
 		access:   ep.str("access"),
 		rules:    ep.vals["rules"],
 		deny:     ep.vals["deny_rules"],
-		hasRules: hasItems(ep, "rules"),
-		hasDeny:  hasItems(ep, "deny_rules"),
+		hasRules: ep.hasItems("rules"),
+		hasDeny:  ep.hasItems("deny_rules"),
 		allowAll: ep.kids["mcp"].boolean("allow_all_known_mcp_methods"),
 	}
 	if rs.access != "" {
@@ -266,7 +285,7 @@ func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
 			hint = "use rules/deny_rules, or set mcp.allow_all_known_mcp_methods: true"
 		}
 		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
-	case rs.access != openshell.AccessReadOnly && rs.access != openshell.AccessReadWrite && rs.access != openshell.AccessFull:
+	case !slices.Contains(accessPresets, rs.access):
 		// The policy loads: expand_access_presets skips the preset
 		// silently (l7/mod.rs:1519 @ v0.0.83) or with a warning
 		// (l7/mod.rs:1684-1689 @ v0.0.111).
@@ -278,6 +297,9 @@ func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
 			"access and rules are mutually exclusive")
 	}
 }
+
+// accessPresets are the access values OpenShell expands.
+var accessPresets = []string{openshell.AccessReadOnly, openshell.AccessReadWrite, openshell.AccessFull}
 
 // checkEmptyRuleLists warns about rules: [] and deny_rules: [].
 func (c *checker) checkEmptyRuleLists(ep *obj, rs ruleSet) {

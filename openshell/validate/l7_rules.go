@@ -83,12 +83,7 @@ func newProtoMatch(m *obj, path string, deny bool) *protoMatch {
 	p := &protoMatch{m: m, path: path, deny: deny,
 		method: m.str("method"), rpath: m.str("path"), command: m.str("command"),
 		opType: m.str("operation_type"), opName: m.str("operation_name")}
-	if n := m.vals["fields"]; n != nil && len(n.Content) > 0 {
-		p.hasFields = true
-	}
-	if n := m.vals["query"]; n != nil && len(n.Content) > 0 {
-		p.hasQuery = true
-	}
+	p.hasFields, p.hasQuery = m.hasItems("fields"), m.hasItems("query")
 	if n := m.vals["params"]; n != nil {
 		flattenParamNodes(n, "", &p.params, 0)
 	}
@@ -232,7 +227,7 @@ func ruleMatches(ep *obj) (allows, deny []*protoMatch) {
 // websocketHasGraphQLPolicy mirrors json_endpoint_has_graphql_policy
 // (l7/mod.rs:911 @ v0.0.83, :977 @ v0.0.111).
 func (c *checker) websocketHasGraphQLPolicy(e *l7Endpoint) bool {
-	if n := e.ep.vals["graphql_persisted_queries"]; n != nil && len(n.Content) > 0 {
+	if e.ep.hasItems("graphql_persisted_queries") {
 		return true
 	}
 	if pq := e.ep.str("persisted_queries"); pq != "" && pq != "deny" {
@@ -491,7 +486,7 @@ func (c *checker) checkPersistedQueries(ep *obj, proto string) {
 			c.errorf(op.pos("operation_type"), op.sub("operation_type"), CodeGraphQLRule, "use query, mutation, subscription or *",
 				"unknown GraphQL operation_type %q", t)
 		}
-		if n := op.vals["fields"]; n == nil || len(n.Content) == 0 {
+		if !op.hasItems("fields") {
 			c.errorf(op.node, op.sub("fields"), CodeGraphQLRule, "list the operation's root fields (see docs/openshell-fidelity.md)",
 				"persisted query %q has no fields; OpenShell v0.0.83..v0.0.111 rejects it (\"fields: list must not be empty\")", e.key)
 		}

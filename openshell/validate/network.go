@@ -40,13 +40,13 @@ func (c *checker) checkNetworkPolicy(e entry) {
 		c.errorf(e.keyNode, np.path, CodeReservedKey, "rename the key; _provider_ is reserved for provider-generated policies",
 			"network policy key %q uses the reserved prefix %q", e.key, reservedPolicyPrefix)
 	}
-	if !hasItems(np, "endpoints") {
+	if !np.hasItems("endpoints") {
 		// Loads: no load-time check counts endpoints
 		// (validate_sandbox_policy, lib.rs:1402-1571 @ v0.0.111).
 		c.trapf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
 			"network policy %q has no endpoints, so it allows nothing", e.key)
 	}
-	if !hasItems(np, "binaries") {
+	if !np.hasItems("binaries") {
 		// Loads: binaries are only matched per connection
 		// (sandbox-policy.rego), never validated at load.
 		c.trapf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
@@ -55,13 +55,6 @@ func (c *checker) checkNetworkPolicy(e entry) {
 	for _, b := range np.lists["binaries"] {
 		c.checkBinary(b)
 	}
-}
-
-// hasItems reports whether a list field has elements (some may have failed
-// the shape check and been dropped from o.lists, which never holds more).
-func hasItems(o *obj, name string) bool {
-	n := o.vals[name]
-	return n != nil && len(n.Content) > 0
 }
 
 func (c *checker) checkBinary(b *obj) {

@@ -34,6 +34,14 @@ type entry struct {
 
 func (o *obj) has(name string) bool { return o != nil && o.vals[name] != nil }
 
+// hasItems reports whether a list or map field has elements (some may have
+// failed the shape check and been dropped from o.lists or o.maps, which
+// never hold more).
+func (o *obj) hasItems(name string) bool {
+	n := o.vals[name]
+	return n != nil && len(n.Content) > 0
+}
+
 // broken reports a field that is present but failed its shape check; the
 // semantic checks skip it rather than report it as missing.
 func (o *obj) broken(name string) bool {
@@ -502,17 +510,12 @@ func (c *checker) matcher(v *yaml.Node, path string) bool {
 // anyMatcher checks the mapping form of a matcher, {any: [globs]}.
 func (c *checker) anyMatcher(v *yaml.Node, path string) bool {
 	anyFound := false
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k := resolveAlias(v.Content[i])
-		if k == nil || k.Value != "any" {
-			name := ""
-			if k != nil {
-				name = k.Value
-			}
-			c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
+	for k, list := range pairs(v) {
+		switch {
+		case k.Value != "any":
+			c.errorf(k, joinPath(path, k.Value), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", k.Value)
 			return false
-		}
-		if anyFound {
+		case anyFound:
 			// QueryAnyDef is a struct: serde_derive's "duplicate field",
 			// and then no variant of the untagged QueryMatcherDef matches
 			// (lib.rs:342-363 @ v0.0.111).
@@ -521,7 +524,7 @@ func (c *checker) anyMatcher(v *yaml.Node, path string) bool {
 			return false
 		}
 		anyFound = true
-		if !c.anyGlobs(resolveAlias(v.Content[i+1]), path) {
+		if !c.anyGlobs(list, path) {
 			return false
 		}
 	}
