@@ -30,24 +30,30 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 	}
 	ns := make([]endpointNorm, len(eps))
 	for i, r := range eps {
-		ns[i] = normalizeEndpoint(r.ep)
+		ns[i] = normalizeEndpoint(r)
 	}
-	for i := 0; i < len(eps); i++ {
-		for j := i + 1; j < len(eps); j++ {
-			a, b := &ns[i], &ns[j]
-			if !a.overlaps(b) || a.agrees(b) {
-				continue // the common case: nothing to report, nothing to format
-			}
-			if conflicts := a.conflicts(b); len(conflicts) > 0 {
-				c.reportAmbiguity(eps[i], eps[j], a, b, conflicts)
-			}
+	for i := range ns {
+		for j := i + 1; j < len(ns); j++ {
+			c.checkAmbiguousPair(&ns[i], &ns[j])
 		}
+	}
+}
+
+// checkAmbiguousPair reports a and b, the later endpoint, when they overlap
+// with conflicting settings.
+func (c *checker) checkAmbiguousPair(a, b *endpointNorm) {
+	if !a.overlaps(b) || a.agrees(b) {
+		return // the common case: nothing to report, nothing to format
+	}
+	if conflicts := a.conflicts(b); len(conflicts) > 0 {
+		c.reportAmbiguity(a, b, conflicts)
 	}
 }
 
 // reportAmbiguity reports two overlapping endpoints with conflicting settings
 // on the second one: an error where OpenShell rejects them, else a warning.
-func (c *checker) reportAmbiguity(ra, rb endpointRef, a, b *endpointNorm, conflicts []string) {
+func (c *checker) reportAmbiguity(a, b *endpointNorm, conflicts []string) {
+	ra, rb := a.ref, b.ref
 	msg := fmt.Sprintf("%s.endpoints[%d] (%s) and %s.endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
 		ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(sharedPorts(a.ports, b.ports), ","), strings.Join(conflicts, "; "))
 	hint := "make the settings agree, or merge the endpoints into one"
@@ -60,6 +66,7 @@ func (c *checker) reportAmbiguity(ra, rb endpointRef, a, b *endpointNorm, confli
 
 // endpointNorm is an endpoint reduced to what the ambiguity check compares.
 type endpointNorm struct {
+	ref      endpointRef
 	ports    []int64
 	host     string
 	labels   []string
@@ -74,7 +81,8 @@ type endpointNorm struct {
 	bodies   string // protocol-specific body limits and MCP options
 }
 
-func normalizeEndpoint(ep *obj) endpointNorm {
+func normalizeEndpoint(r endpointRef) endpointNorm {
+	ep := r.ep
 	ips := normalizedIPs(ep)
 	proto := strings.ToLower(ep.str("protocol"))
 	reqProto := proto
@@ -83,6 +91,7 @@ func normalizeEndpoint(ep *obj) endpointNorm {
 	}
 	host := strings.ToLower(ep.str("host"))
 	return endpointNorm{
+		ref:      r,
 		bodies:   bodySettings(ep, reqProto),
 		ports:    endpointPorts(ep),
 		host:     host,

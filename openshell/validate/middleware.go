@@ -513,16 +513,19 @@ func (c *checker) checkRegexConfig(config *yaml.Node, path string) {
 	last := lastConfigValues(config)
 	for i := 0; i+1 < len(config.Content); i += 2 {
 		k, v := resolveAlias(config.Content[i]), resolveAlias(config.Content[i+1])
-		if k == nil || v == nil || last[k.Value] != i {
-			continue
+		if k != nil && v != nil && last[k.Value] == i {
+			c.checkRegexConfigField(k, v, joinPath(path, k.Value))
 		}
-		kpath := joinPath(path, k.Value)
-		if k.Value != "mode" {
-			c.errorf(k, kpath, CodeMiddleware, "openshell/regex supports only config: {mode: redact}", "unknown field %q in %s config", k.Value, builtinRegex)
-			continue
-		}
-		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value != "redact" {
-			c.errorf(v, kpath, CodeMiddleware, "openshell/regex supports only mode: redact", "invalid %s config mode %s", builtinRegex, describe(v))
-		}
+	}
+}
+
+// checkRegexConfigField checks one field k: v of an openshell/regex config.
+func (c *checker) checkRegexConfigField(k, v *yaml.Node, path string) {
+	if k.Value != "mode" {
+		c.errorf(k, path, CodeMiddleware, "openshell/regex supports only config: {mode: redact}", "unknown field %q in %s config", k.Value, builtinRegex)
+		return
+	}
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value != "redact" {
+		c.errorf(v, path, CodeMiddleware, "openshell/regex supports only mode: redact", "invalid %s config mode %s", builtinRegex, describe(v))
 	}
 }
