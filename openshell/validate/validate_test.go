@@ -434,6 +434,11 @@ func TestPathsCompete(t *testing.T) {
 		{"/a?c", "/abc", true},
 		{"/a?c", "/abd", false},
 		{"/ab/***", "/abc", true}, // malformed: conservative
+		{"/a*b", "/ac", false},    // the star cannot supply the missing b
+		{"/*a*", "/*b*", true},    // both match /ab
+		{"/v[12]/*", "/v1/abc*", true},
+		{"/v[1-3]/*", "/v2/abcd*", true},
+		{"/v[1-3]/*", "/v7/abcd*", false},
 	}
 	for _, tc := range tests {
 		if got := pathsCompete(tc.a, tc.b); got != tc.want {
