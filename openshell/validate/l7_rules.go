@@ -179,6 +179,7 @@ func (c *checker) checkRuleBodies(ep *obj, proto string) {
 	for _, a := range e.allows {
 		c.checkAllowBody(e, a)
 		if !slices.Contains(queryCheckedProtocols, proto) {
+			// The shape walk's query matcher errors load here.
 			c.demoteToTrap(CodeQueryMatcher, joinPath(a.path, "query")+".")
 		}
 	}
@@ -189,9 +190,9 @@ func (c *checker) checkRuleBodies(ep *obj, proto string) {
 }
 
 // queryCheckedProtocols are the protocols whose allow-rule query matchers
-// OpenShell validates: rest and websocket (l7/mod.rs:1362-1394 @ v0.0.83,
-// :1475-1507 @ v0.0.111); json-rpc/mcp refuse any query. Elsewhere an
-// empty matcher loads and matches nothing.
+// OpenShell checks at load: rest and websocket validate them
+// (l7/mod.rs:1362-1394 @ v0.0.83, :1475-1507 @ v0.0.111), json-rpc/mcp
+// refuse any query. Elsewhere an empty matcher loads and matches nothing.
 var queryCheckedProtocols = []string{openshell.ProtocolREST, openshell.ProtocolWebsocket, openshell.ProtocolJSONRPC, openshell.ProtocolMCP}
 
 // newL7Endpoint gathers the endpoint-level context of the rule checks.

@@ -224,7 +224,7 @@ func (c *checker) checkMiddlewareEndpoints(p *obj, mw middleware, failClosed boo
 	}
 	incs, incOK := c.selectorPatterns(sel, "include", include, incNodes)
 	excs, excOK := c.selectorPatterns(sel, "exclude", exclude, excNodes)
-	// An empty include selects nothing: no endpoint to report.
+	// An empty include (reported above) selects no endpoint.
 	if incOK && excOK && failClosed {
 		c.checkMiddlewareTLSSkip(p, mw.key, o, &hostSelector{includes: incs, excludes: excs})
 	}
@@ -393,8 +393,7 @@ type labelStep struct{ l, r int }
 
 // labelWalk reports whether the walk from (0, 0), taking the steps next
 // allows from each position inside both sequences, reaches (nl, nr): the
-// end of both. Each position is visited once, so a walk is at most
-// nl*nr positions long.
+// end of both. Each position is visited once.
 func labelWalk(nl, nr int, next func(l, r int) []labelStep) bool {
 	seen := map[labelStep]bool{}
 	todo := []labelStep{{0, 0}}
