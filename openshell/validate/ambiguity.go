@@ -30,24 +30,30 @@ func (c *checker) checkAmbiguity(eps []endpointRef) {
 	}
 	ns := make([]endpointNorm, len(eps))
 	for i, r := range eps {
-		ns[i] = normalizeEndpoint(r.ep)
+		ns[i] = normalizeEndpoint(r)
 	}
-	for i := 0; i < len(eps); i++ {
-		for j := i + 1; j < len(eps); j++ {
-			a, b := &ns[i], &ns[j]
-			if !a.overlaps(b) || a.agrees(b) {
-				continue // the common case: nothing to report, nothing to format
-			}
-			if conflicts := a.conflicts(b); len(conflicts) > 0 {
-				c.reportAmbiguity(eps[i], eps[j], a, b, conflicts)
-			}
+	for i := range ns {
+		for j := i + 1; j < len(ns); j++ {
+			c.checkAmbiguousPair(&ns[i], &ns[j])
 		}
+	}
+}
+
+// checkAmbiguousPair reports a and b, the later endpoint, when they overlap
+// with conflicting settings.
+func (c *checker) checkAmbiguousPair(a, b *endpointNorm) {
+	if !a.overlaps(b) || a.agrees(b) {
+		return // the common case: nothing to report, nothing to format
+	}
+	if conflicts := a.conflicts(b); len(conflicts) > 0 {
+		c.reportAmbiguity(a, b, conflicts)
 	}
 }
 
 // reportAmbiguity reports two overlapping endpoints with conflicting settings
 // on the second one: an error where OpenShell rejects them, else a warning.
-func (c *checker) reportAmbiguity(ra, rb endpointRef, a, b *endpointNorm, conflicts []string) {
+func (c *checker) reportAmbiguity(a, b *endpointNorm, conflicts []string) {
+	ra, rb := a.ref, b.ref
 	msg := fmt.Sprintf("%s.endpoints[%d] (%s) and %s.endpoints[%d] (%s) overlap on port %s with conflicting settings: %s",
 		ra.policy, ra.index, a.host, rb.policy, rb.index, b.host, strings.Join(sharedPorts(a.ports, b.ports), ","), strings.Join(conflicts, "; "))
 	hint := "make the settings agree, or merge the endpoints into one"
@@ -60,6 +66,7 @@ func (c *checker) reportAmbiguity(ra, rb endpointRef, a, b *endpointNorm, confli
 
 // endpointNorm is an endpoint reduced to what the ambiguity check compares.
 type endpointNorm struct {
+	ref      endpointRef
 	ports    []int64
 	host     string
 	labels   []string
@@ -74,7 +81,8 @@ type endpointNorm struct {
 	bodies   string // protocol-specific body limits and MCP options
 }
 
-func normalizeEndpoint(ep *obj) endpointNorm {
+func normalizeEndpoint(r endpointRef) endpointNorm {
+	ep := r.ep
 	ips := normalizedIPs(ep)
 	proto := strings.ToLower(ep.str("protocol"))
 	reqProto := proto
@@ -83,6 +91,7 @@ func normalizeEndpoint(ep *obj) endpointNorm {
 	}
 	host := strings.ToLower(ep.str("host"))
 	return endpointNorm{
+		ref:      r,
 		bodies:   bodySettings(ep, reqProto),
 		ports:    endpointPorts(ep),
 		host:     host,
@@ -151,8 +160,7 @@ func bodySettings(ep *obj, reqProto string) string {
 		if limit == 0 {
 			limit = ep.kids["json_rpc"].num("max_body_bytes")
 		}
-		strict := mcp == nil || !mcp.has("strict_tool_names") || mcp.boolean("strict_tool_names")
-		return fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strict)
+		return fmt.Sprintf("max_body_bytes=%d mcp.strict_tool_names=%t", bodyLimit(limit), strictToolNames(mcp))
 	}
 	return ""
 }
@@ -166,7 +174,7 @@ func credentialSettings(ep *obj) string {
 
 // overlaps reports whether two endpoints can match the same connection.
 func (a *endpointNorm) overlaps(b *endpointNorm) bool {
-	return portsOverlap(a.ports, b.ports) && (a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels, true))
+	return portsOverlap(a.ports, b.ports) && (a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels))
 }
 
 // requestsCompete reports whether both endpoints carry L7 configuration for
@@ -236,7 +244,7 @@ func pathsCompete(a, b string) bool {
 	if pathSpecificity(a) != pathSpecificity(b) {
 		return false
 	}
-	if a == "" || b == "" || a == "**" || a == "/**" || b == "**" || b == "/**" || a == b {
+	if slices.Contains(everyPath, a) || slices.Contains(everyPath, b) || a == b {
 		return true
 	}
 	ta, okA := pathGlobTokens(a)
@@ -248,6 +256,9 @@ func pathsCompete(a, b string) bool {
 	}
 	return globsIntersect(ta, tb)
 }
+
+// everyPath are the path selectors that match every request.
+var everyPath = []string{"", "**", "/**"}
 
 func pathSpecificity(p string) int {
 	return len(p) - strings.Count(p, "*")
@@ -299,10 +310,15 @@ func pathGlobStar(p string, i int) (globToken, int, bool) {
 	if j-i > 2 {
 		return globToken{}, 0, false
 	}
-	if j-i == 2 && !((i == 0 || p[i-1] == '/') && (j == len(p) || p[j] == '/')) {
+	if j-i == 2 && !wholeSegment(p, i, j) {
 		return globToken{}, 0, false
 	}
 	return globToken{kind: '*'}, j, true
+}
+
+// wholeSegment reports whether p[i:j] is a whole /-separated segment of p.
+func wholeSegment(p string, i, j int) bool {
+	return (i == 0 || p[i-1] == '/') && (j == len(p) || p[j] == '/')
 }
 
 // pathGlobClass reads a [class] or [!class].
@@ -323,56 +339,82 @@ func pathGlobClass(p string, i int) (globToken, int, bool) {
 // memoized walk over (i, j) where a star either ends or absorbs one token of
 // the other side.
 func globsIntersect(a, b []globToken) bool {
-	seen := make(map[[2]int]bool)
-	var walk func(i, j int) bool
-	walk = func(i, j int) bool {
-		key := [2]int{i, j}
-		if v, ok := seen[key]; ok {
-			return v
-		}
-		seen[key] = false
-		var ok bool
-		switch {
-		case i == len(a) && j == len(b):
-			ok = true
-		case i < len(a) && a[i].kind == '*':
-			ok = walk(i+1, j) || (j < len(b) && walk(i, j+1))
-		case j < len(b) && b[j].kind == '*':
-			ok = walk(i, j+1) || (i < len(a) && walk(i+1, j))
-		case i < len(a) && j < len(b):
-			ok = tokensCompatible(a[i], b[j]) && walk(i+1, j+1)
-		}
-		seen[key] = ok
-		return ok
+	w := &globWalk{a: a, b: b, seen: map[[2]int]bool{}}
+	return w.walk(0, 0)
+}
+
+// globWalk is the state of globsIntersect: the two token lists and the
+// verdict of every (i, j) visited (false while a visit is in progress).
+type globWalk struct {
+	a, b []globToken
+	seen map[[2]int]bool
+}
+
+// walk reports whether a[i:] and b[j:] match a common string.
+func (w *globWalk) walk(i, j int) bool {
+	if i > len(w.a) || j > len(w.b) {
+		return false // a star absorbed past the end of the other side
 	}
-	return walk(0, 0)
+	key := [2]int{i, j}
+	if v, ok := w.seen[key]; ok {
+		return v
+	}
+	w.seen[key] = false
+	ok := w.step(i, j)
+	w.seen[key] = ok
+	return ok
+}
+
+// step tries the moves from (i, j): a star ends or absorbs one token of the
+// other side; two other tokens must be compatible.
+func (w *globWalk) step(i, j int) bool {
+	switch {
+	case isStar(w.a, i):
+		return w.walk(i+1, j) || w.walk(i, j+1)
+	case isStar(w.b, j):
+		return w.walk(i, j+1) || w.walk(i+1, j)
+	case i == len(w.a) || j == len(w.b):
+		return i == len(w.a) && j == len(w.b)
+	}
+	return tokensCompatible(w.a[i], w.b[j]) && w.walk(i+1, j+1)
+}
+
+// isStar reports whether tokens[i] is a star.
+func isStar(tokens []globToken, i int) bool {
+	return i < len(tokens) && tokens[i].kind == '*'
 }
 
 func tokensCompatible(x, y globToken) bool {
-	if x.kind == 'l' && y.kind == 'l' {
+	switch [2]byte{x.kind, y.kind} {
+	case [2]byte{'l', 'l'}:
 		return x.lit == y.lit
-	}
-	if x.kind == '[' && y.kind == 'l' {
-		x, y = y, x
-	}
-	if x.kind == 'l' && y.kind == '[' {
-		return classContains(y, x.lit) != y.neg
-	}
-	if x.kind == '[' && y.kind == '[' {
-		// Two classes overlap only if some character is in both
-		// (token_character_ranges, ambiguity.rs:618-654 @ v0.0.111:
-		// /v[12] and /v[34] do not compete, replayed by TestUpstreamLoad
-		// from ambiguity.rs:847 @ v0.0.111). Bytes >= 0x80 stand for every
-		// non-ASCII character, which only a negated class contains.
-		for b := 0; b < 256; b++ {
-			if classContains(x, byte(b)) != x.neg && classContains(y, byte(b)) != y.neg {
-				return true
-			}
-		}
-		return false
+	case [2]byte{'l', '['}:
+		return y.classMatches(x.lit)
+	case [2]byte{'[', 'l'}:
+		return x.classMatches(y.lit)
+	case [2]byte{'[', '['}:
+		return classesOverlap(x, y)
 	}
 	return true // ? matches any one character
 }
+
+// classesOverlap reports whether some character is in both classes
+// (token_character_ranges, ambiguity.rs:618-654 @ v0.0.111: /v[12] and
+// /v[34] do not compete, replayed by TestUpstreamLoad from
+// ambiguity.rs:847 @ v0.0.111). Bytes >= 0x80 stand for every non-ASCII
+// character, which only a negated class contains.
+func classesOverlap(x, y globToken) bool {
+	for b := 0; b < 256; b++ {
+		if x.classMatches(byte(b)) && y.classMatches(byte(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// classMatches reports whether the class token c, negated or not, matches
+// byte b.
+func (c globToken) classMatches(b byte) bool { return classContains(c, b) != c.neg }
 
 func classContains(c globToken, b byte) bool {
 	s := c.class
@@ -411,48 +453,57 @@ func quoteOrNone(s string) string {
 // labels, can match the same name. A * label matches any one label and a
 // partial glob its literal prefix and suffix; ** is special only as the
 // first label (OpenShell rejects it elsewhere), which keeps this linear.
-func labelsOverlap(a, b []string, first bool) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == 0 && len(b) == 0
+func labelsOverlap(a, b []string) bool {
+	if len(a) > 0 && len(b) > 0 && (a[0] == "**" || b[0] == "**") {
+		return recursiveLabelsOverlap(a, b)
 	}
-	if first && a[0] == "**" && b[0] == "**" {
+	return slices.EqualFunc(a, b, labelOverlap)
+}
+
+// recursiveLabelsOverlap is labelsOverlap for two patterns at least one of
+// which starts with **, spanning one or more leading labels.
+func recursiveLabelsOverlap(a, b []string) bool {
+	if a[0] == "**" && b[0] == "**" {
 		// Both span one or more leading labels: compare the common suffix.
 		n := min(len(a), len(b)) - 1
-		return labelsOverlap(a[len(a)-n:], b[len(b)-n:], false)
+		return slices.EqualFunc(a[len(a)-n:], b[len(b)-n:], labelOverlap)
 	}
-	if first && b[0] == "**" {
+	if b[0] == "**" {
 		a, b = b, a
 	}
-	if first && a[0] == "**" {
-		rest := a[1:]
-		if len(b) <= len(rest) {
-			return false
-		}
-		return labelsOverlap(rest, b[len(b)-len(rest):], false)
+	rest := a[1:]
+	if len(b) <= len(rest) {
+		return false
 	}
-	for i := range a {
-		if i >= len(b) || !labelOverlap(a[i], b[i]) {
-			return false
-		}
-	}
-	return len(a) == len(b)
+	return slices.EqualFunc(rest, b[len(b)-len(rest):], labelOverlap)
 }
 
 func labelOverlap(a, b string) bool {
-	if strings.Contains(a, "*") || strings.Contains(b, "*") {
-		if a == "*" || b == "*" {
-			return true
-		}
-		// Partial globs (api-*): compare the literal prefixes and suffixes.
-		pa, sa, _ := strings.Cut(a, "*")
-		pb, sb, _ := strings.Cut(b, "*")
-		if !strings.Contains(a, "*") {
-			return strings.HasPrefix(a, pb) && strings.HasSuffix(a, sb) && len(a) >= len(pb)+len(sb)
-		}
-		if !strings.Contains(b, "*") {
-			return strings.HasPrefix(b, pa) && strings.HasSuffix(b, sa) && len(b) >= len(pa)+len(sa)
-		}
-		return (strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)) && (strings.HasSuffix(sa, sb) || strings.HasSuffix(sb, sa))
+	wildA, wildB := strings.Contains(a, "*"), strings.Contains(b, "*")
+	switch {
+	case !wildA && !wildB:
+		return a == b
+	case a == "*" || b == "*":
+		return true
+	case !wildA:
+		return partialMatches(b, a)
+	case !wildB:
+		return partialMatches(a, b)
 	}
-	return a == b
+	return partialsOverlap(a, b)
+}
+
+// partialMatches reports whether the partial glob g (api-*) matches the
+// literal label l: l has the glob's literal prefix and suffix.
+func partialMatches(g, l string) bool {
+	p, s, _ := strings.Cut(g, "*")
+	return strings.HasPrefix(l, p) && strings.HasSuffix(l, s) && len(l) >= len(p)+len(s)
+}
+
+// partialsOverlap reports whether two partial globs can match one label:
+// their literal prefixes agree, and so do their suffixes.
+func partialsOverlap(a, b string) bool {
+	pa, sa, _ := strings.Cut(a, "*")
+	pb, sb, _ := strings.Cut(b, "*")
+	return (strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)) && (strings.HasSuffix(sa, sb) || strings.HasSuffix(sb, sa))
 }

@@ -123,6 +123,9 @@ var fidelityCases = []struct {
 
 	// Traps: OpenShell loads these (warnings; policy compile treats them as errors).
 	{"enforcement omitted is audit, loads", both, `{host: api.example.com, port: 443, protocol: rest, access: read-only}`, "", trapped(CodeEnforcement)},
+	{"unknown sql enforcement is audit, loads", both, `{host: db.example.com, port: 5432, protocol: sql, enforcement: enforced, access: read-only}`, "", trapped(CodeEnforcement)},
+	{"GraphQL rule fields off graphql and websocket are ignored", both, restEP + `rules: [{allow: {method: GET, path: "/x", operation_type: query}}]}`, "", verdict{CodeIgnoredField, openshell.SeverityWarning}},
+	{"GraphQL options off graphql and websocket are ignored", both, restEP + `access: read-only, persisted_queries: deny}`, "", verdict{CodeIgnoredField, openshell.SeverityWarning}},
 	{"port and ports loads opa.rs:1239@v0.0.83 keeps ports", both, `{host: api.example.com, port: 443, ports: [8443]}`, "", trapped(CodePortAndPorts)},
 	{"allowed_ips loopback loads, refused per connection proxy.rs:4145@v0.0.111", both, `{host: db.example.com, port: 5432, allowed_ips: [127.0.0.1]}`, "", trapped(CodeAllowedIPBlocked)},
 	{"access unknown loads l7/mod.rs:1519@v0.0.83 :1684@v0.0.111", both, restEP + `access: readonly}`, "", trapped(CodeAccess)},
@@ -135,6 +138,7 @@ var fidelityCases = []struct {
 	{"tcp trailing-dot host refused lib.rs:1599@v0.0.111", v111, `{host: db.example.com., port: 5432, protocol: tcp}`, "", refuses(CodeHostTrailingDot)},
 	{"tcp empty-label host refused host_pattern.rs:109 via lib.rs:1603", v111, `{host: db..example.com, port: 5432, protocol: tcp}`, "", refuses(CodeHostSyntax)},
 	{"host with a port loads", both, `{host: "api.example.com:443", port: 443}`, "", trapped(CodeHostSyntax)},
+	{"host over 253 bytes loads", both, "{host: " + strings.Repeat("a123456789.", 24) + "example.com, port: 443}", "", trapped(CodeHostSyntax)},
 
 	// False claims removed.
 	{"link-local allowed_ips on the host gateway alias loads proxy.rs:776@v0.0.83 destination.rs:86@v0.0.111", both, `{host: host.openshell.internal, port: 8080, allowed_ips: [169.254.1.2]}`, "", loads},
@@ -284,6 +288,10 @@ func TestHostPatternSelector(t *testing.T) {
 		{[]string{"**"}, nil, "anything.at.all", true},
 		{[]string{"API.Example.com"}, nil, "api.example.com", true},
 		{[]string{"api-*.example.com"}, nil, "web.example.com", false},
+		{[]string{"*.example.com"}, nil, "**.example.com", true},
+		{[]string{"**.example.com"}, nil, "**.com", true},
+		{[]string{"*.example.com"}, []string{"**.example.com"}, "api.example.com", false},
+		{[]string{"*.example.com"}, []string{"web.example.com"}, "api.example.com", true},
 	} {
 		var sel hostSelector
 		for _, p := range tc.include {

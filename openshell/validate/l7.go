@@ -65,16 +65,21 @@ func (c *checker) checkL7(ep *obj, ports []int64) {
 		return
 	}
 	if p := ep.str("path"); p != "" {
-		if !strings.HasPrefix(p, "/") && p != "**" {
-			c.errorf(ep.pos("path"), ep.sub("path"), CodeRulePath, "write /"+p+", or ** for every path",
-				"endpoint path must start with / or be **, got %q", p)
-		}
-		c.globSyntax(ep.pos("path"), ep.sub("path"))
+		c.checkEndpointPath(ep, p)
 	}
 	c.checkEnforcement(ep, proto)
 	c.checkAccessAndRules(ep, proto)
 	c.checkRuleBodies(ep, proto)
 	c.checkProtocolSpecific(ep, proto)
+}
+
+// checkEndpointPath checks the endpoint's path selector p.
+func (c *checker) checkEndpointPath(ep *obj, p string) {
+	if !strings.HasPrefix(p, "/") && p != "**" {
+		c.errorf(ep.pos("path"), ep.sub("path"), CodeRulePath, "write /"+p+", or ** for every path",
+			"endpoint path must start with / or be **, got %q", p)
+	}
+	c.globSyntax(ep.pos("path"), ep.sub("path"))
 }
 
 // checkProtocol reports an unknown protocol, or one the target version
@@ -126,10 +131,14 @@ func presentField(ep *obj, name string) bool {
 	}
 	switch n.Kind {
 	case yaml.SequenceNode, yaml.MappingNode:
-		return len(n.Content) > 0 || name == "graphql_persisted_queries" || name == "json_rpc" || name == "mcp" || name == "credential_binding"
+		return len(n.Content) > 0 || slices.Contains(presentWhenEmpty, name)
 	}
 	return n.Value != "" && n.Value != "false"
 }
+
+// presentWhenEmpty are the L7-only mapping fields whose mere presence
+// reaches the supervisor, even when empty.
+var presentWhenEmpty = []string{"graphql_persisted_queries", "json_rpc", "mcp", "credential_binding"}
 
 // checkNoProtocol flags L7 settings on an endpoint without a protocol: they
 // never reach L7 parsing, so the endpoint grants full L4 access.
@@ -167,16 +176,13 @@ func (c *checker) checkNoProtocol(ep *obj) {
 	}
 }
 
+// checkEnforcement checks the enforcement of an L7 endpoint: anything but
+// enforce is audit.
 func (c *checker) checkEnforcement(ep *obj, proto string) {
 	e := ep.str("enforcement")
 	n, p := ep.pos("enforcement"), ep.sub("enforcement")
 	if proto == openshell.ProtocolSQL {
-		if e == openshell.EnforcementEnforce {
-			c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
-				"protocol sql cannot be enforced")
-		} else if e != "" && e != openshell.EnforcementAudit {
-			c.trapf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
-		}
+		c.checkSQLEnforcement(n, p, e)
 		return
 	}
 	switch e {
@@ -193,6 +199,19 @@ func (c *checker) checkEnforcement(ep *obj, proto string) {
 	default:
 		c.trapf(n, p, CodeEnforcement, "write `enforcement: enforce`",
 			"unknown enforcement %q is silently treated as audit: denied requests are logged and allowed", e)
+	}
+}
+
+// checkSQLEnforcement checks the enforcement e of a protocol sql endpoint,
+// which can only audit.
+func (c *checker) checkSQLEnforcement(n *yaml.Node, p, e string) {
+	switch e {
+	case openshell.EnforcementEnforce:
+		c.errorf(n, p, CodeSQLEnforce, "use `enforcement: audit`; SQL enforcement needs full SQL parsing, which OpenShell does not have",
+			"protocol sql cannot be enforced")
+	case "", openshell.EnforcementAudit:
+	default:
+		c.trapf(n, p, CodeEnforcement, "write `enforcement: audit`", "unknown enforcement %q (OpenShell treats it as audit)", e)
 	}
 }
 
@@ -227,25 +246,26 @@ type ruleSet struct {
 	allowAll bool // mcp.allow_all_known_mcp_methods
 }
 
+// checkAccessAndRules checks the allow set of an L7 endpoint (its access
+// preset or rules) and its deny rules.
 func (c *checker) checkAccessAndRules(ep *obj, proto string) {
-	rulesNode := ep.vals["rules"]
-	denyNode := ep.vals["deny_rules"]
 	rs := ruleSet{
 		access:   ep.str("access"),
-		rules:    rulesNode,
-		deny:     denyNode,
-		hasRules: rulesNode != nil && len(rulesNode.Content) > 0,
-		hasDeny:  denyNode != nil && len(denyNode.Content) > 0,
+		rules:    ep.vals["rules"],
+		deny:     ep.vals["deny_rules"],
+		hasRules: ep.hasItems("rules"),
+		hasDeny:  ep.hasItems("deny_rules"),
 		allowAll: ep.kids["mcp"].boolean("allow_all_known_mcp_methods"),
 	}
 	if rs.access != "" {
 		c.checkAccess(ep, proto, rs)
 	}
 	c.checkEmptyRuleLists(ep, rs)
-	if !rs.hasRules && rs.access == "" {
+	noAllowSet := !rs.hasRules && rs.access == ""
+	if noAllowSet {
 		c.checkNoAllowSet(ep, proto, rs)
 	}
-	if rs.hasDeny && !rs.hasRules && rs.access == "" && proto != openshell.ProtocolMCP && proto != openshell.ProtocolJSONRPC {
+	if rs.hasDeny && noAllowSet && !isJSONRPCFamily(proto) {
 		c.errorf(ep.pos("deny_rules"), ep.sub("deny_rules"), CodeNoAllowSet, "add access or rules for the base allow set",
 			"deny_rules require rules or access to define the base allow set")
 	}
@@ -259,13 +279,13 @@ func (c *checker) checkAccessAndRules(ep *obj, proto string) {
 // and not combined with rules.
 func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
 	switch {
-	case proto == openshell.ProtocolJSONRPC || proto == openshell.ProtocolMCP:
+	case isJSONRPCFamily(proto):
 		hint := `use explicit rules with allow.method, e.g. method: "*"`
 		if proto == openshell.ProtocolMCP {
 			hint = "use rules/deny_rules, or set mcp.allow_all_known_mcp_methods: true"
 		}
 		c.errorf(ep.pos("access"), ep.sub("access"), CodeAccessJSONRPC, hint, "protocol %s does not support access presets", proto)
-	case rs.access != openshell.AccessReadOnly && rs.access != openshell.AccessReadWrite && rs.access != openshell.AccessFull:
+	case !slices.Contains(accessPresets, rs.access):
 		// The policy loads: expand_access_presets skips the preset
 		// silently (l7/mod.rs:1519 @ v0.0.83) or with a warning
 		// (l7/mod.rs:1684-1689 @ v0.0.111).
@@ -277,6 +297,9 @@ func (c *checker) checkAccess(ep *obj, proto string, rs ruleSet) {
 			"access and rules are mutually exclusive")
 	}
 }
+
+// accessPresets are the access values OpenShell expands.
+var accessPresets = []string{openshell.AccessReadOnly, openshell.AccessReadWrite, openshell.AccessFull}
 
 // checkEmptyRuleLists warns about rules: [] and deny_rules: [].
 func (c *checker) checkEmptyRuleLists(ep *obj, rs ruleSet) {
@@ -386,57 +409,69 @@ func (c *checker) checkHTTPMatch(m *obj, proto, path string) {
 // emptyAllow reports an allow match without any condition, which OpenShell
 // treats as matching nothing (MCP with allow_all_known_mcp_methods excepted).
 func emptyAllow(m *obj, proto string, mcpAllowAll bool) bool {
-	return m.str("method") == "" && m.str("path") == "" && m.str("command") == "" &&
-		m.str("operation_type") == "" && m.str("operation_name") == "" &&
+	return !slices.ContainsFunc(allowConditions, func(f string) bool { return m.str(f) != "" }) &&
 		!m.has("tool") && !hasParamName(m) && !(proto == openshell.ProtocolMCP && mcpAllowAll)
 }
+
+// allowConditions are the string fields of an allow match that each make
+// it a condition.
+var allowConditions = []string{"method", "path", "command", "operation_type", "operation_name"}
 
 func hasParamName(m *obj) bool {
 	n := m.vals["params"]
 	if n == nil {
 		return false
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := resolveAlias(n.Content[i]); k != nil && k.Value == "name" {
+	for k := range pairs(n) {
+		if k.Value == "name" {
 			return true
 		}
 	}
 	return false
 }
 
+// isJSONRPCFamily reports json-rpc and mcp, which share the JSON-RPC
+// options and refuse access presets.
+func isJSONRPCFamily(proto string) bool {
+	return proto == openshell.ProtocolJSONRPC || proto == openshell.ProtocolMCP
+}
+
+// checkProtocolSpecific checks the options of one protocol given on an
+// endpoint of another.
 func (c *checker) checkProtocolSpecific(ep *obj, proto string) {
 	if mcp := ep.kids["mcp"]; mcp != nil && proto != openshell.ProtocolMCP {
-		// Only the two booleans reach the supervisor's JSON as mcp_*
-		// keys, rejected off mcp (l7/mod.rs:1114-1143 @ v0.0.83);
-		// max_body_bytes becomes json_rpc_max_body_bytes, ignored off the
-		// JSON-RPC family with a warning (l7/mod.rs:1106).
-		for _, f := range []string{"strict_tool_names", "allow_all_known_mcp_methods"} {
-			if mcp.has(f) {
-				c.errorf(mcp.pos(f), mcp.sub(f), CodeIgnoredField, "remove mcp, or use protocol mcp", "mcp.%s is only valid for protocol mcp", f)
-			}
-		}
-		if mcp.num("max_body_bytes") > 0 && proto != openshell.ProtocolJSONRPC {
-			c.warnf(mcp.pos("max_body_bytes"), mcp.sub("max_body_bytes"), CodeIgnoredField, "remove mcp", "mcp.max_body_bytes is ignored unless protocol is json-rpc or mcp")
-		}
+		c.checkMCPOptionsOffMCP(mcp, proto)
 	}
-	if ep.kids["json_rpc"] != nil && proto != openshell.ProtocolJSONRPC && proto != openshell.ProtocolMCP {
+	if ep.kids["json_rpc"] != nil && !isJSONRPCFamily(proto) {
 		c.warnf(ep.pos("json_rpc"), ep.sub("json_rpc"), CodeIgnoredField, "remove json_rpc", "json_rpc options are ignored unless protocol is json-rpc or mcp")
 	}
 	c.checkGraphQLOptions(ep, proto)
 	c.checkCredentialRewrite(ep, proto)
 }
 
+// checkMCPOptionsOffMCP checks the mcp options of an endpoint whose
+// protocol is not mcp. Only the two booleans reach the supervisor's JSON as
+// mcp_* keys, rejected off mcp (l7/mod.rs:1114-1143 @ v0.0.83);
+// max_body_bytes becomes json_rpc_max_body_bytes, ignored off the JSON-RPC
+// family with a warning (l7/mod.rs:1106).
+func (c *checker) checkMCPOptionsOffMCP(mcp *obj, proto string) {
+	for _, f := range []string{"strict_tool_names", "allow_all_known_mcp_methods"} {
+		if mcp.has(f) {
+			c.errorf(mcp.pos(f), mcp.sub(f), CodeIgnoredField, "remove mcp, or use protocol mcp", "mcp.%s is only valid for protocol mcp", f)
+		}
+	}
+	if mcp.num("max_body_bytes") > 0 && proto != openshell.ProtocolJSONRPC {
+		c.warnf(mcp.pos("max_body_bytes"), mcp.sub("max_body_bytes"), CodeIgnoredField, "remove mcp", "mcp.max_body_bytes is ignored unless protocol is json-rpc or mcp")
+	}
+}
+
 // checkGraphQLOptions checks the endpoint-level GraphQL options: ignored
 // outside graphql and websocket, and well-formed.
 func (c *checker) checkGraphQLOptions(ep *obj, proto string) {
 	if proto != openshell.ProtocolGraphQL && proto != openshell.ProtocolWebsocket {
-		for _, f := range []string{"persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes"} {
-			if ep.has(f) {
-				c.warnf(ep.pos(f), ep.sub(f), CodeIgnoredField, "remove it, or use protocol graphql", "%s is ignored unless protocol is graphql or websocket", f)
-			}
-		}
+		c.warnGraphQLOptionsIgnored(ep)
 	}
-	if pq := ep.str("persisted_queries"); pq != "" && pq != "deny" && pq != "allow_registered" {
+	if pq := ep.str("persisted_queries"); !slices.Contains(persistedQueryModes, pq) {
 		c.errorf(ep.pos("persisted_queries"), ep.sub("persisted_queries"), CodeIgnoredField, "use deny or allow_registered",
 			"persisted_queries must be deny or allow_registered, got %q", pq)
 	}
@@ -444,6 +479,20 @@ func (c *checker) checkGraphQLOptions(ep *obj, proto string) {
 		// 0 never reaches the supervisor (opa.rs:1378 @ v0.0.83 emits it
 		// only when > 0): the default limit applies.
 		c.warnf(ep.pos("graphql_max_body_bytes"), ep.sub("graphql_max_body_bytes"), CodeType, "give a positive byte count, or remove it", "graphql_max_body_bytes: 0 means OpenShell's default limit")
+	}
+}
+
+// persistedQueryModes are the persisted_queries values OpenShell knows
+// ("" when omitted).
+var persistedQueryModes = []string{"", "deny", "allow_registered"}
+
+// warnGraphQLOptionsIgnored warns about GraphQL options on an endpoint
+// whose protocol ignores them.
+func (c *checker) warnGraphQLOptionsIgnored(ep *obj) {
+	for _, f := range []string{"persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes"} {
+		if ep.has(f) {
+			c.warnf(ep.pos(f), ep.sub(f), CodeIgnoredField, "remove it, or use protocol graphql", "%s is ignored unless protocol is graphql or websocket", f)
+		}
 	}
 }
 
@@ -482,23 +531,24 @@ func (c *checker) globSyntax(n *yaml.Node, path string) {
 		return
 	}
 	s := n.Value
-	depthB, depthC := 0, 0
-	for _, r := range s {
-		switch r {
-		case '[':
-			depthB++
-		case ']':
-			depthB--
-		case '{':
-			depthC++
-		case '}':
-			depthC--
-		}
-		if depthB < 0 || depthC < 0 {
-			break
-		}
-	}
-	if depthB != 0 || depthC != 0 {
+	if !balanced(s, '[', ']') || !balanced(s, '{', '}') {
 		c.warnf(n, path, CodeGlobSyntax, "balance the [ ] and { } in the glob", "glob %q has unbalanced brackets or braces", s)
 	}
+}
+
+// balanced reports whether every closing byte in s follows its opening one.
+func balanced(s string, opening, closing byte) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case opening:
+			depth++
+		case closing:
+			depth--
+		}
+		if depth < 0 {
+			return false
+		}
+	}
+	return depth == 0
 }

@@ -83,12 +83,7 @@ func newProtoMatch(m *obj, path string, deny bool) *protoMatch {
 	p := &protoMatch{m: m, path: path, deny: deny,
 		method: m.str("method"), rpath: m.str("path"), command: m.str("command"),
 		opType: m.str("operation_type"), opName: m.str("operation_name")}
-	if n := m.vals["fields"]; n != nil && len(n.Content) > 0 {
-		p.hasFields = true
-	}
-	if n := m.vals["query"]; n != nil && len(n.Content) > 0 {
-		p.hasQuery = true
-	}
+	p.hasFields, p.hasQuery = m.hasItems("fields"), m.hasItems("query")
 	if n := m.vals["params"]; n != nil {
 		flattenParamNodes(n, "", &p.params, 0)
 	}
@@ -105,15 +100,8 @@ func flattenParamNodes(n *yaml.Node, prefix string, out *[]protoParam, depth int
 	if n == nil || n.Kind != yaml.MappingNode || depth > 110 {
 		return
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
-		if k == nil || v == nil {
-			continue
-		}
-		key := k.Value
-		if prefix != "" {
-			key = prefix + "." + key
-		}
+	for k, v := range pairs(n) {
+		key := joinPath(prefix, k.Value)
 		if isMatcherNode(v) {
 			*out = append(*out, newProtoParam(key, v))
 			continue
@@ -132,8 +120,8 @@ func isMatcherNode(v *yaml.Node) bool {
 	if v.Kind != yaml.MappingNode {
 		return false
 	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		if k := resolveAlias(v.Content[i]); k == nil || k.Value != "any" {
+	for k := range pairs(v) {
+		if k.Value != "any" {
 			return false
 		}
 	}
@@ -147,19 +135,27 @@ func newProtoParam(key string, v *yaml.Node) protoParam {
 	case yaml.ScalarNode:
 		p.glob = v.Value
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			if l := resolveAlias(v.Content[i+1]); l != nil && l.Kind == yaml.SequenceNode {
-				for _, e := range l.Content {
-					if e = resolveAlias(e); e != nil {
-						p.any = append(p.any, e.Value)
-					}
-				}
-			}
-		}
+		p.any = anyGlobValues(v)
 	}
 	p.empty = p.glob == "" && len(p.any) == 0
 	p.wild = globUsesWildcard(p.glob) || slices.ContainsFunc(p.any, globUsesWildcard)
 	return p
+}
+
+// anyGlobValues returns the globs of the {any: [globs]} matcher v.
+func anyGlobValues(v *yaml.Node) []string {
+	var globs []string
+	for _, l := range pairs(v) {
+		if l.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, e := range l.Content {
+			if e = resolveAlias(e); e != nil {
+				globs = append(globs, e.Value)
+			}
+		}
+	}
+	return globs
 }
 
 // globUsesWildcard mirrors glob_uses_wildcard (l7/mod.rs:881 @ v0.0.83).
@@ -179,30 +175,11 @@ type l7Endpoint struct {
 // checkRuleBodies runs OpenShell's per-rule checks on an endpoint with an
 // L7 protocol.
 func (c *checker) checkRuleBodies(ep *obj, proto string) {
-	e := &l7Endpoint{ep: ep, proto: proto, strict: true}
-	if mcp := ep.kids["mcp"]; mcp != nil {
-		if mcp.has("strict_tool_names") {
-			e.strict = mcp.boolean("strict_tool_names")
-		}
-		e.allowAll = mcp.boolean("allow_all_known_mcp_methods")
-	}
-	for i, r := range ep.lists["rules"] {
-		if a := r.kids["allow"]; a != nil {
-			e.allows = append(e.allows, newProtoMatch(a, fmt.Sprintf("%s[%d].allow", ep.sub("rules"), i), false))
-		}
-	}
-	for i, d := range ep.lists["deny_rules"] {
-		e.deny = append(e.deny, newProtoMatch(d, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i), true))
-	}
-	e.toolAllows = proto == openshell.ProtocolMCP && slices.ContainsFunc(e.allows, (*protoMatch).toolSelector)
-	e.wsGraphQL = proto == openshell.ProtocolWebsocket && c.websocketHasGraphQLPolicy(e)
+	e := c.newL7Endpoint(ep, proto)
 	for _, a := range e.allows {
 		c.checkAllowBody(e, a)
-		if proto != openshell.ProtocolREST && proto != openshell.ProtocolWebsocket && proto != openshell.ProtocolJSONRPC && proto != openshell.ProtocolMCP {
-			// Allow-rule query matchers are validated only for rest and
-			// websocket (l7/mod.rs:1362-1394 @ v0.0.83, :1475-1507 @
-			// v0.0.111); json-rpc/mcp refuse any query. Elsewhere an
-			// empty matcher loads and matches nothing.
+		if !slices.Contains(queryCheckedProtocols, proto) {
+			// The shape walk's query matcher errors load here.
 			c.demoteToTrap(CodeQueryMatcher, joinPath(a.path, "query")+".")
 		}
 	}
@@ -212,10 +189,46 @@ func (c *checker) checkRuleBodies(ep *obj, proto string) {
 	c.checkPersistedQueries(ep, proto)
 }
 
+// queryCheckedProtocols are the protocols whose allow-rule query matchers
+// OpenShell checks at load: rest and websocket validate them
+// (l7/mod.rs:1362-1394 @ v0.0.83, :1475-1507 @ v0.0.111), json-rpc/mcp
+// refuse any query. Elsewhere an empty matcher loads and matches nothing.
+var queryCheckedProtocols = []string{openshell.ProtocolREST, openshell.ProtocolWebsocket, openshell.ProtocolJSONRPC, openshell.ProtocolMCP}
+
+// newL7Endpoint gathers the endpoint-level context of the rule checks.
+func (c *checker) newL7Endpoint(ep *obj, proto string) *l7Endpoint {
+	mcp := ep.kids["mcp"]
+	e := &l7Endpoint{ep: ep, proto: proto, strict: strictToolNames(mcp),
+		allowAll: mcp.boolean("allow_all_known_mcp_methods")}
+	e.allows, e.deny = ruleMatches(ep)
+	e.toolAllows = proto == openshell.ProtocolMCP && slices.ContainsFunc(e.allows, (*protoMatch).toolSelector)
+	e.wsGraphQL = proto == openshell.ProtocolWebsocket && c.websocketHasGraphQLPolicy(e)
+	return e
+}
+
+// strictToolNames reports mcp.strict_tool_names, true when omitted.
+func strictToolNames(mcp *obj) bool {
+	return !mcp.has("strict_tool_names") || mcp.boolean("strict_tool_names")
+}
+
+// ruleMatches returns the allow and deny matches of an endpoint's rules as
+// the supervisor's JSON holds them.
+func ruleMatches(ep *obj) (allows, deny []*protoMatch) {
+	for i, r := range ep.lists["rules"] {
+		if a := r.kids["allow"]; a != nil {
+			allows = append(allows, newProtoMatch(a, fmt.Sprintf("%s[%d].allow", ep.sub("rules"), i), false))
+		}
+	}
+	for i, d := range ep.lists["deny_rules"] {
+		deny = append(deny, newProtoMatch(d, fmt.Sprintf("%s[%d]", ep.sub("deny_rules"), i), true))
+	}
+	return allows, deny
+}
+
 // websocketHasGraphQLPolicy mirrors json_endpoint_has_graphql_policy
 // (l7/mod.rs:911 @ v0.0.83, :977 @ v0.0.111).
 func (c *checker) websocketHasGraphQLPolicy(e *l7Endpoint) bool {
-	if n := e.ep.vals["graphql_persisted_queries"]; n != nil && len(n.Content) > 0 {
+	if e.ep.hasItems("graphql_persisted_queries") {
 		return true
 	}
 	if pq := e.ep.str("persisted_queries"); pq != "" && pq != "deny" {
@@ -227,15 +240,7 @@ func (c *checker) websocketHasGraphQLPolicy(e *l7Endpoint) bool {
 // checkAllowBody runs the allow-rule loop of validate_l7_policies
 // (l7/mod.rs:1397-1450 @ v0.0.83, :1510-1567 @ v0.0.111).
 func (c *checker) checkAllowBody(e *l7Endpoint, a *protoMatch) {
-	if e.toolAllows && !a.toolSelector() {
-		// The empty-method case (normalized to "*" when
-		// allow_all_known_mcp_methods is set) is rejected from v0.0.92
-		// (l7/mod.rs:1077 @ v0.0.111).
-		if methodMatchesToolsCall(a.method) || (a.method == "" && e.allowAll && c.supports(openshell.FeatureMCPAllowAllConflict)) {
-			c.errorf(a.m.node, a.path, CodeMCPToolConflict, "add tool (or params.name) to this rule, or drop the tool allow rules",
-				"method %s allows every tool call and conflicts with the endpoint's MCP tool allow rules; OpenShell rejects the policy", describeMethod(a.method))
-		}
-	}
+	c.checkAllowToolConflict(e, a)
 	c.checkRPCFields(e, a)
 	if e.wsGraphQL && strings.EqualFold(a.method, "WEBSOCKET_TEXT") {
 		c.errorf(a.m.pos("method"), joinPath(a.path, "method"), CodeWebsocketGraphQL, "use operation_type/operation_name/fields rules for GraphQL client messages",
@@ -246,32 +251,55 @@ func (c *checker) checkAllowBody(e *l7Endpoint, a *protoMatch) {
 		c.errorf(a.m.node, a.path, CodeWebsocketGraphQL, "OpenShell v0.0.83..v0.0.111 cannot load GraphQL operation allow rules on protocol websocket; use protocol graphql for GraphQL over HTTP, or a websocket access preset (see docs/openshell-fidelity.md)",
 			"WebSocket GraphQL allow rules are rejected by OpenShell: the supervisor sees an (empty) method on every allow rule and reports that method/path/query are combined with operation_type/operation_name/fields")
 	}
+	c.checkGraphQLBody(e, a, gql)
+}
+
+// checkAllowToolConflict reports an allow rule without a tool selector whose
+// method covers tools/call beside the endpoint's MCP tool allow rules.
+func (c *checker) checkAllowToolConflict(e *l7Endpoint, a *protoMatch) {
+	if !e.toolAllows || a.toolSelector() {
+		return
+	}
+	// The empty-method case (normalized to "*" when
+	// allow_all_known_mcp_methods is set) is rejected from v0.0.92
+	// (l7/mod.rs:1077 @ v0.0.111).
+	if methodMatchesToolsCall(a.method) || (a.method == "" && e.allowAll && c.supports(openshell.FeatureMCPAllowAllConflict)) {
+		c.errorf(a.m.node, a.path, CodeMCPToolConflict, "add tool (or params.name) to this rule, or drop the tool allow rules",
+			"method %s allows every tool call and conflicts with the endpoint's MCP tool allow rules; OpenShell rejects the policy", describeMethod(a.method))
+	}
+}
+
+// checkGraphQLBody checks the GraphQL fields of a rule (gql says it has
+// some): required on protocol graphql and for a websocket GraphQL rule,
+// ignored elsewhere.
+func (c *checker) checkGraphQLBody(e *l7Endpoint, p *protoMatch, gql bool) {
 	switch {
 	case e.proto == openshell.ProtocolGraphQL || (e.proto == openshell.ProtocolWebsocket && gql):
-		c.checkGraphQLRule(a)
+		c.checkGraphQLRule(p)
 	case gql:
-		c.warnGraphQLIgnored(a)
+		c.warnGraphQLIgnored(p)
 	}
 }
 
 // checkDenyBody runs the deny-rule loop of validate_l7_policies
 // (l7/mod.rs:1254-1346 @ v0.0.83, :1356-1460 @ v0.0.111).
 func (c *checker) checkDenyBody(e *l7Endpoint, d *protoMatch) {
-	if e.toolAllows && !d.toolSelector() && d.method != "" && methodMatchesToolsCall(d.method) {
-		c.errorf(d.m.node, d.path, CodeMCPToolConflict, "add tool (or params.name) to deny specific tools, or drop the tool allow rules",
-			"method %s denies every tool call and conflicts with the endpoint's MCP tool allow rules; OpenShell rejects the policy", describeMethod(d.method))
-	}
+	c.checkDenyToolConflict(e, d)
 	c.checkRPCFields(e, d)
 	gql := d.graphqlFields()
 	if e.proto == openshell.ProtocolWebsocket && gql && d.transportFields() {
 		c.errorf(d.m.node, d.path, CodeWebsocketGraphQL, "split it into a method/path deny rule and a GraphQL deny rule",
 			"WebSocket GraphQL deny rules must not combine method/path/query with operation_type/operation_name/fields; OpenShell rejects the policy")
 	}
-	switch {
-	case e.proto == openshell.ProtocolGraphQL || (e.proto == openshell.ProtocolWebsocket && gql):
-		c.checkGraphQLRule(d)
-	case gql:
-		c.warnGraphQLIgnored(d)
+	c.checkGraphQLBody(e, d, gql)
+}
+
+// checkDenyToolConflict reports a deny rule without a tool selector whose
+// method covers tools/call beside the endpoint's MCP tool allow rules.
+func (c *checker) checkDenyToolConflict(e *l7Endpoint, d *protoMatch) {
+	if e.toolAllows && !d.toolSelector() && d.method != "" && methodMatchesToolsCall(d.method) {
+		c.errorf(d.m.node, d.path, CodeMCPToolConflict, "add tool (or params.name) to deny specific tools, or drop the tool allow rules",
+			"method %s denies every tool call and conflicts with the endpoint's MCP tool allow rules; OpenShell rejects the policy", describeMethod(d.method))
 	}
 }
 
@@ -298,14 +326,20 @@ func (c *checker) checkRPCFields(e *l7Endpoint, p *protoMatch) {
 		c.checkMCPFields(e, p)
 	default:
 		if len(p.params) > 0 {
-			n, f := p.m.pos("params"), "params"
-			if !p.m.has("params") {
-				n, f = p.m.pos("tool"), "tool"
-			}
+			n, f := p.paramsField()
 			c.errorf(n, joinPath(p.path, f), CodeParamsProtocol, "remove it, or use protocol mcp",
 				"%s matching is only valid for protocol mcp (OpenShell turns tool into params.name and rejects params on protocol %s)", f, protoName(e.proto))
 		}
 	}
+}
+
+// paramsField names the field a match's params come from, with its node:
+// params, or tool when there is no params.
+func (p *protoMatch) paramsField() (*yaml.Node, string) {
+	if !p.m.has("params") {
+		return p.m.pos("tool"), "tool"
+	}
+	return p.m.pos("params"), "params"
 }
 
 func protoName(p string) string {
@@ -325,10 +359,7 @@ func (c *checker) checkJSONRPCFields(p *protoMatch) {
 			"json-rpc method rules do not support globs, got %q", p.method)
 	}
 	if len(p.params) > 0 {
-		n, f := p.m.pos("params"), "params"
-		if !p.m.has("params") {
-			n, f = p.m.pos("tool"), "tool"
-		}
+		n, f := p.paramsField()
 		c.errorf(n, joinPath(p.path, f), CodeParamsProtocol, "remove it; json-rpc rules match on method only",
 			"json-rpc rules do not support params matchers (a tool becomes params.name)")
 	}
@@ -349,11 +380,7 @@ func (c *checker) rpcNoPathQuery(p *protoMatch, proto, use string) {
 
 func (c *checker) checkMCPFields(e *l7Endpoint, p *protoMatch) {
 	if p.method != "" {
-		c.globSyntax(p.m.pos("method"), joinPath(p.path, "method"))
-		if globUsesWildcard(p.method) && !strings.HasPrefix(p.method, "tools/") {
-			c.errorf(p.m.pos("method"), joinPath(p.path, "method"), CodeJSONRPCRule, "omit method to use the endpoint method profile, or name an exact method",
-				"MCP method globs are only valid for the tools/ method family, got %q", p.method)
-		}
+		c.checkMCPMethodGlob(p)
 	}
 	switch {
 	case p.method == "" && !e.allowAll:
@@ -364,23 +391,42 @@ func (c *checker) checkMCPFields(e *l7Endpoint, p *protoMatch) {
 			"method must be tools/call when an MCP rule uses tool or params.name, got %q", p.method)
 	}
 	for _, q := range p.params {
-		path := joinPath(p.path, "params."+q.key)
-		if q.key != "name" {
-			c.errorf(q.node, path, CodeJSONRPCRule, "match on the tool name only (tool or params.name)",
-				"MCP tool argument matching is not supported (params.%s)", q.key)
-			continue
-		}
-		if q.empty {
-			c.errorf(q.node, path, CodeJSONRPCRule, `name the tool, or "*" for every tool`,
-				"tool matcher is empty; OpenShell accepts only a glob or a non-empty any list")
-		}
-		if q.wild && !e.strict {
-			c.errorf(q.node, path, CodeJSONRPCRule, "name the tools exactly, or keep mcp.strict_tool_names enabled",
-				"wildcard tool-name matchers require mcp.strict_tool_names to remain enabled")
-		}
+		c.checkMCPParam(e, q, joinPath(p.path, "params."+q.key))
 	}
 	c.rpcNoPathQuery(p, "mcp", "method/tool")
 }
+
+// checkMCPMethodGlob checks the glob syntax of an MCP rule's method, and
+// that only the tools/ family uses wildcards.
+func (c *checker) checkMCPMethodGlob(p *protoMatch) {
+	c.globSyntax(p.m.pos("method"), joinPath(p.path, "method"))
+	if globUsesWildcard(p.method) && !strings.HasPrefix(p.method, "tools/") {
+		c.errorf(p.m.pos("method"), joinPath(p.path, "method"), CodeJSONRPCRule, "omit method to use the endpoint method profile, or name an exact method",
+			"MCP method globs are only valid for the tools/ method family, got %q", p.method)
+	}
+}
+
+// checkMCPParam checks one params entry of an MCP rule: only the tool name,
+// a non-empty matcher, wildcards only under strict tool names.
+func (c *checker) checkMCPParam(e *l7Endpoint, q protoParam, path string) {
+	if q.key != "name" {
+		c.errorf(q.node, path, CodeJSONRPCRule, "match on the tool name only (tool or params.name)",
+			"MCP tool argument matching is not supported (params.%s)", q.key)
+		return
+	}
+	if q.empty {
+		c.errorf(q.node, path, CodeJSONRPCRule, `name the tool, or "*" for every tool`,
+			"tool matcher is empty; OpenShell accepts only a glob or a non-empty any list")
+	}
+	if q.wild && !e.strict {
+		c.errorf(q.node, path, CodeJSONRPCRule, "name the tools exactly, or keep mcp.strict_tool_names enabled",
+			"wildcard tool-name matchers require mcp.strict_tool_names to remain enabled")
+	}
+}
+
+// graphqlOperationTypes are the operation_type values OpenShell accepts,
+// compared in lower case.
+var graphqlOperationTypes = []string{"query", "mutation", "subscription", "*"}
 
 // checkGraphQLRule mirrors validate_graphql_rule with required=true
 // (l7/mod.rs:538 @ v0.0.83, :604 @ v0.0.111).
@@ -389,7 +435,7 @@ func (c *checker) checkGraphQLRule(p *protoMatch) {
 	case p.opType == "":
 		c.errorf(p.m.node, joinPath(p.path, "operation_type"), CodeGraphQLRule, "add operation_type: query, mutation, subscription or *",
 			"operation_type is required for GraphQL rules")
-	case !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(p.opType)):
+	case !slices.Contains(graphqlOperationTypes, strings.ToLower(p.opType)):
 		c.errorf(p.m.pos("operation_type"), joinPath(p.path, "operation_type"), CodeGraphQLRule, "use query, mutation, subscription or *",
 			"unknown GraphQL operation_type %q", p.opType)
 	}
@@ -437,11 +483,11 @@ func (c *checker) checkPersistedQueries(ep *obj, proto string) {
 		if op.str("operation_type") == "" {
 			c.errorf(op.node, op.sub("operation_type"), CodeGraphQLRule, "add operation_type: query, mutation or subscription",
 				"persisted query %q has no operation_type, which OpenShell requires", e.key)
-		} else if t := op.str("operation_type"); !slices.Contains([]string{"query", "mutation", "subscription", "*"}, strings.ToLower(t)) {
+		} else if t := op.str("operation_type"); !slices.Contains(graphqlOperationTypes, strings.ToLower(t)) {
 			c.errorf(op.pos("operation_type"), op.sub("operation_type"), CodeGraphQLRule, "use query, mutation, subscription or *",
 				"unknown GraphQL operation_type %q", t)
 		}
-		if n := op.vals["fields"]; n == nil || len(n.Content) == 0 {
+		if !op.hasItems("fields") {
 			c.errorf(op.node, op.sub("fields"), CodeGraphQLRule, "list the operation's root fields (see docs/openshell-fidelity.md)",
 				"persisted query %q has no fields; OpenShell v0.0.83..v0.0.111 rejects it (\"fields: list must not be empty\")", e.key)
 		}

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -54,6 +55,7 @@ type middleware struct {
 	o         *obj
 	order     int64
 	orderNode *yaml.Node
+	configKey *yaml.Node // the config key, nil when absent
 	config    *yaml.Node // the config mapping, nil when absent or null
 }
 
@@ -63,20 +65,7 @@ func (c *checker) checkMiddlewares(p *obj) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
-	var mws []middleware
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
-		if k == nil || v == nil || v.Kind != yaml.MappingNode {
-			continue // reported by the shape walk
-		}
-		if mw, ok := c.walkMiddleware(k, v, joinPath("network_middlewares", k.Value)); ok {
-			// A repeated key replaces the earlier entry (a BTreeMap,
-			// openshell-policy/src/lib.rs:68 @ v0.0.111; the trap is reported by the
-			// shape walk, walkValueMap).
-			mws = slices.DeleteFunc(mws, func(m middleware) bool { return m.key == mw.key })
-			mws = append(mws, mw)
-		}
-	}
+	mws := c.walkMiddlewares(n)
 	if len(mws) > maxMiddlewareConfigs {
 		c.errorf(n, "network_middlewares", CodeMiddleware, fmt.Sprintf("keep at most %d middlewares", maxMiddlewareConfigs),
 			"too many middleware configs (%d > %d); OpenShell rejects the policy", len(mws), maxMiddlewareConfigs)
@@ -90,48 +79,70 @@ func (c *checker) checkMiddlewares(p *obj) {
 	}
 }
 
+// walkMiddlewares walks the entries of the network_middlewares mapping n
+// that are mappings (the shape walk reports the others), keeping the last
+// of a repeated key.
+func (c *checker) walkMiddlewares(n *yaml.Node) []middleware {
+	var mws []middleware
+	for k, v := range pairs(n) {
+		if v.Kind != yaml.MappingNode {
+			continue // reported by the shape walk
+		}
+		if mw, ok := c.walkMiddleware(k, v, joinPath("network_middlewares", k.Value)); ok {
+			// A repeated key replaces the earlier entry (a BTreeMap,
+			// openshell-policy/src/lib.rs:68 @ v0.0.111; the trap is reported by the
+			// shape walk, walkValueMap).
+			mws = slices.DeleteFunc(mws, func(m middleware) bool { return m.key == mw.key })
+			mws = append(mws, mw)
+		}
+	}
+	return mws
+}
+
 // walkMiddleware type-checks one entry: the struct walk without order and
 // config, which are checked here.
 func (c *checker) walkMiddleware(k, v *yaml.Node, path string) (middleware, bool) {
 	mw := middleware{key: k.Value, keyNode: k}
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: v.Line, Column: v.Column}
-	configSeen := false
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		fk, fv := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
-		if fk == nil || fv == nil {
-			continue
-		}
+	for fk, fv := range pairs(v) {
 		switch fk.Value {
 		case "order":
-			if mw.orderNode != nil {
-				c.errorf(fk, joinPath(path, "order"), CodeDuplicateKey, "keep one", "duplicate key %q", "order")
-				continue
-			}
-			mw.orderNode = fv
-			mw.order = c.middlewareOrder(fv, joinPath(path, "order"))
-			continue
+			c.walkMiddlewareOrder(&mw, fk, fv, joinPath(path, "order"))
 		case "config":
-			if configSeen {
-				c.errorf(fk, joinPath(path, "config"), CodeDuplicateKey, "keep one", "duplicate key %q", "config")
-				continue
-			}
-			configSeen = true
-			if fv.Kind != yaml.MappingNode && !(fv.Kind == yaml.ScalarNode && fv.ShortTag() == "!!null") {
-				c.errorf(fv, joinPath(path, "config"), CodeType, "", "config must be a mapping, got %s", describe(fv))
-			} else if fv.Kind == yaml.MappingNode {
-				mw.config = fv
-				c.configKeys(fv, joinPath(path, "config"))
-			}
-			continue
+			c.walkMiddlewareConfig(&mw, fk, fv, joinPath(path, "config"))
+		default:
+			rest.Content = append(rest.Content, fk, fv)
 		}
-		rest.Content = append(rest.Content, fk, fv)
 	}
-	o := c.walkStruct(rest, path, middlewareDef)
-	if o == nil {
-		return mw, false
+	mw.o = c.walkStruct(rest, path, middlewareDef)
+	return mw, mw.o != nil
+}
+
+// walkMiddlewareOrder records the order field fk: fv of mw.
+func (c *checker) walkMiddlewareOrder(mw *middleware, fk, fv *yaml.Node, path string) {
+	if mw.orderNode != nil {
+		c.duplicateField(fk, path)
+		return
 	}
-	mw.o = o
-	return mw, true
+	mw.orderNode = fv
+	mw.order = c.middlewareOrder(fv, path)
+}
+
+// walkMiddlewareConfig records the config field fk: fv of mw: a mapping,
+// or null for none.
+func (c *checker) walkMiddlewareConfig(mw *middleware, fk, fv *yaml.Node, path string) {
+	if mw.configKey != nil {
+		c.duplicateField(fk, path)
+		return
+	}
+	mw.configKey = fk
+	switch {
+	case fv.Kind == yaml.MappingNode:
+		mw.config = fv
+		c.configKeys(fv, path)
+	case !isNull(fv):
+		c.errorf(fv, path, CodeType, "", "config must be a mapping, got %s", describe(fv))
+	}
 }
 
 // middlewareOrder checks an i32 order and returns it (0 when invalid).
@@ -140,7 +151,7 @@ func (c *checker) middlewareOrder(v *yaml.Node, path string) int64 {
 		c.errorf(v, path, CodeType, "write a plain integer", "order must be an integer, got %s", describe(v))
 		return 0
 	}
-	if v.ShortTag() == "!!null" {
+	if isNull(v) {
 		c.errorf(v, path, CodeType, "give a value or remove the key", "order must be an integer, got null")
 		return 0
 	}
@@ -159,24 +170,39 @@ func (c *checker) checkMiddleware(p *obj, mw middleware, orders map[int64]string
 	if mw.key == "" {
 		c.errorf(mw.keyNode, path, CodeMiddleware, "give the middleware a key", "middleware config name must not be empty")
 	}
-	if first, dup := orders[mw.order]; dup {
-		n := mw.orderNode
-		if n == nil {
-			n = o.node
-		}
-		c.errorf(n, joinPath(path, "order"), CodeMiddlewareOrder, "give every middleware its own order (an omitted order is 0)",
-			"middlewares %q and %q use the same order %d; OpenShell rejects the policy", first, mw.key, mw.order)
-	} else {
-		orders[mw.order] = mw.key
-	}
+	c.checkMiddlewareOrder(mw, path, orders)
 	if o.has("middleware") && o.str("middleware") == "" {
 		c.errorf(o.pos("middleware"), o.sub("middleware"), CodeMiddleware, "name the middleware implementation, e.g. openshell/regex", "middleware must not be empty")
 	}
 	c.checkBuiltinMiddleware(mw, path)
 	onErr := o.str("on_error")
-	if onErr != "" && onErr != "fail_closed" && onErr != "fail_open" {
+	if !slices.Contains(onErrorModes, onErr) {
 		c.errorf(o.pos("on_error"), o.sub("on_error"), CodeMiddleware, "use fail_closed (the default) or fail_open", "invalid on_error %q", onErr)
 	}
+	c.checkMiddlewareEndpoints(p, mw, onErr == "" || onErr == "fail_closed")
+}
+
+// onErrorModes are the on_error values OpenShell accepts ("" is
+// fail_closed).
+var onErrorModes = []string{"", "fail_closed", "fail_open"}
+
+// checkMiddlewareOrder reports mw sharing its order with an earlier
+// middleware, and otherwise claims the order in orders.
+func (c *checker) checkMiddlewareOrder(mw middleware, path string, orders map[int64]string) {
+	first, dup := orders[mw.order]
+	if !dup {
+		orders[mw.order] = mw.key
+		return
+	}
+	c.errorf(cmp.Or(mw.orderNode, mw.o.node), joinPath(path, "order"), CodeMiddlewareOrder, "give every middleware its own order (an omitted order is 0)",
+		"middlewares %q and %q use the same order %d; OpenShell rejects the policy", first, mw.key, mw.order)
+}
+
+// checkMiddlewareEndpoints checks the endpoint selector of mw and, when it
+// is valid and the middleware fails closed, the tls: skip endpoints it
+// selects.
+func (c *checker) checkMiddlewareEndpoints(p *obj, mw middleware, failClosed bool) {
+	o := mw.o
 	sel := o.kids["endpoints"]
 	if sel == nil {
 		if !o.broken("endpoints") {
@@ -196,29 +222,29 @@ func (c *checker) checkMiddleware(p *obj, mw middleware, orders map[int64]string
 			"middleware %q has too many selector patterns (%d > %d)", mw.key, n, maxMiddlewareSelectorPatterns)
 		return
 	}
-	valid := len(include) > 0
-	var incs, excs []*hostPattern
-	for i, s := range append(append([]string{}, include...), exclude...) {
-		node, field, idx := incNodes, "include", i
-		if i >= len(include) {
-			node, field, idx = excNodes, "exclude", i-len(include)
-		}
+	incs, incOK := c.selectorPatterns(sel, "include", include, incNodes)
+	excs, excOK := c.selectorPatterns(sel, "exclude", exclude, excNodes)
+	// An empty include (reported above) selects no endpoint.
+	if incOK && excOK && failClosed {
+		c.checkMiddlewareTLSSkip(p, mw.key, o, &hostSelector{includes: incs, excludes: excs})
+	}
+}
+
+// selectorPatterns parses the host patterns of the selector list field,
+// reporting each invalid one; ok is false when there was one.
+func (c *checker) selectorPatterns(sel *obj, field string, vals []string, nodes []*yaml.Node) (hps []*hostPattern, ok bool) {
+	ok = true
+	for i, s := range vals {
 		hp, reason := newHostPattern(s)
 		if reason != "" {
-			valid = false
-			c.errorf(node[idx], fmt.Sprintf("%s[%d]", sel.sub(field), idx), CodeMiddlewareSelector, "write a DNS host pattern such as api.example.com, *.example.com or **.example.com",
+			ok = false
+			c.errorf(nodes[i], fmt.Sprintf("%s[%d]", sel.sub(field), i), CodeMiddlewareSelector, "write a DNS host pattern such as api.example.com, *.example.com or **.example.com",
 				"endpoint selector pattern %q is invalid: %s", s, reason)
 			continue
 		}
-		if field == "include" {
-			incs = append(incs, hp)
-		} else {
-			excs = append(excs, hp)
-		}
+		hps = append(hps, hp)
 	}
-	if valid && (onErr == "" || onErr == "fail_closed") {
-		c.checkMiddlewareTLSSkip(p, mw.key, o, &hostSelector{includes: incs, excludes: excs})
-	}
+	return hps, ok
 }
 
 // checkMiddlewareTLSSkip reports tls: skip endpoints a fail-closed
@@ -272,23 +298,28 @@ func newHostPattern(p string) (*hostPattern, string) {
 	}
 	src := asciiLower(p)
 	hp := &hostPattern{source: src}
-	for _, l := range strings.Split(src, ".") {
-		if l == "" {
-			return nil, "host pattern must not contain empty DNS labels"
-		}
+	labels := strings.Split(src, ".")
+	if slices.Contains(labels, "") {
+		return nil, "host pattern must not contain empty DNS labels"
 	}
-	for _, l := range strings.Split(src, ".") {
-		if l == "**" {
-			hp.labels = append(hp.labels, hostLabel{recursive: true})
-			continue
-		}
-		pat, ok := glob.ParseRust(l)
+	for _, l := range labels {
+		label, ok := newHostLabel(l)
 		if !ok {
 			return nil, fmt.Sprintf("invalid host pattern: label %q is not a valid glob", l)
 		}
-		hp.labels = append(hp.labels, hostLabel{source: l, pat: pat, literal: !strings.ContainsAny(l, "*?[")})
+		hp.labels = append(hp.labels, label)
 	}
 	return hp, ""
+}
+
+// newHostLabel parses one label of a host pattern: `**`, or a glob; false
+// when the glob is invalid.
+func newHostLabel(l string) (hostLabel, bool) {
+	if l == "**" {
+		return hostLabel{recursive: true}, true
+	}
+	pat, ok := glob.ParseRust(l)
+	return hostLabel{source: l, pat: pat, literal: !strings.ContainsAny(l, "*?[")}, ok
 }
 
 // isRustWhitespace is char::is_whitespace (Unicode White_Space).
@@ -325,66 +356,58 @@ func (h *hostPattern) universal() bool { return len(h.labels) == 1 && h.labels[0
 // matches mirrors HostPattern::matches (host_pattern.rs:131-168).
 func (h *hostPattern) matches(host string) bool {
 	labels := strings.Split(asciiLower(host), ".")
-	for _, l := range labels {
-		if l == "" {
-			return false
-		}
+	if slices.Contains(labels, "") {
+		return false
 	}
-	type st struct{ p, h int }
-	seen := map[st]bool{}
-	stack := []st{{0, 0}}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[s] {
-			continue
+	return labelWalk(len(h.labels), len(labels), func(p, i int) []labelStep {
+		switch l := h.labels[p]; {
+		case l.recursive:
+			return []labelStep{{p + 1, i + 1}, {p, i + 1}}
+		case l.pat.Match(labels[i]):
+			return []labelStep{{p + 1, i + 1}}
 		}
-		seen[s] = true
-		if s.p == len(h.labels) && s.h == len(labels) {
-			return true
-		}
-		if s.p >= len(h.labels) || s.h >= len(labels) {
-			continue
-		}
-		l := h.labels[s.p]
-		if l.recursive {
-			stack = append(stack, st{s.p + 1, s.h + 1}, st{s.p, s.h + 1})
-		} else if l.pat.Match(labels[s.h]) {
-			stack = append(stack, st{s.p + 1, s.h + 1})
-		}
-	}
-	return false
+		return nil
+	})
 }
 
 // overlaps mirrors HostPattern::overlaps (host_pattern.rs:181-222).
 func (h *hostPattern) overlaps(o *hostPattern) bool {
-	type st struct{ l, r int }
-	seen := map[st]bool{}
-	queue := []st{{0, 0}}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if seen[s] {
-			continue
-		}
-		seen[s] = true
-		if s.l == len(h.labels) && s.r == len(o.labels) {
-			return true
-		}
-		if s.l >= len(h.labels) || s.r >= len(o.labels) {
-			continue
-		}
-		a, b := h.labels[s.l], o.labels[s.r]
+	return labelWalk(len(h.labels), len(o.labels), func(l, r int) []labelStep {
+		a, b := h.labels[l], o.labels[r]
 		switch {
 		case a.recursive && b.recursive:
-			queue = append(queue, st{s.l + 1, s.r + 1}, st{s.l, s.r + 1}, st{s.l + 1, s.r})
+			return []labelStep{{l + 1, r + 1}, {l, r + 1}, {l + 1, r}}
 		case a.recursive:
-			queue = append(queue, st{s.l + 1, s.r + 1}, st{s.l, s.r + 1})
+			return []labelStep{{l + 1, r + 1}, {l, r + 1}}
 		case b.recursive:
-			queue = append(queue, st{s.l + 1, s.r + 1}, st{s.l + 1, s.r})
+			return []labelStep{{l + 1, r + 1}, {l + 1, r}}
 		case labelsMayOverlap(a, b):
-			queue = append(queue, st{s.l + 1, s.r + 1})
+			return []labelStep{{l + 1, r + 1}}
 		}
+		return nil
+	})
+}
+
+// labelStep is a position in two label sequences walked side by side.
+type labelStep struct{ l, r int }
+
+// labelWalk reports whether the walk from (0, 0), taking the steps next
+// allows from each position inside both sequences, reaches (nl, nr): the
+// end of both. Each position is visited once.
+func labelWalk(nl, nr int, next func(l, r int) []labelStep) bool {
+	seen := map[labelStep]bool{}
+	todo := []labelStep{{0, 0}}
+	for len(todo) > 0 {
+		s := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		switch {
+		case seen[s]:
+		case s == labelStep{nl, nr}:
+			return true
+		case s.l < nl && s.r < nr:
+			todo = append(todo, next(s.l, s.r)...)
+		}
+		seen[s] = true
 	}
 	return false
 }
@@ -408,26 +431,25 @@ type hostSelector struct{ includes, excludes []*hostPattern }
 // mayMatchPattern mirrors HostSelector::may_match_pattern
 // (host_pattern.rs:68-87): conservative for two non-literal globs.
 func (s *hostSelector) mayMatchPattern(cand *hostPattern) bool {
-	for _, inc := range s.includes {
-		if !inc.overlaps(cand) {
-			continue
-		}
-		concrete, ok := cand.literalHost()
-		if !ok {
-			concrete, ok = inc.literalHost()
-		}
-		excluded := false
-		for _, ex := range s.excludes {
-			if ok && ex.matches(concrete) || !ok && (ex.universal() || ex.source == inc.source || ex.source == cand.source) {
-				excluded = true
-				break
-			}
-		}
-		if !excluded {
-			return true
-		}
+	return slices.ContainsFunc(s.includes, func(inc *hostPattern) bool {
+		return inc.overlaps(cand) && !s.excluded(inc, cand)
+	})
+}
+
+// excluded reports whether an exclude pattern removes the overlap of inc
+// and cand: it matches the concrete host when either is a literal host,
+// else it is `**` or spelled like one of them.
+func (s *hostSelector) excluded(inc, cand *hostPattern) bool {
+	concrete, ok := cand.literalHost()
+	if !ok {
+		concrete, ok = inc.literalHost()
 	}
-	return false
+	if ok {
+		return slices.ContainsFunc(s.excludes, func(ex *hostPattern) bool { return ex.matches(concrete) })
+	}
+	return slices.ContainsFunc(s.excludes, func(ex *hostPattern) bool {
+		return ex.universal() || ex.source == inc.source || ex.source == cand.source
+	})
 }
 
 // builtinRegex is the one built-in middleware OpenShell ships
@@ -439,16 +461,10 @@ const builtinRegex = "openshell/regex"
 // last value silently wins (see duplicateMapKey).
 func (c *checker) configKeys(n *yaml.Node, path string) {
 	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := resolveAlias(n.Content[i])
-		if k == nil || k.Kind != yaml.ScalarNode {
-			continue
+	for k := range pairs(n) {
+		if k.Kind == yaml.ScalarNode {
+			c.noteMapKey(seen, k, path)
 		}
-		if first := seen[k.Value]; first != nil {
-			c.duplicateMapKey(k, joinPath(path, k.Value), first)
-			continue
-		}
-		seen[k.Value] = k
 	}
 }
 
@@ -485,22 +501,30 @@ func (c *checker) checkBuiltinMiddleware(mw middleware, path string) {
 			"middleware implementation %q is not a registered OpenShell built-in", name)
 		return
 	}
-	if mw.config == nil {
+	if mw.config != nil {
+		c.checkRegexConfig(mw.config, joinPath(path, "config"))
+	}
+}
+
+// checkRegexConfig checks the value OpenShell keeps of each key of an
+// openshell/regex config mapping: the one field mode, redact.
+func (c *checker) checkRegexConfig(config *yaml.Node, path string) {
+	last := lastConfigValues(config)
+	for i := 0; i+1 < len(config.Content); i += 2 {
+		k, v := resolveAlias(config.Content[i]), resolveAlias(config.Content[i+1])
+		if k != nil && v != nil && last[k.Value] == i {
+			c.checkRegexConfigField(k, v, joinPath(path, k.Value))
+		}
+	}
+}
+
+// checkRegexConfigField checks one field k: v of an openshell/regex config.
+func (c *checker) checkRegexConfigField(k, v *yaml.Node, path string) {
+	if k.Value != "mode" {
+		c.errorf(k, path, CodeMiddleware, "openshell/regex supports only config: {mode: redact}", "unknown field %q in %s config", k.Value, builtinRegex)
 		return
 	}
-	last := lastConfigValues(mw.config)
-	for i := 0; i+1 < len(mw.config.Content); i += 2 {
-		k, v := resolveAlias(mw.config.Content[i]), resolveAlias(mw.config.Content[i+1])
-		if k == nil || v == nil || last[k.Value] != i {
-			continue
-		}
-		kpath := joinPath(joinPath(path, "config"), k.Value)
-		if k.Value != "mode" {
-			c.errorf(k, kpath, CodeMiddleware, "openshell/regex supports only config: {mode: redact}", "unknown field %q in %s config", k.Value, builtinRegex)
-			continue
-		}
-		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value != "redact" {
-			c.errorf(v, kpath, CodeMiddleware, "openshell/regex supports only mode: redact", "invalid %s config mode %s", builtinRegex, describe(v))
-		}
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value != "redact" {
+		c.errorf(v, path, CodeMiddleware, "openshell/regex supports only mode: redact", "invalid %s config mode %s", builtinRegex, describe(v))
 	}
 }

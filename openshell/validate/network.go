@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -21,33 +22,9 @@ const minSafePrefixBits = 16
 func (c *checker) checkNetworkPolicies(p *obj) {
 	var eps []endpointRef
 	for _, e := range p.maps["network_policies"] {
-		np := e.val
-		if strings.HasPrefix(e.key, reservedPolicyPrefix) && c.supports(openshell.FeatureReservedProviderKeys) {
-			c.errorf(e.keyNode, np.path, CodeReservedKey, "rename the key; _provider_ is reserved for provider-generated policies",
-				"network policy key %q uses the reserved prefix %q", e.key, reservedPolicyPrefix)
-		}
-		endpoints := np.lists["endpoints"]
-		if len(endpoints) == 0 && !hasItems(np, "endpoints") {
-			// Loads: no load-time check counts endpoints
-			// (validate_sandbox_policy, lib.rs:1402-1571 @ v0.0.111).
-			c.trapf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
-				"network policy %q has no endpoints, so it allows nothing", e.key)
-		}
-		binaries := np.lists["binaries"]
-		if len(binaries) == 0 && !hasItems(np, "binaries") {
-			// Loads: binaries are only matched per connection
-			// (sandbox-policy.rego), never validated at load.
-			c.trapf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
-				"network policy %q has no binaries, and an empty binaries list matches no process", e.key)
-		}
-		for _, b := range binaries {
-			c.checkBinary(b)
-		}
-		name := np.str("name")
-		if name == "" {
-			name = e.key
-		}
-		for i, ep := range endpoints {
+		c.checkNetworkPolicy(e)
+		name := cmp.Or(e.val.str("name"), e.key)
+		for i, ep := range e.val.lists["endpoints"] {
 			c.checkEndpoint(ep)
 			eps = append(eps, endpointRef{policy: name, index: i, ep: ep})
 		}
@@ -55,11 +32,29 @@ func (c *checker) checkNetworkPolicies(p *obj) {
 	c.checkAmbiguity(eps)
 }
 
-// hasItems reports whether a list field has elements (some may have failed
-// the shape check and been dropped from o.lists).
-func hasItems(o *obj, name string) bool {
-	n := o.vals[name]
-	return n != nil && len(n.Content) > 0
+// checkNetworkPolicy checks the key, the presence of endpoints and
+// binaries, and the binaries of one network policy.
+func (c *checker) checkNetworkPolicy(e entry) {
+	np := e.val
+	if strings.HasPrefix(e.key, reservedPolicyPrefix) && c.supports(openshell.FeatureReservedProviderKeys) {
+		c.errorf(e.keyNode, np.path, CodeReservedKey, "rename the key; _provider_ is reserved for provider-generated policies",
+			"network policy key %q uses the reserved prefix %q", e.key, reservedPolicyPrefix)
+	}
+	if !np.hasItems("endpoints") {
+		// Loads: no load-time check counts endpoints
+		// (validate_sandbox_policy, lib.rs:1402-1571 @ v0.0.111).
+		c.trapf(np.pos("endpoints"), np.sub("endpoints"), CodeNoEndpoints, "list the host:port endpoints this policy allows, or remove the policy",
+			"network policy %q has no endpoints, so it allows nothing", e.key)
+	}
+	if !np.hasItems("binaries") {
+		// Loads: binaries are only matched per connection
+		// (sandbox-policy.rego), never validated at load.
+		c.trapf(np.pos("binaries"), np.sub("binaries"), CodeNoBinaries, "list the executables allowed to connect, e.g. `binaries: [{path: /usr/bin/curl}]`",
+			"network policy %q has no binaries, and an empty binaries list matches no process", e.key)
+	}
+	for _, b := range np.lists["binaries"] {
+		c.checkBinary(b)
+	}
 }
 
 func (c *checker) checkBinary(b *obj) {
@@ -100,29 +95,36 @@ func (c *checker) checkPorts(ep *obj) []int64 {
 		c.trapf(ep.pos("ports"), ep.sub("ports"), CodePortAndPorts, "use only ports, listing every port",
 			"port and ports are mutually exclusive; OpenShell silently drops port when ports is set")
 	}
-	var eff []int64
-	if len(list) > 0 {
-		for i, s := range list {
-			n := intValue(s)
-			path := fmt.Sprintf("%s[%d]", ep.sub("ports"), i)
-			if n == 0 {
-				c.portProblem(nodes[i], path, "port 0 is not a destination port")
-				continue
-			}
-			if slices.Contains(eff, n) {
-				c.warnf(nodes[i], path, CodePortRange, "list each port once", "port %d is listed twice", n)
-				continue
-			}
-			eff = append(eff, n)
-		}
-	} else if port != 0 {
-		eff = []int64{port}
-	} else if ep.has("port") {
+	switch {
+	case len(list) > 0:
+		return c.listedPorts(ep, list, nodes)
+	case port != 0:
+		return []int64{port}
+	case ep.has("port"):
 		c.portProblem(ep.pos("port"), ep.sub("port"), "port 0 is not a destination port")
-	}
-	if len(eff) == 0 && !ep.has("port") && len(list) == 0 {
+	default:
 		c.missingTarget(ep, ep.node, ep.sub("port"), CodePortMissing, "add `port: 443` (or `ports: [...]`)",
 			"endpoint has no port or ports, so it matches no connection")
+	}
+	return nil
+}
+
+// listedPorts checks the ports list of an endpoint (list, with the node
+// of each entry) and returns its distinct non-zero ports.
+func (c *checker) listedPorts(ep *obj, list []string, nodes []*yaml.Node) []int64 {
+	var eff []int64
+	for i, s := range list {
+		n := intValue(s)
+		path := fmt.Sprintf("%s[%d]", ep.sub("ports"), i)
+		if n == 0 {
+			c.portProblem(nodes[i], path, "port 0 is not a destination port")
+			continue
+		}
+		if slices.Contains(eff, n) {
+			c.warnf(nodes[i], path, CodePortRange, "list each port once", "port %d is listed twice", n)
+			continue
+		}
+		eff = append(eff, n)
 	}
 	return eff
 }
@@ -151,6 +153,7 @@ func (c *checker) missingTarget(ep *obj, n *yaml.Node, path, code, hint, msg str
 	c.trapf(n, path, code, hint, "%s", msg)
 }
 
+// checkHost checks an endpoint's host: absent, an IP literal, or a name.
 func (c *checker) checkHost(ep *obj, ports []int64) {
 	host := ep.str("host")
 	hn := ep.pos("host")
@@ -168,25 +171,42 @@ func (c *checker) checkHost(ep *obj, ports []int64) {
 		c.checkControlPlanePorts(ep, ports, true)
 		return
 	}
+	c.checkNamedHost(ep, ports, tcp, ips)
+}
+
+// checkNamedHost checks a host that is not an IP literal: a DNS name or
+// pattern, well-formed and reachable.
+func (c *checker) checkNamedHost(ep *obj, ports []int64, tcp bool, ips []string) {
+	host, hn, hp := ep.str("host"), ep.pos("host"), ep.sub("host")
 	// Explicit tcp hosts are parsed as DNS selectors at load from v0.0.111
 	// (validate_tcp_dns_host_selector, lib.rs:1595-1623 @ v0.0.111):
 	// whitespace, a trailing dot, braces, empty or over-long labels are
 	// refused there; elsewhere a malformed host loads and matches nothing.
 	c.hostHard = tcp && c.supports(openshell.FeatureProtocolTCP)
 	defer func() { c.hostHard = false }()
-	if !c.checkHostSyntax(hn, hp, host) || !c.checkHostLabels(hn, hp, host) {
+	if !c.checkHostName(hn, hp, host) {
 		return
 	}
-	if len(host) > 253 {
-		c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
-		return
-	}
-	if strings.Contains(host, "*") {
+	wildcard := strings.Contains(host, "*")
+	if wildcard {
 		c.checkHostWildcard(hn, hp, host)
 	}
 	c.checkHostReachable(hn, hp, host, ips)
-	exact := !strings.Contains(host, "*") && c.supports(openshell.FeaturePrivateExactHost)
+	exact := !wildcard && c.supports(openshell.FeaturePrivateExactHost)
 	c.checkControlPlanePorts(ep, ports, len(ips) > 0 || exact || openshell.IsHostGatewayAlias(host))
+}
+
+// checkHostName reports the first way host is not a DNS name (or pattern):
+// URL parts, bad labels, too long; false when it reported one.
+func (c *checker) checkHostName(hn *yaml.Node, hp, host string) bool {
+	if !c.checkHostSyntax(hn, hp, host) || !c.checkHostLabels(hn, hp, host) {
+		return false
+	}
+	if len(host) > 253 {
+		c.hostProblem(true, hn, hp, CodeHostSyntax, "DNS names are at most 253 bytes", "host is %d bytes long", len(host))
+		return false
+	}
+	return true
 }
 
 // checkNoHost reports an endpoint without a host that needs one.
@@ -274,11 +294,13 @@ func (c *checker) checkHostLabelRunes(hn *yaml.Node, hp, host, label string) boo
 	return true
 }
 
-// isHostLabelRune reports the runes a host label may hold: letters, digits,
-// '-', '_' and the wildcard '*'.
+// isHostLabelRune reports the runes a host label may hold: ASCII letters,
+// digits, '-', '_' and the wildcard '*'.
 func isHostLabelRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '*'
+	return strings.ContainsRune(hostLabelRunes, r)
 }
+
+const hostLabelRunes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*"
 
 // checkHostReachable reports host names that are never reachable (loopback,
 // cloud metadata) or that need allowed_ips in older releases.
@@ -299,31 +321,35 @@ func (c *checker) checkHostReachable(hn *yaml.Node, hp, host string, ips []strin
 
 // checkHostWildcard applies OpenShell's host glob rules.
 func (c *checker) checkHostWildcard(hn *yaml.Node, hp, host string) {
-	if host == "*" || host == "**" {
+	labels := strings.Split(host, ".")
+	switch first := labels[0]; {
+	case host == "*" || host == "**":
 		c.errorf(hn, hp, CodeHostWildcard, "name the hosts, or use a subdomain wildcard like *.example.com",
 			"host wildcard %q would match every host; OpenShell rejects it", host)
-		return
-	}
-	labels := strings.Split(host, ".")
-	first := labels[0]
-	if strings.Contains(first, "**") && first != "**" {
+	case strings.Contains(first, "**") && first != "**":
 		c.errorf(hn, hp, CodeHostWildcard, "use ** as a whole label: **.example.com",
 			"recursive wildcard ** must be the entire first label, got %q", host)
-		return
-	}
-	for _, l := range labels[1:] {
-		if !strings.Contains(l, "*") {
-			continue
+	case slices.ContainsFunc(labels[1:], c.badLaterWildcard):
+		hint := "put the wildcard in the first label, e.g. *.example.com"
+		if c.supports(openshell.FeatureMiddleLabelWildcard) {
+			hint = "a later label may only be a whole * (e.g. api.*.example.com), never ** or a partial glob"
 		}
-		if !c.supports(openshell.FeatureMiddleLabelWildcard) || l != "*" || strings.Contains(l, "**") {
-			hint := "put the wildcard in the first label, e.g. *.example.com"
-			if c.supports(openshell.FeatureMiddleLabelWildcard) {
-				hint = "a later label may only be a whole * (e.g. api.*.example.com), never ** or a partial glob"
-			}
-			c.errorf(hn, hp, CodeHostWildcard, hint, "host wildcard in a later label is not allowed in %q", host)
-			return
-		}
+		c.errorf(hn, hp, CodeHostWildcard, hint, "host wildcard in a later label is not allowed in %q", host)
+	default:
+		c.checkTLDWildcard(hn, hp, host, labels)
 	}
+}
+
+// badLaterWildcard reports a wildcard OpenShell refuses in a label after
+// the first: any, before middle-label wildcards, and from then on anything
+// but a whole *.
+func (c *checker) badLaterWildcard(l string) bool {
+	return strings.Contains(l, "*") && (!c.supports(openshell.FeatureMiddleLabelWildcard) || l != "*")
+}
+
+// checkTLDWildcard reports a wildcard host pattern of valid labels that
+// reaches the top-level domain.
+func (c *checker) checkTLDWildcard(hn *yaml.Node, hp, host string, labels []string) {
 	if strings.Contains(labels[len(labels)-1], "*") && len(labels) > 2 {
 		c.trapf(hn, hp, CodeTLDWildcard, "name the top-level domain: a wildcard there matches the name under every TLD (example.evil too)",
 			"wildcard in the top-level label of %q; OpenShell accepts it, but it is a TLD wildcard", host)

@@ -26,7 +26,7 @@ func serdeUint(s string) (uint64, bool) {
 	if n, ok, prefixed := serdeRadixUint(u); prefixed {
 		return n, ok
 	}
-	if u == "" || u[0] == '+' || u[0] == '-' || u[0] == '_' || digitsButNotNumber(s) || !allDigits(u) {
+	if u == "" || digitsButNotNumber(s) || !allDigits(u) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(u, 10, 64)
@@ -174,20 +174,31 @@ func (c *checker) scalar(v *yaml.Node, path string, k kind, max int64) bool {
 	field := lastSegment(path)
 	switch k {
 	case kString:
-		if isPlain(v) && v.Value != "" && serdeNull(v.Value) {
-			c.warnf(v, path, CodeType, "remove the key to leave the field unset, or quote the value",
-				"%s: %s is read as the literal string %q, not as an unset field", field, v.Value, v.Value)
-		}
+		c.stringScalar(v, path, field)
 		return true
 	case kBool:
-		if _, ok := serdeBool(v.Value); ok && isPlain(v) {
-			return true
-		}
-		c.errorf(v, path, CodeType, "write true or false, unquoted", "%s must be a boolean, got %s", field, describe(v))
-		return false
+		return c.boolScalar(v, path, field)
 	case kInt:
 		return c.intScalar(v, path, field, max)
 	}
+	return false
+}
+
+// stringScalar warns about a plain null spelling in a string field, which
+// serde_yml reads as that text.
+func (c *checker) stringScalar(v *yaml.Node, path, field string) {
+	if isPlain(v) && v.Value != "" && serdeNull(v.Value) {
+		c.warnf(v, path, CodeType, "remove the key to leave the field unset, or quote the value",
+			"%s: %s is read as the literal string %q, not as an unset field", field, v.Value, v.Value)
+	}
+}
+
+// boolScalar checks a plain serde_yml boolean.
+func (c *checker) boolScalar(v *yaml.Node, path, field string) bool {
+	if _, ok := serdeBool(v.Value); ok && isPlain(v) {
+		return true
+	}
+	c.errorf(v, path, CodeType, "write true or false, unquoted", "%s must be a boolean, got %s", field, describe(v))
 	return false
 }
 

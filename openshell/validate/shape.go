@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -31,6 +33,14 @@ type entry struct {
 }
 
 func (o *obj) has(name string) bool { return o != nil && o.vals[name] != nil }
+
+// hasItems reports whether a list or map field has elements (some may have
+// failed the shape check and been dropped from o.lists or o.maps, which
+// never hold more).
+func (o *obj) hasItems(name string) bool {
+	n := o.vals[name]
+	return n != nil && len(n.Content) > 0
+}
 
 // broken reports a field that is present but failed its shape check; the
 // semantic checks skip it rather than report it as missing.
@@ -109,6 +119,26 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// pairs yields the key/value pairs of mapping n with aliases resolved,
+// skipping a pair either side of which resolves to nothing (yaml.v3 binds
+// every alias it decodes, so in a parsed document that is none).
+func pairs(n *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(k, v *yaml.Node) bool) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
+			if k != nil && v != nil && !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// isNull reports a scalar that resolves to null: null, ~ or an empty plain
+// value.
+func isNull(v *yaml.Node) bool {
+	return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null"
+}
+
 func (c *checker) spend() bool {
 	c.budget--
 	return c.budget >= 0
@@ -149,12 +179,18 @@ func (c *checker) walkStruct(n *yaml.Node, path string, def *structDef) *obj {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		c.walkStructField(o, def, seen, n.Content[i], n.Content[i+1])
 	}
+	c.checkRequired(o, def, seen)
+	return o
+}
+
+// checkRequired reports each required field of def that the walked mapping
+// o lacks (seen holds the field names its keys spelled).
+func (c *checker) checkRequired(o *obj, def *structDef, seen map[string]bool) {
 	for _, f := range def.fields {
 		if f.required && o.keys[f.name] == nil && !seen[f.name] {
-			c.errorf(n, joinPath(path, f.name), CodeRequired, requiredHint(f.name), "missing required field %q in %s", f.name, def.name)
+			c.errorf(o.node, joinPath(o.path, f.name), CodeRequired, requiredHint(f.name), "missing required field %q in %s", f.name, def.name)
 		}
 	}
-	return o
 }
 
 // notMapping reports a struct whose node is not a mapping.
@@ -178,7 +214,7 @@ func (c *checker) walkStructField(o *obj, def *structDef, seen map[string]bool, 
 	name := k.Value
 	fpath := joinPath(path, name)
 	if seen[name] {
-		c.errorf(k, fpath, CodeDuplicateKey, "keep one", "duplicate key %q", name)
+		c.duplicateField(k, fpath)
 		return
 	}
 	seen[name] = true
@@ -220,34 +256,46 @@ func requiredHint(name string) string {
 // walkField checks one field value against its kind and records it on o.
 func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	v = resolveAlias(v)
-	if v == nil || !c.spend() {
-		return
-	}
-	if c.nullField(f, v, path) {
+	if v == nil || !c.spend() || c.nullField(f, v, path) {
 		return
 	}
 	switch f.kind {
 	case kString, kInt, kBool:
-		if c.scalar(v, path, f.kind, f.max) {
-			o.vals[f.name] = v
-		}
+		c.walkScalar(o, f, v, path)
 	case kStringList, kIntList:
 		c.walkScalarList(o, f, v, path)
 	case kStruct:
-		if kid := c.walkStruct(v, path, f.def); kid != nil {
-			o.kids[f.name] = kid
-			o.vals[f.name] = v
-		}
+		c.walkKid(o, f, v, path)
 	case kList:
 		c.walkList(o, f, v, path)
 	case kMap:
 		c.walkMap(o, f, v, path)
 	case kMatcher:
-		if c.matcher(v, path) {
-			o.vals[f.name] = v
-		}
+		c.walkMatcher(o, f, v, path)
 	case kMatcherMap, kParamMap, kOpaqueMap:
 		c.walkValueMap(o, f, v, path)
+	}
+}
+
+// walkScalar checks a string, integer or boolean.
+func (c *checker) walkScalar(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if c.scalar(v, path, f.kind, f.max) {
+		o.vals[f.name] = v
+	}
+}
+
+// walkKid checks a nested struct.
+func (c *checker) walkKid(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if kid := c.walkStruct(v, path, f.def); kid != nil {
+		o.kids[f.name] = kid
+		o.vals[f.name] = v
+	}
+}
+
+// walkMatcher checks a query or tool matcher.
+func (c *checker) walkMatcher(o *obj, f *fieldDef, v *yaml.Node, path string) {
+	if c.matcher(v, path) {
+		o.vals[f.name] = v
 	}
 }
 
@@ -261,18 +309,22 @@ func (c *checker) walkField(o *obj, f *fieldDef, v *yaml.Node, path string) {
 // `~` only as an Option's None. So an empty value of a list or map field is
 // an empty list or map, and of a struct field an empty struct (walkStruct).
 func (c *checker) nullField(f *fieldDef, v *yaml.Node, path string) bool {
-	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!null" || f.kind == kString {
+	if !isNull(v) || f.kind == kString {
 		return false
 	}
 	if f.nullable {
 		return true
 	}
-	if isEmptyPlain(v) && f.kind != kInt && f.kind != kBool && f.kind != kMatcher {
+	if isEmptyPlain(v) && !slices.Contains(nullOnlyKinds, f.kind) {
 		return f.kind != kStruct // a struct is walked as an empty mapping
 	}
 	c.errorf(v, path, CodeType, "give a value or remove the key", "%s must be %s, got null", f.name, kindNames[f.kind])
 	return true
 }
+
+// nullOnlyKinds are the kinds serde_yml reads an empty plain value into
+// only as null; the others take it as empty.
+var nullOnlyKinds = []kind{kInt, kBool, kMatcher}
 
 // isEmptyPlain reports an empty, untagged plain scalar: what `key:` with no
 // value parses to.
@@ -337,6 +389,24 @@ func (c *checker) walkList(o *obj, f *fieldDef, v *yaml.Node, path string) {
 //     the earlier one, a trap here. Each value is still deserialized in turn,
 //     so a shape error in a dropped entry still refuses the file.
 
+// duplicateField reports k, a struct field repeated in its mapping: serde's
+// "duplicate field", which refuses the file.
+func (c *checker) duplicateField(k *yaml.Node, path string) {
+	c.errorf(k, path, CodeDuplicateKey, "keep one", "duplicate key %q", k.Value)
+}
+
+// noteMapKey records k, a key of the BTreeMap-typed mapping at path, in
+// seen; when seen already holds it, it reports the duplicate instead and
+// returns true.
+func (c *checker) noteMapKey(seen map[string]*yaml.Node, k *yaml.Node, path string) bool {
+	if first := seen[k.Value]; first != nil {
+		c.duplicateMapKey(k, joinPath(path, k.Value), first)
+		return true
+	}
+	seen[k.Value] = k
+	return false
+}
+
 // duplicateMapKey reports k, a key of a BTreeMap-typed mapping that repeats
 // the key at line first, as the trap it is.
 func (c *checker) duplicateMapKey(k *yaml.Node, path string, first *yaml.Node) {
@@ -360,12 +430,8 @@ func (c *checker) walkMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 			c.errorf(k, path, CodeType, "", "keys of %s must be strings", f.name)
 			continue
 		}
-		first := seen[k.Value]
-		if first != nil {
-			c.duplicateMapKey(k, joinPath(path, k.Value), first)
+		if c.noteMapKey(seen, k, path) {
 			entries = slices.DeleteFunc(entries, func(e entry) bool { return e.key == k.Value })
-		} else {
-			seen[k.Value] = k
 		}
 		if item := c.walkStruct(v.Content[i+1], joinPath(path, k.Value), f.def); item != nil {
 			entries = append(entries, entry{key: k.Value, keyNode: k, val: item})
@@ -384,14 +450,13 @@ func (c *checker) walkValueMap(o *obj, f *fieldDef, v *yaml.Node, path string) {
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
-		if k != nil && k.Kind == yaml.ScalarNode {
-			if first := seen[k.Value]; first != nil {
-				c.duplicateMapKey(k, joinPath(path, k.Value), first)
-			} else {
-				seen[k.Value] = k
-			}
+		if k == nil {
+			continue
 		}
-		if k != nil && val != nil {
+		if k.Kind == yaml.ScalarNode {
+			c.noteMapKey(seen, k, path)
+		}
+		if val != nil {
 			c.walkMapValue(f, val, joinPath(path, k.Value))
 		}
 	}
@@ -419,114 +484,6 @@ func listHint(v *yaml.Node) string {
 	return ""
 }
 
-// matcher checks a query/tool matcher: a glob string or {any: [globs]}.
-func (c *checker) matcher(v *yaml.Node, path string) bool {
-	v = resolveAlias(v)
-	if v == nil {
-		return false
-	}
-	switch v.Kind {
-	case yaml.ScalarNode:
-		if !c.globString(v, path) {
-			return false
-		}
-		if v.Value == "" {
-			c.errorf(v, path, CodeQueryMatcher, `use "*" to match any value`, "empty glob matches only an empty value")
-		}
-		c.globSyntax(v, path)
-		return true
-	case yaml.MappingNode:
-		return c.anyMatcher(v, path)
-	}
-	c.errorf(v, path, CodeType, "", "matcher must be a glob string or {any: [globs]}, got %s", describe(v))
-	return false
-}
-
-// anyMatcher checks the mapping form of a matcher, {any: [globs]}.
-func (c *checker) anyMatcher(v *yaml.Node, path string) bool {
-	anyFound := false
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k := resolveAlias(v.Content[i])
-		if k == nil || k.Value != "any" {
-			name := ""
-			if k != nil {
-				name = k.Value
-			}
-			c.errorf(k, joinPath(path, name), CodeUnknownField, "a matcher is a glob string or {any: [globs]}", "unknown matcher key %q", name)
-			return false
-		}
-		if anyFound {
-			// QueryAnyDef is a struct: serde_derive's "duplicate field",
-			// and then no variant of the untagged QueryMatcherDef matches
-			// (lib.rs:342-363 @ v0.0.111).
-			c.errorf(k, joinPath(path, "any"), CodeDuplicateKey, "keep one any: list with every glob",
-				"duplicate key %q: OpenShell refuses the matcher (duplicate field in {any: [...]})", "any")
-			return false
-		}
-		anyFound = true
-		if !c.anyGlobs(resolveAlias(v.Content[i+1]), path) {
-			return false
-		}
-	}
-	if !anyFound {
-		c.errorf(v, path, CodeQueryMatcher, "list at least one glob", "matcher {} matches nothing")
-	}
-	return true
-}
-
-// anyGlobs checks the list of an {any: [globs]} matcher; false when it is not
-// a list.
-func (c *checker) anyGlobs(list *yaml.Node, path string) bool {
-	if list == nil || list.Kind != yaml.SequenceNode {
-		c.errorf(list, joinPath(path, "any"), CodeType, "", "any must be a list of glob strings, got %s", describe(list))
-		return false
-	}
-	if len(list.Content) == 0 {
-		c.errorf(list, joinPath(path, "any"), CodeQueryMatcher, "list at least one glob", "any: [] matches nothing")
-	}
-	for j, e := range list.Content {
-		e = resolveAlias(e)
-		if e != nil && c.globString(e, fmt.Sprintf("%s.any[%d]", path, j)) {
-			c.globSyntax(e, fmt.Sprintf("%s.any[%d]", path, j))
-		}
-	}
-	return true
-}
-
-// paramMatcher checks an MCP params value: a matcher or a nested map.
-func (c *checker) paramMatcher(v *yaml.Node, path string, depth int) {
-	v = resolveAlias(v)
-	if v == nil || !c.spend() {
-		return
-	}
-	// serde_yml stops at 128 nested levels; params start about 10 deep.
-	if depth > 110 {
-		c.errorf(v, path, CodeType, "flatten the params", "params nest deeper than OpenShell's YAML recursion limit")
-		return
-	}
-	if v.Kind == yaml.MappingNode {
-		isAny := len(v.Content) == 2 && resolveAlias(v.Content[0]) != nil && resolveAlias(v.Content[0]).Value == "any"
-		if isAny {
-			c.matcher(v, path)
-			return
-		}
-		seen := map[string]*yaml.Node{}
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			k := resolveAlias(v.Content[i])
-			if k != nil {
-				if first := seen[k.Value]; first != nil && k.Kind == yaml.ScalarNode {
-					c.duplicateMapKey(k, joinPath(path, k.Value), first)
-				} else if first == nil {
-					seen[k.Value] = k
-				}
-				c.paramMatcher(v.Content[i+1], joinPath(path, k.Value), depth+1)
-			}
-		}
-		return
-	}
-	c.matcher(v, path)
-}
-
 func describe(n *yaml.Node) string {
 	if n == nil {
 		return "nothing"
@@ -542,23 +499,13 @@ func describe(n *yaml.Node) string {
 	return "an unsupported node"
 }
 
+// tagWord names a YAML tag in a message: the tag without its !! prefix,
+// except for the three abbreviated ones.
 func tagWord(tag string) string {
-	switch tag {
-	case "!!str":
-		return "string"
-	case "!!int":
-		return "integer"
-	case "!!bool":
-		return "boolean"
-	case "!!float":
-		return "float"
-	case "!!null":
-		return "null"
-	case "!!timestamp":
-		return "timestamp"
-	}
-	return strings.TrimPrefix(tag, "!!")
+	return cmp.Or(tagWords[tag], strings.TrimPrefix(tag, "!!"))
 }
+
+var tagWords = map[string]string{"!!str": "string", "!!int": "integer", "!!bool": "boolean"}
 
 func lastSegment(path string) string {
 	if i := strings.LastIndexAny(path, "."); i >= 0 {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -101,6 +102,12 @@ func (c *checker) identityProblem(v string) string {
 	if err != nil || strings.HasPrefix(v, "+") {
 		return "is neither \"sandbox\" nor a numeric id"
 	}
+	return c.idRangeProblem(n)
+}
+
+// idRangeProblem explains why the numeric id n is outside the range the
+// target release accepts ("" when it is inside).
+func (c *checker) idRangeProblem(n uint64) string {
 	switch {
 	case c.supports(openshell.FeatureWideProcessIDs):
 		if n < 1 || n > 4294967294 {
@@ -139,26 +146,27 @@ func (c *checker) checkFilesystem(fs *obj) {
 		nodes []*yaml.Node
 	}{{"read_only", ro, roNodes}, {"read_write", rw, rwNodes}} {
 		for i, p := range l.vals {
-			path := fmt.Sprintf("%s[%d]", fs.sub(l.name), i)
-			n := l.nodes[i]
-			if len(p) > maxPathBytes {
-				c.errorf(n, path, CodeFSTooLong, "shorten the path", "path is %d bytes; OpenShell allows at most %d", len(p), maxPathBytes)
-				continue
-			}
-			if !strings.HasPrefix(p, "/") {
-				c.errorf(n, path, CodeFSRelative, "write an absolute path such as /sandbox/"+strings.TrimPrefix(p, "./"),
-					"path %q is not absolute", p)
-			}
-			for _, seg := range strings.Split(p, "/") {
-				if seg == ".." {
-					c.errorf(n, path, CodeFSTraversal, "write the resolved path without ..", "path %q has a .. component", p)
-					break
-				}
-			}
-			if l.name == "read_write" && p != "" && strings.Trim(p, "/") == "" {
-				c.errorf(n, path, CodeFSRootWritable, "list the writable directories, e.g. /sandbox and /tmp",
-					"read_write %q makes the whole filesystem writable; OpenShell rejects it", p)
-			}
+			c.checkFSPath(l.nodes[i], fmt.Sprintf("%s[%d]", fs.sub(l.name), i), l.name, p)
 		}
+	}
+}
+
+// checkFSPath checks path p of the filesystem list field: short enough,
+// absolute, no .. component, and not / when writable.
+func (c *checker) checkFSPath(n *yaml.Node, path, field, p string) {
+	if len(p) > maxPathBytes {
+		c.errorf(n, path, CodeFSTooLong, "shorten the path", "path is %d bytes; OpenShell allows at most %d", len(p), maxPathBytes)
+		return
+	}
+	if !strings.HasPrefix(p, "/") {
+		c.errorf(n, path, CodeFSRelative, "write an absolute path such as /sandbox/"+strings.TrimPrefix(p, "./"),
+			"path %q is not absolute", p)
+	}
+	if slices.Contains(strings.Split(p, "/"), "..") {
+		c.errorf(n, path, CodeFSTraversal, "write the resolved path without ..", "path %q has a .. component", p)
+	}
+	if field == "read_write" && p != "" && strings.Trim(p, "/") == "" {
+		c.errorf(n, path, CodeFSRootWritable, "list the writable directories, e.g. /sandbox and /tmp",
+			"read_write %q makes the whole filesystem writable; OpenShell rejects it", p)
 	}
 }

@@ -96,38 +96,55 @@ func (c *checker) run(data []byte) {
 			"policy exceeds OpenShell's limit of %d bytes (256 KiB)", openshell.MaxPolicyBytes)
 		return
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			c.errorf(nil, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
-			return
-		}
-		c.errorf(&yaml.Node{Line: openshell.YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
+	root := c.decode(data)
+	if root == nil {
 		return
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		c.errorf(&extra, "", CodeSyntax, "keep one policy per file", "policy file holds more than one YAML document")
-		return
-	} else if !errors.Is(err, io.EOF) {
-		c.errorf(&yaml.Node{Line: openshell.YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
-		return
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			c.errorf(root, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
-			return
-		}
-		root = root.Content[0]
 	}
 	c.budget = maxNodeVisits
-	pol := c.walkStruct(root, "", policyDef)
-	if pol == nil {
-		return
+	if pol := c.walkStruct(root, "", policyDef); pol != nil {
+		c.checkPolicy(pol)
 	}
-	c.checkPolicy(pol)
+}
+
+// decode parses data, which must hold exactly one YAML document, and
+// returns the document's root node; nil once it has reported why not.
+func (c *checker) decode(data []byte) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		c.emptyPolicy(nil)
+		return nil
+	} else if err != nil {
+		c.syntaxError(err)
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		c.errorf(&extra, "", CodeSyntax, "keep one policy per file", "policy file holds more than one YAML document")
+		return nil
+	case !errors.Is(err, io.EOF):
+		c.syntaxError(err)
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode {
+		return &doc
+	}
+	if len(doc.Content) == 0 {
+		c.emptyPolicy(&doc)
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// emptyPolicy reports a document without content at n.
+func (c *checker) emptyPolicy(n *yaml.Node) {
+	c.errorf(n, "", CodeSyntax, "a policy needs at least `version: 1`", "policy is empty")
+}
+
+// syntaxError reports a YAML decoding error at the line it names.
+func (c *checker) syntaxError(err error) {
+	c.errorf(&yaml.Node{Line: openshell.YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", yamlErrorMessage(err))
 }
 
 func yamlErrorMessage(err error) string {

@@ -330,7 +330,7 @@ func TestHostPatternsOverlap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, pair := range [][2]string{{tc.a, tc.b}, {tc.b, tc.a}} {
-			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], "."), true); got != tc.want {
+			if got := labelsOverlap(strings.Split(pair[0], "."), strings.Split(pair[1], ".")); got != tc.want {
 				t.Errorf("overlap(%q, %q) = %v, want %v", pair[0], pair[1], got, tc.want)
 			}
 		}
@@ -434,6 +434,11 @@ func TestPathsCompete(t *testing.T) {
 		{"/a?c", "/abc", true},
 		{"/a?c", "/abd", false},
 		{"/ab/***", "/abc", true}, // malformed: conservative
+		{"/a*b", "/ac", false},    // the star cannot supply the missing b
+		{"/*a*", "/*b*", true},    // both match /ab
+		{"/v[12]/*", "/v1/abc*", true},
+		{"/v[1-3]/*", "/v2/abcd*", true},
+		{"/v[1-3]/*", "/v7/abcd*", false},
 	}
 	for _, tc := range tests {
 		if got := pathsCompete(tc.a, tc.b); got != tc.want {
