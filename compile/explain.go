@@ -1,10 +1,10 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
@@ -42,18 +42,8 @@ func tierWhy(needs []tierNeed, tier policycue.Tier) []TierReason {
 		seen[key] = true
 		out = append(out, TierReason{Tier: n.tier, What: n.what, Pos: n.pos})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Tier.Rank() != out[j].Tier.Rank() {
-			return out[i].Tier.Rank() > out[j].Tier.Rank()
-		}
-		a, b := out[i].Pos, out[j].Pos
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
+	slices.SortStableFunc(out, func(a, b TierReason) int {
+		return cmp.Or(cmp.Compare(b.Tier.Rank(), a.Tier.Rank()), comparePos(a.Pos, b.Pos))
 	})
 	return out
 }

@@ -141,9 +141,11 @@ func graphQLKey(m openshell.Match) string {
 	return m.OperationType + "|" + m.OperationName + "|" + strings.Join(m.Fields, ",")
 }
 
-// pathKey turns an endpoint path into a policy key suffix: /graphql ->
-// graphql; "" for no path.
-func pathKey(p string) string {
+// keyPart turns a host or an endpoint path into its part of a policy key:
+// lower-case letters and digits kept, "*" spelled "wildcard", anything else
+// "_", with no "_" at either end (/graphql -> graphql, *.googleapis.com ->
+// wildcard_googleapis_com); "" for no path.
+func keyPart(p string) string {
 	var sb strings.Builder
 	for _, r := range strings.ToLower(p) {
 		switch {

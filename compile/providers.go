@@ -279,18 +279,18 @@ func endpointNeed(ep openshell.Endpoint) (policycue.Tier, string) {
 		return policycue.TierFull, "access " + ep.Access
 	}
 	for _, r := range ep.Rules {
-		// git's smart-HTTP fetch POSTs to .../git-upload-pack and only
-		// reads (the catalog marks such rules Reads); a push is
-		// git-receive-pack.
-		reads := r.Reads || isReadMethod(r.Allow.Method) || r.Allow.Method == "POST" && strings.HasSuffix(r.Allow.Path, "/git-upload-pack")
-		if r.Allow.OperationType != "" {
-			reads = graphQLReads(r.Allow)
-		}
-		if !reads {
+		if !ruleReads(r) && !gitFetch(r.Allow) {
 			return policycue.TierFull, ruleLabel(r.Allow)
 		}
 	}
 	return policycue.TierNetwork, "read access"
+}
+
+// gitFetch reports whether a REST rule allows git's smart-HTTP fetch,
+// which POSTs to .../git-upload-pack and only reads (the catalog marks
+// such rules Reads); a push is git-receive-pack.
+func gitFetch(m openshell.Match) bool {
+	return m.OperationType == "" && m.Method == "POST" && strings.HasSuffix(m.Path, "/git-upload-pack")
 }
 
 func endpointPort(ep openshell.Endpoint) int {
