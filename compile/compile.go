@@ -445,28 +445,42 @@ func (b *builder) summarize(c *Compiled, skills []*agentdef.Skill) {
 // default. fromModel reports that the model id, the runtime's own field,
 // named it.
 func provider(a *agentdef.Agent, proj *agentdef.Project, opts Options, b *builder) (name string, fromModel bool) {
+	if p := declaredProvider(a, proj); p != "" {
+		return p, false
+	}
+	if p, ok := modelProvider(a); ok {
+		return p, true
+	}
+	return cmp.Or(opts.Provider, b.cat.Runtimes[b.runtime].DefaultProvider), false
+}
+
+// declaredProvider is the agent's sandbox.provider, else the first one its
+// skills declare; "" when none does.
+func declaredProvider(a *agentdef.Agent, proj *agentdef.Project) string {
 	if a.Sandbox != nil && a.Sandbox.Provider != "" {
-		return a.Sandbox.Provider, false
+		return a.Sandbox.Provider
 	}
 	for _, ref := range a.Skills {
 		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
-			return s.Sandbox.Provider, false
+			return s.Sandbox.Provider
 		}
 	}
+	return ""
+}
+
+// modelProvider is the provider the agent's model id names, in its
+// runtime's syntax: Claude Code's Vertex and Bedrock ids (inferProvider),
+// OpenCode's "provider/model".
+func modelProvider(a *agentdef.Agent) (string, bool) {
 	switch a.Format {
 	case agentdef.FormatClaude:
-		if p := inferProvider(a.Model); p != "" {
-			return p, true
-		}
+		p := inferProvider(a.Model)
+		return p, p != ""
 	case agentdef.FormatOpenCode:
-		if p, _, ok := strings.Cut(a.Model, "/"); ok {
-			return p, true
-		}
+		p, _, ok := strings.Cut(a.Model, "/")
+		return p, ok
 	}
-	if opts.Provider != "" {
-		return opts.Provider, false
-	}
-	return b.cat.Runtimes[b.runtime].DefaultProvider, false
+	return "", false
 }
 
 func providerPos(a *agentdef.Agent) agentdef.Pos {

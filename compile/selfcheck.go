@@ -3,6 +3,7 @@ package compile
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
@@ -183,32 +184,40 @@ func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*decide
 // implies and the address the endpoint pins; false when the host is empty
 // or keeps a glob the sampler does not fill.
 func endpointSample(ep *openshell.Endpoint, bin string) (*decide.Request, bool) {
-	host := ep.Host
-	if strings.Contains(host, "*") {
-		host = strings.NewReplacer("**.", "a.", "*.", "a.").Replace(host)
-	}
+	host := hostWildcards.Replace(ep.Host)
 	if host == "" || strings.ContainsAny(host, "*{}") {
 		return nil, false
 	}
-	port := ep.Port
-	if port == 0 && len(ep.Ports) > 0 {
-		port = ep.Ports[0]
-	}
-	r := &decide.Request{Scheme: "https", Host: host, Port: port, Binary: bin}
-	if port == 80 || port == 8080 || port == 8081 || port == 8082 {
+	port := endpointPort(*ep)
+	r := &decide.Request{Scheme: "https", Host: host, Port: port, Binary: bin, Addr: sampleAddr(ep, host)}
+	if slices.Contains(httpPorts, port) {
 		r.Scheme = "http"
 	}
+	return r, true
+}
+
+// hostWildcards fills a host's leading wildcard labels in for a sample.
+var hostWildcards = strings.NewReplacer("**.", "a.", "*.", "a.")
+
+// httpPorts are the ports a sample request speaks plain http to.
+var httpPorts = []int{80, 8080, 8081, 8082}
+
+// sampleAddr is the address a sample request to ep reaches: the first
+// allowed_ips entry (a prefix's own address), else host when it is an IP
+// address; the zero Addr when neither is.
+func sampleAddr(ep *openshell.Endpoint, host string) netip.Addr {
+	var addr netip.Addr
 	if len(ep.AllowedIPs) > 0 {
 		if pfx, err := netip.ParsePrefix(ep.AllowedIPs[0]); err == nil {
-			r.Addr = pfx.Addr()
+			addr = pfx.Addr()
 		} else if a, err := netip.ParseAddr(ep.AllowedIPs[0]); err == nil {
-			r.Addr = a
+			addr = a
 		}
 	}
-	if a, err := netip.ParseAddr(host); err == nil && !r.Addr.IsValid() {
-		r.Addr = a
+	if a, err := netip.ParseAddr(host); err == nil && !addr.IsValid() {
+		addr = a
 	}
-	return r, true
+	return addr
 }
 
 // graphQLSample makes r the GraphQL operation a GraphQL rule m is written
