@@ -193,11 +193,7 @@ func catalogMatch(r policycue.CatalogRule) openshell.Match {
 // tool applies one tool rule. where names its origin for messages ("tools",
 // "skill issue-labels allowed-tools").
 func (b *builder) tool(r agentdef.ToolRule, where string) {
-	name := r.Tool
-	if strings.HasPrefix(name, "mcp") {
-		name = "mcp"
-	}
-	spec, ok := b.cat.Tools[name]
+	spec, ok := b.cat.Tools[catalogToolName(r.Tool)]
 	if !ok {
 		b.errorf(r.Pos, where, "add the tool to the catalog with --catalog, or remove it",
 			"tool %q is not in the catalog", r.Tool)
@@ -216,16 +212,30 @@ func (b *builder) tool(r agentdef.ToolRule, where string) {
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
 		b.toolDir(b.readWrite, r, reason)
 	case "Agent":
-		for _, n := range r.Agents {
-			// Only the project's own agents get a sandbox of their own (the
-			// spawn service refuses a manifest that spawns anything else);
-			// checkReferences warns about the other names.
-			if b.projectAgents == nil || b.projectAgents[n] != nil {
-				b.spawns = append(b.spawns, agentdef.NameRef{Name: n, Pos: r.Pos})
-			}
-		}
+		b.spawn(r)
 	}
 	b.need(spec.Tier, r.Pos, "%s", reason)
+}
+
+// catalogToolName is the catalog's name of a tool: every MCP tool
+// (mcp__server__tool) is "mcp".
+func catalogToolName(tool string) string {
+	if strings.HasPrefix(tool, "mcp") {
+		return "mcp"
+	}
+	return tool
+}
+
+// spawn records the agents an Agent(...) rule may start. Only the
+// project's own agents get a sandbox of their own (the spawn service
+// refuses a manifest that spawns anything else); checkReferences warns
+// about the other names.
+func (b *builder) spawn(r agentdef.ToolRule) {
+	for _, n := range r.Agents {
+		if b.projectAgents == nil || b.projectAgents[n] != nil {
+			b.spawns = append(b.spawns, agentdef.NameRef{Name: n, Pos: r.Pos})
+		}
+	}
 }
 
 // toolDir opens the directory of a Read/Edit-style rule's path, if it names

@@ -47,35 +47,46 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 	// policy's globs, as decide.Decide would for each request.
 	allow := decider(p)
 	for _, key := range p.PolicyKeys() {
-		np := p.NetworkPolicies[key]
-		bin := firstBinary(np)
-		if bin == "" {
-			continue
-		}
-		for i := range np.Endpoints {
-			ep := &np.Endpoints[i]
-			if !openshell.IsL7(ep) {
-				continue
-			}
-			for j := range ep.Rules {
-				r, ok := ruleSample(ep, &ep.Rules[j].Allow, bin)
-				if !ok {
-					continue
-				}
-				if d := allow(r); !d.Allowed {
-					at := agentdef.Pos{File: b.agent.File}
-					if src := ep.Rules[j].From; len(src) > 0 {
-						at = posOf(src[0])
-					}
-					b.errorf(at, "", globHint(&ep.Rules[j].Allow),
-						"%s on %s would deny the request it is written for, %s: %s (network_policies.%s.endpoints[%d].rules[%d])",
-						ruleLabel(ep.Rules[j].Allow), ep.Host, r, d.Reason, key, i, j)
-				}
-			}
-		}
+		b.checkRules(allow, key, p.NetworkPolicies[key])
 	}
 	b.checkIntended(allow)
 	b.checkMCPIntended(allow)
+}
+
+// checkRules runs allow on the request every L7 rule of the network policy
+// key is written for, from the policy's first literal binary; a denial is
+// an error at the rule.
+func (b *builder) checkRules(allow func(*decide.Request) decide.Decision, key string, np openshell.NetworkPolicy) {
+	bin := firstBinary(np)
+	if bin == "" {
+		return
+	}
+	for i := range np.Endpoints {
+		ep := &np.Endpoints[i]
+		if !openshell.IsL7(ep) {
+			continue
+		}
+		for j, rule := range ep.Rules {
+			r, ok := ruleSample(ep, &rule.Allow, bin)
+			if !ok {
+				continue
+			}
+			if d := allow(r); !d.Allowed {
+				b.errorf(b.rulePos(rule), "", globHint(&rule.Allow),
+					"%s on %s would deny the request it is written for, %s: %s (network_policies.%s.endpoints[%d].rules[%d])",
+					ruleLabel(rule.Allow), ep.Host, r, d.Reason, key, i, j)
+			}
+		}
+	}
+}
+
+// rulePos is where a rule was written: its first source, else the agent's
+// file.
+func (b *builder) rulePos(r openshell.Rule) agentdef.Pos {
+	if len(r.From) > 0 {
+		return posOf(r.From[0])
+	}
+	return agentdef.Pos{File: b.agent.File}
 }
 
 // decider returns decide.Decide on p with the decider prepared once; p
