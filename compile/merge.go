@@ -84,12 +84,7 @@ func (b *builder) loadFragment(rel string, at agentdef.Pos, baseDir string, load
 func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []agentdef.Pos) {
 	bins := b.fragmentBinaries(name, key, np.Binaries)
 	for i, ep := range np.Endpoints {
-		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
-		at := agentdef.Pos{File: name, Line: 1}
-		if i < len(hostPos) {
-			at = hostPos[i]
-			from.Line, from.Column = at.Line, at.Column
-		}
+		at, from := fragmentSource(name, key, i, hostPos)
 		if msg, hint := agentdef.HostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
 			// OpenShell refuses the whole policy at load (a TLD wildcard
 			// from v0.0.27, check_wildcard_host): report it here, at the
@@ -105,14 +100,33 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, h
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
-		c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
-			allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
-		for _, r := range ep.Rules {
-			r.From = []bundle.Source{from}
-			c.rules = append(c.rules, r)
-		}
-		b.contribs = append(b.contribs, c)
+		b.contribs = append(b.contribs, fragmentContribution(ep, bins, from))
 	}
+}
+
+// fragmentSource is where endpoint i of the fragment's network policy key
+// is written (its host's line, else the fragment's first line), as a
+// position and as the source of what it grants.
+func fragmentSource(name, key string, i int, hostPos []agentdef.Pos) (agentdef.Pos, bundle.Source) {
+	from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
+	if i >= len(hostPos) {
+		return agentdef.Pos{File: name, Line: 1}, from
+	}
+	at := hostPos[i]
+	from.Line, from.Column = at.Line, at.Column
+	return at, from
+}
+
+// fragmentContribution is a fragment endpoint as a contribution for bins,
+// its rules keeping their own fields and taking the endpoint's source.
+func fragmentContribution(ep openshell.Endpoint, bins []string, from bundle.Source) contribution {
+	c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
+		allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
+	for _, r := range ep.Rules {
+		r.From = []bundle.Source{from}
+		c.rules = append(c.rules, r)
+	}
+	return c
 }
 
 // endpointKey identifies a merged endpoint: host, port and the path that

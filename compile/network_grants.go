@@ -229,16 +229,23 @@ func fragmentHostPositions(name string, data []byte) map[string][]agentdef.Pos {
 	for i := 0; i+1 < len(nps.Content); i += 2 {
 		key := nps.Content[i].Value
 		eps := mappingValue(nps.Content[i+1], "endpoints")
-		if eps == nil || eps.Kind != yaml.SequenceNode {
-			continue
+		if eps != nil && eps.Kind == yaml.SequenceNode {
+			out[key] = append(out[key], hostPositions(name, eps)...)
 		}
-		for _, ep := range eps.Content {
-			p := agentdef.Pos{File: name, Line: ep.Line, Column: ep.Column}
-			if h := mappingValue(ep, "host"); h != nil {
-				p = agentdef.Pos{File: name, Line: h.Line, Column: h.Column}
-			}
-			out[key] = append(out[key], p)
+	}
+	return out
+}
+
+// hostPositions is the position in file name of each endpoint's host in
+// the endpoints sequence eps (of the endpoint itself when it has none).
+func hostPositions(name string, eps *yaml.Node) []agentdef.Pos {
+	var out []agentdef.Pos
+	for _, ep := range eps.Content {
+		at := ep
+		if h := mappingValue(ep, "host"); h != nil {
+			at = h
 		}
+		out = append(out, agentdef.Pos{File: name, Line: at.Line, Column: at.Column})
 	}
 	return out
 }
