@@ -92,6 +92,21 @@ func hostMatchesTemplate(tmpl, host string) bool {
 	if err != nil || len(refs) == 0 || !agentdef.AllHostLabel(refs) {
 		return false
 	}
+	m := templateRegexp(tmpl, refs).FindStringSubmatch(host)
+	if m == nil {
+		return false
+	}
+	for i, r := range refs {
+		if placeholder.Validate(r.Name, m[i+1]) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// templateRegexp matches a whole host against tmpl, capturing the part
+// each placeholder of refs stands for (a host label part).
+func templateRegexp(tmpl string, refs []placeholder.Ref) *regexp.Regexp {
 	var re strings.Builder
 	re.WriteString("^")
 	last := 0
@@ -102,16 +117,7 @@ func hostMatchesTemplate(tmpl, host string) bool {
 	}
 	re.WriteString(regexp.QuoteMeta(tmpl[last:]))
 	re.WriteString("$")
-	m := regexp.MustCompile(re.String()).FindStringSubmatch(host)
-	if m == nil {
-		return false
-	}
-	for i, r := range refs {
-		if placeholder.Validate(r.Name, m[i+1]) != nil {
-			return false
-		}
-	}
-	return true
+	return regexp.MustCompile(re.String())
 }
 
 // bedrockModel matches Amazon Bedrock model ids and inference profiles for

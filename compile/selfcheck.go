@@ -106,30 +106,35 @@ func decider(p *openshell.Policy) func(*decide.Request) decide.Decision {
 // model host) with allow, on the example-expanded policy.
 func (b *builder) checkIntended(allow func(*decide.Request) decide.Decision) {
 	for _, u := range b.profilesUsed {
-		prof := b.cat.Profiles[u.name]
-		for _, text := range prof.Intended {
-			if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
-				continue // left out with a warning (supportsEndpoint)
-			}
-			expanded, ok := withExamples(text, b.values)
-			if !ok {
-				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
-				continue
-			}
-			bins := u.bins
-			if len(bins) == 0 {
-				continue
-			}
-			r, err := decide.ParseRequest(expanded + " from " + bins[0])
-			if err != nil {
-				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
-				continue
-			}
-			if d := allow(r); !d.Allowed {
-				b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
-					"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
-			}
+		for _, text := range b.cat.Profiles[u.name].Intended {
+			b.checkIntendedRequest(allow, u, text)
 		}
+	}
+}
+
+// checkIntendedRequest runs allow on one intended request of the profile
+// use u, from its first binary; a request the catalog cannot spell, or
+// the policy denies, is an error where the agent pulled the profile in.
+func (b *builder) checkIntendedRequest(allow func(*decide.Request) decide.Decision, u profileUse, text string) {
+	if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
+		return // left out with a warning (supportsEndpoint)
+	}
+	expanded, ok := withExamples(text, b.values)
+	if !ok {
+		b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
+		return
+	}
+	if len(u.bins) == 0 {
+		return
+	}
+	r, err := decide.ParseRequest(expanded + " from " + u.bins[0])
+	if err != nil {
+		b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
+		return
+	}
+	if d := allow(r); !d.Allowed {
+		b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
+			"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
 	}
 }
 
@@ -266,7 +271,20 @@ func restSample(r *decide.Request, m *openshell.Match) (*decide.Request, bool) {
 		r.Method = "GET"
 	}
 	r.Path = samplePath(m.Path)
-	for k, q := range m.Query {
+	q, ok := sampleQueryValues(m.Query)
+	if !ok {
+		return nil, false
+	}
+	r.Query = q
+	return r, true
+}
+
+// sampleQueryValues reads a rule's query globs as meant (sampleQuery), an
+// any-of by its first glob; nil when there are none, false when a glob
+// has a class or alternatives the sampler does not read.
+func sampleQueryValues(query map[string]openshell.QueryMatch) (url.Values, bool) {
+	var vals url.Values
+	for k, q := range query {
 		g := q.Glob
 		if len(q.Any) > 0 {
 			g = q.Any[0]
@@ -274,12 +292,12 @@ func restSample(r *decide.Request, m *openshell.Match) (*decide.Request, bool) {
 		if strings.ContainsAny(g, "[{") {
 			return nil, false
 		}
-		if r.Query == nil {
-			r.Query = url.Values{}
+		if vals == nil {
+			vals = url.Values{}
 		}
-		r.Query.Set(k, sampleQuery(g))
+		vals.Set(k, sampleQuery(g))
 	}
-	return r, true
+	return vals, true
 }
 
 // samplePath reads a rule path as meant: a whole "**" segment (and "**"
