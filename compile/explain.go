@@ -211,15 +211,7 @@ func requestWords(m openshell.Match) []string {
 func tierDecides(c *Compiled) []string {
 	var out []string
 	if fs := c.Policy.FilesystemPolicy; fs != nil {
-		if fs.IncludeWorkdir {
-			out = append(out, "workdir: /sandbox is writable (include_workdir)")
-		} else {
-			w := "workdir: /sandbox is read-only"
-			if len(fs.ReadWrite) > 0 {
-				w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
-			}
-			out = append(out, w)
-		}
+		out = append(out, workdirAccess(fs))
 	}
 	if c.catalog != nil {
 		flags, _ := runtimeFlags(c)
@@ -228,14 +220,23 @@ func tierDecides(c *Compiled) []string {
 		}
 	}
 	if c.Tier == policycue.TierFull {
-		out = append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
-	} else {
-		out = append(out, "forge proxy: read only (writes are refused whatever the policy allows)")
+		return append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
 	}
-	if c.Tier != policycue.TierFull {
-		out = append(out, "a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+	return append(out, "forge proxy: read only (writes are refused whatever the policy allows)",
+		"a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+}
+
+// workdirAccess says whether the workdir is writable and, when it is not,
+// what is.
+func workdirAccess(fs *openshell.FilesystemPolicy) string {
+	if fs.IncludeWorkdir {
+		return "workdir: /sandbox is writable (include_workdir)"
 	}
-	return out
+	w := "workdir: /sandbox is read-only"
+	if len(fs.ReadWrite) > 0 {
+		w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
+	}
+	return w
 }
 
 // tierDecision is the line that decided c's tier and why, in words.

@@ -320,13 +320,9 @@ func (b *builder) modelChannel(host string) (model, exact bool) {
 	if b.modelAPIHost(host) {
 		return true, true
 	}
-	suffix, ok := strings.CutPrefix(host, "*.")
-	deep := false
+	suffix, deep, ok := wildcardSuffix(host)
 	if !ok {
-		if suffix, ok = strings.CutPrefix(host, "**."); !ok {
-			return false, false
-		}
-		deep = true
+		return false, false
 	}
 	for _, h := range b.modelAPIHosts() {
 		rest, under := strings.CutSuffix(h, "."+suffix)
@@ -335,6 +331,17 @@ func (b *builder) modelChannel(host string) (model, exact bool) {
 		}
 	}
 	return false, false
+}
+
+// wildcardSuffix splits a host with a leading wildcard label: "*.a.b" is
+// any one label under a.b, "**.a.b" (deep) any number of them; false for
+// a host without one.
+func wildcardSuffix(host string) (suffix string, deep, ok bool) {
+	if suffix, ok := strings.CutPrefix(host, "**."); ok {
+		return suffix, true, true
+	}
+	suffix, ok = strings.CutPrefix(host, "*.")
+	return suffix, false, ok
 }
 
 // modelAPIHosts lists the model API hosts of the agent's runtime (every
