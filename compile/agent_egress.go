@@ -97,12 +97,7 @@ func mcpWarning(c *Compiled, r agentdef.ToolRule, rc reach) (agentdef.Diagnostic
 	d := agentdef.Diagnostic{Pos: r.Pos, Severity: agentdef.SeverityWarning, Field: "tools"}
 	i := slices.IndexFunc(c.Agent.MCPServers, func(s agentdef.MCPServerDecl) bool { return s.Name == r.MCPServer })
 	if i < 0 {
-		d.Message = fmt.Sprintf("%s uses MCP server %q, which the agent does not declare: the tool is not there at run time", r.Raw, r.MCPServer)
-		d.Hint = fmt.Sprintf("add %s to mcpServers (inline: {%s: {type: http, url: https://HOST/mcp}}) and declare HOST in sandbox.endpoints", r.MCPServer, r.MCPServer)
-		if c.Agent.Format == agentdef.FormatOpenCode {
-			d.Message = fmt.Sprintf("%s uses MCP server %q: OpenCode names MCP tools <server>_<tool>, and the server is configured outside the agent file", r.Raw, r.MCPServer)
-			d.Hint = "declare the server's host in sandbox.endpoints"
-		}
+		d.Message, d.Hint = undeclaredMCPServer(c.Agent.Format, r)
 		return d, true
 	}
 	s := c.Agent.MCPServers[i]
@@ -119,4 +114,16 @@ func mcpWarning(c *Compiled, r agentdef.ToolRule, rc reach) (agentdef.Diagnostic
 		return d, false
 	}
 	return d, true
+}
+
+// undeclaredMCPServer is the message and hint for a rule whose MCP server
+// the agent does not declare: missing from a Claude agent's mcpServers,
+// configured outside an OpenCode agent's file.
+func undeclaredMCPServer(format agentdef.Format, r agentdef.ToolRule) (msg, hint string) {
+	if format == agentdef.FormatOpenCode {
+		return fmt.Sprintf("%s uses MCP server %q: OpenCode names MCP tools <server>_<tool>, and the server is configured outside the agent file", r.Raw, r.MCPServer),
+			"declare the server's host in sandbox.endpoints"
+	}
+	return fmt.Sprintf("%s uses MCP server %q, which the agent does not declare: the tool is not there at run time", r.Raw, r.MCPServer),
+		fmt.Sprintf("add %s to mcpServers (inline: {%s: {type: http, url: https://HOST/mcp}}) and declare HOST in sandbox.endpoints", r.MCPServer, r.MCPServer)
 }

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -163,17 +164,26 @@ func (b *builder) addProfile(name string, at agentdef.Pos, reason string, bins [
 		if len(ep.Binaries) > 0 {
 			c.binaries = ep.Binaries
 		}
-		for _, r := range ep.Rules {
-			if r.OperationType == "" && (r.Method == "" || r.Path == "") {
-				b.errorf(at, "sandbox.profiles", "give the catalog rule method and path, or operation_type on a graphql endpoint",
-					"profile %s: a rule on %s has neither method and path nor operation_type", name, ep.Host)
-				continue
-			}
-			c.rules = append(c.rules, openshell.Rule{Allow: catalogMatch(r), From: []bundle.Source{c.from}, Reads: r.Reads})
-		}
+		c.rules = b.profileRules(name, ep, at, c.from)
 		b.contribs = append(b.contribs, c)
 	}
 	return true
+}
+
+// profileRules are the rules of catalog profile name's endpoint ep, each
+// from from; a rule with neither method and path nor operation_type is an
+// error at at, and left out.
+func (b *builder) profileRules(name string, ep policycue.CatalogEndpoint, at agentdef.Pos, from bundle.Source) []openshell.Rule {
+	var rules []openshell.Rule
+	for _, r := range ep.Rules {
+		if r.OperationType == "" && (r.Method == "" || r.Path == "") {
+			b.errorf(at, "sandbox.profiles", "give the catalog rule method and path, or operation_type on a graphql endpoint",
+				"profile %s: a rule on %s has neither method and path nor operation_type", name, ep.Host)
+			continue
+		}
+		rules = append(rules, openshell.Rule{Allow: catalogMatch(r), From: []bundle.Source{from}, Reads: r.Reads})
+	}
+	return rules
 }
 
 func catalogMatch(r policycue.CatalogRule) openshell.Match {
@@ -193,11 +203,7 @@ func catalogMatch(r policycue.CatalogRule) openshell.Match {
 // tool applies one tool rule. where names its origin for messages ("tools",
 // "skill issue-labels allowed-tools").
 func (b *builder) tool(r agentdef.ToolRule, where string) {
-	name := r.Tool
-	if strings.HasPrefix(name, "mcp") {
-		name = "mcp"
-	}
-	spec, ok := b.cat.Tools[name]
+	spec, ok := b.cat.Tools[catalogToolName(r.Tool)]
 	if !ok {
 		b.errorf(r.Pos, where, "add the tool to the catalog with --catalog, or remove it",
 			"tool %q is not in the catalog", r.Tool)
@@ -216,16 +222,30 @@ func (b *builder) tool(r agentdef.ToolRule, where string) {
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
 		b.toolDir(b.readWrite, r, reason)
 	case "Agent":
-		for _, n := range r.Agents {
-			// Only the project's own agents get a sandbox of their own (the
-			// spawn service refuses a manifest that spawns anything else);
-			// checkReferences warns about the other names.
-			if b.projectAgents == nil || b.projectAgents[n] != nil {
-				b.spawns = append(b.spawns, agentdef.NameRef{Name: n, Pos: r.Pos})
-			}
-		}
+		b.spawn(r)
 	}
 	b.need(spec.Tier, r.Pos, "%s", reason)
+}
+
+// catalogToolName is the catalog's name of a tool: every MCP tool
+// (mcp__server__tool) is "mcp".
+func catalogToolName(tool string) string {
+	if strings.HasPrefix(tool, "mcp") {
+		return "mcp"
+	}
+	return tool
+}
+
+// spawn records the agents an Agent(...) rule may start. Only the
+// project's own agents get a sandbox of their own (the spawn service
+// refuses a manifest that spawns anything else); checkReferences warns
+// about the other names.
+func (b *builder) spawn(r agentdef.ToolRule) {
+	for _, n := range r.Agents {
+		if b.projectAgents == nil || b.projectAgents[n] != nil {
+			b.spawns = append(b.spawns, agentdef.NameRef{Name: n, Pos: r.Pos})
+		}
+	}
 }
 
 // toolDir opens the directory of a Read/Edit-style rule's path, if it names
@@ -247,32 +267,38 @@ func (b *builder) bash(r agentdef.ToolRule, reason string) {
 		return
 	}
 	for _, c := range r.Commands {
-		if c.Wrapper {
-			b.warnf(r.Pos, "tools", "narrow the arguments, or rely on the sandbox: its filesystem and network policy bound what any command can do",
-				"%s: %s can run other programs, so this rule allows any command", r.Raw, c.Command)
+		b.command(r, c, reason)
+	}
+}
+
+// command applies one command of a Bash rule r: its tier, and for a
+// network client its binaries and the profiles it implies.
+func (b *builder) command(r agentdef.ToolRule, c agentdef.CommandPattern, reason string) {
+	if c.Wrapper {
+		b.warnf(r.Pos, "tools", "narrow the arguments, or rely on the sandbox: its filesystem and network policy bound what any command can do",
+			"%s: %s can run other programs, so this rule allows any command", r.Raw, c.Command)
+	}
+	bin, ok := b.cat.Binaries[c.Command]
+	if !ok {
+		// Unknown: it implies nothing, so it raises nothing (fail
+		// closed: a typo never buys the full tier); the warning says so.
+		hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
+		if s := suggest.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
+			hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
 		}
-		bin, ok := b.cat.Binaries[c.Command]
-		if !ok {
-			// Unknown: it implies nothing, so it raises nothing (fail
-			// closed: a typo never buys the full tier); the warning says so.
-			hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
-			if s := suggest.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
-				hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
-			}
-			b.warnf(r.Pos, "tools", hint,
-				"command %q is not in the binary registry: it implies no egress and no tier (the agent's tier comes from its other tools and declarations)", c.Command)
-			continue
-		}
-		b.need(bin.Tier, r.Pos, "%s (command %s)", reason, c.Command)
-		if !bin.Network {
-			continue
-		}
-		for _, p := range bin.Paths {
-			b.netBinaries[p] = append(b.netBinaries[p], src(r.Pos, fmt.Sprintf("%s (command %s)", reason, c.Command)))
-		}
-		for _, prof := range bin.Profiles {
-			b.addProfile(prof, r.Pos, fmt.Sprintf("%s: command %s implies profile %s", reason, c.Command, prof), bin.Paths, false)
-		}
+		b.warnf(r.Pos, "tools", hint,
+			"command %q is not in the binary registry: it implies no egress and no tier (the agent's tier comes from its other tools and declarations)", c.Command)
+		return
+	}
+	b.need(bin.Tier, r.Pos, "%s (command %s)", reason, c.Command)
+	if !bin.Network {
+		return
+	}
+	for _, p := range bin.Paths {
+		b.netBinaries[p] = append(b.netBinaries[p], src(r.Pos, fmt.Sprintf("%s (command %s)", reason, c.Command)))
+	}
+	for _, prof := range bin.Profiles {
+		b.addProfile(prof, r.Pos, fmt.Sprintf("%s: command %s implies profile %s", reason, c.Command, prof), bin.Paths, false)
 	}
 }
 
@@ -399,14 +425,8 @@ func (b *builder) sandboxProfile(p agentdef.NameRef, bins []string) {
 // binaries, else the agent's network binaries bins.
 func (b *builder) sandboxEndpoint(e agentdef.EndpointDecl, bins []string) {
 	c := contribution{
-		host: e.Host, port: e.Port, protocol: e.Protocol, access: e.Access,
+		host: e.Host, port: cmp.Or(e.Port, 443), protocol: cmp.Or(e.Protocol, openshell.ProtocolREST), access: e.Access,
 		allowedIPs: e.AllowedIPs, from: src(e.Pos, "sandbox endpoint "+e.Host),
-	}
-	if c.port == 0 {
-		c.port = 443
-	}
-	if c.protocol == "" {
-		c.protocol = openshell.ProtocolREST
 	}
 	for _, bd := range e.Binaries {
 		c.binaries = append(c.binaries, bd.Path)

@@ -1,10 +1,12 @@
 package compile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,49 +131,99 @@ var ErrCompile = errors.New("compilation failed")
 // are read from; pass one that cannot escape the project, such as
 // os.Root.FS(). Fragments that are or lie under a symbolic link are refused.
 func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Options) (*Output, error) {
-	if opts.OpenShellVersion == "" {
-		opts.OpenShellVersion = openshell.DefaultOpenShellVersion
-	}
-	if opts.timeline == nil {
-		opts.timeline = newTimeline()
-	}
-	if opts.Catalog == nil {
-		cat, err := policycue.LoadCatalog(nil, "")
-		if err != nil {
-			return nil, err
-		}
-		opts.Catalog = cat
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
 	var diags agentdef.Diagnostics
 	diags = append(diags, proj.Warnings...)
-	strict := func() {
-		if opts.Strict {
-			diags = diags.Strict()
+	inputs := newInputFiles(fsys, proj.Files)
+	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, inputs.read)
+	diags = opts.strict(append(diags, compileAgents(proj, opts, inputs.read, out)...))
+	if opts.EmitProfiles && diags.Err() == nil {
+		if err := splitSharedProfiles(out); err != nil {
+			return nil, err
 		}
 	}
-	// Policy fragments are inputs too: the manifest pins them with the
-	// agent and skill files the loader read.
-	files := maps.Clone(proj.Files)
-	if files == nil {
-		files = map[string]string{}
+	// With errors, the agents that did compile still go through the checks,
+	// so one run reports every problem of every file; nothing is returned.
+	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
+		return nil, compileError(diags, out)
 	}
-	var filesMu sync.Mutex
-	load := func(name string) ([]byte, error) {
-		data, err := agentdef.ReadNoLinks(fsys, name)
-		if err == nil {
-			sum := bundle.SHA256Hex(data)
-			filesMu.Lock()
-			files[name] = sum
-			filesMu.Unlock()
-		}
+	ds, err := emitAndCheck(ctx, out, inputs.sums, opts)
+	if err != nil {
+		return nil, err
+	}
+	diags = opts.strict(append(diags, ds...))
+	if err := diags.Err(); err != nil {
+		return nil, compileError(diags, out)
+	}
+	out.Warnings = diags
+	out.Stages = opts.timeline.list()
+	return out, nil
+}
+
+// setDefaults fills in the options left zero: the default OpenShell
+// version, a timeline of its own and the built-in catalog.
+func (o *Options) setDefaults() error {
+	o.OpenShellVersion = cmp.Or(o.OpenShellVersion, openshell.DefaultOpenShellVersion)
+	if o.timeline == nil {
+		o.timeline = newTimeline()
+	}
+	if o.Catalog != nil {
+		return nil
+	}
+	var err error
+	o.Catalog, err = policycue.LoadCatalog(nil, "")
+	return err
+}
+
+// strict makes every warning of ds an error when the options say so.
+func (o *Options) strict(ds agentdef.Diagnostics) agentdef.Diagnostics {
+	if o.Strict {
+		return ds.Strict()
+	}
+	return ds
+}
+
+// inputFiles reads the project's files for the compile and records the
+// SHA-256 of each: policy fragments and provider profiles are inputs too,
+// and the manifest pins them with the agent and skill files the loader
+// read. The compile workers read concurrently.
+type inputFiles struct {
+	fsys fs.FS
+	mu   sync.Mutex
+	// sums maps every input file read to its SHA-256 (hex).
+	sums map[string]string
+}
+
+// newInputFiles starts from the files the loader read (path -> SHA-256).
+func newInputFiles(fsys fs.FS, loaded map[string]string) *inputFiles {
+	sums := map[string]string{}
+	maps.Copy(sums, loaded)
+	return &inputFiles{fsys: fsys, sums: sums}
+}
+
+// read reads the project file name, refusing symbolic links
+// (agentdef.ReadNoLinks), and records its digest.
+func (f *inputFiles) read(name string) ([]byte, error) {
+	data, err := agentdef.ReadNoLinks(f.fsys, name)
+	if err != nil {
 		return data, err
 	}
-	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, load)
-	// Agents compile independently (the project and the catalog are only
-	// read), so they compile, and their policies are marshalled,
-	// concurrently; results are collected in the project's order, which
-	// keeps diagnostics deterministic.
+	sum := bundle.SHA256Hex(data)
+	f.mu.Lock()
+	f.sums[name] = sum
+	f.mu.Unlock()
+	return data, nil
+}
+
+// compileAgents compiles the project's agents into out.Agents and returns
+// their diagnostics. Agents compile independently (the project and the
+// catalog are only read), so they compile, and their policies are
+// marshalled, concurrently; results are collected in the project's order,
+// which keeps diagnostics deterministic.
+func compileAgents(proj *agentdef.Project, opts Options, load fragmentLoader, out *Output) agentdef.Diagnostics {
 	type result struct {
 		c     *Compiled
 		diags agentdef.Diagnostics
@@ -186,59 +238,40 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 		results[i] = result{c, ds}
 	})
 	endCompile()
+	var diags agentdef.Diagnostics
 	for i, a := range proj.Agents {
 		diags = append(diags, results[i].diags...)
 		if results[i].c != nil {
 			out.Agents[a.Name] = results[i].c
 		}
 	}
-	strict()
-	if opts.EmitProfiles && diags.Err() == nil {
-		if err := splitSharedProfiles(out); err != nil {
-			return nil, err
-		}
-	}
-	// With errors, the agents that did compile still go through the checks,
-	// so one run reports every problem of every file; nothing is returned.
-	if err := diags.Err(); err != nil && len(out.Agents) == 0 {
-		return nil, compileError(diags, out)
-	}
+	return diags
+}
+
+// emitAndCheck emits out's files (files are the inputs' digests) and runs
+// the checks on it. When the checks read only out.Agents, which emit does
+// not write (Options.checksReadAgents), the manifest and provenance encode
+// while the checks run; an emit error wins over a check's.
+func emitAndCheck(ctx context.Context, out *Output, files map[string]string, opts Options) (agentdef.Diagnostics, error) {
 	emit := func() error {
 		defer opts.timeline.begin("emit")()
 		return out.emit(files)
 	}
-	var (
-		ds  agentdef.Diagnostics
-		err error
-	)
-	if opts.checksReadAgents && opts.Workers != 1 {
-		// The checks read only out.Agents, which emit does not write:
-		// the manifest and provenance encode while the checks run.
-		var emitErr error
-		var wg sync.WaitGroup
-		wg.Go(func() { emitErr = emit() })
-		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
-		wg.Wait()
-		if emitErr != nil {
-			return nil, emitErr
-		}
-	} else {
+	if !opts.checksReadAgents || opts.Workers == 1 {
 		if err := emit(); err != nil {
 			return nil, err
 		}
-		ds, err = runChecks(ctx, out, opts.Checks, opts.Workers)
+		return runChecks(ctx, out, opts.Checks, opts.Workers)
 	}
-	if err != nil {
-		return nil, err
+	var emitErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { emitErr = emit() })
+	ds, err := runChecks(ctx, out, opts.Checks, opts.Workers)
+	wg.Wait()
+	if emitErr != nil {
+		return nil, emitErr
 	}
-	diags = append(diags, ds...)
-	strict()
-	if err := diags.Err(); err != nil {
-		return nil, compileError(diags, out)
-	}
-	out.Warnings = diags
-	out.Stages = opts.timeline.list()
-	return out, nil
+	return ds, err
 }
 
 // runChecks runs the checks on out, up to workers at once (all of them
@@ -274,16 +307,12 @@ func compileError(ds agentdef.Diagnostics, out *Output) error {
 }
 
 func sortDiagnostics(ds agentdef.Diagnostics) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i].Pos, ds[j].Pos
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
+	slices.SortStableFunc(ds, func(a, b agentdef.Diagnostic) int { return comparePos(a.Pos, b.Pos) })
+}
+
+// comparePos orders positions by file, line, then column.
+func comparePos(a, b agentdef.Pos) int {
+	return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 }
 
 func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load fragmentLoader) (*Compiled, agentdef.Diagnostics) {
@@ -416,28 +445,42 @@ func (b *builder) summarize(c *Compiled, skills []*agentdef.Skill) {
 // default. fromModel reports that the model id, the runtime's own field,
 // named it.
 func provider(a *agentdef.Agent, proj *agentdef.Project, opts Options, b *builder) (name string, fromModel bool) {
+	if p := declaredProvider(a, proj); p != "" {
+		return p, false
+	}
+	if p, ok := modelProvider(a); ok {
+		return p, true
+	}
+	return cmp.Or(opts.Provider, b.cat.Runtimes[b.runtime].DefaultProvider), false
+}
+
+// declaredProvider is the agent's sandbox.provider, else the first one its
+// skills declare; "" when none does.
+func declaredProvider(a *agentdef.Agent, proj *agentdef.Project) string {
 	if a.Sandbox != nil && a.Sandbox.Provider != "" {
-		return a.Sandbox.Provider, false
+		return a.Sandbox.Provider
 	}
 	for _, ref := range a.Skills {
 		if s := proj.Skills[ref.Name]; s != nil && s.Sandbox != nil && s.Sandbox.Provider != "" {
-			return s.Sandbox.Provider, false
+			return s.Sandbox.Provider
 		}
 	}
+	return ""
+}
+
+// modelProvider is the provider the agent's model id names, in its
+// runtime's syntax: Claude Code's Vertex and Bedrock ids (inferProvider),
+// OpenCode's "provider/model".
+func modelProvider(a *agentdef.Agent) (string, bool) {
 	switch a.Format {
 	case agentdef.FormatClaude:
-		if p := inferProvider(a.Model); p != "" {
-			return p, true
-		}
+		p := inferProvider(a.Model)
+		return p, p != ""
 	case agentdef.FormatOpenCode:
-		if p, _, ok := strings.Cut(a.Model, "/"); ok {
-			return p, true
-		}
+		p, _, ok := strings.Cut(a.Model, "/")
+		return p, ok
 	}
-	if opts.Provider != "" {
-		return opts.Provider, false
-	}
-	return b.cat.Runtimes[b.runtime].DefaultProvider, false
+	return "", false
 }
 
 func providerPos(a *agentdef.Agent) agentdef.Pos {

@@ -25,31 +25,15 @@ func (o *Output) emit(files map[string]string) error {
 	for _, name := range o.AgentNames() {
 		c := o.Agents[name]
 		file := name + ".yaml"
-		data, err := c.doc, c.docErr
-		if data == nil && err == nil {
-			data, err = openshell.Marshal(c.Policy, header(c, o.OpenShellVersion))
-		}
+		data, err := policyDoc(c, o.OpenShellVersion)
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", name, err)
 		}
-		if len(data) > openshell.MaxPolicyBytes {
-			return fmt.Errorf("agent %s: policy is %d bytes, over OpenShell's limit of %d", name, len(data), openshell.MaxPolicyBytes)
-		}
 		o.Files[file] = data
-		entry := bundle.ManifestAgent{
-			Policy: file, PolicySHA256: bundle.SHA256Hex(data), Source: c.Agent.File,
-			Runtime: c.Runtime, Model: c.Agent.Model, Tier: string(c.Tier), Provider: c.Provider,
-			Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
-			Providers: manifestProviders(c.Providers),
+		entry, err := manifestAgent(c, file, data, files)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", name, err)
 		}
-		for _, f := range c.Sources {
-			sum, ok := files[f]
-			if !ok {
-				return fmt.Errorf("agent %s: source %s was not read by the loader", name, f)
-			}
-			entry.Sources = append(entry.Sources, bundle.SourceFile{Path: f, SHA256: sum})
-		}
-		entry.RuntimeFlags, entry.RuntimeEnv = runtimeFlags(c)
 		m.Agents[name] = entry
 		// The provider layers' elements name their profile's lines.
 		prov.Agents[name] = c.Effective().Provenance()
@@ -75,6 +59,44 @@ func (o *Output) emit(files map[string]string) error {
 	o.Files[bundle.ManifestFile] = manifest
 	o.Manifest = m
 	return o.checkWritten(prov)
+}
+
+// policyDoc is the policy file of c: the document the compile worker
+// marshalled (marshalled now when the profiles emit mode changed the
+// policy), within OpenShell's size limit.
+func policyDoc(c *Compiled, version string) ([]byte, error) {
+	data, err := c.doc, c.docErr
+	if data == nil && err == nil {
+		data, err = openshell.Marshal(c.Policy, header(c, version))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > openshell.MaxPolicyBytes {
+		return nil, fmt.Errorf("policy is %d bytes, over OpenShell's limit of %d", len(data), openshell.MaxPolicyBytes)
+	}
+	return data, nil
+}
+
+// manifestAgent is the manifest's entry for c, whose policy is data in
+// file: every source pinned by the digest the loader read it with (files),
+// and the runtime flags of its tier.
+func manifestAgent(c *Compiled, file string, data []byte, files map[string]string) (bundle.ManifestAgent, error) {
+	entry := bundle.ManifestAgent{
+		Policy: file, PolicySHA256: bundle.SHA256Hex(data), Source: c.Agent.File,
+		Runtime: c.Runtime, Model: c.Agent.Model, Tier: string(c.Tier), Provider: c.Provider,
+		Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
+		Providers: manifestProviders(c.Providers),
+	}
+	for _, f := range c.Sources {
+		sum, ok := files[f]
+		if !ok {
+			return entry, fmt.Errorf("source %s was not read by the loader", f)
+		}
+		entry.Sources = append(entry.Sources, bundle.SourceFile{Path: f, SHA256: sum})
+	}
+	entry.RuntimeFlags, entry.RuntimeEnv = runtimeFlags(c)
+	return entry, nil
 }
 
 // ErrWrittenDiffers reports an emitted file that does not decode to what the
@@ -207,27 +229,29 @@ func mergeList(csv string, add []string) string {
 // toolTier is the tier one tool rule needs on its own.
 func toolTier(cat *policycue.Catalog, r agentdef.ToolRule) policycue.Tier {
 	if r.Tool == "Bash" {
-		if r.AnyCommand() {
-			return policycue.TierFull
-		}
-		t := policycue.TierReadOnly
-		for _, cmd := range r.Commands {
-			bt := policycue.TierFull
-			if bin, ok := cat.Binaries[cmd.Command]; ok {
-				bt = bin.Tier
-			}
-			if bt.Rank() > t.Rank() {
-				t = bt
-			}
-		}
-		return t
+		return bashTier(cat, r)
 	}
-	name := r.Tool
-	if strings.HasPrefix(name, "mcp") {
-		name = "mcp"
-	}
-	if spec, ok := cat.Tools[name]; ok {
+	if spec, ok := cat.Tools[catalogToolName(r.Tool)]; ok {
 		return spec.Tier
 	}
 	return policycue.TierFull
+}
+
+// bashTier is the tier a Bash rule needs: the highest of its commands'
+// (full for any command, or one the binary registry does not know).
+func bashTier(cat *policycue.Catalog, r agentdef.ToolRule) policycue.Tier {
+	if r.AnyCommand() {
+		return policycue.TierFull
+	}
+	t := policycue.TierReadOnly
+	for _, cmd := range r.Commands {
+		bt := policycue.TierFull
+		if bin, ok := cat.Binaries[cmd.Command]; ok {
+			bt = bin.Tier
+		}
+		if bt.Rank() > t.Rank() {
+			t = bt
+		}
+	}
+	return t
 }

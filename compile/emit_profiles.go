@@ -61,8 +61,29 @@ func splitSharedProfiles(out *Output) error {
 // sharedGrants finds the network policies eligible to move, each with its
 // generated profile, in a deterministic order.
 func sharedGrants(out *Output) ([]*sharedGrant, error) {
+	grants, err := groupGrants(out)
+	if err != nil {
+		return nil, err
+	}
+	var shared []*sharedGrant
+	ids := map[string]int{}
+	for _, g := range grants {
+		if len(g.agents) < 2 {
+			continue
+		}
+		g.name(ids)
+		shared = append(shared, g)
+	}
+	return shared, nil
+}
+
+// groupGrants groups the agents' network policies by the profile document
+// each would become (profileDoc), in the order the documents first appear
+// (agents by name, then keys sorted). Provider layers and policies with an
+// open placeholder are left out.
+func groupGrants(out *Output) ([]*sharedGrant, error) {
 	byDoc := map[string]*sharedGrant{}
-	var order []string
+	var order []*sharedGrant
 	for _, name := range out.AgentNames() {
 		c := out.Agents[name]
 		for _, key := range slices.Sorted(maps.Keys(c.Policy.NetworkPolicies)) {
@@ -70,39 +91,36 @@ func sharedGrants(out *Output) ([]*sharedGrant, error) {
 				continue
 			}
 			doc, err := profileDoc(key, c.Policy.NetworkPolicies[key])
-			if err != nil || doc == nil {
-				if err != nil {
-					return nil, fmt.Errorf("agent %s: %w", name, err)
-				}
+			if err != nil {
+				return nil, fmt.Errorf("agent %s: %w", name, err)
+			}
+			if doc == nil {
 				continue
 			}
 			g, ok := byDoc[string(doc)]
 			if !ok {
 				g = &sharedGrant{data: doc, agents: map[string]string{}}
 				byDoc[string(doc)] = g
-				order = append(order, string(doc))
+				order = append(order, g)
 			}
 			g.agents[name] = key
 		}
 	}
-	var out2 []*sharedGrant
-	ids := map[string]int{}
-	for _, doc := range order {
-		g := byDoc[doc]
-		if len(g.agents) < 2 {
-			continue
-		}
-		key := g.agents[slices.Sorted(maps.Keys(g.agents))[0]]
-		base := EmitProfilesPrefix + strings.Trim(strings.ReplaceAll(key, "_", "-"), "-")
-		ids[base]++
-		g.id = base
-		if ids[base] > 1 {
-			g.id = fmt.Sprintf("%s-%d", base, ids[base])
-		}
-		g.data = bytes.Replace(g.data, []byte("id: PROFILE_ID\n"), []byte("id: "+g.id+"\n"), 1)
-		out2 = append(out2, g)
+	return order, nil
+}
+
+// name gives g its profile id, from the network policy key of its first
+// agent by name (suffixed -2, -3... when another grant took it), and
+// writes the id into its document. ids counts the grants of each base id.
+func (g *sharedGrant) name(ids map[string]int) {
+	key := g.agents[slices.Sorted(maps.Keys(g.agents))[0]]
+	base := EmitProfilesPrefix + strings.Trim(strings.ReplaceAll(key, "_", "-"), "-")
+	ids[base]++
+	g.id = base
+	if ids[base] > 1 {
+		g.id = fmt.Sprintf("%s-%d", base, ids[base])
 	}
-	return out2, nil
+	g.data = bytes.Replace(g.data, []byte("id: PROFILE_ID\n"), []byte("id: "+g.id+"\n"), 1)
 }
 
 // profileDoc renders a network policy as a provider profile (id left as

@@ -1,10 +1,10 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
@@ -42,18 +42,8 @@ func tierWhy(needs []tierNeed, tier policycue.Tier) []TierReason {
 		seen[key] = true
 		out = append(out, TierReason{Tier: n.tier, What: n.what, Pos: n.pos})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Tier.Rank() != out[j].Tier.Rank() {
-			return out[i].Tier.Rank() > out[j].Tier.Rank()
-		}
-		a, b := out[i].Pos, out[j].Pos
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
+	slices.SortStableFunc(out, func(a, b TierReason) int {
+		return cmp.Or(cmp.Compare(b.Tier.Rank(), a.Tier.Rank()), comparePos(a.Pos, b.Pos))
 	})
 	return out
 }
@@ -119,25 +109,11 @@ func Explain(c *Compiled) *Explanation {
 	e.TierDecidedBy, e.TierReason = tierDecision(c)
 	e.TierDecides = tierDecides(c)
 	for _, key := range p.PolicyKeys() {
-		np := p.NetworkPolicies[key]
-		for _, ep := range np.Endpoints {
-			x := ExplainedEndpoint{Policy: key, Host: ep.Host, Port: ep.Port, Protocol: ep.Protocol, Access: ep.Access, From: ep.From}
-			for _, r := range ep.Rules {
-				x.Rules = append(x.Rules, ExplainedItem{Value: explainRule(r.Allow), From: r.From})
-			}
-			for _, b := range np.Binaries {
-				x.Binaries = append(x.Binaries, ExplainedItem{Value: b.Path, From: b.From})
-			}
-			e.Endpoints = append(e.Endpoints, x)
-		}
+		e.Endpoints = append(e.Endpoints, explainPolicy(key, p.NetworkPolicies[key])...)
 	}
 	if fs := p.FilesystemPolicy; fs != nil {
-		for _, path := range fs.ReadOnly {
-			e.ReadOnly = append(e.ReadOnly, ExplainedItem{Value: path, From: fs.Sources[path]})
-		}
-		for _, path := range fs.ReadWrite {
-			e.ReadWrite = append(e.ReadWrite, ExplainedItem{Value: path, From: fs.Sources[path]})
-		}
+		e.ReadOnly = explainPaths(fs, fs.ReadOnly)
+		e.ReadWrite = explainPaths(fs, fs.ReadWrite)
 		if fs.IncludeWorkdir {
 			e.ReadWrite = append(e.ReadWrite, ExplainedItem{Value: "/sandbox (include_workdir)",
 				From: []bundle.Source{{File: c.Agent.File, Line: c.Agent.NamePos.Line, Reason: "tier full"}}})
@@ -146,55 +122,86 @@ func Explain(c *Compiled) *Explanation {
 	return e
 }
 
+// explainPolicy explains the endpoints of the network policy key, each with
+// its rules and the policy's binaries.
+func explainPolicy(key string, np openshell.NetworkPolicy) []ExplainedEndpoint {
+	var out []ExplainedEndpoint
+	for _, ep := range np.Endpoints {
+		x := ExplainedEndpoint{Policy: key, Host: ep.Host, Port: ep.Port, Protocol: ep.Protocol, Access: ep.Access, From: ep.From}
+		for _, r := range ep.Rules {
+			x.Rules = append(x.Rules, ExplainedItem{Value: explainRule(r.Allow), From: r.From})
+		}
+		for _, b := range np.Binaries {
+			x.Binaries = append(x.Binaries, ExplainedItem{Value: b.Path, From: b.From})
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// explainPaths explains filesystem paths with their sources.
+func explainPaths(fs *openshell.FilesystemPolicy, paths []string) []ExplainedItem {
+	var out []ExplainedItem
+	for _, path := range paths {
+		out = append(out, ExplainedItem{Value: path, From: fs.Sources[path]})
+	}
+	return out
+}
+
 // explainRule renders one allow rule in its protocol's words: REST
 // `METHOD /path ?query`, SQL `sql COMMAND`, GraphQL `graphql TYPE NAME
 // fields a,b` (operation_type, operation_name, fields: L7AllowDef,
 // crates/openshell-policy/src/lib.rs:320-384 @ v0.0.111), JSON-RPC and MCP
 // `METHOD tool T`. A rule of no known shape is shown as its fields.
 func explainRule(m openshell.Match) string {
-	var parts []string
-	add := func(s ...string) {
-		for _, x := range s {
-			if x != "" {
-				parts = append(parts, x)
-			}
-		}
-	}
+	var words []string
 	switch {
-	case m.OperationType != "" || m.OperationName != "" || len(m.Fields) > 0:
-		typ, name := m.OperationType, m.OperationName
-		if typ == "" || typ == "*" {
-			typ = "any operation"
-		}
-		if name == "" {
-			name = "(any name)"
-		}
-		add("graphql", typ, name)
-		if len(m.Fields) > 0 {
-			add("fields " + strings.Join(m.Fields, ","))
-		}
+	case graphQLKey(m) != "": // an operation type, name or fields
+		words = graphQLWords(m)
 	case m.Command != "":
-		add("sql", m.Command)
+		words = []string{"sql", m.Command}
 	default:
-		add(m.Method, m.Path)
-		if q := queryKey(m.Query); q != "" {
-			add("?" + q)
-		}
-		if m.Tool != nil {
-			tool := m.Tool.Glob
-			if len(m.Tool.Any) > 0 {
-				tool = "any of " + strings.Join(m.Tool.Any, ",")
-			}
-			add("tool " + tool)
-		}
-		if len(m.Params) > 0 {
-			add("params " + strings.Join(slices.Sorted(maps.Keys(m.Params)), ","))
-		}
+		words = requestWords(m)
 	}
-	if len(parts) == 0 {
+	words = slices.DeleteFunc(words, func(w string) bool { return w == "" })
+	if len(words) == 0 {
 		return "(any request)"
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(words, " ")
+}
+
+// graphQLWords are a GraphQL rule's words: `graphql TYPE NAME fields a,b`,
+// an unset type or name said to match any.
+func graphQLWords(m openshell.Match) []string {
+	typ := m.OperationType
+	if typ == "" || typ == "*" {
+		typ = "any operation"
+	}
+	words := []string{"graphql", typ, cmp.Or(m.OperationName, "(any name)")}
+	if len(m.Fields) > 0 {
+		words = append(words, "fields "+strings.Join(m.Fields, ","))
+	}
+	return words
+}
+
+// requestWords are a REST, JSON-RPC or MCP rule's words, any of them
+// empty: `METHOD /path ?query tool T params a,b`.
+func requestWords(m openshell.Match) []string {
+	words := []string{m.Method, m.Path}
+	if q := queryKey(m.Query); q != "" {
+		words = append(words, "?"+q)
+	}
+	if m.Tool != nil {
+		tool := m.Tool.Glob
+		if len(m.Tool.Any) > 0 {
+			tool = "any of " + strings.Join(m.Tool.Any, ",")
+		}
+		words = append(words, "tool "+tool)
+	}
+	if len(m.Params) > 0 {
+		words = append(words, "params "+strings.Join(slices.Sorted(maps.Keys(m.Params)), ","))
+	}
+	return words
 }
 
 // tierDecides lists what the tier decides besides the network policy, from
@@ -204,15 +211,7 @@ func explainRule(m openshell.Match) string {
 func tierDecides(c *Compiled) []string {
 	var out []string
 	if fs := c.Policy.FilesystemPolicy; fs != nil {
-		if fs.IncludeWorkdir {
-			out = append(out, "workdir: /sandbox is writable (include_workdir)")
-		} else {
-			w := "workdir: /sandbox is read-only"
-			if len(fs.ReadWrite) > 0 {
-				w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
-			}
-			out = append(out, w)
-		}
+		out = append(out, workdirAccess(fs))
 	}
 	if c.catalog != nil {
 		flags, _ := runtimeFlags(c)
@@ -221,14 +220,23 @@ func tierDecides(c *Compiled) []string {
 		}
 	}
 	if c.Tier == policycue.TierFull {
-		out = append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
-	} else {
-		out = append(out, "forge proxy: read only (writes are refused whatever the policy allows)")
+		return append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
 	}
-	if c.Tier != policycue.TierFull {
-		out = append(out, "a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+	return append(out, "forge proxy: read only (writes are refused whatever the policy allows)",
+		"a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+}
+
+// workdirAccess says whether the workdir is writable and, when it is not,
+// what is.
+func workdirAccess(fs *openshell.FilesystemPolicy) string {
+	if fs.IncludeWorkdir {
+		return "workdir: /sandbox is writable (include_workdir)"
 	}
-	return out
+	w := "workdir: /sandbox is read-only"
+	if len(fs.ReadWrite) > 0 {
+		w += "; writable: " + strings.Join(fs.ReadWrite, ", ")
+	}
+	return w
 }
 
 // tierDecision is the line that decided c's tier and why, in words.
@@ -252,42 +260,10 @@ func tierDecision(c *Compiled) (agentdef.Pos, string) {
 // with the tier and the line that decided it.
 func (e *Explanation) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tier %s, decided by %s: %s\n", e.Tier, e.TierDecidedBy, e.TierReason)
-	fmt.Fprintf(&b, "agent %s (%s)\n  runtime %s via %s\n", e.Agent, e.File, e.Runtime, e.Provider)
-	if len(e.TierDecides) > 0 {
-		fmt.Fprintf(&b, "  tier %s also decides:\n", e.Tier)
-		for _, d := range e.TierDecides {
-			fmt.Fprintf(&b, "    %s\n", d)
-		}
-	}
-	if len(e.TierWhy) > 1 {
-		b.WriteString("  why this tier:\n")
-		for _, r := range e.TierWhy {
-			fmt.Fprintf(&b, "    %s\n", r)
-		}
-	}
-	if len(e.Spawns) > 0 {
-		fmt.Fprintf(&b, "  may spawn: %s\n", strings.Join(e.Spawns, ", "))
-	}
-	if len(e.Placeholders) > 0 {
-		fmt.Fprintf(&b, "  open placeholders: %s\n", strings.Join(e.Placeholders, ", "))
-	}
+	e.writeAgent(&b)
 	b.WriteString("\nnetwork\n")
 	for _, ep := range e.Endpoints {
-		fmt.Fprintf(&b, "  %s:%d  protocol %s", ep.Host, ep.Port, ep.Protocol)
-		if ep.Access != "" {
-			fmt.Fprintf(&b, ", access %s", ep.Access)
-		}
-		fmt.Fprintf(&b, "  [network_policies.%s]\n", ep.Policy)
-		writeFrom(&b, "      ", ep.From)
-		for _, r := range ep.Rules {
-			fmt.Fprintf(&b, "    allow %s\n", r.Value)
-			writeFrom(&b, "      ", r.From)
-		}
-		for _, bin := range ep.Binaries {
-			fmt.Fprintf(&b, "    binary %s\n", bin.Value)
-			writeFrom(&b, "      ", bin.From)
-		}
+		ep.write(&b)
 	}
 	b.WriteString("\nfilesystem\n")
 	for _, group := range []struct {
@@ -300,6 +276,51 @@ func (e *Explanation) String() string {
 		}
 	}
 	return b.String()
+}
+
+// writeAgent writes the report's head: the tier and the line that decided
+// it, the agent, what else the tier decides and why the agent has it,
+// what it may spawn and its open placeholders.
+func (e *Explanation) writeAgent(b *strings.Builder) {
+	fmt.Fprintf(b, "tier %s, decided by %s: %s\n", e.Tier, e.TierDecidedBy, e.TierReason)
+	fmt.Fprintf(b, "agent %s (%s)\n  runtime %s via %s\n", e.Agent, e.File, e.Runtime, e.Provider)
+	if len(e.TierDecides) > 0 {
+		fmt.Fprintf(b, "  tier %s also decides:\n", e.Tier)
+		for _, d := range e.TierDecides {
+			fmt.Fprintf(b, "    %s\n", d)
+		}
+	}
+	if len(e.TierWhy) > 1 {
+		b.WriteString("  why this tier:\n")
+		for _, r := range e.TierWhy {
+			fmt.Fprintf(b, "    %s\n", r)
+		}
+	}
+	if len(e.Spawns) > 0 {
+		fmt.Fprintf(b, "  may spawn: %s\n", strings.Join(e.Spawns, ", "))
+	}
+	if len(e.Placeholders) > 0 {
+		fmt.Fprintf(b, "  open placeholders: %s\n", strings.Join(e.Placeholders, ", "))
+	}
+}
+
+// write writes the endpoint, its rules and its binaries, each with its
+// sources.
+func (ep ExplainedEndpoint) write(b *strings.Builder) {
+	fmt.Fprintf(b, "  %s:%d  protocol %s", ep.Host, ep.Port, ep.Protocol)
+	if ep.Access != "" {
+		fmt.Fprintf(b, ", access %s", ep.Access)
+	}
+	fmt.Fprintf(b, "  [network_policies.%s]\n", ep.Policy)
+	writeFrom(b, "      ", ep.From)
+	for _, r := range ep.Rules {
+		fmt.Fprintf(b, "    allow %s\n", r.Value)
+		writeFrom(b, "      ", r.From)
+	}
+	for _, bin := range ep.Binaries {
+		fmt.Fprintf(b, "    binary %s\n", bin.Value)
+		writeFrom(b, "      ", bin.From)
+	}
 }
 
 func writeFrom(b *strings.Builder, indent string, from []bundle.Source) {

@@ -1,12 +1,15 @@
 package compile
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,12 +84,7 @@ func (b *builder) loadFragment(rel string, at agentdef.Pos, baseDir string, load
 func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []agentdef.Pos) {
 	bins := b.fragmentBinaries(name, key, np.Binaries)
 	for i, ep := range np.Endpoints {
-		from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
-		at := agentdef.Pos{File: name, Line: 1}
-		if i < len(hostPos) {
-			at = hostPos[i]
-			from.Line, from.Column = at.Line, at.Column
-		}
+		at, from := fragmentSource(name, key, i, hostPos)
 		if msg, hint := agentdef.HostProblem(ep.Host); msg != "" && !strings.Contains(ep.Host, "{{") {
 			// OpenShell refuses the whole policy at load (a TLD wildcard
 			// from v0.0.27, check_wildcard_host): report it here, at the
@@ -102,14 +100,33 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, h
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
-		c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
-			allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
-		for _, r := range ep.Rules {
-			r.From = []bundle.Source{from}
-			c.rules = append(c.rules, r)
-		}
-		b.contribs = append(b.contribs, c)
+		b.contribs = append(b.contribs, fragmentContribution(ep, bins, from))
 	}
+}
+
+// fragmentSource is where endpoint i of the fragment's network policy key
+// is written (its host's line, else the fragment's first line), as a
+// position and as the source of what it grants.
+func fragmentSource(name, key string, i int, hostPos []agentdef.Pos) (agentdef.Pos, bundle.Source) {
+	from := bundle.Source{File: name, Reason: "policy fragment network_policies." + key}
+	if i >= len(hostPos) {
+		return agentdef.Pos{File: name, Line: 1}, from
+	}
+	at := hostPos[i]
+	from.Line, from.Column = at.Line, at.Column
+	return at, from
+}
+
+// fragmentContribution is a fragment endpoint as a contribution for bins,
+// its rules keeping their own fields and taking the endpoint's source.
+func fragmentContribution(ep openshell.Endpoint, bins []string, from bundle.Source) contribution {
+	c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
+		allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
+	for _, r := range ep.Rules {
+		r.From = []bundle.Source{from}
+		c.rules = append(c.rules, r)
+	}
+	return c
 }
 
 // endpointKey identifies a merged endpoint: host, port and the path that
@@ -120,41 +137,23 @@ type endpointKey struct {
 	path string
 }
 
-// readPreset and readWritePreset are the methods OpenShell's access presets
-// allow; merging a preset with explicit rules spells the preset out.
-var (
-	readPreset      = []string{"GET", "HEAD", "OPTIONS"}
-	readWritePreset = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"}
-)
+// compare orders endpoint keys by host, port, then path.
+func (k endpointKey) compare(o endpointKey) int {
+	return cmp.Or(cmp.Compare(k.host, o.host), cmp.Compare(k.port, o.port), cmp.Compare(k.path, o.path))
+}
+
+// presetMethods are the methods OpenShell's access presets allow; merging
+// a preset with explicit rules spells the preset out.
+var presetMethods = map[string][]string{
+	openshell.AccessReadOnly:  {"GET", "HEAD", "OPTIONS"},
+	openshell.AccessReadWrite: {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"},
+}
 
 // network merges the contributions by host:port into one network policy per
 // endpoint. Contributions that disagree on protocol are an error naming both
 // sources; access presets and rules union, binaries union.
 func (b *builder) network() map[string]openshell.NetworkPolicy {
-	groups := map[endpointKey][]contribution{}
-	var keys []endpointKey
-	for _, c := range b.contribs {
-		if c.protocol == "" {
-			c.protocol = openshell.ProtocolREST
-		}
-		if c.port == 0 {
-			c.port = 443
-		}
-		k := endpointKey{c.host, c.port, c.path}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], c)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].host != keys[j].host {
-			return keys[i].host < keys[j].host
-		}
-		if keys[i].port != keys[j].port {
-			return keys[i].port < keys[j].port
-		}
-		return keys[i].path < keys[j].path
-	})
+	groups, keys := groupContributions(b.contribs)
 	out := map[string]openshell.NetworkPolicy{}
 	for _, k := range keys {
 		cs := groups[k]
@@ -162,16 +161,7 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 		if !ok {
 			continue
 		}
-		key := policyKey(k)
-		for i := 0; ; i++ {
-			if _, dup := out[key]; !dup {
-				break
-			}
-			// Two hosts that spell the same key (a-b.io and a.b.io): the
-			// suffix comes from the endpoint itself, so the key stays the
-			// same whatever else the policy holds.
-			key = policyKey(k) + "_" + endpointHash(k, i)
-		}
+		key := freeKey(out, k)
 		out[key] = np
 		if allBaseline(cs) {
 			b.baselineKeys = append(b.baselineKeys, key)
@@ -180,15 +170,39 @@ func (b *builder) network() map[string]openshell.NetworkPolicy {
 	return out
 }
 
+// groupContributions groups the contributions by endpoint (protocol rest
+// and port 443 when they name none) and lists the endpoints sorted by
+// host, port, then path.
+func groupContributions(contribs []contribution) (map[endpointKey][]contribution, []endpointKey) {
+	groups := map[endpointKey][]contribution{}
+	for _, c := range contribs {
+		c.protocol = cmp.Or(c.protocol, openshell.ProtocolREST)
+		c.port = cmp.Or(c.port, 443)
+		k := endpointKey{c.host, c.port, c.path}
+		groups[k] = append(groups[k], c)
+	}
+	return groups, slices.SortedFunc(maps.Keys(groups), endpointKey.compare)
+}
+
+// freeKey is the network policy key of endpoint k that out does not hold
+// yet. Two hosts may spell the same key (a-b.io and a.b.io): the suffix
+// comes from the endpoint itself, so the key stays the same whatever else
+// the policy holds.
+func freeKey(out map[string]openshell.NetworkPolicy, k endpointKey) string {
+	base := policyKey(k)
+	key := base
+	for i := 0; ; i++ {
+		if _, taken := out[key]; !taken {
+			return key
+		}
+		key = base + "_" + endpointHash(k, i)
+	}
+}
+
 // allBaseline reports whether every contribution to an endpoint is the
 // runtime's model API baseline.
 func allBaseline(cs []contribution) bool {
-	for _, c := range cs {
-		if !c.baseline {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(cs, func(c contribution) bool { return !c.baseline })
 }
 
 func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
@@ -275,12 +289,7 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 		b.need(policycue.TierFull, posOf(c.from), "access %s on %s:%d (%s)", c.access, k.host, k.port, c.from.Reason)
 	}
 	for _, r := range c.rules {
-		reads := r.Reads || isReadMethod(r.Allow.Method)
-		if r.Allow.OperationType != "" {
-			// A GraphQL rule: a query reads, whatever its POST carries.
-			reads = graphQLReads(r.Allow)
-		}
-		if !reads {
+		if !ruleReads(r) {
 			at := c.from
 			if len(r.From) > 0 {
 				at = r.From[0]
@@ -294,10 +303,9 @@ func (b *builder) needEndpoint(k endpointKey, c contribution) {
 // presets, and sorts them by path, then method; identical rules merge their
 // sources.
 func mergeRules(cs []contribution) []openshell.Rule {
-	type ruleKey struct{ method, path, query, graphql, mcp string }
 	merged := map[ruleKey]*openshell.Rule{}
 	add := func(r openshell.Rule) {
-		k := ruleKey{r.Allow.Method, r.Allow.Path, queryKey(r.Allow.Query), graphQLKey(r.Allow), mcpRuleKey(r.Allow)}
+		k := ruleKeyOf(r.Allow)
 		if m, ok := merged[k]; ok {
 			m.From = dedupeSources(append(m.From, r.From...))
 			return
@@ -309,45 +317,34 @@ func mergeRules(cs []contribution) []openshell.Rule {
 		for _, r := range c.rules {
 			add(r)
 		}
-		methods := map[string][]string{openshell.AccessReadOnly: readPreset, openshell.AccessReadWrite: readWritePreset}[c.access]
-		for _, m := range methods {
+		for _, m := range presetMethods[c.access] {
 			add(openshell.Rule{Allow: openshell.Match{Method: m, Path: "/**"}, From: []bundle.Source{c.from}})
 		}
 	}
-	rules := make([]openshell.Rule, 0, len(merged))
-	for _, r := range merged {
-		rules = append(rules, *r)
+	keys := slices.SortedFunc(maps.Keys(merged), ruleKey.compare)
+	rules := make([]openshell.Rule, 0, len(keys))
+	for _, k := range keys {
+		rules = append(rules, *merged[k])
 	}
-	sort.Slice(rules, func(i, j int) bool {
-		a, b := rules[i].Allow, rules[j].Allow
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.Method != b.Method {
-			return a.Method < b.Method
-		}
-		if qa, qb := queryKey(a.Query), queryKey(b.Query); qa != qb {
-			return qa < qb
-		}
-		if ga, gb := graphQLKey(a), graphQLKey(b); ga != gb {
-			return ga < gb
-		}
-		return mcpRuleKey(a) < mcpRuleKey(b)
-	})
 	return rules
 }
 
+// ruleKey identifies a rule in mergeRules: rules with the same key merge.
+type ruleKey struct{ method, path, query, graphql, mcp string }
+
+func ruleKeyOf(m openshell.Match) ruleKey {
+	return ruleKey{m.Method, m.Path, queryKey(m.Query), graphQLKey(m), mcpRuleKey(m)}
+}
+
+// compare orders rules by path, then method, then their selectors.
+func (k ruleKey) compare(o ruleKey) int {
+	return cmp.Or(cmp.Compare(k.path, o.path), cmp.Compare(k.method, o.method),
+		cmp.Compare(k.query, o.query), cmp.Compare(k.graphql, o.graphql), cmp.Compare(k.mcp, o.mcp))
+}
+
 func queryKey(q map[string]openshell.QueryMatch) string {
-	if len(q) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var sb strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
 		fmt.Fprintf(&sb, "%s=%s|%s;", k, q[k].Glob, strings.Join(q[k].Any, ","))
 	}
 	return sb.String()
@@ -362,11 +359,8 @@ func dedupeSources(in []bundle.Source) []bundle.Source {
 			out = append(out, s)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].File != out[j].File {
-			return out[i].File < out[j].File
-		}
-		return out[i].Line < out[j].Line
+	slices.SortStableFunc(out, func(a, b bundle.Source) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	return out
 }
@@ -379,6 +373,16 @@ func isReadMethod(m string) bool {
 	return false
 }
 
+// ruleReads reports whether an allow rule only reads: for a GraphQL rule a
+// query, whatever its POST carries; else a rule marked Reads, or a GET,
+// HEAD or OPTIONS.
+func ruleReads(r openshell.Rule) bool {
+	if r.Allow.OperationType != "" {
+		return graphQLReads(r.Allow)
+	}
+	return r.Reads || isReadMethod(r.Allow.Method)
+}
+
 func posOf(s bundle.Source) agentdef.Pos {
 	return agentdef.Pos{File: s.File, Line: s.Line, Column: s.Column}
 }
@@ -387,21 +391,8 @@ func posOf(s bundle.Source) agentdef.Pos {
 // `*.googleapis.com:443` -> `wildcard_googleapis_com_443`, and a placeholder
 // host from the placeholder's name: `{{FORGE_HOST}}:443` -> `forge_host_443`.
 func policyKey(k endpointKey) string {
-	var sb strings.Builder
-	for _, r := range strings.ToLower(k.host) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			sb.WriteRune(r)
-		case r == '*':
-			sb.WriteString("wildcard")
-		case r == '{' || r == '}':
-			// placeholder braces vanish: {{FORGE_HOST}} -> forge_host
-		default:
-			sb.WriteByte('_')
-		}
-	}
-	key := strings.Trim(sb.String(), "_") + "_" + strconv.Itoa(k.port)
-	if p := pathKey(k.path); p != "" {
+	key := keyPart(placeholderBraces.Replace(k.host)) + "_" + strconv.Itoa(k.port)
+	if p := keyPart(k.path); p != "" {
 		key += "_" + p
 	}
 	if strings.HasPrefix(key, "_provider_") {
@@ -409,6 +400,10 @@ func policyKey(k endpointKey) string {
 	}
 	return key
 }
+
+// placeholderBraces removes the braces of a placeholder host, so that its
+// key is the placeholder's name: {{FORGE_HOST}} -> forge_host.
+var placeholderBraces = strings.NewReplacer("{", "", "}", "")
 
 // endpointHash is a short digest of host:port (and a round, should two
 // digests ever meet) that tells apart hosts spelling the same key.

@@ -92,6 +92,21 @@ func hostMatchesTemplate(tmpl, host string) bool {
 	if err != nil || len(refs) == 0 || !agentdef.AllHostLabel(refs) {
 		return false
 	}
+	m := templateRegexp(tmpl, refs).FindStringSubmatch(host)
+	if m == nil {
+		return false
+	}
+	for i, r := range refs {
+		if placeholder.Validate(r.Name, m[i+1]) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// templateRegexp matches a whole host against tmpl, capturing the part
+// each placeholder of refs stands for (a host label part).
+func templateRegexp(tmpl string, refs []placeholder.Ref) *regexp.Regexp {
 	var re strings.Builder
 	re.WriteString("^")
 	last := 0
@@ -102,16 +117,7 @@ func hostMatchesTemplate(tmpl, host string) bool {
 	}
 	re.WriteString(regexp.QuoteMeta(tmpl[last:]))
 	re.WriteString("$")
-	m := regexp.MustCompile(re.String()).FindStringSubmatch(host)
-	if m == nil {
-		return false
-	}
-	for i, r := range refs {
-		if placeholder.Validate(r.Name, m[i+1]) != nil {
-			return false
-		}
-	}
-	return true
+	return regexp.MustCompile(re.String())
 }
 
 // bedrockModel matches Amazon Bedrock model ids and inference profiles for
@@ -141,9 +147,11 @@ func graphQLKey(m openshell.Match) string {
 	return m.OperationType + "|" + m.OperationName + "|" + strings.Join(m.Fields, ",")
 }
 
-// pathKey turns an endpoint path into a policy key suffix: /graphql ->
-// graphql; "" for no path.
-func pathKey(p string) string {
+// keyPart turns a host or an endpoint path into its part of a policy key:
+// lower-case letters and digits kept, "*" spelled "wildcard", anything else
+// "_", with no "_" at either end (/graphql -> graphql, *.googleapis.com ->
+// wildcard_googleapis_com); "" for no path.
+func keyPart(p string) string {
 	var sb strings.Builder
 	for _, r := range strings.ToLower(p) {
 		switch {
@@ -227,16 +235,23 @@ func fragmentHostPositions(name string, data []byte) map[string][]agentdef.Pos {
 	for i := 0; i+1 < len(nps.Content); i += 2 {
 		key := nps.Content[i].Value
 		eps := mappingValue(nps.Content[i+1], "endpoints")
-		if eps == nil || eps.Kind != yaml.SequenceNode {
-			continue
+		if eps != nil && eps.Kind == yaml.SequenceNode {
+			out[key] = append(out[key], hostPositions(name, eps)...)
 		}
-		for _, ep := range eps.Content {
-			p := agentdef.Pos{File: name, Line: ep.Line, Column: ep.Column}
-			if h := mappingValue(ep, "host"); h != nil {
-				p = agentdef.Pos{File: name, Line: h.Line, Column: h.Column}
-			}
-			out[key] = append(out[key], p)
+	}
+	return out
+}
+
+// hostPositions is the position in file name of each endpoint's host in
+// the endpoints sequence eps (of the endpoint itself when it has none).
+func hostPositions(name string, eps *yaml.Node) []agentdef.Pos {
+	var out []agentdef.Pos
+	for _, ep := range eps.Content {
+		at := ep
+		if h := mappingValue(ep, "host"); h != nil {
+			at = h
 		}
+		out = append(out, agentdef.Pos{File: name, Line: at.Line, Column: at.Column})
 	}
 	return out
 }

@@ -77,15 +77,9 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	endCatalog()
 	opts.timeline = tl
-	if st, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("project directory: %w", err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("project directory %s is not a directory", dir)
-	}
-	// Every project input is read through the root: no link leads out.
-	root, err := os.OpenRoot(dir)
+	root, err := openProject(dir)
 	if err != nil {
-		return nil, fmt.Errorf("project directory: %w", err)
+		return nil, err
 	}
 	defer root.Close()
 	fsys := root.FS()
@@ -109,22 +103,10 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 		}
 	}
 	if len(proj.Agents) == 0 {
-		if diags.Err() != nil {
-			return nil, compileError(diags, &Output{})
-		}
-		return nil, fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
+		return nil, noAgents(dir, diags)
 	}
 	proj.Warnings = diags
-	scope := expectScope{known: map[string]bool{}, loadErrors: diags.Errors()}
-	for name := range proj.Defined() {
-		scope.known[name] = true
-	}
-	if len(po.Agents) > 0 {
-		scope.selected = map[string]bool{}
-		for _, a := range proj.Agents {
-			scope.selected[a.Name] = true
-		}
-	}
+	scope := newExpectScope(proj, diags, len(po.Agents) > 0)
 	opts.Checks = []Check{timed(tl, "validate", ValidateCheck)}
 	if lintCheck != nil {
 		opts.Checks = append(opts.Checks, lintCheck)
@@ -132,6 +114,31 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	opts.Checks = append(opts.Checks, timed(tl, "expectations", expectationsCheck(fsys, scope)))
 	opts.checksReadAgents = true
 	return Compile(ctx, proj, fsys, opts)
+}
+
+// openProject opens the project directory as an os.Root: every project
+// input is read through it, so no link leads out.
+func openProject(dir string) (*os.Root, error) {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("project directory: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("project directory %s is not a directory", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory: %w", err)
+	}
+	return root, nil
+}
+
+// noAgents is the error of a project (or --agent selection) with no agent
+// to compile: the load errors when there are some, else where the loader
+// looked.
+func noAgents(dir string, diags agentdef.Diagnostics) error {
+	if diags.Err() != nil {
+		return compileError(diags, &Output{})
+	}
+	return fmt.Errorf("%w: no agent definitions under %s (looked for agents/*.md, .claude/agents/, .opencode/agent(s)/)", ErrCompile, dir)
 }
 
 func (po ProjectOptions) resolve() (Options, error) {
@@ -245,6 +252,22 @@ type expectScope struct {
 	loadErrors agentdef.Diagnostics
 }
 
+// newExpectScope is the scope of the expectations of proj, loaded with
+// diags; selected says that proj holds only the agents --agent asked for.
+func newExpectScope(proj *agentdef.Project, diags agentdef.Diagnostics, selected bool) expectScope {
+	scope := expectScope{known: map[string]bool{}, loadErrors: diags.Errors()}
+	for name := range proj.Defined() {
+		scope.known[name] = true
+	}
+	if selected {
+		scope.selected = map[string]bool{}
+		for _, a := range proj.Agents {
+			scope.selected[a.Name] = true
+		}
+	}
+	return scope
+}
+
 // expectationsCheck is ExpectationsCheck within a scope. Every file is
 // judged on its own, so one bad file hides no other problem: a file that
 // does not parse is an error at its line; the expectations of an agent that
@@ -264,42 +287,14 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		var ds agentdef.Diagnostics
 		kept := files[:0:0]
 		for _, f := range files {
-			data, err := fs.ReadFile(fsys, f)
+			keep, fds, err := scope.expectFile(fsys, f, policies, out)
 			if err != nil {
-				return nil, fmt.Errorf("reading expectations: %w", err)
+				return nil, err
 			}
-			ef, err := decide.ParseExpectFile(f, data)
-			if err != nil {
-				d := agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Message: err.Error(),
-					Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
-				var pe *decide.ExpectFileError
-				if errors.As(err, &pe) {
-					d.Pos.Line, d.Message = max(pe.Line, 1), pe.Message
-				}
-				ds = append(ds, d)
-				continue
-			}
-			if _, ok := policies[ef.Agent]; ok {
+			if keep {
 				kept = append(kept, f)
-				continue
 			}
-			switch {
-			case scope.selected != nil && !scope.selected[ef.Agent]:
-				// Not asked for with --agent: not compiled, not tested.
-			case scope.known[ef.Agent] || agentdef.NamedFileIn(scope.loadErrors, ef.Agent):
-				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
-					Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", ef.Agent)})
-			case len(scope.loadErrors) > 0:
-				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityNote, Field: "agent",
-					Message: fmt.Sprintf("expectations skipped: no agent %q compiled; it may be one of the definitions that failed to load", ef.Agent)})
-			default:
-				names := slices.Sorted(maps.Keys(scope.known))
-				if len(names) == 0 {
-					names = out.AgentNames()
-				}
-				ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Field: "agent",
-					Message: fmt.Sprintf("no agent %q in the project", ef.Agent), Hint: agentdef.KnownHint("agents", ef.Agent, names)})
-			}
+			ds = append(ds, fds...)
 		}
 		if len(kept) == 0 {
 			return ds, nil
@@ -308,17 +303,79 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rep.Results {
-			if r.Pass {
-				continue
-			}
-			msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
-			if r.Problem != "" {
-				msg += ": " + r.Problem
-			}
-			ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
-				Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
-		}
-		return ds, nil
+		return append(ds, unheldExpectations(rep)...), nil
 	}
+}
+
+// expectFile reads and parses the expectation file f: keep when its agent
+// compiled (its expectations run), else the diagnostic of a file that does
+// not parse or whose agent has no policy (notCompiled).
+func (s expectScope) expectFile(fsys fs.FS, f string, policies map[string]*openshell.Policy, out *Output) (keep bool, ds agentdef.Diagnostics, err error) {
+	data, err := fs.ReadFile(fsys, f)
+	if err != nil {
+		return false, nil, fmt.Errorf("reading expectations: %w", err)
+	}
+	ef, err := decide.ParseExpectFile(f, data)
+	if err != nil {
+		return false, agentdef.Diagnostics{expectFileError(f, err)}, nil
+	}
+	if _, ok := policies[ef.Agent]; ok {
+		return true, nil, nil
+	}
+	return false, s.notCompiled(f, ef.Agent, out), nil
+}
+
+// expectFileError is the error of an expectation file that does not parse,
+// at its line when the parser names one.
+func expectFileError(f string, err error) agentdef.Diagnostic {
+	d := agentdef.Diagnostic{Pos: agentdef.Pos{File: f, Line: 1}, Severity: agentdef.SeverityError, Message: err.Error(),
+		Hint: "an expectation file holds agent:, optional set: and tests: of {name, request, expect, reason}"}
+	var pe *decide.ExpectFileError
+	if errors.As(err, &pe) {
+		d.Pos.Line, d.Message = max(pe.Line, 1), pe.Message
+	}
+	return d
+}
+
+// notCompiled says why the expectation file f, whose agent has no compiled
+// policy, is not run: nothing for an agent --agent did not ask for, a note
+// for an agent that failed to compile (or may be one of the definitions
+// that failed to load), an error naming the closest agent for a name
+// nobody defined.
+func (s expectScope) notCompiled(f, agent string, out *Output) agentdef.Diagnostics {
+	at := agentdef.Pos{File: f, Line: 1}
+	switch {
+	case s.selected != nil && !s.selected[agent]:
+		return nil // not asked for with --agent: not compiled, not tested
+	case s.known[agent] || agentdef.NamedFileIn(s.loadErrors, agent):
+		return agentdef.Diagnostics{{Pos: at, Severity: agentdef.SeverityNote, Field: "agent",
+			Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", agent)}}
+	case len(s.loadErrors) > 0:
+		return agentdef.Diagnostics{{Pos: at, Severity: agentdef.SeverityNote, Field: "agent",
+			Message: fmt.Sprintf("expectations skipped: no agent %q compiled; it may be one of the definitions that failed to load", agent)}}
+	}
+	names := slices.Sorted(maps.Keys(s.known))
+	if len(names) == 0 {
+		names = out.AgentNames()
+	}
+	return agentdef.Diagnostics{{Pos: at, Severity: agentdef.SeverityError, Field: "agent",
+		Message: fmt.Sprintf("no agent %q in the project", agent), Hint: agentdef.KnownHint("agents", agent, names)}}
+}
+
+// unheldExpectations is an error at every expectation of rep that does not
+// hold.
+func unheldExpectations(rep *decide.ExpectReport) agentdef.Diagnostics {
+	var ds agentdef.Diagnostics
+	for _, r := range rep.Results {
+		if r.Pass {
+			continue
+		}
+		msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
+		if r.Problem != "" {
+			msg += ": " + r.Problem
+		}
+		ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
+			Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
+	}
+	return ds
 }

@@ -104,6 +104,29 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 	if len(refs) == 0 {
 		return nil, nil
 	}
+	atts, layers, ok := b.resolveLayers(refs, load, projectProfiles)
+	if !ok {
+		return nil, nil
+	}
+	if openshell.CompareVersions(b.version, credentialBindingSince) < 0 {
+		b.warnf(refs[0].Pos, "sandbox.providers", "target OpenShell "+credentialBindingSince+" or later",
+			"OpenShell %s resolves a provider's credential at every host the sandbox may reach, not only its profile's endpoints (bound from %s): fullsend run refuses providers there", b.version, credentialBindingSince)
+	}
+	comp := profile.Compose(pol, atts, profile.Gateway{ProvidersV2Enabled: true})
+	for i := range layers {
+		layers[i].Key = comp.Layers[i].Key
+	}
+	b.checkComposed(comp)
+	for i := range atts {
+		b.leastPrivilege(layers[i], comp.Policy.NetworkPolicies[layers[i].Key], tier)
+	}
+	return comp.Policy, layers
+}
+
+// resolveLayers resolves the profile of every provider ref names, in
+// order, into its attachment and its layer; false when any of them does
+// not resolve (resolveProvider reports why).
+func (b *builder) resolveLayers(refs []agentdef.ProviderDecl, load fragmentLoader, projectProfiles []string) ([]profile.Attachment, []ProviderLayer, bool) {
 	var atts []profile.Attachment
 	var layers []ProviderLayer
 	for _, ref := range refs {
@@ -118,17 +141,12 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 		}
 		layers = append(layers, l)
 	}
-	if len(atts) != len(refs) {
-		return nil, nil
-	}
-	if openshell.CompareVersions(b.version, credentialBindingSince) < 0 {
-		b.warnf(refs[0].Pos, "sandbox.providers", "target OpenShell "+credentialBindingSince+" or later",
-			"OpenShell %s resolves a provider's credential at every host the sandbox may reach, not only its profile's endpoints (bound from %s): fullsend run refuses providers there", b.version, credentialBindingSince)
-	}
-	comp := profile.Compose(pol, atts, profile.Gateway{ProvidersV2Enabled: true})
-	for i := range layers {
-		layers[i].Key = comp.Layers[i].Key
-	}
+	return atts, layers, len(atts) == len(refs)
+}
+
+// checkComposed checks the composition as the gateway does when a provider
+// is attached: what it refuses is an error at the profile's line.
+func (b *builder) checkComposed(comp *profile.Composed) {
 	for _, d := range check.Composed(comp, b.version) {
 		if d.IsFatal() {
 			b.errorf(agentdef.Pos{File: d.File, Line: d.Line, Column: d.Column}, d.Path,
@@ -136,10 +154,6 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 				"[%s] %s", d.Code, d.Message)
 		}
 	}
-	for i := range atts {
-		b.leastPrivilege(layers[i], comp.Policy.NetworkPolicies[layers[i].Key], tier)
-	}
-	return comp.Policy, layers
 }
 
 // resolveProvider finds the profile ref names: the project's
@@ -279,18 +293,18 @@ func endpointNeed(ep openshell.Endpoint) (policycue.Tier, string) {
 		return policycue.TierFull, "access " + ep.Access
 	}
 	for _, r := range ep.Rules {
-		// git's smart-HTTP fetch POSTs to .../git-upload-pack and only
-		// reads (the catalog marks such rules Reads); a push is
-		// git-receive-pack.
-		reads := r.Reads || isReadMethod(r.Allow.Method) || r.Allow.Method == "POST" && strings.HasSuffix(r.Allow.Path, "/git-upload-pack")
-		if r.Allow.OperationType != "" {
-			reads = graphQLReads(r.Allow)
-		}
-		if !reads {
+		if !ruleReads(r) && !gitFetch(r.Allow) {
 			return policycue.TierFull, ruleLabel(r.Allow)
 		}
 	}
 	return policycue.TierNetwork, "read access"
+}
+
+// gitFetch reports whether a REST rule allows git's smart-HTTP fetch,
+// which POSTs to .../git-upload-pack and only reads (the catalog marks
+// such rules Reads); a push is git-receive-pack.
+func gitFetch(m openshell.Match) bool {
+	return m.OperationType == "" && m.Method == "POST" && strings.HasSuffix(m.Path, "/git-upload-pack")
 }
 
 func endpointPort(ep openshell.Endpoint) int {
@@ -306,13 +320,9 @@ func (b *builder) modelChannel(host string) (model, exact bool) {
 	if b.modelAPIHost(host) {
 		return true, true
 	}
-	suffix, ok := strings.CutPrefix(host, "*.")
-	deep := false
+	suffix, deep, ok := wildcardSuffix(host)
 	if !ok {
-		if suffix, ok = strings.CutPrefix(host, "**."); !ok {
-			return false, false
-		}
-		deep = true
+		return false, false
 	}
 	for _, h := range b.modelAPIHosts() {
 		rest, under := strings.CutSuffix(h, "."+suffix)
@@ -321,6 +331,17 @@ func (b *builder) modelChannel(host string) (model, exact bool) {
 		}
 	}
 	return false, false
+}
+
+// wildcardSuffix splits a host with a leading wildcard label: "*.a.b" is
+// any one label under a.b, "**.a.b" (deep) any number of them; false for
+// a host without one.
+func wildcardSuffix(host string) (suffix string, deep, ok bool) {
+	if suffix, ok := strings.CutPrefix(host, "**."); ok {
+		return suffix, true, true
+	}
+	suffix, ok = strings.CutPrefix(host, "*.")
+	return suffix, false, ok
 }
 
 // modelAPIHosts lists the model API hosts of the agent's runtime (every

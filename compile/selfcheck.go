@@ -3,6 +3,7 @@ package compile
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
@@ -46,35 +47,46 @@ func (b *builder) selfCheck(pol *openshell.Policy) {
 	// policy's globs, as decide.Decide would for each request.
 	allow := decider(p)
 	for _, key := range p.PolicyKeys() {
-		np := p.NetworkPolicies[key]
-		bin := firstBinary(np)
-		if bin == "" {
-			continue
-		}
-		for i := range np.Endpoints {
-			ep := &np.Endpoints[i]
-			if !openshell.IsL7(ep) {
-				continue
-			}
-			for j := range ep.Rules {
-				r, ok := ruleSample(ep, &ep.Rules[j].Allow, bin)
-				if !ok {
-					continue
-				}
-				if d := allow(r); !d.Allowed {
-					at := agentdef.Pos{File: b.agent.File}
-					if src := ep.Rules[j].From; len(src) > 0 {
-						at = posOf(src[0])
-					}
-					b.errorf(at, "", globHint(&ep.Rules[j].Allow),
-						"%s on %s would deny the request it is written for, %s: %s (network_policies.%s.endpoints[%d].rules[%d])",
-						ruleLabel(ep.Rules[j].Allow), ep.Host, r, d.Reason, key, i, j)
-				}
-			}
-		}
+		b.checkRules(allow, key, p.NetworkPolicies[key])
 	}
 	b.checkIntended(allow)
 	b.checkMCPIntended(allow)
+}
+
+// checkRules runs allow on the request every L7 rule of the network policy
+// key is written for, from the policy's first literal binary; a denial is
+// an error at the rule.
+func (b *builder) checkRules(allow func(*decide.Request) decide.Decision, key string, np openshell.NetworkPolicy) {
+	bin := firstBinary(np)
+	if bin == "" {
+		return
+	}
+	for i := range np.Endpoints {
+		ep := &np.Endpoints[i]
+		if !openshell.IsL7(ep) {
+			continue
+		}
+		for j, rule := range ep.Rules {
+			r, ok := ruleSample(ep, &rule.Allow, bin)
+			if !ok {
+				continue
+			}
+			if d := allow(r); !d.Allowed {
+				b.errorf(b.rulePos(rule), "", globHint(&rule.Allow),
+					"%s on %s would deny the request it is written for, %s: %s (network_policies.%s.endpoints[%d].rules[%d])",
+					ruleLabel(rule.Allow), ep.Host, r, d.Reason, key, i, j)
+			}
+		}
+	}
+}
+
+// rulePos is where a rule was written: its first source, else the agent's
+// file.
+func (b *builder) rulePos(r openshell.Rule) agentdef.Pos {
+	if len(r.From) > 0 {
+		return posOf(r.From[0])
+	}
+	return agentdef.Pos{File: b.agent.File}
 }
 
 // decider returns decide.Decide on p with the decider prepared once; p
@@ -94,30 +106,35 @@ func decider(p *openshell.Policy) func(*decide.Request) decide.Decision {
 // model host) with allow, on the example-expanded policy.
 func (b *builder) checkIntended(allow func(*decide.Request) decide.Decision) {
 	for _, u := range b.profilesUsed {
-		prof := b.cat.Profiles[u.name]
-		for _, text := range prof.Intended {
-			if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
-				continue // left out with a warning (supportsEndpoint)
-			}
-			expanded, ok := withExamples(text, b.values)
-			if !ok {
-				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
-				continue
-			}
-			bins := u.bins
-			if len(bins) == 0 {
-				continue
-			}
-			r, err := decide.ParseRequest(expanded + " from " + bins[0])
-			if err != nil {
-				b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
-				continue
-			}
-			if d := allow(r); !d.Allowed {
-				b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
-					"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
-			}
+		for _, text := range b.cat.Profiles[u.name].Intended {
+			b.checkIntendedRequest(allow, u, text)
 		}
+	}
+}
+
+// checkIntendedRequest runs allow on one intended request of the profile
+// use u, from its first binary; a request the catalog cannot spell, or
+// the policy denies, is an error where the agent pulled the profile in.
+func (b *builder) checkIntendedRequest(allow func(*decide.Request) decide.Decision, u profileUse, text string) {
+	if strings.Contains(text, " graphql ") && !openshell.Supports(openshell.FeatureProtocolGraphQL, b.version) {
+		return // left out with a warning (supportsEndpoint)
+	}
+	expanded, ok := withExamples(text, b.values)
+	if !ok {
+		b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q has an unknown placeholder", u.name, text)
+		return
+	}
+	if len(u.bins) == 0 {
+		return
+	}
+	r, err := decide.ParseRequest(expanded + " from " + u.bins[0])
+	if err != nil {
+		b.errorf(u.at, "sandbox.profiles", "fix the intended request in the catalog", "profile %s: intended request %q: %v", u.name, text, err)
+		return
+	}
+	if d := allow(r); !d.Allowed {
+		b.errorf(u.at, "sandbox.profiles", "the profile's rules must allow what it says it is for; fix its globs",
+			"profile %s intends %s, which the compiled policy denies: %s", u.name, r, d.Reason)
 	}
 }
 
@@ -183,32 +200,40 @@ func ruleSample(ep *openshell.Endpoint, m *openshell.Match, bin string) (*decide
 // implies and the address the endpoint pins; false when the host is empty
 // or keeps a glob the sampler does not fill.
 func endpointSample(ep *openshell.Endpoint, bin string) (*decide.Request, bool) {
-	host := ep.Host
-	if strings.Contains(host, "*") {
-		host = strings.NewReplacer("**.", "a.", "*.", "a.").Replace(host)
-	}
+	host := hostWildcards.Replace(ep.Host)
 	if host == "" || strings.ContainsAny(host, "*{}") {
 		return nil, false
 	}
-	port := ep.Port
-	if port == 0 && len(ep.Ports) > 0 {
-		port = ep.Ports[0]
-	}
-	r := &decide.Request{Scheme: "https", Host: host, Port: port, Binary: bin}
-	if port == 80 || port == 8080 || port == 8081 || port == 8082 {
+	port := endpointPort(*ep)
+	r := &decide.Request{Scheme: "https", Host: host, Port: port, Binary: bin, Addr: sampleAddr(ep, host)}
+	if slices.Contains(httpPorts, port) {
 		r.Scheme = "http"
 	}
+	return r, true
+}
+
+// hostWildcards fills a host's leading wildcard labels in for a sample.
+var hostWildcards = strings.NewReplacer("**.", "a.", "*.", "a.")
+
+// httpPorts are the ports a sample request speaks plain http to.
+var httpPorts = []int{80, 8080, 8081, 8082}
+
+// sampleAddr is the address a sample request to ep reaches: the first
+// allowed_ips entry (a prefix's own address), else host when it is an IP
+// address; the zero Addr when neither is.
+func sampleAddr(ep *openshell.Endpoint, host string) netip.Addr {
+	var addr netip.Addr
 	if len(ep.AllowedIPs) > 0 {
 		if pfx, err := netip.ParsePrefix(ep.AllowedIPs[0]); err == nil {
-			r.Addr = pfx.Addr()
+			addr = pfx.Addr()
 		} else if a, err := netip.ParseAddr(ep.AllowedIPs[0]); err == nil {
-			r.Addr = a
+			addr = a
 		}
 	}
-	if a, err := netip.ParseAddr(host); err == nil && !r.Addr.IsValid() {
-		r.Addr = a
+	if a, err := netip.ParseAddr(host); err == nil && !addr.IsValid() {
+		addr = a
 	}
-	return r, true
+	return addr
 }
 
 // graphQLSample makes r the GraphQL operation a GraphQL rule m is written
@@ -246,7 +271,20 @@ func restSample(r *decide.Request, m *openshell.Match) (*decide.Request, bool) {
 		r.Method = "GET"
 	}
 	r.Path = samplePath(m.Path)
-	for k, q := range m.Query {
+	q, ok := sampleQueryValues(m.Query)
+	if !ok {
+		return nil, false
+	}
+	r.Query = q
+	return r, true
+}
+
+// sampleQueryValues reads a rule's query globs as meant (sampleQuery), an
+// any-of by its first glob; nil when there are none, false when a glob
+// has a class or alternatives the sampler does not read.
+func sampleQueryValues(query map[string]openshell.QueryMatch) (url.Values, bool) {
+	var vals url.Values
+	for k, q := range query {
 		g := q.Glob
 		if len(q.Any) > 0 {
 			g = q.Any[0]
@@ -254,12 +292,12 @@ func restSample(r *decide.Request, m *openshell.Match) (*decide.Request, bool) {
 		if strings.ContainsAny(g, "[{") {
 			return nil, false
 		}
-		if r.Query == nil {
-			r.Query = url.Values{}
+		if vals == nil {
+			vals = url.Values{}
 		}
-		r.Query.Set(k, sampleQuery(g))
+		vals.Set(k, sampleQuery(g))
 	}
-	return r, true
+	return vals, true
 }
 
 // samplePath reads a rule path as meant: a whole "**" segment (and "**"

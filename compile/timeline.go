@@ -1,8 +1,9 @@
 package compile
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,11 +53,8 @@ func (t *timeline) list() []Stage {
 	t.mu.Lock()
 	out := append([]Stage(nil), t.stages...)
 	t.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Start != out[j].Start {
-			return out[i].Start < out[j].Start
-		}
-		return out[i].Name < out[j].Name
+	slices.SortFunc(out, func(a, b Stage) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Name, b.Name))
 	})
 	return out
 }

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -50,33 +51,8 @@ func Write(dir string, out *Output) error {
 		return err
 	}
 	defer root.Close()
-	names := make([]string, 0, len(out.Files))
-	for n := range out.Files {
-		if n != bundle.ManifestFile {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	if err := makeSubdirs(root, names); err != nil {
+	if err := writeFiles(root, out); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
-	}
-	// The policies and the provenance sidecar are written concurrently
-	// (each file on its own is atomic); the first error in name order is
-	// reported. The manifest goes last, and only when every other file is
-	// in place: it pins them.
-	errs := make([]error, len(names))
-	parallel.ForEach(len(names), writeWorkers, func(i int) {
-		_, errs[i] = atomicfile.UpdateIn(root, names[i], out.Files[names[i]], 0o644)
-	})
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-	}
-	if data, ok := out.Files[bundle.ManifestFile]; ok {
-		if _, err := atomicfile.UpdateIn(root, bundle.ManifestFile, data, 0o644); err != nil {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
 	}
 	stale, err := staleFiles(root, out)
 	if err != nil {
@@ -90,30 +66,74 @@ func Write(dir string, out *Output) error {
 	return nil
 }
 
+// writeFiles writes out's files into root, each through a temporary file
+// renamed into place. The policies and the provenance sidecar are written
+// concurrently (each file on its own is atomic); the first error in name
+// order is reported. The manifest goes last, and only when every other
+// file is in place: it pins them.
+func writeFiles(root *os.Root, out *Output) error {
+	names := slices.DeleteFunc(slices.Sorted(maps.Keys(out.Files)), func(n string) bool { return n == bundle.ManifestFile })
+	if err := makeSubdirs(root, names); err != nil {
+		return err
+	}
+	errs := make([]error, len(names))
+	parallel.ForEach(len(names), writeWorkers, func(i int) {
+		_, errs[i] = atomicfile.UpdateIn(root, names[i], out.Files[names[i]], 0o644)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	data, ok := out.Files[bundle.ManifestFile]
+	if !ok {
+		return nil
+	}
+	_, err := atomicfile.UpdateIn(root, bundle.ManifestFile, data, 0o644)
+	return err
+}
+
 // openOutput opens the output directory as an os.Root, refusing a symbolic
 // link. A missing directory is created when create is set, else it gives a
 // nil root (nothing committed yet).
 func openOutput(dir string, create bool) (*os.Root, error) {
+	present, err := prepareOutput(dir, create)
+	if err != nil || !present {
+		return nil, err
+	}
+	return openOutputRoot(dir)
+}
+
+// prepareOutput checks that the output directory is a directory and not a
+// symbolic link, creating a missing one when create is set; false when it
+// is missing and not created.
+func prepareOutput(dir string, create bool) (bool, error) {
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", dir, err)
+			return false, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
+		return false, nil
 	case err != nil:
-		return nil, err
+		return false, err
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, fmt.Errorf("output directory %s %w", dir, ErrOutputLink)
+		return false, fmt.Errorf("output directory %s %w", dir, ErrOutputLink)
 	case !fi.IsDir():
-		return nil, fmt.Errorf("output directory %s is not a directory", dir)
+		return false, fmt.Errorf("output directory %s is not a directory", dir)
 	}
+	return true, nil
+}
+
+// openOutputRoot opens the checked output directory as an os.Root, refusing
+// a directory swapped for a link between the check and the open.
+func openOutputRoot(dir string) (*os.Root, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	// Refuse a directory swapped for a link between the check and the open.
+	var fi fs.FileInfo
 	opened, err := root.Stat(".")
 	if err == nil {
 		fi, err = os.Lstat(dir)
@@ -184,12 +204,7 @@ func Diff(dir string, out *Output) ([]FileDiff, error) {
 		defer root.Close()
 	}
 	var diffs []FileDiff
-	names := make([]string, 0, len(out.Files))
-	for n := range out.Files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(out.Files)) {
 		d, err := diffFile(root, n, out.Files[n])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)

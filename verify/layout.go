@@ -63,20 +63,34 @@ func (o *Options) openLayout(res *Result) (*sign.Entity, *Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if ref.pinned != "" && ref.pinned != ent.Digest.String() {
-		return nil, nil, fmt.Errorf("OCI layout %s holds %s, not the pinned %s", o.Layout, ent.Digest, ref.pinned)
-	}
-	if ref.pinned == "" && o.RequireDigest {
-		return nil, nil, fmt.Errorf("%w: %s (hint: pass %s@%s)", ErrNotPinned, o.Image, ref.repo.Name(), ent.Digest)
-	}
-	if ref.tag != "" && ref.pinned == "" {
-		if err := o.checkLayoutTag(ref, ent); err != nil {
-			return nil, nil, err
-		}
-		res.ResolvedTag = ref.repo.Tag(ref.tag).String()
+	if err := o.checkLayoutRef(ref, ent, res); err != nil {
+		return nil, nil, err
 	}
 	res.fill(ent.Ref)
 	return ent, res, nil
+}
+
+// checkLayoutRef checks the layout's image against the reference: the
+// digest it pins; else, unless RequireDigest refuses an unpinned
+// reference, the tag it names (recorded as res.ResolvedTag).
+func (o *Options) checkLayoutRef(ref layoutRef, ent *sign.Entity, res *Result) error {
+	if ref.pinned != "" {
+		if ref.pinned != ent.Digest.String() {
+			return fmt.Errorf("OCI layout %s holds %s, not the pinned %s", o.Layout, ent.Digest, ref.pinned)
+		}
+		return nil
+	}
+	if o.RequireDigest {
+		return fmt.Errorf("%w: %s (hint: pass %s@%s)", ErrNotPinned, o.Image, ref.repo.Name(), ent.Digest)
+	}
+	if ref.tag == "" {
+		return nil
+	}
+	if err := o.checkLayoutTag(ref, ent); err != nil {
+		return err
+	}
+	res.ResolvedTag = ref.repo.Tag(ref.tag).String()
+	return nil
 }
 
 // checkLayoutTag compares the tag given with the name the layout's index

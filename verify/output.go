@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
@@ -29,19 +30,9 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "  signer:          %s\n", s)
 	}
 	fmt.Fprintf(&b, "  transparency:    %s\n", r.Transparency)
-	if r.PoliciesDigest != "" {
-		fmt.Fprintf(&b, "  policies digest: %s\n", r.PoliciesDigest)
-	} else {
-		fmt.Fprintf(&b, "  policies digest: (none signed)\n")
-	}
+	fmt.Fprintf(&b, "  policies digest: %s\n", cmp.Or(r.PoliciesDigest, "(none signed)"))
 	for _, a := range r.Attestations {
-		fmt.Fprintf(&b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
-		if p := a.Provenance; p != nil {
-			fmt.Fprintf(&b, "    builder:       %s\n", p.BuilderID)
-			if p.SourceRepo != "" {
-				fmt.Fprintf(&b, "    source:        %s@%s\n", p.SourceRepo, p.SourceRevision)
-			}
-		}
+		writeAttestationText(&b, a)
 	}
 	if r.Sandbox != nil {
 		writeSandboxText(&b, r.Sandbox)
@@ -49,6 +40,20 @@ func WriteText(w io.Writer, r *Result) error {
 	fmt.Fprintln(&b, r.Ref)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeAttestationText writes a verified attestation with, for a
+// provenance, its builder and source.
+func writeAttestationText(b *strings.Builder, a Attestation) {
+	fmt.Fprintf(b, "  attestation:     %s (%s)\n", a.PredicateType, a.Signer)
+	p := a.Provenance
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(b, "    builder:       %s\n", p.BuilderID)
+	if p.SourceRepo != "" {
+		fmt.Fprintf(b, "    source:        %s@%s\n", p.SourceRepo, p.SourceRevision)
+	}
 }
 
 // writeSandboxText writes the summary of the verified sandbox image.
@@ -116,12 +121,8 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 		return false, err
 	}
 	if outFile != "" {
-		outputs := make([][2]string, len(kvs))
-		for i, kv := range kvs {
-			outputs[i] = [2]string{githubOutputName(kv[0]), kv[1]}
-		}
-		if err := ciout.AppendOutputs(outFile, outputs); err != nil {
-			return false, fmt.Errorf("writing %s: %w", cienv.GitHubOutput, err)
+		if err := appendGitHubOutputs(outFile, kvs); err != nil {
+			return false, err
 		}
 	}
 	if summary != "" {
@@ -130,6 +131,19 @@ func WriteGitHub(r *Result, getenv func(string) string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// appendGitHubOutputs appends the hand-over values kvs to the
+// $GITHUB_OUTPUT file under their step output names.
+func appendGitHubOutputs(outFile string, kvs [][2]string) error {
+	outputs := make([][2]string, len(kvs))
+	for i, kv := range kvs {
+		outputs[i] = [2]string{githubOutputName(kv[0]), kv[1]}
+	}
+	if err := ciout.AppendOutputs(outFile, outputs); err != nil {
+		return fmt.Errorf("writing %s: %w", cienv.GitHubOutput, err)
+	}
+	return nil
 }
 
 // githubSummary is the Markdown table of a verified image for the job
@@ -150,20 +164,26 @@ func githubSummary(r *Result) string {
 	for _, a := range r.Attestations {
 		fmt.Fprintf(&b, "| attestation | %s |\n", ciout.MarkdownText(a.PredicateType))
 	}
-	if sb := r.Sandbox; sb != nil {
-		fmt.Fprintf(&b, "| sandbox image | `%s` |\n", sb.Ref)
-		if sb.ResolvedTag != "" {
-			fmt.Fprintf(&b, "| sandbox image resolved from | %s |\n", ciout.MarkdownCode(sb.ResolvedTag))
-		}
-		for _, s := range sb.Signers {
-			fmt.Fprintf(&b, "| sandbox image signer | %s |\n", ciout.MarkdownText(s))
-		}
-		for _, a := range sb.Attestations {
-			fmt.Fprintf(&b, "| sandbox image attestation | %s |\n", ciout.MarkdownText(a.PredicateType))
-		}
+	if r.Sandbox != nil {
+		writeSandboxSummary(&b, r.Sandbox)
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// writeSandboxSummary writes the summary table's rows of the verified
+// sandbox image.
+func writeSandboxSummary(b *strings.Builder, sb *Result) {
+	fmt.Fprintf(b, "| sandbox image | `%s` |\n", sb.Ref)
+	if sb.ResolvedTag != "" {
+		fmt.Fprintf(b, "| sandbox image resolved from | %s |\n", ciout.MarkdownCode(sb.ResolvedTag))
+	}
+	for _, s := range sb.Signers {
+		fmt.Fprintf(b, "| sandbox image signer | %s |\n", ciout.MarkdownText(s))
+	}
+	for _, a := range sb.Attestations {
+		fmt.Fprintf(b, "| sandbox image attestation | %s |\n", ciout.MarkdownText(a.PredicateType))
+	}
 }
 
 // WriteDotenv writes the outputs as a dotenv file (GitLab CI

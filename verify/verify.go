@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -192,11 +193,8 @@ func (o Options) sandboxPolicy() Options {
 	so := o
 	so.Image, so.SandboxImage, so.Layout, so.Repository = o.SandboxImage, "", "", ""
 	so.Annotations = make(map[string]string, len(o.Annotations))
-	for k, v := range o.Annotations {
-		if k != handover.PoliciesDigestAnnotation {
-			so.Annotations[k] = v
-		}
-	}
+	maps.Copy(so.Annotations, o.Annotations)
+	delete(so.Annotations, handover.PoliciesDigestAnnotation)
 	return so
 }
 
@@ -207,11 +205,9 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	expectRepo := ent.Ref.Repository
-	if o.Repository != "" {
-		if expectRepo, err = name.NewRepository(o.Repository); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPolicy, &RepositoryError{Repository: o.Repository, Err: err})
-		}
+	expectRepo, err := o.signedRepository(ent)
+	if err != nil {
+		return nil, err
 	}
 	// 2 and 3. Signer, then claims.
 	check := func(cl *sign.SignedClaims) error {
@@ -223,11 +219,8 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 	}
 	res.Annotations = sigs[0].Claims.Annotations
 	res.addSigners(sigs)
-	res.PoliciesDigest = policiesDigest(sigs[0].Claims, ent.Annotations)
-	for _, s := range sigs[1:] {
-		if d := policiesDigest(s.Claims, ent.Annotations); d != res.PoliciesDigest {
-			return nil, fmt.Errorf("%s: %w: valid signatures disagree on the policy manifest digest (%s vs %s)", ent.Ref, ErrClaims, res.PoliciesDigest, d)
-		}
+	if res.PoliciesDigest, err = agreedPoliciesDigest(ent, sigs); err != nil {
+		return nil, err
 	}
 
 	// 4. Attestations.
@@ -235,6 +228,31 @@ func (o *Options) verifyOne(ctx context.Context, trust sign.Trust) (*Result, err
 		return nil, err
 	}
 	return res, nil
+}
+
+// signedRepository is the repository the signature must name:
+// o.Repository, else the image's own.
+func (o *Options) signedRepository(ent *sign.Entity) (name.Repository, error) {
+	if o.Repository == "" {
+		return ent.Ref.Repository, nil
+	}
+	repo, err := name.NewRepository(o.Repository)
+	if err != nil {
+		return repo, fmt.Errorf("%w: %w", ErrPolicy, &RepositoryError{Repository: o.Repository, Err: err})
+	}
+	return repo, nil
+}
+
+// agreedPoliciesDigest is the policy manifest digest the valid signatures
+// sigs claim (policiesDigest); they must all claim the same.
+func agreedPoliciesDigest(ent *sign.Entity, sigs []sign.Verified) (string, error) {
+	digest := policiesDigest(sigs[0].Claims, ent.Annotations)
+	for _, s := range sigs[1:] {
+		if d := policiesDigest(s.Claims, ent.Annotations); d != digest {
+			return "", fmt.Errorf("%s: %w: valid signatures disagree on the policy manifest digest (%s vs %s)", ent.Ref, ErrClaims, digest, d)
+		}
+	}
+	return digest, nil
 }
 
 // addSigners records the signers of the valid signatures (each once)
@@ -259,7 +277,7 @@ func (o *Options) attestations(ctx context.Context, ent *sign.Entity, trust sign
 		check func(*sign.Statement) error
 	}
 	var wants []want
-	if o.RequireProvenance || o.ProvenanceBuilderID != "" || o.ProvenanceBuilderIDRegexp != "" || o.ProvenanceSourceRepo != "" {
+	if o.requiresProvenance() {
 		wants = append(wants, want{sign.PredicateSLSAProvenance1, o.checkProvenance})
 	}
 	if o.RequireSBOM {
@@ -280,6 +298,12 @@ func (o *Options) attestations(ctx context.Context, ent *sign.Entity, trust sign
 	return out, nil
 }
 
+// requiresProvenance reports whether the policy asks for a provenance
+// attestation: RequireProvenance, or any requirement on its contents.
+func (o *Options) requiresProvenance() bool {
+	return o.RequireProvenance || o.ProvenanceBuilderID != "" || o.ProvenanceBuilderIDRegexp != "" || o.ProvenanceSourceRepo != ""
+}
+
 // trust loads the signer half of the policy.
 func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 	t := sign.Trust{
@@ -287,22 +311,14 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 		IgnoreKeylessTlog: o.InsecureIgnoreTlog,
 		IgnoreSCT:         o.InsecureIgnoreSCT,
 	}
-	t.Keys = append(t.Keys, o.Verifiers...)
-	t.KeyNames = make([]string, len(o.Verifiers))
-	for _, k := range o.Keys {
-		v, err := sign.LoadPublicKey(ctx, k)
-		if err != nil {
-			return t, err
-		}
-		t.Keys = append(t.Keys, v)
-		t.KeyNames = append(t.KeyNames, k)
+	if err := o.loadKeys(ctx, &t); err != nil {
+		return t, err
 	}
-	if o.Identity != nil {
-		if err := o.Identity.Validate(); err != nil {
-			return t, fmt.Errorf("%w: %w", ErrPolicy, err)
-		}
-		t.Identities = []sign.Identity{*o.Identity}
+	ids, err := o.identities()
+	if err != nil {
+		return t, err
 	}
+	t.Identities = ids
 	if len(t.Keys) == 0 && len(t.Identities) == 0 {
 		return t, fmt.Errorf("%w: %w", ErrPolicy, ErrNoSigner)
 	}
@@ -314,6 +330,34 @@ func (o *Options) trust(ctx context.Context) (sign.Trust, error) {
 		t.TrustedMaterial = tm
 	}
 	return t, nil
+}
+
+// identities are the keyless signers the policy accepts: Identity,
+// validated, if given.
+func (o *Options) identities() ([]sign.Identity, error) {
+	if o.Identity == nil {
+		return nil, nil
+	}
+	if err := o.Identity.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	return []sign.Identity{*o.Identity}, nil
+}
+
+// loadKeys adds the policy's keys to t: the loaded Verifiers (unnamed),
+// then each of Keys, loaded.
+func (o *Options) loadKeys(ctx context.Context, t *sign.Trust) error {
+	t.Keys = append(t.Keys, o.Verifiers...)
+	t.KeyNames = make([]string, len(o.Verifiers))
+	for _, k := range o.Keys {
+		v, err := sign.LoadPublicKey(ctx, k)
+		if err != nil {
+			return err
+		}
+		t.Keys = append(t.Keys, v)
+		t.KeyNames = append(t.KeyNames, k)
+	}
+	return nil
 }
 
 // trustedMaterial is the Sigstore trusted root: o.TrustedMaterial, else
@@ -391,12 +435,7 @@ func (o *Options) checkClaims(cl *sign.SignedClaims, expect name.Repository, man
 // value, among the signed ones (the first missing or different one, in
 // key order, is the error).
 func (o *Options) checkAnnotations(cl *sign.SignedClaims) error {
-	keys := make([]string, 0, len(o.Annotations))
-	for k := range o.Annotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(o.Annotations)) {
 		v, ok := cl.Annotations[k]
 		if !ok {
 			return fmt.Errorf("signature lacks required annotation %s", k)
@@ -414,14 +453,23 @@ func (o *Options) checkAnnotations(cl *sign.SignedClaims) error {
 func checkPoliciesDigest(cl *sign.SignedClaims, manifest map[string]string) error {
 	signed, hasSigned := cl.Annotations[handover.PoliciesDigestAnnotation]
 	inManifest, hasManifest := manifest[handover.PoliciesDigestAnnotation]
-	if hasSigned && !policiesDigestRE.MatchString(signed) {
-		return fmt.Errorf("signature annotation %s=%q is not a sha256 digest", handover.PoliciesDigestAnnotation, signed)
+	if err := checkDigestForm("signature", signed, hasSigned); err != nil {
+		return err
 	}
-	if hasManifest && !policiesDigestRE.MatchString(inManifest) {
-		return fmt.Errorf("image annotation %s=%q is not a sha256 digest", handover.PoliciesDigestAnnotation, inManifest)
+	if err := checkDigestForm("image", inManifest, hasManifest); err != nil {
+		return err
 	}
 	if hasSigned && hasManifest && normDigest(signed) != normDigest(inManifest) {
 		return fmt.Errorf("signature claims policies %s but the image manifest says %s", signed, inManifest)
+	}
+	return nil
+}
+
+// checkDigestForm requires a policies digest annotation, when present, to
+// be a sha256 digest; where says whose annotation it is.
+func checkDigestForm(where, digest string, present bool) error {
+	if present && !policiesDigestRE.MatchString(digest) {
+		return fmt.Errorf("%s annotation %s=%q is not a sha256 digest", where, handover.PoliciesDigestAnnotation, digest)
 	}
 	return nil
 }
@@ -504,10 +552,8 @@ func checkSBOM(st *sign.Statement) error {
 }
 
 func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/lint"
+	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
 // New returns the check that runs the OPA rule set on every compiled policy
@@ -61,30 +62,35 @@ func check(newEngine func(context.Context) (*lint.Engine, error)) compile.Check 
 				},
 			}
 		})
-		report, err := engine.Lint(ctx, inputs)
+		rep, err := engine.Lint(ctx, inputs)
 		if err != nil {
 			return nil, fmt.Errorf("linting: %w", err)
 		}
 		var ds agentdef.Diagnostics
-		for _, f := range report.Findings {
-			if f.Waived != "" {
-				continue
+		for _, f := range rep.Findings {
+			if f.Waived == "" {
+				ds = append(ds, diagnostic(f))
 			}
-			d := agentdef.Diagnostic{Severity: agentdef.SeverityWarning, Field: f.PolicyPath,
-				Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent)}
-			if f.Severity == "deny" || f.Severity == "error" {
-				d.Severity = agentdef.SeverityError
-			}
-			if f.Source != nil {
-				d.Pos = agentdef.Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
-			} else {
-				d.Pos = agentdef.Pos{File: f.Policy}
-			}
-			ds = append(ds, d)
 		}
 		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
 		return ds, nil
 	}
+}
+
+// diagnostic is a lint finding as a compile diagnostic: an error for a
+// deny (or error) finding, else a warning, at the agent or skill line its
+// provenance names, else at the policy file.
+func diagnostic(f report.Finding) agentdef.Diagnostic {
+	d := agentdef.Diagnostic{Severity: agentdef.SeverityWarning, Field: f.PolicyPath,
+		Message: fmt.Sprintf("[%s] %s (agent %s)", f.RuleID, f.Message, f.Agent),
+		Pos:     agentdef.Pos{File: f.Policy}}
+	if f.Severity == "deny" || f.Severity == "error" {
+		d.Severity = agentdef.SeverityError
+	}
+	if f.Source != nil {
+		d.Pos = agentdef.Pos{File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column}
+	}
+	return d
 }
 
 // pendingEngine is a lint engine being prepared on its own goroutine.
