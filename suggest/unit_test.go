@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,26 @@ func TestRefusal(t *testing.T) {
 				t.Errorf("refusal = %q, want one with %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A new endpoint's destination is noted as the mechanistic mapper notes
+// it: a private address is high risk, a database port medium, an
+// ephemeral port only noted.
+func TestAssessDestination(t *testing.T) {
+	for _, tc := range []struct {
+		value, risk string
+		notes       []string
+	}{
+		{"api.example.com:443", "medium", nil},
+		{"db.example.com:5432", "medium", []string{"port 5432 is a well-known database or service port"}},
+		{"10.1.2.3:50000", "high", []string{"10.1.2.3 is an internal or private address", "port 50000 is in the ephemeral range"}},
+		{"10.1.2.3:6379", "high", []string{"10.1.2.3 is an internal or private address", "port 6379 is a well-known database or service port"}},
+	} {
+		s := &Suggestion{Change: "add-endpoint", Value: tc.value, methods: map[string]bool{"GET": true}}
+		s.assess()
+		if s.Risk != tc.risk || !slices.Equal(s.Notes, tc.notes) {
+			t.Errorf("%s: risk %s, notes %q; want %s, %q", tc.value, s.Risk, s.Notes, tc.risk, tc.notes)
+		}
 	}
 }
