@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,7 +144,7 @@ func ReadResultFile(name string) (placeholder.Values, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !containsString(known, k) {
+		if !slices.Contains(known, k) {
 			continue
 		}
 		if err := v.Set(k, r.Placeholders[k]); err != nil {
