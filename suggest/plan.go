@@ -210,25 +210,38 @@ func (p *planner) request(d *Denial) *decide.Request {
 	if d.Host == "" || d.Port == 0 {
 		return nil
 	}
-	bin := d.Binary
-	if bin == "" {
-		bin = p.policyBinary(d)
-		d.viaBinary = bin
-	}
+	bin := p.requestBinary(d)
 	if bin == "" {
 		return nil
 	}
-	hp := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	r, err := decide.ParseRequest(requestText(d, bin))
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// requestBinary is the binary a denial's request is made from: its own,
+// else a binary of its policy, kept as its viaBinary.
+func (p *planner) requestBinary(d *Denial) string {
+	if d.Binary != "" {
+		return d.Binary
+	}
+	d.viaBinary = p.policyBinary(d)
+	return d.viaBinary
+}
+
+// requestText is the text (decide.ParseRequest) of a denial's request made
+// from bin: a forward request, an HTTP request or a CONNECT, via the
+// ancestors that are plain executable paths.
+func requestText(d *Denial, bin string) string {
+	hp := hostPort(d.Host, d.Port)
 	var s string
 	switch {
 	case d.Method != "" && (d.Forward || d.Kind == denial.KindForward):
 		s = fmt.Sprintf("forward %s http://%s%s from %s", d.Method, hp, d.Path, bin)
 	case d.Method != "":
-		scheme := "http"
-		if d.Port == 443 {
-			scheme = "https"
-		}
-		s = fmt.Sprintf("%s %s://%s%s from %s", d.Method, scheme, hp, d.Path, bin)
+		s = fmt.Sprintf("%s %s://%s%s from %s", d.Method, schemeFor(d.Port), hp, d.Path, bin)
 	default:
 		s = fmt.Sprintf("CONNECT %s from %s", hp, bin)
 	}
@@ -237,62 +250,7 @@ func (p *planner) request(d *Denial) *decide.Request {
 			s += " via " + a
 		}
 	}
-	r, err := decide.ParseRequest(s)
-	if err != nil {
-		return nil
-	}
-	return r
-}
-
-// policyBinary is a binary of the denial's policy (an L7 denial inside a
-// tunnel names none: the CONNECT was allowed, so any binary of the policy
-// stands for it).
-func (p *planner) policyBinary(d *Denial) string {
-	key, np := p.policyFor(d)
-	if key == "" || len(np.Binaries) == 0 {
-		return ""
-	}
-	return np.Binaries[0].Path
-}
-
-// policyFor finds the compiled network policy a denial names, by key, by
-// name, else by its host and port.
-func (p *planner) policyFor(d *Denial) (string, openshell.NetworkPolicy) {
-	pol := p.opts.Agent.Policy
-	if np, ok := pol.NetworkPolicies[d.Policy]; ok && d.Policy != "" {
-		return d.Policy, np
-	}
-	for _, key := range pol.PolicyKeys() {
-		np := pol.NetworkPolicies[key]
-		if d.Policy != "" && np.Name == d.Policy {
-			return key, np
-		}
-	}
-	for _, key := range pol.PolicyKeys() {
-		np := pol.NetworkPolicies[key]
-		for _, ep := range np.Endpoints {
-			if ep.Port == d.Port && p.sameHost(ep.Host, d.Host) {
-				return key, np
-			}
-		}
-	}
-	return "", openshell.NetworkPolicy{}
-}
-
-// sameHost compares a policy host (placeholders open) with a concrete one.
-func (p *planner) sameHost(policyHost, host string) bool {
-	if strings.EqualFold(policyHost, host) {
-		return true
-	}
-	vals := placeholder.Examples()
-	for k, v := range p.opts.Values {
-		vals[k] = v
-	}
-	out, _, err := placeholder.Expand(policyHost, placeholder.FieldHost, vals)
-	if err != nil {
-		out, _, err = placeholder.Expand(policyHost, placeholder.FieldHostLabel, vals)
-	}
-	return err == nil && strings.EqualFold(out, host)
+	return s
 }
 
 // source loads (once) a project file.
@@ -314,45 +272,6 @@ func (p *planner) targetFile() string {
 		return "skills/" + name + "/SKILL.md"
 	}
 	return p.opts.Agent.File
-}
-
-// ownerEntry finds the sandbox.endpoints entry that declares host:port in
-// the files the policy's provenance names (the agent file first).
-func (p *planner) ownerEntry(np openshell.NetworkPolicy, host string, port int) (*source, *endpointEntry) {
-	var files []string
-	add := func(f string) {
-		if strings.HasSuffix(f, ".md") && !slices.Contains(files, f) {
-			files = append(files, f)
-		}
-	}
-	if strings.HasPrefix(p.opts.To, "skill:") {
-		add(p.targetFile())
-	}
-	for _, ep := range np.Endpoints {
-		for _, src := range ep.From {
-			if src.File == p.opts.Agent.File {
-				add(src.File)
-			}
-		}
-	}
-	for _, ep := range np.Endpoints {
-		for _, src := range ep.From {
-			add(src.File)
-		}
-	}
-	for _, f := range files {
-		s, err := p.source(f)
-		if err != nil {
-			continue
-		}
-		for _, e := range s.endpoints() {
-			if e.port == port && p.sameHost(e.host, host) {
-				e := e
-				return s, &e
-			}
-		}
-	}
-	return nil, nil
 }
 
 // findSug returns the suggestion of change at (file, yaml path), creating it.
@@ -468,73 +387,4 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 		}
 	}
 	s.cover(d, req)
-}
-
-// generalize turns the last path segment of rules into "*" where OpenShell's
-// own mapper would (generalise_path/looks_like_id,
-// crates/openshell-sandbox/src/mechanistic_mapper.rs:380-420@v0.0.111) or
-// where three or more values were seen under one prefix and method; never
-// in the first two segments, never "**", never a placeholder segment.
-func (p *planner) generalize() {
-	type gk struct{ file, yp, method, prefix string }
-	seen := map[gk][]*Suggestion{}
-	for _, s := range p.sugs {
-		if s.Change != "add-rule" {
-			continue
-		}
-		m, pth, _ := strings.Cut(s.Value, " ")
-		i := strings.LastIndexByte(pth, '/')
-		if strings.Count(pth, "/") < 3 || strings.Contains(pth[i:], "{{") {
-			continue
-		}
-		k := gk{s.File, s.YAMLPath, m, pth[:i]}
-		seen[k] = append(seen[k], s)
-	}
-	for k, list := range seen {
-		idLike := true
-		for _, s := range list {
-			_, pth, _ := strings.Cut(s.Value, " ")
-			if !looksLikeID(pth[strings.LastIndexByte(pth, '/')+1:]) {
-				idLike = false
-			}
-		}
-		if !idLike && len(list) < 3 {
-			continue
-		}
-		keep := list[0]
-		keep.Value = k.method + " " + k.prefix + "/*"
-		keep.addNote(fmt.Sprintf("the last segment became * (%d values seen; ids by OpenShell's looks_like_id)", len(list)))
-		for _, s := range list[1:] {
-			keep.denials = append(keep.denials, s.denials...)
-			keep.requests = append(keep.requests, s.requests...)
-			p.sugs = slices.DeleteFunc(p.sugs, func(x *Suggestion) bool { return x == s })
-		}
-	}
-}
-
-// looksLikeID is mechanistic_mapper.rs looks_like_id@v0.0.111: all digits
-// and at least 2 long; 24+ hex digits with a '-'; 16+ hex digits only.
-func looksLikeID(seg string) bool {
-	if seg == "" {
-		return false
-	}
-	digits, hex := true, 0
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		if c < '0' || c > '9' {
-			digits = false
-		}
-		if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
-			hex++
-		}
-	}
-	switch {
-	case digits && len(seg) >= 2:
-		return true
-	case hex >= 24 && strings.Contains(seg, "-"):
-		return true
-	case hex >= 16 && hex == len(seg):
-		return true
-	}
-	return false
 }
