@@ -180,3 +180,37 @@ func TestAssessDestination(t *testing.T) {
 		}
 	}
 }
+
+// A log directory needs a log file; its result.json is optional and must
+// parse when present.
+func TestReadLogsDirectory(t *testing.T) {
+	line := "2026-04-01T04:00:00.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(1) -> api.example.com:443 [policy:- engine:opa] [reason:endpoint api.example.com:443 is not allowed by any policy]\n"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		wantErr string // a substring of the error; "" for none
+	}{
+		{"no log files", map[string]string{"notes.txt": "x"}, "no log files"},
+		{"no result.json", map[string]string{"sandbox.log": line}, ""},
+		{"bad result.json", map[string]string{"sandbox.log": line, "result.json": "{"}, "want a fullsend run result.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := ReadLogs([]string{dir})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(l.Events) != 1 || l.Values != nil || l.ResultFile != "" {
+				t.Fatalf("ReadLogs = %+v, %v", l, err)
+			}
+		})
+	}
+}
