@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
@@ -210,6 +211,56 @@ func TestReadLogsDirectory(t *testing.T) {
 			}
 			if err != nil || len(l.Events) != 1 || l.Values != nil || l.ResultFile != "" {
 				t.Fatalf("ReadLogs = %+v, %v", l, err)
+			}
+		})
+	}
+}
+
+// edit inserts each kind of change where the frontmatter has (or lacks)
+// the list it goes in, and refuses what it cannot edit in place.
+func TestEdit(t *testing.T) {
+	const ep = "sandbox:\n  endpoints:\n    - host: api.example.com\n      rules:\n        - GET /a\n"
+	for _, tc := range []struct {
+		name, fm string
+		s        Suggestion
+		want     string // the frontmatter after the edit, or the error
+	}{
+		{"rule", ep, Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			ep + "        - POST /b\n"},
+		{"no rules list", "sandbox:\n  endpoints:\n    - host: api.example.com\n", Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			"agent.md:4: the endpoint has no rules list"},
+		{"flow list", "sandbox:\n  endpoints:\n    - host: api.example.com\n      rules: [GET /a]\n", Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			"agent.md:5: a flow-style list ([...]); rewrite it as a block list (one \"- \" item a line) and run suggest again"},
+		{"binary to a list", ep + "      binaries:\n        - /usr/bin/curl\n", Suggestion{Change: "add-binary", YAMLPath: "sandbox.endpoints[0].binaries", Value: "/usr/bin/gh", Rules: []string{"/usr/bin/curl"}},
+			ep + "      binaries:\n        - /usr/bin/curl\n        - /usr/bin/gh\n"},
+		{"binary, new list", ep, Suggestion{Change: "add-binary", YAMLPath: "sandbox.endpoints[0].binaries", Value: "/usr/bin/gh", Rules: []string{"/usr/bin/curl"}},
+			ep + "      binaries:\n        - /usr/bin/curl\n        - /usr/bin/gh\n"},
+		{"endpoint, no sandbox", "name: a\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:443", Rules: []string{"GET /x"}, binaries: []string{"/usr/bin/gh"}},
+			"name: a\nsandbox:\n  endpoints:\n    - host: x.example.com\n      port: 443\n      protocol: rest\n      rules:\n        - GET /x\n      binaries:\n        - /usr/bin/gh\n"},
+		{"endpoint, no list", "sandbox:\n  tier: network\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:8443", Provisional: true},
+			"sandbox:\n  tier: network\n  endpoints:\n    - host: x.example.com  # provisional: paths unknown (denied at L4); narrow to rules\n      port: 8443\n      protocol: rest\n      access: read-only\n"},
+		{"endpoint, to the list", ep, Suggestion{Change: "add-endpoint", Value: "x.example.com:443", Rules: []string{"GET /x"}},
+			ep + "    - host: x.example.com\n      port: 443\n      protocol: rest\n      rules:\n        - GET /x\n"},
+		{"sandbox not a mapping", "sandbox: [a]\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:443"},
+			"agent.md:2: sandbox: is not a mapping"},
+		{"unknown change", ep, Suggestion{Change: "remove-rule"}, `unknown change "remove-rule"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"agent.md": {Data: []byte("---\n" + tc.fm + "---\nbody\n")}}
+			src, err := loadSource(fsys, "agent.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := tc.s
+			if err := (&planner{}).edit(src, &s); err != nil {
+				if err.Error() != tc.want {
+					t.Errorf("err = %v, want %s", err, tc.want)
+				}
+				return
+			}
+			got := string(src.render())
+			if want := "---\n" + tc.want + "---\nbody\n"; got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
 		})
 	}
