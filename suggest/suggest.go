@@ -155,18 +155,9 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	if opts.Agent == nil || opts.Agent.Policy == nil {
 		return nil, errors.New("suggest: no compiled agent")
 	}
-	if opts.MinCount < 1 {
-		opts.MinCount = 1
-	}
-	version := opts.OpenShellVersion
-	if version == "" {
-		version = openshell.DefaultOpenShellVersion
-	}
-	res := &Result{Schema: Schema, Agent: opts.Agent.Name, OpenShellVersion: version, Inputs: inputs,
-		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
-	if res.Inputs == nil {
-		res.Inputs = []denial.InputStats{}
-	}
+	opts.MinCount = max(opts.MinCount, 1)
+	version := cmp.Or(opts.OpenShellVersion, openshell.DefaultOpenShellVersion)
+	res := newResult(opts.Agent.Name, version, inputs)
 	before, err := newDecider(opts.Agent.Policy, opts.Values, version)
 	if err != nil {
 		return nil, fmt.Errorf("deciding with the compiled policy: %w", err)
@@ -187,6 +178,16 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	}
 	p.finish()
 	return res, nil
+}
+
+// newResult is the result of a run that found nothing yet: its lists are
+// empty, never null, in the JSON.
+func newResult(agent, version string, inputs []denial.InputStats) *Result {
+	if inputs == nil {
+		inputs = []denial.InputStats{}
+	}
+	return &Result{Schema: Schema, Agent: agent, OpenShellVersion: version, Inputs: inputs,
+		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
 }
 
 // eventKey is what makes two events the same denial.
