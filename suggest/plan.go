@@ -171,31 +171,17 @@ func (p *planner) planKind(d *Denial, req *decide.Request) {
 // (crates/openshell-supervisor-network/src/proxy.rs:3869-3955@v0.0.111).
 func (p *planner) planSSRF(d *Denial) {
 	r := d.Reason
-	ipAfter := func(marker string) string {
-		_, rest, ok := strings.Cut(r, marker)
-		if !ok {
-			return ""
-		}
-		f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ',' })
-		if len(f) == 0 {
-			return ""
-		}
-		if a, err := netip.ParseAddr(f[0]); err == nil {
-			return a.String()
-		}
-		return ""
-	}
 	switch {
 	case strings.Contains(r, "always-blocked"):
 		p.refuse(d, "resolves to an always-blocked address (loopback, link-local or cloud metadata): OpenShell refuses it whatever the policy")
 	case strings.Contains(r, "control-plane port"):
 		p.refuse(d, fmt.Sprintf("port %d is a control-plane port, refused whatever the policy", d.Port))
 	case strings.Contains(r, "which is not in allowed_ips"):
-		ip := ipAfter(" resolves to ")
+		ip := ipAfter(r, " resolves to ")
 		p.manual(d, fmt.Sprintf("%s resolves to %s, outside the endpoint's allowed_ips; fullsend never adds allowed_ips from logs", d.Host, ip),
 			fmt.Sprintf("if %s is the service's stable address, a human may add allowed_ips: [\"%s/32\"] (or {{HOST_IP}}) to the endpoint", ip, ip))
 	case strings.Contains(r, "internal address"):
-		ip := ipAfter(" internal address ")
+		ip := ipAfter(r, " internal address ")
 		p.manual(d, fmt.Sprintf("%s resolves to the internal address %s; fullsend never adds allowed_ips from logs", d.Host, ip),
 			"declare the exact host (OpenShell lets an exact declared host reach private addresses), or have a human add allowed_ips")
 	case strings.Contains(r, "DNS resolution failed"):
@@ -203,6 +189,23 @@ func (p *planner) planSSRF(d *Denial) {
 	default:
 		p.manual(d, "the destination check refused the connection: "+r, "")
 	}
+}
+
+// ipAfter is the IP address that follows marker in reason, up to a space
+// or a comma; "" when there is none.
+func ipAfter(reason, marker string) string {
+	_, rest, ok := strings.Cut(reason, marker)
+	if !ok {
+		return ""
+	}
+	f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ',' })
+	if len(f) == 0 {
+		return ""
+	}
+	if a, err := netip.ParseAddr(f[0]); err == nil {
+		return a.String()
+	}
+	return ""
 }
 
 // request is the concrete request a denial stands for.
@@ -366,12 +369,10 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 	}
 	key, np := p.policyFor(d)
 	bin := d.Binary
-	for _, b := range np.Binaries {
-		if bb, db := path.Base(b.Path), path.Base(bin); bb == db || strings.HasPrefix(db, bb) && len(bb) >= 3 {
-			p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, b.Path),
-				fmt.Sprintf("if %s is a link to %s, declare %s (readlink -f inside the sandbox)", b.Path, bin, bin))
-			return
-		}
+	if link, ok := linkedBinary(np.Binaries, bin); ok {
+		p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, link),
+			fmt.Sprintf("if %s is a link to %s, declare %s (readlink -f inside the sandbox)", link, bin, bin))
+		return
 	}
 	src, entry := p.ownerEntry(np, d.Host, d.Port)
 	if entry == nil {
@@ -387,4 +388,17 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 		}
 	}
 	s.cover(d, req)
+}
+
+// linkedBinary is the first policy binary that bin may be a link of: one
+// with bin's base name, or with a base name of 3 bytes or more that bin's
+// starts with (python3 and python3.12).
+func linkedBinary(bins []openshell.Binary, bin string) (string, bool) {
+	db := path.Base(bin)
+	for _, b := range bins {
+		if bb := path.Base(b.Path); bb == db || strings.HasPrefix(db, bb) && len(bb) >= 3 {
+			return b.Path, true
+		}
+	}
+	return "", false
 }
