@@ -277,18 +277,31 @@ func parseActor(s string) (string, bool) {
 // splitHostPort splits "host:port" and "[v6]:port"; the host is lowercased.
 func splitHostPort(s string) (string, int, bool) {
 	i := strings.LastIndexByte(s, ':')
-	if i <= 0 || i == len(s)-1 {
+	if i <= 0 {
 		return "", 0, false
 	}
-	port, err := strconv.Atoi(s[i+1:])
-	if err != nil || port <= 0 || port > 65535 {
+	port, ok := parsePort(s[i+1:])
+	if !ok {
 		return "", 0, false
 	}
-	host := s[:i]
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	} else if strings.Contains(host, ":") {
+	host, ok := unbracket(s[:i])
+	if !ok {
 		return "", 0, false
 	}
 	return strings.ToLower(host), port, true
+}
+
+// parsePort reads a decimal TCP port, 1 to 65535.
+func parsePort(s string) (int, bool) {
+	port, err := strconv.Atoi(s)
+	return port, err == nil && port > 0 && port <= 65535
+}
+
+// unbracket returns the address inside "[v6]"; a host outside brackets
+// may hold no ':'.
+func unbracket(host string) (string, bool) {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		return host[1 : len(host)-1], true
+	}
+	return host, !strings.Contains(host, ":")
 }

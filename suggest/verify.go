@@ -68,8 +68,8 @@ func (p *planner) verify(ctx context.Context, version string) error {
 // settle compiles the patched project until the patch holds still, and
 // returns the compiled agent and its decider: while the project does not
 // compile, the patch raises the declared tier; while a new endpoint's
-// requests are denied only for their binary, it declares the binary (at
-// most twice).
+// requests are denied only for their binary, it declares the binary (in
+// the first two attempts only).
 func (p *planner) settle(ctx context.Context, version string) (*Target, *decide.Decider, error) {
 	for attempt := 0; ; attempt++ {
 		after, err := p.opts.Compile(ctx, overlay{base: p.opts.Project, files: p.res.Files})
