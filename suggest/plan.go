@@ -2,11 +2,9 @@ package suggest
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
@@ -336,7 +334,7 @@ func (s *Suggestion) addNote(n string) {
 func (p *planner) planEndpoint(d *Denial, req *decide.Request, provisional bool) {
 	file := p.targetFile()
 	host := deresolveHost(d.Host, p.opts.Values)
-	value := net.JoinHostPort(host, strconv.Itoa(d.Port))
+	value := hostPort(host, d.Port)
 	s, _ := p.findSug(file, "sandbox.endpoints", "add-endpoint", value)
 	s.cover(d, req)
 	if provisional {

@@ -2,7 +2,6 @@ package suggest
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -110,11 +109,6 @@ func schemeFor(port int) string {
 		return "https"
 	}
 	return "http"
-}
-
-// hostPort is "host:port", the host bracketed when it is an IPv6 literal.
-func hostPort(host string, port int) string {
-	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // placeholderProbes returns reqPath with one placeholder segment of the

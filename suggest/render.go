@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -86,7 +84,7 @@ func (p *planner) refusalTests() []policyTestCase {
 			continue
 		}
 		if r := p.request(d); r != nil {
-			tests = append(tests, policyTestCase{Name: fmt.Sprintf("%s refused: %s", d.ID, net.JoinHostPort(d.Host, strconv.Itoa(d.Port))), Request: r.String(), Expect: "deny"})
+			tests = append(tests, policyTestCase{Name: fmt.Sprintf("%s refused: %s", d.ID, hostPort(d.Host, d.Port)), Request: r.String(), Expect: "deny"})
 		}
 	}
 	return tests
@@ -221,7 +219,7 @@ func (t *textWriter) policyTest(snippet string) {
 
 // describe renders a denial on one line, escaped.
 func describe(d *Denial) string {
-	target := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	target := hostPort(d.Host, d.Port)
 	if d.Method != "" {
 		target = d.Method + " " + target + d.Path
 	}

@@ -132,7 +132,7 @@ func hostPortOf(s *Suggestion) string {
 		return s.Value
 	}
 	for _, r := range s.requests {
-		return net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+		return hostPort(r.Host, r.Port)
 	}
 	return ""
 }

@@ -320,7 +320,7 @@ func (d *Denial) finish() {
 	if d.Reason == "no matching policy" && d.Host != "" {
 		// The docs' older wording (docs/observability/logging.mdx:119,192
 		// @v0.0.111) of the Rego reason (sandbox-policy.rego:43).
-		d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
+		d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", hostPort(d.Host, d.Port))
 	}
 	d.Reason = scrubQuery(d.Reason)
 	d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
@@ -340,6 +340,11 @@ func sortDenials(out []*Denial) {
 			cmp.Compare(a.Policy, b.Policy),
 		)
 	})
+}
+
+// hostPort is "host:port", the host bracketed when it is an IPv6 literal.
+func hostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 func stamp(ms int64) string {
