@@ -160,9 +160,9 @@ func (src *source) addBinary(s *Suggestion) error {
 		return nil
 	}
 	ind := src.keyIndent(e.node)
-	lines := append([]string{ind + "binaries:"}, blockItems(ind, append(append([]string(nil), s.Rules...), s.Value))...)
+	bins := append(append([]string(nil), s.Rules...), s.Value)
 	s.Line = src.lastLine(e.node)
-	src.insert(s.Line, lines...)
+	src.insert(s.Line, append([]string{ind + "binaries:"}, blockItems(ind, bins)...)...)
 	return nil
 }
 
