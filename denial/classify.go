@@ -1,6 +1,7 @@
 package denial
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -40,19 +41,16 @@ func l7Verdict(msg string) (string, string) {
 // count (as KindAudit). It reads only the event, so the three log formats
 // of one event classify alike.
 func Classify(ev Event, audit bool) Kind {
-	r := ev.Reason
 	if ev.Action != "Denied" {
-		if audit && IsAudit(ev) {
-			return KindAudit
-		}
-		return KindNone
+		return allowedKind(ev, audit)
 	}
+	r := ev.Reason
 	// A request decided while the policy was being replaced
 	// (reject_stale_connect_policy, proxy.rs:3403-3428@v0.0.111).
-	if strings.Contains(r, "policy changed") || strings.Contains(r, "generation is stale") {
+	if containsAny(r, "policy changed", "generation is stale") {
 		return KindReloadRace
 	}
-	if k, ok := engineKind(ev.Engine); ok {
+	if k, ok := engineKinds[ev.Engine]; ok {
 		return k
 	}
 	if ev.Policy == "bypass-detect" || strings.HasPrefix(r, "BYPASS_DETECT ") {
@@ -60,7 +58,7 @@ func Classify(ev Event, audit bool) Kind {
 	}
 	// status_detail transparent_tcp_*, else the message "Transparent TCP
 	// denied ..." (proxy.rs:884-948@v0.0.111).
-	if strings.HasPrefix(r, "transparent_tcp") || strings.HasPrefix(r, "Transparent TCP denied") {
+	if hasAnyPrefix(r, "transparent_tcp", "Transparent TCP denied") {
 		return KindTransparentTCP
 	}
 	if ev.Class == 4001 {
@@ -69,23 +67,37 @@ func Classify(ev Event, audit bool) Kind {
 	return httpKind(ev.Engine, r)
 }
 
-// engineKind is the kind of a denial that its engine alone decides,
-// whatever the class and the reason; false for the engines whose denials
-// the reason tells apart (opa, l7) and for unknown ones.
-func engineKind(engine string) (Kind, bool) {
-	switch engine {
-	case "ssrf":
-		return KindSSRF, true
-	case "credentials":
-		return KindCredentials, true
-	case "tls":
-		return KindTLS, true
-	case "nftables":
-		return KindBypass, true
-	case "l7-graphql", "l7-jsonrpc", "l7-mcp":
-		return KindL7Other, true
+// allowedKind is the kind of an event that OpenShell let through:
+// KindAudit for an audit "would deny" when audit verdicts count, else
+// KindNone.
+func allowedKind(ev Event, audit bool) Kind {
+	if audit && IsAudit(ev) {
+		return KindAudit
 	}
-	return KindNone, false
+	return KindNone
+}
+
+// containsAny reports whether s contains any of subs.
+func containsAny(s string, subs ...string) bool {
+	return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
+}
+
+// hasAnyPrefix reports whether s begins with any of prefixes.
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
+}
+
+// engineKinds are the kinds of the denials that their engine alone
+// decides, whatever the class and the reason; the engines whose denials
+// the reason tells apart (opa, l7) and unknown ones are not in it.
+var engineKinds = map[string]Kind{
+	"ssrf":        KindSSRF,
+	"credentials": KindCredentials,
+	"tls":         KindTLS,
+	"nftables":    KindBypass,
+	"l7-graphql":  KindL7Other,
+	"l7-jsonrpc":  KindL7Other,
+	"l7-mcp":      KindL7Other,
 }
 
 // networkKind classifies a Network Activity (4001) denial by its engine

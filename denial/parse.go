@@ -2,6 +2,7 @@ package denial
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -56,38 +57,51 @@ func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
 // event in input order, holding none of them: a caller that only counts
 // (the runner, in the image) reads a 32 MiB log in constant memory.
 func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
-	st := InputStats{Path: name}
-	formats := map[Format]int{}
+	sc := scanner{st: InputStats{Path: name}, formats: map[Format]int{}, fn: fn}
 	br := bufio.NewReaderSize(r, 64*1024)
-	line := 0
 	for {
 		b, err := readLine(br)
 		if len(b) > 0 || err == nil {
-			line++
-			if b == nil { // over-long
-				st.Unparsed++
-			} else {
-				ev, res := ParseLine(b)
-				switch res {
-				case LineEvent:
-					ev.File, ev.Line = name, line
-					formats[ev.Format]++
-					st.count(ev)
-					fn(ev)
-				case LineUnparsed:
-					st.Unparsed++
-				}
-			}
+			sc.take(b)
 		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return st, fmt.Errorf("%s: line %d: %w", name, line+1, err)
+			return sc.st, fmt.Errorf("%s: line %d: %w", name, sc.line+1, err)
 		}
 	}
-	st.Format = dominantFormat(formats)
-	return st, nil
+	sc.st.Format = dominantFormat(sc.formats)
+	return sc.st, nil
+}
+
+// scanner is Scan's state: the lines read, the counts, the events'
+// formats and where the events go.
+type scanner struct {
+	line    int
+	st      InputStats
+	formats map[Format]int
+	fn      func(Event)
+}
+
+// take reads the next line, b (nil for an over-long one): it counts the
+// line and passes its event, if any, to fn.
+func (sc *scanner) take(b []byte) {
+	sc.line++
+	if b == nil {
+		sc.st.Unparsed++
+		return
+	}
+	ev, res := ParseLine(b)
+	switch res {
+	case LineEvent:
+		ev.File, ev.Line = sc.st.Path, sc.line
+		sc.formats[ev.Format]++
+		sc.st.count(ev)
+		sc.fn(ev)
+	case LineUnparsed:
+		sc.st.Unparsed++
+	}
 }
 
 // count counts one event: as an event, a denial, an audit.
@@ -121,13 +135,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		frag, err := br.ReadSlice('\n')
 		if len(buf)+len(frag) > maxLine {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			return nil, nil
+			return nil, discardLine(br, err)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			buf = append(buf, frag...)
@@ -138,18 +146,33 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		} else {
 			buf = frag
 		}
-		n := len(buf)
-		if n > 0 && buf[n-1] == '\n' {
-			n--
-			if n > 0 && buf[n-1] == '\r' {
-				n--
-			}
-		}
-		if err != nil && n == 0 {
+		line := trimLineBreak(buf)
+		if err != nil && len(line) == 0 {
 			return nil, err
 		}
-		return buf[:n], err
+		return line, err
 	}
+}
+
+// discardLine skips the rest of an over-long line, whose last read
+// returned err; it returns the error that ended the skip, nil at the end
+// of the line or of the input.
+func discardLine(br *bufio.Reader, err error) error {
+	for errors.Is(err, bufio.ErrBufferFull) {
+		_, err = br.ReadSlice('\n')
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// trimLineBreak drops a trailing "\n" or "\r\n" (a lone "\r" stays).
+func trimLineBreak(b []byte) []byte {
+	if line, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		return bytes.TrimSuffix(line, []byte("\r"))
+	}
+	return b
 }
 
 // ParseLine reads one line of any of the three formats. It never panics and
@@ -184,55 +207,41 @@ func ParseShorthandLine(s string) (Event, LineResult) {
 	rest := s[25:]
 	body, ok := strings.CutPrefix(rest, "OCSF ")
 	if !ok {
-		// "<LEVEL> <target>: <msg>", a tracing line.
-		if lvl, _, ok := strings.Cut(rest, " "); ok && isLevel(lvl) {
-			return Event{}, LineOther
-		}
-		return Event{}, LineUnparsed
+		return Event{}, tracingLine(rest)
 	}
 	ev, res := parseShorthand(body)
 	ev.Format, ev.TimeMS = FormatShorthand, t.UnixMilli()
 	return ev, res
 }
 
-func isLevel(s string) bool {
-	switch s {
-	case "TRACE", "DEBUG", "INFO", "WARN", "ERROR":
-		return true
+// tracingLine is what a non-OCSF line of the log file, after its
+// timestamp, is: LineOther for "<LEVEL> <target>: <msg>", a tracing line,
+// else LineUnparsed.
+func tracingLine(rest string) LineResult {
+	if lvl, _, ok := strings.Cut(rest, " "); ok && tracingLevels[lvl] {
+		return LineOther
 	}
-	return false
+	return LineUnparsed
 }
+
+// tracingLevels are the level words of a tracing line.
+var tracingLevels = map[string]bool{"TRACE": true, "DEBUG": true, "INFO": true, "WARN": true, "ERROR": true}
+
+// cliSources are the sources of an `openshell logs` line.
+var cliSources = map[string]bool{"sandbox": true, "gateway": true}
 
 // ParseCLILine reads a line of `openshell logs` output:
 // "[1775014132.190] [sandbox] [OCSF ] [ocsf] <shorthand>"
 // (crates/openshell-cli/src/run.rs:6779-6809@v0.0.111). Non-OCSF lines
 // ("[INFO ] [target] msg") are LineOther.
 func ParseCLILine(s string) (Event, LineResult) {
-	ts, rest, ok := cutCLIField(s)
-	if !ok {
+	f, body, ok := cutCLIFields(s)
+	ms, okTime := parseCLITime(f[0])
+	if !ok || !okTime || !cliSources[strings.TrimRight(f[1], " ")] {
 		return Event{}, LineUnparsed
 	}
-	ms, ok := parseCLITime(ts)
-	if !ok {
-		return Event{}, LineUnparsed
-	}
-	source, rest, ok := cutCLIField(rest)
-	if !ok {
-		return Event{}, LineUnparsed
-	}
-	if src := strings.TrimRight(source, " "); src != "sandbox" && src != "gateway" {
-		return Event{}, LineUnparsed
-	}
-	level, rest, ok := cutCLIField(rest)
-	if !ok {
-		return Event{}, LineUnparsed
-	}
-	target, body, ok := cutCLIField(rest)
-	if !ok {
-		return Event{}, LineUnparsed
-	}
-	if strings.TrimRight(level, " ") != "OCSF" || target != "ocsf" {
-		if isLevel(strings.TrimRight(level, " ")) {
+	if level := strings.TrimRight(f[2], " "); level != "OCSF" || f[3] != "ocsf" {
+		if tracingLevels[level] {
 			return Event{}, LineOther
 		}
 		return Event{}, LineUnparsed
@@ -240,6 +249,18 @@ func ParseCLILine(s string) (Event, LineResult) {
 	ev, res := parseShorthand(body)
 	ev.Format, ev.TimeMS = FormatCLI, ms
 	return ev, res
+}
+
+// cutCLIFields cuts the four "[field] "s (time, source, level, target)
+// off the front of a CLI log line and returns them and the rest.
+func cutCLIFields(s string) (f [4]string, rest string, ok bool) {
+	rest = s
+	for i := range f {
+		if f[i], rest, ok = cutCLIField(rest); !ok {
+			return f, "", false
+		}
+	}
+	return f, rest, true
 }
 
 // cutCLIField cuts one "[field] " off the front of a CLI log line and

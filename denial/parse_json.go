@@ -1,6 +1,7 @@
 package denial
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 )
@@ -52,26 +53,33 @@ func ParseJSONLine(s string) (Event, LineResult) {
 		return Event{}, LineOther
 	}
 	ev := Event{Format: FormatJSONL, Class: *j.ClassUID, TimeMS: j.Time}
-	switch j.ActionID {
-	case 1:
-		ev.Action = "Allowed"
-	case 2:
-		ev.Action = "Denied"
-	default:
+	if ev.Action = jsonActions[j.ActionID]; ev.Action == "" {
 		return ev, LineOther
 	}
-	reason := j.Message
-	if j.StatusDetail != nil && *j.StatusDetail != "" {
-		reason = *j.StatusDetail
-	}
-	ev.Reason, ev.Truncated = reasonText(reason)
+	ev.Reason, ev.Truncated = reasonText(j.reason())
 	j.readEndpoint(&ev)
 	j.readActor(&ev)
+	j.readFirewallRule(&ev)
+	j.readHTTPRequest(&ev)
+	return ev, LineEvent
+}
+
+// jsonActions maps the action_ids read to Event.Action.
+var jsonActions = map[int]string{1: "Allowed", 2: "Denied"}
+
+// reason is status_detail, else (absent or empty) message.
+func (j *ocsfJSON) reason() string {
+	if j.StatusDetail == nil {
+		return j.Message
+	}
+	return cmp.Or(*j.StatusDetail, j.Message)
+}
+
+// readFirewallRule sets ev's Policy and Engine from firewall_rule.
+func (j *ocsfJSON) readFirewallRule(ev *Event) {
 	if f := j.FirewallRule; f != nil {
 		ev.Policy, ev.Engine = f.Name, f.Type
 	}
-	j.readHTTPRequest(&ev)
-	return ev, LineEvent
 }
 
 // readEndpoint sets ev's Host (the domain, else the IP, lowercased) and

@@ -24,24 +24,12 @@ func parseShorthand(body string) (Event, LineResult) {
 		return Event{}, LineUnparsed
 	}
 	action, rest, _ := strings.Cut(rest, " ")
-	if ev.Action = shorthandAction(action); ev.Action == "" {
+	if ev.Action = shorthandActions[action]; ev.Action == "" {
 		return ev, LineOther
 	}
-	// The detail ends at the first " [policy:" followed by "P engine:E]"
-	// and either the end or " [": the reason and the unmapped fields come
-	// after it. Binary paths may hold spaces, hosts and URLs may not.
-	detail, policy, engine, ctx := cutPolicyBracket(rest)
-	ev.Policy, ev.Engine = policy, engine
-	if ev.Engine == "" {
-		// No firewall rule (transparent TCP, shorthand.rs:227-257): the
-		// reason follows the destination.
-		if detail, ctx, ok = cutReasonBracket(detail); !ok && ev.Action == "Denied" {
-			// Every denial carries a rule or a reason: this line was cut.
-			return Event{}, LineUnparsed
-		}
-	}
-	if !readContextReason(&ev, ctx) {
-		return Event{}, LineUnparsed // cut mid-reason
+	detail, ok := readBrackets(&ev, rest)
+	if !ok {
+		return Event{}, LineUnparsed
 	}
 	if class == 4001 {
 		return parseNetDetail(ev, detail)
@@ -80,16 +68,31 @@ func cutShorthandHead(body string) (head, rest string, ok bool) {
 	return head, rest, true
 }
 
-// shorthandAction maps the shorthand's action word to Event.Action; ""
-// for any other word.
-func shorthandAction(word string) string {
-	switch word {
-	case "DENIED":
-		return "Denied"
-	case "ALLOWED":
-		return "Allowed"
+// shorthandActions maps the shorthand's action words to Event.Action.
+var shorthandActions = map[string]string{"DENIED": "Denied", "ALLOWED": "Allowed"}
+
+// readBrackets reads the brackets after the detail, the policy's and the
+// context's, into ev's Policy, Engine, Reason and Truncated, and returns
+// the detail; false when the line was cut.
+func readBrackets(ev *Event, rest string) (string, bool) {
+	// The detail ends at the first " [policy:" followed by "P engine:E]"
+	// and either the end or " [": the reason and the unmapped fields come
+	// after it. Binary paths may hold spaces, hosts and URLs may not.
+	detail, policy, engine, ctx := cutPolicyBracket(rest)
+	ev.Policy, ev.Engine = policy, engine
+	if ev.Engine == "" {
+		// No firewall rule (transparent TCP, shorthand.rs:227-257): the
+		// reason follows the destination.
+		var ok bool
+		if detail, ctx, ok = cutReasonBracket(detail); !ok && ev.Action == "Denied" {
+			// Every denial carries a rule or a reason: this line was cut.
+			return "", false
+		}
 	}
-	return ""
+	if !readContextReason(ev, ctx) {
+		return "", false // cut mid-reason
+	}
+	return detail, true
 }
 
 // cutPolicyBracket finds the first " [policy:P engine:E]" (P and E free of
@@ -103,17 +106,34 @@ func cutPolicyBracket(s string) (detail, policy, engine, ctx string) {
 			return s, "", "", ""
 		}
 		i += off
-		after := s[i+len(" [policy:"):]
-		if end := strings.IndexByte(after, ']'); end > 0 {
-			name, eng, ok := strings.Cut(after[:end], " engine:")
-			tail := after[end+1:]
-			if ok && !strings.ContainsAny(name, " [") && eng != "" && !strings.ContainsAny(eng, " [") &&
-				(tail == "" || strings.HasPrefix(tail, " [")) {
-				return s[:i], name, eng, tail
-			}
+		if policy, engine, ctx, ok := readPolicyBracket(s[i+len(" [policy:"):]); ok {
+			return s[:i], policy, engine, ctx
 		}
 		off = i + 1
 	}
+}
+
+// readPolicyBracket reads the "P engine:E]" after a " [policy:" and
+// returns P, E and the text after the "]"; false unless P and E are free
+// of spaces and "[", E is not empty and the end or " [" follows.
+func readPolicyBracket(after string) (policy, engine, ctx string, ok bool) {
+	end := strings.IndexByte(after, ']')
+	if end <= 0 {
+		return "", "", "", false
+	}
+	policy, engine, ok = strings.Cut(after[:end], " engine:")
+	ctx = after[end+1:]
+	// A space or "[" in P or in E.
+	if !ok || engine == "" || strings.ContainsAny(policy+engine, " [") || !endsOrBrackets(ctx) {
+		return "", "", "", false
+	}
+	return policy, engine, ctx, true
+}
+
+// endsOrBrackets reports whether s, what follows a bracket, is the end of
+// the line or another " [" bracket.
+func endsOrBrackets(s string) bool {
+	return s == "" || strings.HasPrefix(s, " [")
 }
 
 // cutReasonBracket splits detail at its first " [reason:"; false (and
@@ -159,28 +179,17 @@ func reasonField(inner string) (string, bool) {
 	return "", false
 }
 
+// isUpperWord reports whether s is a non-empty word of upper-case
+// letters, digits, "_" and "-".
 func isUpperWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == ""
 }
 
 // parseNetDetail reads "<binary>(<pid>) -> <host>:<port>[/<proto>]".
 func parseNetDetail(ev Event, detail string) (Event, LineResult) {
-	dst := detail
-	if i := strings.LastIndex(detail, " -> "); i >= 0 {
-		bin, ok := parseActor(detail[:i])
-		if !ok {
-			return Event{}, LineUnparsed
-		}
-		ev.Binary, dst = bin, detail[i+len(" -> "):]
+	dst, ok := cutActor(&ev, detail)
+	if !ok {
+		return Event{}, LineUnparsed
 	}
 	if dst == "" {
 		return ev, LineEvent
@@ -198,21 +207,43 @@ func parseNetDetail(ev Event, detail string) (Event, LineResult) {
 
 // parseHTTPDetail reads "[<binary>(<pid>) -> ]<METHOD> <URL>".
 func parseHTTPDetail(ev Event, detail string) (Event, LineResult) {
-	req := detail
-	if i := strings.LastIndex(detail, " -> "); i >= 0 {
-		bin, ok := parseActor(detail[:i])
-		if !ok {
-			return Event{}, LineUnparsed
-		}
-		ev.Binary, req = bin, detail[i+len(" -> "):]
+	req, ok := cutActor(&ev, detail)
+	if !ok {
+		return Event{}, LineUnparsed
 	}
 	method, u, ok := strings.Cut(req, " ")
-	if !ok || method != ev.Method || strings.Contains(u, " ") {
+	if !ok || method != ev.Method || strings.Contains(u, " ") || !readURL(&ev, u) {
 		return Event{}, LineUnparsed
 	}
+	return ev, LineEvent
+}
+
+// cutActor reads the "<binary>(<pid>) -> " before the destination or the
+// request, when there is one, into ev.Binary and returns what follows it;
+// false when the actor is garbled.
+func cutActor(ev *Event, detail string) (string, bool) {
+	i := strings.LastIndex(detail, " -> ")
+	if i < 0 {
+		return detail, true
+	}
+	bin, ok := parseActor(detail[:i])
+	if !ok {
+		return "", false
+	}
+	ev.Binary = bin
+	return detail[i+len(" -> "):], true
+}
+
+// defaultPorts are the ports an http(s) URL implies.
+var defaultPorts = map[string]int{"http": 80, "https": 443}
+
+// readURL reads an http or https URL into ev's Host, Port and Path (query
+// stripped, "/" when empty); false for any other URL.
+func readURL(ev *Event, u string) bool {
 	scheme, hostPath, ok := strings.Cut(u, "://")
-	if !ok || (scheme != "http" && scheme != "https") {
-		return Event{}, LineUnparsed
+	defaultPort, known := defaultPorts[scheme]
+	if !ok || !known {
+		return false
 	}
 	hp, path := hostPath, "/"
 	if i := strings.IndexByte(hostPath, '/'); i >= 0 {
@@ -222,13 +253,10 @@ func parseHTTPDetail(ev Event, detail string) (Event, LineResult) {
 	// https:443 (crates/openshell-ocsf/src/objects/http.rs:65-76@v0.0.111).
 	host, port, ok := splitHostPort(hp)
 	if !ok {
-		host, port = strings.ToLower(hp), 80
-		if scheme == "https" {
-			port = 443
-		}
+		host, port = strings.ToLower(hp), defaultPort
 	}
 	ev.Host, ev.Port, ev.Path = host, port, stripQuery(path)
-	return ev, LineEvent
+	return true
 }
 
 // parseActor reads "<name>(<pid>)"; name is the executable path.
@@ -249,18 +277,31 @@ func parseActor(s string) (string, bool) {
 // splitHostPort splits "host:port" and "[v6]:port"; the host is lowercased.
 func splitHostPort(s string) (string, int, bool) {
 	i := strings.LastIndexByte(s, ':')
-	if i <= 0 || i == len(s)-1 {
+	if i <= 0 {
 		return "", 0, false
 	}
-	port, err := strconv.Atoi(s[i+1:])
-	if err != nil || port <= 0 || port > 65535 {
+	port, ok := parsePort(s[i+1:])
+	if !ok {
 		return "", 0, false
 	}
-	host := s[:i]
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	} else if strings.Contains(host, ":") {
+	host, ok := unbracket(s[:i])
+	if !ok {
 		return "", 0, false
 	}
 	return strings.ToLower(host), port, true
+}
+
+// parsePort reads a decimal TCP port, 1 to 65535.
+func parsePort(s string) (int, bool) {
+	port, err := strconv.Atoi(s)
+	return port, err == nil && port > 0 && port <= 65535
+}
+
+// unbracket returns the address inside "[v6]"; a host outside brackets
+// may hold no ':'.
+func unbracket(host string) (string, bool) {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		return host[1 : len(host)-1], true
+	}
+	return host, !strings.Contains(host, ":")
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +27,16 @@ func (p *planner) apply() error {
 	for _, src := range p.sources {
 		src.edits, src.replaced = nil, nil
 	}
+	p.editAll()
+	if err := p.editTier(); err != nil {
+		return err
+	}
+	return p.renderPatch()
+}
+
+// editAll records the insertions of every suggestion; one whose file
+// cannot be edited is dropped, its denials listed as manual.
+func (p *planner) editAll() {
 	var kept []*Suggestion
 	for _, s := range p.sugs {
 		src, err := p.source(s.File)
@@ -40,37 +52,32 @@ func (p *planner) apply() error {
 		kept = append(kept, s)
 	}
 	p.sugs = kept
-	if p.tierTo != "" {
-		src, err := p.source(p.opts.Agent.File)
-		if err != nil {
-			return err
-		}
-		if err := src.replaceScalar(get(src.sandbox(), "tier"), p.tierTo); err != nil {
-			return err
-		}
+}
+
+// editTier records the replacement of the agent's sandbox.tier when the
+// patch raises it.
+func (p *planner) editTier() error {
+	if p.tierTo == "" {
+		return nil
 	}
+	src, err := p.source(p.opts.Agent.File)
+	if err != nil {
+		return err
+	}
+	return src.replaceScalar(get(src.sandbox(), "tier"), p.tierTo)
+}
+
+// renderPatch renders the changed files into the result's Files and their
+// unified diff, in path order, into its Patch.
+func (p *planner) renderPatch() error {
 	p.res.Files = map[string][]byte{}
 	var diff strings.Builder
-	paths := make([]string, 0, len(p.sources))
-	for path, src := range p.sources {
-		if src.changed() {
-			paths = append(paths, path)
-		}
-	}
-	sort.Strings(paths)
-	for _, path := range paths {
-		src := p.sources[path]
-		out := src.render()
+	for _, path := range p.changedPaths() {
+		out := p.sources[path].render()
 		p.res.Files[path] = out
-		old, err := fs.ReadFile(p.opts.Project, path)
+		text, err := p.unifiedDiff(path, out)
 		if err != nil {
 			return err
-		}
-		ud := difflib.UnifiedDiff{A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(out)),
-			FromFile: "a/" + path, ToFile: "b/" + path, Context: 3}
-		text, err := difflib.GetUnifiedDiffString(ud)
-		if err != nil {
-			return fmt.Errorf("diff of %s: %w", path, err)
 		}
 		diff.WriteString(text)
 	}
@@ -78,54 +85,84 @@ func (p *planner) apply() error {
 	return nil
 }
 
+// changedPaths are the paths of the sources with edits, sorted.
+func (p *planner) changedPaths() []string {
+	paths := make([]string, 0, len(p.sources))
+	for path, src := range p.sources {
+		if src.changed() {
+			paths = append(paths, path)
+		}
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// unifiedDiff is the diff, with three lines of context, from the
+// project's file at path to out.
+func (p *planner) unifiedDiff(path string, out []byte) (string, error) {
+	old, err := fs.ReadFile(p.opts.Project, path)
+	if err != nil {
+		return "", err
+	}
+	ud := difflib.UnifiedDiff{A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(out)),
+		FromFile: "a/" + path, ToFile: "b/" + path, Context: 3}
+	text, err := difflib.GetUnifiedDiffString(ud)
+	if err != nil {
+		return "", fmt.Errorf("diff of %s: %w", path, err)
+	}
+	return text, nil
+}
+
 // edit records the insertions of one suggestion in src and sets its line.
 func (p *planner) edit(src *source, s *Suggestion) error {
 	switch s.Change {
 	case "add-rule":
-		e, err := src.entryAt(s.YAMLPath)
-		if err != nil {
-			return err
-		}
-		rules := get(e.node, "rules")
-		if rules == nil {
-			return fmt.Errorf("%s:%d: the endpoint has no rules list", src.path, src.fileLine(e.node))
-		}
-		prefix, err := src.itemPrefix(rules)
-		if err != nil {
-			return err
-		}
-		at := src.lastLine(rules)
-		src.insert(at, prefix+scalar(s.Value))
-		s.Line = at
+		return src.addRule(s)
 	case "add-binary":
-		e, err := src.entryAt(s.YAMLPath)
+		return src.addBinary(s)
+	case "add-endpoint":
+		return src.addEndpoint(s)
+	}
+	return fmt.Errorf("unknown change %q", s.Change)
+}
+
+// addRule appends the rule to its endpoint's rules list.
+func (src *source) addRule(s *Suggestion) error {
+	e, err := src.entryAt(s.YAMLPath)
+	if err != nil {
+		return err
+	}
+	rules := get(e.node, "rules")
+	if rules == nil {
+		return fmt.Errorf("%s:%d: the endpoint has no rules list", src.path, src.fileLine(e.node))
+	}
+	at, err := src.appendItem(rules, scalar(s.Value))
+	if err != nil {
+		return err
+	}
+	s.Line = at
+	return nil
+}
+
+// addBinary appends the binary to its endpoint's binaries list, or gives
+// the endpoint one: the binaries already allowed (s.Rules), then it.
+func (src *source) addBinary(s *Suggestion) error {
+	e, err := src.entryAt(s.YAMLPath)
+	if err != nil {
+		return err
+	}
+	if bins := get(e.node, "binaries"); bins != nil {
+		at, err := src.appendItem(bins, scalar(s.Value))
 		if err != nil {
 			return err
 		}
-		if bins := get(e.node, "binaries"); bins != nil {
-			prefix, err := src.itemPrefix(bins)
-			if err != nil {
-				return err
-			}
-			at := src.lastLine(bins)
-			src.insert(at, prefix+scalar(s.Value))
-			s.Line = at
-			s.Rules = nil
-			return nil
-		}
-		ind := src.keyIndent(e.node)
-		lines := []string{ind + "binaries:"}
-		for _, b := range append(append([]string(nil), s.Rules...), s.Value) {
-			lines = append(lines, ind+"  - "+scalar(b))
-		}
-		at := src.lastLine(e.node)
-		src.insert(at, lines...)
-		s.Line = at
-	case "add-endpoint":
-		return p.editEndpoint(src, s)
-	default:
-		return fmt.Errorf("unknown change %q", s.Change)
+		s.Line, s.Rules = at, nil
+		return nil
 	}
+	ind := src.keyIndent(e.node)
+	bins := append(append([]string(nil), s.Rules...), s.Value)
+	s.Line = src.lastLine(e.node)
+	src.insert(s.Line, append([]string{ind + "binaries:"}, blockItems(ind, bins)...)...)
 	return nil
 }
 
@@ -142,62 +179,87 @@ func (s *source) entryAt(yp string) (*endpointEntry, error) {
 	return &eps[i], nil
 }
 
-// editEndpoint appends an endpoint item to sandbox.endpoints, creating the
+// addEndpoint appends an endpoint item to sandbox.endpoints, creating the
 // list (or the sandbox: block) when the file has none.
-func (p *planner) editEndpoint(src *source, s *Suggestion) error {
-	host, port, err := net.SplitHostPort(s.Value)
+func (src *source) addEndpoint(s *Suggestion) error {
+	body, err := endpointBody(s)
 	if err != nil {
 		return err
+	}
+	sb := src.sandbox()
+	switch {
+	case sb == nil:
+		s.Line = src.close // after the last frontmatter line
+		src.insert(s.Line, append([]string{"sandbox:", "  endpoints:"}, itemLines("    - ", body)...)...)
+	case get(sb, "endpoints") == nil:
+		if sb.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s:%d: sandbox: is not a mapping", src.path, src.fileLine(sb))
+		}
+		ind := src.keyIndent(sb)
+		s.Line = src.lastLine(sb)
+		src.insert(s.Line, append([]string{ind + "endpoints:"}, itemLines(ind+"  - ", body)...)...)
+	default:
+		at, err := src.appendItem(get(sb, "endpoints"), body...)
+		if err != nil {
+			return err
+		}
+		s.Line = at
+	}
+	return nil
+}
+
+// endpointBody is the lines of a new endpoint item, without its dash: the
+// destination, then its rules or provisional read-only access, then the
+// binaries it declares.
+func endpointBody(s *Suggestion) ([]string, error) {
+	host, port, err := net.SplitHostPort(s.Value)
+	if err != nil {
+		return nil, err
 	}
 	body := []string{"host: " + scalar(host), "port: " + port, "protocol: rest"}
 	if s.Provisional {
 		body[0] += "  # provisional: paths unknown (denied at L4); narrow to rules"
 		body = append(body, "access: read-only")
 	} else {
-		body = append(body, "rules:")
-		for _, r := range s.Rules {
-			body = append(body, "  - "+scalar(r))
-		}
+		body = append(append(body, "rules:"), blockItems("", s.Rules)...)
 	}
 	if len(s.binaries) > 0 {
-		body = append(body, "binaries:")
-		for _, b := range s.binaries {
-			body = append(body, "  - "+scalar(b))
-		}
+		body = append(append(body, "binaries:"), blockItems("", s.binaries)...)
 	}
-	item := func(prefix string) []string {
-		pad := strings.Repeat(" ", len(prefix))
-		out := []string{prefix + body[0]}
-		for _, l := range body[1:] {
-			out = append(out, pad+l)
-		}
-		return out
+	return body, nil
+}
+
+// appendItem appends an item of body lines to the block sequence seq and
+// returns the file line it goes after.
+func (src *source) appendItem(seq *yaml.Node, body ...string) (int, error) {
+	prefix, err := src.itemPrefix(seq)
+	if err != nil {
+		return 0, err
 	}
-	sb := src.sandbox()
-	switch {
-	case sb == nil:
-		at := src.close // after the last frontmatter line
-		src.insert(at, append([]string{"sandbox:", "  endpoints:"}, item("    - ")...)...)
-		s.Line = at
-	case get(sb, "endpoints") == nil:
-		if sb.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s:%d: sandbox: is not a mapping", src.path, src.fileLine(sb))
-		}
-		ind := src.keyIndent(sb)
-		at := src.lastLine(sb)
-		src.insert(at, append([]string{ind + "endpoints:"}, item(ind+"  - ")...)...)
-		s.Line = at
-	default:
-		seq := get(sb, "endpoints")
-		prefix, err := src.itemPrefix(seq)
-		if err != nil {
-			return err
-		}
-		at := src.lastLine(seq)
-		src.insert(at, item(prefix)...)
-		s.Line = at
+	at := src.lastLine(seq)
+	src.insert(at, itemLines(prefix, body)...)
+	return at, nil
+}
+
+// itemLines are the lines of a sequence item: prefix ("<indent>- ")
+// before body's first line, as many spaces before the others.
+func itemLines(prefix string, body []string) []string {
+	pad := strings.Repeat(" ", len(prefix))
+	out := []string{prefix + body[0]}
+	for _, l := range body[1:] {
+		out = append(out, pad+l)
 	}
-	return nil
+	return out
+}
+
+// blockItems are the items of a block list under a key indented by
+// indent, one scalar a line.
+func blockItems(indent string, items []string) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, indent+"  - "+scalar(it))
+	}
+	return out
 }
 
 // ErrInCI refuses --write in a CI job: suggestions come from logs the
@@ -226,18 +288,12 @@ func Write(dir string, res *Result, getenv func(string) string) error {
 		return err
 	}
 	defer root.Close()
-	modes := map[string]os.FileMode{}
-	for _, path := range sortedKeys(res.Files) {
-		fi, err := root.Lstat(filepath.FromSlash(path))
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file", path)
-		}
-		modes[path] = fi.Mode().Perm()
+	paths := slices.Sorted(maps.Keys(res.Files))
+	modes, err := fileModes(root, paths)
+	if err != nil {
+		return err
 	}
-	for _, path := range sortedKeys(res.Files) {
+	for _, path := range paths {
 		if err := atomicfile.WriteIn(root, filepath.FromSlash(path), res.Files[path], modes[path]); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
@@ -245,11 +301,19 @@ func Write(dir string, res *Result, getenv func(string) string) error {
 	return nil
 }
 
-func sortedKeys(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// fileModes are the permissions of the files at paths under root, each
+// of which must be a regular file (a link is refused, not followed).
+func fileModes(root *os.Root, paths []string) (map[string]os.FileMode, error) {
+	modes := map[string]os.FileMode{}
+	for _, path := range paths {
+		fi, err := root.Lstat(filepath.FromSlash(path))
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", path, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("writing %s: not a regular file", path)
+		}
+		modes[path] = fi.Mode().Perm()
 	}
-	sort.Strings(out)
-	return out
+	return modes, nil
 }

@@ -26,30 +26,11 @@ func deresolvePath(path string, v placeholder.Values) (string, []string) {
 	used := map[string]bool{}
 	var names []string
 	for i, seg := range segs {
-		if seg == "" {
-			continue
-		}
-		var cands []string
-		for _, name := range pathOrder {
-			val, ok := v[name]
-			if !ok || val != seg || !placeholder.Allowed(name, placeholder.FieldPath) {
-				continue
-			}
-			if len(val) < 2 && name != placeholder.IssueNumber {
-				continue
-			}
-			cands = append(cands, name)
-		}
+		cands := pathCandidates(seg, v)
 		if len(cands) == 0 {
 			continue
 		}
-		pick := cands[0]
-		for _, c := range cands {
-			if !used[c] {
-				pick = c
-				break
-			}
-		}
+		pick := firstUnused(cands, used)
 		used[pick] = true
 		names = append(names, pick)
 		segs[i] = "{{" + pick + "}}"
@@ -58,18 +39,40 @@ func deresolvePath(path string, v placeholder.Values) (string, []string) {
 	return strings.Join(segs, "/"), names
 }
 
+// pathCandidates are the placeholders, in pathOrder, that a path segment
+// may stand for: allowed in paths, with seg as their value, 2 bytes or
+// more unless the placeholder is ISSUE_NUMBER.
+func pathCandidates(seg string, v placeholder.Values) []string {
+	if seg == "" {
+		return nil
+	}
+	var cands []string
+	for _, name := range pathOrder {
+		if v[name] == seg && placeholder.Allowed(name, placeholder.FieldPath) && (len(seg) >= 2 || name == placeholder.IssueNumber) {
+			cands = append(cands, name)
+		}
+	}
+	return cands
+}
+
+// firstUnused is the first candidate not used yet, else the first.
+func firstUnused(cands []string, used map[string]bool) string {
+	for _, c := range cands {
+		if !used[c] {
+			return c
+		}
+	}
+	return cands[0]
+}
+
 // deresolveHost puts FORGE_HOST, HOST_IP, or a region in the first label
 // ({{GCP_REGION}}-aiplatform.googleapis.com) back into a host.
 func deresolveHost(host string, v placeholder.Values) string {
 	if fh := v[placeholder.ForgeHost]; fh != "" && strings.EqualFold(host, fh) {
 		return "{{" + placeholder.ForgeHost + "}}"
 	}
-	if ip := v[placeholder.HostIP]; ip != "" {
-		if a, err := netip.ParseAddr(ip); err == nil {
-			if b, err := netip.ParseAddr(host); err == nil && a == b {
-				return "{{" + placeholder.HostIP + "}}"
-			}
-		}
+	if sameIP(v[placeholder.HostIP], host) {
+		return "{{" + placeholder.HostIP + "}}"
 	}
 	for _, name := range []string{placeholder.GCPRegion, placeholder.AWSRegion} {
 		val := v[name]
@@ -81,4 +84,11 @@ func deresolveHost(host string, v placeholder.Values) string {
 		}
 	}
 	return host
+}
+
+// sameIP reports whether a and b are the same IP address.
+func sameIP(a, b string) bool {
+	x, errA := netip.ParseAddr(a)
+	y, errB := netip.ParseAddr(b)
+	return errA == nil && errB == nil && x == y
 }

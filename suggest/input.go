@@ -3,10 +3,11 @@ package suggest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
@@ -39,9 +40,7 @@ func (l *Logs) EventCount() int {
 func MergeValues(layers ...placeholder.Values) placeholder.Values {
 	out := placeholder.Values{}
 	for _, l := range layers {
-		for k, v := range l {
-			out[k] = v
-		}
+		maps.Copy(out, l)
 	}
 	return out
 }
@@ -64,45 +63,59 @@ func ReadLogs(paths []string) (*Logs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--logs: %w", err)
 		}
-		if !fi.IsDir() {
-			if err := out.readFile(p); err != nil {
-				return nil, err
-			}
-			continue
+		if fi.IsDir() {
+			err = out.readDir(p)
+		} else {
+			err = out.readFile(p)
 		}
-		files := map[string]bool{}
-		for _, pat := range logPatterns {
-			m, err := filepath.Glob(filepath.Join(p, pat))
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range m {
-				files[f] = true
-			}
-		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("--logs %s: no log files (%s) in the directory", p, strings.Join(logPatterns, ", "))
-		}
-		names := make([]string, 0, len(files))
-		for f := range files {
-			names = append(names, f)
-		}
-		sort.Strings(names)
-		for _, f := range names {
-			if err := out.readFile(f); err != nil {
-				return nil, err
-			}
-		}
-		rf := filepath.Join(p, "result.json")
-		if _, err := os.Stat(rf); err == nil {
-			v, err := ReadResultFile(rf)
-			if err != nil {
-				return nil, err
-			}
-			out.Values, out.ResultFile = v, rf
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// readDir reads a log directory: its log files, in name order, then its
+// result.json, if any.
+func (l *Logs) readDir(dir string) error {
+	names, err := logFiles(dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range names {
+		if err := l.readFile(f); err != nil {
+			return err
+		}
+	}
+	rf := filepath.Join(dir, "result.json")
+	if _, err := os.Stat(rf); err != nil {
+		return nil
+	}
+	v, err := ReadResultFile(rf)
+	if err != nil {
+		return err
+	}
+	l.Values, l.ResultFile = v, rf
+	return nil
+}
+
+// logFiles are the files of dir that match logPatterns, sorted; an error
+// when there are none.
+func logFiles(dir string) ([]string, error) {
+	files := map[string]bool{}
+	for _, pat := range logPatterns {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range m {
+			files[f] = true
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("--logs %s: no log files (%s) in the directory", dir, strings.Join(logPatterns, ", "))
+	}
+	return slices.Sorted(maps.Keys(files)), nil
 }
 
 func (l *Logs) readFile(name string) error {
@@ -137,13 +150,8 @@ func ReadResultFile(name string) (placeholder.Values, error) {
 	}
 	v := placeholder.Values{}
 	known := placeholder.Names()
-	keys := make([]string, 0, len(r.Placeholders))
-	for k := range r.Placeholders {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !containsString(known, k) {
+	for _, k := range slices.Sorted(maps.Keys(r.Placeholders)) {
+		if !slices.Contains(known, k) {
 			continue
 		}
 		if err := v.Set(k, r.Placeholders[k]); err != nil {

@@ -2,11 +2,9 @@ package suggest
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
@@ -171,31 +169,17 @@ func (p *planner) planKind(d *Denial, req *decide.Request) {
 // (crates/openshell-supervisor-network/src/proxy.rs:3869-3955@v0.0.111).
 func (p *planner) planSSRF(d *Denial) {
 	r := d.Reason
-	ipAfter := func(marker string) string {
-		_, rest, ok := strings.Cut(r, marker)
-		if !ok {
-			return ""
-		}
-		f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ',' })
-		if len(f) == 0 {
-			return ""
-		}
-		if a, err := netip.ParseAddr(f[0]); err == nil {
-			return a.String()
-		}
-		return ""
-	}
 	switch {
 	case strings.Contains(r, "always-blocked"):
 		p.refuse(d, "resolves to an always-blocked address (loopback, link-local or cloud metadata): OpenShell refuses it whatever the policy")
 	case strings.Contains(r, "control-plane port"):
 		p.refuse(d, fmt.Sprintf("port %d is a control-plane port, refused whatever the policy", d.Port))
 	case strings.Contains(r, "which is not in allowed_ips"):
-		ip := ipAfter(" resolves to ")
+		ip := ipAfter(r, " resolves to ")
 		p.manual(d, fmt.Sprintf("%s resolves to %s, outside the endpoint's allowed_ips; fullsend never adds allowed_ips from logs", d.Host, ip),
 			fmt.Sprintf("if %s is the service's stable address, a human may add allowed_ips: [\"%s/32\"] (or {{HOST_IP}}) to the endpoint", ip, ip))
 	case strings.Contains(r, "internal address"):
-		ip := ipAfter(" internal address ")
+		ip := ipAfter(r, " internal address ")
 		p.manual(d, fmt.Sprintf("%s resolves to the internal address %s; fullsend never adds allowed_ips from logs", d.Host, ip),
 			"declare the exact host (OpenShell lets an exact declared host reach private addresses), or have a human add allowed_ips")
 	case strings.Contains(r, "DNS resolution failed"):
@@ -205,30 +189,60 @@ func (p *planner) planSSRF(d *Denial) {
 	}
 }
 
+// ipAfter is the IP address that follows marker in reason, up to a space
+// or a comma; "" when there is none.
+func ipAfter(reason, marker string) string {
+	_, rest, ok := strings.Cut(reason, marker)
+	if !ok {
+		return ""
+	}
+	f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ',' })
+	if len(f) == 0 {
+		return ""
+	}
+	if a, err := netip.ParseAddr(f[0]); err == nil {
+		return a.String()
+	}
+	return ""
+}
+
 // request is the concrete request a denial stands for.
 func (p *planner) request(d *Denial) *decide.Request {
 	if d.Host == "" || d.Port == 0 {
 		return nil
 	}
-	bin := d.Binary
-	if bin == "" {
-		bin = p.policyBinary(d)
-		d.viaBinary = bin
-	}
+	bin := p.requestBinary(d)
 	if bin == "" {
 		return nil
 	}
-	hp := net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	r, err := decide.ParseRequest(requestText(d, bin))
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// requestBinary is the binary a denial's request is made from: its own,
+// else a binary of its policy, kept as its viaBinary.
+func (p *planner) requestBinary(d *Denial) string {
+	if d.Binary != "" {
+		return d.Binary
+	}
+	d.viaBinary = p.policyBinary(d)
+	return d.viaBinary
+}
+
+// requestText is the text (decide.ParseRequest) of a denial's request made
+// from bin: a forward request, an HTTP request or a CONNECT, via the
+// ancestors that are plain executable paths.
+func requestText(d *Denial, bin string) string {
+	hp := hostPort(d.Host, d.Port)
 	var s string
 	switch {
 	case d.Method != "" && (d.Forward || d.Kind == denial.KindForward):
 		s = fmt.Sprintf("forward %s http://%s%s from %s", d.Method, hp, d.Path, bin)
 	case d.Method != "":
-		scheme := "http"
-		if d.Port == 443 {
-			scheme = "https"
-		}
-		s = fmt.Sprintf("%s %s://%s%s from %s", d.Method, scheme, hp, d.Path, bin)
+		s = fmt.Sprintf("%s %s://%s%s from %s", d.Method, schemeFor(d.Port), hp, d.Path, bin)
 	default:
 		s = fmt.Sprintf("CONNECT %s from %s", hp, bin)
 	}
@@ -237,62 +251,7 @@ func (p *planner) request(d *Denial) *decide.Request {
 			s += " via " + a
 		}
 	}
-	r, err := decide.ParseRequest(s)
-	if err != nil {
-		return nil
-	}
-	return r
-}
-
-// policyBinary is a binary of the denial's policy (an L7 denial inside a
-// tunnel names none: the CONNECT was allowed, so any binary of the policy
-// stands for it).
-func (p *planner) policyBinary(d *Denial) string {
-	key, np := p.policyFor(d)
-	if key == "" || len(np.Binaries) == 0 {
-		return ""
-	}
-	return np.Binaries[0].Path
-}
-
-// policyFor finds the compiled network policy a denial names, by key, by
-// name, else by its host and port.
-func (p *planner) policyFor(d *Denial) (string, openshell.NetworkPolicy) {
-	pol := p.opts.Agent.Policy
-	if np, ok := pol.NetworkPolicies[d.Policy]; ok && d.Policy != "" {
-		return d.Policy, np
-	}
-	for _, key := range pol.PolicyKeys() {
-		np := pol.NetworkPolicies[key]
-		if d.Policy != "" && np.Name == d.Policy {
-			return key, np
-		}
-	}
-	for _, key := range pol.PolicyKeys() {
-		np := pol.NetworkPolicies[key]
-		for _, ep := range np.Endpoints {
-			if ep.Port == d.Port && p.sameHost(ep.Host, d.Host) {
-				return key, np
-			}
-		}
-	}
-	return "", openshell.NetworkPolicy{}
-}
-
-// sameHost compares a policy host (placeholders open) with a concrete one.
-func (p *planner) sameHost(policyHost, host string) bool {
-	if strings.EqualFold(policyHost, host) {
-		return true
-	}
-	vals := placeholder.Examples()
-	for k, v := range p.opts.Values {
-		vals[k] = v
-	}
-	out, _, err := placeholder.Expand(policyHost, placeholder.FieldHost, vals)
-	if err != nil {
-		out, _, err = placeholder.Expand(policyHost, placeholder.FieldHostLabel, vals)
-	}
-	return err == nil && strings.EqualFold(out, host)
+	return s
 }
 
 // source loads (once) a project file.
@@ -314,45 +273,6 @@ func (p *planner) targetFile() string {
 		return "skills/" + name + "/SKILL.md"
 	}
 	return p.opts.Agent.File
-}
-
-// ownerEntry finds the sandbox.endpoints entry that declares host:port in
-// the files the policy's provenance names (the agent file first).
-func (p *planner) ownerEntry(np openshell.NetworkPolicy, host string, port int) (*source, *endpointEntry) {
-	var files []string
-	add := func(f string) {
-		if strings.HasSuffix(f, ".md") && !slices.Contains(files, f) {
-			files = append(files, f)
-		}
-	}
-	if strings.HasPrefix(p.opts.To, "skill:") {
-		add(p.targetFile())
-	}
-	for _, ep := range np.Endpoints {
-		for _, src := range ep.From {
-			if src.File == p.opts.Agent.File {
-				add(src.File)
-			}
-		}
-	}
-	for _, ep := range np.Endpoints {
-		for _, src := range ep.From {
-			add(src.File)
-		}
-	}
-	for _, f := range files {
-		s, err := p.source(f)
-		if err != nil {
-			continue
-		}
-		for _, e := range s.endpoints() {
-			if e.port == port && p.sameHost(e.host, host) {
-				e := e
-				return s, &e
-			}
-		}
-	}
-	return nil, nil
 }
 
 // findSug returns the suggestion of change at (file, yaml path), creating it.
@@ -414,7 +334,7 @@ func (s *Suggestion) addNote(n string) {
 func (p *planner) planEndpoint(d *Denial, req *decide.Request, provisional bool) {
 	file := p.targetFile()
 	host := deresolveHost(d.Host, p.opts.Values)
-	value := net.JoinHostPort(host, strconv.Itoa(d.Port))
+	value := hostPort(host, d.Port)
 	s, _ := p.findSug(file, "sandbox.endpoints", "add-endpoint", value)
 	s.cover(d, req)
 	if provisional {
@@ -447,12 +367,10 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 	}
 	key, np := p.policyFor(d)
 	bin := d.Binary
-	for _, b := range np.Binaries {
-		if bb, db := path.Base(b.Path), path.Base(bin); bb == db || strings.HasPrefix(db, bb) && len(bb) >= 3 {
-			p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, b.Path),
-				fmt.Sprintf("if %s is a link to %s, declare %s (readlink -f inside the sandbox)", b.Path, bin, bin))
-			return
-		}
+	if link, ok := linkedBinary(np.Binaries, bin); ok {
+		p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, link),
+			fmt.Sprintf("if %s is a link to %s, declare %s (readlink -f inside the sandbox)", link, bin, bin))
+		return
 	}
 	src, entry := p.ownerEntry(np, d.Host, d.Port)
 	if entry == nil {
@@ -470,71 +388,15 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 	s.cover(d, req)
 }
 
-// generalize turns the last path segment of rules into "*" where OpenShell's
-// own mapper would (generalise_path/looks_like_id,
-// crates/openshell-sandbox/src/mechanistic_mapper.rs:380-420@v0.0.111) or
-// where three or more values were seen under one prefix and method; never
-// in the first two segments, never "**", never a placeholder segment.
-func (p *planner) generalize() {
-	type gk struct{ file, yp, method, prefix string }
-	seen := map[gk][]*Suggestion{}
-	for _, s := range p.sugs {
-		if s.Change != "add-rule" {
-			continue
-		}
-		m, pth, _ := strings.Cut(s.Value, " ")
-		i := strings.LastIndexByte(pth, '/')
-		if strings.Count(pth, "/") < 3 || strings.Contains(pth[i:], "{{") {
-			continue
-		}
-		k := gk{s.File, s.YAMLPath, m, pth[:i]}
-		seen[k] = append(seen[k], s)
-	}
-	for k, list := range seen {
-		idLike := true
-		for _, s := range list {
-			_, pth, _ := strings.Cut(s.Value, " ")
-			if !looksLikeID(pth[strings.LastIndexByte(pth, '/')+1:]) {
-				idLike = false
-			}
-		}
-		if !idLike && len(list) < 3 {
-			continue
-		}
-		keep := list[0]
-		keep.Value = k.method + " " + k.prefix + "/*"
-		keep.addNote(fmt.Sprintf("the last segment became * (%d values seen; ids by OpenShell's looks_like_id)", len(list)))
-		for _, s := range list[1:] {
-			keep.denials = append(keep.denials, s.denials...)
-			keep.requests = append(keep.requests, s.requests...)
-			p.sugs = slices.DeleteFunc(p.sugs, func(x *Suggestion) bool { return x == s })
+// linkedBinary is the first policy binary that bin may be a link of: one
+// with bin's base name, or with a base name of 3 bytes or more that bin's
+// starts with (python3 and python3.12).
+func linkedBinary(bins []openshell.Binary, bin string) (string, bool) {
+	db := path.Base(bin)
+	for _, b := range bins {
+		if bb := path.Base(b.Path); bb == db || strings.HasPrefix(db, bb) && len(bb) >= 3 {
+			return b.Path, true
 		}
 	}
-}
-
-// looksLikeID is mechanistic_mapper.rs looks_like_id@v0.0.111: all digits
-// and at least 2 long; 24+ hex digits with a '-'; 16+ hex digits only.
-func looksLikeID(seg string) bool {
-	if seg == "" {
-		return false
-	}
-	digits, hex := true, 0
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		if c < '0' || c > '9' {
-			digits = false
-		}
-		if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
-			hex++
-		}
-	}
-	switch {
-	case digits && len(seg) >= 2:
-		return true
-	case hex >= 24 && strings.Contains(seg, "-"):
-		return true
-	case hex >= 16 && hex == len(seg):
-		return true
-	}
-	return false
+	return "", false
 }

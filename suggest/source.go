@@ -2,11 +2,12 @@ package suggest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,35 +46,48 @@ func loadSource(fsys fs.FS, path string) (*source, error) {
 	s := &source{path: path, crlf: bytes.Contains(data, []byte("\r\n"))}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	s.lines = strings.Split(text, "\n")
-	s.open, s.close = -1, -1
-	for i, l := range s.lines {
+	s.open, s.close = frontmatterBounds(s.lines)
+	if s.open < 0 || s.close < 0 {
+		return nil, fmt.Errorf("%s: %w", path, errNoFrontmatter)
+	}
+	s.root, err = parseFrontmatter(strings.Join(s.lines[s.open+1:s.close], "\n"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: frontmatter: %w", path, err)
+	}
+	return s, nil
+}
+
+// frontmatterBounds finds the "---" lines that open and close the
+// frontmatter, which opens on the first line that is not blank; -1 for
+// either when it is not found.
+func frontmatterBounds(lines []string) (open, close int) {
+	open = -1
+	for i, l := range lines {
 		if strings.TrimRight(l, " \t") != "---" {
-			if s.open < 0 && strings.TrimSpace(l) != "" {
+			if open < 0 && strings.TrimSpace(l) != "" {
 				break
 			}
 			continue
 		}
-		if s.open < 0 {
-			s.open = i
-		} else {
-			s.close = i
-			break
+		if open >= 0 {
+			return open, i
 		}
+		open = i
 	}
-	if s.open < 0 || s.close < 0 {
-		return nil, fmt.Errorf("%s: %w", path, errNoFrontmatter)
-	}
+	return open, -1
+}
+
+// parseFrontmatter parses the frontmatter into its top mapping, an empty
+// one when it holds no mapping.
+func parseFrontmatter(fm string) (*yaml.Node, error) {
 	var doc yaml.Node
-	fm := strings.Join(s.lines[s.open+1:s.close], "\n")
 	if err := yaml.Unmarshal([]byte(fm), &doc); err != nil {
-		return nil, fmt.Errorf("%s: frontmatter: %w", path, err)
+		return nil, err
 	}
 	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
-		s.root = doc.Content[0]
-	} else {
-		s.root = &yaml.Node{Kind: yaml.MappingNode}
+		return doc.Content[0], nil
 	}
-	return s, nil
+	return &yaml.Node{Kind: yaml.MappingNode}, nil
 }
 
 // fileLine is the 1-based file line of a frontmatter node.
@@ -190,16 +204,10 @@ func (s *source) changed() bool { return len(s.edits) > 0 || len(s.replaced) > 0
 // render returns the file with its insertions.
 func (s *source) render() []byte {
 	edits := append([]insertion(nil), s.edits...)
-	sort.SliceStable(edits, func(i, j int) bool {
-		if edits[i].after != edits[j].after {
-			return edits[i].after < edits[j].after
-		}
+	slices.SortStableFunc(edits, func(a, b insertion) int {
 		// At one line, the deeper list's item first: a rule of the last
 		// endpoint goes before a new endpoint appended after it.
-		if di, dj := indentOf(edits[i].text), indentOf(edits[j].text); di != dj {
-			return di > dj
-		}
-		return edits[i].seq < edits[j].seq
+		return cmp.Or(cmp.Compare(a.after, b.after), cmp.Compare(indentOf(b.text), indentOf(a.text)), cmp.Compare(a.seq, b.seq))
 	})
 	var out []string
 	k := 0

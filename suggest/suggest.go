@@ -155,18 +155,9 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	if opts.Agent == nil || opts.Agent.Policy == nil {
 		return nil, errors.New("suggest: no compiled agent")
 	}
-	if opts.MinCount < 1 {
-		opts.MinCount = 1
-	}
-	version := opts.OpenShellVersion
-	if version == "" {
-		version = openshell.DefaultOpenShellVersion
-	}
-	res := &Result{Schema: Schema, Agent: opts.Agent.Name, OpenShellVersion: version, Inputs: inputs,
-		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
-	if res.Inputs == nil {
-		res.Inputs = []denial.InputStats{}
-	}
+	opts.MinCount = max(opts.MinCount, 1)
+	version := cmp.Or(opts.OpenShellVersion, openshell.DefaultOpenShellVersion)
+	res := newResult(opts.Agent.Name, version, inputs)
 	before, err := newDecider(opts.Agent.Policy, opts.Values, version)
 	if err != nil {
 		return nil, fmt.Errorf("deciding with the compiled policy: %w", err)
@@ -187,6 +178,16 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	}
 	p.finish()
 	return res, nil
+}
+
+// newResult is the result of a run that found nothing yet: its lists are
+// empty, never null, in the JSON.
+func newResult(agent, version string, inputs []denial.InputStats) *Result {
+	if inputs == nil {
+		inputs = []denial.InputStats{}
+	}
+	return &Result{Schema: Schema, Agent: agent, OpenShellVersion: version, Inputs: inputs,
+		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
 }
 
 // eventKey is what makes two events the same denial.
@@ -319,7 +320,7 @@ func (d *Denial) finish() {
 	if d.Reason == "no matching policy" && d.Host != "" {
 		// The docs' older wording (docs/observability/logging.mdx:119,192
 		// @v0.0.111) of the Rego reason (sandbox-policy.rego:43).
-		d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
+		d.Reason = fmt.Sprintf("endpoint %s is not allowed by any policy", hostPort(d.Host, d.Port))
 	}
 	d.Reason = scrubQuery(d.Reason)
 	d.FirstSeen, d.LastSeen = stamp(d.firstMS), stamp(d.lastMS)
@@ -339,6 +340,11 @@ func sortDenials(out []*Denial) {
 			cmp.Compare(a.Policy, b.Policy),
 		)
 	})
+}
+
+// hostPort is "host:port", the host bracketed when it is an IPv6 literal.
+func hostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 func stamp(ms int64) string {

@@ -4,8 +4,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
@@ -154,6 +156,111 @@ func TestRefusal(t *testing.T) {
 			got := refusal(&tc.d)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("refusal = %q, want one with %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A new endpoint's destination is noted as the mechanistic mapper notes
+// it: a private address is high risk, a database port medium, an
+// ephemeral port only noted.
+func TestAssessDestination(t *testing.T) {
+	for _, tc := range []struct {
+		value, risk string
+		notes       []string
+	}{
+		{"api.example.com:443", "medium", nil},
+		{"db.example.com:5432", "medium", []string{"port 5432 is a well-known database or service port"}},
+		{"10.1.2.3:50000", "high", []string{"10.1.2.3 is an internal or private address", "port 50000 is in the ephemeral range"}},
+		{"10.1.2.3:6379", "high", []string{"10.1.2.3 is an internal or private address", "port 6379 is a well-known database or service port"}},
+	} {
+		s := &Suggestion{Change: "add-endpoint", Value: tc.value, methods: map[string]bool{"GET": true}}
+		s.assess()
+		if s.Risk != tc.risk || !slices.Equal(s.Notes, tc.notes) {
+			t.Errorf("%s: risk %s, notes %q; want %s, %q", tc.value, s.Risk, s.Notes, tc.risk, tc.notes)
+		}
+	}
+}
+
+// A log directory needs a log file; its result.json is optional and must
+// parse when present.
+func TestReadLogsDirectory(t *testing.T) {
+	line := "2026-04-01T04:00:00.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(1) -> api.example.com:443 [policy:- engine:opa] [reason:endpoint api.example.com:443 is not allowed by any policy]\n"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		wantErr string // a substring of the error; "" for none
+	}{
+		{"no log files", map[string]string{"notes.txt": "x"}, "no log files"},
+		{"no result.json", map[string]string{"sandbox.log": line}, ""},
+		{"bad result.json", map[string]string{"sandbox.log": line, "result.json": "{"}, "want a fullsend run result.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := ReadLogs([]string{dir})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(l.Events) != 1 || l.Values != nil || l.ResultFile != "" {
+				t.Fatalf("ReadLogs = %+v, %v", l, err)
+			}
+		})
+	}
+}
+
+// edit inserts each kind of change where the frontmatter has (or lacks)
+// the list it goes in, and refuses what it cannot edit in place.
+func TestEdit(t *testing.T) {
+	const ep = "sandbox:\n  endpoints:\n    - host: api.example.com\n      rules:\n        - GET /a\n"
+	for _, tc := range []struct {
+		name, fm string
+		s        Suggestion
+		want     string // the frontmatter after the edit, or the error
+	}{
+		{"rule", ep, Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			ep + "        - POST /b\n"},
+		{"no rules list", "sandbox:\n  endpoints:\n    - host: api.example.com\n", Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			"agent.md:4: the endpoint has no rules list"},
+		{"flow list", "sandbox:\n  endpoints:\n    - host: api.example.com\n      rules: [GET /a]\n", Suggestion{Change: "add-rule", YAMLPath: "sandbox.endpoints[0].rules", Value: "POST /b"},
+			"agent.md:5: a flow-style list ([...]); rewrite it as a block list (one \"- \" item a line) and run suggest again"},
+		{"binary to a list", ep + "      binaries:\n        - /usr/bin/curl\n", Suggestion{Change: "add-binary", YAMLPath: "sandbox.endpoints[0].binaries", Value: "/usr/bin/gh", Rules: []string{"/usr/bin/curl"}},
+			ep + "      binaries:\n        - /usr/bin/curl\n        - /usr/bin/gh\n"},
+		{"binary, new list", ep, Suggestion{Change: "add-binary", YAMLPath: "sandbox.endpoints[0].binaries", Value: "/usr/bin/gh", Rules: []string{"/usr/bin/curl"}},
+			ep + "      binaries:\n        - /usr/bin/curl\n        - /usr/bin/gh\n"},
+		{"endpoint, no sandbox", "name: a\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:443", Rules: []string{"GET /x"}, binaries: []string{"/usr/bin/gh"}},
+			"name: a\nsandbox:\n  endpoints:\n    - host: x.example.com\n      port: 443\n      protocol: rest\n      rules:\n        - GET /x\n      binaries:\n        - /usr/bin/gh\n"},
+		{"endpoint, no list", "sandbox:\n  tier: network\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:8443", Provisional: true},
+			"sandbox:\n  tier: network\n  endpoints:\n    - host: x.example.com  # provisional: paths unknown (denied at L4); narrow to rules\n      port: 8443\n      protocol: rest\n      access: read-only\n"},
+		{"endpoint, to the list", ep, Suggestion{Change: "add-endpoint", Value: "x.example.com:443", Rules: []string{"GET /x"}},
+			ep + "    - host: x.example.com\n      port: 443\n      protocol: rest\n      rules:\n        - GET /x\n"},
+		{"sandbox not a mapping", "sandbox: [a]\n", Suggestion{Change: "add-endpoint", Value: "x.example.com:443"},
+			"agent.md:2: sandbox: is not a mapping"},
+		{"unknown change", ep, Suggestion{Change: "remove-rule"}, `unknown change "remove-rule"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"agent.md": {Data: []byte("---\n" + tc.fm + "---\nbody\n")}}
+			src, err := loadSource(fsys, "agent.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := tc.s
+			if err := (&planner{}).edit(src, &s); err != nil {
+				if err.Error() != tc.want {
+					t.Errorf("err = %v, want %s", err, tc.want)
+				}
+				return
+			}
+			got := string(src.render())
+			if want := "---\n" + tc.want + "---\nbody\n"; got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -16,13 +17,24 @@ import (
 // @v0.0.111), which needs a credential in scope that suggest cannot see.
 func rawTool(bin string) bool {
 	b := path.Base(bin)
-	for _, p := range []string{"python", "node", "bash", "sh", "zsh", "dash", "curl", "wget", "nc", "ncat", "netcat", "ssh", "git-remote-http", "perl", "ruby", "socat", "telnet"} {
-		if b == p || strings.HasPrefix(b, p) && (p == "python" || p == "node" || p == "git-remote-http") {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(rawTools, b) || slices.ContainsFunc(rawToolFamilies, func(p string) bool { return strings.HasPrefix(b, p) })
 }
+
+// rawTools are the interpreters and raw network tools by base name;
+// rawToolFamilies are those whose versioned names (python3.12, node20,
+// git-remote-https) count too.
+var (
+	rawTools        = []string{"python", "node", "bash", "sh", "zsh", "dash", "curl", "wget", "nc", "ncat", "netcat", "ssh", "git-remote-http", "perl", "ruby", "socat", "telnet"}
+	rawToolFamilies = []string{"python", "node", "git-remote-http"}
+)
+
+// The bytes a plain host label, request path and binary path may hold.
+const (
+	alnum      = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	labelChars = "abcdefghijklmnopqrstuvwxyz0123456789-_"
+	pathChars  = alnum + "/-._~!$&'()+,;=:@%"
+	binChars   = alnum + "/-._+@"
+)
 
 // validHost accepts a DNS name (letters, digits, '-', '_', dots) or an IP
 // literal.
@@ -33,61 +45,35 @@ func validHost(h string) bool {
 	if a, err := netip.ParseAddr(h); err == nil {
 		return a.Zone() == ""
 	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return false
-			}
-		}
-	}
-	return true
+	return !slices.ContainsFunc(strings.Split(h, "."), badLabel)
+}
+
+// badLabel reports a DNS label that is empty, longer than 63 bytes or
+// holds a byte other than a lower-case letter, a digit, '-' or '_'.
+func badLabel(label string) bool {
+	return label == "" || len(label) > 63 || strings.Trim(label, labelChars) != ""
 }
 
 // validPath accepts an absolute request path of URL path characters, with
 // nothing OpenShell's globs or fullsend's placeholders would read as syntax
 // (* ? [ ] { } \).
 func validPath(s string) bool {
-	if !strings.HasPrefix(s, "/") || len(s) > 2048 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			continue
-		}
-		if !strings.ContainsRune("/-._~!$&'()+,;=:@%", rune(c)) {
-			return false
-		}
-	}
-	return !strings.Contains(s, "/../") && !strings.HasSuffix(s, "/..")
+	return strings.HasPrefix(s, "/") && len(s) <= 2048 && strings.Trim(s, pathChars) == "" &&
+		!strings.Contains(s, "/../") && !strings.HasSuffix(s, "/..")
 }
 
 // validBinary accepts an absolute executable path without spaces, glob or
 // control characters.
 func validBinary(s string) bool {
-	if !strings.HasPrefix(s, "/") || len(s) > 1024 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/-._+@", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return strings.HasPrefix(s, "/") && len(s) <= 1024 && strings.Trim(s, binChars) == ""
 }
 
+// validMethod accepts the REST methods a sandbox: block can grant.
 func validMethod(m string) bool {
-	switch m {
-	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
-		return true
-	}
-	return false
+	return slices.Contains(restMethods, m)
 }
+
+var restMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 // blocked says why a destination is refused whatever the policy: the
 // always-blocked addresses (openshell.AlwaysBlockedIP, mirroring
