@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -34,6 +36,19 @@ func (pf *ProvenanceFile) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s: %w", ProvenanceFileName, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// Equal reports whether pf and other hold the same schema and the same
+// sources for every agent and path, in the same order. A nil and an empty
+// map or list are equal: they mean the same to every reader. Two nil files
+// are equal; a nil file equals no other.
+func (pf *ProvenanceFile) Equal(other *ProvenanceFile) bool {
+	if pf == nil || other == nil {
+		return pf == other
+	}
+	return pf.Schema == other.Schema && maps.EqualFunc(pf.Agents, other.Agents, func(a, b map[string][]Source) bool {
+		return maps.EqualFunc(a, b, slices.Equal)
+	})
 }
 
 // ReadProvenance reads provenance.json from a policies directory; a missing
