@@ -1,8 +1,6 @@
 package bundle
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,14 +26,11 @@ type ProvenanceFile struct {
 
 // Encode renders the sidecar deterministically (sorted keys, two-space indent).
 func (pf *ProvenanceFile) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(pf); err != nil {
+	data, err := encodeIndented(pf)
+	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", ProvenanceFileName, err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // Equal reports whether pf and other hold the same schema and the same
