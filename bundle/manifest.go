@@ -102,14 +102,31 @@ type SourceFile struct {
 // Encode renders the manifest deterministically (sorted keys, two-space
 // indent, trailing newline).
 func (m *Manifest) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	data, err := encodeIndented(m)
+	if err != nil {
 		return nil, fmt.Errorf("encoding manifest: %w", err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// encodeIndented renders v as the bundle's JSON files are written: two-space
+// indentation, HTML characters as themselves, a final newline. These are the
+// bytes json.Encoder writes with SetIndent and SetEscapeHTML(false); the
+// indentation is done by json.Indent, which sizes its output once, where the
+// encoder's indentation buffer would double its way up to a provenance.json
+// of several megabytes.
+func encodeIndented(v any) ([]byte, error) {
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // AgentNames returns the agent names in sorted order.

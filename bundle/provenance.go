@@ -1,11 +1,11 @@
 package bundle
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -26,14 +26,24 @@ type ProvenanceFile struct {
 
 // Encode renders the sidecar deterministically (sorted keys, two-space indent).
 func (pf *ProvenanceFile) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(pf); err != nil {
+	data, err := encodeIndented(pf)
+	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", ProvenanceFileName, err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// Equal reports whether pf and other hold the same schema and the same
+// sources for every agent and path, in the same order. A nil and an empty
+// map or list are equal: they mean the same to every reader. Two nil files
+// are equal; a nil file equals no other.
+func (pf *ProvenanceFile) Equal(other *ProvenanceFile) bool {
+	if pf == nil || other == nil {
+		return pf == other
+	}
+	return pf.Schema == other.Schema && maps.EqualFunc(pf.Agents, other.Agents, func(a, b map[string][]Source) bool {
+		return maps.EqualFunc(a, b, slices.Equal)
+	})
 }
 
 // ReadProvenance reads provenance.json from a policies directory; a missing
