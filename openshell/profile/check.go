@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -54,21 +55,25 @@ func (p *Profile) Position(path string) (int, int) {
 // trimmed, lowercased, and valid lowercase kebab-case, or false.
 func NormalizeID(s string) (string, bool) {
 	id := strings.ToLower(strings.TrimSpace(s))
-	if id == "" || strings.HasPrefix(id, "-") || strings.HasSuffix(id, "-") {
-		return "", false
-	}
+	// An empty id, a leading or trailing '-' and "--" all leave an empty part.
 	for _, part := range strings.Split(id, "-") {
-		if part == "" {
+		if part == "" || !onlyBytes(part, lowerAlnum) {
 			return "", false
-		}
-		for _, b := range []byte(part) {
-			if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9') {
-				return "", false
-			}
 		}
 	}
 	return id, true
 }
+
+// The byte sets of ids, env var names and HTTP header names.
+const (
+	lowerAlnum = "abcdefghijklmnopqrstuvwxyz0123456789"
+	envBytes   = lowerAlnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+	// tokenBytes are RFC 9110's tchar.
+	tokenBytes = lowerAlnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-.^_`|~"
+)
+
+// onlyBytes reports whether every byte of s is one of set (ASCII).
+func onlyBytes(s, set string) bool { return strings.Trim(s, set) == "" }
 
 // CheckSet runs validate_profile_set (profiles.rs:1496-2066 @ v0.0.111,
 // profiles.rs:1083-1370 @ v0.0.83) over profiles, gated by version: ids
@@ -136,10 +141,31 @@ func suggestID(raw string) string {
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
 
+// checkCredentials checks the credential names, discovery.credentials,
+// then each credential: its env vars (unique across the profile), auth
+// style, refresh and token grant.
 func (c *checker) checkCredentials() {
-	p := c.p
+	names := c.checkCredentialNames()
+	c.checkDiscovery(names)
+	envs := map[string]bool{}
+	for i, cr := range c.p.Credentials {
+		base := fmt.Sprintf("credentials[%d]", i)
+		c.checkEnvVars(base, cr.EnvVars, envs)
+		c.checkAuthStyle(base, cr)
+		if cr.Refresh != nil {
+			c.checkRefresh(base, cr)
+		}
+		if cr.TokenGrant != nil {
+			c.checkTokenGrant(base, cr)
+		}
+	}
+}
+
+// checkCredentialNames reports empty and duplicate credential names and
+// returns the names.
+func (c *checker) checkCredentialNames() map[string]bool {
 	names := map[string]bool{}
-	for i, cr := range p.Credentials {
+	for i, cr := range c.p.Credentials {
 		name := strings.TrimSpace(cr.Name)
 		path := fmt.Sprintf("credentials[%d].name", i)
 		if name == "" {
@@ -149,9 +175,14 @@ func (c *checker) checkCredentials() {
 		}
 		names[name] = true
 	}
-	// discovery.credentials, profiles.rs:1547-1572 @ v0.0.111 (v0.0.48 on).
+	return names
+}
+
+// checkDiscovery is discovery.credentials, profiles.rs:1547-1572 @ v0.0.111
+// (v0.0.48 on): each a credential of the profile (names), once.
+func (c *checker) checkDiscovery(names map[string]bool) {
 	seen := map[string]bool{}
-	for i, n := range p.Discovery {
+	for i, n := range c.p.Discovery {
 		n = strings.TrimSpace(n)
 		path := fmt.Sprintf("discovery.credentials[%d]", i)
 		switch {
@@ -164,30 +195,25 @@ func (c *checker) checkCredentials() {
 		}
 		seen[n] = true
 	}
-	envs := map[string]bool{}
-	for i, cr := range p.Credentials {
-		base := fmt.Sprintf("credentials[%d]", i)
-		for j, ev := range cr.EnvVars {
-			path := fmt.Sprintf("%s.env_vars[%d]", base, j)
-			t := strings.TrimSpace(ev)
-			switch {
-			case t == "":
-				c.errorf(path, CodeCredential, "", "credential env var must not be empty")
-			case c.reservedEnv(t):
-				c.errorf(path, CodeCredential, "rename it: v<digits>_NAME and s<64 hex>_NAME are OpenShell's placeholder namespace",
-					"credential env var '%s' uses reserved OpenShell placeholder revision namespace", ev)
-			case envs[t]:
-				c.errorf(path, CodeCredential, "each env var may feed one credential", "duplicate credential env var '%s'", ev)
-			default:
-				envs[t] = true
-			}
-		}
-		c.checkAuthStyle(base, cr)
-		if cr.Refresh != nil {
-			c.checkRefresh(base, cr)
-		}
-		if cr.TokenGrant != nil {
-			c.checkTokenGrant(base, cr)
+}
+
+// checkEnvVars checks the env vars of the credential at base: not empty,
+// not in OpenShell's placeholder namespace, and not already one of envs
+// (the profile's env vars so far, which it extends).
+func (c *checker) checkEnvVars(base string, vars []string, envs map[string]bool) {
+	for j, ev := range vars {
+		path := fmt.Sprintf("%s.env_vars[%d]", base, j)
+		t := strings.TrimSpace(ev)
+		switch {
+		case t == "":
+			c.errorf(path, CodeCredential, "", "credential env var must not be empty")
+		case c.reservedEnv(t):
+			c.errorf(path, CodeCredential, "rename it: v<digits>_NAME and s<64 hex>_NAME are OpenShell's placeholder namespace",
+				"credential env var '%s' uses reserved OpenShell placeholder revision namespace", ev)
+		case envs[t]:
+			c.errorf(path, CodeCredential, "each env var may feed one credential", "duplicate credential env var '%s'", ev)
+		default:
+			envs[t] = true
 		}
 	}
 }
@@ -196,59 +222,63 @@ func (c *checker) checkCredentials() {
 // secrets.rs:759-790 @ v0.0.111; v0.0.73 adds the check, v0.0.109 the
 // s<64 hex>_ stable form).
 func (c *checker) reservedEnv(key string) bool {
-	if !c.has("v0.0.73") {
-		return false
-	}
-	envOK := func(s string) bool {
-		if s == "" {
-			return false
-		}
-		for _, b := range []byte(s) {
-			if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_') {
-				return false
-			}
-		}
-		return true
-	}
-	if rest, ok := strings.CutPrefix(key, "v"); ok {
-		if rev, env, ok := strings.Cut(rest, "_"); ok && rev != "" && allDigits(rev) && envOK(env) {
-			return true
-		}
-	}
-	if !c.has("v0.0.109") {
-		return false
-	}
-	if rest, ok := strings.CutPrefix(key, "s"); ok {
-		if h, env, ok := strings.Cut(rest, "_"); ok && len(h) == 64 && strings.Trim(h, "0123456789abcdef") == "" && envOK(env) {
-			return true
-		}
-	}
-	return false
+	return c.has("v0.0.73") && revisionEnv(key) || c.has("v0.0.109") && stableEnv(key)
 }
+
+// revisionEnv reports a v<digits>_NAME placeholder key.
+func revisionEnv(key string) bool {
+	rest, v := strings.CutPrefix(key, "v")
+	rev, env, cut := strings.Cut(rest, "_")
+	return v && cut && rev != "" && allDigits(rev) && isEnvName(env)
+}
+
+// stableEnv reports an s<64 lowercase hex>_NAME placeholder key.
+func stableEnv(key string) bool {
+	rest, s := strings.CutPrefix(key, "s")
+	h, env, cut := strings.Cut(rest, "_")
+	return s && cut && len(h) == 64 && onlyBytes(h, "0123456789abcdef") && isEnvName(env)
+}
+
+// isEnvName reports a non-empty name of ASCII letters, digits and '_'.
+func isEnvName(s string) bool { return s != "" && onlyBytes(s, envBytes) }
 
 // checkAuthStyle is profiles.rs:1600-1657 @ v0.0.111 (path auth from v0.0.58).
 func (c *checker) checkAuthStyle(base string, cr Credential) {
 	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
-	switch {
-	case style == "" || style == "basic":
-	case style == "bearer" || style == "header":
+	switch style {
+	case "", "basic":
+	case "bearer", "header":
 		if strings.TrimSpace(cr.HeaderName) == "" {
 			c.errorf(base+".header_name", CodeCredential, "e.g. header_name: authorization", "header_name is required for %s auth", style)
 		}
-	case style == "path" && c.has("v0.0.58"):
-		t := strings.TrimSpace(cr.PathTemplate)
-		if t == "" {
-			c.errorf(base+".path_template", CodeCredential, "e.g. path_template: /bot{credential}", "path_template is required for path auth")
-		} else if n := strings.Count(t, "{credential}"); n != 1 {
-			c.errorf(base+".path_template", CodeCredential, "", "path_template should contain {credential} exactly once, %s contains {credential} %d times", t, n)
-		}
-	case style == "query":
+	case "path":
+		c.checkPathTemplate(base, cr)
+	case "query":
 		if strings.TrimSpace(cr.QueryParam) == "" {
 			c.errorf(base+".query_param", CodeCredential, "", "query_param is required for query auth")
 		}
 	default:
-		c.errorf(base+".auth_style", CodeCredential, "one of basic, bearer, header, path, query", "unsupported auth_style: %s", cr.AuthStyle)
+		c.unsupportedAuthStyle(base, cr)
 	}
+}
+
+// checkPathTemplate checks path auth: a path_template with {credential}
+// exactly once. Before v0.0.58 path is an unsupported auth_style.
+func (c *checker) checkPathTemplate(base string, cr Credential) {
+	if !c.has("v0.0.58") {
+		c.unsupportedAuthStyle(base, cr)
+		return
+	}
+	t := strings.TrimSpace(cr.PathTemplate)
+	if t == "" {
+		c.errorf(base+".path_template", CodeCredential, "e.g. path_template: /bot{credential}", "path_template is required for path auth")
+	} else if n := strings.Count(t, "{credential}"); n != 1 {
+		c.errorf(base+".path_template", CodeCredential, "", "path_template should contain {credential} exactly once, %s contains {credential} %d times", t, n)
+	}
+}
+
+func (c *checker) unsupportedAuthStyle(base string, cr Credential) {
+	c.errorf(base+".auth_style", CodeCredential, "one of basic, bearer, header, path, query", "unsupported auth_style: %s", cr.AuthStyle)
 }
 
 // The refresh strategy tables of profiles.rs:702-766 @ v0.0.111.
@@ -270,14 +300,27 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 	if !c.has("v0.0.86") {
 		return
 	}
-	strategy := r.Strategy
-	if strategy == "" {
-		strategy = "unspecified"
-	}
+	strategy := cmp.Or(r.Strategy, "unspecified")
 	required := requiredOutputs[r.Strategy]
 	if len(required) == 0 && len(r.AdditionalOutputs) > 0 {
 		c.errorf(path+".additional_outputs", CodeRefresh, "", "strategy %s does not support additional_outputs", strategy)
 	}
+	mapped := c.checkAdditionalOutputs(path, r, strategy, required)
+	for _, k := range required {
+		if !mapped[k] {
+			c.errorf(path+".additional_outputs", CodeRefresh, "", "strategy %s requires additional output '%s'", strategy, k)
+		}
+	}
+	if want, ok := primaryEnvKey[r.Strategy]; ok && !slices.Equal(cr.EnvVars, []string{want}) {
+		c.errorf(base+".env_vars", CodeRefresh, "", "strategy %s requires primary credential to map to env var %s", strategy, want)
+	}
+}
+
+// checkAdditionalOutputs checks each additional output of the refresh at
+// path: an id, once, that the strategy (named strategy in messages)
+// produces when it has required outputs, and its credential. It returns
+// the required outputs mapped.
+func (c *checker) checkAdditionalOutputs(path string, r *Refresh, strategy string, required []string) map[string]bool {
 	seen, mapped := map[string]bool{}, map[string]bool{}
 	for i, o := range r.AdditionalOutputs {
 		op := fmt.Sprintf("%s.additional_outputs[%d]", path, i)
@@ -297,14 +340,7 @@ func (c *checker) checkRefresh(base string, cr Credential) {
 		}
 		c.checkOutputCredential(op+".credential", r.Strategy, id, cred)
 	}
-	for _, k := range required {
-		if !mapped[k] {
-			c.errorf(path+".additional_outputs", CodeRefresh, "", "strategy %s requires additional output '%s'", strategy, k)
-		}
-	}
-	if want, ok := primaryEnvKey[r.Strategy]; ok && (len(cr.EnvVars) != 1 || cr.EnvVars[0] != want) {
-		c.errorf(base+".env_vars", CodeRefresh, "", "strategy %s requires primary credential to map to env var %s", strategy, want)
-	}
+	return mapped
 }
 
 // checkRefreshFields checks the strategy, the two durations and the
@@ -364,36 +400,46 @@ func (c *checker) checkOutputCredential(loc, strategy, id, cred string) {
 func (c *checker) checkTokenGrant(base string, cr Credential) {
 	path := base + ".token_grant"
 	defer c.checkAudienceOverrides(base, cr)
-	u, err := url.Parse(cr.TokenGrant.TokenEndpoint)
+	c.checkTokenEndpoint(path+".token_endpoint", cr.TokenGrant.TokenEndpoint)
+	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
+	switch style {
+	case "", "bearer":
+		// The header defaults to Authorization.
+		c.checkGrantHeader(base+".header_name", cmp.Or(strings.TrimSpace(cr.HeaderName), "Authorization"))
+	case "header":
+		c.checkGrantHeader(base+".header_name", strings.TrimSpace(cr.HeaderName))
+	default:
+		c.errorf(path, CodeTokenGrant, "", "token_grant credentials support auth_style bearer or header")
+	}
+}
+
+// checkTokenEndpoint: an absolute URL, https, or http to a loopback or
+// in-cluster service host.
+func (c *checker) checkTokenEndpoint(loc, endpoint string) {
+	u, err := url.Parse(endpoint)
 	switch {
 	case err != nil || !u.IsAbs() || u.Host == "" && u.Opaque != "":
-		c.errorf(path+".token_endpoint", CodeTokenGrant, "e.g. https://sts.example.com/token", "token_endpoint must be an absolute URL")
+		c.errorf(loc, CodeTokenGrant, "e.g. https://sts.example.com/token", "token_endpoint must be an absolute URL")
 	case u.Scheme == "https":
 	case u.Scheme == "http" && (loopbackHost(u.Hostname()) || k8sServiceHost(u.Hostname())):
 	default:
-		c.errorf(path+".token_endpoint", CodeTokenGrant, "use https", "token_endpoint must use https, except http for loopback or in-cluster service hosts")
+		c.errorf(loc, CodeTokenGrant, "use https", "token_endpoint must use https, except http for loopback or in-cluster service hosts")
 	}
-	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
-	if style != "" && style != "bearer" && style != "header" {
-		c.errorf(path, CodeTokenGrant, "", "token_grant credentials support auth_style bearer or header")
-		return
-	}
-	header := strings.TrimSpace(cr.HeaderName)
-	if header == "" && style != "header" {
-		header = "Authorization"
-	}
-	if header == "" {
-		return
-	}
-	for _, b := range []byte(header) {
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0) {
-			c.errorf(base+".header_name", CodeTokenGrant, "", "token_grant header_name is not a valid HTTP header name")
-			return
-		}
-	}
-	switch strings.ToLower(header) {
-	case "host", "content-length", "transfer-encoding", "connection":
-		c.errorf(base+".header_name", CodeTokenGrant, "", "token_grant header_name may not override HTTP framing or connection headers")
+}
+
+// framingHeaders are the headers a token grant may not set.
+var framingHeaders = map[string]bool{"host": true, "content-length": true, "transfer-encoding": true, "connection": true}
+
+// checkGrantHeader checks the header a token grant's token goes in (none
+// when header is empty): a valid HTTP header name that is not a framing
+// or connection header.
+func (c *checker) checkGrantHeader(loc, header string) {
+	switch {
+	case header == "":
+	case !onlyBytes(header, tokenBytes):
+		c.errorf(loc, CodeTokenGrant, "", "token_grant header_name is not a valid HTTP header name")
+	case framingHeaders[strings.ToLower(header)]:
+		c.errorf(loc, CodeTokenGrant, "", "token_grant header_name may not override HTTP framing or connection headers")
 	}
 }
 
