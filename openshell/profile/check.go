@@ -463,20 +463,14 @@ func k8sServiceHost(h string) bool {
 		len(labels) == 5 && labels[2] == "svc" && labels[3] == "cluster" && labels[4] == "local"
 }
 
-// endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111).
+// endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111): a
+// host, and ports (else port) in 1..65535.
 func endpointValid(e Endpoint) bool {
-	if strings.TrimSpace(e.Host) == "" {
-		return false
+	ports := e.Ports
+	if len(ports) == 0 {
+		ports = []uint32{e.Port}
 	}
-	if len(e.Ports) > 0 {
-		for _, p := range e.Ports {
-			if p < 1 || p > 65535 {
-				return false
-			}
-		}
-		return true
-	}
-	return e.Port >= 1 && e.Port <= 65535
+	return strings.TrimSpace(e.Host) != "" && !slices.ContainsFunc(ports, func(p uint32) bool { return p < 1 || p > 65535 })
 }
 
 func (c *checker) checkEndpoints() {
@@ -489,45 +483,40 @@ func (c *checker) checkEndpoints() {
 		if c.has("v0.0.92") {
 			c.checkL7(base, e)
 		}
-		// profiles.rs:2033-2053 @ v0.0.111 (v0.0.110 on).
-		if c.has("v0.0.110") && credentialed && !e.AllowUninspectedCredentials &&
-			(strings.TrimSpace(e.Protocol) == "" || strings.EqualFold(strings.TrimSpace(e.TLS), "skip")) {
-			mode := "tls: skip"
-			if strings.TrimSpace(e.Protocol) == "" {
-				mode = "L4-only"
-			}
-			c.errorf(base+".allow_uninspected_credentials", CodeUninspected,
-				"set protocol: rest (or another L7 protocol) so the proxy injects credentials, or set allow_uninspected_credentials: true",
-				"credentialed endpoint '%s:%d' uses %s; configure L7 inspection or explicitly set allow_uninspected_credentials: true", e.Host, e.Port, mode)
+		if c.has("v0.0.110") && credentialed {
+			c.checkUninspected(base, e)
 		}
 	}
+}
+
+// checkUninspected is profiles.rs:2033-2053 @ v0.0.111 (v0.0.110 on): an
+// endpoint of a credentialed profile is L7-inspected (a protocol, TLS not
+// skipped) unless it opts out with allow_uninspected_credentials.
+func (c *checker) checkUninspected(base string, e Endpoint) {
+	l4 := strings.TrimSpace(e.Protocol) == ""
+	if e.AllowUninspectedCredentials || !l4 && !strings.EqualFold(strings.TrimSpace(e.TLS), "skip") {
+		return
+	}
+	mode := "tls: skip"
+	if l4 {
+		mode = "L4-only"
+	}
+	c.errorf(base+".allow_uninspected_credentials", CodeUninspected,
+		"set protocol: rest (or another L7 protocol) so the proxy injects credentials, or set allow_uninspected_credentials: true",
+		"credentialed endpoint '%s:%d' uses %s; configure L7 inspection or explicitly set allow_uninspected_credentials: true", e.Host, e.Port, mode)
 }
 
 // checkL7 is the endpoint half of validate_profile_set from v0.0.92
 // (profiles.rs:1871-2031 @ v0.0.111) with validate_l7_endpoint_semantics
 // (openshell-policy/src/l7_validate.rs:105-184 @ v0.0.111).
 func (c *checker) checkL7(base string, e Endpoint) {
-	if e.RulesSet && len(e.Rules) == 0 {
-		c.errorf(base+".rules", CodeEndpointL7, "use `access: full` or remove rules", "rules list cannot be empty (would deny all traffic). Use `access: full` or remove rules.")
-	}
-	if e.DenyRulesSet && len(e.DenyRules) == 0 {
-		c.errorf(base+".deny_rules", CodeEndpointL7, "remove it", "deny_rules list cannot be empty (would have no effect). Remove it if no denials are needed.")
-	}
-	allowAll := e.MCP != nil && e.MCP.AllowAllKnownMCPMethods != nil && *e.MCP.AllowAllKnownMCPMethods
-	denyAll := len(e.Rules) > 0
-	for _, r := range e.Rules {
-		if r.Allow != nil && !r.Allow.effectivelyEmpty() {
-			denyAll = false
-		}
-	}
-	for _, msg := range l7Semantics(c.version, e.Protocol, e.Access, len(e.Rules) > 0, len(e.DenyRules) > 0, denyAll, allowAll) {
+	c.checkEmptyRuleLists(base, e)
+	allowAll := e.MCP.allowAllKnownMethods()
+	for _, msg := range l7Semantics(c.version, e.Protocol, e.Access, len(e.Rules) > 0, len(e.DenyRules) > 0, e.deniesAll(), allowAll) {
 		c.errorf(base, CodeEndpointL7, "", "%s", msg)
 	}
-	// validate_explicit_tcp_additional_fields (l7_validate.rs:58-73, v0.0.111).
-	if c.has("v0.0.111") && strings.EqualFold(e.Protocol, "tcp") {
-		if f := additionalL7Fields(e); len(f) > 0 {
-			c.errorf(base, CodeEndpointL7, "remove those fields", "protocol tcp does not support L7-only fields: %s; remove those fields", strings.Join(f, ", "))
-		}
+	if c.has("v0.0.111") {
+		c.checkTCPFields(base, e)
 	}
 	if e.Protocol == "mcp" {
 		c.checkMCP(base, e, allowAll)
@@ -537,24 +526,43 @@ func (c *checker) checkL7(base string, e Endpoint) {
 		c.errorf(base+".mcp", CodeEndpointMCP, "", "mcp options are only valid for protocol mcp")
 	}
 	for j, r := range e.Rules {
-		if r.Allow == nil {
-			continue
-		}
-		p := fmt.Sprintf("%s.rules[%d].allow", base, j)
-		if r.Allow.Tool != nil {
-			c.errorf(p+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
-		}
-		if len(r.Allow.Params) > 0 {
-			c.errorf(p+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
+		if r.Allow != nil {
+			c.rejectMCPMatchers(fmt.Sprintf("%s.rules[%d].allow", base, j), r.Allow)
 		}
 	}
-	for j, r := range e.DenyRules {
-		p := fmt.Sprintf("%s.deny_rules[%d]", base, j)
-		if r.Tool != nil {
-			c.errorf(p+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
-		}
-		if len(r.Params) > 0 {
-			c.errorf(p+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
-		}
+	for j := range e.DenyRules {
+		c.rejectMCPMatchers(fmt.Sprintf("%s.deny_rules[%d]", base, j), &e.DenyRules[j])
+	}
+}
+
+// checkEmptyRuleLists reports `rules: []` and `deny_rules: []`.
+func (c *checker) checkEmptyRuleLists(base string, e Endpoint) {
+	if e.RulesSet && len(e.Rules) == 0 {
+		c.errorf(base+".rules", CodeEndpointL7, "use `access: full` or remove rules", "rules list cannot be empty (would deny all traffic). Use `access: full` or remove rules.")
+	}
+	if e.DenyRulesSet && len(e.DenyRules) == 0 {
+		c.errorf(base+".deny_rules", CodeEndpointL7, "remove it", "deny_rules list cannot be empty (would have no effect). Remove it if no denials are needed.")
+	}
+}
+
+// checkTCPFields is validate_explicit_tcp_additional_fields
+// (l7_validate.rs:58-73, v0.0.111): protocol tcp carries no L7 field.
+func (c *checker) checkTCPFields(base string, e Endpoint) {
+	if !strings.EqualFold(e.Protocol, "tcp") {
+		return
+	}
+	if f := additionalL7Fields(e); len(f) > 0 {
+		c.errorf(base, CodeEndpointL7, "remove those fields", "protocol tcp does not support L7-only fields: %s; remove those fields", strings.Join(f, ", "))
+	}
+}
+
+// rejectMCPMatchers reports the MCP-only matchers (tool, params) of a rule
+// at loc on an endpoint whose protocol is not mcp.
+func (c *checker) rejectMCPMatchers(loc string, m *Match) {
+	if m.Tool != nil {
+		c.errorf(loc+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
+	}
+	if len(m.Params) > 0 {
+		c.errorf(loc+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
 	}
 }

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -142,10 +143,7 @@ func matchesToolsCall(method string) bool {
 // and deny rule, then, when an allow rule selects tools, the rules that
 // would allow or deny every tool call beside it.
 func (c *checker) checkMCP(base string, e Endpoint, allowAll bool) {
-	strict := true
-	if e.MCP != nil && e.MCP.StrictToolNames != nil {
-		strict = *e.MCP.StrictToolNames
-	}
+	strict := e.MCP.strictToolNames()
 	hasToolAllow := false
 	for j, r := range e.Rules {
 		if r.Allow != nil {
@@ -239,11 +237,7 @@ func (c *checker) mcpMatcher(loc string, q openshell.QueryMatch, strict bool) {
 	if q.Glob == "" && len(q.Any) == 0 {
 		c.errorf(loc, CodeEndpointMCP, "", "matcher must specify glob or any")
 	}
-	wild := globWildcard(q.Glob)
-	for _, a := range q.Any {
-		wild = wild || globWildcard(a)
-	}
-	if !strict && wild {
+	if !strict && (globWildcard(q.Glob) || slices.ContainsFunc(q.Any, globWildcard)) {
 		c.errorf(loc, CodeEndpointMCP, "", "wildcard tool-name matchers require mcp.strict_tool_names to remain enabled")
 	}
 }

@@ -210,7 +210,7 @@ func (e Endpoint) lower() openshell.Endpoint {
 		out.Port = clamp(e.Port)
 	}
 	mcp := strings.EqualFold(e.Protocol, "mcp")
-	allowAll := !mcp || e.MCP != nil && e.MCP.AllowAllKnownMCPMethods != nil && *e.MCP.AllowAllKnownMCPMethods
+	allowAll := !mcp || e.MCP.allowAllKnownMethods()
 	for _, r := range e.Rules {
 		var m Match
 		if r.Allow != nil {
