@@ -421,7 +421,7 @@ func (c *checker) checkTokenEndpoint(loc, endpoint string) {
 	case err != nil || !u.IsAbs() || u.Host == "" && u.Opaque != "":
 		c.errorf(loc, CodeTokenGrant, "e.g. https://sts.example.com/token", "token_endpoint must be an absolute URL")
 	case u.Scheme == "https":
-	case u.Scheme == "http" && (loopbackHost(u.Hostname()) || k8sServiceHost(u.Hostname())):
+	case u.Scheme == "http" && plaintextHost(u.Hostname()):
 	default:
 		c.errorf(loc, CodeTokenGrant, "use https", "token_endpoint must use https, except http for loopback or in-cluster service hosts")
 	}
@@ -443,6 +443,10 @@ func (c *checker) checkGrantHeader(loc, header string) {
 	}
 }
 
+// plaintextHost reports the hosts a token endpoint may reach over http:
+// loopback, or an in-cluster service.
+func plaintextHost(h string) bool { return loopbackHost(h) || k8sServiceHost(h) }
+
 func loopbackHost(h string) bool {
 	h = strings.Trim(h, "[]")
 	if strings.EqualFold(h, "localhost") {
@@ -454,13 +458,11 @@ func loopbackHost(h string) bool {
 
 func k8sServiceHost(h string) bool {
 	labels := strings.Split(strings.ToLower(strings.TrimSuffix(h, ".")), ".")
-	for _, l := range labels {
-		if l == "" {
-			return false
-		}
+	if slices.Contains(labels, "") {
+		return false
 	}
 	return len(labels) == 3 && labels[2] == "svc" ||
-		len(labels) == 5 && labels[2] == "svc" && labels[3] == "cluster" && labels[4] == "local"
+		len(labels) == 5 && slices.Equal(labels[2:], []string{"svc", "cluster", "local"})
 }
 
 // endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111): a

@@ -162,11 +162,20 @@ func (c *checker) checkMCP(base string, e Endpoint, allowAll bool) {
 // checkMCPRule checks one MCP allow or deny rule: its method, tool and
 // params.
 func (c *checker) checkMCPRule(loc string, m *Match, allowAll, strict bool) {
-	if m.Tool != nil {
-		if _, ok := m.Params["name"]; ok {
-			c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
-		}
+	if _, ok := m.Params["name"]; ok && m.Tool != nil {
+		c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
 	}
+	c.checkMCPMethod(loc, m, allowAll)
+	if m.Path != "" || len(m.Query) > 0 {
+		c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
+	}
+	c.checkMCPParams(loc, m, strict)
+}
+
+// checkMCPMethod checks the method of an MCP rule: tools/call beside a tool
+// selector, given unless allow_all_known_mcp_methods, a glob only over
+// tools/.
+func (c *checker) checkMCPMethod(loc string, m *Match, allowAll bool) {
 	if m.hasToolSelector() && m.Method != "" && m.Method != "tools/call" {
 		c.errorf(loc, CodeEndpointMCP, "", "method must be tools/call when an MCP rule uses tool or params.name")
 	}
@@ -176,10 +185,6 @@ func (c *checker) checkMCPRule(loc string, m *Match, allowAll, strict bool) {
 	if globWildcard(m.Method) && !strings.HasPrefix(m.Method, "tools/") {
 		c.errorf(loc+".method", CodeEndpointMCP, "", "MCP method globs are only valid for the tools/ method family; omit method to use the endpoint method profile")
 	}
-	if m.Path != "" || len(m.Query) > 0 {
-		c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
-	}
-	c.checkMCPParams(loc, m, strict)
 }
 
 // checkMCPParams: params other than name are not supported; the tool and
@@ -210,23 +215,27 @@ func (c *checker) checkMCPParams(loc string, m *Match, strict bool) {
 func (c *checker) checkMCPToolConflicts(base string, e Endpoint, allowAll bool) {
 	const conflict = "method matcher allows every tool call and conflicts with MCP tool allow rules; add tool or params.name to narrow tools/call, or remove the tool allow rules"
 	for j, r := range e.Rules {
-		loc := fmt.Sprintf("%s.rules[%d].allow", base, j)
-		if r.Allow == nil {
-			if allowAll {
-				c.errorf(loc, CodeEndpointMCP, "", conflict)
-			}
-			continue
+		every := allowAll // no allow clause
+		if r.Allow != nil {
+			every = r.Allow.everyToolCall(allowAll)
 		}
-		if !r.Allow.hasToolSelector() && (matchesToolsCall(r.Allow.Method) || r.Allow.Method == "" && allowAll) {
-			c.errorf(loc, CodeEndpointMCP, "", conflict)
+		if every {
+			c.errorf(fmt.Sprintf("%s.rules[%d].allow", base, j), CodeEndpointMCP, "", conflict)
 		}
 	}
 	for j, r := range e.DenyRules {
-		if !r.hasToolSelector() && matchesToolsCall(r.Method) {
+		if r.everyToolCall(false) {
 			c.errorf(fmt.Sprintf("%s.deny_rules[%d]", base, j), CodeEndpointMCP, "",
 				"method matcher denies every tool call and conflicts with MCP tool allow rules; add tool or params.name to deny specific tools, or remove the tool allow rules")
 		}
 	}
+}
+
+// everyToolCall reports a rule that selects every tool call: no tool
+// selector, and a method that matches tools/call (or, when emptyIsAll, no
+// method).
+func (m *Match) everyToolCall(emptyIsAll bool) bool {
+	return !m.hasToolSelector() && (matchesToolsCall(m.Method) || m.Method == "" && emptyIsAll)
 }
 
 // mcpMatcher is validate_mcp_matcher (profiles.rs:968-1000).

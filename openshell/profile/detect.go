@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -13,21 +14,21 @@ import (
 // It looks at keys only, so a broken profile is still recognised.
 func IsProfile(data []byte) bool {
 	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 {
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return false
 	}
 	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return false
-	}
 	keys := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		keys[root.Content[i].Value] = true
 	}
-	for _, k := range []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"} {
-		if keys[k] {
-			return false
-		}
-	}
-	return keys["id"] && (keys["endpoints"] || keys["credentials"] || keys["binaries"] || keys["display_name"])
+	has := func(k string) bool { return keys[k] }
+	return has("id") && !slices.ContainsFunc(policyKeys, has) && slices.ContainsFunc(profileKeys, has)
 }
+
+// The top-level keys of a sandbox policy, and those of a profile one of
+// which a profile has beside its id.
+var (
+	policyKeys  = []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"}
+	profileKeys = []string{"endpoints", "credentials", "binaries", "display_name"}
+)
