@@ -101,14 +101,17 @@ func (s *l7Shape) accessErrs() []string {
 // nothing.
 func (s *l7Shape) allowErrs() []string {
 	var errs []string
-	if s.jsonrpc && s.bare {
+	// Without rules or access (bare), by protocol.
+	switch {
+	case !s.bare:
+	case s.jsonrpc:
 		errs = append(errs, fmt.Sprintf("protocol %s requires explicit rules with allow.method", s.protocol))
-	}
-	if s.known && !s.mcp && !s.jsonrpc && s.bare {
+	case s.mcp:
+		if !s.allowAll {
+			errs = append(errs, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
+		}
+	case s.known:
 		errs = append(errs, "protocol requires rules or access to define allowed traffic")
-	}
-	if s.mcp && s.bare && !s.allowAll {
-		errs = append(errs, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
 	}
 	if s.denyAll && !(s.mcp && s.allowAll) {
 		errs = append(errs, "rules would deny all traffic (no allow clause found). Use `access: full` or add allow clauses to rules.")
