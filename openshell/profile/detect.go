@@ -14,10 +14,13 @@ import (
 // It looks at keys only, so a broken profile is still recognised.
 func IsProfile(data []byte) bool {
 	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 {
 		return false
 	}
 	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return false
+	}
 	keys := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		keys[root.Content[i].Value] = true
@@ -26,8 +29,8 @@ func IsProfile(data []byte) bool {
 	return has("id") && !slices.ContainsFunc(policyKeys, has) && slices.ContainsFunc(profileKeys, has)
 }
 
-// The top-level keys of a sandbox policy, and those of a profile one of
-// which a profile has beside its id.
+// policyKeys are a sandbox policy's top-level keys; profileKeys those of
+// which a profile has at least one beside its id.
 var (
 	policyKeys  = []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"}
 	profileKeys = []string{"endpoints", "credentials", "binaries", "display_name"}
