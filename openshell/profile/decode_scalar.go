@@ -10,6 +10,7 @@ import (
 )
 
 // resolve follows aliases, spends the visit budget and rejects custom tags.
+// A nil node (an absent field) resolves to nil at no cost.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	if n = deref(n); n == nil || n.Kind == yaml.AliasNode {
 		return nil
