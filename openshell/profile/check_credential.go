@@ -240,17 +240,12 @@ func (c *checker) checkRefreshFields(path string, r *Refresh) {
 // strategy's additional output id: it exists, has no refresh of its own and
 // one env var, the one the strategy's table names.
 func (c *checker) checkOutputCredential(loc, strategy, id, cred string) {
-	var sib *Credential
-	for k := range c.p.Credentials {
-		if c.p.Credentials[k].Name == cred {
-			sib = &c.p.Credentials[k]
-			break
-		}
-	}
-	if sib == nil {
+	k := slices.IndexFunc(c.p.Credentials, func(cr Credential) bool { return cr.Name == cred })
+	if k < 0 {
 		c.errorf(loc, CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
 		return
 	}
+	sib := &c.p.Credentials[k]
 	if sib.Refresh != nil {
 		c.errorf(loc, CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
 	}
