@@ -1,18 +1,16 @@
 package profile
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // checkAudienceOverrides is validate_token_grant_audience_overrides
 // (profiles.rs:2139-2211 @ v0.0.111, v0.0.61 on): two overrides of one
 // credential that bind the same port with equal specificity and overlapping
 // host and path selectors are ambiguous.
 func (c *checker) checkAudienceOverrides(base string, cr Credential) {
-	type binding struct {
-		index      int
-		host, path string
-		port       uint32
-		score      uint32
-	}
 	var bindings []binding
 	for i, o := range cr.TokenGrant.AudienceOverrides {
 		for _, e := range c.p.Endpoints {
@@ -20,18 +18,9 @@ func (c *checker) checkAudienceOverrides(base string, cr Credential) {
 				if !overrideMatchesEndpoint(o, e.Host, port) {
 					continue
 				}
-				host, p := strings.TrimSpace(o.Host), strings.TrimSpace(o.Path)
-				if host == "" {
-					host = strings.TrimSpace(e.Host)
-				}
-				if p == "" {
-					p = strings.TrimSpace(e.Path)
-				}
-				cand := binding{index: i, host: strings.ToLower(host), port: port, path: p,
-					score: hostSpecificity(host) + pathSpecificity(p)}
+				cand := newBinding(i, o, e, port)
 				for _, b := range bindings {
-					if b.index != cand.index && b.port == cand.port && b.score == cand.score &&
-						hostPatternsCanOverlap(b.host, cand.host) && pathPatternsCanOverlap(b.path, cand.path) {
+					if b.ambiguous(cand) {
 						c.errorf(base+".token_grant.audience_overrides", CodeTokenGrant, "make one selector more specific (a longer path or a literal host)",
 							"credential '%s' has ambiguous token_grant audience_overrides at indexes %d and %d for %s:%d path selectors '%s' and '%s'",
 							cr.Name, b.index, cand.index, cand.host, cand.port, b.path, cand.path)
@@ -41,6 +30,30 @@ func (c *checker) checkAudienceOverrides(base string, cr Credential) {
 			}
 		}
 	}
+}
+
+// binding is audience override index bound to an endpoint port: its host
+// and path selectors (the endpoint's where the override has none) and
+// their specificity.
+type binding struct {
+	index      int
+	host, path string
+	port       uint32
+	score      uint32
+}
+
+func newBinding(index int, o AudienceOverride, e Endpoint, port uint32) binding {
+	host := cmp.Or(strings.TrimSpace(o.Host), strings.TrimSpace(e.Host))
+	p := cmp.Or(strings.TrimSpace(o.Path), strings.TrimSpace(e.Path))
+	return binding{index: index, host: strings.ToLower(host), port: port, path: p,
+		score: hostSpecificity(host) + pathSpecificity(p)}
+}
+
+// ambiguous reports two bindings of different overrides on one port, with
+// equal specificity and selectors that can overlap.
+func (b binding) ambiguous(o binding) bool {
+	return b.index != o.index && b.port == o.port && b.score == o.score &&
+		hostPatternsCanOverlap(b.host, o.host) && pathPatternsCanOverlap(b.path, o.path)
 }
 
 // endpointPorts is profiles.rs:2213-2219.
@@ -80,31 +93,37 @@ func hostPatternMatches(pattern, host string) bool {
 	return labelsMatch(strings.Split(pattern, "."), strings.Split(host, "."))
 }
 
-// labelsMatch is host_pattern_labels_match, memoised so that many `**`
-// labels cost O(len(p)*len(h)), not exponential time.
+// labelsMatch is host_pattern_labels_match.
 func labelsMatch(p, h []string) bool {
+	return memoized(func(m func(i, j int) bool, i, j int) bool {
+		switch {
+		case i == len(p):
+			return j == len(h)
+		case p[i] == "**":
+			return m(i+1, j) || j < len(h) && m(i, j+1)
+		case j == len(h):
+			return false
+		}
+		return (p[i] == "*" || h[j] == p[i]) && m(i+1, j+1)
+	})(0, 0)
+}
+
+// memoized returns the recursion step defines over index pairs, each pair
+// computed once, so that the label matchers cost O(len(a)*len(b)) with
+// many `**` labels, not exponential time.
+func memoized(step func(rec func(i, j int) bool, i, j int) bool) func(i, j int) bool {
 	memo := map[[2]int]bool{}
-	var m func(i, j int) bool
-	m = func(i, j int) bool {
+	var rec func(i, j int) bool
+	rec = func(i, j int) bool {
 		key := [2]int{i, j}
 		if v, ok := memo[key]; ok {
 			return v
 		}
-		var r bool
-		switch {
-		case i == len(p):
-			r = j == len(h)
-		case p[i] == "**":
-			r = m(i+1, j) || j < len(h) && m(i, j+1)
-		case p[i] == "*":
-			r = j < len(h) && m(i+1, j+1)
-		default:
-			r = j < len(h) && h[j] == p[i] && m(i+1, j+1)
-		}
+		r := step(rec, i, j)
 		memo[key] = r
 		return r
 	}
-	return m(0, 0)
+	return rec
 }
 
 // hostSpecificity and pathSpecificity are host_pattern_specificity and
@@ -143,42 +162,28 @@ func hostPatternsCanOverlap(a, b string) bool {
 	return labelsOverlap(strings.Split(a, "."), strings.Split(b, "."))
 }
 
-// labelsOverlap is host_pattern_labels_can_overlap, memoised.
+// labelsOverlap is host_pattern_labels_can_overlap.
 func labelsOverlap(a, b []string) bool {
-	memo := map[[2]int]bool{}
-	var m func(i, j int) bool
-	m = func(i, j int) bool {
-		key := [2]int{i, j}
-		if v, ok := memo[key]; ok {
-			return v
-		}
-		var r bool
+	return memoized(func(m func(i, j int) bool, i, j int) bool {
 		switch {
-		case i == len(a) && j == len(b):
-			r = true
-		case i == len(a) && b[j] == "**":
-			r = m(i, j+1)
-		case j == len(b) && a[i] == "**":
-			r = m(i+1, j)
 		case i == len(a) || j == len(b):
-			r = false
-		case a[i] == "**":
-			r = m(i+1, j) || m(i, j+1)
-		case b[j] == "**":
-			r = m(i, j+1) || m(i+1, j)
-		default:
-			r = (a[i] == "*" || b[j] == "*" || a[i] == b[j]) && m(i+1, j+1)
+			// One side is used up: the rest of the other must be `**`s.
+			return allGlobstars(a[i:]) && allGlobstars(b[j:])
+		case a[i] == "**" || b[j] == "**":
+			// A `**` matches no more labels, or the other side's next.
+			return m(i+1, j) || m(i, j+1)
 		}
-		memo[key] = r
-		return r
-	}
-	return m(0, 0)
+		return (a[i] == "*" || b[j] == "*" || a[i] == b[j]) && m(i+1, j+1)
+	})(0, 0)
+}
+
+func allGlobstars(labels []string) bool {
+	return !slices.ContainsFunc(labels, func(l string) bool { return l != "**" })
 }
 
 // pathPatternsCanOverlap is path_patterns_can_overlap (profiles.rs:2338-2362).
 func pathPatternsCanOverlap(a, b string) bool {
-	all := func(p string) bool { return p == "" || p == "**" || p == "/**" }
-	if all(a) || all(b) {
+	if matchesAllPaths(a) || matchesAllPaths(b) {
 		return true
 	}
 	if !strings.Contains(a, "*") {
@@ -200,7 +205,7 @@ func pathPatternsCanOverlap(a, b string) bool {
 // trailing /** the path and its descendants; else a glob (an invalid one
 // matches only itself).
 func endpointPathMatches(pattern, p string) bool {
-	if pattern == p || pattern == "" || pattern == "**" || pattern == "/**" {
+	if pattern == p || matchesAllPaths(pattern) {
 		return true
 	}
 	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
@@ -208,4 +213,10 @@ func endpointPathMatches(pattern, p string) bool {
 	}
 	ok, err := pathMatch(pattern, p)
 	return err == nil && ok
+}
+
+// matchesAllPaths reports the path patterns that match every path: empty,
+// ** and /**.
+func matchesAllPaths(pattern string) bool {
+	return pattern == "" || pattern == "**" || pattern == "/**"
 }

@@ -2,8 +2,6 @@ package profile
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,21 +52,25 @@ func (p *Profile) Position(path string) (int, int) {
 // trimmed, lowercased, and valid lowercase kebab-case, or false.
 func NormalizeID(s string) (string, bool) {
 	id := strings.ToLower(strings.TrimSpace(s))
-	if id == "" || strings.HasPrefix(id, "-") || strings.HasSuffix(id, "-") {
-		return "", false
-	}
+	// An empty id, a leading or trailing '-' and "--" all leave an empty part.
 	for _, part := range strings.Split(id, "-") {
-		if part == "" {
+		if part == "" || !onlyBytes(part, lowerAlnum) {
 			return "", false
-		}
-		for _, b := range []byte(part) {
-			if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9') {
-				return "", false
-			}
 		}
 	}
 	return id, true
 }
+
+// The byte sets of ids, env var names and HTTP header names.
+const (
+	lowerAlnum = "abcdefghijklmnopqrstuvwxyz0123456789"
+	envBytes   = lowerAlnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+	// tokenBytes are RFC 9110's tchar.
+	tokenBytes = lowerAlnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-.^_`|~"
+)
+
+// onlyBytes reports whether every byte of s is one of set (ASCII).
+func onlyBytes(s, set string) bool { return strings.Trim(s, set) == "" }
 
 // CheckSet runs validate_profile_set (profiles.rs:1496-2066 @ v0.0.111,
 // profiles.rs:1083-1370 @ v0.0.83) over profiles, gated by version: ids
@@ -136,301 +138,14 @@ func suggestID(raw string) string {
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
 
-func (c *checker) checkCredentials() {
-	p := c.p
-	names := map[string]bool{}
-	for i, cr := range p.Credentials {
-		name := strings.TrimSpace(cr.Name)
-		path := fmt.Sprintf("credentials[%d].name", i)
-		if name == "" {
-			c.errorf(path, CodeCredential, "name the credential", "credential name is required")
-		} else if names[name] {
-			c.errorf(path, CodeCredential, "give each credential its own name", "duplicate credential name: %s", name)
-		}
-		names[name] = true
-	}
-	// discovery.credentials, profiles.rs:1547-1572 @ v0.0.111 (v0.0.48 on).
-	seen := map[string]bool{}
-	for i, n := range p.Discovery {
-		n = strings.TrimSpace(n)
-		path := fmt.Sprintf("discovery.credentials[%d]", i)
-		switch {
-		case n == "":
-			c.errorf(path, CodeDiscovery, "", "discovery credential name must not be empty")
-		case seen[n]:
-			c.errorf(path, CodeDiscovery, "", "duplicate discovery credential: %s", n)
-		case !names[n]:
-			c.errorf(path, CodeDiscovery, "name one of the profile's credentials", "unknown discovery credential: %s", n)
-		}
-		seen[n] = true
-	}
-	envs := map[string]bool{}
-	for i, cr := range p.Credentials {
-		base := fmt.Sprintf("credentials[%d]", i)
-		for j, ev := range cr.EnvVars {
-			path := fmt.Sprintf("%s.env_vars[%d]", base, j)
-			t := strings.TrimSpace(ev)
-			switch {
-			case t == "":
-				c.errorf(path, CodeCredential, "", "credential env var must not be empty")
-			case c.reservedEnv(t):
-				c.errorf(path, CodeCredential, "rename it: v<digits>_NAME and s<64 hex>_NAME are OpenShell's placeholder namespace",
-					"credential env var '%s' uses reserved OpenShell placeholder revision namespace", ev)
-			case envs[t]:
-				c.errorf(path, CodeCredential, "each env var may feed one credential", "duplicate credential env var '%s'", ev)
-			default:
-				envs[t] = true
-			}
-		}
-		c.checkAuthStyle(base, cr)
-		if cr.Refresh != nil {
-			c.checkRefresh(base, cr)
-		}
-		if cr.TokenGrant != nil {
-			c.checkTokenGrant(base, cr)
-		}
-	}
-}
-
-// reservedEnv is uses_reserved_revision_namespace (openshell-core
-// secrets.rs:759-790 @ v0.0.111; v0.0.73 adds the check, v0.0.109 the
-// s<64 hex>_ stable form).
-func (c *checker) reservedEnv(key string) bool {
-	if !c.has("v0.0.73") {
-		return false
-	}
-	envOK := func(s string) bool {
-		if s == "" {
-			return false
-		}
-		for _, b := range []byte(s) {
-			if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_') {
-				return false
-			}
-		}
-		return true
-	}
-	if rest, ok := strings.CutPrefix(key, "v"); ok {
-		if rev, env, ok := strings.Cut(rest, "_"); ok && rev != "" && allDigits(rev) && envOK(env) {
-			return true
-		}
-	}
-	if !c.has("v0.0.109") {
-		return false
-	}
-	if rest, ok := strings.CutPrefix(key, "s"); ok {
-		if h, env, ok := strings.Cut(rest, "_"); ok && len(h) == 64 && strings.Trim(h, "0123456789abcdef") == "" && envOK(env) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkAuthStyle is profiles.rs:1600-1657 @ v0.0.111 (path auth from v0.0.58).
-func (c *checker) checkAuthStyle(base string, cr Credential) {
-	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
-	switch {
-	case style == "" || style == "basic":
-	case style == "bearer" || style == "header":
-		if strings.TrimSpace(cr.HeaderName) == "" {
-			c.errorf(base+".header_name", CodeCredential, "e.g. header_name: authorization", "header_name is required for %s auth", style)
-		}
-	case style == "path" && c.has("v0.0.58"):
-		t := strings.TrimSpace(cr.PathTemplate)
-		if t == "" {
-			c.errorf(base+".path_template", CodeCredential, "e.g. path_template: /bot{credential}", "path_template is required for path auth")
-		} else if n := strings.Count(t, "{credential}"); n != 1 {
-			c.errorf(base+".path_template", CodeCredential, "", "path_template should contain {credential} exactly once, %s contains {credential} %d times", t, n)
-		}
-	case style == "query":
-		if strings.TrimSpace(cr.QueryParam) == "" {
-			c.errorf(base+".query_param", CodeCredential, "", "query_param is required for query auth")
-		}
-	default:
-		c.errorf(base+".auth_style", CodeCredential, "one of basic, bearer, header, path, query", "unsupported auth_style: %s", cr.AuthStyle)
-	}
-}
-
-// The refresh strategy tables of profiles.rs:702-766 @ v0.0.111.
-var (
-	gatewayMintable = map[string]bool{"oauth2_refresh_token": true, "oauth2_client_credentials": true,
-		"google_service_account_jwt": true, "aws_sts_assume_role": true}
-	requiredOutputs = map[string][]string{"aws_sts_assume_role": {"secret_access_key", "session_token"}}
-	primaryEnvKey   = map[string]string{"aws_sts_assume_role": "AWS_ACCESS_KEY_ID"}
-	outputEnvKey    = map[[2]string]string{{"aws_sts_assume_role", "secret_access_key"}: "AWS_SECRET_ACCESS_KEY",
-		{"aws_sts_assume_role", "session_token"}: "AWS_SESSION_TOKEN"}
-)
-
-// checkRefresh is profiles.rs:1659-1831 @ v0.0.111 (additional_outputs and
-// the strategy output tables from v0.0.86).
-func (c *checker) checkRefresh(base string, cr Credential) {
-	r := cr.Refresh
-	path := base + ".refresh"
-	c.checkRefreshFields(path, r)
-	if !c.has("v0.0.86") {
-		return
-	}
-	strategy := r.Strategy
-	if strategy == "" {
-		strategy = "unspecified"
-	}
-	required := requiredOutputs[r.Strategy]
-	if len(required) == 0 && len(r.AdditionalOutputs) > 0 {
-		c.errorf(path+".additional_outputs", CodeRefresh, "", "strategy %s does not support additional_outputs", strategy)
-	}
-	seen, mapped := map[string]bool{}, map[string]bool{}
-	for i, o := range r.AdditionalOutputs {
-		op := fmt.Sprintf("%s.additional_outputs[%d]", path, i)
-		id, cred := strings.TrimSpace(o.Output), strings.TrimSpace(o.Credential)
-		if id == "" {
-			c.errorf(op+".output", CodeRefresh, "", "refresh additional output id is required")
-			continue
-		}
-		if seen[id] {
-			c.errorf(op+".output", CodeRefresh, "", "duplicate refresh additional output: %s", id)
-		}
-		seen[id] = true
-		if slices.Contains(required, id) {
-			mapped[id] = true
-		} else if len(required) > 0 {
-			c.errorf(op+".output", CodeRefresh, "", "strategy %s does not produce output '%s'", strategy, id)
-		}
-		c.checkOutputCredential(op+".credential", r.Strategy, id, cred)
-	}
-	for _, k := range required {
-		if !mapped[k] {
-			c.errorf(path+".additional_outputs", CodeRefresh, "", "strategy %s requires additional output '%s'", strategy, k)
-		}
-	}
-	if want, ok := primaryEnvKey[r.Strategy]; ok && (len(cr.EnvVars) != 1 || cr.EnvVars[0] != want) {
-		c.errorf(base+".env_vars", CodeRefresh, "", "strategy %s requires primary credential to map to env var %s", strategy, want)
-	}
-}
-
-// checkRefreshFields checks the strategy, the two durations and the
-// material names of a refresh block at path.
-func (c *checker) checkRefreshFields(path string, r *Refresh) {
-	if r.Strategy == "" {
-		c.errorf(path+".strategy", CodeRefresh, "e.g. strategy: oauth2_refresh_token", "refresh strategy is required")
-	}
-	if r.RefreshBeforeSeconds < 0 {
-		c.errorf(path+".refresh_before_seconds", CodeRefresh, "", "refresh_before_seconds must be greater than or equal to 0")
-	}
-	if r.MaxLifetimeSeconds < 0 {
-		c.errorf(path+".max_lifetime_seconds", CodeRefresh, "", "max_lifetime_seconds must be greater than or equal to 0")
-	}
-	names := map[string]bool{}
-	for i, m := range r.Material {
-		n := strings.TrimSpace(m.Name)
-		mp := fmt.Sprintf("%s.material[%d].name", path, i)
-		if n == "" {
-			c.errorf(mp, CodeRefresh, "", "refresh material name is required")
-		} else if names[n] {
-			c.errorf(mp, CodeRefresh, "", "duplicate refresh material name: %s", n)
-		}
-		names[n] = true
-	}
-}
-
-// checkOutputCredential checks the credential (named cred) that receives a
-// strategy's additional output id: it exists, has no refresh of its own and
-// one env var, the one the strategy's table names.
-func (c *checker) checkOutputCredential(loc, strategy, id, cred string) {
-	var sib *Credential
-	for k := range c.p.Credentials {
-		if c.p.Credentials[k].Name == cred {
-			sib = &c.p.Credentials[k]
-			break
-		}
-	}
-	if sib == nil {
-		c.errorf(loc, CodeRefresh, "", "refresh additional output '%s' references unknown credential '%s'", id, cred)
-		return
-	}
-	if sib.Refresh != nil {
-		c.errorf(loc, CodeRefresh, "", "credential '%s' is a refresh output and must not declare its own refresh", cred)
-	}
-	if len(sib.EnvVars) != 1 {
-		c.errorf(loc, CodeRefresh, "", "refresh output credential '%s' must declare exactly one env var", cred)
-		return
-	}
-	if want, ok := outputEnvKey[[2]string{strategy, id}]; ok && sib.EnvVars[0] != want {
-		c.errorf(loc, CodeRefresh, "", "refresh output '%s' must map to env var %s, found %s", id, want, sib.EnvVars[0])
-	}
-}
-
-// checkTokenGrant is profiles.rs:1835-1868 and 2283-2396 @ v0.0.111 (v0.0.61
-// on), with the audience_overrides ambiguity check (audience.go).
-func (c *checker) checkTokenGrant(base string, cr Credential) {
-	path := base + ".token_grant"
-	defer c.checkAudienceOverrides(base, cr)
-	u, err := url.Parse(cr.TokenGrant.TokenEndpoint)
-	switch {
-	case err != nil || !u.IsAbs() || u.Host == "" && u.Opaque != "":
-		c.errorf(path+".token_endpoint", CodeTokenGrant, "e.g. https://sts.example.com/token", "token_endpoint must be an absolute URL")
-	case u.Scheme == "https":
-	case u.Scheme == "http" && (loopbackHost(u.Hostname()) || k8sServiceHost(u.Hostname())):
-	default:
-		c.errorf(path+".token_endpoint", CodeTokenGrant, "use https", "token_endpoint must use https, except http for loopback or in-cluster service hosts")
-	}
-	style := strings.ToLower(strings.TrimSpace(cr.AuthStyle))
-	if style != "" && style != "bearer" && style != "header" {
-		c.errorf(path, CodeTokenGrant, "", "token_grant credentials support auth_style bearer or header")
-		return
-	}
-	header := strings.TrimSpace(cr.HeaderName)
-	if header == "" && style != "header" {
-		header = "Authorization"
-	}
-	if header == "" {
-		return
-	}
-	for _, b := range []byte(header) {
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0) {
-			c.errorf(base+".header_name", CodeTokenGrant, "", "token_grant header_name is not a valid HTTP header name")
-			return
-		}
-	}
-	switch strings.ToLower(header) {
-	case "host", "content-length", "transfer-encoding", "connection":
-		c.errorf(base+".header_name", CodeTokenGrant, "", "token_grant header_name may not override HTTP framing or connection headers")
-	}
-}
-
-func loopbackHost(h string) bool {
-	h = strings.Trim(h, "[]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func k8sServiceHost(h string) bool {
-	labels := strings.Split(strings.ToLower(strings.TrimSuffix(h, ".")), ".")
-	for _, l := range labels {
-		if l == "" {
-			return false
-		}
-	}
-	return len(labels) == 3 && labels[2] == "svc" ||
-		len(labels) == 5 && labels[2] == "svc" && labels[3] == "cluster" && labels[4] == "local"
-}
-
-// endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111).
+// endpointValid is endpoint_is_valid (profiles.rs:2068-2079 @ v0.0.111): a
+// host, and ports (else port) in 1..65535.
 func endpointValid(e Endpoint) bool {
-	if strings.TrimSpace(e.Host) == "" {
-		return false
+	ports := e.Ports
+	if len(ports) == 0 {
+		ports = []uint32{e.Port}
 	}
-	if len(e.Ports) > 0 {
-		for _, p := range e.Ports {
-			if p < 1 || p > 65535 {
-				return false
-			}
-		}
-		return true
-	}
-	return e.Port >= 1 && e.Port <= 65535
+	return strings.TrimSpace(e.Host) != "" && !slices.ContainsFunc(ports, func(p uint32) bool { return p < 1 || p > 65535 })
 }
 
 func (c *checker) checkEndpoints() {
@@ -443,45 +158,40 @@ func (c *checker) checkEndpoints() {
 		if c.has("v0.0.92") {
 			c.checkL7(base, e)
 		}
-		// profiles.rs:2033-2053 @ v0.0.111 (v0.0.110 on).
-		if c.has("v0.0.110") && credentialed && !e.AllowUninspectedCredentials &&
-			(strings.TrimSpace(e.Protocol) == "" || strings.EqualFold(strings.TrimSpace(e.TLS), "skip")) {
-			mode := "tls: skip"
-			if strings.TrimSpace(e.Protocol) == "" {
-				mode = "L4-only"
-			}
-			c.errorf(base+".allow_uninspected_credentials", CodeUninspected,
-				"set protocol: rest (or another L7 protocol) so the proxy injects credentials, or set allow_uninspected_credentials: true",
-				"credentialed endpoint '%s:%d' uses %s; configure L7 inspection or explicitly set allow_uninspected_credentials: true", e.Host, e.Port, mode)
+		if c.has("v0.0.110") && credentialed {
+			c.checkUninspected(base, e)
 		}
 	}
+}
+
+// checkUninspected is profiles.rs:2033-2053 @ v0.0.111 (v0.0.110 on): an
+// endpoint of a credentialed profile is L7-inspected (a protocol, TLS not
+// skipped) unless it opts out with allow_uninspected_credentials.
+func (c *checker) checkUninspected(base string, e Endpoint) {
+	l4 := strings.TrimSpace(e.Protocol) == ""
+	if e.AllowUninspectedCredentials || !l4 && !strings.EqualFold(strings.TrimSpace(e.TLS), "skip") {
+		return
+	}
+	mode := "tls: skip"
+	if l4 {
+		mode = "L4-only"
+	}
+	c.errorf(base+".allow_uninspected_credentials", CodeUninspected,
+		"set protocol: rest (or another L7 protocol) so the proxy injects credentials, or set allow_uninspected_credentials: true",
+		"credentialed endpoint '%s:%d' uses %s; configure L7 inspection or explicitly set allow_uninspected_credentials: true", e.Host, e.Port, mode)
 }
 
 // checkL7 is the endpoint half of validate_profile_set from v0.0.92
 // (profiles.rs:1871-2031 @ v0.0.111) with validate_l7_endpoint_semantics
 // (openshell-policy/src/l7_validate.rs:105-184 @ v0.0.111).
 func (c *checker) checkL7(base string, e Endpoint) {
-	if e.RulesSet && len(e.Rules) == 0 {
-		c.errorf(base+".rules", CodeEndpointL7, "use `access: full` or remove rules", "rules list cannot be empty (would deny all traffic). Use `access: full` or remove rules.")
-	}
-	if e.DenyRulesSet && len(e.DenyRules) == 0 {
-		c.errorf(base+".deny_rules", CodeEndpointL7, "remove it", "deny_rules list cannot be empty (would have no effect). Remove it if no denials are needed.")
-	}
-	allowAll := e.MCP != nil && e.MCP.AllowAllKnownMCPMethods != nil && *e.MCP.AllowAllKnownMCPMethods
-	denyAll := len(e.Rules) > 0
-	for _, r := range e.Rules {
-		if r.Allow != nil && !r.Allow.effectivelyEmpty() {
-			denyAll = false
-		}
-	}
-	for _, msg := range l7Semantics(c.version, e.Protocol, e.Access, len(e.Rules) > 0, len(e.DenyRules) > 0, denyAll, allowAll) {
+	c.checkEmptyRuleLists(base, e)
+	allowAll := e.MCP.allowAllKnownMethods()
+	for _, msg := range l7Semantics(c.version, e.Protocol, e.Access, len(e.Rules) > 0, len(e.DenyRules) > 0, e.deniesAll(), allowAll) {
 		c.errorf(base, CodeEndpointL7, "", "%s", msg)
 	}
-	// validate_explicit_tcp_additional_fields (l7_validate.rs:58-73, v0.0.111).
-	if c.has("v0.0.111") && strings.EqualFold(e.Protocol, "tcp") {
-		if f := additionalL7Fields(e); len(f) > 0 {
-			c.errorf(base, CodeEndpointL7, "remove those fields", "protocol tcp does not support L7-only fields: %s; remove those fields", strings.Join(f, ", "))
-		}
+	if c.has("v0.0.111") {
+		c.checkTCPFields(base, e)
 	}
 	if e.Protocol == "mcp" {
 		c.checkMCP(base, e, allowAll)
@@ -491,24 +201,43 @@ func (c *checker) checkL7(base string, e Endpoint) {
 		c.errorf(base+".mcp", CodeEndpointMCP, "", "mcp options are only valid for protocol mcp")
 	}
 	for j, r := range e.Rules {
-		if r.Allow == nil {
-			continue
-		}
-		p := fmt.Sprintf("%s.rules[%d].allow", base, j)
-		if r.Allow.Tool != nil {
-			c.errorf(p+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
-		}
-		if len(r.Allow.Params) > 0 {
-			c.errorf(p+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
+		if r.Allow != nil {
+			c.rejectMCPMatchers(fmt.Sprintf("%s.rules[%d].allow", base, j), r.Allow)
 		}
 	}
-	for j, r := range e.DenyRules {
-		p := fmt.Sprintf("%s.deny_rules[%d]", base, j)
-		if r.Tool != nil {
-			c.errorf(p+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
-		}
-		if len(r.Params) > 0 {
-			c.errorf(p+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
-		}
+	for j := range e.DenyRules {
+		c.rejectMCPMatchers(fmt.Sprintf("%s.deny_rules[%d]", base, j), &e.DenyRules[j])
+	}
+}
+
+// checkEmptyRuleLists reports `rules: []` and `deny_rules: []`.
+func (c *checker) checkEmptyRuleLists(base string, e Endpoint) {
+	if e.RulesSet && len(e.Rules) == 0 {
+		c.errorf(base+".rules", CodeEndpointL7, "use `access: full` or remove rules", "rules list cannot be empty (would deny all traffic). Use `access: full` or remove rules.")
+	}
+	if e.DenyRulesSet && len(e.DenyRules) == 0 {
+		c.errorf(base+".deny_rules", CodeEndpointL7, "remove it", "deny_rules list cannot be empty (would have no effect). Remove it if no denials are needed.")
+	}
+}
+
+// checkTCPFields is validate_explicit_tcp_additional_fields
+// (l7_validate.rs:58-73, v0.0.111): protocol tcp carries no L7 field.
+func (c *checker) checkTCPFields(base string, e Endpoint) {
+	if !strings.EqualFold(e.Protocol, "tcp") {
+		return
+	}
+	if f := additionalL7Fields(e); len(f) > 0 {
+		c.errorf(base, CodeEndpointL7, "remove those fields", "protocol tcp does not support L7-only fields: %s; remove those fields", strings.Join(f, ", "))
+	}
+}
+
+// rejectMCPMatchers reports the MCP-only matchers (tool, params) of a rule
+// at loc on an endpoint whose protocol is not mcp.
+func (c *checker) rejectMCPMatchers(loc string, m *Match) {
+	if m.Tool != nil {
+		c.errorf(loc+".tool", CodeEndpointMCP, "", "MCP tool matching is only valid for protocol mcp")
+	}
+	if len(m.Params) > 0 {
+		c.errorf(loc+".params", CodeEndpointMCP, "", "params matching is only valid for protocol mcp")
 	}
 }

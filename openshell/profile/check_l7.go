@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,14 +101,17 @@ func (s *l7Shape) accessErrs() []string {
 // nothing.
 func (s *l7Shape) allowErrs() []string {
 	var errs []string
-	if s.jsonrpc && s.bare {
+	// Without rules or access (bare), by protocol.
+	switch {
+	case !s.bare:
+	case s.jsonrpc:
 		errs = append(errs, fmt.Sprintf("protocol %s requires explicit rules with allow.method", s.protocol))
-	}
-	if s.known && !s.mcp && !s.jsonrpc && s.bare {
+	case s.mcp:
+		if !s.allowAll {
+			errs = append(errs, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
+		}
+	case s.known:
 		errs = append(errs, "protocol requires rules or access to define allowed traffic")
-	}
-	if s.mcp && s.bare && !s.allowAll {
-		errs = append(errs, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false")
 	}
 	if s.denyAll && !(s.mcp && s.allowAll) {
 		errs = append(errs, "rules would deny all traffic (no allow clause found). Use `access: full` or add allow clauses to rules.")
@@ -142,10 +146,7 @@ func matchesToolsCall(method string) bool {
 // and deny rule, then, when an allow rule selects tools, the rules that
 // would allow or deny every tool call beside it.
 func (c *checker) checkMCP(base string, e Endpoint, allowAll bool) {
-	strict := true
-	if e.MCP != nil && e.MCP.StrictToolNames != nil {
-		strict = *e.MCP.StrictToolNames
-	}
+	strict := e.MCP.strictToolNames()
 	hasToolAllow := false
 	for j, r := range e.Rules {
 		if r.Allow != nil {
@@ -164,11 +165,20 @@ func (c *checker) checkMCP(base string, e Endpoint, allowAll bool) {
 // checkMCPRule checks one MCP allow or deny rule: its method, tool and
 // params.
 func (c *checker) checkMCPRule(loc string, m *Match, allowAll, strict bool) {
-	if m.Tool != nil {
-		if _, ok := m.Params["name"]; ok {
-			c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
-		}
+	if _, ok := m.Params["name"]; ok && m.Tool != nil {
+		c.errorf(loc, CodeEndpointMCP, "", "MCP rules must use either tool or params.name, not both")
 	}
+	c.checkMCPMethod(loc, m, allowAll)
+	if m.Path != "" || len(m.Query) > 0 {
+		c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
+	}
+	c.checkMCPParams(loc, m, strict)
+}
+
+// checkMCPMethod checks the method of an MCP rule: tools/call beside a tool
+// selector, given unless allow_all_known_mcp_methods, a glob only over
+// tools/.
+func (c *checker) checkMCPMethod(loc string, m *Match, allowAll bool) {
 	if m.hasToolSelector() && m.Method != "" && m.Method != "tools/call" {
 		c.errorf(loc, CodeEndpointMCP, "", "method must be tools/call when an MCP rule uses tool or params.name")
 	}
@@ -178,10 +188,6 @@ func (c *checker) checkMCPRule(loc string, m *Match, allowAll, strict bool) {
 	if globWildcard(m.Method) && !strings.HasPrefix(m.Method, "tools/") {
 		c.errorf(loc+".method", CodeEndpointMCP, "", "MCP method globs are only valid for the tools/ method family; omit method to use the endpoint method profile")
 	}
-	if m.Path != "" || len(m.Query) > 0 {
-		c.errorf(loc, CodeEndpointMCP, "", "mcp L7 rules must use method/tool, not path/query")
-	}
-	c.checkMCPParams(loc, m, strict)
 }
 
 // checkMCPParams: params other than name are not supported; the tool and
@@ -212,23 +218,27 @@ func (c *checker) checkMCPParams(loc string, m *Match, strict bool) {
 func (c *checker) checkMCPToolConflicts(base string, e Endpoint, allowAll bool) {
 	const conflict = "method matcher allows every tool call and conflicts with MCP tool allow rules; add tool or params.name to narrow tools/call, or remove the tool allow rules"
 	for j, r := range e.Rules {
-		loc := fmt.Sprintf("%s.rules[%d].allow", base, j)
-		if r.Allow == nil {
-			if allowAll {
-				c.errorf(loc, CodeEndpointMCP, "", conflict)
-			}
-			continue
+		every := allowAll // no allow clause
+		if r.Allow != nil {
+			every = r.Allow.everyToolCall(allowAll)
 		}
-		if !r.Allow.hasToolSelector() && (matchesToolsCall(r.Allow.Method) || r.Allow.Method == "" && allowAll) {
-			c.errorf(loc, CodeEndpointMCP, "", conflict)
+		if every {
+			c.errorf(fmt.Sprintf("%s.rules[%d].allow", base, j), CodeEndpointMCP, "", conflict)
 		}
 	}
 	for j, r := range e.DenyRules {
-		if !r.hasToolSelector() && matchesToolsCall(r.Method) {
+		if r.everyToolCall(false) {
 			c.errorf(fmt.Sprintf("%s.deny_rules[%d]", base, j), CodeEndpointMCP, "",
 				"method matcher denies every tool call and conflicts with MCP tool allow rules; add tool or params.name to deny specific tools, or remove the tool allow rules")
 		}
 	}
+}
+
+// everyToolCall reports a rule that selects every tool call: no tool
+// selector, and a method that matches tools/call (or, when emptyIsAll, no
+// method).
+func (m *Match) everyToolCall(emptyIsAll bool) bool {
+	return !m.hasToolSelector() && (matchesToolsCall(m.Method) || m.Method == "" && emptyIsAll)
 }
 
 // mcpMatcher is validate_mcp_matcher (profiles.rs:968-1000).
@@ -239,11 +249,7 @@ func (c *checker) mcpMatcher(loc string, q openshell.QueryMatch, strict bool) {
 	if q.Glob == "" && len(q.Any) == 0 {
 		c.errorf(loc, CodeEndpointMCP, "", "matcher must specify glob or any")
 	}
-	wild := globWildcard(q.Glob)
-	for _, a := range q.Any {
-		wild = wild || globWildcard(a)
-	}
-	if !strict && wild {
+	if !strict && (globWildcard(q.Glob) || slices.ContainsFunc(q.Any, globWildcard)) {
 		c.errorf(loc, CodeEndpointMCP, "", "wildcard tool-name matchers require mcp.strict_tool_names to remain enabled")
 	}
 }

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -21,18 +22,15 @@ func IsProviderRuleName(key string) bool { return strings.HasPrefix(key, Provide
 // digit or '_' replaced by '_', '_' trimmed from both ends, after the
 // reserved prefix; "_provider_unnamed" when nothing is left.
 func ProviderRuleName(provider string) string {
-	var b strings.Builder
-	for _, r := range provider {
-		switch {
-		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_'):
-			b.WriteRune(r)
-		case r >= 'A' && r <= 'Z':
-			b.WriteRune(r + 'a' - 'A')
-		default:
-			b.WriteByte('_')
+	s := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
 		}
-	}
-	s := strings.Trim(b.String(), "_")
+		if !strings.ContainsRune(lowerAlnum+"_", r) {
+			return '_'
+		}
+		return r
+	}, provider), "_")
 	if s == "" {
 		return ProviderRulePrefix + "unnamed"
 	}
@@ -146,18 +144,24 @@ func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Compose
 	}
 	for _, a := range attached {
 		name := ProviderRuleName(a.name())
-		key := name
-		for n := 2; ; n++ {
-			if _, taken := eff.NetworkPolicies[key]; !taken {
-				break
-			}
-			key = fmt.Sprintf("%s_%d", name, n)
-		}
+		key := uniqueRuleKey(eff.NetworkPolicies, name)
 		eff.NetworkPolicies[key] = a.Profile.NetworkPolicy(name)
 		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
 			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
 	}
 	return out
+}
+
+// uniqueRuleKey is unique_provider_rule_key (compose.rs:77-90): name, or
+// the first of name_2, name_3, ... that policies does not hold.
+func uniqueRuleKey(policies map[string]openshell.NetworkPolicy, name string) string {
+	key := name
+	for n := 2; ; n++ {
+		if _, taken := policies[key]; !taken {
+			return key
+		}
+		key = fmt.Sprintf("%s_%d", name, n)
+	}
 }
 
 // NetworkPolicy is network_policy_rule(rule_name) (profiles.rs:597-604 @
@@ -191,7 +195,6 @@ func (p *Profile) NetworkPolicy(name string) openshell.NetworkPolicy {
 // lower converts a profile endpoint to the policy model as the gateway's
 // proto and its YAML rendering carry it (see Compose).
 func (e Endpoint) lower() openshell.Endpoint {
-	clamp := func(v uint32) int { return int(min(v, 65535)) }
 	out := openshell.Endpoint{Host: e.Host, Path: e.Path, Protocol: e.Protocol, TLS: e.TLS,
 		Enforcement: e.Enforcement, Access: e.Access, AllowedIPs: e.AllowedIPs,
 		AllowEncodedSlash: e.AllowEncodedSlash, WebsocketCredentialRewrite: e.WebsocketCredentialRewrite,
@@ -199,18 +202,9 @@ func (e Endpoint) lower() openshell.Endpoint {
 		PersistedQueries: e.PersistedQueries, GraphQLPersistedQueries: e.GraphQLPersistedQueries,
 		GraphQLMaxBodyBytes: e.GraphQLMaxBodyBytes, CredentialSigning: e.CredentialSigning,
 		SigningService: e.SigningService, SigningRegion: e.SigningRegion}
-	// lib.rs:868-873: one entry of ports becomes port; several stay ports.
-	if len(e.Ports) > 1 {
-		for _, p := range e.Ports {
-			out.Ports = append(out.Ports, clamp(p))
-		}
-	} else if len(e.Ports) == 1 {
-		out.Port = clamp(e.Ports[0])
-	} else {
-		out.Port = clamp(e.Port)
-	}
+	out.Port, out.Ports = e.lowerPorts()
 	mcp := strings.EqualFold(e.Protocol, "mcp")
-	allowAll := !mcp || e.MCP != nil && e.MCP.AllowAllKnownMCPMethods != nil && *e.MCP.AllowAllKnownMCPMethods
+	allowAll := !mcp || e.MCP.allowAllKnownMethods()
 	for _, r := range e.Rules {
 		var m Match
 		if r.Allow != nil {
@@ -223,17 +217,42 @@ func (e Endpoint) lower() openshell.Endpoint {
 	}
 	// lib.rs:897-904 and mcp_config_from_proto, json_rpc_config_from_proto (lib.rs:205-232).
 	if mcp {
-		var strict, all *bool
-		if e.MCP != nil {
-			strict, all = e.MCP.StrictToolNames, e.MCP.AllowAllKnownMCPMethods
-		}
-		if e.JSONRPCMaxBodyBytes > 0 || strict != nil || all != nil {
-			out.MCP = &openshell.MCPConfig{MaxBodyBytes: e.JSONRPCMaxBodyBytes, StrictToolNames: strict, AllowAllKnownMCPMethods: all}
-		}
+		out.MCP = e.mcpConfig()
 	} else if e.JSONRPCMaxBodyBytes > 0 {
 		out.JSONRPC = &openshell.JSONRPCConfig{MaxBodyBytes: e.JSONRPCMaxBodyBytes}
 	}
 	return out
+}
+
+// lowerPorts returns port and ports as the YAML carries them (lib.rs:868-873):
+// one entry of ports becomes port; several stay ports. Ports above 65535
+// are clamped.
+func (e Endpoint) lowerPorts() (int, []int) {
+	clamp := func(v uint32) int { return int(min(v, 65535)) }
+	switch len(e.Ports) {
+	case 0:
+		return clamp(e.Port), nil
+	case 1:
+		return clamp(e.Ports[0]), nil
+	}
+	var ports []int
+	for _, p := range e.Ports {
+		ports = append(ports, clamp(p))
+	}
+	return 0, ports
+}
+
+// mcpConfig is the mcp stanza of a protocol mcp endpoint: the JSON-RPC body
+// limit and the mcp options, nil when all are unset.
+func (e Endpoint) mcpConfig() *openshell.MCPConfig {
+	var strict, all *bool
+	if e.MCP != nil {
+		strict, all = e.MCP.StrictToolNames, e.MCP.AllowAllKnownMCPMethods
+	}
+	if e.JSONRPCMaxBodyBytes == 0 && strict == nil && all == nil {
+		return nil
+	}
+	return &openshell.MCPConfig{MaxBodyBytes: e.JSONRPCMaxBodyBytes, StrictToolNames: strict, AllowAllKnownMCPMethods: all}
 }
 
 // lower is allow_to_proto (profiles.rs:1024-1048: tool becomes params.name
@@ -242,33 +261,42 @@ func (e Endpoint) lower() openshell.Endpoint {
 // method).
 func (m Match) lower(mcp, allowAll bool) openshell.Match {
 	params := map[string]openshell.QueryMatch{}
-	for k, v := range m.Params {
-		params[k] = v
-	}
-	if m.Tool != nil {
-		if _, ok := params["name"]; !ok {
-			params["name"] = *m.Tool
-		}
+	maps.Copy(params, m.Params)
+	if _, ok := params["name"]; !ok && m.Tool != nil {
+		params["name"] = *m.Tool
 	}
 	out := openshell.Match{Method: m.Method, Path: m.Path, Command: m.Command, Query: m.Query,
 		OperationType: m.OperationType, OperationName: m.OperationName, Fields: m.Fields}
-	if mcp {
-		if t, ok := params["name"]; ok {
-			tool := t
-			out.Tool = &tool
-			delete(params, "name")
-		}
-		// yaml_mcp_method, lib.rs:690-704.
-		if out.Tool == nil && out.Method == "*" || out.Tool != nil && out.Method == "tools/call" && allowAll {
-			out.Method = ""
-		}
+	if t, ok := params["name"]; ok && mcp {
+		out.Tool = &t
+		delete(params, "name")
 	}
+	if mcp {
+		out.Method = yamlMCPMethod(out.Method, out.Tool != nil, allowAll)
+	}
+	out.Params = paramMatches(params)
+	return out
+}
+
+// yamlMCPMethod is yaml_mcp_method (lib.rs:690-704): the method of an mcp
+// rule as the YAML shows it, "" where it is implied ("*" without a tool,
+// tools/call with one under allow_all_known_mcp_methods).
+func yamlMCPMethod(method string, hasTool, allowAll bool) string {
+	if !hasTool && method == "*" || hasTool && method == "tools/call" && allowAll {
+		return ""
+	}
+	return method
+}
+
+// paramMatches wraps each params matcher as a ParamMatch; nil when there
+// is none.
+func paramMatches(params map[string]openshell.QueryMatch) map[string]openshell.ParamMatch {
+	if len(params) == 0 {
+		return nil
+	}
+	out := map[string]openshell.ParamMatch{}
 	for k, v := range params {
-		if out.Params == nil {
-			out.Params = map[string]openshell.ParamMatch{}
-		}
-		q := v
-		out.Params[k] = openshell.ParamMatch{Matcher: &q}
+		out[k] = openshell.ParamMatch{Matcher: &v}
 	}
 	return out
 }

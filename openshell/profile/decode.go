@@ -128,54 +128,63 @@ func Decode(file string, data []byte, version string) (*Profile, []openshell.Dia
 			"OpenShell %s has no provider profiles (they appear at %s)", v, Since)
 		return nil, d.diags
 	}
+	root := d.document(data)
+	if root == nil {
+		return nil, d.diags
+	}
+	return d.profile(root), d.diags
+}
+
+// document parses data as one YAML document and returns its root, or nil
+// (reported) when data is empty or not YAML. A second document is
+// reported; the first is still decoded.
+func (d *decoder) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.errorf(nil, "", CodeSyntax, "a profile needs at least id and display_name", "profile is empty")
-			return nil, d.diags
-		}
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		d.errorf(nil, "", CodeSyntax, "a profile needs at least id and display_name", "profile is empty")
+		return nil
+	} else if err != nil {
 		d.errorf(&yaml.Node{Line: openshell.YAMLErrorLine(err), Column: 1}, "", CodeSyntax, "fix the YAML syntax", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil, d.diags
+		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		d.errorf(&extra, "", CodeSyntax, "one profile per file", "more than one YAML document")
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		return doc.Content[0]
 	}
-	p := &Profile{File: file}
+	return &doc
+}
+
+// profile decodes ProviderTypeProfile from root; nil when root is not a
+// mapping.
+func (d *decoder) profile(root *yaml.Node) *Profile {
 	vals := d.object(root, "", "a profile", profileFields)
 	if vals == nil {
-		return nil, d.diags
+		return nil
 	}
 	d.required(root, vals, "", "id", "display_name")
+	p := &Profile{File: d.file}
 	p.ID = d.str(vals["id"], "id")
 	p.ResourceVersion = uint64(d.uint(vals["resource_version"], "resource_version", 1<<64-1))
 	p.Annotations = d.strMap(vals["annotations"], "annotations")
 	p.DisplayName = d.str(vals["display_name"], "display_name")
 	p.Description = d.str(vals["description"], "description")
 	p.Category = d.category(vals["category"])
-	for i, n := range d.seq(vals["credentials"], "credentials") {
-		p.Credentials = append(p.Credentials, d.credential(n, fmt.Sprintf("credentials[%d]", i)))
-	}
-	for i, n := range d.seq(vals["endpoints"], "endpoints") {
-		p.Endpoints = append(p.Endpoints, d.endpoint(n, fmt.Sprintf("endpoints[%d]", i)))
-	}
-	for i, n := range d.seq(vals["binaries"], "binaries") {
-		p.Binaries = append(p.Binaries, d.binary(n, fmt.Sprintf("binaries[%d]", i)))
-	}
+	p.Credentials = items(d, vals["credentials"], "credentials", d.credential)
+	p.Endpoints = items(d, vals["endpoints"], "endpoints", d.endpoint)
+	p.Binaries = items(d, vals["binaries"], "binaries", d.binary)
 	p.InferenceCapable = d.boolean(vals["inference_capable"], "inference_capable")
-	if n := vals["discovery"]; n != nil && !isNull(n) {
+	if n := vals["discovery"]; present(n) {
 		dv := d.object(n, "discovery", "discovery", discoveryFields)
 		p.Discovery = d.strList(dv["credentials"], "discovery.credentials", false)
 	}
 	p.Source = d.str(vals["source"], "source")
 	p.Scope = d.str(vals["scope"], "scope")
 	p.pos = d.pos
-	return p, d.diags
+	return p
 }
 
 // object checks that n is a mapping for a struct with fields and returns the
@@ -184,13 +193,12 @@ func Decode(file string, data []byte, version string) (*Profile, []openshell.Dia
 // "duplicate field"). It returns nil when n is not a mapping.
 func (d *decoder) object(n *yaml.Node, path, what string, fields []field) map[string]*yaml.Node {
 	n = d.resolve(n, path)
-	if n == nil {
+	switch {
+	case n == nil:
 		return nil
-	}
-	if isEmptyPlain(n) {
+	case isEmptyPlain(n):
 		return map[string]*yaml.Node{}
-	}
-	if n.Kind != yaml.MappingNode {
+	case n.Kind != yaml.MappingNode:
 		d.errorf(n, path, CodeType, "", "%s must be a mapping, got %s", what, describe(n))
 		return nil
 	}
@@ -200,40 +208,61 @@ func (d *decoder) object(n *yaml.Node, path, what string, fields []field) map[st
 		if k == nil {
 			continue
 		}
-		key := k.Value
-		sub := join(path, key)
-		if _, dup := vals[key]; dup {
-			d.errorf(k, sub, CodeDuplicateKey, "keep one", "duplicate field %q", key)
+		sub := join(path, k.Value)
+		if _, dup := vals[k.Value]; dup {
+			d.errorf(k, sub, CodeDuplicateKey, "keep one", "duplicate field %q", k.Value)
 			continue
 		}
-		f, known := lookup(fields, key)
-		switch {
-		case !known:
-			hint := "remove it, or fix its spelling"
-			if key == "<<" {
-				hint = "OpenShell does not apply YAML merge keys: write the fields out"
-			} else if key == "credential_binding" {
-				hint = "a credential_binding names a concrete provider and belongs in the sandbox policy, not a profile (grpc/provider.rs:2894-2903 @ v0.0.111)"
-			} else if s := suggestField(fields, key); s != "" {
-				hint = fmt.Sprintf("did you mean %s?", s)
-			}
-			d.trapf(k, sub, CodeUnknownField, hint, "unknown field %q in %s: OpenShell %s ignores it", key, what, d.version)
-			continue
-		case !d.has(f.since):
-			d.trapf(k, sub, CodeFieldTooNew, "target OpenShell "+f.since+" or later, or remove it",
-				"field %q appears at OpenShell %s: OpenShell %s ignores it", key, f.since, d.version)
-			continue
-		}
-		vals[key] = v
-		d.pos[sub] = position{v.Line, v.Column}
-		if _, ok := d.pos[sub+"#key"]; !ok {
-			d.pos[sub+"#key"] = position{k.Line, k.Column}
+		if d.known(k, sub, what, fields) {
+			vals[k.Value] = v
+			d.record(sub, k, v)
 		}
 	}
 	if path != "" {
 		d.pos[path] = position{n.Line, n.Column}
 	}
 	return vals
+}
+
+// known reports whether the key k (at sub) of what is a field of the
+// target release's struct; serde drops any other key, a trap warning.
+func (d *decoder) known(k *yaml.Node, sub, what string, fields []field) bool {
+	key := k.Value
+	f, ok := lookup(fields, key)
+	switch {
+	case !ok:
+		d.trapf(k, sub, CodeUnknownField, unknownFieldHint(fields, key), "unknown field %q in %s: OpenShell %s ignores it", key, what, d.version)
+		return false
+	case !d.has(f.since):
+		d.trapf(k, sub, CodeFieldTooNew, "target OpenShell "+f.since+" or later, or remove it",
+			"field %q appears at OpenShell %s: OpenShell %s ignores it", key, f.since, d.version)
+		return false
+	}
+	return true
+}
+
+// unknownFieldHint says what to do about an unknown key of a struct with
+// fields.
+func unknownFieldHint(fields []field, key string) string {
+	switch key {
+	case "<<":
+		return "OpenShell does not apply YAML merge keys: write the fields out"
+	case "credential_binding":
+		return "a credential_binding names a concrete provider and belongs in the sandbox policy, not a profile (grpc/provider.rs:2894-2903 @ v0.0.111)"
+	}
+	if s := suggestField(fields, key); s != "" {
+		return fmt.Sprintf("did you mean %s?", s)
+	}
+	return "remove it, or fix its spelling"
+}
+
+// record notes the position of the value v of key k at path, and of the
+// key itself (path#key, the first occurrence).
+func (d *decoder) record(path string, k, v *yaml.Node) {
+	d.pos[path] = position{v.Line, v.Column}
+	if _, ok := d.pos[path+"#key"]; !ok {
+		d.pos[path+"#key"] = position{k.Line, k.Column}
+	}
 }
 
 func lookup(fields []field, key string) (field, bool) {
@@ -311,10 +340,10 @@ func (d *decoder) credential(n *yaml.Node, path string) Credential {
 	c.HeaderName = d.str(vals["header_name"], path+".header_name")
 	c.QueryParam = d.str(vals["query_param"], path+".query_param")
 	c.PathTemplate = d.str(vals["path_template"], path+".path_template")
-	if r := vals["refresh"]; r != nil && !isNull(r) {
+	if r := vals["refresh"]; present(r) {
 		c.Refresh = d.refresh(r, path+".refresh")
 	}
-	if t := vals["token_grant"]; t != nil && !isNull(t) {
+	if t := vals["token_grant"]; present(t) {
 		c.TokenGrant = d.tokenGrant(t, path+".token_grant")
 	}
 	return c
@@ -331,26 +360,32 @@ func (d *decoder) refresh(n *yaml.Node, path string) *Refresh {
 	r.Scopes = d.strList(vals["scopes"], path+".scopes", false)
 	r.RefreshBeforeSeconds = d.int64(vals["refresh_before_seconds"], path+".refresh_before_seconds")
 	r.MaxLifetimeSeconds = d.int64(vals["max_lifetime_seconds"], path+".max_lifetime_seconds")
-	for i, m := range d.seq(vals["material"], path+".material") {
-		p := fmt.Sprintf("%s.material[%d]", path, i)
-		mv := d.object(m, p, "refresh material", materialFields)
-		if mv == nil {
-			continue
-		}
-		d.required(m, mv, p, "name")
-		r.Material = append(r.Material, Material{Name: d.str(mv["name"], p+".name"), Description: d.str(mv["description"], p+".description"),
-			Required: d.boolean(mv["required"], p+".required"), Secret: d.boolean(mv["secret"], p+".secret")})
-	}
-	for i, o := range d.seq(vals["additional_outputs"], path+".additional_outputs") {
-		p := fmt.Sprintf("%s.additional_outputs[%d]", path, i)
-		ov := d.object(o, p, "an additional output", outputFields)
-		if ov == nil {
-			continue
-		}
-		d.required(o, ov, p, "output", "credential")
-		r.AdditionalOutputs = append(r.AdditionalOutputs, Output{Output: d.str(ov["output"], p+".output"), Credential: d.str(ov["credential"], p+".credential")})
-	}
+	r.Material = someItems(d, vals["material"], path+".material", d.material)
+	r.AdditionalOutputs = someItems(d, vals["additional_outputs"], path+".additional_outputs", d.output)
 	return r
+}
+
+// material decodes CredentialRefreshMaterialProfile; false when n is not a
+// mapping.
+func (d *decoder) material(n *yaml.Node, path string) (Material, bool) {
+	vals := d.object(n, path, "refresh material", materialFields)
+	if vals == nil {
+		return Material{}, false
+	}
+	d.required(n, vals, path, "name")
+	return Material{Name: d.str(vals["name"], path+".name"), Description: d.str(vals["description"], path+".description"),
+		Required: d.boolean(vals["required"], path+".required"), Secret: d.boolean(vals["secret"], path+".secret")}, true
+}
+
+// output decodes CredentialRefreshOutputProfile; false when n is not a
+// mapping.
+func (d *decoder) output(n *yaml.Node, path string) (Output, bool) {
+	vals := d.object(n, path, "an additional output", outputFields)
+	if vals == nil {
+		return Output{}, false
+	}
+	d.required(n, vals, path, "output", "credential")
+	return Output{Output: d.str(vals["output"], path+".output"), Credential: d.str(vals["credential"], path+".credential")}, true
 }
 
 func (d *decoder) tokenGrant(n *yaml.Node, path string) *TokenGrant {
@@ -366,18 +401,21 @@ func (d *decoder) tokenGrant(n *yaml.Node, path string) *TokenGrant {
 	t.ClientAssertionType = d.str(vals["client_assertion_type"], path+".client_assertion_type")
 	t.Scopes = d.strList(vals["scopes"], path+".scopes", false)
 	t.CacheTTLSeconds = d.int64(vals["cache_ttl_seconds"], path+".cache_ttl_seconds")
-	for i, o := range d.seq(vals["audience_overrides"], path+".audience_overrides") {
-		p := fmt.Sprintf("%s.audience_overrides[%d]", path, i)
-		ov := d.object(o, p, "an audience override", overrideFields)
-		if ov == nil {
-			continue
-		}
-		d.required(o, ov, p, "audience")
-		t.AudienceOverrides = append(t.AudienceOverrides, AudienceOverride{Host: d.str(ov["host"], p+".host"),
-			Port: uint32(d.uint(ov["port"], p+".port", 1<<32-1)), Path: d.str(ov["path"], p+".path"),
-			Audience: d.str(ov["audience"], p+".audience"), Scopes: d.strList(ov["scopes"], p+".scopes", false)})
-	}
+	t.AudienceOverrides = someItems(d, vals["audience_overrides"], path+".audience_overrides", d.audienceOverride)
 	return t
+}
+
+// audienceOverride decodes TokenGrantAudienceOverrideProfile; false when n
+// is not a mapping.
+func (d *decoder) audienceOverride(n *yaml.Node, path string) (AudienceOverride, bool) {
+	vals := d.object(n, path, "an audience override", overrideFields)
+	if vals == nil {
+		return AudienceOverride{}, false
+	}
+	d.required(n, vals, path, "audience")
+	return AudienceOverride{Host: d.str(vals["host"], path+".host"),
+		Port: uint32(d.uint(vals["port"], path+".port", 1<<32-1)), Path: d.str(vals["path"], path+".path"),
+		Audience: d.str(vals["audience"], path+".audience"), Scopes: d.strList(vals["scopes"], path+".scopes", false)}, true
 }
 
 func (d *decoder) endpoint(n *yaml.Node, path string) Endpoint {
@@ -393,54 +431,66 @@ func (d *decoder) endpoint(n *yaml.Node, path string) Endpoint {
 	e.TLS = d.str(vals["tls"], path+".tls")
 	e.Access = d.str(vals["access"], path+".access")
 	e.Enforcement = d.str(vals["enforcement"], path+".enforcement")
-	if r, ok := vals["rules"]; ok && !isNull(r) {
+	if r := vals["rules"]; present(r) {
 		e.RulesSet = true
-		for i, it := range d.seq(r, path+".rules") {
-			p := fmt.Sprintf("%s.rules[%d]", path, i)
-			rv := d.object(it, p, "a rule", ruleFields)
-			var rule Rule
-			if a := rv["allow"]; a != nil && !isNull(a) {
-				m := d.match(a, p+".allow")
-				rule.Allow = &m
-			}
-			e.Rules = append(e.Rules, rule)
-		}
+		e.Rules = items(d, r, path+".rules", d.rule)
 	}
 	e.AllowedIPs = d.strList(vals["allowed_ips"], path+".allowed_ips", false)
 	e.Ports = d.u32List(vals["ports"], path+".ports")
-	if r, ok := vals["deny_rules"]; ok && !isNull(r) {
+	if r := vals["deny_rules"]; present(r) {
 		e.DenyRulesSet = true
-		for i, it := range d.seq(r, path+".deny_rules") {
-			e.DenyRules = append(e.DenyRules, d.match(it, fmt.Sprintf("%s.deny_rules[%d]", path, i)))
-		}
+		e.DenyRules = items(d, r, path+".deny_rules", d.match)
 	}
 	e.AllowEncodedSlash = d.boolean(vals["allow_encoded_slash"], path+".allow_encoded_slash")
 	e.WebsocketCredentialRewrite = d.boolean(vals["websocket_credential_rewrite"], path+".websocket_credential_rewrite")
 	e.RequestBodyCredentialRewrite = d.boolean(vals["request_body_credential_rewrite"], path+".request_body_credential_rewrite")
 	e.AllowUninspectedCredentials = d.boolean(vals["allow_uninspected_credentials"], path+".allow_uninspected_credentials")
 	e.PersistedQueries = d.str(vals["persisted_queries"], path+".persisted_queries")
-	keys, ops := d.mapEntries(vals["graphql_persisted_queries"], path+".graphql_persisted_queries")
-	for i, k := range keys {
-		p := join(path+".graphql_persisted_queries", k)
-		ov := d.object(ops[i], p, "a persisted query", graphqlFields)
-		if e.GraphQLPersistedQueries == nil {
-			e.GraphQLPersistedQueries = map[string]openshell.GraphQLOperation{}
-		}
-		e.GraphQLPersistedQueries[k] = openshell.GraphQLOperation{OperationType: d.str(ov["operation_type"], p+".operation_type"),
-			OperationName: d.str(ov["operation_name"], p+".operation_name"), Fields: d.strList(ov["fields"], p+".fields", false)}
-	}
+	e.GraphQLPersistedQueries = d.persistedQueries(vals["graphql_persisted_queries"], path+".graphql_persisted_queries")
 	e.GraphQLMaxBodyBytes = uint32(d.uint(vals["graphql_max_body_bytes"], path+".graphql_max_body_bytes", 1<<32-1))
 	e.JSONRPCMaxBodyBytes = uint32(d.uint(vals["json_rpc_max_body_bytes"], path+".json_rpc_max_body_bytes", 1<<32-1))
-	if m := vals["mcp"]; m != nil && !isNull(m) {
-		mv := d.object(m, path+".mcp", "mcp", mcpFields)
-		e.MCP = &MCPOptions{StrictToolNames: d.optBool(mv["strict_tool_names"], path+".mcp.strict_tool_names"),
-			AllowAllKnownMCPMethods: d.optBool(mv["allow_all_known_mcp_methods"], path+".mcp.allow_all_known_mcp_methods")}
+	if m := vals["mcp"]; present(m) {
+		e.MCP = d.mcpOptions(m, path+".mcp")
 	}
 	e.Path = d.str(vals["path"], path+".path")
 	e.CredentialSigning = d.str(vals["credential_signing"], path+".credential_signing")
 	e.SigningService = d.str(vals["signing_service"], path+".signing_service")
 	e.SigningRegion = d.str(vals["signing_region"], path+".signing_region")
 	return e
+}
+
+// rule decodes L7RuleProfile: an optional allow.
+func (d *decoder) rule(n *yaml.Node, path string) Rule {
+	var r Rule
+	vals := d.object(n, path, "a rule", ruleFields)
+	if a := vals["allow"]; present(a) {
+		m := d.match(a, path+".allow")
+		r.Allow = &m
+	}
+	return r
+}
+
+// persistedQueries decodes graphql_persisted_queries, a map of operations.
+func (d *decoder) persistedQueries(n *yaml.Node, path string) map[string]openshell.GraphQLOperation {
+	keys, ops := d.mapEntries(n, path)
+	if keys == nil {
+		return nil
+	}
+	out := map[string]openshell.GraphQLOperation{}
+	for i, k := range keys {
+		p := join(path, k)
+		ov := d.object(ops[i], p, "a persisted query", graphqlFields)
+		out[k] = openshell.GraphQLOperation{OperationType: d.str(ov["operation_type"], p+".operation_type"),
+			OperationName: d.str(ov["operation_name"], p+".operation_name"), Fields: d.strList(ov["fields"], p+".fields", false)}
+	}
+	return out
+}
+
+// mcpOptions decodes McpOptionsProfile.
+func (d *decoder) mcpOptions(n *yaml.Node, path string) *MCPOptions {
+	vals := d.object(n, path, "mcp", mcpFields)
+	return &MCPOptions{StrictToolNames: d.optBool(vals["strict_tool_names"], path+".strict_tool_names"),
+		AllowAllKnownMCPMethods: d.optBool(vals["allow_all_known_mcp_methods"], path+".allow_all_known_mcp_methods")}
 }
 
 func (d *decoder) match(n *yaml.Node, path string) Match {
@@ -457,7 +507,7 @@ func (d *decoder) match(n *yaml.Node, path string) Match {
 	m.OperationName = d.str(vals["operation_name"], path+".operation_name")
 	m.Fields = d.strList(vals["fields"], path+".fields", false)
 	m.Params = d.matcherMap(vals["params"], path+".params")
-	if t := vals["tool"]; t != nil && !isNull(t) {
+	if t := vals["tool"]; present(t) {
 		q := d.matcher(t, path+".tool")
 		m.Tool = &q
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -9,11 +10,9 @@ import (
 )
 
 // resolve follows aliases, spends the visit budget and rejects custom tags.
+// A nil node (an absent field) resolves to nil at no cost.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	if n == nil || n.Kind == yaml.AliasNode {
+	if n = deref(n); n == nil || n.Kind == yaml.AliasNode {
 		return nil
 	}
 	d.budget--
@@ -31,11 +30,17 @@ func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	return nil
 }
 
+// deref follows at most 100 aliases from n (an alias still, then, is a
+// cycle).
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
 // str decodes a String field: serde_yml takes any scalar verbatim.
 func (d *decoder) str(n *yaml.Node, path string) string {
-	if n == nil {
-		return ""
-	}
 	if n = d.resolve(n, path); n == nil {
 		return ""
 	}
@@ -67,9 +72,6 @@ func (d *decoder) untaggedStr(n *yaml.Node, path string) (string, bool) {
 }
 
 func (d *decoder) boolean(n *yaml.Node, path string) bool {
-	if n == nil {
-		return false
-	}
 	if n = d.resolve(n, path); n == nil {
 		return false
 	}
@@ -87,7 +89,7 @@ func (d *decoder) boolean(n *yaml.Node, path string) bool {
 
 // optBool decodes an Option<bool>: null is unset.
 func (d *decoder) optBool(n *yaml.Node, path string) *bool {
-	if n == nil || isNull(n) {
+	if !present(n) {
 		return nil
 	}
 	b := d.boolean(n, path)
@@ -96,9 +98,6 @@ func (d *decoder) optBool(n *yaml.Node, path string) *bool {
 
 // uint decodes an unsigned integer of at most max (u32, u64).
 func (d *decoder) uint(n *yaml.Node, path string, max uint64) uint64 {
-	if n == nil {
-		return 0
-	}
 	if n = d.resolve(n, path); n == nil {
 		return 0
 	}
@@ -117,24 +116,12 @@ func (d *decoder) uint(n *yaml.Node, path string, max uint64) uint64 {
 
 // int64 decodes a signed 64-bit integer.
 func (d *decoder) int64(n *yaml.Node, path string) int64 {
-	if n == nil {
-		return 0
-	}
 	if n = d.resolve(n, path); n == nil {
 		return 0
 	}
 	if n.Kind == yaml.ScalarNode && isPlain(n) {
-		s, neg := n.Value, false
-		if rest, ok := strings.CutPrefix(s, "-"); ok {
-			s, neg = rest, true
-		}
-		if u, ok := serdeUint(s); ok {
-			if !neg && u <= 1<<63-1 {
-				return int64(u)
-			}
-			if neg && u <= 1<<63 {
-				return -int64(u-1) - 1
-			}
+		if i, ok := serdeInt(n.Value); ok {
+			return i
 		}
 	}
 	d.errorf(n, path, CodeType, "write a plain integer", "%s must be an integer, got %s", last(path), describe(n))
@@ -143,10 +130,7 @@ func (d *decoder) int64(n *yaml.Node, path string) int64 {
 
 // seq returns the items of a Vec field; null or an empty value is empty.
 func (d *decoder) seq(n *yaml.Node, path string) []*yaml.Node {
-	if n == nil {
-		return nil
-	}
-	if n = d.resolve(n, path); n == nil || isNull(n) {
+	if n = d.resolve(n, path); !present(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -156,37 +140,51 @@ func (d *decoder) seq(n *yaml.Node, path string) []*yaml.Node {
 	return n.Content
 }
 
-func (d *decoder) strList(n *yaml.Node, path string, untagged bool) []string {
-	var out []string
+// items decodes each item of the Vec field n at path with item, at
+// path[i].
+func items[T any](d *decoder, n *yaml.Node, path string, item func(n *yaml.Node, path string) T) []T {
+	var out []T
 	for i, it := range d.seq(n, path) {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		d.pos[p] = position{it.Line, it.Column}
-		if untagged {
-			s, _ := d.untaggedStr(it, p)
-			out = append(out, s)
-		} else {
-			out = append(out, d.str(it, p))
+		out = append(out, item(it, fmt.Sprintf("%s[%d]", path, i)))
+	}
+	return out
+}
+
+// someItems is items for an item decoder that drops an item it cannot
+// decode (ok false, reported).
+func someItems[T any](d *decoder, n *yaml.Node, path string, item func(n *yaml.Node, path string) (T, bool)) []T {
+	var out []T
+	for i, it := range d.seq(n, path) {
+		if v, ok := item(it, fmt.Sprintf("%s[%d]", path, i)); ok {
+			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func (d *decoder) u32List(n *yaml.Node, path string) []uint32 {
-	var out []uint32
-	for i, it := range d.seq(n, path) {
-		p := fmt.Sprintf("%s[%d]", path, i)
+// strList decodes a Vec<String>; untagged items are strings inside an
+// untagged enum (untaggedStr).
+func (d *decoder) strList(n *yaml.Node, path string, untagged bool) []string {
+	return items(d, n, path, func(it *yaml.Node, p string) string {
 		d.pos[p] = position{it.Line, it.Column}
-		out = append(out, uint32(d.uint(it, p, 1<<32-1)))
-	}
-	return out
+		if untagged {
+			s, _ := d.untaggedStr(it, p)
+			return s
+		}
+		return d.str(it, p)
+	})
+}
+
+func (d *decoder) u32List(n *yaml.Node, path string) []uint32 {
+	return items(d, n, path, func(it *yaml.Node, p string) uint32 {
+		d.pos[p] = position{it.Line, it.Column}
+		return uint32(d.uint(it, p, 1<<32-1))
+	})
 }
 
 // mapEntries returns the entries of a HashMap field; a key twice is an error.
 func (d *decoder) mapEntries(n *yaml.Node, path string) ([]string, []*yaml.Node) {
-	if n == nil {
-		return nil, nil
-	}
-	if n = d.resolve(n, path); n == nil || isNull(n) {
+	if n = d.resolve(n, path); !present(n) {
 		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -253,18 +251,12 @@ func isEmptyPlain(n *yaml.Node) bool {
 
 // isNull reports a plain YAML null (Option fields take it as None).
 func isNull(n *yaml.Node) bool {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	if n == nil || n.Kind != yaml.ScalarNode || !isPlain(n) {
-		return false
-	}
-	switch n.Value {
-	case "", "~", "null", "Null", "NULL":
-		return true
-	}
-	return false
+	n = deref(n)
+	return n != nil && n.Kind == yaml.ScalarNode && isPlain(n) && plainScalarType(n.Value) == "null"
 }
+
+// present reports a value given and not null (an Option field's Some).
+func present(n *yaml.Node) bool { return n != nil && !isNull(n) }
 
 func describe(n *yaml.Node) string {
 	switch n.Kind {
@@ -281,32 +273,45 @@ func describe(n *yaml.Node) string {
 	return "an alias"
 }
 
+// radixPrefixes are the prefixes of serde_yml's non-decimal integers.
+var radixPrefixes = []struct {
+	prefix string
+	base   int
+}{{"0x", 16}, {"0o", 8}, {"0b", 2}}
+
 // serdeUint parses a plain scalar as serde_yml parses unsigned integers:
 // decimal without leading zeros, or 0x/0o/0b, with an optional "+".
+// strconv.ParseUint with an explicit base takes digits only (no sign, no
+// '_', no prefix).
 func serdeUint(s string) (uint64, bool) {
-	u := strings.TrimPrefix(s, "+")
-	for _, p := range []struct {
-		prefix string
-		base   int
-	}{{"0x", 16}, {"0o", 8}, {"0b", 2}} {
-		if rest, ok := strings.CutPrefix(u, p.prefix); ok {
-			if rest == "" || rest[0] == '+' || rest[0] == '-' {
-				return 0, false
-			}
-			n, err := strconv.ParseUint(rest, p.base, 64)
-			return n, err == nil
+	digits, base := strings.TrimPrefix(s, "+"), 10
+	for _, p := range radixPrefixes {
+		if rest, ok := strings.CutPrefix(digits, p.prefix); ok {
+			digits, base = rest, p.base
+			break
 		}
 	}
-	if u == "" || (len(u) > 1 && u[0] == '0') {
+	if base == 10 && len(digits) > 1 && digits[0] == '0' {
 		return 0, false
 	}
-	for _, r := range u {
-		if r < '0' || r > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseUint(u, 10, 64)
+	n, err := strconv.ParseUint(digits, base, 64)
 	return n, err == nil
+}
+
+// serdeInt parses a plain scalar as serde_yml parses an i64: serdeUint's
+// forms with an optional '-'.
+func serdeInt(s string) (int64, bool) {
+	digits, neg := strings.CutPrefix(s, "-")
+	u, ok := serdeUint(digits)
+	switch {
+	case !ok:
+		return 0, false
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true
+	case neg && u <= 1<<63:
+		return -int64(u-1) - 1, true
+	}
+	return 0, false
 }
 
 // plainScalarType is what serde_yml makes of a plain scalar in an untagged

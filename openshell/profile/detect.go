@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -24,10 +25,13 @@ func IsProfile(data []byte) bool {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		keys[root.Content[i].Value] = true
 	}
-	for _, k := range []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"} {
-		if keys[k] {
-			return false
-		}
-	}
-	return keys["id"] && (keys["endpoints"] || keys["credentials"] || keys["binaries"] || keys["display_name"])
+	has := func(k string) bool { return keys[k] }
+	return has("id") && !slices.ContainsFunc(policyKeys, has) && slices.ContainsFunc(profileKeys, has)
 }
+
+// policyKeys are a sandbox policy's top-level keys; profileKeys those of
+// which a profile has at least one beside its id.
+var (
+	policyKeys  = []string{"version", "network_policies", "filesystem_policy", "landlock", "process", "network_middlewares"}
+	profileKeys = []string{"endpoints", "credentials", "binaries", "display_name"}
+)

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -138,6 +139,16 @@ type MCPOptions struct {
 	AllowAllKnownMCPMethods *bool `json:"allow_all_known_mcp_methods,omitempty"`
 }
 
+// allowAllKnownMethods is mcp.allow_all_known_mcp_methods, false when unset.
+func (o *MCPOptions) allowAllKnownMethods() bool {
+	return o != nil && o.AllowAllKnownMCPMethods != nil && *o.AllowAllKnownMCPMethods
+}
+
+// strictToolNames is mcp.strict_tool_names, true when unset.
+func (o *MCPOptions) strictToolNames() bool {
+	return o == nil || o.StrictToolNames == nil || *o.StrictToolNames
+}
+
 // Rule mirrors L7RuleProfile (profiles.rs:260-264): allow is optional.
 type Rule struct {
 	Allow *Match `json:"allow,omitempty"`
@@ -166,6 +177,12 @@ func (m *Match) hasToolSelector() bool {
 func (m *Match) effectivelyEmpty() bool {
 	return m.Method == "" && m.Path == "" && m.Command == "" && m.OperationType == "" &&
 		m.OperationName == "" && !m.hasToolSelector()
+}
+
+// deniesAll reports rules none of which allows anything (no allow clause,
+// or an effectively empty one): they would deny all traffic.
+func (e Endpoint) deniesAll() bool {
+	return len(e.Rules) > 0 && !slices.ContainsFunc(e.Rules, func(r Rule) bool { return r.Allow != nil && !r.Allow.effectivelyEmpty() })
 }
 
 // Binary mirrors BinaryProfile (profiles.rs:377-381): a path string or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -20,44 +21,75 @@ var ErrInvalidProfile = errors.New("invalid provider profile")
 // import checks it (Decode, CheckSet): an error diagnostic fails with
 // ErrInvalidProfile and every error's file:line.
 func Resolve(ref string, read func(name string) ([]byte, error), version string) (Attachment, error) {
-	provider, target, named := strings.Cut(ref, "=")
-	if !named || strings.Contains(provider, "/") {
-		provider, target = "", ref
-	}
-	if named && strings.ContainsFunc(provider, isControl) {
-		return Attachment{}, fmt.Errorf("provider name %q has control characters", provider)
-	}
-	target = strings.TrimSpace(target)
-	if target == "" {
-		return Attachment{}, fmt.Errorf("provider profile reference %q names no profile", ref)
+	provider, target, err := splitRef(ref)
+	if err != nil {
+		return Attachment{}, err
 	}
 	v, err := openshell.NormalizeVersion(version)
 	if err != nil {
 		return Attachment{}, err
 	}
-	var name string
-	var data []byte
-	switch ext := path.Ext(target); {
-	case strings.Contains(target, "/") || ext == ".yaml" || ext == ".yml" || ext == ".json":
-		name = target
-		if data, err = read(target); err != nil {
-			return Attachment{}, fmt.Errorf("reading provider profile: %w", err)
-		}
-	default:
-		if name, data, err = Builtin(target, v); err != nil {
-			return Attachment{}, err
-		}
+	name, data, err := load(target, read, v)
+	if err != nil {
+		return Attachment{}, err
 	}
-	p, diags := Decode(name, data, v)
-	if p != nil {
-		p.Builtin = !strings.Contains(target, "/") && path.Ext(target) == "" || IsBuiltinBytes(strings.TrimSpace(p.ID), data)
-		diags = append(diags, CheckSet([]*Profile{p}, v)...)
-	}
-	if err := openshell.DiagnosticsError(diags); err != nil || p == nil {
-		if err == nil {
-			err = fmt.Errorf("%s: not a provider profile", name)
-		}
-		return Attachment{}, fmt.Errorf("%w %s: %w", ErrInvalidProfile, name, err)
+	p, err := decodeChecked(name, data, !isFileRef(target), v)
+	if err != nil {
+		return Attachment{}, err
 	}
 	return Attachment{Provider: provider, Profile: p}, nil
+}
+
+// splitRef splits [PROVIDER=]PROFILE; a '/' before the '=' makes the whole
+// reference the profile (a path).
+func splitRef(ref string) (provider, target string, err error) {
+	provider, target, named := strings.Cut(ref, "=")
+	if !named || strings.Contains(provider, "/") {
+		provider, target = "", ref
+	}
+	if strings.ContainsFunc(provider, isControl) {
+		return "", "", fmt.Errorf("provider name %q has control characters", provider)
+	}
+	if target = strings.TrimSpace(target); target == "" {
+		return "", "", fmt.Errorf("provider profile reference %q names no profile", ref)
+	}
+	return provider, target, nil
+}
+
+// isFileRef reports a profile reference that names a file: it contains a
+// '/' or ends in .yaml, .yml or .json.
+func isFileRef(target string) bool {
+	return strings.Contains(target, "/") || slices.Contains([]string{".yaml", ".yml", ".json"}, path.Ext(target))
+}
+
+// load returns the name and bytes of the profile target names: a file
+// read with read, or a built-in profile at version.
+func load(target string, read func(name string) ([]byte, error), version string) (string, []byte, error) {
+	if !isFileRef(target) {
+		return Builtin(target, version)
+	}
+	data, err := read(target)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading provider profile: %w", err)
+	}
+	return target, data, nil
+}
+
+// decodeChecked decodes the profile name (data) and checks it as import
+// does; builtin marks one loaded from the catalog. An error diagnostic, or
+// a document that is not a profile, is ErrInvalidProfile.
+func decodeChecked(name string, data []byte, builtin bool, version string) (*Profile, error) {
+	p, diags := Decode(name, data, version)
+	if p != nil {
+		p.Builtin = builtin || IsBuiltinBytes(strings.TrimSpace(p.ID), data)
+		diags = append(diags, CheckSet([]*Profile{p}, version)...)
+	}
+	err := openshell.DiagnosticsError(diags)
+	if err == nil && p == nil {
+		err = fmt.Errorf("%s: not a provider profile", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrInvalidProfile, name, err)
+	}
+	return p, nil
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"errors"
 	"regexp"
-	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
@@ -26,27 +25,8 @@ func Composed(c *profile.Composed, version string) []openshell.Diagnostic {
 	}
 	var out []openshell.Diagnostic
 	for _, d := range validate.Policy(c.Policy, version) {
-		if d.Code == validate.CodeReservedKey || d.Code == validate.CodeStaticOmitted {
-			continue
-		}
-		layer, rest, ok := layerPath(c, d.Path)
-		if !ok {
-			// An ambiguity between the policy's own endpoint and a
-			// layer's: report it at the layer's endpoint.
-			if d.Code != validate.CodeAmbiguousEndpoints {
-				continue
-			}
-			m := layerEndpointRE.FindStringSubmatch(d.Message)
-			if m == nil {
-				continue
-			}
-			var found bool
-			if layer, found = c.LayerOf(m[1]); !found {
-				continue
-			}
-			rest = "endpoints[" + m[2] + "]"
-		}
-		if (d.Code == validate.CodeNoEndpoints || d.Code == validate.CodeNoBinaries) && len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0 {
+		layer, rest, ok := findingLayer(c, d)
+		if !ok || omitted(d.Code, len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0) {
 			continue
 		}
 		d.File = layer.File
@@ -61,14 +41,28 @@ func Composed(c *profile.Composed, version string) []openshell.Diagnostic {
 	return out
 }
 
+// findingLayer returns the layer d concerns and d's path within it. An
+// ambiguity between the policy's own endpoint and a layer's is reported at
+// the layer's endpoint.
+func findingLayer(c *profile.Composed, d openshell.Diagnostic) (profile.Layer, string, bool) {
+	if layer, rest, ok := layerPath(c, d.Path); ok {
+		return layer, rest, true
+	}
+	if d.Code != validate.CodeAmbiguousEndpoints {
+		return profile.Layer{}, "", false
+	}
+	m := layerEndpointRE.FindStringSubmatch(d.Message)
+	if m == nil {
+		return profile.Layer{}, "", false
+	}
+	layer, found := c.LayerOf(m[1])
+	return layer, "endpoints[" + m[2] + "]", found
+}
+
 // layerPath splits network_policies.<layer key>.rest.
 func layerPath(c *profile.Composed, p string) (profile.Layer, string, bool) {
 	for _, l := range c.Layers {
-		prefix := "network_policies." + l.Key
-		if p == prefix {
-			return l, "", true
-		}
-		if rest, ok := strings.CutPrefix(p, prefix+"."); ok {
+		if rest, ok := cutKey(p, "network_policies."+l.Key); ok {
 			return l, rest, true
 		}
 	}

@@ -18,23 +18,43 @@ import (
 // by position.
 func All(inputs []validate.Input, version string) []validate.FileReport {
 	out := make([]validate.FileReport, len(inputs))
-	v, verr := openshell.NormalizeVersion(version)
 	var profiles []*profile.Profile
 	idx := map[*profile.Profile]int{}
 	for i, in := range inputs {
-		p, diags := profile.Decode(in.File, in.Data, version)
-		out[i] = validate.FileReport{File: in.File, Diagnostics: diags}
-		// OpenShell stops at a profile that does not deserialize
-		// (parse_profile_yaml fails): no set check, no layer.
-		if p == nil || verr != nil || openshell.HasErrors(diags) {
-			continue
+		var p *profile.Profile
+		if out[i], p = decodeInput(in, version); p != nil {
+			profiles = append(profiles, p)
+			idx[p] = i
 		}
-		p.Builtin = profile.IsBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
-		profiles = append(profiles, p)
-		idx[p] = i
 	}
+	v, _ := openshell.NormalizeVersion(version)
+	byFile := setDiagnostics(profiles, idx, v)
+	for i := range out {
+		out[i].Diagnostics = append(out[i].Diagnostics, byFile[i]...)
+		openshell.SortDiagnostics(out[i].Diagnostics)
+	}
+	return out
+}
+
+// decodeInput decodes one file and returns its report and the profile,
+// nil when it does not deserialize: OpenShell stops there
+// (parse_profile_yaml fails), with no set check and no layer. (An
+// unsupported version fails every Decode.)
+func decodeInput(in validate.Input, version string) (validate.FileReport, *profile.Profile) {
+	p, diags := profile.Decode(in.File, in.Data, version)
+	rep := validate.FileReport{File: in.File, Diagnostics: diags}
+	if p == nil || openshell.HasErrors(diags) {
+		return rep, nil
+	}
+	p.Builtin = profile.IsBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
+	return rep, p
+}
+
+// setDiagnostics runs validate_profile_set over profiles, then each
+// profile's layer check, and returns the findings by input index (idx).
+func setDiagnostics(profiles []*profile.Profile, idx map[*profile.Profile]int, version string) map[int][]openshell.Diagnostic {
 	byFile := map[int][]openshell.Diagnostic{}
-	for _, d := range profile.CheckSet(profiles, v) {
+	for _, d := range profile.CheckSet(profiles, version) {
 		for p, i := range idx {
 			if p.File == d.File {
 				byFile[i] = append(byFile[i], d)
@@ -43,13 +63,9 @@ func All(inputs []validate.Input, version string) []validate.FileReport {
 	}
 	for _, p := range profiles {
 		i := idx[p]
-		byFile[i] = append(byFile[i], layerDiagnostics(p, v, byFile[i])...)
+		byFile[i] = append(byFile[i], layerDiagnostics(p, version, byFile[i])...)
 	}
-	for i := range out {
-		out[i].Diagnostics = append(out[i].Diagnostics, byFile[i]...)
-		openshell.SortDiagnostics(out[i].Diagnostics)
-	}
-	return out
+	return byFile
 }
 
 // File validates one profile file (see All).
@@ -72,45 +88,70 @@ func File(file string, data []byte, version string) []openshell.Diagnostic {
 func layerDiagnostics(p *profile.Profile, version string, prior []openshell.Diagnostic) []openshell.Diagnostic {
 	key := profile.ProviderRuleName(p.ID)
 	pol := &openshell.Policy{Version: 1, NetworkPolicies: map[string]openshell.NetworkPolicy{key: p.NetworkPolicy(key)}}
+	refused := refusedItems(prior)
+	var out []openshell.Diagnostic
+	for _, d := range validate.Policy(pol, version) {
+		rest, ok := cutKey(d.Path, "network_policies."+key)
+		if !ok || omitted(d.Code, len(p.Endpoints) == 0) {
+			continue
+		}
+		path := profilePath(rest)
+		if i := strings.IndexByte(path, ']'); i > 0 && refused[path[:i+1]] {
+			continue
+		}
+		out = append(out, layerFinding(d, p, path, key))
+	}
+	return out
+}
+
+// refusedItems returns the endpoints[i] and binaries[i] that have an error
+// among prior findings.
+func refusedItems(prior []openshell.Diagnostic) map[string]bool {
 	refused := map[string]bool{}
 	for _, d := range prior {
 		if d.Severity == openshell.SeverityError && (strings.HasPrefix(d.Path, "endpoints[") || strings.HasPrefix(d.Path, "binaries[")) {
 			refused[d.Path[:strings.IndexByte(d.Path, ']')+1]] = true
 		}
 	}
-	prefix := "network_policies." + key
-	var out []openshell.Diagnostic
-	for _, d := range validate.Policy(pol, version) {
-		if d.Path != prefix && !strings.HasPrefix(d.Path, prefix+".") {
-			continue
-		}
-		switch d.Code {
-		case validate.CodeReservedKey, validate.CodeStaticOmitted:
-			continue
-		case validate.CodeNoEndpoints, validate.CodeNoBinaries:
-			if len(p.Endpoints) == 0 {
-				continue
-			}
-		}
-		path := profilePath(strings.TrimPrefix(strings.TrimPrefix(d.Path, prefix), "."))
-		if i := strings.IndexByte(path, ']'); i > 0 && refused[path[:i+1]] {
-			continue
-		}
-		d.File = p.File
-		d.Path = path
-		d.Line, d.Column = p.Position(path)
-		if d.Severity == openshell.SeverityError {
-			// The profile imports (profile lint does not run this check);
-			// a sandbox that attaches it fails: a trap for validate, an
-			// error for Compose's callers (Composed).
-			d.Severity, d.Trap = openshell.SeverityWarning, true
-			d.Message += " (composed under " + key + ": the profile imports, but attaching it fails)"
-		} else {
-			d.Message += " (composed under " + key + ")"
-		}
-		out = append(out, d)
+	return refused
+}
+
+// layerFinding moves d, a finding on p's layer under key, to path in p.
+func layerFinding(d openshell.Diagnostic, p *profile.Profile, path, key string) openshell.Diagnostic {
+	d.File = p.File
+	d.Path = path
+	d.Line, d.Column = p.Position(path)
+	if d.Severity == openshell.SeverityError {
+		// The profile imports (profile lint does not run this check);
+		// a sandbox that attaches it fails: a trap for validate, an
+		// error for Compose's callers (Composed).
+		d.Severity, d.Trap = openshell.SeverityWarning, true
+		d.Message += " (composed under " + key + ": the profile imports, but attaching it fails)"
+	} else {
+		d.Message += " (composed under " + key + ")"
 	}
-	return out
+	return d
+}
+
+// omitted reports the findings that are no layer's: the reserved key (the
+// gateway's own), the static sections the base policy supplies and, for a
+// layer without endpoints (noEndpoints), its emptiness.
+func omitted(code string, noEndpoints bool) bool {
+	switch code {
+	case validate.CodeReservedKey, validate.CodeStaticOmitted:
+		return true
+	case validate.CodeNoEndpoints, validate.CodeNoBinaries:
+		return noEndpoints
+	}
+	return false
+}
+
+// cutKey returns the rest of path below prefix ("" for prefix itself).
+func cutKey(path, prefix string) (string, bool) {
+	if path == prefix {
+		return "", true
+	}
+	return strings.CutPrefix(path, prefix+".")
 }
 
 // profilePath maps a path of the lowered layer to the profile field it came
