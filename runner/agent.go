@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,28 +31,15 @@ func (x *run) bootstrap(ctx context.Context) error {
 	stage := filepath.Join(x.tmp, "stage")
 	local, parent := runtimeDir(x.agent.Entry.Runtime)
 	cfg := filepath.Join(stage, local)
-	targets := make([]string, 0, len(x.agent.Files))
-	for t := range x.agent.Files {
-		targets = append(targets, t)
-	}
-	sort.Strings(targets)
-	for _, t := range targets {
-		rel := t
-		if x.agent.Entry.Runtime == RuntimeOpenCode && strings.HasPrefix(t, "agents/") {
-			rel = "agent/" + strings.TrimPrefix(t, "agents/") // OpenCode's directory is singular
-		}
-		p := filepath.Join(cfg, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-		if err := os.WriteFile(p, x.agent.Files[t], 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
+	for _, t := range slices.Sorted(maps.Keys(x.agent.Files)) {
+		if err := writeStaged(filepath.Join(cfg, filepath.FromSlash(x.agentFilePath(t))), x.agent.Files[t]); err != nil {
+			return err
 		}
 	}
 	if err := x.upload(ctx, cfg, parent); err != nil {
 		return err
 	}
-	x.logf("installed %d verified file(s) under %s%s", len(targets), parent, local)
+	x.logf("installed %d verified file(s) under %s%s", len(x.agent.Files), parent, local)
 	if err := x.installRunnerFiles(ctx, filepath.Join(stage, ".fullsend")); err != nil {
 		return err
 	}
@@ -60,6 +48,27 @@ func (x *run) bootstrap(ctx context.Context) error {
 			return err
 		}
 		x.logf("uploaded the staged workspace to %s", x.workdir())
+	}
+	return nil
+}
+
+// agentFilePath is where a verified file (target, slash-separated) goes
+// in the runtime's directory: OpenCode's agent directory is singular.
+func (x *run) agentFilePath(target string) string {
+	if rest, ok := strings.CutPrefix(target, "agents/"); ok && x.agent.Entry.Runtime == RuntimeOpenCode {
+		return "agent/" + rest
+	}
+	return target
+}
+
+// writeStaged writes a file the runner stages for upload (0600, its
+// directories 0700).
+func writeStaged(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 	}
 	return nil
 }
@@ -96,6 +105,21 @@ func (x *run) runnerDir() string { return path.Join(x.stageRoot(), ".fullsend") 
 // caller's file again) and, for Claude Code, the verified definition as
 // --agents JSON.
 func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
+	files, err := x.runnerFiles()
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	for _, f := range files {
+		if err := writeStaged(filepath.Join(dir, filepath.FromSlash(f[0])), []byte(f[1])); err != nil {
+			return err
+		}
+	}
+	return x.upload(ctx, dir, x.stageRoot()+"/")
+}
+
+// runnerFiles are the runner's files, as (path, content) pairs: the env
+// file when there are variables, the --agents JSON for Claude Code.
+func (x *run) runnerFiles() ([][2]string, error) {
 	var files [][2]string
 	if len(x.envVars) > 0 {
 		var b strings.Builder
@@ -107,23 +131,11 @@ func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
 	if x.agent.Entry.Runtime != RuntimeOpenCode {
 		def, err := stage.ClaudeAgentsJSON(x.agent.Name, x.agent.Files["agents/"+x.agent.Name+".md"])
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrPolicy, err)
+			return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
 		files = append(files, [2]string{"agents.json", string(def)})
 	}
-	if len(files) == 0 {
-		return nil
-	}
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f[0]))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-		if err := os.WriteFile(p, []byte(f[1]), 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-	}
-	return x.upload(ctx, dir, x.stageRoot()+"/")
+	return files, nil
 }
 
 func (x *run) upload(ctx context.Context, local, dest string) error {
@@ -203,23 +215,7 @@ func (x *run) execAgent(ctx context.Context) error {
 		timeout = time.Until(dl)
 	}
 	for attempt := 1; ; attempt++ {
-		end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
-		// The agent's stdout is its result; its stderr (and the CLI's) is
-		// log, kept apart so a caller reading the result gets only the
-		// agent's output. Both are untrusted: masked first (a secret must
-		// be matched as the agent wrote it), then fenced for the CI.
-		stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
-		out := redact.NewWriter(x.mask, stdoutW)
-		errOut := redact.NewWriter(x.mask, stderrW)
-		started := time.Now()
-		code, stderr, err := x.d.Exec(ctx, execSpec{
-			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
-			stdin: strings.NewReader(prompt), stdout: out, stderr: errOut,
-		})
-		_ = out.Flush()
-		_ = errOut.Flush()
-		endUntrusted()
-		end()
+		code, stderr, started, err := x.execRuntime(ctx, cmd, prompt, timeout)
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
 		}
@@ -237,19 +233,46 @@ func (x *run) execAgent(ctx context.Context) error {
 			}
 			continue
 		}
-		// The CLI exits non-zero for its own failures too (the sandbox
-		// went away, the gateway dropped): only a sandbox still Ready makes
-		// the status the agent's.
-		if phase, perr := x.d.Phase(ctx, x.res.Sandbox); perr != nil || !strings.EqualFold(phase, "Ready") {
-			if cerr := ctxErr(ctx); cerr != nil {
-				return cerr
-			}
-			// perr is nil when the phase is not Ready: %v, not %w.
-			return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
-				ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
-		}
-		return &AgentExitError{Agent: x.agent.Name, Code: code}
+		return x.agentFailed(ctx, code, stderr)
 	}
+}
+
+// execRuntime runs the runtime command once with `sandbox exec`, in a log
+// group, and returns its exit code, its stderr and when it started.
+func (x *run) execRuntime(ctx context.Context, cmd []string, prompt string, timeout time.Duration) (code int, stderr []byte, started time.Time, err error) {
+	end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
+	defer end()
+	// The agent's stdout is its result; its stderr (and the CLI's) is
+	// log, kept apart so a caller reading the result gets only the
+	// agent's output. Both are untrusted: masked first (a secret must
+	// be matched as the agent wrote it), then fenced for the CI.
+	stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
+	defer endUntrusted()
+	out := redact.NewWriter(x.mask, stdoutW)
+	errOut := redact.NewWriter(x.mask, stderrW)
+	started = time.Now()
+	code, stderr, err = x.d.Exec(ctx, execSpec{
+		name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
+		stdin: strings.NewReader(prompt), stdout: out, stderr: errOut,
+	})
+	_ = out.Flush()
+	_ = errOut.Flush()
+	return code, stderr, started, err
+}
+
+// agentFailed is the error of a run whose exec exited code. The CLI exits
+// non-zero for its own failures too (the sandbox went away, the gateway
+// dropped): only a sandbox still Ready makes the status the agent's.
+func (x *run) agentFailed(ctx context.Context, code int, stderr []byte) error {
+	if phase, perr := x.d.Phase(ctx, x.res.Sandbox); perr != nil || !strings.EqualFold(phase, "Ready") {
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		// perr is nil when the phase is not Ready: %v, not %w.
+		return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
+			ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
+	}
+	return &AgentExitError{Agent: x.agent.Name, Code: code}
 }
 
 // lastLine returns the last non-empty line of s.
@@ -280,30 +303,28 @@ var openCodeEnv = map[string]string{"OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPE
 // the manifest (runtime_env) and the runner's own settings, as sorted
 // KEY=VALUE pairs for `exec --env`.
 func (x *run) runtimeEnv() []string {
-	env := map[string]string{}
-	for k, v := range x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime] {
-		env[k] = v
+	env := maps.Clone(x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime])
+	if env == nil {
+		env = map[string]string{}
 	}
 	if x.agent.Entry.Runtime == RuntimeOpenCode {
-		for k, v := range openCodeEnv {
-			env[k] = v
-		}
-		// The tier's permission map carries the agent's own command
-		// allowances, as Claude Code's --allowedTools does.
-		if p, ok := env["OPENCODE_PERMISSION"]; ok {
-			if mirrored, err := stage.OpenCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
-				env["OPENCODE_PERMISSION"] = mirrored
-			}
-		}
+		maps.Copy(env, openCodeEnv)
+		x.mirrorPermission(env)
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
 	return out
+}
+
+// mirrorPermission makes the tier's OPENCODE_PERMISSION map, if env has
+// one, carry the agent's own command allowances, as Claude Code's
+// --allowedTools does (stage.OpenCodePermission).
+func (x *run) mirrorPermission(env map[string]string) {
+	if p, ok := env["OPENCODE_PERMISSION"]; ok {
+		if mirrored, err := stage.OpenCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
+			env["OPENCODE_PERMISSION"] = mirrored
+		}
+	}
 }
