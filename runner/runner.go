@@ -223,6 +223,24 @@ func New(opts Options) (*Runner, error) {
 	if opts.Project == nil {
 		return nil, fmt.Errorf("%w: no compiled project", ErrPolicy)
 	}
+	opts = opts.withDefaults()
+	if ci := cienv.Detect(opts.Env.Getenv.value); opts.PoliciesDigest == "" && ci.IsCI() {
+		return nil, fmt.Errorf("%w: in CI (%s) only the signed project the verify step checked may run, named by its policies digest", ErrUnpinned, ci.Kind())
+	}
+	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
+	if err != nil {
+		return nil, err
+	}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		stateDir = DefaultStateDir(opts.Env.Getenv)
+	}
+	return &Runner{opts: opts, project: p, stateDir: stateDir}, nil
+}
+
+// withDefaults fills in the options left unset: no environment, output
+// and log discarded, the default timeouts and poll interval.
+func (opts Options) withDefaults() Options {
 	if opts.Env.Getenv == nil {
 		opts.Env.Getenv = MapEnv(nil)
 	}
@@ -241,18 +259,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
-	if ci := cienv.Detect(opts.Env.Getenv.value); opts.PoliciesDigest == "" && ci.IsCI() {
-		return nil, fmt.Errorf("%w: in CI (%s) only the signed project the verify step checked may run, named by its policies digest", ErrUnpinned, ci.Kind())
-	}
-	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
-	if err != nil {
-		return nil, err
-	}
-	stateDir := opts.StateDir
-	if stateDir == "" {
-		stateDir = DefaultStateDir(opts.Env.Getenv)
-	}
-	return &Runner{opts: opts, project: p, stateDir: stateDir}, nil
+	return opts
 }
 
 // Project returns the verified project.
