@@ -148,13 +148,19 @@ func (x *gitIndex) committed(rel, file string) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	var h hash.Hash = sha1.New()
-	if x.hashLen == sha256.Size {
-		h = sha256.New()
-	}
+	h := x.objectHash()
 	fmt.Fprintf(h, "blob %d\x00", st.Size())
 	if n, err := io.Copy(h, f); err != nil || n != st.Size() {
 		return false
 	}
 	return bytes.Equal(h.Sum(nil), want)
+}
+
+// objectHash is the hash of the repository's object ids: sha256 when its
+// ids are that long, else sha1.
+func (x *gitIndex) objectHash() hash.Hash {
+	if x.hashLen == sha256.Size {
+		return sha256.New()
+	}
+	return sha1.New()
 }

@@ -26,7 +26,7 @@ import (
 // returned as removals, relative to dir/base ("." for base itself), as is
 // a second entry for a file already written. It returns what it left out.
 func ExtractOutput(r io.Reader, dir, base string, maxBytes int64, maxEntries int) ([]Removal, error) {
-	if base == "" || base == "." || base == ".." || strings.Contains(base, "/") {
+	if !isFileName(base) {
 		return nil, fmt.Errorf("output name %q is not a file name", base)
 	}
 	root, err := os.OpenRoot(dir)
@@ -61,6 +61,12 @@ func (x *extractor) all(tr *tar.Reader) error {
 			return err
 		}
 	}
+}
+
+// isFileName reports whether name is the name of a file in a directory:
+// not empty, ".", ".." or a path.
+func isFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
 }
 
 // extractor is one ExtractOutput: its limits, what it counted and what it
