@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,28 +125,12 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 		cmd.Stderr = errBuf
 	}
 	setProcessGroup(cmd)
-	cmd.WaitDelay = d.killAfter
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = defaultKillAfter
-	}
+	cmd.WaitDelay = cmp.Or(d.killAfter, defaultKillAfter)
 	start := time.Now()
 	err := runChild(cmd)
 	elapsed := time.Since(start)
 	res.stdout, res.stderr = out.Bytes(), errBuf.Bytes()
-	res.code = 0
-	if cmd.ProcessState != nil {
-		res.code = cmd.ProcessState.ExitCode()
-	}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if res.code < 0 { // killed by a signal
-			res.code = 128 + signalNumber(ee)
-		}
-	default:
-		res.code = -1
-	}
+	res.code = exitCode(cmd, err)
 	d.record(args, o.extraEnv, res, elapsed)
 	if cerr := ctxErr(ctx); cerr != nil {
 		return res, cerr
@@ -157,6 +142,26 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 		return res, &CallError{Args: args, Code: res.code, Stderr: d.mask.String(string(res.stderr))}
 	}
 	return res, nil
+}
+
+// exitCode is the exit status of a finished call (err is what running it
+// returned): 128+N when signal N killed it, -1 when it did not run.
+func exitCode(cmd *exec.Cmd, err error) int {
+	code := 0
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if code < 0 { // killed by a signal
+			code = 128 + signalNumber(ee)
+		}
+	default:
+		code = -1
+	}
+	return code
 }
 
 func (d *driver) record(args, extraEnv []string, res callResult, elapsed time.Duration) {
@@ -552,32 +557,6 @@ func (d *driver) SettingSetGlobal(ctx context.Context, key, value string) error 
 	return err
 }
 
-// capWriter keeps the first max bytes written to it, cut at the last whole
-// line, and discards the rest.
-type capWriter struct {
-	max int
-	buf bytes.Buffer
-	cut bool
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); room > 0 && !c.cut {
-		if len(p) <= room {
-			c.buf.Write(p)
-			return len(p), nil
-		}
-		c.buf.Write(p[:room])
-	}
-	if !c.cut {
-		c.cut = true
-		b := c.buf.Bytes()
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			c.buf.Truncate(i + 1)
-		}
-	}
-	return len(p), nil
-}
-
 // ProviderCreate creates (or, when it exists, updates) a credential
 // provider. Credential values travel in the child's environment only, named
 // by bare --credential KEY flags; they never reach argv.
@@ -597,19 +576,3 @@ func (d *driver) ProviderCreate(ctx context.Context, p Provider, values []string
 	}
 	return err
 }
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) Bytes() []byte { return t.buf }

@@ -129,37 +129,50 @@ func (x *run) maskProviderSecrets() {
 func (x *run) resolveProviders(refs []bundle.ProviderRef) (*composition, error) {
 	c := &composition{refs: refs}
 	for _, ref := range refs {
-		if !dnsLabel.MatchString(ref.Name) {
-			return nil, fmt.Errorf("%w: provider %q: name must be lower-case letters, digits and '-'", ErrPolicy, ref.Name)
-		}
-		target := ref.Profile
-		if !ref.Builtin {
-			if err := checkImportable(ref.Profile, ref.File, x.d.version); err != nil {
-				return nil, err
-			}
-			target = path.Join("policies", ref.File)
-		}
-		read := func(name string) ([]byte, error) {
-			if data, ok := x.agent.Profiles[strings.TrimPrefix(name, "policies/")]; ok {
-				return data, nil
-			}
-			return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
-		}
-		a, err := profile.Resolve(ref.Name+"="+target, read, x.d.version)
+		a, err := x.resolveProvider(ref)
 		if err != nil {
-			return nil, fmt.Errorf("%w: provider %s: %w", ErrPolicy, ref.Name, err)
-		}
-		if a.Profile.ID != ref.Profile {
-			return nil, fmt.Errorf("%w: provider %s: profile %s has id %q, the manifest says %q", ErrPolicy, ref.Name, target, a.Profile.ID, ref.Profile)
-		}
-		if !ref.Builtin {
-			if err := checkImportable(a.Profile.ID, ref.File, x.d.version); err != nil {
-				return nil, err
-			}
+			return nil, err
 		}
 		c.attached = append(c.attached, a)
 	}
 	return c, nil
+}
+
+// resolveProvider decodes and validates the profile of one provider
+// reference; a project profile's id is checked before and after decoding.
+func (x *run) resolveProvider(ref bundle.ProviderRef) (profile.Attachment, error) {
+	if !dnsLabel.MatchString(ref.Name) {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %q: name must be lower-case letters, digits and '-'", ErrPolicy, ref.Name)
+	}
+	target := ref.Profile
+	if !ref.Builtin {
+		if err := checkImportable(ref.Profile, ref.File, x.d.version); err != nil {
+			return profile.Attachment{}, err
+		}
+		target = path.Join("policies", ref.File)
+	}
+	a, err := profile.Resolve(ref.Name+"="+target, x.profileBytes, x.d.version)
+	if err != nil {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %s: %w", ErrPolicy, ref.Name, err)
+	}
+	if a.Profile.ID != ref.Profile {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %s: profile %s has id %q, the manifest says %q", ErrPolicy, ref.Name, target, a.Profile.ID, ref.Profile)
+	}
+	if !ref.Builtin {
+		if err := checkImportable(a.Profile.ID, ref.File, x.d.version); err != nil {
+			return profile.Attachment{}, err
+		}
+	}
+	return a, nil
+}
+
+// profileBytes reads a project profile from the bytes the manifest pins
+// (name is policies/FILE), never from the file system.
+func (x *run) profileBytes(name string) ([]byte, error) {
+	if data, ok := x.agent.Profiles[strings.TrimPrefix(name, "policies/")]; ok {
+		return data, nil
+	}
+	return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
 }
 
 // checkImportable refuses a project profile id the gateway would refuse to
