@@ -14,6 +14,18 @@ import (
 // characters of the agent name and 6 random hex digits; at most 19
 // characters, a DNS-1123 label without "--" (OpenShell v0.0.88+ rules).
 func SandboxName(agent string) string {
+	stem := nameStem(agent)
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	if stem == "" {
+		return "fs-" + hex.EncodeToString(rnd[:])
+	}
+	return "fs-" + stem + "-" + hex.EncodeToString(rnd[:])
+}
+
+// nameStem is up to 8 characters of the agent name: lower-case letters and
+// digits, any run of other characters one "-", none at either end.
+func nameStem(agent string) string {
 	var b strings.Builder
 	dash := false
 	for _, c := range strings.ToLower(agent) {
@@ -34,12 +46,7 @@ func SandboxName(agent string) string {
 	if len(stem) > 8 {
 		stem = strings.TrimRight(stem[:8], "-")
 	}
-	var rnd [3]byte
-	_, _ = rand.Read(rnd[:])
-	if stem == "" {
-		return "fs-" + hex.EncodeToString(rnd[:])
-	}
-	return "fs-" + stem + "-" + hex.EncodeToString(rnd[:])
+	return stem
 }
 
 // ValidSandboxName reports whether name obeys OpenShell's sandbox name rules.
