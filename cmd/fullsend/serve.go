@@ -192,14 +192,8 @@ issue and label scope, refuses bodies that carry credentials, and audits every c
 			if err != nil {
 				return err
 			}
-			for _, m := range ms {
-				tier, err := forge.ParseTier(m.tier)
-				if err != nil {
-					return usageErrorf("--mint %s: %v", m.agent, err)
-				}
-				if err := mintTo(cfg.Registry, forge.Identity{Agent: m.agent, Tier: tier}, m.file); err != nil {
-					return err
-				}
+			if err := mintAll(cfg.Registry, ms); err != nil {
+				return err
 			}
 			ln, err := listen(ff.listen)
 			if err != nil {
@@ -386,6 +380,21 @@ func pinnedManifest(errw io.Writer, dir, digest string, ci cienv.Env) (*bundle.M
 		return nil, fmt.Errorf("--manifest: %w", err)
 	}
 	return b.Manifest, nil
+}
+
+// mintAll mints a token for each --mint AGENT:TIER=FILE and writes it to
+// FILE.
+func mintAll(reg *forge.Registry, ms []mintFlag) error {
+	for _, m := range ms {
+		tier, err := forge.ParseTier(m.tier)
+		if err != nil {
+			return usageErrorf("--mint %s: %v", m.agent, err)
+		}
+		if err := mintTo(reg, forge.Identity{Agent: m.agent, Tier: tier}, m.file); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mintTo(reg *forge.Registry, id forge.Identity, file string) error {
