@@ -205,15 +205,7 @@ func (x *run) runtimeCommand() []string {
 // execAgent runs the runtime with `sandbox exec`, streaming its output, and
 // retries once when the first egress met OpenShell's transient 403.
 func (x *run) execAgent(ctx context.Context) error {
-	cmd := x.runtimeCommand()
-	prompt := x.req.Prompt
-	if strings.TrimSpace(prompt) == "" {
-		prompt = x.defaultPrompt()
-	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
+	cmd, prompt, timeout := x.runtimeCommand(), x.prompt(), remaining(ctx)
 	for attempt := 1; ; attempt++ {
 		code, stderr, started, err := x.execRuntime(ctx, cmd, prompt, timeout)
 		if cerr := ctxErr(ctx); cerr != nil {
@@ -235,6 +227,23 @@ func (x *run) execAgent(ctx context.Context) error {
 		}
 		return x.agentFailed(ctx, code, stderr)
 	}
+}
+
+// prompt is the request's prompt, or one describing the CI context when
+// it gave none.
+func (x *run) prompt() string {
+	if strings.TrimSpace(x.req.Prompt) == "" {
+		return x.defaultPrompt()
+	}
+	return x.req.Prompt
+}
+
+// remaining is the time left before ctx's deadline, 0 when it has none.
+func remaining(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return 0
 }
 
 // execRuntime runs the runtime command once with `sandbox exec`, in a log

@@ -322,13 +322,9 @@ func (x *run) providers(ctx context.Context) error {
 			x.logf("provider %s: attached as configured on the gateway", p.Name)
 			continue
 		}
-		var vals []string
-		for _, k := range p.CredentialEnv {
-			v, ok := x.r.opts.Env.Getenv(k)
-			if !ok || v == "" {
-				return fmt.Errorf("%w: provider %s: credential variable %s is not set", ErrPreflight, p.Name, k)
-			}
-			vals = append(vals, k+"="+v)
+		vals, err := x.credentialValues(p)
+		if err != nil {
+			return err
 		}
 		if err := x.d.ProviderCreate(ctx, p, vals); err != nil {
 			return fmt.Errorf("%w: provider %s: %w", ErrSandbox, p.Name, errOr(ctxErr(ctx), err))
@@ -336,6 +332,20 @@ func (x *run) providers(ctx context.Context) error {
 		x.logf("provider %s (%s): credentials from %s", p.Name, p.Type, strings.Join(p.CredentialEnv, ", "))
 	}
 	return nil
+}
+
+// credentialValues are the KEY=VALUE pairs of a provider's credential
+// variables, every one of which must be set.
+func (x *run) credentialValues(p Provider) ([]string, error) {
+	var vals []string
+	for _, k := range p.CredentialEnv {
+		v, ok := x.r.opts.Env.Getenv(k)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("%w: provider %s: credential variable %s is not set", ErrPreflight, p.Name, k)
+		}
+		vals = append(vals, k+"="+v)
+	}
+	return vals, nil
 }
 
 // cleanup always runs once a sandbox may exist: it keeps the sandbox's logs
