@@ -268,35 +268,44 @@ func (d *driver) StatusAt(ctx context.Context, endpoint string) (string, error) 
 }
 
 func (d *driver) status(ctx context.Context, extra []string) (string, error) {
-	down := func(err error) (string, error) {
-		var ce *CallError
-		if errors.As(err, &ce) && ce.Code == 1 {
-			return statusUnreachable, nil
-		}
-		return "", err
-	}
 	if d.supports(versionJSONOutput) {
 		res, err := d.run(ctx, callOpts{extraEnv: extra}, "status", "-o", "json")
 		if err != nil {
-			return down(err)
+			return downStatus(err)
 		}
-		var st struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		}
-		if err := json.Unmarshal(res.stdout, &st); err != nil {
-			return "", fmt.Errorf("decoding `openshell status -o json`: %w", err)
-		}
-		if st.Status == "" {
-			return "", errors.New("`openshell status -o json` has no status field")
-		}
-		return st.Status, nil
+		return parseStatusJSON(res.stdout)
 	}
 	res, err := d.run(ctx, callOpts{extraEnv: extra}, "status")
 	if err != nil {
-		return down(err)
+		return downStatus(err)
 	}
 	return parseStatusText(string(res.stdout)), nil
+}
+
+// downStatus is the status of a failed `openshell status`: exit 1 is a
+// gateway that refuses connections, any other failure an error.
+func downStatus(err error) (string, error) {
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Code == 1 {
+		return statusUnreachable, nil
+	}
+	return "", err
+}
+
+// parseStatusJSON reads the status field `openshell status -o json`
+// prints from v0.0.92.
+func parseStatusJSON(out []byte) (string, error) {
+	var st struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return "", fmt.Errorf("decoding `openshell status -o json`: %w", err)
+	}
+	if st.Status == "" {
+		return "", errors.New("`openshell status -o json` has no status field")
+	}
+	return st.Status, nil
 }
 
 // GatewayAdd registers a plaintext local gateway with the CLI: `gateway add
@@ -310,24 +319,34 @@ func (d *driver) GatewayAdd(ctx context.Context, endpoint, name string) error {
 // parseStatusText reads the Status line of the table `openshell status`
 // prints before v0.0.92.
 func parseStatusText(out string) string {
-	for _, line := range strings.Split(ansiRE.ReplaceAllString(out, ""), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || k != "Status" {
-			continue
-		}
-		switch strings.TrimSpace(v) {
-		case "Connected":
-			return statusConnected
-		case "Connected (HTTP)":
-			return statusConnectedHTTP
-		case "Error":
-			return "error"
-		case "No gateway configured.":
-			return "not_configured"
-		}
-		return "disconnected"
+	v, ok := tableField(out, "Status")
+	if !ok {
+		return "unknown"
 	}
-	return "unknown"
+	if st, known := statusTexts[v]; known {
+		return st
+	}
+	return "disconnected"
+}
+
+// statusTexts maps the Status values of that table to the names `status
+// -o json` gives the same states.
+var statusTexts = map[string]string{
+	"Connected":              statusConnected,
+	"Connected (HTTP)":       statusConnectedHTTP,
+	"Error":                  "error",
+	"No gateway configured.": "not_configured",
+}
+
+// tableField returns the value of the first "key: value" line of a table
+// the CLI printed, its ANSI colours removed.
+func tableField(out, key string) (string, bool) {
+	for _, line := range strings.Split(ansiRE.ReplaceAllString(out, ""), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }
 
 // createSpec is what `sandbox create` needs.
@@ -416,10 +435,8 @@ func (d *driver) Phase(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, line := range strings.Split(ansiRE.ReplaceAllString(string(res.stdout), ""), "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == "Phase" {
-			return strings.TrimSpace(v), nil
-		}
+	if phase, ok := tableField(string(res.stdout), "Phase"); ok {
+		return phase, nil
 	}
 	return "", errors.New("`openshell sandbox get` printed no Phase line")
 }
