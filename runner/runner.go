@@ -50,14 +50,23 @@ func ParseProvider(s string) (Provider, error) {
 	if !providerType.MatchString(typ) {
 		return Provider{}, fmt.Errorf("%q: type %q must be lower-case letters, digits, '-' and '_'", s, typ)
 	}
-	p := Provider{Name: name, Type: typ}
+	credEnv, err := parseCredentialEnv(s, envs)
+	if err != nil {
+		return Provider{}, err
+	}
+	return Provider{Name: name, Type: typ, CredentialEnv: credEnv}, nil
+}
+
+// parseCredentialEnv parses the ENV[,ENV...] of the provider spec s.
+func parseCredentialEnv(s, envs string) ([]string, error) {
+	var names []string
 	for _, e := range strings.Split(envs, ",") {
 		if !envName.MatchString(e) {
-			return Provider{}, fmt.Errorf("%q: %q is not an environment variable name", s, e)
+			return nil, fmt.Errorf("%q: %q is not an environment variable name", s, e)
 		}
-		p.CredentialEnv = append(p.CredentialEnv, e)
+		names = append(names, e)
 	}
-	return p, nil
+	return names, nil
 }
 
 // Options configure a Runner; they hold what is the same for every agent
