@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,28 +31,15 @@ func (x *run) bootstrap(ctx context.Context) error {
 	stage := filepath.Join(x.tmp, "stage")
 	local, parent := runtimeDir(x.agent.Entry.Runtime)
 	cfg := filepath.Join(stage, local)
-	targets := make([]string, 0, len(x.agent.Files))
-	for t := range x.agent.Files {
-		targets = append(targets, t)
-	}
-	sort.Strings(targets)
-	for _, t := range targets {
-		rel := t
-		if x.agent.Entry.Runtime == RuntimeOpenCode && strings.HasPrefix(t, "agents/") {
-			rel = "agent/" + strings.TrimPrefix(t, "agents/") // OpenCode's directory is singular
-		}
-		p := filepath.Join(cfg, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-		if err := os.WriteFile(p, x.agent.Files[t], 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
+	for _, t := range slices.Sorted(maps.Keys(x.agent.Files)) {
+		if err := writeStaged(filepath.Join(cfg, filepath.FromSlash(x.agentFilePath(t))), x.agent.Files[t]); err != nil {
+			return err
 		}
 	}
 	if err := x.upload(ctx, cfg, parent); err != nil {
 		return err
 	}
-	x.logf("installed %d verified file(s) under %s%s", len(targets), parent, local)
+	x.logf("installed %d verified file(s) under %s%s", len(x.agent.Files), parent, local)
 	if err := x.installRunnerFiles(ctx, filepath.Join(stage, ".fullsend")); err != nil {
 		return err
 	}
@@ -60,6 +48,27 @@ func (x *run) bootstrap(ctx context.Context) error {
 			return err
 		}
 		x.logf("uploaded the staged workspace to %s", x.workdir())
+	}
+	return nil
+}
+
+// agentFilePath is where a verified file (target, slash-separated) goes
+// in the runtime's directory: OpenCode's agent directory is singular.
+func (x *run) agentFilePath(target string) string {
+	if rest, ok := strings.CutPrefix(target, "agents/"); ok && x.agent.Entry.Runtime == RuntimeOpenCode {
+		return "agent/" + rest
+	}
+	return target
+}
+
+// writeStaged writes a file the runner stages for upload (0600, its
+// directories 0700).
+func writeStaged(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
 	}
 	return nil
 }
@@ -96,6 +105,21 @@ func (x *run) runnerDir() string { return path.Join(x.stageRoot(), ".fullsend") 
 // caller's file again) and, for Claude Code, the verified definition as
 // --agents JSON.
 func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
+	files, err := x.runnerFiles()
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	for _, f := range files {
+		if err := writeStaged(filepath.Join(dir, filepath.FromSlash(f[0])), []byte(f[1])); err != nil {
+			return err
+		}
+	}
+	return x.upload(ctx, dir, x.stageRoot()+"/")
+}
+
+// runnerFiles are the runner's files, as (path, content) pairs: the env
+// file when there are variables, the --agents JSON for Claude Code.
+func (x *run) runnerFiles() ([][2]string, error) {
 	var files [][2]string
 	if len(x.envVars) > 0 {
 		var b strings.Builder
@@ -107,23 +131,11 @@ func (x *run) installRunnerFiles(ctx context.Context, dir string) error {
 	if x.agent.Entry.Runtime != RuntimeOpenCode {
 		def, err := stage.ClaudeAgentsJSON(x.agent.Name, x.agent.Files["agents/"+x.agent.Name+".md"])
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrPolicy, err)
+			return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
 		files = append(files, [2]string{"agents.json", string(def)})
 	}
-	if len(files) == 0 {
-		return nil
-	}
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f[0]))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-		if err := os.WriteFile(p, []byte(f[1]), 0o600); err != nil {
-			return fmt.Errorf("%w: staging: %w", ErrSandbox, err)
-		}
-	}
-	return x.upload(ctx, dir, x.stageRoot()+"/")
+	return files, nil
 }
 
 func (x *run) upload(ctx context.Context, local, dest string) error {
@@ -193,33 +205,9 @@ func (x *run) runtimeCommand() []string {
 // execAgent runs the runtime with `sandbox exec`, streaming its output, and
 // retries once when the first egress met OpenShell's transient 403.
 func (x *run) execAgent(ctx context.Context) error {
-	cmd := x.runtimeCommand()
-	prompt := x.req.Prompt
-	if strings.TrimSpace(prompt) == "" {
-		prompt = x.defaultPrompt()
-	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
+	cmd, prompt, timeout := x.runtimeCommand(), x.prompt(), remaining(ctx)
 	for attempt := 1; ; attempt++ {
-		end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
-		// The agent's stdout is its result; its stderr (and the CLI's) is
-		// log, kept apart so a caller reading the result gets only the
-		// agent's output. Both are untrusted: masked first (a secret must
-		// be matched as the agent wrote it), then fenced for the CI.
-		stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
-		out := redact.NewWriter(x.mask, stdoutW)
-		errOut := redact.NewWriter(x.mask, stderrW)
-		started := time.Now()
-		code, stderr, err := x.d.Exec(ctx, execSpec{
-			name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
-			stdin: strings.NewReader(prompt), stdout: out, stderr: errOut,
-		})
-		_ = out.Flush()
-		_ = errOut.Flush()
-		endUntrusted()
-		end()
+		code, stderr, started, err := x.execRuntime(ctx, cmd, prompt, timeout)
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
 		}
@@ -237,19 +225,63 @@ func (x *run) execAgent(ctx context.Context) error {
 			}
 			continue
 		}
-		// The CLI exits non-zero for its own failures too (the sandbox
-		// went away, the gateway dropped): only a sandbox still Ready makes
-		// the status the agent's.
-		if phase, perr := x.d.Phase(ctx, x.res.Sandbox); perr != nil || !strings.EqualFold(phase, "Ready") {
-			if cerr := ctxErr(ctx); cerr != nil {
-				return cerr
-			}
-			// perr is nil when the phase is not Ready: %v, not %w.
-			return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
-				ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
-		}
-		return &AgentExitError{Agent: x.agent.Name, Code: code}
+		return x.agentFailed(ctx, code, stderr)
 	}
+}
+
+// prompt is the request's prompt, or one describing the CI context when
+// it gave none.
+func (x *run) prompt() string {
+	if strings.TrimSpace(x.req.Prompt) == "" {
+		return x.defaultPrompt()
+	}
+	return x.req.Prompt
+}
+
+// remaining is the time left before ctx's deadline, 0 when it has none.
+func remaining(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return 0
+}
+
+// execRuntime runs the runtime command once with `sandbox exec`, in a log
+// group, and returns its exit code, its stderr and when it started.
+func (x *run) execRuntime(ctx context.Context, cmd []string, prompt string, timeout time.Duration) (code int, stderr []byte, started time.Time, err error) {
+	end := x.rep.Group(fmt.Sprintf("agent %s (sandbox %s)", x.agent.Name, x.res.Sandbox))
+	defer end()
+	// The agent's stdout is its result; its stderr (and the CLI's) is
+	// log, kept apart so a caller reading the result gets only the
+	// agent's output. Both are untrusted: masked first (a secret must
+	// be matched as the agent wrote it), then fenced for the CI.
+	stdoutW, stderrW, endUntrusted := x.rep.Untrusted(x.r.opts.Stdout, x.r.opts.Log)
+	defer endUntrusted()
+	out := redact.NewWriter(x.mask, stdoutW)
+	errOut := redact.NewWriter(x.mask, stderrW)
+	started = time.Now()
+	code, stderr, err = x.d.Exec(ctx, execSpec{
+		name: x.res.Sandbox, workdir: x.workdir(), timeout: timeout, command: cmd, env: x.runtimeEnv(),
+		stdin: strings.NewReader(prompt), stdout: out, stderr: errOut,
+	})
+	_ = out.Flush()
+	_ = errOut.Flush()
+	return code, stderr, started, err
+}
+
+// agentFailed is the error of a run whose exec exited code. The CLI exits
+// non-zero for its own failures too (the sandbox went away, the gateway
+// dropped): only a sandbox still Ready makes the status the agent's.
+func (x *run) agentFailed(ctx context.Context, code int, stderr []byte) error {
+	if phase, perr := x.d.Phase(ctx, x.res.Sandbox); perr != nil || !strings.EqualFold(phase, "Ready") {
+		if cerr := ctxErr(ctx); cerr != nil {
+			return cerr
+		}
+		// perr is nil when the phase is not Ready: %v, not %w.
+		return fmt.Errorf("%w: sandbox %s lost during the run (exec exit %d, phase %q, %v): %s",
+			ErrSandbox, x.res.Sandbox, code, phase, perr, lastLine(x.mask.String(string(stderr))))
+	}
+	return &AgentExitError{Agent: x.agent.Name, Code: code}
 }
 
 // lastLine returns the last non-empty line of s.
@@ -280,184 +312,28 @@ var openCodeEnv = map[string]string{"OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPE
 // the manifest (runtime_env) and the runner's own settings, as sorted
 // KEY=VALUE pairs for `exec --env`.
 func (x *run) runtimeEnv() []string {
-	env := map[string]string{}
-	for k, v := range x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime] {
-		env[k] = v
+	env := maps.Clone(x.agent.Entry.RuntimeEnv[x.agent.Entry.Runtime])
+	if env == nil {
+		env = map[string]string{}
 	}
 	if x.agent.Entry.Runtime == RuntimeOpenCode {
-		for k, v := range openCodeEnv {
-			env[k] = v
-		}
-		// The tier's permission map carries the agent's own command
-		// allowances, as Claude Code's --allowedTools does.
-		if p, ok := env["OPENCODE_PERMISSION"]; ok {
-			if mirrored, err := stage.OpenCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
-				env["OPENCODE_PERMISSION"] = mirrored
-			}
-		}
+		maps.Copy(env, openCodeEnv)
+		x.mirrorPermission(env)
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
 	return out
 }
 
-// outputs are the paths to download: the agent's declared outputs from the
-// manifest, then the request's, without duplicates.
-func (x *run) outputs() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, o := range append(append([]string(nil), x.agent.Entry.Outputs...), x.req.Outputs...) {
-		if !seen[o] {
-			seen[o] = true
-			out = append(out, o)
+// mirrorPermission makes the tier's OPENCODE_PERMISSION map, if env has
+// one, carry the agent's own command allowances, as Claude Code's
+// --allowedTools does (stage.OpenCodePermission).
+func (x *run) mirrorPermission(env map[string]string) {
+	if p, ok := env["OPENCODE_PERMISSION"]; ok {
+		if mirrored, err := stage.OpenCodePermission(p, x.agent.Files["agents/"+x.agent.Name+".md"]); err == nil {
+			env["OPENCODE_PERMISSION"] = mirrored
 		}
 	}
-	return out
-}
-
-// download fetches the declared outputs. Outputs are untrusted data: each
-// lands in a private staging directory, is sanitized there (stage.Sanitize) and
-// only then renamed into OutputDir/<basename>; a failed download leaves
-// nothing of that output behind.
-func (x *run) download(ctx context.Context) error {
-	outputs := x.outputs()
-	if len(outputs) == 0 {
-		return nil
-	}
-	outDir := x.req.OutputDir
-	if outDir == "" {
-		outDir = "fullsend-out"
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("%w: %w", ErrSandbox, err)
-	}
-	// Every output is checked before the first is downloaded: a refused
-	// one leaves no artifact behind.
-	type fetch struct{ remote, dest string }
-	var fetches []fetch
-	dests := map[string]string{}
-	for _, o := range outputs {
-		remote := o
-		if !path.IsAbs(remote) {
-			remote = path.Join(x.workdir(), remote)
-		}
-		remote = path.Clean(remote)
-		if remote == "/" || strings.Contains(o, "..") {
-			return fmt.Errorf("%w: output %q: give a path under the sandbox, without ..", ErrPolicy, o)
-		}
-		// The runner's own files (env/run.env holds the job's secret
-		// values) never become an artifact, whichever output covers them.
-		if rd := x.runnerDir(); remote == rd || strings.HasPrefix(rd, remote+"/") || strings.HasPrefix(remote, rd+"/") {
-			return fmt.Errorf("%w: output %q covers %s, the runner's own files (they hold the job's secret values): give a directory the agent writes its results to", ErrPolicy, o, rd)
-		}
-		dest := filepath.Join(outDir, path.Base(remote))
-		if prev, ok := dests[dest]; ok {
-			return fmt.Errorf("%w: outputs %s and %s would both land in %s", ErrPolicy, prev, remote, dest)
-		}
-		dests[dest] = remote
-		fetches = append(fetches, fetch{remote, dest})
-	}
-	for _, f := range fetches {
-		remote, dest := f.remote, f.dest
-		if err := x.refuseReplacing(dest); err != nil {
-			return err
-		}
-		removed, err := x.fetchOutput(ctx, remote, dest)
-		for _, r := range removed {
-			x.logf("removed %q from downloaded %s: %s", r.Path, remote, r.Why)
-			x.res.Removed = append(x.res.Removed, filepath.Join(dest, r.Path))
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := os.Lstat(dest); err == nil {
-			x.res.Outputs = append(x.res.Outputs, dest)
-		}
-	}
-	return nil
-}
-
-// fetchOutput downloads remote into a staging directory (0700) created in
-// dest's directory, so that the final rename stays on one file system,
-// sanitizes it and renames it to dest, replacing what was there. On any
-// error it removes the staging directory: no partial or unsanitized tree is
-// ever at dest, and none is left next to it.
-func (x *run) fetchOutput(ctx context.Context, remote, dest string) (removed []stage.Removal, err error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), ".fullsend-download-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, err)
-	}
-	defer func() {
-		if rerr := stage.RemoveTree(tmp); rerr != nil && err == nil {
-			err = fmt.Errorf("%w: download %s: removing the staging directory: %w", ErrSandbox, remote, rerr)
-		}
-	}()
-	staged := filepath.Join(tmp, filepath.Base(dest))
-	if inWorkspace(remote) {
-		if err := x.d.Download(ctx, x.res.Sandbox, remote, staged); err != nil {
-			return nil, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, errOr(ctxErr(ctx), err))
-		}
-	} else {
-		// Outside /sandbox, which download refuses (outputtar.go): the
-		// runner reads the tar stream itself; what it leaves out is
-		// reported like what sanitize removes.
-		x.logf("reading output %s through sandbox exec tar (sandbox download reads only /sandbox)", remote)
-		if removed, err = x.readOutput(ctx, remote, tmp); err != nil {
-			return removed, err
-		}
-		if _, err := os.Lstat(staged); os.IsNotExist(err) {
-			return removed, nil // the output itself was left out (a link)
-		}
-	}
-	more, err := stage.SanitizeReport(staged)
-	removed = append(removed, more...)
-	if err != nil {
-		return removed, fmt.Errorf("%w: %w", ErrSandbox, err)
-	}
-	if _, err := os.Lstat(staged); os.IsNotExist(err) {
-		return removed, nil // the whole output was removed
-	}
-	// A previous output of the same name is replaced, not merged into: it
-	// moves into the staging directory and goes with it.
-	if _, err := os.Lstat(dest); err == nil {
-		if err := os.Rename(dest, filepath.Join(tmp, "previous")); err != nil {
-			return removed, fmt.Errorf("%w: download %s: replacing %s: %w", ErrSandbox, remote, dest, err)
-		}
-	}
-	if err := os.Rename(staged, dest); err != nil {
-		return removed, fmt.Errorf("%w: download %s: %w", ErrSandbox, remote, err)
-	}
-	return removed, nil
-}
-
-// refuseReplacing stops an output that would replace the workspace or a
-// directory holding the current directory: outputs replace what was at
-// their destination, and that is never the job's own checkout.
-func (x *run) refuseReplacing(dest string) error {
-	abs, err := filepath.Abs(dest)
-	if err != nil {
-		return fmt.Errorf("%w: output %s: %w", ErrSandbox, dest, err)
-	}
-	var keep []string
-	if wd, err := os.Getwd(); err == nil {
-		keep = append(keep, wd)
-	}
-	if x.req.Workspace != "" {
-		if ws, err := filepath.Abs(x.req.Workspace); err == nil {
-			keep = append(keep, ws)
-		}
-	}
-	for _, k := range keep {
-		if k == abs || strings.HasPrefix(k, abs+string(filepath.Separator)) {
-			return fmt.Errorf("%w: output %s would replace %s: choose another artifacts directory", ErrPolicy, dest, k)
-		}
-	}
-	return nil
 }

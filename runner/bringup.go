@@ -147,13 +147,7 @@ func (r *Runner) waitHealthy(ctx context.Context, x *run, port int, endpoint str
 	// A cheap wait for the port to accept connections first, so that the
 	// `status` polls (a process each) start when they can succeed.
 	if err := waitDial(ctx, x, "tcp", "127.0.0.1:"+strconv.Itoa(port), r.opts.GatewayTimeout); err != nil {
-		if cerr := ctxErr(ctx); cerr != nil {
-			return cerr
-		}
-		if xerr := x.childExited(); xerr != nil {
-			return xerr
-		}
-		return fmt.Errorf("%w: the gateway started on %s does not accept connections after %s; see %s", ErrPreflight, endpoint, r.opts.GatewayTimeout, x.gatewayLog)
+		return r.notAccepting(ctx, x, endpoint)
 	}
 	last := ""
 	for i := 0; ; i++ {
@@ -179,6 +173,19 @@ func (r *Runner) waitHealthy(ctx context.Context, x *run, port int, endpoint str
 			return err
 		}
 	}
+}
+
+// notAccepting is the error of a gateway whose port never accepted a
+// connection: the run was cancelled, the gateway exited, or it is not up
+// in time.
+func (r *Runner) notAccepting(ctx context.Context, x *run, endpoint string) error {
+	if cerr := ctxErr(ctx); cerr != nil {
+		return cerr
+	}
+	if xerr := x.childExited(); xerr != nil {
+		return xerr
+	}
+	return fmt.Errorf("%w: the gateway started on %s does not accept connections after %s; see %s", ErrPreflight, endpoint, r.opts.GatewayTimeout, x.gatewayLog)
 }
 
 // registerGateway registers the gateway the run started under gatewayName

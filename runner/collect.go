@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/runner/evidence"
 )
 
@@ -57,13 +58,7 @@ func (x *run) collectEvidence(ctx context.Context) {
 	if root == "" || x.res.Sandbox == "" {
 		return
 	}
-	// A cancelled run (SIGTERM, --timeout) must still delete its sandbox
-	// before the CI kills the job: the logs then get a short bound.
-	timeout := evidenceTimeout
-	if ctx.Err() != nil {
-		timeout = evidenceCancelledTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evidenceTimeoutFor(ctx))
 	defer cancel()
 	ev := &evidence.Record{Dir: filepath.Join(root, sanitizeFileName(x.res.Sandbox)), Source: evidence.SourceNone, OCSFJSON: x.ocsfJSON}
 	x.res.Evidence = ev
@@ -85,37 +80,60 @@ func (x *run) collectEvidence(ctx context.Context) {
 		if err == nil {
 			err = errors.New("no shorthand log file")
 		}
-		ev.Notes = append(ev.Notes, "sandbox log files unavailable: "+x.mask.String(err.Error()))
-		x.logf("evidence: the sandbox's log files are unavailable (%v); falling back to openshell logs --source sandbox|gateway -n %d", err, logsTailLines)
-		files = nil
-		for _, src := range []string{"sandbox", "gateway"} {
-			out, lerr := x.d.LogsSource(ctx, x.res.Sandbox, src, logsTailLines, evidence.FileMax)
-			if lerr != nil && len(out.data) == 0 {
-				ev.Notes = append(ev.Notes, fmt.Sprintf("openshell logs --source %s: %s", src, x.mask.String(lerr.Error())))
-				continue
-			}
-			files = append(files, evidence.CLILog(src, out.data, out.truncated))
-		}
-		if len(files) > 0 {
-			ev.Source = evidence.SourceOpenShellLogs
-		}
-		x.logf("evidence: source %s", ev.Source)
+		files = x.cliLogs(ctx, ev, err)
 	}
 	denials := ev.Keep(files, x.mask.String, x.logf)
 	if len(denials) > 0 {
 		x.res.Denials = denials
-		// In CI the directory reaches the user as the root of the evidence
-		// artifact, so the command names it as it is there.
-		dir := ev.Dir
-		if x.res.CI != CILocal {
-			dir = filepath.Base(ev.Dir)
-		}
-		ev.Suggest = evidence.SuggestCommand(x.res.Agent, dir)
-		if evidence.DenialTotal(denials) == 0 {
-			ev.Suggest += " --include-audit" // only audit verdicts (A.3)
-		}
+		ev.Suggest = x.suggestCommand(ev.Dir, denials)
 	}
 	x.logf("evidence: %d files in %s, %d denied requests", len(ev.Files), ev.Dir, evidence.DenialTotal(denials))
+}
+
+// cliLogs is the fallback when the sandbox's log files are unavailable
+// (why): the tails of `openshell logs --source sandbox|gateway`. What
+// fails is noted in ev.
+func (x *run) cliLogs(ctx context.Context, ev *evidence.Record, why error) []evidence.Log {
+	ev.Notes = append(ev.Notes, "sandbox log files unavailable: "+x.mask.String(why.Error()))
+	x.logf("evidence: the sandbox's log files are unavailable (%v); falling back to openshell logs --source sandbox|gateway -n %d", why, logsTailLines)
+	var files []evidence.Log
+	for _, src := range []string{"sandbox", "gateway"} {
+		out, lerr := x.d.LogsSource(ctx, x.res.Sandbox, src, logsTailLines, evidence.FileMax)
+		if lerr != nil && len(out.data) == 0 {
+			ev.Notes = append(ev.Notes, fmt.Sprintf("openshell logs --source %s: %s", src, x.mask.String(lerr.Error())))
+			continue
+		}
+		files = append(files, evidence.CLILog(src, out.data, out.truncated))
+	}
+	if len(files) > 0 {
+		ev.Source = evidence.SourceOpenShellLogs
+	}
+	x.logf("evidence: source %s", ev.Source)
+	return files
+}
+
+// suggestCommand is the `policy suggest` command for the evidence in dir.
+// In CI the directory reaches the user as the root of the evidence
+// artifact, so the command names it as it is there.
+func (x *run) suggestCommand(dir string, denials map[denial.Kind]int) string {
+	if x.res.CI != CILocal {
+		dir = filepath.Base(dir)
+	}
+	cmd := evidence.SuggestCommand(x.res.Agent, dir)
+	if evidence.DenialTotal(denials) == 0 {
+		cmd += " --include-audit" // only audit verdicts (A.3)
+	}
+	return cmd
+}
+
+// evidenceTimeoutFor bounds the collection of a run's logs: a cancelled
+// run (SIGTERM, --timeout) must still delete its sandbox before the CI
+// kills the job, so its logs get a short bound.
+func evidenceTimeoutFor(ctx context.Context) time.Duration {
+	if ctx.Err() != nil {
+		return evidenceCancelledTimeout
+	}
+	return evidenceTimeout
 }
 
 // sandboxLogFiles reads /var/log/openshell*.log through `sandbox exec -n N

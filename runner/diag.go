@@ -3,9 +3,10 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,31 +20,45 @@ import (
 func (x *run) finish(err error) {
 	res := x.res
 	if err != nil {
-		title := "fullsend run " + res.Agent
-		x.rep.Annotate("error", title, fmt.Sprintf("exit %d: %s", res.ExitCode, res.Error))
-		if x.r.opts.DiagDir != "" {
-			if dir, derr := x.writeBundle(); derr != nil {
-				x.logf("writing diagnostic bundle: %v", derr)
-			} else {
-				res.DiagDir = dir
-				x.logf("diagnostic bundle: %s", dir)
-			}
-		}
+		x.reportFailure()
 	}
 	if n := evidence.DenialTotal(res.Denials); n > 0 && err == nil {
-		// A run that succeeded after being denied leaves no other trace.
-		where := "run"
-		if res.CI != CILocal {
-			where = "download the run's evidence artifact and run"
-		}
-		x.rep.Annotate("warning", "fullsend run "+res.Agent+": requests denied",
-			fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, evidence.DenialSummary(res.Denials), where, res.Evidence.Suggest))
+		x.warnDenied(n)
 	}
 	x.writeEvidenceResult()
 	if serr := x.rep.Summary(summaryMarkdown(res)); serr != nil {
 		x.logf("%v", serr)
 	}
 	_ = x.log.Flush()
+}
+
+// reportFailure annotates the failure and writes the diagnostic bundle,
+// when there is a directory for it.
+func (x *run) reportFailure() {
+	res := x.res
+	x.rep.Annotate("error", "fullsend run "+res.Agent, fmt.Sprintf("exit %d: %s", res.ExitCode, res.Error))
+	if x.r.opts.DiagDir == "" {
+		return
+	}
+	dir, err := x.writeBundle()
+	if err != nil {
+		x.logf("writing diagnostic bundle: %v", err)
+		return
+	}
+	res.DiagDir = dir
+	x.logf("diagnostic bundle: %s", dir)
+}
+
+// warnDenied annotates a run that succeeded after n of its requests were
+// denied: it leaves no other trace.
+func (x *run) warnDenied(n int) {
+	res := x.res
+	where := "run"
+	if res.CI != CILocal {
+		where = "download the run's evidence artifact and run"
+	}
+	x.rep.Annotate("warning", "fullsend run "+res.Agent+": requests denied",
+		fmt.Sprintf("%d requests were denied (%s); %s `%s`", n, evidence.DenialSummary(res.Denials), where, res.Evidence.Suggest))
 }
 
 // writeBundle writes what a maintainer needs to diagnose a failed run: the
@@ -59,42 +74,45 @@ func (x *run) writeBundle() (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	write := func(file string, data []byte) error {
-		return os.WriteFile(filepath.Join(dir, file), data, 0o600)
+	for _, f := range x.bundleFiles() {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
+			return "", err
+		}
 	}
+	return dir, nil
+}
+
+// bundleFile is one file of the diagnostic bundle.
+type bundleFile struct {
+	name string
+	data []byte
+}
+
+// bundleFiles are the files of the diagnostic bundle, in the order they
+// are written: the result, the calls, the resolved policy (once there is
+// one) and the gateway's log, masked (when the run started the gateway and
+// the log can be read).
+func (x *run) bundleFiles() []bundleFile {
 	res := *x.res
 	res.Calls = nil
 	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := write("result.json", append(b, '\n')); err != nil {
-		return "", err
-	}
 	var calls strings.Builder
 	for _, c := range x.d.Calls() {
 		line, _ := json.Marshal(c)
 		calls.Write(line)
 		calls.WriteByte('\n')
 	}
-	if err := write("calls.jsonl", []byte(calls.String())); err != nil {
-		return "", err
-	}
+	files := []bundleFile{{"result.json", append(b, '\n')}, {"calls.jsonl", []byte(calls.String())}}
 	if x.policy != nil {
-		if err := write("policy.yaml", x.policy); err != nil {
-			return "", err
-		}
+		files = append(files, bundleFile{"policy.yaml", x.policy})
 	}
-	for _, f := range []struct{ src, dst string }{
-		{x.gatewayLog, "gateway.log"},
-	} {
-		if f.src == "" {
-			continue
-		}
-		if data, err := os.ReadFile(f.src); err == nil {
-			if err := write(f.dst, []byte(x.mask.String(string(data)))); err != nil {
-				return "", err
-			}
-		}
+	if x.gatewayLog == "" {
+		return files
 	}
-	return dir, nil
+	if data, err := os.ReadFile(x.gatewayLog); err == nil {
+		files = append(files, bundleFile{"gateway.log", []byte(x.mask.String(string(data)))})
+	}
+	return files
 }
 
 func sanitizeFileName(s string) string {
@@ -110,57 +128,68 @@ func sanitizeFileName(s string) string {
 // literally (ciout.MarkdownText, ciout.MarkdownCode): an error message quotes openshell and the
 // sandbox, and must not add links, images or HTML to the summary.
 func summaryMarkdown(res *Result) string {
-	var b strings.Builder
+	var b summaryTable
 	status := "succeeded"
 	if res.ExitCode != 0 {
 		status = fmt.Sprintf("failed (exit %d)", res.ExitCode)
 	}
 	fmt.Fprintf(&b, "### fullsend run %s: %s\n\n", ciout.MarkdownCode(res.Agent), status)
 	b.WriteString("| | |\n|---|---|\n")
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "| %s | %s |\n", k, v)
-		}
+	b.row("sandbox", ciout.MarkdownText(res.Sandbox))
+	b.row("sandbox deleted", fmt.Sprint(res.Deleted))
+	b.row("openshell", ciout.MarkdownText(res.OpenShellVersion))
+	b.row("manifest sha256", ciout.MarkdownCode(res.ManifestSHA256))
+	b.row("policy sha256", ciout.MarkdownCode(res.PolicySHA256))
+	b.row("resolved policy sha256", ciout.MarkdownCode(res.ResolvedSHA256))
+	for _, k := range slices.Sorted(maps.Keys(res.Placeholders)) {
+		b.row(ciout.MarkdownText("{{"+k+"}}"), ciout.MarkdownCode(res.Placeholders[k])+" from "+ciout.MarkdownText(res.PlaceholderFrom[k]))
 	}
-	row("sandbox", ciout.MarkdownText(res.Sandbox))
-	row("sandbox deleted", fmt.Sprint(res.Deleted))
-	row("openshell", ciout.MarkdownText(res.OpenShellVersion))
-	row("manifest sha256", ciout.MarkdownCode(res.ManifestSHA256))
-	row("policy sha256", ciout.MarkdownCode(res.PolicySHA256))
-	row("resolved policy sha256", ciout.MarkdownCode(res.ResolvedSHA256))
-	keys := make([]string, 0, len(res.Placeholders))
-	for k := range res.Placeholders {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		row(ciout.MarkdownText("{{"+k+"}}"), ciout.MarkdownCode(res.Placeholders[k])+" from "+ciout.MarkdownText(res.PlaceholderFrom[k]))
-	}
-	row("duration", res.Duration.Round(time.Millisecond).String())
-	row("error", ciout.MarkdownText(res.Error))
-	row("diagnostic bundle", ciout.MarkdownCode(res.DiagDir))
-	if ev := res.Evidence; ev != nil {
-		row("evidence", ciout.MarkdownCode(ev.Dir)+" from "+ciout.MarkdownText(ev.Source))
-		if n := evidence.DenialTotal(res.Denials); n > 0 {
-			row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(evidence.DenialSummary(res.Denials))))
-			row("next step", ciout.MarkdownCode(ev.Suggest))
-		} else if res.Denials[denial.KindAudit] > 0 {
-			row("audit would-deny", ciout.MarkdownText(evidence.DenialSummary(res.Denials)))
-		} else if ev.Source != evidence.SourceNone {
-			row("denied requests", "0")
-		}
+	b.row("duration", res.Duration.Round(time.Millisecond).String())
+	b.row("error", ciout.MarkdownText(res.Error))
+	b.row("diagnostic bundle", ciout.MarkdownCode(res.DiagDir))
+	if res.Evidence != nil {
+		b.evidenceRows(res)
 	}
 	b.WriteString("\n")
 	if len(res.Steps) > 0 {
-		b.WriteString("| step | ms |\n|---|---:|\n")
-		for _, s := range res.Steps {
-			mark := ""
-			if s.Failed {
-				mark = " (failed)"
-			}
-			fmt.Fprintf(&b, "| %s%s | %.0f |\n", ciout.MarkdownText(s.Name), mark, s.MS)
-		}
-		b.WriteString("\n")
+		b.steps(res.Steps)
 	}
 	return b.String()
+}
+
+// summaryTable is the job summary being written.
+type summaryTable struct{ strings.Builder }
+
+// row writes a row of the run's table, unless v is empty.
+func (b *summaryTable) row(k, v string) {
+	if v != "" {
+		fmt.Fprintf(b, "| %s | %s |\n", k, v)
+	}
+}
+
+// evidenceRows writes where the run's evidence is and what it counted.
+func (b *summaryTable) evidenceRows(res *Result) {
+	ev := res.Evidence
+	b.row("evidence", ciout.MarkdownCode(ev.Dir)+" from "+ciout.MarkdownText(ev.Source))
+	if n := evidence.DenialTotal(res.Denials); n > 0 {
+		b.row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(evidence.DenialSummary(res.Denials))))
+		b.row("next step", ciout.MarkdownCode(ev.Suggest))
+	} else if res.Denials[denial.KindAudit] > 0 {
+		b.row("audit would-deny", ciout.MarkdownText(evidence.DenialSummary(res.Denials)))
+	} else if ev.Source != evidence.SourceNone {
+		b.row("denied requests", "0")
+	}
+}
+
+// steps writes the table of the run's steps and their durations.
+func (b *summaryTable) steps(steps []StepTiming) {
+	b.WriteString("| step | ms |\n|---|---:|\n")
+	for _, s := range steps {
+		mark := ""
+		if s.Failed {
+			mark = " (failed)"
+		}
+		fmt.Fprintf(b, "| %s%s | %.0f |\n", ciout.MarkdownText(s.Name), mark, s.MS)
+	}
+	b.WriteString("\n")
 }

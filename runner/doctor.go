@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -70,7 +71,7 @@ func (r *Runner) doctorAgent(ctx context.Context, c *checker, name string, set p
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("{{%s}} from %s", k, res.From[k]))
 	}
-	c.ok(label+": placeholders", orStr(strings.Join(parts, ", "), "none open"))
+	c.ok(label+": placeholders", cmp.Or(strings.Join(parts, ", "), "none open"))
 	pol, _, err := a.Resolve(res.Values)
 	if err != nil {
 		c.fail(label+": policy", err, "")

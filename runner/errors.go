@@ -76,18 +76,25 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ae):
 		return ae.Code
-	case errors.Is(err, ErrInterrupted):
-		return ExitInterrupted
-	case errors.Is(err, ErrTimeout):
-		return ExitTimeout
-	case errors.Is(err, ErrPolicy):
-		return ExitPolicy
-	case errors.Is(err, ErrPreflight):
-		return ExitPreflight
-	case errors.Is(err, ErrSandbox):
-		return ExitSandbox
 	}
-	return ExitSandbox
+	for _, s := range exitSentinels {
+		if errors.Is(err, s.err) {
+			return s.code
+		}
+	}
+	return ExitSandbox // ErrSandbox, and any other failure
+}
+
+// exitSentinels are the sentinel errors with their exit codes, in the
+// order ExitCode tests them.
+var exitSentinels = []struct {
+	err  error
+	code int
+}{
+	{ErrInterrupted, ExitInterrupted},
+	{ErrTimeout, ExitTimeout},
+	{ErrPolicy, ExitPolicy},
+	{ErrPreflight, ExitPreflight},
 }
 
 // ctxErr turns a finished context into ErrTimeout or ErrInterrupted, or

@@ -15,6 +15,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/ciout"
 	"github.com/fullsend-ai/agent-sandbox/runner/redact"
+	"github.com/fullsend-ai/agent-sandbox/runner/resolve"
 	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
@@ -158,22 +159,29 @@ func (r *Runner) Run(ctx context.Context, req Request) (res Result, err error) {
 	if err = x.step("fullsend: credential providers", func() error { return x.providers(ctx) }); err != nil {
 		return res, err
 	}
+	err = x.inSandbox(ctx)
+	return res, err
+}
+
+// inSandbox creates the sandbox, confirms its policy, installs and runs the
+// agent and collects its outputs; the sandbox is cleaned up (evidence
+// kept, deleted) whatever happens, before it returns.
+func (x *run) inSandbox(ctx context.Context) (err error) {
 	defer func() { err = x.cleanup(ctx, err) }()
 	if err = x.step("fullsend: create sandbox", func() error { return x.create(ctx) }); err != nil {
-		return res, err
+		return err
 	}
 	if err = x.step("fullsend: confirm policy", func() error { return x.confirmPolicy(ctx) }); err != nil {
-		return res, err
+		return err
 	}
 	x.policyConfirmed = true
 	if err = x.step("fullsend: install agent", func() error { return x.bootstrap(ctx) }); err != nil {
-		return res, err
+		return err
 	}
 	if err = x.execAgent(ctx); err != nil {
-		return res, err
+		return err
 	}
-	err = x.step("fullsend: collect outputs", func() error { return x.download(ctx) })
-	return res, err
+	return x.step("fullsend: collect outputs", func() error { return x.download(ctx) })
 }
 
 // prepare collects the secrets, verifies the agent, resolves placeholders
@@ -199,13 +207,7 @@ func (x *run) prepare(ctx context.Context) error {
 	}
 	resolution, err := x.r.opts.Env.Resolve(ctx, a.Open, x.req.Values)
 	if resolution != nil {
-		// The result (printed with -o json, rendered in the job summary,
-		// kept in the bundle) holds the values masked too.
-		x.res.Placeholders, x.res.PlaceholderFrom = map[string]string{}, resolution.From
-		for k, v := range resolution.Values {
-			x.res.Placeholders[k] = x.mask.String(v)
-			x.logf("{{%s}} = %s (from %s)", k, v, resolution.From[k])
-		}
+		x.recordPlaceholders(resolution)
 	}
 	if err != nil {
 		return err
@@ -214,6 +216,23 @@ func (x *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return x.writePolicy(data)
+}
+
+// recordPlaceholders logs the resolved placeholder values and keeps them
+// in the result, which (printed with -o json, rendered in the job summary,
+// kept in the bundle) holds the values masked too.
+func (x *run) recordPlaceholders(resolution *resolve.Resolution) {
+	x.res.Placeholders, x.res.PlaceholderFrom = map[string]string{}, resolution.From
+	for k, v := range resolution.Values {
+		x.res.Placeholders[k] = x.mask.String(v)
+		x.logf("{{%s}} = %s (from %s)", k, v, resolution.From[k])
+	}
+}
+
+// writePolicy keeps the resolved policy, its digest, and writes it for
+// the CLI.
+func (x *run) writePolicy(data []byte) error {
 	x.policy = data
 	x.res.ResolvedSHA256 = bundle.SHA256Hex(data)
 	x.policyFile = filepath.Join(x.tmp, "policy.yaml")
@@ -228,12 +247,7 @@ func (x *run) prepare(ctx context.Context) error {
 // the env file and Request pairs for the sandbox.
 func (x *run) collectSecrets() error {
 	for _, p := range x.r.opts.Providers {
-		for _, k := range p.CredentialEnv {
-			if v, ok := x.r.opts.Env.Getenv(k); ok && v != "" {
-				x.mask.Add(v)
-				x.rep.Mask(v)
-			}
-		}
+		x.maskCredentialEnv(p)
 	}
 	for _, f := range x.req.ExtraEnvFiles {
 		kvs, err := readEnvFile(f)
@@ -247,6 +261,17 @@ func (x *run) collectSecrets() error {
 		x.envVars = append(x.envVars, kvs...)
 	}
 	return x.collectEnv()
+}
+
+// maskCredentialEnv masks, and announces to the CI, the values of a
+// provider's credential variables that are set.
+func (x *run) maskCredentialEnv(p Provider) {
+	for _, k := range p.CredentialEnv {
+		if v, ok := x.r.opts.Env.Getenv(k); ok && v != "" {
+			x.mask.Add(v)
+			x.rep.Mask(v)
+		}
+	}
 }
 
 // readEnvFile parses a KEY=VALUE file (blank lines and # comments allowed).
@@ -297,13 +322,9 @@ func (x *run) providers(ctx context.Context) error {
 			x.logf("provider %s: attached as configured on the gateway", p.Name)
 			continue
 		}
-		var vals []string
-		for _, k := range p.CredentialEnv {
-			v, ok := x.r.opts.Env.Getenv(k)
-			if !ok || v == "" {
-				return fmt.Errorf("%w: provider %s: credential variable %s is not set", ErrPreflight, p.Name, k)
-			}
-			vals = append(vals, k+"="+v)
+		vals, err := x.credentialValues(p)
+		if err != nil {
+			return err
 		}
 		if err := x.d.ProviderCreate(ctx, p, vals); err != nil {
 			return fmt.Errorf("%w: provider %s: %w", ErrSandbox, p.Name, errOr(ctxErr(ctx), err))
@@ -311,6 +332,20 @@ func (x *run) providers(ctx context.Context) error {
 		x.logf("provider %s (%s): credentials from %s", p.Name, p.Type, strings.Join(p.CredentialEnv, ", "))
 	}
 	return nil
+}
+
+// credentialValues are the KEY=VALUE pairs of a provider's credential
+// variables, every one of which must be set.
+func (x *run) credentialValues(p Provider) ([]string, error) {
+	var vals []string
+	for _, k := range p.CredentialEnv {
+		v, ok := x.r.opts.Env.Getenv(k)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("%w: provider %s: credential variable %s is not set", ErrPreflight, p.Name, k)
+		}
+		vals = append(vals, k+"="+v)
+	}
+	return vals, nil
 }
 
 // cleanup always runs once a sandbox may exist: it keeps the sandbox's logs

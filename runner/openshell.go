@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,28 +125,12 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 		cmd.Stderr = errBuf
 	}
 	setProcessGroup(cmd)
-	cmd.WaitDelay = d.killAfter
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = defaultKillAfter
-	}
+	cmd.WaitDelay = cmp.Or(d.killAfter, defaultKillAfter)
 	start := time.Now()
 	err := runChild(cmd)
 	elapsed := time.Since(start)
 	res.stdout, res.stderr = out.Bytes(), errBuf.Bytes()
-	res.code = 0
-	if cmd.ProcessState != nil {
-		res.code = cmd.ProcessState.ExitCode()
-	}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if res.code < 0 { // killed by a signal
-			res.code = 128 + signalNumber(ee)
-		}
-	default:
-		res.code = -1
-	}
+	res.code = exitCode(cmd, err)
 	d.record(args, o.extraEnv, res, elapsed)
 	if cerr := ctxErr(ctx); cerr != nil {
 		return res, cerr
@@ -157,6 +142,26 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 		return res, &CallError{Args: args, Code: res.code, Stderr: d.mask.String(string(res.stderr))}
 	}
 	return res, nil
+}
+
+// exitCode is the exit status of a finished call (err is what running it
+// returned): 128+N when signal N killed it, -1 when it did not run.
+func exitCode(cmd *exec.Cmd, err error) int {
+	code := 0
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if code < 0 { // killed by a signal
+			code = 128 + signalNumber(ee)
+		}
+	default:
+		code = -1
+	}
+	return code
 }
 
 func (d *driver) record(args, extraEnv []string, res callResult, elapsed time.Duration) {
@@ -263,35 +268,44 @@ func (d *driver) StatusAt(ctx context.Context, endpoint string) (string, error) 
 }
 
 func (d *driver) status(ctx context.Context, extra []string) (string, error) {
-	down := func(err error) (string, error) {
-		var ce *CallError
-		if errors.As(err, &ce) && ce.Code == 1 {
-			return statusUnreachable, nil
-		}
-		return "", err
-	}
 	if d.supports(versionJSONOutput) {
 		res, err := d.run(ctx, callOpts{extraEnv: extra}, "status", "-o", "json")
 		if err != nil {
-			return down(err)
+			return downStatus(err)
 		}
-		var st struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		}
-		if err := json.Unmarshal(res.stdout, &st); err != nil {
-			return "", fmt.Errorf("decoding `openshell status -o json`: %w", err)
-		}
-		if st.Status == "" {
-			return "", errors.New("`openshell status -o json` has no status field")
-		}
-		return st.Status, nil
+		return parseStatusJSON(res.stdout)
 	}
 	res, err := d.run(ctx, callOpts{extraEnv: extra}, "status")
 	if err != nil {
-		return down(err)
+		return downStatus(err)
 	}
 	return parseStatusText(string(res.stdout)), nil
+}
+
+// downStatus is the status of a failed `openshell status`: exit 1 is a
+// gateway that refuses connections, any other failure an error.
+func downStatus(err error) (string, error) {
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Code == 1 {
+		return statusUnreachable, nil
+	}
+	return "", err
+}
+
+// parseStatusJSON reads the status field `openshell status -o json`
+// prints from v0.0.92.
+func parseStatusJSON(out []byte) (string, error) {
+	var st struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return "", fmt.Errorf("decoding `openshell status -o json`: %w", err)
+	}
+	if st.Status == "" {
+		return "", errors.New("`openshell status -o json` has no status field")
+	}
+	return st.Status, nil
 }
 
 // GatewayAdd registers a plaintext local gateway with the CLI: `gateway add
@@ -305,24 +319,34 @@ func (d *driver) GatewayAdd(ctx context.Context, endpoint, name string) error {
 // parseStatusText reads the Status line of the table `openshell status`
 // prints before v0.0.92.
 func parseStatusText(out string) string {
-	for _, line := range strings.Split(ansiRE.ReplaceAllString(out, ""), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || k != "Status" {
-			continue
-		}
-		switch strings.TrimSpace(v) {
-		case "Connected":
-			return statusConnected
-		case "Connected (HTTP)":
-			return statusConnectedHTTP
-		case "Error":
-			return "error"
-		case "No gateway configured.":
-			return "not_configured"
-		}
-		return "disconnected"
+	v, ok := tableField(out, "Status")
+	if !ok {
+		return "unknown"
 	}
-	return "unknown"
+	if st, known := statusTexts[v]; known {
+		return st
+	}
+	return "disconnected"
+}
+
+// statusTexts maps the Status values of that table to the names `status
+// -o json` gives the same states.
+var statusTexts = map[string]string{
+	"Connected":              statusConnected,
+	"Connected (HTTP)":       statusConnectedHTTP,
+	"Error":                  "error",
+	"No gateway configured.": "not_configured",
+}
+
+// tableField returns the value of the first "key: value" line of a table
+// the CLI printed, its ANSI colours removed.
+func tableField(out, key string) (string, bool) {
+	for _, line := range strings.Split(ansiRE.ReplaceAllString(out, ""), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }
 
 // createSpec is what `sandbox create` needs.
@@ -411,10 +435,8 @@ func (d *driver) Phase(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, line := range strings.Split(ansiRE.ReplaceAllString(string(res.stdout), ""), "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == "Phase" {
-			return strings.TrimSpace(v), nil
-		}
+	if phase, ok := tableField(string(res.stdout), "Phase"); ok {
+		return phase, nil
 	}
 	return "", errors.New("`openshell sandbox get` printed no Phase line")
 }
@@ -552,32 +574,6 @@ func (d *driver) SettingSetGlobal(ctx context.Context, key, value string) error 
 	return err
 }
 
-// capWriter keeps the first max bytes written to it, cut at the last whole
-// line, and discards the rest.
-type capWriter struct {
-	max int
-	buf bytes.Buffer
-	cut bool
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); room > 0 && !c.cut {
-		if len(p) <= room {
-			c.buf.Write(p)
-			return len(p), nil
-		}
-		c.buf.Write(p[:room])
-	}
-	if !c.cut {
-		c.cut = true
-		b := c.buf.Bytes()
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			c.buf.Truncate(i + 1)
-		}
-	}
-	return len(p), nil
-}
-
 // ProviderCreate creates (or, when it exists, updates) a credential
 // provider. Credential values travel in the child's environment only, named
 // by bare --credential KEY flags; they never reach argv.
@@ -597,19 +593,3 @@ func (d *driver) ProviderCreate(ctx context.Context, p Provider, values []string
 	}
 	return err
 }
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) Bytes() []byte { return t.buf }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,32 +60,40 @@ func SelectEnv(environ, patterns []string) (env map[string]string, skipped []str
 	if len(patterns) == 0 {
 		return nil, nil, nil
 	}
-	env = map[string]string{}
-	left := map[string]bool{}
+	sel := envSelection{env: map[string]string{}, left: map[string]bool{}}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			continue
 		}
 		for _, p := range patterns {
-			switch {
-			case k == p:
-				env[k] = v
-				delete(left, k)
-			case strings.HasSuffix(p, "*") && strings.HasPrefix(k, strings.TrimSuffix(p, "*")):
-				if !IsCredentialEnv(k) {
-					env[k] = v
-				} else if _, named := env[k]; !named {
-					left[k] = true
-				}
-			}
+			sel.apply(p, k, v)
 		}
 	}
-	for k := range left {
-		skipped = append(skipped, k)
+	return sel.env, slices.Sorted(maps.Keys(sel.left)), nil
+}
+
+// envSelection is what SelectEnv picked, and the credentials PREFIX*
+// patterns left out (unless a pattern named them).
+type envSelection struct {
+	env  map[string]string
+	left map[string]bool
+}
+
+// apply selects the variable k (value v) when pattern p names it, or
+// matches it as a PREFIX* and k is not a credential.
+func (s *envSelection) apply(p, k, v string) {
+	switch {
+	case k == p:
+		s.env[k] = v
+		delete(s.left, k)
+	case strings.HasSuffix(p, "*") && strings.HasPrefix(k, strings.TrimSuffix(p, "*")):
+		if !IsCredentialEnv(k) {
+			s.env[k] = v
+		} else if _, named := s.env[k]; !named {
+			s.left[k] = true
+		}
 	}
-	sort.Strings(skipped)
-	return env, skipped, nil
 }
 
 // collectEnv validates Request.Env and Request.PublicEnv into the pairs the
@@ -91,20 +101,10 @@ func SelectEnv(environ, patterns []string) (env map[string]string, skipped []str
 // prints and announced to the CI as a secret; PublicEnv values are shown.
 // A name in both, or a credential (IsCredentialEnv) made public, is refused.
 func (x *run) collectEnv() error {
-	keys := make([]string, 0, len(x.req.Env)+len(x.req.PublicEnv))
-	for k := range x.req.Env {
-		keys = append(keys, k)
+	keys, err := x.envNames()
+	if err != nil {
+		return err
 	}
-	for k := range x.req.PublicEnv {
-		if _, dup := x.req.Env[k]; dup {
-			return fmt.Errorf("%w: environment variable %s is given both as a secret and as public", ErrPolicy, k)
-		}
-		if IsCredentialEnv(k) {
-			return fmt.Errorf("%w: environment variable %s is a credential; it cannot be public", ErrPolicy, k)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	for _, k := range keys {
 		v, secret := x.req.Env[k]
 		if !secret {
@@ -120,4 +120,24 @@ func (x *run) collectEnv() error {
 		x.envVars = append(x.envVars, [2]string{k, v})
 	}
 	return nil
+}
+
+// envNames are the names of Request.Env and Request.PublicEnv, sorted. A
+// name in both, or a public credential, is refused.
+func (x *run) envNames() ([]string, error) {
+	keys := make([]string, 0, len(x.req.Env)+len(x.req.PublicEnv))
+	for k := range x.req.Env {
+		keys = append(keys, k)
+	}
+	for k := range x.req.PublicEnv {
+		if _, dup := x.req.Env[k]; dup {
+			return nil, fmt.Errorf("%w: environment variable %s is given both as a secret and as public", ErrPolicy, k)
+		}
+		if IsCredentialEnv(k) {
+			return nil, fmt.Errorf("%w: environment variable %s is a credential; it cannot be public", ErrPolicy, k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, nil
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -86,6 +87,20 @@ func (r *Runner) checkTools(ctx context.Context, c *checker, d *driver, pre *pre
 		return
 	}
 	pre.version = v
+	r.checkVersion(c, d, bin, v)
+	r.checkSSH(c, pre)
+	sb, fix, err := r.sandboxImage()
+	if err != nil {
+		c.fail("sandbox image", err, fix)
+	} else {
+		pre.sandbox = sb
+		c.ok("sandbox image", sb.detail)
+	}
+}
+
+// checkVersion checks that v, the version of the openshell CLI at bin, is
+// exactly the release the manifest was compiled for; d then uses it.
+func (r *Runner) checkVersion(c *checker, d *driver, bin, v string) {
 	want, werr := openshell.NormalizeVersion(r.project.Manifest.OpenShellVersion)
 	switch {
 	case r.project.Manifest.OpenShellVersion == "":
@@ -99,23 +114,20 @@ func (r *Runner) checkTools(ctx context.Context, c *checker, d *driver, pre *pre
 		d.version = v
 		c.ok("openshell", fmt.Sprintf("%s %s matches the manifest", bin, v))
 	}
-	// upload and download are tar over the ssh client the CLI spawns
-	// (crates/openshell-cli/src/ssh.rs Command::new("ssh") v0.0.83:148,
-	// v0.0.111:153).
-	if p, err := r.lookPath(r.opts.SSH, "ssh"); err != nil {
+}
+
+// checkSSH finds the ssh client: upload and download are tar over the ssh
+// client the CLI spawns (crates/openshell-cli/src/ssh.rs
+// Command::new("ssh") v0.0.83:148, v0.0.111:153).
+func (r *Runner) checkSSH(c *checker, pre *prereqs) {
+	p, err := r.lookPath(r.opts.SSH, "ssh")
+	if err != nil {
 		c.fail("ssh", fmt.Errorf("%w: %w: openshell sandbox upload/download need an ssh client", ErrPreflight, err),
 			"install openssh-client (the agent-sandbox image carries it)")
-	} else {
-		pre.ssh = p
-		c.ok("ssh", p)
+		return
 	}
-	sb, fix, err := r.sandboxImage()
-	if err != nil {
-		c.fail("sandbox image", err, fix)
-	} else {
-		pre.sandbox = sb
-		c.ok("sandbox image", sb.detail)
-	}
+	pre.ssh = p
+	c.ok("ssh", p)
 }
 
 // checkGateway decides how the run gets a gateway: a registered healthy one
@@ -128,35 +140,54 @@ func (r *Runner) checkGateway(ctx context.Context, c *checker, d *driver, pre *p
 		c.fail("gateway", fmt.Errorf("%w: gateway mode %q: want auto, existing or start", ErrPreflight, pre.mode), "")
 		return
 	}
-	if pre.mode != GatewayStart {
-		st, err := d.Status(ctx)
-		if err != nil {
-			c.fail("gateway", fmt.Errorf("%w: gateway status: %w", ErrPreflight, errOr(ctxErr(ctx), err)), "")
-			return
-		}
-		pre.status = st
-		if st == statusConnected {
-			c.ok("gateway", "a registered gateway is connected")
-			return
-		}
-		if pre.mode == GatewayExisting {
-			c.fail("gateway", fmt.Errorf("%w: gateway status is %q and --gateway existing does not start one", ErrPreflight, st),
-				"start and register a gateway (openshell gateway add URL --local --name N), or use --gateway auto")
-			return
-		}
+	if pre.mode != GatewayStart && registeredGateway(ctx, c, d, pre) {
+		return
 	}
-	pre.driver = r.opts.GatewayDriver
-	if pre.driver == "" {
-		pre.driver = DefaultGatewayDriver
-	}
+	pre.driver = cmp.Or(r.opts.GatewayDriver, DefaultGatewayDriver)
 	gw, err := r.lookPath(r.opts.Gateway, "openshell-gateway")
 	if err != nil {
 		c.fail("gateway", fmt.Errorf("%w: no gateway is healthy and %w", ErrPreflight, err),
 			"install openshell-gateway, or register a running gateway and use --gateway existing")
 	} else {
 		pre.gateway = gw
-		c.ok("gateway", fmt.Sprintf("status %q: the run starts %s", orStr(pre.status, "not checked"), gw))
+		c.ok("gateway", fmt.Sprintf("status %q: the run starts %s", cmp.Or(pre.status, "not checked"), gw))
 	}
+	r.checkDriver(c, pre)
+	if img := r.opts.SupervisorImage; !PinnedImage(img) {
+		c.fail("supervisor image", fmt.Errorf("%w: supervisor image %q is not pinned by digest", ErrPreflight, img),
+			"pass --supervisor-image ghcr.io/nvidia/openshell/supervisor@sha256:... ("+handover.SupervisorImage+")")
+	} else {
+		c.ok("supervisor image", img)
+	}
+}
+
+// registeredGateway looks at the registered gateway's status. It reports
+// whether the check is decided: a connected gateway is used, a status
+// that cannot be read or (mode existing) a gateway that is not connected
+// fails; otherwise the run starts one.
+func registeredGateway(ctx context.Context, c *checker, d *driver, pre *prereqs) bool {
+	st, err := d.Status(ctx)
+	if err != nil {
+		c.fail("gateway", fmt.Errorf("%w: gateway status: %w", ErrPreflight, errOr(ctxErr(ctx), err)), "")
+		return true
+	}
+	pre.status = st
+	if st == statusConnected {
+		c.ok("gateway", "a registered gateway is connected")
+		return true
+	}
+	if pre.mode == GatewayExisting {
+		c.fail("gateway", fmt.Errorf("%w: gateway status is %q and --gateway existing does not start one", ErrPreflight, st),
+			"start and register a gateway (openshell gateway add URL --local --name N), or use --gateway auto")
+		return true
+	}
+	return false
+}
+
+// checkDriver checks the compute driver of a gateway the run starts: the
+// podman driver, through OPENSHELL_PODMAN_SOCKET when it answers, else
+// podman's own API service.
+func (r *Runner) checkDriver(c *checker, pre *prereqs) {
 	if pre.driver != DefaultGatewayDriver {
 		c.fail("driver", fmt.Errorf("%w: compute driver %q: the runner starts gateways with the podman driver only", ErrPreflight, pre.driver), "use --gateway-driver podman")
 	} else if s, ok := r.opts.Env.Getenv("OPENSHELL_PODMAN_SOCKET"); ok && s != "" && socketAnswers(s) {
@@ -169,19 +200,6 @@ func (r *Runner) checkGateway(ctx context.Context, c *checker, d *driver, pre *p
 		pre.podman = p
 		c.ok("driver", "podman ("+p+"), its API service started by the run")
 	}
-	if img := r.opts.SupervisorImage; !PinnedImage(img) {
-		c.fail("supervisor image", fmt.Errorf("%w: supervisor image %q is not pinned by digest", ErrPreflight, img),
-			"pass --supervisor-image ghcr.io/nvidia/openshell/supervisor@sha256:... ("+handover.SupervisorImage+")")
-	} else {
-		c.ok("supervisor image", img)
-	}
-}
-
-func orStr(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 // uploadTargets are the sandbox paths bootstrap writes, by upload as the
@@ -277,7 +295,7 @@ func (r *Runner) preflight(ctx context.Context, x *run) (stop func(), err error)
 		x.logf("openshell %s, gateway connected (mode %s)", pre.version, pre.mode)
 		return stop, nil
 	}
-	x.logf("openshell %s; gateway status %q: starting one in the container (mode %s)", pre.version, orStr(pre.status, "not checked"), pre.mode)
+	x.logf("openshell %s; gateway status %q: starting one in the container (mode %s)", pre.version, cmp.Or(pre.status, "not checked"), pre.mode)
 	return r.bringUp(ctx, x, pre)
 }
 

@@ -129,37 +129,50 @@ func (x *run) maskProviderSecrets() {
 func (x *run) resolveProviders(refs []bundle.ProviderRef) (*composition, error) {
 	c := &composition{refs: refs}
 	for _, ref := range refs {
-		if !dnsLabel.MatchString(ref.Name) {
-			return nil, fmt.Errorf("%w: provider %q: name must be lower-case letters, digits and '-'", ErrPolicy, ref.Name)
-		}
-		target := ref.Profile
-		if !ref.Builtin {
-			if err := checkImportable(ref.Profile, ref.File, x.d.version); err != nil {
-				return nil, err
-			}
-			target = path.Join("policies", ref.File)
-		}
-		read := func(name string) ([]byte, error) {
-			if data, ok := x.agent.Profiles[strings.TrimPrefix(name, "policies/")]; ok {
-				return data, nil
-			}
-			return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
-		}
-		a, err := profile.Resolve(ref.Name+"="+target, read, x.d.version)
+		a, err := x.resolveProvider(ref)
 		if err != nil {
-			return nil, fmt.Errorf("%w: provider %s: %w", ErrPolicy, ref.Name, err)
-		}
-		if a.Profile.ID != ref.Profile {
-			return nil, fmt.Errorf("%w: provider %s: profile %s has id %q, the manifest says %q", ErrPolicy, ref.Name, target, a.Profile.ID, ref.Profile)
-		}
-		if !ref.Builtin {
-			if err := checkImportable(a.Profile.ID, ref.File, x.d.version); err != nil {
-				return nil, err
-			}
+			return nil, err
 		}
 		c.attached = append(c.attached, a)
 	}
 	return c, nil
+}
+
+// resolveProvider decodes and validates the profile of one provider
+// reference; a project profile's id is checked before and after decoding.
+func (x *run) resolveProvider(ref bundle.ProviderRef) (profile.Attachment, error) {
+	if !dnsLabel.MatchString(ref.Name) {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %q: name must be lower-case letters, digits and '-'", ErrPolicy, ref.Name)
+	}
+	target := ref.Profile
+	if !ref.Builtin {
+		if err := checkImportable(ref.Profile, ref.File, x.d.version); err != nil {
+			return profile.Attachment{}, err
+		}
+		target = path.Join("policies", ref.File)
+	}
+	a, err := profile.Resolve(ref.Name+"="+target, x.profileBytes, x.d.version)
+	if err != nil {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %s: %w", ErrPolicy, ref.Name, err)
+	}
+	if a.Profile.ID != ref.Profile {
+		return profile.Attachment{}, fmt.Errorf("%w: provider %s: profile %s has id %q, the manifest says %q", ErrPolicy, ref.Name, target, a.Profile.ID, ref.Profile)
+	}
+	if !ref.Builtin {
+		if err := checkImportable(a.Profile.ID, ref.File, x.d.version); err != nil {
+			return profile.Attachment{}, err
+		}
+	}
+	return a, nil
+}
+
+// profileBytes reads a project profile from the bytes the manifest pins
+// (name is policies/FILE), never from the file system.
+func (x *run) profileBytes(name string) ([]byte, error) {
+	if data, ok := x.agent.Profiles[strings.TrimPrefix(name, "policies/")]; ok {
+		return data, nil
+	}
+	return nil, fmt.Errorf("%s: %w", name, os.ErrNotExist)
 }
 
 // checkImportable refuses a project profile id the gateway would refuse to
@@ -184,12 +197,7 @@ func checkImportable(id, file, version string) error {
 // again ("custom provider profile '<id>' already exists", a whole batch
 // refused at once).
 func (x *run) importProfiles(ctx context.Context, c *composition) error {
-	var todo []int
-	for i, ref := range c.refs {
-		if !ref.Builtin && !slices.ContainsFunc(todo, func(j int) bool { return c.refs[j].Profile == ref.Profile }) {
-			todo = append(todo, i)
-		}
-	}
+	todo := c.customProfiles()
 	if len(todo) == 0 {
 		return nil
 	}
@@ -205,30 +213,50 @@ func (x *run) importProfiles(ctx context.Context, c *composition) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
-	var ids []string
-	for _, i := range todo {
-		ref, want := c.refs[i], c.attached[i].Profile
-		if have, ok := held[ref.Profile]; ok {
-			if d := profileDifference(want, have); d != "" {
-				return fmt.Errorf("%w: the gateway already holds a provider profile %s that differs from the bundle's %s at %s; the runner does not overwrite it",
-					ErrPolicy, ref.Profile, ref.File, d)
-			}
-			x.logf("provider profile %s: already on the gateway, the same as %s", ref.Profile, ref.File)
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, path.Base(ref.File)), x.agent.Profiles[ref.File], 0o600); err != nil {
-			return fmt.Errorf("%w: %w", ErrSandbox, err)
-		}
-		ids = append(ids, ref.Profile)
-	}
-	if len(ids) == 0 {
-		return nil
+	ids, err := x.stageProfiles(dir, c, todo, held)
+	if err != nil || len(ids) == 0 {
+		return err
 	}
 	if err := x.d.ProfileImport(ctx, dir); err != nil {
 		return fmt.Errorf("%w: importing provider profiles %s: %w", ErrPolicy, strings.Join(ids, ", "), errOr(ctxErr(ctx), err))
 	}
 	x.logf("imported provider profiles %s", strings.Join(ids, ", "))
 	return nil
+}
+
+// customProfiles returns the indexes of the project (not built-in)
+// profiles the composition attaches, the first attachment of each.
+func (c *composition) customProfiles() []int {
+	var todo []int
+	for i, ref := range c.refs {
+		if !ref.Builtin && !slices.ContainsFunc(todo, func(j int) bool { return c.refs[j].Profile == ref.Profile }) {
+			todo = append(todo, i)
+		}
+	}
+	return todo
+}
+
+// stageProfiles writes into dir the verified bytes of the profiles todo
+// the gateway does not hold (held), and returns their ids. One it holds
+// must be the same profile.
+func (x *run) stageProfiles(dir string, c *composition, todo []int, held map[string]*profile.Profile) ([]string, error) {
+	var ids []string
+	for _, i := range todo {
+		ref, want := c.refs[i], c.attached[i].Profile
+		if have, ok := held[ref.Profile]; ok {
+			if d := profileDifference(want, have); d != "" {
+				return nil, fmt.Errorf("%w: the gateway already holds a provider profile %s that differs from the bundle's %s at %s; the runner does not overwrite it",
+					ErrPolicy, ref.Profile, ref.File, d)
+			}
+			x.logf("provider profile %s: already on the gateway, the same as %s", ref.Profile, ref.File)
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, path.Base(ref.File)), x.agent.Profiles[ref.File], 0o600); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
+		}
+		ids = append(ids, ref.Profile)
+	}
+	return ids, nil
 }
 
 // profileDifference compares two profiles as what a provider of their type
@@ -281,19 +309,39 @@ func (x *run) createProfileProvider(ctx context.Context, ref bundle.ProviderRef,
 // 3512-3521 @ v0.0.111), so none at all is an error here too.
 func credentialEnv(ref bundle.ProviderRef, p *profile.Profile, getenv Getenv) ([]string, error) {
 	set := func(k string) bool { v, ok := getenv(k); return ok && v != "" }
-	var keys []string
 	if len(ref.Credentials) > 0 {
-		for _, k := range ref.Credentials {
-			if !envName.MatchString(k) {
-				return nil, fmt.Errorf("credential %q is not an environment variable name", k)
-			}
-			if !set(k) {
-				return nil, fmt.Errorf("credential variable %s is not set", k)
-			}
-			keys = append(keys, k)
-		}
-		return keys, nil
+		return namedCredentials(ref.Credentials, set)
 	}
+	keys, err := profileCredentials(p, set)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("no credential: profile %s declares none that is set and the manifest names none", p.ID)
+	}
+	return keys, nil
+}
+
+// namedCredentials checks the manifest's credential variables: names,
+// every one set.
+func namedCredentials(names []string, set func(string) bool) ([]string, error) {
+	var keys []string
+	for _, k := range names {
+		if !envName.MatchString(k) {
+			return nil, fmt.Errorf("credential %q is not an environment variable name", k)
+		}
+		if !set(k) {
+			return nil, fmt.Errorf("credential variable %s is not set", k)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// profileCredentials picks, for each credential of the profile, the first
+// of its env_vars that is set; a required one with none set is an error.
+func profileCredentials(p *profile.Profile, set func(string) bool) ([]string, error) {
+	var keys []string
 	for _, cr := range p.Credentials {
 		i := slices.IndexFunc(cr.EnvVars, set)
 		switch {
@@ -302,9 +350,6 @@ func credentialEnv(ref bundle.ProviderRef, p *profile.Profile, getenv Getenv) ([
 		case cr.Required:
 			return nil, fmt.Errorf("credential %s of profile %s: none of %s is set", cr.Name, p.ID, strings.Join(cr.EnvVars, ", "))
 		}
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("no credential: profile %s declares none that is set and the manifest names none", p.ID)
 	}
 	return keys, nil
 }

@@ -156,22 +156,38 @@ func (x *run) staleRecords() []ownerRecord {
 	self := hostID()
 	var out []ownerRecord
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || !strings.HasPrefix(name, sandboxPrefix) {
-			continue
-		}
-		rec, err := readRecord(filepath.Join(dir, e.Name()))
-		switch {
-		case err != nil:
-			x.logf("warning: owner record %s: %v; left alone", e.Name(), err)
-		case rec.Sandbox != name || !ValidSandboxName(name) || !runIDRE.MatchString(rec.Run):
-			x.logf("warning: owner record %s does not name a sandbox fullsend created; left alone", e.Name())
-		case ownerGone(rec, self):
+		if rec, stale := x.staleRecord(dir, e, self); stale {
 			out = append(out, rec)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Sandbox < out[j].Sandbox })
 	return out
+}
+
+// staleRecord reads the owner record e of dir and reports whether it
+// names a sandbox fullsend created and its owner is gone (self is this
+// host's id). A record it cannot read or trust is logged and left alone.
+func (x *run) staleRecord(dir string, e fs.DirEntry, self string) (ownerRecord, bool) {
+	name, ok := strings.CutSuffix(e.Name(), ".json")
+	if !ok || !e.Type().IsRegular() || !strings.HasPrefix(name, sandboxPrefix) {
+		return ownerRecord{}, false
+	}
+	rec, err := readRecord(filepath.Join(dir, e.Name()))
+	switch {
+	case err != nil:
+		x.logf("warning: owner record %s: %v; left alone", e.Name(), err)
+	case !rec.names(name):
+		x.logf("warning: owner record %s does not name a sandbox fullsend created; left alone", e.Name())
+	case ownerGone(rec, self):
+		return rec, true
+	}
+	return ownerRecord{}, false
+}
+
+// names reports whether the record, read from NAME.json, is of the
+// sandbox NAME, a valid sandbox name, by a valid run id.
+func (rec ownerRecord) names(name string) bool {
+	return rec.Sandbox == name && ValidSandboxName(name) && runIDRE.MatchString(rec.Run)
 }
 
 func readRecord(path string) (ownerRecord, error) {
@@ -223,8 +239,7 @@ func (x *run) reapOne(ctx context.Context, rec ownerRecord) {
 	}
 	found := false
 	for _, sb := range listed {
-		if sb.Name != rec.Sandbox || !strings.HasPrefix(sb.Name, sandboxPrefix) ||
-			sb.Labels[labelManagedBy] != managedBy || sb.Labels[labelRun] != rec.Run {
+		if !rec.owns(sb) {
 			continue
 		}
 		found = true
@@ -243,6 +258,13 @@ func (x *run) reapOne(ctx context.Context, rec ownerRecord) {
 		x.logf("sandbox %s of run %d (agent %s) is gone; its owner record is removed", rec.Sandbox, rec.PID, rec.Agent)
 	}
 	x.release(rec.Sandbox)
+}
+
+// owns reports whether a listed sandbox is the record's: its name, a
+// fullsend name, managed by fullsend, labelled with the record's run.
+func (rec ownerRecord) owns(sb listedSandbox) bool {
+	return sb.Name == rec.Sandbox && strings.HasPrefix(sb.Name, sandboxPrefix) &&
+		sb.Labels[labelManagedBy] == managedBy && sb.Labels[labelRun] == rec.Run
 }
 
 // isNotFound reports an openshell call that failed because the sandbox is

@@ -50,14 +50,23 @@ func ParseProvider(s string) (Provider, error) {
 	if !providerType.MatchString(typ) {
 		return Provider{}, fmt.Errorf("%q: type %q must be lower-case letters, digits, '-' and '_'", s, typ)
 	}
-	p := Provider{Name: name, Type: typ}
+	credEnv, err := parseCredentialEnv(s, envs)
+	if err != nil {
+		return Provider{}, err
+	}
+	return Provider{Name: name, Type: typ, CredentialEnv: credEnv}, nil
+}
+
+// parseCredentialEnv parses the ENV[,ENV...] of the provider spec s.
+func parseCredentialEnv(s, envs string) ([]string, error) {
+	var names []string
 	for _, e := range strings.Split(envs, ",") {
 		if !envName.MatchString(e) {
-			return Provider{}, fmt.Errorf("%q: %q is not an environment variable name", s, e)
+			return nil, fmt.Errorf("%q: %q is not an environment variable name", s, e)
 		}
-		p.CredentialEnv = append(p.CredentialEnv, e)
+		names = append(names, e)
 	}
-	return p, nil
+	return names, nil
 }
 
 // Options configure a Runner; they hold what is the same for every agent
@@ -223,6 +232,24 @@ func New(opts Options) (*Runner, error) {
 	if opts.Project == nil {
 		return nil, fmt.Errorf("%w: no compiled project", ErrPolicy)
 	}
+	opts = opts.withDefaults()
+	if ci := cienv.Detect(opts.Env.Getenv.value); opts.PoliciesDigest == "" && ci.IsCI() {
+		return nil, fmt.Errorf("%w: in CI (%s) only the signed project the verify step checked may run, named by its policies digest", ErrUnpinned, ci.Kind())
+	}
+	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
+	if err != nil {
+		return nil, err
+	}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		stateDir = DefaultStateDir(opts.Env.Getenv)
+	}
+	return &Runner{opts: opts, project: p, stateDir: stateDir}, nil
+}
+
+// withDefaults fills in the options left unset: no environment, output
+// and log discarded, the default timeouts and poll interval.
+func (opts Options) withDefaults() Options {
 	if opts.Env.Getenv == nil {
 		opts.Env.Getenv = MapEnv(nil)
 	}
@@ -241,18 +268,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
-	if ci := cienv.Detect(opts.Env.Getenv.value); opts.PoliciesDigest == "" && ci.IsCI() {
-		return nil, fmt.Errorf("%w: in CI (%s) only the signed project the verify step checked may run, named by its policies digest", ErrUnpinned, ci.Kind())
-	}
-	p, err := LoadProject(opts.Project, opts.PoliciesDigest)
-	if err != nil {
-		return nil, err
-	}
-	stateDir := opts.StateDir
-	if stateDir == "" {
-		stateDir = DefaultStateDir(opts.Env.Getenv)
-	}
-	return &Runner{opts: opts, project: p, stateDir: stateDir}, nil
+	return opts
 }
 
 // Project returns the verified project.

@@ -14,6 +14,18 @@ import (
 // characters of the agent name and 6 random hex digits; at most 19
 // characters, a DNS-1123 label without "--" (OpenShell v0.0.88+ rules).
 func SandboxName(agent string) string {
+	stem := nameStem(agent)
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	if stem == "" {
+		return "fs-" + hex.EncodeToString(rnd[:])
+	}
+	return "fs-" + stem + "-" + hex.EncodeToString(rnd[:])
+}
+
+// nameStem is up to 8 characters of the agent name: lower-case letters and
+// digits, any run of other characters one "-", none at either end.
+func nameStem(agent string) string {
 	var b strings.Builder
 	dash := false
 	for _, c := range strings.ToLower(agent) {
@@ -34,12 +46,7 @@ func SandboxName(agent string) string {
 	if len(stem) > 8 {
 		stem = strings.TrimRight(stem[:8], "-")
 	}
-	var rnd [3]byte
-	_, _ = rand.Read(rnd[:])
-	if stem == "" {
-		return "fs-" + hex.EncodeToString(rnd[:])
-	}
-	return "fs-" + stem + "-" + hex.EncodeToString(rnd[:])
+	return stem
 }
 
 // ValidSandboxName reports whether name obeys OpenShell's sandbox name rules.
@@ -56,38 +63,18 @@ func ValidSandboxName(name string) bool {
 // sandbox that was not Ready in time. A name that already exists belongs to
 // someone else and is never deleted.
 func (x *run) create(ctx context.Context) error {
-	spec := createSpec{policy: x.policyFile, from: x.sandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
-	if !PinnedImage(spec.from) { // preflight refused it already; never create from the default image
-		return fmt.Errorf("%w: sandbox image %q is not pinned by digest", ErrPreflight, spec.from)
-	}
-	x.res.SandboxImage = spec.from
-	for _, p := range x.r.opts.Providers {
-		spec.providers = append(spec.providers, p.Name)
-	}
-	if x.composed != nil { // attached in the order the layers were composed
-		spec.providers = append(spec.providers, x.composed.names()...)
+	spec, err := x.createSpec()
+	if err != nil {
+		return err
 	}
 	progress := newLineFunc(func(line string) { x.logf("openshell: %s", line) })
 	defer progress.Close()
 	spec.progress = progress
 	var last error
 	for attempt := 1; attempt <= createAttempts; attempt++ {
-		spec.name = SandboxName(x.agent.Name)
-		x.res.Sandbox = spec.name
-		x.created = true // a failed create may still leave a sandbox behind
-		spec.labels = x.claim(spec.name)
-		last = x.d.Create(ctx, spec)
-		progress.Flush()
-		var ce *CallError
-		taken := errors.As(last, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists")
-		if taken {
-			x.created = false
-			x.release(spec.name)
-		} else if last == nil {
-			if last = x.waitReady(ctx, spec.name); last == nil {
-				x.logf("sandbox %s is Ready (image %s)", spec.name, spec.from)
-				return nil
-			}
+		var taken bool
+		if taken, last = x.createAttempt(ctx, &spec, progress); last == nil {
+			return nil
 		}
 		if cerr := ctxErr(ctx); cerr != nil {
 			return cerr
@@ -96,17 +83,70 @@ func (x *run) create(ctx context.Context) error {
 			break
 		}
 		x.logf("create attempt %d/%d failed: %v; retrying with a new name", attempt, createAttempts, last)
-		if x.created {
-			if err := x.deleteSandbox(ctx); err != nil {
-				return fmt.Errorf("%w: sandbox %s: %w (after: %w)", ErrSandbox, spec.name, err, last)
-			}
-			x.created = false
+		if err := x.discardAttempt(ctx, spec.name, last); err != nil {
+			return err
 		}
 		if err := sleep(ctx, x.r.backoff(attempt)); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("%w: sandbox %s: %w", ErrSandbox, x.res.Sandbox, last)
+}
+
+// createSpec is what every create attempt sends: the policy, the pinned
+// sandbox image, the resources and the providers to attach.
+func (x *run) createSpec() (createSpec, error) {
+	spec := createSpec{policy: x.policyFile, from: x.sandboxImage, cpu: x.r.opts.CPU, memory: x.r.opts.Memory}
+	if !PinnedImage(spec.from) { // preflight refused it already; never create from the default image
+		return spec, fmt.Errorf("%w: sandbox image %q is not pinned by digest", ErrPreflight, spec.from)
+	}
+	x.res.SandboxImage = spec.from
+	for _, p := range x.r.opts.Providers {
+		spec.providers = append(spec.providers, p.Name)
+	}
+	if x.composed != nil { // attached in the order the layers were composed
+		spec.providers = append(spec.providers, x.composed.names()...)
+	}
+	return spec, nil
+}
+
+// createAttempt creates a sandbox under a fresh name and waits until it
+// is Ready. taken reports that the name already existed: it belongs to
+// someone else, so it is released, never deleted.
+func (x *run) createAttempt(ctx context.Context, spec *createSpec, progress *lineFunc) (taken bool, err error) {
+	spec.name = SandboxName(x.agent.Name)
+	x.res.Sandbox = spec.name
+	x.created = true // a failed create may still leave a sandbox behind
+	spec.labels = x.claim(spec.name)
+	err = x.d.Create(ctx, *spec)
+	progress.Flush()
+	var ce *CallError
+	if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Stderr), "already exists") {
+		x.created = false
+		x.release(spec.name)
+		return true, err
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := x.waitReady(ctx, spec.name); err != nil {
+		return false, err
+	}
+	x.logf("sandbox %s is Ready (image %s)", spec.name, spec.from)
+	return false, nil
+}
+
+// discardAttempt deletes what a failed attempt (which failed with last)
+// left behind before the next one.
+func (x *run) discardAttempt(ctx context.Context, name string, last error) error {
+	if !x.created {
+		return nil
+	}
+	if err := x.deleteSandbox(ctx); err != nil {
+		return fmt.Errorf("%w: sandbox %s: %w (after: %w)", ErrSandbox, name, err, last)
+	}
+	x.created = false
+	return nil
 }
 
 // transient reports a create failure that may pass on a second attempt: the
@@ -199,21 +239,8 @@ func (x *run) confirmPolicy(ctx context.Context) error {
 				return fmt.Errorf("%w: sandbox %s: the active policy still differs from the one sent after %d pushes", ErrPolicy, name, pushes)
 			}
 			pushes++
-			x.logf("the active policy differs from the one sent: pushing it (%d/%d)", pushes, policyAttempts)
-			wait := time.Until(deadline)
-			if wait < time.Second {
-				wait = time.Second
-			}
-			code, serr := x.d.PolicySet(ctx, name, x.policyFile, wait)
-			if cerr := ctxErr(ctx); cerr != nil {
-				return cerr
-			}
-			switch code {
-			case 0, 124: // loaded, or pending: looked at again
-			case 1:
-				return fmt.Errorf("%w: sandbox %s: the supervisor failed to load the policy: %w", ErrPolicy, name, serr)
-			default:
-				return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
+			if err := x.pushPolicy(ctx, name, deadline, pushes); err != nil {
+				return err
 			}
 			continue
 		default:
@@ -227,6 +254,25 @@ func (x *run) confirmPolicy(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// pushPolicy sends the policy again with `policy set --wait` (push number
+// pushes), waiting until the deadline but at least a second. A load that
+// is still pending is looked at again by the caller.
+func (x *run) pushPolicy(ctx context.Context, name string, deadline time.Time, pushes int) error {
+	x.logf("the active policy differs from the one sent: pushing it (%d/%d)", pushes, policyAttempts)
+	wait := max(time.Until(deadline), time.Second)
+	code, serr := x.d.PolicySet(ctx, name, x.policyFile, wait)
+	if cerr := ctxErr(ctx); cerr != nil {
+		return cerr
+	}
+	switch code {
+	case 0, 124: // loaded, or pending: looked at again
+		return nil
+	case 1:
+		return fmt.Errorf("%w: sandbox %s: the supervisor failed to load the policy: %w", ErrPolicy, name, serr)
+	}
+	return fmt.Errorf("%w: sandbox %s: policy set: %w", ErrSandbox, name, serr)
 }
 
 // policyState is what one look at the sandbox's policy found.
@@ -257,15 +303,7 @@ func (x *run) policyState(ctx context.Context, name string) (policyState, error)
 		return "", err
 	}
 	if !same {
-		switch rev.Status {
-		case "pending":
-			// The policy pushed is not active yet: wait for it; pushing it
-			// again would be "Policy unchanged".
-			return policyState(fmt.Sprintf("revision %d is pending; the active policy is still the previous one", rev.Version)), nil
-		case "failed":
-			return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
-		}
-		return policyDiffers, nil
+		return differingState(rev)
 	}
 	if err := x.confirmComposed(name, active); err != nil {
 		return "", err
@@ -278,6 +316,20 @@ func (x *run) policyState(ctx context.Context, name string) (policyState, error)
 		return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
 	}
 	return policyState(fmt.Sprintf("revision %d is %s", rev.Version, rev.Status)), nil
+}
+
+// differingState is the state of a sandbox whose active policy differs
+// from the one sent, by the status of the latest revision.
+func differingState(rev policyRevision) (policyState, error) {
+	switch rev.Status {
+	case "pending":
+		// The policy pushed is not active yet: wait for it; pushing it
+		// again would be "Policy unchanged".
+		return policyState(fmt.Sprintf("revision %d is pending; the active policy is still the previous one", rev.Version)), nil
+	case "failed":
+		return "", fmt.Errorf("%w: the supervisor failed to load policy revision %d: %s", ErrPolicy, rev.Version, rev.LoadError)
+	}
+	return policyDiffers, nil
 }
 
 func (x *run) deleteSandbox(ctx context.Context) error {

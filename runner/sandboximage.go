@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -45,19 +46,10 @@ type sandboxChoice struct {
 // hand-over at all is used and the run says it is unverified. It returns
 // the failure's next step with the error.
 func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandboxChoice, string, error) {
-	for _, h := range []struct{ name, ref string }{{"the verified image", v.Image}, {"the verified sandbox image", v.SandboxImage}} {
-		if h.ref != "" && !PinnedImage(h.ref) {
-			return sandboxChoice{}, "pass the REPO@sha256:... that fullsend verify printed, unchanged",
-				fmt.Errorf("%w: %s handed over by the verify step, %q, is not REPO@sha256:<64 hex>", ErrUnverifiedImage, h.name, h.ref)
-		}
+	if fix, err := checkHandover(v); err != nil {
+		return sandboxChoice{}, fix, err
 	}
-	img := configured
-	if img == "" {
-		img = v.SandboxImage
-	}
-	if img == "" {
-		img = v.Image
-	}
+	img := cmp.Or(configured, v.SandboxImage, v.Image)
 	switch {
 	case img == "":
 		return sandboxChoice{}, "pass the image fullsend verify printed: --verified-image REPO@sha256:... (" + handover.Image + ", the " + handover.ImageOutput + " output)",
@@ -73,11 +65,30 @@ func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandbox
 		return sandboxChoice{image: img, unverified: true,
 			detail: img + ": not verified, no fullsend verify hand-over (allowed outside CI only)"}, "", nil
 	}
-	fix := "verify it in the job before the run (fullsend verify --sandbox-image " + img +
+	fix, err := unverifiedImage(img, v)
+	return sandboxChoice{}, fix, err
+}
+
+// checkHandover refuses a hand-over that is not a pinned ref.
+func checkHandover(v VerifiedImages) (fix string, err error) {
+	for _, h := range []struct{ name, ref string }{{"the verified image", v.Image}, {"the verified sandbox image", v.SandboxImage}} {
+		if h.ref != "" && !PinnedImage(h.ref) {
+			return "pass the REPO@sha256:... that fullsend verify printed, unchanged",
+				fmt.Errorf("%w: %s handed over by the verify step, %q, is not REPO@sha256:<64 hex>", ErrUnverifiedImage, h.name, h.ref)
+		}
+	}
+	return "", nil
+}
+
+// unverifiedImage is the failure of img, a pinned image that is none of
+// the verified ones: none was handed over, or one of the same repository
+// has another digest, or no verified image is of its repository.
+func unverifiedImage(img string, v VerifiedImages) (fix string, err error) {
+	fix = "verify it in the job before the run (fullsend verify --sandbox-image " + img +
 		") and hand its " + handover.VerifiedSandboxImageOutput + " over (--verified-sandbox-image, " + handover.VerifiedSandboxImage +
 		"), or drop --sandbox-image (" + handover.SandboxImage + ") to use the verified image"
 	if v.Image == "" && v.SandboxImage == "" {
-		return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s: in CI only an image the verify step verified may run, and none was handed over (%s, %s)", ErrUnverifiedImage, img, handover.Image, handover.VerifiedSandboxImage)
+		return fix, fmt.Errorf("%w: sandbox image %s: in CI only an image the verify step verified may run, and none was handed over (%s, %s)", ErrUnverifiedImage, img, handover.Image, handover.VerifiedSandboxImage)
 	}
 	repo, digest, _ := strings.Cut(img, "@")
 	var verified []string
@@ -87,10 +98,10 @@ func chooseSandboxImage(configured string, v VerifiedImages, inCI bool) (sandbox
 		}
 		verified = append(verified, h)
 		if hrepo, hdigest, _ := strings.Cut(h, "@"); hrepo == repo {
-			return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s: digest %s differs from the verified %s", ErrUnverifiedImage, img, digest, hdigest)
+			return fix, fmt.Errorf("%w: sandbox image %s: digest %s differs from the verified %s", ErrUnverifiedImage, img, digest, hdigest)
 		}
 	}
-	return sandboxChoice{}, fix, fmt.Errorf("%w: sandbox image %s is not an image the verify step verified (%s)", ErrUnverifiedImage, img, strings.Join(verified, ", "))
+	return fix, fmt.Errorf("%w: sandbox image %s is not an image the verify step verified (%s)", ErrUnverifiedImage, img, strings.Join(verified, ", "))
 }
 
 // sandboxImage is chooseSandboxImage for this runner's options.

@@ -28,3 +28,12 @@ func dirFromArgs(cmd *cobra.Command, args []string, i int, flag string, dir *str
 	*dir = args[i]
 	return nil
 }
+
+// dirArg is the optional DIR argument of a command that takes at most
+// one, "." by default.
+func dirArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return "."
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -63,7 +64,24 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 	if err != nil {
 		return usageErrorf("%v", setFlagError(err))
 	}
-	rep := doctorReport{OK: true}
+	rep := doctorReport{Checks: f.checks(cmd.Context(), agents, values)}
+	rep.OK = failed(rep.Checks) == 0
+	if f.output == outputJSON {
+		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(cmd.OutOrStdout(), rep)
+	}
+	if !rep.OK {
+		return exitError{code: 1, err: fmt.Errorf("doctor: %d check(s) failed", failed(rep.Checks))}
+	}
+	return nil
+}
+
+// checks runs the doctor's checks for agents, or says where the compiled
+// project it needs is not.
+func (f doctorFlags) checks(ctx context.Context, agents []string, values placeholder.Values) []runner.Check {
 	r, err := runner.New(runner.Options{
 		Project: os.DirFS(f.dir), PoliciesDigest: f.digest, OpenShell: f.openshell, Gateway: f.gateway,
 		GatewayMode: f.gatewayMode, GatewayDriver: f.gatewayDriver, SupervisorImage: f.supervisorImage, SandboxImage: f.sandboxImage, Verified: f.verified,
@@ -77,25 +95,10 @@ func runDoctor(cmd *cobra.Command, agents []string, f doctorFlags) error {
 		err = perr // where doctor looked, as run says it
 	}
 	if err != nil {
-		rep.Checks = []runner.Check{{Name: "project", Detail: err.Error(),
+		return []runner.Check{{Name: "project", Detail: err.Error(),
 			Fix: "point --dir at the compiled project and --policies-digest at the digest fullsend verify printed"}}
-	} else {
-		rep.Checks = r.Doctor(cmd.Context(), agents, values)
 	}
-	for _, c := range rep.Checks {
-		rep.OK = rep.OK && c.OK
-	}
-	if f.output == outputJSON {
-		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
-			return err
-		}
-	} else {
-		printDoctor(cmd.OutOrStdout(), rep)
-	}
-	if !rep.OK {
-		return exitError{code: 1, err: fmt.Errorf("doctor: %d check(s) failed", failed(rep.Checks))}
-	}
-	return nil
+	return r.Doctor(ctx, agents, values)
 }
 
 func failed(cs []runner.Check) int {

@@ -158,16 +158,7 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	// The one staleness rule (bundle.StaleRule): in CI a stale bundle is
 	// refused and nothing is compiled; elsewhere a warning, then the
 	// compile (unless --compile=false, when image.Build refuses it).
-	inCI := cienv.Detect(o.Getenv).IsCI()
-	o.Prepare = func(ctx context.Context) error {
-		if _, err := checkStale(o.Dir, filepath.Join(o.Dir, "policies"), o.Getenv, stderr); err != nil {
-			return err
-		}
-		if f.compile && !inCI {
-			return compileIfStale(ctx, o.Dir, stderr)
-		}
-		return nil
-	}
+	o.Prepare = prepareProject(o.Dir, o.Getenv, f.compile && !cienv.Detect(o.Getenv).IsCI(), stderr)
 	res, err := publish.Run(ctx, o)
 	if err != nil {
 		return cliError(err, o.Platforms)
@@ -176,6 +167,28 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	if f.output == outputJSON {
 		return writeJSON(stdout, report)
 	}
+	report.writeText(stdout)
+	return nil
+}
+
+// prepareProject is the build's Prepare step for the project in dir: the
+// staleness check, then, when compile is set, a compile if policies/ is
+// missing or stale.
+func prepareProject(dir string, getenv func(string) string, compile bool, stderr io.Writer) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if _, err := checkStale(dir, filepath.Join(dir, "policies"), getenv, stderr); err != nil {
+			return err
+		}
+		if compile {
+			return compileIfStale(ctx, dir, stderr)
+		}
+		return nil
+	}
+}
+
+// writeText prints the image's digest, then what was pushed, tagged and
+// signed.
+func (report imageBuildReport) writeText(stdout io.Writer) {
 	fmt.Fprintf(stdout, "%s\n", report.Digest)
 	for _, r := range report.Refs {
 		fmt.Fprintf(stdout, "pushed %s\n", r)
@@ -186,7 +199,6 @@ func runImageBuild(ctx context.Context, stdout, stderr io.Writer, f *imageBuildF
 	for _, sr := range report.Signatures {
 		fmt.Fprintf(stdout, "signed %s (%s; attestations: %s)\n", sr.Ref, sr.Signer, strings.Join(sr.Attestations, ", "))
 	}
-	return nil
 }
 
 func newImageBuildReport(res *publish.Result) imageBuildReport {

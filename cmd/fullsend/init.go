@@ -50,10 +50,7 @@ skipped, so running it again is harmless.`,
   fullsend init -o json my-agents`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
+			dir := dirArg(args)
 			signing := scaffold.SigningKeyless
 			if key {
 				signing = scaffold.SigningKey
@@ -93,21 +90,28 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output output
 	if output == outputJSON {
 		return writeJSON(w, rep)
 	}
+	writeInitReport(w, o.Dir, rep)
+	return nil
+}
+
+// writeInitReport writes what init wrote, kept and compiled in dir, and
+// the commands to run next.
+func writeInitReport(w io.Writer, dir string, rep initReport) {
+	res := rep.Result
 	for _, p := range res.Written {
-		fmt.Fprintf(w, "wrote   %s\n", filepath.Join(o.Dir, p))
+		fmt.Fprintf(w, "wrote   %s\n", filepath.Join(dir, p))
 	}
 	for _, p := range res.Skipped {
-		fmt.Fprintf(w, "skipped %s (exists; --force replaces it)\n", filepath.Join(o.Dir, p))
+		fmt.Fprintf(w, "skipped %s (exists; --force replaces it)\n", filepath.Join(dir, p))
 	}
 	if res.VersionNote != "" {
 		fmt.Fprintf(w, "note:   %s\n", res.VersionNote)
 	}
 	fmt.Fprintf(w, "compiled %s into %s (signing: %s, see %s)\n\nnext:\n",
-		strings.Join(rep.Agents, ", "), filepath.Join(o.Dir, "policies"), res.Signing, filepath.Join(o.Dir, "SIGNING.md"))
+		strings.Join(rep.Agents, ", "), filepath.Join(dir, "policies"), res.Signing, filepath.Join(dir, "SIGNING.md"))
 	for _, c := range rep.Next {
 		fmt.Fprintf(w, "  %s\n", c)
 	}
-	return nil
 }
 
 // initNext are the three commands init suggests after it.

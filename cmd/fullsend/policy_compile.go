@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,15 +116,18 @@ const compileMemoryCeiling = 1 << 30
 // percent of 1000 cost it 7% of its wall time.
 const compileGCPercent = 1000
 
+// compileCmd holds the flags of policy compile.
+type compileCmd struct {
+	flags   compileFlags
+	out     string
+	check   bool
+	output  outputFormat
+	timings bool
+	emit    string
+}
+
 func newPolicyCompileCmd() *cobra.Command {
-	var (
-		flags   compileFlags
-		out     string
-		check   bool
-		output  outputFormat
-		timings bool
-		emit    string
-	)
+	var c compileCmd
 	cmd := &cobra.Command{
 		Use:   "compile [DIR]",
 		Short: "Compile agent and skill definitions into one OpenShell policy per agent",
@@ -145,65 +149,68 @@ whole project).`,
   fullsend policy compile --catalog org-catalog/ -o json .
   fullsend policy compile --emit profiles --set OWNER=acme --set REPO_NAME=widgets .   # ADR 0065 layout`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// Compiling is a short-lived batch like linting, whose
-			// allocations (OPA evaluation above all) die young.
-			gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			if out == "" {
-				out = filepath.Join(dir, "policies")
-			}
-			po := flags.options()
-			switch emit {
-			case "policies":
-			case "profiles":
-				po.EmitProfiles = true
-			default:
-				return usageErrorf("--emit %q: want policies or profiles", emit)
-			}
-			res, err := compile.CompileDir(cmd.Context(), dir, po)
-			if err != nil {
-				return compileFailure(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, err)
-			}
-			if len(flags.agents) > 0 {
-				if check {
-					return usageErrorf("--check compares the whole bundle: drop --agent")
-				}
-				return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, "", res)
-			}
-			if check {
-				diffs, err := compile.Diff(out, res)
-				if err != nil {
-					return err
-				}
-				if err := printCheck(cmd.OutOrStdout(), output, out, diffs); err != nil {
-					return err
-				}
-				if len(diffs) > 0 {
-					return fmt.Errorf("%w: run `fullsend policy compile %s` and commit %s", compile.ErrStale, dir, out)
-				}
-				return nil
-			}
-			start := time.Now()
-			if err := compile.Write(out, res); err != nil {
-				return err
-			}
-			if timings {
-				printTimings(cmd.ErrOrStderr(), res.Stages, time.Since(start))
-			}
-			return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), output, out, res)
-		},
+		RunE: c.run,
 	}
-	flags.register(cmd)
-	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/policies)")
-	cmd.Flags().StringVar(&emit, "emit", "policies", "policies, or profiles: the network policies several agents share become generated provider profiles in policies/profiles/ (docs/providers.md)")
-	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit non-zero with a diff when the output directory is stale")
-	cmd.Flags().BoolVar(&timings, "timings", false, "print when each stage ran (catalog, lint-rules, load, compile, emit, validate, lint, expectations, write) to stderr")
-	addOutputFlag(cmd, &output)
+	c.flags.register(cmd)
+	cmd.Flags().StringVar(&c.out, "out", "", "output directory (default DIR/policies)")
+	cmd.Flags().StringVar(&c.emit, "emit", "policies", "policies, or profiles: the network policies several agents share become generated provider profiles in policies/profiles/ (docs/providers.md)")
+	cmd.Flags().BoolVar(&c.check, "check", false, "write nothing; exit non-zero with a diff when the output directory is stale")
+	cmd.Flags().BoolVar(&c.timings, "timings", false, "print when each stage ran (catalog, lint-rules, load, compile, emit, validate, lint, expectations, write) to stderr")
+	addOutputFlag(cmd, &c.output)
 	return cmd
+}
+
+func (c *compileCmd) run(cmd *cobra.Command, args []string) error {
+	// Compiling is a short-lived batch like linting, whose
+	// allocations (OPA evaluation above all) die young.
+	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
+	dir := dirArg(args)
+	out := cmp.Or(c.out, filepath.Join(dir, "policies"))
+	po := c.flags.options()
+	switch c.emit {
+	case "policies":
+	case "profiles":
+		po.EmitProfiles = true
+	default:
+		return usageErrorf("--emit %q: want policies or profiles", c.emit)
+	}
+	res, err := compile.CompileDir(cmd.Context(), dir, po)
+	if err != nil {
+		return compileFailure(cmd.OutOrStdout(), cmd.ErrOrStderr(), c.output, err)
+	}
+	if len(c.flags.agents) > 0 {
+		if c.check {
+			return usageErrorf("--check compares the whole bundle: drop --agent")
+		}
+		return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), c.output, "", res)
+	}
+	if c.check {
+		return c.checkStale(cmd.OutOrStdout(), dir, out, res)
+	}
+	start := time.Now()
+	if err := compile.Write(out, res); err != nil {
+		return err
+	}
+	if c.timings {
+		printTimings(cmd.ErrOrStderr(), res.Stages, time.Since(start))
+	}
+	return printCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), c.output, out, res)
+}
+
+// checkStale is --check: it writes nothing and fails with the diff when
+// out is not what the compile produced.
+func (c *compileCmd) checkStale(w io.Writer, dir, out string, res *compile.Output) error {
+	diffs, err := compile.Diff(out, res)
+	if err != nil {
+		return err
+	}
+	if err := printCheck(w, c.output, out, diffs); err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w: run `fullsend policy compile %s` and commit %s", compile.ErrStale, dir, out)
+	}
+	return nil
 }
 
 // printTimings prints the compile's stages, by start, in milliseconds from
@@ -234,6 +241,17 @@ type compileSummary struct {
 	Error string `json:"error,omitempty"`
 }
 
+// addDiagnostics adds ds to the errors or the warnings, by severity.
+func (sum *compileSummary) addDiagnostics(ds agentdef.Diagnostics) {
+	for _, d := range ds {
+		if d.Severity == agentdef.SeverityError {
+			sum.Errors = append(sum.Errors, d)
+		} else {
+			sum.Warnings = append(sum.Warnings, d)
+		}
+	}
+}
+
 // compileFailure reports a failed compile: -o json prints the result with
 // every diagnostic, text prints the warnings (the errors are the returned
 // error's). The returned error keeps the exit code non-zero.
@@ -244,13 +262,7 @@ func compileFailure(w, errw io.Writer, output outputFormat, err error) error {
 	if output == outputJSON {
 		sum := compileSummary{Agents: map[string]bundle.ManifestAgent{}, Errors: agentdef.Diagnostics{}, Warnings: agentdef.Diagnostics{}}
 		if isFailure {
-			for _, d := range f.Diagnostics {
-				if d.Severity == agentdef.SeverityError {
-					sum.Errors = append(sum.Errors, d)
-				} else {
-					sum.Warnings = append(sum.Warnings, d)
-				}
-			}
+			sum.addDiagnostics(f.Diagnostics)
 		} else {
 			sum.Error = err.Error()
 		}

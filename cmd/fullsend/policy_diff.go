@@ -138,16 +138,8 @@ func (f *diffFlags) validate(nargs int) (versionMode bool, err error) {
 	if f.failOn != "none" && policydiff.RiskRank(f.failOn) < 0 {
 		return false, usageErrorf("--fail-on %q: want critical, high, medium, low, info or none", f.failOn)
 	}
-	versionMode = f.baseVersion != "" || f.headVersion != ""
-	switch {
-	case versionMode && (f.baseVersion == "" || f.headVersion == ""):
-		return false, usageErrorf("--base-openshell and --head-openshell go together")
-	case versionMode && f.osVersion != "":
-		return false, usageErrorf("--openshell-version and --base-openshell/--head-openshell exclude each other")
-	case nargs == 1 && !versionMode:
-		return false, usageErrorf("want BASE and HEAD (one argument only with --base-openshell and --head-openshell)")
-	case f.osVersion != "":
-		f.baseVersion, f.headVersion = f.osVersion, f.osVersion
+	if versionMode, err = f.sideVersions(nargs); err != nil {
+		return false, err
 	}
 	for _, v := range []*string{&f.baseVersion, &f.headVersion} {
 		if *v == "" {
@@ -158,6 +150,23 @@ func (f *diffFlags) validate(nargs int) (versionMode bool, err error) {
 			return false, usageErrorf("OpenShell version %q: %v", *v, err)
 		}
 		*v = n
+	}
+	return versionMode, nil
+}
+
+// sideVersions checks the OpenShell version flags against the number of
+// arguments and sets both sides from --openshell-version, if given.
+func (f *diffFlags) sideVersions(nargs int) (versionMode bool, err error) {
+	versionMode = f.baseVersion != "" || f.headVersion != ""
+	switch {
+	case versionMode && (f.baseVersion == "" || f.headVersion == ""):
+		return false, usageErrorf("--base-openshell and --head-openshell go together")
+	case versionMode && f.osVersion != "":
+		return false, usageErrorf("--openshell-version and --base-openshell/--head-openshell exclude each other")
+	case nargs == 1 && !versionMode:
+		return false, usageErrorf("want BASE and HEAD (one argument only with --base-openshell and --head-openshell)")
+	case f.osVersion != "":
+		f.baseVersion, f.headVersion = f.osVersion, f.osVersion
 	}
 	return versionMode, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,14 +20,17 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/report"
 )
 
+// lintCmd holds the flags of policy lint.
+type lintCmd struct {
+	rules, data, waive []string
+	noBuiltin, runtime bool
+	listRules          bool
+	output, failOn     string
+	writeContext       string
+}
+
 func newPolicyLintCmd() *cobra.Command {
-	var (
-		rules, data, waive []string
-		noBuiltin, runtime bool
-		listRules          bool
-		output, failOn     string
-		writeContext       string
-	)
+	var c lintCmd
 	cmd := &cobra.Command{
 		Use:   "lint [POLICY.yaml|POLICIES_DIR]...",
 		Short: "Lint OpenShell policies with the embedded OPA rule set and your own rules",
@@ -46,83 +50,99 @@ honoured too. Exit status 1 when a finding at or above --fail-on remains.`,
   fullsend policy lint --waive 'FS003@summarizer:network_policies.git.endpoints[0]=git needs L4' policies/
   fullsend policy lint --list-rules
   fullsend policy lint --write-context ctx/ policies/   # then: conftest test --data ctx/summarizer.context.json ...`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !contains(report.Formats(), output) {
-				return usageErrorf("unknown output format %q (want %s)", output, strings.Join(report.Formats(), ", "))
-			}
-			if failOn != report.SeverityDeny && failOn != report.SeverityWarn {
-				return usageErrorf("--fail-on %q: want deny or warn", failOn)
-			}
-			opts := lint.Options{DataPaths: data, NoBuiltin: noBuiltin}
-			for _, d := range rules {
-				if st, err := os.Stat(d); err != nil || !st.IsDir() {
-					return usageErrorf("--rules %s: not a directory", d)
-				}
-				opts.RuleDirs = append(opts.RuleDirs, os.DirFS(d))
-			}
-			for _, w := range waive {
-				pw, err := lint.ParseWaiver(w)
-				if err != nil {
-					return usageErrorf("--waive: %v", err)
-				}
-				opts.Waivers = append(opts.Waivers, pw)
-			}
-			gcbudget.Apply(lintMemoryCeiling, gcbudget.Off)
-			// The rules compile on one core while the policies are read
-			// and decoded on the other; errors keep their order.
-			newEngine := startEngine(cmd, opts)
-			var inputs []lint.Input
-			var inputsErr error
-			if !listRules && len(args) > 0 {
-				inputs, inputsErr = lintInputs(args, runtime, cmd.ErrOrStderr())
-			}
-			engine, err := newEngine()
-			if err != nil {
-				return err
-			}
-			if listRules {
-				return printRules(cmd.OutOrStdout(), engine.Rules(), output)
-			}
-			if len(args) == 0 {
-				return usageErrorf("name policy files or a policies directory (or --list-rules)")
-			}
-			if inputsErr != nil {
-				return inputsErr
-			}
-			if writeContext != "" {
-				files, err := lint.WriteContextFiles(writeContext, inputs)
-				for _, f := range files {
-					fmt.Fprintln(cmd.OutOrStdout(), f)
-				}
-				return err
-			}
-			rep, err := engine.Lint(cmd.Context(), inputs)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if err := rep.Write(w, output, report.WriteOptions{Color: colorOK(w), ToolVersion: version.String()}); err != nil {
-				return err
-			}
-			if rep.Failed(failOn) {
-				return exitError{code: 1, err: fmt.Errorf("%w: %d deny, %d warn (--fail-on %s)",
-					lint.ErrLintFailed, rep.Count(report.SeverityDeny), rep.Count(report.SeverityWarn), failOn)}
-			}
-			return nil
-		},
+		RunE: c.run,
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&rules, "rules", nil, "extra directory of *.rego rules, conftest shape (repeatable)")
-	fl.StringArrayVar(&data, "data", nil, "JSON/YAML data file or directory, as conftest --data (repeatable)")
-	fl.StringArrayVar(&waive, "waive", nil, "accept a finding: ID[@AGENT][:POLICY_PATH]=REASON (repeatable)")
-	fl.BoolVar(&noBuiltin, "no-builtin", false, "run only the --rules directories, not the embedded rule set")
-	fl.BoolVar(&runtime, "runtime", false, "the policies are meant to be loaded as they are: no placeholder may remain")
-	fl.BoolVar(&listRules, "list-rules", false, "list the rules (id, severity, title) and exit")
-	fl.StringVar(&writeContext, "write-context", "", "write each policy's context to DIR/<agent>.context.json for conftest/opa --data, and exit")
-	fl.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
-	fl.StringVar(&failOn, "fail-on", report.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
+	fl.StringArrayVar(&c.rules, "rules", nil, "extra directory of *.rego rules, conftest shape (repeatable)")
+	fl.StringArrayVar(&c.data, "data", nil, "JSON/YAML data file or directory, as conftest --data (repeatable)")
+	fl.StringArrayVar(&c.waive, "waive", nil, "accept a finding: ID[@AGENT][:POLICY_PATH]=REASON (repeatable)")
+	fl.BoolVar(&c.noBuiltin, "no-builtin", false, "run only the --rules directories, not the embedded rule set")
+	fl.BoolVar(&c.runtime, "runtime", false, "the policies are meant to be loaded as they are: no placeholder may remain")
+	fl.BoolVar(&c.listRules, "list-rules", false, "list the rules (id, severity, title) and exit")
+	fl.StringVar(&c.writeContext, "write-context", "", "write each policy's context to DIR/<agent>.context.json for conftest/opa --data, and exit")
+	fl.StringVarP(&c.output, "output", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVar(&c.failOn, "fail-on", report.SeverityDeny, "exit 1 on findings of this severity or worse: deny or warn")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func (c *lintCmd) run(cmd *cobra.Command, args []string) error {
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	gcbudget.Apply(lintMemoryCeiling, gcbudget.Off)
+	// The rules compile on one core while the policies are read
+	// and decoded on the other; errors keep their order.
+	newEngine := startEngine(cmd, opts)
+	var inputs []lint.Input
+	var inputsErr error
+	if !c.listRules && len(args) > 0 {
+		inputs, inputsErr = lintInputs(args, c.runtime, cmd.ErrOrStderr())
+	}
+	engine, err := newEngine()
+	if err != nil {
+		return err
+	}
+	if c.listRules {
+		return printRules(cmd.OutOrStdout(), engine.Rules(), c.output)
+	}
+	if len(args) == 0 {
+		return usageErrorf("name policy files or a policies directory (or --list-rules)")
+	}
+	if inputsErr != nil {
+		return inputsErr
+	}
+	if c.writeContext != "" {
+		files, err := lint.WriteContextFiles(c.writeContext, inputs)
+		for _, f := range files {
+			fmt.Fprintln(cmd.OutOrStdout(), f)
+		}
+		return err
+	}
+	return c.lint(cmd, engine, inputs)
+}
+
+// options checks the flags and turns them into lint options.
+func (c *lintCmd) options() (lint.Options, error) {
+	if !slices.Contains(report.Formats(), c.output) {
+		return lint.Options{}, usageErrorf("unknown output format %q (want %s)", c.output, strings.Join(report.Formats(), ", "))
+	}
+	if c.failOn != report.SeverityDeny && c.failOn != report.SeverityWarn {
+		return lint.Options{}, usageErrorf("--fail-on %q: want deny or warn", c.failOn)
+	}
+	opts := lint.Options{DataPaths: c.data, NoBuiltin: c.noBuiltin}
+	for _, d := range c.rules {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return lint.Options{}, usageErrorf("--rules %s: not a directory", d)
+		}
+		opts.RuleDirs = append(opts.RuleDirs, os.DirFS(d))
+	}
+	for _, w := range c.waive {
+		pw, err := lint.ParseWaiver(w)
+		if err != nil {
+			return lint.Options{}, usageErrorf("--waive: %v", err)
+		}
+		opts.Waivers = append(opts.Waivers, pw)
+	}
+	return opts, nil
+}
+
+// lint lints inputs, writes the report and fails at --fail-on.
+func (c *lintCmd) lint(cmd *cobra.Command, engine *lint.Engine, inputs []lint.Input) error {
+	rep, err := engine.Lint(cmd.Context(), inputs)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if err := rep.Write(w, c.output, report.WriteOptions{Color: colorOK(w), ToolVersion: version.String()}); err != nil {
+		return err
+	}
+	if rep.Failed(c.failOn) {
+		return exitError{code: 1, err: fmt.Errorf("%w: %d deny, %d warn (--fail-on %s)",
+			lint.ErrLintFailed, rep.Count(report.SeverityDeny), rep.Count(report.SeverityWarn), c.failOn)}
+	}
+	return nil
 }
 
 // startEngine starts lint.New on its own goroutine and returns a function
@@ -149,15 +169,6 @@ func startEngine(cmd *cobra.Command, opts lint.Options) func() (*lint.Engine, er
 // not run repeatedly while the rules compile.
 const lintMemoryCeiling = 256 << 20
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // colorOK reports whether w is a terminal and NO_COLOR is unset.
 func colorOK(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -182,51 +193,7 @@ func printRules(w io.Writer, rules []report.Rule, output string) error {
 func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, error) {
 	var inputs []lint.Input
 	for _, arg := range args {
-		st, err := os.Stat(arg)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if !st.IsDir() {
-			in, err := fileInput(arg)
-			if err != nil {
-				return nil, err
-			}
-			inputs = append(inputs, in)
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
-			// A compiled bundle is judged against the sources of the
-			// project around it (bundle.StaleRule).
-			if _, err := checkStale(filepath.Dir(filepath.Clean(arg)), arg, os.Getenv, errw); err != nil {
-				return nil, err
-			}
-			b, err := bundle.Open(os.DirFS(arg), ".")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", arg, err)
-			}
-			ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b)
-			if err == nil {
-				err = composeLintInputs(b, ins)
-			}
-			if err != nil {
-				return nil, err
-			}
-			inputs = append(inputs, ins...)
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(arg, "*.yaml"))
-		if len(files) == 0 {
-			if _, err := os.Stat(filepath.Join(arg, "policies", "manifest.json")); err == nil {
-				return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies (hint: it is a project; lint its bundle: fullsend policy lint %s)", arg, filepath.Join(arg, "policies"))
-			}
-			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
-		}
-		files, profiles, err := splitProfiles(files)
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, profiles...)
-		ins, err := lint.ReadPolicies(files)
+		ins, err := argInputs(arg, errw)
 		if err != nil {
 			return nil, err
 		}
@@ -236,6 +203,67 @@ func lintInputs(args []string, runtime bool, errw io.Writer) ([]lint.Input, erro
 		inputs[i].Context.Runtime = runtime
 	}
 	return inputs, nil
+}
+
+// argInputs are the lint inputs of one argument.
+func argInputs(arg string, errw io.Writer) ([]lint.Input, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if !st.IsDir() {
+		in, err := fileInput(arg)
+		if err != nil {
+			return nil, err
+		}
+		return []lint.Input{in}, nil
+	}
+	if _, err := os.Stat(filepath.Join(arg, bundle.ManifestFile)); err == nil {
+		return bundleInputs(arg, errw)
+	}
+	return dirInputs(arg)
+}
+
+// bundleInputs are the inputs of a compiled bundle, each agent with its
+// context. A compiled bundle is judged against the sources of the project
+// around it (bundle.StaleRule).
+func bundleInputs(arg string, errw io.Writer) ([]lint.Input, error) {
+	if _, err := checkStale(filepath.Dir(filepath.Clean(arg)), arg, os.Getenv, errw); err != nil {
+		return nil, err
+	}
+	b, err := bundle.Open(os.DirFS(arg), ".")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	ins, err := lint.ProjectInputs(os.DirFS(arg), arg, b)
+	if err == nil {
+		err = composeLintInputs(b, ins)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ins, nil
+}
+
+// dirInputs are the inputs of a directory of *.yaml policies and provider
+// profiles (profiles first).
+func dirInputs(arg string) ([]lint.Input, error) {
+	files, _ := filepath.Glob(filepath.Join(arg, "*.yaml"))
+	if len(files) == 0 {
+		if _, err := os.Stat(filepath.Join(arg, "policies", "manifest.json")); err == nil {
+			return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies (hint: it is a project; lint its bundle: fullsend policy lint %s)", arg, filepath.Join(arg, "policies"))
+		}
+		return nil, usageErrorf("%s holds no manifest.json and no *.yaml policies", arg)
+	}
+	files, profiles, err := splitProfiles(files)
+	if err != nil {
+		return nil, err
+	}
+	ins, err := lint.ReadPolicies(files)
+	if err != nil {
+		return nil, err
+	}
+	return append(profiles, ins...), nil
 }
 
 func fileInput(name string) (lint.Input, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
@@ -105,29 +106,15 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 	if err != nil {
 		return err
 	}
-	var result placeholder.Values
-	if f.result != "" {
-		if result, err = suggest.ReadResultFile(f.result); err != nil {
-			return fmt.Errorf("--result: %w", err)
-		}
+	result, err := resultValues(f.result)
+	if err != nil {
+		return err
 	}
 	merged := suggest.MergeValues(logs.Values, result, values) // --set wins
 	if f.strict && logs.EventCount() == 0 {
 		return fmt.Errorf("--strict: no OCSF network or HTTP event in %s", strings.Join(f.logs, ", "))
 	}
-	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
-	opts, err := suggestTarget(cmd.Context(), f.dir, agent, po)
-	if err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(f.dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	opts.Project, opts.Values = root.FS(), merged
-	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
-	out, err := suggest.Run(cmd.Context(), opts, logs.Events, logs.Inputs)
+	out, err := f.suggest(cmd.Context(), agent, logs, merged)
 	if err != nil {
 		return err
 	}
@@ -135,21 +122,61 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 		return err
 	}
 	if f.write && len(out.Files) > 0 {
-		if err := suggest.Write(f.dir, out, os.Getenv); err != nil {
+		if err := f.writeSuggested(cmd.ErrOrStderr(), out); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d files; now run `fullsend policy compile %s` and review with `fullsend policy diff`\n", len(out.Files), f.dir)
 	}
 	return suggestFailOn(f.failOn, out)
+}
+
+// suggest compiles the project, then turns the logs' events into
+// suggestions for agent, with the placeholder values.
+func (f *suggestFlags) suggest(ctx context.Context, agent string, logs *suggest.Logs, values placeholder.Values) (*suggest.Result, error) {
+	po := compile.ProjectOptions{OpenShellVersion: f.version, CatalogDir: f.catalog, Provider: f.provide, Agents: []string{agent}, Lint: lintStart(nil)}
+	opts, err := suggestTarget(ctx, f.dir, agent, po)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(f.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	opts.Project, opts.Values = root.FS(), values
+	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
+	return suggest.Run(ctx, opts, logs.Events, logs.Inputs)
+}
+
+// resultValues reads the placeholder values of the run's result.json
+// (--result), when one is given.
+func resultValues(path string) (placeholder.Values, error) {
+	if path == "" {
+		return nil, nil
+	}
+	values, err := suggest.ReadResultFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--result: %w", err)
+	}
+	return values, nil
+}
+
+// writeSuggested is --write: the suggested files go into the project, and
+// errw says what to run next.
+func (f *suggestFlags) writeSuggested(errw io.Writer, out *suggest.Result) error {
+	if err := suggest.Write(f.dir, out, os.Getenv); err != nil {
+		return err
+	}
+	fmt.Fprintf(errw, "wrote %d files; now run `fullsend policy compile %s` and review with `fullsend policy diff`\n", len(out.Files), f.dir)
+	return nil
 }
 
 // validate checks the flags that need no file: usage errors (exit 2), and
 // --write in CI.
 func (f *suggestFlags) validate() error {
 	switch {
-	case f.output != "text" && f.output != "json" && f.output != "patch":
+	case !slices.Contains([]string{"text", "json", "patch"}, f.output):
 		return usageErrorf("unknown output format %q (want text, json or patch)", f.output)
-	case f.failOn != "none" && f.failOn != "suggestion" && f.failOn != "refused":
+	case !slices.Contains([]string{"none", "suggestion", "refused"}, f.failOn):
 		return usageErrorf("--fail-on %q: want none, suggestion or refused", f.failOn)
 	case len(f.logs) == 0:
 		return usageErrorf("give at least one --logs PATH")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -16,14 +17,17 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
+// policyTestFlags are the flags of policy test.
+type policyTestFlags struct {
+	policiesDir, policyFile, requestsFile, openshellVersion string
+	binaryIdentity                                          string
+	requests, set                                           []string
+	output                                                  outputFormat
+	providers                                               providerFlags
+}
+
 func newPolicyTestCmd() *cobra.Command {
-	var (
-		policiesDir, policyFile, requestsFile, openshellVersion string
-		binaryIdentity                                          string
-		requests, set                                           []string
-		output                                                  outputFormat
-		providers                                               providerFlags
-	)
+	var f policyTestFlags
 	cmd := &cobra.Command{
 		Use:   "test [DIR]",
 		Short: "Check which requests compiled policies allow (OpenShell semantics)",
@@ -85,90 +89,105 @@ to attach (ambiguous endpoints), fails the command. See docs/providers.md.`,
   fullsend policy test --policy policies/summarizer.yaml --set OWNER=o --set REPO_NAME=r \
     --provider-profile work=github --request 'GET https://api.github.com/user from /usr/bin/gh'`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			version, err := openshell.NormalizeVersion(openshellVersion)
-			if err != nil {
-				return usageErrorf("--openshell-version: %v", err)
-			}
-			values, err := placeholder.ParseSet(set)
-			if err != nil {
-				return usageErrorf("%v", setFlagError(err))
-			}
-			w := cmd.OutOrStdout()
-			if len(requests) > 0 || requestsFile != "" {
-				if policyFile == "" {
-					return usageErrorf("--request and --requests need --policy FILE")
-				}
-				if len(requests) > 0 && requestsFile != "" {
-					return usageErrorf("give --request or --requests, not both")
-				}
-				d, composed, err := policyDecider(policyFile, values, version, providers)
-				if err != nil {
-					return err
-				}
-				switch binaryIdentity {
-				case "required":
-				case "relaxed":
-					d = d.RelaxedBinaryIdentity()
-				default:
-					return usageErrorf("--binary-identity %q: want required or relaxed", binaryIdentity)
-				}
-				if requestsFile != "" {
-					return batchDecisions(w, cmd.InOrStdin(), requestsFile, d)
-				}
-				return adHocDecisions(w, d, requests, output, composed)
-			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			if policiesDir == "" {
-				policiesDir = filepath.Join(dir, "policies")
-			}
-			if _, err := checkStale(dir, policiesDir, os.Getenv, cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			policies, err := projectPolicies(policiesDir)
-			if err != nil {
-				return err
-			}
-			files, err := decide.FindExpectations(os.DirFS(dir))
-			if err != nil {
-				return err
-			}
-			if len(files) == 0 {
-				return usageErrorf("no *%s files under %s", decide.ExpectSuffix, dir)
-			}
-			rep, err := decide.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
-				providers.expectComposer(os.DirFS(dir), version))
-			if err != nil {
-				return err
-			}
-			if err := writeExpectReport(w, rep, output); err != nil {
-				return err
-			}
-			if n := rep.Failed(); n > 0 {
-				return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", decide.ErrExpectationsFailed, n, len(rep.Results))}
-			}
-			return nil
-		},
+		RunE: f.run,
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&policiesDir, "policies", "", "compiled policies directory with manifest.json (default DIR/policies)")
-	fl.StringVar(&policyFile, "policy", "", "one policy file, for --request or --requests")
-	fl.StringArrayVar(&requests, "request", nil, "a request to decide against --policy (repeatable)")
-	fl.StringVar(&requestsFile, "requests", "", `file of requests, one a line ("-" is stdin), decided against --policy; JSON Lines out`)
-	fl.StringArrayVar(&set, "set", nil, "placeholder value KEY=VALUE; overrides the test files' set: (repeatable)")
-	fl.StringVar(&openshellVersion, "openshell-version", openshell.DefaultOpenShellVersion,
+	fl.StringVar(&f.policiesDir, "policies", "", "compiled policies directory with manifest.json (default DIR/policies)")
+	fl.StringVar(&f.policyFile, "policy", "", "one policy file, for --request or --requests")
+	fl.StringArrayVar(&f.requests, "request", nil, "a request to decide against --policy (repeatable)")
+	fl.StringVar(&f.requestsFile, "requests", "", `file of requests, one a line ("-" is stdin), decided against --policy; JSON Lines out`)
+	fl.StringArrayVar(&f.set, "set", nil, "placeholder value KEY=VALUE; overrides the test files' set: (repeatable)")
+	fl.StringVar(&f.openshellVersion, "openshell-version", openshell.DefaultOpenShellVersion,
 		fmt.Sprintf("OpenShell release whose decisions to reproduce (%s..%s)", openshell.MinOpenShellVersion, openshell.MaxOpenShellVersion))
-	fl.StringVar(&binaryIdentity, "binary-identity", "required",
+	fl.StringVar(&f.binaryIdentity, "binary-identity", "required",
 		"required, or relaxed: decide as a supervisor whose binary identity is relaxed (binaries match any process), for --request/--requests")
-	fl.StringArrayVar(&providers.refs, "provider-profile", nil,
+	fl.StringArrayVar(&f.providers.refs, "provider-profile", nil,
 		"[PROVIDER=]FILE|BUILTIN_ID: compose this provider profile's layer into the policy as OpenShell does (repeatable)")
-	fl.BoolVar(&providers.v2Enabled, "providers-v2-enabled", true,
+	fl.BoolVar(&f.providers.v2Enabled, "providers-v2-enabled", true,
 		"the gateway setting providers_v2_enabled: false composes no provider layer, as OpenShell")
-	addOutputFlag(cmd, &output)
+	addOutputFlag(cmd, &f.output)
 	return cmd
+}
+
+func (f *policyTestFlags) run(cmd *cobra.Command, args []string) error {
+	version, err := openshell.NormalizeVersion(f.openshellVersion)
+	if err != nil {
+		return usageErrorf("--openshell-version: %v", err)
+	}
+	values, err := placeholder.ParseSet(f.set)
+	if err != nil {
+		return usageErrorf("%v", setFlagError(err))
+	}
+	if len(f.requests) > 0 || f.requestsFile != "" {
+		return f.decideRequests(cmd, values, version)
+	}
+	return f.runExpectations(cmd, dirArg(args), values, version)
+}
+
+// decideRequests answers --request or --requests against --policy.
+func (f *policyTestFlags) decideRequests(cmd *cobra.Command, values placeholder.Values, version string) error {
+	if f.policyFile == "" {
+		return usageErrorf("--request and --requests need --policy FILE")
+	}
+	if len(f.requests) > 0 && f.requestsFile != "" {
+		return usageErrorf("give --request or --requests, not both")
+	}
+	d, composed, err := policyDecider(f.policyFile, values, version, f.providers)
+	if err != nil {
+		return err
+	}
+	if d, err = withBinaryIdentity(d, f.binaryIdentity); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if f.requestsFile != "" {
+		return batchDecisions(w, cmd.InOrStdin(), f.requestsFile, d)
+	}
+	return adHocDecisions(w, d, f.requests, f.output, composed)
+}
+
+// withBinaryIdentity returns d deciding as a supervisor whose binary
+// identity is mode: required, or relaxed.
+func withBinaryIdentity(d *decide.Decider, mode string) (*decide.Decider, error) {
+	switch mode {
+	case "required":
+		return d, nil
+	case "relaxed":
+		return d.RelaxedBinaryIdentity(), nil
+	}
+	return nil, usageErrorf("--binary-identity %q: want required or relaxed", mode)
+}
+
+// runExpectations runs every *.policytest.yaml under dir against the
+// compiled policies.
+func (f *policyTestFlags) runExpectations(cmd *cobra.Command, dir string, values placeholder.Values, version string) error {
+	policiesDir := cmp.Or(f.policiesDir, filepath.Join(dir, "policies"))
+	if _, err := checkStale(dir, policiesDir, os.Getenv, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	policies, err := projectPolicies(policiesDir)
+	if err != nil {
+		return err
+	}
+	files, err := decide.FindExpectations(os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageErrorf("no *%s files under %s", decide.ExpectSuffix, dir)
+	}
+	rep, err := decide.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
+		f.providers.expectComposer(os.DirFS(dir), version))
+	if err != nil {
+		return err
+	}
+	if err := writeExpectReport(cmd.OutOrStdout(), rep, f.output); err != nil {
+		return err
+	}
+	if n := rep.Failed(); n > 0 {
+		return exitError{code: 1, err: fmt.Errorf("%w: %d of %d", decide.ErrExpectationsFailed, n, len(rep.Results))}
+	}
+	return nil
 }
 
 func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
@@ -212,21 +231,23 @@ func policyDecider(file string, values placeholder.Values, version string, provi
 	return d, composed, err
 }
 
+// adHocResult is the decision on one --request.
+type adHocResult struct {
+	Request  string          `json:"request"`
+	Decision decide.Decision `json:"decision"`
+	// Layer names the provider layer that decided, when one did.
+	Layer string `json:"layer,omitempty"`
+}
+
 func adHocDecisions(w io.Writer, dec *decide.Decider, requests []string, output outputFormat, composed *profile.Composed) error {
-	type result struct {
-		Request  string          `json:"request"`
-		Decision decide.Decision `json:"decision"`
-		// Layer names the provider layer that decided, when one did.
-		Layer string `json:"layer,omitempty"`
-	}
-	var results []result
+	var results []adHocResult
 	for _, s := range requests {
 		r, err := decide.ParseRequest(s)
 		if err != nil {
 			return usageErrorf("--request: %v", err)
 		}
 		d := dec.Decide(r)
-		results = append(results, result{Request: r.String(), Decision: d, Layer: layerNote(composed, d.Policy)})
+		results = append(results, adHocResult{Request: r.String(), Decision: d, Layer: layerNote(composed, d.Policy)})
 	}
 	if output == outputJSON {
 		return writeJSON(w, results)
@@ -237,18 +258,26 @@ func adHocDecisions(w io.Writer, dec *decide.Decider, requests []string, output 
 		}
 	}
 	for _, r := range results {
-		d := r.Decision
-		at := ""
-		if d.Path != "" {
-			at = " [" + d.Path + "]"
-		}
-		if _, err := fmt.Fprintf(w, "%-5s %s\n      %s%s\n", d.Verdict(), r.Request, d.Reason, at); err != nil {
+		if err := writeAdHocResult(w, r); err != nil {
 			return err
 		}
-		if r.Layer != "" {
-			if _, err := fmt.Fprintf(w, "      in %s\n", r.Layer); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// writeAdHocResult writes one decision as text.
+func writeAdHocResult(w io.Writer, r adHocResult) error {
+	d := r.Decision
+	at := ""
+	if d.Path != "" {
+		at = " [" + d.Path + "]"
+	}
+	if _, err := fmt.Fprintf(w, "%-5s %s\n      %s%s\n", d.Verdict(), r.Request, d.Reason, at); err != nil {
+		return err
+	}
+	if r.Layer != "" {
+		if _, err := fmt.Fprintf(w, "      in %s\n", r.Layer); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -282,32 +311,36 @@ func writeExpectReport(w io.Writer, rep *decide.ExpectReport, output outputForma
 	}
 	var b strings.Builder
 	for _, c := range rep.Results {
-		status := "PASS"
-		if !c.Pass {
-			status = "FAIL"
-		}
-		name := c.Name
-		if name == "" {
-			name = c.Request
-		}
-		via := ""
-		if c.Pass && profile.IsProviderRuleName(c.Decision.Policy) {
-			via = " (via " + c.Decision.Policy + ")"
-		}
-		fmt.Fprintf(&b, "%s %s:%d %s: %s%s\n", status, c.File, c.Line, c.Agent, name, via)
-		if !c.Pass {
-			fmt.Fprintf(&b, "     %s\n     expected %s, got %s: %s", c.Request, c.Expect, c.Decision.Verdict(), c.Decision.Reason)
-			if c.Decision.Path != "" {
-				fmt.Fprintf(&b, " [%s]", c.Decision.Path)
-			}
-			b.WriteByte('\n')
-			if c.Problem != "" {
-				fmt.Fprintf(&b, "     %s\n", c.Problem)
-			}
-		}
+		writeCaseResult(&b, c)
 	}
 	fmt.Fprintf(&b, "%d expectations in %d files: %d passed, %d failed\n",
 		len(rep.Results), rep.Files, len(rep.Results)-rep.Failed(), rep.Failed())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCaseResult writes one expectation's line, and for a failure what
+// was expected and what was decided.
+func writeCaseResult(b *strings.Builder, c decide.CaseResult) {
+	status := "PASS"
+	if !c.Pass {
+		status = "FAIL"
+	}
+	name := cmp.Or(c.Name, c.Request)
+	via := ""
+	if c.Pass && profile.IsProviderRuleName(c.Decision.Policy) {
+		via = " (via " + c.Decision.Policy + ")"
+	}
+	fmt.Fprintf(b, "%s %s:%d %s: %s%s\n", status, c.File, c.Line, c.Agent, name, via)
+	if c.Pass {
+		return
+	}
+	fmt.Fprintf(b, "     %s\n     expected %s, got %s: %s", c.Request, c.Expect, c.Decision.Verdict(), c.Decision.Reason)
+	if c.Decision.Path != "" {
+		fmt.Fprintf(b, " [%s]", c.Decision.Path)
+	}
+	b.WriteByte('\n')
+	if c.Problem != "" {
+		fmt.Fprintf(b, "     %s\n", c.Problem)
+	}
 }

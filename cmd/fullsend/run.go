@@ -107,13 +107,9 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	if err != nil {
 		return exitError{code: runner.ExitPolicy, err: setFlagError(err)}
 	}
-	var providers []runner.Provider
-	for _, p := range f.providers {
-		pr, err := runner.ParseProvider(p)
-		if err != nil {
-			return usageErrorf("--provider %v", err)
-		}
-		providers = append(providers, pr)
+	providers, err := parseProviders(f.providers)
+	if err != nil {
+		return err
 	}
 	prompt, err := readPrompt(cmd.InOrStdin(), f)
 	if err != nil {
@@ -131,7 +127,54 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 	}
 	ci := cienv.Detect(os.Getenv)
 	workspace, diag := runDirs(f, ci)
-	r, err := runner.New(runner.Options{
+	r, err := runner.New(f.runnerOptions(providers, agentOut, logOut, diag))
+	if err != nil {
+		return exitError{code: runner.ExitCode(err), err: cliError(fmt.Errorf("%s: %w", f.dir, err), nil)}
+	}
+	res, runErr := r.Run(cmd.Context(), runner.Request{
+		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,
+		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Env: env, PublicEnv: public, Timeout: f.timeout,
+	})
+	res.Calls = nil
+	if runErr = writeResults(cmd.OutOrStdout(), f, res, runErr); runErr != nil {
+		return exitError{code: runner.ExitCode(runErr), err: logSafe(ci, res, runErr)}
+	}
+	return nil
+}
+
+// parseProviders parses the --provider flags.
+func parseProviders(specs []string) ([]runner.Provider, error) {
+	var providers []runner.Provider
+	for _, p := range specs {
+		pr, err := runner.ParseProvider(p)
+		if err != nil {
+			return nil, usageErrorf("--provider %v", err)
+		}
+		providers = append(providers, pr)
+	}
+	return providers, nil
+}
+
+// writeResults writes the run's result to --result and, with -o json, to
+// w. It returns the run's error, else the first of its own.
+func writeResults(w io.Writer, f runFlags, res runner.Result, runErr error) error {
+	if f.result != "" {
+		if err := writeRunResult(f.result, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if f.output == outputJSON {
+		if err := writeJSON(w, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return runErr
+}
+
+// runnerOptions are the runner's options from the flags: the agent's
+// output goes to agentOut, the run's log to logOut.
+func (f runFlags) runnerOptions(providers []runner.Provider, agentOut, logOut io.Writer, diag string) runner.Options {
+	return runner.Options{
 		Project:         os.DirFS(f.dir),
 		PoliciesDigest:  f.digest,
 		OpenShell:       f.openshell,
@@ -159,29 +202,7 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		Memory:       f.memory,
 		Providers:    providers,
 		DiagDir:      diag,
-	})
-	if err != nil {
-		return exitError{code: runner.ExitCode(err), err: cliError(fmt.Errorf("%s: %w", f.dir, err), nil)}
 	}
-	res, runErr := r.Run(cmd.Context(), runner.Request{
-		Agent: agent, Prompt: prompt, Values: values, Workspace: workspace,
-		Outputs: f.downloads, OutputDir: f.artifacts, ExtraEnvFiles: f.envFiles, Env: env, PublicEnv: public, Timeout: f.timeout,
-	})
-	res.Calls = nil
-	if f.result != "" {
-		if err := writeRunResult(f.result, res); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	if f.output == outputJSON {
-		if err := writeJSON(cmd.OutOrStdout(), res); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	if runErr != nil {
-		return exitError{code: runner.ExitCode(runErr), err: logSafe(ci, res, runErr)}
-	}
-	return nil
 }
 
 // envOr returns the variable's value, or def when it is unset or empty.
@@ -286,19 +307,26 @@ func readPrompt(stdin io.Reader, f runFlags) (string, error) {
 	case f.prompt != "":
 		return f.prompt, nil
 	case f.promptFile == "-":
-		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
-		return string(b), err
+		return readStdinPrompt(stdin)
 	case f.promptFile != "":
 		b, err := os.ReadFile(f.promptFile)
 		return string(b), err
 	}
-	if st, ok := stdin.(*os.File); ok {
-		if info, err := st.Stat(); err == nil && (info.Mode()&os.ModeNamedPipe != 0 || info.Mode().IsRegular()) {
-			b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
-			return string(b), err
-		}
+	if st, ok := stdin.(*os.File); ok && !piped(st) {
 		return "", nil
 	}
+	return readStdinPrompt(stdin)
+}
+
+// piped reports whether standard input is a pipe or a file, not a
+// terminal.
+func piped(stdin *os.File) bool {
+	info, err := stdin.Stat()
+	return err == nil && (info.Mode()&os.ModeNamedPipe != 0 || info.Mode().IsRegular())
+}
+
+// readStdinPrompt reads the prompt from standard input, at most 1 MiB.
+func readStdinPrompt(stdin io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
 	return string(b), err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -74,50 +75,61 @@ func (f *forgeFlags) build(errw io.Writer) (forge.Config, io.Closer, error) {
 		return cfg, nil, usageErrorf("--repo: %v", err)
 	}
 	cfg.Scope = forge.Scope{Owner: owner, Repo: repo, Issue: f.issue, Labels: f.labels, MaxCommentBytes: f.maxComment}
-	switch {
-	case f.tokenFile != "" && f.tokenEnv != "":
-		return cfg, nil, usageErrorf("--token-file and --token-env are exclusive")
-	case f.tokenFile != "":
-		cfg.Credential, err = forge.CredentialFromFile(f.tokenFile)
-	default:
-		env := f.tokenEnv
-		if env == "" {
-			env = map[forge.Kind]string{forge.GitLab: "GITLAB_TOKEN"}[cfg.Kind]
-		}
-		if env == "" {
-			env = "GITHUB_TOKEN"
-		}
-		cfg.Credential, err = forge.CredentialFromEnv(env)
-	}
-	if err != nil {
+	if cfg.Credential, err = f.credential(cfg.Kind); err != nil {
 		return cfg, nil, err
 	}
 	cfg.Upstream, cfg.GitLabTokenHeader, cfg.UpstreamTimeout = f.upstream, f.gitlabHeader, f.upstreamTimeout
 	cfg.MaxWrites = f.maxWrites
 	cfg.Registry = forge.NewRegistry()
-	if f.agentTokens != "" {
-		tf, err := os.Open(f.agentTokens)
-		if err != nil {
-			return cfg, nil, fmt.Errorf("--agent-tokens: %w", err)
-		}
-		err = cfg.Registry.Load(f.agentTokens, tf)
-		tf.Close()
-		if err != nil {
-			return cfg, nil, err
-		}
+	if err := f.loadAgentTokens(cfg.Registry); err != nil {
+		return cfg, nil, err
 	}
 	cfg.ErrorLog = log.New(errw, "fullsend serve: ", log.LstdFlags)
-	closer := io.NopCloser(nil)
-	w := errw
-	if f.audit != "-" {
-		af, err := os.OpenFile(f.audit, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return cfg, nil, fmt.Errorf("--audit: %w", err)
-		}
-		w, closer = af, af
+	w, closer, err := f.auditLog(errw)
+	if err != nil {
+		return cfg, nil, err
 	}
 	cfg.Audit = forge.NewAudit(w)
 	return cfg, closer, nil
+}
+
+// credential reads the forge token from --token-file or --token-env
+// (default GITLAB_TOKEN for GitLab, else GITHUB_TOKEN).
+func (f *forgeFlags) credential(kind forge.Kind) (forge.Credential, error) {
+	switch {
+	case f.tokenFile != "" && f.tokenEnv != "":
+		return forge.Credential{}, usageErrorf("--token-file and --token-env are exclusive")
+	case f.tokenFile != "":
+		return forge.CredentialFromFile(f.tokenFile)
+	}
+	env := cmp.Or(f.tokenEnv, map[forge.Kind]string{forge.GitLab: "GITLAB_TOKEN"}[kind], "GITHUB_TOKEN")
+	return forge.CredentialFromEnv(env)
+}
+
+// loadAgentTokens loads the --agent-tokens file, if any, into reg.
+func (f *forgeFlags) loadAgentTokens(reg *forge.Registry) error {
+	if f.agentTokens == "" {
+		return nil
+	}
+	tf, err := os.Open(f.agentTokens)
+	if err != nil {
+		return fmt.Errorf("--agent-tokens: %w", err)
+	}
+	defer tf.Close()
+	return reg.Load(f.agentTokens, tf)
+}
+
+// auditLog is where the audit goes: errw for "-", else the --audit file
+// (appended), which the caller closes.
+func (f *forgeFlags) auditLog(errw io.Writer) (io.Writer, io.Closer, error) {
+	if f.audit == "-" {
+		return errw, io.NopCloser(nil), nil
+	}
+	af, err := os.OpenFile(f.audit, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--audit: %w", err)
+	}
+	return af, af, nil
 }
 
 // mintFlag is one --mint AGENT[:TIER]=FILE.
@@ -180,14 +192,8 @@ issue and label scope, refuses bodies that carry credentials, and audits every c
 			if err != nil {
 				return err
 			}
-			for _, m := range ms {
-				tier, err := forge.ParseTier(m.tier)
-				if err != nil {
-					return usageErrorf("--mint %s: %v", m.agent, err)
-				}
-				if err := mintTo(cfg.Registry, forge.Identity{Agent: m.agent, Tier: tier}, m.file); err != nil {
-					return err
-				}
+			if err := mintAll(cfg.Registry, ms); err != nil {
+				return err
 			}
 			ln, err := listen(ff.listen)
 			if err != nil {
@@ -205,17 +211,20 @@ issue and label scope, refuses bodies that carry credentials, and audits every c
 	return cmd
 }
 
+// agentsCmd holds the flags of serve agents.
+type agentsCmd struct {
+	ff                              forgeFlags
+	mints, passEnv                  []string
+	manifest, listenAddr, runnerCmd string
+	digest                          string
+	forgeURL, spawnURL              string
+	maxConc, maxQueue, maxDep, brst int
+	queueWait, timeout              time.Duration
+	rps                             float64
+}
+
 func newServeAgentsCmd() *cobra.Command {
-	var (
-		ff                              forgeFlags
-		mints, passEnv                  []string
-		manifest, listenAddr, runnerCmd string
-		digest                          string
-		forgeURL, spawnURL              string
-		maxConc, maxQueue, maxDep, brst int
-		queueWait, timeout              time.Duration
-		rps                             float64
-	)
+	var c agentsCmd
 	cmd := &cobra.Command{
 		Use:   "agents [DIR]",
 		Short: "Serve POST /run-agent (subagents in fresh sandboxes) together with the forge proxy",
@@ -233,95 +242,122 @@ service refuses to start without one (exit 78).`,
       fullsend serve agents . --repo acme/widgets --issue 42 --label duplicate --runner "fullsend run" \
       --mint summarizer=summarizer.token`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				// DIR is the compiled project; --manifest (deprecated)
-				// named its policies directory.
-				policies := filepath.Join(args[0], "policies")
-				if cmd.Flags().Changed("manifest") && filepath.Clean(manifest) != policies {
-					return usageErrorf("directory given twice: %q and --manifest %q", args[0], manifest)
-				}
-				manifest = policies
-			}
-			ms, err := parseMints(mints, false)
-			if err != nil {
-				return err
-			}
-			m, err := pinnedManifest(cmd.ErrOrStderr(), manifest, digest, cienv.Detect(os.Getenv))
-			if err != nil {
-				return err
-			}
-			cr := &spawn.CommandRunner{Args: strings.Fields(runnerCmd), PassEnv: passEnv, Stderr: cmd.ErrOrStderr(), PoliciesDigest: digest}
-			if err := cr.Validate(); err != nil {
-				return usageErrorf("--runner: %v", err)
-			}
-			cfg, closer, err := ff.build(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			sc := spawn.StackConfig{
-				Forge: cfg, ForgeListen: ff.listen, Listen: listenAddr,
-				Service: spawn.Config{
-					Manifest: m, Runner: cr, ForgeURL: forgeURL, SpawnURL: spawnURL,
-					MaxConcurrent: maxConc, MaxQueue: maxQueue, QueueWait: queueWait, Timeout: timeout,
-					MaxDepth: maxDep, Rate: rate.Limit(rps), Burst: brst,
-				},
-			}
-			for _, mt := range ms {
-				if entry, ok := m.Agents[mt.agent]; ok && mt.tier != "" {
-					return usageErrorf("--mint %s: the tier comes from the manifest (%s); drop :%s", mt.agent, entry.Tier, mt.tier)
-				}
-				sc.Mints = append(sc.Mints, spawn.Mint{Agent: mt.agent, File: mt.file})
-			}
-			stack, err := spawn.NewStack(sc)
-			if me := (*spawn.MintError)(nil); errors.As(err, &me) {
-				return usageErrorf("--mint %s: %v", me.Agent, me.Err)
-			}
-			if err != nil {
-				return err
-			}
-			fln, err := listen(ff.listen)
-			if err != nil {
-				return err
-			}
-			sln, err := listen(listenAddr)
-			if err != nil {
-				fln.Close()
-				return err
-			}
-			out := cmd.OutOrStdout()
-			err = printListening(out, ff.output, "forge", fln.Addr().String(), cfg)
-			if err == nil {
-				err = printListening(out, ff.output, "agents", sln.Addr().String(), cfg)
-			}
-			if err != nil {
-				fln.Close()
-				sln.Close()
-				return err
-			}
-			return stack.Serve(cmd.Context(), fln, sln)
+		RunE: c.run,
+	}
+	c.ff.register(cmd, "forge-listen")
+	fs := cmd.Flags()
+	fs.StringVar(&c.manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json (deprecated: give the project as DIR, default .)")
+	_ = fs.MarkDeprecated("manifest", "give the compiled project directory as the DIR argument (its policies/ is read)")
+	fs.StringVar(&c.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
+	fs.StringVar(&c.listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
+	fs.StringVar(&c.runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
+	fs.StringArrayVar(&c.passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")
+	fs.StringVar(&c.forgeURL, "forge-url", "", "forge proxy URL as sandboxes reach it (default http://<forge-listen>)")
+	fs.StringVar(&c.spawnURL, "spawn-url", "", "spawn service URL as sandboxes reach it (default http://<listen>)")
+	fs.IntVar(&c.maxConc, "max-concurrent", 4, "sandboxes running at once")
+	fs.IntVar(&c.maxQueue, "max-queue", 16, "spawn requests waiting for a slot; more are refused (503)")
+	fs.DurationVar(&c.queueWait, "queue-wait", 2*time.Minute, "longest wait for a slot")
+	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "longest subagent run")
+	fs.IntVar(&c.maxDep, "max-depth", 1, "deepest spawn nesting (1: the orchestrator spawns, subagents do not)")
+	fs.Float64Var(&c.rps, "rate", 1, "spawn requests per second, across callers")
+	fs.IntVar(&c.brst, "burst", 8, "spawn request burst")
+	fs.StringArrayVar(&c.mints, "mint", nil, "mint a token for AGENT (tier from the manifest) and write it to FILE (mode 0600); repeatable")
+	return cmd
+}
+
+func (c *agentsCmd) run(cmd *cobra.Command, args []string) error {
+	if err := c.projectArg(cmd, args); err != nil {
+		return err
+	}
+	ms, err := parseMints(c.mints, false)
+	if err != nil {
+		return err
+	}
+	m, err := pinnedManifest(cmd.ErrOrStderr(), c.manifest, c.digest, cienv.Detect(os.Getenv))
+	if err != nil {
+		return err
+	}
+	cr := &spawn.CommandRunner{Args: strings.Fields(c.runnerCmd), PassEnv: c.passEnv, Stderr: cmd.ErrOrStderr(), PoliciesDigest: c.digest}
+	if err := cr.Validate(); err != nil {
+		return usageErrorf("--runner: %v", err)
+	}
+	cfg, closer, err := c.ff.build(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	sc, err := c.stackConfig(cfg, m, cr, ms)
+	if err != nil {
+		return err
+	}
+	stack, err := spawn.NewStack(sc)
+	if me := (*spawn.MintError)(nil); errors.As(err, &me) {
+		return usageErrorf("--mint %s: %v", me.Agent, me.Err)
+	}
+	if err != nil {
+		return err
+	}
+	return c.serve(cmd, stack, cfg)
+}
+
+// projectArg takes DIR, the compiled project, whose policies directory
+// --manifest (deprecated) named.
+func (c *agentsCmd) projectArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	policies := filepath.Join(args[0], "policies")
+	if cmd.Flags().Changed("manifest") && filepath.Clean(c.manifest) != policies {
+		return usageErrorf("directory given twice: %q and --manifest %q", args[0], c.manifest)
+	}
+	c.manifest = policies
+	return nil
+}
+
+// stackConfig is the configuration of the forge proxy and spawn service
+// stack; a --mint tier is refused for an agent of the manifest (its tier
+// comes from there).
+func (c *agentsCmd) stackConfig(cfg forge.Config, m *bundle.Manifest, cr *spawn.CommandRunner, ms []mintFlag) (spawn.StackConfig, error) {
+	sc := spawn.StackConfig{
+		Forge: cfg, ForgeListen: c.ff.listen, Listen: c.listenAddr,
+		Service: spawn.Config{
+			Manifest: m, Runner: cr, ForgeURL: c.forgeURL, SpawnURL: c.spawnURL,
+			MaxConcurrent: c.maxConc, MaxQueue: c.maxQueue, QueueWait: c.queueWait, Timeout: c.timeout,
+			MaxDepth: c.maxDep, Rate: rate.Limit(c.rps), Burst: c.brst,
 		},
 	}
-	ff.register(cmd, "forge-listen")
-	fs := cmd.Flags()
-	fs.StringVar(&manifest, "manifest", "policies", "directory holding the compiled policies and manifest.json (deprecated: give the project as DIR, default .)")
-	_ = fs.MarkDeprecated("manifest", "give the compiled project directory as the DIR argument (its policies/ is read)")
-	fs.StringVar(&digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of manifest.json, as exported by fullsend verify (env FULLSEND_POLICIES_DIGEST); required in CI; every subagent run gets it")
-	fs.StringVar(&listenAddr, "listen", spawn.DefaultListen, "address the spawn service listens on")
-	fs.StringVar(&runnerCmd, "runner", "fullsend run", "command that runs one agent in a fresh sandbox (agent name appended, prompt on stdin, JSON result on stdout)")
-	fs.StringArrayVar(&passEnv, "pass-env", nil, "variable passed from this environment to the runner (repeatable; default PATH HOME TMPDIR LANG)")
-	fs.StringVar(&forgeURL, "forge-url", "", "forge proxy URL as sandboxes reach it (default http://<forge-listen>)")
-	fs.StringVar(&spawnURL, "spawn-url", "", "spawn service URL as sandboxes reach it (default http://<listen>)")
-	fs.IntVar(&maxConc, "max-concurrent", 4, "sandboxes running at once")
-	fs.IntVar(&maxQueue, "max-queue", 16, "spawn requests waiting for a slot; more are refused (503)")
-	fs.DurationVar(&queueWait, "queue-wait", 2*time.Minute, "longest wait for a slot")
-	fs.DurationVar(&timeout, "timeout", 15*time.Minute, "longest subagent run")
-	fs.IntVar(&maxDep, "max-depth", 1, "deepest spawn nesting (1: the orchestrator spawns, subagents do not)")
-	fs.Float64Var(&rps, "rate", 1, "spawn requests per second, across callers")
-	fs.IntVar(&brst, "burst", 8, "spawn request burst")
-	fs.StringArrayVar(&mints, "mint", nil, "mint a token for AGENT (tier from the manifest) and write it to FILE (mode 0600); repeatable")
-	return cmd
+	for _, mt := range ms {
+		if entry, ok := m.Agents[mt.agent]; ok && mt.tier != "" {
+			return sc, usageErrorf("--mint %s: the tier comes from the manifest (%s); drop :%s", mt.agent, entry.Tier, mt.tier)
+		}
+		sc.Mints = append(sc.Mints, spawn.Mint{Agent: mt.agent, File: mt.file})
+	}
+	return sc, nil
+}
+
+// serve listens for the forge proxy and the spawn service, says where,
+// and serves both.
+func (c *agentsCmd) serve(cmd *cobra.Command, stack *spawn.Stack, cfg forge.Config) error {
+	fln, err := listen(c.ff.listen)
+	if err != nil {
+		return err
+	}
+	sln, err := listen(c.listenAddr)
+	if err != nil {
+		fln.Close()
+		return err
+	}
+	out := cmd.OutOrStdout()
+	err = printListening(out, c.ff.output, "forge", fln.Addr().String(), cfg)
+	if err == nil {
+		err = printListening(out, c.ff.output, "agents", sln.Addr().String(), cfg)
+	}
+	if err != nil {
+		fln.Close()
+		sln.Close()
+		return err
+	}
+	return stack.Serve(cmd.Context(), fln, sln)
 }
 
 // pinnedManifest reads the manifest the service authorizes spawns from.
@@ -344,6 +380,21 @@ func pinnedManifest(errw io.Writer, dir, digest string, ci cienv.Env) (*bundle.M
 		return nil, fmt.Errorf("--manifest: %w", err)
 	}
 	return b.Manifest, nil
+}
+
+// mintAll mints a token for each --mint AGENT:TIER=FILE and writes it to
+// FILE.
+func mintAll(reg *forge.Registry, ms []mintFlag) error {
+	for _, m := range ms {
+		tier, err := forge.ParseTier(m.tier)
+		if err != nil {
+			return usageErrorf("--mint %s: %v", m.agent, err)
+		}
+		if err := mintTo(reg, forge.Identity{Agent: m.agent, Tier: tier}, m.file); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mintTo(reg *forge.Registry, id forge.Identity, file string) error {

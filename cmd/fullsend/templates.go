@@ -46,11 +46,8 @@ skipped, so an edited workflow survives running it again.`,
 		Args:      cobra.RangeArgs(1, 2),
 		ValidArgs: templates.Kinds(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 {
-				if cmd.Flags().Changed("out") && out != args[1] {
-					return usageErrorf("directory given twice: %q and --out %q", args[1], out)
-				}
-				out = args[1]
+			if err := dirFromArgs(cmd, args, 1, "out", &out); err != nil {
+				return err
 			}
 			if _, err := templates.FS(args[0]); err != nil {
 				return usageErrorf("%v", err)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/fullsend-ai/agent-sandbox/denial"
 )
@@ -154,62 +156,89 @@ func ReadLogs(r io.Reader) ([]Log, []string, error) {
 // are kept in memory and written by the caller under names it builds.
 func readLogTar(r io.Reader, fileMax, totalMax, maxFiles int) ([]Log, []string, error) {
 	tr := tar.NewReader(r)
-	var files []Log
-	var notes []string
-	total := 0
-	seen := map[string]bool{}
+	t := &logTar{fileMax: fileMax, totalMax: totalMax, maxFiles: maxFiles, seen: map[string]bool{}}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if len(files) > 0 {
-				notes = append(notes, "log archive ended early: "+err.Error())
+			if len(t.files) > 0 {
+				t.notes = append(t.notes, "log archive ended early: "+err.Error())
 				break
 			}
-			return nil, notes, fmt.Errorf("reading the log archive: %w", err)
+			return nil, t.notes, fmt.Errorf("reading the log archive: %w", err)
 		}
-		name := h.Name
-		switch {
-		case h.Typeflag != tar.TypeReg:
-			notes = append(notes, fmt.Sprintf("skipped %q: not a regular file (type %q)", name, h.Typeflag))
-			continue
-		case !logFileName.MatchString(name):
-			notes = append(notes, fmt.Sprintf("skipped %q: not a log file name", name))
-			continue
-		case seen[name]:
-			notes = append(notes, fmt.Sprintf("skipped %q: listed twice", name))
-			continue
-		case len(files) >= maxFiles:
-			notes = append(notes, fmt.Sprintf("skipped %q: more than %d log files", name, maxFiles))
-			continue
-		case total >= totalMax:
-			notes = append(notes, fmt.Sprintf("skipped %q: the evidence limit of %d bytes is reached", name, totalMax))
+		if why := t.skip(h); why != "" {
+			t.notes = append(t.notes, fmt.Sprintf("skipped %q: %s", h.Name, why))
 			continue
 		}
-		seen[name] = true
-		limit := min(fileMax, totalMax-total)
-		data, err := io.ReadAll(io.LimitReader(tr, int64(limit)+1))
-		if err != nil {
-			return files, notes, fmt.Errorf("reading %q from the log archive: %w", name, err)
+		if err := t.read(h.Name, tr); err != nil {
+			return t.files, t.notes, err
 		}
-		truncated := len(data) > limit
-		if truncated {
-			data = data[:limit]
-			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-				data = data[:i+1]
-			}
-		}
-		total += len(data)
-		format := "shorthand"
-		if strings.HasPrefix(name, "openshell-ocsf.") {
-			format = "ocsf-jsonl"
-		}
-		files = append(files, Log{Name: name, Format: format, Data: data, Truncated: truncated})
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	return files, notes, nil
+	sort.Slice(t.files, func(i, j int) bool { return t.files[i].Name < t.files[j].Name })
+	return t.files, t.notes, nil
+}
+
+// logTar is one readLogTar: its limits, what it kept and noted.
+type logTar struct {
+	fileMax, totalMax, maxFiles int
+	files                       []Log
+	notes                       []string
+	total                       int
+	seen                        map[string]bool
+}
+
+// skip says why an entry is not kept, "" when it is.
+func (t *logTar) skip(h *tar.Header) string {
+	switch {
+	case h.Typeflag != tar.TypeReg:
+		return fmt.Sprintf("not a regular file (type %q)", h.Typeflag)
+	case !logFileName.MatchString(h.Name):
+		return "not a log file name"
+	case t.seen[h.Name]:
+		return "listed twice"
+	case len(t.files) >= t.maxFiles:
+		return fmt.Sprintf("more than %d log files", t.maxFiles)
+	case t.total >= t.totalMax:
+		return fmt.Sprintf("the evidence limit of %d bytes is reached", t.totalMax)
+	}
+	return ""
+}
+
+// read keeps the log file name from r, cut at the last whole line within
+// the limits.
+func (t *logTar) read(name string, r io.Reader) error {
+	t.seen[name] = true
+	limit := min(t.fileMax, t.totalMax-t.total)
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return fmt.Errorf("reading %q from the log archive: %w", name, err)
+	}
+	truncated := len(data) > limit
+	if truncated {
+		data = cutAtLine(data[:limit])
+	}
+	t.total += len(data)
+	t.files = append(t.files, Log{Name: name, Format: logFormat(name), Data: data, Truncated: truncated})
+	return nil
+}
+
+// cutAtLine drops what follows the last newline of data, if it has one.
+func cutAtLine(data []byte) []byte {
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		return data[:i+1]
+	}
+	return data
+}
+
+// logFormat is the format of a rolling log file, by its name.
+func logFormat(name string) string {
+	if strings.HasPrefix(name, "openshell-ocsf.") {
+		return "ocsf-jsonl"
+	}
+	return "shorthand"
 }
 
 // Keep writes logs into r.Dir, each redacted (redactLog: the run's
@@ -232,17 +261,24 @@ func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format str
 		if f.Truncated {
 			logf("warning: evidence %s cut at %d bytes", f.Name, FileMax)
 		}
-		switch {
-		case f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log":
-			countDenials(denials, f.Name, data, false)
-		case f.Format == "ocsf-jsonl":
-			countDenials(denials, f.Name, data, true)
-		}
+		countLog(denials, f, data)
 	}
 	for i, n := range r.Notes {
 		r.Notes[i] = mask(n)
 	}
 	return denials
+}
+
+// countLog adds the denials of one kept log (its redacted data) to
+// denials: the shorthand record, or the gateway's sandbox tail, counts
+// denials; OCSF JSONL adds audit verdicts only.
+func countLog(denials map[denial.Kind]int, f Log, data []byte) {
+	switch {
+	case f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log":
+		countDenials(denials, f.Name, data, false)
+	case f.Format == "ocsf-jsonl":
+		countDenials(denials, f.Name, data, true)
+	}
 }
 
 // writeEvidenceFile creates dir/name, which must not exist, without
@@ -312,11 +348,10 @@ func redactQueries(s string) string {
 	return b.String()
 }
 
-// isSpace is Rust's char::is_whitespace (Unicode White_Space).
-func isSpace(r rune) bool {
-	return r == ' ' || r >= '\t' && r <= '\r' || r == 0x85 || r == 0xA0 ||
-		r == 0x1680 || r >= 0x2000 && r <= 0x200A || r == 0x2028 || r == 0x2029 || r == 0x202F || r == 0x205F || r == 0x3000
-}
+// isSpace is Rust's char::is_whitespace: the Unicode White_Space property
+// (U+0009-000D, U+0020, U+0085, U+00A0, U+1680, U+2000-200A, U+2028,
+// U+2029, U+202F, U+205F, U+3000).
+func isSpace(r rune) bool { return unicode.Is(unicode.White_Space, r) }
 
 // redactJSONLine masks and redacts every string of one JSON line in its
 // decoded form, then encodes it again: key order and the rest of the line
@@ -392,16 +427,12 @@ func SuggestCommand(agent, dir string) string {
 	return "fullsend policy suggest " + shellQuote(agent) + " --logs " + shellQuote(dir)
 }
 
+// shellSafe matches a non-empty word a POSIX shell reads as it is.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=@+,-]+$`)
+
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if shellSafe.MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -409,13 +440,8 @@ func shellQuote(s string) string {
 
 // DenialSummary renders the denial counts, sorted by kind.
 func DenialSummary(d map[denial.Kind]int) string {
-	keys := make([]denial.Kind, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(d))
+	for _, k := range slices.Sorted(maps.Keys(d)) {
 		parts = append(parts, string(k)+" "+strconv.Itoa(d[k]))
 	}
 	return strings.Join(parts, ", ")

@@ -152,6 +152,24 @@ func TestRedactQueries(t *testing.T) {
 // forms at v0.0.111 (the sources are cited in package denial), including
 // the v0.0.111 bracket of unmapped fields before the reason
 // (crates/openshell-ocsf/src/format/shorthand.rs:158-171@v0.0.111).
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"summarizer":           "summarizer",
+		"fullsend-diag/fs-a-1": "fullsend-diag/fs-a-1",
+		"a_b.c:d=e@f+g,h":      "a_b.c:d=e@f+g,h",
+		"":                     "''",
+		"two words":            "'two words'",
+		"it's":                 `'it'\''s'`,
+		"$(id)":                "'$(id)'",
+		"caf\u00e9":            "'caf\u00e9'",
+		"line\nbreak":          "'line\nbreak'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 func TestDenialKind(t *testing.T) {
 	for _, tc := range []struct {
 		body string

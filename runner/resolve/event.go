@@ -48,6 +48,14 @@ func (n *number) UnmarshalJSON(b []byte) error {
 
 func (n number) String() string { return strconv.FormatUint(n.n, 10) }
 
+// text is the number in decimal, "" when it was not set.
+func (n number) text() string {
+	if !n.set {
+		return ""
+	}
+	return n.String()
+}
+
 // GitHubEvent holds the fields of a GitHub Actions event payload
 // ($GITHUB_EVENT_PATH) that the runner reads.
 type GitHubEvent struct {
@@ -86,6 +94,12 @@ func (e *GitHubEvent) IssueNumber() (string, error) {
 	case e.Number.set:
 		return e.Number.String(), nil
 	}
+	return e.inputIssueNumber()
+}
+
+// inputIssueNumber returns the first of the workflow_dispatch inputs
+// issue_number, issue and pr_number that holds a number, "" if none does.
+func (e *GitHubEvent) inputIssueNumber() (string, error) {
 	for _, key := range []string{"issue_number", "issue", "pr_number"} {
 		raw, ok := e.Inputs[key]
 		if !ok {
@@ -137,15 +151,15 @@ func ParseGitLabPayload(data []byte) (*GitLabPayload, error) {
 func (p *GitLabPayload) IID() string {
 	switch p.ObjectKind {
 	case "issue", "work_item", "merge_request":
-		if p.ObjectAttributes != nil && p.ObjectAttributes.IID.set {
-			return p.ObjectAttributes.IID.String()
+		if p.ObjectAttributes != nil {
+			return p.ObjectAttributes.IID.text()
 		}
 	case "note":
 		if p.Issue != nil && p.Issue.IID.set {
 			return p.Issue.IID.String()
 		}
-		if p.MergeRequest != nil && p.MergeRequest.IID.set {
-			return p.MergeRequest.IID.String()
+		if p.MergeRequest != nil {
+			return p.MergeRequest.IID.text()
 		}
 	}
 	return ""
@@ -155,36 +169,42 @@ func (p *GitLabPayload) IID() string {
 // contents of /proc/net/route (hex, host byte order on little-endian hosts).
 func ParseDefaultGateway(data []byte) (netip.Addr, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	first := true
-	for sc.Scan() {
+	for line := 0; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
-		if first {
-			first = false
-			if len(fields) > 0 && fields[0] == "Iface" {
-				continue
-			}
-		}
-		if len(fields) < 4 || fields[1] != "00000000" {
+		if line == 0 && len(fields) > 0 && fields[0] == "Iface" {
 			continue
 		}
-		flags, err := strconv.ParseUint(fields[3], 16, 16)
-		if err != nil || flags&0x2 == 0 { // RTF_GATEWAY
-			continue
+		addr, ok, err := routeGateway(fields)
+		if err != nil {
+			return netip.Addr{}, err
 		}
-		raw, err := hex.DecodeString(fields[2])
-		if err != nil || len(raw) != 4 {
-			return netip.Addr{}, fmt.Errorf("/proc/net/route: bad gateway field %q", fields[2])
+		if ok {
+			return addr, nil
 		}
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], binary.LittleEndian.Uint32(raw))
-		addr := netip.AddrFrom4(b)
-		if addr.IsUnspecified() {
-			continue
-		}
-		return addr, nil
 	}
 	if err := sc.Err(); err != nil {
 		return netip.Addr{}, fmt.Errorf("/proc/net/route: %w", err)
 	}
 	return netip.Addr{}, errors.New("/proc/net/route has no default route with a gateway")
+}
+
+// routeGateway returns the gateway of one /proc/net/route line (its
+// fields) when it is a default route through a gateway (ok false for any
+// other route).
+func routeGateway(fields []string) (addr netip.Addr, ok bool, err error) {
+	if len(fields) < 4 || fields[1] != "00000000" {
+		return netip.Addr{}, false, nil
+	}
+	flags, err := strconv.ParseUint(fields[3], 16, 16)
+	if err != nil || flags&0x2 == 0 { // RTF_GATEWAY
+		return netip.Addr{}, false, nil
+	}
+	raw, err := hex.DecodeString(fields[2])
+	if err != nil || len(raw) != 4 {
+		return netip.Addr{}, false, fmt.Errorf("/proc/net/route: bad gateway field %q", fields[2])
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], binary.LittleEndian.Uint32(raw))
+	addr = netip.AddrFrom4(b)
+	return addr, !addr.IsUnspecified(), nil
 }

@@ -36,6 +36,27 @@ func TestParseDefaultGateway(t *testing.T) {
 	}
 }
 
+func TestGitLabPayloadIID(t *testing.T) {
+	for _, tc := range []struct{ name, payload, want string }{
+		{"issue", `{"object_kind":"issue","object_attributes":{"iid":7}}`, "7"},
+		{"merge request without an iid", `{"object_kind":"merge_request","object_attributes":{"title":"x"}}`, ""},
+		{"note on an issue", `{"object_kind":"note","issue":{"iid":"12"},"merge_request":{"iid":13}}`, "12"},
+		{"note on a merge request", `{"object_kind":"note","issue":{},"merge_request":{"iid":13}}`, "13"},
+		{"note without an iid", `{"object_kind":"note","merge_request":{}}`, ""},
+		{"push", `{"object_kind":"push","object_attributes":{"iid":7}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParseGitLabPayload([]byte(tc.payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.IID(); got != tc.want {
+				t.Errorf("IID() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func FuzzParseGitHubEvent(f *testing.F) {
 	for _, s := range []string{`{"issue":{"number":42}}`, `{"number":"7"}`, `{"inputs":{"issue_number":"31"}}`,
 		`{"pull_request":{"number":1e3}}`, `{"issue":{"number":-1}}`, `[]`, `{"inputs":{"issue":null}}`} {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,10 +138,6 @@ type found struct {
 // value read is trimmed of white space.
 func (e Source) fromCI(ctx context.Context, env cienv.Env, names []string) map[string]found {
 	out := map[string]found{}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	env = env.Trim()
 	for name, v := range map[string]cienv.Value{
 		placeholder.Owner: env.Owner(), placeholder.RepoName: env.RepoName(), placeholder.ForgeHost: env.ForgeAPIHost(),
@@ -154,19 +151,28 @@ func (e Source) fromCI(ctx context.Context, env cienv.Env, names []string) map[s
 	if o, ok := out[placeholder.Owner]; ok && env.Kind() == cienv.GitLabCI && strings.Contains(o.value, "/") {
 		out[placeholder.Owner] = found{from: o.from, err: fmt.Errorf("namespace %q is a subgroup path; {{OWNER}} is one path segment", o.value)}
 	}
-	src := env.IssueSource()
-	switch {
-	case src.Number.Value != "":
-		out[placeholder.IssueNumber] = found{value: src.Number.Value, from: src.Number.From}
-	case want[placeholder.IssueNumber] && src.Payload.Value != "":
-		p := src.Payload.Value
-		n, err := e.payloadIssue(env.Kind(), p)
-		out[placeholder.IssueNumber] = found{value: n, from: src.Payload.From + " " + p, err: err}
+	if n, ok := e.issueNumber(env, slices.Contains(names, placeholder.IssueNumber)); ok {
+		out[placeholder.IssueNumber] = n
 	}
-	if want[placeholder.HostIP] {
+	if slices.Contains(names, placeholder.HostIP) {
 		out[placeholder.HostIP] = e.hostIP(ctx)
 	}
 	return out
+}
+
+// issueNumber is the issue number the CI offers: its own variable, else,
+// when the number is wanted, the one in the webhook payload.
+func (e Source) issueNumber(env cienv.Env, wanted bool) (found, bool) {
+	src := env.IssueSource()
+	switch {
+	case src.Number.Value != "":
+		return found{value: src.Number.Value, from: src.Number.From}, true
+	case wanted && src.Payload.Value != "":
+		p := src.Payload.Value
+		n, err := e.payloadIssue(env.Kind(), p)
+		return found{value: n, from: src.Payload.From + " " + p, err: err}, true
+	}
+	return found{}, false
 }
 
 // payloadIssue reads the issue number from the webhook payload at p.
@@ -219,14 +225,8 @@ func (e Source) gitlabIID(p string) (string, error) {
 // host.docker.internal when it resolves to an IPv4 or IPv6 address, else the
 // gateway of the default route.
 func (e Source) hostIP(ctx context.Context) found {
-	if e.LookupHost != nil {
-		if addrs, err := e.LookupHost(ctx, hostDockerInternal); err == nil {
-			for _, a := range addrs {
-				if ip, err := netip.ParseAddr(a); err == nil && placeholder.Validate(placeholder.HostIP, ip.String()) == nil {
-					return found{value: ip.String(), from: hostDockerInternal}
-				}
-			}
-		}
+	if ip, ok := e.dockerHost(ctx); ok {
+		return found{value: ip, from: hostDockerInternal}
 	}
 	data, err := e.readAbs("/proc/net/route")
 	if err != nil {
@@ -237,6 +237,24 @@ func (e Source) hostIP(ctx context.Context) found {
 		return found{from: "/proc/net/route", err: err}
 	}
 	return found{value: gw.String(), from: "default route (/proc/net/route)"}
+}
+
+// dockerHost returns the first address host.docker.internal resolves to
+// that is a valid {{HOST_IP}}.
+func (e Source) dockerHost(ctx context.Context) (string, bool) {
+	if e.LookupHost == nil {
+		return "", false
+	}
+	addrs, err := e.LookupHost(ctx, hostDockerInternal)
+	if err != nil {
+		return "", false
+	}
+	for _, a := range addrs {
+		if ip, err := netip.ParseAddr(a); err == nil && placeholder.Validate(placeholder.HostIP, ip.String()) == nil {
+			return ip.String(), true
+		}
+	}
+	return "", false
 }
 
 // hint tells the user where a placeholder's value is expected to come from.

@@ -34,6 +34,30 @@ func ClaudeAgentsJSON(name string, def []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, err := frontmatterMapping(name, front)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	key, _ := json.Marshal(name)
+	b.WriteString("{" + string(key) + ":{")
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i].Value, m.Content[i+1]
+		if !claudeAgentFields[k] {
+			continue
+		}
+		if err := claudeFieldJSON(&b, k, v); err != nil {
+			return nil, fmt.Errorf("agent %s: frontmatter %s: %w", name, k, err)
+		}
+	}
+	pb, _ := json.Marshal(string(body))
+	b.WriteString(`"prompt":` + string(pb) + "}}")
+	return b.Bytes(), nil
+}
+
+// frontmatterMapping parses the frontmatter of agent name, which must be
+// a YAML mapping.
+func frontmatterMapping(name string, front []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(front, &doc); err != nil {
 		return nil, fmt.Errorf("agent %s: frontmatter: %w", name, err)
@@ -45,28 +69,23 @@ func ClaudeAgentsJSON(name string, def []byte) ([]byte, error) {
 	if m.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("agent %s: frontmatter is not a mapping", name)
 	}
-	var b bytes.Buffer
-	key, _ := json.Marshal(name)
-	b.WriteString("{" + string(key) + ":{")
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i].Value, m.Content[i+1]
-		if !claudeAgentFields[k] {
-			continue
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		if claudeListFields[k] && v.Kind == yaml.ScalarNode {
-			lb, _ := json.Marshal(splitTopLevel(v.Value))
-			b.Write(lb)
-		} else if err := nodeJSON(&b, v, 0); err != nil {
-			return nil, fmt.Errorf("agent %s: frontmatter %s: %w", name, k, err)
-		}
-		b.WriteByte(',')
+	return m, nil
+}
+
+// claudeFieldJSON writes `"k":v,` for a subagent field, a list field
+// written as a comma-separated string made an array.
+func claudeFieldJSON(b *bytes.Buffer, k string, v *yaml.Node) error {
+	kb, _ := json.Marshal(k)
+	b.Write(kb)
+	b.WriteByte(':')
+	if claudeListFields[k] && v.Kind == yaml.ScalarNode {
+		lb, _ := json.Marshal(splitTopLevel(v.Value))
+		b.Write(lb)
+	} else if err := nodeJSON(b, v, 0); err != nil {
+		return err
 	}
-	pb, _ := json.Marshal(string(body))
-	b.WriteString(`"prompt":` + string(pb) + "}}")
-	return b.Bytes(), nil
+	b.WriteByte(',')
+	return nil
 }
 
 // splitFrontmatter splits "---\nYAML\n---\nBODY".
@@ -130,41 +149,57 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 	case yaml.AliasNode:
 		return nodeJSON(b, n.Alias, depth+1)
 	case yaml.MappingNode:
-		b.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			kb, _ := json.Marshal(n.Content[i].Value)
-			b.Write(kb)
-			b.WriteByte(':')
-			if err := nodeJSON(b, n.Content[i+1], depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return mappingJSON(b, n, depth)
 	case yaml.SequenceNode:
-		b.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := nodeJSON(b, c, depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	default:
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return err
-		}
-		vb, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		b.Write(vb)
+		return sequenceJSON(b, n, depth)
 	}
+	return scalarJSON(b, n)
+}
+
+// mappingJSON writes a mapping node as a JSON object, in its key order.
+func mappingJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
+	b.WriteByte('{')
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(n.Content[i].Value)
+		b.Write(kb)
+		b.WriteByte(':')
+		if err := nodeJSON(b, n.Content[i+1], depth+1); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// sequenceJSON writes a sequence node as a JSON array.
+func sequenceJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
+	b.WriteByte('[')
+	for i, c := range n.Content {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := nodeJSON(b, c, depth+1); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// scalarJSON writes a scalar node as the JSON of its decoded value.
+func scalarJSON(b *bytes.Buffer, n *yaml.Node) error {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	vb, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(vb)
 	return nil
 }
 
@@ -178,45 +213,69 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 // the mirror never exceeds the tier; the sandbox policy stays the
 // boundary. Anything else is returned unchanged.
 func OpenCodePermission(tierMap string, def []byte) (string, error) {
-	var env yaml.Node
-	if err := yaml.Unmarshal([]byte(tierMap), &env); err != nil || len(env.Content) != 1 || env.Content[0].Kind != yaml.MappingNode {
-		return tierMap, nil // not a JSON object: left to OpenCode to judge
-	}
-	m := env.Content[0]
+	m := jsonObject(tierMap)
 	bash := mappingValue(m, "bash")
 	if bash == nil || bash.Kind != yaml.ScalarNode || bash.Value != "deny" {
 		return tierMap, nil
 	}
-	front, _, err := splitFrontmatter(def)
+	own, err := agentBashPatterns(def)
 	if err != nil {
 		return "", err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(front, &doc); err != nil || len(doc.Content) != 1 {
+	if own == nil {
 		return tierMap, nil
 	}
-	own := mappingValue(mappingValue(doc.Content[0], "permission"), "bash")
-	if own == nil || own.Kind != yaml.MappingNode {
-		return tierMap, nil
-	}
-	mirror := &yaml.Node{Kind: yaml.MappingNode}
-	mirror.Content = append(mirror.Content, scalar("*"), scalar("deny"))
-	for i := 0; i+1 < len(own.Content); i += 2 {
-		k, v := own.Content[i], own.Content[i+1]
-		if k.Value == "*" || v.Kind != yaml.ScalarNode {
-			continue
-		}
-		switch v.Value {
-		case "allow", "deny", "ask":
-			mirror.Content = append(mirror.Content, scalar(k.Value), scalar(v.Value))
-		}
-	}
-	*bash = *mirror
+	*bash = *bashMirror(own)
 	var b bytes.Buffer
 	if err := nodeJSON(&b, m, 0); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// jsonObject parses s as a JSON (YAML) object, or returns nil: what is not
+// one is left to OpenCode to judge.
+func jsonObject(s string) *yaml.Node {
+	var env yaml.Node
+	if err := yaml.Unmarshal([]byte(s), &env); err != nil || len(env.Content) != 1 || env.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	return env.Content[0]
+}
+
+// agentBashPatterns returns the permission.bash pattern map of an OpenCode
+// definition, or nil if it has none.
+func agentBashPatterns(def []byte) (*yaml.Node, error) {
+	front, _, err := splitFrontmatter(def)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil || len(doc.Content) != 1 {
+		return nil, nil
+	}
+	own := mappingValue(mappingValue(doc.Content[0], "permission"), "bash")
+	if own == nil || own.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	return own, nil
+}
+
+// openCodeActions are the values a permission pattern may take.
+var openCodeActions = map[string]bool{"allow": true, "deny": true, "ask": true}
+
+// bashMirror returns the agent's bash patterns behind a leading "*": deny,
+// leaving out its own "*" and any pattern whose value is not an action.
+func bashMirror(own *yaml.Node) *yaml.Node {
+	mirror := &yaml.Node{Kind: yaml.MappingNode}
+	mirror.Content = append(mirror.Content, scalar("*"), scalar("deny"))
+	for i := 0; i+1 < len(own.Content); i += 2 {
+		k, v := own.Content[i], own.Content[i+1]
+		if k.Value != "*" && v.Kind == yaml.ScalarNode && openCodeActions[v.Value] {
+			mirror.Content = append(mirror.Content, scalar(k.Value), scalar(v.Value))
+		}
+	}
+	return mirror
 }
 
 // mappingValue returns the value of key in a mapping node, or nil.

@@ -2,8 +2,9 @@ package stage
 
 import (
 	"errors"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -34,30 +35,13 @@ var errGitConfig = errors.New("malformed git config")
 // nothing is read but data.
 func parseGitConfig(data []byte) ([]gitConfigEntry, error) {
 	p := &gitConfigParser{data: data}
-	var out []gitConfigEntry
 	for {
 		c, ok := p.next()
-		switch {
-		case !ok:
-			return out, nil
-		case c == '\n' || c == ' ' || c == '\t':
-		case c == '#' || c == ';':
-			p.skipLine()
-		case c == '[':
-			if err := p.header(); err != nil {
-				return nil, err
-			}
-		case isASCIILetter(c):
-			if p.section == "" {
-				return nil, errGitConfig
-			}
-			e, err := p.variable(c)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
-		default:
-			return nil, errGitConfig
+		if !ok {
+			return p.entries, nil
+		}
+		if err := p.statement(c); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -66,6 +50,24 @@ type gitConfigParser struct {
 	data             []byte
 	i                int
 	section, subsect string
+	entries          []gitConfigEntry
+}
+
+// statement reads what starts with c: a blank, a comment, a section
+// header, or a variable (only inside a section).
+func (p *gitConfigParser) statement(c byte) error {
+	switch {
+	case c == '\n' || isBlank(c):
+		return nil
+	case isComment(c):
+		p.skipLine()
+		return nil
+	case c == '[':
+		return p.header()
+	case isASCIILetter(c) && p.section != "":
+		return p.variable(c)
+	}
+	return errGitConfig
 }
 
 // next returns the next byte, "\r\n" read as "\n".
@@ -89,6 +91,33 @@ func (p *gitConfigParser) peek() (byte, bool) {
 	return c, ok
 }
 
+// nextNonBlank returns the next byte that is not a space or a tab.
+func (p *gitConfigParser) nextNonBlank() (byte, bool) {
+	c, ok := p.next()
+	for ok && isBlank(c) {
+		c, ok = p.next()
+	}
+	return c, ok
+}
+
+// inLine returns the next byte of the current line: the end of the line
+// or of the file is an error.
+func (p *gitConfigParser) inLine() (byte, error) {
+	c, ok := p.next()
+	if !ok || c == '\n' {
+		return 0, errGitConfig
+	}
+	return c, nil
+}
+
+// expect reads want, or fails.
+func (p *gitConfigParser) expect(want byte) error {
+	if c, ok := p.next(); !ok || c != want {
+		return errGitConfig
+	}
+	return nil
+}
+
 func (p *gitConfigParser) skipLine() {
 	for {
 		if c, ok := p.next(); !ok || c == '\n' {
@@ -106,21 +135,10 @@ func (p *gitConfigParser) header() error {
 		case !ok:
 			return errGitConfig
 		case c == ']':
-			s := strings.ToLower(string(name))
-			p.section, p.subsect = s, ""
-			if sec, sub, dotted := strings.Cut(s, "."); dotted {
-				p.section, p.subsect = sec, sub
-			}
-			if p.section == "" {
-				return errGitConfig
-			}
-			return nil
-		case c == ' ' || c == '\t':
-			if len(name) == 0 {
-				return errGitConfig
-			}
+			return p.plainHeader(string(name))
+		case isBlank(c) && len(name) > 0:
 			return p.quotedSubsection(strings.ToLower(string(name)))
-		case isASCIILetter(c) || isASCIIDigit(c) || c == '-' || c == '.':
+		case isNameByte(c) || c == '.':
 			name = append(name, c)
 		default:
 			return errGitConfig
@@ -128,130 +146,166 @@ func (p *gitConfigParser) header() error {
 	}
 }
 
-func (p *gitConfigParser) quotedSubsection(section string) error {
-	c, ok := p.next()
-	for ok && (c == ' ' || c == '\t') {
-		c, ok = p.next()
-	}
-	if c != '"' {
+// plainHeader starts the section named by "[section]" or by a legacy
+// "[section.sub]" header.
+func (p *gitConfigParser) plainHeader(name string) error {
+	p.section, p.subsect, _ = strings.Cut(strings.ToLower(name), ".")
+	if p.section == "" {
 		return errGitConfig
 	}
-	var sub []byte
+	return nil
+}
+
+// quotedSubsection reads the ` "subsection"]` rest of a header.
+func (p *gitConfigParser) quotedSubsection(section string) error {
+	if c, _ := p.nextNonBlank(); c != '"' {
+		return errGitConfig
+	}
+	sub, err := p.quotedText()
+	if err != nil {
+		return err
+	}
+	if err := p.expect(']'); err != nil {
+		return err
+	}
+	p.section, p.subsect = section, sub
+	return nil
+}
+
+// quotedText reads up to the closing quote, on the same line; a backslash
+// takes the next byte as it is.
+func (p *gitConfigParser) quotedText() (string, error) {
+	var text []byte
 	for {
-		c, ok = p.next()
-		switch {
-		case !ok || c == '\n':
-			return errGitConfig
-		case c == '\\':
-			if c, ok = p.next(); !ok || c == '\n' {
-				return errGitConfig
-			}
-			sub = append(sub, c)
-		case c == '"':
-			if c, ok = p.next(); !ok || c != ']' {
-				return errGitConfig
-			}
-			p.section, p.subsect = section, string(sub)
-			return nil
-		default:
-			sub = append(sub, c)
+		c, err := p.inLine()
+		if err != nil {
+			return "", err
 		}
+		if c == '"' {
+			return string(text), nil
+		}
+		if c == '\\' {
+			if c, err = p.inLine(); err != nil {
+				return "", err
+			}
+		}
+		text = append(text, c)
 	}
 }
 
-// variable reads "name [= value]" whose first byte is first.
-func (p *gitConfigParser) variable(first byte) (gitConfigEntry, error) {
-	e := gitConfigEntry{section: p.section, subsection: p.subsect}
-	name := []byte{first}
-	for {
-		c, ok := p.peek()
-		if !ok || !(isASCIILetter(c) || isASCIIDigit(c) || c == '-') {
-			break
+// variable reads "name [= value]" whose first byte is first, and adds it
+// to the entries.
+func (p *gitConfigParser) variable(first byte) error {
+	e := gitConfigEntry{section: p.section, subsection: p.subsect, key: p.varName(first)}
+	c, ok := p.nextNonBlank()
+	switch {
+	case !ok || c == '\n':
+	case isComment(c):
+		p.skipLine()
+	case c == '=':
+		v, err := p.value()
+		if err != nil {
+			return err
 		}
+		e.value, e.hasValue = v, true
+	default:
+		return errGitConfig
+	}
+	p.entries = append(p.entries, e)
+	return nil
+}
+
+// varName reads the rest of a variable name whose first byte is first,
+// and returns it lower case.
+func (p *gitConfigParser) varName(first byte) string {
+	name := []byte{first}
+	for c, ok := p.peek(); ok && isNameByte(c); c, ok = p.peek() {
 		p.next()
 		name = append(name, c)
 	}
-	e.key = strings.ToLower(string(name))
-	for {
-		c, ok := p.next()
-		switch {
-		case !ok || c == '\n':
-			return e, nil
-		case c == ' ' || c == '\t':
-		case c == '#' || c == ';':
-			p.skipLine()
-			return e, nil
-		case c == '=':
-			v, err := p.value()
-			e.value, e.hasValue = v, true
-			return e, err
-		default:
-			return e, errGitConfig
-		}
-	}
+	return strings.ToLower(string(name))
 }
 
 // value reads a value as git does: unquoted leading and trailing blanks
 // dropped, inner ones kept, quotes removed, \\ \" \n \t \b escapes, a
 // backslash-newline joins lines, an unquoted # or ; starts a comment.
 func (p *gitConfigParser) value() (string, error) {
-	var b []byte
-	quoted, pending := false, 0
+	var v valueText
 	for {
 		c, ok := p.next()
 		if !ok || c == '\n' {
-			if quoted {
+			if v.quoted {
 				return "", errGitConfig
 			}
-			return string(b), nil
+			return string(v.b), nil
 		}
-		if !quoted && (c == '#' || c == ';') {
+		if !v.quoted && isComment(c) {
 			p.skipLine()
-			return string(b), nil
+			return string(v.b), nil
 		}
-		if !quoted && (c == ' ' || c == '\t') {
-			if len(b) > 0 {
-				pending++
-			}
-			continue
-		}
-		for ; pending > 0; pending-- {
-			b = append(b, ' ')
-		}
-		switch c {
-		case '"':
-			quoted = !quoted
-		case '\\':
-			e, err := p.escape()
-			if err != nil {
-				return "", err
-			}
-			b = append(b, e...)
-		default:
-			b = append(b, c)
+		if err := p.valueByte(&v, c); err != nil {
+			return "", err
 		}
 	}
 }
 
+// valueText is a value being read.
+type valueText struct {
+	b       []byte
+	quoted  bool
+	pending int // unquoted blanks not yet known to be inner ones
+}
+
+// valueByte adds c, a byte of a value that neither ends nor comments it.
+func (p *gitConfigParser) valueByte(v *valueText, c byte) error {
+	if !v.quoted && isBlank(c) {
+		if len(v.b) > 0 {
+			v.pending++
+		}
+		return nil
+	}
+	for ; v.pending > 0; v.pending-- {
+		v.b = append(v.b, ' ')
+	}
+	switch c {
+	case '"':
+		v.quoted = !v.quoted
+	case '\\':
+		e, err := p.escape()
+		if err != nil {
+			return err
+		}
+		v.b = append(v.b, e...)
+	default:
+		v.b = append(v.b, c)
+	}
+	return nil
+}
+
+// gitConfigEscapes maps the byte after a backslash in a value to the byte
+// it stands for.
+var gitConfigEscapes = map[byte]byte{'n': '\n', 't': '\t', 'b': '\b', '\\': '\\', '"': '"'}
+
 // escape reads what follows a backslash in a value; a newline joins lines.
 func (p *gitConfigParser) escape() ([]byte, error) {
 	n, ok := p.next()
-	switch {
-	case !ok:
+	if !ok {
 		return nil, errGitConfig
-	case n == '\n':
+	}
+	if n == '\n' {
 		return nil, nil
-	case n == 'n':
-		return []byte{'\n'}, nil
-	case n == 't':
-		return []byte{'\t'}, nil
-	case n == 'b':
-		return []byte{'\b'}, nil
-	case n == '\\' || n == '"':
-		return []byte{n}, nil
+	}
+	if e, known := gitConfigEscapes[n]; known {
+		return []byte{e}, nil
 	}
 	return nil, errGitConfig
 }
+
+func isBlank(c byte) bool   { return c == ' ' || c == '\t' }
+func isComment(c byte) bool { return c == '#' || c == ';' }
+
+// isNameByte reports whether c may be part of a section or variable name.
+func isNameByte(c byte) bool { return isASCIILetter(c) || isASCIIDigit(c) || c == '-' }
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isASCIIDigit(c byte) bool  { return c >= '0' && c <= '9' }
@@ -285,39 +339,51 @@ func sanitizeGitConfig(data []byte) (out []byte, dropped []string) {
 		minimal := []gitConfigEntry{{section: "core", key: "repositoryformatversion", value: "0", hasValue: true}}
 		return writeGitConfig(minimal), []string{"(unparsable file, replaced)"}
 	}
-	seen := map[string]bool{}
-	drop := func(s string) {
-		if !seen[s] {
-			seen[s] = true
-			dropped = append(dropped, s)
-		}
-	}
+	notes := map[string]bool{}
 	var kept []gitConfigEntry
 	for _, e := range entries {
-		keys := gitConfigAllowed[e.section]
-		if !keys[e.key] && !keys["*"] || !e.hasValue {
-			drop(e.name())
-			continue
+		clean, note, keep := sanitizeGitConfigEntry(e)
+		if note != "" {
+			notes[note] = true
 		}
-		switch {
-		case e.key == "url" || e.key == "pushurl":
-			clean, ok := sanitizeRemoteURL(e.value)
-			if !ok {
-				drop(e.name())
-				continue
-			}
-			if clean != e.value {
-				drop(e.name() + " (credentials or query removed)")
-			}
-			e.value = clean
-		case e.key == "tagopt" && e.value != "--no-tags" && e.value != "--tags":
-			drop(e.name())
-			continue
+		if keep {
+			kept = append(kept, clean)
 		}
-		kept = append(kept, e)
 	}
-	sort.Strings(dropped)
-	return writeGitConfig(kept), dropped
+	return writeGitConfig(kept), slices.Sorted(maps.Keys(notes))
+}
+
+// gitConfigValueFilters rewrite, or refuse (false), the values of the
+// allowlisted keys that can carry a credential or a command.
+var gitConfigValueFilters = map[string]func(string) (string, bool){
+	"url":     sanitizeRemoteURL,
+	"pushurl": sanitizeRemoteURL,
+	"tagopt":  tagOpt,
+}
+
+// tagOpt accepts the two values of remote.<name>.tagOpt.
+func tagOpt(v string) (string, bool) { return v, v == "--no-tags" || v == "--tags" }
+
+// sanitizeGitConfigEntry returns e as it is kept, or keep false, and the
+// note (if any) for the list of what was dropped or changed.
+func sanitizeGitConfigEntry(e gitConfigEntry) (clean gitConfigEntry, note string, keep bool) {
+	keys := gitConfigAllowed[e.section]
+	if !keys[e.key] && !keys["*"] || !e.hasValue {
+		return e, e.name(), false
+	}
+	filter := gitConfigValueFilters[e.key]
+	if filter == nil {
+		return e, "", true
+	}
+	v, ok := filter(e.value)
+	if !ok {
+		return e, e.name(), false
+	}
+	if v != e.value {
+		note = e.name() + " (credentials or query removed)"
+	}
+	e.value = v
+	return e, note, true
 }
 
 const gitConfigHeader = "# Rewritten by fullsend run from an allowlist (docs/runner.md, Workspace).\n"
@@ -355,17 +421,19 @@ func sanitizeRemoteURL(raw string) (string, bool) {
 	}
 	scheme, _, hasScheme := strings.Cut(raw, "://")
 	if !hasScheme {
-		// scp-like [user@]host:path; a path (./x, /x, x/y:z) is local.
-		host, _, ok := strings.Cut(raw, ":")
-		if !ok || host == "" || strings.ContainsAny(host, "/\\") {
-			return "", false
-		}
-		return raw, true
+		return scpLikeRemote(raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return "", false
 	}
+	return withoutCredentials(u, scheme)
+}
+
+// withoutCredentials returns u, a remote URL of the given scheme, without
+// its password (ssh, git) or its whole user information (http, https), its
+// query and its fragment; another scheme is refused (false).
+func withoutCredentials(u *url.URL, scheme string) (string, bool) {
 	switch strings.ToLower(scheme) {
 	case "https", "http":
 		u.User = nil
@@ -378,4 +446,14 @@ func sanitizeRemoteURL(raw string) (string, bool) {
 	}
 	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
 	return u.String(), true
+}
+
+// scpLikeRemote accepts a [user@]host:path remote as it is; a path (./x,
+// /x, x/y:z) is local and refused (false).
+func scpLikeRemote(raw string) (string, bool) {
+	host, _, ok := strings.Cut(raw, ":")
+	if !ok || host == "" || strings.ContainsAny(host, "/\\") {
+		return "", false
+	}
+	return raw, true
 }

@@ -33,6 +33,15 @@ func TestParseGitConfig(t *testing.T) {
 		{name: "variable before any section", in: "k = v\n", bad: true},
 		{name: "bad escape", in: "[a]\nk = \\q\n", bad: true},
 		{name: "unterminated header", in: "[a\n", bad: true},
+		{name: "blanks before a quoted subsection", in: "[a \t \"b\"]\nk ; boolean, then a comment\n", want: []string{"a/b/k"}},
+		{name: "subsection not quoted", in: "[a b]\n", bad: true},
+		{name: "text after a quoted subsection", in: "[a \"b\"x]\n", bad: true},
+		{name: "newline in a quoted subsection", in: "[a \"b\n\"]\n", bad: true},
+		{name: "escaped newline in a quoted subsection", in: "[a \"b\\\n\"]\n", bad: true},
+		{name: "blank before the section name", in: "[ a]\n", bad: true},
+		{name: "dotted header without a section", in: "[.b]\n", bad: true},
+		{name: "text after a variable name", in: "[a]\nk x\n", bad: true},
+		{name: "backslash at the end of the file", in: "[a]\nk = \\", bad: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseGitConfig([]byte(tc.in))

@@ -24,44 +24,69 @@ var errGitIndex = errors.New("unsupported git index")
 
 // readGitIndex parses an index file; hashLen is 20 (sha1) or 32 (sha256).
 func readGitIndex(data []byte, hashLen int) (*gitIndex, error) {
-	if len(data) < 12 || string(data[:4]) != "DIRC" {
-		return nil, errGitIndex
+	version, count, err := gitIndexHeader(data)
+	if err != nil {
+		return nil, err
 	}
-	version := binary.BigEndian.Uint32(data[4:8])
-	if version < 2 || version > 4 {
-		return nil, fmt.Errorf("%w: version %d", errGitIndex, version)
-	}
-	count := binary.BigEndian.Uint32(data[8:12])
 	// Every entry takes at least 62 bytes: no larger map than the data allows.
 	idx := &gitIndex{blobs: make(map[string][]byte, min(int(count), len(data)/62)), hashLen: hashLen}
-	p, prev := 12, []byte(nil)
+	r := &indexReader{data: data, version: version, hashLen: hashLen, p: 12}
 	for range count {
-		start := p
-		if p+40+hashLen+2 > len(data) {
-			return nil, errGitIndex
-		}
-		p += 40 // ctime, mtime, dev, ino, mode, uid, gid, size
-		id := data[p : p+hashLen]
-		p += hashLen
-		flags := binary.BigEndian.Uint16(data[p:])
-		p += 2
-		if flags&0x4000 != 0 { // extended flags (v3+)
-			if version < 3 || p+2 > len(data) {
-				return nil, errGitIndex
-			}
-			p += 2
-		}
-		name, next, err := indexEntryName(data, start, p, version, prev)
+		name, id, stage, err := r.entry()
 		if err != nil {
 			return nil, err
 		}
-		p = next
-		prev = name
-		if flags>>12&3 == 0 { // merge stage 0
+		if stage == 0 {
 			idx.blobs[string(name)] = id
 		}
 	}
 	return idx, nil
+}
+
+// gitIndexHeader returns the version and the entry count of an index.
+func gitIndexHeader(data []byte) (version, count uint32, err error) {
+	if len(data) < 12 || string(data[:4]) != "DIRC" {
+		return 0, 0, errGitIndex
+	}
+	version = binary.BigEndian.Uint32(data[4:8])
+	if version < 2 || version > 4 {
+		return 0, 0, fmt.Errorf("%w: version %d", errGitIndex, version)
+	}
+	return version, binary.BigEndian.Uint32(data[8:12]), nil
+}
+
+// indexReader reads the entries of an index one after the other.
+type indexReader struct {
+	data    []byte
+	version uint32
+	hashLen int
+	p       int    // where the next entry starts
+	prev    []byte // the previous entry's path (v4 compresses against it)
+}
+
+// entry reads the next entry: its path, its blob id and its merge stage.
+func (r *indexReader) entry() (name, id []byte, stage uint16, err error) {
+	data, start, p := r.data, r.p, r.p
+	if p+40+r.hashLen+2 > len(data) {
+		return nil, nil, 0, errGitIndex
+	}
+	p += 40 // ctime, mtime, dev, ino, mode, uid, gid, size
+	id = data[p : p+r.hashLen]
+	p += r.hashLen
+	flags := binary.BigEndian.Uint16(data[p:])
+	p += 2
+	if flags&0x4000 != 0 { // extended flags (v3+)
+		if r.version < 3 || p+2 > len(data) {
+			return nil, nil, 0, errGitIndex
+		}
+		p += 2
+	}
+	name, next, err := indexEntryName(data, start, p, r.version, r.prev)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	r.p, r.prev = next, name
+	return name, id, flags >> 12 & 3, nil
 }
 
 // indexEntryName reads the path of the entry that starts at start and
@@ -123,13 +148,19 @@ func (x *gitIndex) committed(rel, file string) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	var h hash.Hash = sha1.New()
-	if x.hashLen == sha256.Size {
-		h = sha256.New()
-	}
+	h := x.objectHash()
 	fmt.Fprintf(h, "blob %d\x00", st.Size())
 	if n, err := io.Copy(h, f); err != nil || n != st.Size() {
 		return false
 	}
 	return bytes.Equal(h.Sum(nil), want)
+}
+
+// objectHash is the hash of the repository's object ids: sha256 when its
+// ids are that long, else sha1.
+func (x *gitIndex) objectHash() hash.Hash {
+	if x.hashLen == sha256.Size {
+		return sha256.New()
+	}
+	return sha1.New()
 }

@@ -61,31 +61,42 @@ func SanitizeReport(root string) ([]Removal, error) {
 	why := s.verdict(filepath.Base(root), info)
 	switch {
 	case why == "" && info.IsDir():
-		r, err := os.OpenRoot(root)
-		if err != nil {
-			return nil, fmt.Errorf("sanitizing %s: %w", root, err)
-		}
-		s.root = r
-		why, err = s.dir(".", info.Mode())
-		r.Close()
-		if err != nil {
-			return s.removed, fmt.Errorf("sanitizing %s: %w", root, err)
-		}
-		if why == "" {
-			return s.removed, nil
+		if why, err = s.rootDir(root, info.Mode()); err != nil || why == "" {
+			return s.removed, err
 		}
 	case why == "":
-		if mode, change := safeMode(info.Mode()); change {
-			if err := os.Chmod(root, mode); err != nil {
-				return nil, fmt.Errorf("sanitizing %s: %w", root, err)
-			}
-		}
-		return nil, nil
+		return nil, chmodSafe(root, info.Mode())
 	}
 	if err := RemoveTree(root); err != nil {
 		return nil, fmt.Errorf("sanitizing %s: %w", root, err)
 	}
 	return []Removal{{".", why}}, nil
+}
+
+// rootDir sanitizes the directory root through an os.Root on it, or
+// returns why it must go as a whole.
+func (s *sanitizer) rootDir(root string, mode fs.FileMode) (string, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("sanitizing %s: %w", root, err)
+	}
+	defer r.Close()
+	s.root = r
+	why, err := s.dir(".", mode)
+	if err != nil {
+		return "", fmt.Errorf("sanitizing %s: %w", root, err)
+	}
+	return why, nil
+}
+
+// chmodSafe clears the unsafe bits of the mode of the file p (safeMode).
+func chmodSafe(p string, mode fs.FileMode) error {
+	if m, change := safeMode(mode); change {
+		if err := os.Chmod(p, m); err != nil {
+			return fmt.Errorf("sanitizing %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // sanitizer walks one output through its os.Root.

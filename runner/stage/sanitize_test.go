@@ -105,6 +105,27 @@ func TestSanitizeModes(t *testing.T) {
 	assertInert(t, root)
 }
 
+// TestSanitizeFileModes: an output that is one regular file keeps its
+// place and loses its set-id and world-write bits.
+func TestSanitizeFileModes(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tool")
+	writeFiles(t, filepath.Dir(root), map[string]string{"tool": "#!/bin/sh\n"})
+	if err := os.Chmod(root, 0o777|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	got, err := SanitizeReport(root)
+	if err != nil || got != nil {
+		t.Fatalf("SanitizeReport = %v, %v; want nothing removed", got, err)
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode() != 0o775 {
+		t.Errorf("mode %v, want %v", info.Mode(), os.FileMode(0o775))
+	}
+}
+
 // TestRemoveTreeLockedDirs: a failed download is removed even when the
 // agent left directories without write or search permission in it (the
 // retry matters only when not running as root).

@@ -118,14 +118,28 @@ func NewScanner(getenv func(name string) (string, bool), names []string) *Scanne
 			continue
 		}
 		seen[v] = true
-		s.add([]byte(v), "the value of "+name)
-		for _, user := range []string{"x-access-token:", "gitlab-ci-token:", "oauth2:"} {
-			s.add([]byte(base64.StdEncoding.EncodeToString([]byte(user+v))), "the value of "+name+", base64-encoded")
-		}
-		for _, m := range base64Middles([]byte(v)) {
-			s.add(m, "the value of "+name+", base64-encoded")
-		}
+		s.addValue(name, v)
 	}
+	s.buildIndex()
+	return s
+}
+
+// addValue adds the needles for the value v of the variable name: the
+// value itself, and its base64 forms (as the user:token of a git
+// credential, and inside any longer base64 text).
+func (s *Scanner) addValue(name, v string) {
+	s.add([]byte(v), "the value of "+name)
+	for _, user := range []string{"x-access-token:", "gitlab-ci-token:", "oauth2:"} {
+		s.add([]byte(base64.StdEncoding.EncodeToString([]byte(user+v))), "the value of "+name+", base64-encoded")
+	}
+	for _, m := range base64Middles([]byte(v)) {
+		s.add(m, "the value of "+name+", base64-encoded")
+	}
+}
+
+// buildIndex indexes the needles and the token shapes by their first two
+// bytes, and sets the overlap a chunked scan must keep.
+func (s *Scanner) buildIndex() {
 	s.overlap = 64
 	s.cands = map[uint16][]candidate{}
 	for i, n := range s.needles {
@@ -136,7 +150,6 @@ func NewScanner(getenv func(name string) (string, bool), names []string) *Scanne
 		s.overlap = max(s.overlap, len(t.prefix)+t.min+1)
 		s.index([]byte(t.prefix), candidate{needle: -1, shape: i})
 	}
-	return s
 }
 
 func (s *Scanner) index(p []byte, c candidate) {

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -129,14 +130,24 @@ func (s *stager) leaveOut(p, slash, out string, d fs.DirEntry) (done bool, err e
 	case !inGit && s.runtimeConfig(slash, d):
 		s.res.Stripped = append(s.res.Stripped, slash+dirSuffix(d))
 		return true, skipIfDir(d)
-	case inGit && d.IsDir() && d.Name() == "hooks" && s.isGitDir(filepath.Dir(p)):
+	case inGit && s.isHooksDir(p, d):
 		s.res.Skipped = append(s.res.Skipped, slash+"/")
 		return true, fs.SkipDir
-	case !inGit && d.Name() == ".git" && !d.IsDir():
+	case !inGit && isGitFile(d):
 		return true, s.gitLink(p, slash, out, d)
 	}
 	return false, nil
 }
+
+// isHooksDir reports whether a directory is the hooks directory of a git
+// directory.
+func (s *stager) isHooksDir(p string, d fs.DirEntry) bool {
+	return d.IsDir() && d.Name() == "hooks" && s.isGitDir(filepath.Dir(p))
+}
+
+// isGitFile reports whether a work-tree entry is a .git that is not a
+// directory (a "gitdir:" link, or a symlink).
+func isGitFile(d fs.DirEntry) bool { return d.Name() == ".git" && !d.IsDir() }
 
 // copyEntry copies a directory, a symlink (as a link) or a regular file;
 // a git config file is rewritten, anything else is skipped.
@@ -145,20 +156,31 @@ func (s *stager) copyEntry(p, slash, out string, d fs.DirEntry) error {
 	case d.IsDir():
 		return os.Mkdir(out, 0o755)
 	case t&fs.ModeSymlink != 0:
-		// Uploaded as a link, never followed: its target stays on the runner.
-		target, err := os.Readlink(p)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(target, out)
+		return copySymlink(p, out)
 	case !t.IsRegular():
 		s.res.Skipped = append(s.res.Skipped, slash)
 		return nil
 	}
-	if (d.Name() == "config" || d.Name() == "config.worktree") && s.insideGitDir(slash) && s.isGitDir(filepath.Dir(p)) {
+	if s.isGitConfig(p, slash, d) {
 		return s.gitConfig(p, slash, out)
 	}
 	return s.copyFile(p, slash, out, !s.inGitObjects(p, slash))
+}
+
+// copySymlink copies a symlink as a link. It is uploaded as a link, never
+// followed: its target stays on the runner.
+func copySymlink(p, out string) error {
+	target, err := os.Readlink(p)
+	if err != nil {
+		return err
+	}
+	return os.Symlink(target, out)
+}
+
+// isGitConfig reports whether a file is the config (or config.worktree)
+// of a git directory.
+func (s *stager) isGitConfig(p, slash string, d fs.DirEntry) bool {
+	return (d.Name() == "config" || d.Name() == "config.worktree") && s.insideGitDir(slash) && s.isGitDir(filepath.Dir(p))
 }
 
 func dirSuffix(d fs.DirEntry) string {
@@ -228,23 +250,42 @@ func (s *stager) inGitObjects(p, slash string) bool {
 // only when PATH is relative and stays inside the workspace; a link to a
 // repository elsewhere on the runner (or a symlink named .git) is dropped.
 func (s *stager) gitLink(p, slash, out string, d fs.DirEntry) error {
-	if d.Type().IsRegular() {
-		if info, err := d.Info(); err == nil && info.Size() <= 4096 {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
-			if ok && !filepath.IsAbs(target) && !strings.ContainsAny(target, "\n\r") {
-				joined := path.Join(path.Dir(slash), filepath.ToSlash(target))
-				if joined != ".." && !strings.HasPrefix(joined, "../") {
-					return s.copyFile(p, slash, out, true)
-				}
-			}
-		}
+	target, ok, err := readGitLink(p, d)
+	if err != nil {
+		return err
+	}
+	if ok && gitLinkInside(slash, target) {
+		return s.copyFile(p, slash, out, true)
 	}
 	s.res.Skipped = append(s.res.Skipped, slash)
 	return nil
+}
+
+// readGitLink returns the PATH of a .git file that is a regular file of
+// at most 4 KiB holding "gitdir: PATH" (ok false for any other).
+func readGitLink(p string, d fs.DirEntry) (target string, ok bool, err error) {
+	if !d.Type().IsRegular() {
+		return "", false, nil
+	}
+	if info, err := d.Info(); err != nil || info.Size() > 4096 {
+		return "", false, nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", false, err
+	}
+	target, ok = strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	return target, ok, nil
+}
+
+// gitLinkInside reports whether the gitdir target of the .git file at
+// slash is a relative path that stays inside the workspace.
+func gitLinkInside(slash, target string) bool {
+	if filepath.IsAbs(target) || strings.ContainsAny(target, "\n\r") {
+		return false
+	}
+	joined := path.Join(path.Dir(slash), filepath.ToSlash(target))
+	return joined != ".." && !strings.HasPrefix(joined, "../")
 }
 
 // gitConfig writes the allowlisted rewrite of a repository's config.
@@ -314,11 +355,7 @@ func (s *stager) judge() {
 	var idx *gitIndex
 	loaded := false
 	for rel, fl := range s.found {
-		exact := false
-		for _, f := range fl {
-			exact = exact || f.Exact
-		}
-		if !exact {
+		if !slices.ContainsFunc(fl, func(f Finding) bool { return f.Exact }) {
 			if !loaded {
 				idx, loaded = s.loadIndex(), true
 			}
@@ -337,20 +374,28 @@ func (s *stager) loadIndex() *gitIndex {
 	if err != nil {
 		return nil
 	}
-	hashLen := 20
-	if cfg, err := os.ReadFile(filepath.Join(s.root, ".git", "config")); err == nil {
-		entries, _ := parseGitConfig(cfg)
-		for _, e := range entries {
-			if e.section == "extensions" && e.key == "objectformat" && strings.EqualFold(e.value, "sha256") {
-				hashLen = 32
-			}
-		}
-	}
-	idx, err := readGitIndex(data, hashLen)
+	idx, err := readGitIndex(data, s.objectHashLen())
 	if err != nil {
 		return nil
 	}
 	return idx
+}
+
+// objectHashLen is the length of the workspace repository's object ids:
+// 32 if its config sets extensions.objectFormat to sha256, else 20.
+func (s *stager) objectHashLen() int {
+	cfg, err := os.ReadFile(filepath.Join(s.root, ".git", "config"))
+	if err != nil {
+		return 20
+	}
+	entries, _ := parseGitConfig(cfg)
+	hashLen := 20
+	for _, e := range entries {
+		if e.section == "extensions" && e.key == "objectformat" && strings.EqualFold(e.value, "sha256") {
+			hashLen = 32
+		}
+	}
+	return hashLen
 }
 
 // Refusal is why the copy must not be uploaded when a credential was
@@ -366,13 +411,8 @@ func (w *Workspace) Refusal() string {
 
 // describeFindings lists files with what was found, at most 10.
 func describeFindings(m map[string][]Finding) string {
-	files := make([]string, 0, len(m))
-	for f := range m {
-		files = append(files, f)
-	}
-	sort.Strings(files)
 	var parts []string
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(m)) {
 		var what []string
 		for _, x := range m[f] {
 			what = append(what, x.What)
@@ -408,28 +448,24 @@ func listShort(items []string, n int) string {
 func (w *Workspace) Report(logf func(format string, args ...any)) {
 	logf("staged the workspace for upload: %d file(s), %d bytes", w.Files, w.Bytes)
 	if len(w.Stripped) > 0 {
-		q := make([]string, len(w.Stripped))
-		for i, s := range w.Stripped {
-			q[i] = quoteShort(s)
-		}
-		logf("left out project runtime config (the verified definition runs instead): %s", listShort(q, 10))
+		logf("left out project runtime config (the verified definition runs instead): %s", listShort(quoteAll(w.Stripped), 10))
 	}
-	files := make([]string, 0, len(w.GitDropped))
-	for f := range w.GitDropped {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(w.GitDropped)) {
 		logf("rewrote %s from an allowlist; dropped: %s", quoteShort(f), listShort(w.GitDropped[f], 10))
 	}
 	if len(w.Skipped) > 0 {
-		q := make([]string, len(w.Skipped))
-		for i, s := range w.Skipped {
-			q[i] = quoteShort(s)
-		}
-		logf("not uploaded (git hooks, .git links out of the workspace, special files): %s", listShort(q, 10))
+		logf("not uploaded (git hooks, .git links out of the workspace, special files): %s", listShort(quoteAll(w.Skipped), 10))
 	}
 	if len(w.Committed) > 0 {
 		logf("token-shaped strings in committed files, uploaded as the repository's own content: %s", describeFindings(w.Committed))
 	}
+}
+
+// quoteAll quotes each of names with quoteShort.
+func quoteAll(names []string) []string {
+	q := make([]string, len(names))
+	for i, s := range names {
+		q[i] = quoteShort(s)
+	}
+	return q
 }

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"archive/tar"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ import (
 // returned as removals, relative to dir/base ("." for base itself), as is
 // a second entry for a file already written. It returns what it left out.
 func ExtractOutput(r io.Reader, dir, base string, maxBytes int64, maxEntries int) ([]Removal, error) {
-	if base == "" || base == "." || base == ".." || strings.Contains(base, "/") {
+	if !isFileName(base) {
 		return nil, fmt.Errorf("output name %q is not a file name", base)
 	}
 	root, err := os.OpenRoot(dir)
@@ -34,26 +35,38 @@ func ExtractOutput(r io.Reader, dir, base string, maxBytes int64, maxEntries int
 	}
 	defer root.Close()
 	x := &extractor{root: root, base: base, maxBytes: maxBytes, maxEntries: maxEntries}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return x.removed, fmt.Errorf("reading the output archive: %w", err)
-		}
-		if h.Typeflag == tar.TypeXGlobalHeader {
-			continue // PAX metadata for what follows, not a file
-		}
-		if err := x.entry(h, tr); err != nil {
-			return x.removed, err
-		}
+	if err := x.all(tar.NewReader(r)); err != nil {
+		return x.removed, err
 	}
 	if x.entries == 0 {
 		return nil, errors.New("the output archive is empty")
 	}
 	return x.removed, nil
+}
+
+// all extracts every entry of the stream.
+func (x *extractor) all(tr *tar.Reader) error {
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the output archive: %w", err)
+		}
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			continue // PAX metadata for what follows, not a file
+		}
+		if err := x.entry(h, tr); err != nil {
+			return err
+		}
+	}
+}
+
+// isFileName reports whether name is the name of a file in a directory:
+// not empty, ".", ".." or a path.
+func isFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
 }
 
 // extractor is one ExtractOutput: its limits, what it counted and what it
@@ -74,15 +87,10 @@ func (x *extractor) entry(h *tar.Header, r io.Reader) error {
 	if x.entries > x.maxEntries {
 		return fmt.Errorf("the output has more than %d entries", x.maxEntries)
 	}
-	name := strings.TrimSuffix(h.Name, "/")
-	if !fs.ValidPath(name) || (name != x.base && !strings.HasPrefix(name, x.base+"/")) {
-		return fmt.Errorf("the output archive names %q, which is not under %q", h.Name, x.base)
+	name, rel, err := x.names(h.Name)
+	if err != nil {
+		return err
 	}
-	rel := strings.TrimPrefix(strings.TrimPrefix(name, x.base), "/")
-	if rel == "" {
-		rel = "."
-	}
-	rel = filepath.FromSlash(rel)
 	switch h.Typeflag {
 	case tar.TypeDir:
 		if err := x.root.MkdirAll(name, 0o755); err != nil {
@@ -90,14 +98,34 @@ func (x *extractor) entry(h *tar.Header, r io.Reader) error {
 		}
 	case tar.TypeReg:
 		return x.file(h, name, rel, r)
-	case tar.TypeSymlink:
-		x.removed = append(x.removed, Removal{Path: rel, Why: whySymlink})
-	case tar.TypeLink:
-		x.removed = append(x.removed, Removal{Path: rel, Why: whyLinked})
 	default:
-		x.removed = append(x.removed, Removal{Path: rel, Why: whySpecial})
+		x.removed = append(x.removed, Removal{Path: rel, Why: leftOutWhy(h.Typeflag)})
 	}
 	return nil
+}
+
+// names checks an entry's name, which must be base or lie under it, and
+// returns it clean (slash-separated, relative to dir) and relative to
+// dir/base ("." for base itself).
+func (x *extractor) names(entry string) (name, rel string, err error) {
+	name = strings.TrimSuffix(entry, "/")
+	if !fs.ValidPath(name) || (name != x.base && !strings.HasPrefix(name, x.base+"/")) {
+		return "", "", fmt.Errorf("the output archive names %q, which is not under %q", entry, x.base)
+	}
+	rel = cmp.Or(strings.TrimPrefix(strings.TrimPrefix(name, x.base), "/"), ".")
+	return name, filepath.FromSlash(rel), nil
+}
+
+// leftOutWhy says why an entry that is neither a directory nor a regular
+// file is not written.
+func leftOutWhy(typeflag byte) string {
+	switch typeflag {
+	case tar.TypeSymlink:
+		return whySymlink
+	case tar.TypeLink:
+		return whyLinked
+	}
+	return whySpecial
 }
 
 // file writes a regular file's entry within the size limit; a second
@@ -121,12 +149,17 @@ func (x *extractor) file(h *tar.Header, name, rel string, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("output entry %q: %w", h.Name, err)
 	}
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := copyAndClose(f, r); err != nil {
 		return fmt.Errorf("output entry %q: %w", h.Name, err)
 	}
 	return nil
+}
+
+// copyAndClose copies r into f and closes f, returning the first error.
+func copyAndClose(f *os.File, r io.Reader) error {
+	_, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
