@@ -87,9 +87,9 @@ var rules = []rule{
 		is:   []claim{never("image", "sign", "verify", "runner", "spawn", "forge")},
 	},
 	{
-		says: "It imports `agentdef`, `compile`, `internal/parallel` and `lint` only; it is the one library package that links both the compiler and OPA, and only `cmd/fullsend` imports it.",
+		says: "It imports `agentdef`, `compile`, `internal/parallel`, `lint` and `report` only; it is the one library package that links both the compiler and OPA, and only `cmd/fullsend` imports it.",
 		pkgs: []string{"compile/lintcheck"},
-		is:   []claim{only("agentdef", "compile", "internal/parallel", "lint"), onlyBy("cmd/fullsend")},
+		is:   []claim{only("agentdef", "compile", "internal/parallel", "lint", "report"), onlyBy("cmd/fullsend")},
 	},
 	{
 		says: "It imports `bundle`, `openshell`, `openshell/glob` (the inference-API host and path patterns), `report`, `secretscan` (FS018's rules) and OPA only; it must never import CUE, `policycue` or `compile` (`compile/lintcheck` imports it), nor `openshell/validate` or `openshell/decide`: the rules read the model, not the validator's or the decision engine's answers.",
