@@ -470,8 +470,6 @@ func sortedMapKeys[V any](m map[string]V) []string {
 // sortDiags orders diagnostics by file, line, column, then message.
 func sortDiags(ds Diagnostics) {
 	slices.SortStableFunc(ds, func(x, y Diagnostic) int {
-		a, b := x.Pos, y.Pos
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
-			cmp.Compare(x.Message, y.Message))
+		return cmp.Or(x.Pos.Compare(y.Pos), cmp.Compare(x.Message, y.Message))
 	})
 }

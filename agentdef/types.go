@@ -1,6 +1,7 @@
 package agentdef
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -11,6 +12,13 @@ type Pos struct {
 	File   string `json:"file"`
 	Line   int    `json:"line,omitempty"`
 	Column int    `json:"column,omitempty"`
+}
+
+// Compare orders positions by file, then line, then column, numerically
+// (file:9 before file:10): -1, 0 or +1, as cmp.Compare. Diagnostics are
+// reported in this order.
+func (p Pos) Compare(q Pos) int {
+	return cmp.Or(cmp.Compare(p.File, q.File), cmp.Compare(p.Line, q.Line), cmp.Compare(p.Column, q.Column))
 }
 
 // String renders the position as file:line:column.

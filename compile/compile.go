@@ -307,12 +307,7 @@ func compileError(ds agentdef.Diagnostics, out *Output) error {
 }
 
 func sortDiagnostics(ds agentdef.Diagnostics) {
-	slices.SortStableFunc(ds, func(a, b agentdef.Diagnostic) int { return comparePos(a.Pos, b.Pos) })
-}
-
-// comparePos orders positions by file, line, then column.
-func comparePos(a, b agentdef.Pos) int {
-	return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	slices.SortStableFunc(ds, func(a, b agentdef.Diagnostic) int { return a.Pos.Compare(b.Pos) })
 }
 
 func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load fragmentLoader) (*Compiled, agentdef.Diagnostics) {

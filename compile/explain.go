@@ -43,7 +43,7 @@ func tierWhy(needs []tierNeed, tier policycue.Tier) []TierReason {
 		out = append(out, TierReason{Tier: n.tier, What: n.what, Pos: n.pos})
 	}
 	slices.SortStableFunc(out, func(a, b TierReason) int {
-		return cmp.Or(cmp.Compare(b.Tier.Rank(), a.Tier.Rank()), comparePos(a.Pos, b.Pos))
+		return cmp.Or(cmp.Compare(b.Tier.Rank(), a.Tier.Rank()), a.Pos.Compare(b.Pos))
 	})
 	return out
 }

@@ -12,7 +12,7 @@ package lintcheck
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
@@ -72,7 +72,7 @@ func check(newEngine func(context.Context) (*lint.Engine, error)) compile.Check 
 				ds = append(ds, diagnostic(f))
 			}
 		}
-		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.String() < ds[j].Pos.String() })
+		slices.SortStableFunc(ds, func(a, b agentdef.Diagnostic) int { return a.Pos.Compare(b.Pos) })
 		return ds, nil
 	}
 }
