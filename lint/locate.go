@@ -103,12 +103,14 @@ func splitPath(p string) []pathToken {
 }
 
 // appendIndexes appends the index tokens of "2][0]" (what follows a key's
-// first '[') to out, up to the first that does not parse.
+// first '[') to out, up to the first that is not a non-negative integer.
+// The path comes from a rule's message, custom rules' included: "[-1]" or
+// "[x]" names no item.
 func appendIndexes(out []pathToken, rest string) []pathToken {
 	for rest != "" {
 		num, after, ok := strings.Cut(rest, "]")
 		i, err := strconv.Atoi(num)
-		if !ok || err != nil {
+		if !ok || err != nil || i < 0 {
 			break
 		}
 		out = append(out, pathToken{index: true, i: i})
