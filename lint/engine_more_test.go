@@ -179,3 +179,28 @@ func TestProjectInputs(t *testing.T) {
 		t.Error("policy outside the directory accepted")
 	}
 }
+
+// TestWaiversFromDataErrors: a bad entry of data.fullsend.waivers is named
+// by index and field, the first bad field by name, the same on every run.
+func TestWaiversFromDataErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		waivers any
+		want    string
+	}{
+		{"not a list", "FS003", "data.fullsend.waivers must be a list"},
+		{"not a string", []any{map[string]any{"id": 3, "reason": "r"}}, "data.fullsend.waivers[0].id must be a string"},
+		{"unknown field", []any{map[string]any{"id": "FS003", "reason": "r", "rule": "x"}}, `data.fullsend.waivers[0]: unknown field "rule"`},
+		{"two bad fields", []any{map[string]any{"zone": "x", "agent": 1, "id": "FS003", "reason": "r"}}, "data.fullsend.waivers[0].agent must be a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 20 { // map order differs between runs: the error must not
+				_, err := waiversFromData(map[string]any{"fullsend": map[string]any{"waivers": tt.waivers}})
+				if !errors.Is(err, ErrBadWaiver) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want ErrBadWaiver naming %q", err, tt.want)
+				}
+			}
+		})
+	}
+}

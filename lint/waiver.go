@@ -3,6 +3,8 @@ package lint
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/report"
@@ -114,7 +116,8 @@ func waiverFromData(i int, item any) (Waiver, error) {
 func waiverFields(i int, m map[string]any) (Waiver, error) {
 	var w Waiver
 	fields := map[string]*string{"id": &w.ID, "agent": &w.Agent, "path": &w.Path, "reason": &w.Reason}
-	for k, v := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the first bad field by name, every run
+		v := m[k]
 		s, ok := v.(string)
 		if !ok {
 			return Waiver{}, fmt.Errorf("%w: data.fullsend.waivers[%d].%s must be a string", ErrBadWaiver, i, k)

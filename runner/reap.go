@@ -234,7 +234,7 @@ func (x *run) reap(ctx context.Context) {
 func (x *run) reapOne(ctx context.Context, rec ownerRecord) {
 	listed, err := x.d.List(ctx, labelRun+"="+rec.Run)
 	if err != nil {
-		x.logf("sandbox %s of run %d (agent %s): listing failed, left for later: %v", rec.Sandbox, rec.PID, rec.Agent, errOr(ctxErr(ctx), err))
+		x.logf("sandbox %s of run %s (pid %d, agent %s): listing failed, left for later: %v", rec.Sandbox, rec.Run, rec.PID, rec.Agent, errOr(ctxErr(ctx), err))
 		return
 	}
 	found := false
@@ -244,18 +244,18 @@ func (x *run) reapOne(ctx context.Context, rec ownerRecord) {
 		}
 		found = true
 		if err := x.d.Delete(ctx, sb.Name); err != nil && !isNotFound(err) {
-			x.logf("sandbox %s of run %d (agent %s): delete failed, left for later: %v", sb.Name, rec.PID, rec.Agent, errOr(ctxErr(ctx), err))
+			x.logf("sandbox %s of run %s (pid %d, agent %s): delete failed, left for later: %v", sb.Name, rec.Run, rec.PID, rec.Agent, errOr(ctxErr(ctx), err))
 			return
 		}
 		x.res.Reaped = append(x.res.Reaped, sb.Name)
-		x.logf("reaped sandbox %s: created %s by run %d (agent %s), which ended without deleting it",
-			sb.Name, rec.Created.Format(time.RFC3339), rec.PID, rec.Agent)
+		x.logf("reaped sandbox %s: created %s by run %s (pid %d, agent %s), which ended without deleting it",
+			sb.Name, rec.Created.Format(time.RFC3339), rec.Run, rec.PID, rec.Agent)
 	}
 	if !found {
 		if time.Since(rec.Created) < reapGrace {
 			return
 		}
-		x.logf("sandbox %s of run %d (agent %s) is gone; its owner record is removed", rec.Sandbox, rec.PID, rec.Agent)
+		x.logf("sandbox %s of run %s (pid %d, agent %s) is gone; its owner record is removed", rec.Sandbox, rec.Run, rec.PID, rec.Agent)
 	}
 	x.release(rec.Sandbox)
 }
