@@ -297,7 +297,7 @@ var yamlWords = map[string]string{
 }
 
 // FindExpectations lists every *.policytest.yaml under fsys, skipping hidden
-// directories and the compiled policies directory.
+// directories and node_modules (skipDir).
 func FindExpectations(fsys fs.FS) ([]string, error) {
 	var out []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
