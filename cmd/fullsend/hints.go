@@ -112,7 +112,7 @@ var hints = []hint{
 		if !errors.As(err, &re) {
 			return "", "", false
 		}
-		return re.Error(), "--" + re.Error(), true
+		return re.Error(), fmt.Sprintf("--repository %q: %v", re.Repository, re.Err), true
 	},
 	after(verify.ErrNoSigner, ": pass --key (public key or KMS URI) or --certificate-identity with --certificate-oidc-issuer"),
 	after(verify.ErrNoRepository, " (IMAGE argument or --repository)"),
