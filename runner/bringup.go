@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 )
 
 // Gateway modes (Options.GatewayMode, `fullsend run --gateway`).
@@ -220,7 +222,7 @@ func (r *Runner) startChild(x *run, name, bin string, args, env []string) (func(
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
-	newProcessGroup(cmd)
+	childproc.NewProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return func() {}, fmt.Errorf("%w: starting %s: %w", ErrPreflight, bin, err)
@@ -231,7 +233,7 @@ func (r *Runner) startChild(x *run, name, bin string, args, env []string) (func(
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			_ = terminate(cmd.Process)
+			_ = childproc.Terminate(cmd.Process)
 			select {
 			case err := <-exited:
 				exited <- err

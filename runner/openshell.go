@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 	"golang.org/x/mod/semver"
 )
@@ -118,16 +119,16 @@ func (d *driver) run(ctx context.Context, o callOpts, args ...string) (callResul
 	} else {
 		cmd.Stdout = &out
 	}
-	errBuf := &tailBuffer{max: stderrTail}
+	errBuf := &childproc.TailBuffer{Max: stderrTail}
 	if o.stderr != nil {
 		cmd.Stderr = io.MultiWriter(errBuf, o.stderr)
 	} else {
 		cmd.Stderr = errBuf
 	}
-	setProcessGroup(cmd)
+	childproc.SetProcessGroup(cmd)
 	cmd.WaitDelay = cmp.Or(d.killAfter, defaultKillAfter)
 	start := time.Now()
-	err := runChild(cmd)
+	err := childproc.Run(cmd)
 	elapsed := time.Since(start)
 	res.stdout, res.stderr = out.Bytes(), errBuf.Bytes()
 	res.code = exitCode(cmd, err)
@@ -156,7 +157,7 @@ func exitCode(cmd *exec.Cmd, err error) int {
 	case err == nil:
 	case errors.As(err, &ee):
 		if code < 0 { // killed by a signal
-			code = 128 + signalNumber(ee)
+			code = 128 + childproc.SignalNumber(ee)
 		}
 	default:
 		code = -1
@@ -560,9 +561,9 @@ type logsOut struct {
 // v0.0.111 both have (crates/openshell-cli/src/main.rs:467-494@v0.0.83,
 // :510-537@v0.0.111). At most max bytes of stdout are kept.
 func (d *driver) LogsSource(ctx context.Context, name, source string, n, max int) (logsOut, error) {
-	w := &capWriter{max: max}
+	w := &childproc.CapWriter{Max: max}
 	_, err := d.run(ctx, callOpts{stdout: w}, "logs", name, "--source", source, "-n", strconv.Itoa(n))
-	return logsOut{data: w.buf.Bytes(), truncated: w.cut}, err
+	return logsOut{data: w.Bytes(), truncated: w.Truncated()}, err
 }
 
 // SettingSetGlobal sets a gateway-wide setting: `settings set --global

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 	"github.com/fullsend-ai/agent-sandbox/runner/stage"
 )
 
@@ -72,7 +73,7 @@ func (x *run) readOutput(ctx context.Context, remote, dir string) ([]stage.Remov
 		pr.CloseWithError(err)
 		done <- parsed{removed, err}
 	}()
-	stderr := &capWriter{max: outputStderrMax}
+	stderr := &childproc.CapWriter{Max: outputStderrMax}
 	code, _, err := x.d.Exec(ctx, execSpec{name: x.res.Sandbox,
 		command: []string{"tar", "cf", "-", "-C", parent, "--", base}, stdout: pw, stderr: stderr})
 	pw.Close()
@@ -83,7 +84,7 @@ func (x *run) readOutput(ctx context.Context, remote, dir string) ([]stage.Remov
 	case code != 0:
 		// tar's own words first (a missing output: "Cannot stat"), then
 		// what the reader made of the stream, if anything.
-		msg := fmt.Sprintf("tar exit %d: %s", code, lastLine(x.mask.String(stderr.buf.String())))
+		msg := fmt.Sprintf("tar exit %d: %s", code, lastLine(x.mask.String(stderr.String())))
 		if p.err != nil {
 			msg += "; " + p.err.Error()
 		}

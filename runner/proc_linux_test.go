@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
 // gone reports whether pid has ended: no /proc entry, or a zombie (its

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 )
 
 // A run that is SIGKILLed cannot delete its sandbox. So that a later run
@@ -79,7 +81,7 @@ func DefaultStateDir(getenv Getenv) string {
 // hostID names where pids of this process are meaningful.
 func hostID() string {
 	h, _ := os.Hostname()
-	if ns := pidNamespace(); ns != "" {
+	if ns := childproc.PIDNamespace(); ns != "" {
 		h += "/" + ns
 	}
 	return h
@@ -92,7 +94,7 @@ func (x *run) claim(name string) map[string]string {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	rec := ownerRecord{Sandbox: name, Agent: x.req.Agent, Run: hex.EncodeToString(id[:]), PID: os.Getpid(),
-		PIDStart: processStart(os.Getpid()), Host: hostID(), Created: time.Now().UTC()}
+		PIDStart: childproc.StartTime(os.Getpid()), Host: hostID(), Created: time.Now().UTC()}
 	labels := map[string]string{labelManagedBy: managedBy, labelRun: rec.Run}
 	dir := x.r.stateDir
 	if dir == "" {
@@ -209,10 +211,10 @@ func ownerGone(rec ownerRecord, self string) bool {
 	if rec.Host == "" || rec.Host != self || rec.PID <= 0 {
 		return false
 	}
-	if !processAlive(rec.PID) {
+	if !childproc.Alive(rec.PID) {
 		return true
 	}
-	now := processStart(rec.PID)
+	now := childproc.StartTime(rec.PID)
 	return rec.PIDStart != "" && now != "" && now != rec.PIDStart
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 )
 
 // fakeSandbox creates a sandbox in the harness's openshell fake directly, as
@@ -40,10 +42,10 @@ func deadPID(t *testing.T) (int, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid, start := cmd.Process.Pid, processStart(cmd.Process.Pid)
+	pid, start := cmd.Process.Pid, childproc.StartTime(cmd.Process.Pid)
 	cmd.Process.Kill()
 	cmd.Wait()
-	if processAlive(pid) {
+	if childproc.Alive(pid) {
 		t.Skip("the pid of a killed process is in use again")
 	}
 	return pid, start
@@ -70,7 +72,7 @@ func TestReapSandboxesOfKilledRuns(t *testing.T) {
 	tests := []reapCase{
 		{name: "owner killed", sandbox: "fs-triage-aaaaaa", labels: ours, reaped: true},
 		{name: "owner alive", sandbox: "fs-triage-bbbbbb", labels: ours, recordKept: true,
-			rec: func(r *ownerRecord) { r.PID, r.PIDStart = os.Getpid(), processStart(os.Getpid()) }},
+			rec: func(r *ownerRecord) { r.PID, r.PIDStart = os.Getpid(), childproc.StartTime(os.Getpid()) }},
 		{name: "owner on another host", sandbox: "fs-triage-cccccc", labels: ours, recordKept: true,
 			rec: func(r *ownerRecord) { r.Host = "elsewhere/pid:[1]" }},
 		{name: "sandbox without fullsend's labels", sandbox: "fs-triage-dddddd", labels: map[string]string{"team": "infra"},

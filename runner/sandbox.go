@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/runner/childproc"
 )
 
 // SandboxName returns a fresh sandbox name for an agent: "fs-", up to 8
@@ -67,7 +69,7 @@ func (x *run) create(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	progress := newLineFunc(func(line string) { x.logf("openshell: %s", line) })
+	progress := childproc.NewLineFunc(func(line string) { x.logf("openshell: %s", line) })
 	defer progress.Close()
 	spec.progress = progress
 	var last error
@@ -113,7 +115,7 @@ func (x *run) createSpec() (createSpec, error) {
 // createAttempt creates a sandbox under a fresh name and waits until it
 // is Ready. taken reports that the name already existed: it belongs to
 // someone else, so it is released, never deleted.
-func (x *run) createAttempt(ctx context.Context, spec *createSpec, progress *lineFunc) (taken bool, err error) {
+func (x *run) createAttempt(ctx context.Context, spec *createSpec, progress *childproc.LineFunc) (taken bool, err error) {
 	spec.name = SandboxName(x.agent.Name)
 	x.res.Sandbox = spec.name
 	x.created = true // a failed create may still leave a sandbox behind

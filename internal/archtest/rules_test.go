@@ -132,10 +132,10 @@ var rules = []rule{
 		is:   []claim{neverDirect(cosign), never("image", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve` and `runner/redact` only; it must never import `openshell/validate`, `openshell/decide`, `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
+		says: "It imports `bundle`, `cienv`, `ciout`, `denial`, `handover`, `openshell`, `openshell/profile`, `placeholder`, `runner/stage`, `runner/evidence`, `runner/resolve`, `runner/redact` and `runner/childproc` only; it must never import `openshell/validate`, `openshell/decide`, `compile`, `policycue`, `lint`, `sign` or `verify`, nor link CUE or OPA",
 		pkgs: []string{"runner"},
 		is: []claim{
-			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact"),
+			only("bundle", "cienv", "ciout", "denial", "handover", "openshell", "openshell/profile", "placeholder", "runner/stage", "runner/evidence", "runner/resolve", "runner/redact", "runner/childproc"),
 			never("openshell/validate", "openshell/decide", "compile", "policycue", "lint", "sign", "verify", cue, opa),
 		},
 	},
@@ -153,6 +153,11 @@ var rules = []rule{
 		says: "It is a leaf (standard library only), so any package of the run may use it.",
 		pkgs: []string{"runner/redact"},
 		is:   []claim{leaf()},
+	},
+	{
+		says: "It imports the standard library and `golang.org/x/sys/unix` only, and only `runner` imports it.",
+		pkgs: []string{"runner/childproc"},
+		is:   []claim{leaf("golang.org/x/sys/unix"), onlyBy("runner")},
 	},
 	{
 		says: "It imports `denial` and the standard library only and must never import `openshell`, `runner` or `runner/stage`: the runner runs the sandbox commands and hands it the bytes.",

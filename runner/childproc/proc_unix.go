@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package childproc
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 	"syscall"
 )
 
-// setProcessGroup starts the child in its own process group, with the
+// SetProcessGroup starts the child in its own process group, with the
 // parent-death signal where the system has one (setDeathSignal), and makes
 // cancellation send SIGTERM to the whole group (the openshell CLI and
 // anything it started). After cmd.WaitDelay the child is SIGKILLed, and
-// runChild then SIGKILLs what is left of its group. Start cmd with runChild
+// Run then SIGKILLs what is left of its group. Start cmd with Run
 // only: the parent-death signal needs the thread it holds.
-func setProcessGroup(cmd *exec.Cmd) {
-	newProcessGroup(cmd)
+func SetProcessGroup(cmd *exec.Cmd) {
+	NewProcessGroup(cmd)
 	setDeathSignal(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
@@ -33,27 +33,28 @@ func setProcessGroup(cmd *exec.Cmd) {
 	}
 }
 
-func signalNumber(ee *exec.ExitError) int {
+// SignalNumber is the signal that ended the process of ee, or 0.
+func SignalNumber(ee *exec.ExitError) int {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return int(ws.Signal())
 	}
 	return 0
 }
 
-// terminate asks a process group to stop.
-func terminate(p *os.Process) error {
+// Terminate asks a process group to stop.
+func Terminate(p *os.Process) error {
 	return syscall.Kill(-p.Pid, syscall.SIGTERM)
 }
 
-// newProcessGroup starts the child in its own process group, so that a
+// NewProcessGroup starts the child in its own process group, so that a
 // terminal's SIGINT reaches the runner first and the runner decides.
-func newProcessGroup(cmd *exec.Cmd) {
+func NewProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// processAlive reports whether a process with this pid exists (signal 0;
+// Alive reports whether a process with this pid exists (signal 0;
 // EPERM means it exists under another user).
-func processAlive(pid int) bool {
+func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -61,10 +62,10 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// processStart returns a process's start time in clock ticks since boot
+// StartTime returns a process's start time in clock ticks since boot
 // (field 22 of /proc/PID/stat), which tells a reused pid apart; "" where
 // /proc does not say.
-func processStart(pid int) string {
+func StartTime(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""
@@ -81,9 +82,9 @@ func processStart(pid int) string {
 	return fields[19] // field 22: fields[0] is field 3
 }
 
-// pidNamespace names this process's pid namespace ("pid:[4026531836]" on
+// PIDNamespace names this process's pid namespace ("pid:[4026531836]" on
 // Linux), "" where unknown: pids mean something only within one.
-func pidNamespace() string {
+func PIDNamespace() string {
 	ns, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {
 		return ""

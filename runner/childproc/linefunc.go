@@ -1,21 +1,24 @@
-package runner
+package childproc
 
 import (
 	"bytes"
 	"sync"
 )
 
-// lineFunc is an io.Writer that calls fn with each complete line written
+// LineFunc is an io.Writer that calls fn with each complete line written
 // to it (without the newline); Flush and Close pass on a partial last line.
-type lineFunc struct {
+type LineFunc struct {
 	mu  sync.Mutex
 	fn  func(string)
 	buf []byte
 }
 
-func newLineFunc(fn func(string)) *lineFunc { return &lineFunc{fn: fn} }
+// NewLineFunc returns a LineFunc calling fn.
+func NewLineFunc(fn func(string)) *LineFunc { return &LineFunc{fn: fn} }
 
-func (l *lineFunc) Write(p []byte) (int, error) {
+// Write calls fn with each line p completes; a line over 64 KiB without
+// its end is passed on in pieces.
+func (l *LineFunc) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
@@ -38,7 +41,7 @@ func (l *lineFunc) Write(p []byte) (int, error) {
 }
 
 // Flush passes on a partial last line.
-func (l *lineFunc) Flush() {
+func (l *LineFunc) Flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buf) > 0 {
@@ -48,7 +51,7 @@ func (l *lineFunc) Flush() {
 }
 
 // Close flushes.
-func (l *lineFunc) Close() error {
+func (l *LineFunc) Close() error {
 	l.Flush()
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package runner
+package childproc
 
 import (
 	"os/exec"
@@ -12,6 +12,6 @@ import (
 // child running.
 func setDeathSignal(*syscall.SysProcAttr) {}
 
-// runChild is cmd.Run: without waitid's WNOWAIT, the group of a reaped
+// Run is cmd.Run: without waitid's WNOWAIT, the group of a reaped
 // child cannot be signalled without risking a reused pid.
-func runChild(cmd *exec.Cmd) error { return cmd.Run() }
+func Run(cmd *exec.Cmd) error { return cmd.Run() }

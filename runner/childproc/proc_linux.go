@@ -1,6 +1,6 @@
 //go:build linux
 
-package runner
+package childproc
 
 import (
 	"errors"
@@ -15,14 +15,14 @@ import (
 // so that a SIGKILLed runner (a CI step's hard timeout, the OOM killer)
 // leaves no openshell process behind (prctl(2) PR_SET_PDEATHSIG). The
 // signal follows the death of the parent *thread*, not process (Go's
-// syscall.SysProcAttr.Pdeathsig doc; golang/go#27505): runChild keeps the
+// syscall.SysProcAttr.Pdeathsig doc; golang/go#27505): Run keeps the
 // thread that forks the child locked to its goroutine until the child is
 // reaped.
 func setDeathSignal(a *syscall.SysProcAttr) {
 	a.Pdeathsig = syscall.SIGKILL
 }
 
-// runChild runs cmd as cmd.Run does, with the guarantees the openshell
+// Run runs cmd as cmd.Run does, with the guarantees the openshell
 // calls need:
 //
 //   - The goroutine holds its OS thread from Start to the end of Wait.
@@ -45,7 +45,7 @@ func setDeathSignal(a *syscall.SysProcAttr) {
 //     setpgid) is out of reach, and so, when the runner itself is
 //     SIGKILLed, are the CLI's children: their pipes to the dead CLI close
 //     and they end on their own.
-func runChild(cmd *exec.Cmd) error {
+func Run(cmd *exec.Cmd) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
