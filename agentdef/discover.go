@@ -1,16 +1,14 @@
 package agentdef
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fullsend-ai/agent-sandbox/agentdef/projectfile"
 )
 
 // fileKind is what a discovered file defines.
@@ -195,16 +193,16 @@ func (dc *discovery) file(l layout, p, rel string) {
 }
 
 // unprintable reports (as an error) a directory to be scanned or a
-// definition file whose name is not printable text (checkPathText). Nothing
+// definition file whose name is not printable text (projectfile.CheckName). Nothing
 // under such a name is read: its path would go into the generated policy's
 // header, the manifest and every diagnostic.
 func (dc *discovery) unprintable(p string) bool {
-	err := checkPathText(path.Base(p))
+	err := projectfile.CheckName(path.Base(p))
 	if err == nil {
 		return false
 	}
-	dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: quotePath(p), Line: 1, Column: 1}, Severity: SeverityError,
-		Message: fmt.Sprintf("%s: %v", quotePath(p), err),
+	dc.diags = append(dc.diags, Diagnostic{Pos: Pos{File: projectfile.Quote(p), Line: 1, Column: 1}, Severity: SeverityError,
+		Message: fmt.Sprintf("%s: %v", projectfile.Quote(p), err),
 		Hint:    "rename it to printable characters: a line break or format character in a path can end a YAML comment or a CI log line"})
 	return true
 }
@@ -245,35 +243,4 @@ func scanned(p string) bool {
 		}
 	}
 	return false
-}
-
-// errPathText reports a path that is not printable text.
-var errPathText = errors.New("name holds a character that is not printable text")
-
-// checkPathText refuses a file or directory name (or a path) that is not
-// valid UTF-8 or holds a rune that is not graphic (strconv.IsGraphic):
-// control characters, YAML's line breaks (\r, \n, U+0085, U+2028, U+2029),
-// format characters such as U+200B or U+202E. Such a name would be written
-// raw into the generated policy's header comment, where a line break ends the
-// comment and lets the rest of the name become policy, and into CI logs,
-// where a line break starts a workflow command.
-func checkPathText(name string) error {
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("%w (invalid UTF-8)", errPathText)
-	}
-	for _, r := range name {
-		if !strconv.IsGraphic(r) {
-			return fmt.Errorf("%w (%U)", errPathText, r)
-		}
-	}
-	return nil
-}
-
-// quotePath renders a path for a message: as it is when it is printable
-// text, else Go-quoted with every such character escaped.
-func quotePath(p string) string {
-	if checkPathText(p) == nil {
-		return p
-	}
-	return strconv.QuoteToGraphic(p)
 }

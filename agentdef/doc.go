@@ -5,8 +5,8 @@
 // It owns discovery (agents/*.md, skills/*/SKILL.md, the .claude/ and
 // .opencode/ layouts), the frontmatter dialects (Claude Code, OpenCode,
 // Agent Skills) parsed strictly, the tool-rule grammar (ParseToolRule),
-// fullsend's `sandbox:` blocks, MCP server declarations, the reference and
-// spawn-cycle checks, and the --agent selection (Select). Every problem is
+// fullsend's `sandbox:` blocks, MCP server declarations, and the reference
+// and spawn-cycle checks. Every problem is
 // a Diagnostic at a file, line and column with a hint; Load fails on
 // errors, LoadPartial keeps going so that one run reports every file's
 // problems. The key lists and enums it checks are generated from the CUE

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef/projectfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -17,7 +18,7 @@ import (
 // the whole file is never read beyond MaxFileSize+1 bytes.
 const (
 	// MaxFileSize is the largest agent or skill file accepted, in bytes.
-	MaxFileSize = 1 << 20
+	MaxFileSize = projectfile.MaxSize
 	// MaxFrontmatterSize is the largest frontmatter block accepted, in bytes.
 	MaxFrontmatterSize = 256 << 10
 	// MaxYAMLDepth is the deepest nesting of YAML collections accepted in a

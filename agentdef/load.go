@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/agentdef/projectfile"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 )
@@ -150,7 +150,7 @@ type parsedFile struct {
 // parseCandidate reads and parses one discovered file. It touches nothing
 // shared, so files are parsed concurrently.
 func parseCandidate(fsys fs.FS, c candidate) parsedFile {
-	data, err := readLimited(fsys, c.path)
+	data, err := projectfile.Read(fsys, c.path)
 	if err != nil {
 		return parsedFile{readErr: err}
 	}
@@ -192,66 +192,12 @@ func agentFormat(f Format, doc *document) Format {
 	return FormatClaude
 }
 
-// readLimited reads a file, refusing anything above MaxFileSize without
-// reading it whole.
-func readLimited(fsys fs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading %s: %w", name, errNotRegular)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errTooLarge, name, MaxFileSize)
-	}
-	return data, nil
-}
-
-// ReadNoLinks reads a project file named by a path from the project's
-// text (a policy fragment), refusing it when the file or any directory on
-// its way is a symbolic link: links are not followed, even inside the
-// project, so the error names the link and never shows the bytes of what it
-// points to.
-func ReadNoLinks(fsys fs.FS, name string) ([]byte, error) {
-	if !fs.ValidPath(name) {
-		return nil, fmt.Errorf("reading %s: %w", quotePath(name), fs.ErrInvalid)
-	}
-	if err := checkPathText(name); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", quotePath(name), err)
-	}
-	for i := range len(name) + 1 {
-		if i < len(name) && name[i] != '/' {
-			continue
-		}
-		fi, err := fs.Lstat(fsys, name[:i])
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s is a %w", name[:i], ErrSymlink)
-		}
-	}
-	return readLimited(fsys, name)
-}
-
-var (
-	errNotRegular = errors.New("not a regular file")
-	errTooLarge   = errors.New("file too large")
-	ErrSymlink    = errors.New("symbolic link, which is not followed")
-)
-
-// hintFor suggests a fix for a readLimited error.
+// hintFor suggests a fix for a projectfile.Read error.
 func hintFor(err error) string {
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, projectfile.ErrTooLarge):
 		return "agent and skill definitions are small Markdown files; move large reference material into separate files"
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, projectfile.ErrNotRegular):
 		return "definitions must be regular files"
 	}
 	return "check that the file is readable"

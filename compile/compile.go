@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/agentdef/projectfile"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -205,9 +206,9 @@ func newInputFiles(fsys fs.FS, loaded map[string]string) *inputFiles {
 }
 
 // read reads the project file name, refusing symbolic links
-// (agentdef.ReadNoLinks), and records its digest.
+// (projectfile.ReadNoLinks), and records its digest.
 func (f *inputFiles) read(name string) ([]byte, error) {
-	data, err := agentdef.ReadNoLinks(f.fsys, name)
+	data, err := projectfile.ReadNoLinks(f.fsys, name)
 	if err != nil {
 		return data, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/agentdef/projectfile"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -66,7 +67,7 @@ func (b *builder) loadFragment(rel string, at agentdef.Pos, baseDir string, load
 			// Name the path only: a fragment that cannot be read (a
 			// link, a special file) may not be the project's.
 			hint := "a policy fragment must be a regular file of the project"
-			if errors.Is(err, agentdef.ErrSymlink) {
+			if errors.Is(err, projectfile.ErrSymlink) {
 				hint = "copy the fragment into the project instead of linking it"
 			}
 			b.errorf(at, "sandbox", hint, "policy fragment %s: %v", rel, err)

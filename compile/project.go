@@ -98,7 +98,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	proj, diags, _ := agentdef.LoadPartial(fsys)
 	endLoad()
 	if len(po.Agents) > 0 {
-		if proj, diags, err = agentdef.Select(proj, diags, po.Agents); err != nil {
+		if proj, diags, err = selectAgents(proj, diags, po.Agents); err != nil {
 			return nil, &OptionError{Option: "Agents", Err: err}
 		}
 	}
@@ -347,7 +347,7 @@ func (s expectScope) notCompiled(f, agent string, out *Output) agentdef.Diagnost
 	switch {
 	case s.selected != nil && !s.selected[agent]:
 		return nil // not asked for with --agent: not compiled, not tested
-	case s.known[agent] || agentdef.NamedFileIn(s.loadErrors, agent):
+	case s.known[agent] || namedFileIn(s.loadErrors, agent):
 		return agentdef.Diagnostics{{Pos: at, Severity: agentdef.SeverityNote, Field: "agent",
 			Message: fmt.Sprintf("expectations skipped: agent %q did not compile (its errors are reported at its own file)", agent)}}
 	case len(s.loadErrors) > 0:

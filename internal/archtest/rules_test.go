@@ -67,14 +67,14 @@ var rules = []rule{
 		is:   []claim{never(opa, "lint", "compile")},
 	},
 	{
-		says: "It imports `bundle`, `placeholder`, `internal/parallel` and `internal/suggest` only; it must never import `compile`, `lint`, `policycue`, CUE or OPA: parsing input needs no catalog and no rule engine.",
+		says: "It imports `agentdef/projectfile`, `bundle`, `placeholder`, `internal/parallel` and `internal/suggest` only; it must never import `compile`, `lint`, `policycue`, CUE or OPA: parsing input needs no catalog and no rule engine.",
 		pkgs: []string{"agentdef"},
-		is:   []claim{only("bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
+		is:   []claim{only("agentdef/projectfile", "bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `agentdef/projectfile`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "agentdef/projectfile", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -153,6 +153,11 @@ var rules = []rule{
 		says: "It is a leaf (standard library only), so any package of the run may use it.",
 		pkgs: []string{"runner/redact"},
 		is:   []claim{leaf()},
+	},
+	{
+		says: "`agentdef` reads definitions and `compile` reads fragments through it. It is a leaf (standard library only).",
+		pkgs: []string{"agentdef/projectfile"},
+		is:   []claim{leaf(), onlyBy("agentdef", "compile")},
 	},
 	{
 		says: "It imports the standard library and `golang.org/x/sys/unix` only, and only `runner` imports it.",

@@ -1,10 +1,13 @@
-package agentdef
+package compile
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/fullsend-ai/agent-sandbox/agentdef"
 )
 
 // selection is the part of a project that --agent NAME keeps: the named
@@ -16,22 +19,23 @@ type selection struct {
 	files  map[string]bool
 }
 
-// Select narrows a partially loaded project to the named agents and
+// selectAgents narrows a partially loaded project to the named agents and
 // what they reference, keeping only the diagnostics of those files: a
 // broken file elsewhere in the project does not stop them. A name that is
 // no agent is an error naming the known ones. A file that could not be read
 // far enough to know its name belongs to the selection when its base name
 // (agents/NAME.md, skills/NAME/SKILL.md) is a selected name.
-func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnostics, error) {
-	known := sortedMapKeys(proj.byName)
+func selectAgents(proj *agentdef.Project, diags agentdef.Diagnostics, names []string) (*agentdef.Project, agentdef.Diagnostics, error) {
+	defined := proj.Defined()
+	known := slices.Sorted(maps.Keys(defined))
 	for _, n := range names {
-		if _, ok := proj.byName[n]; !ok && !NamedFileIn(diags, n) {
-			return nil, nil, fmt.Errorf("no agent %q in the project (%s)", n, KnownHint("agents", n, known))
+		if _, ok := defined[n]; !ok && !namedFileIn(diags, n) {
+			return nil, nil, fmt.Errorf("no agent %q in the project (%s)", n, agentdef.KnownHint("agents", n, known))
 		}
 	}
 	sel := selection{agents: map[string]bool{}, skills: map[string]bool{}, files: map[string]bool{}}
 	sel.addAgents(proj, names)
-	var kept Diagnostics
+	var kept agentdef.Diagnostics
 	for _, d := range diags {
 		if sel.keeps(d) {
 			kept = append(kept, d)
@@ -49,7 +53,7 @@ func Select(proj *Project, diags Diagnostics, names []string) (*Project, Diagnos
 
 // addAgents adds the named agents and, transitively, the subagents and
 // skills they use.
-func (sel *selection) addAgents(proj *Project, names []string) {
+func (sel *selection) addAgents(proj *agentdef.Project, names []string) {
 	queue := slices.Clone(names)
 	for len(queue) > 0 {
 		n := queue[0]
@@ -58,7 +62,7 @@ func (sel *selection) addAgents(proj *Project, names []string) {
 			continue
 		}
 		sel.agents[n] = true
-		if a, ok := proj.byName[n]; ok {
+		if a, ok := proj.Defined()[n]; ok {
 			queue = append(queue, sel.addAgent(proj, a)...)
 		}
 	}
@@ -66,7 +70,7 @@ func (sel *selection) addAgents(proj *Project, names []string) {
 
 // addAgent adds an agent's file and skills, and returns the agents it and
 // its skills may spawn.
-func (sel *selection) addAgent(proj *Project, a *Agent) []string {
+func (sel *selection) addAgent(proj *agentdef.Project, a *agentdef.Agent) []string {
 	sel.files[a.File] = true
 	spawn := sel.addRules(proj, a.Tools)
 	for _, ref := range a.Skills {
@@ -77,13 +81,13 @@ func (sel *selection) addAgent(proj *Project, a *Agent) []string {
 
 // keeps reports whether a diagnostic belongs to the selection: it has no
 // file, or its file is selected or named after a selected name.
-func (sel *selection) keeps(d Diagnostic) bool {
+func (sel *selection) keeps(d agentdef.Diagnostic) bool {
 	return d.Pos.File == "" || sel.files[d.Pos.File] || sel.names(d.Pos.File)
 }
 
 // addRules adds the skills a rule list names and returns the agents it may
 // spawn.
-func (sel *selection) addRules(proj *Project, rules []ToolRule) []string {
+func (sel *selection) addRules(proj *agentdef.Project, rules []agentdef.ToolRule) []string {
 	var spawn []string
 	for _, r := range rules {
 		switch {
@@ -97,7 +101,7 @@ func (sel *selection) addRules(proj *Project, rules []ToolRule) []string {
 }
 
 // addSkill adds a skill and returns the agents its allowed tools spawn.
-func (sel *selection) addSkill(proj *Project, name string) []string {
+func (sel *selection) addSkill(proj *agentdef.Project, name string) []string {
 	if sel.skills[name] {
 		return nil
 	}
@@ -123,9 +127,9 @@ func (sel *selection) names(file string) bool {
 	return sel.agents[strings.TrimSuffix(base, path.Ext(base))]
 }
 
-// NamedFileIn reports whether a diagnostic points at an agent file named
+// namedFileIn reports whether a diagnostic points at an agent file named
 // after name (one too broken to know its name from).
-func NamedFileIn(diags Diagnostics, name string) bool {
+func namedFileIn(diags agentdef.Diagnostics, name string) bool {
 	for _, d := range diags {
 		base := path.Base(d.Pos.File)
 		if base != "SKILL.md" && strings.TrimSuffix(base, path.Ext(base)) == name {
