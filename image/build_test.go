@@ -208,13 +208,12 @@ func TestBuildContent(t *testing.T) {
 }
 
 type extracted struct {
-	data       string
-	mode       int64
-	uid, gid   int
-	uname      string
-	mtime      time.Time
-	typeflag   byte
-	paxRecords int
+	data     string
+	mode     int64
+	uid, gid int
+	uname    string
+	mtime    time.Time
+	typeflag byte
 }
 
 // extract flattens the image filesystem, keyed by absolute path.

@@ -39,18 +39,6 @@ func policy(endpoint, binaries string) string {
 
 const forgeEP = "      - host: api.github.com\n        port: 443\n        protocol: rest\n        enforcement: enforce\n        rules:\n          - allow: {method: GET, path: /repos/o/r}\n"
 
-func only(t *testing.T, r *Result) Change {
-	t.Helper()
-	var cs []Change
-	for _, a := range r.Agents {
-		cs = append(cs, a.Changes...)
-	}
-	if len(cs) != 1 {
-		t.Fatalf("%d changes, want 1: %+v", len(cs), cs)
-	}
-	return cs[0]
-}
-
 // The risk table's rows beyond the acceptance tests (which run on
 // testdata/triage in cmd/fullsend), each from a base/head pair of policies.
 func TestRiskTable(t *testing.T) {

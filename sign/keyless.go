@@ -334,13 +334,6 @@ func (t *rekor) entry(e *models.LogEntryAnon) (*TlogEntry, error) {
 	}, nil
 }
 
-func derefInt(p *int64) int64 {
-	if p == nil {
-		return -1
-	}
-	return *p
-}
-
 // ephemeralKeypair adapts an ECDSA key to sigstore-go's Keypair, which its
 // Fulcio client uses for the proof of possession.
 type ephemeralKeypair struct{ priv *ecdsa.PrivateKey }

@@ -149,10 +149,10 @@ func (c *checker) unsupportedAuthStyle(base string, cr Credential) {
 	c.errorf(base+".auth_style", CodeCredential, "one of basic, bearer, header, path, query", "unsupported auth_style: %s", cr.AuthStyle)
 }
 
-// The refresh strategy tables of profiles.rs:702-766 @ v0.0.111.
+// The refresh strategy output tables of profiles.rs:718-766 @ v0.0.111 (the
+// gateway-mintable set of 697-716 decides whether a provider may be created
+// without credentials, which profile validation does not ask).
 var (
-	gatewayMintable = map[string]bool{"oauth2_refresh_token": true, "oauth2_client_credentials": true,
-		"google_service_account_jwt": true, "aws_sts_assume_role": true}
 	requiredOutputs = map[string][]string{"aws_sts_assume_role": {"secret_access_key", "session_token"}}
 	primaryEnvKey   = map[string]string{"aws_sts_assume_role": "AWS_ACCESS_KEY_ID"}
 	outputEnvKey    = map[[2]string]string{{"aws_sts_assume_role", "secret_access_key"}: "AWS_SECRET_ACCESS_KEY",
