@@ -299,12 +299,14 @@ func serdeUint(s string) (uint64, bool) {
 }
 
 // serdeInt parses a plain scalar as serde_yml parses an i64: serdeUint's
-// forms with an optional '-'.
+// forms, or a '-' before the digits or the radix prefix. "-+5" is no
+// integer: serde_yaml's parse_negative_int hands it whole to
+// i64::from_str_radix, which takes one sign.
 func serdeInt(s string) (int64, bool) {
 	digits, neg := strings.CutPrefix(s, "-")
 	u, ok := serdeUint(digits)
 	switch {
-	case !ok:
+	case !ok || neg && strings.HasPrefix(digits, "+"):
 		return 0, false
 	case !neg && u <= math.MaxInt64:
 		return int64(u), true
