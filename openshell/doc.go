@@ -8,7 +8,9 @@
 // facts of OpenShell's proxy the checks share (AlwaysBlockedIP,
 // ControlPlanePort, IsHostGatewayAlias, ParseAllowedIP), and the
 // diagnostic vocabulary the validator and the provider profile decoder
-// both report in (Diagnostic, Severity, HasErrors, DiagnosticsError).
+// both report in (Diagnostic, Severity, HasErrors, DiagnosticsError), and
+// the serde_yml scalar rules both apply (SerdeUint, SerdeInt, SerdePlainType
+// and their kin).
 //
 // The offline validator is openshell/validate, the request-decision engine
 // and policy-test expectations are openshell/decide, and OpenShell's glob

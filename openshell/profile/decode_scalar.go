@@ -2,10 +2,9 @@ package profile
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"gopkg.in/yaml.v3"
 )
 
@@ -63,7 +62,7 @@ func (d *decoder) untaggedStr(n *yaml.Node, path string) (string, bool) {
 		return "", false
 	}
 	if isPlain(n) {
-		if t := plainScalarType(n.Value); t != "string" {
+		if t := openshell.SerdePlainType(n.Value); t != "string" {
 			d.errorf(n, path, CodeType, "quote it", "%s must be a string, got the %s %s", last(path), t, n.Value)
 			return "", false
 		}
@@ -102,7 +101,7 @@ func (d *decoder) uint(n *yaml.Node, path string, max uint64) uint64 {
 		return 0
 	}
 	if n.Kind == yaml.ScalarNode && isPlain(n) {
-		if u, ok := serdeUint(n.Value); ok {
+		if u, ok := openshell.SerdeUint(n.Value); ok {
 			if u > max {
 				d.errorf(n, path, CodeType, "", "%s %s is out of range (at most %d)", last(path), n.Value, max)
 				return 0
@@ -120,7 +119,7 @@ func (d *decoder) int64(n *yaml.Node, path string) int64 {
 		return 0
 	}
 	if n.Kind == yaml.ScalarNode && isPlain(n) {
-		if i, ok := serdeInt(n.Value); ok {
+		if i, ok := openshell.SerdeInt(n.Value); ok {
 			return i
 		}
 	}
@@ -252,7 +251,7 @@ func isEmptyPlain(n *yaml.Node) bool {
 // isNull reports a plain YAML null (Option fields take it as None).
 func isNull(n *yaml.Node) bool {
 	n = deref(n)
-	return n != nil && n.Kind == yaml.ScalarNode && isPlain(n) && plainScalarType(n.Value) == "null"
+	return n != nil && n.Kind == yaml.ScalarNode && isPlain(n) && openshell.SerdePlainType(n.Value) == "null"
 }
 
 // present reports a value given and not null (an Option field's Some).
@@ -268,78 +267,9 @@ func describe(n *yaml.Node) string {
 		if !isPlain(n) {
 			return fmt.Sprintf("the string %q", n.Value)
 		}
-		return fmt.Sprintf("the %s %q", plainScalarType(n.Value), n.Value)
+		return fmt.Sprintf("the %s %q", openshell.SerdePlainType(n.Value), n.Value)
 	}
 	return "an alias"
-}
-
-// radixPrefixes are the prefixes of serde_yml's non-decimal integers.
-var radixPrefixes = []struct {
-	prefix string
-	base   int
-}{{"0x", 16}, {"0o", 8}, {"0b", 2}}
-
-// serdeUint parses a plain scalar as serde_yml parses unsigned integers:
-// decimal without leading zeros, or 0x/0o/0b, with an optional "+".
-// strconv.ParseUint with an explicit base takes digits only (no sign, no
-// '_', no prefix).
-func serdeUint(s string) (uint64, bool) {
-	digits, base := strings.TrimPrefix(s, "+"), 10
-	for _, p := range radixPrefixes {
-		if rest, ok := strings.CutPrefix(digits, p.prefix); ok {
-			digits, base = rest, p.base
-			break
-		}
-	}
-	if base == 10 && len(digits) > 1 && digits[0] == '0' {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(digits, base, 64)
-	return n, err == nil
-}
-
-// serdeInt parses a plain scalar as serde_yml parses an i64: serdeUint's
-// forms, or a '-' before the digits or the radix prefix. "-+5" is no
-// integer: serde_yaml's parse_negative_int hands it whole to
-// i64::from_str_radix, which takes one sign.
-func serdeInt(s string) (int64, bool) {
-	digits, neg := strings.CutPrefix(s, "-")
-	u, ok := serdeUint(digits)
-	switch {
-	case !ok || neg && strings.HasPrefix(digits, "+"):
-		return 0, false
-	case !neg && u <= math.MaxInt64:
-		return int64(u), true
-	case neg && u <= 1<<63:
-		return -int64(u-1) - 1, true
-	}
-	return 0, false
-}
-
-// plainScalarType is what serde_yml makes of a plain scalar in an untagged
-// position: null, boolean, integer, float or string.
-func plainScalarType(s string) string {
-	switch s {
-	case "", "~", "null", "Null", "NULL":
-		return "null"
-	case "true", "True", "TRUE", "false", "False", "FALSE":
-		return "boolean"
-	}
-	if _, ok := serdeUint(strings.TrimPrefix(s, "-")); ok && !strings.HasPrefix(s, "-+") {
-		return "integer"
-	}
-	switch strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-") {
-	case ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN":
-		return "float"
-	}
-	t := strings.TrimLeft(s, "+-")
-	if len(t) > 1 && t[0] == '0' && allDigits(t) {
-		return "string"
-	}
-	if _, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64); err == nil && !strings.ContainsAny(s, "_xXpP") {
-		return "float"
-	}
-	return "string"
 }
 
 func allDigits(s string) bool {

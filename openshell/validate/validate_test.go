@@ -386,37 +386,6 @@ func TestValidateSyntaxErrorLines(t *testing.T) {
 	}
 }
 
-// TestSerdeScalars pins the serde_yml scalar rules the validator mirrors.
-func TestSerdeScalars(t *testing.T) {
-	uints := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"443", 443, true}, {"+443", 443, true}, {"0x1BB", 443, true}, {"0o673", 443, true},
-		{"0b110111011", 443, true}, {"0", 0, true}, {"0443", 0, false}, {"1_000", 0, false},
-		{"-1", 0, false}, {"0x", 0, false}, {"0x-1", 0, false}, {"4.5", 0, false}, {"", 0, false},
-		{"++1", 0, false}, {"18446744073709551616", 0, false},
-	}
-	for _, tc := range uints {
-		if got, ok := serdeUint(tc.in); got != tc.want || ok != tc.ok {
-			t.Errorf("serdeUint(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-	types := map[string]string{
-		"": "null", "~": "null", "null": "null", "NULL": "null", "nil": "string",
-		"true": "boolean", "False": "boolean", "yes": "string", "on": "string",
-		"1": "integer", "-1": "integer", "0x1F": "integer", "0443": "string", "1_000": "string",
-		"1.5": "float", "1e3": "float", ".inf": "float", "-.inf": "float", ".nan": "float",
-		"inf": "string", "nan": "string", "infinity": "string", "open": "string", "bug*": "string", "v1.2": "string", "0x1G": "string",
-	}
-	for in, want := range types {
-		if got := plainScalarType(in); got != want {
-			t.Errorf("plainScalarType(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestPathsCompete(t *testing.T) {
 	tests := []struct {
 		a, b string
