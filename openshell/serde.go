@@ -7,7 +7,10 @@ import (
 )
 
 // OpenShell reads policies and provider profiles with serde_yml 0.0.12
-// (Cargo.lock @ v0.0.83 and v0.0.111), whose scalar rules are serde_yaml
+// (Cargo.lock @ v0.0.83 and v0.0.111; serde_yml::from_str in
+// crates/openshell-policy/src/lib.rs:961 @ v0.0.83, :1027 @ v0.0.111, and
+// crates/openshell-providers/src/profiles.rs:977 @ v0.0.83, :1385 @
+// v0.0.111), whose scalar rules are serde_yaml
 // 0.9's (de.rs: parse_null, parse_bool, parse_unsigned_int,
 // parse_negative_int, parse_f64, digits_but_not_number). They differ from
 // YAML's core schema and from yaml.v3's tags, and the validator, the profile
