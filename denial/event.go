@@ -56,6 +56,12 @@ type Event struct {
 	Reason string
 	// Truncated is set when the reason was cut at 256 bytes.
 	Truncated bool
+	// Trust says whether the agent could have written the event (Assess);
+	// Suspect says why it is TrustSuspect, and Raw holds the raw lines
+	// (bounded) it was read from and around, for a human to judge.
+	Trust   Trust
+	Suspect string
+	Raw     []string
 }
 
 // maxReasonLen is the shorthand's cut of [reason:...]
