@@ -251,7 +251,7 @@ var rules = []rule{
 	},
 	{
 		says: "are imported by `_test.go` files only.",
-		pkgs: []string{"internal/testtool", "internal/testregistry", "internal/regexsample"},
+		pkgs: []string{"internal/testtool", "internal/fixture", "internal/testregistry", "internal/regexsample"},
 		is:   []claim{tests()},
 	},
 	{
