@@ -2,6 +2,7 @@ package forge
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,63 @@ func TestAttackSearchQuoteDifferential(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAttackEscapedTokenInResponse (T5-3): the proxy withheld a forge
+// answer holding the forge token by a raw byte compare, so the token with
+// a JSON-escaped letter was relayed, and with --forge gitlab the converted
+// body carried it in plain text.
+func TestAttackEscapedTokenInResponse(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		path string
+	}{
+		{GitHub, "/repos/acme/widgets/issues/667"},
+		{GitLab, "/repos/acme/widgets/issues/667"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			p := newTestProxy(t, tc.kind)
+			status, body := p.do(t, "GET", tc.path, p.reader, "", "")
+			if status != 502 || !strings.Contains(body, "withheld") {
+				t.Fatalf("status %d (%s), want 502 withheld", status, body)
+			}
+			for _, form := range []string{testForgeToken, escapedForgeToken, testForgeToken[1:]} {
+				if strings.Contains(body, form) || strings.Contains(p.auditText(), form) {
+					t.Fatalf("the response or audit log holds the token (%q): %s", form, body)
+				}
+			}
+		})
+	}
+}
+
+func TestCredentialAppearsIn(t *testing.T) {
+	c, err := NewCredential("ghs_abc/def")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body string
+		want       bool
+	}{
+		{"plain", `{"a":"x ghs_abc/def y"}`, true},
+		{"first letter escaped", `{"a":"\u0067hs_abc/def"}`, true},
+		{"upper-case hex", `{"a":"\u0067\u0068\u0073\u005F\u0061bc/def"}`, true},
+		{"escaped slash", `{"a":"ghs_abc\/def"}`, true},
+		{"in a key", `{"\u0067hs_abc/def":1}`, true},
+		{"invalid JSON", `<html>\u0067hs_abc/def`, true},
+		{"escaped backslash is not an escape", `{"a":"\\u0067hs_abc/def"}`, false},
+		{"surrogate pair before", `{"a":"\ud83d\ude00ghs_abc\/def"}`, true},
+		{"lone surrogate", `{"a":"\ud83dghs_abc\/def"}`, true},
+		{"truncated escape", `{"a":"ghs_abc/de\u00`, false},
+		{"other text", `{"a":"ghs_abc/dex"}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.appearsIn([]byte(tc.body)); got != tc.want {
+				t.Fatalf("appearsIn(%s) = %v, want %v", tc.body, got, tc.want)
+			}
+		})
 	}
 }

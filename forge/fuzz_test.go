@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,4 +211,48 @@ func FuzzDecodeBodies(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzCredentialAppearsIn checks the response withholding against
+// encoding/json: whenever a JSON text decodes to a string or key holding
+// the token, appearsIn sees it, however the text escapes it.
+func FuzzCredentialAppearsIn(f *testing.F) {
+	for _, s := range []string{`{"a":"ghs_k"}`, `["\u0067hs_k"]`, `{"\u0067hs\u005fk":1}`, `"gh\u0073_\k"`, `"\\u0067hs_k"`, `"\ud83d\ude00ghs_k"`} {
+		f.Add([]byte(s))
+	}
+	c, err := NewCredential("ghs_k")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := c.appearsIn(b)
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		if !got && jsonHolds(v, "ghs_k") {
+			t.Fatalf("%q decodes to a value holding the token, appearsIn missed it", b)
+		}
+	})
+}
+
+// jsonHolds reports whether a decoded JSON value holds s in a string or key.
+func jsonHolds(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(v, s)
+	case []any:
+		for _, e := range v {
+			if jsonHolds(e, s) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.Contains(k, s) || jsonHolds(e, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
