@@ -2,6 +2,7 @@ package forge
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,4 +95,36 @@ func TestCredentialAppearsIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttackMarkupSplitKey (T5-4): a key split by markup that the forge's
+// Markdown renderer hides was posted (201), and the rendered comment
+// showed it whole: the scan removed invisible characters and white space,
+// not invisible markup.
+func TestAttackMarkupSplitKey(t *testing.T) {
+	tests := map[string]string{
+		"empty comment":        githubPAT[:10] + "<!---->" + githubPAT[10:],
+		"comment with text":    githubPAT[:10] + "<!-- looks harmless -->" + githubPAT[10:],
+		"empty span":           githubPAT[:10] + "<span></span>" + githubPAT[10:],
+		"decimal reference":    "&#103;" + githubPAT[1:],
+		"hex reference":        "&#x67;" + githubPAT[1:],
+		"named reference":      githubPAT[:3] + "&lowbar;" + githubPAT[4:],
+		"quoted > in a tag":    githubPAT[:10] + `<a title=">">` + githubPAT[10:20] + "</a>" + githubPAT[20:],
+		"Markdown emphasis":    githubPAT[:10] + "**" + githubPAT[10:20] + "**" + githubPAT[20:],
+		"every letter encoded": encodeAll(anthropicKey),
+	}
+	for name, text := range tests {
+		t.Run(name, func(t *testing.T) {
+			refuseComment(t, "the key: "+text)
+		})
+	}
+}
+
+// encodeAll writes every byte of s as a decimal character reference.
+func encodeAll(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		b.WriteString("&#" + strconv.Itoa(int(s[i])) + ";")
+	}
+	return b.String()
 }
