@@ -78,11 +78,13 @@ func BenchmarkHandlerComment(b *testing.B) {
 }
 
 // BenchmarkScanSecrets measures the outgoing-text scan alone: a clean
-// comment (the common case) and one with a newline-split key.
+// comment (the common case), one with Markdown (scanned a second time as
+// rendered) and one with a newline-split key.
 func BenchmarkScanSecrets(b *testing.B) {
 	comment := strings.Repeat("This looks like a duplicate of #3. ", 25)
 	for name, text := range map[string]string{
 		"clean":     comment,
+		"markdown":  strings.Repeat("This looks like a **duplicate** of [#3](https://x/3), see `log`. ", 15),
 		"split-key": comment + anthropicKey[:40] + "\n" + anthropicKey[40:],
 	} {
 		b.Run(name, func(b *testing.B) {

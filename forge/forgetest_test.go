@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 // for it in everything an agent or a log can see.
 const testForgeToken = "ghs_TESTforgeTOKENdoNotLeak0123456789abcd"
 
+// escapedForgeToken is testForgeToken with its first letter JSON-escaped.
+var escapedForgeToken = `\u0067` + testForgeToken[1:]
+
 // recorded is one request the fake forge API received.
 type recorded struct {
 	Method, Path, RawPath, Query, Auth, PrivateToken, Body string
@@ -58,6 +61,8 @@ func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"id":7,"body":"ok","author":{"username":"bot"},"system":false}`)
 		case strings.HasSuffix(p, "/notes"):
 			io.WriteString(w, `[{"id":1,"body":"hi","author":{"username":"a"},"system":false},{"id":2,"body":"added label","system":true}]`)
+		case strings.HasSuffix(p, "/issues/667"): // the token JSON-escaped, which the conversion decodes
+			io.WriteString(w, `{"iid":667,"description":"`+escapedForgeToken+`","state":"opened"}`)
 		case strings.HasSuffix(p, "/issues"):
 			io.WriteString(w, `[{"iid":3,"title":"t","description":"d","state":"opened","labels":["bug"],"author":{"username":"u"}}]`)
 		default:
@@ -77,6 +82,8 @@ func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(p, "/issues/404"):
 		w.WriteHeader(404)
 		io.WriteString(w, `{"message":"Not Found"}`)
+	case strings.HasSuffix(p, "/issues/667"): // the token JSON-escaped
+		io.WriteString(w, `{"body":"`+escapedForgeToken+`"}`)
 	case strings.HasSuffix(p, "/issues/666"): // a forge echoing the token back
 		io.WriteString(w, `{"body":"`+testForgeToken+`"}`)
 	default:

@@ -105,6 +105,21 @@ func TestScopeSearch(t *testing.T) {
 		{strings.Repeat("a", 257), "", ErrBadRequest},
 		{"a\x00b", "", ErrBadRequest},
 		{"\xff", "", ErrBadRequest},
+		{`-"a b" x`, `-"a b" x repo:o/r`, nil},
+		{`repo:"O/R" x`, "x repo:o/r", nil},
+		{`"repo:other/x" x`, `"repo:other/x" x repo:o/r`, nil},
+		{`""`, `"" repo:o/r`, nil},
+		{`label:"(x)"`, "", ErrScope},
+		// Issue 33 (T5-2): what a forge may read another way is refused.
+		{`label:\" repo:other/x \"`, "", ErrBadRequest},
+		{`label:x"y repo:other/x"`, "", ErrBadRequest},
+		{`"a b"c`, "", ErrBadRequest},
+		{`a"b"`, "", ErrBadRequest},
+		{`label:"a""b"`, "", ErrBadRequest},
+		{`label:"a"" repo:other/x"`, "", ErrBadRequest},
+		{`crash \`, "", ErrBadRequest},
+		{`"a \" b"`, "", ErrBadRequest},
+		{"label:\u0090repo:x/y", "", ErrBadRequest}, // a C1 control: a separator to some engines
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {

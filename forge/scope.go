@@ -9,10 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
-
-	"github.com/fullsend-ai/agent-sandbox/secretscan"
 )
 
 // Scope limits what any agent may touch through the proxy, whatever its
@@ -154,127 +151,6 @@ func checkPageParam(k, v string) error {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
-
-// searchQualifiers are the GitHub issue-search qualifiers an agent may use.
-// Scope qualifiers (repo, org, user, owner) are handled separately; anything
-// else with a colon is refused rather than guessed at.
-var searchQualifiers = map[string]bool{
-	"is": true, "state": true, "type": true, "in": true, "label": true, "author": true,
-	"assignee": true, "mentions": true, "commenter": true, "involves": true, "milestone": true,
-	"no": true, "created": true, "updated": true, "closed": true, "comments": true,
-	"reactions": true, "reason": true, "linked": true, "sort": true, "interactions": true,
-}
-
-// ScopeSearch confines a GitHub issue-search query to one repository. It
-// tokenizes the query (separated by any Unicode white space, NBSP and the
-// ideographic space included, as the search engine may split on them;
-// double quotes group), refuses invisible format characters (which could
-// hide a separator), repo/org/user/owner qualifiers naming anything else,
-// boolean operators and parentheses (which could lift terms out of the
-// repository scope), unknown qualifiers and overlong queries, and appends
-// `repo:OWNER/REPO`.
-func ScopeSearch(q, owner, repo string) (string, error) {
-	if len(q) > maxSearchBytes {
-		return "", fmt.Errorf("search query is longer than %d bytes: %w", maxSearchBytes, ErrBadRequest)
-	}
-	if !utf8.ValidString(q) || strings.ContainsFunc(q, func(r rune) bool { return isControl(r) && r != ' ' && r != '\t' }) {
-		return "", fmt.Errorf("search query has control characters or invalid UTF-8: %w", ErrBadRequest)
-	}
-	if strings.ContainsFunc(q, secretscan.IsIgnorable) {
-		return "", fmt.Errorf("search query has invisible format characters: %w", ErrBadRequest)
-	}
-	toks, err := searchTokens(q)
-	if err != nil {
-		return "", err
-	}
-	want := owner + "/" + repo
-	out := make([]string, 0, len(toks)+1)
-	for _, t := range toks {
-		keep, err := scopeToken(t, want)
-		if err != nil {
-			return "", err
-		}
-		if keep {
-			out = append(out, t.text)
-		}
-	}
-	out = append(out, "repo:"+want)
-	return strings.Join(out, " "), nil
-}
-
-// scopeToken judges one search token against the scope repository want: it
-// is kept, dropped (the scope's own repo qualifier, re-added once), or
-// refused.
-func scopeToken(t searchToken, want string) (bool, error) {
-	if t.quoted {
-		return true, nil
-	}
-	switch t.text {
-	case "OR", "AND", "NOT":
-		return false, fmt.Errorf("search query: boolean operator %s is not allowed: %w", t.text, ErrScope)
-	}
-	if strings.ContainsAny(t.text, "()") {
-		return false, fmt.Errorf("search query: parentheses are not allowed: %w", ErrScope)
-	}
-	key, val, isQual := strings.Cut(strings.TrimPrefix(t.text, "-"), ":")
-	if !isQual {
-		return true, nil
-	}
-	key = strings.ToLower(key)
-	switch {
-	case key == "repo":
-		if strings.HasPrefix(t.text, "-") || !strings.EqualFold(strings.Trim(val, `"`), want) {
-			return false, fmt.Errorf("search query: %s: only repo:%s may be searched: %w", t.text, want, ErrScope)
-		}
-		return false, nil // re-added by the caller exactly once
-	case key == "org" || key == "user" || key == "owner":
-		return false, fmt.Errorf("search query: qualifier %s: is not allowed (the proxy scopes to repo:%s): %w", key, want, ErrScope)
-	case !searchQualifiers[key]:
-		return false, fmt.Errorf("search query: unknown qualifier %q (hint: quote text containing a colon): %w", key+":", ErrBadRequest)
-	}
-	return true, nil
-}
-
-type searchToken struct {
-	text   string
-	quoted bool // the whole token is one quoted phrase
-}
-
-// searchTokens splits a query on white space (unicode.IsSpace: NBSP,
-// U+2000..U+200A, U+3000 and the rest, not only ' ' and '\t') outside
-// double quotes. A token may mix bare text and quotes (label:"good first
-// issue"). An unbalanced quote is an error.
-func searchTokens(q string) ([]searchToken, error) {
-	var toks []searchToken
-	var cur strings.Builder
-	inQuote, started := false, false
-	flush := func() {
-		if started {
-			t := cur.String()
-			toks = append(toks, searchToken{text: t, quoted: len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' && strings.Count(t, `"`) == 2})
-		}
-		cur.Reset()
-		started = false
-	}
-	for _, r := range q {
-		switch {
-		case r == '"':
-			inQuote = !inQuote
-			cur.WriteRune(r)
-			started = true
-		case unicode.IsSpace(r) && !inQuote:
-			flush()
-		default:
-			cur.WriteRune(r)
-			started = true
-		}
-	}
-	if inQuote {
-		return nil, fmt.Errorf("search query has an unbalanced double quote: %w", ErrBadRequest)
-	}
-	flush()
-	return toks, nil
-}
 
 // commentBody is the only JSON body a comment create accepts.
 type commentBody struct {

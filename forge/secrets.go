@@ -6,7 +6,10 @@ import "github.com/fullsend-ai/agent-sandbox/secretscan"
 // secretscan rule id: gitleaks' default rules and fullsend's supplement,
 // fullsend agent tokens included), or "" when s looks clean. It never
 // returns the match itself, so callers can log the result. Invisible
-// characters are ignored and secrets split by white space are joined.
+// characters are ignored, secrets split by white space are joined, and s
+// is scanned as a forge's Markdown renderer could show it too
+// (secretscan.Rendered: HTML comments and tags removed, character
+// references decoded).
 func ScanSecrets(s string) string {
-	return secretscan.Default().Find(s)
+	return secretscan.Default().FindRendered(s)
 }

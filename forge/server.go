@@ -332,6 +332,10 @@ func (s *Server) upstreamBody(c call, resp *http.Response) ([]byte, string) {
 		if body, err = s.backend.response(c, body); err != nil {
 			return nil, err.Error()
 		}
+		// The converted body is what the agent gets: check it as well.
+		if s.cfg.Credential.appearsIn(body) {
+			return nil, "converted forge response contained the forge token; withheld"
+		}
 	}
 	return body, ""
 }

@@ -237,12 +237,14 @@ func gitlabSearchQuery(in url.Values, project string) (url.Values, error) {
 	}
 	var terms, labels []string
 	for _, t := range toks {
-		key, val, isQual := strings.Cut(t.text, ":")
-		if t.quoted || !isQual {
-			terms = append(terms, strings.Trim(t.text, `"`))
+		if !t.qualified {
+			terms = append(terms, gitlabTerm(t))
 			continue
 		}
-		label, err := gitlabQualifier(q, t.text, key, strings.Trim(val, `"`), project)
+		if t.negated {
+			return nil, fmt.Errorf("search: %s: excluding a qualifier is not supported on GitLab: %w", t.text, ErrBadRequest)
+		}
+		label, err := gitlabQualifier(q, t.text, t.key, t.value, project)
 		if err != nil {
 			return nil, err
 		}
@@ -257,6 +259,15 @@ func gitlabSearchQuery(in url.Values, project string) (url.Values, error) {
 		q.Set("labels", strings.Join(labels, ","))
 	}
 	return q, nil
+}
+
+// gitlabTerm is the free text of an unqualified search token: its text
+// without the quotes of a phrase.
+func gitlabTerm(t searchToken) string {
+	if t.negated {
+		return "-" + t.value
+	}
+	return t.value
 }
 
 // gitlabSearchParams maps the paging and ordering parameters of a GitHub

@@ -22,7 +22,11 @@
 // characters such as zero-width spaces and soft hyphens are removed), and
 // then scanned a second time with white space removed (Join), by the rules
 // whose regex starts with a literal prefix (Rule.Joinable), so a secret
-// split across lines or spaces is still found.
+// split across lines or spaces is still found. FindRendered also scans
+// the text as a forge's Markdown renderer could show it (Rendered: HTML
+// comments and tags removed, character references decoded, Markdown
+// delimiters dropped), so markup the reader never sees does not hide a
+// secret; the forge proxy uses it for what agents post.
 //
 // Limits: a determined sender can still encode a secret (base64, reversed,
 // split over several requests); the scan catches the secrets an agent

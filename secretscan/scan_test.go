@@ -157,6 +157,9 @@ func TestProseIsClean(t *testing.T) {
 			if kinds := Default().FindAll(para); len(kinds) > 0 {
 				t.Errorf("%s paragraph %d: %v in %q", f, i, kinds, para)
 			}
+			if kind := Default().FindRendered(para); kind != "" {
+				t.Errorf("%s paragraph %d rendered: %v in %q", f, i, kind, Rendered(para))
+			}
 		}
 	}
 }

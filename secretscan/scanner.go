@@ -155,6 +155,20 @@ func (s *Scanner) Find(text string) string {
 	return found
 }
 
+// FindRendered is Find over text and then, when it differs, over
+// Rendered(text): the text as a Markdown renderer could show it, so a
+// secret split by hidden markup (`<!---->`, `<span></span>`, `&#103;`) is
+// found too. It is for text a forge will render (comments, labels).
+func (s *Scanner) FindRendered(text string) string {
+	if kind := s.Find(text); kind != "" {
+		return kind
+	}
+	if r := Rendered(text); r != text {
+		return s.Find(r)
+	}
+	return ""
+}
+
 // FindAll returns the distinct kinds of every credential in text, in rule
 // order.
 func (s *Scanner) FindAll(text string) []string {
