@@ -38,7 +38,7 @@ func checkEvent(t *testing.T, line []byte, ev Event, res LineResult) {
 	if ev.Class != 4001 && ev.Class != 4002 {
 		t.Fatalf("%q: class %d", line, ev.Class)
 	}
-	if ev.Host != strings.ToLower(ev.Host) {
+	if ev.Host != asciiLower(ev.Host) {
 		t.Fatalf("%q: host %q not lowercased", line, ev.Host)
 	}
 	if strings.ContainsAny(ev.Path, "?#") {
