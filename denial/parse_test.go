@@ -90,7 +90,10 @@ func TestParseLine(t *testing.T) {
 			if g, w := strings.Join(got.Ancestors, ","), strings.Join(tc.want.Ancestors, ","); g != w {
 				t.Errorf("ancestors %q, want %q", g, w)
 			}
-			got.Ancestors, tc.want.Ancestors = nil, nil
+			if got.line != cutRaw(tc.line) {
+				t.Errorf("line %q, want the input", got.line)
+			}
+			got.Ancestors, tc.want.Ancestors, got.line = nil, nil, ""
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
