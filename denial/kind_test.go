@@ -1,6 +1,7 @@
 package denial
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -230,10 +231,7 @@ func TestDocsKindTables(t *testing.T) {
 // Real lines from OpenShell's own tests and docs (testdata/README.md)
 // parse, and classify as their reasons say.
 func TestUpstreamLines(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream.log")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := fixture.ReadFile(t, upstreamLog)
 	want := []Kind{KindNone, KindNone, KindUnknown, KindNone, KindUnknown, KindForward, KindUnknown, KindL4NoEndpoint}
 	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		ev, res := ParseLine([]byte(line))

@@ -3,8 +3,8 @@ package denial
 import (
 	"bytes"
 	"errors"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,10 +116,7 @@ func TestReadLogLongLine(t *testing.T) {
 // Scan hands over the events ReadLog returns, in order, with the same
 // counts.
 func TestScanIsReadLog(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream.log")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := fixture.ReadFile(t, upstreamLog)
 	want, wst, err := ReadLog("u.log", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
