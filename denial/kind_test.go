@@ -1,13 +1,14 @@
 package denial
 
 import (
-	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 func TestClassify(t *testing.T) {

@@ -3,12 +3,13 @@ package denial
 import (
 	"bytes"
 	"errors"
-	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 // The lines are OpenShell's formats as its source writes them (see the
