@@ -130,11 +130,12 @@ func (in *injection) release(start int64) {
 	i := 0
 	for i < len(in.pending) && start-in.pending[i].end > injectReach {
 		in.emit(in.pending[i].ev)
+		in.pending[i] = pendingEvent{}
 		i++
 	}
-	if i > 0 {
-		in.pending = append(in.pending[:0], in.pending[i:]...)
-	}
+	// Drop the handed-over head without copying the rest: the slice's
+	// start moves on, and append reallocates once it reaches the end.
+	in.pending = in.pending[i:]
 }
 
 // flush hands over every held event.
