@@ -10,6 +10,12 @@
 // and plans with it, so both name a denial alike. What suggest does with a
 // kind is suggest's, not this package's.
 //
+// Assess sets each event's Trust: the agent can write whole shorthand lines
+// through a binary path with line breaks (inject.go), so a shorthand event
+// is granted only when the OCSF JSONL record corroborates it or, with
+// shorthand alone, when nothing around it looks injected
+// (docs/threat-model.md).
+//
 // Log lines are the sandboxed agent's bytes: the parsers never panic, never
 // read past a line, bound a line at 1 MiB and keep no query string. The
 // package imports the standard library only (the runner links it inside the

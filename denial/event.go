@@ -38,7 +38,9 @@ type Event struct {
 	Class int
 	// Action is the OCSF action label: Denied, Allowed, ...
 	Action string
-	// Host is lowercased; Port is 0 when the event has none.
+	// Host is lowercased in ASCII only, as OpenShell lowercases it
+	// (str::to_ascii_lowercase, proxy.rs:1763,4824@v0.0.111): "ÄPI.X"
+	// is "Äpi.x". Port is 0 when the event has none.
 	Host string
 	Port int
 	// Method and Path are set for HTTP events; Path never has a query.
@@ -48,6 +50,10 @@ type Event struct {
 	// the event has no actor (an L7 denial inside a CONNECT tunnel).
 	Binary    string
 	Ancestors []string
+	// PID is actor.process.pid; 0 when there is no actor or OpenShell
+	// did not know it ("-", which Process::from_bypass makes 0,
+	// crates/openshell-ocsf/src/objects/process.rs@v0.0.111).
+	PID int64
 	// Policy and Engine are firewall_rule.name and firewall_rule.type.
 	Policy string
 	Engine string
@@ -62,6 +68,43 @@ type Event struct {
 	Trust   Trust
 	Suspect string
 	Raw     []string
+
+	// line is the event's own line, cut at maxRawLen (it shares the
+	// parsed string's memory), for Raw when Assess finds it suspect.
+	line string
+	// hint is why Scan found the line within an injection's reach of an
+	// unparsed fragment (inject.go), "" when it did not.
+	hint string
+	// inText marks a JSON line read after a non-JSON line of the same
+	// input: not the OCSF JSONL record, whose lines are all JSON.
+	inText bool
+}
+
+// Structured reports whether ev was read from the OCSF JSONL record: a
+// JSON line of an input whose lines before it were all JSON. The JSONL
+// layer escapes every string (serde_json, format/jsonl.rs:18@v0.0.111,
+// the same @v0.0.83), so the sandboxed agent cannot write such a line; a
+// JSON line after shorthand lines could be one it wrote through a binary
+// path (see Trust).
+func (ev *Event) Structured() bool {
+	return ev.Format == FormatJSONL && !ev.inText
+}
+
+// asciiLower lowercases the ASCII letters of s and keeps every other byte,
+// as Rust's str::to_ascii_lowercase does.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // maxReasonLen is the shorthand's cut of [reason:...]

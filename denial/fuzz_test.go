@@ -9,16 +9,24 @@ import (
 	"unicode/utf8"
 )
 
-// seedLogs are the seed corpus: this package's real OpenShell lines and
-// the log fixtures of `policy suggest` (every kind, the three formats,
-// cut and hostile lines; ../suggest/testdata/logs/README.md).
+// seedLogs are the seed corpus: the log fixtures of `policy suggest`
+// (every kind, the three formats, cut and hostile lines;
+// ../suggest/testdata/logs/README.md).
 const seedLogs = "../suggest/testdata/logs/"
 
-// seedLines adds every fixture line to f.
+// upstreamLog holds real lines of OpenShell's own tests and docs, kept
+// with the shared fixtures (../shared/fixtures/from-project/, its README).
+const upstreamLog = "from-project/denial/testdata/upstream.log"
+
+// seedLines adds every fixture line and every corpus line to f.
 func seedLines(f *testing.F) {
-	own, _ := filepath.Glob("testdata/*.log")
 	files, _ := filepath.Glob(seedLogs + "*")
-	for _, name := range append(own, files...) {
+	for _, tc := range corpus() {
+		for _, l := range corpusLines(tc.ev) {
+			f.Add([]byte(l))
+		}
+	}
+	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			continue
@@ -38,7 +46,7 @@ func checkEvent(t *testing.T, line []byte, ev Event, res LineResult) {
 	if ev.Class != 4001 && ev.Class != 4002 {
 		t.Fatalf("%q: class %d", line, ev.Class)
 	}
-	if ev.Host != strings.ToLower(ev.Host) {
+	if ev.Host != asciiLower(ev.Host) {
 		t.Fatalf("%q: host %q not lowercased", line, ev.Host)
 	}
 	if strings.ContainsAny(ev.Path, "?#") {

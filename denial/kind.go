@@ -59,8 +59,8 @@ type KindInfo struct {
 // docs/policy-suggest.md and docs/runner.md print the same kinds
 // (TestDocsKindTables).
 var kinds = [...]KindInfo{
-	{KindL7Deny, 4002, "l7", "L7_REQUEST deny M H:P/path reason=M /path not permitted by policy (FORWARD_L7 deny ... on the forward path)",
-		"crates/openshell-supervisor-network/src/l7/relay.rs:1375-1415; crates/openshell-supervisor-network/src/proxy.rs:5456-5504; crates/openshell-supervisor-network/data/sandbox-policy.rego:465-472"},
+	{KindL7Deny, 4002, "l7", "L7_REQUEST deny M H:P/path reason=M /path not permitted by policy (FORWARD_L7 deny ... on the forward path, L7_REQUEST_TRANSFORMED deny ... after a request transform)",
+		"crates/openshell-supervisor-network/src/l7/relay.rs:1375-1415,2509-2524; crates/openshell-supervisor-network/src/proxy.rs:5456-5504; crates/openshell-supervisor-network/data/sandbox-policy.rego:465-472"},
 	{KindAudit, 4002, "l7", "L7_REQUEST audit M H:P/path reason=...: action Allowed, severity Informational, visible in OCSF JSONL only",
 		"crates/openshell-supervisor-network/src/l7/relay.rs:1375-1397"},
 	{KindForward, 4002, "opa", "FORWARD denied M H:P/path (plain http:// through HTTP_PROXY)",
@@ -75,11 +75,11 @@ var kinds = [...]KindInfo{
 		"crates/openshell-supervisor-network/src/proxy.rs:1490-1571,3869-3955"},
 	{KindL7DenyRule, 4002, "l7", "L7_REQUEST deny ... reason=M /path blocked by deny rule",
 		"crates/openshell-supervisor-network/data/sandbox-policy.rego:457-463"},
-	{KindL7Other, 4002, "l7-graphql|l7-jsonrpc|l7-mcp", "GraphQL, JSON-RPC and MCP denials (GRAPHQL_L7_REQUEST, WEBSOCKET_L7_REQUEST, ...)",
-		"crates/openshell-supervisor-network/src/l7/relay.rs:2064; crates/openshell-supervisor-network/src/l7/websocket.rs:2086; crates/openshell-supervisor-network/data/sandbox-policy.rego:420-455"},
+	{KindL7Other, 0, "l7-graphql|l7-jsonrpc|l7-mcp|l7-websocket|middleware", "GraphQL, JSON-RPC and MCP denials (GRAPHQL_L7_REQUEST, ...; 4002), WebSocket denials (WEBSOCKET_L7_REQUEST, ...; 4001), a request middleware's denial (MIDDLEWARE N I decision=Deny, status_detail its reason; 4002)",
+		"crates/openshell-supervisor-network/src/l7/relay.rs:2064; crates/openshell-supervisor-network/src/l7/websocket.rs:2077-2089; crates/openshell-supervisor-network/src/l7/middleware.rs:769-811; crates/openshell-supervisor-network/data/sandbox-policy.rego:420-455"},
 	{KindNonCanonical, 4002, "l7", "FORWARD_L7 denied non-canonical request-target for M H:P/path",
 		"crates/openshell-supervisor-network/src/proxy.rs:1423-1456"},
-	{KindTunnelProtocol, 4001, "l7", "CONNECT_L7 blocked unsupported tunnel protocol for H:P",
+	{KindTunnelProtocol, 4001, "l7", "CONNECT_L7 blocked unsupported tunnel protocol for H:P (the one 4001 l7 denial with an actor)",
 		"crates/openshell-supervisor-network/src/proxy.rs:2314-2342"},
 	{KindCredentials, 4001, "credentials", "CONNECT refused for H:P: uninspected credential traffic",
 		"crates/openshell-supervisor-network/src/proxy.rs:2024-2066"},
@@ -89,9 +89,9 @@ var kinds = [...]KindInfo{
 		"crates/openshell-supervisor-process/src/bypass_monitor/mod.rs:80-107"},
 	{KindTransparentTCP, 4001, "opa|", "Transparent TCP denied H:P | Transparent TCP denied: <err>; reason `transparent_tcp_*`",
 		"crates/openshell-supervisor-network/src/proxy.rs:884-948"},
-	{KindReloadRace, 0, "", "... policy changed ... | ... generation is stale ...",
-		"crates/openshell-supervisor-network/src/proxy.rs:3403-3428"},
-	{KindUnknown, 0, "", "any other Denied OCSF network or HTTP event",
+	{KindReloadRace, 4001, "l7|", "L7 tunnel closed after policy reload [host:H port:P captured_generation:N current_generation:M] | L7 tunnel closed before inspection because policy changed: ...",
+		"crates/openshell-supervisor-network/src/l7/relay.rs:1644-1659; crates/openshell-supervisor-network/src/proxy.rs:3388-3428"},
+	{KindUnknown, 0, "", "any other Denied OCSF network or HTTP event: HTTP request rejected before policy evaluation (4001 l7 without an actor), an h2c upgrade, credential binding, request authority, an unsupported scheme",
 		"-"},
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 func TestClassify(t *testing.T) {
@@ -22,10 +24,12 @@ func TestClassify(t *testing.T) {
 		{Event{Class: 4001, Action: "Denied", Engine: "ssrf", Reason: "x"}, false, KindSSRF},
 		{Event{Class: 4001, Action: "Denied", Engine: "credentials"}, false, KindCredentials},
 		{Event{Class: 4001, Action: "Denied", Engine: "tls"}, false, KindTLS},
-		{Event{Class: 4001, Action: "Denied", Engine: "l7", Reason: "unsupported"}, false, KindTunnelProtocol},
+		{Event{Class: 4001, Action: "Denied", Engine: "l7", Binary: "/usr/bin/curl", Reason: "unsupported"}, false, KindTunnelProtocol},
 		{Event{Class: 4001, Action: "Denied", Engine: "nftables"}, false, KindBypass},
 		{Event{Class: 4001, Action: "Denied", Reason: "transparent_tcp_identity_denied"}, false, KindTransparentTCP},
-		{Event{Class: 4001, Action: "Denied", Engine: "opa", Reason: "CONNECT a:1 not permitted because policy changed"}, false, KindReloadRace},
+		{Event{Class: 4001, Action: "Denied", Reason: "L7 tunnel closed before inspection because policy changed: policy changed while CONNECT was dialing upstream [captured_generation:1 current_generation:2]"}, false, KindReloadRace},
+		{Event{Class: 4001, Action: "Denied", Engine: "l7", Reason: "L7 tunnel closed after policy reload [host:a port:1 captured_generation:3 current_generation:4]"}, false, KindReloadRace},
+		{Event{Class: 4001, Action: "Denied", Engine: "l7", Reason: "malformed request line"}, false, KindUnknown},
 		{Event{Class: 4002, Action: "Denied", Engine: "opa", Reason: "endpoint a:80 is not allowed by any policy"}, false, KindForward},
 		{Event{Class: 4002, Action: "Denied", Engine: "opa", Reason: "network connections not allowed by policy"}, false, KindForward},
 		{Event{Class: 4002, Action: "Denied", Engine: "l7", Reason: "L7_REQUEST deny GET a:1/x reason=GET /x not permitted by policy"}, false, KindL7Deny},
@@ -33,7 +37,7 @@ func TestClassify(t *testing.T) {
 		{Event{Class: 4002, Action: "Denied", Engine: "l7", Reason: "request-target contains an encoded '/' (%2F)"}, false, KindNonCanonical},
 		{Event{Class: 4002, Action: "Denied", Engine: "l7"}, false, KindUnknown},
 		{Event{Class: 4002, Action: "Denied", Engine: "l7-graphql", Reason: "x"}, false, KindL7Other},
-		{Event{Class: 4002, Action: "Denied", Engine: "middleware", Reason: "x"}, false, KindUnknown},
+		{Event{Class: 4002, Action: "Denied", Engine: "middleware", Reason: "x"}, false, KindL7Other},
 		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST audit GET a:1/x reason=GET /x not permitted by policy"}, true, KindAudit},
 		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST audit GET a:1/x reason=GET /x not permitted by policy"}, false, KindNone},
 		{Event{Class: 4002, Action: "Allowed", Engine: "l7", Reason: "L7_REQUEST allow GET a:1/x reason="}, true, KindNone},
@@ -67,14 +71,15 @@ func TestClassifyLines(t *testing.T) {
 		{ts + "HTTP:DELETE [MED] DENIED DELETE http://h.example:443/p [policy:p engine:l7] [reason:L7_REQUEST deny DELETE h.example:443/p reason=DELETE /p blocked by deny rule]", KindL7DenyRule},
 		{ts + "HTTP:POST [MED] DENIED POST http://h.example:8081/graphql [policy:p engine:l7-graphql] [reason:GRAPHQL_L7_REQUEST deny POST h.example:8081/graphql reason=x]", KindL7Other},
 		{ts + "HTTP:GET [MED] DENIED curl(3) -> GET http://h.example/a%2Fb [policy:p engine:l7] [reason:request-target contains an encoded '/' (%2F)]", KindNonCanonical},
+		{ts + "HTTP:UNKNOWN [HIGH] DENIED UNKNOWN  [policy:github engine:credential-binding] [reason:credential_endpoint_mismatch]", KindUnknown},
 		{ts + "NET:OPEN [MED] DENIED curl(3) -> h.example:443 [policy:p engine:l7] [reason:CONNECT_L7 blocked unsupported tunnel protocol for h.example:443]", KindTunnelProtocol},
 		{ts + "NET:OPEN [HIGH] DENIED curl(3) -> h.example:443 [policy:p engine:credentials] [reason:credentialed endpoint requires L7 inspection; raw tunnel is not explicitly allowed]", KindCredentials},
 		{ts + "NET:OPEN [HIGH] DENIED curl(3) -> h.example:443 [policy:p engine:tls] [reason:x]", KindTLS},
 		{ts + "NET:REFUSE [MED] DENIED node(4) -> 1.2.3.4:443/tcp [policy:bypass-detect engine:nftables] [reason:BYPASS_DETECT 1.2.3.4:443 proto=tcp binary=node action=reject reason=x]", KindBypass},
 		{ts + "NET:OPEN [MED] DENIED /usr/bin/psql(5) -> db.example:5432 [policy:- engine:opa] [reason:transparent_tcp_identity_denied]", KindTransparentTCP},
 		{ts + "NET:OPEN [MED] DENIED 10.1.2.3:5432 [reason:transparent_tcp_mapping_expired]", KindTransparentTCP},
-		{ts + "NET:OPEN [MED] DENIED curl(3) -> h.example:443 [policy:p engine:opa] [reason:CONNECT h.example:443 not permitted because policy changed]", KindReloadRace},
-		{ts + "HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected]", KindUnknown},
+		{ts + "NET:OPEN [MED] DENIED h.example:443 [reason:L7 tunnel closed before inspection because policy changed: policy changed while CONNECT was dialing upstream [captured_generation:1 current_generation:2]]", KindReloadRace},
+		{ts + "HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected]", KindL7Other},
 		{`{"class_uid":4002,"action_id":1,"message":"L7_REQUEST audit GET api.github.com:443/user reason=GET /user not permitted by policy","http_request":{"http_method":"GET","url":{"hostname":"api.github.com","path":"/user","port":443}},"firewall_rule":{"name":"github","type":"l7"}}`, KindAudit},
 		{`[1775016272.190] [sandbox] [OCSF ] [ocsf] HTTP:GET [INFO] ALLOWED GET http://api.github.com:443/user [policy:github engine:l7]`, KindNone},
 		{ts + "NET:OPEN [INFO] ALLOWED curl(64) -> h.example:8081 [policy:p engine:opa]", KindNone},
@@ -227,10 +232,7 @@ func TestDocsKindTables(t *testing.T) {
 // Real lines from OpenShell's own tests and docs (testdata/README.md)
 // parse, and classify as their reasons say.
 func TestUpstreamLines(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream.log")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := fixture.ReadFile(t, upstreamLog)
 	want := []Kind{KindNone, KindNone, KindUnknown, KindNone, KindUnknown, KindForward, KindUnknown, KindL4NoEndpoint}
 	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		ev, res := ParseLine([]byte(line))

@@ -56,8 +56,12 @@ func ReadLog(name string, r io.Reader) ([]Event, InputStats, error) {
 // Scan reads a log as ReadLog does and calls fn with each network and HTTP
 // event in input order, holding none of them: a caller that only counts
 // (the runner, in the image) reads a 32 MiB log in constant memory.
+//
+// Scan also marks the events an injected binary path could have written
+// (inject.go): an event is handed over once no later line can change that,
+// at most 64 KiB of log after it. Assess turns the marks into Trust.
 func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
-	sc := scanner{st: InputStats{Path: name}, formats: map[Format]int{}, fn: fn}
+	sc := scanner{st: InputStats{Path: name}, formats: map[Format]int{}, inj: injection{emit: fn}}
 	br := bufio.NewReaderSize(r, 64*1024)
 	for {
 		b, err := readLine(br)
@@ -68,40 +72,61 @@ func Scan(name string, r io.Reader, fn func(Event)) (InputStats, error) {
 			break
 		}
 		if err != nil {
+			sc.inj.flush()
 			return sc.st, fmt.Errorf("%s: line %d: %w", name, sc.line+1, err)
 		}
 	}
+	sc.inj.flush()
 	sc.st.Format = dominantFormat(sc.formats)
 	return sc.st, nil
 }
 
-// scanner is Scan's state: the lines read, the counts, the events'
-// formats and where the events go.
+// scanner is Scan's state: the lines and bytes read, the counts, the
+// events' formats, whether a line that is not JSON was read, and the
+// injection window the events pass through.
 type scanner struct {
 	line    int
+	pos     int64
 	st      InputStats
 	formats map[Format]int
-	fn      func(Event)
+	text    bool
+	inj     injection
 }
 
 // take reads the next line, b (nil for an over-long one): it counts the
-// line and passes its event, if any, to fn.
+// line and passes its event, if any, on.
 func (sc *scanner) take(b []byte) {
 	sc.line++
+	start := sc.pos
+	sc.pos += int64(len(b)) + 1
+	var ev Event
+	res := LineUnparsed
 	if b == nil {
-		sc.st.Unparsed++
-		return
+		sc.pos += maxLine
+	} else {
+		ev, res = ParseLine(b)
 	}
-	ev, res := ParseLine(b)
 	switch res {
 	case LineEvent:
 		ev.File, ev.Line = sc.st.Path, sc.line
+		ev.inText = ev.Format == FormatJSONL && sc.text
+		if ev.Structured() {
+			ev.line = ""
+		}
 		sc.formats[ev.Format]++
 		sc.st.count(ev)
-		sc.fn(ev)
 	case LineUnparsed:
 		sc.st.Unparsed++
 	}
+	sc.text = sc.text || !jsonShaped(b)
+	sc.inj.see(b, sc.line, start, sc.pos, ev, res)
+}
+
+// jsonShaped reports whether a line may be one of the OCSF JSONL record:
+// blank, or an object. An over-long line (nil) is not.
+func jsonShaped(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return b != nil && (len(t) == 0 || t[0] == '{')
 }
 
 // count counts one event: as an event, a denial, an audit.
@@ -179,6 +204,15 @@ func trimLineBreak(b []byte) []byte {
 // never reads past the line; the Event's strings are copies.
 func ParseLine(b []byte) (Event, LineResult) {
 	s := string(b)
+	ev, res := parseLine(s)
+	if res == LineEvent {
+		ev.line = cutRaw(s)
+	}
+	return ev, res
+}
+
+// parseLine is ParseLine on the line's string.
+func parseLine(s string) (Event, LineResult) {
 	switch {
 	case strings.TrimSpace(s) == "":
 		return Event{}, LineOther

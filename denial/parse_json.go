@@ -3,7 +3,6 @@ package denial
 import (
 	"cmp"
 	"encoding/json"
-	"strings"
 )
 
 // ocsfJSON is the part of an OCSF event this package reads
@@ -36,8 +35,11 @@ type ocsfJSON struct {
 	} `json:"http_request"`
 }
 
+// processJSON is actor.process (objects/process.rs:9-16@v0.0.111: pid is
+// an i64).
 type processJSON struct {
 	Name   string       `json:"name"`
+	PID    int64        `json:"pid"`
 	Parent *processJSON `json:"parent_process"`
 }
 
@@ -82,26 +84,26 @@ func (j *ocsfJSON) readFirewallRule(ev *Event) {
 	}
 }
 
-// readEndpoint sets ev's Host (the domain, else the IP, lowercased) and
+// readEndpoint sets ev's Host (the domain, else the IP, ASCII-lowercased) and
 // Port from dst_endpoint.
 func (j *ocsfJSON) readEndpoint(ev *Event) {
 	d := j.DstEndpoint
 	if d == nil {
 		return
 	}
-	ev.Host, ev.Port = strings.ToLower(d.Domain), d.Port
+	ev.Host, ev.Port = asciiLower(d.Domain), d.Port
 	if ev.Host == "" {
-		ev.Host = strings.ToLower(d.IP)
+		ev.Host = asciiLower(d.IP)
 	}
 }
 
-// readActor sets ev's Binary and Ancestors (at most 64, nearest first)
+// readActor sets ev's Binary, PID and Ancestors (at most 64, nearest first)
 // from actor.process.
 func (j *ocsfJSON) readActor(ev *Event) {
 	if j.Actor == nil || j.Actor.Process == nil {
 		return
 	}
-	ev.Binary = j.Actor.Process.Name
+	ev.Binary, ev.PID = j.Actor.Process.Name, j.Actor.Process.PID
 	for p, n := j.Actor.Process.Parent, 0; p != nil && n < 64; p, n = p.Parent, n+1 {
 		ev.Ancestors = append(ev.Ancestors, p.Name)
 	}
@@ -120,7 +122,7 @@ func (j *ocsfJSON) readHTTPRequest(ev *Event) {
 	if u == nil {
 		return
 	}
-	ev.Host, ev.Path = strings.ToLower(u.Hostname), stripQuery(u.Path)
+	ev.Host, ev.Path = asciiLower(u.Hostname), stripQuery(u.Path)
 	if u.Port != 0 {
 		ev.Port = u.Port
 	}

@@ -1,6 +1,7 @@
 package denial
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -39,14 +40,18 @@ func parseShorthand(body string) (Event, LineResult) {
 }
 
 // shorthandClass reads the OCSF class from the shorthand's "NET:" or
-// "HTTP:" prefix (LineEvent); another upper-case class prefix is
-// LineOther, anything else LineUnparsed.
+// "HTTP:" prefix (LineEvent). Another upper-case class prefix ("PROC:",
+// "FINDING:", ...) and a base event, "EVENT [SEV] msg"
+// (shorthand.rs:494-517@v0.0.111, :390@v0.0.83), are LineOther; anything
+// else is LineUnparsed.
 func shorthandClass(body string) (int, LineResult) {
 	switch {
 	case strings.HasPrefix(body, "NET:"):
 		return 4001, LineEvent
 	case strings.HasPrefix(body, "HTTP:"):
 		return 4002, LineEvent
+	case strings.HasPrefix(body, "EVENT ["):
+		return 0, LineOther
 	}
 	if i := strings.IndexByte(body, ':'); i > 0 && isUpperWord(body[:i]) {
 		return 0, LineOther
@@ -55,10 +60,14 @@ func shorthandClass(body string) (int, LineResult) {
 }
 
 // cutShorthandHead cuts "<CLASS>:<ACTIVITY> [SEV] " off the shorthand and
-// returns "<CLASS>:<ACTIVITY>" and the rest.
+// returns "<CLASS>:<ACTIVITY>" and the rest. A NET activity is an
+// upper-case word; an HTTP "activity" is the request's method, which
+// keeps its case when it is not one of the nine standard ones
+// (HttpMethod::Other, crates/openshell-ocsf/src/enums/http_method.rs
+// @v0.0.111; shorthand.rs:262-265,307): any word without a space.
 func cutShorthandHead(body string) (head, rest string, ok bool) {
 	head, rest, ok = strings.Cut(body, " ")
-	if !ok || !isUpperWord(strings.TrimPrefix(strings.TrimPrefix(head, "NET:"), "HTTP:")) {
+	if !ok || !validActivity(head) {
 		return "", "", false
 	}
 	sev, rest, ok := strings.Cut(rest, " ")
@@ -66,6 +75,14 @@ func cutShorthandHead(body string) (head, rest string, ok bool) {
 		return "", "", false
 	}
 	return head, rest, true
+}
+
+// validActivity checks the "<CLASS>:<ACTIVITY>" word.
+func validActivity(head string) bool {
+	if m, ok := strings.CutPrefix(head, "HTTP:"); ok {
+		return m != ""
+	}
+	return isUpperWord(strings.TrimPrefix(head, "NET:"))
 }
 
 // shorthandActions maps the shorthand's action words to Event.Action.
@@ -205,32 +222,45 @@ func parseNetDetail(ev Event, detail string) (Event, LineResult) {
 	return ev, LineEvent
 }
 
-// parseHTTPDetail reads "[<binary>(<pid>) -> ]<METHOD> <URL>".
+// parseHTTPDetail reads "[<binary>(<pid>) -> ]<METHOD> <URL>". An event
+// without http_request prints the method UNKNOWN and an empty URL
+// (shorthand.rs:262-265,276-280@v0.0.111, :183-186,197-201@v0.0.83):
+// credential binding (proxy.rs:73-85@v0.0.111), request authority
+// (l7/relay.rs:166-179,206-234@v0.0.111), an unsupported scheme
+// (proxy.rs:4859-4869@v0.0.111). Such an event has no Method, Host, Port
+// nor Path.
 func parseHTTPDetail(ev Event, detail string) (Event, LineResult) {
 	req, ok := cutActor(&ev, detail)
 	if !ok {
 		return Event{}, LineUnparsed
 	}
 	method, u, ok := strings.Cut(req, " ")
-	if !ok || method != ev.Method || strings.Contains(u, " ") || !readURL(&ev, u) {
+	if !ok || method != ev.Method || strings.Contains(u, " ") {
+		return Event{}, LineUnparsed
+	}
+	if u == "" && method == "UNKNOWN" {
+		ev.Method = ""
+		return ev, LineEvent
+	}
+	if !readURL(&ev, u) {
 		return Event{}, LineUnparsed
 	}
 	return ev, LineEvent
 }
 
 // cutActor reads the "<binary>(<pid>) -> " before the destination or the
-// request, when there is one, into ev.Binary and returns what follows it;
-// false when the actor is garbled.
+// request, when there is one, into ev's Binary and PID and returns what
+// follows it; false when the actor is garbled.
 func cutActor(ev *Event, detail string) (string, bool) {
 	i := strings.LastIndex(detail, " -> ")
 	if i < 0 {
 		return detail, true
 	}
-	bin, ok := parseActor(detail[:i])
+	bin, pid, ok := parseActor(detail[:i])
 	if !ok {
 		return "", false
 	}
-	ev.Binary = bin
+	ev.Binary, ev.PID = bin, pid
 	return detail[i+len(" -> "):], true
 }
 
@@ -250,31 +280,40 @@ func readURL(ev *Event, u string) bool {
 		hp, path = hostPath[:i], hostPath[i:]
 	}
 	// Url::to_display_string omits the port only for http:80 and
-	// https:443 (crates/openshell-ocsf/src/objects/http.rs:65-76@v0.0.111).
+	// https:443 (crates/openshell-ocsf/src/objects/http.rs:65-76 at both
+	// tags) and prints the hostname as it is, an IPv6 address without
+	// brackets.
 	host, port, ok := splitHostPort(hp)
 	if !ok {
-		host, port = strings.ToLower(hp), defaultPort
+		host, port = asciiLower(hp), defaultPort
 	}
 	ev.Host, ev.Port, ev.Path = host, port, stripQuery(path)
 	return true
 }
 
-// parseActor reads "<name>(<pid>)"; name is the executable path.
-func parseActor(s string) (string, bool) {
+// parseActor reads "<name>(<pid>)"; name is the executable path, pid a
+// number or "-" (0).
+func parseActor(s string) (string, int64, bool) {
 	i := strings.LastIndexByte(s, '(')
 	if i <= 0 || !strings.HasSuffix(s, ")") {
-		return "", false
+		return "", 0, false
 	}
-	pid := s[i+1 : len(s)-1]
-	if pid != "" && pid != "-" {
-		if _, err := strconv.ParseInt(pid, 10, 64); err != nil {
-			return "", false
+	var pid int64
+	if p := s[i+1 : len(s)-1]; p != "" && p != "-" {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return "", 0, false
 		}
+		pid = n
 	}
-	return s[:i], true
+	return s[:i], pid, true
 }
 
-// splitHostPort splits "host:port" and "[v6]:port"; the host is lowercased.
+// splitHostPort splits "host:port", "[v6]:port" and "v6:port": OpenShell
+// prints the CONNECT target without brackets (parse_target strips them,
+// proxy.rs:6100-6124, logged at :1855-1870@v0.0.111) and the bypass
+// monitor an IP's display form (bypass_monitor/mod.rs:94-107@v0.0.111).
+// The host is lowercased in ASCII only.
 func splitHostPort(s string) (string, int, bool) {
 	i := strings.LastIndexByte(s, ':')
 	if i <= 0 {
@@ -288,20 +327,27 @@ func splitHostPort(s string) (string, int, bool) {
 	if !ok {
 		return "", 0, false
 	}
-	return strings.ToLower(host), port, true
+	return asciiLower(host), port, true
 }
 
 // parsePort reads a decimal TCP port, 1 to 65535.
 func parsePort(s string) (int, bool) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
 	port, err := strconv.Atoi(s)
 	return port, err == nil && port > 0 && port <= 65535
 }
 
 // unbracket returns the address inside "[v6]"; a host outside brackets
-// may hold no ':'.
+// may hold a ':' only when it is an IPv6 address.
 func unbracket(host string) (string, bool) {
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		return host[1 : len(host)-1], true
 	}
-	return host, !strings.Contains(host, ":")
+	if !strings.Contains(host, ":") {
+		return host, true
+	}
+	a, err := netip.ParseAddr(host)
+	return host, err == nil && a.Is6()
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 // The lines are OpenShell's formats as its source writes them (see the
@@ -29,7 +30,7 @@ func TestParseLine(t *testing.T) {
 		{"shorthand HTTP with unmapped fields before the reason (shorthand.rs:158-172)",
 			`2026-04-01T04:04:32.190Z OCSF HTTP:GET [MED] DENIED /usr/bin/curl(9) -> GET https://api.github.com/user [policy:gh engine:l7] [rule:x reason:FORWARD_L7 deny GET api.github.com:443/user reason=GET /user not permitted by policy]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "api.github.com", Port: 443, Method: "GET", Path: "/user",
-				Binary: "/usr/bin/curl", Policy: "gh", Engine: "l7", Reason: "FORWARD_L7 deny GET api.github.com:443/user reason=GET /user not permitted by policy"}},
+				Binary: "/usr/bin/curl", PID: 9, Policy: "gh", Engine: "l7", Reason: "FORWARD_L7 deny GET api.github.com:443/user reason=GET /user not permitted by policy"}},
 		{"shorthand HTTP middleware deny, unmapped fields then the reason (middleware.rs:769-811, shorthand.rs:158-171@v0.0.111)",
 			`2026-04-01T04:04:32.190Z OCSF HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected by guard]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "api.example.com", Port: 443, Method: "POST", Path: "/v1/chat",
@@ -45,20 +46,20 @@ func TestParseLine(t *testing.T) {
 		{"shorthand HTTP at v0.0.83: the reason bracket alone (shorthand.rs:203-207@v0.0.83)",
 			`2026-04-01T04:04:32.190Z OCSF HTTP:PUT [MED] DENIED curl(1618) -> PUT http://169.254.169.254/latest/api/token [policy:aws_iam engine:ssrf] [reason:not in allowed_ips]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4002, Action: "Denied", Host: "169.254.169.254", Port: 80, Method: "PUT", Path: "/latest/api/token",
-				Binary: "curl", Policy: "aws_iam", Engine: "ssrf", Reason: "not in allowed_ips"}},
+				Binary: "curl", PID: 1618, Policy: "aws_iam", Engine: "ssrf", Reason: "not in allowed_ips"}},
 		{"shorthand NET deny with a binary path holding spaces and brackets",
 			`2026-04-01T04:04:32.190Z OCSF NET:OPEN [MED] DENIED /opt/my tool [x](12) -> api.example.com:443 [policy:- engine:opa] [reason:endpoint api.example.com:443 is not allowed by any policy]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "api.example.com", Port: 443,
-				Binary: "/opt/my tool [x]", Policy: "-", Engine: "opa", Reason: "endpoint api.example.com:443 is not allowed by any policy"}},
+				Binary: "/opt/my tool [x]", PID: 12, Policy: "-", Engine: "opa", Reason: "endpoint api.example.com:443 is not allowed by any policy"}},
 		{"shorthand bypass with /tcp",
 			`2026-04-01T04:04:32.190Z OCSF NET:REFUSE [MED] DENIED /usr/bin/nc(5) -> 10.0.0.9:22/tcp [policy:bypass-detect engine:nftables] [reason:BYPASS_DETECT 10.0.0.9:22 proto=tcp binary=/usr/bin/nc action=reject reason=direct connection bypassed HTTP CONNECT proxy]`,
-			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "10.0.0.9", Port: 22, Binary: "/usr/bin/nc",
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "10.0.0.9", Port: 22, Binary: "/usr/bin/nc", PID: 5,
 				Policy: "bypass-detect", Engine: "nftables", Reason: "BYPASS_DETECT 10.0.0.9:22 proto=tcp binary=/usr/bin/nc action=reject reason=direct connection bypassed HTTP CONNECT proxy"}},
 		{"shorthand transparent TCP without a firewall rule (proxy.rs:899-911)",
 			`2026-04-01T04:04:32.190Z OCSF NET:OPEN [MED] DENIED 10.1.2.3:5432 [reason:transparent_tcp_destination_denied]`,
 			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "10.1.2.3", Port: 5432, Reason: "transparent_tcp_destination_denied"}},
 		{"shorthand allowed", `2026-04-01T04:04:32.190Z OCSF NET:OPEN [INFO] ALLOWED /usr/bin/curl(1) -> a.b:443 [policy:x engine:opa]`,
-			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Allowed", Host: "a.b", Port: 443, Binary: "/usr/bin/curl", Policy: "x", Engine: "opa"}},
+			LineEvent, Event{Format: FormatShorthand, TimeMS: 1775016272190, Class: 4001, Action: "Allowed", Host: "a.b", Port: 443, Binary: "/usr/bin/curl", PID: 1, Policy: "x", Engine: "opa"}},
 		{"shorthand tracing line", `2026-04-01T04:04:32.190Z INFO openshell_sandbox: ready`, LineOther, Event{}},
 		{"shorthand other OCSF class", `2026-04-01T04:04:32.190Z OCSF PROC:LAUNCH [INFO] x`, LineOther, Event{}},
 		{"shorthand cut mid-line", `2026-04-01T04:04:32.190Z OCSF HTTP:POST [MED] DENIED POST http://h:8081/x`, LineUnparsed, Event{}},
@@ -66,12 +67,12 @@ func TestParseLine(t *testing.T) {
 		{"bad timestamp", `2026-04-01T04:04:32Z OCSF NET:OPEN [MED] DENIED`, LineUnparsed, Event{}},
 		{"cli line",
 			`[1775016272.190] [sandbox] [OCSF ] [ocsf] NET:OPEN [MED] DENIED /usr/bin/curl(64) -> api.github.com:443 [policy:- engine:opa] [reason:no matching policy]`,
-			LineEvent, Event{Format: FormatCLI, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "api.github.com", Port: 443, Binary: "/usr/bin/curl", Policy: "-", Engine: "opa", Reason: "no matching policy"}},
+			LineEvent, Event{Format: FormatCLI, TimeMS: 1775016272190, Class: 4001, Action: "Denied", Host: "api.github.com", Port: 443, Binary: "/usr/bin/curl", PID: 64, Policy: "-", Engine: "opa", Reason: "no matching policy"}},
 		{"cli non-OCSF line", `[1775016272.190] [gateway] [INFO ] [openshell_server] ready`, LineOther, Event{}},
 		{"cli bad source", `[1775016272.190] [elsewhere] [OCSF ] [ocsf] NET:OPEN [MED] DENIED`, LineUnparsed, Event{}},
 		{"jsonl with query and parents",
 			`{"class_uid":4002,"time":5,"action_id":2,"message":"FORWARD denied GET d.example:80/f?token=s","status_detail":"endpoint d.example:80 is not allowed by any policy","http_request":{"http_method":"GET","url":{"hostname":"D.Example","path":"/f?token=s","port":80}},"actor":{"process":{"name":"/usr/bin/curl","pid":3,"parent_process":{"name":"/usr/bin/bash","parent_process":{"name":"/usr/local/bin/claude"}}}},"firewall_rule":{"name":"-","type":"opa"}}`,
-			LineEvent, Event{Format: FormatJSONL, TimeMS: 5, Class: 4002, Action: "Denied", Host: "d.example", Port: 80, Method: "GET", Path: "/f", Binary: "/usr/bin/curl",
+			LineEvent, Event{Format: FormatJSONL, TimeMS: 5, Class: 4002, Action: "Denied", Host: "d.example", Port: 80, Method: "GET", Path: "/f", Binary: "/usr/bin/curl", PID: 3,
 				Ancestors: []string{"/usr/bin/bash", "/usr/local/bin/claude"}, Policy: "-", Engine: "opa", Reason: "endpoint d.example:80 is not allowed by any policy"}},
 		{"jsonl other class", `{"class_uid":6003,"action_id":1}`, LineOther, Event{}},
 		{"jsonl not json", `{"class_uid":4001,`, LineUnparsed, Event{}},
@@ -90,7 +91,10 @@ func TestParseLine(t *testing.T) {
 			if g, w := strings.Join(got.Ancestors, ","), strings.Join(tc.want.Ancestors, ","); g != w {
 				t.Errorf("ancestors %q, want %q", g, w)
 			}
-			got.Ancestors, tc.want.Ancestors = nil, nil
+			if got.line != cutRaw(tc.line) {
+				t.Errorf("line %q, want the input", got.line)
+			}
+			got.Ancestors, tc.want.Ancestors, got.line = nil, nil, ""
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
@@ -113,10 +117,7 @@ func TestReadLogLongLine(t *testing.T) {
 // Scan hands over the events ReadLog returns, in order, with the same
 // counts.
 func TestScanIsReadLog(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream.log")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := fixture.ReadFile(t, upstreamLog)
 	want, wst, err := ReadLog("u.log", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)

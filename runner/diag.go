@@ -173,6 +173,9 @@ func (b *summaryTable) evidenceRows(res *Result) {
 	b.row("evidence", ciout.MarkdownCode(ev.Dir)+" from "+ciout.MarkdownText(ev.Source))
 	if n := evidence.DenialTotal(res.Denials); n > 0 {
 		b.row("denied requests", fmt.Sprintf("%d: %s", n, ciout.MarkdownText(evidence.DenialSummary(res.Denials))))
+		if ev.UntrustedDenials > 0 {
+			b.row("untrusted denials", fmt.Sprintf("%d: lines the agent could have written into the log; never suggested (docs/threat-model.md)", ev.UntrustedDenials))
+		}
 		b.row("next step", ciout.MarkdownCode(ev.Suggest))
 	} else if res.Denials[denial.KindAudit] > 0 {
 		b.row("audit would-deny", ciout.MarkdownText(evidence.DenialSummary(res.Denials)))

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/ciout/ciouttest"
+	"github.com/fullsend-ai/agent-sandbox/denial"
+	"github.com/fullsend-ai/agent-sandbox/runner/evidence"
 	"github.com/fullsend-ai/agent-sandbox/runner/redact"
 )
 
@@ -63,6 +65,19 @@ func TestSummaryMarkdownInjection(t *testing.T) {
 	for _, want := range []string{"### fullsend run ``tri`age``: failed (exit 75)", `\<img src\=x`, "<br>next", "``a\\|b`c``", "fs\\-a", "\\| cell"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in the summary:\n%s", want, md)
+		}
+	}
+}
+
+// The summary says how many counted denials the agent could have written
+// (issue 33), and says nothing when there are none.
+func TestSummaryUntrustedDenials(t *testing.T) {
+	for _, n := range []int{0, 2} {
+		md := summaryMarkdown(&Result{Agent: "triage", Sandbox: "fs-a",
+			Denials:  map[denial.Kind]int{denial.KindL4NoEndpoint: 3},
+			Evidence: &evidence.Record{Dir: "/e", Source: evidence.SourceSandboxFiles, UntrustedDenials: n}})
+		if got := strings.Contains(md, "| untrusted denials | 2: "); got != (n == 2) {
+			t.Errorf("untrusted %d: row shown %v:\n%s", n, got, md)
 		}
 	}
 }

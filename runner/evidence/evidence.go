@@ -96,6 +96,13 @@ type Record struct {
 	Notes []string `json:"notes,omitempty"`
 	// Suggest is the command that turns the denials into frontmatter.
 	Suggest string `json:"suggest,omitempty"`
+	// UntrustedDenials counts the denials of result.json's "denials" that
+	// the sandboxed agent could have written into the log itself
+	// (denial.TrustSuspect: a shorthand line that the OCSF JSONL record
+	// does not hold, or, with shorthand alone, one beside an injected
+	// fragment or naming a binary path that is not plain). policy suggest
+	// never grants from them; docs/threat-model.md says why.
+	UntrustedDenials int `json:"untrusted_denials"`
 }
 
 // File is one written log file.
@@ -246,10 +253,12 @@ func logFormat(name string) string {
 // r.Files, masks r.Notes, and returns the denials the logs count: one
 // source of counts, the shorthand record when there is one (complete),
 // else the gateway's sandbox tail; JSONL adds only the audit verdicts the
-// shorthand cannot show. A file that cannot be written is a note; a cut
-// one is logged through logf.
+// shorthand cannot show, and corroborates the shorthand's denials
+// (denial.AssessRecord): r.UntrustedDenials counts those it could not
+// trust. A file that cannot be written is a note; a cut one is logged
+// through logf.
 func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format string, args ...any)) map[denial.Kind]int {
-	denials := map[denial.Kind]int{}
+	var c denialCount
 	for _, f := range logs {
 		data := redactLog(mask, f.Data, f.Format == "ocsf-jsonl")
 		if err := writeEvidenceFile(r.Dir, f.Name, data); err != nil {
@@ -261,24 +270,63 @@ func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format str
 		if f.Truncated {
 			logf("warning: evidence %s cut at %d bytes", f.Name, FileMax)
 		}
-		countLog(denials, f, data)
+		c.read(f, data)
 	}
 	for i, n := range r.Notes {
 		r.Notes[i] = mask(n)
 	}
+	denials, untrusted := c.count()
+	r.UntrustedDenials = untrusted
 	return denials
 }
 
-// countLog adds the denials of one kept log (its redacted data) to
-// denials: the shorthand record, or the gateway's sandbox tail, counts
-// denials; OCSF JSONL adds audit verdicts only.
-func countLog(denials map[denial.Kind]int, f Log, data []byte) {
-	switch {
-	case f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log":
-		countDenials(denials, f.Name, data, false)
-	case f.Format == "ocsf-jsonl":
-		countDenials(denials, f.Name, data, true)
+// denialCount gathers the events of a run's logs that count or
+// corroborate: the denials of the counting source, and the denials and
+// audit verdicts of the OCSF JSONL record. It holds no allowed event,
+// only whether the record held any structured event.
+type denialCount struct {
+	events     []denial.Event
+	kinds      []denial.Kind
+	counted    []bool
+	structured bool
+}
+
+// read adds the events of one kept log (its redacted data): the
+// shorthand record, or the gateway's sandbox tail, counts denials; OCSF
+// JSONL counts audit verdicts and corroborates.
+func (c *denialCount) read(f Log, data []byte) {
+	counts := f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log"
+	jsonl := f.Format == "ocsf-jsonl"
+	if !counts && !jsonl {
+		return
 	}
+	_, _ = denial.Scan(f.Name, bytes.NewReader(data), func(ev denial.Event) {
+		c.structured = c.structured || ev.Structured()
+		k := denial.Classify(ev, jsonl)
+		if k == denial.KindNone {
+			return
+		}
+		c.events, c.kinds = append(c.events, ev), append(c.kinds, k)
+		c.counted = append(c.counted, counts && k.Denied() || jsonl && k == denial.KindAudit)
+	})
+}
+
+// count assesses the events together and counts the denials by kind, and
+// those of them that are suspect.
+func (c *denialCount) count() (map[denial.Kind]int, int) {
+	denial.AssessRecord(c.events, c.structured)
+	denials := map[denial.Kind]int{}
+	untrusted := 0
+	for i, ev := range c.events {
+		if !c.counted[i] {
+			continue
+		}
+		denials[c.kinds[i]]++
+		if ev.Trust == denial.TrustSuspect && c.kinds[i].Denied() {
+			untrusted++
+		}
+	}
+	return denials, untrusted
 }
 
 // writeEvidenceFile creates dir/name, which must not exist, without
@@ -393,22 +441,6 @@ func jsonString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// countDenials adds the denials of one shorthand or `openshell logs` log
-// to into, by the kind of package denial's table (the one `policy suggest`
-// names); audits adds only the audit "would deny" verdicts of an OCSF
-// JSONL log instead (an Allowed event whose message is "L7_REQUEST audit
-// ..." or "FORWARD_L7 audit ...", l7/relay.rs:1375-1417,
-// proxy.rs:5435-5455@v0.0.111), which the shorthand cannot show. The log is
-// the sandbox's bytes: the parser bounds every line and holds no event.
-func countDenials(into map[denial.Kind]int, name string, data []byte, audits bool) {
-	_, _ = denial.Scan(name, bytes.NewReader(data), func(ev denial.Event) {
-		k := denial.Classify(ev, audits)
-		if audits && k == denial.KindAudit || !audits && k.Denied() {
-			into[k]++
-		}
-	})
 }
 
 // DenialTotal counts denied requests (audit verdicts were forwarded).

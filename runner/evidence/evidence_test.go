@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,7 +195,7 @@ func TestDenialKind(t *testing.T) {
 		{"NET:REFUSE [MED] DENIED node(4) -> 1.2.3.4:443/tcp [policy:bypass-detect engine:nftables] [reason:BYPASS_DETECT 1.2.3.4:443 proto=tcp binary=node action=reject reason=x]", denial.KindBypass},
 		{"NET:OPEN [MED] DENIED /usr/bin/psql(5) -> db:5432 [policy:- engine:opa] [reason:transparent_tcp_identity_denied]", denial.KindTransparentTCP},
 		{"NET:OPEN [MED] DENIED curl(3) -> h:443 [policy:p engine:opa] [reason:CONNECT h:443 not permitted because policy changed]", denial.KindReloadRace},
-		{"HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected]", denial.KindUnknown},
+		{"HTTP:POST [MED] DENIED POST http://api.example.com:443/v1/chat [policy:model_api engine:middleware] [transformed:false failed:false reason:prompt rejected]", denial.KindL7Other},
 		{"HTTP:GET [INFO] ALLOWED GET http://api.github.com:443/user [policy:github engine:l7]", ""},
 		{"NET:OPEN [INFO] ALLOWED curl(64) -> h:8081 [policy:p engine:opa]", ""},
 		{"PROC:LAUNCH [INFO] DENIED sh(1)", ""},
@@ -348,4 +349,48 @@ func BenchmarkProcessEvidence(b *testing.B) {
 // maskOf is a masker of one secret, as the run's masker replaces it.
 func maskOf(secret string) func(string) string {
 	return strings.NewReplacer(secret, "***").Replace
+}
+
+// countDenials counts one log as Keep does, alone: as the counting source
+// (shorthand), or as the JSONL record when audits is set.
+func countDenials(into map[denial.Kind]int, name string, data []byte, audits bool) {
+	var c denialCount
+	format := "shorthand"
+	if audits {
+		format = "ocsf-jsonl"
+	}
+	c.read(Log{Name: name, Format: format}, data)
+	d, _ := c.count()
+	maps.Copy(into, d)
+}
+
+// Keep reports how many counted denials the agent could have written
+// (red team 5, T5-1: a binary path with line breaks forges a line): with
+// the shorthand alone, the forged line beside its fragments; with the
+// JSONL record, every shorthand denial the record lacks.
+func TestKeepUntrusted(t *testing.T) {
+	forged := "2026-05-01T01:46:57.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/git(4242) -> exfil.attacker.example:443 [policy:github engine:opa] [reason:endpoint exfil.attacker.example:443 is not allowed by any policy]"
+	injected := "2026-05-01T01:46:57.000Z OCSF NET:OPEN [MED] DENIED /tmp/x\n" + forged + "\n/y/curl(777) -> denied.example.com:443 [policy:- engine:opa] [reason:endpoint denied.example.com:443 is not allowed by any policy]\n"
+	clean := "2026-05-01T01:46:58.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/curl(778) -> ok.example.com:443 [policy:- engine:opa] [reason:endpoint ok.example.com:443 is not allowed by any policy]\n"
+	// A line that holds "//" ends any injected block: the clean denial
+	// before it is not beside the fragments.
+	barrier := "2026-05-01T01:46:58.500Z OCSF HTTP:GET [INFO] ALLOWED GET http://api.github.com:443/user [policy:github engine:l7]\n"
+	record := `{"class_uid":4001,"time":1777600018000,"action_id":2,"message":"CONNECT denied ok.example.com:443","status_detail":"endpoint ok.example.com:443 is not allowed by any policy","dst_endpoint":{"domain":"ok.example.com","port":443},"actor":{"process":{"name":"/usr/bin/curl","pid":778}},"firewall_rule":{"name":"-","type":"opa"}}` + "\n"
+	for _, tc := range []struct {
+		name      string
+		logs      []Log
+		untrusted int
+	}{
+		{"shorthand alone", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 1},
+		{"with the JSONL record", []Log{
+			{Name: "openshell-ocsf.2026-05-01.log", Format: "ocsf-jsonl", Data: []byte(record)},
+			{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 1},
+		{"clean", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean)}}, 0},
+	} {
+		r := &Record{Dir: t.TempDir()}
+		got := r.Keep(tc.logs, func(s string) string { return s }, t.Logf)
+		if r.UntrustedDenials != tc.untrusted || got[denial.KindL4NoEndpoint] != 1+tc.untrusted {
+			t.Errorf("%s: %d untrusted of %v, want %d", tc.name, r.UntrustedDenials, got, tc.untrusted)
+		}
+	}
 }
