@@ -26,8 +26,9 @@ func checkEvidenceUpload(t *testing.T, sts []map[string]any) {
 
 // TestPolicyDiffTemplates: the pull-request job runs the base branch's
 // pinned fullsend with read permissions only; the comment job has
-// pull-requests: write, checks out nothing and trusts nothing of the
-// artifact; no template uses pull_request_target.
+// pull-requests: write, checks out nothing, reads nothing of the run that
+// triggered it and recomputes the diff; no template uses
+// pull_request_target.
 func TestPolicyDiffTemplates(t *testing.T) {
 	for _, kind := range Kinds() {
 		names, _ := List(kind)
@@ -87,22 +88,7 @@ func TestPolicyDiffTemplates(t *testing.T) {
 		!reflect.DeepEqual(toStrings(asList(wr["workflows"])), []string{asString(diff["name"])}) {
 		t.Errorf("comment workflow triggers %v, want workflow_run of %q", comment["on"], diff["name"])
 	}
-	cjob := asMap(asMap(comment["jobs"])["comment"])
-	if !reflect.DeepEqual(asMap(cjob["permissions"]), map[string]any{"actions": "read", "pull-requests": "write"}) {
-		t.Errorf("comment job permissions %v", cjob["permissions"])
-	}
-	script = ""
-	for _, s := range steps(comment) {
-		if s["uses"] != nil {
-			t.Errorf("comment job runs an action (%v): it must check out and run nothing", s["uses"])
-		}
-		script += asString(s["run"])
-	}
-	for _, want := range []string{`[ "$head" != "$RUN_HEAD_SHA" ]`, `"<!-- fullsend-policy-diff project="*" -->"`, `-F "body=@$dir/comment.md"`, `--method PATCH`} {
-		if !strings.Contains(script, want) {
-			t.Errorf("comment job lacks %s", want)
-		}
-	}
+	checkCommentJob(t, asMap(asMap(comment["jobs"])["comment"]))
 
 	gl := decodeAll(t, readAll(t, "gitlab", "fullsend-policy-diff.gitlab-ci.yml"))
 	if len(gl) != 2 {
@@ -136,6 +122,45 @@ func TestPolicyDiffTemplates(t *testing.T) {
 	for _, want := range []string{`"$CI_MERGE_REQUEST_IID $CI_COMMIT_SHA"`, `"<!-- fullsend-policy-diff project="*" -->"`, `--request PUT`} {
 		if !strings.Contains(nscript, want) {
 			t.Errorf("note job lacks %s", want)
+		}
+	}
+}
+
+// checkCommentJob: the comment job reads nothing of the triggering run
+// (no artifact, no checkout), fetches GitHub's merge commit as objects,
+// checks its second parent, runs the base's pinned fullsend without the
+// token, and runs no action but setup-go.
+func checkCommentJob(t *testing.T, cjob map[string]any) {
+	t.Helper()
+	if !reflect.DeepEqual(asMap(cjob["permissions"]), map[string]any{"contents": "read", "pull-requests": "write"}) {
+		t.Errorf("comment job permissions %v, want contents: read and pull-requests: write", cjob["permissions"])
+	}
+	var script string
+	for _, st := range asList(cjob["steps"]) {
+		s := asMap(st)
+		if u := asString(s["uses"]); u != "" && !strings.HasPrefix(u, "actions/setup-go@") {
+			t.Errorf("comment job runs action %s: it must check out and download nothing", u)
+		}
+		run := asString(s["run"])
+		script += run
+		if strings.Contains(run, `fullsend" policy diff`) {
+			for k, v := range asMap(s["env"]) {
+				if strings.Contains(asString(v), "token") || strings.Contains(asString(v), "secrets.") {
+					t.Errorf("the step that runs fullsend gets %s", k)
+				}
+			}
+		}
+	}
+	for _, bad := range []string{"run download", "download-artifact", "actions/checkout"} {
+		if strings.Contains(script, bad) {
+			t.Errorf("comment job reads the triggering run (%s)", bad)
+		}
+	}
+	for _, want := range []string{`"+refs/pull/$pr/merge:refs/fullsend/$pr"`, `"refs/fullsend/$pr^2"`, `[ "$head" != "$RUN_HEAD_SHA" ]`,
+		`git show "$base:.fullsend-version"`, `policy diff "git:$base" "git:$merge"`, `GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $auth"`,
+		`"<!-- fullsend-policy-diff project="*" -->"`, `-F "body=@$comment"`, `--method PATCH`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("comment job lacks %s", want)
 		}
 	}
 }
