@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,10 +40,12 @@ func TestPolicyDiffNoteScript(t *testing.T) {
 	mine := `{"id":8,"body":` + jsonQuote(diffComment) + `}`
 	for _, tc := range []struct {
 		name, token, mr, notes string
+		off                    bool // mr-note left at its default
 		code                   int
 		want                   string
 	}{
 		{name: "no token: only says so", mr: `{"mr":7,"sha":"` + headSHA + `"}`},
+		{name: "not opted in: no note, even with a token", token: "glpat-x", off: true, mr: `{"mr":7,"sha":"` + headSHA + `"}`, notes: "[" + other + "]"},
 		{name: "creates the note", token: "glpat-x", mr: `{"mr":7,"sha":"` + headSHA + `"}`, notes: "[" + other + "]", want: "--request POST"},
 		{name: "updates the marked note", token: "glpat-x", mr: `{"mr":7,"sha":"` + headSHA + `"}`, notes: "[" + other + "," + mine + "]", want: "--request PUT"},
 		{name: "another merge request's artifacts", token: "glpat-x", mr: `{"mr":8,"sha":"` + headSHA + `"}`, code: 1},
@@ -57,7 +60,8 @@ func TestPolicyDiffNoteScript(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "STUB_DIR=" + dir, "STUB_NOTES=" + tc.notes,
 				"CI_JOB_IMAGE=registry.example/curl-jq@sha256:" + strings.Repeat("1", 64), "CI_API_V4_URL=https://gitlab.example/api/v4",
-				"CI_PROJECT_ID=3", "CI_MERGE_REQUEST_IID=7", "CI_COMMIT_SHA=" + headSHA, "FULLSEND_MR_NOTE_TOKEN=" + tc.token}
+				"CI_PROJECT_ID=3", "CI_MERGE_REQUEST_IID=7", "CI_COMMIT_SHA=" + headSHA, "FULLSEND_MR_NOTE_TOKEN=" + tc.token,
+				"FULLSEND_MR_NOTE=" + strconv.FormatBool(!tc.off)}
 			out, err := cmd.CombinedOutput()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
