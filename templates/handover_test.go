@@ -17,6 +17,7 @@ import (
 var templateOwn = []string{
 	"FULLSEND_POLICY_DIFF_FAIL_ON",     // policy diff jobs: --fail-on
 	"FULLSEND_MR_NOTE_TOKEN",           // GitLab MR note job: the token that posts the note
+	"FULLSEND_MR_NOTE",                 // GitLab MR note job: the mr-note input (opt-in)
 	"FULLSEND_AGENT",                   // GitLab run job: the agent argument
 	"FULLSEND_SET",                     // GitLab run job: the --set values
 	"FULLSEND_VERSION",                 // the release `go install` fetches
