@@ -24,11 +24,16 @@ type Options struct {
 	Credentials prover.Credentials
 	// Registry is the binary registry (default prover.DefaultRegistry).
 	Registry *prover.Registry
+
+	// baseVersion and headVersion are the sides' OpenShell targets, which
+	// decide where a provider's credential is resolved.
+	baseVersion, headVersion string
 }
 
 // Compare compares two sides agent by agent.
 func Compare(base, head *Side, opts Options) *Result {
 	opts = opts.withDefaults()
+	opts.baseVersion, opts.headVersion = base.OpenShellVersion, head.OpenShellVersion
 	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
@@ -210,11 +215,16 @@ func endpoints(p *openshell.Policy) []*epUnit {
 
 // differ collects one agent's changes.
 type differ struct {
-	b, h    *Agent
-	opts    Options
-	bCreds  prover.Credentials
-	hCreds  prover.Credentials
-	changes []Change
+	b, h *Agent
+	opts Options
+	// bProver and hProver are the credential sets the gateway gives the
+	// prover; bCreds and hCreds add every host a provider's credential is
+	// resolved at, for the risk table; bBound and hBound are those
+	// bindings by provider.
+	bProver, hProver prover.Credentials
+	bCreds, hCreds   prover.Credentials
+	bBound, hBound   map[string][]prover.Bound
+	changes          []Change
 }
 
 func (d *differ) add(c Change) *Change {
@@ -223,9 +233,12 @@ func (d *differ) add(c Change) *Change {
 }
 
 func compareAgent(b, h *Agent, opts Options) []Change {
-	d := &differ{b: b, h: h, opts: opts, bCreds: opts.Credentials.ForPolicy(b.Policy), hCreds: opts.Credentials.ForPolicy(h.Policy)}
+	d := &differ{b: b, h: h, opts: opts}
+	d.bProver, d.bBound, d.bCreds = credentialsOf(b, opts.Credentials, opts.baseVersion)
+	d.hProver, d.hBound, d.hCreds = credentialsOf(h, opts.Credentials, opts.headVersion)
 	d.manifest()
 	d.providers()
+	d.providerCredentials()
 	d.filesystem()
 	d.network()
 	d.attachProver()
@@ -259,14 +272,35 @@ func (d *differ) tier() {
 	if bt == ht || ht == "" {
 		return
 	}
-	c := Change{Kind: "tier", Before: bt, After: ht, From: sourcesFor(d.h, ""), order: "0a"}
+	c := Change{Kind: "tier", Before: bt, After: ht, From: tierSources(d.h, d.b), order: "0a"}
 	if br, ok := tierRank[bt]; ok && tierRank[ht] <= br {
 		c.Action = ActionNarrow
+		c.Was = tierSources(d.b, d.h)
 	} else {
 		c.Action = ActionWiden
 		c.apply(tierGrades[ht]...)
 	}
 	d.add(c)
+}
+
+// tierSources blames a's tier on the lines that need it and that other
+// (the other side) does not have: the lines that changed. When every such
+// line is on both sides (only the other side's lines went), all of a's
+// are given; without any (read-only, or a bundle), the agent's file.
+func tierSources(a, other *Agent) []bundle.Source {
+	if len(a.TierWhy) == 0 {
+		return sourcesFor(a, "")
+	}
+	var changed []bundle.Source
+	for _, s := range a.TierWhy {
+		if !slices.ContainsFunc(other.TierWhy, func(o bundle.Source) bool { return sameOrigin([]bundle.Source{s}, []bundle.Source{o}) }) {
+			changed = append(changed, s)
+		}
+	}
+	if len(changed) == 0 {
+		return a.TierWhy
+	}
+	return changed
 }
 
 // tierGrades grade the tiers that widen the agent's reach.
