@@ -242,8 +242,10 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	d.filesystem()
 	d.network()
 	d.attachProver()
+	seen := origins(b)
 	for i := range d.changes {
 		d.changes[i].capBaseline()
+		d.changes[i].blameNew(seen)
 	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes
@@ -512,4 +514,42 @@ func (c *Change) capBaseline() {
 // catalog's filesystem baseline.
 func baselineSource(s bundle.Source) bool {
 	return strings.HasPrefix(s.Reason, "runtime ") || (s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline"))
+}
+
+// origins is every (file, reason) the agent's grants and tier come from.
+func origins(a *Agent) map[string]bool {
+	out := map[string]bool{}
+	for _, ss := range a.Prov {
+		for _, s := range ss {
+			out[s.File+"\x00"+s.Reason] = true
+		}
+	}
+	for _, s := range a.TierWhy {
+		out[s.File+"\x00"+s.Reason] = true
+	}
+	return out
+}
+
+// blameNew puts first, in a change that grants (add, widen, change), the
+// sources the base has nowhere: the lines that changed, which renderers
+// and annotations show, before the unchanged declarations the grant also
+// comes from (the endpoint a new binaries: line belongs to).
+func (c *Change) blameNew(base map[string]bool) {
+	if c.Action != ActionAdd && c.Action != ActionWiden && c.Action != ActionChange {
+		return
+	}
+	isNew := func(s bundle.Source) bool { return !base[s.File+"\x00"+s.Reason] }
+	if len(c.From) < 2 || !slices.ContainsFunc(c.From, isNew) {
+		return
+	}
+	slices.SortStableFunc(c.From, func(x, y bundle.Source) int {
+		nx, ny := isNew(x), isNew(y)
+		switch {
+		case nx == ny:
+			return 0
+		case nx:
+			return -1
+		}
+		return 1
+	})
 }
