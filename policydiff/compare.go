@@ -242,10 +242,14 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	d.filesystem()
 	d.network()
 	d.attachProver()
-	seen := origins(b)
+	var seen map[string]bool
 	for i := range d.changes {
-		d.changes[i].capBaseline()
-		d.changes[i].blameNew(seen)
+		c := &d.changes[i]
+		c.capBaseline()
+		if len(c.From) > 1 && seen == nil {
+			seen = origins(b)
+		}
+		c.blameNew(seen)
 	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes
