@@ -430,6 +430,10 @@ func (b *builder) sandboxEndpoint(e agentdef.EndpointDecl, bins []string) {
 	}
 	for _, bd := range e.Binaries {
 		c.binaries = append(c.binaries, bd.Path)
+		if c.binFrom == nil {
+			c.binFrom = map[string][]bundle.Source{}
+		}
+		c.binFrom[bd.Path] = append(c.binFrom[bd.Path], src(bd.Pos, "sandbox endpoint binaries "+bd.Path))
 	}
 	if b.modelAPIHost(c.host) {
 		// The agent's own model API (a regional Vertex host declared by

@@ -24,11 +24,16 @@ type Options struct {
 	Credentials prover.Credentials
 	// Registry is the binary registry (default prover.DefaultRegistry).
 	Registry *prover.Registry
+
+	// baseVersion and headVersion are the sides' OpenShell targets, which
+	// decide where a provider's credential is resolved.
+	baseVersion, headVersion string
 }
 
 // Compare compares two sides agent by agent.
 func Compare(base, head *Side, opts Options) *Result {
 	opts = opts.withDefaults()
+	opts.baseVersion, opts.headVersion = base.OpenShellVersion, head.OpenShellVersion
 	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
@@ -210,11 +215,16 @@ func endpoints(p *openshell.Policy) []*epUnit {
 
 // differ collects one agent's changes.
 type differ struct {
-	b, h    *Agent
-	opts    Options
-	bCreds  prover.Credentials
-	hCreds  prover.Credentials
-	changes []Change
+	b, h *Agent
+	opts Options
+	// bProver and hProver are the credential sets the gateway gives the
+	// prover; bCreds and hCreds add every host a provider's credential is
+	// resolved at, for the risk table; bBound and hBound are those
+	// bindings by provider.
+	bProver, hProver prover.Credentials
+	bCreds, hCreds   prover.Credentials
+	bBound, hBound   map[string][]prover.Bound
+	changes          []Change
 }
 
 func (d *differ) add(c Change) *Change {
@@ -223,14 +233,23 @@ func (d *differ) add(c Change) *Change {
 }
 
 func compareAgent(b, h *Agent, opts Options) []Change {
-	d := &differ{b: b, h: h, opts: opts, bCreds: opts.Credentials.ForPolicy(b.Policy), hCreds: opts.Credentials.ForPolicy(h.Policy)}
+	d := &differ{b: b, h: h, opts: opts}
+	d.bProver, d.bBound, d.bCreds = credentialsOf(b, opts.Credentials, opts.baseVersion)
+	d.hProver, d.hBound, d.hCreds = credentialsOf(h, opts.Credentials, opts.headVersion)
 	d.manifest()
 	d.providers()
+	d.providerCredentials()
 	d.filesystem()
 	d.network()
 	d.attachProver()
+	var seen map[string]bool
 	for i := range d.changes {
-		d.changes[i].capBaseline()
+		c := &d.changes[i]
+		c.capBaseline()
+		if len(c.From) > 1 && seen == nil {
+			seen = origins(b)
+		}
+		c.blameNew(seen)
 	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes
@@ -259,14 +278,35 @@ func (d *differ) tier() {
 	if bt == ht || ht == "" {
 		return
 	}
-	c := Change{Kind: "tier", Before: bt, After: ht, From: sourcesFor(d.h, ""), order: "0a"}
+	c := Change{Kind: "tier", Before: bt, After: ht, From: tierSources(d.h, d.b), order: "0a"}
 	if br, ok := tierRank[bt]; ok && tierRank[ht] <= br {
 		c.Action = ActionNarrow
+		c.Was = tierSources(d.b, d.h)
 	} else {
 		c.Action = ActionWiden
 		c.apply(tierGrades[ht]...)
 	}
 	d.add(c)
+}
+
+// tierSources blames a's tier on the lines that need it and that other
+// (the other side) does not have: the lines that changed. When every such
+// line is on both sides (only the other side's lines went), all of a's
+// are given; without any (read-only, or a bundle), the agent's file.
+func tierSources(a, other *Agent) []bundle.Source {
+	if len(a.TierWhy) == 0 {
+		return sourcesFor(a, "")
+	}
+	var changed []bundle.Source
+	for _, s := range a.TierWhy {
+		if !slices.ContainsFunc(other.TierWhy, func(o bundle.Source) bool { return sameOrigin([]bundle.Source{s}, []bundle.Source{o}) }) {
+			changed = append(changed, s)
+		}
+	}
+	if len(changed) == 0 {
+		return a.TierWhy
+	}
+	return changed
 }
 
 // tierGrades grade the tiers that widen the agent's reach.
@@ -478,4 +518,42 @@ func (c *Change) capBaseline() {
 // catalog's filesystem baseline.
 func baselineSource(s bundle.Source) bool {
 	return strings.HasPrefix(s.Reason, "runtime ") || (s.File == "catalog" && strings.HasSuffix(s.Reason, "baseline"))
+}
+
+// origins is every (file, reason) the agent's grants and tier come from.
+func origins(a *Agent) map[string]bool {
+	out := map[string]bool{}
+	for _, ss := range a.Prov {
+		for _, s := range ss {
+			out[s.File+"\x00"+s.Reason] = true
+		}
+	}
+	for _, s := range a.TierWhy {
+		out[s.File+"\x00"+s.Reason] = true
+	}
+	return out
+}
+
+// blameNew puts first, in a change that grants (add, widen, change), the
+// sources the base has nowhere: the lines that changed, which renderers
+// and annotations show, before the unchanged declarations the grant also
+// comes from (the endpoint a new binaries: line belongs to).
+func (c *Change) blameNew(base map[string]bool) {
+	if c.Action != ActionAdd && c.Action != ActionWiden && c.Action != ActionChange {
+		return
+	}
+	isNew := func(s bundle.Source) bool { return !base[s.File+"\x00"+s.Reason] }
+	if len(c.From) < 2 || !slices.ContainsFunc(c.From, isNew) {
+		return
+	}
+	slices.SortStableFunc(c.From, func(x, y bundle.Source) int {
+		nx, ny := isNew(x), isNew(y)
+		switch {
+		case nx == ny:
+			return 0
+		case nx:
+			return -1
+		}
+		return 1
+	})
 }

@@ -104,6 +104,7 @@ func (d *differ) endpointAdded(u *epUnit) {
 		c.apply(auditGrade)
 	}
 	d.credentialedTransport(c, ep)
+	d.credentialScope(c, ep, u.ports())
 	if ep.Access != "" {
 		c.apply(accessGrade(ep.Access))
 	}
@@ -232,6 +233,7 @@ func (d *differ) pairPorts(bu, hu *epUnit) {
 	c.apply(portGrades(newPorts)...)
 	if len(newPorts) > 0 {
 		c.apply(d.policyGrades(hu, d.h)...)
+		d.credentialScope(c, hu.ep, newPorts)
 	}
 }
 
@@ -332,6 +334,7 @@ func (d *differ) pairOther(bu, hu *epUnit) {
 	if bb, hb := bindingOf(be), bindingOf(he); bb != hb {
 		c := d.endpointChange(hu, ActionChange, "credential_binding", orNone(bb), orNone(hb))
 		c.apply(grade{RiskMedium, "", "another provider's credentials are attached"})
+		d.credentialScope(c, he, hu.ports())
 	}
 	if bo, ho := otherSettings(be), otherSettings(he); bo != ho {
 		c := d.endpointChange(hu, ActionChange, "settings", bo, ho)

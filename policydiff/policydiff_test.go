@@ -15,16 +15,16 @@ import (
 func side(t *testing.T, tier string, docs map[string]string) *Side {
 	t.Helper()
 	m := &bundle.Manifest{OpenShellVersion: "v0.0.111", Agents: map[string]bundle.ManifestAgent{}}
-	pols := map[string]*openshell.Policy{}
+	pols := map[string]Compiled{}
 	for name, doc := range docs {
 		p, err := openshell.Unmarshal([]byte(doc))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		pols[name] = p
+		pols[name] = Compiled{Policy: p}
 		m.Agents[name] = bundle.ManifestAgent{Policy: name + ".yaml", Source: "agents/" + name + ".md", Tier: tier}
 	}
-	s, err := NewSide("test", "", m, pols)
+	s, err := NewSide("test", "", m, pols, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
+	"github.com/fullsend-ai/agent-sandbox/prover"
 )
 
 // providers compares the provider profiles the agent's sandbox is composed
@@ -63,6 +64,7 @@ func composeProviders(s *Side, b *bundle.Bundle) error {
 		}
 		comp := profile.Compose(a.Policy, atts, profile.Gateway{ProvidersV2Enabled: true})
 		a.Policy = comp.Policy
+		a.Layers = providerLayers(a.Manifest.Providers, comp.Layers)
 		for k, v := range comp.Policy.Provenance() {
 			if _, ok := a.Prov[k]; !ok {
 				a.Prov[k] = v
@@ -70,4 +72,37 @@ func composeProviders(s *Side, b *bundle.Bundle) error {
 		}
 	}
 	return nil
+}
+
+// compiledLayers sets the provider layers of a compiled agent, whose
+// policy the compile already composed: the keys are those Compose assigns
+// against the earlier layers alone, since the compile never writes a
+// `_provider_` key of its own (compile/merge.go, policyKey).
+func (a *Agent) compiledLayers(profiles map[string][]byte, version string) error {
+	if len(a.Manifest.Providers) == 0 {
+		return nil
+	}
+	atts, err := profile.Attachments(a.Manifest.Providers, profiles, version)
+	if err != nil {
+		return err
+	}
+	comp := profile.Compose(nil, atts, profile.Gateway{ProvidersV2Enabled: true})
+	a.Layers = providerLayers(a.Manifest.Providers, comp.Layers)
+	return nil
+}
+
+// providerLayers pairs the manifest's providers with their composed
+// layers, in attachment order. A provider holds a credential when the job
+// gives it one (ProviderRef.Credentials) or its profile declares
+// credentials or signs (Layer.Credentialed, has_credentialed_endpoints).
+func providerLayers(refs []bundle.ProviderRef, layers []profile.Layer) []prover.ProviderLayer {
+	out := make([]prover.ProviderLayer, 0, len(layers))
+	for i, l := range layers {
+		cred := l.Credentialed
+		if i < len(refs) {
+			cred = cred || len(refs[i].Credentials) > 0
+		}
+		out = append(out, prover.ProviderLayer{Name: l.Provider, Key: l.Key, Credentialed: cred})
+	}
+	return out
 }

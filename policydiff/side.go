@@ -6,6 +6,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/prover"
 )
 
 // Side is one compiled revision: every agent's policy model, manifest entry
@@ -29,19 +30,40 @@ type Agent struct {
 	// Prov maps policy paths (openshell.Policy.Provenance's keys) to the
 	// source lines that caused each element.
 	Prov map[string][]bundle.Source
+	// Layers are the provider layers Policy is composed with, in
+	// attachment order, with whether each provider holds a credential.
+	Layers []prover.ProviderLayer
+	// TierWhy are the source lines that raised the agent to its tier (empty
+	// when unknown, as for a bundle).
+	TierWhy []bundle.Source
 }
 
-// NewSide builds a side from a manifest and the agents' policy models as a
-// compile returns them; provenance is read from the models
-// (openshell.Policy.Provenance).
-func NewSide(ref, manifestSHA256 string, m *bundle.Manifest, policies map[string]*openshell.Policy) (*Side, error) {
+// Compiled is what a compile gives of one agent beyond its manifest entry.
+type Compiled struct {
+	// Policy is the policy OpenShell enforces: the agent's own composed
+	// with its provider layers.
+	Policy *openshell.Policy
+	// TierWhy are the lines that need the agent's tier, highest tier first.
+	TierWhy []bundle.Source
+}
+
+// NewSide builds a side from a manifest and the agents as a compile
+// returns them; provenance is read from the models
+// (openshell.Policy.Provenance). profiles holds the project profiles the
+// manifest's providers name (by ProviderRef.File, as the compile's output
+// files do), read to learn which providers hold credentials.
+func NewSide(ref, manifestSHA256 string, m *bundle.Manifest, agents map[string]Compiled, profiles map[string][]byte) (*Side, error) {
 	s := &Side{Ref: ref, ManifestSHA256: manifestSHA256, OpenShellVersion: m.OpenShellVersion, Agents: map[string]*Agent{}}
 	for _, name := range m.AgentNames() {
-		p, ok := policies[name]
-		if !ok {
+		c, ok := agents[name]
+		if !ok || c.Policy == nil {
 			return nil, fmt.Errorf("%s: agent %s is in the manifest but has no policy", ref, name)
 		}
-		s.Agents[name] = &Agent{Name: name, Manifest: m.Agents[name], Policy: p, Prov: p.Provenance()}
+		a := &Agent{Name: name, Manifest: m.Agents[name], Policy: c.Policy, Prov: c.Policy.Provenance(), TierWhy: c.TierWhy}
+		if err := a.compiledLayers(profiles, m.OpenShellVersion); err != nil {
+			return nil, fmt.Errorf("%s: agent %s: %w", ref, name, err)
+		}
+		s.Agents[name] = a
 	}
 	return s, nil
 }

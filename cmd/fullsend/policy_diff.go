@@ -232,12 +232,24 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 		if err != nil {
 			return nil, err
 		}
-		pols := make(map[string]*openshell.Policy, len(out.Agents))
+		agents := make(map[string]policydiff.Compiled, len(out.Agents))
 		for n, c := range out.Agents {
-			pols[n] = c.Effective() // with its provider layers: what OpenShell enforces
+			// With its provider layers: what OpenShell enforces.
+			agents[n] = policydiff.Compiled{Policy: c.Effective(), TierWhy: tierSources(c)}
 		}
-		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, pols)
+		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, agents, out.Files)
 	}, nil
+}
+
+// tierSources are the lines that need the agent's compiled tier.
+func tierSources(c *compile.Compiled) []bundle.Source {
+	var out []bundle.Source
+	for _, r := range c.TierWhy {
+		if string(r.Tier) == string(c.Tier) {
+			out = append(out, bundle.Source{File: r.Pos.File, Line: r.Pos.Line, Column: r.Pos.Column, Reason: r.What + " (needs tier " + string(r.Tier) + ")"})
+		}
+	}
+	return out
 }
 
 // reproduce is the command that gives the same diff: git sides by their

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
+	"github.com/fullsend-ai/agent-sandbox/policydiff"
+)
+
+// gitProjects is a repository holding three projects as their authors
+// keep them (tri: testdata/triage, exp: experiment 0005 with policy
+// fragments, prov: provider profiles), committed as the base, and a
+// runner of git in it.
+func gitProjects(t *testing.T) (repo string, git func(args ...string) string) {
+	t.Helper()
+	bin := testtool.Find(t, "git", ".ci/install.d/10-git.sh")
+	repo = t.TempDir()
+	git = func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	for dir, src := range map[string]string{"tri": "triage", "exp": "experiment-0005", "prov": "fullsend-providers"} {
+		if err := os.Rename(copyTree(t, filepath.Join("..", "..", "testdata", src)), filepath.Join(repo, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Compiled bundles are not sources (experiment 0005's policies/ are
+	// its fragments and stay).
+	for _, d := range []string{"tri/policies", "prov/policies"} {
+		if err := os.RemoveAll(filepath.Join(repo, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Experiment 0005's fragments give an L4 endpoint L7 settings, which
+	// OpenShell v0.0.111 refuses (OSP046): make the endpoint L7.
+	frags, _ := filepath.Glob(filepath.Join(repo, "exp", "policies", "*.yaml"))
+	for _, f := range frags {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := strings.ReplaceAll(string(data), "protocol: tcp\n        enforcement: enforce\n        access: allow\n", "protocol: rest\n        enforcement: enforce\n        access: full\n")
+		if err := os.WriteFile(f, []byte(fixed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-qm", "base")
+	return repo, git
+}
+
+// hunkRE is a unified diff hunk header: the new side's first line and
+// line count.
+var hunkRE = regexp.MustCompile(`^@@ -[0-9,]+ \+([0-9]+)(?:,([0-9]+))? @@`)
+
+// addedLines maps each file a commit range adds lines to (repository
+// path) to those lines, read from git diff without rename detection (a
+// renamed file is all new).
+func addedLines(t *testing.T, diff string) map[string]map[int]bool {
+	t.Helper()
+	out := map[string]map[int]bool{}
+	file := ""
+	for _, l := range strings.Split(diff, "\n") {
+		if f, ok := strings.CutPrefix(l, "+++ b/"); ok {
+			file = f
+			continue
+		}
+		m := hunkRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		start, _ := strconv.Atoi(m[1])
+		n := 1
+		if m[2] != "" {
+			n, _ = strconv.Atoi(m[2])
+		}
+		if out[file] == nil {
+			out[file] = map[int]bool{}
+		}
+		for i := start; i < start+n; i++ {
+			out[file][i] = true
+		}
+	}
+	return out
+}
+
+// Every way a pull request can change a grant, each committed on top of
+// the base: the change appears with its risk and is blamed on a line the
+// commit added (never the agent's first line, never a line of the
+// compiled policy).
+func TestPolicyDiffEveryInput(t *testing.T) {
+	repo, git := gitProjects(t)
+	editFile := func(file, old, new string) func(t *testing.T) {
+		return func(t *testing.T) {
+			dir, name := filepath.Split(filepath.Join(repo, filepath.FromSlash(file)))
+			edit(t, dir, name, old, new)
+		}
+	}
+	exfil := "  - host: exfil.attacker.example\n    port: 443\n    protocol: rest\n    enforcement: enforce\n" +
+		"    rules:\n      - allow: {method: GET, path: /collect}\nbinaries:\n"
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		edits    []func(t *testing.T)
+		match    func(c policydiff.Change) bool
+		risk     string
+		category string
+		// fileOnly: the compile gives a fragment's rules their endpoint's
+		// line (compile/merge.go, fragmentContribution), so only the file
+		// is checked.
+		fileOnly bool
+	}{
+		{"profile: a host added to a credentialed provider profile", "prov",
+			[]func(*testing.T){editFile("prov/profiles/fullsend-github-ro.yaml", "binaries:\n", exfil)},
+			func(c policydiff.Change) bool {
+				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
+			}, "critical", "credential_scope_expansion", false},
+		{"skill: a rule added", "tri",
+			[]func(*testing.T){editFile("tri/skills/duplicate-detector/SKILL.md", "{*,*.**}\"\n", "{*,*.**}\"\n        - GET /search/code\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/search/code")
+			},
+			"low", "", false},
+		{"fragment: a rule added to a policy fragment", "exp",
+			[]func(*testing.T){editFile("exp/policies/readonly-with-web.yaml", "path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n",
+				"path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n          - allow:\n              method: GET\n              path: /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
+			},
+			"low", "", true},
+		{"MCP server: a remote server and a tool of it", "tri",
+			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "tools: Bash(curl *)\n",
+				"tools: Bash(curl *), mcp__github__get_issue\nmcpServers:\n  - github:\n      type: http\n      url: https://api.githubcopilot.com/mcp/\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "api.githubcopilot.com"
+			}, "medium", "", false},
+		{"binary glob: an endpoint's binaries widened to a directory", "tri",
+			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "      allowed_ips: [\"{{HOST_IP}}\"]\n",
+				"      allowed_ips: [\"{{HOST_IP}}\"]\n      binaries: [\"/usr/local/bin/*\"]\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "binary" && c.Action == "add" && c.After == "/usr/local/bin/*"
+			},
+			"high", policydiff.CatRawBinary, false},
+		{"placeholder: a placeholder segment becomes a glob", "tri",
+			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "/issues/{{ISSUE_NUMBER}}\n", "/issues/*\n")},
+			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
+			"high", policydiff.CatPathWidened, false},
+		{"tier: a write rule raises the tier", "tri",
+			[]func(*testing.T){
+				editFile("tri/agents/duplicate-detector.md", "  tier: network\n", "  tier: full\n"),
+				editFile("tri/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
+					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/labels\n")},
+			func(c policydiff.Change) bool { return c.Kind == "tier" && c.Action == "widen" },
+			"critical", policydiff.CatTierFull, false},
+		{"renamed agent: its grants arrive under the new name", "tri",
+			[]func(*testing.T){func(t *testing.T) {
+				git("mv", "tri/agents/completeness-assessor.md", "tri/agents/completeness-checker.md")
+				git("rm", "-q", "tri/agents/completeness-assessor.policytest.yaml")
+				editFile("tri/agents/completeness-checker.md", "name: completeness-assessor\n", "name: completeness-checker\n")(t)
+			}},
+			func(c policydiff.Change) bool {
+				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "docs.github.com"
+			}, "medium", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			git("checkout", "-q", "-B", "row", "main")
+			for _, e := range tc.edits {
+				e(t)
+			}
+			git("add", "-A")
+			git("commit", "-qm", tc.name)
+			added := addedLines(t, git("diff", "--no-renames", "--no-color", "-U0", "main", "row"))
+			t.Chdir(repo)
+			r := diffResult(t, "git:main", "git:row", "--dir", tc.dir)
+			c := findChange(t, r, tc.match)
+			if c.Risk != tc.risk || (tc.category != "" && !slices.Contains(c.Categories, tc.category)) {
+				t.Errorf("%s %s: risk %s %v (%s), want %s %s", c.Action, c.Kind, c.Risk, c.Categories, c.Why, tc.risk, tc.category)
+			}
+			// The source the renderers and annotations show (the first with a
+			// line outside the catalog).
+			i := slices.IndexFunc(c.From, func(s bundle.Source) bool { return s.File != "catalog" && s.Line > 0 })
+			if i < 0 {
+				t.Fatalf("no source line: %+v", c)
+			}
+			if s := c.From[i]; tc.fileOnly && added[tc.dir+"/"+s.File] == nil || !tc.fileOnly && !added[tc.dir+"/"+s.File][s.Line] {
+				t.Errorf("blamed on %s:%d, not a line the change added (%v)", s.File, s.Line, added)
+			}
+			_, err := execCLI(t, "policy", "diff", "git:main", "git:row", "--dir", tc.dir, "--fail-on", tc.risk)
+			if exitCode(err) != 1 {
+				t.Errorf("--fail-on %s: exit %d (%v)", tc.risk, exitCode(err), err)
+			}
+		})
+	}
+}
