@@ -166,11 +166,15 @@ func uniqueRuleKey(policies map[string]openshell.NetworkPolicy, name string) str
 
 // NetworkPolicy is network_policy_rule(rule_name) (profiles.rs:597-604 @
 // v0.0.111) lowered to the policy model: the profile's endpoints and
-// binaries under name, each with the profile line it came from.
+// binaries under name, each with the profile line it came from (the file
+// alone for a built-in profile: the catalog has no lines).
 func (p *Profile) NetworkPolicy(name string) openshell.NetworkPolicy {
 	src := func(path string) []bundle.Source {
-		line, col := p.Position(path)
-		return []bundle.Source{{File: p.File, Line: line, Column: col, Reason: "provider profile " + p.ID}}
+		s := bundle.Source{File: p.File, Reason: "provider profile " + p.ID}
+		if p.pos != nil { // decoded from a file, not the built-in catalog
+			s.Line, s.Column = p.Position(path)
+		}
+		return []bundle.Source{s}
 	}
 	np := openshell.NetworkPolicy{Name: name, Endpoints: []openshell.Endpoint{}, Binaries: []openshell.Binary{}, From: src("")}
 	for i, e := range p.Endpoints {
