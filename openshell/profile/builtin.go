@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,8 +73,17 @@ func Builtin(id, version string) (*Profile, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("OpenShell %s has no built-in provider profile %q (have %v)", version, id, BuiltinIDs(version))
+	return nil, fmt.Errorf("%w: OpenShell %s has no built-in provider profile %q (have %v)", ErrNoProfile, version, id, BuiltinIDs(version))
 }
+
+// ErrNoProfile is a provider whose type has no profile. OpenShell skips
+// such a provider with a warning and composes the sandbox without its layer
+// (provider_policy_context_with_catalog, grpc/policy.rs:2284-2296 @
+// v0.0.111; profile_provider_policy_layers, grpc/policy.rs:1362-1385 @
+// v0.0.83): the sandbox would run a policy other than the one compiled and
+// tested, without the access the agent declared. fullsend fails closed
+// instead: the reference is refused, naming the provider.
+var ErrNoProfile = errors.New("provider type has no profile")
 
 // IsBuiltinProfile reports whether p states the same facts as the built-in
 // profile of its id at a catalog tag: a decoded copy of OpenShell's own

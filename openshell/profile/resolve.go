@@ -35,6 +35,10 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 	} else {
 		p, err = builtinChecked(target, v)
 	}
+	if errors.Is(err, ErrNoProfile) {
+		return Attachment{}, fmt.Errorf("provider %s: %w; OpenShell would skip its layer with a warning (grpc/policy.rs:2284-2296 @ v0.0.111), fullsend refuses it (name a built-in id or a profile file)",
+			orDefault(provider, target), err)
+	}
 	if err != nil {
 		return Attachment{}, err
 	}
@@ -105,4 +109,12 @@ func decodeChecked(name string, data []byte, version string) (*Profile, error) {
 		return nil, fmt.Errorf("%w %s: %w", ErrInvalidProfile, name, err)
 	}
 	return p, nil
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
