@@ -172,16 +172,11 @@ func (b *builder) resolveProvider(ref agentdef.ProviderDecl, load fragmentLoader
 		b.errorf(ref.Pos, "sandbox.providers", "a project profile must be a regular file inside the project", "provider profile %q: %v", ref.Profile, err)
 		return nil, nil, false
 	case profile.IsBuiltinID(ref.Profile, b.version):
-		name, data, err := profile.Builtin(ref.Profile, b.version)
+		p, err := profile.Builtin(ref.Profile, b.version)
 		if err != nil {
 			b.errorf(ref.Pos, "sandbox.providers", "target OpenShell v0.0.83 or v0.0.111, or ship the profile as "+file, "provider profile %q: %v", ref.Profile, err)
 			return nil, nil, false
 		}
-		p, diags := profile.Decode(name, data, b.version)
-		if p == nil || openshell.HasErrors(diags) {
-			return nil, nil, false // TestBuiltinsValidate: never for the embedded catalog
-		}
-		p.Builtin = true
 		return p, nil, true
 	}
 	known := append(append([]string{}, projectProfiles...), profile.BuiltinIDs(b.version)...)

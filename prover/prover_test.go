@@ -2,20 +2,23 @@ package prover
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
+// openshellTestdata is OpenShell's prover testdata in ../shared/fixtures
+// (crates/openshell-prover/testdata @ v0.0.111).
+const openshellTestdata = "from-project/prover/testdata/openshell/"
+
+// loadPolicy parses the fixture file name of openshellTestdata.
 func loadPolicy(t *testing.T, name string) *openshell.Policy {
 	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parse(t, string(data))
+	return parse(t, string(fixture.ReadFile(t, openshellTestdata+name)))
 }
 
 func parse(t *testing.T, doc string) *openshell.Policy {
@@ -29,11 +32,7 @@ func parse(t *testing.T, doc string) *openshell.Policy {
 
 func openshellCredentials(t *testing.T) Credentials {
 	t.Helper()
-	data, err := os.ReadFile("testdata/openshell/credentials.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ParseCredentials(data)
+	c, err := ParseCredentials(fixture.ReadFile(t, openshellTestdata+"credentials.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +49,7 @@ func shorthand(fs []Finding) []string {
 
 // test_parse_policy (crates/openshell-prover/src/lib.rs:90-101 @ v0.0.111).
 func TestParseOpenShellTestdata(t *testing.T) {
-	p := loadPolicy(t, "testdata/openshell/policy.yaml")
+	p := loadPolicy(t, "policy.yaml")
 	np, ok := p.NetworkPolicies["github_api"]
 	if !ok || np.Name != "github-api" || len(np.Endpoints) != 2 || len(np.Binaries) < 4 {
 		t.Fatalf("github_api = %+v", np)
@@ -64,7 +63,7 @@ func TestParseOpenShellTestdata(t *testing.T) {
 // binary reaches github.com (L4) with the PAT in scope; api.github.com is
 // read-only L7, so no HTTP binary can send data there.
 func TestOpenShellGitHubPolicy(t *testing.T) {
-	got := shorthand(Check(loadPolicy(t, "testdata/openshell/policy.yaml"), openshellCredentials(t), DefaultRegistry()))
+	got := shorthand(Check(loadPolicy(t, "policy.yaml"), openshellCredentials(t), DefaultRegistry()))
 	want := []string{
 		"l7_bypass_credentialed: api.github.com:443 via /usr/bin/git",
 		"l7_bypass_credentialed: github.com:443 via /usr/bin/git",
@@ -80,7 +79,7 @@ func TestOpenShellGitHubPolicy(t *testing.T) {
 
 // test_empty_policy_no_findings (lib.rs:296-313 @ v0.0.111).
 func TestOpenShellEmptyPolicy(t *testing.T) {
-	if got := Check(loadPolicy(t, "testdata/openshell/empty-policy.yaml"), openshellCredentials(t), DefaultRegistry()); len(got) != 0 {
+	if got := Check(loadPolicy(t, "empty-policy.yaml"), openshellCredentials(t), DefaultRegistry()); len(got) != 0 {
 		t.Fatalf("findings = %v", got)
 	}
 }
@@ -296,7 +295,7 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("bypass L7: %q, want %q", bypass, want)
 	}
 	u := reg.Lookup("/opt/tool")
-	if !u.CanConstructHTTP || !u.CanWrite() || u.BypassesL7() {
+	if !u.CanExfiltrate || !u.CanConstructHTTP || u.BypassesL7() {
 		t.Errorf("unknown = %+v", u)
 	}
 	if reg.Lookup("/usr/bin/git").CanConstructHTTP {
@@ -317,8 +316,10 @@ func TestParseCredentials(t *testing.T) {
 }
 
 func FuzzParseCredentials(f *testing.F) {
-	data, _ := os.ReadFile("testdata/openshell/credentials.yaml")
-	f.Add(data)
+	// A seed from the fixtures when they are beside the checkout.
+	if data, err := os.ReadFile(filepath.Join("..", fixture.Root, openshellTestdata, "credentials.yaml")); err == nil {
+		f.Add(data)
+	}
 	f.Add(defaultCredentials)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ParseCredentials(b)

@@ -1,160 +1,95 @@
 package prover
 
-import (
-	"embed"
-	"fmt"
-	"io/fs"
-	"path"
-	"regexp"
-	"sort"
-	"strings"
-
-	"gopkg.in/yaml.v3"
-)
-
-// The registry files are OpenShell's, copied (registry/README.md).
-//
-//go:embed registry/binaries/*.yaml
-var registryFS embed.FS
-
-// Capability describes what one binary can do, mirroring BinaryCapability
-// (crates/openshell-prover/src/registry.rs:112-152 @ v0.0.111).
+// Capability is what the prover knows of one binary: whether it can carry
+// data out, whether it can build arbitrary HTTP requests, and whether one
+// of its protocols escapes L7 inspection (git's smart HTTP in a CONNECT
+// tunnel, ssh, raw TCP). Description is the registry's short name of the
+// binary, which l7_bypass_credentialed evidence quotes.
 type Capability struct {
-	Binary           string     `yaml:"binary"`
-	Description      string     `yaml:"description"`
-	Protocols        []Protocol `yaml:"protocols"`
-	Spawns           []string   `yaml:"spawns"`
-	CanExfiltrate    bool       `yaml:"can_exfiltrate"`
-	ExfilMechanism   string     `yaml:"exfil_mechanism"`
-	CanConstructHTTP bool       `yaml:"can_construct_http"`
+	Binary           string `json:"binary"`
+	Description      string `json:"description"`
+	CanExfiltrate    bool   `json:"can_exfiltrate"`
+	CanConstructHTTP bool   `json:"can_construct_http"`
+	L7Bypass         bool   `json:"bypasses_l7"`
 }
 
-// Protocol is one wire protocol of a binary (BinaryProtocolDef,
-// registry.rs:39-51 @ v0.0.111).
-type Protocol struct {
-	Name        string   `yaml:"name"`
-	Transport   string   `yaml:"transport"`
-	Description string   `yaml:"description"`
-	BypassesL7  bool     `yaml:"bypasses_l7"`
-	Actions     []Action `yaml:"actions"`
+// BypassesL7 reports whether a protocol of the binary escapes L7
+// inspection (any protocol marked so, registry.rs:125-128 @ v0.0.111).
+func (c Capability) BypassesL7() bool { return c.L7Bypass }
+
+// unknownBinary is what OpenShell assumes of a binary its registry does not
+// list: it can exfiltrate and construct HTTP, and bypasses nothing
+// (registry.rs:179-187 @ v0.0.111, whose description this repeats).
+func unknownBinary(path string) Capability {
+	return Capability{Binary: path, Description: "Unknown binary — not in registry", CanExfiltrate: true, CanConstructHTTP: true}
 }
 
-// Action is one action of a protocol; Type is read, write or destructive
-// (anything else reads as read, ActionType::from_str, registry.rs:75-83).
-type Action struct {
-	Name        string `yaml:"name"`
-	Type        string `yaml:"type"`
-	Description string `yaml:"description"`
-}
-
-// BypassesL7 reports whether any protocol bypasses L7 inspection
-// (registry.rs:125-128 @ v0.0.111).
-func (c Capability) BypassesL7() bool {
-	for _, p := range c.Protocols {
-		if p.BypassesL7 {
-			return true
-		}
+// registryCatalog is the binary registry OpenShell v0.0.111 embeds
+// (crates/openshell-prover/registry/binaries/<file>.yaml @ v0.0.111, commit
+// 20d2e867), as the facts the prover reads: every listed binary can
+// exfiltrate; git, nc and ssh bypass L7 and, with them, git constructs no
+// HTTP. Each row names the upstream file. registry_test.go decodes the real
+// files from ../shared/fixtures and checks the rows and the findings they
+// give against them (docs/openshell-release.md: adding a release).
+func registryCatalog() []Capability {
+	type row struct {
+		file, binary, description string
+		http, bypass              bool
 	}
-	return false
-}
-
-// CanWrite reports whether any protocol has a write or destructive action,
-// or the binary constructs HTTP (registry.rs:104-133 @ v0.0.111).
-func (c Capability) CanWrite() bool {
-	for _, p := range c.Protocols {
-		for _, a := range p.Actions {
-			if a.Type == "write" || a.Type == "destructive" {
-				return true
-			}
-		}
+	rows := []row{
+		{"claude.yaml", "/usr/local/bin/claude", "Claude Code CLI — AI coding agent", true, false},
+		{"curl.yaml", "/usr/bin/curl", "Command-line HTTP client", true, false},
+		{"gh.yaml", "/usr/bin/gh", "GitHub CLI — REST API client for GitHub", true, false},
+		{"git.yaml", "/usr/bin/git", "Distributed version control system", false, true},
+		{"nc.yaml", "/usr/bin/nc", "Netcat — arbitrary TCP/UDP connections", false, true},
+		{"node.yaml", "/usr/local/bin/node", "Node.js runtime — general-purpose JavaScript runtime", true, false},
+		{"python3.yaml", "/usr/local/bin/python3.13", "Python interpreter — general-purpose runtime", true, false},
+		{"ssh.yaml", "/usr/bin/ssh", "OpenSSH client", false, true},
+		{"wget.yaml", "/usr/bin/wget", "Non-interactive network downloader", true, false},
 	}
-	return c.CanConstructHTTP
+	out := make([]Capability, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Capability{Binary: r.binary, Description: r.description, CanExfiltrate: true, CanConstructHTTP: r.http, L7Bypass: r.bypass})
+	}
+	return out
 }
 
-// Registry is a set of binary capability descriptors keyed by path.
+// Registry is a set of binary capabilities keyed by path.
 type Registry struct {
 	byPath map[string]Capability
-	globs  []string // registry paths holding '*', sorted
 }
 
-// DefaultRegistry returns OpenShell v0.0.111's embedded registry.
-func DefaultRegistry() *Registry {
-	r, err := LoadRegistry(registryFS, "registry/binaries")
-	if err != nil {
-		// The embedded files are tested; a failure here is a build defect.
-		panic(fmt.Sprintf("prover: embedded registry: %v", err))
+// NewRegistry returns a registry of caps; a later entry for the same path
+// replaces an earlier one, as a later registry file does in OpenShell
+// (registry.rs:253-273 @ v0.0.111).
+func NewRegistry(caps ...Capability) *Registry {
+	r := &Registry{byPath: make(map[string]Capability, len(caps))}
+	for _, c := range caps {
+		r.byPath[c.Binary] = c
 	}
 	return r
 }
 
-// LoadRegistry reads every *.yaml file of dir in fsys as a binary
-// descriptor (load_binary_registry_from_dir, registry.rs:253-273 @
-// v0.0.111: a later file with the same binary replaces an earlier one).
-func LoadRegistry(fsys fs.FS, dir string) (*Registry, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading binary registry %s: %w", dir, err)
-	}
-	r := &Registry{byPath: map[string]Capability{}}
-	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".yaml" {
-			continue
-		}
-		name := path.Join(dir, e.Name())
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("reading binary descriptor %s: %w", name, err)
-		}
-		var c Capability
-		if err := yaml.Unmarshal(data, &c); err != nil {
-			return nil, fmt.Errorf("parsing binary descriptor %s: %w", name, err)
-		}
-		if c.Binary == "" {
-			return nil, fmt.Errorf("binary descriptor %s: field binary is required", name)
-		}
-		r.byPath[c.Binary] = c
-	}
+// DefaultRegistry returns OpenShell v0.0.111's registry (registryCatalog).
+func DefaultRegistry() *Registry { return NewRegistry(registryCatalog()...) }
+
+// Binaries returns the paths the registry lists, in no particular order.
+func (r *Registry) Binaries() []string {
+	out := make([]string, 0, len(r.byPath))
 	for p := range r.byPath {
-		if strings.Contains(p, "*") {
-			r.globs = append(r.globs, p)
-		}
+		out = append(out, p)
 	}
-	sort.Strings(r.globs)
-	return r, nil
+	return out
 }
 
-// Lookup returns the descriptor of a binary path: the exact entry, else the
-// first registry glob that matches, else the conservative "unknown"
-// descriptor, which can exfiltrate and construct HTTP and bypasses nothing
-// (get_or_unknown, registry.rs:166-189 @ v0.0.111). OpenShell iterates a
-// HashMap for the glob step; we try globs in sorted order.
+// Lookup returns the capability of a binary path: its entry, else the
+// conservative unknown one (get_or_unknown, registry.rs:166-189 @
+// v0.0.111). OpenShell also tries entries whose path holds '*' as glob
+// patterns; the v0.0.111 registry has none (registry_test.go checks), so
+// an exact entry is the only match.
 func (r *Registry) Lookup(binary string) Capability {
 	if c, ok := r.byPath[binary]; ok {
 		return c
 	}
-	for _, g := range r.globs {
-		if globPattern(g).MatchString(binary) {
-			return r.byPath[g]
-		}
-	}
-	return Capability{Binary: binary, Description: "Unknown binary — not in registry", CanExfiltrate: true, CanConstructHTTP: true}
-}
-
-// globPattern translates a glob crate pattern with default MatchOptions
-// ('*' also matches '/', registry.rs:173-175 @ v0.0.111) to a regexp.
-func globPattern(g string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, r := range g {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return unknownBinary(binary)
 }

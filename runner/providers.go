@@ -99,15 +99,13 @@ func (x *run) maskProviderSecrets() {
 	var names []string
 	for _, ref := range x.agent.Entry.Providers {
 		names = append(names, ref.Credentials...)
-		data, ok := x.agent.Profiles[ref.File]
+		var p *profile.Profile
 		if ref.Builtin {
-			_, data, _ = profile.Builtin(ref.Profile, version)
-			ok = data != nil
+			p, _ = profile.Builtin(ref.Profile, version)
+		} else if data, ok := x.agent.Profiles[ref.File]; ok {
+			p, _ = profile.Decode(ref.File, data, version)
 		}
-		if !ok {
-			continue
-		}
-		if p, _ := profile.Decode(ref.File, data, version); p != nil {
+		if p != nil {
 			for _, cr := range p.Credentials {
 				names = append(names, cr.EnvVars...)
 			}

@@ -7,24 +7,36 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
+// profileFixtures holds our broken profiles; fullsend-ai/agents' profiles
+// and OpenShell's built-ins are read from ../shared/fixtures (thirdParty).
 const profileFixtures = "../../openshell/profile"
+
+// thirdParty is the fixture directory that holds, at the paths they had in
+// openshell/profile, OpenShell's built-in profiles (builtin/<tag>) and
+// fullsend-ai/agents' profiles and base policy (testdata/agents).
+func thirdParty(t *testing.T) string {
+	return fixture.Path(t, "from-project/openshell/profile")
+}
 
 // TestPolicyValidateProfilesGolden: policy validate tells profiles from
 // policies by shape and checks each as OpenShell would; OpenShell's
 // built-ins and fullsend-ai/agents' profiles pass, broken ones are refused
 // at their lines.
 func TestPolicyValidateProfilesGolden(t *testing.T) {
+	upstream := thirdParty(t)
 	args := []string{"policy", "validate",
-		filepath.Join(profileFixtures, "testdata/agents/profiles"),
-		filepath.Join(profileFixtures, "testdata/agents/policies/base.yaml"),
+		filepath.Join(upstream, "testdata/agents/profiles"),
+		filepath.Join(upstream, "testdata/agents/policies/base.yaml"),
 		filepath.Join(profileFixtures, "testdata/broken")}
 	got, code := runCLI(t, "", args...)
 	if code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
-	got = strings.ReplaceAll(got, profileFixtures+"/", "")
+	got = strings.ReplaceAll(strings.ReplaceAll(got, profileFixtures+"/", ""), upstream+"/", "")
 	golden := filepath.Join("testdata", "policy-validate", "profiles.golden")
 	if *updateValidateGolden {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -40,13 +52,13 @@ func TestPolicyValidateProfilesGolden(t *testing.T) {
 	}
 	// The good files alone pass, also under --strict for the profiles of
 	// fullsend-ai/agents.
-	if out, code := runCLI(t, "", "policy", "validate", filepath.Join(profileFixtures, "builtin/v0.0.111")); code != 0 {
+	if out, code := runCLI(t, "", "policy", "validate", filepath.Join(upstream, "builtin/v0.0.111")); code != 0 {
 		t.Errorf("built-ins: exit %d\n%s", code, out)
 	}
-	if out, code := runCLI(t, "", "policy", "validate", "--openshell-version", "v0.0.83", filepath.Join(profileFixtures, "builtin/v0.0.83")); code != 0 {
+	if out, code := runCLI(t, "", "policy", "validate", "--openshell-version", "v0.0.83", filepath.Join(upstream, "builtin/v0.0.83")); code != 0 {
 		t.Errorf("v0.0.83 built-ins: exit %d\n%s", code, out)
 	}
-	if out, code := runCLI(t, "", "policy", "validate", "--strict", filepath.Join(profileFixtures, "testdata/agents/profiles")); code != 0 {
+	if out, code := runCLI(t, "", "policy", "validate", "--strict", filepath.Join(upstream, "testdata/agents/profiles")); code != 0 {
 		t.Errorf("agents' profiles: exit %d\n%s", code, out)
 	}
 }
@@ -54,7 +66,7 @@ func TestPolicyValidateProfilesGolden(t *testing.T) {
 // TestPolicyTestProviderProfile: --provider-profile composes the layer and
 // the output names it; providers_v2_enabled off composes nothing.
 func TestPolicyTestProviderProfile(t *testing.T) {
-	agents := filepath.Join(profileFixtures, "testdata/agents")
+	agents := filepath.Join(thirdParty(t), "testdata/agents")
 	base := filepath.Join(agents, "policies/base.yaml")
 	ro := "ro=" + filepath.Join(agents, "profiles/fullsend-github-ro.yaml")
 	req := "GET https://api.github.com/repos/o/r/pulls/1 from /usr/bin/gh"
@@ -89,7 +101,7 @@ func TestPolicyTestProviderProfile(t *testing.T) {
 func TestPolicyTestProvidersField(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, "../../testdata/triage/policies", filepath.Join(dir, "policies"))
-	copyDir(t, filepath.Join(profileFixtures, "testdata/agents/profiles"), filepath.Join(dir, "profiles"))
+	copyDir(t, filepath.Join(thirdParty(t), "testdata/agents/profiles"), filepath.Join(dir, "profiles"))
 	test := `agent: triage
 providers: [profiles/fullsend-package-registries.yaml]
 set: {GCP_PROJECT: acme-ci, GCP_REGION: global, OWNER: acme, REPO_NAME: widgets, ISSUE_NUMBER: "5", HOST_IP: 172.17.0.1}
@@ -157,7 +169,8 @@ func copyDir(t *testing.T, from, to string) {
 // at the profile's lines; a directory mixing policies and profiles lints
 // both.
 func TestPolicyLintProfiles(t *testing.T) {
-	ro := filepath.Join(profileFixtures, "testdata/agents/profiles/fullsend-github-ro.yaml")
+	upstream := thirdParty(t)
+	ro := filepath.Join(upstream, "testdata/agents/profiles/fullsend-github-ro.yaml")
 	out, code := runCLI(t, "", "policy", "lint", "-o", "json", ro)
 	// **/gh matches absolute paths in OpenShell (glob.match with "/" as
 	// delimiter, sandbox-policy.rego:171 @ v0.0.111): FS028 warns about the
@@ -169,7 +182,7 @@ func TestPolicyLintProfiles(t *testing.T) {
 		!strings.Contains(out, `"line": 26`) {
 		t.Errorf("findings do not point at the profile:\n%s", out)
 	}
-	out, _ = runCLI(t, "", "policy", "lint", filepath.Join(profileFixtures, "testdata/agents/policies"),
+	out, _ = runCLI(t, "", "policy", "lint", filepath.Join(upstream, "testdata/agents/policies"),
 		filepath.Join(profileFixtures, "testdata/broken/misspelt.yaml"))
 	if !strings.Contains(out, "misspelt.yaml:5:5") || !strings.Contains(out, "FS003") || !strings.Contains(out, "github-review.yaml") {
 		t.Errorf("mixed inputs:\n%s", out)

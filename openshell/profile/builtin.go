@@ -2,21 +2,14 @@ package profile
 
 import (
 	"bytes"
-	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"sort"
+	"strings"
 
 	"golang.org/x/mod/semver"
 )
-
-// builtinFS holds OpenShell's providers/*.yaml at the two supported tags,
-// copied byte for byte (builtin/README.md names repository and commit).
-//
-//go:embed builtin/v0.0.83/*.yaml builtin/v0.0.111/*.yaml
-var builtinFS embed.FS
 
 // builtinIDs lists the ids of the built-in catalog by the first tag that
 // ships each set (BUILT_IN_PROFILE_YAMLS in profiles.rs, read at every tag
@@ -50,10 +43,10 @@ func IsBuiltinID(id, version string) bool {
 	return slices.Contains(BuiltinIDs(version), id)
 }
 
-// embeddedTag picks the embedded catalog for version: its own tag when
-// embedded, else none.
+// embeddedTag picks the catalog tag for version: its own tag when the
+// catalog holds it, else none.
 func embeddedTag(version string) string {
-	for _, t := range []string{"v0.0.83", "v0.0.111"} {
+	for _, t := range catalogTags() {
 		if semver.Compare(version, t) == 0 {
 			return t
 		}
@@ -61,37 +54,93 @@ func embeddedTag(version string) string {
 	return ""
 }
 
-// Builtin returns the built-in profile id of OpenShell at version (file
-// name builtin/<tag>/<id>.yaml) and its bytes. Only the supported tags
-// (v0.0.83, v0.0.111) carry the files; another version is an error.
-func Builtin(id, version string) (name string, data []byte, err error) {
+// Builtin returns the facts of OpenShell's built-in profile id at version
+// from the catalog (catalog.go), a fresh copy named after the upstream
+// file (openshell:<tag>/providers/<id>.yaml) and marked Builtin. Only the
+// catalog's tags (v0.0.83, v0.0.111) are held; another version, or an id
+// the release does not ship, is an error.
+func Builtin(id, version string) (*Profile, error) {
 	tag := embeddedTag(version)
 	if tag == "" {
-		return "", nil, fmt.Errorf("built-in profiles are embedded for OpenShell v0.0.83 and v0.0.111, not %s", version)
+		return nil, fmt.Errorf("the built-in provider catalog holds OpenShell v0.0.83 and v0.0.111, not %s", version)
 	}
-	name = path.Join("builtin", tag, id+".yaml")
-	data, err = fs.ReadFile(builtinFS, name)
-	if err != nil {
-		return "", nil, fmt.Errorf("OpenShell %s has no built-in provider profile %q (have %v)", version, id, BuiltinIDs(version))
+	if IsBuiltinID(id, tag) {
+		for _, e := range catalog() {
+			if e.id == id {
+				p := e.facts(tag)
+				p.File, p.Builtin = "openshell:"+tag+"/providers/"+id+".yaml", true
+				return &p, nil
+			}
+		}
 	}
-	return "openshell:" + tag + "/providers/" + id + ".yaml", data, nil
+	return nil, fmt.Errorf("%w: OpenShell %s has no built-in provider profile %q (have %v)", ErrNoProfile, version, id, BuiltinIDs(version))
 }
 
-// IsBuiltinBytes reports whether data is, byte for byte (line endings
-// aside), the built-in profile id at version or at any embedded tag.
-func IsBuiltinBytes(id string, data []byte) bool {
-	norm := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-	tags, _ := fs.ReadDir(builtinFS, "builtin")
-	names := make([]string, 0, len(tags))
-	for _, t := range tags {
-		names = append(names, t.Name())
+// ErrNoProfile is a provider whose type has no profile. OpenShell skips
+// such a provider with a warning and composes the sandbox without its layer
+// (provider_policy_context_with_catalog, grpc/policy.rs:2284-2296 @
+// v0.0.111; profile_provider_policy_layers, grpc/policy.rs:1362-1385 @
+// v0.0.83): the sandbox would run a policy other than the one compiled and
+// tested, without the access the agent declared. fullsend fails closed
+// instead: the reference is refused, naming the provider.
+var ErrNoProfile = errors.New("provider type has no profile")
+
+// IsBuiltinProfile reports whether p states the same facts as the built-in
+// profile of its id at a catalog tag: a decoded copy of OpenShell's own
+// providers/<id>.yaml (its prose aside), which the gateway loads as its
+// catalog, not as an import.
+func IsBuiltinProfile(p *Profile) bool {
+	if p == nil {
+		return false
 	}
-	sort.Strings(names)
-	for _, t := range names {
-		b, err := fs.ReadFile(builtinFS, path.Join("builtin", t, id+".yaml"))
-		if err == nil && bytes.Equal(b, norm) {
+	id := strings.TrimSpace(p.ID)
+	for _, tag := range catalogTags() {
+		if b, err := Builtin(id, tag); err == nil && SameFacts(p, b) {
 			return true
 		}
 	}
 	return false
 }
+
+// SameFacts reports whether a and b state the same profile: every field
+// but the file, the positions and the prose (descriptions), with an empty
+// list the same as none.
+func SameFacts(a, b *Profile) bool {
+	ja, errA := json.Marshal(factsOf(a))
+	jb, errB := json.Marshal(factsOf(b))
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// facts is a profile's comparable content: the JSON of its fields without
+// file and prose, plus the rules-present flags JSON leaves out.
+type facts struct {
+	Profile  Profile
+	RulesSet [][2]bool
+}
+
+// factsOf returns p's facts (p is not modified).
+func factsOf(p *Profile) facts {
+	c := *p
+	c.File, c.Builtin, c.Description, c.pos = "", false, "", nil
+	c.Credentials = slices.Clone(c.Credentials)
+	for i := range c.Credentials {
+		c.Credentials[i].Description = ""
+		if r := c.Credentials[i].Refresh; r != nil {
+			rc := *r
+			rc.Material = slices.Clone(r.Material)
+			for j := range rc.Material {
+				rc.Material[j].Description = ""
+			}
+			c.Credentials[i].Refresh = &rc
+		}
+	}
+	f := facts{Profile: c}
+	for _, e := range c.Endpoints {
+		f.RulesSet = append(f.RulesSet, [2]bool{e.RulesSet, e.DenyRulesSet})
+	}
+	return f
+}
+
+// BuiltinTags returns the OpenShell tags whose built-in profiles the
+// catalog holds, oldest first.
+func BuiltinTags() []string { return catalogTags() }

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 
@@ -27,6 +28,9 @@ func Attachments(refs []bundle.ProviderRef, files map[string][]byte, version str
 			ref = r.Name + "=" + r.File
 		}
 		a, err := Resolve(ref, read, version)
+		if errors.Is(err, ErrNoProfile) {
+			return nil, err // Resolve names the provider
+		}
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", r.Name, err)
 		}

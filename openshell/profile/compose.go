@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
@@ -86,6 +87,24 @@ type Composed struct {
 	Layers []Layer           `json:"layers"`
 	// Skipped explains why no layer was added ("" when composition ran).
 	Skipped string `json:"skipped,omitempty"`
+	// Scopes are the credentialed endpoint scopes the gateway stamps the
+	// effective policy's endpoints provider_credentialed by (v0.0.110 on);
+	// they are gathered whether or not layers were composed (see Compose).
+	Scopes []Scope `json:"credentialed_scopes,omitempty"`
+	// Endpointless names the attached providers whose profile has no
+	// endpoint (endpointless_provider_names, grpc/policy.rs:2300-2302 @
+	// v0.0.111): their credentials reach hosts only through the policy's
+	// credential_binding entries.
+	Endpointless []string `json:"endpointless,omitempty"`
+}
+
+// Scope is a CredentialedEndpointScope (grpc/policy.rs:2255-2258 @
+// v0.0.111): a host pattern, ASCII-lowercased, and its ports (none: any).
+type Scope struct {
+	Host  string `json:"host"`
+	Ports []int  `json:"ports,omitempty"`
+	// Provider is the provider it comes from (fullsend's bookkeeping).
+	Provider string `json:"provider"`
 }
 
 // LayerOf returns the layer a network policy key belongs to.
@@ -126,18 +145,26 @@ func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Compose
 	if base == nil {
 		base = &openshell.Policy{Version: 1}
 	}
-	eff := base.Clone()
-	out := &Composed{Policy: eff, Layers: []Layer{}}
+	out := &Composed{Policy: base.Clone(), Layers: []Layer{}}
+	out.gatherScopes(attached)
+	out.compose(attached, gw)
+	out.extendScopes()
+	return out
+}
+
+// compose adds the layers when the gateway would (see Compose).
+func (out *Composed) compose(attached []Attachment, gw Gateway) {
+	eff := out.Policy
 	switch {
 	case !gw.ProvidersV2Enabled:
 		out.Skipped = "providers_v2_enabled is off: OpenShell composes no provider layer"
-		return out
+		return
 	case gw.GlobalPolicy:
 		out.Skipped = "a global policy is set: OpenShell composes no provider layer"
-		return out
+		return
 	case len(attached) == 0:
 		out.Skipped = "no provider attached"
-		return out
+		return
 	}
 	if eff.NetworkPolicies == nil {
 		eff.NetworkPolicies = map[string]openshell.NetworkPolicy{}
@@ -149,7 +176,80 @@ func Compose(base *openshell.Policy, attached []Attachment, gw Gateway) *Compose
 		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
 			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
 	}
-	return out
+}
+
+// gatherScopes records, for every attached provider, whether its profile
+// has no endpoint and, when the profile holds credentials (or signs), one
+// scope per endpoint of its layer: the host ASCII-lowercased and its ports,
+// without duplicates (grpc/policy.rs:2298-2315 @ v0.0.111). The gateway
+// gathers them before and whatever the gate (policy.rs:1114-1121).
+func (out *Composed) gatherScopes(attached []Attachment) {
+	for _, a := range attached {
+		np := a.Profile.NetworkPolicy(ProviderRuleName(a.name()))
+		if len(np.Endpoints) == 0 {
+			out.Endpointless = append(out.Endpointless, a.name())
+		}
+		if !a.Profile.HasCredentialedEndpoints() {
+			continue
+		}
+		for _, e := range np.Endpoints {
+			out.addScope(Scope{Host: asciiLower(e.Host), Ports: layerPorts(e), Provider: a.name()})
+		}
+	}
+}
+
+// extendScopes adds a scope per credential_binding of the effective policy
+// that names an endpointless provider: the bound host, ASCII-lowercased,
+// on each bound port (extend_credentialed_scopes_from_policy_bindings and
+// policy_static_credential_endpoint_bindings, grpc/policy.rs:2339-2358 and
+// 1166-1223 @ v0.0.111; ports are ports, else port).
+func (out *Composed) extendScopes() {
+	for _, key := range slices.Sorted(maps.Keys(out.Policy.NetworkPolicies)) {
+		for _, e := range out.Policy.NetworkPolicies[key].Endpoints {
+			if e.CredentialBinding == nil || !slices.Contains(out.Endpointless, e.CredentialBinding.Provider) {
+				continue
+			}
+			ports := e.Ports
+			if len(ports) == 0 {
+				ports = []int{e.Port}
+			}
+			for _, port := range ports {
+				out.addScope(Scope{Host: asciiLower(e.Host), Ports: []int{port}, Provider: e.CredentialBinding.Provider})
+			}
+		}
+	}
+}
+
+// addScope appends s unless an equal scope (host and ports) is there.
+func (out *Composed) addScope(s Scope) {
+	for _, o := range out.Scopes {
+		if o.Host == s.Host && slices.Equal(o.Ports, s.Ports) {
+			return
+		}
+	}
+	out.Scopes = append(out.Scopes, s)
+}
+
+// layerPorts is endpoint_ports (grpc/policy.rs:2328-2337 @ v0.0.111):
+// ports when set, else port when above 0, else none.
+func layerPorts(e openshell.Endpoint) []int {
+	if len(e.Ports) > 0 {
+		return slices.Clone(e.Ports)
+	}
+	if e.Port > 0 {
+		return []int{e.Port}
+	}
+	return nil
+}
+
+// asciiLower lowercases the ASCII letters of s only (to_ascii_lowercase).
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 // uniqueRuleKey is unique_provider_rule_key (compose.rs:77-90): name, or
@@ -166,11 +266,15 @@ func uniqueRuleKey(policies map[string]openshell.NetworkPolicy, name string) str
 
 // NetworkPolicy is network_policy_rule(rule_name) (profiles.rs:597-604 @
 // v0.0.111) lowered to the policy model: the profile's endpoints and
-// binaries under name, each with the profile line it came from.
+// binaries under name, each with the profile line it came from (the file
+// alone for a built-in profile: the catalog has no lines).
 func (p *Profile) NetworkPolicy(name string) openshell.NetworkPolicy {
 	src := func(path string) []bundle.Source {
-		line, col := p.Position(path)
-		return []bundle.Source{{File: p.File, Line: line, Column: col, Reason: "provider profile " + p.ID}}
+		s := bundle.Source{File: p.File, Reason: "provider profile " + p.ID}
+		if p.pos != nil { // decoded from a file, not the built-in catalog
+			s.Line, s.Column = p.Position(path)
+		}
+		return []bundle.Source{s}
 	}
 	np := openshell.NetworkPolicy{Name: name, Endpoints: []openshell.Endpoint{}, Binaries: []openshell.Binary{}, From: src("")}
 	for i, e := range p.Endpoints {

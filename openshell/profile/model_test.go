@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 func TestIsProfile(t *testing.T) {
@@ -25,9 +27,9 @@ func TestIsProfile(t *testing.T) {
 			t.Errorf("IsProfile(%q) = %v", tc.doc, got)
 		}
 	}
-	files, err := filepath.Glob("builtin/v0.0.111/*.yaml")
+	files, err := filepath.Glob(filepath.Join(fixture.Path(t, "profiles/openshell"), "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no built-in profiles: %v", err)
+		t.Fatalf("no OpenShell profiles: %v", err)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

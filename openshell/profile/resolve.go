@@ -29,11 +29,16 @@ func Resolve(ref string, read func(name string) ([]byte, error), version string)
 	if err != nil {
 		return Attachment{}, err
 	}
-	name, data, err := load(target, read, v)
-	if err != nil {
-		return Attachment{}, err
+	var p *Profile
+	if isFileRef(target) {
+		p, err = loadFile(target, read, v)
+	} else {
+		p, err = builtinChecked(target, v)
 	}
-	p, err := decodeChecked(name, data, !isFileRef(target), v)
+	if errors.Is(err, ErrNoProfile) {
+		return Attachment{}, fmt.Errorf("provider %s: %w; OpenShell would skip its layer with a warning (grpc/policy.rs:2284-2296 @ v0.0.111), fullsend refuses it (name a built-in id or a profile file)",
+			orDefault(provider, target), err)
+	}
 	if err != nil {
 		return Attachment{}, err
 	}
@@ -62,26 +67,38 @@ func isFileRef(target string) bool {
 	return strings.Contains(target, "/") || slices.Contains([]string{".yaml", ".yml", ".json"}, path.Ext(target))
 }
 
-// load returns the name and bytes of the profile target names: a file
-// read with read, or a built-in profile at version.
-func load(target string, read func(name string) ([]byte, error), version string) (string, []byte, error) {
-	if !isFileRef(target) {
-		return Builtin(target, version)
-	}
+// loadFile reads the profile file target with read, decodes it and checks
+// it as import does.
+func loadFile(target string, read func(name string) ([]byte, error), version string) (*Profile, error) {
 	data, err := read(target)
 	if err != nil {
-		return "", nil, fmt.Errorf("reading provider profile: %w", err)
+		return nil, fmt.Errorf("reading provider profile: %w", err)
 	}
-	return target, data, nil
+	return decodeChecked(target, data, version)
+}
+
+// builtinChecked returns the built-in profile id at version, checked as the
+// gateway's catalog is (validate_profile_set); a catalog entry that failed
+// would be a defect of the catalog, reported as ErrInvalidProfile.
+func builtinChecked(id, version string) (*Profile, error) {
+	p, err := Builtin(id, version)
+	if err != nil {
+		return nil, err
+	}
+	if err := openshell.DiagnosticsError(CheckSet([]*Profile{p}, version)); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrInvalidProfile, p.File, err)
+	}
+	return p, nil
 }
 
 // decodeChecked decodes the profile name (data) and checks it as import
-// does; builtin marks one loaded from the catalog. An error diagnostic, or
-// a document that is not a profile, is ErrInvalidProfile.
-func decodeChecked(name string, data []byte, builtin bool, version string) (*Profile, error) {
+// does; a file stating a built-in profile's facts is marked Builtin (it is
+// OpenShell's own file). An error diagnostic, or a document that is not a
+// profile, is ErrInvalidProfile.
+func decodeChecked(name string, data []byte, version string) (*Profile, error) {
 	p, diags := Decode(name, data, version)
 	if p != nil {
-		p.Builtin = builtin || IsBuiltinBytes(strings.TrimSpace(p.ID), data)
+		p.Builtin = IsBuiltinProfile(p)
 		diags = append(diags, CheckSet([]*Profile{p}, version)...)
 	}
 	err := openshell.DiagnosticsError(diags)
@@ -92,4 +109,12 @@ func decodeChecked(name string, data []byte, builtin bool, version string) (*Pro
 		return nil, fmt.Errorf("%w %s: %w", ErrInvalidProfile, name, err)
 	}
 	return p, nil
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -84,13 +84,26 @@ func (f *fake) builtinProfile(id string) map[string]any {
 	if !profile.IsBuiltinID(id, f.tag()) {
 		return nil
 	}
-	_, data, err := profile.Builtin(id, f.tag())
+	p, err := profile.Builtin(id, f.tag())
 	if err != nil {
 		return nil
 	}
+	// The catalog's facts, in the keys of a profile file: binaries are
+	// paths, discovery holds credentials.
+	data, err := json.Marshal(p)
 	var m map[string]any
-	if yaml.Unmarshal(data, &m) != nil {
+	if err != nil || json.Unmarshal(data, &m) != nil {
 		return nil
+	}
+	delete(m, "file")
+	delete(m, "builtin")
+	bins := []any{}
+	for _, b := range p.Binaries {
+		bins = append(bins, b.Path)
+	}
+	m["binaries"] = bins
+	if d, ok := m["discovery"]; ok {
+		m["discovery"] = map[string]any{"credentials": d}
 	}
 	return m
 }

@@ -1,15 +1,13 @@
 package check
 
 import (
-	"os"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 func BenchmarkValidateBuiltinAWSS3(b *testing.B) {
-	data, err := os.ReadFile("../builtin/v0.0.111/aws-s3.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := fixture.ReadFile(b, upstreamProfiles+"v0.0.111/aws-s3.yaml")
 	for b.Loop() {
 		File("aws-s3.yaml", data, "v0.0.111")
 	}

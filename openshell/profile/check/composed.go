@@ -19,11 +19,17 @@ var ErrComposition = errors.New("composed policy refused")
 // and as the supervisor loads it, and returns the findings that concern a
 // layer, at the profile's lines: here an error is an attachment OpenShell
 // refuses. The reserved keys themselves are the gateway's (no OSP020).
+//
+// From v0.0.110 it also reports the endpoints the gateway stamps
+// provider_credentialed that would carry credentials uninspected (OPP033,
+// uninspectedStamped), the policy's own endpoints included: those are
+// refused even when no layer was composed.
 func Composed(c *profile.Composed, version string) []openshell.Diagnostic {
+	out := uninspectedStamped(c, version)
 	if len(c.Layers) == 0 {
-		return nil
+		openshell.SortDiagnostics(out)
+		return out
 	}
-	var out []openshell.Diagnostic
 	for _, d := range validate.Policy(c.Policy, version) {
 		layer, rest, ok := findingLayer(c, d)
 		if !ok || omitted(d.Code, len(c.Policy.NetworkPolicies[layer.Key].Endpoints) == 0) {

@@ -3,8 +3,6 @@ package check
 import (
 	"errors"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,15 +12,13 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
-func readAgents(name string) ([]byte, error) {
-	return os.ReadFile(path.Join("../testdata/agents", name))
-}
-
 // TestAgentsPolicyTests runs the policy tests of fullsend-ai/agents' review
 // and code agents (testdata/agents/*.policytest.yaml) on policies/base.yaml
-// composed with their profiles, the way `fullsend policy test` does.
+// composed with their profiles (both read from ../shared/fixtures), the way
+// `fullsend policy test` does.
 func TestAgentsPolicyTests(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/agents/policies/base.yaml")
+	readAgents := readAgents(t)
+	raw, err := readAgents("policies/base.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +104,7 @@ func TestComposedBuiltinAWSS3(t *testing.T) {
 			errs = append(errs, d)
 		}
 	}
-	if len(errs) != 1 || errs[0].Code != validate.CodeAmbiguousEndpoints || !strings.HasSuffix(errs[0].File, "aws-s3.yaml") || errs[0].Line != 92 {
+	if len(errs) != 1 || errs[0].Code != validate.CodeAmbiguousEndpoints || errs[0].File != "openshell:v0.0.111/providers/aws-s3.yaml" || errs[0].Path != "endpoints[3]" {
 		t.Errorf("aws-s3 composed: %v", errs)
 	}
 }
@@ -128,7 +124,7 @@ network_policies:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, err := profile.Resolve("profiles/fullsend-github-ro.yaml", readAgents, "v0.0.111")
+	ro, err := profile.Resolve("profiles/fullsend-github-ro.yaml", readAgents(t), "v0.0.111")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +147,8 @@ network_policies:
 // FuzzCompose: whatever profile decodes composes, checks and decides
 // without panicking, and never changes the base policy's own keys.
 func FuzzCompose(f *testing.F) {
-	for _, g := range []string{"../builtin/v0.0.111/*.yaml", "../testdata/agents/profiles/*.yaml"} {
-		files, _ := filepath.Glob(g)
-		for _, file := range files {
-			b, _ := os.ReadFile(file)
-			f.Add(b, "p")
-		}
+	for _, b := range fuzzSeeds(upstreamProfiles+"v0.0.111", agentsFixture+"/profiles") {
+		f.Add(b, "p")
 	}
 	f.Add([]byte("id: gh\ndisplay_name: G\nendpoints: [{host: api.github.com, port: 443, protocol: mcp, rules: [{allow: {tool: x}}]}]\n"), "gh")
 	base, err := openshell.Unmarshal([]byte("version: 1\nnetwork_policies:\n  _provider_p: {name: own, endpoints: [{host: a.example.com, port: 443}], binaries: [{path: /usr/bin/a}]}\n"))

@@ -46,7 +46,7 @@ func decodeInput(in validate.Input, version string) (validate.FileReport, *profi
 	if p == nil || openshell.HasErrors(diags) {
 		return rep, nil
 	}
-	p.Builtin = profile.IsBuiltinBytes(strings.TrimSpace(p.ID), in.Data)
+	p.Builtin = profile.IsBuiltinProfile(p)
 	return rep, p
 }
 

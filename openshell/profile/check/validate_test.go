@@ -1,7 +1,6 @@
 package check
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,35 +8,31 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
 	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
-func readInputs(t *testing.T, glob string) []validate.Input {
-	t.Helper()
-	files, err := filepath.Glob(glob)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no files for %s: %v", glob, err)
-	}
-	var ins []validate.Input
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, validate.Input{File: f, Data: b})
-	}
-	return ins
-}
-
 // TestBuiltinsValidate: every built-in profile of OpenShell, at the tag it
 // ships with, validates as a set without an error (it is the gateway's own
-// catalog: builtin_profiles() panics otherwise, profiles.rs:2398-2406).
+// catalog: builtin_profiles() panics otherwise, profiles.rs:2398-2406), both
+// as OpenShell's files (from ../shared/fixtures) and as our catalog.
 func TestBuiltinsValidate(t *testing.T) {
-	for _, v := range []string{"v0.0.83", "v0.0.111"} {
+	for _, v := range profile.BuiltinTags() {
 		t.Run(v, func(t *testing.T) {
-			ins := readInputs(t, "../builtin/"+v+"/*.yaml")
+			var cat []*profile.Profile
+			for _, id := range profile.BuiltinIDs(v) {
+				p, err := profile.Builtin(id, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cat = append(cat, p)
+			}
+			if diags := profile.CheckSet(cat, v); openshell.HasErrors(diags) {
+				t.Errorf("the catalog at %s: %v", v, diags)
+			}
+			ins := readInputs(t, upstreamProfiles+v)
 			var ids []string
 			for _, r := range All(ins, v) {
 				for _, d := range r.Diagnostics {
@@ -49,7 +44,7 @@ func TestBuiltinsValidate(t *testing.T) {
 			for _, in := range ins {
 				p, _ := profile.Decode(in.File, in.Data, v)
 				ids = append(ids, p.ID)
-				if !profile.IsBuiltinBytes(p.ID, in.Data) {
+				if !profile.IsBuiltinProfile(p) {
 					t.Errorf("%s not recognised as the built-in %s", in.File, p.ID)
 				}
 			}
@@ -67,7 +62,7 @@ func TestBuiltinsValidate(t *testing.T) {
 // request metadata (ambiguity.rs:58-120, 265-268 @ v0.0.111), and
 // google-vertex-ai has endpoints but no binaries.
 func TestBuiltinTraps(t *testing.T) {
-	ins := readInputs(t, "../builtin/v0.0.111/*.yaml")
+	ins := readInputs(t, upstreamProfiles+"v0.0.111")
 	var got []string
 	for _, r := range All(ins, "v0.0.111") {
 		for _, d := range r.Diagnostics {
@@ -86,7 +81,7 @@ func TestBuiltinTraps(t *testing.T) {
 // clean at both supported releases.
 func TestAgentsProfilesValidate(t *testing.T) {
 	for _, v := range openshell.SupportedVersions() {
-		for _, r := range All(readInputs(t, "../testdata/agents/profiles/*.yaml"), v) {
+		for _, r := range All(readInputs(t, agentsFixture+"/profiles"), v) {
 			for _, d := range r.Diagnostics {
 				t.Errorf("%s: %s", v, d)
 			}
@@ -107,12 +102,10 @@ type upstreamCase struct {
 }
 
 // TestUpstreamProfileTests replays OpenShell's profile tests
-// (testdata/upstream/profiles_rs_tests.yaml).
+// (from-project/openshell/profile/testdata/upstream/profiles_rs_tests.yaml
+// in ../shared/fixtures: profiles.rs's tests module @ v0.0.111, transcribed).
 func TestUpstreamProfileTests(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/upstream/profiles_rs_tests.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := fixture.ReadFile(t, "from-project/openshell/profile/testdata/upstream/profiles_rs_tests.yaml")
 	var f struct {
 		Cases []upstreamCase `yaml:"cases"`
 	}
@@ -232,12 +225,8 @@ func TestBrokenProfiles(t *testing.T) {
 }
 
 func FuzzValidate(f *testing.F) {
-	for _, g := range []string{"../builtin/v0.0.111/*.yaml", "../testdata/agents/profiles/*.yaml"} {
-		files, _ := filepath.Glob(g)
-		for _, file := range files {
-			b, _ := os.ReadFile(file)
-			f.Add(b)
-		}
+	for _, b := range fuzzSeeds(upstreamProfiles+"v0.0.111", agentsFixture+"/profiles") {
+		f.Add(b)
 	}
 	f.Add([]byte("id: x\ndisplay_name: X\nendpoints: [{host: a, port: 1, rules: [{allow: {tool: 1}}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
