@@ -57,9 +57,10 @@ func TestCredentialScope(t *testing.T) {
 			"provider_profile", "credentials", RiskHigh, prover.CredentialReachExpansion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			bundleDir := providersBundle(t)
 			var sides [2]*Side
 			for i := range sides {
-				s, err := ReadBundle("bundle", os.DirFS(providersBundle))
+				s, err := ReadBundle("bundle", os.DirFS(bundleDir))
 				if err != nil {
 					t.Fatal(err)
 				}
