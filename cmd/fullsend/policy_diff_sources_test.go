@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 	"github.com/fullsend-ai/agent-sandbox/policydiff"
 )
@@ -35,8 +36,15 @@ func gitProjects(t *testing.T) (repo string, git func(args ...string) string) {
 		}
 		return string(out)
 	}
-	for dir, src := range map[string]string{"tri": "triage", "exp": "experiment-0005", "prov": "fullsend-providers"} {
-		if err := os.Rename(copyTree(t, filepath.Join("..", "..", "testdata", src)), filepath.Join(repo, dir)); err != nil {
+	// Experiment 0005 and fullsend's provider profiles are other projects'
+	// files, read from ../shared/fixtures.
+	sources := map[string]string{
+		"tri":  filepath.Join("..", "..", "testdata", "triage"),
+		"exp":  fixture.Path(t, "from-project/testdata/experiment-0005"),
+		"prov": fixture.Overlay(t, "../../testdata/fullsend-providers", "from-project/testdata/fullsend-providers", "profiles", "policies/profiles"),
+	}
+	for dir, src := range sources {
+		if err := os.Rename(copyTree(t, src), filepath.Join(repo, dir)); err != nil {
 			t.Fatal(err)
 		}
 	}
