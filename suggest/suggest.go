@@ -122,6 +122,9 @@ type Finding struct {
 	Denial string `json:"denial,omitempty"`
 	Why    string `json:"why"`
 	Hint   string `json:"hint,omitempty"`
+	// Unverified marks a manual finding whose suggestion failed its check
+	// (or kept the patched project from compiling) and was left out.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Result is the outcome of a run.
@@ -145,7 +148,20 @@ type Result struct {
 	Files map[string][]byte `json:"-"`
 }
 
-// ErrVerify reports a suggestion that failed its own check.
+// NeedsHuman counts what the analysis could not settle by itself: the
+// denials whose suggestion failed its check (manual, unverified).
+func (r *Result) NeedsHuman() int {
+	n := 0
+	for _, f := range r.Manual {
+		if f.Unverified {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrVerify reports that suggestions could not be checked at all (no
+// compiler); a suggestion that fails its check is a manual finding.
 var ErrVerify = errors.New("suggestion failed verification")
 
 // Run classifies the events, maps them to frontmatter changes, applies

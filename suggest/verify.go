@@ -42,27 +42,93 @@ func idLess(a, b string) bool {
 // engine, that (a) every covered denial is now allowed, (b) nearby requests
 // that were denied stay denied (the other methods on the same path, a
 // sibling path, the same host from /usr/bin/nc), and (c) records the tier
-// before and after. A new endpoint whose requests its binary cannot make
-// gets the binary declared, once.
+// before and after. A suggestion that fails its check, or whose change keeps
+// the patched project from compiling, is taken out of the patch and its
+// denials listed as manual (unverified): one unverifiable suggestion never
+// hides the others, which are checked again without it.
 func (p *planner) verify(ctx context.Context, version string) error {
-	p.number()
-	if len(p.sugs) == 0 {
-		return nil
-	}
-	if p.opts.Compile == nil {
+	if len(p.sugs) > 0 && p.opts.Compile == nil {
 		return fmt.Errorf("%w: no compiler to check the patched project with", ErrVerify)
 	}
-	after, dec, err := p.settle(ctx, version)
-	if err != nil {
-		return err
-	}
-	p.attributeTier(after.Tier)
-	for _, s := range p.sugs {
-		if err := p.check(s, dec); err != nil {
+	for {
+		p.number()
+		if len(p.sugs) == 0 {
+			return nil
+		}
+		after, dec, err := p.settle(ctx, version)
+		if err != nil {
+			if err := p.isolate(ctx, version, err); err != nil {
+				return err
+			}
+			continue
+		}
+		failed := p.checkAll(dec)
+		if len(failed) == 0 {
+			p.attributeTier(after.Tier)
+			return p.expectations(after, version)
+		}
+		if err := p.drop(failed); err != nil {
 			return err
 		}
 	}
-	return p.expectations(after, version)
+}
+
+// checkAll checks every suggestion against the patched policy and returns
+// those that fail, each listed as manual with the reason.
+func (p *planner) checkAll(dec *decide.Decider) []*Suggestion {
+	var failed []*Suggestion
+	for _, s := range p.sugs {
+		if err := p.check(s, dec); err != nil {
+			p.unverified(s, err.Error())
+			failed = append(failed, s)
+		}
+	}
+	return failed
+}
+
+// unverified lists a suggestion's denials as manual: the change that would
+// allow them could not be verified, so a human decides.
+func (p *planner) unverified(s *Suggestion, why string) {
+	for _, d := range s.denials {
+		p.res.Manual = append(p.res.Manual, Finding{Denial: d.ID, Why: why, Unverified: true,
+			Hint: "the change was left out of the patch: read the denial and decide by hand"})
+	}
+}
+
+// drop takes the suggestions out of the patch and applies the rest again
+// from the declared tier.
+func (p *planner) drop(out []*Suggestion) error {
+	p.sugs = slices.DeleteFunc(p.sugs, func(s *Suggestion) bool { return slices.Contains(out, s) })
+	p.tierTo = ""
+	return p.reapply()
+}
+
+// isolate finds the suggestions that keep the patched project from
+// compiling (cause): it adds them one at a time, keeping each that compiles
+// with those kept before it; the others are listed as unverified.
+func (p *planner) isolate(ctx context.Context, version string, cause error) error {
+	all := p.sugs
+	var kept, bad []*Suggestion
+	for _, s := range all {
+		p.sugs, p.tierTo = append(slices.Clone(kept), s), ""
+		if err := p.reapply(); err != nil {
+			return err
+		}
+		if _, _, err := p.settle(ctx, version); err != nil {
+			p.unverified(s, fmt.Sprintf("%s %s in %s: %v", s.Change, s.Value, s.File, err))
+			bad = append(bad, s)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(bad) == 0 { // each compiles with the others: the set does not
+		for _, s := range all {
+			p.unverified(s, fmt.Sprintf("%s %s in %s: with the other suggestions: %v", s.Change, s.Value, s.File, cause))
+		}
+		kept = nil
+	}
+	p.sugs, p.tierTo = kept, ""
+	return p.reapply()
 }
 
 // settle compiles the patched project until the patch holds still, and
@@ -147,7 +213,7 @@ func (p *planner) declareBinaries(dec *decide.Decider) bool {
 // check verifies one suggestion against the patched policy.
 func (p *planner) check(s *Suggestion, dec *decide.Decider) error {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s (%s %s in %s): %s", ErrVerify, s.ID, s.Change, s.Value, s.File, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s %s in %s failed its check: %s", s.Change, s.Value, s.File, fmt.Sprintf(format, args...))
 	}
 	for _, r := range s.requests {
 		if d := dec.Decide(r); !d.Allowed || d.Audit {

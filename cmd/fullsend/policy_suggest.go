@@ -53,15 +53,17 @@ Before printing, every suggestion is applied to a copy of the project, which
 is compiled as "policy compile" would, and checked with the decision engine
 of "policy test": the denied request is allowed, and the same path with other
 methods, a sibling path and the host from /usr/bin/nc stay denied. A
-suggestion that fails its check is exit 1, never a wider suggestion.
+suggestion that fails its check is left out of the patch and its denials
+are listed as manual (unverified); the others are printed as usual.
 
 Log lines are the agent's bytes: a prompt-injected agent chooses what it is
 denied. Suggestions are evidence for a human: --write is refused in CI, and
 "policy diff" is the review gate for what a human applies.
 
-Exit codes: 0 analysis done, 1 an error (the project does not compile, a
-suggestion fails its check, --strict without a parseable event, --fail-on
-met), 2 usage.`,
+Exit codes: 0 analysis done, 1 an error (the project does not compile,
+--strict without a parseable event, --fail-on met), 2 usage, 3 analysis
+done and complete, but some denials need a human (a suggestion failed its
+check).`,
 		Example: `  fullsend policy suggest summarizer --logs denied.log
   fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
   fullsend policy suggest summarizer --logs denied.log -o patch
@@ -126,7 +128,22 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 			return err
 		}
 	}
-	return suggestFailOn(f.failOn, out)
+	if err := suggestFailOn(f.failOn, out); err != nil {
+		return err
+	}
+	return suggestNeedsHuman(out)
+}
+
+// exitNeedsHuman is policy suggest's exit when the analysis is complete
+// but some denials need a human (see suggest.Result.NeedsHuman).
+const exitNeedsHuman = 3
+
+// suggestNeedsHuman is exit 3 when some denials need a human.
+func suggestNeedsHuman(out *suggest.Result) error {
+	if n := out.NeedsHuman(); n > 0 {
+		return exitError{code: exitNeedsHuman, err: fmt.Errorf("%d denials need a human: their suggestions failed the check (listed as manual, unverified)", n)}
+	}
+	return nil
 }
 
 // suggest compiles the project, then turns the logs' events into
