@@ -146,6 +146,7 @@ func WriteText(w io.Writer, res *Result) error {
 	t.findings("refused", res.Refused)
 	t.findings("manual", res.Manual)
 	t.findings("ignored", res.Ignored)
+	t.suspects(res)
 	t.policyTest(res.PolicyTest)
 	fmt.Fprintf(b, "\n%d suggestions, %d refused, %d manual, %d ignored, from %d denials.\n",
 		len(res.Suggestions), len(res.Refused), len(res.Manual), len(res.Ignored), len(res.Denials))
@@ -203,6 +204,29 @@ func (t *textWriter) findings(name string, list []Finding) {
 		if f.Hint != "" {
 			fmt.Fprintf(b, "     hint: %s\n", Safe(f.Hint))
 		}
+	}
+}
+
+// suspects writes the events the agent could have written, with their raw
+// lines, escaped; nothing when there are none.
+func (t *textWriter) suspects(res *Result) {
+	if res.SuspectEvents == 0 {
+		return
+	}
+	b := &t.b
+	fmt.Fprintf(b, "\nsuspect: %d events the agent could have written, never suggested:\n", res.SuspectEvents)
+	for _, s := range res.Suspect {
+		target := hostPort(s.Host, s.Port)
+		if s.Method != "" {
+			target = s.Method + " " + target + s.Path
+		}
+		fmt.Fprintf(b, "  %s:%d %s %s, binary %s\n     %s\n", Safe(s.File), s.Line, Safe(s.Action), Safe(target), Safe(s.Binary), Safe(s.Why))
+		for _, r := range s.Raw {
+			fmt.Fprintf(b, "     raw: %s\n", Safe(r))
+		}
+	}
+	if n := res.SuspectEvents - len(res.Suspect); n > 0 {
+		fmt.Fprintf(b, "  ... and %d more\n", n)
 	}
 }
 

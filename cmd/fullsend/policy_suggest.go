@@ -40,9 +40,9 @@ func newPolicySuggestCmd() *cobra.Command {
 		Short: "Turn an agent's OpenShell denials into minimal sandbox: frontmatter changes",
 		Long: `Suggest reads what OpenShell denied an agent (the sandbox's log file, its
 OCSF JSONL file or "openshell logs" output, detected per line; or a run's log
-directory with its result.json) and proposes the smallest change of the
-agent's frontmatter sandbox: block that allows it: exact hosts, methods and
-paths, with the job's values turned back into {{OWNER}}, {{REPO_NAME}},
+directory with its result.json, or a directory of runs, one a
+subdirectory) and proposes the smallest change of the agent's frontmatter
+sandbox: block that allows it: exact hosts, methods and paths, with the job's values turned back into {{OWNER}}, {{REPO_NAME}},
 {{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips.
 Destinations OpenShell blocks whatever the policy (loopback, link-local and
 cloud metadata, control-plane ports) are refused; configuration problems are
@@ -63,11 +63,12 @@ denied. Suggestions are evidence for a human: --write is refused in CI, and
 Exit codes: 0 analysis done, 1 an error (the project does not compile,
 --strict without a parseable event, --fail-on met), 2 usage, 3 analysis
 done and complete, but some denials need a human (a suggestion failed its
-check).`,
+check, or an event is suspect: the agent could have written it).`,
 		Example: `  fullsend policy suggest summarizer --logs denied.log
   fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
   fullsend policy suggest summarizer --logs denied.log -o patch
-  fullsend policy suggest summarizer --logs denied.log --strict-paths`,
+  fullsend policy suggest summarizer --logs denied.log --strict-paths
+  fullsend policy suggest summarizer --logs fullsend-summarizer-evidence/`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
@@ -77,7 +78,7 @@ check).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output) or a run's log directory (repeatable)")
+	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output), a run's log directory, or a directory of runs (repeatable)")
 	deprecatedDirFlag(fl, &f.dir, "dir", ".", "project directory DIR")
 	fl.StringVar(&f.result, "result", "", "a run's result.json: its placeholders turn values back into {{NAME}}")
 	fl.StringArrayVar(&f.set, "set", nil, "a value the job resolved, KEY=VALUE, turned back into {{KEY}} (repeatable)")
@@ -141,7 +142,7 @@ const exitNeedsHuman = 3
 // suggestNeedsHuman is exit 3 when some denials need a human.
 func suggestNeedsHuman(out *suggest.Result) error {
 	if n := out.NeedsHuman(); n > 0 {
-		return exitError{code: exitNeedsHuman, err: fmt.Errorf("%d denials need a human: their suggestions failed the check (listed as manual, unverified)", n)}
+		return exitError{code: exitNeedsHuman, err: fmt.Errorf("%d denials or events need a human: suggestions that failed their check (manual, unverified) or events the agent could have written (suspect)", n)}
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ func (f *suggestFlags) suggest(ctx context.Context, agent string, logs *suggest.
 	defer root.Close()
 	opts.Project, opts.Values = root.FS(), values
 	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
-	return suggest.Run(ctx, opts, logs.Events, logs.Inputs)
+	return suggest.RunLogs(ctx, opts, logs)
 }
 
 // resultValues reads the placeholder values of the run's result.json
