@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +21,8 @@ import (
 // writes the policy-test snippet.
 func (p *planner) finish() {
 	for _, s := range p.sugs {
+		s.Grants = p.grantsOf(s)
+		s.unknownBins = p.unknownBinaries(s.binaries)
 		s.assess()
 	}
 	p.res.Suggestions = append(p.res.Suggestions[:0], p.sugs...)
@@ -27,6 +30,22 @@ func (p *planner) finish() {
 		sort.SliceStable(*list, func(i, j int) bool { return idLess((*list)[i].Denial, (*list)[j].Denial) })
 	}
 	p.res.PolicyTest = p.policyTest()
+}
+
+// unknownBinaries are those of bins that no network policy held before
+// the patch: binaries that gain the network at all.
+func (p *planner) unknownBinaries(bins []string) []string {
+	var out []string
+	for _, b := range bins {
+		known := false
+		for _, np := range p.opts.Agent.Policy.NetworkPolicies {
+			known = known || slices.ContainsFunc(np.Binaries, func(x openshell.Binary) bool { return x.Path == b })
+		}
+		if !known {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // policyTestCase is one expectation of the policy-test snippet.
@@ -181,6 +200,9 @@ func (t *textWriter) suggestion(s *Suggestion) {
 		if d := t.byID[id]; d != nil {
 			fmt.Fprintf(b, "   covers %s\n", describe(d))
 		}
+	}
+	for _, g := range s.Grants {
+		fmt.Fprintf(b, "   grants %s %s %s%s\n", Safe(g.Binary), g.Method, Safe(hostPort(g.Host, g.Port)), Safe(g.Path))
 	}
 	fmt.Fprintf(b, "   tier %s -> %s\n", s.TierBefore, s.TierAfter)
 	for _, n := range s.Notes {

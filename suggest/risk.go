@@ -52,10 +52,10 @@ func (s *Suggestion) changeRisk() risk {
 }
 
 // binariesRisk is high when a new endpoint declares an interpreter or a
-// raw network tool.
+// raw network tool that no policy let reach the network before.
 func (s *Suggestion) binariesRisk() risk {
 	r := riskLow
-	for _, b := range s.binaries {
+	for _, b := range s.unknownBins {
 		if rawTool(b) {
 			r = riskHigh
 			s.addNote("declares " + b + ", an interpreter or raw network tool")
@@ -99,7 +99,7 @@ func (s *Suggestion) destinationRisk() risk {
 		return riskLow
 	}
 	r := riskLow
-	if a, err := netip.ParseAddr(host); err == nil && (a.IsPrivate() || a.IsLoopback()) {
+	if a, err := netip.ParseAddr(host); err == nil && (a.Unmap().IsPrivate() || a.Unmap().IsLoopback()) {
 		r = riskHigh
 		s.addNote(fmt.Sprintf("%s is an internal or private address", host))
 	}

@@ -110,13 +110,17 @@ type Suggestion struct {
 	Notes       []string `json:"notes"`
 	TierBefore  string   `json:"tier_before"`
 	TierAfter   string   `json:"tier_after"`
+	// Grants are every (binary, host, port, method, path) the change lets
+	// through that was not before: every binary it adds is named here.
+	Grants []Grant `json:"grants"`
 
 	// requests are the covered denials' requests (concrete values).
 	requests []*decide.Request
 	probes   []*decide.Request
-	// binaries are declared on a new endpoint whose tools do not imply
-	// the denied binary.
+	// binaries are a new endpoint's: exactly its denied requests'.
 	binaries []string
+	// unknownBins are the binaries it declares that no policy held before.
+	unknownBins []string
 	denials  []*Denial
 	methods  map[string]bool
 }

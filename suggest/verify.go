@@ -131,17 +131,15 @@ func (p *planner) isolate(ctx context.Context, version string, cause error) erro
 	return p.reapply()
 }
 
-// settle compiles the patched project until the patch holds still, and
-// returns the compiled agent and its decider: while the project does not
-// compile, the patch raises the declared tier; while a new endpoint's
-// requests are denied only for their binary, it declares the binary (in
-// the first two attempts only).
+// settle compiles the patched project until it compiles, and returns the
+// compiled agent and its decider: while the project does not compile, the
+// patch raises the declared tier.
 func (p *planner) settle(ctx context.Context, version string) (*Target, *decide.Decider, error) {
-	for attempt := 0; ; attempt++ {
+	for {
 		after, err := p.opts.Compile(ctx, overlay{base: p.opts.Project, files: p.res.Files})
 		if err != nil {
 			if !p.raiseTier() {
-				return nil, nil, fmt.Errorf("%w: the patched project does not compile: %w", ErrVerify, err)
+				return nil, nil, fmt.Errorf("the patched project does not compile: %w", err)
 			}
 			if err := p.reapply(); err != nil {
 				return nil, nil, err
@@ -150,13 +148,7 @@ func (p *planner) settle(ctx context.Context, version string) (*Target, *decide.
 		}
 		dec, err := newDecider(after.Policy, p.opts.Values, version)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrVerify, err)
-		}
-		if attempt < 2 && p.declareBinaries(dec) {
-			if err := p.reapply(); err != nil {
-				return nil, nil, err
-			}
-			continue
+			return nil, nil, fmt.Errorf("the patched policy: %w", err)
 		}
 		return after, dec, nil
 	}
@@ -185,29 +177,6 @@ func (p *planner) reapply() error {
 	}
 	p.number()
 	return nil
-}
-
-// declareBinaries gives a new endpoint an explicit binaries: list when
-// its covered requests are denied only for their binary (the tools do not
-// imply it). It reports whether it changed a suggestion.
-func (p *planner) declareBinaries(dec *decide.Decider) bool {
-	changed := false
-	relaxed := dec.RelaxedBinaryIdentity()
-	for _, s := range p.sugs {
-		if s.Change != "add-endpoint" {
-			continue
-		}
-		for _, r := range s.requests {
-			if dec.Decide(r).Allowed || !relaxed.Decide(r).Allowed {
-				continue
-			}
-			if !slices.Contains(s.binaries, r.Binary) {
-				s.binaries = append(s.binaries, r.Binary)
-				changed = true
-			}
-		}
-	}
-	return changed
 }
 
 // check verifies one suggestion against the patched policy.

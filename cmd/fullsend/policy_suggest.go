@@ -68,7 +68,7 @@ check, or an event is suspect: the agent could have written it).`,
   fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
   fullsend policy suggest summarizer --logs denied.log -o patch
   fullsend policy suggest summarizer --logs denied.log --strict-paths
-  fullsend policy suggest summarizer --logs fullsend-summarizer-evidence/`,
+  mkdir -p evidence/run-1 && cp denied.log evidence/run-1/openshell.log && fullsend policy suggest summarizer --logs evidence/`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
