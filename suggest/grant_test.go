@@ -208,4 +208,3 @@ func TestGrantsAreExactlyNewlyAllowed(t *testing.T) {
 		}
 	})
 }
-

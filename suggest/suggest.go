@@ -121,8 +121,8 @@ type Suggestion struct {
 	binaries []string
 	// unknownBins are the binaries it declares that no policy held before.
 	unknownBins []string
-	denials  []*Denial
-	methods  map[string]bool
+	denials     []*Denial
+	methods     map[string]bool
 }
 
 // Finding is a denial suggest does not turn into a grant.
