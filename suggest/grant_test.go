@@ -2,6 +2,7 @@ package suggest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -207,4 +208,34 @@ func TestGrantsAreExactlyNewlyAllowed(t *testing.T) {
 			t.Errorf("another policy's binaries were copied:\n%s", res.Patch)
 		}
 	})
+}
+
+// Issue 29 §3: --only applies a chosen subset: those suggestions keep the
+// ids a full run gives them, the patch holds only them (and still grants
+// exactly what they list), the others are named in a warning; an id the
+// analysis does not have is an error.
+func TestOnlySubset(t *testing.T) {
+	files := []string{logs + "l7-write.log", logs + "l4.log", logs + "binary.log"}
+	full := run(t, runOpts{values: job}, files...)
+	if ids := len(full.Suggestions); ids != 3 {
+		t.Fatalf("want 3 suggestions to choose from, got %d", ids)
+	}
+	res := run(t, runOpts{values: job, only: []string{"S1", "S3"}}, files...)
+	var ids []string
+	for _, s := range res.Suggestions {
+		ids = append(ids, s.ID)
+	}
+	if !slices.Equal(ids, []string{"S1", "S3"}) || res.Suggestions[0].Value != full.Suggestions[0].Value || res.Suggestions[1].Value != full.Suggestions[2].Value {
+		t.Fatalf("suggestions %q (%v), want S1 and S3 of the full run", ids, suggested(res))
+	}
+	if strings.Contains(res.Patch, "python3.11") || !strings.Contains(full.Patch, "python3.11") {
+		t.Errorf("S2 (add-binary python3.11) is in the --only patch:\n%s", res.Patch)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--only): S2") }) {
+		t.Errorf("warnings = %q", res.Warnings)
+	}
+	newlyAllowed(t, res)
+	if _, err := tryRun(t, runOpts{values: job, only: []string{"S9"}}, files...); !errors.Is(err, suggest.ErrOnly) {
+		t.Errorf("--only S9: err = %v, want ErrOnly", err)
+	}
 }

@@ -23,6 +23,11 @@ type planner struct {
 	// tierTo is the tier the agent's declared sandbox.tier is raised to
 	// when the patched project does not compile under the declared one.
 	tierTo string
+	// keepIDs keeps the suggestions' ids when they are numbered again
+	// (Options.Only: the ids the user chose).
+	keepIDs bool
+	// warned is the number of warnings before the check of the patch.
+	warned int
 }
 
 func (p *planner) refuse(d *Denial, why string) {

@@ -16,7 +16,7 @@ import (
 func (s *Suggestion) assess() {
 	// Each part adds its notes: they are called in the order the notes
 	// print.
-	r := max(riskLow, s.changeRisk(), s.binariesRisk(), s.writeRisk(), s.destinationRisk(), s.tierRisk())
+	r := max(riskLow, s.changeRisk(), s.binariesRisk(), s.writeRisk(), s.widenRisk(), s.destinationRisk(), s.tierRisk())
 	s.Risk = riskNames[r]
 }
 
@@ -73,6 +73,21 @@ func (s *Suggestion) writeRisk() risk {
 	s.Categories = append(s.Categories, "capability_expansion")
 	s.addNote("write method")
 	return riskHigh
+}
+
+// widenRisk grades a rule widened to "*" as the widest request it allows:
+// any value in its last segment, one never denied included (the agent chose
+// the values seen). A write there is critical (every branch, main too), a
+// read at least medium.
+func (s *Suggestion) widenRisk() risk {
+	if !s.Widened {
+		return riskLow
+	}
+	if s.writes() {
+		s.addNote("widened write: the agent chose the values that were seen, the rule allows every value")
+		return riskCritical
+	}
+	return riskMedium
 }
 
 // writes reports whether the suggestion grants a method that changes state.

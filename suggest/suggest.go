@@ -60,6 +60,13 @@ type Options struct {
 	// To is where new endpoints go: "" or "agent" (the agent file), or
 	// "skill:NAME".
 	To string
+	// Generalize lets the last path segment of rules become "*" (see
+	// generalize); off, every rule is exactly what was denied. The agent
+	// chooses what it is denied, so widening is the user's request.
+	Generalize bool
+	// Only keeps the suggestions of these ids (as a run without Only
+	// numbers them) in the patch; the others are left out.
+	Only []string
 	// RunOf names the run of each log file (Logs.RunOf): events of one run
 	// are assessed together, and the same event read from two files of one
 	// run counts once. A file it does not name belongs to the run "".
@@ -104,12 +111,14 @@ type Suggestion struct {
 	Value       string   `json:"value"`
 	Rules       []string `json:"rules,omitempty"`
 	Provisional bool     `json:"provisional,omitempty"`
-	Covers      []string `json:"covers"`
-	Risk        string   `json:"risk"`
-	Categories  []string `json:"categories"`
-	Notes       []string `json:"notes"`
-	TierBefore  string   `json:"tier_before"`
-	TierAfter   string   `json:"tier_after"`
+	// Widened is set when the rule's last segment became "*" (Generalize).
+	Widened    bool     `json:"widened,omitempty"`
+	Covers     []string `json:"covers"`
+	Risk       string   `json:"risk"`
+	Categories []string `json:"categories"`
+	Notes      []string `json:"notes"`
+	TierBefore string   `json:"tier_before"`
+	TierAfter  string   `json:"tier_after"`
 	// Grants are every (binary, host, port, method, path) the change lets
 	// through that was not before: every binary it adds is named here.
 	Grants []Grant `json:"grants"`
@@ -194,6 +203,9 @@ func (r *Result) NeedsHuman() int {
 	return n
 }
 
+// ErrOnly reports an id Options.Only names that the analysis does not have.
+var ErrOnly = errors.New("no such suggestion")
+
 // ErrVerify reports that suggestions could not be checked at all (no
 // compiler); a suggestion that fails its check is a manual finding.
 var ErrVerify = errors.New("suggestion failed verification")
@@ -221,11 +233,17 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	for _, d := range res.Denials {
 		p.plan(d)
 	}
-	p.generalize()
+	if opts.Generalize {
+		p.generalize()
+	}
 	if err := p.apply(); err != nil {
 		return nil, err
 	}
+	p.warned = len(res.Warnings)
 	if err := p.verify(ctx, version); err != nil {
+		return nil, err
+	}
+	if err := p.only(ctx, version); err != nil {
 		return nil, err
 	}
 	p.finish()

@@ -22,7 +22,9 @@ func (p *planner) number() {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.YAMLPath, b.YAMLPath), cmp.Compare(a.Value, b.Value))
 	})
 	for i, s := range p.sugs {
-		s.ID = "S" + strconv.Itoa(i+1)
+		if !p.keepIDs {
+			s.ID = "S" + strconv.Itoa(i+1)
+		}
 		s.Covers = s.Covers[:0]
 		for _, d := range s.denials {
 			s.Covers = append(s.Covers, d.ID)
@@ -32,6 +34,41 @@ func (p *planner) number() {
 	}
 }
 
+// only keeps the suggestions Options.Only names, with their ids, and
+// checks the patch of those alone again; the others are named in a
+// warning.
+func (p *planner) only(ctx context.Context, version string) error {
+	if len(p.opts.Only) == 0 {
+		return nil
+	}
+	var have, left []string
+	for _, s := range p.sugs {
+		have = append(have, s.ID)
+	}
+	for _, id := range p.opts.Only {
+		if !slices.Contains(have, id) {
+			return fmt.Errorf("%w %s (have: %s)", ErrOnly, id, strings.Join(have, ", "))
+		}
+	}
+	p.sugs = slices.DeleteFunc(p.sugs, func(s *Suggestion) bool {
+		if slices.Contains(p.opts.Only, s.ID) {
+			return false
+		}
+		left = append(left, s.ID)
+		return true
+	})
+	p.res.Warnings = p.res.Warnings[:p.warned] // the check of the whole patch
+	if len(left) > 0 {
+		p.res.Warnings = append(p.res.Warnings, "left out of the patch (--only): "+strings.Join(left, ", "))
+	}
+	p.keepIDs, p.tierTo = true, ""
+	if err := p.reapply(); err != nil {
+		return err
+	}
+	return p.verify(ctx, version)
+}
+
+// idLess orders ids S1 < S2 < S10.
 func idLess(a, b string) bool {
 	x, _ := strconv.Atoi(a[1:])
 	y, _ := strconv.Atoi(b[1:])

@@ -28,7 +28,8 @@ type suggestFlags struct {
 	version, catalog, provide string
 	set                       []string
 	includeAudit, strictPaths bool
-	strict, write             bool
+	strict, write, generalize bool
+	only                      []string
 	minCount                  int
 	failOn                    string
 }
@@ -42,8 +43,10 @@ func newPolicySuggestCmd() *cobra.Command {
 OCSF JSONL file or "openshell logs" output, detected per line; or a run's log
 directory with its result.json, or a directory of runs, one a
 subdirectory) and proposes the smallest change of the agent's frontmatter
-sandbox: block that allows it: exact hosts, methods and paths, with the job's values turned back into {{OWNER}}, {{REPO_NAME}},
-{{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips.
+sandbox: block that allows it: exact hosts, methods and paths, with the
+job's values turned back into {{OWNER}}, {{REPO_NAME}}, {{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips;
+a "*" path segment only with --generalize. Each suggestion lists its grants:
+every (binary, host, port, method, path) it newly allows.
 Destinations OpenShell blocks whatever the policy (loopback, link-local and
 cloud metadata, control-plane ports) are refused; configuration problems are
 listed as manual. An HTTPS host denied at L4 shows no path: suggest proposes
@@ -68,6 +71,8 @@ check, or an event is suspect: the agent could have written it).`,
   fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
   fullsend policy suggest summarizer --logs denied.log -o patch
   fullsend policy suggest summarizer --logs denied.log --strict-paths
+  fullsend policy suggest summarizer --logs denied.log --only S1 --write
+  fullsend policy suggest summarizer --logs denied.log --generalize
   mkdir -p evidence/run-1 && cp denied.log evidence/run-1/openshell.log && fullsend policy suggest summarizer --logs evidence/`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +93,8 @@ check, or an event is suspect: the agent could have written it).`,
 	fl.StringVar(&f.to, "to", "agent", "where new endpoints go: agent, or skill:NAME")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json or patch")
 	fl.BoolVar(&f.write, "write", false, "apply the patch to the frontmatter files (refused in CI)")
+	fl.StringSliceVar(&f.only, "only", nil, "keep only these suggestions (ids of a run without --only, e.g. S1,S3) in the patch, -o patch and --write")
+	fl.BoolVar(&f.generalize, "generalize", false, `let a rule's last path segment become "*" (ids, or 3+ values seen), graded as the widest request it allows`)
 	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when the analysis has: none, suggestion or refused")
 	fl.BoolVar(&f.strict, "strict", false, "exit 1 when no input line holds an OCSF event")
 	fl.StringVar(&f.version, "openshell-version", "", "target OpenShell version (default: the version the Containerfile pins)")
@@ -162,7 +169,12 @@ func (f *suggestFlags) suggest(ctx context.Context, agent string, logs *suggest.
 	defer root.Close()
 	opts.Project, opts.Values = root.FS(), values
 	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
-	return suggest.RunLogs(ctx, opts, logs)
+	opts.Generalize, opts.Only = f.generalize, f.only
+	out, err := suggest.RunLogs(ctx, opts, logs)
+	if errors.Is(err, suggest.ErrOnly) {
+		return nil, usageError{fmt.Errorf("--only: %w", err)}
+	}
+	return out, err
 }
 
 // resultValues reads the placeholder values of the run's result.json

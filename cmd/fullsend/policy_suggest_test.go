@@ -101,3 +101,12 @@ func TestPolicySuggestNeedsHumanExit(t *testing.T) {
 		})
 	}
 }
+
+// --only with an id the analysis does not have is a usage error.
+func TestPolicySuggestOnlyUnknown(t *testing.T) {
+	t.Chdir("../..")
+	out, code := runCLI(t, "", "policy", "suggest", "duplicate-detector", "testdata/triage", "--logs", "suggest/testdata/logs/l4.log", "--only", "S4")
+	if code != 2 {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
