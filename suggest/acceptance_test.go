@@ -72,6 +72,8 @@ func target(t testing.TB, dir string) *suggest.Target {
 }
 
 type runOpts struct {
+	generalize   bool
+	only         []string
 	dir          string
 	values       placeholder.Values
 	includeAudit bool
@@ -114,6 +116,7 @@ func tryRun(t testing.TB, o runOpts, files ...string) (*suggest.Result, error) {
 	return suggest.Run(context.Background(), suggest.Options{
 		Agent: target(t, o.dir), Project: root.FS(), Compile: compiler(t), Values: vals,
 		IncludeAudit: o.includeAudit, StrictPaths: o.strictPaths, MinCount: o.minCount, To: o.to,
+		Generalize: o.generalize, Only: o.only,
 	}, l.Events, l.Inputs)
 }
 
@@ -576,36 +579,52 @@ func l7Deny(ts, method, path string) string {
 		" reason=" + method + " " + path + " not permitted by policy]"
 }
 
-// Only the last segment may become "*": when every value seen there looks
-// like an id (OpenShell's looks_like_id), or three values were seen; never
-// a placeholder segment, never "**".
+// Only with --generalize, and only the last segment may become "*": when
+// every value seen there looks like an id (OpenShell's looks_like_id), or
+// three values were seen; never a placeholder segment, never "**". Without
+// it every rule is exactly what was denied (redteam T4-2: the agent chooses
+// the values).
 func TestGeneralize(t *testing.T) {
 	ids := writeLog(t,
 		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/pulls/12345"),
 		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/pulls/12346"))
-	res := run(t, runOpts{values: job}, ids)
-	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls/*" || len(res.Suggestions[0].Covers) != 2 {
-		t.Fatalf("ids: %+v", res.Suggestions)
-	}
 	three := writeLog(t,
 		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/labels/bug"),
 		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/labels/docs"),
 		l7Deny("2026-04-01T04:00:02.000Z", "GET", "/repos/acme/widgets/labels/triage"))
-	res = run(t, runOpts{values: job}, three)
-	if len(res.Suggestions) != 1 || res.Suggestions[0].Value != "GET /repos/{{OWNER}}/{{REPO_NAME}}/labels/*" {
-		t.Fatalf("three values: %+v", res.Suggestions)
-	}
 	two := writeLog(t,
 		l7Deny("2026-04-01T04:00:00.000Z", "GET", "/repos/acme/widgets/labels/bug"),
 		l7Deny("2026-04-01T04:00:01.000Z", "GET", "/repos/acme/widgets/labels/docs"))
-	res = run(t, runOpts{values: job}, two)
-	if len(res.Suggestions) != 2 {
-		t.Fatalf("two names stay exact: %+v", res.Suggestions)
+	branches := writeLog(t,
+		l7Deny("2026-04-01T04:00:00.000Z", "DELETE", "/repos/acme/widgets/git/refs/heads/a"),
+		l7Deny("2026-04-01T04:00:01.000Z", "DELETE", "/repos/acme/widgets/git/refs/heads/b"),
+		l7Deny("2026-04-01T04:00:02.000Z", "DELETE", "/repos/acme/widgets/git/refs/heads/c"))
+	tests := []struct {
+		name       string
+		log        string
+		generalize bool
+		want       []string
+		risk       string // of the widened rule
+	}{
+		{"ids", ids, true, []string{"GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls/*"}, "medium"},
+		{"ids, not asked", ids, false, []string{"GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls/12345", "GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls/12346"}, ""},
+		{"three values", three, true, []string{"GET /repos/{{OWNER}}/{{REPO_NAME}}/labels/*"}, "medium"},
+		{"two names stay exact", two, true, []string{"GET /repos/{{OWNER}}/{{REPO_NAME}}/labels/bug", "GET /repos/{{OWNER}}/{{REPO_NAME}}/labels/docs"}, ""},
+		{"T4-2 branches, not asked", branches, false, []string{"DELETE /repos/{{OWNER}}/{{REPO_NAME}}/git/refs/heads/a", "DELETE /repos/{{OWNER}}/{{REPO_NAME}}/git/refs/heads/b", "DELETE /repos/{{OWNER}}/{{REPO_NAME}}/git/refs/heads/c"}, ""},
+		{"T4-2 branches, asked", branches, true, []string{"DELETE /repos/{{OWNER}}/{{REPO_NAME}}/git/refs/heads/*"}, "critical"},
 	}
-	for _, s := range res.Suggestions {
-		if strings.Contains(s.Value, "*") {
-			t.Errorf("widened: %s", s.Value)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, runOpts{values: job, generalize: tt.generalize}, tt.log)
+			if got := suggested(res); !slices.Equal(got, tt.want) {
+				t.Fatalf("suggestions = %q, want %q", got, tt.want)
+			}
+			for _, s := range res.Suggestions {
+				if s.Widened != (tt.risk != "") || tt.risk != "" && (s.Risk != tt.risk || !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "<any value>") })) {
+					t.Errorf("%s: widened %v, risk %s, notes %q; want risk %q and the widest request named", s.Value, s.Widened, s.Risk, s.Notes, tt.risk)
+				}
+			}
+		})
 	}
 }
 

@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// generalize turns the last path segment of rules into "*" where OpenShell's
-// own mapper would (generalise_path/looks_like_id,
+// generalize (Options.Generalize: only when the user asks, since the agent
+// chooses what it is denied) turns the last path segment of rules into "*"
+// where OpenShell's own mapper would (generalise_path/looks_like_id,
 // crates/openshell-sandbox/src/mechanistic_mapper.rs:380-420@v0.0.111) or
 // where three or more values were seen under one prefix and method; never
 // in the first two segments, never "**", never a placeholder segment.
@@ -60,7 +61,8 @@ func lastSegmentsAreIDs(list []*Suggestion) bool {
 func (p *planner) mergeRules(k ruleGroup, list []*Suggestion) {
 	keep := list[0]
 	keep.Value = k.method + " " + k.prefix + "/*"
-	keep.addNote(fmt.Sprintf("the last segment became * (%d values seen; ids by OpenShell's looks_like_id)", len(list)))
+	keep.Widened = true
+	keep.addNote(fmt.Sprintf("the last segment became * (%d values seen; ids by OpenShell's looks_like_id): it allows %s %s/<any value>, values never denied included", len(list), k.method, k.prefix))
 	for _, s := range list[1:] {
 		keep.denials = append(keep.denials, s.denials...)
 		keep.requests = append(keep.requests, s.requests...)

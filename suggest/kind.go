@@ -40,7 +40,7 @@ var kindPlans = map[denial.Kind]kindPlan{
 	denial.KindNoNetwork: {outcomeSuggestOrProvisnl,
 		"as l4-no-endpoint; the suggestion reports the tier it raises the agent to"},
 	denial.KindBinary: {outcomeSuggestOrManual,
-		"the binary is added to the endpoint that owns N, unless a policy binary is its symlink (manual)"},
+		"the binary is added to the endpoint entry that declares the denied host and port (never the policy N the log names), unless a policy binary is its symlink (manual)"},
 	denial.KindSSRF: {outcomeRefusedOrManual,
 		"always-blocked, metadata and control-plane destinations are enforced whatever the policy (refused); allowed_ips is a human decision (manual, naming the IP)"},
 	denial.KindL7DenyRule: {outcomeIgnored,

@@ -23,6 +23,11 @@ type planner struct {
 	// tierTo is the tier the agent's declared sandbox.tier is raised to
 	// when the patched project does not compile under the declared one.
 	tierTo string
+	// keepIDs keeps the suggestions' ids when they are numbered again
+	// (Options.Only: the ids the user chose).
+	keepIDs bool
+	// warned is the number of warnings before the check of the patch.
+	warned int
 }
 
 func (p *planner) refuse(d *Denial, why string) {
@@ -330,13 +335,18 @@ func (s *Suggestion) addNote(n string) {
 
 // planEndpoint adds a new endpoint for the exact host and port: with the
 // observed rule, or, for an L4 denial, provisional access: read-only (the
-// decision on issue 23's question Q1).
+// decision on issue 23's question Q1), and always binaries: listing exactly
+// the denied requests' binaries, so no other binary of the agent gains it.
 func (p *planner) planEndpoint(d *Denial, req *decide.Request, provisional bool) {
 	file := p.targetFile()
 	host := deresolveHost(d.Host, p.opts.Values)
 	value := hostPort(host, d.Port)
 	s, _ := p.findSug(file, "sandbox.endpoints", "add-endpoint", value)
 	s.cover(d, req)
+	if !slices.Contains(s.binaries, req.Binary) {
+		s.binaries = append(s.binaries, req.Binary)
+		slices.Sort(s.binaries)
+	}
 	if provisional {
 		// Paths seen for the host (a forward request) beat the
 		// provisional read-only preset of an L4 denial of it.
@@ -357,15 +367,15 @@ func (p *planner) planEndpoint(d *Denial, req *decide.Request, provisional bool)
 
 const provisionalNote = "provisional: denied at L4 (HTTPS), so the paths are unknown; replace access: read-only with the exact rules after the next run, or rerun with --strict-paths to list it as manual"
 
-// planBinary adds the denied binary to the endpoint that owns the policy,
-// unless a binary of the policy is its symlink (OpenShell matches the
-// kernel-resolved /proc/<pid>/exe, sandbox-policy.rego:58@v0.0.111).
+// planBinary adds the denied binary to the sandbox endpoint entry that
+// declares the denied host and port, unless a binary of the policy serving
+// it is its symlink (OpenShell matches the kernel-resolved /proc/<pid>/exe,
+// sandbox-policy.rego:58@v0.0.111). The entry is found from the denied
+// request and the compiled policy, never from the policy the log's reason
+// names (the reason is the sandbox's text): an entry without binaries: gets
+// the binaries that already reach it, then the denied one.
 func (p *planner) planBinary(d *Denial, req *decide.Request) {
-	_, pol, _ := denial.BinaryReason(d.Reason)
-	if pol != "" {
-		d.Policy = pol
-	}
-	key, np := p.policyFor(d)
+	key, np := p.policyServing(d.Host, d.Port)
 	bin := d.Binary
 	if link, ok := linkedBinary(np.Binaries, bin); ok {
 		p.manual(d, fmt.Sprintf("%s is denied but policy %s allows %s: OpenShell matches the kernel-resolved executable, not a symlink", bin, key, link),
@@ -374,18 +384,29 @@ func (p *planner) planBinary(d *Denial, req *decide.Request) {
 	}
 	src, entry := p.ownerEntry(np, d.Host, d.Port)
 	if entry == nil {
-		p.manual(d, fmt.Sprintf("%s is not allowed in policy %s, whose binaries come from tools or a profile, not a sandbox: endpoint", bin, key),
+		p.manual(d, fmt.Sprintf("%s is not allowed to reach %s, whose policy comes from tools or a profile, not a sandbox: endpoint", bin, hostPort(d.Host, d.Port)),
 			"add the tool that implies the binary, or declare the endpoint with binaries:")
 		return
 	}
 	yp := fmt.Sprintf("sandbox.endpoints[%d].binaries", entry.index)
 	s, fresh := p.findSug(src.path, yp, "add-binary", bin)
 	if fresh {
-		for _, b := range np.Binaries {
-			s.Rules = append(s.Rules, b.Path) // the binaries already allowed, kept
-		}
+		s.Rules = p.reaching(np, d.Host, d.Port) // kept, if the entry lists none
 	}
 	s.cover(d, req)
+}
+
+// reaching are the binaries of np that the compiled policy already lets
+// open host:port: those an entry without binaries: is compiled with.
+func (p *planner) reaching(np openshell.NetworkPolicy, host string, port int) []string {
+	var out []string
+	for _, b := range np.Binaries {
+		r, err := decide.ParseRequest(fmt.Sprintf("CONNECT %s from %s", hostPort(host, port), b.Path))
+		if err == nil && p.before.Decide(r).Allowed && !slices.Contains(out, b.Path) {
+			out = append(out, b.Path)
+		}
+	}
+	return out
 }
 
 // linkedBinary is the first policy binary that bin may be a link of: one

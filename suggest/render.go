@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +21,8 @@ import (
 // writes the policy-test snippet.
 func (p *planner) finish() {
 	for _, s := range p.sugs {
+		s.Grants = p.grantsOf(s)
+		s.unknownBins = p.unknownBinaries(s.binaries)
 		s.assess()
 	}
 	p.res.Suggestions = append(p.res.Suggestions[:0], p.sugs...)
@@ -27,6 +30,22 @@ func (p *planner) finish() {
 		sort.SliceStable(*list, func(i, j int) bool { return idLess((*list)[i].Denial, (*list)[j].Denial) })
 	}
 	p.res.PolicyTest = p.policyTest()
+}
+
+// unknownBinaries are those of bins that no network policy held before
+// the patch: binaries that gain the network at all.
+func (p *planner) unknownBinaries(bins []string) []string {
+	var out []string
+	for _, b := range bins {
+		known := false
+		for _, np := range p.opts.Agent.Policy.NetworkPolicies {
+			known = known || slices.ContainsFunc(np.Binaries, func(x openshell.Binary) bool { return x.Path == b })
+		}
+		if !known {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // policyTestCase is one expectation of the policy-test snippet.
@@ -146,6 +165,7 @@ func WriteText(w io.Writer, res *Result) error {
 	t.findings("refused", res.Refused)
 	t.findings("manual", res.Manual)
 	t.findings("ignored", res.Ignored)
+	t.suspects(res)
 	t.policyTest(res.PolicyTest)
 	fmt.Fprintf(b, "\n%d suggestions, %d refused, %d manual, %d ignored, from %d denials.\n",
 		len(res.Suggestions), len(res.Refused), len(res.Manual), len(res.Ignored), len(res.Denials))
@@ -181,6 +201,9 @@ func (t *textWriter) suggestion(s *Suggestion) {
 			fmt.Fprintf(b, "   covers %s\n", describe(d))
 		}
 	}
+	for _, g := range s.Grants {
+		fmt.Fprintf(b, "   grants %s %s %s%s\n", Safe(g.Binary), g.Method, Safe(hostPort(g.Host, g.Port)), Safe(g.Path))
+	}
 	fmt.Fprintf(b, "   tier %s -> %s\n", s.TierBefore, s.TierAfter)
 	for _, n := range s.Notes {
 		fmt.Fprintf(b, "   note: %s\n", Safe(n))
@@ -203,6 +226,29 @@ func (t *textWriter) findings(name string, list []Finding) {
 		if f.Hint != "" {
 			fmt.Fprintf(b, "     hint: %s\n", Safe(f.Hint))
 		}
+	}
+}
+
+// suspects writes the events the agent could have written, with their raw
+// lines, escaped; nothing when there are none.
+func (t *textWriter) suspects(res *Result) {
+	if res.SuspectEvents == 0 {
+		return
+	}
+	b := &t.b
+	fmt.Fprintf(b, "\nsuspect: %d events the agent could have written, never suggested:\n", res.SuspectEvents)
+	for _, s := range res.Suspect {
+		target := hostPort(s.Host, s.Port)
+		if s.Method != "" {
+			target = s.Method + " " + target + s.Path
+		}
+		fmt.Fprintf(b, "  %s:%d %s %s, binary %s\n     %s\n", Safe(s.File), s.Line, Safe(s.Action), Safe(target), Safe(s.Binary), Safe(s.Why))
+		for _, r := range s.Raw {
+			fmt.Fprintf(b, "     raw: %s\n", Safe(r))
+		}
+	}
+	if n := res.SuspectEvents - len(res.Suspect); n > 0 {
+		fmt.Fprintf(b, "  ... and %d more\n", n)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 func (s *Suggestion) assess() {
 	// Each part adds its notes: they are called in the order the notes
 	// print.
-	r := max(riskLow, s.changeRisk(), s.binariesRisk(), s.writeRisk(), s.destinationRisk(), s.tierRisk())
+	r := max(riskLow, s.changeRisk(), s.binariesRisk(), s.writeRisk(), s.widenRisk(), s.destinationRisk(), s.tierRisk())
 	s.Risk = riskNames[r]
 }
 
@@ -52,10 +52,10 @@ func (s *Suggestion) changeRisk() risk {
 }
 
 // binariesRisk is high when a new endpoint declares an interpreter or a
-// raw network tool.
+// raw network tool that no policy let reach the network before.
 func (s *Suggestion) binariesRisk() risk {
 	r := riskLow
-	for _, b := range s.binaries {
+	for _, b := range s.unknownBins {
 		if rawTool(b) {
 			r = riskHigh
 			s.addNote("declares " + b + ", an interpreter or raw network tool")
@@ -73,6 +73,21 @@ func (s *Suggestion) writeRisk() risk {
 	s.Categories = append(s.Categories, "capability_expansion")
 	s.addNote("write method")
 	return riskHigh
+}
+
+// widenRisk grades a rule widened to "*" as the widest request it allows:
+// any value in its last segment, one never denied included (the agent chose
+// the values seen). A write there is critical (every branch, main too), a
+// read at least medium.
+func (s *Suggestion) widenRisk() risk {
+	if !s.Widened {
+		return riskLow
+	}
+	if s.writes() {
+		s.addNote("widened write: the agent chose the values that were seen, the rule allows every value")
+		return riskCritical
+	}
+	return riskMedium
 }
 
 // writes reports whether the suggestion grants a method that changes state.
@@ -99,7 +114,7 @@ func (s *Suggestion) destinationRisk() risk {
 		return riskLow
 	}
 	r := riskLow
-	if a, err := netip.ParseAddr(host); err == nil && (a.IsPrivate() || a.IsLoopback()) {
+	if a, err := netip.ParseAddr(host); err == nil && (a.Unmap().IsPrivate() || a.Unmap().IsLoopback()) {
 		r = riskHigh
 		s.addNote(fmt.Sprintf("%s is an internal or private address", host))
 	}

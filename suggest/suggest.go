@@ -60,6 +60,17 @@ type Options struct {
 	// To is where new endpoints go: "" or "agent" (the agent file), or
 	// "skill:NAME".
 	To string
+	// Generalize lets the last path segment of rules become "*" (see
+	// generalize); off, every rule is exactly what was denied. The agent
+	// chooses what it is denied, so widening is the user's request.
+	Generalize bool
+	// Only keeps the suggestions of these ids (as a run without Only
+	// numbers them) in the patch; the others are left out.
+	Only []string
+	// RunOf names the run of each log file (Logs.RunOf): events of one run
+	// are assessed together, and the same event read from two files of one
+	// run counts once. A file it does not name belongs to the run "".
+	RunOf map[string]string
 }
 
 // Denial is one group of identical denials.
@@ -100,21 +111,27 @@ type Suggestion struct {
 	Value       string   `json:"value"`
 	Rules       []string `json:"rules,omitempty"`
 	Provisional bool     `json:"provisional,omitempty"`
-	Covers      []string `json:"covers"`
-	Risk        string   `json:"risk"`
-	Categories  []string `json:"categories"`
-	Notes       []string `json:"notes"`
-	TierBefore  string   `json:"tier_before"`
-	TierAfter   string   `json:"tier_after"`
+	// Widened is set when the rule's last segment became "*" (Generalize).
+	Widened    bool     `json:"widened,omitempty"`
+	Covers     []string `json:"covers"`
+	Risk       string   `json:"risk"`
+	Categories []string `json:"categories"`
+	Notes      []string `json:"notes"`
+	TierBefore string   `json:"tier_before"`
+	TierAfter  string   `json:"tier_after"`
+	// Grants are every (binary, host, port, method, path) the change lets
+	// through that was not before: every binary it adds is named here.
+	Grants []Grant `json:"grants"`
 
 	// requests are the covered denials' requests (concrete values).
 	requests []*decide.Request
 	probes   []*decide.Request
-	// binaries are declared on a new endpoint whose tools do not imply
-	// the denied binary.
+	// binaries are a new endpoint's: exactly its denied requests'.
 	binaries []string
-	denials  []*Denial
-	methods  map[string]bool
+	// unknownBins are the binaries it declares that no policy held before.
+	unknownBins []string
+	denials     []*Denial
+	methods     map[string]bool
 }
 
 // Finding is a denial suggest does not turn into a grant.
@@ -122,7 +139,30 @@ type Finding struct {
 	Denial string `json:"denial,omitempty"`
 	Why    string `json:"why"`
 	Hint   string `json:"hint,omitempty"`
+	// Unverified marks a manual finding whose suggestion failed its check
+	// (or kept the patched project from compiling) and was left out.
+	Unverified bool `json:"unverified,omitempty"`
 }
+
+// Suspect is an event suggest does not trust: the agent could have written
+// it (a shorthand line forged through a binary path holding line breaks,
+// issue 33), so it is never a grant.
+type Suspect struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Action string `json:"action,omitempty"`
+	Host   string `json:"host,omitempty"`
+	Port   int    `json:"port,omitempty"`
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Binary string `json:"binary,omitempty"`
+	// Why is denial.Event.Suspect; Raw the raw lines it was read from.
+	Why string   `json:"why"`
+	Raw []string `json:"raw,omitempty"`
+}
+
+// maxSuspects bounds the suspect events listed (all are counted).
+const maxSuspects = 100
 
 // Result is the outcome of a run.
 type Result struct {
@@ -135,7 +175,12 @@ type Result struct {
 	Refused          []Finding           `json:"refused"`
 	Manual           []Finding           `json:"manual"`
 	Ignored          []Finding           `json:"ignored"`
-	Warnings         []string            `json:"warnings"`
+	// Suspect lists the events the agent could have written (denial.Trust):
+	// never a grant, shown with their raw lines for a human; SuspectEvents
+	// counts them all (the list stops at maxSuspects).
+	Suspect       []Suspect `json:"suspect"`
+	SuspectEvents int       `json:"suspect_events"`
+	Warnings      []string  `json:"warnings"`
 	// Patch is the unified diff of the frontmatter files.
 	Patch string `json:"patch"`
 	// PolicyTest is a *.policytest.yaml for the suggestions and refusals.
@@ -145,7 +190,24 @@ type Result struct {
 	Files map[string][]byte `json:"-"`
 }
 
-// ErrVerify reports a suggestion that failed its own check.
+// NeedsHuman counts what the analysis could not settle by itself: the
+// denials whose suggestion failed its check (manual, unverified) and the
+// events the agent could have written (suspect).
+func (r *Result) NeedsHuman() int {
+	n := r.SuspectEvents
+	for _, f := range r.Manual {
+		if f.Unverified {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrOnly reports an id Options.Only names that the analysis does not have.
+var ErrOnly = errors.New("no such suggestion")
+
+// ErrVerify reports that suggestions could not be checked at all (no
+// compiler); a suggestion that fails its check is a manual finding.
 var ErrVerify = errors.New("suggestion failed verification")
 
 // Run classifies the events, maps them to frontmatter changes, applies
@@ -162,21 +224,41 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	if err != nil {
 		return nil, fmt.Errorf("deciding with the compiled policy: %w", err)
 	}
-	res.Denials = group(events, opts.IncludeAudit)
+	assess(events, opts.RunOf)
+	trusted := res.takeSuspects(events)
+	res.Denials = group(trusted, opts.IncludeAudit, opts.RunOf)
 	p := &planner{opts: opts, res: res, before: before, sources: map[string]*source{}}
 	p.auditWarning(inputs)
 	p.valuesWarning()
 	for _, d := range res.Denials {
 		p.plan(d)
 	}
-	p.generalize()
+	if opts.Generalize {
+		p.generalize()
+	}
 	if err := p.apply(); err != nil {
 		return nil, err
 	}
+	p.warned = len(res.Warnings)
 	if err := p.verify(ctx, version); err != nil {
 		return nil, err
 	}
+	if err := p.only(ctx, version); err != nil {
+		return nil, err
+	}
 	p.finish()
+	return res, nil
+}
+
+// RunLogs is Run on the events ReadLogs read, run by run, with what the
+// runs disagree on among the warnings.
+func RunLogs(ctx context.Context, opts Options, logs *Logs) (*Result, error) {
+	opts.RunOf = logs.RunOf()
+	res, err := Run(ctx, opts, logs.Events, logs.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(slices.Clone(logs.Warnings), res.Warnings...)
 	return res, nil
 }
 
@@ -187,7 +269,54 @@ func newResult(agent, version string, inputs []denial.InputStats) *Result {
 		inputs = []denial.InputStats{}
 	}
 	return &Result{Schema: Schema, Agent: agent, OpenShellVersion: version, Inputs: inputs,
-		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Warnings: []string{}}
+		Denials: []*Denial{}, Suggestions: []*Suggestion{}, Refused: []Finding{}, Manual: []Finding{}, Ignored: []Finding{}, Suspect: []Suspect{}, Warnings: []string{}}
+}
+
+// assess sets the trust of events no one assessed yet (a caller that did
+// not read them with ReadLogs), run by run, as ReadLogs does.
+func assess(events []denial.Event, runOf map[string]string) {
+	byRun := map[string][]int{}
+	var order []string
+	for i := range events {
+		r := runOf[events[i].File]
+		if _, ok := byRun[r]; !ok {
+			order = append(order, r)
+		}
+		byRun[r] = append(byRun[r], i)
+	}
+	for _, r := range order {
+		idx := byRun[r]
+		if slices.ContainsFunc(idx, func(i int) bool { return events[i].Trust != "" }) {
+			continue // ReadLogs assessed this run
+		}
+		run := make([]denial.Event, len(idx))
+		for j, i := range idx {
+			run[j] = events[i]
+		}
+		denial.Assess(run)
+		for j, i := range idx {
+			events[i] = run[j]
+		}
+	}
+}
+
+// takeSuspects lists the events the agent could have written and returns
+// the others. An event denial.Assess left unassessed ("") is judged by its
+// own fields, as before issue 33: Assess sets every event it reads.
+func (r *Result) takeSuspects(events []denial.Event) []denial.Event {
+	out := make([]denial.Event, 0, len(events))
+	for _, ev := range events {
+		if ev.Trust == "" || ev.Trust.Grantable() {
+			out = append(out, ev)
+			continue
+		}
+		r.SuspectEvents++
+		if len(r.Suspect) < maxSuspects {
+			r.Suspect = append(r.Suspect, Suspect{File: ev.File, Line: ev.Line, Action: ev.Action, Host: ev.Host, Port: ev.Port,
+				Method: ev.Method, Path: ev.Path, Binary: ev.Binary, Why: cmp.Or(ev.Suspect, "the agent could have written this event"), Raw: ev.Raw})
+		}
+	}
+	return out
 }
 
 // eventKey is what makes two events the same denial.
@@ -202,7 +331,7 @@ type eventKey struct {
 // read from several inputs: an event in another input within 1 s of one
 // already counted is that one (the file, JSONL and CLI timestamps of one
 // event differ by the write delay).
-func group(events []denial.Event, audit bool) []*Denial {
+func group(events []denial.Event, audit bool, runOf map[string]string) []*Denial {
 	groups := map[eventKey]*denialGroup{}
 	for _, c := range classified(events, audit) {
 		ev := &events[c.index]
@@ -213,7 +342,7 @@ func group(events []denial.Event, audit bool) []*Denial {
 				Binary: ev.Binary, Policy: ev.Policy, Engine: ev.Engine, firstMS: ev.TimeMS}}
 			groups[k] = g
 		}
-		g.add(ev)
+		g.add(ev, runOf[ev.File])
 	}
 	out := make([]*Denial, 0, len(groups))
 	for _, g := range groups {
@@ -264,13 +393,14 @@ type denialGroup struct {
 
 type occurrence struct {
 	ms    int64
+	run   string
 	files map[string]bool
 }
 
 // add merges one event into the group: the longest ancestry, the longest
 // untruncated reason, the first five lines, the last time, and a new
 // occurrence unless another input reported it within 1 s of one counted.
-func (g *denialGroup) add(ev *denial.Event) {
+func (g *denialGroup) add(ev *denial.Event, run string) {
 	d := g.d
 	if len(ev.Ancestors) > len(d.Ancestors) {
 		d.Ancestors = ev.Ancestors
@@ -285,17 +415,18 @@ func (g *denialGroup) add(ev *denial.Event) {
 		d.Lines = append(d.Lines, fmt.Sprintf("%s:%d", ev.File, ev.Line))
 	}
 	d.lastMS = max(d.lastMS, ev.TimeMS)
-	if !g.mergeOccurrence(ev) {
-		g.occs = append(g.occs, occurrence{ms: ev.TimeMS, files: map[string]bool{ev.File: true}})
+	if !g.mergeOccurrence(ev, run) {
+		g.occs = append(g.occs, occurrence{ms: ev.TimeMS, run: run, files: map[string]bool{ev.File: true}})
 	}
 	d.Count = len(g.occs)
 }
 
 // mergeOccurrence counts ev as an occurrence already seen: one within 1 s
-// that another input reported.
-func (g *denialGroup) mergeOccurrence(ev *denial.Event) bool {
+// that another input of the same run reported (two runs are two sandboxes:
+// their events are never one).
+func (g *denialGroup) mergeOccurrence(ev *denial.Event, run string) bool {
 	for j := len(g.occs) - 1; j >= 0 && ev.TimeMS-g.occs[j].ms <= 1000; j-- {
-		if !g.occs[j].files[ev.File] && ev.TimeMS-g.occs[j].ms >= -1000 {
+		if g.occs[j].run == run && !g.occs[j].files[ev.File] && ev.TimeMS-g.occs[j].ms >= -1000 {
 			g.occs[j].files[ev.File] = true
 			return true
 		}

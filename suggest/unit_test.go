@@ -2,6 +2,7 @@ package suggest
 
 import (
 	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,6 +152,23 @@ func TestRefusal(t *testing.T) {
 		{"odd method", Denial{Kind: denial.KindL7Deny, Host: "api.example.com", Method: "GET /x"}, "method is not a REST method"},
 		{"odd method on l7-other", Denial{Kind: denial.KindL7Other, Host: "api.example.com", Port: 443, Method: "GET /x"}, ""},
 		{"metadata address", Denial{Host: "169.254.169.254", Port: 80}, "169.254"},
+		// Issue 29 §3 (redteam T4-7): the forms getaddrinfo reads as an
+		// address are judged by the address.
+		{"decimal metadata", Denial{Host: "2852039166", Port: 80}, "2852039166 is 169.254.169.254 as OpenShell's resolver reads it"},
+		{"octal metadata", Denial{Host: "0251.0376.0251.0376", Port: 80}, "is 169.254.169.254"},
+		{"hex metadata", Denial{Host: "0xa9fea9fe", Port: 80}, "is 169.254.169.254"},
+		{"hex bytes", Denial{Host: "0xa9.0xfe.0xa9.0xfe", Port: 80}, "is 169.254.169.254"},
+		{"short metadata", Denial{Host: "169.254.43518", Port: 80}, "is 169.254.169.254"},
+		{"short loopback", Denial{Host: "127.1", Port: 80}, "is 127.0.0.1"},
+		{"octal loopback", Denial{Host: "0177.0.0.1", Port: 80}, "is 127.0.0.1"},
+		{"mapped metadata", Denial{Host: "::ffff:169.254.169.254", Port: 80}, "always-blocked"},
+		{"mapped metadata hex", Denial{Host: "::ffff:a9fe:a9fe", Port: 80}, "always-blocked"},
+		{"mapped loopback", Denial{Host: "::ffff:127.0.0.1", Port: 80}, "always-blocked"},
+		{"decimal private", Denial{Host: "167772161", Port: 80}, "10.0.0.1 in a decimal, octal, hex or short form"},
+		{"leading zero", Denial{Host: "010.0.0.1", Port: 80}, "8.0.0.1"},
+		{"digits name", Denial{Host: "4294967296", Port: 80}, ""},
+		{"hex-looking name", Denial{Host: "cafe.example", Port: 443}, ""},
+		{"five parts", Denial{Host: "1.2.3.4.5", Port: 80}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := refusal(&tc.d)
@@ -264,4 +282,18 @@ func TestEdit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// atonIPv4 reads sandbox bytes: it never panics, and a dotted quad in
+// Go's strict form reads as itself.
+func FuzzAtonIPv4(f *testing.F) {
+	for _, s := range []string{"2852039166", "0251.0376.0251.0376", "0xa9fea9fe", "169.254.43518", "127.1", "0x", "1.2.3.4", "09", "0x1ffffffff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := atonIPv4(s)
+		if p, err := netip.ParseAddr(s); err == nil && p.Is4() && (!ok || a != p) {
+			t.Errorf("%q: aton %v %v, strict %v", s, a, ok, p)
+		}
+	})
 }

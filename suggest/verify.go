@@ -22,7 +22,9 @@ func (p *planner) number() {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.YAMLPath, b.YAMLPath), cmp.Compare(a.Value, b.Value))
 	})
 	for i, s := range p.sugs {
-		s.ID = "S" + strconv.Itoa(i+1)
+		if !p.keepIDs {
+			s.ID = "S" + strconv.Itoa(i+1)
+		}
 		s.Covers = s.Covers[:0]
 		for _, d := range s.denials {
 			s.Covers = append(s.Covers, d.ID)
@@ -32,6 +34,41 @@ func (p *planner) number() {
 	}
 }
 
+// only keeps the suggestions Options.Only names, with their ids, and
+// checks the patch of those alone again; the others are named in a
+// warning.
+func (p *planner) only(ctx context.Context, version string) error {
+	if len(p.opts.Only) == 0 {
+		return nil
+	}
+	var have, left []string
+	for _, s := range p.sugs {
+		have = append(have, s.ID)
+	}
+	for _, id := range p.opts.Only {
+		if !slices.Contains(have, id) {
+			return fmt.Errorf("%w %s (have: %s)", ErrOnly, id, strings.Join(have, ", "))
+		}
+	}
+	p.sugs = slices.DeleteFunc(p.sugs, func(s *Suggestion) bool {
+		if slices.Contains(p.opts.Only, s.ID) {
+			return false
+		}
+		left = append(left, s.ID)
+		return true
+	})
+	p.res.Warnings = p.res.Warnings[:p.warned] // the check of the whole patch
+	if len(left) > 0 {
+		p.res.Warnings = append(p.res.Warnings, "left out of the patch (--only): "+strings.Join(left, ", "))
+	}
+	p.keepIDs, p.tierTo = true, ""
+	if err := p.reapply(); err != nil {
+		return err
+	}
+	return p.verify(ctx, version)
+}
+
+// idLess orders ids S1 < S2 < S10.
 func idLess(a, b string) bool {
 	x, _ := strconv.Atoi(a[1:])
 	y, _ := strconv.Atoi(b[1:])
@@ -42,40 +79,104 @@ func idLess(a, b string) bool {
 // engine, that (a) every covered denial is now allowed, (b) nearby requests
 // that were denied stay denied (the other methods on the same path, a
 // sibling path, the same host from /usr/bin/nc), and (c) records the tier
-// before and after. A new endpoint whose requests its binary cannot make
-// gets the binary declared, once.
+// before and after. A suggestion that fails its check, or whose change keeps
+// the patched project from compiling, is taken out of the patch and its
+// denials listed as manual (unverified): one unverifiable suggestion never
+// hides the others, which are checked again without it.
 func (p *planner) verify(ctx context.Context, version string) error {
-	p.number()
-	if len(p.sugs) == 0 {
-		return nil
-	}
-	if p.opts.Compile == nil {
+	if len(p.sugs) > 0 && p.opts.Compile == nil {
 		return fmt.Errorf("%w: no compiler to check the patched project with", ErrVerify)
 	}
-	after, dec, err := p.settle(ctx, version)
-	if err != nil {
-		return err
-	}
-	p.attributeTier(after.Tier)
-	for _, s := range p.sugs {
-		if err := p.check(s, dec); err != nil {
+	for {
+		p.number()
+		if len(p.sugs) == 0 {
+			return nil
+		}
+		after, dec, err := p.settle(ctx, version)
+		if err != nil {
+			if err := p.isolate(ctx, version, err); err != nil {
+				return err
+			}
+			continue
+		}
+		failed := p.checkAll(dec)
+		if len(failed) == 0 {
+			p.attributeTier(after.Tier)
+			return p.expectations(after, version)
+		}
+		if err := p.drop(failed); err != nil {
 			return err
 		}
 	}
-	return p.expectations(after, version)
 }
 
-// settle compiles the patched project until the patch holds still, and
-// returns the compiled agent and its decider: while the project does not
-// compile, the patch raises the declared tier; while a new endpoint's
-// requests are denied only for their binary, it declares the binary (in
-// the first two attempts only).
+// checkAll checks every suggestion against the patched policy and returns
+// those that fail, each listed as manual with the reason.
+func (p *planner) checkAll(dec *decide.Decider) []*Suggestion {
+	var failed []*Suggestion
+	for _, s := range p.sugs {
+		if err := p.check(s, dec); err != nil {
+			p.unverified(s, err.Error())
+			failed = append(failed, s)
+		}
+	}
+	return failed
+}
+
+// unverified lists a suggestion's denials as manual: the change that would
+// allow them could not be verified, so a human decides.
+func (p *planner) unverified(s *Suggestion, why string) {
+	for _, d := range s.denials {
+		p.res.Manual = append(p.res.Manual, Finding{Denial: d.ID, Why: why, Unverified: true,
+			Hint: "the change was left out of the patch: read the denial and decide by hand"})
+	}
+}
+
+// drop takes the suggestions out of the patch and applies the rest again
+// from the declared tier.
+func (p *planner) drop(out []*Suggestion) error {
+	p.sugs = slices.DeleteFunc(p.sugs, func(s *Suggestion) bool { return slices.Contains(out, s) })
+	p.tierTo = ""
+	return p.reapply()
+}
+
+// isolate finds the suggestions that keep the patched project from
+// compiling (cause): it adds them one at a time, keeping each that compiles
+// with those kept before it; the others are listed as unverified.
+func (p *planner) isolate(ctx context.Context, version string, cause error) error {
+	all := p.sugs
+	var kept, bad []*Suggestion
+	for _, s := range all {
+		p.sugs, p.tierTo = append(slices.Clone(kept), s), ""
+		if err := p.reapply(); err != nil {
+			return err
+		}
+		if _, _, err := p.settle(ctx, version); err != nil {
+			p.unverified(s, fmt.Sprintf("%s %s in %s: %v", s.Change, s.Value, s.File, err))
+			bad = append(bad, s)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if len(bad) == 0 { // each compiles with the others: the set does not
+		for _, s := range all {
+			p.unverified(s, fmt.Sprintf("%s %s in %s: with the other suggestions: %v", s.Change, s.Value, s.File, cause))
+		}
+		kept = nil
+	}
+	p.sugs, p.tierTo = kept, ""
+	return p.reapply()
+}
+
+// settle compiles the patched project until it compiles, and returns the
+// compiled agent and its decider: while the project does not compile, the
+// patch raises the declared tier.
 func (p *planner) settle(ctx context.Context, version string) (*Target, *decide.Decider, error) {
-	for attempt := 0; ; attempt++ {
+	for {
 		after, err := p.opts.Compile(ctx, overlay{base: p.opts.Project, files: p.res.Files})
 		if err != nil {
 			if !p.raiseTier() {
-				return nil, nil, fmt.Errorf("%w: the patched project does not compile: %w", ErrVerify, err)
+				return nil, nil, fmt.Errorf("the patched project does not compile: %w", err)
 			}
 			if err := p.reapply(); err != nil {
 				return nil, nil, err
@@ -84,13 +185,7 @@ func (p *planner) settle(ctx context.Context, version string) (*Target, *decide.
 		}
 		dec, err := newDecider(after.Policy, p.opts.Values, version)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrVerify, err)
-		}
-		if attempt < 2 && p.declareBinaries(dec) {
-			if err := p.reapply(); err != nil {
-				return nil, nil, err
-			}
-			continue
+			return nil, nil, fmt.Errorf("the patched policy: %w", err)
 		}
 		return after, dec, nil
 	}
@@ -121,33 +216,10 @@ func (p *planner) reapply() error {
 	return nil
 }
 
-// declareBinaries gives a new endpoint an explicit binaries: list when
-// its covered requests are denied only for their binary (the tools do not
-// imply it). It reports whether it changed a suggestion.
-func (p *planner) declareBinaries(dec *decide.Decider) bool {
-	changed := false
-	relaxed := dec.RelaxedBinaryIdentity()
-	for _, s := range p.sugs {
-		if s.Change != "add-endpoint" {
-			continue
-		}
-		for _, r := range s.requests {
-			if dec.Decide(r).Allowed || !relaxed.Decide(r).Allowed {
-				continue
-			}
-			if !slices.Contains(s.binaries, r.Binary) {
-				s.binaries = append(s.binaries, r.Binary)
-				changed = true
-			}
-		}
-	}
-	return changed
-}
-
 // check verifies one suggestion against the patched policy.
 func (p *planner) check(s *Suggestion, dec *decide.Decider) error {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s (%s %s in %s): %s", ErrVerify, s.ID, s.Change, s.Value, s.File, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s %s in %s failed its check: %s", s.Change, s.Value, s.File, fmt.Sprintf(format, args...))
 	}
 	for _, r := range s.requests {
 		if d := dec.Decide(r); !d.Allowed || d.Audit {

@@ -28,7 +28,8 @@ type suggestFlags struct {
 	version, catalog, provide string
 	set                       []string
 	includeAudit, strictPaths bool
-	strict, write             bool
+	strict, write, generalize bool
+	only                      []string
 	minCount                  int
 	failOn                    string
 }
@@ -40,10 +41,12 @@ func newPolicySuggestCmd() *cobra.Command {
 		Short: "Turn an agent's OpenShell denials into minimal sandbox: frontmatter changes",
 		Long: `Suggest reads what OpenShell denied an agent (the sandbox's log file, its
 OCSF JSONL file or "openshell logs" output, detected per line; or a run's log
-directory with its result.json) and proposes the smallest change of the
-agent's frontmatter sandbox: block that allows it: exact hosts, methods and
-paths, with the job's values turned back into {{OWNER}}, {{REPO_NAME}},
-{{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips.
+directory with its result.json, or a directory of runs, one a
+subdirectory) and proposes the smallest change of the agent's frontmatter
+sandbox: block that allows it: exact hosts, methods and paths, with the
+job's values turned back into {{OWNER}}, {{REPO_NAME}}, {{ISSUE_NUMBER}}... It never suggests a wildcard host, "**", or allowed_ips;
+a "*" path segment only with --generalize. Each suggestion lists its grants:
+every (binary, host, port, method, path) it newly allows.
 Destinations OpenShell blocks whatever the policy (loopback, link-local and
 cloud metadata, control-plane ports) are refused; configuration problems are
 listed as manual. An HTTPS host denied at L4 shows no path: suggest proposes
@@ -53,19 +56,24 @@ Before printing, every suggestion is applied to a copy of the project, which
 is compiled as "policy compile" would, and checked with the decision engine
 of "policy test": the denied request is allowed, and the same path with other
 methods, a sibling path and the host from /usr/bin/nc stay denied. A
-suggestion that fails its check is exit 1, never a wider suggestion.
+suggestion that fails its check is left out of the patch and its denials
+are listed as manual (unverified); the others are printed as usual.
 
 Log lines are the agent's bytes: a prompt-injected agent chooses what it is
 denied. Suggestions are evidence for a human: --write is refused in CI, and
 "policy diff" is the review gate for what a human applies.
 
-Exit codes: 0 analysis done, 1 an error (the project does not compile, a
-suggestion fails its check, --strict without a parseable event, --fail-on
-met), 2 usage.`,
+Exit codes: 0 analysis done, 1 an error (the project does not compile,
+--strict without a parseable event, --fail-on met), 2 usage, 3 analysis
+done and complete, but some denials need a human (a suggestion failed its
+check, or an event is suspect: the agent could have written it).`,
 		Example: `  fullsend policy suggest summarizer --logs denied.log
   fullsend policy suggest summarizer . --logs denied.log --set OWNER=acme --set REPO_NAME=widgets -o json
   fullsend policy suggest summarizer --logs denied.log -o patch
-  fullsend policy suggest summarizer --logs denied.log --strict-paths`,
+  fullsend policy suggest summarizer --logs denied.log --strict-paths
+  fullsend policy suggest summarizer --logs denied.log --only S1 --write
+  fullsend policy suggest summarizer --logs denied.log --generalize
+  mkdir -p evidence/run-1 && cp denied.log evidence/run-1/openshell.log && fullsend policy suggest summarizer --logs evidence/`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
@@ -75,7 +83,7 @@ met), 2 usage.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output) or a run's log directory (repeatable)")
+	fl.StringArrayVar(&f.logs, "logs", nil, "a log file (shorthand, OCSF JSONL or `openshell logs` output), a run's log directory, or a directory of runs (repeatable)")
 	deprecatedDirFlag(fl, &f.dir, "dir", ".", "project directory DIR")
 	fl.StringVar(&f.result, "result", "", "a run's result.json: its placeholders turn values back into {{NAME}}")
 	fl.StringArrayVar(&f.set, "set", nil, "a value the job resolved, KEY=VALUE, turned back into {{KEY}} (repeatable)")
@@ -85,6 +93,8 @@ met), 2 usage.`,
 	fl.StringVar(&f.to, "to", "agent", "where new endpoints go: agent, or skill:NAME")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json or patch")
 	fl.BoolVar(&f.write, "write", false, "apply the patch to the frontmatter files (refused in CI)")
+	fl.StringSliceVar(&f.only, "only", nil, "keep only these suggestions (ids of a run without --only, e.g. S1,S3) in the patch, -o patch and --write")
+	fl.BoolVar(&f.generalize, "generalize", false, `let a rule's last path segment become "*" (ids, or 3+ values seen), graded as the widest request it allows`)
 	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when the analysis has: none, suggestion or refused")
 	fl.BoolVar(&f.strict, "strict", false, "exit 1 when no input line holds an OCSF event")
 	fl.StringVar(&f.version, "openshell-version", "", "target OpenShell version (default: the version the Containerfile pins)")
@@ -126,7 +136,22 @@ func runPolicySuggest(cmd *cobra.Command, agent string, f suggestFlags) error {
 			return err
 		}
 	}
-	return suggestFailOn(f.failOn, out)
+	if err := suggestFailOn(f.failOn, out); err != nil {
+		return err
+	}
+	return suggestNeedsHuman(out)
+}
+
+// exitNeedsHuman is policy suggest's exit when the analysis is complete
+// but some denials need a human (see suggest.Result.NeedsHuman).
+const exitNeedsHuman = 3
+
+// suggestNeedsHuman is exit 3 when some denials need a human.
+func suggestNeedsHuman(out *suggest.Result) error {
+	if n := out.NeedsHuman(); n > 0 {
+		return exitError{code: exitNeedsHuman, err: fmt.Errorf("%d denials or events need a human: suggestions that failed their check (manual, unverified) or events the agent could have written (suspect)", n)}
+	}
+	return nil
 }
 
 // suggest compiles the project, then turns the logs' events into
@@ -144,7 +169,12 @@ func (f *suggestFlags) suggest(ctx context.Context, agent string, logs *suggest.
 	defer root.Close()
 	opts.Project, opts.Values = root.FS(), values
 	opts.IncludeAudit, opts.StrictPaths, opts.MinCount, opts.To = f.includeAudit, f.strictPaths, f.minCount, f.to
-	return suggest.Run(ctx, opts, logs.Events, logs.Inputs)
+	opts.Generalize, opts.Only = f.generalize, f.only
+	out, err := suggest.RunLogs(ctx, opts, logs)
+	if errors.Is(err, suggest.ErrOnly) {
+		return nil, usageError{fmt.Errorf("--only: %w", err)}
+	}
+	return out, err
 }
 
 // resultValues reads the placeholder values of the run's result.json

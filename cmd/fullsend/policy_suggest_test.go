@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/suggest"
 )
 
 func TestPolicySuggestExitCodes(t *testing.T) {
@@ -70,5 +72,41 @@ func TestPolicySuggestWrite(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "agents/duplicate-detector.md"))
 	if !strings.Contains(string(b), "- host: api.github.com  # provisional") {
 		t.Errorf("the file was not patched:\n%s", b)
+	}
+}
+
+// A complete analysis in which some denials need a human exits 3, not 1:
+// --fail-on (1) wins when both hold.
+func TestPolicySuggestNeedsHumanExit(t *testing.T) {
+	unverified := &suggest.Result{Manual: []suggest.Finding{{Denial: "D1", Why: "failed its check", Unverified: true}}}
+	manual := &suggest.Result{Manual: []suggest.Finding{{Denial: "D1", Why: "tunnel-protocol"}}}
+	for _, tc := range []struct {
+		name   string
+		res    *suggest.Result
+		failOn string
+		code   int
+	}{
+		{"unverified", unverified, "none", 3},
+		{"manual by kind", manual, "none", 0},
+		{"unverified and --fail-on met", &suggest.Result{Manual: unverified.Manual, Refused: []suggest.Finding{{Denial: "D2"}}}, "refused", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := suggestFailOn(tc.failOn, tc.res)
+			if err == nil {
+				err = suggestNeedsHuman(tc.res)
+			}
+			if code := map[bool]int{true: 0, false: exitCode(err)}[err == nil]; code != tc.code {
+				t.Errorf("exit %d (%v), want %d", code, err, tc.code)
+			}
+		})
+	}
+}
+
+// --only with an id the analysis does not have is a usage error.
+func TestPolicySuggestOnlyUnknown(t *testing.T) {
+	t.Chdir("../..")
+	out, code := runCLI(t, "", "policy", "suggest", "duplicate-detector", "testdata/triage", "--logs", "suggest/testdata/logs/l4.log", "--only", "S4")
+	if code != 2 {
+		t.Errorf("exit %d\n%s", code, out)
 	}
 }
