@@ -57,6 +57,11 @@ func credentialLabel(l string, first bool) elem {
 	return elem{lit: l}
 }
 
+// String returns the pattern as the prover normalizes it: trimmed, without
+// trailing dots, ASCII-lowercased (is_known_metadata_hostname,
+// queries.rs:61-64 @ v0.0.111, normalizes a host the same way).
+func (c CredentialHost) String() string { return c.norm }
+
 // Covers reports whether the pattern matches host, read as a host name
 // (its own wildcards plain characters), normalized as patterns are.
 func (c CredentialHost) Covers(host string) bool {
