@@ -271,9 +271,9 @@ var rules = []rule{
 	},
 
 	{
-		says: "It imports `openshell`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
+		says: "It imports `openshell`, `openshell/glob`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "openshell/glob", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
 	},
 	{
 		says: "It imports `openshell`, `openshell/glob`, `openshell/profile` and `openshell/validate` only; it must never import CUE, OPA or `openshell/decide`.",
