@@ -292,10 +292,10 @@ func TestOpenCodeBuiltinTaskTargets(t *testing.T) {
 }
 
 // TestOpenCodeRealWorldNoFrontmatter decodes the public prompt-only agent
-// of testdata/realworld/oc-openqode-debug (corpus cause #9).
+// of the realworld fixture oc-openqode-debug (corpus cause #9).
 func TestOpenCodeRealWorldNoFrontmatter(t *testing.T) {
 	const file = ".opencode/agent/debug.md"
-	data, err := os.ReadFile(filepath.Join("testdata", "realworld", "oc-openqode-debug", file))
+	data, err := os.ReadFile(filepath.Join(realWorldDir(t, "oc-openqode-debug"), file))
 	if err != nil {
 		t.Fatal(err)
 	}

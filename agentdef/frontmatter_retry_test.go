@@ -2,7 +2,6 @@ package agentdef
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -136,7 +135,7 @@ func TestClaudeRetryCRLF(t *testing.T) {
 // TestClaudeRetryBlocked: a public file Claude Code loads only by quoting
 // its tools list into one string stays an error, whose hint says why.
 func TestClaudeRetryBlocked(t *testing.T) {
-	_, err := Load(os.DirFS(filepath.Join("testdata", "realworld", "fm-1215labs-debugger")))
+	_, err := Load(os.DirFS(realWorldDir(t, "fm-1215labs-debugger")))
 	ds, _ := err.(Diagnostics)
 	if len(ds) != 1 || ds[0].Pos.String() != "agents/debugger.md:6:240" || ds[0].Field != "description" ||
 		!strings.Contains(ds[0].Message, "unquoted ': '") || !strings.Contains(ds[0].Hint, "quoting tools into one string") {

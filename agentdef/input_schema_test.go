@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/internal/testtool"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -66,13 +67,46 @@ func cueCheck(t *testing.T, c candidate, data []byte) error {
 // compile fixtures hold loads in Go and validates against its CUE
 // definition.
 func TestInputSchemaAcceptsExamples(t *testing.T) {
-	dirs := []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project",
-		// Public files with keys and names the runtimes tolerate (warnings in Go).
-		"testdata/realworld/wshobson-teensy-expert", "testdata/realworld/wshobson-conductor-validator",
-		"testdata/realworld/agentgraph-pdf", "testdata/realworld/rcore-security",
-		"testdata/realworld/oc-darrenhinde-copywriter", "testdata/realworld/oc-devalexanderdaza-debug", "testdata/realworld/oc-lorenzorasmussen-build",
+	seen := checkInputSchema(t, []string{"../testdata/triage", "../testdata/production", "../testdata/opencode", "../image/testdata/project",
 		// Tools of every kind with mcpServers in both shapes (egress warnings).
-		"../compile/testdata/egress"}
+		"../compile/testdata/egress"})
+	for _, k := range []policycue.InputKind{policycue.InputClaudeAgent, policycue.InputOpenCodeAgent, policycue.InputSkill} {
+		if seen[k] == 0 {
+			t.Errorf("no example exercises %s", k.Definition())
+		}
+	}
+}
+
+// TestInputSchemaAcceptsRealWorld: public files with keys and names the
+// runtimes tolerate (warnings in Go) load in Go and validate against their
+// CUE definitions.
+func TestInputSchemaAcceptsRealWorld(t *testing.T) {
+	var dirs []string
+	for _, name := range []string{"wshobson-teensy-expert", "wshobson-conductor-validator", "agentgraph-pdf", "rcore-security",
+		"oc-darrenhinde-copywriter", "oc-devalexanderdaza-debug", "oc-lorenzorasmussen-build"} {
+		dirs = append(dirs, realWorldDir(t, name))
+	}
+	seen := checkInputSchema(t, dirs)
+	for _, k := range []policycue.InputKind{policycue.InputClaudeAgent, policycue.InputOpenCodeAgent, policycue.InputSkill} {
+		if seen[k] == 0 {
+			t.Errorf("no public file exercises %s", k.Definition())
+		}
+	}
+}
+
+// realWorldDir is the one-file project name of the public agents and skills
+// in ../shared/fixtures (from-project/agentdef/testdata/realworld, sources
+// in its README).
+func realWorldDir(t testing.TB, name string) string {
+	t.Helper()
+	return fixture.Path(t, "from-project/agentdef/testdata/realworld/"+name)
+}
+
+// checkInputSchema loads each project of dirs with the Go parser and
+// validates each definition against its CUE definition; it returns how
+// many definitions of each kind it checked.
+func checkInputSchema(t *testing.T, dirs []string) map[policycue.InputKind]int {
+	t.Helper()
 	seen := map[policycue.InputKind]int{}
 	for _, dir := range dirs {
 		fsys := os.DirFS(dir)
@@ -96,11 +130,7 @@ func TestInputSchemaAcceptsExamples(t *testing.T) {
 			})
 		}
 	}
-	for _, k := range []policycue.InputKind{policycue.InputClaudeAgent, policycue.InputOpenCodeAgent, policycue.InputSkill} {
-		if seen[k] == 0 {
-			t.Errorf("no example exercises %s", k.Definition())
-		}
-	}
+	return seen
 }
 
 // goCheck loads one file with the Go parser, next to a skill named s that

@@ -2,7 +2,6 @@ package compile
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 // hold each moved grant unchanged under its layer key. Without --set the
 // grants that hold placeholders stay compiled.
 func TestEmitProfiles(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "fullsend-agents")
+	dir := exampleDir(t, "fullsend-agents")
 	plain, err := CompileDir(context.Background(), dir, ProjectOptions{Set: []string{"OWNER=acme", "REPO_NAME=widgets", "ISSUE_NUMBER=1"}})
 	if err != nil {
 		t.Fatal(err)

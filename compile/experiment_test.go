@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
-// TestExperiment0005 compiles testdata/experiment-0005 (the shape of
+// TestExperiment0005 compiles experiment-0005 (experimentDir: the shape of
 // fullsend-ai/experiments 0005-agent-scoped-tools-triage, TLD wildcards
 // removed) for Vertex; CompileDir runs its *.policytest.yaml, which hold
 // every request the hand-written policies allowed: forge server routes,
@@ -17,7 +19,7 @@ import (
 func TestExperiment0005(t *testing.T) {
 	for _, version := range []string{"v0.0.83", "v0.0.111"} {
 		t.Run(version, func(t *testing.T) {
-			out, err := CompileDir(context.Background(), filepath.Join("..", "testdata", "experiment-0005"), ProjectOptions{Provider: "vertex", OpenShellVersion: version})
+			out, err := CompileDir(context.Background(), experimentDir(t), ProjectOptions{Provider: "vertex", OpenShellVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,17 +39,14 @@ func TestExperiment0005(t *testing.T) {
 // fragment.
 func TestExperiment0005AsPublished(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "experiment-0005"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(experimentDir(t))); err != nil {
 		t.Fatal(err)
 	}
-	published, err := os.ReadFile(filepath.Join("testdata", "experiment-0005-published", "readonly-with-web.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	published := fixture.ReadFile(t, "from-project/compile/testdata/experiment-0005-published/readonly-with-web.yaml")
 	if err := os.WriteFile(filepath.Join(dir, "policies", "readonly-with-web.yaml"), published, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = CompileDir(context.Background(), dir, ProjectOptions{Provider: "vertex"})
+	_, err := CompileDir(context.Background(), dir, ProjectOptions{Provider: "vertex"})
 	if err == nil {
 		t.Fatal("compiled")
 	}
@@ -67,4 +66,11 @@ func TestExperiment0005AsPublished(t *testing.T) {
 	if strings.Contains(err.Error(), "policies/completeness-assessor.yaml:") {
 		t.Errorf("errors positioned in the compiled output, not the fragment:\n%v", err)
 	}
+}
+
+// experimentDir is fullsend-ai's experiment 0005 as the project carried it,
+// read in ../shared/fixtures (its README says what was changed).
+func experimentDir(t testing.TB) string {
+	t.Helper()
+	return fixture.Path(t, "from-project/testdata/experiment-0005")
 }

@@ -20,14 +20,15 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 var exampleSystems = []string{"triage", "production", "opencode", "fullsend-agents", "fullsend-providers"}
 
+// compileExample compiles the example system (exampleDir) and returns the
+// output and the directory of its golden files (goldenDir).
 func compileExample(t *testing.T, system string) (*Output, string) {
 	t.Helper()
-	dir := filepath.Join("..", "testdata", system)
-	out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+	out, err := CompileDir(context.Background(), exampleDir(t, system), ProjectOptions{})
 	if err != nil {
 		t.Fatalf("compiling %s: %v", system, err)
 	}
-	return out, filepath.Join(dir, "policies")
+	return out, goldenDir(t, system)
 }
 
 func TestGoldenPolicies(t *testing.T) {
@@ -35,9 +36,7 @@ func TestGoldenPolicies(t *testing.T) {
 		t.Run(system, func(t *testing.T) {
 			out, dir := compileExample(t, system)
 			if *update {
-				if err := Write(dir, out); err != nil {
-					t.Fatal(err)
-				}
+				writeGolden(t, system, out)
 				return
 			}
 			diffs, err := Diff(dir, out)
@@ -177,7 +176,7 @@ func TestExamplesPerVersion(t *testing.T) {
 	for _, v := range openshell.SupportedVersions() {
 		for _, system := range exampleSystems {
 			t.Run(v+"/"+system, func(t *testing.T) {
-				out, err := CompileDir(context.Background(), filepath.Join("..", "testdata", system), ProjectOptions{OpenShellVersion: v})
+				out, err := CompileDir(context.Background(), exampleDir(t, system), ProjectOptions{OpenShellVersion: v})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,22 +21,25 @@ import (
 // requires the same files, manifest, warnings and, for a failing project,
 // the same diagnostics in the same order.
 func TestParallelMatchesSerial(t *testing.T) {
-	dirs := map[string]string{
-		"generated": writeMapFS(t, genProject(96)),
-		"warnings":  writeMapFS(t, diagnosticProject(48, false)),
-		"errors":    writeMapFS(t, diagnosticProject(48, true)),
+	at := func(dir string) func(*testing.T) string { return func(*testing.T) string { return dir } }
+	dirs := map[string]func(*testing.T) string{
+		"generated":       at(writeMapFS(t, genProject(96))),
+		"warnings":        at(writeMapFS(t, diagnosticProject(48, false))),
+		"errors":          at(writeMapFS(t, diagnosticProject(48, true))),
+		"experiment-0005": func(t *testing.T) string { return experimentDir(t) },
 	}
-	for _, name := range []string{"triage", "production", "fullsend-agents", "experiment-0005", "opencode"} {
-		dirs[name] = filepath.Join("..", "testdata", name)
+	for _, name := range []string{"triage", "production", "fullsend-agents", "opencode"} {
+		dirs[name] = func(t *testing.T) string { return exampleDir(t, name) }
 	}
 	for _, sub := range []string{"egress", "mcp"} {
-		dirs[sub] = filepath.Join("testdata", sub)
+		dirs[sub] = at(filepath.Join("testdata", sub))
 	}
 	for _, sub := range []string{"bad/duplicate-agent", "bad/cyclic-agents"} {
-		dirs[sub] = filepath.Join("..", "agentdef", "testdata", filepath.FromSlash(sub))
+		dirs[sub] = at(filepath.Join("..", "agentdef", "testdata", filepath.FromSlash(sub)))
 	}
-	for name, dir := range dirs {
+	for name, dirOf := range dirs {
 		t.Run(name, func(t *testing.T) {
+			dir := dirOf(t)
 			opts := ProjectOptions{Set: []string{"OWNER=acme"}}
 			prev := runtime.GOMAXPROCS(1)
 			want := compileSummaryOf(t, dir, opts)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
@@ -66,7 +67,7 @@ func TestProviderProfilesProject(t *testing.T) {
 
 	// The same policy tests on the bare policies: the cases only a layer
 	// allows fail, so the compile did test the composed policies.
-	fsys := os.DirFS(filepath.Join("..", "testdata", "fullsend-providers"))
+	fsys := os.DirFS(exampleDir(t, "fullsend-providers"))
 	files, err := decide.FindExpectations(fsys)
 	if err != nil {
 		t.Fatal(err)
@@ -121,14 +122,7 @@ func profileProject(t *testing.T, tools, providers string, files map[string]stri
 
 func readProfileFixture(t *testing.T, id string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "fullsend-providers", "profiles", id+".yaml"))
-	if err != nil {
-		data, err = os.ReadFile(filepath.Join("..", "openshell", "profile", "testdata", "agents", "profiles", id+".yaml"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
+	return string(fixture.ReadFile(t, "from-project/testdata/fullsend-providers/profiles/"+id+".yaml"))
 }
 
 // TestProviderProfileErrors: a provider the agent cannot have fails the

@@ -3,16 +3,17 @@ package compile
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
 // TestRealWorld compiles public agent and skill files the runtimes load
-// (testdata/realworld, sources in its README), each in isolation: they
+// (../shared/fixtures/from-project/agentdef/testdata/realworld, sources in
+// its README), each in isolation: they
 // compile, with exactly the expected warnings ("file:line:column field").
 // With Strict they fail.
 func TestRealWorld(t *testing.T) {
@@ -100,7 +101,7 @@ func TestRealWorld(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
-			dir := filepath.Join("..", "agentdef", "testdata", "realworld", tc.dir)
+			dir := realWorldDir(t, tc.dir)
 			if tc.tier == "" {
 				proj, err := agentdef.Load(os.DirFS(dir))
 				if err != nil {
@@ -141,4 +142,11 @@ func checkWarnings(t *testing.T, ds agentdef.Diagnostics, want []string) {
 	if !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%v\nwant:\n%v\nall:\n%v", got, want, ds)
 	}
+}
+
+// realWorldDir is the one-file project name of the public agents and skills
+// the tests read in ../shared/fixtures (internal/fixture).
+func realWorldDir(t testing.TB, name string) string {
+	t.Helper()
+	return fixture.Path(t, "from-project/agentdef/testdata/realworld/"+name)
 }

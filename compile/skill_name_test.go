@@ -16,7 +16,8 @@ import (
 // TestSkillDisplayName: Claude Code loads a skill whose name is a display
 // name and names it after its directory (loadSkillsFromSkillsDir,
 // src/skills/loadSkillsDir.ts: skillName = entry.name); so does fullsend,
-// with a warning. The fixtures are real (testdata/realworld/README.md):
+// with a warning. The fixtures are real (realWorldDir, sources in its
+// README):
 // anthropics/claude-code's own plugin-dev skill `name: Plugin Settings`,
 // and yushaw/agentGraph's `name: PDF Processing`. An agent preloads the
 // skill by its directory.
@@ -28,7 +29,7 @@ func TestSkillDisplayName(t *testing.T) {
 		{"agentgraph-pdf", "skills/pdf/SKILL.md", "PDF Processing", "pdf"},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("..", "agentdef", "testdata", "realworld", tc.fixture, filepath.FromSlash(tc.file)))
+			data, err := os.ReadFile(filepath.Join(realWorldDir(t, tc.fixture), filepath.FromSlash(tc.file)))
 			if err != nil {
 				t.Fatal(err)
 			}

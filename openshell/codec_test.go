@@ -191,15 +191,14 @@ func stripHarness(p *Policy) *Policy {
 }
 
 // TestMarshalDecodesToSamePolicy encodes every policy file in the repository's test
-// data (compiled goldens, hand-written fragments, the lint corpus,
-// OpenShell's own example policies) and decodes the result: it must be the
+// data (compiled goldens, hand-written fragments, the lint corpus, the
+// decision tests' policies) and decodes the result: it must be the
 // same policy (Difference), which is the invariant the compiler checks on
 // every file it writes.
 func TestMarshalDecodesToSamePolicy(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../testdata/*/policies/*.yaml", "../compile/testdata/*/*.yaml",
-		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "decide/testdata/*.yaml", "decide/testdata/upstream/*.yaml",
-		"validate/testdata/upstream-load/*.yaml"} {
+		"../compile/testdata/*/*/*.yaml", "../lint/testdata/*/*.yaml", "decide/testdata/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

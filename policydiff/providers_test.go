@@ -7,17 +7,26 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
-// providersBundle is a compiled bundle whose agents name provider profiles.
-var providersBundle = filepath.Join("..", "testdata", "fullsend-providers", "policies")
+// providersBundle is a compiled bundle whose agents name provider profiles:
+// testdata/fullsend-providers/policies with the profile copies it pins,
+// fullsend-ai/agents' files, read in ../shared/fixtures (internal/fixture).
+func providersBundle(t testing.TB) string {
+	t.Helper()
+	return fixture.Overlay(t, filepath.Join("..", "testdata", "fullsend-providers", "policies"),
+		"from-project/testdata/fullsend-providers/policies", "profiles")
+}
 
 // TestComposeProvidersBundle: a bundle side's agents get the layers the
 // manifest names, from the pinned project profile copies and the built-in
 // catalog, with provenance at the profiles' lines; a profile copy that is
 // not the pinned one is refused.
 func TestComposeProvidersBundle(t *testing.T) {
-	s, err := ReadBundle("bundle", os.DirFS(providersBundle))
+	bundleDir := providersBundle(t)
+	s, err := ReadBundle("bundle", os.DirFS(bundleDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +40,11 @@ func TestComposeProvidersBundle(t *testing.T) {
 	}
 
 	policies := fstest.MapFS{}
-	if err := fs.WalkDir(os.DirFS(providersBundle), ".", func(p string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(os.DirFS(bundleDir), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := os.ReadFile(filepath.Join(providersBundle, filepath.FromSlash(p)))
+		data, err := os.ReadFile(filepath.Join(bundleDir, filepath.FromSlash(p)))
 		policies[p] = &fstest.MapFile{Data: data}
 		return err
 	}); err != nil {
@@ -52,8 +61,9 @@ func TestComposeProvidersBundle(t *testing.T) {
 // each endpoint its layer grants, with their risk; losing it shows them
 // removed.
 func TestCompareProviders(t *testing.T) {
+	bundleDir := providersBundle(t)
 	read := func() *Side {
-		s, err := ReadBundle("bundle", os.DirFS(providersBundle))
+		s, err := ReadBundle("bundle", os.DirFS(bundleDir))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -84,19 +86,16 @@ func TestTextColorOnlyWhenAsked(t *testing.T) {
 }
 
 // TestSARIFValidates validates the SARIF output against the OASIS SARIF
-// 2.1.0 JSON schema shipped in testdata, and checks the locations point at
+// 2.1.0 JSON schema (read from ../shared/fixtures, see
+// report/testdata/README.md), and checks the locations point at
 // the agent source line when provenance is known.
 func TestSARIFValidates(t *testing.T) {
 	var buf bytes.Buffer
 	if err := formatReport(t).Write(&buf, "sarif", WriteOptions{ToolVersion: "v1.2.3"}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
+	f := fixture.ReadFile(t, "from-project/report/testdata/sarif-schema-2.1.0.json")
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(f))
 	if err != nil {
 		t.Fatal(err)
 	}

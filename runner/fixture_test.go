@@ -75,14 +75,15 @@ const (
 	skillDoc = "---\nname: issue-labels\ndescription: Pick labels.\n---\nPick labels.\n"
 )
 
-// testPolicy is a compiled policy with every runtime placeholder open.
+// testPolicy is a compiled policy with every runtime placeholder open: curl
+// may read the issue on the forge and use the service on the Docker host.
+// It leaves landlock to OpenShell's default.
 func testPolicy() *openshell.Policy {
 	return &openshell.Policy{
 		Version: 1,
 		FilesystemPolicy: &openshell.FilesystemPolicy{IncludeWorkdir: true,
-			ReadOnly: []string{"/usr", "/lib", "/etc"}, ReadWrite: []string{"/sandbox", "/tmp"}},
-		Landlock: &openshell.Landlock{Compatibility: openshell.LandlockBestEffort},
-		Process:  &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
+			ReadOnly: []string{"/usr", "/opt"}, ReadWrite: []string{"/sandbox", "/var/tmp"}},
+		Process: &openshell.Process{RunAsUser: "sandbox", RunAsGroup: "sandbox"},
 		NetworkPolicies: map[string]openshell.NetworkPolicy{
 			"forge_api": {Name: "forge-api",
 				Endpoints: []openshell.Endpoint{{Host: "{{FORGE_HOST}}", Port: 443, Protocol: "rest", Enforcement: "enforce",

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 // TestBundleProvidersComposed: `policy test` and `policy lint` on a
@@ -10,7 +12,9 @@ import (
 // policies, as the compile did: the policy tests that hold only with the
 // layers pass, and lint findings on a layer point at the profile's lines.
 func TestBundleProvidersComposed(t *testing.T) {
-	const project = "../../testdata/fullsend-providers"
+	// Our project with fullsend-ai/agents' profiles, which the repository
+	// does not carry, laid over from ../shared/fixtures.
+	project := fixture.Overlay(t, "../../testdata/fullsend-providers", "from-project/testdata/fullsend-providers", "profiles", "policies/profiles")
 	t.Setenv("CI", "") // a stale check warns instead of failing
 	out, code := runCLIErr(t, "policy", "test", project)
 	if code != 0 || !strings.Contains(out, "(via _provider_github_ro)") || !strings.Contains(out, "13 passed, 0 failed") {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 )
 
 func execCLI(t *testing.T, args ...string) (string, error) {
@@ -177,7 +179,7 @@ func TestImageBuildCompilesStalePolicies(t *testing.T) {
 // TestPolicyCompileStrict: a project with warnings (an extra metadata key)
 // compiles, and fails under --strict with the warning as an error.
 func TestPolicyCompileStrict(t *testing.T) {
-	dir := copyTree(t, filepath.Join("..", "..", "agentdef", "testdata", "realworld", "wshobson-teensy-expert"))
+	dir := copyTree(t, fixture.Path(t, "from-project/agentdef/testdata/realworld/wshobson-teensy-expert"))
 	out, err := execCLI(t, "policy", "compile", dir)
 	if err != nil || !strings.Contains(out, `unknown field "triggers" is ignored`) {
 		t.Fatalf("without --strict: %v\n%s", err, out)

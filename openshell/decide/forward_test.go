@@ -283,7 +283,7 @@ func TestRouteV83OnlyPolicies(t *testing.T) {
 // TestUpstreamForwardFixturesLoad: the policies transcribed for the
 // forward-proxy upstream cases load at the tags they cite.
 func TestUpstreamForwardFixturesLoad(t *testing.T) {
-	for _, fx := range readUpstreamFixtures(t, "testdata/upstream/forward.yaml") {
+	for _, fx := range readUpstreamFixtures(t, upstreamFile(t, "forward.yaml")) {
 		p, err := openshell.Unmarshal([]byte(fx.Policy))
 		if err != nil {
 			t.Fatalf("%s: %v", fx.Data, err)

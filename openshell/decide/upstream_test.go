@@ -6,19 +6,21 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 
 	"gopkg.in/yaml.v3"
 )
 
-// upstreamFixture is one file of testdata/upstream: a policy transcribed
-// from one of OpenShell's own decision tests (opa.rs test data, l7/*.rs) and
-// the verdicts its tests assert. Each case cites the upstream test as
+// upstreamFixture is one document of the upstream fixtures (upstreamFile):
+// a policy transcribed from one of OpenShell's own decision tests (opa.rs
+// test data, l7/*.rs) and the verdicts its tests assert. Each case cites the upstream test as
 // file:line per tag; a case is replayed only for the tags it cites.
 type upstreamFixture struct {
 	// Source is the upstream file the cases come from (cite lines refer to it).
@@ -112,9 +114,10 @@ func replayCanon(t *testing.T, f string, c *upstreamDecisionCase) {
 // TestUpstreamDecisions replays OpenShell's own decision tests against
 // Decide, for each tag the case cites.
 func TestUpstreamDecisions(t *testing.T) {
-	files, err := filepath.Glob("testdata/upstream/*.yaml")
+	dir := upstreamFile(t, "")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no upstream fixtures: %v", err)
+		t.Fatalf("no upstream fixtures in %s: %v", dir, err)
 	}
 	perTag := map[string]int{}
 	skipped := 0
@@ -128,6 +131,15 @@ func TestUpstreamDecisions(t *testing.T) {
 		}
 	}
 	t.Logf("replayed per tag: %v; skipped: %d", perTag, skipped)
+}
+
+// upstreamFile is the path of name (the directory itself when name is
+// empty) among OpenShell's decision tests transcribed as fixtures: they
+// transcribe another project's tests, so they are read in ../shared/fixtures
+// (internal/fixture), not carried here.
+func upstreamFile(t testing.TB, name string) string {
+	t.Helper()
+	return fixture.Path(t, path.Join("from-project/openshell/decide/testdata/upstream", name))
 }
 
 // readUpstreamFixtures decodes every fixture document of file f.

@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"gopkg.in/yaml.v3"
 )
 
 // upstreamLoadCase is one policy OpenShell's own tests or repository load (or
-// refuse), transcribed from OpenShell at Tag; see
-// testdata/upstream-load/README.md for the format and how it was mined.
+// refuse), transcribed from OpenShell at Tag. The cases transcribe another
+// project's tests and files, so they are read in
+// ../shared/fixtures/from-project/openshell/validate/testdata/upstream-load
+// (internal/fixture); its README gives the format and how they were mined.
 type upstreamLoadCase struct {
 	Name   string `yaml:"name"`
 	Tag    string `yaml:"tag"`
@@ -34,7 +37,7 @@ type upstreamLoadOverride struct {
 
 func loadUpstreamCases(t *testing.T) []upstreamLoadCase {
 	t.Helper()
-	dir := filepath.Join("testdata", "upstream-load")
+	dir := fixture.Path(t, "from-project/openshell/validate/testdata/upstream-load")
 	files, err := filepath.Glob(filepath.Join(dir, "cases-*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no upstream-load cases in %s: %v", dir, err)
