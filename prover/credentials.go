@@ -4,11 +4,12 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"strings"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // Credential is one credential in scope of the sandbox, in the shape of
@@ -81,17 +82,15 @@ func (cs Credentials) ForPolicy(p *openshell.Policy) Credentials {
 	return out
 }
 
-// ForHost returns the credentials whose target hosts overlap host, by
-// OpenShell's host-pattern overlap (credentials_for_host,
-// credentials.rs:138-151 @ v0.0.111).
+// ForHost returns the credentials whose target hosts overlap host, as
+// OpenShell's prover reads host patterns (credentials_for_host,
+// credentials.rs:138-151 @ v0.0.111; glob.CredentialHost).
 func (cs Credentials) ForHost(host string) []Credential {
+	h := glob.NewCredentialHost(host)
 	var out []Credential
 	for _, c := range cs {
-		for _, t := range c.TargetHosts {
-			if HostsOverlap(host, t) {
-				out = append(out, c)
-				break
-			}
+		if slices.ContainsFunc(c.TargetHosts, func(t string) bool { return h.Overlaps(glob.NewCredentialHost(t)) }) {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -99,82 +98,3 @@ func (cs Credentials) ForHost(host string) []Credential {
 
 // Credentialed reports whether any credential is in scope for host.
 func (cs Credentials) Credentialed(host string) bool { return len(cs.ForHost(host)) > 0 }
-
-func normalizeHost(h string) string {
-	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
-}
-
-// HostsOverlap reports whether two host patterns can name the same host
-// (host_patterns_overlap, credentials.rs:173-180 @ v0.0.111).
-func HostsOverlap(left, right string) bool {
-	l, r := normalizeHost(left), normalizeHost(right)
-	if l == "" || r == "" {
-		return false
-	}
-	return l == r || hostPatternCovers(l, r) || hostPatternCovers(r, l)
-}
-
-// hostPatternCovers is host_pattern_covers (credentials.rs:182-205 @
-// v0.0.111): a leading "**" label matches one or more leading labels; every
-// other label matches one label, "*"-bearing labels as single-label globs.
-func hostPatternCovers(pattern, host string) bool {
-	pl, hl := strings.Split(pattern, "."), strings.Split(host, ".")
-	if pl[0] == "**" {
-		suffix := pl[1:]
-		if len(suffix) == 0 || len(hl) <= len(suffix) {
-			return false
-		}
-		return labelsMatch(suffix, hl[len(hl)-len(suffix):])
-	}
-	return labelsMatch(pl, hl)
-}
-
-// labelsMatch is labels_match (credentials.rs:207-222 @ v0.0.111).
-func labelsMatch(pl, hl []string) bool {
-	if len(pl) != len(hl) {
-		return false
-	}
-	for i, p := range pl {
-		if strings.Contains(p, "*") {
-			if !wildcardLabelMatches(p, hl[i]) {
-				return false
-			}
-		} else if p != hl[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// wildcardLabelMatches is wildcard_label_matches (credentials.rs:224-260 @
-// v0.0.111): prefix, then each middle part in order, then the suffix.
-func wildcardLabelMatches(pattern, label string) bool {
-	if pattern == "*" {
-		return label != ""
-	}
-	if label == "" || !strings.Contains(pattern, "*") {
-		return false
-	}
-	parts := strings.Split(pattern, "*")
-	rest := label
-	if parts[0] != "" {
-		var ok bool
-		if rest, ok = strings.CutPrefix(rest, parts[0]); !ok {
-			return false
-		}
-	}
-	if len(parts) > 2 {
-		for _, part := range parts[1 : len(parts)-1] {
-			if part == "" {
-				continue
-			}
-			i := strings.Index(rest, part)
-			if i < 0 {
-				return false
-			}
-			rest = rest[i+len(part):]
-		}
-	}
-	last := parts[len(parts)-1]
-	return last == "" || strings.HasSuffix(rest, last)
-}

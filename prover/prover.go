@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // The four categories (finding.rs:26-33 @ v0.0.111).
@@ -168,9 +169,11 @@ func IsLinkLocal(host string) bool {
 	return a.IsLinkLocalUnicast()
 }
 
-// IsMetadataHost is is_known_metadata_hostname (queries.rs:59-64 @ v0.0.111).
+// IsMetadataHost is is_known_metadata_hostname (queries.rs:59-64 @
+// v0.0.111): the host, normalized as the prover normalizes host patterns,
+// is GCP's metadata server name.
 func IsMetadataHost(host string) bool {
-	return normalizeHost(host) == "metadata.google.internal"
+	return glob.NewCredentialHost(host).String() == "metadata.google.internal"
 }
 
 type endpointID struct {

@@ -228,12 +228,12 @@ func TestLinkLocal(t *testing.T) {
 			t.Errorf("IsLinkLocal(%q) = true", h)
 		}
 	}
-	for _, h := range []string{"metadata.google.internal", "METADATA.GOOGLE.INTERNAL", "metadata.google.internal."} {
+	for _, h := range []string{"metadata.google.internal", "METADATA.GOOGLE.INTERNAL", "metadata.google.internal.", " metadata.google.internal.. "} {
 		if !IsMetadataHost(h) {
 			t.Errorf("IsMetadataHost(%q) = false", h)
 		}
 	}
-	for _, h := range []string{"api.github.com", ""} {
+	for _, h := range []string{"api.github.com", "", "metadata.google.internal.x"} {
 		if IsMetadataHost(h) {
 			t.Errorf("IsMetadataHost(%q) = true", h)
 		}
@@ -241,8 +241,9 @@ func TestLinkLocal(t *testing.T) {
 }
 
 // host_patterns_overlap tests (crates/openshell-prover/src/credentials.rs:
-// 406-500 @ v0.0.111).
-func TestHostsOverlap(t *testing.T) {
+// 406-500 @ v0.0.111), through ForHost: a credential targets b, the policy
+// names a (glob's TestCredentialHostUpstream replays them both ways).
+func TestForHost(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string
 		want bool
@@ -264,9 +265,12 @@ func TestHostsOverlap(t *testing.T) {
 		{"**.github.com", "deep.api.github.com", true},
 		{"**.github.com", "github.com", false},
 		{"", "github.com", false},
+		// OpenShell drops every trailing dot (trim_end_matches, :169-171).
+		{"api.github.com..", "api.github.com", true},
 	} {
-		if got := HostsOverlap(tc.a, tc.b); got != tc.want {
-			t.Errorf("HostsOverlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		set := Credentials{{Name: "c", TargetHosts: []string{tc.b}}}
+		if got := set.Credentialed(tc.a); got != tc.want {
+			t.Errorf("Credentialed(%q) with a credential for %q = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 	// wildcard_policy_host_finds_credentialed_concrete_target (:479-489).

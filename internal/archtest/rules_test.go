@@ -271,19 +271,19 @@ var rules = []rule{
 	},
 
 	{
-		says: "It imports `openshell`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
+		says: "It imports `openshell`, `openshell/glob`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "openshell/glob", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
 	},
 	{
-		says: "It imports `openshell`, `openshell/profile` and `openshell/validate` only; it must never import CUE, OPA or `openshell/decide`.",
+		says: "It imports `openshell`, `openshell/glob`, `openshell/profile` and `openshell/validate` only; it must never import CUE, OPA or `openshell/decide`.",
 		pkgs: []string{"openshell/profile/check"},
-		is:   []claim{only("openshell", "openshell/profile", "openshell/validate"), never(cue, opa, "openshell/decide")},
+		is:   []claim{only("openshell", "openshell/glob", "openshell/profile", "openshell/validate"), never(cue, opa, "openshell/decide")},
 	},
 	{
-		says: "It imports `openshell` only; it must never import CUE, OPA, `compile` or `lint`.",
+		says: "It imports `openshell` and `openshell/glob` only; it must never import CUE, OPA, `compile` or `lint`.",
 		pkgs: []string{"prover"},
-		is:   []claim{only("openshell"), never(cue, opa, "compile", "lint")},
+		is:   []claim{only("openshell", "openshell/glob"), never(cue, opa, "compile", "lint")},
 	},
 	{
 		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",

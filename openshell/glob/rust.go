@@ -9,7 +9,7 @@ package glob
 // MatchOptions (case-sensitive, `*` and `?` cross `/`).
 
 type rustGlobTok struct {
-	kind  byte // 'c' char, '?' any char, '*' any sequence, '[' within, '!' except
+	kind  byte // 'c' char, '?' any char, '*' any sequence, 'R' recursive `**`, '[' within, '!' except
 	ch    rune
 	specs []rustGlobSpec
 }
@@ -78,8 +78,7 @@ func (p *rustGlobParser) stars() bool {
 
 // recursive reads the `**` at cs[start:i], valid only as a whole path
 // component: at the start or after `/`, and then `/` (consumed) or the
-// end. It matches any sequence, as one `*` token merged with a `*` just
-// before it.
+// end. It is one 'R' token (see matchRustGlob).
 func (p *rustGlobParser) recursive(start int) bool {
 	if start > 0 && p.cs[start-1] != '/' {
 		return false
@@ -91,9 +90,7 @@ func (p *rustGlobParser) recursive(start int) bool {
 	default:
 		return false
 	}
-	if len(p.toks) == 0 || p.toks[len(p.toks)-1].kind != '*' {
-		p.toks = append(p.toks, rustGlobTok{kind: '*'})
-	}
+	p.toks = append(p.toks, rustGlobTok{kind: 'R'})
 	return true
 }
 
@@ -145,7 +142,7 @@ func (t rustGlobTok) classHas(r rune) bool {
 }
 
 // matchesOne reports whether t, a token that matches one character (not
-// `*`), matches r.
+// `*` or `**`), matches r.
 func (t rustGlobTok) matchesOne(r rune) bool {
 	switch t.kind {
 	case '?':
@@ -160,33 +157,98 @@ func (t rustGlobTok) matchesOne(r rune) bool {
 	return false
 }
 
-// matchRustGlob matches s against toks: linear backtracking on the last
-// `*`, which is exact for patterns whose only multi-character token is `*`.
+// matchRustGlob matches s against toks as glob 0.3.3's Pattern::matches
+// does with the default options (src/lib.rs:796-869 @ v0.3.3):
+//
+//   - `*` takes any run of characters, '/' included;
+//   - `**` (an 'R' token) takes nothing, or a run that ends just after a
+//     '/', or everything left: after taking a character that is not '/',
+//     the crate tries the rest of the pattern only once a '/' comes or the
+//     input ends. So "a/**/b" matches "a/b" and "a/x/b" but not "a/xb",
+//     and "**/x" does not match "ax".
+//
+// It runs the tokens as an automaton over the characters, carrying the set
+// of token positions reached (rustGlobRun): linear in len(toks)×len(s).
 func matchRustGlob(toks []rustGlobTok, s []rune) bool {
-	ti, si := 0, 0
-	starT, starS := -1, 0
-	for si < len(s) {
-		switch {
-		case ti == len(toks):
-		case toks[ti].kind == '*':
-			starT, starS = ti, si
-			ti++
-			continue
-		case toks[ti].matchesOne(s[si]):
-			ti++
-			si++
-			continue
+	m := rustGlobRun{toks: toks}
+	cur := m.start()
+	for _, c := range s {
+		cur = m.read(cur, c)
+	}
+	return m.accepts(cur)
+}
+
+// rustGlobRun simulates a token list on a string. A state set has one
+// slot per token position (at the token, or at the end) and one per 'R'
+// token being inside its run ("deep": it has taken a character that was
+// not '/', so it can only go on).
+type rustGlobRun struct{ toks []rustGlobTok }
+
+type rustGlobSet struct{ at, deep []bool }
+
+func (m rustGlobRun) newSet() rustGlobSet {
+	return rustGlobSet{at: make([]bool, len(m.toks)+1), deep: make([]bool, len(m.toks))}
+}
+
+func (m rustGlobRun) start() rustGlobSet {
+	set := m.newSet()
+	m.enter(set, 0)
+	return set
+}
+
+// enter marks position i and, past every `*` and `**` (which may take
+// nothing), the positions after it.
+func (m rustGlobRun) enter(set rustGlobSet, i int) {
+	for ; i <= len(m.toks); i++ {
+		set.at[i] = true
+		if i == len(m.toks) || (m.toks[i].kind != '*' && m.toks[i].kind != 'R') {
+			return
 		}
-		if starT < 0 {
+	}
+}
+
+// read returns the states cur moves to on character c.
+func (m rustGlobRun) read(cur rustGlobSet, c rune) rustGlobSet {
+	next := m.newSet()
+	for i, t := range m.toks {
+		switch {
+		case !cur.at[i] && !cur.deep[i]:
+		case t.kind == '*':
+			m.enter(next, i)
+		case t.kind == 'R' && c == '/':
+			next.deep[i] = true
+			m.enter(next, i+1)
+		case t.kind == 'R':
+			next.deep[i] = true
+		case t.matchesOne(c):
+			m.enter(next, i+1)
+		}
+	}
+	return next
+}
+
+// accepts reports whether the input may end in set: at the end of the
+// tokens, or inside a `**` run followed only by tokens that take nothing.
+func (m rustGlobRun) accepts(set rustGlobSet) bool {
+	if set.at[len(m.toks)] {
+		return true
+	}
+	for i, deep := range set.deep {
+		if deep && m.emptyFrom(i+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyFrom reports whether the tokens from i on can all take nothing.
+func (m rustGlobRun) emptyFrom(i int) bool {
+	for _, t := range m.toks[i:] {
+		if t.kind != '*' && t.kind != 'R' {
 			return false
 		}
-		starS++
-		ti, si = starT+1, starS
 	}
-	for ti < len(toks) && toks[ti].kind == '*' {
-		ti++
-	}
-	return ti == len(toks)
+	return true
 }
 
 // RustPattern is a pattern compiled as glob::Pattern::new does (ParseRust).

@@ -23,6 +23,21 @@ func TestRustGlob(t *testing.T) {
 		{"tools*", "tools", true, true},
 		{"resources/*", "tools/call", true, false},
 		{"api", "API", true, false},
+		// `**` takes nothing, a run ending in '/', or the rest: glob
+		// 0.3.3's matches_from (src/lib.rs:805-830 @ v0.3.3), each row
+		// checked against the crate.
+		{"a/**/b", "a/b", true, true},
+		{"a/**/b", "a/x/y/b", true, true},
+		{"a/**/b", "a/xb", true, false},
+		{"**/x", "x", true, true},
+		{"**/x", "a/x", true, true},
+		{"**/x", "ax", true, false},
+		{"**/", "x", true, true},
+		{"**/[!a]", "/a/!-", true, false},
+		{"**/[!a]", "b/c", true, true},
+		{"**/*", "abc", true, true},
+		{"**/**/x", "a/b/x", true, true},
+		{"v1**", "", false, false},
 	} {
 		toks, ok := parseRustGlob(tc.pattern)
 		if ok != tc.ok {
@@ -35,7 +50,7 @@ func TestRustGlob(t *testing.T) {
 	}
 }
 
-// FuzzRustGlob checks the linear glob matcher against a naive recursive one
+// FuzzRustGlob checks the automaton against a naive recursive matcher
 // over the same tokens (differential), and that parsing never panics.
 func FuzzRustGlob(f *testing.F) {
 	for _, s := range [][2]string{{"tools/*", "tools/call"}, {"t[!o]o?s/*l", "tools/call"}, {"*a*b*", "xaybz"}, {"[]]*", "]]"}, {"**/x", "a/b/x"}} {
@@ -57,32 +72,25 @@ func naiveRustGlob(toks []rustGlobTok, s []rune) bool {
 	if len(toks) == 0 {
 		return len(s) == 0
 	}
-	t := toks[0]
-	if t.kind == '*' {
+	switch t := toks[0]; t.kind {
+	case '*':
 		for i := 0; i <= len(s); i++ {
 			if naiveRustGlob(toks[1:], s[i:]) {
 				return true
 			}
 		}
 		return false
-	}
-	if len(s) == 0 {
+	case 'R':
+		// nothing, a run ending in '/', or all of s.
+		if naiveRustGlob(toks[1:], s) || naiveRustGlob(toks[1:], nil) {
+			return true
+		}
+		for i, c := range s {
+			if c == '/' && naiveRustGlob(toks[1:], s[i+1:]) {
+				return true
+			}
+		}
 		return false
 	}
-	switch t.kind {
-	case '?':
-	case 'c':
-		if t.ch != s[0] {
-			return false
-		}
-	case '[':
-		if !t.classHas(s[0]) {
-			return false
-		}
-	case '!':
-		if t.classHas(s[0]) {
-			return false
-		}
-	}
-	return naiveRustGlob(toks[1:], s[1:])
+	return len(s) > 0 && toks[0].matchesOne(s[0]) && naiveRustGlob(toks[1:], s[1:])
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // additionalL7Fields is additional_l7_profile_fields (profiles.rs:2081-2125).
@@ -133,13 +134,12 @@ func (s *l7Shape) denyErrs() []string {
 
 func globWildcard(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
-// matchesToolsCall is method_matcher_matches_tools_call (profiles.rs:1018-1022).
+// matchesToolsCall reports whether an MCP method matcher selects
+// tools/call: spelled so, "*", or a Rust glob that matches it; a glob the
+// crate refuses selects nothing (method_matcher_matches_tools_call,
+// profiles.rs:1250-1254 @ v0.0.111).
 func matchesToolsCall(method string) bool {
-	if method == "tools/call" || method == "*" {
-		return true
-	}
-	ok, err := pathMatch(method, "tools/call")
-	return err == nil && ok
+	return method == "tools/call" || method == "*" || glob.MatchRust(method, "tools/call")
 }
 
 // checkMCP is profiles.rs:1923-2000 @ v0.0.111 (v0.0.92 on): each allow

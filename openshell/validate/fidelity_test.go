@@ -273,53 +273,6 @@ func TestTrapsAreFatal(t *testing.T) {
 	}
 }
 
-func TestHostPatternSelector(t *testing.T) {
-	for _, tc := range []struct {
-		include, exclude []string
-		cand             string
-		want             bool
-	}{
-		{[]string{"*.example.com"}, nil, "api.example.com", true},
-		{[]string{"*.example.com"}, nil, "example.com", false},
-		{[]string{"**.example.com"}, nil, "a.b.example.com", true},
-		{[]string{"*.example.com"}, []string{"api.example.com"}, "api.example.com", false},
-		{[]string{"*.example.com"}, []string{"api.example.com"}, "*.example.com", true},
-		{[]string{"*.example.com"}, []string{"*.example.com"}, "*.example.com", false},
-		{[]string{"**"}, nil, "anything.at.all", true},
-		{[]string{"API.Example.com"}, nil, "api.example.com", true},
-		{[]string{"api-*.example.com"}, nil, "web.example.com", false},
-		{[]string{"*.example.com"}, nil, "**.example.com", true},
-		{[]string{"**.example.com"}, nil, "**.com", true},
-		{[]string{"*.example.com"}, []string{"**.example.com"}, "api.example.com", false},
-		{[]string{"*.example.com"}, []string{"web.example.com"}, "api.example.com", true},
-	} {
-		var sel hostSelector
-		for _, p := range tc.include {
-			hp, reason := newHostPattern(p)
-			if reason != "" {
-				t.Fatal(reason)
-			}
-			sel.includes = append(sel.includes, hp)
-		}
-		for _, p := range tc.exclude {
-			hp, _ := newHostPattern(p)
-			sel.excludes = append(sel.excludes, hp)
-		}
-		cand, _ := newHostPattern(tc.cand)
-		if got := sel.mayMatchPattern(cand); got != tc.want {
-			t.Errorf("include %v exclude %v ~ %s: got %v", tc.include, tc.exclude, tc.cand, got)
-		}
-	}
-	for _, bad := range []string{"", "a b.com", "a.{b,c}.com", "a..com", "a**.com", "[a.com", "***.com"} {
-		if _, reason := newHostPattern(bad); reason == "" {
-			t.Errorf("%q: want invalid", bad)
-		}
-	}
-	if !strings.Contains(string(oneEndpoint("{}", "")), "network_policies") {
-		t.Fatal("fixture helper broken")
-	}
-}
-
 // TestValidateAllOrder: the concurrent batch returns what Validate returns,
 // in input order.
 func TestValidateAllOrder(t *testing.T) {

@@ -226,20 +226,20 @@ func (c *checker) checkMiddlewareEndpoints(p *obj, mw middleware, failClosed boo
 	excs, excOK := c.selectorPatterns(sel, "exclude", exclude, excNodes)
 	// An empty include (reported above) selects no endpoint.
 	if incOK && excOK && failClosed {
-		c.checkMiddlewareTLSSkip(p, mw.key, o, &hostSelector{includes: incs, excludes: excs})
+		c.checkMiddlewareTLSSkip(p, mw.key, o, glob.NewHostSelector(incs, excs))
 	}
 }
 
 // selectorPatterns parses the host patterns of the selector list field,
 // reporting each invalid one; ok is false when there was one.
-func (c *checker) selectorPatterns(sel *obj, field string, vals []string, nodes []*yaml.Node) (hps []*hostPattern, ok bool) {
+func (c *checker) selectorPatterns(sel *obj, field string, vals []string, nodes []*yaml.Node) (hps []*glob.Host, ok bool) {
 	ok = true
 	for i, s := range vals {
-		hp, reason := newHostPattern(s)
-		if reason != "" {
+		hp, err := glob.CompileHost(s)
+		if err != nil {
 			ok = false
 			c.errorf(nodes[i], fmt.Sprintf("%s[%d]", sel.sub(field), i), CodeMiddlewareSelector, "write a DNS host pattern such as api.example.com, *.example.com or **.example.com",
-				"endpoint selector pattern %q is invalid: %s", s, reason)
+				"endpoint selector pattern %q is invalid: %v", s, err)
 			continue
 		}
 		hps = append(hps, hp)
@@ -250,7 +250,7 @@ func (c *checker) selectorPatterns(sel *obj, field string, vals []string, nodes 
 // checkMiddlewareTLSSkip reports tls: skip endpoints a fail-closed
 // middleware may select: it could never inspect them
 // (middleware.rs:286-308 @ v0.0.111).
-func (c *checker) checkMiddlewareTLSSkip(p *obj, key string, o *obj, sel *hostSelector) {
+func (c *checker) checkMiddlewareTLSSkip(p *obj, key string, o *obj, sel *glob.HostSelector) {
 	for _, e := range p.maps["network_policies"] {
 		name := e.val.str("name")
 		if name == "" {
@@ -260,196 +260,14 @@ func (c *checker) checkMiddlewareTLSSkip(p *obj, key string, o *obj, sel *hostSe
 			if ep.str("tls") != openshell.TLSSkip {
 				continue
 			}
-			cand, reason := newHostPattern(ep.str("host"))
-			if reason != "" || !sel.mayMatchPattern(cand) {
+			cand, err := glob.CompileHost(ep.str("host"))
+			if err != nil || !sel.MayMatch(cand) {
 				continue
 			}
 			c.errorf(ep.pos("tls"), ep.sub("tls"), CodeMiddlewareTLSSkip, "narrow the middleware's endpoints (exclude this host), drop tls: skip, or set on_error: fail_open",
 				"middleware %q selects network policy %q tls: skip endpoint %q, which it could never inspect; OpenShell rejects the policy", key, name, ep.str("host"))
 		}
 	}
-}
-
-// hostPattern is OpenShell's DNS-label-aware host pattern
-// (openshell-core/src/host_pattern.rs:16-223 @ v0.0.111): a `**` label
-// consumes one or more labels, any other label is a glob::Pattern.
-type hostPattern struct {
-	source string
-	labels []hostLabel
-}
-
-type hostLabel struct {
-	recursive bool
-	source    string
-	pat       glob.RustPattern
-	literal   bool
-}
-
-// newHostPattern mirrors HostPattern::new (host_pattern.rs:91-128); the
-// reason is "" when the pattern is valid.
-func newHostPattern(p string) (*hostPattern, string) {
-	switch {
-	case p == "":
-		return nil, "host pattern must not be empty"
-	case strings.ContainsFunc(p, isRustWhitespace):
-		return nil, "host pattern must not contain whitespace"
-	case strings.ContainsAny(p, "{}"):
-		return nil, "host pattern must not contain brace alternates; list each host pattern separately"
-	}
-	src := asciiLower(p)
-	hp := &hostPattern{source: src}
-	labels := strings.Split(src, ".")
-	if slices.Contains(labels, "") {
-		return nil, "host pattern must not contain empty DNS labels"
-	}
-	for _, l := range labels {
-		label, ok := newHostLabel(l)
-		if !ok {
-			return nil, fmt.Sprintf("invalid host pattern: label %q is not a valid glob", l)
-		}
-		hp.labels = append(hp.labels, label)
-	}
-	return hp, ""
-}
-
-// newHostLabel parses one label of a host pattern: `**`, or a glob; false
-// when the glob is invalid.
-func newHostLabel(l string) (hostLabel, bool) {
-	if l == "**" {
-		return hostLabel{recursive: true}, true
-	}
-	pat, ok := glob.ParseRust(l)
-	return hostLabel{source: l, pat: pat, literal: !strings.ContainsAny(l, "*?[")}, ok
-}
-
-// isRustWhitespace is char::is_whitespace (Unicode White_Space).
-func isRustWhitespace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-// asciiLower is str::to_ascii_lowercase.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
-
-func (h *hostPattern) literalHost() (string, bool) {
-	for _, l := range h.labels {
-		if l.recursive || !l.literal {
-			return "", false
-		}
-	}
-	return h.source, true
-}
-
-func (h *hostPattern) universal() bool { return len(h.labels) == 1 && h.labels[0].recursive }
-
-// matches mirrors HostPattern::matches (host_pattern.rs:131-168).
-func (h *hostPattern) matches(host string) bool {
-	labels := strings.Split(asciiLower(host), ".")
-	if slices.Contains(labels, "") {
-		return false
-	}
-	return labelWalk(len(h.labels), len(labels), func(p, i int) []labelStep {
-		switch l := h.labels[p]; {
-		case l.recursive:
-			return []labelStep{{p + 1, i + 1}, {p, i + 1}}
-		case l.pat.Match(labels[i]):
-			return []labelStep{{p + 1, i + 1}}
-		}
-		return nil
-	})
-}
-
-// overlaps mirrors HostPattern::overlaps (host_pattern.rs:181-222).
-func (h *hostPattern) overlaps(o *hostPattern) bool {
-	return labelWalk(len(h.labels), len(o.labels), func(l, r int) []labelStep {
-		a, b := h.labels[l], o.labels[r]
-		switch {
-		case a.recursive && b.recursive:
-			return []labelStep{{l + 1, r + 1}, {l, r + 1}, {l + 1, r}}
-		case a.recursive:
-			return []labelStep{{l + 1, r + 1}, {l, r + 1}}
-		case b.recursive:
-			return []labelStep{{l + 1, r + 1}, {l + 1, r}}
-		case labelsMayOverlap(a, b):
-			return []labelStep{{l + 1, r + 1}}
-		}
-		return nil
-	})
-}
-
-// labelStep is a position in two label sequences walked side by side.
-type labelStep struct{ l, r int }
-
-// labelWalk reports whether the walk from (0, 0), taking the steps next
-// allows from each position inside both sequences, reaches (nl, nr): the
-// end of both. Each position is visited once.
-func labelWalk(nl, nr int, next func(l, r int) []labelStep) bool {
-	seen := map[labelStep]bool{}
-	todo := []labelStep{{0, 0}}
-	for len(todo) > 0 {
-		s := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		switch {
-		case seen[s]:
-		case s == labelStep{nl, nr}:
-			return true
-		case s.l < nl && s.r < nr:
-			todo = append(todo, next(s.l, s.r)...)
-		}
-		seen[s] = true
-	}
-	return false
-}
-
-// labelsMayOverlap mirrors label_patterns_may_overlap (host_pattern.rs:258-281).
-func labelsMayOverlap(a, b hostLabel) bool {
-	switch {
-	case a.literal && b.literal:
-		return a.source == b.source
-	case a.literal:
-		return b.pat.Match(a.source)
-	case b.literal:
-		return a.pat.Match(b.source)
-	}
-	return true
-}
-
-// hostSelector is HostSelector (host_pattern.rs:37-88).
-type hostSelector struct{ includes, excludes []*hostPattern }
-
-// mayMatchPattern mirrors HostSelector::may_match_pattern
-// (host_pattern.rs:68-87): conservative for two non-literal globs.
-func (s *hostSelector) mayMatchPattern(cand *hostPattern) bool {
-	return slices.ContainsFunc(s.includes, func(inc *hostPattern) bool {
-		return inc.overlaps(cand) && !s.excluded(inc, cand)
-	})
-}
-
-// excluded reports whether an exclude pattern removes the overlap of inc
-// and cand: it matches the concrete host when either is a literal host,
-// else it is `**` or spelled like one of them.
-func (s *hostSelector) excluded(inc, cand *hostPattern) bool {
-	concrete, ok := cand.literalHost()
-	if !ok {
-		concrete, ok = inc.literalHost()
-	}
-	if ok {
-		return slices.ContainsFunc(s.excludes, func(ex *hostPattern) bool { return ex.matches(concrete) })
-	}
-	return slices.ContainsFunc(s.excludes, func(ex *hostPattern) bool {
-		return ex.universal() || ex.source == inc.source || ex.source == cand.source
-	})
 }
 
 // builtinRegex is the one built-in middleware OpenShell ships

@@ -9,8 +9,8 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
-	"github.com/fullsend-ai/agent-sandbox/openshell/validate"
 )
 
 // versionStamping is the first release whose gateway stamps endpoints
@@ -57,7 +57,7 @@ func Stamped(c *profile.Composed, version string) []Stamp {
 // inScope is endpoint_matches_credentialed_scope: an invalid host pattern
 // on either side is no overlap (unwrap_or(false)).
 func inScope(e openshell.Endpoint, s profile.Scope) bool {
-	if ok, err := validate.HostPatternsOverlap(e.Host, s.Host); err != nil || !ok {
+	if ok, err := glob.HostsOverlap(e.Host, s.Host); err != nil || !ok {
 		return false
 	}
 	ports := e.Ports
