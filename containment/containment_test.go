@@ -82,7 +82,7 @@ func TestCheck(t *testing.T) {
 			want: []string{"network network_policies._provider_pypi.endpoints[0]: the parent has no endpoint for pypi.org:443"}},
 		{name: "filesystem write in child only", child: withFS(pol("gh", gh), []string{"/usr"}, []string{"/tmp", "/data"}),
 			parent: withFS(pol("gh", gh), []string{"/usr", "/data"}, []string{"/tmp"}),
-			want: []string{"filesystem filesystem_policy.read_write[1]: no read-write path of the parent"}},
+			want:   []string{"filesystem filesystem_policy.read_write[1]: no read-write path of the parent"}},
 		{name: "filesystem under parent dir", child: withFS(pol(), []string{"/usr/lib"}, []string{"/tmp/x"}), parent: pol()},
 		{name: "wildcard host covered", child: pol("k", np(curl, ep("*.api.example.com", "GET /x"))), parent: pol("k", np(curl, ep("**.example.com", "GET /x")))},
 		{name: "double star host not under single star", child: pol("k", np(curl, ep("**.example.com", "GET /x"))), parent: pol("k", np(curl, ep("*.example.com", "GET /x"))),
