@@ -34,6 +34,10 @@ type Options struct {
 	// Values are placeholder values both policies run with; a placeholder
 	// without one gets a sentinel value (Sentinels).
 	Values placeholder.Values
+	// Workdir is the sandbox's working directory, which include_workdir
+	// adds to read_write (landlock.rs:137-143 @ v0.0.111); "" when not
+	// known, and include_workdir then covers no path.
+	Workdir string
 }
 
 // Violation is one grant of the child that the proof could not find in
@@ -107,7 +111,7 @@ func Check(child, parent *openshell.Policy, opts Options) ([]Violation, error) {
 		return nil, err
 	}
 	var out []Violation
-	out = append(out, checkFilesystem(c.pol, p.pol)...)
+	out = append(out, checkFilesystem(c.pol, p.pol, child.FilesystemPolicy, opts.Workdir)...)
 	out = append(out, checkProcess(c.pol, p.pol)...)
 	out = append(out, checkNetwork(c, p)...)
 	return out, nil
@@ -143,7 +147,7 @@ func prepare(child, parent *openshell.Policy, opts Options) (*side, *side, error
 		if err != nil {
 			return nil, nil, fmt.Errorf("preparing the decision engine: %w", err)
 		}
-		sides[i] = &side{pol: cp, eps: indexEndpoints(cp), d: d, version: version}
+		sides[i] = &side{pol: cp, eps: indexEndpoints(cp, pol), d: d, version: version}
 	}
 	return sides[0], sides[1], nil
 }

@@ -3,6 +3,7 @@ package containment
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
@@ -14,8 +15,10 @@ import (
 // path of at least its access that is the same directory or an ancestor.
 
 // checkFilesystem proves every read_only and read_write path of the child
-// in the parent, and include_workdir.
-func checkFilesystem(c, p *openshell.Policy) []Violation {
+// in the parent, and include_workdir; a violation names the path as orig
+// (the child before substitution) writes it. include_workdir adds workdir
+// to read_write on either side (landlock.rs:137-143 @ v0.0.111).
+func checkFilesystem(c, p *openshell.Policy, orig *openshell.FilesystemPolicy, workdir string) []Violation {
 	cf, pf := c.FilesystemPolicy, p.FilesystemPolicy
 	if cf == nil {
 		return nil
@@ -23,19 +26,23 @@ func checkFilesystem(c, p *openshell.Policy) []Violation {
 	if pf == nil {
 		pf = &openshell.FilesystemPolicy{}
 	}
+	prw := slices.Clone(pf.ReadWrite)
+	if pf.IncludeWorkdir && workdir != "" {
+		prw = append(prw, workdir)
+	}
 	var out []Violation
-	if cf.IncludeWorkdir && !pf.IncludeWorkdir {
-		out = append(out, Violation{Kind: KindFilesystem, Path: "workdir", Access: openshell.AccessReadWrite,
-			Element: "filesystem_policy.include_workdir", Reason: "the child includes its working directory and the parent does not"})
+	if cf.IncludeWorkdir && !pf.IncludeWorkdir && (workdir == "" || !underAny(workdir, prw)) {
+		out = append(out, Violation{Kind: KindProcess, Element: "filesystem_policy.include_workdir",
+			Reason: "the child may write its working directory and the parent may not"})
 	}
 	for i, d := range cf.ReadOnly {
-		if !underAny(d, pf.ReadOnly) && !underAny(d, pf.ReadWrite) {
-			out = append(out, fsViolation(cf, d, openshell.AccessReadOnly, fmt.Sprintf("filesystem_policy.read_only[%d]", i)))
+		if !underAny(d, pf.ReadOnly) && !underAny(d, prw) {
+			out = append(out, fsViolation(orig, orig.ReadOnly[i], openshell.AccessReadOnly, fmt.Sprintf("filesystem_policy.read_only[%d]", i)))
 		}
 	}
 	for i, d := range cf.ReadWrite {
-		if !underAny(d, pf.ReadWrite) {
-			out = append(out, fsViolation(cf, d, openshell.AccessReadWrite, fmt.Sprintf("filesystem_policy.read_write[%d]", i)))
+		if !underAny(d, prw) {
+			out = append(out, fsViolation(orig, orig.ReadWrite[i], openshell.AccessReadWrite, fmt.Sprintf("filesystem_policy.read_write[%d]", i)))
 		}
 	}
 	return out

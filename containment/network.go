@@ -17,19 +17,23 @@ type endpointRef struct {
 	i    int
 	ep   *openshell.Endpoint
 	bins []openshell.Binary
+	// host is the host as the policy wrote it, before placeholders were
+	// substituted.
+	host string
 }
 
 func (e endpointRef) element() string {
 	return fmt.Sprintf("network_policies.%s.endpoints[%d]", e.key, e.i)
 }
 
-// indexEndpoints lists every endpoint of p, in key order.
-func indexEndpoints(p *openshell.Policy) []endpointRef {
+// indexEndpoints lists every endpoint of p, in key order, with the hosts
+// orig (p before substitution) writes.
+func indexEndpoints(p, orig *openshell.Policy) []endpointRef {
 	var out []endpointRef
 	for _, k := range p.PolicyKeys() {
 		np := p.NetworkPolicies[k]
 		for i := range np.Endpoints {
-			out = append(out, endpointRef{key: k, i: i, ep: &p.NetworkPolicies[k].Endpoints[i], bins: np.Binaries})
+			out = append(out, endpointRef{key: k, i: i, ep: &p.NetworkPolicies[k].Endpoints[i], bins: np.Binaries, host: orig.NetworkPolicies[k].Endpoints[i].Host})
 		}
 	}
 	return out
@@ -88,11 +92,11 @@ func middlewareDifference(c, p *openshell.Policy) string {
 // its requests, then the grant's shape (every request, or its L7 rules),
 // then the witnesses.
 func proveUnit(u unit, c, p *side) []Violation {
-	base := Violation{Kind: KindNetwork, Host: u.ref.ep.Host, Port: u.port, Binary: u.bin.Path,
+	base := Violation{Kind: KindNetwork, Host: u.ref.host, Port: u.port, Binary: u.bin.Path,
 		Element: u.ref.element(), From: sources(u.ref.ep.From, u.bin.From)}
 	cands, why := candidates(u, c, p)
 	if why != "" {
-		base.Request = "any request"
+		base.Request = grantText(u.ref.ep)
 		base.Reason = why
 		return []Violation{withWitness(base, u, c, p, allRequests(u))}
 	}
@@ -383,6 +387,22 @@ func proveRules(base Violation, u unit, cands []endpointRef, c, p *side) []Viola
 		out = append(out, confirm(v, u, c, p, ws)...)
 	}
 	return out
+}
+
+// grantText renders what an endpoint lets through: every request, or its
+// REST rules.
+func grantText(ep *openshell.Endpoint) string {
+	if shapeAll(ep) {
+		return "any request"
+	}
+	if !strings.EqualFold(ep.Protocol, openshell.ProtocolREST) {
+		return ep.Protocol + " requests of its rules"
+	}
+	var rs []string
+	for _, r := range decide.EffectiveRules(ep) {
+		rs = append(rs, ruleText(r))
+	}
+	return strings.Join(rs, ", ")
 }
 
 // ruleText renders a REST rule.
