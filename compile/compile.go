@@ -140,7 +140,8 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 	diags = append(diags, proj.Warnings...)
 	inputs := newInputFiles(fsys, proj.Files)
 	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, inputs.read)
-	diags = opts.strict(append(diags, compileAgents(proj, opts, inputs.read, out)...))
+	diags = append(diags, compileAgents(proj, opts, inputs.read, out)...)
+	diags = opts.strict(append(diags, spawnContainment(proj, out, opts)...))
 	if opts.EmitProfiles && diags.Err() == nil {
 		if err := splitSharedProfiles(out); err != nil {
 			return nil, err
