@@ -86,6 +86,15 @@ func TestSpawnContainment(t *testing.T) {
 			if got := out.Manifest.Agents["lead"].SpawnWidening; !slices.Equal(got, tc.wider) {
 				t.Errorf("manifest spawn_widening = %q, want %q", got, tc.wider)
 			}
+			explained := Explain(out.Agents["lead"])
+			if !slices.Equal(explained.SpawnWidening, tc.wider) {
+				t.Errorf("explain spawn_widening = %q, want %q", explained.SpawnWidening, tc.wider)
+			}
+			for _, w := range tc.wider {
+				if !strings.Contains(explained.String(), "declared spawn widening (beyond this policy): "+w+"\n") {
+					t.Errorf("explain text lacks the widening %q:\n%s", w, explained)
+				}
+			}
 			if tc.warn != "" && !strings.Contains(out.Warnings.Error(), tc.warn) {
 				t.Errorf("warnings %q lack %q", out.Warnings.Error(), tc.warn)
 			}
