@@ -23,6 +23,7 @@ func FuzzFrontmatter(f *testing.F) {
 	}
 	f.Add("---\ndescription: d\npermission:\n  \"*\": deny\n  bash: {\"git *\": allow, \"git push *\": ask}\n---\n")
 	f.Add("---\nname: a\ndescription: x\ntools: Bash(gh,curl,jq), Skill, Agent(a)\nskills: a, b\n---\n")
+	f.Add("---\nname: a\ndescription: x\ntools: Agent(b)\nsandbox:\n  spawn-widening:\n    - {agent: b, hosts: [\"*.x.io\"], paths: [/data], process: true}\n---\n")
 	// Claude Code's quote-retry (frontmatter_retry.go): rescued, refused
 	// (a list turned into a string, a duplicate key), and escapes.
 	f.Add("---\nname: a\ndescription: Use it: always, see #1\ntools:   Read, Bash(npm *)\n---\n")

@@ -67,6 +67,9 @@ func (d *decoder) sandboxFields(sb *Sandbox, f map[string]field, name string) {
 	if v, ok := f["outputs"]; ok {
 		sb.Outputs = d.absPaths(v.value, fieldPath(name, "outputs"), true)
 	}
+	if v, ok := f["spawn-widening"]; ok {
+		sb.SpawnWidening = d.spawnWidening(v.value, fieldPath(name, "spawn-widening"))
+	}
 }
 
 // sandboxTier reads the sandbox's tier.

@@ -46,6 +46,14 @@ func TestSandboxDeclErrors(t *testing.T) {
 		{"unknown filesystem key", "  filesystem:\n    rw: [/x]", "7:5", "sandbox.filesystem.rw", `unknown field "rw"`},
 		{"relative output", "  outputs: [out.json]", "6:13", "sandbox.outputs[0]", "not absolute"},
 		{"control character", "  outputs: [\"/out\\tx\"]", "6:13", "sandbox.outputs[0]", "control character"},
+		{"widening not a list", "  spawn-widening: {agent: b}", "6:19", "sandbox.spawn-widening", "want a list of spawn widenings"},
+		{"widening without agent", "  spawn-widening:\n    - hosts: [x.io]", "7:7", "sandbox.spawn-widening[0].agent", "missing required field agent"},
+		{"widening names nothing", "  spawn-widening:\n    - agent: b", "7:7", "sandbox.spawn-widening[0]", "the widening of b names nothing"},
+		{"widening bad host", "  spawn-widening:\n    - agent: b\n      hosts: [API.x.io]", "8:15", "sandbox.spawn-widening[0].hosts[0]", "upper-case"},
+		{"widening relative path", "  spawn-widening:\n    - agent: b\n      paths: [data]", "8:15", "sandbox.spawn-widening[0].paths[0]", "not absolute"},
+		{"widening process not bool", "  spawn-widening:\n    - agent: b\n      process: yes please", "8:16", "sandbox.spawn-widening[0].process", "want true or false"},
+		{"widening unknown key", "  spawn-widening:\n    - agent: b\n      ports: [1]", "8:7", "sandbox.spawn-widening[0].ports", `unknown field "ports"`},
+		{"widening agent twice", "  spawn-widening:\n    - {agent: b, process: true}\n    - {agent: b, paths: [/x]}", "8:7", "sandbox.spawn-widening[1]", `agent "b" is named twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -210,6 +210,9 @@ type Sandbox struct {
 	ReadWrite []PathDecl
 	// Outputs are paths inside the sandbox the runner downloads after a run.
 	Outputs []PathDecl
+	// SpawnWidening declares what the agents it spawns may hold beyond
+	// its own policy (widening_decl.go).
+	SpawnWidening []SpawnWideningDecl `json:",omitempty"`
 	// PolicyFile is a path (relative to the declaring file's directory) to an
 	// OpenShell policy fragment whose network policies are merged in: the
 	// form experiment 0005 used (`sandbox: policies/triage.yaml`).

@@ -20,7 +20,7 @@ var (
 	skillKeys = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools", "when_to_use", "argument-hint", "disable-model-invocation", "user-invocable", "disallowed-tools", "model", "effort", "context", "agent", "hooks", "paths", "shell", "dependencies", "policy", "sandbox"}
 
 	// sandboxKeys are the fields of a sandbox block (#SandboxBlock).
-	sandboxKeys = []string{"tier", "provider", "profiles", "providers", "endpoints", "filesystem", "outputs"}
+	sandboxKeys = []string{"tier", "provider", "profiles", "providers", "endpoints", "filesystem", "outputs", "spawn-widening"}
 
 	// endpointKeys are the fields of a sandbox endpoint (#Endpoint).
 	endpointKeys = []string{"host", "port", "protocol", "access", "rules", "allowed_ips", "binaries"}
@@ -34,6 +34,10 @@ var (
 	// providerRefKeys are the fields of a sandbox provider in mapping form
 	// (#ProviderRef).
 	providerRefKeys = []string{"profile", "name", "credentials"}
+
+	// spawnWideningKeys are the fields of a declared spawn widening
+	// (#SpawnWidening).
+	spawnWideningKeys = []string{"agent", "hosts", "paths", "process"}
 
 	// permissionModes are Claude Code's permission modes
 	// (#ClaudeAgent.permissionMode).

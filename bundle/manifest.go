@@ -50,6 +50,11 @@ type ManifestAgent struct {
 	Skills []string `json:"skills,omitempty"`
 	// Spawns lists the subagents this agent may start through Agent(...).
 	Spawns []string `json:"spawns,omitempty"`
+	// SpawnWidening lists what the subagents it spawns may hold beyond its
+	// own policy, as its sandbox.spawn-widening declares it: "AGENT network
+	// HOST", "AGENT filesystem PATH" or "AGENT process"; every other grant
+	// of a subagent was proved contained in this agent's policy.
+	SpawnWidening []string `json:"spawn_widening,omitempty"`
 	// Placeholders lists the placeholders still open in the policy, to be
 	// resolved by the runner from the CI environment.
 	Placeholders []string `json:"placeholders,omitempty"`

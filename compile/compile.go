@@ -37,6 +37,12 @@ type Options struct {
 	Checks []Check
 	// Strict makes every warning an error.
 	Strict bool
+	// SpawnContainment proves every spawn target's policy contained in its
+	// parent's (spawns.go); a grant beyond the parent's that the parent
+	// does not declare fails the compile. CompileDir, which every bundle
+	// is written from, sets it; a caller that compiles to check one
+	// agent's change (policy suggest's verification) may leave it off.
+	SpawnContainment bool
 	// EmitProfiles is the profiles emit mode: the network policies several
 	// agents share move into generated provider profiles
 	// (emit_profiles.go).
@@ -140,7 +146,11 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 	diags = append(diags, proj.Warnings...)
 	inputs := newInputFiles(fsys, proj.Files)
 	opts.projectProfiles, opts.readProfile = projectProfiles(fsys, inputs.read)
-	diags = opts.strict(append(diags, compileAgents(proj, opts, inputs.read, out)...))
+	diags = append(diags, compileAgents(proj, opts, inputs.read, out)...)
+	if opts.SpawnContainment {
+		diags = append(diags, spawnContainment(proj, out, opts)...)
+	}
+	diags = opts.strict(diags)
 	if opts.EmitProfiles && diags.Err() == nil {
 		if err := splitSharedProfiles(out); err != nil {
 			return nil, err

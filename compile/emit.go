@@ -85,7 +85,7 @@ func manifestAgent(c *Compiled, file string, data []byte, files map[string]strin
 	entry := bundle.ManifestAgent{
 		Policy: file, PolicySHA256: bundle.SHA256Hex(data), Source: c.Agent.File,
 		Runtime: c.Runtime, Model: c.Agent.Model, Tier: string(c.Tier), Provider: c.Provider,
-		Skills: c.Skills, Spawns: c.Spawns, Placeholders: c.Placeholders, Outputs: c.Outputs,
+		Skills: c.Skills, Spawns: c.Spawns, SpawnWidening: Widenings(c.Agent), Placeholders: c.Placeholders, Outputs: c.Outputs,
 		Providers: manifestProviders(c.Providers),
 	}
 	for _, f := range c.Sources {

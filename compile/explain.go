@@ -64,14 +64,18 @@ type Explanation struct {
 	// TierDecides says what else the tier decides beyond the network
 	// policy: the workdir's write access, the runtime's own flags and the
 	// forge proxy's access.
-	TierDecides  []string            `json:"tier_decides"`
-	Runtime      string              `json:"runtime"`
-	Provider     string              `json:"provider"`
-	Spawns       []string            `json:"spawns,omitempty"`
-	Placeholders []string            `json:"placeholders,omitempty"`
-	Endpoints    []ExplainedEndpoint `json:"endpoints"`
-	ReadOnly     []ExplainedItem     `json:"read_only"`
-	ReadWrite    []ExplainedItem     `json:"read_write"`
+	TierDecides []string `json:"tier_decides"`
+	Runtime     string   `json:"runtime"`
+	Provider    string   `json:"provider"`
+	Spawns      []string `json:"spawns,omitempty"`
+	// SpawnWidening is what the spawned agents may hold beyond this
+	// agent's policy, as its sandbox.spawn-widening declares it; every
+	// other grant of theirs is proved contained in this policy.
+	SpawnWidening []string            `json:"spawn_widening,omitempty"`
+	Placeholders  []string            `json:"placeholders,omitempty"`
+	Endpoints     []ExplainedEndpoint `json:"endpoints"`
+	ReadOnly      []ExplainedItem     `json:"read_only"`
+	ReadWrite     []ExplainedItem     `json:"read_write"`
 }
 
 // ExplainedEndpoint is one endpoint with its rules and binaries.
@@ -100,7 +104,7 @@ func Explain(c *Compiled) *Explanation {
 	p := c.Effective()
 	e := &Explanation{
 		Agent: c.Agent.Name, File: c.Agent.File, Tier: string(c.Tier), Runtime: c.Runtime,
-		Provider: c.Provider, Spawns: c.Spawns, Placeholders: c.Placeholders,
+		Provider: c.Provider, Spawns: c.Spawns, SpawnWidening: Widenings(c.Agent), Placeholders: c.Placeholders,
 		TierWhy: c.TierWhy,
 	}
 	if e.TierWhy == nil {
@@ -298,6 +302,9 @@ func (e *Explanation) writeAgent(b *strings.Builder) {
 	}
 	if len(e.Spawns) > 0 {
 		fmt.Fprintf(b, "  may spawn: %s\n", strings.Join(e.Spawns, ", "))
+	}
+	for _, w := range e.SpawnWidening {
+		fmt.Fprintf(b, "  declared spawn widening (beyond this policy): %s\n", w)
 	}
 	if len(e.Placeholders) > 0 {
 		fmt.Fprintf(b, "  open placeholders: %s\n", strings.Join(e.Placeholders, ", "))

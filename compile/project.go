@@ -166,6 +166,7 @@ func (po ProjectOptions) resolve() (Options, error) {
 		return opts, err
 	}
 	opts.Provider, opts.Strict, opts.EmitProfiles = po.Provider, po.Strict, po.EmitProfiles
+	opts.SpawnContainment = true
 	return opts, nil
 }
 

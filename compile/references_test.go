@@ -32,7 +32,10 @@ func TestDanglingReferences(t *testing.T) {
 			`agents/lead.md:4:14 tools Skill(nowhere) names skill "nowhere", which does not exist: it grants nothing`, ""},
 		{"claude built-in", "agents/lead.md", "name: lead\ndescription: d\ntools: Read, Agent(Explore, general-purpose, worker)\n",
 			"", "worker"},
-		{"opencode built-ins", ".opencode/agent/lead.md", "description: d\npermission:\n  \"*\": deny\n  read: allow\n  task: {\"*\": deny, general: allow, explore: allow, worker: allow}\n",
+		{"opencode built-ins", ".opencode/agent/lead.md", "description: d\npermission:\n  \"*\": deny\n  read: allow\n  task: {\"*\": deny, general: allow, explore: allow, worker: allow}\n" +
+			// worker runs Claude Code: its runtime's model channel and
+			// files are its own, beyond this OpenCode lead's.
+			"sandbox:\n  spawn-widening:\n    - {agent: worker, hosts: [api.anthropic.com], paths: [/sandbox/.claude, /sandbox/.claude.json]}\n",
 			"", "worker"},
 		{"another runtime's built-in", "agents/lead.md", "name: lead\ndescription: d\ntools: Read, Agent(general)\n",
 			`agents/lead.md:4:14 tools Agent(general) names agent "general", which does not exist: no sandbox may be spawned for it`, ""},

@@ -268,6 +268,7 @@ func (d *differ) manifest() {
 		}
 	}
 	d.manifestList("spawn", "0c", bm.Spawns, hm.Spawns, grade{RiskHigh, CatSpawn, "the agent can start another agent, with that agent's grants"})
+	d.manifestList("spawn widening", "0c~", bm.SpawnWidening, hm.SpawnWidening, grade{RiskHigh, CatSpawnWidening, "a subagent this agent starts may hold this grant beyond the agent's own policy (sandbox.spawn-widening)"})
 	d.manifestList("output", "0d", bm.Outputs, hm.Outputs, grade{RiskLow, "", "the runner downloads this path after the run"})
 }
 

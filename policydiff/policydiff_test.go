@@ -289,3 +289,38 @@ func TestFlipsAcrossVersions(t *testing.T) {
 		t.Fatalf("flips = %+v", flips)
 	}
 }
+
+// TestSpawnWideningRow: a spawn widening the head declares is a change of
+// its own, graded high under spawn_widening; one it drops is a removal.
+func TestSpawnWideningRow(t *testing.T) {
+	doc := policy(forgeEP, "      - path: /usr/bin/gh\n")
+	for _, tc := range []struct {
+		name          string
+		before, after []string
+		action, risk  string
+	}{
+		{"declared", nil, []string{"helper network docs.example.com"}, ActionAdd, RiskHigh},
+		{"another host", []string{"helper network a.example.com"}, []string{"helper network a.example.com", "helper network b.example.com"}, ActionAdd, RiskHigh},
+		{"dropped", []string{"helper process"}, nil, ActionRemove, RiskInfo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := side(t, "network", map[string]string{"a": doc}), side(t, "network", map[string]string{"a": doc})
+			set := func(s *Side, w []string) { s.Agents["a"].Manifest.SpawnWidening = w }
+			set(base, tc.before)
+			set(head, tc.after)
+			r := Compare(base, head, Options{})
+			var got []Change
+			for _, c := range r.Agents[0].Changes {
+				if c.Kind == "spawn widening" {
+					got = append(got, c)
+				}
+			}
+			if len(got) != 1 || got[0].Action != tc.action || got[0].Risk != tc.risk {
+				t.Fatalf("spawn widening changes = %+v, want one %s at %s", got, tc.action, tc.risk)
+			}
+			if tc.action == ActionAdd && !slices.Contains(got[0].Categories, CatSpawnWidening) {
+				t.Errorf("categories %q lack %s", got[0].Categories, CatSpawnWidening)
+			}
+		})
+	}
+}

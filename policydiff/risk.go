@@ -55,6 +55,7 @@ const (
 	CatRawBinary      = "interpreter_or_raw_network_binary"
 	CatForgeWrite     = "profile_forge_write"
 	CatSpawn          = "spawnable_subagent"
+	CatSpawnWidening  = "spawn_widening"
 	CatEphemeralPort  = "ephemeral_port"
 	CatDatabasePort   = "database_port"
 	CatUninspectedCrd = "allow_uninspected_credentials"
@@ -237,6 +238,7 @@ var questions = map[string]string{
 	CatRawBinary:                    "Can a specific tool replace the interpreter or raw network binary?",
 	CatForgeWrite:                   "Does this agent need to write to the forge (comments, labels)?",
 	CatSpawn:                        "Should this agent be able to start the new subagent?",
+	CatSpawnWidening:                "Should the subagent reach what its parent may not, or can its grant be narrowed to the parent's?",
 	CatEphemeralPort:                "Is the ephemeral-range port a stable service?",
 	CatDatabasePort:                 "Should the agent reach a database port directly?",
 	CatUninspectedCrd:               "Must credentialed traffic bypass L7 inspection here?",

@@ -72,9 +72,9 @@ var rules = []rule{
 		is:   []claim{only("agentdef/projectfile", "bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `agentdef/projectfile`, `bundle`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `agentdef/projectfile`, `bundle`, `containment`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "agentdef/projectfile", "bundle", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "agentdef/projectfile", "bundle", "containment", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -289,6 +289,11 @@ var rules = []rule{
 		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
 		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
+	},
+	{
+		says: "It imports `bundle`, `openshell`, `openshell/decide`, `openshell/glob` and `placeholder` only; it must never import CUE, OPA, `compile` or `lint`.",
+		pkgs: []string{"containment"},
+		is:   []claim{only("bundle", "openshell", "openshell/decide", "openshell/glob", "placeholder"), never(cue, opa, "compile", "lint")},
 	},
 	{
 		says: "It imports `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",

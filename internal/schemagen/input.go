@@ -35,6 +35,7 @@ var inputTables = []inputTable{
 	{"ruleKeys", "ruleKeys are the fields of a rule in mapping form", "#RuleMap", "", keyList},
 	{"filesystemKeys", "filesystemKeys are the fields of a sandbox filesystem block", "#Filesystem", "", keyList},
 	{"providerRefKeys", "providerRefKeys are the fields of a sandbox provider in mapping form", "#ProviderRef", "", keyList},
+	{"spawnWideningKeys", "spawnWideningKeys are the fields of a declared spawn widening", "#SpawnWidening", "", keyList},
 	{"permissionModes", "permissionModes are Claude Code's permission modes", "#ClaudeAgent", "permissionMode", enumList},
 	{"memoryScopes", "memoryScopes are the scopes of a Claude Code agent's memory", "#ClaudeAgent", "memory", enumList},
 	{"effortLevels", "effortLevels are the reasoning effort levels of agents and skills", "#Effort", "", enumList},
