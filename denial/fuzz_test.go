@@ -124,8 +124,8 @@ func FuzzParseJSON(f *testing.F) {
 			t.Fatalf("%q: the cut split a rune", line)
 		}
 		checkScanAsDecoder(t, line)
-		if old, ores := oldParseJSONLine(line); ores != res || !reflect.DeepEqual(old, ev) {
-			t.Fatalf("%q:\n got %d %+v\nwant %d %+v", line, res, ev, ores, old)
+		if want, wres := decodedJSONLine(line); wres != res || !reflect.DeepEqual(want, ev) {
+			t.Fatalf("%q:\n got %d %+v\nwant %d %+v", line, res, ev, wres, want)
 		}
 	})
 }

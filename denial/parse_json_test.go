@@ -129,12 +129,12 @@ func jsonLines(t *testing.T) map[string]string {
 	return lines
 }
 
-// TestParseJSONLineAsDecoder: every line reads as the former decoder
-// (encoding/json into a struct) read it, field for field.
+// TestParseJSONLineAsDecoder: every line reads as encoding/json alone
+// reads it (decodeOCSF, the former decoder), field for field.
 func TestParseJSONLineAsDecoder(t *testing.T) {
 	for name, line := range jsonLines(t) {
 		got, gres := ParseJSONLine(line)
-		want, wres := oldParseJSONLine(line)
+		want, wres := decodedJSONLine(line)
 		if gres != wres || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %q\n got %d %+v\nwant %d %+v", name, cut(line), gres, got, wres, want)
 		}
@@ -159,6 +159,15 @@ func TestScanOCSFReadsOpenShellLines(t *testing.T) {
 			t.Errorf("%s: read in one pass, not left to encoding/json", name)
 		}
 	}
+}
+
+// decodedJSONLine is ParseJSONLine with encoding/json alone.
+func decodedJSONLine(s string) (Event, LineResult) {
+	f, err := decodeOCSF(s)
+	if err != nil {
+		return Event{}, LineUnparsed
+	}
+	return f.event()
 }
 
 // cut shortens a line for a message.
