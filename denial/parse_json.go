@@ -21,16 +21,19 @@ type ocsfFields struct {
 	message   string
 	hasDetail bool
 	detail    string
-	// dst_endpoint
-	hasDst        bool
-	domain, ip    string
-	endpointPort  int
-	hasProcess    bool
-	binary        string
-	pid           int64
-	ancestors     []string
-	hasRule       bool
-	rule, engine  string
+	// dst_endpoint: domain, ip, port.
+	hasDst       bool
+	domain, ip   string
+	endpointPort int
+	// actor.process: name, pid, and the first 64 parents' names.
+	hasProcess bool
+	binary     string
+	pid        int64
+	ancestors  []string
+	// firewall_rule: name, type.
+	hasRule      bool
+	rule, engine string
+	// http_request: http_method, url.hostname, url.path, url.port.
 	hasHTTP       bool
 	method        string
 	hasURL        bool
