@@ -116,7 +116,15 @@ const maxReasonLen = 256
 // breaks become spaces, and text longer than 256 bytes is cut at a UTF-8
 // boundary with "..." appended. It reports whether it cut.
 func reasonText(s string) (string, bool) {
-	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	if strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0 {
+		b := []byte(s)
+		for i, c := range b {
+			if c == '\n' || c == '\r' {
+				b[i] = ' '
+			}
+		}
+		s = string(b)
+	}
 	if len(s) <= maxReasonLen {
 		return s, false
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -99,20 +100,48 @@ func FuzzParseCLI(f *testing.F) {
 	})
 }
 
-// FuzzParseJSON targets OCSF JSONL lines.
+// FuzzParseJSON targets OCSF JSONL lines: they keep the invariants, and
+// the single pass (scanOCSF) reads a line only as encoding/json reads it.
 func FuzzParseJSON(f *testing.F) {
 	b, _ := os.ReadFile(seedLogs + "l7-write.jsonl")
 	f.Add(string(bytes.TrimSpace(b)))
 	b, _ = os.ReadFile(seedLogs + "audit.jsonl")
 	f.Add(string(bytes.TrimSpace(b)))
 	f.Add(`{"class_uid":4001,"action_id":2,"status_detail":"` + strings.Repeat("é", 200) + `"}`)
+	for i, tc := range corpus() {
+		tc.ev.TimeMS = t0 + int64(i)
+		f.Add(tc.ev.jsonLine())
+	}
+	for _, l := range jsonEdgeLines() {
+		if len(l) < 4<<10 {
+			f.Add(l)
+		}
+	}
 	f.Fuzz(func(t *testing.T, line string) {
 		ev, res := ParseJSONLine(line)
 		checkEvent(t, []byte(line), ev, res)
 		if res == LineEvent && !utf8.ValidString(ev.Reason) && utf8.ValidString(line) {
 			t.Fatalf("%q: the cut split a rune", line)
 		}
+		checkScanAsDecoder(t, line)
+		if want, wres := decodedJSONLine(line); wres != res || !reflect.DeepEqual(want, ev) {
+			t.Fatalf("%q:\n got %d %+v\nwant %d %+v", line, res, ev, wres, want)
+		}
 	})
+}
+
+// checkScanAsDecoder: a line the single pass reads, encoding/json reads
+// too, into the same fields.
+func checkScanAsDecoder(t *testing.T, line string) {
+	t.Helper()
+	got, ok := scanOCSF(line)
+	if !ok {
+		return
+	}
+	want, err := decodeOCSF(line)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: one pass read\n%+v\nencoding/json %v\n%+v", line, got, err, want)
+	}
 }
 
 // FuzzReadLog: a whole input, with any line breaks, reads without error

@@ -57,8 +57,11 @@ type pendingEvent struct {
 
 // injection is Scan's view of the lines around an event.
 type injection struct {
-	emit    func(Event)
+	emit func(Event)
+	// pending holds the held events from head on, in input order; the
+	// slots before head are handed over and cleared, and reused (hold).
 	pending []pendingEvent
+	head    int
 	// fragOpen says that fragLine, unparsed and free of "//", ended at
 	// fragEnd with no "//" line since: a later event may be in its block.
 	fragOpen bool
@@ -99,7 +102,7 @@ func (in *injection) event(ev Event, n int, start, end int64, barrier bool) {
 			" with no line between them that an injected binary path could not hold"
 		ev.Raw = append(in.recent(), cutRaw(ev.line))
 	}
-	in.pending = append(in.pending, pendingEvent{ev, end})
+	in.hold(pendingEvent{ev, end})
 	if barrier {
 		in.flush()
 	}
@@ -108,7 +111,7 @@ func (in *injection) event(ev Event, n int, start, end int64, barrier bool) {
 // fragment marks every held event, which an unparsed line follows within
 // reach, and opens the reach of the fragment for later events.
 func (in *injection) fragment(b []byte, n int, end int64, barrier bool) {
-	for i := range in.pending {
+	for i := in.head; i < len(in.pending); i++ {
 		ev := &in.pending[i].ev
 		if ev.hint == "" {
 			ev.hint = "the unparsed line " + strconv.Itoa(n) + " follows line " + strconv.Itoa(ev.Line) +
@@ -127,23 +130,35 @@ func (in *injection) fragment(b []byte, n int, end int64, barrier bool) {
 // release hands over the held events that no later line, from start on,
 // can share a block with.
 func (in *injection) release(start int64) {
-	i := 0
-	for i < len(in.pending) && start-in.pending[i].end > injectReach {
-		in.emit(in.pending[i].ev)
-		in.pending[i] = pendingEvent{}
-		i++
+	for in.head < len(in.pending) && start-in.pending[in.head].end > injectReach {
+		in.emit(in.pending[in.head].ev)
+		in.pending[in.head] = pendingEvent{}
+		in.head++
 	}
-	// Drop the handed-over head without copying the rest: the slice's
-	// start moves on, and append reallocates once it reaches the end.
-	in.pending = in.pending[i:]
+	if in.head == len(in.pending) {
+		in.pending, in.head = in.pending[:0], 0
+	}
+}
+
+// hold adds p to the held events. A full buffer whose first half or more
+// was handed over moves the rest to its front rather than growing, so a
+// log whose events stay held (no line ends a block) reuses one buffer.
+func (in *injection) hold(p pendingEvent) {
+	if len(in.pending) == cap(in.pending) && in.head > 0 && in.head >= len(in.pending)/2 {
+		n := copy(in.pending, in.pending[in.head:])
+		clear(in.pending[n:])
+		in.pending, in.head = in.pending[:n], 0
+	}
+	in.pending = append(in.pending, p)
 }
 
 // flush hands over every held event.
 func (in *injection) flush() {
-	for _, p := range in.pending {
-		in.emit(p.ev)
+	for i := in.head; i < len(in.pending); i++ {
+		in.emit(in.pending[i].ev)
 	}
-	in.pending = in.pending[:0]
+	clear(in.pending)
+	in.pending, in.head = in.pending[:0], 0
 }
 
 // remember keeps b, cut, as the newest of the recent lines.

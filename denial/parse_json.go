@@ -3,10 +3,321 @@ package denial
 import (
 	"cmp"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
 
-// ocsfJSON is the part of an OCSF event this package reads
-// (crates/openshell-ocsf/src/objects/{endpoint,process,http,firewall_rule}.rs@v0.0.111).
+// ocsfFields are the fields of an OCSF event this package reads
+// (crates/openshell-ocsf/src/objects/{endpoint,process,http,firewall_rule}.rs
+// @v0.0.111), as encoding/json decodes them into ocsfJSON: an absent or
+// null key leaves its zero value, and the has* flags say which of the
+// objects and optional keys were there. The strings share the line's
+// memory.
+type ocsfFields struct {
+	hasClass  bool
+	class     int
+	time      int64
+	actionID  int
+	message   string
+	hasDetail bool
+	detail    string
+	// dst_endpoint: domain, ip, port.
+	hasDst       bool
+	domain, ip   string
+	endpointPort int
+	// actor.process: name, pid, and the first 64 parents' names.
+	hasProcess bool
+	binary     string
+	pid        int64
+	ancestors  []string
+	// firewall_rule: name, type.
+	hasRule      bool
+	rule, engine string
+	// http_request: http_method, url.hostname, url.path, url.port.
+	hasHTTP       bool
+	method        string
+	hasURL        bool
+	hostname, uri string
+	urlPort       int
+}
+
+// ParseJSONLine reads one OCSF JSONL line. action_id 2 is Denied, 1
+// Allowed (crates/openshell-ocsf/src/enums/action.rs:13-23@v0.0.111).
+// Classes other than 4001 and 4002 are LineOther; a line that is not one
+// JSON object, or whose fields have other types, is LineUnparsed.
+//
+// The line is read in one pass without a copy (scanOCSF); a line that pass
+// cannot read exactly as encoding/json would (escaped or case-folded keys,
+// a key twice, deep nesting, a number out of range, a syntax error) is
+// decoded with encoding/json (decodeOCSF), so both give the same result.
+func ParseJSONLine(s string) (Event, LineResult) {
+	f, ok := scanOCSF(s)
+	if !ok {
+		var err error
+		if f, err = decodeOCSF(s); err != nil {
+			return Event{}, LineUnparsed
+		}
+	}
+	return f.event()
+}
+
+// event is the Event of the fields.
+func (f *ocsfFields) event() (Event, LineResult) {
+	if !f.hasClass {
+		return Event{}, LineUnparsed
+	}
+	if f.class != 4001 && f.class != 4002 {
+		return Event{}, LineOther
+	}
+	ev := Event{Format: FormatJSONL, Class: f.class, TimeMS: f.time}
+	if ev.Action = jsonAction(f.actionID); ev.Action == "" {
+		return ev, LineOther
+	}
+	ev.Reason, ev.Truncated = reasonText(f.reason())
+	f.readEndpoint(&ev)
+	if f.hasProcess {
+		ev.Binary, ev.PID, ev.Ancestors = f.binary, f.pid, f.ancestors
+	}
+	if f.hasRule {
+		ev.Policy, ev.Engine = f.rule, f.engine
+	}
+	f.readHTTPRequest(&ev)
+	return ev, LineEvent
+}
+
+// jsonAction is the Event.Action of an action_id, "" for the others.
+func jsonAction(id int) string {
+	switch id {
+	case 1:
+		return "Allowed"
+	case 2:
+		return "Denied"
+	}
+	return ""
+}
+
+// reason is status_detail, else (absent or empty) message.
+func (f *ocsfFields) reason() string {
+	if !f.hasDetail {
+		return f.message
+	}
+	return cmp.Or(f.detail, f.message)
+}
+
+// readEndpoint sets ev's Host (the domain, else the IP, ASCII-lowercased) and
+// Port from dst_endpoint.
+func (f *ocsfFields) readEndpoint(ev *Event) {
+	if !f.hasDst {
+		return
+	}
+	ev.Host, ev.Port = asciiLower(f.domain), f.endpointPort
+	if ev.Host == "" {
+		ev.Host = asciiLower(f.ip)
+	}
+}
+
+// readHTTPRequest sets ev's Method and, from the URL, Host, Path (query
+// stripped, "/" when empty) and a non-zero Port; they override the
+// endpoint's.
+func (f *ocsfFields) readHTTPRequest(ev *Event) {
+	if !f.hasHTTP {
+		return
+	}
+	ev.Method = f.method
+	if !f.hasURL {
+		return
+	}
+	ev.Host, ev.Path = asciiLower(f.hostname), stripQuery(f.uri)
+	if f.urlPort != 0 {
+		ev.Port = f.urlPort
+	}
+	if ev.Path == "" {
+		ev.Path = "/"
+	}
+}
+
+// maxAncestors bounds Event.Ancestors, nearest first.
+const maxAncestors = 64
+
+// scanOCSF reads the fields of one JSON line in a single pass over s,
+// checking the whole line's syntax on the way (jsonScanner). It reports
+// false, with nothing decided, when the line is not valid JSON or when
+// encoding/json might read it otherwise than the pass: a key in a decoded
+// object that is escaped, has an upper-case or non-ASCII letter
+// (encoding/json matches keys case-insensitively) or comes twice
+// (encoding/json merges the two), a field of another type, a number that
+// is not an integer of the field's size, nesting deeper than fastDepth.
+func scanOCSF(s string) (ocsfFields, bool) {
+	var f ocsfFields
+	sc := jsonScanner{s: s}
+	if sc.peek() != '{' || !sc.fields(&f, objEvent, 0) {
+		return f, false
+	}
+	sc.space()
+	return f, sc.i == len(s)
+}
+
+// object names the decoded objects of an OCSF event.
+type object uint8
+
+// The decoded objects.
+const (
+	objEvent    object = iota // the event
+	objEndpoint               // dst_endpoint
+	objActor                  // actor
+	objProcess                // actor.process and its parent_process objects
+	objRule                   // firewall_rule
+	objHTTP                   // http_request
+	objURL                    // http_request.url
+)
+
+// field reads the value of key of obj (the scanner is at the value; depth
+// is the parent depth of a process, 0 for the actor's): known says whether
+// the key names a field, ok whether its value was read as encoding/json
+// reads it. It reads nothing for a key it does not know.
+func (f *ocsfFields) field(sc *jsonScanner, obj object, depth int, key string) (known, ok bool) {
+	switch obj {
+	case objEvent:
+		return f.eventField(sc, key)
+	case objEndpoint:
+		return f.endpointField(sc, key)
+	case objActor:
+		return key == "process", key != "process" || sc.objectValue(f, &f.hasProcess, objProcess, 0)
+	case objProcess:
+		return f.processField(sc, depth, key)
+	case objRule:
+		return f.ruleField(sc, key)
+	case objHTTP:
+		return f.httpField(sc, key)
+	}
+	return f.urlField(sc, key)
+}
+
+// eventField reads a key of the event object.
+func (f *ocsfFields) eventField(sc *jsonScanner, key string) (bool, bool) {
+	switch key {
+	case "class_uid":
+		return true, sc.intValue(&f.class, &f.hasClass)
+	case "time":
+		return true, sc.int64Value(&f.time)
+	case "action_id":
+		return true, sc.intValue(&f.actionID, nil)
+	case "message":
+		return true, sc.stringValue(&f.message, nil)
+	case "status_detail":
+		return true, sc.stringValue(&f.detail, &f.hasDetail)
+	case "dst_endpoint":
+		return true, sc.objectValue(f, &f.hasDst, objEndpoint, 0)
+	case "actor":
+		return true, sc.objectValue(f, nil, objActor, 0)
+	case "firewall_rule":
+		return true, sc.objectValue(f, &f.hasRule, objRule, 0)
+	case "http_request":
+		return true, sc.objectValue(f, &f.hasHTTP, objHTTP, 0)
+	}
+	return false, true
+}
+
+// endpointField reads a key of dst_endpoint.
+func (f *ocsfFields) endpointField(sc *jsonScanner, key string) (bool, bool) {
+	switch key {
+	case "domain":
+		return true, sc.stringValue(&f.domain, nil)
+	case "ip":
+		return true, sc.stringValue(&f.ip, nil)
+	case "port":
+		return true, sc.intValue(&f.endpointPort, nil)
+	}
+	return false, true
+}
+
+// processField reads a key of actor.process (depth 0) or of its nth
+// parent_process (depth n): the actor's name and pid, the first 64
+// parents' names. Every pid is checked as encoding/json decodes it, an
+// int64 (objects/process.rs:9-16@v0.0.111).
+func (f *ocsfFields) processField(sc *jsonScanner, depth int, key string) (bool, bool) {
+	switch key {
+	case "name":
+		var name string
+		ok := sc.stringValue(&name, nil)
+		f.setProcessName(depth, name)
+		return true, ok
+	case "pid":
+		var pid int64
+		ok := sc.int64Value(&pid)
+		if depth == 0 {
+			f.pid = pid
+		}
+		return true, ok
+	case "parent_process":
+		return true, f.parentValue(sc, depth+1)
+	}
+	return false, true
+}
+
+// parentValue reads the parent_process at depth, or null: a parent within
+// the first 64 adds an ancestor.
+func (f *ocsfFields) parentValue(sc *jsonScanner, depth int) bool {
+	if sc.isNull() {
+		return true
+	}
+	if sc.peek() != '{' {
+		return false
+	}
+	if depth <= maxAncestors {
+		f.ancestors = append(f.ancestors, "")
+	}
+	return sc.fields(f, objProcess, depth)
+}
+
+// setProcessName sets the name of the process at depth: the actor's
+// Binary, an ancestor; a name past the 64th parent is dropped.
+func (f *ocsfFields) setProcessName(depth int, name string) {
+	switch {
+	case depth == 0:
+		f.binary = name
+	case depth <= maxAncestors:
+		f.ancestors[depth-1] = name
+	}
+}
+
+// ruleField reads a key of firewall_rule.
+func (f *ocsfFields) ruleField(sc *jsonScanner, key string) (bool, bool) {
+	switch key {
+	case "name":
+		return true, sc.stringValue(&f.rule, nil)
+	case "type":
+		return true, sc.stringValue(&f.engine, nil)
+	}
+	return false, true
+}
+
+// httpField reads a key of http_request.
+func (f *ocsfFields) httpField(sc *jsonScanner, key string) (bool, bool) {
+	switch key {
+	case "http_method":
+		return true, sc.stringValue(&f.method, nil)
+	case "url":
+		return true, sc.objectValue(f, &f.hasURL, objURL, 0)
+	}
+	return false, true
+}
+
+// urlField reads a key of http_request.url.
+func (f *ocsfFields) urlField(sc *jsonScanner, key string) (bool, bool) {
+	switch key {
+	case "hostname":
+		return true, sc.stringValue(&f.hostname, nil)
+	case "path":
+		return true, sc.stringValue(&f.uri, nil)
+	case "port":
+		return true, sc.intValue(&f.urlPort, nil)
+	}
+	return false, true
+}
+
+// ocsfJSON is ocsfFields as encoding/json decodes them, for the lines
+// scanOCSF leaves to it.
 type ocsfJSON struct {
 	ClassUID     *int    `json:"class_uid"`
 	Time         int64   `json:"time"`
@@ -43,90 +354,412 @@ type processJSON struct {
 	Parent *processJSON `json:"parent_process"`
 }
 
-// ParseJSONLine reads one OCSF JSONL line. action_id 2 is Denied, 1
-// Allowed (crates/openshell-ocsf/src/enums/action.rs:13-23@v0.0.111).
-// Classes other than 4001 and 4002 are LineOther.
-func ParseJSONLine(s string) (Event, LineResult) {
+// decodeOCSF decodes a line with encoding/json.
+func decodeOCSF(s string) (ocsfFields, error) {
 	var j ocsfJSON
-	if err := json.Unmarshal([]byte(s), &j); err != nil || j.ClassUID == nil {
-		return Event{}, LineUnparsed
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return ocsfFields{}, err
 	}
-	if *j.ClassUID != 4001 && *j.ClassUID != 4002 {
-		return Event{}, LineOther
+	f := ocsfFields{time: j.Time, actionID: j.ActionID, message: j.Message}
+	if j.ClassUID != nil {
+		f.hasClass, f.class = true, *j.ClassUID
 	}
-	ev := Event{Format: FormatJSONL, Class: *j.ClassUID, TimeMS: j.Time}
-	if ev.Action = jsonActions[j.ActionID]; ev.Action == "" {
-		return ev, LineOther
+	if j.StatusDetail != nil {
+		f.hasDetail, f.detail = true, *j.StatusDetail
 	}
-	ev.Reason, ev.Truncated = reasonText(j.reason())
-	j.readEndpoint(&ev)
-	j.readActor(&ev)
-	j.readFirewallRule(&ev)
-	j.readHTTPRequest(&ev)
-	return ev, LineEvent
+	if d := j.DstEndpoint; d != nil {
+		f.hasDst, f.domain, f.ip, f.endpointPort = true, d.Domain, d.IP, d.Port
+	}
+	if j.Actor != nil && j.Actor.Process != nil {
+		f.readProcess(j.Actor.Process)
+	}
+	if r := j.FirewallRule; r != nil {
+		f.hasRule, f.rule, f.engine = true, r.Name, r.Type
+	}
+	if h := j.HTTPRequest; h != nil {
+		f.hasHTTP, f.method = true, h.HTTPMethod
+		if u := h.URL; u != nil {
+			f.hasURL, f.hostname, f.uri, f.urlPort = true, u.Hostname, u.Path, u.Port
+		}
+	}
+	return f, nil
 }
 
-// jsonActions maps the action_ids read to Event.Action.
-var jsonActions = map[int]string{1: "Allowed", 2: "Denied"}
-
-// reason is status_detail, else (absent or empty) message.
-func (j *ocsfJSON) reason() string {
-	if j.StatusDetail == nil {
-		return j.Message
-	}
-	return cmp.Or(*j.StatusDetail, j.Message)
-}
-
-// readFirewallRule sets ev's Policy and Engine from firewall_rule.
-func (j *ocsfJSON) readFirewallRule(ev *Event) {
-	if f := j.FirewallRule; f != nil {
-		ev.Policy, ev.Engine = f.Name, f.Type
-	}
-}
-
-// readEndpoint sets ev's Host (the domain, else the IP, ASCII-lowercased) and
-// Port from dst_endpoint.
-func (j *ocsfJSON) readEndpoint(ev *Event) {
-	d := j.DstEndpoint
-	if d == nil {
-		return
-	}
-	ev.Host, ev.Port = asciiLower(d.Domain), d.Port
-	if ev.Host == "" {
-		ev.Host = asciiLower(d.IP)
+// readProcess takes the actor's process and its first 64 parents' names.
+func (f *ocsfFields) readProcess(p *processJSON) {
+	f.hasProcess, f.binary, f.pid = true, p.Name, p.PID
+	for q, n := p.Parent, 0; q != nil && n < maxAncestors; q, n = q.Parent, n+1 {
+		f.ancestors = append(f.ancestors, q.Name)
 	}
 }
 
-// readActor sets ev's Binary, PID and Ancestors (at most 64, nearest first)
-// from actor.process.
-func (j *ocsfJSON) readActor(ev *Event) {
-	if j.Actor == nil || j.Actor.Process == nil {
-		return
-	}
-	ev.Binary, ev.PID = j.Actor.Process.Name, j.Actor.Process.PID
-	for p, n := j.Actor.Process.Parent, 0; p != nil && n < 64; p, n = p.Parent, n+1 {
-		ev.Ancestors = append(ev.Ancestors, p.Name)
+// jsonScanner reads one JSON text in place, checking its syntax as
+// encoding/json does (RFC 8259: no control byte in a string, only the
+// escapes \" \\ \/ \b \f \n \r \t \uXXXX, numbers without a leading zero
+// or '+'), and stops (false) at the first byte it does not read.
+type jsonScanner struct {
+	s     string
+	i     int
+	depth int
+}
+
+// fastDepth bounds the nesting scanOCSF reads; a deeper line is left to
+// encoding/json (which allows 10000 levels).
+const fastDepth = 128
+
+// space skips JSON whitespace.
+func (sc *jsonScanner) space() {
+	for sc.i < len(sc.s) {
+		switch sc.s[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
 	}
 }
 
-// readHTTPRequest sets ev's Method and, from the URL, Host, Path (query
-// stripped, "/" when empty) and a non-zero Port; they override the
-// endpoint's.
-func (j *ocsfJSON) readHTTPRequest(ev *Event) {
-	h := j.HTTPRequest
-	if h == nil {
-		return
+// peek skips whitespace and returns the next byte, 0 at the end.
+func (sc *jsonScanner) peek() byte {
+	sc.space()
+	if sc.i < len(sc.s) {
+		return sc.s[sc.i]
 	}
-	ev.Method = h.HTTPMethod
-	u := h.URL
-	if u == nil {
-		return
+	return 0
+}
+
+// fields reads obj (at '{') into f (ocsfFields.field): each key must be
+// plain (no escape) and, when it names no field, hold no upper-case or
+// non-ASCII letter, which encoding/json could fold onto a field's name; a
+// field's key must not come twice.
+func (sc *jsonScanner) fields(f *ocsfFields, obj object, depth int) bool {
+	var seen [9]string
+	n := 0
+	return sc.object(func(key string, plain bool) bool {
+		if !plain || slicesContains(seen[:n], key) {
+			return false
+		}
+		known, ok := f.field(sc, obj, depth, key)
+		if !known {
+			return ok && !foldable(key) && sc.skip()
+		}
+		if n == len(seen) {
+			return false
+		}
+		seen[n], n = key, n+1
+		return ok
+	})
+}
+
+// slicesContains reports whether keys holds key.
+func slicesContains(keys []string, key string) bool {
+	for _, k := range keys {
+		if k == key {
+			return true
+		}
 	}
-	ev.Host, ev.Path = asciiLower(u.Hostname), stripQuery(u.Path)
-	if u.Port != 0 {
-		ev.Port = u.Port
+	return false
+}
+
+// foldable reports whether key has a byte encoding/json folds in matching
+// a key to a field name (fold.go: upper-case ASCII letters, and non-ASCII
+// runes such as the Kelvin sign, which folds to 'k').
+func foldable(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return true
+		}
 	}
-	if ev.Path == "" {
-		ev.Path = "/"
+	return false
+}
+
+// object reads an object (at '{'), calling member with each key (without
+// its quotes; plain when it has no escape) and the scanner at its value.
+func (sc *jsonScanner) object(member func(key string, plain bool) bool) bool {
+	if !sc.enter() {
+		return false
+	}
+	if sc.peek() == '}' {
+		return sc.leave()
+	}
+	for {
+		if sc.peek() != '"' {
+			return false
+		}
+		key, plain, ok := sc.str()
+		if !ok || sc.peek() != ':' {
+			return false
+		}
+		sc.i++
+		sc.space()
+		if !member(key[1:len(key)-1], plain) {
+			return false
+		}
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case '}':
+			return sc.leave()
+		default:
+			return false
+		}
+	}
+}
+
+// array reads an array (at '[').
+func (sc *jsonScanner) array() bool {
+	if !sc.enter() {
+		return false
+	}
+	if sc.peek() == ']' {
+		return sc.leave()
+	}
+	for {
+		if !sc.skip() {
+			return false
+		}
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case ']':
+			return sc.leave()
+		default:
+			return false
+		}
+	}
+}
+
+// enter steps into an object or array, within fastDepth.
+func (sc *jsonScanner) enter() bool {
+	sc.i++
+	sc.depth++
+	return sc.depth <= fastDepth
+}
+
+// leave steps out of an object or array, past its closing byte.
+func (sc *jsonScanner) leave() bool {
+	sc.i++
+	sc.depth--
+	return true
+}
+
+// skip reads any value.
+func (sc *jsonScanner) skip() bool {
+	switch c := sc.peek(); {
+	case c == '{':
+		return sc.object(func(string, bool) bool { return sc.skip() })
+	case c == '[':
+		return sc.array()
+	case c == '"':
+		_, _, ok := sc.str()
+		return ok
+	case c == '-' || c >= '0' && c <= '9':
+		_, _, ok := sc.number()
+		return ok
+	}
+	return sc.literal("true") || sc.literal("false") || sc.literal("null")
+}
+
+// literal reads word when it is next.
+func (sc *jsonScanner) literal(word string) bool {
+	if len(sc.s)-sc.i >= len(word) && sc.s[sc.i:sc.i+len(word)] == word {
+		sc.i += len(word)
+		return true
+	}
+	return false
+}
+
+// str reads a string (at '"') and returns it with its quotes; plain when
+// it has no escape.
+func (sc *jsonScanner) str() (tok string, plain, ok bool) {
+	start := sc.i
+	plain = true
+	for sc.i++; sc.i < len(sc.s); {
+		switch c := sc.s[sc.i]; {
+		case c == '"':
+			sc.i++
+			return sc.s[start:sc.i], plain, true
+		case c == '\\':
+			plain = false
+			if !sc.escape() {
+				return "", false, false
+			}
+		case c < 0x20:
+			return "", false, false
+		default:
+			sc.i++
+		}
+	}
+	return "", false, false
+}
+
+// escape reads an escape (at '\').
+func (sc *jsonScanner) escape() bool {
+	if sc.i+1 >= len(sc.s) {
+		return false
+	}
+	switch sc.s[sc.i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		sc.i += 2
+		return true
+	case 'u':
+		if sc.i+6 > len(sc.s) || !isHex4(sc.s[sc.i+2:sc.i+6]) {
+			return false
+		}
+		sc.i += 6
+		return true
+	}
+	return false
+}
+
+// isHex4 reports four hexadecimal digits.
+func isHex4(s string) bool {
+	for i := 0; i < 4; i++ {
+		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// number reads a number; integer when it has neither fraction nor
+// exponent.
+func (sc *jsonScanner) number() (tok string, integer, ok bool) {
+	start := sc.i
+	if sc.at('-') {
+		sc.i++
+	}
+	if sc.at('0') {
+		sc.i++
+	} else if !sc.digits() {
+		return "", false, false
+	}
+	integer = true
+	if sc.at('.') {
+		sc.i++
+		if !sc.digits() {
+			return "", false, false
+		}
+		integer = false
+	}
+	if sc.at('e') || sc.at('E') {
+		sc.i++
+		if sc.at('+') || sc.at('-') {
+			sc.i++
+		}
+		if !sc.digits() {
+			return "", false, false
+		}
+		integer = false
+	}
+	return sc.s[start:sc.i], integer, true
+}
+
+// at reports whether the next byte is c.
+func (sc *jsonScanner) at(c byte) bool {
+	return sc.i < len(sc.s) && sc.s[sc.i] == c
+}
+
+// digits reads one or more decimal digits.
+func (sc *jsonScanner) digits() bool {
+	start := sc.i
+	for sc.i < len(sc.s) && sc.s[sc.i] >= '0' && sc.s[sc.i] <= '9' {
+		sc.i++
+	}
+	return sc.i > start
+}
+
+// isNull reads null when it is next (a null field keeps its zero value).
+func (sc *jsonScanner) isNull() bool {
+	return sc.literal("null")
+}
+
+// stringValue reads a string field into dst, setting *has when has is not
+// nil; an escaped string, or one that is not valid UTF-8, is decoded by
+// encoding/json (which replaces bad bytes with U+FFFD).
+func (sc *jsonScanner) stringValue(dst *string, has *bool) bool {
+	if sc.isNull() {
+		return true
+	}
+	if sc.peek() != '"' {
+		return false
+	}
+	tok, plain, ok := sc.str()
+	if !ok {
+		return false
+	}
+	if !plain || !utf8.ValidString(tok) {
+		return decodeString(tok, dst, has)
+	}
+	*dst = tok[1 : len(tok)-1]
+	setHas(has)
+	return true
+}
+
+// decodeString decodes a string token with encoding/json.
+func decodeString(tok string, dst *string, has *bool) bool {
+	var v string
+	if json.Unmarshal([]byte(tok), &v) != nil {
+		return false
+	}
+	*dst = v
+	setHas(has)
+	return true
+}
+
+// intValue reads an int field (encoding/json: an integer that fits an int).
+func (sc *jsonScanner) intValue(dst *int, has *bool) bool {
+	var n int64
+	var set bool
+	if !sc.integer(&n, strconv.IntSize, &set) {
+		return false
+	}
+	if set {
+		*dst = int(n)
+		setHas(has)
+	}
+	return true
+}
+
+// int64Value reads an int64 field.
+func (sc *jsonScanner) int64Value(dst *int64) bool {
+	return sc.integer(dst, 64, nil)
+}
+
+// integer reads an integer of bits bits, or null.
+func (sc *jsonScanner) integer(dst *int64, bits int, has *bool) bool {
+	if sc.isNull() {
+		return true
+	}
+	tok, integer, ok := sc.number()
+	if !ok || !integer {
+		return false
+	}
+	n, err := strconv.ParseInt(tok, 10, bits)
+	if err != nil {
+		return false
+	}
+	*dst = n
+	setHas(has)
+	return true
+}
+
+// objectValue reads an object field obj into f, setting *has when has is
+// not nil, or null.
+func (sc *jsonScanner) objectValue(f *ocsfFields, has *bool, obj object, depth int) bool {
+	if sc.isNull() {
+		return true
+	}
+	if sc.peek() != '{' {
+		return false
+	}
+	setHas(has)
+	return sc.fields(f, obj, depth)
+}
+
+// setHas sets *has when has is not nil.
+func setHas(has *bool) {
+	if has != nil {
+		*has = true
 	}
 }

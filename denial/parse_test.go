@@ -140,3 +140,60 @@ func TestScanReadError(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A long JSONL record, whose events Scan holds for an injection's reach,
+// with unparsed lines and barriers among them: every event is handed over
+// once, in input order, and ReadLog returns them all (more than one chunk),
+// nil when there are none.
+func TestScanHeldEventsInOrder(t *testing.T) {
+	var b strings.Builder
+	want := 0
+	for i := 1; i <= 5000; i++ {
+		switch {
+		case i%701 == 0:
+			b.WriteString(`{"class_uid":` + "\n") // unparsed, JSON-shaped: the record goes on
+		case i%1999 == 0:
+			b.WriteString(`{"class_uid":6003,"message":"http://barrier"}` + "\n")
+		default:
+			want++
+			b.WriteString(`{"class_uid":4001,"action_id":1,"time":` + itoa(i) + `,"message":"` + strings.Repeat("m", i%300) + `"}` + "\n")
+		}
+	}
+	var lines []int
+	st, err := Scan("j.log", strings.NewReader(b.String()), func(ev Event) { lines = append(lines, ev.Line) })
+	if err != nil || len(lines) != want || st.Events != want {
+		t.Fatalf("%v: %d events handed over, stats %+v, want %d", err, len(lines), st, want)
+	}
+	for i := 1; i < len(lines); i++ {
+		if lines[i] <= lines[i-1] {
+			t.Fatalf("line %d handed over after line %d", lines[i], lines[i-1])
+		}
+	}
+	evs, _, err := ReadLog("j.log", strings.NewReader(b.String()))
+	if err != nil || len(evs) != want || evs[0].Line != lines[0] || evs[want-1].Line != lines[want-1] {
+		t.Fatalf("ReadLog: %v, %d events", err, len(evs))
+	}
+	if evs, _, err := ReadLog("e.log", strings.NewReader("\n")); err != nil || evs != nil {
+		t.Errorf("ReadLog of no event: %v, %#v", err, evs)
+	}
+}
+
+// reasonText puts a space for each line break, byte for byte, and cuts
+// at 256 bytes on a rune boundary.
+func TestReasonText(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		cut      bool
+	}{
+		{"plain", "plain", false},
+		{"a\nb\r\nc\rd", "a b  c d", false},
+		{"\xff\n\xfe", "\xff \xfe", false},
+		{strings.Repeat("x", 256), strings.Repeat("x", 256), false},
+		{strings.Repeat("x", 255) + "é", strings.Repeat("x", 255) + "...", true},
+		{"\n" + strings.Repeat("x", 300), " " + strings.Repeat("x", 255) + "...", true},
+	} {
+		if got, cut := reasonText(tc.in); got != tc.want || cut != tc.cut {
+			t.Errorf("reasonText(%q) = %q, %v; want %q, %v", tc.in, got, cut, tc.want, tc.cut)
+		}
+	}
+}

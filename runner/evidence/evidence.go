@@ -96,12 +96,13 @@ type Record struct {
 	Notes []string `json:"notes,omitempty"`
 	// Suggest is the command that turns the denials into frontmatter.
 	Suggest string `json:"suggest,omitempty"`
-	// UntrustedDenials counts the denials of result.json's "denials" that
-	// the sandboxed agent could have written into the log itself
-	// (denial.TrustSuspect: a shorthand line that the OCSF JSONL record
-	// does not hold, or, with shorthand alone, one beside an injected
-	// fragment or naming a binary path that is not plain). policy suggest
-	// never grants from them; docs/threat-model.md says why.
+	// UntrustedDenials counts the denial lines that the sandboxed agent
+	// could have written into the log itself (denial.TrustSuspect): with
+	// the OCSF JSONL record, the shorthand lines it does not hold, which
+	// result.json's "denials" (the record's) leave out; with shorthand
+	// alone, those of "denials" beside an injected fragment or naming a
+	// binary path that is not plain. policy suggest never grants from
+	// them; docs/threat-model.md says why.
 	UntrustedDenials int `json:"untrusted_denials"`
 }
 
@@ -250,13 +251,15 @@ func logFormat(name string) string {
 
 // Keep writes logs into r.Dir, each redacted (redactLog: the run's
 // secrets masked through mask, query strings cut), records each in
-// r.Files, masks r.Notes, and returns the denials the logs count: one
-// source of counts, the shorthand record when there is one (complete),
-// else the gateway's sandbox tail; JSONL adds only the audit verdicts the
-// shorthand cannot show, and corroborates the shorthand's denials
-// (denial.AssessRecord): r.UntrustedDenials counts those it could not
-// trust. A file that cannot be written is a note; a cut one is logged
-// through logf.
+// r.Files, masks r.Notes, and returns the denials the logs count, from one
+// source, never two: the OCSF JSONL record when the logs hold one (its
+// denials and audit verdicts: the agent cannot write a line of it, and an
+// injected binary path cannot split one of its events), else the
+// shorthand record (complete), else the gateway's sandbox tail.
+// r.UntrustedDenials counts the denial lines the agent could have written
+// (denial.AssessRecord): with the record, the text lines it lacks, which
+// the counts leave out; without it, the counted lines it doubts. A file
+// that cannot be written is a note; a cut one is logged through logf.
 func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format string, args ...any)) map[denial.Kind]int {
 	var c denialCount
 	for _, f := range logs {
@@ -280,24 +283,22 @@ func (r *Record) Keep(logs []Log, mask func(string) string, logf func(format str
 	return denials
 }
 
-// denialCount gathers the events of a run's logs that count or
-// corroborate: the denials of the counting source, and the denials and
-// audit verdicts of the OCSF JSONL record. It holds no allowed event,
-// only whether the record held any structured event.
+// denialCount gathers the denials and audit verdicts of a run's logs that
+// may count: those of the shorthand record or the gateway's sandbox tail,
+// and those of the OCSF JSONL files. It holds no allowed event, only
+// whether the JSONL files held a structured event (the record).
 type denialCount struct {
 	events     []denial.Event
 	kinds      []denial.Kind
-	counted    []bool
 	structured bool
 }
 
-// read adds the events of one kept log (its redacted data): the
-// shorthand record, or the gateway's sandbox tail, counts denials; OCSF
-// JSONL counts audit verdicts and corroborates.
+// read adds the denials and audit verdicts of one kept log (its redacted
+// data), when it is one that counts: a shorthand or JSONL file, or the
+// gateway's sandbox tail.
 func (c *denialCount) read(f Log, data []byte) {
-	counts := f.Format == "shorthand" || f.Format == "cli" && f.Name == "sandbox.log"
 	jsonl := f.Format == "ocsf-jsonl"
-	if !counts && !jsonl {
+	if !jsonl && f.Format != "shorthand" && (f.Format != "cli" || f.Name != "sandbox.log") {
 		return
 	}
 	_, _ = denial.Scan(f.Name, bytes.NewReader(data), func(ev denial.Event) {
@@ -307,26 +308,34 @@ func (c *denialCount) read(f Log, data []byte) {
 			return
 		}
 		c.events, c.kinds = append(c.events, ev), append(c.kinds, k)
-		c.counted = append(c.counted, counts && k.Denied() || jsonl && k == denial.KindAudit)
 	})
 }
 
-// count assesses the events together and counts the denials by kind, and
-// those of them that are suspect.
+// count assesses the events together and counts, by kind, those of the
+// counting source (counts), and the suspect denials.
 func (c *denialCount) count() (map[denial.Kind]int, int) {
 	denial.AssessRecord(c.events, c.structured)
 	denials := map[denial.Kind]int{}
 	untrusted := 0
-	for i, ev := range c.events {
-		if !c.counted[i] {
-			continue
+	for i := range c.events {
+		ev, k := &c.events[i], c.kinds[i]
+		if c.counts(ev, k) {
+			denials[k]++
 		}
-		denials[c.kinds[i]]++
-		if ev.Trust == denial.TrustSuspect && c.kinds[i].Denied() {
+		if ev.Trust == denial.TrustSuspect && k.Denied() {
 			untrusted++
 		}
 	}
 	return denials, untrusted
+}
+
+// counts reports whether an event counts: with the JSONL record, its
+// events (denials and audit verdicts); without it, the text's denials.
+func (c *denialCount) counts(ev *denial.Event, k denial.Kind) bool {
+	if c.structured {
+		return ev.Structured()
+	}
+	return ev.Format != denial.FormatJSONL && k.Denied()
 }
 
 // writeEvidenceFile creates dir/name, which must not exist, without

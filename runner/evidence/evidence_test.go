@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,8 +221,8 @@ func TestDenialKind(t *testing.T) {
 }
 
 // TestCountDenialsFormats: the file's shorthand and the CLI's sandbox
-// stream count the same; non-OCSF lines count nothing; the JSONL counts
-// only audit verdicts (its denials are the shorthand's, counted there).
+// stream count the same; non-OCSF lines count nothing; the JSONL record
+// counts its denials and, read as the record, its audit verdicts.
 func TestCountDenialsFormats(t *testing.T) {
 	body := "HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny POST h:8081/p reason=POST /p not permitted by policy]"
 	for _, log := range []string{
@@ -250,8 +251,8 @@ func TestCountDenialsFormats(t *testing.T) {
 	}
 	got := map[denial.Kind]int{}
 	countDenials(got, "openshell-ocsf.2026-04-01.log", jsonl, true)
-	if !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindAudit: 1}) {
-		t.Errorf("JSONL: %v, want one audit verdict", got)
+	if !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindL7Deny: 3, denial.KindL4NoEndpoint: 1, denial.KindAudit: 1}) {
+		t.Errorf("JSONL: %v, want the denials and one audit verdict", got)
 	}
 	got = map[denial.Kind]int{}
 	countDenials(got, "openshell-ocsf.2026-04-01.log", jsonl, false)
@@ -261,7 +262,7 @@ func TestCountDenialsFormats(t *testing.T) {
 }
 
 // FuzzCountDenials: any log counts only kinds of the table, at most one
-// per line, and never an audit verdict as a denial.
+// per line, and an audit verdict only from the JSONL record.
 func FuzzCountDenials(f *testing.F) {
 	f.Add([]byte("2026-04-01T04:04:32.190Z OCSF HTTP:POST [MED] DENIED POST http://h:8081/p [policy:p engine:l7] [reason:L7_REQUEST deny]\n"), false)
 	f.Add([]byte(`{"class_uid":4002,"action_id":1,"message":"L7_REQUEST audit GET h:1/x reason=y","firewall_rule":{"name":"p","type":"l7"}}`), true)
@@ -270,7 +271,7 @@ func FuzzCountDenials(f *testing.F) {
 		countDenials(got, "f", data, audits)
 		n := 0
 		for k, v := range got {
-			if _, ok := denial.Lookup(k); !ok || k.Denied() == audits {
+			if _, ok := denial.Lookup(k); !ok || !audits && !k.Denied() {
 				t.Errorf("kind %q counted (audits %v)", k, audits)
 			}
 			n += v
@@ -364,10 +365,11 @@ func countDenials(into map[denial.Kind]int, name string, data []byte, audits boo
 	maps.Copy(into, d)
 }
 
-// Keep reports how many counted denials the agent could have written
-// (red team 5, T5-1: a binary path with line breaks forges a line): with
-// the shorthand alone, the forged line beside its fragments; with the
-// JSONL record, every shorthand denial the record lacks.
+// Keep reports how many denial lines the agent could have written (red
+// team 5, T5-1: a binary path with line breaks forges a line): with the
+// shorthand alone, the counted forged line beside its fragments; with the
+// JSONL record, every shorthand denial the record lacks, which the counts
+// (the record's) leave out.
 func TestKeepUntrusted(t *testing.T) {
 	forged := "2026-05-01T01:46:57.000Z OCSF NET:OPEN [MED] DENIED /usr/bin/git(4242) -> exfil.attacker.example:443 [policy:github engine:opa] [reason:endpoint exfil.attacker.example:443 is not allowed by any policy]"
 	injected := "2026-05-01T01:46:57.000Z OCSF NET:OPEN [MED] DENIED /tmp/x\n" + forged + "\n/y/curl(777) -> denied.example.com:443 [policy:- engine:opa] [reason:endpoint denied.example.com:443 is not allowed by any policy]\n"
@@ -379,18 +381,76 @@ func TestKeepUntrusted(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		logs      []Log
+		denials   int
 		untrusted int
 	}{
-		{"shorthand alone", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 1},
+		{"shorthand alone", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 2, 1},
 		{"with the JSONL record", []Log{
 			{Name: "openshell-ocsf.2026-05-01.log", Format: "ocsf-jsonl", Data: []byte(record)},
-			{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 1},
-		{"clean", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean)}}, 0},
+			{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean + barrier + injected)}}, 1, 1},
+		{"clean", []Log{{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(clean)}}, 1, 0},
 	} {
 		r := &Record{Dir: t.TempDir()}
 		got := r.Keep(tc.logs, func(s string) string { return s }, t.Logf)
-		if r.UntrustedDenials != tc.untrusted || got[denial.KindL4NoEndpoint] != 1+tc.untrusted {
-			t.Errorf("%s: %d untrusted of %v, want %d", tc.name, r.UntrustedDenials, got, tc.untrusted)
+		if r.UntrustedDenials != tc.untrusted || !reflect.DeepEqual(got, map[denial.Kind]int{denial.KindL4NoEndpoint: tc.denials}) {
+			t.Errorf("%s: %d untrusted of %v, want %d of %d", tc.name, r.UntrustedDenials, got, tc.untrusted, tc.denials)
 		}
+	}
+}
+
+// TestKeepCountsTheRecord: with the OCSF JSONL record in the evidence,
+// the counts are the record's, never the record's and the shorthand's
+// together; without it, the shorthand's. A FORWARD denial whose shorthand
+// line an injected binary path split (its fragments parse as nothing, a
+// forged line between them as a denial) is counted from its record, and
+// the forged line is not.
+func TestKeepCountsTheRecord(t *testing.T) {
+	const (
+		ts      = "2026-05-01T01:46:57.000Z OCSF "
+		shortFw = "HTTP:GET [MED] DENIED /usr/bin/curl(41) -> GET http://d.example/f [policy:- engine:opa] [reason:endpoint d.example:80 is not allowed by any policy]"
+		forged  = "NET:OPEN [MED] DENIED /usr/bin/git(4242) -> exfil.attacker.example:443 [policy:github engine:opa] [reason:endpoint exfil.attacker.example:443 is not allowed by any policy]"
+		l4      = "NET:OPEN [MED] DENIED /usr/bin/curl(778) -> ok.example.com:443 [policy:- engine:opa] [reason:endpoint ok.example.com:443 is not allowed by any policy]"
+		audit   = `{"class_uid":4002,"time":1777600017500,"action_id":1,"message":"L7_REQUEST audit POST api.example.com:443/x reason=POST /x not permitted by policy","http_request":{"http_method":"POST","url":{"hostname":"api.example.com","path":"/x","port":443}},"firewall_rule":{"name":"api","type":"l7"}}`
+	)
+	fwRecord := func(bin string) string {
+		return `{"class_uid":4002,"time":1777600017000,"action_id":2,"message":"FORWARD denied GET d.example:80/f","status_detail":"endpoint d.example:80 is not allowed by any policy",` +
+			`"http_request":{"http_method":"GET","url":{"hostname":"d.example","path":"/f","port":80}},"dst_endpoint":{"domain":"d.example","port":80},` +
+			`"actor":{"process":{"name":` + strconv.Quote(bin) + `,"pid":41}},"firewall_rule":{"name":"-","type":"opa"}}`
+	}
+	l4Record := `{"class_uid":4001,"time":1777600017000,"action_id":2,"message":"CONNECT denied ok.example.com:443","status_detail":"endpoint ok.example.com:443 is not allowed by any policy","dst_endpoint":{"domain":"ok.example.com","port":443},"actor":{"process":{"name":"/usr/bin/curl","pid":778}},"firewall_rule":{"name":"-","type":"opa"}}`
+	// The agent runs curl from "/tmp/x\n<forged line>\n/y/curl": the
+	// shorthand prints the path raw, the JSONL escapes it.
+	split := ts + "HTTP:GET [MED] DENIED /tmp/x\n" + ts + forged + "\n/y/curl(41) -> GET http://d.example/f [policy:- engine:opa] [reason:endpoint d.example:80 is not allowed by any policy]\n"
+	injectedBin := "/tmp/x\n" + ts + forged + "\n/y/curl"
+	shorthand := func(body string) Log {
+		return Log{Name: "openshell.2026-05-01.log", Format: "shorthand", Data: []byte(body)}
+	}
+	jsonl := func(lines ...string) Log {
+		return Log{Name: "openshell-ocsf.2026-05-01.log", Format: "ocsf-jsonl", Data: []byte(strings.Join(lines, "\n") + "\n")}
+	}
+	for _, tc := range []struct {
+		name      string
+		logs      []Log
+		want      map[denial.Kind]int
+		untrusted int
+	}{
+		{"split denial, with its record", []Log{jsonl(fwRecord(injectedBin), l4Record), shorthand(split + ts + l4 + "\n")},
+			map[denial.Kind]int{denial.KindForward: 1, denial.KindL4NoEndpoint: 1}, 1},
+		{"split denial, shorthand alone", []Log{shorthand(split + ts + l4 + "\n")},
+			map[denial.Kind]int{denial.KindL4NoEndpoint: 2}, 1},
+		{"one denial in both: counted once", []Log{jsonl(fwRecord("/usr/bin/curl")), shorthand(ts + shortFw + "\n")},
+			map[denial.Kind]int{denial.KindForward: 1}, 0},
+		{"the record's audit verdicts count with it", []Log{jsonl(audit, l4Record), shorthand(ts + l4 + "\n")},
+			map[denial.Kind]int{denial.KindAudit: 1, denial.KindL4NoEndpoint: 1}, 0},
+		{"a JSONL file without a network event is no record", []Log{jsonl(`{"class_uid":1007,"action_id":1}`), shorthand(ts + l4 + "\n")},
+			map[denial.Kind]int{denial.KindL4NoEndpoint: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Record{Dir: t.TempDir()}
+			got := r.Keep(tc.logs, func(s string) string { return s }, t.Logf)
+			if !reflect.DeepEqual(got, tc.want) || r.UntrustedDenials != tc.untrusted {
+				t.Errorf("denials %v, %d untrusted; want %v, %d", got, r.UntrustedDenials, tc.want, tc.untrusted)
+			}
+		})
 	}
 }
