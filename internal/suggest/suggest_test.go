@@ -14,7 +14,7 @@ func TestClosest(t *testing.T) {
 		{"nme", "name"},
 		{"permisionMode", "permissionMode"},
 		{"colour", ""},
-		{"nmae", "name"},          // a swap of neighbours is one edit
+		{"nmae", "name"}, // a swap of neighbours is one edit
 		{"descriptoin", "description"},
 		{"", ""},
 	}
