@@ -98,7 +98,7 @@ func (d *decoder) toolRule(el stringItem, it ToolListItem, field string) (r Tool
 	var re *RuleError
 	switch {
 	case errors.As(err, &re) && re.UnknownTool:
-		d.warnAt(re.Pos, field, re.Message+" grants nothing; the rule is ignored", re.Hint)
+		d.warnAt(re.Pos, field, re.Message+" grants nothing; the rule is ignored and the runtime will not pre-approve it", re.Hint)
 		return ToolRule{}, false, true
 	case errors.As(err, &re):
 		d.errAt(re.Pos, field, re.Message, re.Hint)

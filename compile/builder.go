@@ -73,6 +73,10 @@ type builder struct {
 	// mcpIntended are the compiled MCP server uses (mcp.go).
 	mcpIntended []mcpIntent
 	outputs     []agentdef.PathDecl
+	// pendingWrites are the write rules waiting for the declared outputs,
+	// and outputWrites those scoped to one (outputs.go).
+	pendingWrites []agentdef.ToolRule
+	outputWrites  []outputWrite
 	// baselineKeys are the network policies that only the runtime's model
 	// API baseline contributed to.
 	baselineKeys []string
@@ -220,7 +224,9 @@ func (b *builder) tool(r agentdef.ToolRule, where string) {
 	case "Read", "Grep", "Glob", "LS", "LSP", "NotebookRead":
 		b.toolDir(b.readOnly, r, reason)
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		b.toolDir(b.readWrite, r, reason)
+		// Its tier depends on the declared outputs (resolveWrites).
+		b.deferWrite(r)
+		return
 	case "Agent":
 		b.spawn(r)
 	}
@@ -281,13 +287,14 @@ func (b *builder) command(r agentdef.ToolRule, c agentdef.CommandPattern, reason
 	bin, ok := b.cat.Binaries[c.Command]
 	if !ok {
 		// Unknown: it implies nothing, so it raises nothing (fail
-		// closed: a typo never buys the full tier); the warning says so.
+		// closed: a typo never buys the full tier), and the runtime does
+		// not pre-approve it (runtimeTools); the warning says both.
 		hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
 		if s := suggest.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
 			hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
 		}
 		b.warnf(r.Pos, "tools", hint,
-			"command %q is not in the binary registry: it implies no egress and no tier (the agent's tier comes from its other tools and declarations)", c.Command)
+			"command %q is not in the binary registry: it implies no egress and no tier, and the runtime will not pre-approve %s (it is left out of --allowedTools; a write to a declared output is Write(//path/**))", c.Command, r.Raw)
 		return
 	}
 	b.need(bin.Tier, r.Pos, "%s (command %s)", reason, c.Command)

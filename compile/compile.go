@@ -91,6 +91,9 @@ type Compiled struct {
 	// TierWhy lists what raised the agent above read-only, highest tier
 	// first, each at its line; the first entry decided the tier.
 	TierWhy []TierReason
+	// RuntimeTools are the agent's tool rules as its runtime gets them:
+	// pre-approved or left out, and why (runtime_tools.go).
+	RuntimeTools []RuntimeTool
 	// Providers are the provider profiles the agent names, in attachment
 	// order, and Composed its policy composed with their layers: what
 	// OpenShell enforces, and what the checks see (Effective).
@@ -345,6 +348,7 @@ func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load 
 			b.fragment(s.PolicyFile, s.PolicyFilePos, s.Dir, load)
 		}
 	}
+	b.resolveWrites()
 	b.mcpEndpoints(skills)
 	nps := b.network()
 	tier := b.tier()
@@ -375,6 +379,7 @@ func compileAgent(proj *agentdef.Project, a *agentdef.Agent, opts Options, load 
 	}
 	b.summarize(c, skills)
 	c.TierWhy = tierWhy(b.needs, tier)
+	c.RuntimeTools = b.runtimeTools(tier)
 	b.diags = append(b.diags, egressChecks(c, skills)...)
 	c.Sources = providerSources(sourceFiles(a, skills, pol), layers)
 	return c, b.diags

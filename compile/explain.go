@@ -65,9 +65,12 @@ type Explanation struct {
 	// policy: the workdir's write access, the runtime's own flags and the
 	// forge proxy's access.
 	TierDecides []string `json:"tier_decides"`
-	Runtime     string   `json:"runtime"`
-	Provider    string   `json:"provider"`
-	Spawns      []string `json:"spawns,omitempty"`
+	// RuntimeTools are the agent's tool rules as its runtime gets them:
+	// pre-approved, or left out and why.
+	RuntimeTools []RuntimeTool `json:"runtime_tools"`
+	Runtime      string        `json:"runtime"`
+	Provider     string        `json:"provider"`
+	Spawns       []string      `json:"spawns,omitempty"`
 	// SpawnWidening is what the spawned agents may hold beyond this
 	// agent's policy, as its sandbox.spawn-widening declares it; every
 	// other grant of theirs is proved contained in this policy.
@@ -105,7 +108,10 @@ func Explain(c *Compiled) *Explanation {
 	e := &Explanation{
 		Agent: c.Agent.Name, File: c.Agent.File, Tier: string(c.Tier), Runtime: c.Runtime,
 		Provider: c.Provider, Spawns: c.Spawns, SpawnWidening: Widenings(c.Agent), Placeholders: c.Placeholders,
-		TierWhy: c.TierWhy,
+		TierWhy: c.TierWhy, RuntimeTools: c.RuntimeTools,
+	}
+	if e.RuntimeTools == nil {
+		e.RuntimeTools = []RuntimeTool{}
 	}
 	if e.TierWhy == nil {
 		e.TierWhy = []TierReason{}
@@ -226,8 +232,24 @@ func tierDecides(c *Compiled) []string {
 	if c.Tier == policycue.TierFull {
 		return append(out, "forge proxy: read and write (comment, label, push where the policy allows)")
 	}
-	return append(out, "forge proxy: read only (writes are refused whatever the policy allows)",
-		"a writable output without the full tier: declare it in sandbox.outputs and sandbox.filesystem.read_write (a directory under /sandbox or /tmp)")
+	return append(out, "forge proxy: read only (writes are refused whatever the policy allows)", outputAdvice(c))
+}
+
+// outputAdvice says what writing a declared output needs below the full
+// tier, and what it does not.
+func outputAdvice(c *Compiled) string {
+	const not = "; it does not need tier full, sandbox.filesystem.read_write or the forge proxy's write access"
+	var scoped []string
+	for _, t := range c.RuntimeTools {
+		if t.Output != "" {
+			scoped = append(scoped, t.Approved)
+		}
+	}
+	if len(scoped) > 0 {
+		return fmt.Sprintf("outputs: the agent writes its declared outputs with %s: Landlock read_write on those paths only, and the runtime pre-approves writes there and nothing else%s",
+			strings.Join(scoped, ", "), not)
+	}
+	return "outputs: to write a declared output, list it in sandbox.outputs (a directory under /sandbox or /tmp) and scope a write tool to it, e.g. Write(//sandbox/out/**): that needs tier network (Landlock read_write on the output only, the runtime pre-approving writes there only)" + not
 }
 
 // workdirAccess says whether the workdir is writable and, when it is not,
@@ -294,6 +316,7 @@ func (e *Explanation) writeAgent(b *strings.Builder) {
 			fmt.Fprintf(b, "    %s\n", d)
 		}
 	}
+	e.writeRuntimeTools(b)
 	if len(e.TierWhy) > 1 {
 		b.WriteString("  why this tier:\n")
 		for _, r := range e.TierWhy {
@@ -308,6 +331,22 @@ func (e *Explanation) writeAgent(b *strings.Builder) {
 	}
 	if len(e.Placeholders) > 0 {
 		fmt.Fprintf(b, "  open placeholders: %s\n", strings.Join(e.Placeholders, ", "))
+	}
+}
+
+// writeRuntimeTools lists the tool rules the runtime pre-approves and
+// those it leaves out, each with its line and why.
+func (e *Explanation) writeRuntimeTools(b *strings.Builder) {
+	if len(e.RuntimeTools) == 0 {
+		return
+	}
+	b.WriteString("  runtime tools (only what the agent declares):\n")
+	for _, t := range e.RuntimeTools {
+		verb := "pre-approved " + t.Approved
+		if t.Approved == "" {
+			verb = "left out " + t.Rule
+		}
+		fmt.Fprintf(b, "    %s  <- %s (%s)\n", verb, t.Pos, t.Why)
 	}
 }
 

@@ -136,11 +136,13 @@ type endpointKey struct {
 	host string
 	port int
 	path string
+	// suffix names one binary set of a split endpoint (binary_split.go).
+	suffix string
 }
 
 // compare orders endpoint keys by host, port, then path.
 func (k endpointKey) compare(o endpointKey) int {
-	return cmp.Or(cmp.Compare(k.host, o.host), cmp.Compare(k.port, o.port), cmp.Compare(k.path, o.path))
+	return cmp.Or(cmp.Compare(k.host, o.host), cmp.Compare(k.port, o.port), cmp.Compare(k.path, o.path), cmp.Compare(k.suffix, o.suffix))
 }
 
 // presetMethods are the methods OpenShell's access presets allow; merging
@@ -150,25 +152,50 @@ var presetMethods = map[string][]string{
 	openshell.AccessReadWrite: {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"},
 }
 
-// network merges the contributions by host:port into one network policy per
-// endpoint. Contributions that disagree on protocol are an error naming both
-// sources; access presets and rules union, binaries union.
+// network merges the contributions by host:port into network policies:
+// one per endpoint, or one per set of binaries that get different rules
+// there (binary_split.go). Contributions that disagree on protocol are an
+// error naming both sources; access presets and rules union per binary.
 func (b *builder) network() map[string]openshell.NetworkPolicy {
 	groups, keys := groupContributions(b.contribs)
 	out := map[string]openshell.NetworkPolicy{}
 	for _, k := range keys {
 		cs := groups[k]
-		np, ok := b.mergeEndpoint(k, cs)
-		if !ok {
+		if !b.checkEndpoint(k, cs) {
 			continue
 		}
-		key := freeKey(out, k)
-		out[key] = np
-		if allBaseline(cs) {
-			b.baselineKeys = append(b.baselineKeys, key)
+		sets := splitByBinary(cs)
+		if len(sets) > 1 && !b.splittable(k, sets) {
+			continue
+		}
+		for _, set := range sets {
+			pk := k
+			if len(sets) > 1 {
+				pk = setKey(k, set)
+			}
+			key := freeKey(out, pk)
+			out[key] = mergeEndpoint(pk, set, cs)
+			if allBaseline(set.cs) {
+				b.baselineKeys = append(b.baselineKeys, key)
+			}
 		}
 	}
 	return out
+}
+
+// splittable reports whether the binary sets of endpoint k can be told
+// apart in OpenShell; an error at the first differing set's source when
+// not.
+func (b *builder) splittable(k endpointKey, sets []binarySet) bool {
+	field := settingConflict(sets)
+	if field == "" {
+		return true
+	}
+	set, at := settingSource(sets)
+	b.errorf(posOf(at), "sandbox.endpoints", "declare the same "+field+" for every binary of the endpoint, or give the binaries the same rules",
+		"%s:%d: binaries %s get their own rules, which OpenShell holds in separate network policies only when %s agrees (find_endpoint_ambiguities, crates/openshell-policy/src/ambiguity.rs:51-117@v0.0.111); it does not, and the compiler will not widen one binary to another's",
+		k.host, k.port, strings.Join(set.bins, ", "), field)
+	return false
 }
 
 // groupContributions groups the contributions by endpoint (protocol rest
@@ -179,7 +206,7 @@ func groupContributions(contribs []contribution) (map[endpointKey][]contribution
 	for _, c := range contribs {
 		c.protocol = cmp.Or(c.protocol, openshell.ProtocolREST)
 		c.port = cmp.Or(c.port, 443)
-		k := endpointKey{c.host, c.port, c.path}
+		k := endpointKey{host: c.host, port: c.port, path: c.path}
 		groups[k] = append(groups[k], c)
 	}
 	return groups, slices.SortedFunc(maps.Keys(groups), endpointKey.compare)
@@ -206,25 +233,42 @@ func allBaseline(cs []contribution) bool {
 	return !slices.ContainsFunc(cs, func(c contribution) bool { return !c.baseline })
 }
 
-func (b *builder) mergeEndpoint(k endpointKey, cs []contribution) (openshell.NetworkPolicy, bool) {
+// checkEndpoint checks that the contributions to endpoint k agree on
+// protocol (an error naming both sources) and records the tiers they need.
+func (b *builder) checkEndpoint(k endpointKey, cs []contribution) bool {
 	first := cs[0]
-	m := endpointMerge{
-		ep:   openshell.Endpoint{Host: k.host, Path: k.path, Port: k.port, Protocol: first.protocol, Enforcement: openshell.EnforcementEnforce},
-		bins: map[string][]bundle.Source{},
-		ips:  map[string]bool{},
-	}
 	for _, c := range cs {
 		if c.protocol != first.protocol {
 			b.errorf(posOf(c.from), "sandbox.endpoints", "use one protocol per host:port",
 				"%s:%d: protocol %q conflicts with %q from %s", k.host, k.port, c.protocol, first.protocol, first.from)
-			return openshell.NetworkPolicy{}, false
+			return false
 		}
-		m.add(c)
+	}
+	for _, c := range cs {
 		if !c.baseline {
 			b.needEndpoint(k, c)
 		}
 	}
-	return m.policy(k, cs), true
+	return true
+}
+
+// mergeEndpoint builds the network policy of one binary set of endpoint
+// k (set.bins nil: every binary); the connection settings (allowed_ips,
+// allow_encoded_slash) come from every contribution to the endpoint, all,
+// so the policies of a split endpoint agree on them.
+func mergeEndpoint(k endpointKey, set binarySet, all []contribution) openshell.NetworkPolicy {
+	m := endpointMerge{
+		ep:   openshell.Endpoint{Host: k.host, Path: k.path, Port: k.port, Protocol: all[0].protocol, Enforcement: openshell.EnforcementEnforce},
+		bins: map[string][]bundle.Source{},
+		ips:  map[string]bool{},
+	}
+	for _, c := range set.cs {
+		m.add(c, set.bins)
+	}
+	for _, c := range all {
+		m.settings(c)
+	}
+	return m.policy(k, set.cs)
 }
 
 // endpointMerge accumulates the contributions to one endpoint.
@@ -236,23 +280,32 @@ type endpointMerge struct {
 	hasRules bool
 }
 
-func (m *endpointMerge) add(c contribution) {
+// add adds a contribution's rules, preset and sources, and those of its
+// binaries that are among only (nil: all).
+func (m *endpointMerge) add(c contribution, only []string) {
 	m.ep.From = append(m.ep.From, c.from)
 	for _, bin := range c.binaries {
+		if only != nil && !slices.Contains(only, bin) {
+			continue
+		}
 		m.bins[bin] = append(m.bins[bin], c.from)
 		m.bins[bin] = append(m.bins[bin], c.binFrom[bin]...)
-	}
-	for _, ip := range c.allowedIPs {
-		m.ips[ip] = true
-	}
-	if c.allowEncodedSlash {
-		m.ep.AllowEncodedSlash = true
 	}
 	if len(c.rules) > 0 {
 		m.hasRules = true
 	}
 	if c.access != "" && (m.preset == "" || c.access == openshell.AccessReadWrite) {
 		m.preset = c.access
+	}
+}
+
+// settings adds a contribution's connection settings.
+func (m *endpointMerge) settings(c contribution) {
+	for _, ip := range c.allowedIPs {
+		m.ips[ip] = true
+	}
+	if c.allowEncodedSlash {
+		m.ep.AllowEncodedSlash = true
 	}
 }
 
@@ -396,6 +449,9 @@ func policyKey(k endpointKey) string {
 	if p := keyPart(k.path); p != "" {
 		key += "_" + p
 	}
+	if k.suffix != "" {
+		key += "_" + k.suffix
+	}
 	if strings.HasPrefix(key, "_provider_") {
 		key = "ep" + key
 	}
@@ -409,7 +465,11 @@ var placeholderBraces = strings.NewReplacer("{", "", "}", "")
 // endpointHash is a short digest of host:port (and a round, should two
 // digests ever meet) that tells apart hosts spelling the same key.
 func endpointHash(k endpointKey, round int) string {
-	sum := sha256.Sum256([]byte(k.host + ":" + strconv.Itoa(k.port) + k.path + "#" + strconv.Itoa(round)))
+	id := k.host + ":" + strconv.Itoa(k.port) + k.path
+	if k.suffix != "" {
+		id += "|" + k.suffix
+	}
+	sum := sha256.Sum256([]byte(id + "#" + strconv.Itoa(round)))
 	return hex.EncodeToString(sum[:4])
 }
 

@@ -129,7 +129,11 @@ type CatalogRuntime struct {
 	Providers       map[string]CatalogProvider `json:"providers"`
 	DefaultProvider string                     `json:"default_provider"`
 	Flags           map[Tier][]string          `json:"flags"`
-	Env             map[Tier]map[string]string `json:"env,omitempty"`
+	// OutputFlags replace Flags, per tier below full, for an agent whose
+	// runtime pre-approves writes to its declared outputs; a runtime with
+	// none for a tier cannot hold such writes at that tier.
+	OutputFlags map[Tier][]string          `json:"output_flags,omitempty"`
+	Env         map[Tier]map[string]string `json:"env,omitempty"`
 }
 
 // CatalogProvider maps a model provider to the profiles reaching its API.

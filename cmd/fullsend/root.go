@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 )
 
@@ -50,7 +53,7 @@ and runs agents inside OpenShell sandboxes from within the image.`,
 // (each command's Args), and an unknown subcommand (with cobra's
 // did-you-mean).
 func usageErrors(root *cobra.Command) {
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagHint(c, err)} })
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {
@@ -87,10 +90,31 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	// cobra's own default distance (2) applies only inside its Find.
+	c.SuggestionsMinimumDistance = 2
 	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
 	}
 	return usageErrorf("%s (see %s --help)", msg, c.CommandPath())
+}
+
+// flagHint adds to an unknown-flag error the command's closest flag
+// (--oci-layot: did you mean --oci-layout?), as cobra does for commands.
+func flagHint(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := suggest.Closest(name, names); s != "" {
+		return fmt.Errorf("%w; did you mean --%s?", err, s)
+	}
+	return err
 }
 
 func newVersionCmd() *cobra.Command {

@@ -94,6 +94,27 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
+// TestDidYouMean: a typo'd command (not only a prefix of one) or flag gets
+// the closest name, as cobra offers, and still exits 2.
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"polcy", "compile"}, `did you mean "policy"?`},
+		{[]string{"policy", "explian"}, `did you mean "explain"?`},
+		{[]string{"image", "build", "--oci-layot", "x", "."}, "did you mean --oci-layout?"},
+		{[]string{"policy", "compile", "--strcit"}, "did you mean --strict?"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, _, err := runFullsend(t, tc.args...)
+			if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v (exit %d), want exit 2 and %q", err, exitCode(err), tc.want)
+			}
+		})
+	}
+}
+
 // TestProjectDirPositional: the project directory is a positional DIR in
 // every command that takes one; the old --dir (and serve agents'
 // --manifest, verify's --layout) still work as deprecated aliases, and two

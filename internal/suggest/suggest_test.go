@@ -14,6 +14,8 @@ func TestClosest(t *testing.T) {
 		{"nme", "name"},
 		{"permisionMode", "permissionMode"},
 		{"colour", ""},
+		{"nmae", "name"}, // a swap of neighbours is one edit
+		{"descriptoin", "description"},
 		{"", ""},
 	}
 	for _, tt := range tests {
