@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -122,53 +123,49 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 		match    func(c policydiff.Change) bool
 		risk     string
 		category string
-		// fileOnly: the compile gives a fragment's rules their endpoint's
-		// line (compile/merge.go, fragmentContribution), so only the file
-		// is checked.
-		fileOnly bool
 	}{
 		{"profile: a host added to a credentialed provider profile", "prov",
 			[]func(*testing.T){editFile("prov/profiles/fullsend-github-ro.yaml", "binaries:\n", exfil)},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
-			}, "critical", "credential_scope_expansion", false},
+			}, "critical", "credential_scope_expansion"},
 		{"skill: a rule added", "tri",
 			[]func(*testing.T){editFile("tri/skills/duplicate-detector/SKILL.md", "{*,*.**}\"\n", "{*,*.**}\"\n        - GET /search/code\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/search/code")
 			},
-			"low", "", false},
+			"low", ""},
 		{"fragment: a rule added to a policy fragment", "exp",
 			[]func(*testing.T){editFile("exp/policies/readonly-with-web.yaml", "path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n",
 				"path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n          - allow:\n              method: GET\n              path: /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
 			},
-			"low", "", true},
+			"low", ""},
 		{"MCP server: a remote server and a tool of it", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "tools: Bash(curl *)\n",
 				"tools: Bash(curl *), mcp__github__get_issue\nmcpServers:\n  - github:\n      type: http\n      url: https://api.githubcopilot.com/mcp/\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "api.githubcopilot.com"
-			}, "medium", "", false},
+			}, "medium", ""},
 		{"binary glob: an endpoint's binaries widened to a directory", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "      allowed_ips: [\"{{HOST_IP}}\"]\n",
 				"      allowed_ips: [\"{{HOST_IP}}\"]\n      binaries: [\"/usr/local/bin/*\"]\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "binary" && c.Action == "add" && c.After == "/usr/local/bin/*"
 			},
-			"high", policydiff.CatRawBinary, false},
+			"high", policydiff.CatRawBinary},
 		{"placeholder: a placeholder segment becomes a glob", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "/issues/{{ISSUE_NUMBER}}\n", "/issues/*\n")},
 			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
-			"high", policydiff.CatPathWidened, false},
+			"high", policydiff.CatPathWidened},
 		{"tier: a write rule raises the tier", "tri",
 			[]func(*testing.T){
 				editFile("tri/agents/duplicate-detector.md", "  tier: network\n", "  tier: full\n"),
 				editFile("tri/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
 					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/labels\n")},
 			func(c policydiff.Change) bool { return c.Kind == "tier" && c.Action == "widen" },
-			"critical", policydiff.CatTierFull, false},
+			"critical", policydiff.CatTierFull},
 		{"renamed agent: its grants arrive under the new name", "tri",
 			[]func(*testing.T){func(t *testing.T) {
 				git("mv", "tri/agents/completeness-assessor.md", "tri/agents/completeness-checker.md")
@@ -177,7 +174,7 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			}},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "docs.github.com"
-			}, "medium", "", false},
+			}, "medium", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			git("checkout", "-q", "-B", "row", "main")
@@ -199,7 +196,7 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("no source line: %+v", c)
 			}
-			if s := c.From[i]; tc.fileOnly && added[tc.dir+"/"+s.File] == nil || !tc.fileOnly && !added[tc.dir+"/"+s.File][s.Line] {
+			if s := c.From[i]; !added[path.Join(tc.dir, s.File)][s.Line] {
 				t.Errorf("blamed on %s:%d, not a line the change added (%v)", s.File, s.Line, added)
 			}
 			_, err := execCLI(t, "policy", "diff", "git:main", "git:row", "--dir", tc.dir, "--fail-on", tc.risk)
