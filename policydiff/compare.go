@@ -77,6 +77,8 @@ func compareNamed(n string, b, h *Agent, opts Options) AgentDiff {
 	case h == nil:
 		return AgentDiff{Agent: n, Status: "removed", Tier: Before{Before: b.Manifest.Tier},
 			Changes: []Change{{Action: ActionRemove, Kind: "agent", Before: n, Risk: RiskInfo, Categories: []string{}, From: sourcesFor(b, "")}}}
+	case b.Manifest.Source != h.Manifest.Source && b.Manifest.Source != "" && h.Manifest.Source != "":
+		return compareMoved(n, b, h, opts)
 	}
 	return AgentDiff{Agent: n, Status: "changed", Tier: Before{Before: b.Manifest.Tier, After: h.Manifest.Tier}, Changes: compareAgent(b, h, opts)}
 }

@@ -55,7 +55,8 @@ type Summary struct {
 	Flipped  int            `json:"flipped,omitempty"`
 }
 
-// AgentDiff is the changes of one agent. Status is added, removed or
+// AgentDiff is the changes of one agent. Status is added, removed,
+// moved (its definition is in another file under the same name) or
 // changed; agents without changes are left out.
 type AgentDiff struct {
 	Agent   string   `json:"agent"`

@@ -123,49 +123,51 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 		match    func(c policydiff.Change) bool
 		risk     string
 		category string
+		// check, when set, checks more of the result.
+		check func(t *testing.T, r *policydiff.Result, c policydiff.Change)
 	}{
 		{"profile: a host added to a credentialed provider profile", "prov",
 			[]func(*testing.T){editFile("prov/profiles/fullsend-github-ro.yaml", "binaries:\n", exfil)},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
-			}, "critical", "credential_scope_expansion"},
+			}, "critical", "credential_scope_expansion", nil},
 		{"skill: a rule added", "tri",
 			[]func(*testing.T){editFile("tri/skills/duplicate-detector/SKILL.md", "{*,*.**}\"\n", "{*,*.**}\"\n        - GET /search/code\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/search/code")
 			},
-			"low", ""},
+			"low", "", nil},
 		{"fragment: a rule added to a policy fragment", "exp",
 			[]func(*testing.T){editFile("exp/policies/readonly-with-web.yaml", "path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n",
 				"path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n          - allow:\n              method: GET\n              path: /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
 			},
-			"low", ""},
+			"low", "", nil},
 		{"MCP server: a remote server and a tool of it", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "tools: Bash(curl *)\n",
 				"tools: Bash(curl *), mcp__github__get_issue\nmcpServers:\n  - github:\n      type: http\n      url: https://api.githubcopilot.com/mcp/\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "api.githubcopilot.com"
-			}, "medium", ""},
+			}, "medium", "", nil},
 		{"binary glob: an endpoint's binaries widened to a directory", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "      allowed_ips: [\"{{HOST_IP}}\"]\n",
 				"      allowed_ips: [\"{{HOST_IP}}\"]\n      binaries: [\"/usr/local/bin/*\"]\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "binary" && c.Action == "add" && c.After == "/usr/local/bin/*"
 			},
-			"high", policydiff.CatRawBinary},
+			"high", policydiff.CatRawBinary, nil},
 		{"placeholder: a placeholder segment becomes a glob", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "/issues/{{ISSUE_NUMBER}}\n", "/issues/*\n")},
 			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
-			"high", policydiff.CatPathWidened},
+			"high", policydiff.CatPathWidened, nil},
 		{"tier: a write rule raises the tier", "tri",
 			[]func(*testing.T){
 				editFile("tri/agents/duplicate-detector.md", "  tier: network\n", "  tier: full\n"),
 				editFile("tri/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
 					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/labels\n")},
 			func(c policydiff.Change) bool { return c.Kind == "tier" && c.Action == "widen" },
-			"critical", policydiff.CatTierFull},
+			"critical", policydiff.CatTierFull, nil},
 		{"renamed agent: its grants arrive under the new name", "tri",
 			[]func(*testing.T){func(t *testing.T) {
 				git("mv", "tri/agents/completeness-assessor.md", "tri/agents/completeness-checker.md")
@@ -174,7 +176,47 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			}},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "docs.github.com"
-			}, "medium", ""},
+			}, "medium", "", nil},
+		{"moved agent: one move row, nothing else", "tri",
+			[]func(*testing.T){func(t *testing.T) {
+				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				git("mv", "tri/agents/duplicate-detector.md", "tri/.claude/agents/duplicate-detector.md")
+			}},
+			func(c policydiff.Change) bool { return c.Kind == "agent" && c.Action == "move" }, "info", "",
+			func(t *testing.T, r *policydiff.Result, c policydiff.Change) {
+				if c.Before != "agents/duplicate-detector.md" || c.After != ".claude/agents/duplicate-detector.md" || len(r.Agents) != 1 ||
+					r.Agents[0].Status != "moved" || len(r.Agents[0].Changes) != 1 {
+					t.Errorf("want one move row of agents/ -> .claude/agents/, got %+v", r.Agents)
+				}
+			}},
+		{"moved agent: a grant added in the moved file is blamed on its new line", "tri",
+			[]func(*testing.T){func(t *testing.T) {
+				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				git("mv", "tri/agents/duplicate-detector.md", "tri/.claude/agents/duplicate-detector.md")
+				editFile("tri/.claude/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
+					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")(t)
+			}},
+			func(c policydiff.Change) bool {
+				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
+			}, "low", "",
+			func(t *testing.T, r *policydiff.Result, c policydiff.Change) {
+				s := c.From[0]
+				head := strings.Split(git("show", "row:"+path.Join("tri", s.File)), "\n")
+				if s.File != ".claude/agents/duplicate-detector.md" || s.Line < 1 || s.Line > len(head) || !strings.Contains(head[s.Line-1], "/pulls") {
+					t.Errorf("blamed on %s:%d, want the new path's /pulls line", s.File, s.Line)
+				}
+				for _, a := range r.Agents {
+					for _, c := range a.Changes {
+						if c.Action == "move" && c.Kind != "agent" {
+							t.Errorf("%s: a grant that only moved with the file is a change: %+v", a.Agent, c)
+						}
+					}
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			git("checkout", "-q", "-B", "row", "main")
@@ -198,6 +240,9 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			}
 			if s := c.From[i]; !added[path.Join(tc.dir, s.File)][s.Line] {
 				t.Errorf("blamed on %s:%d, not a line the change added (%v)", s.File, s.Line, added)
+			}
+			if tc.check != nil {
+				tc.check(t, r, c)
 			}
 			_, err := execCLI(t, "policy", "diff", "git:main", "git:row", "--dir", tc.dir, "--fail-on", tc.risk)
 			if exitCode(err) != 1 {
