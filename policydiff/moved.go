@@ -19,7 +19,7 @@ func compareMoved(n string, b, h *Agent, opts Options) AgentDiff {
 		}
 	}
 	move := Change{Action: ActionMove, Kind: "agent", Before: oldPath, After: newPath, Risk: RiskInfo, Categories: []string{},
-		Why: "the definition moved to another file under the same name; its grants are compared at the new path",
+		Why:  "the definition moved to another file under the same name; its grants are compared at the new path",
 		From: sourcesFor(h, ""), Was: sourcesFor(b, ""), order: "0"}
 	return AgentDiff{Agent: n, Status: "moved", Tier: Before{Before: b.Manifest.Tier, After: h.Manifest.Tier},
 		Changes: append([]Change{move}, changes...)}
