@@ -28,12 +28,15 @@ type Options struct {
 	// baseVersion and headVersion are the sides' OpenShell targets, which
 	// decide where a provider's credential is resolved.
 	baseVersion, headVersion string
+	// catalogAdded are the org catalog lines the head added.
+	catalogAdded []catalogLine
 }
 
 // Compare compares two sides agent by agent.
 func Compare(base, head *Side, opts Options) *Result {
 	opts = opts.withDefaults()
 	opts.baseVersion, opts.headVersion = base.OpenShellVersion, head.OpenShellVersion
+	opts.catalogAdded = addedCatalogLines(base.catalog, head.catalog)
 	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
@@ -248,10 +251,11 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	for i := range d.changes {
 		c := &d.changes[i]
 		c.capBaseline()
-		if len(c.From) > 1 && seen == nil {
+		if (len(c.From) > 1 || len(opts.catalogAdded) > 0) && seen == nil {
 			seen = origins(b)
 		}
 		c.blameNew(seen)
+		c.blameCatalog(opts.catalogAdded, seen)
 	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes

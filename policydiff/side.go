@@ -20,6 +20,10 @@ type Side struct {
 	ManifestSHA256   string
 	OpenShellVersion string
 	Agents           map[string]*Agent
+
+	// catalog holds the org catalog's .cue files the side was compiled
+	// with, by their path relative to the project directory.
+	catalog map[string][]byte
 }
 
 // Agent is one agent of a side.

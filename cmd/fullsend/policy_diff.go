@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 
@@ -83,7 +83,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 	fl.StringVar(&f.osVersion, "openshell-version", "", "target OpenShell version of both sides (default: the version the Containerfile pins)")
 	fl.StringVar(&f.baseVersion, "base-openshell", "", "OpenShell version of the base side (with --head-openshell)")
 	fl.StringVar(&f.headVersion, "head-openshell", "", "OpenShell version of the head side (with --base-openshell)")
-	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog, read from each side (git: from its revision)")
 	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringVar(&f.credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -103,19 +103,15 @@ func runPolicyDiff(cmd *cobra.Command, args []string, f diffFlags) error {
 		return err
 	}
 	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
-	compiler, err := diffCompiler(f.catalog, f.provider)
-	if err != nil {
-		return flagError(err)
-	}
 	res, err := policydiff.Run(cmd.Context(), policydiff.Request{
 		Base: args[0], Head: args[1], Dir: f.dir, BaseVersion: f.baseVersion, HeadVersion: f.headVersion,
-		Flips: versionMode, Compile: compiler,
+		Catalog: f.catalog, Flips: versionMode, Compile: diffCompiler(f.provider),
 		Options: policydiff.Options{Agents: f.agents, Credentials: creds},
 	})
 	if err != nil {
 		return err
 	}
-	res.Reproduce = reproduce(res, args, f.dir, f.baseVersion, f.headVersion, versionMode)
+	res.Reproduce = reproduce(res, args, f, versionMode)
 	if err := f.writeMarkdownFiles(res); err != nil {
 		return err
 	}
@@ -208,26 +204,20 @@ func (f *diffFlags) writeMarkdownFiles(res *policydiff.Result) error {
 
 // diffCompiler compiles a side as policy compile does up to the policy
 // model (load, derive, merge, cap the tier, emit, validate), with the
-// catalog loaded once for both sides; lint and policy tests are left to
-// the compile gate.
-func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
-	var org fs.FS
-	if catalogDir != "" {
-		if _, err := os.Stat(catalogDir); err != nil {
-			return nil, &compile.OptionError{Option: "CatalogDir", Err: err}
-		}
-		org = os.DirFS(catalogDir)
-	}
-	cat, err := policycue.LoadCatalog(org, catalogDir)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, fsys fs.FS, version string) (*policydiff.Side, error) {
-		proj, err := agentdef.Load(fsys)
+// side's own org catalog (each distinct catalog loaded once); lint and
+// policy tests are left to the compile gate.
+func diffCompiler(provider string) policydiff.Compiler {
+	cats := &catalogs{m: map[string]*catalogLoad{}}
+	return func(ctx context.Context, in policydiff.CompileInput) (*policydiff.Side, error) {
+		cat, err := cats.load(in)
 		if err != nil {
 			return nil, err
 		}
-		out, err := compile.Compile(ctx, proj, fsys, compile.Options{OpenShellVersion: version, Catalog: cat, Provider: provider,
+		proj, err := agentdef.Load(in.Project)
+		if err != nil {
+			return nil, err
+		}
+		out, err := compile.Compile(ctx, proj, in.Project, compile.Options{OpenShellVersion: in.OpenShellVersion, Catalog: cat, Provider: provider,
 			Checks: []compile.Check{compile.ValidateCheck}})
 		if err != nil {
 			return nil, err
@@ -238,7 +228,32 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 			agents[n] = policydiff.Compiled{Policy: c.Effective(), TierWhy: tierSources(c)}
 		}
 		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, agents, out.Files)
-	}, nil
+	}
+}
+
+// catalogs loads each distinct catalog of the sides once (both sides
+// compile concurrently, and most diffs share one catalog).
+type catalogs struct {
+	mu sync.Mutex
+	m  map[string]*catalogLoad
+}
+
+type catalogLoad struct {
+	once sync.Once
+	cat  *policycue.Catalog
+	err  error
+}
+
+func (c *catalogs) load(in policydiff.CompileInput) (*policycue.Catalog, error) {
+	c.mu.Lock()
+	l := c.m[in.CatalogKey]
+	if l == nil {
+		l = &catalogLoad{}
+		c.m[in.CatalogKey] = l
+	}
+	c.mu.Unlock()
+	l.once.Do(func() { l.cat, l.err = policycue.LoadCatalog(in.Catalog, in.CatalogName) })
+	return l.cat, l.err
 }
 
 // tierSources are the lines that need the agent's compiled tier.
@@ -253,11 +268,16 @@ func tierSources(c *compile.Compiled) []bundle.Source {
 }
 
 // reproduce is the command that gives the same diff: git sides by their
-// resolved commits.
-func reproduce(res *policydiff.Result, args []string, dir, base, head string, versionMode bool) string {
+// resolved commits, with the flags that change what is compiled.
+func reproduce(res *policydiff.Result, args []string, f diffFlags, versionMode bool) string {
 	parts := []string{"fullsend", "policy", "diff"}
 	if versionMode {
-		parts = append(parts, "--base-openshell", base, "--head-openshell", head)
+		parts = append(parts, "--base-openshell", f.baseVersion, "--head-openshell", f.headVersion)
+	}
+	for _, fl := range []struct{ name, value string }{{"--catalog", f.catalog}, {"--provider", f.provider}} {
+		if fl.value != "" {
+			parts = append(parts, fl.name, shellQuote(fl.value))
+		}
 	}
 	for i, side := range []policydiff.SideRef{res.Base, res.Head} {
 		a := args[i]
@@ -266,8 +286,8 @@ func reproduce(res *policydiff.Result, args []string, dir, base, head string, ve
 		}
 		parts = append(parts, shellQuote(a))
 	}
-	if dir != "." && dir != "" {
-		parts = append(parts, "--dir", shellQuote(dir))
+	if f.dir != "." && f.dir != "" {
+		parts = append(parts, "--dir", shellQuote(f.dir))
 	}
 	return strings.Join(parts, " ")
 }
