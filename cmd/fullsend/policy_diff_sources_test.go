@@ -61,11 +61,52 @@ func gitProjects(t *testing.T) (repo string, git func(args ...string) string) {
 			t.Fatal(err)
 		}
 	}
+	// org: an agent that runs a command only the organisation's catalog
+	// knows (org/catalog, --catalog).
+	for name, body := range map[string]string{"org/agents/acme-bot.md": orgAgent, "org/catalog/org.cue": orgCatalog} {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-qm", "base")
 	return repo, git
 }
+
+const orgAgent = `---
+name: acme-bot
+description: Reads the status of Acme's service.
+tools: Bash(acme *)
+---
+Check the status of Acme's service.
+`
+
+const orgCatalog = `package catalog
+
+binaries: acme: {
+	paths: ["/usr/local/bin/acme"]
+	network:  true
+	tier:     "network"
+	profiles: ["acme-api"]
+}
+profiles: "acme-api": {
+	description: "Acme's status API"
+	endpoints: [{
+		host:     "api.acme.example"
+		port:     443
+		protocol: "rest"
+		rules: [{method: "GET", path: "/v1/status"}]
+	}]
+}
+`
+
+// projectFlags are the flags a project of gitProjects compiles with.
+var projectFlags = map[string][]string{"org": {"--catalog", "org/catalog"}}
 
 // hunkRE is a unified diff hunk header: the new side's first line and
 // line count.
@@ -177,6 +218,15 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "docs.github.com"
 			}, "medium", "", nil},
+		{"org override: the catalog widens a path of a profile the agent uses", "org",
+			[]func(*testing.T){editFile("org/catalog/org.cue", `path: "/v1/status"`, `path: "/v1/**"`)},
+			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
+			"high", policydiff.CatPathWidened, nil},
+		{"org override: the catalog adds a host to a profile the agent uses", "org",
+			[]func(*testing.T){editFile("org/catalog/org.cue", "\t}]\n}\n", "\t}, {\n\t\thost:     \"exfil.attacker.example\"\n\t\tport:     443\n\t\tprotocol: \"rest\"\n\t\taccess:   \"read-only\"\n\t}]\n}\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
+			}, "medium", "", nil},
 		{"moved agent: one move row, nothing else", "tri",
 			[]func(*testing.T){func(t *testing.T) {
 				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
@@ -227,7 +277,8 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			git("commit", "-qm", tc.name)
 			added := addedLines(t, git("diff", "--no-renames", "--no-color", "-U0", "main", "row"))
 			t.Chdir(repo)
-			r := diffResult(t, "git:main", "git:row", "--dir", tc.dir)
+			args := append([]string{"git:main", "git:row", "--dir", tc.dir}, projectFlags[tc.dir]...)
+			r := diffResult(t, args...)
 			c := findChange(t, r, tc.match)
 			if c.Risk != tc.risk || (tc.category != "" && !slices.Contains(c.Categories, tc.category)) {
 				t.Errorf("%s %s: risk %s %v (%s), want %s %s", c.Action, c.Kind, c.Risk, c.Categories, c.Why, tc.risk, tc.category)
@@ -244,7 +295,7 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, r, c)
 			}
-			_, err := execCLI(t, "policy", "diff", "git:main", "git:row", "--dir", tc.dir, "--fail-on", tc.risk)
+			_, err := execCLI(t, append([]string{"policy", "diff", "--fail-on", tc.risk}, args...)...)
 			if exitCode(err) != 1 {
 				t.Errorf("--fail-on %s: exit %d (%v)", tc.risk, exitCode(err), err)
 			}
