@@ -30,6 +30,8 @@ type Options struct {
 	baseVersion, headVersion string
 	// catalogAdded are the org catalog lines the head added.
 	catalogAdded []catalogLine
+	// basePin and headPin are the sides' fullsend release pins.
+	basePin, headPin pin
 }
 
 // Compare compares two sides agent by agent.
@@ -37,6 +39,7 @@ func Compare(base, head *Side, opts Options) *Result {
 	opts = opts.withDefaults()
 	opts.baseVersion, opts.headVersion = base.OpenShellVersion, head.OpenShellVersion
 	opts.catalogAdded = addedCatalogLines(base.catalog, head.catalog)
+	opts.basePin, opts.headPin = base.pin, head.pin
 	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
@@ -65,7 +68,7 @@ func (o Options) withDefaults() Options {
 }
 
 func sideRef(s *Side) SideRef {
-	return SideRef{Ref: s.Ref, Commit: s.Commit, ManifestSHA256: s.ManifestSHA256, OpenShellVersion: s.OpenShellVersion}
+	return SideRef{Ref: s.Ref, Commit: s.Commit, ManifestSHA256: s.ManifestSHA256, OpenShellVersion: s.OpenShellVersion, FullsendVersion: s.pin.release}
 }
 
 // compareNamed compares the agent n of each side (b or h nil when that
@@ -241,6 +244,8 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	d := &differ{b: b, h: h, opts: opts}
 	d.bProver, d.bBound, d.bCreds = credentialsOf(b, opts.Credentials, opts.baseVersion)
 	d.hProver, d.hBound, d.hCreds = credentialsOf(h, opts.Credentials, opts.headVersion)
+	d.fullsendVersion()
+	d.openshellVersion()
 	d.manifest()
 	d.providers()
 	d.providerCredentials()

@@ -52,6 +52,11 @@ type Request struct {
 	// which is the current directory by default), read for each git side
 	// from its revision, from the file system for a directory side.
 	Catalog string
+	// Releases maps a fullsend release to the OpenShell version it targets
+	// by default, for the releases the caller knows: a side whose
+	// VersionFile pins one, and for which no version is asked, compiles
+	// for that target.
+	Releases map[string]string
 	// Flips runs every *.policytest.yaml of the head's project under both
 	// sides and lists the decisions that differ.
 	Flips   bool
@@ -164,7 +169,14 @@ func (req Request) loadDir(ctx context.Context, in Input, version string) (loade
 	if err != nil {
 		return loaded{close: root.Close}, err
 	}
-	s, err := req.compile(ctx, fsys, cat, version, in.Arg)
+	p, err := dirPin(ctx, in.Value)
+	if err != nil {
+		return loaded{close: root.Close}, err
+	}
+	s, err := req.compile(ctx, fsys, cat, req.target(version, p), in.Arg)
+	if s != nil {
+		s.pin = p
+	}
 	return loaded{side: s, fsys: fsys, close: root.Close}, err
 }
 
@@ -187,9 +199,13 @@ func (req Request) loadGit(ctx context.Context, in Input, version string) (loade
 	if err != nil {
 		return loaded{}, err
 	}
-	s, err := req.compile(ctx, fsys, cat, version, in.Arg)
+	p, err := gitPin(ctx, top, commit, project)
+	if err != nil {
+		return loaded{}, err
+	}
+	s, err := req.compile(ctx, fsys, cat, req.target(version, p), in.Arg)
 	if s != nil {
-		s.Commit = commit
+		s.Commit, s.pin = commit, p
 	}
 	return loaded{side: s, fsys: fsys, catalogMissing: cat.missing}, err
 }

@@ -24,6 +24,8 @@ type Side struct {
 	// catalog holds the org catalog's .cue files the side was compiled
 	// with, by their path relative to the project directory.
 	catalog map[string][]byte
+	// pin is the side's VersionFile.
+	pin pin
 }
 
 // Agent is one agent of a side.

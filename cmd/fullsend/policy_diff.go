@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 	"github.com/fullsend-ai/agent-sandbox/internal/gcbudget"
+	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 	"github.com/fullsend-ai/agent-sandbox/policydiff"
@@ -105,7 +106,7 @@ func runPolicyDiff(cmd *cobra.Command, args []string, f diffFlags) error {
 	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
 	res, err := policydiff.Run(cmd.Context(), policydiff.Request{
 		Base: args[0], Head: args[1], Dir: f.dir, BaseVersion: f.baseVersion, HeadVersion: f.headVersion,
-		Catalog: f.catalog, Flips: versionMode, Compile: diffCompiler(f.provider),
+		Catalog: f.catalog, Releases: knownReleases(), Flips: versionMode, Compile: diffCompiler(f.provider),
 		Options: policydiff.Options{Agents: f.agents, Credentials: creds},
 	})
 	if err != nil {
@@ -254,6 +255,12 @@ func (c *catalogs) load(in policydiff.CompileInput) (*policycue.Catalog, error) 
 	c.mu.Unlock()
 	l.once.Do(func() { l.cat, l.err = policycue.LoadCatalog(in.Catalog, in.CatalogName) })
 	return l.cat, l.err
+}
+
+// knownReleases maps the fullsend releases this binary knows to their
+// default OpenShell target: itself, when it is a release.
+func knownReleases() map[string]string {
+	return map[string]string{version.String(): openshell.DefaultOpenShellVersion}
 }
 
 // tierSources are the lines that need the agent's compiled tier.
