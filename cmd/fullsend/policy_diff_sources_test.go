@@ -63,7 +63,9 @@ func gitProjects(t *testing.T) (repo string, git func(args ...string) string) {
 	}
 	// org: an agent that runs a command only the organisation's catalog
 	// knows (org/catalog, --catalog).
-	for name, body := range map[string]string{"org/agents/acme-bot.md": orgAgent, "org/catalog/org.cue": orgCatalog} {
+	// .fullsend-version pins the fullsend release that compiles and reviews
+	// the projects (fullsend init writes it).
+	for name, body := range map[string]string{"org/agents/acme-bot.md": orgAgent, "org/catalog/org.cue": orgCatalog, ".fullsend-version": "v0.2.0\n"} {
 		p := filepath.Join(repo, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -227,6 +229,12 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
 			}, "medium", "", nil},
+		{".fullsend-version: an older fullsend release pinned", "tri",
+			[]func(*testing.T){editFile(".fullsend-version", "v0.2.0\n", "v0.1.0\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "fullsend_version" && c.Before == "v0.2.0" && c.After == "v0.1.0"
+			},
+			"high", "", nil},
 		{"moved agent: one move row, nothing else", "tri",
 			[]func(*testing.T){func(t *testing.T) {
 				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
