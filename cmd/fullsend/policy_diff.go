@@ -50,7 +50,12 @@ BASE and HEAD are git:REV (a revision of the repository at the current
 directory; a bare revision that git resolves works too), a project directory,
 or bundle:DIR (a compiled policies/ directory with manifest.json, compared
 without sources). --dir names the project inside the repository for git
-inputs. A side that does not compile fails the diff (exit 1) and the message
+inputs. --catalog is read for each side as that side has it (a git side from
+its revision), so a change to the organisation's catalog is compared too.
+.fullsend-version at the repository root (the pinned fullsend release) is
+read for each side; a change of it, and of the OpenShell target, is a row
+with its risk. An agent whose file moved under the same name is one move
+row. A side that does not compile fails the diff (exit 1) and the message
 names it. Lint rules and policy tests are the compile gate's job
 (policy compile --check) and are not run, except that --base-openshell and
 --head-openshell compare one project across two OpenShell targets and run
@@ -67,6 +72,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 		Example: `  fullsend policy diff bundle:policies .
   fullsend policy diff . . --fail-on high
   fullsend policy diff bundle:policies . -o json
+  fullsend policy diff bundle:policies . --catalog org-catalog/
   fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 .
   fullsend policy diff bundle:policies . -o markdown --comment-file comment.md`,
 		Args: cobra.RangeArgs(1, 2),
