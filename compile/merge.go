@@ -19,6 +19,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
+	"gopkg.in/yaml.v3"
 )
 
 // fragmentLoader reads a file of the project by slash path.
@@ -42,10 +43,41 @@ func (b *builder) fragment(rel string, at agentdef.Pos, baseDir string, load fra
 		b.warnf(agentdef.Pos{File: name, Line: 1}, "filesystem_policy", "declare paths in the sandbox: block instead",
 			"static sections of policy fragment %s are ignored; only network_policies are merged", name)
 	}
-	hosts := fragmentHostPositions(name, data)
+	hosts, rules := fragmentHostPositions(name, data), fragmentRulePositions(name, data)
 	for _, key := range p.PolicyKeys() {
-		b.fragmentPolicy(name, key, p.NetworkPolicies[key], hosts[key])
+		b.fragmentPolicy(name, key, p.NetworkPolicies[key], hosts[key], rules[key])
 	}
+}
+
+// fragmentRulePositions returns, per network policy key and endpoint, the
+// position in fragment name of each of the endpoint's rules (the line of
+// its `- allow:`), so that a rule is blamed on its own line.
+func fragmentRulePositions(name string, data []byte) map[string][][]agentdef.Pos {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	nps := mappingValue(doc.Content[0], "network_policies")
+	if nps == nil || nps.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := map[string][][]agentdef.Pos{}
+	for i := 0; i+1 < len(nps.Content); i += 2 {
+		eps := mappingValue(nps.Content[i+1], "endpoints")
+		if eps == nil || eps.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, ep := range eps.Content {
+			var at []agentdef.Pos
+			if rs := mappingValue(ep, "rules"); rs != nil && rs.Kind == yaml.SequenceNode {
+				for _, r := range rs.Content {
+					at = append(at, agentdef.Pos{File: name, Line: r.Line, Column: r.Column})
+				}
+			}
+			out[nps.Content[i].Value] = append(out[nps.Content[i].Value], at)
+		}
+	}
+	return out
 }
 
 // loadFragment reads a fragment by a path relative to the file that names
@@ -82,7 +114,7 @@ func (b *builder) loadFragment(rel string, at agentdef.Pos, baseDir string, load
 // fragmentPolicy adds the endpoints of one network policy of fragment name
 // as contributions; endpoints with what the compiler does not merge (ports,
 // tls, deny_rules) are errors.
-func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []agentdef.Pos) {
+func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, hostPos []agentdef.Pos, rulePos [][]agentdef.Pos) {
 	bins := b.fragmentBinaries(name, key, np.Binaries)
 	for i, ep := range np.Endpoints {
 		at, from := fragmentSource(name, key, i, hostPos)
@@ -101,7 +133,11 @@ func (b *builder) fragmentPolicy(name, key string, np openshell.NetworkPolicy, h
 				"endpoint %s in policy fragment uses ports, tls or deny_rules, which the compiler does not merge", ep.Host)
 			continue
 		}
-		b.contribs = append(b.contribs, fragmentContribution(ep, bins, from))
+		var rules []agentdef.Pos
+		if i < len(rulePos) {
+			rules = rulePos[i]
+		}
+		b.contribs = append(b.contribs, fragmentContribution(ep, bins, from, rules))
 	}
 }
 
@@ -119,12 +155,17 @@ func fragmentSource(name, key string, i int, hostPos []agentdef.Pos) (agentdef.P
 }
 
 // fragmentContribution is a fragment endpoint as a contribution for bins,
-// its rules keeping their own fields and taking the endpoint's source.
-func fragmentContribution(ep openshell.Endpoint, bins []string, from bundle.Source) contribution {
+// its rules keeping their own fields and taking their own line (rulePos,
+// in order), else the endpoint's.
+func fragmentContribution(ep openshell.Endpoint, bins []string, from bundle.Source, rulePos []agentdef.Pos) contribution {
 	c := contribution{host: ep.Host, port: ep.Port, path: ep.Path, protocol: ep.Protocol, access: ep.Access,
 		allowedIPs: ep.AllowedIPs, binaries: bins, from: from}
-	for _, r := range ep.Rules {
-		r.From = []bundle.Source{from}
+	for i, r := range ep.Rules {
+		rf := from
+		if i < len(rulePos) {
+			rf.Line, rf.Column = rulePos[i].Line, rulePos[i].Column
+		}
+		r.From = []bundle.Source{rf}
 		c.rules = append(c.rules, r)
 	}
 	return c

@@ -28,12 +28,18 @@ type Options struct {
 	// baseVersion and headVersion are the sides' OpenShell targets, which
 	// decide where a provider's credential is resolved.
 	baseVersion, headVersion string
+	// catalogAdded are the org catalog lines the head added.
+	catalogAdded []catalogLine
+	// basePin and headPin are the sides' fullsend release pins.
+	basePin, headPin pin
 }
 
 // Compare compares two sides agent by agent.
 func Compare(base, head *Side, opts Options) *Result {
 	opts = opts.withDefaults()
 	opts.baseVersion, opts.headVersion = base.OpenShellVersion, head.OpenShellVersion
+	opts.catalogAdded = addedCatalogLines(base.catalog, head.catalog)
+	opts.basePin, opts.headPin = base.pin, head.pin
 	r := &Result{Schema: Schema, Base: sideRef(base), Head: sideRef(head), OpenShellVersion: head.OpenShellVersion, Agents: []AgentDiff{}}
 	if base.OpenShellVersion != head.OpenShellVersion {
 		r.OpenShellVersion = base.OpenShellVersion + " -> " + head.OpenShellVersion
@@ -62,7 +68,7 @@ func (o Options) withDefaults() Options {
 }
 
 func sideRef(s *Side) SideRef {
-	return SideRef{Ref: s.Ref, Commit: s.Commit, ManifestSHA256: s.ManifestSHA256, OpenShellVersion: s.OpenShellVersion}
+	return SideRef{Ref: s.Ref, Commit: s.Commit, ManifestSHA256: s.ManifestSHA256, OpenShellVersion: s.OpenShellVersion, FullsendVersion: s.pin.release}
 }
 
 // compareNamed compares the agent n of each side (b or h nil when that
@@ -77,6 +83,8 @@ func compareNamed(n string, b, h *Agent, opts Options) AgentDiff {
 	case h == nil:
 		return AgentDiff{Agent: n, Status: "removed", Tier: Before{Before: b.Manifest.Tier},
 			Changes: []Change{{Action: ActionRemove, Kind: "agent", Before: n, Risk: RiskInfo, Categories: []string{}, From: sourcesFor(b, "")}}}
+	case b.Manifest.Source != h.Manifest.Source && b.Manifest.Source != "" && h.Manifest.Source != "":
+		return compareMoved(n, b, h, opts)
 	}
 	return AgentDiff{Agent: n, Status: "changed", Tier: Before{Before: b.Manifest.Tier, After: h.Manifest.Tier}, Changes: compareAgent(b, h, opts)}
 }
@@ -236,6 +244,8 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	d := &differ{b: b, h: h, opts: opts}
 	d.bProver, d.bBound, d.bCreds = credentialsOf(b, opts.Credentials, opts.baseVersion)
 	d.hProver, d.hBound, d.hCreds = credentialsOf(h, opts.Credentials, opts.headVersion)
+	d.fullsendVersion()
+	d.openshellVersion()
 	d.manifest()
 	d.providers()
 	d.providerCredentials()
@@ -246,10 +256,11 @@ func compareAgent(b, h *Agent, opts Options) []Change {
 	for i := range d.changes {
 		c := &d.changes[i]
 		c.capBaseline()
-		if len(c.From) > 1 && seen == nil {
+		if (len(c.From) > 1 || len(opts.catalogAdded) > 0) && seen == nil {
 			seen = origins(b)
 		}
 		c.blameNew(seen)
+		c.blameCatalog(opts.catalogAdded, seen)
 	}
 	sort.SliceStable(d.changes, func(i, j int) bool { return d.changes[i].order < d.changes[j].order })
 	return d.changes

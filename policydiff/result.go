@@ -40,6 +40,8 @@ type SideRef struct {
 	Commit           string `json:"commit,omitempty"`
 	ManifestSHA256   string `json:"manifest_sha256,omitempty"`
 	OpenShellVersion string `json:"openshell_version,omitempty"`
+	// FullsendVersion is the fullsend release the side's VersionFile pins.
+	FullsendVersion string `json:"fullsend_version,omitempty"`
 }
 
 // Summary counts the changes by action and by risk.
@@ -55,7 +57,8 @@ type Summary struct {
 	Flipped  int            `json:"flipped,omitempty"`
 }
 
-// AgentDiff is the changes of one agent. Status is added, removed or
+// AgentDiff is the changes of one agent. Status is added, removed,
+// moved (its definition is in another file under the same name) or
 // changed; agents without changes are left out.
 type AgentDiff struct {
 	Agent   string   `json:"agent"`
@@ -78,7 +81,9 @@ type Change struct {
 	Action string `json:"action"`
 	// Kind is the grant unit: agent, tier, runtime, provider, model, spawn,
 	// output, filesystem, landlock, process, endpoint, rule, deny_rule,
-	// binary, or reach (a prover path no other change explains).
+	// binary, reach (a prover path no other change explains),
+	// fullsend_version (the release VersionFile pins) or openshell_version
+	// (the target the sides compile for).
 	Kind string `json:"kind"`
 	// Field names the endpoint, filesystem or process setting that changed.
 	Field  string `json:"field,omitempty"`

@@ -19,10 +19,24 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 )
 
-// Compiler compiles the project at the root of fsys for an OpenShell
-// version into a side (the caller owns the compiler: cmd/fullsend passes
-// package compile's, so this package links neither CUE nor OPA).
-type Compiler func(ctx context.Context, fsys fs.FS, openshellVersion string) (*Side, error)
+// Compiler compiles one side's project into a side (the caller owns the
+// compiler: cmd/fullsend passes package compile's, so this package links
+// neither CUE nor OPA).
+type Compiler func(ctx context.Context, in CompileInput) (*Side, error)
+
+// CompileInput is what a Compiler compiles: a side's project, its org
+// catalog and its OpenShell target.
+type CompileInput struct {
+	// Project is the project directory of the side.
+	Project fs.FS
+	// Catalog holds the side's org catalog (.cue files at its top), nil
+	// for the built-in catalog alone; CatalogName names it in messages and
+	// CatalogKey identifies its contents (equal keys, equal catalogs), so
+	// that a compiler loads each distinct catalog once.
+	Catalog                 fs.FS
+	CatalogName, CatalogKey string
+	OpenShellVersion        string
+}
 
 // Request is one `fullsend policy diff`.
 type Request struct {
@@ -34,6 +48,15 @@ type Request struct {
 	RepoDir, Dir string
 	// BaseVersion and HeadVersion are the OpenShell targets of each side.
 	BaseVersion, HeadVersion string
+	// Catalog is the org catalog directory (--catalog; relative to RepoDir,
+	// which is the current directory by default), read for each git side
+	// from its revision, from the file system for a directory side.
+	Catalog string
+	// Releases maps a fullsend release to the OpenShell version it targets
+	// by default, for the releases the caller knows: a side whose
+	// VersionFile pins one, and for which no version is asked, compiles
+	// for that target.
+	Releases map[string]string
 	// Flips runs every *.policytest.yaml of the head's project under both
 	// sides and lists the decisions that differ.
 	Flips   bool
@@ -49,6 +72,8 @@ type loaded struct {
 	side  *Side
 	fsys  fs.FS // the project, for policy tests (nil for a bundle)
 	close func() error
+	// catalogMissing: the side's revision has no --catalog directory.
+	catalogMissing bool
 }
 
 // Run reads or compiles both sides concurrently and compares them.
@@ -88,8 +113,13 @@ func (req Request) loadSides(ctx context.Context) ([2]loaded, error) {
 			return nil
 		})
 	}
-	err := g.Wait()
-	return sides, err
+	if err := g.Wait(); err != nil {
+		return sides, err
+	}
+	if sides[0].catalogMissing && sides[1].catalogMissing {
+		return sides, fmt.Errorf("--catalog %s: neither side's revision has this directory (it is read from git, relative to the current directory)", req.Catalog)
+	}
+	return sides, nil
 }
 
 // closeSides closes what the sides hold open.
@@ -135,8 +165,19 @@ func (req Request) loadDir(ctx context.Context, in Input, version string) (loade
 		return loaded{}, err
 	}
 	fsys := root.FS()
-	s, err := req.compile(ctx, fsys, version, in.Arg)
-	return loaded{s, fsys, root.Close}, err
+	cat, err := req.dirCatalog(in.Value)
+	if err != nil {
+		return loaded{close: root.Close}, err
+	}
+	p, err := dirPin(ctx, in.Value)
+	if err != nil {
+		return loaded{close: root.Close}, err
+	}
+	s, err := req.compile(ctx, fsys, cat, req.target(version, p), in.Arg)
+	if s != nil {
+		s.pin = p
+	}
+	return loaded{side: s, fsys: fsys, close: root.Close}, err
 }
 
 // loadGit compiles the project directory at a revision, read from git.
@@ -149,26 +190,36 @@ func (req Request) loadGit(ctx context.Context, in Input, version string) (loade
 	if err != nil {
 		return loaded{}, err
 	}
-	fsys, err := GitTree(ctx, top, commit, path.Join(prefix, filepath.ToSlash(req.Dir)))
+	project := path.Join(prefix, filepath.ToSlash(req.Dir))
+	fsys, err := GitTree(ctx, top, commit, project)
 	if err != nil {
 		return loaded{}, err
 	}
-	s, err := req.compile(ctx, fsys, version, in.Arg)
-	if s != nil {
-		s.Commit = commit
+	cat, err := req.gitCatalog(ctx, top, prefix, commit, project)
+	if err != nil {
+		return loaded{}, err
 	}
-	return loaded{s, fsys, nil}, err
+	p, err := gitPin(ctx, top, commit, project)
+	if err != nil {
+		return loaded{}, err
+	}
+	s, err := req.compile(ctx, fsys, cat, req.target(version, p), in.Arg)
+	if s != nil {
+		s.Commit, s.pin = commit, p
+	}
+	return loaded{side: s, fsys: fsys, catalogMissing: cat.missing}, err
 }
 
-func (req Request) compile(ctx context.Context, fsys fs.FS, version, ref string) (*Side, error) {
+func (req Request) compile(ctx context.Context, fsys fs.FS, cat sideCatalog, version, ref string) (*Side, error) {
 	if req.Compile == nil {
 		return nil, errors.New("no compiler: only bundle inputs can be read")
 	}
-	s, err := req.Compile(ctx, fsys, version)
+	s, err := req.Compile(ctx, CompileInput{Project: fsys, Catalog: cat.fsys, CatalogName: req.Catalog, CatalogKey: cat.key(), OpenShellVersion: version})
 	if err != nil {
 		return nil, err
 	}
 	s.Ref = ref
+	s.catalog = cat.files
 	return s, nil
 }
 

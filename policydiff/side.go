@@ -20,6 +20,12 @@ type Side struct {
 	ManifestSHA256   string
 	OpenShellVersion string
 	Agents           map[string]*Agent
+
+	// catalog holds the org catalog's .cue files the side was compiled
+	// with, by their path relative to the project directory.
+	catalog map[string][]byte
+	// pin is the side's VersionFile.
+	pin pin
 }
 
 // Agent is one agent of a side.

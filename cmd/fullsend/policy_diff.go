@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 	"github.com/fullsend-ai/agent-sandbox/internal/gcbudget"
+	"github.com/fullsend-ai/agent-sandbox/internal/version"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 	"github.com/fullsend-ai/agent-sandbox/policydiff"
@@ -49,7 +50,12 @@ BASE and HEAD are git:REV (a revision of the repository at the current
 directory; a bare revision that git resolves works too), a project directory,
 or bundle:DIR (a compiled policies/ directory with manifest.json, compared
 without sources). --dir names the project inside the repository for git
-inputs. A side that does not compile fails the diff (exit 1) and the message
+inputs. --catalog is read for each side as that side has it (a git side from
+its revision), so a change to the organisation's catalog is compared too.
+.fullsend-version at the repository root (the pinned fullsend release) is
+read for each side; a change of it, and of the OpenShell target, is a row
+with its risk. An agent whose file moved under the same name is one move
+row. A side that does not compile fails the diff (exit 1) and the message
 names it. Lint rules and policy tests are the compile gate's job
 (policy compile --check) and are not run, except that --base-openshell and
 --head-openshell compare one project across two OpenShell targets and run
@@ -66,6 +72,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 		Example: `  fullsend policy diff bundle:policies .
   fullsend policy diff . . --fail-on high
   fullsend policy diff bundle:policies . -o json
+  fullsend policy diff bundle:policies . --catalog org-catalog/
   fullsend policy diff --base-openshell v0.0.83 --head-openshell v0.0.111 .
   fullsend policy diff bundle:policies . -o markdown --comment-file comment.md`,
 		Args: cobra.RangeArgs(1, 2),
@@ -83,7 +90,7 @@ only), 1 when one is or on an error, 2 on usage errors.`,
 	fl.StringVar(&f.osVersion, "openshell-version", "", "target OpenShell version of both sides (default: the version the Containerfile pins)")
 	fl.StringVar(&f.baseVersion, "base-openshell", "", "OpenShell version of the base side (with --head-openshell)")
 	fl.StringVar(&f.headVersion, "head-openshell", "", "OpenShell version of the head side (with --base-openshell)")
-	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog (both sides)")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog, read from each side (git: from its revision)")
 	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringVar(&f.credentials, "credentials", "", "credential set in OpenShell's prover format (default: the hosts a fullsend run puts credentials on)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(policydiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -103,19 +110,15 @@ func runPolicyDiff(cmd *cobra.Command, args []string, f diffFlags) error {
 		return err
 	}
 	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
-	compiler, err := diffCompiler(f.catalog, f.provider)
-	if err != nil {
-		return flagError(err)
-	}
 	res, err := policydiff.Run(cmd.Context(), policydiff.Request{
 		Base: args[0], Head: args[1], Dir: f.dir, BaseVersion: f.baseVersion, HeadVersion: f.headVersion,
-		Flips: versionMode, Compile: compiler,
+		Catalog: f.catalog, Releases: knownReleases(), Flips: versionMode, Compile: diffCompiler(f.provider),
 		Options: policydiff.Options{Agents: f.agents, Credentials: creds},
 	})
 	if err != nil {
 		return err
 	}
-	res.Reproduce = reproduce(res, args, f.dir, f.baseVersion, f.headVersion, versionMode)
+	res.Reproduce = reproduce(res, args, f, versionMode)
 	if err := f.writeMarkdownFiles(res); err != nil {
 		return err
 	}
@@ -208,26 +211,20 @@ func (f *diffFlags) writeMarkdownFiles(res *policydiff.Result) error {
 
 // diffCompiler compiles a side as policy compile does up to the policy
 // model (load, derive, merge, cap the tier, emit, validate), with the
-// catalog loaded once for both sides; lint and policy tests are left to
-// the compile gate.
-func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
-	var org fs.FS
-	if catalogDir != "" {
-		if _, err := os.Stat(catalogDir); err != nil {
-			return nil, &compile.OptionError{Option: "CatalogDir", Err: err}
-		}
-		org = os.DirFS(catalogDir)
-	}
-	cat, err := policycue.LoadCatalog(org, catalogDir)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, fsys fs.FS, version string) (*policydiff.Side, error) {
-		proj, err := agentdef.Load(fsys)
+// side's own org catalog (each distinct catalog loaded once); lint and
+// policy tests are left to the compile gate.
+func diffCompiler(provider string) policydiff.Compiler {
+	cats := &catalogs{m: map[string]*catalogLoad{}}
+	return func(ctx context.Context, in policydiff.CompileInput) (*policydiff.Side, error) {
+		cat, err := cats.load(in)
 		if err != nil {
 			return nil, err
 		}
-		out, err := compile.Compile(ctx, proj, fsys, compile.Options{OpenShellVersion: version, Catalog: cat, Provider: provider,
+		proj, err := agentdef.Load(in.Project)
+		if err != nil {
+			return nil, err
+		}
+		out, err := compile.Compile(ctx, proj, in.Project, compile.Options{OpenShellVersion: in.OpenShellVersion, Catalog: cat, Provider: provider,
 			Checks: []compile.Check{compile.ValidateCheck}})
 		if err != nil {
 			return nil, err
@@ -238,7 +235,38 @@ func diffCompiler(catalogDir, provider string) (policydiff.Compiler, error) {
 			agents[n] = policydiff.Compiled{Policy: c.Effective(), TierWhy: tierSources(c)}
 		}
 		return policydiff.NewSide("", bundle.SHA256Hex(out.Files[bundle.ManifestFile]), out.Manifest, agents, out.Files)
-	}, nil
+	}
+}
+
+// catalogs loads each distinct catalog of the sides once (both sides
+// compile concurrently, and most diffs share one catalog).
+type catalogs struct {
+	mu sync.Mutex
+	m  map[string]*catalogLoad
+}
+
+type catalogLoad struct {
+	once sync.Once
+	cat  *policycue.Catalog
+	err  error
+}
+
+func (c *catalogs) load(in policydiff.CompileInput) (*policycue.Catalog, error) {
+	c.mu.Lock()
+	l := c.m[in.CatalogKey]
+	if l == nil {
+		l = &catalogLoad{}
+		c.m[in.CatalogKey] = l
+	}
+	c.mu.Unlock()
+	l.once.Do(func() { l.cat, l.err = policycue.LoadCatalog(in.Catalog, in.CatalogName) })
+	return l.cat, l.err
+}
+
+// knownReleases maps the fullsend releases this binary knows to their
+// default OpenShell target: itself, when it is a release.
+func knownReleases() map[string]string {
+	return map[string]string{version.String(): openshell.DefaultOpenShellVersion}
 }
 
 // tierSources are the lines that need the agent's compiled tier.
@@ -253,11 +281,16 @@ func tierSources(c *compile.Compiled) []bundle.Source {
 }
 
 // reproduce is the command that gives the same diff: git sides by their
-// resolved commits.
-func reproduce(res *policydiff.Result, args []string, dir, base, head string, versionMode bool) string {
+// resolved commits, with the flags that change what is compiled.
+func reproduce(res *policydiff.Result, args []string, f diffFlags, versionMode bool) string {
 	parts := []string{"fullsend", "policy", "diff"}
 	if versionMode {
-		parts = append(parts, "--base-openshell", base, "--head-openshell", head)
+		parts = append(parts, "--base-openshell", f.baseVersion, "--head-openshell", f.headVersion)
+	}
+	for _, fl := range []struct{ name, value string }{{"--catalog", f.catalog}, {"--provider", f.provider}} {
+		if fl.value != "" {
+			parts = append(parts, fl.name, shellQuote(fl.value))
+		}
 	}
 	for i, side := range []policydiff.SideRef{res.Base, res.Head} {
 		a := args[i]
@@ -266,8 +299,8 @@ func reproduce(res *policydiff.Result, args []string, dir, base, head string, ve
 		}
 		parts = append(parts, shellQuote(a))
 	}
-	if dir != "." && dir != "" {
-		parts = append(parts, "--dir", shellQuote(dir))
+	if f.dir != "." && f.dir != "" {
+		parts = append(parts, "--dir", shellQuote(f.dir))
 	}
 	return strings.Join(parts, " ")
 }

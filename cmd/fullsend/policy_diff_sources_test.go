@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -68,11 +69,54 @@ func gitProjects(t *testing.T) (repo string, git func(args ...string) string) {
 			t.Fatal(err)
 		}
 	}
+	// org: an agent that runs a command only the organisation's catalog
+	// knows (org/catalog, --catalog).
+	// .fullsend-version pins the fullsend release that compiles and reviews
+	// the projects (fullsend init writes it).
+	for name, body := range map[string]string{"org/agents/acme-bot.md": orgAgent, "org/catalog/org.cue": orgCatalog, ".fullsend-version": "v0.2.0\n"} {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-qm", "base")
 	return repo, git
 }
+
+const orgAgent = `---
+name: acme-bot
+description: Reads the status of Acme's service.
+tools: Bash(acme *)
+---
+Check the status of Acme's service.
+`
+
+const orgCatalog = `package catalog
+
+binaries: acme: {
+	paths: ["/usr/local/bin/acme"]
+	network:  true
+	tier:     "network"
+	profiles: ["acme-api"]
+}
+profiles: "acme-api": {
+	description: "Acme's status API"
+	endpoints: [{
+		host:     "api.acme.example"
+		port:     443
+		protocol: "rest"
+		rules: [{method: "GET", path: "/v1/status"}]
+	}]
+}
+`
+
+// projectFlags are the flags a project of gitProjects compiles with.
+var projectFlags = map[string][]string{"org": {"--catalog", "org/catalog"}}
 
 // hunkRE is a unified diff hunk header: the new side's first line and
 // line count.
@@ -130,53 +174,51 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 		match    func(c policydiff.Change) bool
 		risk     string
 		category string
-		// fileOnly: the compile gives a fragment's rules their endpoint's
-		// line (compile/merge.go, fragmentContribution), so only the file
-		// is checked.
-		fileOnly bool
+		// check, when set, checks more of the result.
+		check func(t *testing.T, r *policydiff.Result, c policydiff.Change)
 	}{
 		{"profile: a host added to a credentialed provider profile", "prov",
 			[]func(*testing.T){editFile("prov/profiles/fullsend-github-ro.yaml", "binaries:\n", exfil)},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
-			}, "critical", "credential_scope_expansion", false},
+			}, "critical", "credential_scope_expansion", nil},
 		{"skill: a rule added", "tri",
 			[]func(*testing.T){editFile("tri/skills/duplicate-detector/SKILL.md", "{*,*.**}\"\n", "{*,*.**}\"\n        - GET /search/code\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/search/code")
 			},
-			"low", "", false},
+			"low", "", nil},
 		{"fragment: a rule added to a policy fragment", "exp",
 			[]func(*testing.T){editFile("exp/policies/readonly-with-web.yaml", "path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n",
 				"path: /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}\n          - allow:\n              method: GET\n              path: /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
 			},
-			"low", "", true},
+			"low", "", nil},
 		{"MCP server: a remote server and a tool of it", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "tools: Bash(curl *)\n",
 				"tools: Bash(curl *), mcp__github__get_issue\nmcpServers:\n  - github:\n      type: http\n      url: https://api.githubcopilot.com/mcp/\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "api.githubcopilot.com"
-			}, "medium", "", false},
+			}, "medium", "", nil},
 		{"binary glob: an endpoint's binaries widened to a directory", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "      allowed_ips: [\"{{HOST_IP}}\"]\n",
 				"      allowed_ips: [\"{{HOST_IP}}\"]\n      binaries: [\"/usr/local/bin/*\"]\n")},
 			func(c policydiff.Change) bool {
 				return c.Kind == "binary" && c.Action == "add" && c.After == "/usr/local/bin/*"
 			},
-			"high", policydiff.CatRawBinary, false},
+			"high", policydiff.CatRawBinary, nil},
 		{"placeholder: a placeholder segment becomes a glob", "tri",
 			[]func(*testing.T){editFile("tri/agents/duplicate-detector.md", "/issues/{{ISSUE_NUMBER}}\n", "/issues/*\n")},
 			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
-			"high", policydiff.CatPathWidened, false},
+			"high", policydiff.CatPathWidened, nil},
 		{"tier: a write rule raises the tier", "tri",
 			[]func(*testing.T){
 				editFile("tri/agents/duplicate-detector.md", "  tier: network\n", "  tier: full\n"),
 				editFile("tri/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
 					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - POST /repos/{{OWNER}}/{{REPO_NAME}}/issues/{{ISSUE_NUMBER}}/labels\n")},
 			func(c policydiff.Change) bool { return c.Kind == "tier" && c.Action == "widen" },
-			"critical", policydiff.CatTierFull, false},
+			"critical", policydiff.CatTierFull, nil},
 		{"renamed agent: its grants arrive under the new name", "tri",
 			[]func(*testing.T){func(t *testing.T) {
 				git("mv", "tri/agents/completeness-assessor.md", "tri/agents/completeness-checker.md")
@@ -185,7 +227,62 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			}},
 			func(c policydiff.Change) bool {
 				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "docs.github.com"
-			}, "medium", "", false},
+			}, "medium", "", nil},
+		{"org override: the catalog widens a path of a profile the agent uses", "org",
+			[]func(*testing.T){editFile("org/catalog/org.cue", `path: "/v1/status"`, `path: "/v1/**"`)},
+			func(c policydiff.Change) bool { return c.Kind == "rule" && c.Action == "widen" },
+			"high", policydiff.CatPathWidened, nil},
+		{"org override: the catalog adds a host to a profile the agent uses", "org",
+			[]func(*testing.T){editFile("org/catalog/org.cue", "\t}]\n}\n", "\t}, {\n\t\thost:     \"exfil.attacker.example\"\n\t\tport:     443\n\t\tprotocol: \"rest\"\n\t\taccess:   \"read-only\"\n\t}]\n}\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "endpoint" && c.Action == "add" && c.Host == "exfil.attacker.example"
+			}, "medium", "", nil},
+		{".fullsend-version: an older fullsend release pinned", "tri",
+			[]func(*testing.T){editFile(".fullsend-version", "v0.2.0\n", "v0.1.0\n")},
+			func(c policydiff.Change) bool {
+				return c.Kind == "fullsend_version" && c.Before == "v0.2.0" && c.After == "v0.1.0"
+			},
+			"high", "", nil},
+		{"moved agent: one move row, nothing else", "tri",
+			[]func(*testing.T){func(t *testing.T) {
+				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				git("mv", "tri/agents/duplicate-detector.md", "tri/.claude/agents/duplicate-detector.md")
+			}},
+			func(c policydiff.Change) bool { return c.Kind == "agent" && c.Action == "move" }, "info", "",
+			func(t *testing.T, r *policydiff.Result, c policydiff.Change) {
+				if c.Before != "agents/duplicate-detector.md" || c.After != ".claude/agents/duplicate-detector.md" || len(r.Agents) != 1 ||
+					r.Agents[0].Status != "moved" || len(r.Agents[0].Changes) != 1 {
+					t.Errorf("want one move row of agents/ -> .claude/agents/, got %+v", r.Agents)
+				}
+			}},
+		{"moved agent: a grant added in the moved file is blamed on its new line", "tri",
+			[]func(*testing.T){func(t *testing.T) {
+				if err := os.MkdirAll(filepath.Join(repo, "tri", ".claude", "agents"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				git("mv", "tri/agents/duplicate-detector.md", "tri/.claude/agents/duplicate-detector.md")
+				editFile("tri/.claude/agents/duplicate-detector.md", "        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n",
+					"        - GET /repos/{{OWNER}}/{{REPO_NAME}}/issues\n        - GET /repos/{{OWNER}}/{{REPO_NAME}}/pulls\n")(t)
+			}},
+			func(c policydiff.Change) bool {
+				return c.Kind == "rule" && c.Action == "add" && strings.Contains(c.After, "/pulls")
+			}, "low", "",
+			func(t *testing.T, r *policydiff.Result, c policydiff.Change) {
+				s := c.From[0]
+				head := strings.Split(git("show", "row:"+path.Join("tri", s.File)), "\n")
+				if s.File != ".claude/agents/duplicate-detector.md" || s.Line < 1 || s.Line > len(head) || !strings.Contains(head[s.Line-1], "/pulls") {
+					t.Errorf("blamed on %s:%d, want the new path's /pulls line", s.File, s.Line)
+				}
+				for _, a := range r.Agents {
+					for _, c := range a.Changes {
+						if c.Action == "move" && c.Kind != "agent" {
+							t.Errorf("%s: a grant that only moved with the file is a change: %+v", a.Agent, c)
+						}
+					}
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			git("checkout", "-q", "-B", "row", "main")
@@ -196,7 +293,8 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			git("commit", "-qm", tc.name)
 			added := addedLines(t, git("diff", "--no-renames", "--no-color", "-U0", "main", "row"))
 			t.Chdir(repo)
-			r := diffResult(t, "git:main", "git:row", "--dir", tc.dir)
+			args := append([]string{"git:main", "git:row", "--dir", tc.dir}, projectFlags[tc.dir]...)
+			r := diffResult(t, args...)
 			c := findChange(t, r, tc.match)
 			if c.Risk != tc.risk || (tc.category != "" && !slices.Contains(c.Categories, tc.category)) {
 				t.Errorf("%s %s: risk %s %v (%s), want %s %s", c.Action, c.Kind, c.Risk, c.Categories, c.Why, tc.risk, tc.category)
@@ -207,10 +305,13 @@ func TestPolicyDiffEveryInput(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("no source line: %+v", c)
 			}
-			if s := c.From[i]; tc.fileOnly && added[tc.dir+"/"+s.File] == nil || !tc.fileOnly && !added[tc.dir+"/"+s.File][s.Line] {
+			if s := c.From[i]; !added[path.Join(tc.dir, s.File)][s.Line] {
 				t.Errorf("blamed on %s:%d, not a line the change added (%v)", s.File, s.Line, added)
 			}
-			_, err := execCLI(t, "policy", "diff", "git:main", "git:row", "--dir", tc.dir, "--fail-on", tc.risk)
+			if tc.check != nil {
+				tc.check(t, r, c)
+			}
+			_, err := execCLI(t, append([]string{"policy", "diff", "--fail-on", tc.risk}, args...)...)
 			if exitCode(err) != 1 {
 				t.Errorf("--fail-on %s: exit %d (%v)", tc.risk, exitCode(err), err)
 			}
