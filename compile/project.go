@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
@@ -77,6 +78,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	endCatalog()
 	opts.timeline = tl
+	opts.catalogRecord = bundle.RecordCatalog(dir, po.CatalogDir)
 	root, err := openProject(dir)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,9 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output output
 	if m, _, err := bundle.ReadManifest(os.DirFS(policies)); err == nil {
 		po.OpenShellVersion = m.OpenShellVersion
 	}
+	if po.CatalogDir, err = recordedCatalog(o.Dir); err != nil {
+		return err
+	}
 	out, err := compile.CompileDir(ctx, o.Dir, po)
 	if err != nil {
 		return fmt.Errorf("compiling %s: %w", o.Dir, flagError(err))

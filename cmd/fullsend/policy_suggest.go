@@ -71,6 +71,9 @@ met), 2 usage.`,
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
 				return err
 			}
+			if err := catalogOption(cmd, f.dir, &f.catalog); err != nil {
+				return err
+			}
 			return runPolicySuggest(cmd, args[0], f)
 		},
 	}
