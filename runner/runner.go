@@ -189,6 +189,9 @@ type Result struct {
 	PlaceholderFrom  map[string]string `json:"placeholder_sources,omitempty"`
 	Outputs          []string          `json:"outputs,omitempty"`
 	Removed          []string          `json:"removed_from_outputs,omitempty"`
+	// Missing are the outputs the agent did not write: a warning, not a
+	// failure (the agent's own exit status stands).
+	Missing []string `json:"missing_outputs,omitempty"`
 	Deleted          bool              `json:"sandbox_deleted"`
 	GatewayStarted   bool              `json:"gateway_started"`
 	GatewayEndpoint  string            `json:"gateway_endpoint,omitempty"`

@@ -52,9 +52,10 @@ creates a sandbox from the pinned image with the resolved policy, confirms the s
 enforces it, installs the agent, runs it with 'openshell sandbox exec',
 downloads the declared outputs and always deletes the sandbox.
 
-It never runs an agent outside a sandbox. Exit codes: the agent's own status;
-69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
-78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
+It never runs an agent outside a sandbox.
+
+Exit codes:
+` + exitCodeHelp(),
 		Example: `  fullsend run summarizer
   fullsend run summarizer . --set ISSUE_NUMBER=42 --prompt-file prompt.md
   FULLSEND_POLICIES_DIGEST=sha256:... fullsend run summarizer --provider anthropic=anthropic:ANTHROPIC_API_KEY
@@ -338,4 +339,13 @@ func writeRunResult(path string, v any) error {
 		return err
 	}
 	return atomicfile.Write(path, append(b, '\n'), 0o644)
+}
+
+// exitCodeHelp is run's exit-code table (runner.ExitCodes) for --help.
+func exitCodeHelp() string {
+	var b strings.Builder
+	for _, e := range runner.ExitCodes() {
+		fmt.Fprintf(&b, "  %-4s %s\n", e.Code, strings.ReplaceAll(e.Meaning, "`", ""))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
