@@ -189,15 +189,13 @@ type Result struct {
 	PlaceholderFrom  map[string]string `json:"placeholder_sources,omitempty"`
 	Outputs          []string          `json:"outputs,omitempty"`
 	Removed          []string          `json:"removed_from_outputs,omitempty"`
-	// Missing are the outputs the agent did not write: a warning, not a
-	// failure (the agent's own exit status stands).
-	Missing         []string      `json:"missing_outputs,omitempty"`
-	Deleted         bool          `json:"sandbox_deleted"`
-	GatewayStarted  bool          `json:"gateway_started"`
-	GatewayEndpoint string        `json:"gateway_endpoint,omitempty"`
-	SandboxImage    string        `json:"sandbox_image,omitempty"`
-	DiagDir         string        `json:"diagnostics,omitempty"`
-	Duration        time.Duration `json:"duration_ns"`
+	Missing          []string          `json:"missing_outputs,omitempty"` // not written by the agent: a warning
+	Deleted          bool              `json:"sandbox_deleted"`
+	GatewayStarted   bool              `json:"gateway_started"`
+	GatewayEndpoint  string            `json:"gateway_endpoint,omitempty"`
+	SandboxImage     string            `json:"sandbox_image,omitempty"`
+	DiagDir          string            `json:"diagnostics,omitempty"`
+	Duration         time.Duration     `json:"duration_ns"`
 	// InOpenShell is the time spent inside openshell processes; Duration
 	// minus InOpenShell is the runner's own overhead.
 	InOpenShell time.Duration `json:"in_openshell_ns"`
