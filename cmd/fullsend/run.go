@@ -61,10 +61,14 @@ Exit codes:
   FULLSEND_POLICIES_DIGEST=sha256:... fullsend run summarizer --provider anthropic=anthropic:ANTHROPIC_API_KEY
   echo "Summarize issue 42" | fullsend run summarizer --download out --artifacts results -o json
   fullsend run summarizer --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
-		Args: cobra.RangeArgs(1, 2),
+		// AGENT is checked in RunE, which lists the project's agents.
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
 				return err
+			}
+			if len(args) == 0 {
+				return usageErrorf("missing AGENT (usage: %s; %s)", cmd.UseLine(), runAgentsHint(cmd, f.dir))
 			}
 			return runAgent(cmd, args[0], f)
 		},
@@ -102,6 +106,11 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		return err
 	}
 	if err := compiledProject(f.dir); err != nil {
+		return exitError{code: runner.ExitPolicy, err: err}
+	}
+	// An unknown agent is refused before the runner starts: no diagnostic
+	// bundle is left for a run that never was.
+	if err := unknownAgent(f.dir, agent); err != nil {
 		return exitError{code: runner.ExitPolicy, err: err}
 	}
 	values, err := placeholder.ParseSet(f.sets)
