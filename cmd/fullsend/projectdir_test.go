@@ -162,3 +162,28 @@ func TestRecordedCatalogStaysInTheProject(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 }
+
+// A policy-test file with several problems reports each at its own line,
+// from policy compile and policy test alike, in one run.
+func TestPolicyTestFileEveryProblem(t *testing.T) {
+	dir := initProject(t)
+	bad := "agent: summarizer\ntests:\n  - name: n\n    reqest: GET https://api.github.com/ from /usr/bin/gh\n    expect: alow\n"
+	if err := os.WriteFile(filepath.Join(dir, "agents", "bad.policytest.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runFullsend(t, "policy", "compile", dir)
+	for _, want := range []string{
+		"agents/bad.policytest.yaml:4: error: tests[0]: unknown field \"reqest\": did you mean \"request\"?",
+		"agents/bad.policytest.yaml:5: error: tests[0]: expect \"alow\", want allow, deny or audit",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("compile: %v\nlacks %s", err, want)
+		}
+	}
+	_, _, err = runFullsend(t, "policy", "test", dir)
+	for _, want := range []string{"agents/bad.policytest.yaml:4: tests[0]: unknown field", "agents/bad.policytest.yaml:5: tests[0]: expect \"alow\""} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("policy test: %v\nlacks %s", err, want)
+		}
+	}
+}
