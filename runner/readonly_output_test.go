@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -166,5 +167,20 @@ func TestOutputsNeverCoverTheRunnerDir(t *testing.T) {
 				t.Errorf("something was downloaded: %v", entries)
 			}
 		})
+	}
+}
+
+// A declared output the agent did not write is named with sandbox.outputs
+// and the line of its declaration in the agent's verified definition.
+func TestMissingWarningNamesTheDeclaration(t *testing.T) {
+	x := &run{agent: &Agent{Name: "notes", Entry: bundle.ManifestAgent{Source: "agents/notes.md", Outputs: []string{"/sandbox/out"}},
+		Files: map[string][]byte{"agents/notes.md": []byte("---\nname: notes\ndescription: d\nsandbox:\n  tier: network\n  outputs: [/sandbox/out]\n---\nWrite.\n")}}}
+	for remote, want := range map[string]string{
+		"/sandbox/out":   "agent notes wrote no /sandbox/out (sandbox.outputs, agents/notes.md:6): nothing to download",
+		"/sandbox/other": "agent notes wrote no /sandbox/other (--download): nothing to download",
+	} {
+		if got := x.missingWarning(remote); !strings.HasPrefix(got, want) {
+			t.Errorf("got  %s\nwant %s...", got, want)
+		}
 	}
 }
