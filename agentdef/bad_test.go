@@ -47,6 +47,8 @@ var badCases = map[string]badCase{
 	"policy-path-escape":       {"skills/s/SKILL.md:4:9", "policy", `policy file "../../../etc/policy.yaml" leaves the project`, "inside the project", 1},
 	"relative-rule-path":       {"agents/a.md:8:15", "sandbox.endpoints[0].rules[0].path", `path "repos/**" is not absolute`, "start with /", 1},
 	"self-spawn":               {"agents/a.md:4:8", "tools", "cyclic Agent() spawn list: a -> a", "", 1},
+	"tab-indent":               {"agents/a.md:7:1", "", "invalid YAML: a tab in the indentation: YAML indents with spaces only", "replace the tab with spaces", 1},
+	"tab-indent-twice":         {"agents/a.md:8:2", "", "a tab in the indentation", "replace the tab with spaces", 2},
 	"tools-resolve-to-nothing": {"agents/a.md:4:8", "tools", "tools resolve to nothing", "disallowedTools", 1},
 	"unbalanced-parens":        {"agents/a.md:4:14", "tools", "'(' is never closed", "balanced", 1},
 	"unknown-key":              {"agents/a.md:4:1", "tols", `unknown field "tols"`, `did you mean "tools"?`, 1},

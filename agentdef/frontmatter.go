@@ -234,6 +234,11 @@ func reportYAMLError(d *decoder, doc *document, err error, blocked string) {
 			return
 		}
 	}
+	if strings.Contains(msg, "tab") || strings.Contains(msg, "cannot start any token") {
+		if found := reportTabs(d, doc); found {
+			return
+		}
+	}
 	if line == 0 {
 		line = 1
 	}
@@ -272,6 +277,25 @@ func reportColonScalars(d *decoder, doc *document, blocked string) bool {
 		d.errAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: m[6] + idx + 1}, key,
 			"unquoted ': ' inside a plain value: YAML reads it as a nested mapping",
 			fmt.Sprintf("quote the value: %s: %q", key, strings.TrimSpace(line[m[6]:m[7]]))+note)
+	}
+	return found
+}
+
+// reportTabs finds tabs in the indentation of the frontmatter, which YAML
+// refuses ("found character that cannot start any token"), and reports
+// each at its line and column as a tab.
+func reportTabs(d *decoder, doc *document) bool {
+	found := false
+	for i, line := range strings.Split(doc.raw, "\n") {
+		indent := len(line) - len(strings.TrimLeft(line, " \t"))
+		col := strings.IndexByte(line[:indent], '\t')
+		if col < 0 || indent == len(line) {
+			continue
+		}
+		found = true
+		d.errAt(Pos{File: d.file, Line: i + 1 + doc.lineOffset, Column: col + 1}, "",
+			"invalid YAML: a tab in the indentation: YAML indents with spaces only",
+			"replace the tab with spaces, as many as the lines around it are indented")
 	}
 	return found
 }

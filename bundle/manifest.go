@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"sort"
 )
 
@@ -32,6 +33,12 @@ type Manifest struct {
 	// profiles/ subdirectory (profiles/NAME.yaml, .yml or .json): the file
 	// travels with the policies and the manifest digest pins it.
 	Profiles []SourceFile `json:"profiles,omitempty"`
+	// Catalog is the organisation catalog directory the bundle was
+	// compiled with (`--catalog`), slash-separated and relative to the
+	// project root, so that every later command that compiles or checks
+	// the project uses it too (CatalogIn). Only a directory inside the
+	// project is recorded (RecordCatalog); "" for none.
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // ManifestAgent is the manifest entry of one compiled agent.
@@ -169,7 +176,40 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 	if m.Schema != ManifestSchema {
 		return nil, fmt.Errorf("%w: %s: schema %q, want %q", ErrManifest, ManifestFile, m.Schema, ManifestSchema)
 	}
+	if m.Catalog != "" && (!fs.ValidPath(m.Catalog) || m.Catalog == ".") {
+		return nil, fmt.Errorf("%w: %s: catalog %q is not a directory inside the project", ErrManifest, ManifestFile, m.Catalog)
+	}
 	return &m, nil
+}
+
+// RecordCatalog is the Manifest.Catalog of the catalog directory
+// catalogDir for the project in projectDir: its slash path relative to the
+// project, or "" when there is none or it is not inside the project (a
+// recorded path never leads out of the project it is read from).
+func RecordCatalog(projectDir, catalogDir string) string {
+	if catalogDir == "" {
+		return ""
+	}
+	root, err1 := filepath.Abs(projectDir)
+	cat, err2 := filepath.Abs(catalogDir)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(root, cat)
+	rel = filepath.ToSlash(rel)
+	if err != nil || rel == "." || !fs.ValidPath(rel) {
+		return ""
+	}
+	return rel
+}
+
+// CatalogIn is the recorded catalog directory as a path from the project
+// directory projectDir ("" when none is recorded).
+func (m *Manifest) CatalogIn(projectDir string) string {
+	if m == nil || m.Catalog == "" {
+		return ""
+	}
+	return filepath.Join(projectDir, filepath.FromSlash(m.Catalog))
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and

@@ -64,6 +64,9 @@ type Options struct {
 	// OpenShellVersion and Agents (CompileDir's checks): emit may then run
 	// beside them.
 	checksReadAgents bool
+	// catalogRecord is the catalog directory as the manifest records it
+	// (bundle.RecordCatalog; CompileDir sets it).
+	catalogRecord string
 }
 
 // Check inspects the compiled output and reports diagnostics. The checks of
@@ -120,6 +123,8 @@ type Output struct {
 	// Stages is when each stage of the compilation ran, by start: for
 	// `policy compile --timings`, never part of the bundle.
 	Stages []Stage
+	// catalogRecord is Options.catalogRecord, for the manifest.
+	catalogRecord string
 }
 
 // AgentNames returns the compiled agent names, sorted.
@@ -144,7 +149,7 @@ func Compile(ctx context.Context, proj *agentdef.Project, fsys fs.FS, opts Optio
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}}
+	out := &Output{OpenShellVersion: opts.OpenShellVersion, Agents: map[string]*Compiled{}, Files: map[string][]byte{}, catalogRecord: opts.catalogRecord}
 	var diags agentdef.Diagnostics
 	diags = append(diags, proj.Warnings...)
 	inputs := newInputFiles(fsys, proj.Files)

@@ -16,7 +16,7 @@ import (
 // manifest into o.Files, deterministically. The policies were marshalled by
 // the compile workers; the sidecar and the manifest are encoded at once.
 func (o *Output) emit(files map[string]string) error {
-	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}}
+	m := &bundle.Manifest{Schema: bundle.ManifestSchema, OpenShellVersion: o.OpenShellVersion, Agents: map[string]bundle.ManifestAgent{}, Catalog: o.catalogRecord}
 	prov := &bundle.ProvenanceFile{Schema: bundle.ProvenanceSchema, Agents: map[string]map[string][]bundle.Source{}}
 	for _, name := range o.AgentNames() {
 		c := o.Agents[name]

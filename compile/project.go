@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/internal/parallel"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
@@ -77,6 +78,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	endCatalog()
 	opts.timeline = tl
+	opts.catalogRecord = bundle.RecordCatalog(dir, po.CatalogDir)
 	root, err := openProject(dir)
 	if err != nil {
 		return nil, err
@@ -318,12 +320,26 @@ func (s expectScope) expectFile(fsys fs.FS, f string, policies map[string]*opens
 	}
 	ef, err := decide.ParseExpectFile(f, data)
 	if err != nil {
-		return false, agentdef.Diagnostics{expectFileError(f, err)}, nil
+		return false, expectFileErrors(f, err), nil
 	}
 	if _, ok := policies[ef.Agent]; ok {
 		return true, nil, nil
 	}
 	return false, s.notCompiled(f, ef.Agent, out), nil
+}
+
+// expectFileErrors are the errors of an expectation file that does not
+// parse, one per problem the parser names (decide.ExpectFileErrors).
+func expectFileErrors(f string, err error) agentdef.Diagnostics {
+	var many decide.ExpectFileErrors
+	if !errors.As(err, &many) {
+		return agentdef.Diagnostics{expectFileError(f, err)}
+	}
+	ds := make(agentdef.Diagnostics, len(many))
+	for i, e := range many {
+		ds[i] = expectFileError(f, e)
+	}
+	return ds
 }
 
 // expectFileError is the error of an expectation file that does not parse,

@@ -60,6 +60,9 @@ func ParseInput(ctx context.Context, repoDir, arg string) (Input, error) {
 	return Input{}, fmt.Errorf("%q: %w (write git:REV, bundle:DIR or an existing directory)", arg, ErrInput)
 }
 
+// ErrRevision reports a revision git does not resolve to a commit.
+var ErrRevision = errors.New("unknown revision")
+
 // checkRev refuses what git could read as an option or that no revision
 // holds.
 func checkRev(rev string) error {
@@ -133,10 +136,35 @@ func ResolveCommit(ctx context.Context, dir, rev string) (string, error) {
 		return "", err
 	}
 	out, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if err != nil {
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		// --quiet leaves git's message empty: say what was looked for.
+		return "", fmt.Errorf("%w %q (%s)", ErrRevision, rev, branchList(ctx, dir))
+	case err != nil:
 		return "", fmt.Errorf("revision %q: %w", rev, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// maxBranchesListed bounds the branches an unknown-revision error names.
+const maxBranchesListed = 10
+
+// branchList names the local branches of the repository at dir for an
+// error, at most maxBranchesListed of them, or says why it cannot.
+func branchList(ctx context.Context, dir string) string {
+	out, err := gitLimited(ctx, dir, 64<<10, nil, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+	if err != nil {
+		return "not a git repository, or its branches cannot be listed"
+	}
+	names := strings.Fields(string(out))
+	switch {
+	case len(names) == 0:
+		return "the repository has no branches"
+	case len(names) > maxBranchesListed:
+		return fmt.Sprintf("branches: %s, and %d more", lit(strings.Join(names[:maxBranchesListed], ", ")), len(names)-maxBranchesListed)
+	}
+	return "branches: " + lit(strings.Join(names, ", "))
 }
 
 // maxTree bounds the bytes read from one revision's tree.

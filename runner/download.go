@@ -105,6 +105,11 @@ func (x *run) fetch(ctx context.Context, f outputFetch) error {
 		return err
 	}
 	removed, err := x.fetchOutput(ctx, remote, dest)
+	if err != nil && x.missing(ctx, remote) {
+		x.logf("warning: %s", x.missingWarning(remote))
+		x.res.Missing = append(x.res.Missing, remote)
+		return nil
+	}
 	for _, r := range removed {
 		x.logf("removed %q from downloaded %s: %s", r.Path, remote, r.Why)
 		x.res.Removed = append(x.res.Removed, filepath.Join(dest, r.Path))
@@ -215,4 +220,64 @@ func (x *run) keptDirs() []string {
 		}
 	}
 	return keep
+}
+
+// missing reports, after a failed download of remote, whether the agent
+// never wrote it: `test -e` in the sandbox says it is not there. OpenShell's
+// download fails on a missing path ("sandbox source path '...' does not
+// exist", probe_sandbox_source_kind, ssh.rs:1163-1182 @ v0.0.111,
+// ssh.rs:1100-1119 @ v0.0.83), and tar says "Cannot stat"; neither message
+// is matched, the sandbox is asked.
+func (x *run) missing(ctx context.Context, remote string) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	code, _, err := x.d.Exec(ctx, execSpec{name: x.res.Sandbox, command: []string{"test", "-e", remote}})
+	return err == nil && code == 1
+}
+
+// missingWarning says which declared output the agent did not write, and
+// where it is declared: the manifest's outputs come from the agent's
+// sandbox.outputs; a --download path from the command line.
+func (x *run) missingWarning(remote string) string {
+	src := x.agent.Entry.Source
+	for _, o := range x.agent.Entry.Outputs {
+		if p, err := x.outputPath(o); err == nil && p == remote {
+			if n := outputsLine(x.agentSource()); n > 0 {
+				src = fmt.Sprintf("%s:%d", src, n)
+			}
+			return fmt.Sprintf("agent %s wrote no %s (sandbox.outputs, %s): nothing to download; the run's exit status is the agent's", x.agent.Name, remote, src)
+		}
+	}
+	return fmt.Sprintf("agent %s wrote no %s (--download): nothing to download; the run's exit status is the agent's", x.agent.Name, remote)
+}
+
+// agentSource is the verified bytes of the agent's definition, nil when
+// they are not among the files installed.
+func (x *run) agentSource() []byte {
+	for k, data := range x.agent.Files {
+		if path.Base(k) == path.Base(x.agent.Entry.Source) && strings.HasPrefix(k, "agent") {
+			return data
+		}
+	}
+	return nil
+}
+
+// outputsLine is the line of the "outputs:" key in the frontmatter of an
+// agent definition (src), 0 when there is none.
+func outputsLine(src []byte) int {
+	lines := strings.Split(string(src), "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return 0
+	}
+	for i, l := range lines[1:] {
+		t := strings.TrimSpace(l)
+		if t == "---" {
+			return 0
+		}
+		if strings.HasPrefix(t, "outputs:") {
+			return i + 2
+		}
+	}
+	return 0
 }

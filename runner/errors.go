@@ -21,13 +21,38 @@ const (
 	// ExitPolicy means the compiled project does not verify: a digest
 	// mismatch, a policy the supervisor does not load or the sandbox does
 	// not confirm, uploads the policy's filesystem rules refuse, an
-	// unresolved or invalid placeholder (EX_CONFIG).
+	// unresolved or invalid placeholder, a provider credential the job
+	// does not set (EX_CONFIG).
 	ExitPolicy = 78
 	// ExitTimeout means --timeout elapsed (as timeout(1)).
 	ExitTimeout = 124
 	// ExitInterrupted means SIGINT or SIGTERM stopped the run (128+SIGINT).
 	ExitInterrupted = 130
 )
+
+// ExitCodeDoc is one row of fullsend run's exit-code table.
+type ExitCodeDoc struct {
+	// Code is the exit code, "N" for the agent's own status.
+	Code string
+	// Meaning says when the run exits with it.
+	Meaning string
+}
+
+// ExitCodes is fullsend run's exit-code table, the one place it is
+// written: `fullsend run --help` prints it and a test holds the table of
+// docs/runner.md equal to it.
+func ExitCodes() []ExitCodeDoc {
+	return []ExitCodeDoc{
+		{"0", "the agent ran in a sandbox and exited 0 (an output it did not write is a warning: result.json's missing_outputs)"},
+		{"N", "the agent's own non-zero exit status, propagated"},
+		{"2", "bad command line"},
+		{"69", "OpenShell unavailable: no `openshell`, wrong version, no `ssh`, a sandbox or supervisor image not pinned by digest, no healthy gateway and none can be started (no `openshell-gateway`, no `podman`) (EX_UNAVAILABLE)"},
+		{"75", "sandbox failure: create, Ready, upload/download, delete (EX_TEMPFAIL)"},
+		{"78", "verification or policy failure: no policies digest in CI, digest mismatch, policy does not load or is not confirmed (failed, still pending, still different), uploads its filesystem rules refuse, placeholder unresolved or invalid, a credential in the workspace, a provider credential the job does not set (EX_CONFIG)"},
+		{"124", "`--timeout` elapsed"},
+		{"130", "interrupted by SIGINT or SIGTERM"},
+	}
+}
 
 // Sentinel errors; every error Run returns wraps at least one of them, or is
 // an *AgentExitError. Causes are wrapped too (`%w: %w`), so an error may
@@ -44,6 +69,10 @@ var (
 	// project could be anything, not the signed one the verify step checked.
 	// It also matches ErrPolicy.
 	ErrUnpinned = fmt.Errorf("%w: no policies digest pinned", ErrPolicy)
+	// ErrCredential reports a provider whose credential the job does not
+	// set (its variables unset or empty); the run stops before any
+	// provider is created (EX_CONFIG, as a policy failure).
+	ErrCredential = errors.New("provider credential missing")
 	// ErrSandbox wraps sandbox lifecycle failures.
 	ErrSandbox = errors.New("sandbox failed")
 	// ErrTimeout reports that the run exceeded its timeout.
@@ -94,6 +123,7 @@ var exitSentinels = []struct {
 	{ErrInterrupted, ExitInterrupted},
 	{ErrTimeout, ExitTimeout},
 	{ErrPolicy, ExitPolicy},
+	{ErrCredential, ExitPolicy},
 	{ErrPreflight, ExitPreflight},
 }
 

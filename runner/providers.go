@@ -73,6 +73,12 @@ func (x *run) profileProviders(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Every credential is checked before the gateway is changed.
+	for i, ref := range c.refs {
+		if err := x.checkCredential(ref, c.attached[i].Profile); err != nil {
+			return err
+		}
+	}
 	if err := x.importProfiles(ctx, c); err != nil {
 		return err
 	}
@@ -275,6 +281,21 @@ func profileDifference(a, b *profile.Profile) string {
 	return ""
 }
 
+// checkCredential fails when the job sets no credential the provider of
+// ref (profile p) can take.
+func (x *run) checkCredential(ref bundle.ProviderRef, p *profile.Profile) error {
+	if _, err := credentialEnv(ref, p, x.r.opts.Env.Getenv); err != nil {
+		return x.credentialError(ref, err)
+	}
+	return nil
+}
+
+// credentialError is ErrCredential for the provider of ref, naming the
+// agent that attaches it.
+func (x *run) credentialError(ref bundle.ProviderRef, err error) error {
+	return fmt.Errorf("%w: provider %s of agent %s (sandbox.providers in %s): %w", ErrCredential, ref.Name, x.agent.Name, x.agent.Entry.Source, err)
+}
+
 // createProfileProvider creates one provider of the profile's type from the
 // job's secrets: every value reaches openshell in its environment, named by
 // a bare `--credential KEY` (parse_credential_pairs reads it from the
@@ -283,7 +304,7 @@ func profileDifference(a, b *profile.Profile) string {
 func (x *run) createProfileProvider(ctx context.Context, ref bundle.ProviderRef, p *profile.Profile) error {
 	keys, err := credentialEnv(ref, p, x.r.opts.Env.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: provider %s: %w", ErrPreflight, ref.Name, err)
+		return x.credentialError(ref, err)
 	}
 	vals := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -315,9 +336,34 @@ func credentialEnv(ref bundle.ProviderRef, p *profile.Profile, getenv Getenv) ([
 		return nil, err
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("no credential: profile %s declares none that is set and the manifest names none", p.ID)
+		return nil, noCredential(p)
 	}
 	return keys, nil
+}
+
+// noCredential is the error of a profile none of whose credentials is
+// set: each credential, the variables that would hold it and its line.
+func noCredential(p *profile.Profile) error {
+	if len(p.Credentials) == 0 {
+		return fmt.Errorf("profile %s (%s) declares no credential and the manifest names none; OpenShell refuses a provider without one", p.ID, p.File)
+	}
+	var want []string
+	for i, cr := range p.Credentials {
+		want = append(want, credentialWhere(p, i, cr))
+	}
+	return fmt.Errorf("no credential is set: %s", strings.Join(want, "; "))
+}
+
+// credentialWhere names the variables that hold credential i of p and
+// where the profile declares them: "set GH_TOKEN (credential token of
+// profile p, profiles/p.yaml:4:15)".
+func credentialWhere(p *profile.Profile, i int, cr profile.Credential) string {
+	line, col := p.Position(fmt.Sprintf("credentials[%d].env_vars", i))
+	vars := strings.Join(cr.EnvVars, " or ")
+	if vars == "" {
+		vars = "a variable (the profile names none)"
+	}
+	return fmt.Sprintf("set %s (credential %s of profile %s, %s:%d:%d)", vars, cr.Name, p.ID, p.File, line, col)
 }
 
 // namedCredentials checks the manifest's credential variables: names,
@@ -329,7 +375,7 @@ func namedCredentials(names []string, set func(string) bool) ([]string, error) {
 			return nil, fmt.Errorf("credential %q is not an environment variable name", k)
 		}
 		if !set(k) {
-			return nil, fmt.Errorf("credential variable %s is not set", k)
+			return nil, fmt.Errorf("credential variable %s is not set: set %s (the provider's credentials in the manifest)", k, k)
 		}
 		keys = append(keys, k)
 	}
@@ -340,13 +386,13 @@ func namedCredentials(names []string, set func(string) bool) ([]string, error) {
 // of its env_vars that is set; a required one with none set is an error.
 func profileCredentials(p *profile.Profile, set func(string) bool) ([]string, error) {
 	var keys []string
-	for _, cr := range p.Credentials {
+	for n, cr := range p.Credentials {
 		i := slices.IndexFunc(cr.EnvVars, set)
 		switch {
 		case i >= 0:
 			keys = append(keys, cr.EnvVars[i])
 		case cr.Required:
-			return nil, fmt.Errorf("credential %s of profile %s: none of %s is set", cr.Name, p.ID, strings.Join(cr.EnvVars, ", "))
+			return nil, fmt.Errorf("a required credential is not set: %s", credentialWhere(p, n, cr))
 		}
 	}
 	return keys, nil

@@ -181,7 +181,11 @@ func TestProfileProvidersRefused(t *testing.T) {
 		{name: "manifest id differs from the file's", refs: []bundle.ProviderRef{{Name: "acme", Profile: "acme", File: "profiles/acme-api.yaml"}},
 			wantErr: ErrPolicy, wantMsg: `has id "acme-api", the manifest says "acme"`},
 		{name: "secret missing", edit: func(h *harness) { delete(h.env, "ACME_TOKEN") },
-			wantErr: ErrPreflight, wantMsg: "provider acme: credential token of profile acme-api: none of ACME_TOKEN is set"},
+			wantErr: ErrCredential, wantMsg: "provider credential missing: provider acme of agent triage (sandbox.providers in agents/triage.md): " +
+				"a required credential is not set: set ACME_TOKEN (credential token of profile acme-api, policies/profiles/acme-api.yaml:6:15)"},
+		{name: "optional secret missing", edit: func(h *harness) { delete(h.env, "ACME_TOKEN") },
+			files:   map[string]string{"profiles/acme-api.yaml": strings.Replace(acmeProfile, "    required: true\n", "", 1)},
+			wantErr: ErrCredential, wantMsg: "no credential is set: set ACME_TOKEN (credential token of profile acme-api, policies/profiles/acme-api.yaml:6:15)"},
 		{name: "with --provider", edit: func(h *harness) {
 			h.opts.Providers = []Provider{{Name: "anthropic", Type: "anthropic", CredentialEnv: []string{"ACME_TOKEN"}}}
 		}, wantErr: ErrPreflight, wantMsg: "--provider cannot be added to it"},
@@ -205,6 +209,9 @@ func TestProfileProvidersRefused(t *testing.T) {
 			res, err := h.run(context.Background(), Request{})
 			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Fatalf("error %v, want %v saying %q\n%s", err, tt.wantErr, tt.wantMsg, h.log.String())
+			}
+			if errors.Is(tt.wantErr, ErrCredential) && ExitCode(err) != ExitPolicy {
+				t.Errorf("exit %d, want %d", ExitCode(err), ExitPolicy)
 			}
 			if h.count("openshell sandbox exec") > 0 {
 				t.Error("the agent ran")
@@ -277,7 +284,7 @@ func TestCredentialEnv(t *testing.T) {
 		})
 	}
 	none := mustProfile(t, "id: p\ndisplay_name: P\nendpoints:\n  - host: a.example.com\n    port: 443\n")
-	if _, err := credentialEnv(bundle.ProviderRef{}, none, env); err == nil || !strings.Contains(err.Error(), "no credential") {
+	if _, err := credentialEnv(bundle.ProviderRef{}, none, env); err == nil || !strings.Contains(err.Error(), "profile p (p.yaml) declares no credential") {
 		t.Errorf("a provider without credentials: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -71,25 +72,67 @@ func TestReadOnlyTierOutputs(t *testing.T) {
 	}
 }
 
-// TestReadOnlyTierMissingOutput: a missing output outside /sandbox fails the
-// run (75) with tar's reason, and leaves nothing behind.
-func TestReadOnlyTierMissingOutput(t *testing.T) {
-	h := newHarness(t, CIGitHub)
-	h.project = testProjectWith(t, "v0.0.111", readOnlyPolicy())
-	ws := filepath.Join(t.TempDir(), "repo")
-	writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
-	outDir := filepath.Join(t.TempDir(), "artifacts")
-	_, err := h.run(context.Background(), Request{Workspace: ws, Outputs: []string{"missing"}, OutputDir: outDir})
-	if ExitCode(err) != ExitSandbox || !errors.Is(err, ErrSandbox) {
-		t.Fatalf("exit %d, want %d: %v", ExitCode(err), ExitSandbox, err)
+// TestMissingOutput: an output the agent did not write is a warning naming
+// it, not a sandbox failure: the run keeps the agent's exit status and
+// result.json lists it, whether it is read by sandbox download (under
+// /sandbox) or through sandbox exec tar (a read-only tier's /tmp); a
+// download that fails for another reason is still a sandbox failure.
+func TestMissingOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		readOnly bool
+		fail     string
+		want     int
+		wantLog  string
+	}{
+		{name: "sandbox download", wantLog: "warning: agent triage wrote no /sandbox/repo/missing (--download): nothing to download"},
+		{name: "exec tar, read-only tier", readOnly: true, wantLog: "warning: agent triage wrote no /tmp/repo/missing (--download): nothing to download"},
+		{name: "a broken download of an output that is there", fail: "download-partial=/sandbox/repo/README.md", want: ExitSandbox},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, CIGitHub)
+			if tc.readOnly {
+				h.project = testProjectWith(t, "v0.0.111", readOnlyPolicy())
+			}
+			outputs := []string{"missing"}
+			if tc.fail != "" {
+				h.env["OPENSHELL_FAKE_FAIL"] = tc.fail
+				outputs = []string{"README.md"}
+			}
+			ws := filepath.Join(t.TempDir(), "repo")
+			writeFiles(t, ws, map[string]string{"README.md": "hello\n"})
+			outDir := filepath.Join(t.TempDir(), "artifacts")
+			res, err := h.run(context.Background(), Request{Workspace: ws, Outputs: outputs, OutputDir: outDir})
+			if ExitCode(err) != tc.want {
+				t.Fatalf("exit %d, want %d: %v\n%s", ExitCode(err), tc.want, err, h.log.String())
+			}
+			if tc.want == 0 && (!strings.Contains(h.log.String(), tc.wantLog) || len(res.Missing) != 1) {
+				t.Errorf("missing %v, log lacks %q:\n%s", res.Missing, tc.wantLog, h.log.String())
+			}
+			if _, err := os.Lstat(filepath.Join(outDir, "missing")); !os.IsNotExist(err) {
+				t.Errorf("missing output left something: %v", err)
+			}
+			assertNoStaging(t, outDir)
+		})
 	}
-	if !strings.Contains(err.Error(), "read /tmp/repo/missing through sandbox exec: tar exit") {
-		t.Errorf("error %v", err)
+}
+
+// An output the agent declares in sandbox.outputs is named with the line
+// of its declaration.
+func TestOutputsLine(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"---\nname: a\nsandbox:\n  outputs: [/sandbox/out]\n---\nbody\n", 4},
+		{"---\nname: a\n---\noutputs: here\n", 0},
+		{"no frontmatter\noutputs: x\n", 0},
+		{"", 0},
+	} {
+		if got := outputsLine([]byte(tc.src)); got != tc.want {
+			t.Errorf("outputsLine(%q) = %d, want %d", tc.src, got, tc.want)
+		}
 	}
-	if _, err := os.Lstat(filepath.Join(outDir, "missing")); !os.IsNotExist(err) {
-		t.Errorf("missing output left something: %v", err)
-	}
-	assertNoStaging(t, outDir)
 }
 
 // TestOutputsNeverCoverTheRunnerDir: an output that is, holds or lies in
@@ -124,5 +167,20 @@ func TestOutputsNeverCoverTheRunnerDir(t *testing.T) {
 				t.Errorf("something was downloaded: %v", entries)
 			}
 		})
+	}
+}
+
+// A declared output the agent did not write is named with sandbox.outputs
+// and the line of its declaration in the agent's verified definition.
+func TestMissingWarningNamesTheDeclaration(t *testing.T) {
+	x := &run{agent: &Agent{Name: "notes", Entry: bundle.ManifestAgent{Source: "agents/notes.md", Outputs: []string{"/sandbox/out"}},
+		Files: map[string][]byte{"agents/notes.md": []byte("---\nname: notes\ndescription: d\nsandbox:\n  tier: network\n  outputs: [/sandbox/out]\n---\nWrite.\n")}}}
+	for remote, want := range map[string]string{
+		"/sandbox/out":   "agent notes wrote no /sandbox/out (sandbox.outputs, agents/notes.md:6): nothing to download",
+		"/sandbox/other": "agent notes wrote no /sandbox/other (--download): nothing to download",
+	} {
+		if got := x.missingWarning(remote); !strings.HasPrefix(got, want) {
+			t.Errorf("got  %s\nwant %s...", got, want)
+		}
 	}
 }

@@ -189,6 +189,7 @@ type Result struct {
 	PlaceholderFrom  map[string]string `json:"placeholder_sources,omitempty"`
 	Outputs          []string          `json:"outputs,omitempty"`
 	Removed          []string          `json:"removed_from_outputs,omitempty"`
+	Missing          []string          `json:"missing_outputs,omitempty"` // not written by the agent: a warning
 	Deleted          bool              `json:"sandbox_deleted"`
 	GatewayStarted   bool              `json:"gateway_started"`
 	GatewayEndpoint  string            `json:"gateway_endpoint,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,6 +72,13 @@ type Result struct {
 	// VersionNote says why no VersionFile was written ("" when it was
 	// written or kept).
 	VersionNote string `json:"version_note,omitempty"`
+	// GitignoreNote says what became of a kept .gitignore that lacked
+	// the scaffold's patterns: completed when an earlier init wrote it,
+	// else the patterns to add ("" when it has them all).
+	GitignoreNote string `json:"gitignore_note,omitempty"`
+	// SigningNote says that a kept SIGNING.md does not describe the
+	// chosen signing ("" when it was written or matches).
+	SigningNote string `json:"signing_note,omitempty"`
 }
 
 // File is one file of the scaffold.
@@ -197,7 +205,31 @@ func Write(o Options) (*Result, error) {
 		return nil, fmt.Errorf("opening %s: %w", o.Dir, err)
 	}
 	defer root.Close()
-	return res, res.writeFiles(root, o.Dir, files, o.Force)
+	if err := res.writeFiles(root, o.Dir, files, o.Force); err != nil {
+		return nil, err
+	}
+	return res, res.checkKept(root, files)
+}
+
+// checkKept completes or notes the kept files that matter to a new
+// setup: the .gitignore and SIGNING.md.
+func (res *Result) checkKept(root *os.Root, files []File) error {
+	var err error
+	for _, f := range files {
+		if !slices.Contains(res.Skipped, f.Path) {
+			continue
+		}
+		switch f.Path {
+		case gitignoreFile:
+			res.GitignoreNote, err = keptGitignore(root, f.Data)
+		case signingFile:
+			res.SigningNote, err = keptSigning(root, res.Signing, f.Data)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", res.Dir, err)
+		}
+	}
+	return nil
 }
 
 // withVersionFile adds VersionFile to files, sorted by path, when version

@@ -3,7 +3,8 @@
 # "sh getting-started", in order, as written, in one shell, in a fresh
 # directory outside the checkout. The page's unmarked steps are mirrored
 # here: fullsend is installed from this checkout (CGO_ENABLED=0 go install
-# ./cmd/fullsend) instead of @latest, COSIGN_PASSWORD is random instead of
+# ./cmd/fullsend) instead of @vX.Y.Z, and FULLSEND_SRC (the checkout) is where
+# the page builds the OpenShell fake instead of the module cache; COSIGN_PASSWORD is random instead of
 # typed, and $REGISTRY is a registry server on the loopback interface
 # (docker-registry, see .ci/install.d/20-registry.sh). Nothing leaves the
 # machine once the Go modules are in the module cache.

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/fullsend-ai/agent-sandbox/bundle"
 	"github.com/fullsend-ai/agent-sandbox/handover"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/runner"
@@ -31,7 +34,7 @@ type doctorReport struct {
 func newDoctorCmd() *cobra.Command {
 	var f doctorFlags
 	cmd := &cobra.Command{
-		Use:   "doctor [AGENT...]",
+		Use:   "doctor [DIR] [AGENT...]",
 		Short: "Check this machine or job container for everything fullsend run needs",
 		Long: `Doctor runs the checks of fullsend run's preflight without creating
 anything: the openshell CLI and the version the policies were compiled for,
@@ -40,15 +43,25 @@ digest, the gateway (registered and healthy, or what starting one needs:
 openshell-gateway, the podman driver, a supervisor image pinned by digest),
 the policies digest, and for each agent (all by default) that its files
 verify, its placeholders resolve here and its policy lets the runner's
-uploads land. Each failed check says what to fix. Exit 1 when one fails.`,
+uploads land. Each failed check says what to fix. Exit 1 when one fails.
+
+DIR is the compiled project (default /opt/fullsend, where the image holds
+it), as in fullsend run: the first argument is DIR when it is ".", holds a
+"/" or is a directory with policies/manifest.json; the others are agents.
+--dir is a deprecated alias.`,
 		Example: `  fullsend doctor
-  fullsend doctor summarizer --set ISSUE_NUMBER=1 -o json`,
+  fullsend doctor summarizer --set ISSUE_NUMBER=1 -o json
+  fullsend doctor . summarizer --set ISSUE_NUMBER=1 --set OWNER=acme --set REPO_NAME=widgets`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDoctor(cmd, args, f)
+			agents, err := doctorDir(cmd, args, &f.dir)
+			if err != nil {
+				return err
+			}
+			return runDoctor(cmd, agents, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "dir", "/opt/fullsend", "compiled project directory")
+	deprecatedDirFlag(fl, &f.dir, "dir", "/opt/fullsend", "compiled project directory DIR")
 	fl.StringVar(&f.digest, "policies-digest", os.Getenv(handover.PoliciesDigest), "sha256 of policies/manifest.json (env FULLSEND_POLICIES_DIGEST)")
 	fl.StringArrayVar(&f.sets, "set", nil, "placeholder value KEY=VALUE (repeatable)")
 	f.openshellFlags.add(fl)
@@ -96,7 +109,7 @@ func (f doctorFlags) checks(ctx context.Context, agents []string, values placeho
 	}
 	if err != nil {
 		return []runner.Check{{Name: "project", Detail: err.Error(),
-			Fix: "point --dir at the compiled project and --policies-digest at the digest fullsend verify printed"}}
+			Fix: "give the compiled project as DIR (fullsend doctor DIR) and --policies-digest the digest fullsend verify printed"}}
 	}
 	return r.Doctor(ctx, agents, values)
 }
@@ -125,4 +138,27 @@ func printDoctor(w io.Writer, rep doctorReport) {
 	if rep.OK {
 		fmt.Fprintln(w, "everything fullsend run needs is here")
 	}
+}
+
+// doctorDir takes DIR from the front of doctor's arguments when the first
+// names a project directory (".", a path with "/", or a directory holding
+// policies/manifest.json) and returns the agents after it.
+func doctorDir(cmd *cobra.Command, args []string, dir *string) ([]string, error) {
+	if len(args) == 0 || !looksLikeDir(args[0]) {
+		return args, nil
+	}
+	if err := dirFromArgs(cmd, args[:1], 0, "dir", dir); err != nil {
+		return nil, err
+	}
+	return args[1:], nil
+}
+
+// looksLikeDir reports whether a doctor argument names a directory rather
+// than an agent (agent names hold no "/").
+func looksLikeDir(arg string) bool {
+	if arg == "." || arg == ".." || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(arg, "policies", bundle.ManifestFile))
+	return err == nil && st.Mode().IsRegular()
 }

@@ -44,7 +44,10 @@ pins there, and skip without it; a devel build writes none and says so.
 Init never writes a private key: with --key, SIGNING.md says how to create an
 encrypted one (fullsend image keygen, password from COSIGN_PASSWORD). It never
 replaces an existing file without --force; the files it kept are listed as
-skipped, so running it again is harmless.`,
+skipped, so running it again is harmless. A kept .gitignore that lacks
+the run directories (fullsend-out/, fullsend-diag/) is completed when an
+earlier init wrote it, else a note names the patterns to add; a kept
+SIGNING.md that describes other signing is noted too.`,
 		Example: `  fullsend init my-agents
   fullsend init --key .
   fullsend init -o json my-agents`,
@@ -77,6 +80,9 @@ func runInit(ctx context.Context, w io.Writer, o scaffold.Options, output output
 	if m, _, err := bundle.ReadManifest(os.DirFS(policies)); err == nil {
 		po.OpenShellVersion = m.OpenShellVersion
 	}
+	if po.CatalogDir, err = recordedCatalog(o.Dir); err != nil {
+		return err
+	}
 	out, err := compile.CompileDir(ctx, o.Dir, po)
 	if err != nil {
 		return fmt.Errorf("compiling %s: %w", o.Dir, flagError(err))
@@ -104,11 +110,17 @@ func writeInitReport(w io.Writer, dir string, rep initReport) {
 	for _, p := range res.Skipped {
 		fmt.Fprintf(w, "skipped %s (exists; --force replaces it)\n", filepath.Join(dir, p))
 	}
-	if res.VersionNote != "" {
-		fmt.Fprintf(w, "note:   %s\n", res.VersionNote)
+	for _, n := range []string{res.VersionNote, res.GitignoreNote, res.SigningNote} {
+		if n != "" {
+			fmt.Fprintf(w, "note:   %s\n", n)
+		}
 	}
-	fmt.Fprintf(w, "compiled %s into %s (signing: %s, see %s)\n\nnext:\n",
-		strings.Join(rep.Agents, ", "), filepath.Join(dir, "policies"), res.Signing, filepath.Join(dir, "SIGNING.md"))
+	signing := fmt.Sprintf("signing: %s, see %s", res.Signing, filepath.Join(dir, "SIGNING.md"))
+	if res.SigningNote != "" {
+		signing = fmt.Sprintf("signing: %s; %s was skipped, see the note above", res.Signing, filepath.Join(dir, "SIGNING.md"))
+	}
+	fmt.Fprintf(w, "compiled %s into %s (%s)\n\nnext:\n",
+		strings.Join(rep.Agents, ", "), filepath.Join(dir, "policies"), signing)
 	for _, c := range rep.Next {
 		fmt.Fprintf(w, "  %s\n", c)
 	}

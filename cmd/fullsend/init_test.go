@@ -71,3 +71,29 @@ func TestInitKeepsOpenShellVersion(t *testing.T) {
 		t.Errorf("manifest after init: %v, %v; want OpenShell v0.0.83 kept", m, err)
 	}
 }
+
+// TestInitKeyInExistingRepository: init --key over a repository whose
+// SIGNING.md and .gitignore are its own says it skipped SIGNING.md (which
+// describes keyless signing) and names the run directories to ignore.
+func TestInitKeyInExistingRepository(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := runFullsend(t, "init", dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runFullsend(t, "init", "--key", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"note:   SIGNING.md kept: it describes keyless signing; fullsend init --force replaces it with the key instructions",
+		"note:   .gitignore kept: add /out/ /fullsend-out/ /fullsend-diag/ *.key to it",
+		"(signing: key; " + filepath.Join(dir, "SIGNING.md") + " was skipped, see the note above)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -37,7 +37,7 @@ type compileFlags struct {
 func (f *compileFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.version, "openshell-version", "", "target OpenShell version (default: the version the Containerfile pins)")
-	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog")
+	fl.StringVar(&f.catalog, "catalog", "", "directory of .cue files unified with the built-in catalog; one inside the project is recorded in policies/manifest.json and used by later commands without this flag (--catalog \"\" drops it)")
 	fl.StringArrayVar(&f.set, "set", nil, "resolve a placeholder at compile time, KEY=VALUE (repeatable)")
 	fl.StringVar(&f.provider, "provider", "", "model provider for agents that name none (e.g. anthropic, vertex)")
 	fl.StringArrayVar(&f.rules, "rules", nil, "extra lint rule directory (repeatable)")
@@ -164,7 +164,16 @@ func (c *compileCmd) run(cmd *cobra.Command, args []string) error {
 	// Compiling is a short-lived batch like linting, whose
 	// allocations (OPA evaluation above all) die young.
 	gcbudget.Apply(compileMemoryCeiling, compileGCPercent)
-	dir := dirArg(args)
+	dir, err := projectDir(args)
+	if err != nil {
+		return err
+	}
+	if err := catalogOption(cmd, dir, &c.flags.catalog); err != nil {
+		return err
+	}
+	if c.flags.catalog != "" && bundle.RecordCatalog(dir, c.flags.catalog) == "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), ciSafe(fmt.Sprintf("warning: --catalog %s is not inside the project %s: the bundle does not record it, so give it to every command that compiles", c.flags.catalog, dir)))
+	}
 	out := cmp.Or(c.out, filepath.Join(dir, "policies"))
 	po := c.flags.options()
 	switch c.emit {
@@ -208,7 +217,7 @@ func (c *compileCmd) checkStale(w io.Writer, dir, out string, res *compile.Outpu
 		return err
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%w: run `fullsend policy compile %s` and commit %s", compile.ErrStale, dir, out)
+		return fmt.Errorf("%w: run `%s` and commit %s", compile.ErrStale, compileCommand(dir), out)
 	}
 	return nil
 }
@@ -344,6 +353,11 @@ func compileIfStale(ctx context.Context, dir string, log io.Writer) error {
 	if m, _, err := bundle.ReadManifest(os.DirFS(out)); err == nil {
 		po.OpenShellVersion = m.OpenShellVersion
 	}
+	cat, err := recordedCatalog(dir)
+	if err != nil {
+		return err
+	}
+	po.CatalogDir = cat
 	res, err := compile.CompileDir(ctx, dir, po)
 	if err != nil {
 		return flagError(err)
@@ -376,6 +390,9 @@ func newPolicyExplainCmd() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &dir); err != nil {
+				return err
+			}
+			if err := catalogOption(cmd, dir, &flags.catalog); err != nil {
 				return err
 			}
 			// explain shows the sources; say when the compiled policies

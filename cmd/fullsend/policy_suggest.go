@@ -79,6 +79,9 @@ check, or an event is suspect: the agent could have written it).`,
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
 				return err
 			}
+			if err := catalogOption(cmd, f.dir, &f.catalog); err != nil {
+				return err
+			}
 			return runPolicySuggest(cmd, args[0], f)
 		},
 	}

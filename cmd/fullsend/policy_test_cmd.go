@@ -121,7 +121,11 @@ func (f *policyTestFlags) run(cmd *cobra.Command, args []string) error {
 	if len(f.requests) > 0 || f.requestsFile != "" {
 		return f.decideRequests(cmd, values, version)
 	}
-	return f.runExpectations(cmd, dirArg(args), values, version)
+	dir, err := projectDir(args)
+	if err != nil {
+		return err
+	}
+	return f.runExpectations(cmd, dir, values, version)
 }
 
 // decideRequests answers --request or --requests against --policy.

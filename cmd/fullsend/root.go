@@ -71,7 +71,7 @@ func usageErrors(root *cobra.Command) {
 			args := c.Args
 			c.Args = func(c *cobra.Command, a []string) error {
 				if err := args(c, a); err != nil {
-					return usageError{err}
+					return usageError{namedArgsError(c, a, err)}
 				}
 				return nil
 			}

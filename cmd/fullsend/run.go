@@ -52,18 +52,23 @@ creates a sandbox from the pinned image with the resolved policy, confirms the s
 enforces it, installs the agent, runs it with 'openshell sandbox exec',
 downloads the declared outputs and always deletes the sandbox.
 
-It never runs an agent outside a sandbox. Exit codes: the agent's own status;
-69 openshell or gateway unavailable or wrong version; 75 sandbox failure;
-78 verification, policy or placeholder failure; 124 --timeout; 130 interrupted.`,
+It never runs an agent outside a sandbox.
+
+Exit codes:
+` + exitCodeHelp(),
 		Example: `  fullsend run summarizer
   fullsend run summarizer . --set ISSUE_NUMBER=42 --prompt-file prompt.md
   FULLSEND_POLICIES_DIGEST=sha256:... fullsend run summarizer --provider anthropic=anthropic:ANTHROPIC_API_KEY
   echo "Summarize issue 42" | fullsend run summarizer --download out --artifacts results -o json
   fullsend run summarizer --pass-env FULLSEND_AGENT_TOKEN --public-env FULLSEND_AGENT --public-env FULLSEND_SPAWN_URL`,
-		Args: cobra.RangeArgs(1, 2),
+		// AGENT is checked in RunE, which lists the project's agents.
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := dirFromArgs(cmd, args, 1, "dir", &f.dir); err != nil {
 				return err
+			}
+			if len(args) == 0 {
+				return usageErrorf("missing AGENT (usage: %s; %s)", cmd.UseLine(), runAgentsHint(cmd, f.dir))
 			}
 			return runAgent(cmd, args[0], f)
 		},
@@ -101,6 +106,11 @@ func runAgent(cmd *cobra.Command, agent string, f runFlags) error {
 		return err
 	}
 	if err := compiledProject(f.dir); err != nil {
+		return exitError{code: runner.ExitPolicy, err: err}
+	}
+	// An unknown agent is refused before the runner starts: no diagnostic
+	// bundle is left for a run that never was.
+	if err := unknownAgent(f.dir, agent); err != nil {
 		return exitError{code: runner.ExitPolicy, err: err}
 	}
 	values, err := placeholder.ParseSet(f.sets)
@@ -338,4 +348,13 @@ func writeRunResult(path string, v any) error {
 		return err
 	}
 	return atomicfile.Write(path, append(b, '\n'), 0o644)
+}
+
+// exitCodeHelp is run's exit-code table (runner.ExitCodes) for --help.
+func exitCodeHelp() string {
+	var b strings.Builder
+	for _, e := range runner.ExitCodes() {
+		fmt.Fprintf(&b, "  %-4s %s\n", e.Code, strings.ReplaceAll(e.Meaning, "`", ""))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

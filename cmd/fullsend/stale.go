@@ -31,7 +31,7 @@ func checkStale(dir, policiesDir string, getenv func(string) string, errw io.Wri
 		return false, err
 	}
 	ci := cienv.Detect(getenv)
-	warning, err := bundle.StaleRule(s, ci.IsCI(), "fullsend policy compile "+dir)
+	warning, err := bundle.StaleRule(s, ci.IsCI(), compileCommand(dir))
 	if err != nil {
 		// The file names come from the checkout: escaped for the CI log.
 		return true, logSafeError{err: err, msg: ciout.Escape(ci.Kind(), err.Error())}

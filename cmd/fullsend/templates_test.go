@@ -28,7 +28,7 @@ func TestTemplatesWriteDir(t *testing.T) {
 		{name: "DIR and another --out", args: func(d string) []string { return []string{"gitlab", d, "--out", d + "x"} },
 			wantErr: "directory given twice"},
 		{name: "too many arguments", args: func(d string) []string { return []string{"gitlab", d, d} },
-			wantErr: "accepts between 1 and 2 arg(s)"},
+			wantErr: "3 arguments, at most 2 (usage: fullsend templates write github|gitlab [DIR] [flags])"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -240,6 +240,11 @@ var rules = []rule{
 		is:   []claim{leaf()},
 	},
 	{
+		says: "`projectroot` (the project root a command without DIR works on, found from the working directory upwards: its markers and the walk's end at the repository root) is a standard-library leaf too.",
+		pkgs: []string{"internal/projectroot"},
+		is:   []claim{leaf()},
+	},
+	{
 		says: "`suggest` (\"did you mean\") imports only `github.com/agnivade/levenshtein`, a library without dependencies that the binary links through OPA anyway.",
 		pkgs: []string{"internal/suggest"},
 		is:   []claim{leaf("github.com/agnivade/levenshtein")},

@@ -45,6 +45,37 @@ func (e *ExpectFileError) Error() string {
 // Unwrap returns ErrExpectFile.
 func (e *ExpectFileError) Unwrap() error { return ErrExpectFile }
 
+// ExpectFileErrors is every problem of one expectation file, each at its
+// own line, in line order: a file is reported whole in one run.
+type ExpectFileErrors []*ExpectFileError
+
+func (e ExpectFileErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, fe := range e {
+		msgs[i] = fe.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap returns each problem (each wraps ErrExpectFile).
+func (e ExpectFileErrors) Unwrap() []error {
+	errs := make([]error, len(e))
+	for i, fe := range e {
+		errs[i] = fe
+	}
+	return errs
+}
+
+// fileErrors is the error of a file's problems: the one problem itself,
+// or ExpectFileErrors sorted by line.
+func fileErrors(errs []*ExpectFileError) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	slices.SortStableFunc(errs, func(a, b *ExpectFileError) int { return a.Line - b.Line })
+	return ExpectFileErrors(errs)
+}
+
 // ExpectFile is one *.policytest.yaml: requests one agent's compiled policy
 // must allow or deny.
 //
@@ -115,18 +146,21 @@ func ParseExpectFile(name string, data []byte) (*ExpectFile, error) {
 		return nil, expectFileError(name, 1, "no tests: (want a list of {request, expect})")
 	}
 	ef := &ExpectFile{File: name, Agent: raw.Agent, Set: placeholder.Values{}, Providers: raw.Providers}
+	var errs []*ExpectFileError
 	for _, k := range slices.Sorted(maps.Keys(raw.Set)) {
 		if err := ef.Set.Set(k, raw.Set[k]); err != nil {
-			return nil, expectFileError(name, 1, "set.%s: %v", k, err)
+			errs = append(errs, &ExpectFileError{File: name, Line: 1, Message: fmt.Sprintf("set.%s: %v", k, err)})
 		}
 	}
 	for i := range raw.Tests {
-		n := &raw.Tests[i]
-		c, err := parseExpectCase(n)
-		if err != nil {
-			return nil, expectFileError(name, caseErrorLine(n, err), "tests[%d]: %v", i, err)
+		c, kerrs := parseExpectCase(&raw.Tests[i])
+		for _, ke := range kerrs {
+			errs = append(errs, &ExpectFileError{File: name, Line: ke.line, Message: fmt.Sprintf("tests[%d]: %s", i, ke.msg)})
 		}
 		ef.Tests = append(ef.Tests, c)
+	}
+	if len(errs) > 0 {
+		return nil, fileErrors(errs)
 	}
 	return ef, nil
 }
@@ -145,7 +179,8 @@ func decodeExpectFile(name string, data []byte) (*rawExpectFile, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, expectFileError(name, 1, "file is empty (want agent: and tests:)")
 		}
-		return nil, &ExpectFileError{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
+		line, msg := yamlErrorLine(err)
+		return nil, &ExpectFileError{File: name, Line: line, Message: msg}
 	}
 	var raw rawExpectFile
 	if err := decodeKnown(&doc, &raw, expectFileKeys, "agent, set, providers and tests"); err != nil {
@@ -158,38 +193,84 @@ func decodeExpectFile(name string, data []byte) (*rawExpectFile, error) {
 	return &raw, nil
 }
 
-// caseErrorLine is the line of a test case's error: the key's when it is
-// about one key, else the case's.
-func caseErrorLine(n *yaml.Node, err error) int {
-	var ke *keyError
-	if errors.As(err, &ke) && ke.line > 0 {
-		return ke.line
+// yamlErrorLine splits a yaml.v3 syntax error ("yaml: line 14: could not
+// find expected ':'") into its line (0 when it names none) and message.
+func yamlErrorLine(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n, m[2]
+		}
 	}
-	return n.Line
+	return 0, msg
 }
 
+// yamlLineRE matches the line yaml.v3 puts before a syntax error.
+var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
 // parseExpectCase parses one test case: a known request and verdict.
-func parseExpectCase(n *yaml.Node) (ExpectCase, error) {
-	var rc rawCase
+// Every problem is reported, each at the line of its key or value (the
+// case's when it is about the whole case).
+func parseExpectCase(n *yaml.Node) (ExpectCase, []*keyError) {
 	if n.Kind != yaml.MappingNode {
-		return ExpectCase{}, fmt.Errorf("want a mapping with request and expect")
+		return ExpectCase{}, []*keyError{{line: n.Line, msg: "want a mapping with request and expect"}}
 	}
-	if err := decodeKnown(n, &rc, expectCaseKeys, "name, request, expect and reason"); err != nil {
-		return ExpectCase{}, err
+	errs := checkKeys(n, expectCaseKeys, "name, request, expect and reason")
+	var rc rawCase
+	c := ExpectCase{Line: n.Line}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"name", &rc.Name}, {"request", &rc.Request}, {"expect", &rc.Expect}, {"reason", &rc.Reason}} {
+		if v := mappingValue(n, f.key); v != nil {
+			if err := v.Decode(f.dst); err != nil {
+				errs = append(errs, &keyError{line: v.Line, msg: f.key + ": " + typeErrorText(err)})
+			}
+		}
 	}
-	if rc.Request == "" {
-		return ExpectCase{}, errors.New("missing request:")
-	}
-	r, err := ParseRequest(rc.Request)
-	if err != nil {
-		return ExpectCase{}, err
+	if ke := parseCaseRequest(n, rc.Request, &c); ke != nil {
+		errs = append(errs, ke)
 	}
 	switch rc.Expect {
 	case "allow", "deny", "audit":
 	default:
-		return ExpectCase{}, fmt.Errorf("expect %q, want allow, deny or audit", rc.Expect)
+		line := n.Line
+		if v := mappingValue(n, "expect"); v != nil {
+			line = v.Line
+		}
+		errs = append(errs, &keyError{line: line, msg: fmt.Sprintf("expect %q, want allow, deny or audit", rc.Expect)})
 	}
-	return ExpectCase{Line: n.Line, Name: rc.Name, Request: r, Expect: rc.Expect, Reason: rc.Reason}, nil
+	c.Name, c.Expect, c.Reason = rc.Name, rc.Expect, rc.Reason
+	return c, errs
+}
+
+// parseCaseRequest parses the request of case n (req) into c; the error is
+// at the request's line, or the case's when it has none.
+func parseCaseRequest(n *yaml.Node, req string, c *ExpectCase) *keyError {
+	v := mappingValue(n, "request")
+	switch {
+	case v == nil || (req == "" && v.Kind == yaml.ScalarNode):
+		return &keyError{line: n.Line, msg: "missing request:"}
+	case req == "":
+		return nil // not a string: reported by its decoding
+	}
+	r, err := ParseRequest(req)
+	if err != nil {
+		return &keyError{line: v.Line, msg: err.Error()}
+	}
+	c.Request = r
+	return nil
+}
+
+// mappingValue is the value of the first key named key in mapping n, nil
+// when there is none.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // The keys of an expectation file and of one test case.
@@ -217,8 +298,8 @@ func decodeKnown(n *yaml.Node, v any, known []string, what string) *keyError {
 	if n.Kind != yaml.MappingNode {
 		return &keyError{line: n.Line, msg: "want a mapping with " + what}
 	}
-	if err := checkKeys(n, known, what); err != nil {
-		return err
+	if errs := checkKeys(n, known, what); len(errs) > 0 {
+		return errs[0]
 	}
 	if err := n.Decode(v); err != nil {
 		return &keyError{line: n.Line, msg: typeErrorText(err)}
@@ -226,21 +307,22 @@ func decodeKnown(n *yaml.Node, v any, known []string, what string) *keyError {
 	return nil
 }
 
-// checkKeys refuses a key of mapping n that is not known, or that is given
-// twice.
-func checkKeys(n *yaml.Node, known []string, what string) *keyError {
+// checkKeys refuses every key of mapping n that is not known, or that is
+// given twice.
+func checkKeys(n *yaml.Node, known []string, what string) []*keyError {
+	var errs []*keyError
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if !slices.Contains(known, k.Value) {
-			return unknownKey(k, known, what)
-		}
-		if seen[k.Value] {
-			return &keyError{line: k.Line, msg: fmt.Sprintf("field %q given twice", k.Value)}
+		switch {
+		case !slices.Contains(known, k.Value):
+			errs = append(errs, unknownKey(k, known, what))
+		case seen[k.Value]:
+			errs = append(errs, &keyError{line: k.Line, msg: fmt.Sprintf("field %q given twice", k.Value)})
 		}
 		seen[k.Value] = true
 	}
-	return nil
+	return errs
 }
 
 // unknownKey is the error of key k, not one of known: with a did-you-mean

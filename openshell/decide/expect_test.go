@@ -51,7 +51,7 @@ func TestParseExpectFileErrors(t *testing.T) {
 		"not a list":     {"agent: a\nproviders: p\ntests: []\n", "want a list, got a string"},
 		"not a mapping":  {"agent: a\nset: [x]\ntests: []\n", "want a mapping, got a list"},
 		"repeated key":   {"agent: a\nagent: b\ntests: []\n", `:2: field "agent" given twice`},
-		"bad verdict":    {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: maybe\n", ":3: tests[0]: expect \"maybe\""},
+		"bad verdict":    {"agent: a\ntests:\n  - request: GET https://x.com/ from /b\n    expect: maybe\n", ":4: tests[0]: expect \"maybe\""},
 		"bad request":    {"agent: a\ntests:\n  - request: GET https://x.com/\n    expect: allow\n", ":3: tests[0]: bad request"},
 		"no request":     {"agent: a\ntests:\n  - expect: allow\n", "missing request"},
 		"scalar case":    {"agent: a\ntests:\n  - GET x\n", ":3: tests[0]: want a mapping"},

@@ -1,7 +1,9 @@
 package decide
 
 import (
+	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +77,11 @@ func FuzzParseExpectFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ef, err := ParseExpectFile("f.policytest.yaml", data)
 		if err != nil {
+			// Every problem is an ExpectFileError, in line order.
+			var many ExpectFileErrors
+			if !errors.Is(err, ErrExpectFile) || (errors.As(err, &many) && !slices.IsSortedFunc(many, func(a, b *ExpectFileError) int { return a.Line - b.Line })) {
+				t.Fatalf("error %v", err)
+			}
 			return
 		}
 		for _, c := range ef.Tests {
