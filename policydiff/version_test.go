@@ -33,12 +33,13 @@ func TestTargetChange(t *testing.T) {
 		{"a bundle has no pin to compare", pin{}, pinned("v0.1.0"), "v0.0.111", "v0.0.111", "", "", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			bundleDir := providersBundle(t)
 			var sides [2]*Side
 			for i, v := range []struct {
 				p  pin
 				os string
 			}{{tc.basePin, tc.baseOS}, {tc.headPin, tc.headOS}} {
-				s, err := ReadBundle("bundle", os.DirFS(providersBundle))
+				s, err := ReadBundle("bundle", os.DirFS(bundleDir))
 				if err != nil {
 					t.Fatal(err)
 				}
