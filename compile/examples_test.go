@@ -14,12 +14,6 @@ import (
 // policies, which are the golden files); the rest is read in
 // ../shared/fixtures/from-project/testdata/<system> (internal/fixture).
 var (
-	// thirdPartyInputs are the project files of each example that are
-	// another project's: fullsend-ai's agents and provider profiles.
-	thirdPartyInputs = map[string][]string{
-		"fullsend-agents":    {"agents/triage.md", "agents/prioritize.md", "agents/triage-agent.md"},
-		"fullsend-providers": {"profiles"},
-	}
 	// thirdPartyOutputs are the files of an example's compiled bundle that
 	// are another project's files passed through unchanged (the provider
 	// profiles a bundle carries): the golden comparison reads them in the
@@ -34,11 +28,7 @@ var (
 // over.
 func exampleDir(t testing.TB, system string) string {
 	t.Helper()
-	dir := filepath.Join("..", "testdata", system)
-	if paths, ok := thirdPartyInputs[system]; ok {
-		return fixture.Overlay(t, dir, path.Join("from-project", "testdata", system), paths...)
-	}
-	return dir
+	return fixture.Example(t, filepath.Join("..", "testdata", system), system)
 }
 
 // goldenDir is the directory the compiled bundle of system is compared

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
@@ -180,7 +181,7 @@ func TestPolicyDiffTriggerCoversInputs(t *testing.T) {
 		if _, err := os.Stat(dir); err != nil {
 			t.Fatalf("example project %s: %v", dir, err)
 		}
-		projects[p] = os.DirFS(dir)
+		projects[p] = os.DirFS(fixture.Example(t, dir, p))
 	}
 	filter := diffTrigger(t, "workflows/fullsend-policy-diff.yml")
 	for name, fsys := range projects {

@@ -3,8 +3,6 @@ package lintcheck_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,13 +11,17 @@ import (
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/compile/lintcheck"
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/lint"
 )
 
 // liftingProject is a read-only agent that can start an agent that writes:
 // lint's deny_privilege_lifting, which only the injected lint check sees.
+// The lead declares the widening, so that the compile's containment proof
+// (compile/spawns.go) lets the project through to the lint stage.
 var liftingProject = fstest.MapFS{
-	"agents/lead.md": {Data: []byte("---\nname: lead\ndescription: d\ntools: Read, Agent(worker)\n---\nb\n")},
+	"agents/lead.md": {Data: []byte("---\nname: lead\ndescription: d\ntools: Read, Agent(worker)\nsandbox:\n  spawn-widening:\n" +
+		"    - agent: worker\n      hosts: [api.example.com]\n      process: true\n---\nb\n")},
 	"agents/worker.md": {Data: []byte("---\nname: worker\ndescription: d\ntools: Read, Bash(curl *)\nsandbox:\n  tier: full\n" +
 		"  endpoints:\n    - host: api.example.com\n      rules:\n        - POST /v1/items\n---\nb\n")},
 }
@@ -79,10 +81,7 @@ func TestNewMatchesStart(t *testing.T) {
 // fullsend-ai/agents profiles/ at d021f80a) lets **/node write to every
 // Google API once composed, which FS016 denies at the profile's line.
 func TestLintsTheComposedPolicy(t *testing.T) {
-	vertex, err := os.ReadFile(filepath.Join("..", "..", "openshell", "profile", "testdata", "agents", "profiles", "fullsend-vertex-ai.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	vertex := fixture.ReadFile(t, "from-project/openshell/profile/testdata/agents/profiles/fullsend-vertex-ai.yaml")
 	dir := writeMapFS(t, fstest.MapFS{
 		"agents/a.md": {Data: []byte("---\nname: a\ndescription: d\ntools: Read, Bash(gh pr view:*)\nmodel: claude-opus-4-1@20250805\n" +
 			"sandbox:\n  providers: [fullsend-vertex-ai]\n---\n\nbody\n")},
@@ -92,7 +91,7 @@ func TestLintsTheComposedPolicy(t *testing.T) {
 	if _, err := compile.CompileDir(ctx, dir, compile.ProjectOptions{}); err != nil {
 		t.Fatalf("without the lint check: %v", err)
 	}
-	_, err = compile.CompileDir(ctx, dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})})
+	_, err := compile.CompileDir(ctx, dir, compile.ProjectOptions{Lint: lintcheck.Start(lint.Options{})})
 	var f *compile.Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("with the lint check: want a *compile.Failure, got %v", err)
