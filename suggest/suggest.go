@@ -300,20 +300,27 @@ func assess(events []denial.Event, runOf map[string]string) {
 	}
 }
 
+// unassessed is why an event without a Trust is suspect.
+const unassessed = "not assessed (no trust was set for it): an event is granted only when denial.Assess judged it"
+
 // takeSuspects lists the events the agent could have written and returns
-// the others. An event denial.Assess left unassessed ("") is judged by its
-// own fields, as before issue 33: Assess sets every event it reads.
+// the others. It fails closed: an event left unassessed ("", a caller that
+// assessed only part of a run) is not grantable either.
 func (r *Result) takeSuspects(events []denial.Event) []denial.Event {
 	out := make([]denial.Event, 0, len(events))
 	for _, ev := range events {
-		if ev.Trust == "" || ev.Trust.Grantable() {
+		if ev.Trust.Grantable() {
 			out = append(out, ev)
 			continue
+		}
+		why := cmp.Or(ev.Suspect, "the agent could have written this event")
+		if ev.Trust == "" {
+			why = unassessed
 		}
 		r.SuspectEvents++
 		if len(r.Suspect) < maxSuspects {
 			r.Suspect = append(r.Suspect, Suspect{File: ev.File, Line: ev.Line, Action: ev.Action, Host: ev.Host, Port: ev.Port,
-				Method: ev.Method, Path: ev.Path, Binary: ev.Binary, Why: cmp.Or(ev.Suspect, "the agent could have written this event"), Raw: ev.Raw})
+				Method: ev.Method, Path: ev.Path, Binary: ev.Binary, Why: why, Raw: ev.Raw})
 		}
 	}
 	return out

@@ -103,6 +103,47 @@ func TestSuspectNeverGranted(t *testing.T) {
 	}
 }
 
+// An event without a Trust fails closed: Assess sets every event it
+// reads, so "" is a caller that assessed part of a run and left the rest,
+// and that event is suspect, never a grant. A run none of whose events
+// was assessed is assessed by Run itself (both lines plain shorthand).
+func TestUnassessedNeverGranted(t *testing.T) {
+	ev := parsed(t, "openshell.log",
+		l4Line("2026-12-01T10:00:00.000Z", "/usr/bin/git", "exfil.attacker.example"),
+		l4Line("2026-12-01T10:00:00.000Z", "/usr/bin/curl", "denied.example.com"))
+	tests := []struct {
+		name          string
+		trust         [2]denial.Trust
+		wantSuggested []string
+		wantSuspect   []string
+	}{
+		{"one left unassessed", [2]denial.Trust{"", denial.TrustShorthand}, []string{"denied.example.com:443"}, []string{"exfil.attacker.example"}},
+		{"the run unassessed: Run assesses it", [2]denial.Trust{"", ""}, []string{"denied.example.com:443", "exfil.attacker.example:443"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events := slices.Clone(ev)
+			for i := range events {
+				events[i].Trust = tt.trust[i]
+			}
+			res := runEvents(t, nil, events)
+			if got := suggested(res); !slices.Equal(got, tt.wantSuggested) {
+				t.Errorf("suggested %q, want %q", got, tt.wantSuggested)
+			}
+			var suspect []string
+			for _, s := range res.Suspect {
+				suspect = append(suspect, s.Host)
+				if !strings.Contains(s.Why, "not assessed") {
+					t.Errorf("%s: why %q does not say it was not assessed", s.Host, s.Why)
+				}
+			}
+			if !slices.Equal(suspect, tt.wantSuspect) || res.NeedsHuman() != len(tt.wantSuspect) {
+				t.Errorf("suspect %q (needs a human %d), want %q", suspect, res.NeedsHuman(), tt.wantSuspect)
+			}
+		})
+	}
+}
+
 // forgedRun is redteam5-2026-12-01.md T5-1: the agent runs curl from a
 // path holding line breaks, so OpenShell's shorthand file prints one real
 // denial (denied.example.com, from /tmp/x\n...\n/y/curl) as three lines,
