@@ -169,19 +169,32 @@ func forgedRun(t *testing.T, withJSONL bool) string {
 	return dir
 }
 
-// Issue 33 §1, end to end: the forged line is never suggested, with or
-// without the JSONL record, and is reported as suspect. It needs
-// denial.Assess (issue 33, the denial package's part): while Assess leaves
-// every event unassessed the test skips, saying so.
+// Issue 33 §1, end to end (redteam5 T5-1, the regression test of issue
+// 33): the forged line is never suggested, with or without the JSONL
+// record, and is reported as suspect with the raw lines around it; the
+// real denial is seen. Shorthand only, the real denial is cut into the
+// two unparsed lines the suspect event's raw lines show; with the record,
+// it is a structured denial, analysed (its binary is not a plain path, so
+// refused, never planned). Every event read is assessed: an Assess that
+// left one unassessed fails here, it does not skip.
 func TestForgedLineEndToEnd(t *testing.T) {
-	for _, withJSONL := range []bool{false, true} {
-		t.Run(map[bool]string{false: "shorthand only", true: "with JSONL"}[withJSONL], func(t *testing.T) {
-			l, err := suggest.ReadLogs([]string{forgedRun(t, withJSONL)})
+	tests := []struct {
+		name      string
+		withJSONL bool
+		unparsed  int
+		real      bool // the real denial is among the denials
+	}{
+		{"shorthand only", false, 2, false},
+		{"with JSONL", true, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := suggest.ReadLogs([]string{forgedRun(t, tt.withJSONL)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(l.Events, func(ev denial.Event) bool { return ev.Trust != "" }) {
-				t.Skip("denial.Assess does not assess events yet (issue 33): nothing to judge the forged line by")
+			if i := slices.IndexFunc(l.Events, func(ev denial.Event) bool { return ev.Trust == "" }); i >= 0 {
+				t.Fatalf("ReadLogs left %s:%d unassessed", l.Events[i].File, l.Events[i].Line)
 			}
 			root, err := os.OpenRoot(triage)
 			if err != nil {
@@ -195,8 +208,30 @@ func TestForgedLineEndToEnd(t *testing.T) {
 			if got := suggested(res); slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, "attacker") }) {
 				t.Errorf("the forged line became a suggestion: %q", got)
 			}
-			if res.SuspectEvents == 0 || res.NeedsHuman() == 0 {
-				t.Errorf("no suspect event reported: %+v", res.Suspect)
+			forged := slices.IndexFunc(res.Suspect, func(s suggest.Suspect) bool { return s.Host == "exfil.attacker.example" })
+			if forged < 0 || res.NeedsHuman() == 0 {
+				t.Fatalf("the forged line is not reported as suspect: %+v", res.Suspect)
+			}
+			if raw := strings.Join(res.Suspect[forged].Raw, "\n"); !strings.Contains(raw, "denied.example.com") {
+				t.Errorf("the suspect's raw lines do not show the real denial around it: %q", raw)
+			}
+			for _, d := range res.Denials {
+				if d.Host == "exfil.attacker.example" {
+					t.Errorf("the forged line is a denial the planner saw: %+v", d)
+				}
+			}
+			real := slices.ContainsFunc(res.Denials, func(d *suggest.Denial) bool { return d.Host == "denied.example.com" })
+			if real != tt.real {
+				t.Errorf("the real denial among the denials: %v, want %v (%+v)", real, tt.real, res.Denials)
+			}
+			for _, d := range res.Denials {
+				if d.Host == "denied.example.com" && !slices.ContainsFunc(res.Refused, func(f suggest.Finding) bool { return f.Denial == d.ID }) {
+					t.Errorf("the real denial, from a binary path with line breaks, is not refused: %+v", res)
+				}
+			}
+			sh := slices.IndexFunc(l.Inputs, func(in denial.InputStats) bool { return strings.HasSuffix(in.Path, "openshell.2026-12-01.log") })
+			if sh < 0 || l.Inputs[sh].Unparsed != tt.unparsed {
+				t.Errorf("the shorthand file's unparsed lines: %+v, want %d (the real line's two cut ends)", l.Inputs, tt.unparsed)
 			}
 		})
 	}
