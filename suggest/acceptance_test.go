@@ -55,9 +55,31 @@ func compiler(t testing.TB) suggest.Compiler {
 		if err != nil {
 			return nil, err
 		}
-		c := out.Agents[agent]
-		return &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy}, nil
+		return targetOf(out), nil
 	}
+}
+
+// targetOf is the agent as out compiled it, with the agents that spawn it,
+// as the CLI's compiler gives it (cmd/fullsend suggestTargetOf).
+func targetOf(out *compile.Output) *suggest.Target {
+	c := out.Agents[agent]
+	t := &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy, Effective: c.Effective()}
+	for _, name := range out.AgentNames() {
+		pc := out.Agents[name]
+		if name == agent || !slices.Contains(pc.Spawns, agent) {
+			continue
+		}
+		pa := suggest.Parent{Name: name, File: pc.Agent.File, Policy: pc.Effective()}
+		for _, w := range pc.Agent.Sandbox.SpawnWidening {
+			if w.Agent.Name == agent {
+				for _, h := range w.Hosts {
+					pa.Hosts = append(pa.Hosts, h.Name)
+				}
+			}
+		}
+		t.Parents = append(t.Parents, pa)
+	}
+	return t
 }
 
 // target compiles the project in dir as `policy compile --agent` does.

@@ -32,6 +32,26 @@ type Target struct {
 	Tier string
 	// Policy is the compiled policy, placeholders open, with provenance.
 	Policy *openshell.Policy
+	// Effective is the policy the sandbox runs (provider layers included,
+	// compile.Compiled.Effective); nil means Policy.
+	Effective *openshell.Policy
+	// Parents are the agents that spawn this one (an Agent(...) rule):
+	// `policy compile` refuses a child that may do what a parent may not
+	// unless the parent declares it (compile/spawns.go).
+	Parents []Parent
+}
+
+// Parent is an agent that spawns the target, as compiled with it.
+type Parent struct {
+	Name string
+	// File is the parent's definition, relative to the project root.
+	File string
+	// Policy is the parent's effective policy.
+	Policy *openshell.Policy
+	// Hosts, Paths and Process are what the parent's
+	// sandbox.spawn-widening declares for the target.
+	Hosts, Paths []string
+	Process      bool
 }
 
 // Compiler compiles the agent in a project file system exactly as

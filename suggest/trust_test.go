@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/suggest"
 )
@@ -324,5 +325,58 @@ func TestDirectoryOfRuns(t *testing.T) {
 	}
 	if _, err := suggest.ReadLogs([]string{filepath.Join(root, "empty")}); err == nil || !strings.Contains(err.Error(), "no log files") {
 		t.Errorf("a directory without runs: err = %v", err)
+	}
+}
+
+// Issue 33 §3: duplicate-detector is spawned by triage, which declares
+// spawn-widening hosts [host.docker.internal] for it. A suggestion to a
+// host triage does not reach (api.github.com, l4.log) is marked with the
+// declaration triage needs, and policy compile (spawn proof on) indeed
+// refuses the patched project; one on the declared host (l7-write.log)
+// is not marked, and the patched project compiles (its expectation files
+// set aside: one breaks on the grant, which suggest warns of).
+func TestSpawnWidening(t *testing.T) {
+	const note = "spawn-widening: [{agent: duplicate-detector, hosts: [\"api.github.com\"]}]"
+	tests := []struct {
+		name    string
+		log     string
+		noted   bool
+		refused bool
+	}{
+		{"a host the parent does not reach", "l4.log", true, true},
+		{"a host the parent declares", "l7-write.log", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, runOpts{values: job}, logs+tt.log)
+			if len(res.Suggestions) == 0 {
+				t.Fatal("no suggestion")
+			}
+			noted := slices.ContainsFunc(res.Suggestions, func(s *suggest.Suggestion) bool {
+				return slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, note) && strings.Contains(n, "spawned by triage (agents/triage.md)") })
+			})
+			if noted != tt.noted {
+				t.Errorf("a suggestion names %s: %v, want %v (%+v)", note, noted, tt.noted, res.Suggestions)
+			}
+			dir := copyProject(t)
+			if err := suggest.Write(dir, res, noCI); err != nil {
+				t.Fatal(err)
+			}
+			// The expectations are a human's choice (a warning of suggest):
+			// only the compile and its spawn proof judge here.
+			tests, err := filepath.Glob(filepath.Join(dir, "agents", "*.policytest.yaml"))
+			if err != nil || len(tests) == 0 {
+				t.Fatalf("no expectation files to set aside: %v", err)
+			}
+			for _, f := range tests {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = compile.CompileDir(context.Background(), dir, compile.ProjectOptions{})
+			if refused := err != nil && strings.Contains(err.Error(), "spawn-widening"); refused != tt.refused || !refused && err != nil {
+				t.Errorf("policy compile of the patched project refuses it for spawn-widening: %v, want %v (%v)", refused, tt.refused, err)
+			}
+		})
 	}
 }
