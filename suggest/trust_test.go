@@ -353,7 +353,9 @@ func TestSpawnWidening(t *testing.T) {
 				t.Fatal("no suggestion")
 			}
 			noted := slices.ContainsFunc(res.Suggestions, func(s *suggest.Suggestion) bool {
-				return slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, note) && strings.Contains(n, "spawned by triage (agents/triage.md)") })
+				return slices.ContainsFunc(s.Notes, func(n string) bool {
+					return strings.Contains(n, note) && strings.Contains(n, "spawned by triage (agents/triage.md)")
+				})
 			})
 			if noted != tt.noted {
 				t.Errorf("a suggestion names %s: %v, want %v (%+v)", note, noted, tt.noted, res.Suggestions)
