@@ -123,7 +123,8 @@ func TestWriteBenchLog(t *testing.T) {
 }
 
 // ocsfJSON renders an event as the OCSF JSON object OpenShell writes
-// (the fields suggest reads).
+// (the fields suggest reads), with the line's pid: denial.Assess matches a
+// text line with its record on every field the line shows, pid included.
 func ocsfJSON(ev denial.Event) []byte {
 	action := map[string]int{"Allowed": 1, "Denied": 2}[ev.Action]
 	m := map[string]any{"class_uid": ev.Class, "time": ev.TimeMS, "action_id": action, "action": ev.Action,
@@ -135,7 +136,7 @@ func ocsfJSON(ev denial.Event) []byte {
 		m["firewall_rule"] = map[string]any{"name": ev.Policy, "type": ev.Engine}
 	}
 	if ev.Binary != "" {
-		m["actor"] = map[string]any{"process": map[string]any{"name": ev.Binary, "pid": 1}}
+		m["actor"] = map[string]any{"process": map[string]any{"name": ev.Binary, "pid": ev.PID}}
 	}
 	if ev.Method != "" {
 		m["http_request"] = map[string]any{"http_method": ev.Method, "url": map[string]any{"scheme": "http", "hostname": ev.Host, "path": ev.Path, "port": ev.Port}}

@@ -28,6 +28,10 @@ type planner struct {
 	keepIDs bool
 	// warned is the number of warnings before the check of the patch.
 	warned int
+	// after is the patched agent as the last check compiled it, and
+	// version the OpenShell release it was decided at.
+	after   *Target
+	version string
 }
 
 func (p *planner) refuse(d *Denial, why string) {

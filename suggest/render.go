@@ -25,6 +25,9 @@ func (p *planner) finish() {
 		s.unknownBins = p.unknownBinaries(s.binaries)
 		s.assess()
 	}
+	if p.after != nil && len(p.sugs) > 0 {
+		p.spawnNotes(p.after, p.version)
+	}
 	p.res.Suggestions = append(p.res.Suggestions[:0], p.sugs...)
 	for _, list := range []*[]Finding{&p.res.Refused, &p.res.Manual, &p.res.Ignored} {
 		sort.SliceStable(*list, func(i, j int) bool { return idLess((*list)[i].Denial, (*list)[j].Denial) })

@@ -32,6 +32,26 @@ type Target struct {
 	Tier string
 	// Policy is the compiled policy, placeholders open, with provenance.
 	Policy *openshell.Policy
+	// Effective is the policy the sandbox runs (provider layers included,
+	// compile.Compiled.Effective); nil means Policy.
+	Effective *openshell.Policy
+	// Parents are the agents that spawn this one (an Agent(...) rule):
+	// `policy compile` refuses a child that may do what a parent may not
+	// unless the parent declares it (compile/spawns.go).
+	Parents []Parent
+}
+
+// Parent is an agent that spawns the target, as compiled with it.
+type Parent struct {
+	Name string
+	// File is the parent's definition, relative to the project root.
+	File string
+	// Policy is the parent's effective policy.
+	Policy *openshell.Policy
+	// Hosts, Paths and Process are what the parent's
+	// sandbox.spawn-widening declares for the target.
+	Hosts, Paths []string
+	Process      bool
 }
 
 // Compiler compiles the agent in a project file system exactly as
@@ -300,23 +320,41 @@ func assess(events []denial.Event, runOf map[string]string) {
 	}
 }
 
-// takeSuspects lists the events the agent could have written and returns
-// the others. An event denial.Assess left unassessed ("") is judged by its
-// own fields, as before issue 33: Assess sets every event it reads.
+// unassessed is why an event without a Trust is suspect.
+const unassessed = "not assessed (no trust was set for it): an event is granted only when denial.Assess judged it"
+
+// takeSuspects lists the events the agent could have written, by file and
+// line (so the order of --logs does not matter), and returns the others.
+// It fails closed: an event left unassessed ("", a caller that assessed
+// only part of a run) is not grantable either.
 func (r *Result) takeSuspects(events []denial.Event) []denial.Event {
 	out := make([]denial.Event, 0, len(events))
-	for _, ev := range events {
-		if ev.Trust == "" || ev.Trust.Grantable() {
-			out = append(out, ev)
+	var suspect []int
+	for i := range events {
+		if events[i].Trust.Grantable() {
+			out = append(out, events[i])
 			continue
 		}
-		r.SuspectEvents++
-		if len(r.Suspect) < maxSuspects {
-			r.Suspect = append(r.Suspect, Suspect{File: ev.File, Line: ev.Line, Action: ev.Action, Host: ev.Host, Port: ev.Port,
-				Method: ev.Method, Path: ev.Path, Binary: ev.Binary, Why: cmp.Or(ev.Suspect, "the agent could have written this event"), Raw: ev.Raw})
-		}
+		suspect = append(suspect, i)
+	}
+	slices.SortStableFunc(suspect, func(a, b int) int {
+		return cmp.Or(strings.Compare(events[a].File, events[b].File), cmp.Compare(events[a].Line, events[b].Line))
+	})
+	r.SuspectEvents = len(suspect)
+	for _, i := range suspect[:min(len(suspect), maxSuspects)] {
+		r.Suspect = append(r.Suspect, suspectOf(&events[i]))
 	}
 	return out
+}
+
+// suspectOf is the listing of a suspect event.
+func suspectOf(ev *denial.Event) Suspect {
+	why := cmp.Or(ev.Suspect, "the agent could have written this event")
+	if ev.Trust == "" {
+		why = unassessed
+	}
+	return Suspect{File: ev.File, Line: ev.Line, Action: ev.Action, Host: ev.Host, Port: ev.Port,
+		Method: ev.Method, Path: ev.Path, Binary: ev.Binary, Why: why, Raw: ev.Raw}
 }
 
 // eventKey is what makes two events the same denial.

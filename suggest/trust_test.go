@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/compile"
 	"github.com/fullsend-ai/agent-sandbox/denial"
 	"github.com/fullsend-ai/agent-sandbox/suggest"
 )
@@ -103,6 +104,47 @@ func TestSuspectNeverGranted(t *testing.T) {
 	}
 }
 
+// An event without a Trust fails closed: Assess sets every event it
+// reads, so "" is a caller that assessed part of a run and left the rest,
+// and that event is suspect, never a grant. A run none of whose events
+// was assessed is assessed by Run itself (both lines plain shorthand).
+func TestUnassessedNeverGranted(t *testing.T) {
+	ev := parsed(t, "openshell.log",
+		l4Line("2026-12-01T10:00:00.000Z", "/usr/bin/git", "exfil.attacker.example"),
+		l4Line("2026-12-01T10:00:00.000Z", "/usr/bin/curl", "denied.example.com"))
+	tests := []struct {
+		name          string
+		trust         [2]denial.Trust
+		wantSuggested []string
+		wantSuspect   []string
+	}{
+		{"one left unassessed", [2]denial.Trust{"", denial.TrustShorthand}, []string{"denied.example.com:443"}, []string{"exfil.attacker.example"}},
+		{"the run unassessed: Run assesses it", [2]denial.Trust{"", ""}, []string{"denied.example.com:443", "exfil.attacker.example:443"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events := slices.Clone(ev)
+			for i := range events {
+				events[i].Trust = tt.trust[i]
+			}
+			res := runEvents(t, nil, events)
+			if got := suggested(res); !slices.Equal(got, tt.wantSuggested) {
+				t.Errorf("suggested %q, want %q", got, tt.wantSuggested)
+			}
+			var suspect []string
+			for _, s := range res.Suspect {
+				suspect = append(suspect, s.Host)
+				if !strings.Contains(s.Why, "not assessed") {
+					t.Errorf("%s: why %q does not say it was not assessed", s.Host, s.Why)
+				}
+			}
+			if !slices.Equal(suspect, tt.wantSuspect) || res.NeedsHuman() != len(tt.wantSuspect) {
+				t.Errorf("suspect %q (needs a human %d), want %q", suspect, res.NeedsHuman(), tt.wantSuspect)
+			}
+		})
+	}
+}
+
 // forgedRun is redteam5-2026-12-01.md T5-1: the agent runs curl from a
 // path holding line breaks, so OpenShell's shorthand file prints one real
 // denial (denied.example.com, from /tmp/x\n...\n/y/curl) as three lines,
@@ -128,19 +170,32 @@ func forgedRun(t *testing.T, withJSONL bool) string {
 	return dir
 }
 
-// Issue 33 §1, end to end: the forged line is never suggested, with or
-// without the JSONL record, and is reported as suspect. It needs
-// denial.Assess (issue 33, the denial package's part): while Assess leaves
-// every event unassessed the test skips, saying so.
+// Issue 33 §1, end to end (redteam5 T5-1, the regression test of issue
+// 33): the forged line is never suggested, with or without the JSONL
+// record, and is reported as suspect with the raw lines around it; the
+// real denial is seen. Shorthand only, the real denial is cut into the
+// two unparsed lines the suspect event's raw lines show; with the record,
+// it is a structured denial, analysed (its binary is not a plain path, so
+// refused, never planned). Every event read is assessed: an Assess that
+// left one unassessed fails here, it does not skip.
 func TestForgedLineEndToEnd(t *testing.T) {
-	for _, withJSONL := range []bool{false, true} {
-		t.Run(map[bool]string{false: "shorthand only", true: "with JSONL"}[withJSONL], func(t *testing.T) {
-			l, err := suggest.ReadLogs([]string{forgedRun(t, withJSONL)})
+	tests := []struct {
+		name      string
+		withJSONL bool
+		unparsed  int
+		real      bool // the real denial is among the denials
+	}{
+		{"shorthand only", false, 2, false},
+		{"with JSONL", true, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := suggest.ReadLogs([]string{forgedRun(t, tt.withJSONL)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(l.Events, func(ev denial.Event) bool { return ev.Trust != "" }) {
-				t.Skip("denial.Assess does not assess events yet (issue 33): nothing to judge the forged line by")
+			if i := slices.IndexFunc(l.Events, func(ev denial.Event) bool { return ev.Trust == "" }); i >= 0 {
+				t.Fatalf("ReadLogs left %s:%d unassessed", l.Events[i].File, l.Events[i].Line)
 			}
 			root, err := os.OpenRoot(triage)
 			if err != nil {
@@ -154,8 +209,30 @@ func TestForgedLineEndToEnd(t *testing.T) {
 			if got := suggested(res); slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, "attacker") }) {
 				t.Errorf("the forged line became a suggestion: %q", got)
 			}
-			if res.SuspectEvents == 0 || res.NeedsHuman() == 0 {
-				t.Errorf("no suspect event reported: %+v", res.Suspect)
+			forged := slices.IndexFunc(res.Suspect, func(s suggest.Suspect) bool { return s.Host == "exfil.attacker.example" })
+			if forged < 0 || res.NeedsHuman() == 0 {
+				t.Fatalf("the forged line is not reported as suspect: %+v", res.Suspect)
+			}
+			if raw := strings.Join(res.Suspect[forged].Raw, "\n"); !strings.Contains(raw, "denied.example.com") {
+				t.Errorf("the suspect's raw lines do not show the real denial around it: %q", raw)
+			}
+			for _, d := range res.Denials {
+				if d.Host == "exfil.attacker.example" {
+					t.Errorf("the forged line is a denial the planner saw: %+v", d)
+				}
+			}
+			real := slices.ContainsFunc(res.Denials, func(d *suggest.Denial) bool { return d.Host == "denied.example.com" })
+			if real != tt.real {
+				t.Errorf("the real denial among the denials: %v, want %v (%+v)", real, tt.real, res.Denials)
+			}
+			for _, d := range res.Denials {
+				if d.Host == "denied.example.com" && !slices.ContainsFunc(res.Refused, func(f suggest.Finding) bool { return f.Denial == d.ID }) {
+					t.Errorf("the real denial, from a binary path with line breaks, is not refused: %+v", res)
+				}
+			}
+			sh := slices.IndexFunc(l.Inputs, func(in denial.InputStats) bool { return strings.HasSuffix(in.Path, "openshell.2026-12-01.log") })
+			if sh < 0 || l.Inputs[sh].Unparsed != tt.unparsed {
+				t.Errorf("the shorthand file's unparsed lines: %+v, want %d (the real line's two cut ends)", l.Inputs, tt.unparsed)
 			}
 		})
 	}
@@ -248,5 +325,60 @@ func TestDirectoryOfRuns(t *testing.T) {
 	}
 	if _, err := suggest.ReadLogs([]string{filepath.Join(root, "empty")}); err == nil || !strings.Contains(err.Error(), "no log files") {
 		t.Errorf("a directory without runs: err = %v", err)
+	}
+}
+
+// Issue 33 §3: duplicate-detector is spawned by triage, which declares
+// spawn-widening hosts [host.docker.internal] for it. A suggestion to a
+// host triage does not reach (api.github.com, l4.log) is marked with the
+// declaration triage needs, and policy compile (spawn proof on) indeed
+// refuses the patched project; one on the declared host (l7-write.log)
+// is not marked, and the patched project compiles (its expectation files
+// set aside: one breaks on the grant, which suggest warns of).
+func TestSpawnWidening(t *testing.T) {
+	const note = "spawn-widening: [{agent: duplicate-detector, hosts: [\"api.github.com\"]}]"
+	tests := []struct {
+		name    string
+		log     string
+		noted   bool
+		refused bool
+	}{
+		{"a host the parent does not reach", "l4.log", true, true},
+		{"a host the parent declares", "l7-write.log", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, runOpts{values: job}, logs+tt.log)
+			if len(res.Suggestions) == 0 {
+				t.Fatal("no suggestion")
+			}
+			noted := slices.ContainsFunc(res.Suggestions, func(s *suggest.Suggestion) bool {
+				return slices.ContainsFunc(s.Notes, func(n string) bool {
+					return strings.Contains(n, note) && strings.Contains(n, "spawned by triage (agents/triage.md)")
+				})
+			})
+			if noted != tt.noted {
+				t.Errorf("a suggestion names %s: %v, want %v (%+v)", note, noted, tt.noted, res.Suggestions)
+			}
+			dir := copyProject(t)
+			if err := suggest.Write(dir, res, noCI); err != nil {
+				t.Fatal(err)
+			}
+			// The expectations are a human's choice (a warning of suggest):
+			// only the compile and its spawn proof judge here.
+			tests, err := filepath.Glob(filepath.Join(dir, "agents", "*.policytest.yaml"))
+			if err != nil || len(tests) == 0 {
+				t.Fatalf("no expectation files to set aside: %v", err)
+			}
+			for _, f := range tests {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = compile.CompileDir(context.Background(), dir, compile.ProjectOptions{})
+			if refused := err != nil && strings.Contains(err.Error(), "spawn-widening"); refused != tt.refused || !refused && err != nil {
+				t.Errorf("policy compile of the patched project refuses it for spawn-widening: %v, want %v (%v)", refused, tt.refused, err)
+			}
+		})
 	}
 }

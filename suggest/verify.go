@@ -101,6 +101,7 @@ func (p *planner) verify(ctx context.Context, version string) error {
 		}
 		failed := p.checkAll(dec)
 		if len(failed) == 0 {
+			p.after, p.version = after, version
 			p.attributeTier(after.Tier)
 			return p.expectations(after, version)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,9 +219,32 @@ func fixtureLines(t *testing.T) []string {
 	return append(out, reproducer...)
 }
 
+// denialKey names a denial across analyses (its id is its rank in one).
+func denialKey(d *suggest.Denial) string {
+	return fmt.Sprintf("%s %s:%d %s %s %s", d.Kind, d.Host, d.Port, d.Method, d.Path, d.Binary)
+}
+
+// counts maps each denial of an analysis to its count.
+func counts(res *suggest.Result) map[string]int {
+	out := map[string]int{}
+	for _, d := range res.Denials {
+		out[denialKey(d)] = d.Count
+	}
+	return out
+}
+
 // Issue 29 §1: every log the runner keeps (shorthand file, OCSF JSONL,
 // `openshell logs` output) and all of them mixed as one run writes them
 // give the complete analysis; each event of the run counts once.
+//
+// Issue 33: the run holds the JSONL record, which here has every event of
+// the shorthand file, so every shorthand and CLI line is corroborated (none
+// suspect) and the run counts exactly what the record counts. The
+// shorthand file alone is judged without the record: an event next to the
+// cut lines of noise.log and hostile.log, or with a binary that is not a
+// plain path, is suspect there; every other denial it counts, the run
+// counts the same number of times, and the run's denials it lacks are
+// exactly its suspect events.
 func TestWholeLogs(t *testing.T) {
 	dir := runDir(t, fixtureLines(t))
 	single := map[string]*suggest.Result{}
@@ -234,16 +258,33 @@ func TestWholeLogs(t *testing.T) {
 			single[f] = res
 		})
 	}
-	sh, all := single["openshell.2026-05-01.log"], single[""]
-	if sh == nil || all == nil {
+	sh, js, all := single["openshell.2026-05-01.log"], single["openshell-ocsf.2026-05-01.log"], single[""]
+	if sh == nil || js == nil || all == nil {
 		t.FailNow()
 	}
-	if len(all.Denials) != len(sh.Denials) {
-		t.Errorf("the run gives %d denials, its shorthand file %d", len(all.Denials), len(sh.Denials))
+	if all.SuspectEvents != 0 {
+		t.Errorf("the run's record holds every event, yet %d are suspect: %+v", all.SuspectEvents, all.Suspect)
 	}
-	for i, d := range all.Denials {
-		if i < len(sh.Denials) && d.Count != sh.Denials[i].Count {
-			t.Errorf("%s %s %s:%d counted %d times in the run, %d in its shorthand file", d.ID, d.Kind, d.Host, d.Port, d.Count, sh.Denials[i].Count)
+	if got, want := counts(all), counts(js); !maps.Equal(got, want) {
+		t.Errorf("the run counts\n%v\nits JSONL record\n%v", got, want)
+	}
+	run, alone := counts(all), counts(sh)
+	for k, n := range alone {
+		if run[k] != n {
+			t.Errorf("%s: counted %d times in the run, %d in its shorthand file", k, run[k], n)
 		}
+	}
+	for _, d := range all.Denials {
+		if _, ok := alone[denialKey(d)]; ok {
+			continue
+		}
+		if !slices.ContainsFunc(sh.Suspect, func(s suggest.Suspect) bool {
+			return s.Host == d.Host && s.Port == d.Port && s.Binary == d.Binary && s.Path == d.Path
+		}) {
+			t.Errorf("%s is in the run, not in its shorthand file, where it is not suspect either", denialKey(d))
+		}
+	}
+	if sh.SuspectEvents == 0 {
+		t.Error("the shorthand file alone finds no event suspect next to noise.log's and hostile.log's cut lines")
 	}
 }

@@ -305,10 +305,51 @@ func suggestCompiler(po compile.ProjectOptions, agent string) (suggest.Compiler,
 		if err != nil {
 			return nil, err
 		}
-		c, ok := out.Agents[agent]
-		if !ok {
+		t := suggestTargetOf(out, agent)
+		if t == nil {
 			return nil, fmt.Errorf("%w %q after the patch", errNoAgent, agent)
 		}
-		return &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy}, nil
+		return t, nil
 	}, nil
+}
+
+// suggestTargetOf is agent as out compiled it, with the agents that spawn
+// it (their effective policies and what their spawn-widening declares for
+// it), so suggest can say which grant policy compile's spawn proof would
+// refuse; nil when out has no such agent.
+func suggestTargetOf(out *compile.Output, agent string) *suggest.Target {
+	c, ok := out.Agents[agent]
+	if !ok {
+		return nil
+	}
+	t := &suggest.Target{Name: agent, File: c.Agent.File, Tier: string(c.Tier), Policy: c.Policy, Effective: c.Effective()}
+	for _, name := range out.AgentNames() {
+		pc := out.Agents[name]
+		if name == agent || !slices.Contains(pc.Spawns, agent) {
+			continue
+		}
+		t.Parents = append(t.Parents, suggestParent(pc, agent))
+	}
+	return t
+}
+
+// suggestParent is the spawning agent pc as suggest reads it.
+func suggestParent(pc *compile.Compiled, child string) suggest.Parent {
+	pa := suggest.Parent{Name: pc.Agent.Name, File: pc.Agent.File, Policy: pc.Effective()}
+	if pc.Agent.Sandbox == nil {
+		return pa
+	}
+	for _, w := range pc.Agent.Sandbox.SpawnWidening {
+		if w.Agent.Name != child {
+			continue
+		}
+		for _, h := range w.Hosts {
+			pa.Hosts = append(pa.Hosts, h.Name)
+		}
+		for _, d := range w.Paths {
+			pa.Paths = append(pa.Paths, d.Path)
+		}
+		pa.Process = pa.Process || w.Process
+	}
+	return pa
 }

@@ -301,7 +301,7 @@ var rules = []rule{
 		is:   []claim{only("bundle", "openshell", "openshell/decide", "openshell/glob", "placeholder"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "It imports `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
+		says: "It imports `containment`, `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
 		pkgs: []string{"suggest"},
 		is:   []claim{never("compile", "policycue", "lint", cue, opa)},
 	},
