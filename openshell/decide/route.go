@@ -32,13 +32,13 @@ func l7Configs(ms []matched) []*matched {
 
 // selectConfigForPath is select_l7_config_for_path (l7/relay.rs:924 @
 // v0.0.111, :513 @ v0.0.83): among the configs whose endpoint path
-// matches, the one with the most non-'*' characters in its path; Rust's
+// matches (glob.EndpointPath, endpoint_path.rs), the one with the most non-'*' characters in its path; Rust's
 // max_by_key keeps the last of equals.
 func selectConfigForPath(configs []*matched, path string) *matched {
 	var best *matched
 	bestN := -1
 	for _, c := range configs {
-		if !endpointPathMatches(c.ep.Path, path) {
+		if !glob.NewEndpointPath(c.ep.Path).Match(path) {
 			continue
 		}
 		n := 0
@@ -50,24 +50,6 @@ func selectConfigForPath(configs []*matched, path string) *matched {
 		}
 	}
 	return best
-}
-
-// endpointPathMatches is openshell-core endpoint_path::matches (@
-// v0.0.111): equal strings; "", "**" or "/**" match anything; "P/**"
-// matches P and everything under it; otherwise a glob-crate pattern with
-// default options, where '*' crosses '/' (glob.MatchRust).
-func endpointPathMatches(pattern, p string) bool {
-	if pattern == p {
-		return true
-	}
-	switch {
-	case pattern == "" || pattern == "**" || pattern == "/**":
-		return true
-	case strings.HasSuffix(pattern, "/**"):
-		prefix := strings.TrimSuffix(pattern, "/**")
-		return p == prefix || strings.HasPrefix(p, prefix+"/")
-	}
-	return glob.MatchRust(pattern, p)
 }
 
 // l7Protocol reports whether the endpoint's protocol selects L7 inspection
