@@ -15,13 +15,15 @@ import (
 // same file at v0.0.83).
 const ProviderRulePrefix = "_provider_"
 
-// IsProviderRuleName is is_provider_rule_name (compose.rs:16-19).
+// IsProviderRuleName reports whether a network policy key is in the
+// namespace composition reserves for provider layers (compose.rs:16-19).
 func IsProviderRuleName(key string) bool { return strings.HasPrefix(key, ProviderRulePrefix) }
 
-// ProviderRuleName is provider_rule_name (compose.rs:21-41): the provider
-// (instance) name lowercased, every character other than an ASCII letter,
-// digit or '_' replaced by '_', '_' trimmed from both ends, after the
-// reserved prefix; "_provider_unnamed" when nothing is left.
+// ProviderRuleName is the network policy key OpenShell gives the layer of
+// the provider named provider (compose.rs:21-41): the reserved prefix, then
+// the name in lower case with every character other than an ASCII letter,
+// digit or '_' turned into '_' and the '_' at either end dropped;
+// "_provider_unnamed" when nothing is left.
 func ProviderRuleName(provider string) string {
 	s := strings.Trim(strings.Map(func(r rune) rune {
 		if r >= 'A' && r <= 'Z' {
@@ -171,7 +173,7 @@ func (out *Composed) compose(attached []Attachment, gw Gateway) {
 	}
 	for _, a := range attached {
 		name := ProviderRuleName(a.name())
-		key := uniqueRuleKey(eff.NetworkPolicies, name)
+		key := freeLayerKey(eff.NetworkPolicies, name)
 		eff.NetworkPolicies[key] = a.Profile.NetworkPolicy(name)
 		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
 			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
@@ -252,9 +254,10 @@ func asciiLower(s string) string {
 	}, s)
 }
 
-// uniqueRuleKey is unique_provider_rule_key (compose.rs:77-90): name, or
-// the first of name_2, name_3, ... that policies does not hold.
-func uniqueRuleKey(policies map[string]openshell.NetworkPolicy, name string) string {
+// freeLayerKey is the key a layer named name takes among policies: name
+// itself when free, else the first free of name_2, name_3, ... (OpenShell
+// numbers clashing layers so, compose.rs:77-90).
+func freeLayerKey(policies map[string]openshell.NetworkPolicy, name string) string {
 	key := name
 	for n := 2; ; n++ {
 		if _, taken := policies[key]; !taken {
@@ -376,16 +379,16 @@ func (m Match) lower(mcp, allowAll bool) openshell.Match {
 		delete(params, "name")
 	}
 	if mcp {
-		out.Method = yamlMCPMethod(out.Method, out.Tool != nil, allowAll)
+		out.Method = shownMCPMethod(out.Method, out.Tool != nil, allowAll)
 	}
 	out.Params = paramMatches(params)
 	return out
 }
 
-// yamlMCPMethod is yaml_mcp_method (lib.rs:690-704): the method of an mcp
-// rule as the YAML shows it, "" where it is implied ("*" without a tool,
-// tools/call with one under allow_all_known_mcp_methods).
-func yamlMCPMethod(method string, hasTool, allowAll bool) string {
+// shownMCPMethod is the method of an mcp rule as OpenShell's YAML rendering
+// shows it: none where the rule implies it, that is "*" without a tool, or
+// tools/call with a tool under allow_all_known_mcp_methods (lib.rs:690-704).
+func shownMCPMethod(method string, hasTool, allowAll bool) string {
 	if !hasTool && method == "*" || hasTool && method == "tools/call" && allowAll {
 		return ""
 	}
