@@ -102,9 +102,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "ciout"), never(opa, "lint")},
 	},
 	{
-		says: "It imports `bundle`, `handover` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
+		says: "It imports `bundle`, `gitrepo`, `handover` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
 		pkgs: []string{"image"},
-		is:   []claim{only("bundle", "handover", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
+		is:   []claim{only("bundle", "gitrepo", "handover", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
 	},
 	{
 		says: "It is the only package that imports cosign;",
@@ -291,9 +291,14 @@ var rules = []rule{
 		is:   []claim{only("openshell", "openshell/glob"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
+		says: "so it imports `bundle`, `ciout`, `gitrepo`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
-		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
+		is:   []claim{only("bundle", "ciout", "gitrepo", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
+	},
+	{
+		says: "It imports `ciout` only.",
+		pkgs: []string{"gitrepo"},
+		is:   []claim{only("ciout")},
 	},
 	{
 		says: "It imports `bundle`, `openshell`, `openshell/decide`, `openshell/glob` and `placeholder` only; it must never import CUE, OPA, `compile` or `lint`.",
