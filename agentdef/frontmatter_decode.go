@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 
 	"gopkg.in/yaml.v3"
 )
@@ -354,4 +354,4 @@ func sortedCopy(list []string) []string {
 }
 
 // suggest returns the known value closest to s, or "" when none is close.
-func suggest(s string, known []string) string { return suggestpkg.Closest(s, known) }
+func suggest(s string, known []string) string { return didyoumean.Closest(s, known) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
 	"github.com/fullsend-ai/agent-sandbox/bundle"
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
@@ -290,7 +290,7 @@ func (b *builder) command(r agentdef.ToolRule, c agentdef.CommandPattern, reason
 		// closed: a typo never buys the full tier), and the runtime does
 		// not pre-approve it (runtimeTools); the warning says both.
 		hint := "add the command to the binary registry with --catalog (its binaries, hosts and tier)"
-		if s := suggest.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
+		if s := didyoumean.Closest(c.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); s != "" {
 			hint = fmt.Sprintf("did you mean %q? or %s", s, hint)
 		}
 		b.warnf(r.Pos, "tools", hint,

@@ -5,8 +5,9 @@
 // It owns capability derivation through the CUE catalog of package
 // policycue, merging, tier caps, compile-time placeholder values,
 // deterministic emission, the checks every emitted policy must pass
-// (ValidateCheck and ExpectationsCheck; the lint check is injected),
-// all-or-nothing atomic writing (Write), staleness (Diff) and Explain.
+// (ValidateCheck and the expectations CompileDir adds; the lint check is
+// injected), all-or-nothing atomic writing (Write), staleness (Diff) and
+// Explain.
 // agentdef.Load reads a project, Compile turns it into an Output (policies
 // as openshell.Policy, the manifest as bundle.Manifest), Write stores the
 // bundle; CompileDir does all three from a directory.

@@ -235,12 +235,6 @@ func validateOne(out *Output, name string) (agentdef.Diagnostics, error) {
 	return ds, nil
 }
 
-// ExpectationsCheck runs the project's *.policytest.yaml expectations
-// against the compiled policies; an expectation that does not hold fails
-// the compile at its line, as does an expectation file that does not parse
-// or names an agent nobody defined.
-func ExpectationsCheck(fsys fs.FS) Check { return expectationsCheck(fsys, expectScope{}) }
-
 // expectScope says why an agent may have no compiled policy, so that its
 // expectation files are skipped rather than failed.
 type expectScope struct {
@@ -271,8 +265,9 @@ func newExpectScope(proj *agentdef.Project, diags agentdef.Diagnostics, selected
 	return scope
 }
 
-// expectationsCheck is ExpectationsCheck within a scope. Every file is
-// judged on its own, so one bad file hides no other problem: a file that
+// expectationsCheck runs the project's *.policytest.yaml expectations
+// against the compiled policies, within a scope; an expectation that does
+// not hold fails the compile at its line. Every file is judged on its own, so one bad file hides no other problem: a file that
 // does not parse is an error at its line; the expectations of an agent that
 // did not compile are skipped with one note saying so (its own errors are
 // reported where they are); an agent nobody defined is an error with the

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/agentdef"
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/policycue"
 )
 
@@ -80,7 +80,7 @@ func (b *builder) bashTier(r agentdef.ToolRule) (policycue.Tier, string) {
 		bin, ok := b.cat.Binaries[cmd.Command]
 		if !ok {
 			why := fmt.Sprintf("command %q is not in the binary registry", cmd.Command)
-			if sg := suggest.Closest(cmd.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); sg != "" {
+			if sg := didyoumean.Closest(cmd.Command, slices.Sorted(maps.Keys(b.cat.Binaries))); sg != "" {
 				why += fmt.Sprintf(" (did you mean %q?)", sg)
 			}
 			return "", why + ": not pre-approved"

@@ -3,10 +3,10 @@ package image
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
 )
 
 // Epoch sources, as reported by ResolveEpoch.
@@ -28,26 +28,10 @@ func ResolveEpoch(ctx context.Context, dir string, getenv func(string) string) (
 		}
 		return time.Unix(secs, 0).UTC(), EpochFromEnv, nil
 	}
-	if out, err := git(ctx, dir, "log", "-1", "--format=%ct"); err == nil {
+	if out, err := gitrepo.HeadTime(ctx, dir); err == nil {
 		if secs, err := strconv.ParseInt(out, 10, 64); err == nil {
 			return time.Unix(secs, 0).UTC(), EpochFromCommit, nil
 		}
 	}
 	return time.Unix(0, 0).UTC(), EpochZero, nil
-}
-
-// GitRevision returns the full commit hash of HEAD in dir, or "" outside a
-// git work tree.
-func GitRevision(ctx context.Context, dir string) string {
-	out, err := git(ctx, dir, "rev-parse", "HEAD")
-	if err != nil {
-		return ""
-	}
-	return out
-}
-
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
 }

@@ -21,7 +21,7 @@ import (
 // (the secret scan, the walks for ${...} and {{...}}). Under conftest or
 // opa, without the engine, the rules fall back to their Rego versions where
 // there is one (FS018, FS019, FS023) and skip the facts-only checks;
-// FactsDocument and --write-context give those tools the same data.
+// --write-context gives those tools the same data.
 //
 //	{"literal_secrets": {"<policy path>": ["<kind>", ...]},
 //	 "strings": [["<policy path>", "<string with ${ or {{>"], ...],
@@ -32,7 +32,7 @@ import (
 //
 //	"reachable_agents": ["<agent>", ...]
 //
-// (contextFacts), which FactsDocument, without one, leaves out.
+// (contextFacts), which Facts, without one, leaves out.
 func Facts(p *openshell.Policy) map[string]any {
 	v := factsValue(DocumentValue(p), p, nil, nil)
 	out, err := ast.JSON(v)
@@ -41,11 +41,6 @@ func Facts(p *openshell.Policy) map[string]any {
 	}
 	m, _ := out.(map[string]any)
 	return m
-}
-
-// FactsDocument wraps Facts as a data file for conftest/opa --data.
-func FactsDocument(p *openshell.Policy) map[string]any {
-	return map[string]any{"fullsend": map[string]any{"facts": Facts(p)}}
 }
 
 // factsValue builds the facts of policy p, whose document value is doc,

@@ -1,6 +1,8 @@
 package policydiff
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,14 +121,14 @@ func (req Request) gitCatalog(ctx context.Context, top, prefix, commit, project 
 	if dir == ".." || strings.HasPrefix(dir, "../") {
 		return req.dirCatalog(filepath.Join(req.RepoDir, req.Dir))
 	}
-	list, err := git(ctx, top, "ls-tree", "-z", "--end-of-options", commit, "--", dir)
+	listed, err := gitrepo.Listed(ctx, top, commit, dir)
 	if err != nil {
 		return sideCatalog{}, fmt.Errorf("--catalog %s: %w", req.Catalog, err)
 	}
-	if len(list) == 0 {
+	if !listed {
 		return sideCatalog{missing: true}, nil
 	}
-	tree, err := GitTree(ctx, top, commit, dir)
+	tree, err := gitrepo.Tree(ctx, top, commit, dir)
 	if err != nil {
 		return sideCatalog{}, fmt.Errorf("--catalog %s: %w", req.Catalog, err)
 	}

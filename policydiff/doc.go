@@ -9,7 +9,7 @@
 //
 // A side comes from a compiled bundle (ReadBundle) or from a compile the
 // caller runs (NewSide): this package never imports the compiler, so a
-// bundle can be diffed without CUE or OPA. Git revisions are read with `git
-// ls-tree` and `git cat-file` into an in-memory fs.FS (GitTree) for the
-// caller to compile, no attribute applied.
+// bundle can be diffed without CUE or OPA. Git revisions are read through
+// gitrepo (gitrepo.Tree: `git ls-tree` and `git cat-file`) into an
+// in-memory fs.FS for the caller to compile, no attribute applied.
 package policydiff

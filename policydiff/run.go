@@ -1,6 +1,8 @@
 package policydiff
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
+
 	"cmp"
 	"context"
 	"errors"
@@ -182,16 +184,16 @@ func (req Request) loadDir(ctx context.Context, in Input, version string) (loade
 
 // loadGit compiles the project directory at a revision, read from git.
 func (req Request) loadGit(ctx context.Context, in Input, version string) (loaded, error) {
-	commit, err := ResolveCommit(ctx, req.RepoDir, in.Value)
+	commit, err := gitrepo.ResolveCommit(ctx, req.RepoDir, in.Value)
 	if err != nil {
 		return loaded{}, err
 	}
-	top, prefix, err := RepoPrefix(ctx, req.RepoDir)
+	top, prefix, err := gitrepo.RepoPrefix(ctx, req.RepoDir)
 	if err != nil {
 		return loaded{}, err
 	}
 	project := path.Join(prefix, filepath.ToSlash(req.Dir))
-	fsys, err := GitTree(ctx, top, commit, project)
+	fsys, err := gitrepo.Tree(ctx, top, commit, project)
 	if err != nil {
 		return loaded{}, err
 	}

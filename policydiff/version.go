@@ -1,6 +1,8 @@
 package policydiff
 
 import (
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
+
 	"context"
 	"errors"
 	"fmt"
@@ -53,19 +55,15 @@ func parsePin(file string, data []byte) (pin, error) {
 // project is the project directory's path in it. A link or anything but a
 // regular file there is an error.
 func gitPin(ctx context.Context, top, commit, project string) (pin, error) {
-	list, err := git(ctx, top, "ls-tree", "-z", commit, "--", VersionFile)
-	if err != nil || len(list) == 0 {
+	entries, listed, err := gitrepo.Lookup(ctx, top, commit, VersionFile)
+	if err != nil || !listed {
 		return pin{read: err == nil}, err
 	}
-	entries, err := parseTree(commit, list)
-	if err != nil {
-		return pin{}, err
-	}
 	file := relFrom(project, VersionFile)
-	if len(entries) != 1 || !entries[0].mode.IsRegular() {
+	if len(entries) != 1 || !entries[0].Mode.IsRegular() {
 		return pin{}, fmt.Errorf("%s: not a regular file", file)
 	}
-	data, err := gitLimited(ctx, top, maxVersionFile, nil, "cat-file", "blob", entries[0].oid)
+	data, err := gitrepo.Blob(ctx, top, entries[0].OID, maxVersionFile)
 	if err != nil {
 		return pin{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -76,7 +74,7 @@ func gitPin(ctx context.Context, top, commit, project string) (pin, error) {
 // project directory dir (dir itself outside git).
 func dirPin(ctx context.Context, dir string) (pin, error) {
 	top := dir
-	if t, _, err := RepoPrefix(ctx, dir); err == nil {
+	if t, _, err := gitrepo.RepoPrefix(ctx, dir); err == nil {
 		top = t
 	}
 	root, err := os.OpenRoot(top)

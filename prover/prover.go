@@ -24,13 +24,6 @@ func Categories() []string {
 	return []string{LinkLocalReach, L7BypassCredentialed, CredentialReachExpansion, CapabilityExpansion}
 }
 
-// Unconditional reports whether a category is a risk on its own, not only
-// as a delta against a baseline (crates/openshell-prover/README.md:29-31 @
-// v0.0.111: "The first two are unconditional risks").
-func Unconditional(category string) bool {
-	return category == LinkLocalReach || category == L7BypassCredentialed
-}
-
 // Path is one piece of evidence (ExfilPath, finding.rs:35-52 @ v0.0.111).
 type Path struct {
 	Binary    string `json:"binary"`

@@ -2,22 +2,18 @@ package publish
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
 )
 
 // DefaultVersion is the version of a build without an explicit one: `git
 // describe --tags --always --dirty` of dir (v1.2.0, v1.2.0-3-gabcdef0,
 // abcdef0-dirty), or "" outside a git work tree.
 func DefaultVersion(ctx context.Context, dir string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "describe", "--tags", "--always", "--dirty").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return gitrepo.Describe(ctx, dir)
 }
 
 // CacheDir decides the compressed-layer cache directory: none with

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/fullsend-ai/agent-sandbox/cienv"
+	"github.com/fullsend-ai/agent-sandbox/gitrepo"
 	"github.com/fullsend-ai/agent-sandbox/image"
 	"github.com/fullsend-ai/agent-sandbox/internal/atomicfile"
 	"github.com/fullsend-ai/agent-sandbox/sign"
@@ -262,7 +263,7 @@ func (o *Options) binarySource(bo *image.Options) error {
 // Version when o left them empty, and its CacheDir.
 func (o *Options) applyDefaults(ctx context.Context, bo *image.Options) {
 	if bo.Revision == "" {
-		bo.Revision = image.GitRevision(ctx, o.Dir)
+		bo.Revision = gitrepo.Head(ctx, o.Dir)
 	}
 	if bo.SourceURL == "" {
 		bo.SourceURL = cienv.Detect(o.getenv).RepositoryURL()

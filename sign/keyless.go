@@ -202,29 +202,6 @@ func (o KeylessOptions) transparencyLog() (TransparencyLog, error) {
 	return NewRekor(ru)
 }
 
-// NewWithCertificate returns a signer whose signatures carry a
-// certificate (and optional chain, PEM) for the key sv: a certificate from
-// a private CA, verified like a keyless one against a trusted root.
-func NewWithCertificate(sv signature.SignerVerifier, certPEM, chainPEM []byte) (*Signer, error) {
-	certs, err := cryptoutils.UnmarshalCertificatesFromPEM(certPEM)
-	if err != nil || len(certs) != 1 {
-		return nil, fmt.Errorf("signing certificate: want exactly one PEM certificate (%v)", err)
-	}
-	pub, err := sv.PublicKey()
-	if err != nil {
-		return nil, err
-	}
-	if err := cryptoutils.EqualKeys(certs[0].PublicKey, pub); err != nil {
-		return nil, fmt.Errorf("signing certificate does not certify the signing key: %w", err)
-	}
-	if len(chainPEM) > 0 {
-		if _, err := cryptoutils.UnmarshalCertificatesFromPEM(chainPEM); err != nil {
-			return nil, fmt.Errorf("certificate chain: %w", err)
-		}
-	}
-	return &Signer{sv: sv, certPEM: certPEM, chainPEM: chainPEM, identity: CertificateIdentity(certs[0])}, nil
-}
-
 // WithTransparencyLog makes the signer log every signature and
 // attestation in tl (for keyed signing: --tlog-upload).
 func (s *Signer) WithTransparencyLog(tl TransparencyLog) *Signer {

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/agent-sandbox/bundle"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/internal/projectroot"
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
 )
 
 // namedArgsError words a refused argument count with the argument names
@@ -88,7 +88,7 @@ func unknownAgent(dir, agent string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("agent %s is not in %s", plainName(agent), filepath.Join(dir, "policies", bundle.ManifestFile))
-	if s := suggest.Closest(agent, m.AgentNames()); s != "" {
+	if s := didyoumean.Closest(agent, m.AgentNames()); s != "" {
 		msg += fmt.Sprintf("; did you mean %s?", plainName(s))
 	}
 	return unknownAgentError(fmt.Sprintf("%s (%s)", msg, agentsIn(dir)))

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/internal/version"
 )
 
@@ -111,7 +111,7 @@ func flagHint(c *cobra.Command, err error) error {
 			names = append(names, f.Name)
 		}
 	})
-	if s := suggest.Closest(name, names); s != "" {
+	if s := didyoumean.Closest(name, names); s != "" {
 		return fmt.Errorf("%w; did you mean --%s?", err, s)
 	}
 	return err

@@ -32,14 +32,14 @@ var rules = []rule{
 		is:   []claim{only("bundle", "placeholder"), never(cue, opa, "openshell/validate", "openshell/decide", "compile", "lint", "policycue")},
 	},
 	{
-		says: "It imports `openshell`, `openshell/glob` and `internal/suggest` only; it must never import CUE, OPA or `openshell/decide`.",
+		says: "It imports `openshell`, `openshell/glob` and `internal/didyoumean` only; it must never import CUE, OPA or `openshell/decide`.",
 		pkgs: []string{"openshell/validate"},
-		is:   []claim{only("openshell", "openshell/glob", "internal/suggest"), never(cue, opa, "openshell/decide")},
+		is:   []claim{only("openshell", "openshell/glob", "internal/didyoumean"), never(cue, opa, "openshell/decide")},
 	},
 	{
-		says: "It imports `openshell`, `openshell/glob`, `placeholder` and `internal/suggest` only; it must never import CUE, OPA or `openshell/validate`.",
+		says: "It imports `openshell`, `openshell/glob`, `placeholder` and `internal/didyoumean` only; it must never import CUE, OPA or `openshell/validate`.",
 		pkgs: []string{"openshell/decide"},
-		is:   []claim{only("openshell", "openshell/glob", "placeholder", "internal/suggest"), never(cue, opa, "openshell/validate")},
+		is:   []claim{only("openshell", "openshell/glob", "placeholder", "internal/didyoumean"), never(cue, opa, "openshell/validate")},
 	},
 	{
 		says: "It is a leaf (standard library only).",
@@ -67,14 +67,14 @@ var rules = []rule{
 		is:   []claim{never(opa, "lint", "compile")},
 	},
 	{
-		says: "It imports `agentdef/projectfile`, `bundle`, `placeholder`, `internal/parallel` and `internal/suggest` only; it must never import `compile`, `lint`, `policycue`, CUE or OPA: parsing input needs no catalog and no rule engine.",
+		says: "It imports `agentdef/projectfile`, `bundle`, `placeholder`, `internal/parallel` and `internal/didyoumean` only; it must never import `compile`, `lint`, `policycue`, CUE or OPA: parsing input needs no catalog and no rule engine.",
 		pkgs: []string{"agentdef"},
-		is:   []claim{only("agentdef/projectfile", "bundle", "placeholder", "internal/parallel", "internal/suggest"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
+		is:   []claim{only("agentdef/projectfile", "bundle", "placeholder", "internal/parallel", "internal/didyoumean"), never("compile", "compile/lintcheck", "lint", "policycue", cue, opa)},
 	},
 	{
-		says: "It imports `agentdef`, `agentdef/projectfile`, `bundle`, `containment`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/suggest` only, and links CUE through `policycue`.",
+		says: "It imports `agentdef`, `agentdef/projectfile`, `bundle`, `containment`, `openshell`, `openshell/validate`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `openshell/profile/check`, `placeholder`, `policycue`, `internal/atomicfile`, `internal/parallel` and `internal/didyoumean` only, and links CUE through `policycue`.",
 		pkgs: []string{"compile"},
-		is:   []claim{only("agentdef", "agentdef/projectfile", "bundle", "containment", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/suggest")},
+		is:   []claim{only("agentdef", "agentdef/projectfile", "bundle", "containment", "openshell", "openshell/validate", "openshell/decide", "openshell/glob", "openshell/profile", "openshell/profile/check", "placeholder", "policycue", "internal/atomicfile", "internal/parallel", "internal/didyoumean")},
 	},
 	{
 		says: "It must never import OPA or `lint`: the lint check is injected (`ProjectOptions.Lint`, `Options.Checks`), so only `cmd/fullsend` and `compile/lintcheck` import it; later stages read its output through `bundle`.",
@@ -102,9 +102,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "ciout"), never(opa, "lint")},
 	},
 	{
-		says: "It imports `bundle`, `handover` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
+		says: "It imports `bundle`, `gitrepo`, `handover` and `internal/atomicfile`; it must never import `sign` (so it does not link cosign), `compile`, CUE or OPA.",
 		pkgs: []string{"image"},
-		is:   []claim{only("bundle", "handover", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
+		is:   []claim{only("bundle", "gitrepo", "handover", "internal/atomicfile"), never("sign", cosign, "compile", cue, opa)},
 	},
 	{
 		says: "It is the only package that imports cosign;",
@@ -245,8 +245,8 @@ var rules = []rule{
 		is:   []claim{leaf()},
 	},
 	{
-		says: "`suggest` (\"did you mean\") imports only `github.com/agnivade/levenshtein`, a library without dependencies that the binary links through OPA anyway.",
-		pkgs: []string{"internal/suggest"},
+		says: "`didyoumean` (\"did you mean\") imports only `github.com/agnivade/levenshtein`, a library without dependencies that the binary links through OPA anyway.",
+		pkgs: []string{"internal/didyoumean"},
 		is:   []claim{leaf("github.com/agnivade/levenshtein")},
 	},
 	{
@@ -276,9 +276,9 @@ var rules = []rule{
 	},
 
 	{
-		says: "It imports `openshell`, `openshell/glob`, `bundle` and `internal/suggest` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
+		says: "It imports `openshell`, `openshell/glob`, `bundle` and `internal/didyoumean` only and must never import `openshell/validate`, `openshell/decide`, CUE, OPA, `compile`, `lint` or `policycue`: the runner and the OpenShell fake use it.",
 		pkgs: []string{"openshell/profile"},
-		is:   []claim{only("openshell", "openshell/glob", "bundle", "internal/suggest"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
+		is:   []claim{only("openshell", "openshell/glob", "bundle", "internal/didyoumean"), never("openshell/validate", "openshell/decide", cue, opa, "compile", "lint", "policycue")},
 	},
 	{
 		says: "It imports `openshell`, `openshell/glob`, `openshell/profile` and `openshell/validate` only; it must never import CUE, OPA or `openshell/decide`.",
@@ -291,9 +291,14 @@ var rules = []rule{
 		is:   []claim{only("openshell", "openshell/glob"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "so it imports `bundle`, `ciout`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
+		says: "so it imports `bundle`, `ciout`, `gitrepo`, `openshell`, `openshell/decide`, `openshell/glob`, `openshell/profile`, `prover` and `report` and never `compile`, CUE or OPA.",
 		pkgs: []string{"policydiff"},
-		is:   []claim{only("bundle", "ciout", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
+		is:   []claim{only("bundle", "ciout", "gitrepo", "openshell", "openshell/decide", "openshell/glob", "openshell/profile", "prover", "report"), never("compile", cue, opa)},
+	},
+	{
+		says: "It imports `ciout` only.",
+		pkgs: []string{"gitrepo"},
+		is:   []claim{only("ciout")},
 	},
 	{
 		says: "It imports `bundle`, `openshell`, `openshell/decide`, `openshell/glob` and `placeholder` only; it must never import CUE, OPA, `compile` or `lint`.",
@@ -374,8 +379,8 @@ var rules = []rule{
 		is:   []claim{ordered()},
 	},
 	{
-		says: "`bundle`, `placeholder`, `cienv`, `denial`, `openshell/glob` and `internal/{atomicfile,parallel,suggest,version}` import nothing of this module;",
-		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "openshell/glob", "internal/atomicfile", "internal/parallel", "internal/suggest", "internal/version"},
+		says: "`bundle`, `placeholder`, `cienv`, `denial`, `openshell/glob` and `internal/{atomicfile,didyoumean,parallel,version}` import nothing of this module;",
+		pkgs: []string{"bundle", "placeholder", "cienv", "denial", "openshell/glob", "internal/atomicfile", "internal/didyoumean", "internal/parallel", "internal/version"},
 		is:   []claim{only()},
 	},
 	{

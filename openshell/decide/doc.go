@@ -6,6 +6,6 @@
 // expectations (*.policytest.yaml: ParseExpectFile, FindExpectations,
 // RunExpectations) run on it.
 //
-// It imports openshell, openshell/glob, placeholder and internal/suggest
+// It imports openshell, openshell/glob, placeholder and internal/didyoumean
 // only, and never CUE, OPA or openshell/validate.
 package decide

@@ -17,7 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/placeholder"
 )
 
@@ -329,7 +329,7 @@ func checkKeys(n *yaml.Node, known []string, what string) []*keyError {
 // when one is close, else listing what.
 func unknownKey(k *yaml.Node, known []string, what string) *keyError {
 	msg := fmt.Sprintf("unknown field %q (want %s)", k.Value, what)
-	if s := suggestpkg.Closest(k.Value, known); s != "" {
+	if s := didyoumean.Closest(k.Value, known); s != "" {
 		msg = fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, s)
 	}
 	return &keyError{line: k.Line, msg: msg}

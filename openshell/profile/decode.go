@@ -11,7 +11,7 @@ import (
 	"golang.org/x/mod/semver"
 	"gopkg.in/yaml.v3"
 
-	"github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 )
 
@@ -278,7 +278,7 @@ func lookup(fields []field, key string) (field, bool) {
 func suggestField(fields []field, key string) string {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(s)) }
 	for _, f := range fields {
-		if norm(f.name) == norm(key) || suggest.Distance(f.name, key) == 1 {
+		if norm(f.name) == norm(key) || didyoumean.Distance(f.name, key) == 1 {
 			return f.name
 		}
 	}

@@ -17,7 +17,7 @@
 // validator (a profile's endpoints as the composed policy carries them,
 // the composed policy itself) are openshell/profile/check.
 //
-// It imports openshell, bundle and internal/suggest only; it must never
+// It imports openshell, bundle and internal/didyoumean only; it must never
 // import openshell/validate, openshell/decide, CUE, OPA, compile, lint or
 // policycue: the runner and the OpenShell fake import it.
 package profile

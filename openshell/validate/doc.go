@@ -8,6 +8,6 @@
 // with a position, a severity and a stable OSP code
 // (docs/policy-validate.md).
 //
-// It imports openshell, openshell/glob and internal/suggest only, and never
+// It imports openshell, openshell/glob and internal/didyoumean only, and never
 // CUE, OPA or openshell/decide.
 package validate

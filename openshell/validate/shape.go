@@ -9,7 +9,7 @@ import (
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 
-	suggestpkg "github.com/fullsend-ai/agent-sandbox/internal/suggest"
+	"github.com/fullsend-ai/agent-sandbox/internal/didyoumean"
 
 	"gopkg.in/yaml.v3"
 )
@@ -520,5 +520,5 @@ func suggest(name string, def *structDef) string {
 	for i, f := range def.fields {
 		names[i] = f.name
 	}
-	return suggestpkg.Closest(name, names)
+	return didyoumean.Closest(name, names)
 }

@@ -1,4 +1,4 @@
-package policydiff
+package gitrepo
 
 import (
 	"context"

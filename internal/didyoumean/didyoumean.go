@@ -1,4 +1,4 @@
-package suggest
+package didyoumean
 
 import (
 	"strings"
