@@ -306,7 +306,7 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		if err != nil {
 			return nil, err
 		}
-		return append(ds, unheldExpectations(rep)...), nil
+		return append(ds, unheldExpectations(rep, out)...), nil
 	}
 }
 
@@ -380,19 +380,23 @@ func (s expectScope) notCompiled(f, agent string, out *Output) agentdef.Diagnost
 }
 
 // unheldExpectations is an error at every expectation of rep that does not
-// hold.
-func unheldExpectations(rep *decide.ExpectReport) agentdef.Diagnostics {
+// hold, citing the provider layer that decided when one did.
+func unheldExpectations(rep *decide.ExpectReport, out *Output) agentdef.Diagnostics {
 	var ds agentdef.Diagnostics
 	for _, r := range rep.Results {
 		if r.Pass {
 			continue
 		}
 		msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
+		hint := "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"
+		if l, ok := out.Agents[r.Agent].layerOf(r.Decision.Policy); ok {
+			msg += " in " + l.cite(out.Agents[r.Agent].Effective(), r.Decision.Path)
+			hint = l.narrowHint()
+		}
 		if r.Problem != "" {
 			msg += ": " + r.Problem
 		}
-		ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
-			Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
+		ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg, Hint: hint})
 	}
 	return ds
 }
