@@ -62,3 +62,34 @@ func checkCLIGolden(t *testing.T, golden, got string) {
 		t.Errorf("output differs from %s (go test -update):\n%s", golden, got)
 	}
 }
+
+// TestExplainWithFailingExpectations: when only an agent's expectations
+// fail, policy compile still fails, and policy explain explains the
+// compiled policy and lists each failing expectation with its line and
+// reason, citing the provider layer that granted it.
+func TestExplainWithFailingExpectations(t *testing.T) {
+	dir := t.TempDir()
+	agent := "---\nname: triage\ndescription: d\ntools: Read, Bash(gh pr list:*)\nmodel: claude-opus-4-1@20250805\nsandbox:\n  providers: [github]\n---\n\nbody\n"
+	for name, data := range map[string]string{"agents/triage.md": agent, "agents/triage.policytest.yaml": exfilTest("")} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, code := runCLIErr(t, "policy", "compile", dir); code == 0 || !strings.Contains(out, "in provider layer _provider_github") {
+		t.Errorf("compile: exit %d, want a failure citing the layer:\n%s", code, out)
+	}
+	out, code := runCLIErr(t, "policy", "explain", "triage", dir)
+	for _, want := range []string{
+		"failing expectations (policy compile fails until they hold)\n  agents/triage.policytest.yaml:4: error: tests: expectation \"other repositories stay closed\" does not hold",
+		"in provider layer _provider_github (provider github, profile github from openshell:v0.0.111/providers/github.yaml endpoints[0].access",
+		"\nnetwork\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+}
