@@ -117,6 +117,7 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 		layers[i].Key = comp.Layers[i].Key
 	}
 	b.checkComposed(comp)
+	b.widerLayers(pol, comp.Policy, layers)
 	for i := range atts {
 		b.leastPrivilege(layers[i], comp.Policy.NetworkPolicies[layers[i].Key], tier)
 	}
