@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -30,5 +31,31 @@ func TestBackendFlags(t *testing.T) {
 	}
 	if got := tools(policycue.TierFull); !strings.Contains(got, "edit") || !strings.Contains(got, "write") {
 		t.Errorf("pi full: %s", got)
+	}
+}
+
+// TestGeminiAllowedToolsDeclaredOnly: Gemini CLI's network tier
+// pre-approves web_fetch only for an agent that declares WebFetch; an
+// agent that does not gets no --allowed-tools at all (issue 30 §3).
+func TestGeminiAllowedToolsDeclaredOnly(t *testing.T) {
+	tests := []struct {
+		tools string
+		want  []string
+	}{
+		{"Read, Bash(gh pr list:*)", []string{"--approval-mode", "plan"}},
+		{"Read, WebFetch, Bash(gh pr list:*)", []string{"--approval-mode", "plan", "--allowed-tools", "web_fetch"}},
+		{"Read, WebFetch(domain:example.com)", []string{"--approval-mode", "plan", "--allowed-tools", "web_fetch"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tools, func(t *testing.T) {
+			dir := profileProject(t, tt.tools, "[]", nil)
+			out, err := CompileDir(context.Background(), dir, ProjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.Manifest.Agents["a"].RuntimeFlags["gemini"]; !slices.Equal(got, tt.want) {
+				t.Errorf("gemini flags %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

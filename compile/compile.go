@@ -102,6 +102,10 @@ type Compiled struct {
 	// OpenShell enforces, and what the checks see (Effective).
 	Providers []ProviderLayer
 	Composed  *openshell.Policy
+	// Unheld are the agent's expectations that do not hold, when the
+	// compile was asked to keep them (ProjectOptions.KeepUnheld) rather
+	// than fail on them.
+	Unheld agentdef.Diagnostics
 
 	catalog *policycue.Catalog
 	// doc and docErr are Marshal's result on Policy, computed by the

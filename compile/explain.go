@@ -79,6 +79,10 @@ type Explanation struct {
 	Endpoints     []ExplainedEndpoint `json:"endpoints"`
 	ReadOnly      []ExplainedItem     `json:"read_only"`
 	ReadWrite     []ExplainedItem     `json:"read_write"`
+	// FailingExpectations are the agent's policy-test expectations that
+	// do not hold (compile fails on them; explain still explains), each
+	// with its line and reason, citing the provider layer that decided.
+	FailingExpectations agentdef.Diagnostics `json:"failing_expectations,omitempty"`
 }
 
 // ExplainedEndpoint is one endpoint with its rules and binaries.
@@ -89,6 +93,9 @@ type ExplainedEndpoint struct {
 	Protocol string          `json:"protocol"`
 	Access   string          `json:"access,omitempty"`
 	From     []bundle.Source `json:"from"`
+	// Layer cites the provider layer the endpoint belongs to
+	// (profile.Layer.Cite), "" for the agent's own grants.
+	Layer    string          `json:"layer,omitempty"`
 	Rules    []ExplainedItem `json:"rules,omitempty"`
 	Binaries []ExplainedItem `json:"binaries"`
 }
@@ -108,7 +115,7 @@ func Explain(c *Compiled) *Explanation {
 	e := &Explanation{
 		Agent: c.Agent.Name, File: c.Agent.File, Tier: string(c.Tier), Runtime: c.Runtime,
 		Provider: c.Provider, Spawns: c.Spawns, SpawnWidening: Widenings(c.Agent), Placeholders: c.Placeholders,
-		TierWhy: c.TierWhy, RuntimeTools: c.RuntimeTools,
+		TierWhy: c.TierWhy, RuntimeTools: c.RuntimeTools, FailingExpectations: c.Unheld,
 	}
 	if e.RuntimeTools == nil {
 		e.RuntimeTools = []RuntimeTool{}
@@ -119,7 +126,13 @@ func Explain(c *Compiled) *Explanation {
 	e.TierDecidedBy, e.TierReason = tierDecision(c)
 	e.TierDecides = tierDecides(c)
 	for _, key := range p.PolicyKeys() {
-		e.Endpoints = append(e.Endpoints, explainPolicy(key, p.NetworkPolicies[key])...)
+		eps := explainPolicy(key, p.NetworkPolicies[key])
+		if l, ok := c.layerOf(key); ok {
+			for i := range eps {
+				eps[i].Layer = l.cite(p, fmt.Sprintf("network_policies.%s.endpoints[%d]", key, i))
+			}
+		}
+		e.Endpoints = append(e.Endpoints, eps...)
 	}
 	if fs := p.FilesystemPolicy; fs != nil {
 		e.ReadOnly = explainPaths(fs, fs.ReadOnly)
@@ -287,6 +300,12 @@ func tierDecision(c *Compiled) (agentdef.Pos, string) {
 func (e *Explanation) String() string {
 	var b strings.Builder
 	e.writeAgent(&b)
+	if len(e.FailingExpectations) > 0 {
+		b.WriteString("\nfailing expectations (policy compile fails until they hold)\n")
+		for _, d := range e.FailingExpectations {
+			fmt.Fprintf(&b, "  %s\n", d)
+		}
+	}
 	b.WriteString("\nnetwork\n")
 	for _, ep := range e.Endpoints {
 		ep.write(&b)
@@ -358,6 +377,9 @@ func (ep ExplainedEndpoint) write(b *strings.Builder) {
 		fmt.Fprintf(b, ", access %s", ep.Access)
 	}
 	fmt.Fprintf(b, "  [network_policies.%s]\n", ep.Policy)
+	if ep.Layer != "" {
+		fmt.Fprintf(b, "      in %s\n", ep.Layer)
+	}
 	writeFrom(b, "      ", ep.From)
 	for _, r := range ep.Rules {
 		fmt.Fprintf(b, "    allow %s\n", r.Value)

@@ -130,12 +130,16 @@ func TestUnknownCommandTier(t *testing.T) {
 
 // TestExplainShowsProviderLayers: explain lists the endpoints an attached
 // provider profile grants, under its _provider_ key and with the profile's
-// file and line, beside the agent's own grants.
+// file and line, beside the agent's own grants; each layer endpoint
+// cites its layer as policy test and compile do (profile.Layer.Cite).
 func TestExplainShowsProviderLayers(t *testing.T) {
 	out, _ := compileExample(t, "fullsend-providers")
-	text := Explain(out.Agents["review"]).String()
+	text := Explain(out.Agents["review"]).String() + Explain(out.Agents["scan"]).String()
 	for _, want := range []string{
-		"github.com:443  protocol rest, access read-only  [network_policies._provider_github_ro]\n      <- profiles/fullsend-github-ro.yaml:20:5 (provider profile fullsend-github-ro)",
+		"github.com:443  protocol rest, access read-only  [network_policies._provider_github_ro]\n" +
+			"      in provider layer _provider_github_ro (provider github-ro, profile fullsend-github-ro from profiles/fullsend-github-ro.yaml:20:5)\n" +
+			"      <- profiles/fullsend-github-ro.yaml:20:5 (provider profile fullsend-github-ro)",
+		"[network_policies._provider_github]\n      in provider layer _provider_github (provider github, profile github from openshell:v0.0.111/providers/github.yaml endpoints[0]; built in: fullsend's catalog",
 		"[network_policies.api_github_com_443]", // the agent's own grant stays
 	} {
 		if !strings.Contains(text, want) {

@@ -43,6 +43,10 @@ type ProjectOptions struct {
 	// EmitProfiles moves the network policies several agents share into
 	// generated provider profiles (Options.EmitProfiles).
 	EmitProfiles bool
+	// KeepUnheld records the expectations that do not hold in each agent's
+	// Compiled.Unheld instead of failing the compile (policy explain
+	// explains a policy whose only problem is its expectations).
+	KeepUnheld bool
 }
 
 // OptionError reports an invalid ProjectOptions field. Option is the
@@ -109,6 +113,7 @@ func CompileDir(ctx context.Context, dir string, po ProjectOptions) (*Output, er
 	}
 	proj.Warnings = diags
 	scope := newExpectScope(proj, diags, len(po.Agents) > 0)
+	scope.keepUnheld = po.KeepUnheld
 	opts.Checks = []Check{timed(tl, "validate", ValidateCheck)}
 	if lintCheck != nil {
 		opts.Checks = append(opts.Checks, lintCheck)
@@ -247,6 +252,9 @@ type expectScope struct {
 	// an agent too broken to have a name may be the one an expectation
 	// file names.
 	loadErrors agentdef.Diagnostics
+	// keepUnheld records unheld expectations in Compiled.Unheld instead of
+	// reporting them (ProjectOptions.KeepUnheld).
+	keepUnheld bool
 }
 
 // newExpectScope is the scope of the expectations of proj, loaded with
@@ -301,7 +309,11 @@ func expectationsCheck(fsys fs.FS, scope expectScope) Check {
 		if err != nil {
 			return nil, err
 		}
-		return append(ds, unheldExpectations(rep)...), nil
+		if scope.keepUnheld {
+			keepUnheld(out, rep)
+			return ds, nil
+		}
+		return append(ds, unheldExpectations(rep, out)...), nil
 	}
 }
 
@@ -374,20 +386,39 @@ func (s expectScope) notCompiled(f, agent string, out *Output) agentdef.Diagnost
 		Message: fmt.Sprintf("no agent %q in the project", agent), Hint: agentdef.KnownHint("agents", agent, names)}}
 }
 
+// keepUnheld records each unheld expectation of rep in its agent's
+// Compiled.Unheld.
+func keepUnheld(out *Output, rep *decide.ExpectReport) {
+	for _, r := range rep.Results {
+		if c := out.Agents[r.Agent]; c != nil && !r.Pass {
+			c.Unheld = append(c.Unheld, unheld(r, out))
+		}
+	}
+}
+
 // unheldExpectations is an error at every expectation of rep that does not
 // hold.
-func unheldExpectations(rep *decide.ExpectReport) agentdef.Diagnostics {
+func unheldExpectations(rep *decide.ExpectReport, out *Output) agentdef.Diagnostics {
 	var ds agentdef.Diagnostics
 	for _, r := range rep.Results {
-		if r.Pass {
-			continue
+		if !r.Pass {
+			ds = append(ds, unheld(r, out))
 		}
-		msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
-		if r.Problem != "" {
-			msg += ": " + r.Problem
-		}
-		ds = append(ds, agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg,
-			Hint: "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"})
 	}
 	return ds
+}
+
+// unheld is the error of an expectation that does not hold, citing the
+// provider layer that decided when one did.
+func unheld(r decide.CaseResult, out *Output) agentdef.Diagnostic {
+	msg := fmt.Sprintf("expectation %q does not hold: %s: expected %s, got %s (%s)", r.Name, r.Request, r.Expect, r.Decision.Verdict(), r.Decision.Reason)
+	hint := "fix the agent's tools or sandbox: block, or the expectation; `fullsend policy explain " + r.Agent + "` shows where each rule comes from"
+	if l, ok := out.Agents[r.Agent].layerOf(r.Decision.Policy); ok {
+		msg += " in " + l.cite(out.Agents[r.Agent].Effective(), r.Decision.Path)
+		hint = l.narrowHint()
+	}
+	if r.Problem != "" {
+		msg += ": " + r.Problem
+	}
+	return agentdef.Diagnostic{Pos: agentdef.Pos{File: r.File, Line: r.Line}, Severity: agentdef.SeverityError, Field: "tests", Message: msg, Hint: hint}
 }

@@ -117,6 +117,7 @@ func (b *builder) providers(refs []agentdef.ProviderDecl, pol *openshell.Policy,
 		layers[i].Key = comp.Layers[i].Key
 	}
 	b.checkComposed(comp)
+	b.widerLayers(pol, comp.Policy, layers)
 	for i := range atts {
 		b.leastPrivilege(layers[i], comp.Policy.NetworkPolicies[layers[i].Key], tier)
 	}
@@ -268,6 +269,40 @@ func (b *builder) leastPrivilege(l ProviderLayer, np openshell.NetworkPolicy, ti
 		fmt.Sprintf("name a narrower profile, or give the agent the tool that needs it: the tier follows the tools, never the profiles (the endpoint is at %s)", endpointPos(l, ep)),
 		"provider %s grants %s on %s:%d, which needs tier %s; the agent's tools and declarations imply tier %s, and a provider profile never grants more (least privilege)",
 		l.Name, worstWhat, ep.Host, endpointPort(ep), worstNeed, tier)
+}
+
+// layerOf returns the provider layer under the network policy key of the
+// agent's composed policy (false for the agent's own keys).
+func (c *Compiled) layerOf(key string) (ProviderLayer, bool) {
+	if c == nil || !profile.IsProviderRuleName(key) {
+		return ProviderLayer{}, false
+	}
+	for _, l := range c.Providers {
+		if l.Key == key {
+			return l, true
+		}
+	}
+	return ProviderLayer{}, false
+}
+
+// cite is profile.Layer.Cite for this layer: the wording policy test and
+// explain use too, with the deciding element's place in the profile.
+func (l ProviderLayer) cite(eff *openshell.Policy, path string) string {
+	pl := profile.Layer{Key: l.Key, Provider: l.Name, ProfileID: l.Profile, File: l.File, Builtin: l.Builtin}
+	if l.prof != nil {
+		pl.File = l.prof.File
+	}
+	return pl.Cite(eff, path)
+}
+
+// narrowHint is the advice for a grant of the layer the agent did not
+// want: a project profile narrowing it, or dropping the provider.
+func (l ProviderLayer) narrowHint() string {
+	if l.Builtin {
+		return fmt.Sprintf("write a narrower project profile %s/%s.yaml (it replaces the built-in %s), or drop the provider %s at %s",
+			ProfilesDir, l.Profile, l.Profile, l.Name, l.Pos)
+	}
+	return fmt.Sprintf("narrow the profile %s, or drop the provider %s at %s", l.File, l.Name, l.Pos)
 }
 
 // endpointPos is where a layer endpoint is written: its profile line, or

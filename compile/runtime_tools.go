@@ -115,12 +115,52 @@ func runtimeFlags(c *Compiled) (map[string][]string, map[string]map[string]strin
 		}
 	}
 	for name, be := range cat.Backends {
-		flags[name] = append([]string{}, be.Flags[c.Tier]...)
+		flags[name] = declaredOnly(append([]string{}, be.Flags[c.Tier]...), name, c)
 	}
 	if len(env) == 0 {
 		env = nil
 	}
 	return flags, env
+}
+
+// declaredOnly keeps, in a backend's --allowed-tools list (Gemini CLI:
+// the tools it runs without asking), only the backend's names of tools the
+// agent declared and the runtime pre-approves; the flag goes when none is
+// left. The catalog lists what a tier may pre-approve, never more than the
+// agent declared.
+func declaredOnly(flags []string, backend string, c *Compiled) []string {
+	for i := 0; i+1 < len(flags); i++ {
+		if flags[i] != "--allowed-tools" {
+			continue
+		}
+		var keep []string
+		for _, tool := range strings.Split(flags[i+1], ",") {
+			if c.approvesAlias(backend, tool) {
+				keep = append(keep, tool)
+			}
+		}
+		if len(keep) == 0 {
+			return append(flags[:i], flags[i+2:]...)
+		}
+		flags[i+1] = strings.Join(keep, ",")
+		return flags
+	}
+	return flags
+}
+
+// approvesAlias reports whether the runtime pre-approves a declared tool
+// whose name in backend is alias.
+func (c *Compiled) approvesAlias(backend, alias string) bool {
+	for _, t := range c.RuntimeTools {
+		if t.Approved == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(t.Rule, "(")
+		if slices.Contains(c.catalog.Tools[catalogToolName(strings.TrimSpace(name))].Aliases[backend], alias) {
+			return true
+		}
+	}
+	return false
 }
 
 // writesOutputs reports whether the runtime pre-approves a write scoped

@@ -404,6 +404,7 @@ func newPolicyExplainCmd() *cobra.Command {
 			// file elsewhere does not hide this agent's explanation.
 			po := flags.options()
 			po.Agents = append(po.Agents, args[0])
+			po.KeepUnheld = true // explained, and listed, not fatal
 			res, err := compile.CompileDir(cmd.Context(), dir, po)
 			var oe *compile.OptionError
 			if errors.As(err, &oe) && oe.Option == "Agents" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -73,24 +74,34 @@ func readIn(fsys fs.FS) func(string) ([]byte, error) {
 // expectComposer composes each expectation file's providers: (files read
 // inside fsys) and then the --provider-profile flags into its agent's
 // policy.
-func (f providerFlags) expectComposer(fsys fs.FS, version string) decide.ComposeFunc {
+// Each composition is kept in cites, by file, to cite the layer that
+// decided.
+func (f providerFlags) expectComposer(fsys fs.FS, version string, cites layerCites) decide.ComposeFunc {
 	return func(ef *decide.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
-		out, _, err := f.compose(p, version, source{ef.Providers, readIn(fsys)}, source{f.refs, readCwd})
+		out, c, err := f.compose(p, version, source{ef.Providers, readIn(fsys)}, source{f.refs, readCwd})
+		cites.byFile[path.Clean(ef.File)] = c
 		return out, err
 	}
 }
 
-// layerNote describes the provider layer a decision came from ("" when
-// the deciding policy is not a layer).
-func layerNote(c *profile.Composed, key string) string {
-	if c == nil {
-		return ""
+// layerCites holds the compositions an expectation run used: each bundle
+// agent's provider layers, and the layers a test file (or the flags) added.
+type layerCites struct {
+	byAgent, byFile map[string]*profile.Composed
+}
+
+func newLayerCites() layerCites {
+	return layerCites{byAgent: map[string]*profile.Composed{}, byFile: map[string]*profile.Composed{}}
+}
+
+// fill cites, in every result a provider layer decided, that layer
+// (profile.Layer.Cite: the wording policy test, compile and explain share).
+func (lc layerCites) fill(rep *decide.ExpectReport) {
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		r.Layer = cmp.Or(lc.byFile[r.File].Cite(r.Decision.Policy, r.Decision.Path),
+			lc.byAgent[r.Agent].Cite(r.Decision.Policy, r.Decision.Path))
 	}
-	l, ok := c.LayerOf(key)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("provider layer %s (provider %s, profile %s from %s)", l.Key, l.Provider, l.ProfileID, l.File)
 }
 
 // profileLintInput lints a provider profile as the network policy its layer
@@ -140,15 +151,25 @@ func splitProfiles(files []string) ([]string, []lint.Input, error) {
 // tested, and what the runner confirms. An agent without providers keeps
 // its policy.
 func composeBundleProviders(b *bundle.Bundle, agent string, p *openshell.Policy) (*openshell.Policy, error) {
+	c, err := bundleComposition(b, agent, p)
+	if err != nil || c == nil {
+		return p, err
+	}
+	return c.Policy, nil
+}
+
+// bundleComposition is composeBundleProviders with the composition, which
+// says which layer each key is (nil for an agent without providers).
+func bundleComposition(b *bundle.Bundle, agent string, p *openshell.Policy) (*profile.Composed, error) {
 	refs := b.Manifest.Agents[agent].Providers
 	if len(refs) == 0 {
-		return p, nil
+		return nil, nil
 	}
 	atts, err := profile.Attachments(refs, b.Profiles, b.Manifest.OpenShellVersion)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", agent, err)
 	}
-	return profile.Compose(p, atts, profile.Gateway{ProvidersV2Enabled: true}).Policy, nil
+	return profile.Compose(p, atts, profile.Gateway{ProvidersV2Enabled: true}), nil
 }
 
 // composeLintInputs lints each bundle agent's composed policy, as the

@@ -169,7 +169,8 @@ func (f *policyTestFlags) runExpectations(cmd *cobra.Command, dir string, values
 	if _, err := checkStale(dir, policiesDir, os.Getenv, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	policies, err := projectPolicies(policiesDir)
+	cites := newLayerCites()
+	policies, err := projectPolicies(policiesDir, cites)
 	if err != nil {
 		return err
 	}
@@ -181,10 +182,11 @@ func (f *policyTestFlags) runExpectations(cmd *cobra.Command, dir string, values
 		return usageErrorf("no *%s files under %s", decide.ExpectSuffix, dir)
 	}
 	rep, err := decide.RunExpectationsCompose(os.DirFS(dir), files, policies, values, version,
-		f.providers.expectComposer(os.DirFS(dir), version))
+		f.providers.expectComposer(os.DirFS(dir), version, cites))
 	if err != nil {
 		return err
 	}
+	cites.fill(rep)
 	if err := writeExpectReport(cmd.OutOrStdout(), rep, f.output); err != nil {
 		return err
 	}
@@ -194,7 +196,10 @@ func (f *policyTestFlags) runExpectations(cmd *cobra.Command, dir string, values
 	return nil
 }
 
-func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
+// projectPolicies opens the compiled bundle in dir and returns each
+// agent's policy composed with its provider layers; the compositions go
+// to cites.
+func projectPolicies(dir string, cites layerCites) (map[string]*openshell.Policy, error) {
 	b, err := bundle.Open(os.DirFS(dir), ".")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (compile first: fullsend policy compile)", dir, err)
@@ -205,8 +210,13 @@ func projectPolicies(dir string) (map[string]*openshell.Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", dir, b.Manifest.Agents[name].Policy, openshell.DecodeError(err))
 		}
-		if out[name], err = composeBundleProviders(b, name, p); err != nil {
+		c, err := bundleComposition(b, name, p)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		out[name], cites.byAgent[name] = p, c
+		if c != nil {
+			out[name] = c.Policy
 		}
 	}
 	return out, nil
@@ -251,7 +261,7 @@ func adHocDecisions(w io.Writer, dec *decide.Decider, requests []string, output 
 			return usageErrorf("--request: %v", err)
 		}
 		d := dec.Decide(r)
-		results = append(results, adHocResult{Request: r.String(), Decision: d, Layer: layerNote(composed, d.Policy)})
+		results = append(results, adHocResult{Request: r.String(), Decision: d, Layer: composed.Cite(d.Policy, d.Path)})
 	}
 	if output == outputJSON {
 		return writeJSON(w, results)
@@ -344,6 +354,9 @@ func writeCaseResult(b *strings.Builder, c decide.CaseResult) {
 		fmt.Fprintf(b, " [%s]", c.Decision.Path)
 	}
 	b.WriteByte('\n')
+	if c.Layer != "" {
+		fmt.Fprintf(b, "     in %s\n", c.Layer)
+	}
 	if c.Problem != "" {
 		fmt.Fprintf(b, "     %s\n", c.Problem)
 	}

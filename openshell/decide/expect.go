@@ -430,6 +430,9 @@ type CaseResult struct {
 	Pass     bool     `json:"pass"`
 	// Problem explains a failure beyond the verdict (a reason mismatch).
 	Problem string `json:"problem,omitempty"`
+	// Layer cites the provider layer that decided, when one did (filled
+	// in by the caller that composed it: profile.Layer.Cite).
+	Layer string `json:"layer,omitempty"`
 }
 
 // ExpectReport collects the results of RunExpectations.

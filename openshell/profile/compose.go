@@ -79,6 +79,10 @@ type Layer struct {
 	// from v0.0.110 the gateway stamps the layer's endpoints
 	// provider_credentialed (grpc/policy.rs:2296-2309 @ v0.0.111).
 	Credentialed bool `json:"credentialed,omitempty"`
+	// Builtin marks one of OpenShell's built-in profiles: File then names
+	// the upstream file its facts come from (catalog.go), which has no
+	// line here.
+	Builtin bool `json:"builtin,omitempty"`
 
 	profile *Profile
 }
@@ -176,7 +180,7 @@ func (out *Composed) compose(attached []Attachment, gw Gateway) {
 		key := freeLayerKey(eff.NetworkPolicies, name)
 		eff.NetworkPolicies[key] = a.Profile.NetworkPolicy(name)
 		out.Layers = append(out.Layers, Layer{Key: key, Provider: a.name(), ProfileID: a.Profile.ID,
-			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), profile: a.Profile})
+			File: a.Profile.File, Credentialed: a.Profile.HasCredentialedEndpoints(), Builtin: a.Profile.Builtin, profile: a.Profile})
 	}
 }
 
