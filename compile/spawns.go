@@ -59,20 +59,9 @@ func proveChild(proj *agentdef.Project, parent, child *Compiled, opts Options, u
 			Message: fmt.Sprintf("agent %s is spawned by %s (%s: Agent(%s)) and may do what %s may not: %s",
 				child.Agent.Name, parent.Agent.Name, at, child.Agent.Name, parent.Agent.Name, v),
 			Hint: fmt.Sprintf("narrow %s's grant to what %s has, or declare it in %s's sandbox: spawn-widening: [{agent: %s, %s}]",
-				child.Agent.Name, parent.Agent.Name, parent.Agent.Name, child.Agent.Name, declHint(v))})
+				child.Agent.Name, parent.Agent.Name, parent.Agent.Name, child.Agent.Name, v.Declaration())})
 	}
 	return ds
-}
-
-// declHint is the spawn-widening field that would declare v.
-func declHint(v containment.Violation) string {
-	switch v.Kind {
-	case containment.KindNetwork:
-		return fmt.Sprintf("hosts: [%q]", v.Host)
-	case containment.KindFilesystem:
-		return fmt.Sprintf("paths: [%s]", v.Path)
-	}
-	return "process: true"
 }
 
 // grantPos is the child's line that grants v: its first source in a

@@ -80,6 +80,18 @@ func (v Violation) Subject() string {
 	return string(KindProcess)
 }
 
+// Declaration is the sandbox.spawn-widening field a parent would declare
+// to allow v: `hosts: ["HOST"]`, `paths: [PATH]` or `process: true`.
+func (v Violation) Declaration() string {
+	switch v.Kind {
+	case KindNetwork:
+		return fmt.Sprintf("hosts: [%q]", v.Host)
+	case KindFilesystem:
+		return fmt.Sprintf("paths: [%s]", v.Path)
+	}
+	return "process: true"
+}
+
 // Grant renders what the child may do, e.g. "/usr/bin/curl to
 // docs.example.com:443: GET /**" or "read-write /data".
 func (v Violation) Grant() string {

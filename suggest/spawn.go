@@ -34,7 +34,7 @@ func (p *planner) spawnNotes(after *Target, version string) {
 			}
 			for _, s := range p.widening(v) {
 				s.addNote(fmt.Sprintf("%s is spawned by %s (%s), whose policy does not allow %s: policy compile refuses this unless %s declares it in its sandbox: spawn-widening: [{agent: %s, %s}]",
-					after.Name, parent.Name, parent.File, v.Grant(), parent.Name, after.Name, wideningField(v)))
+					after.Name, parent.Name, parent.File, v.Grant(), parent.Name, after.Name, v.Declaration()))
 			}
 		}
 	}
@@ -71,15 +71,4 @@ func (pa Parent) declares(v containment.Violation) bool {
 		return slices.Contains(pa.Paths, v.Path)
 	}
 	return pa.Process
-}
-
-// wideningField is the spawn-widening field that declares v.
-func wideningField(v containment.Violation) string {
-	switch v.Kind {
-	case containment.KindNetwork:
-		return fmt.Sprintf("hosts: [%q]", v.Host)
-	case containment.KindFilesystem:
-		return fmt.Sprintf("paths: [%s]", v.Path)
-	}
-	return "process: true"
 }
