@@ -6,6 +6,7 @@
 // for MCP method matchers and endpoint paths; and host and path patterns
 // with their matching and overlap, one type per semantics OpenShell has
 // (Host and HostSelector, CredentialHost, ProfileHost, EndpointPath; the
-// host dialects share one automaton over DNS labels, labels.go). It is a
+// host dialects share one automaton over DNS labels, labels.go), and
+// CharHost, the endpoint ambiguity check's reading on characters. It is a
 // leaf: standard library only.
 package glob

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/agent-sandbox/openshell"
+	"github.com/fullsend-ai/agent-sandbox/openshell/glob"
 )
 
 // endpointRef is one endpoint with the policy and index it came from.
@@ -69,7 +70,7 @@ type endpointNorm struct {
 	ref      endpointRef
 	ports    []int64
 	host     string
-	labels   []string
+	hostPat  *glob.CharHost // the host as the ambiguity check reads it
 	tcp      bool
 	tls      string
 	ips      string
@@ -95,7 +96,7 @@ func normalizeEndpoint(r endpointRef) endpointNorm {
 		bodies:   bodySettings(ep, reqProto),
 		ports:    endpointPorts(ep),
 		host:     host,
-		labels:   strings.Split(host, "."),
+		hostPat:  glob.CompileCharHost(ep.str("host")),
 		tcp:      proto == openshell.ProtocolTCP,
 		tls:      tlsMode(ep),
 		ips:      strings.Join(ips, ","),
@@ -174,7 +175,7 @@ func credentialSettings(ep *obj) string {
 
 // overlaps reports whether two endpoints can match the same connection.
 func (a *endpointNorm) overlaps(b *endpointNorm) bool {
-	return portsOverlap(a.ports, b.ports) && (a.host == "" || b.host == "" || labelsOverlap(a.labels, b.labels))
+	return portsOverlap(a.ports, b.ports) && a.hostPat.Overlaps(b.hostPat)
 }
 
 // requestsCompete reports whether both endpoints carry L7 configuration for
@@ -447,63 +448,4 @@ func quoteOrNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-// labelsOverlap reports whether two host patterns, split into lower-case
-// labels, can match the same name. A * label matches any one label and a
-// partial glob its literal prefix and suffix; ** is special only as the
-// first label (OpenShell rejects it elsewhere), which keeps this linear.
-func labelsOverlap(a, b []string) bool {
-	if len(a) > 0 && len(b) > 0 && (a[0] == "**" || b[0] == "**") {
-		return recursiveLabelsOverlap(a, b)
-	}
-	return slices.EqualFunc(a, b, labelOverlap)
-}
-
-// recursiveLabelsOverlap is labelsOverlap for two patterns at least one of
-// which starts with **, spanning one or more leading labels.
-func recursiveLabelsOverlap(a, b []string) bool {
-	if a[0] == "**" && b[0] == "**" {
-		// Both span one or more leading labels: compare the common suffix.
-		n := min(len(a), len(b)) - 1
-		return slices.EqualFunc(a[len(a)-n:], b[len(b)-n:], labelOverlap)
-	}
-	if b[0] == "**" {
-		a, b = b, a
-	}
-	rest := a[1:]
-	if len(b) <= len(rest) {
-		return false
-	}
-	return slices.EqualFunc(rest, b[len(b)-len(rest):], labelOverlap)
-}
-
-func labelOverlap(a, b string) bool {
-	wildA, wildB := strings.Contains(a, "*"), strings.Contains(b, "*")
-	switch {
-	case !wildA && !wildB:
-		return a == b
-	case a == "*" || b == "*":
-		return true
-	case !wildA:
-		return partialMatches(b, a)
-	case !wildB:
-		return partialMatches(a, b)
-	}
-	return partialsOverlap(a, b)
-}
-
-// partialMatches reports whether the partial glob g (api-*) matches the
-// literal label l: l has the glob's literal prefix and suffix.
-func partialMatches(g, l string) bool {
-	p, s, _ := strings.Cut(g, "*")
-	return strings.HasPrefix(l, p) && strings.HasSuffix(l, s) && len(l) >= len(p)+len(s)
-}
-
-// partialsOverlap reports whether two partial globs can match one label:
-// their literal prefixes agree, and so do their suffixes.
-func partialsOverlap(a, b string) bool {
-	pa, sa, _ := strings.Cut(a, "*")
-	pb, sb, _ := strings.Cut(b, "*")
-	return (strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)) && (strings.HasSuffix(sa, sb) || strings.HasSuffix(sb, sa))
 }
