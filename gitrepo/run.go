@@ -29,12 +29,13 @@ func output(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// command is git in dir with no terminal prompt and no system
-// configuration, its stderr captured.
+// command is git in dir with no terminal prompt, no system configuration
+// and every path literal (a name such as ":(top)x" is no pathspec magic),
+// its stderr captured.
 func command(ctx context.Context, dir string, args []string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_LITERAL_PATHSPECS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	return cmd, &stderr

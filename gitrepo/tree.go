@@ -105,9 +105,13 @@ func readBlobs(entries []Entry, out []byte) (fs.FS, error) {
 
 // Lookup lists what `git ls-tree -z` shows at name in commit: listed is
 // false when commit has nothing there; entries holds the files and links
-// (a directory or a submodule listed there yields none).
+// (a directory or a submodule listed there yields none). name is a
+// literal path, never pathspec magic.
 func Lookup(ctx context.Context, repoDir, commit, name string) (entries []Entry, listed bool, err error) {
-	list, err := output(ctx, repoDir, "ls-tree", "-z", commit, "--", name)
+	if err := CheckRevision(commit); err != nil {
+		return nil, false, err
+	}
+	list, err := output(ctx, repoDir, "ls-tree", "-z", "--end-of-options", commit, "--", name)
 	if err != nil || len(list) == 0 {
 		return nil, false, err
 	}
@@ -116,8 +120,11 @@ func Lookup(ctx context.Context, repoDir, commit, name string) (entries []Entry,
 }
 
 // Listed reports whether commit has anything (file, link, directory or
-// submodule) at name.
+// submodule) at name, a literal path.
 func Listed(ctx context.Context, repoDir, commit, name string) (bool, error) {
+	if err := CheckRevision(commit); err != nil {
+		return false, err
+	}
 	list, err := output(ctx, repoDir, "ls-tree", "-z", "--end-of-options", commit, "--", name)
 	return len(list) > 0, err
 }

@@ -122,6 +122,11 @@ var rules = []rule{
 		is:   []claim{never("sign")},
 	},
 	{
+		says: "It imports `image`, `sign`, `gitrepo`, `cienv`, `internal/atomicfile` and `internal/version` only.",
+		pkgs: []string{"publish"},
+		is:   []claim{only("image", "sign", "gitrepo", "cienv", "internal/atomicfile", "internal/version")},
+	},
+	{
 		says: "It must never import `compile` (outside CI the CLI compiles a stale bundle before calling it; in CI it refuses one), CUE or OPA.",
 		pkgs: []string{"publish"},
 		is:   []claim{never("compile", cue, opa)},
@@ -306,9 +311,9 @@ var rules = []rule{
 		is:   []claim{only("bundle", "openshell", "openshell/decide", "openshell/glob", "placeholder"), never(cue, opa, "compile", "lint")},
 	},
 	{
-		says: "It imports `containment`, `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile`; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
+		says: "It imports `bundle`, `containment`, `denial`, `openshell`, `openshell/decide`, `placeholder`, `cienv` and `internal/atomicfile` only; it must never import `compile`, `policycue`, `lint`, CUE or OPA (asserted with the bundle readers).",
 		pkgs: []string{"suggest"},
-		is:   []claim{never("compile", "policycue", "lint", cue, opa)},
+		is:   []claim{only("bundle", "containment", "denial", "openshell", "openshell/decide", "placeholder", "cienv", "internal/atomicfile"), never("compile", "policycue", "lint", cue, opa)},
 	},
 
 	{
