@@ -256,6 +256,10 @@ func TestL7WritePlaceholders(t *testing.T) {
 }
 
 // analysis is the part of the JSON output that does not name the inputs.
+// isShorthandWarning reports the warning that denials rest on shorthand
+// lines alone.
+func isShorthandWarning(w string) bool { return strings.HasPrefix(w, "some denials rest on shorthand lines alone") }
+
 func analysis(t *testing.T, res *suggest.Result) string {
 	t.Helper()
 	cp := *res
@@ -279,6 +283,13 @@ func TestSameEventThreeFormats(t *testing.T) {
 	var first string
 	for _, f := range []string{"l7-write.log", "l7-write.cli.log", "l7-write.jsonl"} {
 		res := run(t, runOpts{values: job}, logs+f)
+		// Only the text formats rest on lines the agent could have
+		// written whole: they, and only they, carry the warning.
+		warned := slices.ContainsFunc(res.Warnings, isShorthandWarning)
+		if want := !strings.HasSuffix(f, ".jsonl"); warned != want {
+			t.Errorf("%s: shorthand-alone warning %v, want %v (%q)", f, warned, want, res.Warnings)
+		}
+		res.Warnings = slices.DeleteFunc(res.Warnings, isShorthandWarning)
 		got := analysis(t, res)
 		if first == "" {
 			first = got

@@ -68,6 +68,20 @@ func (p *planner) auditWarning(inputs []denial.InputStats) {
 	p.res.Warnings = append(p.res.Warnings, "the agent has an enforcement: audit endpoint, but no input is OCSF JSONL: audit \"would deny\" verdicts are only in the JSONL file (enable ocsf_json_enabled)")
 }
 
+// shorthandWarning warns when a denial rests on shorthand lines alone (no
+// OCSF JSONL record in its run, denial.TrustShorthand). OpenShell prints a
+// process's executable path raw into the shorthand (procfs.rs:127-156,
+// format/shorthand.rs:199 @ v0.0.111), so the agent can write whole lines
+// through a path with line breaks; Assess catches a forgery that leaves a
+// cut line or an odd binary, not one made only of well-formed lines
+// (docs/threat-model.md).
+func (p *planner) shorthandWarning(events []denial.Event) {
+	if !slices.ContainsFunc(events, func(ev denial.Event) bool { return ev.Trust == denial.TrustShorthand && ev.Action == "Denied" }) {
+		return
+	}
+	p.res.Warnings = append(p.res.Warnings, "some denials rest on shorthand lines alone (no OCSF JSONL record in their run): the agent can write whole shorthand lines through a binary path with line breaks, and a forgery made only of well-formed lines cannot be told from a real denial; keep the JSONL log (ocsf_json_enabled) and read each suggestion below as the agent's claim (docs/threat-model.md)")
+}
+
 // valuesWarning warns when the agent's policy holds forge placeholders but
 // no value was given: the suggestions then pin concrete owners, repositories
 // and issues, and requests the job's values allow look denied.

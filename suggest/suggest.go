@@ -250,6 +250,7 @@ func Run(ctx context.Context, opts Options, events []denial.Event, inputs []deni
 	p := &planner{opts: opts, res: res, before: before, sources: map[string]*source{}}
 	p.auditWarning(inputs)
 	p.valuesWarning()
+	p.shorthandWarning(trusted)
 	for _, d := range res.Denials {
 		p.plan(d)
 	}
