@@ -255,13 +255,13 @@ func TestL7WritePlaceholders(t *testing.T) {
 	}
 }
 
-// analysis is the part of the JSON output that does not name the inputs.
 // isShorthandWarning reports the warning that denials rest on shorthand
 // lines alone.
 func isShorthandWarning(w string) bool {
 	return strings.HasPrefix(w, "some denials rest on shorthand lines alone")
 }
 
+// analysis is the part of the JSON output that does not name the inputs.
 func analysis(t *testing.T, res *suggest.Result) string {
 	t.Helper()
 	cp := *res
