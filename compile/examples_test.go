@@ -16,9 +16,13 @@ import (
 var (
 	// thirdPartyOutputs are the files of an example's compiled bundle that
 	// are another project's files passed through unchanged (the provider
-	// profiles a bundle carries): the golden comparison reads them in the
-	// fixtures and -update does not write them into the repository.
+	// profiles a bundle carries), or the compiled files of another
+	// project's agents that ../shared/fixtures keeps byte for byte: the
+	// golden comparison reads them in the fixtures and -update does not
+	// write them into the repository (a compile that changes one shows as a
+	// diff against the fixture; the changed file is then ours to keep).
 	thirdPartyOutputs = map[string][]string{
+		"fullsend-agents":    {"prioritize.yaml", "triage-agent.yaml", "provenance.json"},
 		"fullsend-providers": {"profiles"},
 	}
 )

@@ -2,10 +2,10 @@ package check
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/agent-sandbox/internal/fixture"
 	"github.com/fullsend-ai/agent-sandbox/openshell"
 	"github.com/fullsend-ai/agent-sandbox/openshell/decide"
 	"github.com/fullsend-ai/agent-sandbox/openshell/profile"
@@ -13,7 +13,7 @@ import (
 )
 
 // TestAgentsPolicyTests runs the policy tests of fullsend-ai/agents' review
-// and code agents (testdata/agents/*.policytest.yaml) on policies/base.yaml
+// and code agents (the fixture's *.policytest.yaml) on policies/base.yaml
 // composed with their profiles (both read from ../shared/fixtures), the way
 // `fullsend policy test` does.
 func TestAgentsPolicyTests(t *testing.T) {
@@ -47,7 +47,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 				}
 				return c.Policy, nil
 			}
-			rep, err := decide.RunExpectationsCompose(os.DirFS("../testdata/agents"),
+			rep, err := decide.RunExpectationsCompose(fixture.FS(t, agentsFixture),
 				[]string{"review.policytest.yaml", "code.policytest.yaml"}, policies, nil, v, compose)
 			if err != nil {
 				t.Fatal(err)
@@ -67,7 +67,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 			off := func(ef *decide.ExpectFile, p *openshell.Policy) (*openshell.Policy, error) {
 				return profile.Compose(p, nil, profile.Gateway{}).Policy, nil
 			}
-			rep, err = decide.RunExpectationsCompose(os.DirFS("../testdata/agents"), []string{"review.policytest.yaml"}, policies, nil, v, off)
+			rep, err = decide.RunExpectationsCompose(fixture.FS(t, agentsFixture), []string{"review.policytest.yaml"}, policies, nil, v, off)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestAgentsPolicyTests(t *testing.T) {
 // TestExpectationsNeedComposer: a test file naming providers: fails closed
 // without a composer.
 func TestExpectationsNeedComposer(t *testing.T) {
-	_, err := decide.RunExpectationsVersion(os.DirFS("../testdata/agents"), []string{"review.policytest.yaml"},
+	_, err := decide.RunExpectationsVersion(fixture.FS(t, agentsFixture), []string{"review.policytest.yaml"},
 		map[string]*openshell.Policy{"review": {Version: 1}}, nil, "v0.0.111")
 	if !errors.Is(err, decide.ErrExpectFile) || !strings.Contains(err.Error(), "providers:") {
 		t.Errorf("err = %v", err)

@@ -12,7 +12,7 @@ import (
 
 // The third-party inputs these tests read in ../shared/fixtures: OpenShell's
 // built-in profiles at a tag, and fullsend-ai/agents' profiles and base
-// policy (../testdata/agents/README.md).
+// policy, with the review and code agents' policy tests (its README).
 const (
 	upstreamProfiles = "from-project/openshell/profile/builtin/"
 	agentsFixture    = "from-project/openshell/profile/testdata/agents"
