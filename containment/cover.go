@@ -51,34 +51,31 @@ func pathCovers(parent, child string) bool {
 // binaryCovers reports whether the binary path (or '*' glob) parent
 // matches every process path child matches.
 func binaryCovers(parent, child string) bool {
-	switch {
-	case parent == child:
-		return true
-	case !strings.Contains(parent, "*"):
-		return false
-	case !strings.Contains(child, "*"):
-		return glob.Match(parent, child, '/')
-	case strings.ContainsAny(parent+child, opaqueMeta):
-		return false
-	}
-	return segmentsCover(strings.Split(parent, "/"), strings.Split(child, "/"), pathRecursion)
+	return segmentGlobCovers(parent, child, '/', pathRecursion, nil)
 }
 
 // hostCovers reports whether the endpoint host parent matches every host
 // child matches (both non-empty).
 func hostCovers(parent, child string) bool {
-	parent, child = strings.ToLower(parent), strings.ToLower(child)
+	return segmentGlobCovers(strings.ToLower(parent), strings.ToLower(child), '.', hostRecursion, innerRecursion)
+}
+
+// segmentGlobCovers is binaryCovers and hostCovers: a pattern without '*'
+// compares as text, a literal child is matched by the parent glob over
+// sep, and two globs go to the segment proof unless either holds what it
+// does not read (opaqueMeta, or what unread reports).
+func segmentGlobCovers(parent, child string, sep rune, rec recursion, unread func(string) bool) bool {
 	switch {
 	case parent == child:
 		return true
 	case !strings.Contains(parent, "*"):
 		return false
 	case !strings.Contains(child, "*"):
-		return glob.Match(parent, child, '.')
-	case strings.ContainsAny(parent+child, opaqueMeta) || innerRecursion(parent) || innerRecursion(child):
+		return glob.Match(parent, child, sep)
+	case strings.ContainsAny(parent+child, opaqueMeta) || unread != nil && (unread(parent) || unread(child)):
 		return false
 	}
-	return segmentsCover(strings.Split(parent, "."), strings.Split(child, "."), hostRecursion)
+	return segmentsCover(strings.Split(parent, string(sep)), strings.Split(child, string(sep)), rec)
 }
 
 // innerRecursion reports a "**" anywhere in a host but as its whole first
